@@ -1,0 +1,29 @@
+"""dpsumm: differentially private distributed data summarization under covariate shift.
+
+An implementation of Sarpatwar et al., *Differentially Private Distributed Data Summarization under
+Covariate Shift* (NeurIPS 2019), with a Rust core.
+"""
+
+from __future__ import annotations
+
+from . import reference
+from .errors import DpsummError, EntropyError, InvalidParameterError, PrivacyBudgetError, ProtocolError
+from .hashing import RFFHasher
+from .kernels import best_row, best_rows, kernel_row_means, kernel_sum, mmd2
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DpsummError",
+    "EntropyError",
+    "InvalidParameterError",
+    "PrivacyBudgetError",
+    "ProtocolError",
+    "RFFHasher",
+    "best_row",
+    "best_rows",
+    "kernel_row_means",
+    "kernel_sum",
+    "mmd2",
+    "reference",
+]

@@ -1,0 +1,65 @@
+"""Argument checks shared by the Python API. Each raises :class:`InvalidParameterError` naming the argument."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .errors import InvalidParameterError
+
+
+def positive_float(value: object, name: str) -> float:
+    """``value`` as a finite float > 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidParameterError(f"`{name}` must be a real number, got {type(value).__name__}", name)
+    v = float(value)
+    if not np.isfinite(v) or v <= 0:
+        raise InvalidParameterError(f"`{name}` must be a finite number > 0, got {value!r}", name)
+    return v
+
+
+def positive_int(value: object, name: str) -> int:
+    """``value`` as an int >= 1."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidParameterError(f"`{name}` must be an integer, got {type(value).__name__}", name)
+    v = int(value)
+    if v < 1:
+        raise InvalidParameterError(f"`{name}` must be >= 1, got {v}", name)
+    return v
+
+
+def float_matrix(X: object, name: str, *, n_features: int | None = None, allow_empty: bool = False) -> np.ndarray:
+    """``X`` as a 2-D float32 or float64 array with finite values (no copy when it already is one)."""
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # pragma: no cover - numpy raises many types
+        raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
+    if arr.dtype.kind not in "fiub":
+        raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)
+    if arr.ndim != 2:
+        raise InvalidParameterError(f"`{name}` must be 2-D (rows x features), got {arr.ndim}-D", name)
+    if arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    if not allow_empty and arr.shape[0] == 0:
+        raise InvalidParameterError(f"`{name}` has no rows", name)
+    if arr.shape[1] == 0:
+        raise InvalidParameterError(f"`{name}` has no features", name)
+    if n_features is not None and arr.shape[1] != n_features:
+        raise InvalidParameterError(
+            f"`{name}` has {arr.shape[1]} features per row, expected {n_features}", name
+        )
+    if not np.isfinite(arr).all():
+        raise InvalidParameterError(f"`{name}` contains NaN or infinite values", name)
+    return arr
+
+
+def seed_value(seed: object, name: str = "seed") -> int | str:
+    """A public seed: a non-negative int or a str."""
+    if isinstance(seed, str):
+        return seed
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and int(seed) >= 0:
+        if int(seed) >= 2**64:
+            raise InvalidParameterError(f"`{name}` must be below 2**64", name)
+        return int(seed)
+    raise InvalidParameterError(f"`{name}` must be a non-negative int or a str, got {seed!r}", name)

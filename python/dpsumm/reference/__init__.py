@@ -1,0 +1,13 @@
+"""Pure-numpy twins of the Rust kernels.
+
+They exist to test the Rust core (same inputs, same outputs: to float tolerance for deterministic
+kernels, in distribution for randomized ones) and to benchmark it. They are written for clarity, not
+speed, and are never used by the library itself. Randomized twins take a ``numpy.random.Generator``
+and are **not** private: privacy noise in dpsumm comes only from the Rust CSPRNG.
+"""
+
+from .kernels import best_row, best_rows, kernel_row_means, kernel_sum, mmd2, rff_transform
+from .privacy import *  # noqa: F401,F403
+from .privacy import __all__ as _privacy_all
+
+__all__ = ["rff_transform", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means", *_privacy_all]

@@ -1,0 +1,65 @@
+"""Numpy twins of the deterministic kernels: h1, bids, RBF kernel sums and MMD²."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["rff_transform", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means"]
+
+
+def rff_transform(X: np.ndarray, omega: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """``sqrt(2/d) * cos(X @ omega + offset)`` in float64, returned as float32 (paper Alg. 1)."""
+    d = omega.shape[1]
+    Z = np.asarray(X, dtype=np.float64) @ omega.astype(np.float64)
+    Z += offset.astype(np.float64)
+    np.cos(Z, out=Z)
+    Z *= np.sqrt(2.0 / d)
+    return Z.astype(np.float32)
+
+
+def best_row(hashes: np.ndarray, v: np.ndarray, offered: np.ndarray | None = None) -> tuple[float, int] | None:
+    """Max of ``hashes @ v`` over rows not in ``offered`` (float32 matvec, lowest index on ties)."""
+    if hashes.shape[0] == 0:
+        return None
+    scores = hashes @ v
+    if offered is not None:
+        if offered.all():
+            return None
+        scores = np.where(offered, -np.inf, scores)
+    i = int(np.argmax(scores))
+    return float(scores[i]), i
+
+
+def best_rows(hashes: list[np.ndarray], v: np.ndarray, offered: list[np.ndarray] | None = None) -> list[tuple[float, int] | None]:
+    """:func:`best_row` for each owner."""
+    masks = offered if offered is not None else [None] * len(hashes)
+    return [best_row(h, v, m) for h, m in zip(hashes, masks)]
+
+
+def _sq_dists(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    d = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * (A @ B.T)
+    return np.maximum(d, 0.0)
+
+
+def kernel_sum(A: np.ndarray, B: np.ndarray, gamma: float, block: int = 2048) -> float:
+    """``sum_{a, b} exp(-gamma ||a - b||^2)`` in float64, blockwise."""
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    total = 0.0
+    for i in range(0, A.shape[0], block):
+        total += float(np.exp(-gamma * _sq_dists(A[i : i + block], B)).sum())
+    return total
+
+
+def mmd2(A: np.ndarray, B: np.ndarray, gamma: float) -> float:
+    """Biased (V-statistic) MMD² under the RBF kernel, in float64."""
+    n, m = len(A), len(B)
+    value = kernel_sum(A, A, gamma) / n**2 + kernel_sum(B, B, gamma) / m**2 - 2 * kernel_sum(A, B, gamma) / (n * m)
+    return max(value, 0.0)
+
+
+def kernel_row_means(A: np.ndarray, B: np.ndarray, gamma: float) -> np.ndarray:
+    """For each row ``a`` of ``A``, ``mean_b exp(-gamma ||a - b||^2)``."""
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    return np.exp(-gamma * _sq_dists(A, B)).mean(1)

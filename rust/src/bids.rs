@@ -1,0 +1,171 @@
+//! Per-owner bid maximisation (paper Alg. 3 line 6; DESIGN.md §4).
+//!
+//! An owner holds its hashed rows `H` (N × d, f32, row-major) and a mask of rows it has already offered.
+//! Given the broadcast vector `v = g̃ − q/(q+1) · g_ℓ`, its bid is `max_{x not offered} h1(x)·v` and the
+//! row attaining it. Dot products are exact f32×f32 products summed in f64 in a fixed order, so the
+//! winner does not depend on the thread count; ties go to the lowest row index.
+
+use ndarray::ArrayView2;
+use rayon::prelude::*;
+
+use crate::error::{Error, Result, check_finite_f32};
+use crate::simd;
+
+/// Rows per parallel block: 4096 rows × 140 dims of f32 is 2.3 MB.
+const BLOCK_ROWS: usize = 4096;
+
+/// The best remaining row of one owner: its bid value and row index.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Best {
+    pub value: f64,
+    pub index: usize,
+}
+
+fn better(a: Option<Best>, b: Option<Best>) -> Option<Best> {
+    match (a, b) {
+        (None, x) | (x, None) => x,
+        (Some(x), Some(y)) => {
+            if y.value > x.value || (y.value == x.value && y.index < x.index) {
+                Some(y)
+            } else {
+                Some(x)
+            }
+        }
+    }
+}
+
+/// Validate one owner's inputs: `h` is (N, d) in standard layout, `offered` has N entries, `v` has d.
+fn check(h: &ArrayView2<'_, f32>, offered: Option<&[bool]>, v: &[f32]) -> Result<()> {
+    if h.ncols() != v.len() {
+        return Err(Error::shape("v", format!("has length {}, the hashed rows have {} columns", v.len(), h.ncols())));
+    }
+    if let Some(m) = offered {
+        if m.len() != h.nrows() {
+            return Err(Error::shape("offered", format!("has length {}, expected {}", m.len(), h.nrows())));
+        }
+    }
+    if !h.is_standard_layout() {
+        return Err(Error::shape("H", "must be C-contiguous (row-major)"));
+    }
+    Ok(())
+}
+
+/// The best row of `h` not marked in `offered` for the broadcast `v`; `None` when every row is offered
+/// (or `h` is empty). Parallel over row blocks.
+pub fn best_row(h: ArrayView2<'_, f32>, offered: Option<&[bool]>, v: &[f32]) -> Result<Option<Best>> {
+    check(&h, offered, v)?;
+    check_finite_f32("v", v.iter().copied())?;
+    Ok(best_row_unchecked(h, offered, v))
+}
+
+fn best_row_unchecked(h: ArrayView2<'_, f32>, offered: Option<&[bool]>, v: &[f32]) -> Option<Best> {
+    let d = v.len();
+    let n = h.nrows();
+    if n == 0 {
+        return None;
+    }
+    let flat = h.to_slice().expect("checked standard layout");
+    if d == 0 {
+        let first = (0..n).find(|&i| !offered.is_some_and(|m| m[i]))?;
+        return Some(Best { value: 0.0, index: first });
+    }
+    flat.par_chunks(BLOCK_ROWS * d)
+        .enumerate()
+        .map(|(b, block)| {
+            let start = b * BLOCK_ROWS;
+            let mut best: Option<Best> = None;
+            for (k, row) in block.chunks_exact(d).enumerate() {
+                let i = start + k;
+                if offered.is_some_and(|m| m[i]) {
+                    continue;
+                }
+                let value = simd::dot_f32_f64(row, v);
+                if best.is_none_or(|b| value > b.value) {
+                    best = Some(Best { value, index: i });
+                }
+            }
+            best
+        })
+        .reduce(|| None, better)
+}
+
+/// One owner's inputs to [`best_rows`].
+pub struct OwnerRows<'a> {
+    pub hashes: ArrayView2<'a, f32>,
+    pub offered: Option<&'a [bool]>,
+}
+
+/// [`best_row`] for several owners against the same broadcast `v`, in parallel over owners and blocks.
+pub fn best_rows(owners: &[OwnerRows<'_>], v: &[f32]) -> Result<Vec<Option<Best>>> {
+    check_finite_f32("v", v.iter().copied())?;
+    for o in owners {
+        check(&o.hashes, o.offered, v)?;
+    }
+    Ok(owners.par_iter().map(|o| best_row_unchecked(o.hashes.view(), o.offered, v)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::Array2;
+
+    #[test]
+    fn finds_the_maximum_and_skips_offered_rows() {
+        let h = Array2::from_shape_fn((10_000, 5), |(i, j)| (((i * 31 + j * 17) % 97) as f32 - 48.0) / 50.0);
+        let v = [0.3f32, -0.2, 0.5, 0.1, -0.4];
+        let scores: Vec<f64> = (0..10_000).map(|i| (0..5).map(|j| h[[i, j]] as f64 * v[j] as f64).sum()).collect();
+        let best = best_row(h.view(), None, &v).unwrap().unwrap();
+        let want = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let first = scores.iter().position(|&s| s == want).unwrap();
+        assert_eq!(best, Best { value: want, index: first });
+        let mut offered = vec![false; 10_000];
+        for (i, s) in scores.iter().enumerate() {
+            if *s == want {
+                offered[i] = true;
+            }
+        }
+        let second = best_row(h.view(), Some(&offered), &v).unwrap().unwrap();
+        assert!(second.value < want);
+        assert!(!offered[second.index]);
+    }
+
+    #[test]
+    fn ties_go_to_the_lowest_index_across_blocks() {
+        let h = Array2::<f32>::ones((3 * BLOCK_ROWS + 5, 4));
+        let v = [1.0f32; 4];
+        let mut offered = vec![false; h.nrows()];
+        assert_eq!(best_row(h.view(), Some(&offered), &v).unwrap().unwrap().index, 0);
+        for o in offered.iter_mut().take(BLOCK_ROWS + 3) {
+            *o = true;
+        }
+        assert_eq!(best_row(h.view(), Some(&offered), &v).unwrap().unwrap().index, BLOCK_ROWS + 3);
+        offered.iter_mut().for_each(|o| *o = true);
+        assert_eq!(best_row(h.view(), Some(&offered), &v).unwrap(), None);
+    }
+
+    #[test]
+    fn batch_equals_single() {
+        let a = Array2::from_shape_fn((100, 3), |(i, j)| ((i + 2 * j) as f32).sin());
+        let b = Array2::from_shape_fn((0, 3), |_| 0.0f32);
+        let c = Array2::from_shape_fn((50, 3), |(i, j)| ((i * j) as f32).cos());
+        let v = [0.5f32, 0.25, -1.0];
+        let owners = [
+            OwnerRows { hashes: a.view(), offered: None },
+            OwnerRows { hashes: b.view(), offered: None },
+            OwnerRows { hashes: c.view(), offered: None },
+        ];
+        let got = best_rows(&owners, &v).unwrap();
+        assert_eq!(got[0], best_row(a.view(), None, &v).unwrap());
+        assert_eq!(got[1], None);
+        assert_eq!(got[2], best_row(c.view(), None, &v).unwrap());
+    }
+
+    #[test]
+    fn bad_input() {
+        let h = Array2::<f32>::zeros((4, 3));
+        assert_eq!(best_row(h.view(), None, &[1.0, 2.0]).unwrap_err().argument(), Some("v"));
+        assert_eq!(best_row(h.view(), Some(&[false; 3]), &[1.0; 3]).unwrap_err().argument(), Some("offered"));
+        assert_eq!(best_row(h.view(), None, &[f32::NAN; 3]).unwrap_err().argument(), Some("v"));
+        assert_eq!(best_row(h.t(), None, &[1.0; 4]).unwrap_err().argument(), Some("H"));
+    }
+}

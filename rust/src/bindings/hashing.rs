@@ -1,0 +1,66 @@
+//! Bindings for h1 (`crate::rff`).
+
+use numpy::{IntoPyArray, PyArray1, PyArray2, ToPyArray};
+use pyo3::prelude::*;
+
+use super::{FloatArray2, detach, raise, to_py_err};
+use crate::rff::RffProjection;
+use crate::rng::{public_key_from_str, public_key_from_u64};
+
+/// The public random projection of h1. Built from a public seed (int or str).
+#[pyclass(name = "RffProjection", module = "dpsumm._core", frozen)]
+pub struct PyRffProjection {
+    inner: RffProjection,
+}
+
+#[pymethods]
+impl PyRffProjection {
+    #[new]
+    #[pyo3(signature = (n_features, dim, gamma, seed))]
+    fn new(py: Python<'_>, n_features: i64, dim: i64, gamma: f64, seed: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let key = if let Ok(s) = seed.extract::<String>() {
+            public_key_from_str("h1", &s)
+        } else if let Ok(i) = seed.extract::<u64>() {
+            public_key_from_u64("h1", i)
+        } else {
+            return Err(raise(py, "InvalidParameterError", "`seed` must be a non-negative int or a str".into(), Some("seed")));
+        };
+        if n_features < 1 {
+            return Err(raise(py, "InvalidParameterError", format!("`n_features` must be >= 1, got {n_features}"), Some("n_features")));
+        }
+        if dim < 1 {
+            return Err(raise(py, "InvalidParameterError", format!("`dim` must be >= 1, got {dim}"), Some("dim")));
+        }
+        let inner = RffProjection::from_key(key, n_features as usize, dim as usize, gamma).map_err(|e| to_py_err(py, e))?;
+        Ok(PyRffProjection { inner })
+    }
+
+    #[getter]
+    fn omega<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
+        self.inner.omega.to_pyarray(py)
+    }
+
+    #[getter]
+    fn offset<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f32>> {
+        self.inner.offset.to_pyarray(py)
+    }
+
+    /// h1 of every row of `X` (float32 or float64, any order) as a C-contiguous (N, dim) float32 array.
+    fn transform<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let out = match FloatArray2::extract(py, x, "X")? {
+            FloatArray2::F32(a) => {
+                let v = a.as_array();
+                detach(py, || self.inner.transform_f32(v))?
+            }
+            FloatArray2::F64(a) => {
+                let v = a.as_array();
+                detach(py, || self.inner.transform_f64(v))?
+            }
+        };
+        Ok(out.into_pyarray(py))
+    }
+}
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyRffProjection>()
+}

@@ -1,0 +1,19 @@
+//! dpsumm-core: the performance kernels of dpsumm, free of any Python dependency.
+//!
+//! Modules take slices and `ndarray` views and return owned arrays or a [`error::Result`]. The
+//! `bindings` module (feature `python`) is the only place that knows about Python.
+
+pub mod error;
+pub mod rng;
+pub mod simd;
+pub mod rff;
+pub mod bids;
+pub mod mmd;
+pub mod noise;
+pub mod quantize;
+pub mod mwem;
+
+#[cfg(feature = "python")]
+mod bindings;
+
+pub use error::{Error, Result};

@@ -1,0 +1,1 @@
+//! Product-distribution MWEM (to be written).

@@ -1,0 +1,1 @@
+//! Privacy noise samplers (to be written).

@@ -1,0 +1,1 @@
+//! The stochastic quantizer of h2 (to be written).

@@ -1,0 +1,188 @@
+//! Small numeric kernels written so that the compiler vectorises them (fixed evaluation order, no
+//! fast-math), with an AVX2 copy chosen at run time on x86-64. The AVX2 copy runs the same operations in
+//! the same order (no FMA contraction), so results are bit-identical whichever copy runs.
+
+/// Run `$body` through an AVX2-compiled copy when the CPU has AVX2, else the baseline copy.
+macro_rules! dispatch_avx2 {
+    (fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty $body:block) => {
+        pub fn $name($($arg: $ty),*) -> $ret {
+            #[inline(always)]
+            fn imp($($arg: $ty),*) -> $ret $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2")]
+                unsafe fn avx2($($arg: $ty),*) -> $ret { imp($($arg),*) }
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU supports AVX2, checked just above.
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            imp($($arg),*)
+        }
+    };
+}
+
+// Cody–Waite split of pi/2 (Cephes sinf/cosf constants doubled): exact products for |q| < 2^12.
+const PIO2_1: f32 = 1.570_312_5;
+const PIO2_2: f32 = 4.837_512_969_970_703e-4;
+const PIO2_3: f32 = 7.549_789_954_891_882e-8;
+const TWO_OVER_PI: f32 = std::f32::consts::FRAC_2_PI;
+const ROUND_MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23: (x + M) - M rounds to nearest for |x| < 2^22
+
+/// cos(x) for |x| < 2^12, absolute error below 2e-7 (Cephes single-precision polynomials after a
+/// three-constant Cody–Waite reduction by pi/2).
+#[inline(always)]
+pub fn cos_f32(x: f32) -> f32 {
+    let k = (x * TWO_OVER_PI + ROUND_MAGIC) - ROUND_MAGIC;
+    let q = k as i32;
+    let r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3;
+    let z = r * r;
+    let s = r + r * z * (-1.666_665_461_1e-1 + z * (8.332_160_873_6e-3 + z * -1.951_529_589_1e-4));
+    let c = 1.0 - 0.5 * z + z * z * (4.166_664_568_298_827e-2 + z * (-1.388_731_625_493_765e-3 + z * 2.443_315_711_809_948e-5));
+    // cos(r + q pi/2) = cos r, -sin r, -cos r, sin r for q mod 4 = 0, 1, 2, 3.
+    let v = if q & 1 == 0 { c } else { s };
+    if (q + 1) & 2 == 0 { v } else { -v }
+}
+
+dispatch_avx2! {
+fn cos_scale_inplace(xs: &mut [f32], offset: &[f32], scale: f32) -> () {
+    // xs is a row-major block with rows of length offset.len(): x <- scale * cos(x + offset).
+    let d = offset.len();
+    for row in xs.chunks_exact_mut(d) {
+        for (x, &b) in row.iter_mut().zip(offset) {
+            *x = scale * cos_f32(*x + b);
+        }
+    }
+}
+}
+
+/// exp(x) for x <= 0 in double precision, relative error below 1e-15 for x > -708, 0 below -745.
+#[inline(always)]
+pub fn exp_neg_f64(x: f64) -> f64 {
+    const LOG2E: f64 = std::f64::consts::LOG2_E;
+    const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
+    const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+    const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5 * 2^52
+    let under = x < -745.0;
+    let x = if under { -745.0 } else { x };
+    let k = (x * LOG2E + MAGIC) - MAGIC;
+    let r = (x - k * LN2_HI) - k * LN2_LO; // |r| <= ln2/2
+    // Taylor polynomial of degree 13 on |r| <= 0.347: truncation error < 5e-18 relative.
+    let p = 1.0
+        + r * (1.0
+            + r * (1.0 / 2.0
+                + r * (1.0 / 6.0
+                    + r * (1.0 / 24.0
+                        + r * (1.0 / 120.0
+                            + r * (1.0 / 720.0
+                                + r * (1.0 / 5040.0
+                                    + r * (1.0 / 40320.0
+                                        + r * (1.0 / 362_880.0
+                                            + r * (1.0 / 3_628_800.0
+                                                + r * (1.0 / 39_916_800.0
+                                                    + r * (1.0 / 479_001_600.0 + r * (1.0 / 6_227_020_800.0)))))))))))));
+    // Scale by 2^k in two steps so that subnormal results are formed correctly.
+    let ki = k as i64; // in [-1075, 0]
+    let k1 = ki / 2;
+    let k2 = ki - k1;
+    let s1 = f64::from_bits(((k1 + 1023) as u64) << 52);
+    let s2 = f64::from_bits(((k2 + 1023) as u64) << 52);
+    let y = p * s1 * s2;
+    if under { 0.0 } else { y }
+}
+
+dispatch_avx2! {
+fn sum_rbf_block(sq_a: &[f64], sq_b: &[f64], gram: &[f32], gamma: f64) -> f64 {
+    // sum_{i,j} exp(-gamma * max(0, |a_i|^2 + |b_j|^2 - 2 <a_i, b_j>)) over a row-major block.
+    let nb = sq_b.len();
+    let mut total = 0.0f64;
+    for (i, row) in gram.chunks_exact(nb).enumerate() {
+        let ai = sq_a[i];
+        let mut acc = [0.0f64; 4];
+        let mut j = 0;
+        while j + 4 <= nb {
+            for l in 0..4 {
+                let d = ai + sq_b[j + l] - 2.0 * row[j + l] as f64;
+                let d = if d > 0.0 { d } else { 0.0 };
+                acc[l] += exp_neg_f64(-gamma * d);
+            }
+            j += 4;
+        }
+        while j < nb {
+            let d = ai + sq_b[j] - 2.0 * row[j] as f64;
+            let d = if d > 0.0 { d } else { 0.0 };
+            acc[0] += exp_neg_f64(-gamma * d);
+            j += 1;
+        }
+        total += (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    }
+    total
+}
+}
+
+dispatch_avx2! {
+fn dot_f32_f64(a: &[f32], b: &[f32]) -> f64 {
+    // Exact products (f32 x f32 fits in f64), summed in eight fixed lanes.
+    let mut acc = [0.0f64; 8];
+    let ca = a.chunks_exact(8);
+    let cb = b.chunks_exact(8);
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for l in 0..8 {
+            acc[l] += x[l] as f64 * y[l] as f64;
+        }
+    }
+    let mut tail = 0.0f64;
+    for (x, y) in ra.iter().zip(rb) {
+        tail += *x as f64 * *y as f64;
+    }
+    ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail
+}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cos_matches_libm() {
+        let mut worst = 0.0f64;
+        let mut x = -300.0f32;
+        while x < 300.0 {
+            let err = (cos_f32(x) as f64 - (x as f64).cos()).abs();
+            worst = worst.max(err);
+            x += 0.000_731;
+        }
+        assert!(worst < 3e-7, "worst abs error {worst}");
+    }
+
+    #[test]
+    fn cos_block_matches_scalar() {
+        let offset = [0.1f32, 2.0, -3.0];
+        let mut xs: Vec<f32> = (0..12).map(|i| i as f32 * 0.7 - 4.0).collect();
+        let expect: Vec<f32> = xs.iter().enumerate().map(|(i, &x)| 0.5 * cos_f32(x + offset[i % 3])).collect();
+        cos_scale_inplace(&mut xs, &offset, 0.5);
+        assert_eq!(xs, expect);
+    }
+
+    #[test]
+    fn exp_matches_std() {
+        let mut x = 0.0f64;
+        while x > -740.0 {
+            let (got, want) = (exp_neg_f64(x), x.exp());
+            let rel = ((got - want) / want).abs();
+            assert!(rel < 1e-15 || (want < 1e-300 && (got - want).abs() < 1e-310), "x={x} got={got} want={want}");
+            x -= 0.0137;
+        }
+        assert_eq!(exp_neg_f64(-800.0), 0.0);
+        assert_eq!(exp_neg_f64(0.0), 1.0);
+    }
+
+    #[test]
+    fn dot_is_exact_on_integers() {
+        let a: Vec<f32> = (0..141).map(|i| i as f32).collect();
+        let b: Vec<f32> = (0..141).map(|i| (i % 7) as f32 - 3.0).collect();
+        let want: f64 = a.iter().zip(&b).map(|(x, y)| (*x as f64) * (*y as f64)).sum();
+        assert_eq!(dot_f32_f64(&a, &b), want);
+    }
+}
