@@ -10,6 +10,8 @@ from . import reference
 from .errors import DpsummError, EntropyError, InvalidParameterError, PrivacyBudgetError, ProtocolError
 from .hashing import RFFHasher
 from .kernels import best_row, best_rows, kernel_row_means, kernel_sum, mmd2
+from .privacy import *  # noqa: F401,F403
+from .privacy import __all__ as _privacy_all
 
 __version__ = "0.1.0"
 
@@ -26,4 +28,5 @@ __all__ = [
     "kernel_sum",
     "mmd2",
     "reference",
+    *_privacy_all,
 ]
