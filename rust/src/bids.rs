@@ -72,19 +72,7 @@ fn best_row_unchecked(h: ArrayView2<'_, f32>, offered: Option<&[bool]>, v: &[f32
     flat.par_chunks(BLOCK_ROWS * d)
         .enumerate()
         .map(|(b, block)| {
-            let start = b * BLOCK_ROWS;
-            let mut best: Option<Best> = None;
-            for (k, row) in block.chunks_exact(d).enumerate() {
-                let i = start + k;
-                if offered.is_some_and(|m| m[i]) {
-                    continue;
-                }
-                let value = simd::dot_f32_f64(row, v);
-                if best.is_none_or(|b| value > b.value) {
-                    best = Some(Best { value, index: i });
-                }
-            }
-            best
+            simd::best_in_block(block, v, offered, b * BLOCK_ROWS).map(|(value, index)| Best { value, index })
         })
         .reduce(|| None, better)
 }

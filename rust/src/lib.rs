@@ -6,6 +6,7 @@
 pub mod error;
 pub mod rng;
 pub mod simd;
+pub mod matmul;
 pub mod rff;
 pub mod bids;
 pub mod mmd;

@@ -106,7 +106,7 @@ impl RffProjection {
     }
 
     fn transform_block(&self, xb: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>) {
-        ndarray::linalg::general_mat_mul(1.0, &xb, &self.omega, 0.0, &mut out);
+        crate::matmul::matmul_f32(&xb, &self.omega.view(), &mut out);
         let scale = (2.0 / self.dim() as f64).sqrt() as f32;
         let offset = self.offset.as_slice().expect("offset is contiguous");
         let flat = out.as_slice_mut().expect("an output row block is contiguous");

@@ -65,7 +65,11 @@ pub fn exp_neg_f64(x: f64) -> f64 {
     const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5 * 2^52
     let under = x < -745.0;
     let x = if under { -745.0 } else { x };
-    let k = (x * LOG2E + MAGIC) - MAGIC;
+    let kf = x * LOG2E + MAGIC;
+    let k = kf - MAGIC;
+    // kf's mantissa holds k exactly (its ulp is 1): read k from the bits, which vectorises on AVX2
+    // where a float-to-i64 conversion would not.
+    let ki = kf.to_bits() as i64 - MAGIC.to_bits() as i64; // in [-1075, 0]
     let r = (x - k * LN2_HI) - k * LN2_LO; // |r| <= ln2/2
     // Taylor polynomial of degree 13 on |r| <= 0.347: truncation error < 5e-18 relative.
     let p = 1.0
@@ -82,8 +86,7 @@ pub fn exp_neg_f64(x: f64) -> f64 {
                                                 + r * (1.0 / 39_916_800.0
                                                     + r * (1.0 / 479_001_600.0 + r * (1.0 / 6_227_020_800.0)))))))))))));
     // Scale by 2^k in two steps so that subnormal results are formed correctly.
-    let ki = k as i64; // in [-1075, 0]
-    let k1 = ki / 2;
+    let k1 = ki >> 1;
     let k2 = ki - k1;
     let s1 = f64::from_bits(((k1 + 1023) as u64) << 52);
     let s2 = f64::from_bits(((k2 + 1023) as u64) << 52);
@@ -121,8 +124,31 @@ fn sum_rbf_block(sq_a: &[f64], sq_b: &[f64], gram: &[f32], gamma: f64) -> f64 {
 }
 
 dispatch_avx2! {
-fn dot_f32_f64(a: &[f32], b: &[f32]) -> f64 {
-    // Exact products (f32 x f32 fits in f64), summed in eight fixed lanes.
+fn best_in_block(block: &[f32], v: &[f32], offered: Option<&[bool]>, start: usize) -> Option<(f64, usize)> {
+    // The largest `row . v` over the rows of a row-major block not marked in `offered[start..]`;
+    // the lowest index wins ties.
+    let d = v.len();
+    let mut best: Option<(f64, usize)> = None;
+    for (k, row) in block.chunks_exact(d).enumerate() {
+        let i = start + k;
+        if let Some(m) = offered {
+            if m[i] {
+                continue;
+            }
+        }
+        let value = dot_exact(row, v);
+        match best {
+            Some((b, _)) if value <= b => {}
+            _ => best = Some((value, i)),
+        }
+    }
+    best
+}
+}
+
+/// Exact products (f32 x f32 fits in f64), summed in eight fixed lanes.
+#[inline(always)]
+fn dot_exact(a: &[f32], b: &[f32]) -> f64 {
     let mut acc = [0.0f64; 8];
     let ca = a.chunks_exact(8);
     let cb = b.chunks_exact(8);
@@ -137,6 +163,11 @@ fn dot_f32_f64(a: &[f32], b: &[f32]) -> f64 {
         tail += *x as f64 * *y as f64;
     }
     ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail
+}
+
+dispatch_avx2! {
+fn dot_f32_f64(a: &[f32], b: &[f32]) -> f64 {
+    dot_exact(a, b)
 }
 }
 

@@ -1,0 +1,92 @@
+"""Rust core against the numpy twin, in one run: h1, bids, MMD².
+
+Run: ``python -m pytest benches/bench_kernels.py --benchmark-only --benchmark-group-by=group``
+(set DPSUMM_BENCH_SMALL=1 for a quick smoke run at a tenth of the sizes).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import dpsumm
+from dpsumm import reference
+
+SCALE = 10 if os.environ.get("DPSUMM_BENCH_SMALL") else 1
+
+
+def _pedantic(benchmark, fn, rounds=3):
+    return benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=1)
+
+
+@pytest.fixture(scope="module")
+def h1_input():
+    rng = np.random.default_rng(0)
+    X = rng.random((200_000 // SCALE, 784), dtype=np.float32)
+    return X, dpsumm.RFFHasher(784, dim=140, gamma=0.1, seed=0)
+
+
+@pytest.mark.parametrize("impl", ["rust", "numpy"])
+def test_h1(benchmark, h1_input, impl):
+    """h1 on 200,000 x 784 -> 140 (float32 input)."""
+    X, h = h1_input
+    benchmark.group = "h1 200000x784->140"
+    if impl == "rust":
+        _pedantic(benchmark, lambda: h.transform(X))
+    else:
+        _pedantic(benchmark, lambda: reference.rff_transform(X, h.omega_, h.offset_))
+
+
+@pytest.mark.parametrize("impl", ["rust", "numpy-float32"])
+def test_h1_float32_numpy_expression(benchmark, h1_input, impl):
+    """The same, against the float32 numpy expression a user would write (BLAS sgemm + np.cos)."""
+    X, h = h1_input
+    benchmark.group = "h1 vs float32 numpy expression"
+    scale = np.float32(np.sqrt(2 / 140))
+    if impl == "rust":
+        _pedantic(benchmark, lambda: h.transform(X))
+    else:
+        _pedantic(benchmark, lambda: scale * np.cos(X @ h.omega_ + h.offset_))
+
+
+@pytest.fixture(scope="module")
+def bid_input():
+    rng = np.random.default_rng(1)
+    n = 1_000_000 // SCALE
+    H = rng.uniform(-0.12, 0.12, size=(n, 140)).astype(np.float32)
+    owners = np.array_split(H, 10)
+    owners = [np.ascontiguousarray(o) for o in owners]
+    v = rng.normal(size=140).astype(np.float32)
+    return owners, v
+
+
+@pytest.mark.parametrize("impl", ["rust", "numpy"])
+def test_bids(benchmark, bid_input, impl):
+    """Per-round bids: max of H @ v over 1,000,000 x 140 float32 rows in 10 owners."""
+    owners, v = bid_input
+    benchmark.group = "bids 1e6x140 / 10 owners"
+    if impl == "rust":
+        res = _pedantic(benchmark, lambda: dpsumm._core.best_rows(owners, v, None), rounds=10)
+    else:
+        res = _pedantic(benchmark, lambda: reference.best_rows(owners, v), rounds=10)
+    assert len(res) == 10
+
+
+@pytest.fixture(scope="module")
+def mmd_input():
+    rng = np.random.default_rng(2)
+    n = 10_000 // SCALE
+    return rng.random((n, 784)), rng.random((n, 784)) * 0.9
+
+
+@pytest.mark.parametrize("impl", ["rust", "numpy"])
+def test_mmd(benchmark, mmd_input, impl):
+    """Exact MMD² between 10,000 and 10,000 rows of 784 features."""
+    A, B = mmd_input
+    benchmark.group = "mmd2 10000 vs 10000 x 784"
+    if impl == "rust":
+        _pedantic(benchmark, lambda: dpsumm.mmd2(A, B, 0.01), rounds=2)
+    else:
+        _pedantic(benchmark, lambda: reference.mmd2(A, B, 0.01), rounds=2)
