@@ -1,0 +1,150 @@
+"""The protocol's messages: every value that crosses between parties, with a fixed schema.
+
+Each message is a frozen dataclass of scalars, strings and numpy arrays, convertible to and from a plain
+``dict`` (:meth:`Message.to_dict`, :func:`from_dict`) so that the same protocol runs in one process, across
+processes, or across organisations (the Flower transport carries these dicts).
+
+Direction and content (paper Alg. 3):
+
+========================  =====================  ==========================================================
+message                   from -> to             content
+========================  =====================  ==========================================================
+:class:`Setup`            aggregator -> owner    public h1 parameters; what to reveal on request
+:class:`SetupReply`       owner -> aggregator    number of rows and features (public sizes)
+:class:`BidRequest`       aggregator -> owner    round ``l`` and the broadcast ``v = g~ - q/(q+1) g_l``
+:class:`Bid`              owner -> aggregator    ``max_x h1(x).v`` over rows not yet offered, and its token
+:class:`PointRequest`     aggregator -> owner    "send the row behind this token"
+:class:`PointReply`       owner -> aggregator    the row (or only its hash), its label if any
+:class:`ValidationRequest` aggregator -> consumer the h2 parameters for the validation release
+:class:`ValidationRelease` consumer -> aggregator ``g~ = h2(h1(D_v))``, a DP estimate of ``mean h1(D_v)``
+========================  =====================  ==========================================================
+
+A token is the owner's opaque, stable handle for a row (the aggregator uses it only to count how many
+rounds a row was its owner's best, the ``tau`` rule, and to ask for it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .errors import ProtocolError
+
+__all__ = [
+    "Message",
+    "Setup",
+    "SetupReply",
+    "BidRequest",
+    "Bid",
+    "PointRequest",
+    "PointReply",
+    "ValidationRequest",
+    "ValidationRelease",
+    "from_dict",
+]
+
+_REGISTRY: dict[str, type["Message"]] = {}
+
+
+@dataclass(frozen=True)
+class Message:
+    """Base class: a typed message with a ``kind`` tag."""
+
+    kind: ClassVar[str] = "message"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _REGISTRY[cls.kind] = cls
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict of the fields plus ``"kind"``; arrays stay numpy arrays."""
+        out: dict[str, Any] = {"kind": self.kind}
+        for f in dataclasses.fields(self):
+            out[f.name] = getattr(self, f.name)
+        return out
+
+
+def from_dict(data: dict[str, Any]) -> Message:
+    """Rebuild a message from :meth:`Message.to_dict` output, checking the schema."""
+    kind = data.get("kind")
+    cls = _REGISTRY.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ProtocolError(f"unknown message kind {kind!r}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    missing = names - data.keys()
+    if missing:
+        raise ProtocolError(f"{kind} message is missing {sorted(missing)}")
+    return cls(**{n: data[n] for n in names})
+
+
+@dataclass(frozen=True)
+class Setup(Message):
+    kind: ClassVar[str] = "setup"
+    n_features: int
+    dim: int
+    gamma: float
+    hash_seed: int | str
+    reveal: str  # "points" or "hashes"
+
+
+@dataclass(frozen=True)
+class SetupReply(Message):
+    kind: ClassVar[str] = "setup_reply"
+    n_rows: int
+    n_features: int
+
+
+@dataclass(frozen=True)
+class BidRequest(Message):
+    kind: ClassVar[str] = "bid_request"
+    round: int
+    v: np.ndarray = field(repr=False)  # (dim,) float32
+
+
+@dataclass(frozen=True)
+class Bid(Message):
+    kind: ClassVar[str] = "bid"
+    round: int
+    value: float | None  # None: nothing left to offer
+    token: int | None
+
+
+@dataclass(frozen=True)
+class PointRequest(Message):
+    kind: ClassVar[str] = "point_request"
+    round: int
+    token: int
+
+
+@dataclass(frozen=True)
+class PointReply(Message):
+    kind: ClassVar[str] = "point_reply"
+    round: int
+    token: int
+    point: np.ndarray | None = field(repr=False)  # (n_features,) when reveal="points"
+    hash: np.ndarray | None = field(repr=False)  # (dim,) when reveal="hashes"
+    label: Any = None
+
+
+@dataclass(frozen=True)
+class ValidationRequest(Message):
+    kind: ClassVar[str] = "validation_request"
+    n_features: int
+    dim: int
+    gamma: float
+    hash_seed: int | str
+    method: str  # "private" (h2) or "exact" (non-private baselines)
+    steps: int
+    epsilon: float
+    eta: float
+
+
+@dataclass(frozen=True)
+class ValidationRelease(Message):
+    kind: ClassVar[str] = "validation_release"
+    mean_hash: np.ndarray = field(repr=False)  # (dim,) estimate of mean h1(D_v)
+    n_rows: int
+    private: bool

@@ -1,0 +1,437 @@
+"""The protocol's parties: data owners, the consumer and the aggregator (paper Alg. 3; DESIGN.md §1, §4, §5).
+
+Each party is a separate object that reacts to messages (:mod:`dpsumm.messages`). The aggregator reaches
+the others only through a :class:`~dpsumm.transport.Transport`; it never holds a reference to an owner's
+rows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _core
+from .errors import ProtocolError
+from .h2 import H2
+from .hashing import RFFHasher
+from .messages import (
+    Bid,
+    BidRequest,
+    Message,
+    PointReply,
+    PointRequest,
+    Setup,
+    SetupReply,
+    ValidationRelease,
+    ValidationRequest,
+)
+from .privacy import Csprng
+from .transport import PartyUnavailable, Transport
+
+__all__ = ["OwnerParty", "ConsumerParty", "Aggregator", "ProtocolConfig", "RoundRecord"]
+
+
+# ---------------------------------------------------------------------------------------------- owner
+
+
+class OwnerParty:
+    """A data owner: hashes its rows once, bids its best remaining row, sends a row when asked.
+
+    The owner never offers a row twice (paper Alg. 3 line 16): a row it has sent is excluded from all
+    later bids.
+
+    Parameters
+    ----------
+    data : ndarray of shape (n_rows, n_features)
+        The owner's private rows. Not copied.
+    labels : ndarray of shape (n_rows,), optional
+        Labels sent along with a requested row.
+    name : str
+    """
+
+    def __init__(self, data: np.ndarray, labels: np.ndarray | None = None, name: str = "owner") -> None:
+        self.name = name
+        self._data = data
+        self._labels = labels
+        self._hashes: np.ndarray | None = None
+        self._offered = np.zeros(data.shape[0], dtype=bool)
+        self._reveal = "points"
+
+    def handle(self, message: Message) -> Message:
+        if isinstance(message, Setup):
+            return self._setup(message)
+        if isinstance(message, BidRequest):
+            return self._bid(message)
+        if isinstance(message, PointRequest):
+            return self._point(message)
+        raise ProtocolError(f"owner {self.name!r} cannot handle {message.kind!r}")
+
+    def _setup(self, m: Setup) -> SetupReply:
+        if m.n_features != self._data.shape[1]:
+            raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, setup says {m.n_features}")
+        hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
+        self._hashes = hasher.transform(self._data)
+        self._reveal = m.reveal
+        return SetupReply(n_rows=int(self._data.shape[0]), n_features=int(self._data.shape[1]))
+
+    def _bid(self, m: BidRequest) -> Bid:
+        if self._hashes is None:
+            raise ProtocolError(f"owner {self.name!r} got a bid request before setup")
+        best = _core.best_row(self._hashes, np.ascontiguousarray(m.v, dtype=np.float32), self._offered)
+        if best is None:
+            return Bid(round=m.round, value=None, token=None)
+        return Bid(round=m.round, value=float(best[0]), token=int(best[1]))
+
+    def _point(self, m: PointRequest) -> PointReply:
+        t = m.token
+        if not (0 <= t < self._offered.shape[0]) or self._offered[t]:
+            raise ProtocolError(f"owner {self.name!r}: token {t} is unknown or already sent")
+        self._offered[t] = True
+        label = None if self._labels is None else self._labels[t].item()
+        if self._reveal == "hashes":
+            assert self._hashes is not None
+            return PointReply(round=m.round, token=t, point=None, hash=self._hashes[t].copy(), label=label)
+        return PointReply(round=m.round, token=t, point=np.array(self._data[t]), hash=None, label=label)
+
+
+# ---------------------------------------------------------------------------------------------- consumer
+
+
+class ConsumerParty:
+    """The consumer: holds the validation set and releases ``g~ = h2(h1(D_v))`` once (Alg. 3 line 3).
+
+    For the non-private baselines (``method="exact"`` in the request) it releases the exact mean hash.
+    """
+
+    def __init__(self, validation: np.ndarray, rng: Csprng, name: str = "consumer") -> None:
+        self.name = name
+        self._validation = validation
+        self._rng = rng
+
+    def handle(self, message: Message) -> Message:
+        if not isinstance(message, ValidationRequest):
+            raise ProtocolError(f"consumer cannot handle {message.kind!r}")
+        m = message
+        hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
+        H = hasher.transform(self._validation)
+        n = int(H.shape[0])
+        if m.method == "exact":
+            return ValidationRelease(mean_hash=H.astype(np.float64).mean(0), n_rows=n, private=False)
+        h2 = H2(m.dim, m.eta, self._rng.derive("validation-h2"))
+        h2.add(H)
+        return ValidationRelease(mean_hash=h2.release(m.steps, m.epsilon), n_rows=n, private=True)
+
+
+# ---------------------------------------------------------------------------------------------- aggregator
+
+
+@dataclass(frozen=True)
+class ProtocolConfig:
+    """Every number the aggregator needs, resolved from a schedule (see :mod:`dpsumm.accounting`).
+
+    ``epsilon_epoch`` maps an epoch ``l >= 2`` to the per-step epsilon of that epoch's h2 release.
+    """
+
+    n_features: int
+    dim: int
+    gamma: float
+    hash_seed: int | str
+    reveal: str
+    private: bool
+    eta: float
+    t_init: int
+    t_subs: int
+    epsilon_validation_step: float
+    epsilon_first_epoch_step: float
+    epsilon_epoch: Callable[[int], float]
+    epsilon_auction: float
+    tau: int
+    neighbour: str = "replace-one"
+    verify_tolerance: float = 1e-4
+
+
+@dataclass
+class RoundRecord:
+    """What happened in one round (one entry of ``result.trace``)."""
+
+    round: int
+    bids: dict[str, float | None] = field(default_factory=dict)
+    requested: list[str] = field(default_factory=list)
+    tau_requests: list[str] = field(default_factory=list)
+    winner: tuple[str, int] | None = None
+    winning_bid: float | None = None
+    pool_size: int = 0
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _Pooled:
+    owner: str
+    token: int
+    point: np.ndarray | None
+    hash: np.ndarray
+    label: Any
+
+
+class Aggregator:
+    """The trusted, parsimonious aggregator of Alg. 3.
+
+    It reaches owners and the consumer only through ``transport``. Per round ``l`` it releases
+    ``g_l = h2(h1(D_s))``, broadcasts ``v = g~ - q/(q+1) g_l`` (DESIGN.md §4), collects bids, runs the
+    private auction (DESIGN.md §5), verifies every received row against its claimed bid, and adds the best
+    pooled row to the summary. A party that fails, sends a malformed message or fails verification is
+    excluded for the rest of the run, with an event in the trace.
+
+    Parameters
+    ----------
+    transport : Transport
+    owners : list of str
+        Owner party names, in the order used for tie-breaks and result indices.
+    consumer : str
+        The consumer's party name.
+    config : ProtocolConfig
+    seed_points : ndarray of shape (m, n_features)
+        The public seed set ``D_init``; part of ``D_s`` while the protocol runs, not of the result.
+    rng : Csprng
+        The aggregator's CSPRNG (h2 noise and the auction's coins).
+    record : callable, optional
+        ``record(party, mechanism, epsilon, count, round, label)``: called for every privacy-relevant
+        release (the privacy ledger).
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        owners: list[str],
+        consumer: str,
+        config: ProtocolConfig,
+        seed_points: np.ndarray,
+        rng: Csprng,
+        record: Callable[..., None] | None = None,
+    ) -> None:
+        self.transport = transport
+        self.owners = list(owners)
+        self.consumer = consumer
+        self.config = config
+        self.rng = rng
+        self._record = record or (lambda *a, **k: None)
+        self.hasher = RFFHasher(config.n_features, dim=config.dim, gamma=config.gamma, seed=config.hash_seed)
+        self.seed_points = seed_points
+        self.seed_hashes = self.hasher.transform(seed_points) if len(seed_points) else np.zeros((0, config.dim), np.float32)
+        self.active = {o: True for o in self.owners}
+        self.n_rows: dict[str, int] = {}
+        self.accessed = {o: 0 for o in self.owners}
+        self.events: list[dict[str, Any]] = []
+        self._received: dict[str, set[int]] = {o: set() for o in self.owners}
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _exclude(self, owner: str, reason: str, rnd: int, record: RoundRecord | None = None) -> None:
+        if not self.active.get(owner, False):
+            return
+        self.active[owner] = False
+        event = {"round": rnd, "owner": owner, "event": "excluded", "reason": reason}
+        self.events.append(event)
+        if record is not None:
+            record.events.append(event)
+
+    def setup(self) -> None:
+        """Send :class:`Setup` to every owner; exclude any that fails or reports a wrong shape."""
+        c = self.config
+        msg = Setup(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed, reveal=c.reveal)
+        replies = self.transport.request_many({o: msg for o in self.owners})
+        for o in self.owners:
+            r = replies[o]
+            if isinstance(r, PartyUnavailable):
+                self._exclude(o, r.reason, 0)
+            elif not isinstance(r, SetupReply) or r.n_features != c.n_features or r.n_rows < 0:
+                self._exclude(o, f"malformed setup reply {r!r}", 0)
+            else:
+                self.n_rows[o] = int(r.n_rows)
+
+    def validation_release(self, exact: bool) -> np.ndarray:
+        """Ask the consumer for ``g~`` and record its privacy cost."""
+        c = self.config
+        req = ValidationRequest(
+            n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
+            method="exact" if exact else "private", steps=c.t_init, epsilon=c.epsilon_validation_step, eta=c.eta,
+        )
+        reply = self.transport.request(self.consumer, req)
+        if not isinstance(reply, ValidationRelease) or np.shape(reply.mean_hash) != (c.dim,):
+            raise ProtocolError(f"consumer sent a malformed validation release: {reply!r}")
+        g = np.asarray(reply.mean_hash, dtype=np.float64)
+        if not np.isfinite(g).all():
+            raise ProtocolError("consumer sent a validation release with NaN or infinite values")
+        if not exact:
+            self._record("validation", "mwem", c.epsilon_validation_step, c.t_init, 0, "h2(h1(D_v))")
+        return g
+
+    def _verify(self, owner: str, bid: Bid, reply: Message, v: np.ndarray) -> _Pooled | str:
+        """Check a reply to a point request against the claimed bid; a pooled entry or a reason."""
+        c = self.config
+        if not isinstance(reply, PointReply) or reply.token != bid.token:
+            return f"malformed point reply {type(reply).__name__}"
+        if c.reveal == "points":
+            x = np.asarray(reply.point) if reply.point is not None else None
+            if x is None or x.shape != (c.n_features,) or x.dtype.kind not in "fiub" or not np.isfinite(x).all():
+                return "sent a malformed row"
+            h = self.hasher.transform(x.reshape(1, -1).astype(np.float64 if x.dtype != np.float32 else np.float32))[0]
+        else:
+            h = np.asarray(reply.hash) if reply.hash is not None else None
+            bound = math.sqrt(2.0 / c.dim) * (1 + 1e-5)
+            if h is None or h.shape != (c.dim,) or not np.isfinite(h).all() or np.abs(h).max() > bound:
+                return "sent a malformed hash"
+            h = h.astype(np.float32)
+            x = None
+        actual = float(h.astype(np.float64) @ v.astype(np.float64))
+        assert bid.value is not None
+        if abs(actual - bid.value) > c.verify_tolerance * max(1.0, abs(bid.value)):
+            return f"bid {bid.value:.6g} does not match its row (actual {actual:.6g})"
+        return _Pooled(owner=owner, token=int(bid.token), point=x, hash=h, label=reply.label)  # type: ignore[arg-type]
+
+    def _valid_bid(self, owner: str, bid: object, rnd: int) -> str | None:
+        if not isinstance(bid, Bid) or bid.round != rnd:
+            return f"malformed bid {bid!r}"
+        if bid.value is None:
+            return None if bid.token is None else "bid without a value"
+        if isinstance(bid.value, bool) or not isinstance(bid.value, (float, int, np.floating, np.integer)):
+            return f"bid value of type {type(bid.value).__name__}"
+        if not math.isfinite(float(bid.value)) or abs(float(bid.value)) > 8.0:
+            return f"bid value {bid.value!r} is impossible (|h1(x).v| <= 8)"
+        t = bid.token
+        if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or not (0 <= t < self.n_rows.get(owner, 0)):
+            return f"bid token {t!r} is not a row of this owner"
+        if int(t) in self._received[owner]:
+            return f"bid token {t} was already sent"
+        return None
+
+    # -- the protocol --------------------------------------------------------------------------------
+
+    def run(self, size: int, *, progress: bool = False) -> dict[str, Any]:
+        """Run Alg. 3 for ``size`` rounds (or until every owner is exhausted or excluded)."""
+        c = self.config
+        self.setup()
+        g_valid = self.validation_release(exact=not c.private)
+        summary_hashes = [h for h in self.seed_hashes]
+        h2 = H2(c.dim, c.eta, self.rng.derive("summary-h2"), neighbour=c.neighbour) if c.private else None
+        if h2 is not None:
+            h2.add(self.seed_hashes)
+        exact_sum = self.seed_hashes.astype(np.float64).sum(0)
+        auction_rng = self.rng.derive("auction")
+        chosen_count: dict[tuple[str, int], int] = {}
+        pool: list[_Pooled] = []
+        winners: list[_Pooled] = []
+        win_values: list[float] = []
+        trace: list[RoundRecord] = []
+        bar = _progress(size, progress)
+        for rnd in range(1, size + 1):
+            record = RoundRecord(round=rnd)
+            q = len(self.seed_hashes) + rnd - 1
+            # line 5: g_l = h2(h1(D_s))
+            if c.private:
+                assert h2 is not None
+                if rnd == 1:
+                    g_sum = h2.release(c.t_init, c.epsilon_first_epoch_step)
+                    # Epoch 1 runs on the public seed set only: free (paper Section 4).
+                    self._record("owners", "mwem-public", c.epsilon_first_epoch_step, c.t_init, rnd, "h2(h1(D_init))")
+                else:
+                    eps = c.epsilon_epoch(rnd)
+                    g_sum = h2.release(c.t_subs, eps)
+                    self._record("owners", "mwem", eps, c.t_subs, rnd, f"h2(h1(D_s)) epoch {rnd}")
+            else:
+                g_sum = exact_sum / q if q > 0 else np.zeros(c.dim)
+            # DESIGN.md §4: b(x) = h1(x).(g~ - q/(q+1) g_l)
+            v = (g_valid - (q / (q + 1.0)) * g_sum).astype(np.float32)
+            # line 6: bids
+            live = [o for o in self.owners if self.active[o]]
+            replies = self.transport.request_many({o: BidRequest(round=rnd, v=v) for o in live})
+            bids: dict[str, Bid] = {}
+            for o in live:
+                r = replies[o]
+                if isinstance(r, PartyUnavailable):
+                    self._exclude(o, r.reason, rnd, record)
+                    continue
+                problem = self._valid_bid(o, r, rnd)
+                if problem is not None:
+                    self._exclude(o, problem, rnd, record)
+                    continue
+                assert isinstance(r, Bid)
+                record.bids[o] = None if r.value is None else float(r.value)
+                if r.value is not None:
+                    bids[o] = r
+            # lines 11-17: the private auction
+            ranked = sorted(bids, key=lambda o: (-float(bids[o].value), self.owners.index(o)))  # type: ignore[arg-type]
+            to_ask: list[str] = []
+            for r_idx, o in enumerate(ranked):
+                key = (o, int(bids[o].token))  # type: ignore[arg-type]
+                chosen_count[key] = chosen_count.get(key, 0) + 1
+                if not c.private:
+                    ask = r_idx == 0
+                else:
+                    ask = r_idx == 0 or auction_rng.bernoulli_exp(c.epsilon_auction * r_idx)
+                    if not ask and chosen_count[key] >= c.tau:
+                        ask = True
+                        record.tau_requests.append(o)
+                if ask:
+                    to_ask.append(o)
+            if c.private and ranked:
+                self._record("owners", "auction", c.epsilon_auction, 1, rnd, f"auction round {rnd}")
+            record.requested = list(to_ask)
+            point_replies = self.transport.request_many(
+                {o: PointRequest(round=rnd, token=int(bids[o].token)) for o in to_ask}  # type: ignore[arg-type]
+            )
+            for o in to_ask:
+                r = point_replies[o]
+                if isinstance(r, PartyUnavailable):
+                    self._exclude(o, r.reason, rnd, record)
+                    continue
+                self.accessed[o] += 1
+                self._received[o].add(int(bids[o].token))  # type: ignore[arg-type]
+                entry = self._verify(o, bids[o], r, v)
+                if isinstance(entry, str):
+                    self._exclude(o, entry, rnd, record)
+                    continue
+                pool.append(entry)
+            # line 15: best pooled row under the current v
+            if not pool:
+                record.events.append({"round": rnd, "event": "stopped", "reason": "no row left to add"})
+                self.events.append(record.events[-1])
+                trace.append(record)
+                break
+            scores = np.stack([p.hash for p in pool]).astype(np.float64) @ v.astype(np.float64)
+            best = int(np.argmax(scores))
+            win = pool.pop(best)
+            winners.append(win)
+            win_values.append(float(scores[best]))
+            record.winner = (win.owner, win.token)
+            record.winning_bid = float(scores[best])
+            record.pool_size = len(pool)
+            summary_hashes.append(win.hash)
+            exact_sum += win.hash.astype(np.float64)
+            if h2 is not None:
+                h2.add(win.hash.reshape(1, -1))
+            trace.append(record)
+            bar.update(1)
+        bar.close()
+        return {"winners": winners, "win_values": win_values, "trace": trace}
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is a dependency, but never fail a run over a progress bar
+        return _NoBar()
+    return tqdm(total=total, desc="dpsumm rounds", unit="round")
