@@ -1,0 +1,149 @@
+"""Command-line interface: ``dpsumm <subcommand> ...``.
+
+Each subcommand is one ``_add_<name>(subparsers)`` function that registers its parser and sets
+``func`` to a ``_run_<name>(args) -> int`` handler; add new subcommands (summarize, demo,
+experiment) the same way and list them in :data:`_SUBCOMMANDS`. A user error (a
+:class:`~dpsumm.errors.DpsummError` or a bad command line) prints one line to stderr and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from .errors import DpsummError
+
+__all__ = ["main", "build_parser"]
+
+_PROG = "dpsumm"
+
+
+class _UsageError(Exception):
+    """A bad command line (raised instead of argparse printing usage and exiting)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, exit 2 (handled in main)
+        raise _UsageError(message)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, float) and math.isinf(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+# ---------------------------------------------------------------------------------------------
+# account
+# ---------------------------------------------------------------------------------------------
+
+
+def _add_account(sub: Any) -> None:
+    p = sub.add_parser(
+        "account",
+        help="privacy cost of a schedule (epsilon per party and accountant)",
+        description=(
+            "Print the epsilon of the owners' and the validation set's releases for a schedule, by "
+            "accountant (basic, advanced, kov = Theorem 7, tight = dp-accounting). With --budget and "
+            "--validation-budget, calibrate a schedule to that budget first and print it."
+        ),
+    )
+    p.add_argument("--schedule", choices=("paper", "theorem2"), default="paper",
+                   help="parameter schedule (default: paper, Section 4)")
+    p.add_argument("--size", type=int, required=True, help="summary size p")
+    p.add_argument("--owners", type=int, required=True, help="number of data owners K")
+    p.add_argument("--dim", type=int, default=140, help="random-feature dimension d (default 140)")
+    p.add_argument("--delta", type=float, default=1e-4, help="delta for the owners (default 1e-4)")
+    p.add_argument("--validation-delta", type=float, default=0.01,
+                   help="delta for the validation set (default 0.01)")
+    p.add_argument("--epsilon", type=float, default=None,
+                   help="target epsilon for --schedule theorem2")
+    p.add_argument("--epsilon-auction", type=float, default=None,
+                   help="override eps_auc (0 = ask every owner every round, the only certified setting)")
+    p.add_argument("--budget", type=float, default=None, metavar="EPS",
+                   help="owners' epsilon budget: calibrate a schedule (needs --validation-budget)")
+    p.add_argument("--validation-budget", type=float, default=None, metavar="EPS",
+                   help="validation set's epsilon budget for calibration")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=_run_account)
+
+
+def _run_account(args: argparse.Namespace) -> int:
+    from . import accounting as acc
+
+    if (args.budget is None) != (args.validation_budget is None):
+        raise _UsageError("--budget and --validation-budget must be given together")
+    if args.budget is not None:
+        budget = acc.Budget(args.budget, args.delta, args.validation_budget, args.validation_delta)
+        kwargs = {} if args.epsilon_auction is None else {"epsilon_auction": args.epsilon_auction}
+        schedule = acc.calibrate(budget, args.size, args.owners, args.dim, **kwargs)
+    elif args.schedule == "theorem2":
+        if args.epsilon is None:
+            raise _UsageError("--schedule theorem2 needs --epsilon")
+        schedule = acc.theorem2_schedule(args.epsilon, args.delta, args.size, args.owners, args.dim)
+        if args.epsilon_auction is not None:
+            import dataclasses
+
+            schedule = dataclasses.replace(schedule, epsilon_auction=args.epsilon_auction)
+    else:
+        if args.epsilon is not None:
+            raise _UsageError("--epsilon applies to --schedule theorem2 only")
+        schedule = acc.paper_schedule(args.size, args.owners, args.dim, epsilon_auction=args.epsilon_auction)
+
+    ledger = acc.schedule_ledger(schedule)
+    totals = ledger.totals(args.delta, args.validation_delta)
+    if args.json:
+        out: dict[str, Any] = dict(totals)
+        out["owners_excluding_auction"] = ledger.totals(
+            args.delta, args.validation_delta, include_auction=False
+        )["owners"]
+        out["delta"] = {"owners": args.delta, "validation": args.validation_delta}
+        out["schedule"] = schedule.to_dict()
+        out["notes"] = ledger.notes()
+        print(json.dumps(_jsonable(out), indent=2, allow_nan=False))
+    else:
+        print(schedule.describe())
+        print()
+        print(ledger.table(args.delta, args.validation_delta))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# entry point
+# ---------------------------------------------------------------------------------------------
+
+_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_account,)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every subcommand registered."""
+    parser = _Parser(prog=_PROG, description="Differentially private distributed data summarization.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for add in _SUBCOMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (0 ok, 2 user error)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(argv) if argv is not None else None)
+        return int(args.func(args))
+    except (_UsageError, DpsummError) as exc:
+        msg = str(exc).replace("\n", " ")
+        print(f"{_PROG}: error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
