@@ -172,6 +172,26 @@ def _seed_set(seed_set: object, count: int, n_features: int, feature_range: tupl
     return float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
 
 
+def _resolve_schedule(schedule: Any, privacy: Any, *, size: int, owners: int, dim: int) -> accounting.Schedule:
+    """The schedule of a run: calibrated to ``privacy`` when given, else ``"paper"`` or the user's."""
+    if privacy is not None:
+        if not isinstance(privacy, accounting.Budget):
+            raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
+        return accounting.calibrate(privacy, size, owners, dim)
+    if isinstance(schedule, str):
+        if schedule != "paper":
+            raise InvalidParameterError(f"`schedule` must be 'paper' or a dpsumm.accounting.Schedule, got {schedule!r}", "schedule")
+        return accounting.paper_schedule(size, owners, dim)
+    if not isinstance(schedule, accounting.Schedule):
+        raise InvalidParameterError("`schedule` must be 'paper' or a dpsumm.accounting.Schedule", "schedule")
+    if schedule.size < size or schedule.dim != dim:
+        raise InvalidParameterError(
+            f"`schedule` was made for size {schedule.size} and dim {schedule.dim}; this run has size {size} and dim {dim}",
+            "schedule",
+        )
+    return schedule
+
+
 def _config(schedule: Any, *, n_features: int, dim: int, gamma: float, hash_seed: int | str, reveal: str, private: bool) -> ProtocolConfig:
     return ProtocolConfig(
         n_features=n_features,
@@ -185,7 +205,7 @@ def _config(schedule: Any, *, n_features: int, dim: int, gamma: float, hash_seed
         t_subs=schedule.t_subs,
         epsilon_validation_step=schedule.epsilon_validation_step,
         epsilon_first_epoch_step=schedule.epsilon_first_epoch_step,
-        epsilon_epoch=schedule.epsilon_epoch,
+        epsilon_epoch=lambda epoch: schedule.epsilon_epoch_step[epoch - 1],
         epsilon_auction=schedule.epsilon_auction,
         tau=int(math.ceil(schedule.tau)),
     )
@@ -336,7 +356,7 @@ def summarize(
         raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({total})", "size")
     dim = positive_int(dim, "dim")
     hasher = RFFHasher(n_features, dim=dim, gamma=gamma, seed=seed_value(hash_seed, "hash_seed"))
-    sched = accounting.resolve_schedule(schedule, privacy, size=size, owners=len(datas), dim=dim)
+    sched = _resolve_schedule(schedule, privacy, size=size, owners=len(datas), dim=dim)
     rng = _resolve_rng(random_state)
     rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
     seed = _seed_set(seed_set, sched.seed_set_size, n_features, feature_range, rng_seed)
@@ -377,9 +397,15 @@ def summarize(
         transport = InProcessTransport(parties)
 
     def record(party: str, mechanism: str, epsilon: float, count: int, rnd: int, label: str) -> None:
-        if ledger is not None:
-            accounting.record_release(ledger, party, mechanism, epsilon=epsilon, count=count, round=rnd, label=label,
-                                      neighbour=config.neighbour)
+        """Put one release on the ledger: h2 releases as MWEM steps, auction rounds as AuctionEvents."""
+        if ledger is None:
+            return
+        if mechanism == "auction":
+            events = [accounting.AuctionEvent(epsilon, config.tau, K, count=count)]
+        else:
+            events = accounting.mwem_step_events(epsilon, count, neighbour=config.neighbour, public=mechanism == "mwem-public")
+        for event in events:
+            ledger.record(party, event, label=label, round=rnd)
 
     agg = Aggregator(transport, names, "consumer", config, seed, rng_aggregator, record)
     out = agg.run(size, progress=progress)
