@@ -24,8 +24,8 @@ def blobs(seed=0, K=4, n=60, f=5):
     return owners, validation, seed_set
 
 
-def small_schedule(size, owners, **changes):
-    base = accounting.paper_schedule(size=size, owners=owners, dim=64)
+def small_schedule(size, owners, dim=64, **changes):
+    base = accounting.paper_schedule(size=size, owners=owners, dim=dim)
     defaults = dict(t_init=300, t_subs=5)
     defaults.update(changes)
     return dataclasses.replace(base, **defaults)
@@ -153,7 +153,7 @@ def test_private_summary_is_close_to_greedy():
     owners, validation, seed_set = blobs(K=4, n=150)
     kw = dict(seed_set=seed_set, dim=128, gamma=0.3, progress=False, random_state=2)
     greedy = dpsumm.summarize(owners, validation, 30, method="greedy", **kw)
-    private = dpsumm.summarize(owners, validation, 30, method="private", schedule=small_schedule(30, 4, t_init=2000), **kw)
+    private = dpsumm.summarize(owners, validation, 30, method="private", schedule=small_schedule(30, 4, dim=128, t_init=2000), **kw)
     uniform = dpsumm.summarize(owners, validation, 30, method="uniform", **kw)
     m_g = dpsumm.mmd2(greedy.points, validation, 0.3)
     m_p = dpsumm.mmd2(private.points, validation, 0.3)

@@ -1,3 +1,171 @@
-"""CSPRNG, noise samplers, the h2 quantizer and product-distribution MWEM (to be written)."""
+"""The CSPRNG, noise samplers, the h2 quantizer and product-distribution MWEM (Rust core).
 
-__all__: list[str] = []
+Privacy noise in dpsumm comes only from :class:`Csprng` (ChaCha20). ``Csprng()`` is keyed from
+operating-system entropy: the only private mode. ``Csprng(seed)`` is reproducible for tests and
+experiments and **not private**: whoever knows the seed can remove the noise.
+
+Samplers (exact, integer arithmetic; Canonne, Kamath & Steinke 2020):
+
+* ``Csprng.bernoulli_exp(x)``: Bernoulli(exp(-x)), ``x`` rounded up to the 2^-32 grid.
+* ``Csprng.discrete_laplace(scale)``: ``P(z) ∝ exp(-|z| / scale)``, scale rounded up to the 2^-20 grid.
+* ``Csprng.laplace(value, scale, granularity)``: the Laplace mechanism on the grid ``granularity · Z``:
+  ``round(value/g)·g + g·DLap(scale/g)``. For a query of sensitivity Δ, ``scale = (Δ + g)/ε`` gives
+  ε-DP under the query's neighbour relation (rounding to the grid adds at most ``g`` to Δ). Unlike the
+  textbook inverse-CDF Laplace on floats, every output has an exactly known probability (Mironov 2012).
+* ``Csprng.exponential_mechanism(scores, epsilon, sensitivity)``: index i with probability
+  ``∝ exp(ε·scores[i]/(2Δ))`` by exact rejection sampling: ε-DP up to a slack below 1e-9 from rounding the
+  float exponents to the 2^-32 grid; no probability underflows to zero.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import _core
+from ._validation import positive_float, positive_int
+from .errors import InvalidParameterError
+
+__all__ = ["Csprng", "ProductMWEM", "stochastic_round", "quantize_column_sums", "NEIGHBOURS"]
+
+Csprng = _core.Csprng
+NEIGHBOURS = ("replace-one", "add-remove")
+
+
+def _rng(random_state: object) -> Csprng:
+    if random_state is None:
+        return Csprng()
+    if isinstance(random_state, Csprng):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and 0 <= int(random_state) < 2**64:
+        return Csprng(int(random_state))
+    raise InvalidParameterError("`random_state` must be None, a non-negative int or a dpsumm.Csprng", "random_state")
+
+
+def _eta(eta: object) -> float:
+    e = positive_float(eta, "eta")
+    m = 2.0 / e
+    if abs(m - round(m)) > 1e-9 * m or not 1 <= round(m) <= 2**20:
+        raise InvalidParameterError(f"`eta` must make 2/eta an integer between 1 and 2**20, got 2/eta = {m}", "eta")
+    return e
+
+
+def _unit_matrix(values: object, dtype: type) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 2:
+        raise InvalidParameterError(f"`values` must be 2-D, got {arr.ndim}-D", "values")
+    if arr.dtype.kind not in "fiu":
+        raise InvalidParameterError(f"`values` must hold real numbers, got dtype {arr.dtype}", "values")
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def stochastic_round(values: object, eta: float, rng: Csprng) -> np.ndarray:
+    """Round every value in [-1, 1] to the grid ``{-1, -1+eta, ..., 1}`` without bias (Alg. 2 line 3).
+
+    ``x -> -1 + k eta`` with probability ``((k+1) eta - 1 - x)/eta``, else ``-1 + (k+1) eta``, where
+    ``k = floor((x+1)/eta)``. Returns float64 of the same shape.
+    """
+    return _core.stochastic_round(_unit_matrix(values, np.float64), _eta(eta), rng)
+
+
+def quantize_column_sums(values: object, eta: float, rng: Csprng) -> np.ndarray:
+    """Column sums ``w(D_Q, i)`` of the stochastically rounded rows (exact on the lattice ``-n + eta Z``).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n, d)
+        Values in [-1, 1] (h1 values scaled by ``sqrt(d/2)``); converted to float32.
+    eta : float
+        Grid step; ``2/eta`` must be an integer.
+    rng : Csprng
+
+    Returns
+    -------
+    ndarray of shape (d,), float64
+    """
+    return _core.quantize_column_sums(_unit_matrix(values, np.float32), _eta(eta), rng)
+
+
+class ProductMWEM:
+    r"""Product-distribution MWEM (paper Alg. 2, Lemma 1), warm-started across releases.
+
+    Keeps one marginal per coordinate over the grid ``S = {-1, -1+eta, ..., 1}``. Each step selects a
+    coordinate with the exponential mechanism on ``psi_i = |w(P, i) - w(D_Q, i)|`` (probability
+    ``∝ exp(eps psi_i / (2 Delta_psi))``), measures ``mu = w(D_Q, i) + eta * DLap(Delta_mu / (eta eps))``
+    and updates ``P_i(s) ∝ P_i(s) exp(s (mu - w(P, i)) / (2q))``. The paper's Alg. 2 writes
+    ``exp(eps psi)`` and ``Lap(1/eps)``, which is 2·eps·Delta-DP; here each of the two is eps-DP.
+
+    **Privacy of a release of T steps**: 2T mechanisms, each ``epsilon``-DP with respect to the quantized
+    rows under ``neighbour``: ``"replace-one"`` (row count public; Delta_psi = Delta_mu = 2) or
+    ``"add-remove"`` (Delta_mu = 1, Delta_psi = 2 because q enters w(P, i)). Compose them with
+    :func:`dpsumm.accounting.mwem_step_events`.
+
+    Parameters
+    ----------
+    dim : int
+    eta : float
+        Grid step, ``2/eta`` an integer.
+    neighbour : {"replace-one", "add-remove"}
+    random_state : None, int or Csprng
+        None: OS entropy (private). An int: reproducible, NOT private. A Csprng is used as is.
+    """
+
+    def __init__(self, dim: int, eta: float, neighbour: str = "replace-one", random_state: object = None) -> None:
+        self.dim = positive_int(dim, "dim")
+        self.eta = _eta(eta)
+        if neighbour not in NEIGHBOURS:
+            raise InvalidParameterError(f"`neighbour` must be one of {NEIGHBOURS}, got {neighbour!r}", "neighbour")
+        self.neighbour = neighbour
+        self._state = _core.ProductMwem(self.dim, self.eta, neighbour, _rng(random_state))
+
+    def _check(self, column_sums: object, n_rows: object, steps: object) -> tuple[np.ndarray, int, int]:
+        sums = np.ascontiguousarray(column_sums, dtype=np.float64)
+        if sums.shape != (self.dim,):
+            raise InvalidParameterError(f"`column_sums` must have shape ({self.dim},), got {sums.shape}", "column_sums")
+        if not np.isfinite(sums).all():
+            raise InvalidParameterError("`column_sums` contains NaN or infinite values", "column_sums")
+        return sums, positive_int(n_rows, "n_rows"), positive_int(steps, "steps")
+
+    def release(self, column_sums: object, n_rows: int, steps: int, epsilon: float) -> np.ndarray:
+        """Run ``steps`` private steps at per-step ``epsilon``; return ``w(P_avg, ·)/q`` in [-1, 1] units.
+
+        Parameters
+        ----------
+        column_sums : ndarray of shape (dim,)
+            ``w(D_Q, ·)`` from :func:`quantize_column_sums`.
+        n_rows : int
+            ``q``, the number of quantized rows.
+        steps : int
+            ``T``.
+        epsilon : float
+            Per-mechanism epsilon of each step.
+        """
+        sums, q, t = self._check(column_sums, n_rows, steps)
+        eps = positive_float(epsilon, "epsilon")
+        return self._state.release(sums, q, t, eps)
+
+    def _release_noiseless(self, column_sums: object, n_rows: int, steps: int) -> np.ndarray:
+        """The update path with argmax selection and exact measurements. NOT private: tests only."""
+        sums, q, t = self._check(column_sums, n_rows, steps)
+        return self._state._release_noiseless(sums, q, t)
+
+    def reset(self) -> None:
+        """Back to uniform marginals."""
+        self._state.reset()
+
+    @property
+    def marginals_(self) -> np.ndarray:
+        """The current marginals, shape (dim, |S|)."""
+        return self._state.marginals
+
+    @property
+    def grid_(self) -> np.ndarray:
+        return self._state.grid
+
+    @property
+    def steps_taken_(self) -> int:
+        return self._state.steps_taken
+
+    def __repr__(self) -> str:
+        return f"ProductMWEM(dim={self.dim}, eta={self.eta}, neighbour={self.neighbour!r}, steps_taken={self.steps_taken_})"

@@ -188,3 +188,22 @@ mod tests {
         assert!((var - 1.0).abs() < 0.016, "var {var}");
     }
 }
+
+impl Csprng {
+    /// A uniform integer in `[0, n)` for a 128-bit bound (rejection sampling, no bias). `n > 0`.
+    pub fn below_u128(&mut self, n: u128) -> u128 {
+        debug_assert!(n > 0);
+        if n <= u64::MAX as u128 {
+            return self.below(n as u64) as u128;
+        }
+        // Rejection from the smallest power of two >= n.
+        let bits = 128 - (n - 1).leading_zeros();
+        let mask = if bits == 128 { u128::MAX } else { (1u128 << bits) - 1 };
+        loop {
+            let x = (((self.next_u64() as u128) << 64) | self.next_u64() as u128) & mask;
+            if x < n {
+                return x;
+            }
+        }
+    }
+}
