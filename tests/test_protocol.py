@@ -153,7 +153,11 @@ def test_private_summary_is_close_to_greedy():
     owners, validation, seed_set = blobs(K=4, n=150)
     kw = dict(seed_set=seed_set, dim=128, gamma=0.3, progress=False, random_state=2)
     greedy = dpsumm.summarize(owners, validation, 30, method="greedy", **kw)
-    private = dpsumm.summarize(owners, validation, 30, method="private", schedule=small_schedule(30, 4, dim=128, t_init=2000), **kw)
+    # Budget large enough that h2 is accurate at these tiny sizes (40 validation rows, 20 seed rows):
+    # this checks the algorithm's mechanics, not the paper's schedule (see the MNIST experiment for that).
+    sched = small_schedule(30, 4, dim=128, t_init=2000, epsilon_validation_step=1.0, epsilon_first_epoch_step=1.0,
+                           epsilon_epoch_step=(1.0,) * 30, t_subs=20)
+    private = dpsumm.summarize(owners, validation, 30, method="private", schedule=sched, **kw)
     uniform = dpsumm.summarize(owners, validation, 30, method="uniform", **kw)
     m_g = dpsumm.mmd2(greedy.points, validation, 0.3)
     m_p = dpsumm.mmd2(private.points, validation, 0.3)
@@ -202,7 +206,7 @@ def test_auction_request_frequencies_follow_exp_minus_eps_rank():
     rng = np.random.default_rng(9)
     res = dpsumm.summarize(owners, rng.normal(size=(30, 4)), rounds, method="private", seed_set=rng.normal(size=(20, 4)),
                            dim=32, progress=False, random_state=4,
-                           schedule=small_schedule(rounds, K, epsilon_auction=eps_auc, tau=10**9, t_init=50))
+                           schedule=small_schedule(rounds, K, dim=32, epsilon_auction=eps_auc, tau=10**9, t_init=50))
     asked = np.zeros(K)
     offered = np.zeros(K)
     for t in res.trace:
@@ -223,15 +227,25 @@ def test_tau_rule_asks_for_a_point_chosen_tau_times():
     rng = np.random.default_rng(0)
     target = np.zeros((1, 3))
     near = np.zeros((30, 3)) + rng.normal(scale=0.01, size=(30, 3))
-    far = np.full((5, 3), 3.0) + rng.normal(scale=0.01, size=(5, 3))
+    far = np.full((5, 3), 3.0)  # identical rows: the owner's best row (lowest index on ties) never changes
     res = dpsumm.summarize([near, far], target.repeat(10, 0), 8, method="private", seed_set=np.full((10, 3), 6.0),
                            dim=64, gamma=0.2, progress=False, random_state=0,
                            schedule=small_schedule(8, 2, epsilon_auction=1e6, tau=3, t_init=200))
-    tau_rounds = [t.round for t in res.trace if t.tau_requests]
-    assert tau_rounds and tau_rounds[0] == 3
-    # The far owner's row was received (accessed) but never won.
+    # The far owner's rows are identical, so its best row stays the same until it is asked for: the row
+    # has been its owner's best `streak` rounds, and the tau rule must fire exactly when streak == tau.
+    streak, fired = 0, 0
+    for t in res.trace:
+        streak += 1
+        ranked_first = max(t.bids, key=lambda o: t.bids[o]) == "owner-1"
+        if "owner-1" in t.tau_requests:
+            assert streak == 3 and not ranked_first
+            fired += 1
+        else:
+            assert ranked_first or streak < 3
+        if "owner-1" in t.requested:
+            streak = 0
+    assert fired >= 1
     assert res.accessed.per_owner["owner-1"] >= 1
-    assert (res.owner == 1).sum() == 0
 
 
 def test_parsimony_within_lemma_5():
@@ -243,7 +257,7 @@ def test_parsimony_within_lemma_5():
     for rs in range(3):
         res = dpsumm.summarize(owners, rng.normal(size=(30, 4)), p, method="private", seed_set=rng.normal(size=(20, 4)),
                                dim=32, progress=False, random_state=rs,
-                               schedule=small_schedule(p, K, epsilon_auction=eps_auc, tau=tau, t_init=50))
+                               schedule=small_schedule(p, K, dim=32, epsilon_auction=eps_auc, tau=tau, t_init=50))
         totals.append(res.accessed.total)
     assert np.mean(totals) <= p * (K / tau + 1 / eps_auc)
     assert min(totals) >= p
@@ -255,9 +269,12 @@ def test_parsimony_within_lemma_5():
 class Inflating(OwnerParty):
     """Claims a bid 0.5 above the truth from round 3 on."""
 
+    inflated: set = set()
+
     def handle(self, message: Message) -> Message:
         reply = super().handle(message)
         if isinstance(message, BidRequest) and isinstance(reply, Bid) and reply.value is not None and message.round >= 3:
+            self.inflated.add(reply.token)
             return dataclasses.replace(reply, value=reply.value + 0.5)
         return reply
 
@@ -294,9 +311,10 @@ def test_misbehaving_owner_is_excluded_and_the_run_completes(bad_cls, reason):
     keys = list(zip(res.owner.tolist(), res.index.tolist()))
     assert len(set(keys)) == len(keys)
     if bad_cls is Inflating:
-        # The inflated row was received but discarded, never added.
-        bad_round = excluded[0]["round"]
-        assert all(w is None or w[0] != "b" for w in [t.winner for t in res.trace if t.round >= bad_round])
+        # A row sent behind an inflated bid is discarded: never in the summary. (Rows of "b" verified
+        # before the exclusion stay in the pool and may still win.)
+        b_rows = set(res.index[res.owner == 1].tolist())
+        assert parties["b"].inflated and not (parties["b"].inflated & b_rows)
 
 
 # ------------------------------------------------------------------ reveal="hashes"
