@@ -22,7 +22,14 @@
 //! relation; a call of T steps is 2T of them in adaptive sequence, composed by `dpsumm.accounting`.
 //! The selection is exact up to the slack stated in `noise` (below 1e-9 in ε).
 //!
-//! **Cost.** `w(P, ·)` is kept up to date, so a step costs O(d) for the selection and O(|S|) for the
+//! **Representation.** Every update multiplies `P_i(s)` by `exp(c·s)`, so from the uniform start each
+//! marginal is the exponential family `P_i(s) ∝ exp(θ_i s)` on the grid, with `θ_i` the sum of the
+//! coefficients `c = (μ − w(P, i))/(2q)` of the updates of coordinate i. The d numbers θ are therefore an
+//! exact representation of the d × |S| marginals (materialised on demand by `marginals()`), and
+//! `E_{P_i}[s]` has a closed form (a difference of two geometric-series terms, evaluated with `expm1`
+//! and a Taylor series near θ = 0), which is more accurate than renormalising weights step after step.
+//!
+//! **Cost.** `w(P, ·)` is kept up to date, so a step costs O(d) for the selection and O(1) for the
 //! update. The release is `w(P_avg, ·)/q` with `P_avg = (1/T) Σ_t P_t`; since only the mean of each
 //! marginal is needed and one coordinate changes per step, the average is accumulated lazily in O(1) per
 //! step. The state after a call is `P_T` (warm start for the next call, DESIGN.md §3.4).
@@ -73,8 +80,8 @@ pub struct ProductMwem {
     grid: Grid,
     points: Vec<f64>,
     neighbour: Neighbour,
-    /// Log-weights, row-major d × |S|, each row normalised so that its maximum is 0.
-    log_w: Vec<f64>,
+    /// Natural parameters: `P_i(s) ∝ exp(theta[i] · s)`.
+    theta: Vec<f64>,
     /// `E_{P_i}[s]` per coordinate.
     mean: Vec<f64>,
     steps_taken: u64,
@@ -91,7 +98,7 @@ impl ProductMwem {
         Ok(ProductMwem {
             dim,
             grid,
-            log_w: vec![0.0; dim * points.len()],
+            theta: vec![0.0; dim],
             mean: vec![0.0; dim],
             points,
             neighbour,
@@ -114,7 +121,7 @@ impl ProductMwem {
 
     /// Back to uniform marginals.
     pub fn reset(&mut self) {
-        self.log_w.iter_mut().for_each(|x| *x = 0.0);
+        self.theta.iter_mut().for_each(|x| *x = 0.0);
         self.mean.iter_mut().for_each(|x| *x = 0.0);
         self.steps_taken = 0;
     }
@@ -122,13 +129,16 @@ impl ProductMwem {
     /// The marginals `P_i(s)`, row-major d × |S|.
     pub fn marginals(&self) -> Vec<f64> {
         let m = self.points.len();
-        let mut out = vec![0.0; self.log_w.len()];
-        for i in 0..self.dim {
-            let row = &self.log_w[i * m..(i + 1) * m];
-            let z: f64 = row.iter().map(|l| l.exp()).sum();
-            for (o, l) in out[i * m..(i + 1) * m].iter_mut().zip(row) {
-                *o = l.exp() / z;
+        let mut out = vec![0.0; self.dim * m];
+        for (i, &th) in self.theta.iter().enumerate() {
+            let top = th.abs(); // max over s in [-1, 1] of th·s
+            let row = &mut out[i * m..(i + 1) * m];
+            let mut z = 0.0;
+            for (o, s) in row.iter_mut().zip(&self.points) {
+                *o = (th * s - top).exp();
+                z += *o;
             }
+            row.iter_mut().for_each(|o| *o /= z);
         }
         out
     }
@@ -157,23 +167,9 @@ impl ProductMwem {
 
     /// Multiplicative-weights update of coordinate i towards measurement `mu` (Alg. 2 line 6).
     fn update(&mut self, i: usize, mu: f64, q: f64) {
-        let m = self.points.len();
-        let w_p = q * self.mean[i];
-        let c = (mu - w_p) / (2.0 * q);
-        let row = &mut self.log_w[i * m..(i + 1) * m];
-        let mut max = f64::NEG_INFINITY;
-        for (l, s) in row.iter_mut().zip(&self.points) {
-            *l += s * c;
-            max = max.max(*l);
-        }
-        let (mut z, mut zs) = (0.0, 0.0);
-        for (l, s) in row.iter_mut().zip(&self.points) {
-            *l -= max;
-            let p = l.exp();
-            z += p;
-            zs += p * s;
-        }
-        self.mean[i] = zs / z;
+        let c = (mu - q * self.mean[i]) / (2.0 * q);
+        self.theta[i] += c;
+        self.mean[i] = grid_mean(self.theta[i], self.grid.steps, self.grid.eta());
     }
 
     /// Run `steps` MWEM steps at per-step `epsilon` against `column_sums` of `n_rows` quantized rows and
@@ -189,9 +185,9 @@ impl ProductMwem {
         self.run(column_sums, n_rows, steps, |scores| {
             // Selection: the exact exponential mechanism on ψ (see `noise`).
             let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let exps: Vec<Option<(u64, u64)>> =
-                scores.iter().map(|s| noise::exponent_to_rational(sel_factor * (max - s))).collect();
-            let i = noise::exponential_mechanism_rational(rng, &exps);
+            let i = noise::exponential_mechanism_lazy(rng, scores.len(), |j| {
+                noise::exponent_to_rational(sel_factor * (max - scores[j]))
+            });
             // Measurement: an exact discrete Laplace on the lattice of column sums.
             let z = noise::discrete_laplace(rng, measure_scale)?;
             Ok((i, column_sums[i] + eta * z as f64))
@@ -235,6 +231,23 @@ impl ProductMwem {
         self.steps_taken += steps;
         Ok(acc.into_iter().map(|a| a / steps as f64).collect())
     }
+}
+
+/// `E[s]` for `P(s) ∝ exp(θ s)` on the grid `s_j = −1 + jη`, j = 0..=m.
+///
+/// With `a = θη`, `E[j] = (m+1)/(1 − e^{−(m+1)a}) − 1/(1 − e^{−a})` for a > 0 (geometric series), odd in θ,
+/// and `m/2 + a m(m+2)/12 + O(((m+1)a)³)` near 0; `E[s] = −1 + η E[j]`.
+pub fn grid_mean(theta: f64, m: u32, eta: f64) -> f64 {
+    let a = theta.abs() * eta;
+    let mf = m as f64;
+    let k = mf + 1.0;
+    let ej = if k * a < 1e-4 {
+        mf / 2.0 + a * mf * (mf + 2.0) / 12.0
+    } else {
+        k / -(-k * a).exp_m1() - 1.0 / -(-a).exp_m1()
+    };
+    let e = -1.0 + eta * ej;
+    if theta < 0.0 { -e } else { e }
 }
 
 #[cfg(test)]
@@ -307,6 +320,21 @@ mod tests {
             err_c += c.iter().zip(&truth).map(|(a, b)| (a - b).abs()).sum::<f64>();
         }
         assert!(err_w < 0.2 * err_c, "warm {err_w} cold {err_c}");
+    }
+
+    #[test]
+    fn grid_mean_matches_direct_sums() {
+        for &m in &[1u32, 2, 8, 280] {
+            let eta = 2.0 / m as f64;
+            for &th in &[-500.0, -3.0, -1e-3, -1e-9, 0.0, 1e-12, 1e-6, 0.02, 1.0, 7.5, 80.0, 900.0] {
+                let pts: Vec<f64> = (0..=m).map(|j| -1.0 + j as f64 * eta).collect();
+                let top = f64::abs(th);
+                let w: Vec<f64> = pts.iter().map(|s| (th * s - top).exp()).collect();
+                let z: f64 = w.iter().sum();
+                let direct: f64 = w.iter().zip(&pts).map(|(w, s)| w * s).sum::<f64>() / z;
+                assert!((grid_mean(th, m, eta) - direct).abs() < 1e-12, "m={m} th={th}");
+            }
+        }
     }
 
     #[test]

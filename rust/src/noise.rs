@@ -161,10 +161,19 @@ pub fn exponential_mechanism(rng: &mut Csprng, scores: &[f64], epsilon: f64, sen
 /// γ_i = num/den of candidate i (at least one is 0); `None` is an exponent beyond 2^31 (probability below
 /// exp(−2^31), treated as 0).
 pub(crate) fn exponential_mechanism_rational(rng: &mut Csprng, exps: &[Option<(u64, u64)>]) -> usize {
-    let n = exps.len() as u64;
+    exponential_mechanism_lazy(rng, exps.len(), |i| exps[i])
+}
+
+/// The same rejection sampler with exponents computed only for proposed candidates: propose i
+/// uniformly among `n`, accept with an exact Bernoulli(exp(−γ_i)). The accepted index has probability
+/// exactly `exp(−γ_i) / Σ_j exp(−γ_j)`. `n >= 1` and some γ_i = 0 (so the loop ends).
+pub(crate) fn exponential_mechanism_lazy<F>(rng: &mut Csprng, n: usize, exponent: F) -> usize
+where
+    F: Fn(usize) -> Option<(u64, u64)>,
+{
     loop {
-        let i = rng.below(n) as usize;
-        if let Some((num, den)) = exps[i] {
+        let i = rng.below(n as u64) as usize;
+        if let Some((num, den)) = exponent(i) {
             if num / den < (1u64 << 31) && bernoulli_exp_rational(rng, num, den) {
                 return i;
             }

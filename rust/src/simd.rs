@@ -216,3 +216,4 @@ mod tests {
         assert_eq!(dot_f32_f64(&a, &b), want);
     }
 }
+
