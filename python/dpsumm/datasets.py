@@ -1,0 +1,200 @@
+"""Data for experiments: an IDX reader, MNIST and the paper's label split (App. G), file loaders.
+
+The library never downloads anything: MNIST is read from a directory holding the four IDX files
+(gzipped or not). Data generation here (splits, seed sets) is not privacy noise and uses numpy
+randomness with scikit-learn's ``random_state`` convention.
+"""
+
+from __future__ import annotations
+
+import gzip
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InvalidParameterError
+
+__all__ = ["read_idx", "mnist", "LabelSplit", "mnist_label_split", "load_array", "load_owners"]
+
+_IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+
+
+def _generator(random_state: object) -> np.random.Generator:
+    if random_state is None or isinstance(random_state, numbers.Integral):
+        return np.random.default_rng(random_state)  # data generation, not privacy noise
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    raise InvalidParameterError("`random_state` must be None, an int or a numpy.random.Generator", "random_state")
+
+
+def read_idx(path: str | Path) -> np.ndarray:
+    """Read an IDX file (LeCun's MNIST format), gzipped or not (detected from the first bytes).
+
+    Returns an array of the file's dtype (native byte order) and shape.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidParameterError(f"IDX file not found: {p}", "path")
+    raw = p.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise InvalidParameterError(f"{p} is a corrupt gzip file: {exc}", "path") from exc
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
+        raise InvalidParameterError(f"{p} is not an IDX file (bad magic number)", "path")
+    dtype = np.dtype(_IDX_DTYPES[raw[2]])
+    ndim = raw[3]
+    header = 4 + 4 * ndim
+    if len(raw) < header:
+        raise InvalidParameterError(f"{p}: truncated IDX header", "path")
+    shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
+    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if len(raw) - header != expected:
+        raise InvalidParameterError(f"{p}: IDX body has {len(raw) - header} bytes, shape {shape} needs {expected}", "path")
+    return np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
+
+
+def _find(directory: Path, stem: str) -> Path:
+    for name in (f"{stem}.gz", stem, stem.replace("-idx", ".idx"), stem.replace("-idx", ".idx") + ".gz"):
+        if (directory / name).is_file():
+            return directory / name
+    raise InvalidParameterError(f"{stem}[.gz] not found in {directory}", "directory")
+
+
+def mnist(directory: str | Path, *, kind: str = "train", normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """MNIST images and labels from ``directory``.
+
+    Returns ``(X, y)``: ``X`` of shape (n, 784), float32 in [0, 1] when ``normalize`` (else uint8), ``y`` int64.
+    """
+    if kind not in ("train", "test"):
+        raise InvalidParameterError("`kind` must be 'train' or 'test'", "kind")
+    d = Path(directory)
+    prefix = "train" if kind == "train" else "t10k"
+    X = read_idx(_find(d, f"{prefix}-images-idx3-ubyte"))
+    y = read_idx(_find(d, f"{prefix}-labels-idx1-ubyte"))
+    if X.ndim != 3 or y.ndim != 1 or X.shape[0] != y.shape[0]:
+        raise InvalidParameterError(f"inconsistent MNIST files in {d}", "directory")
+    X = X.reshape(X.shape[0], -1)
+    return (X.astype(np.float32) / 255.0 if normalize else X), y.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class LabelSplit:
+    """Owners, consumer data and a public seed set for a covariate-shift experiment."""
+
+    owners: list[np.ndarray]
+    owner_labels: list[np.ndarray]
+    validation: np.ndarray
+    validation_labels: np.ndarray
+    test: np.ndarray
+    test_labels: np.ndarray
+    seed_set: np.ndarray
+    seed_labels: np.ndarray | None
+    groups: tuple[tuple[int, ...], ...]
+
+    def __repr__(self) -> str:
+        return (
+            f"LabelSplit(owners={[len(o) for o in self.owners]}, groups={self.groups}, "
+            f"validation={len(self.validation)}, test={len(self.test)}, seed_set={len(self.seed_set)})"
+        )
+
+
+def mnist_label_split(
+    directory: str | Path,
+    *,
+    groups: Sequence[Sequence[int]] = ((0, 1), (3, 4), (5, 6), (7, 8), (9, 2)),
+    target_labels: Sequence[int] = (3, 4),
+    target_ratio: Sequence[float] = (0.7, 0.3),
+    validation_fraction: float = 0.25,
+    seed_set_size: int = 150,
+    seed_set: str | np.ndarray = "test-pool",
+    random_state: object = None,
+) -> LabelSplit:
+    """The MNIST setup of the paper's Appendix G.
+
+    * Owners: the MNIST training rows, one owner per label group (default ``[0,1], [3,4], [5,6], [7,8],
+      [9,2]``): 60,000 rows in all.
+    * Test: MNIST test rows of ``target_labels`` sampled in ``target_ratio`` (0.7 : 0.3), as many as
+      the rarer-needed label allows (all 1,010 threes and round(1010 · 3/7) = 433 fours: 1,443 rows).
+    * Validation: each test row moves to the validation set independently with probability
+      ``validation_fraction`` (0.25) and is removed from the test set.
+    * Seed set (public, never owners' data): ``"test-pool"`` draws ``seed_set_size`` rows from the MNIST
+      test rows whose labels are not targets (another public population); ``"uniform"`` draws uniform
+      random pixels in [0, 1]; or pass an array.
+    """
+    rng = _generator(random_state)
+    X, y = mnist(directory, kind="train")
+    Xt, yt = mnist(directory, kind="test")
+    groups_t = tuple(tuple(int(v) for v in g) for g in groups)
+    owners = [X[np.isin(y, g)] for g in groups_t]
+    owner_labels = [y[np.isin(y, g)] for g in groups_t]
+    ratio = np.asarray(target_ratio, dtype=float)
+    if len(ratio) != len(target_labels) or (ratio <= 0).any():
+        raise InvalidParameterError("`target_ratio` needs one positive entry per target label", "target_ratio")
+    ratio = ratio / ratio.sum()
+    available = np.array([(yt == lab).sum() for lab in target_labels])
+    binding = int(np.argmin(available / ratio))
+    counts = np.minimum(np.round(ratio / ratio[binding] * available[binding]).astype(int), available)
+    picked = np.concatenate([rng.choice(np.flatnonzero(yt == lab), size=c, replace=False) for lab, c in zip(target_labels, counts)])
+    rng.shuffle(picked)
+    to_validation = rng.random(len(picked)) < validation_fraction
+    val_idx, test_idx = picked[to_validation], picked[~to_validation]
+    seed_labels = None
+    if isinstance(seed_set, str):
+        if seed_set == "test-pool":
+            pool = np.flatnonzero(~np.isin(yt, target_labels))
+            s_idx = rng.choice(pool, size=seed_set_size, replace=False)
+            seed, seed_labels = Xt[s_idx], yt[s_idx]
+        elif seed_set == "uniform":
+            seed = rng.random((seed_set_size, X.shape[1]), dtype=np.float32)
+        else:
+            raise InvalidParameterError("`seed_set` must be 'test-pool', 'uniform' or an array", "seed_set")
+    else:
+        seed = np.asarray(seed_set, dtype=np.float32)
+    return LabelSplit(owners, owner_labels, Xt[val_idx], yt[val_idx], Xt[test_idx], yt[test_idx], seed, seed_labels, groups_t)
+
+
+def load_array(path: str | Path) -> np.ndarray:
+    """Rows from a ``.npy``, ``.csv`` (numeric; a header line is skipped) or ``.parquet`` file."""
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidParameterError(f"file not found: {p}", "path")
+    suffix = p.suffix.lower()
+    if suffix == ".npy":
+        arr = np.load(p, allow_pickle=False)
+    elif suffix == ".csv":
+        with p.open() as f:
+            first = f.readline()
+        try:
+            [float(v) for v in first.strip().split(",") if v.strip()]
+            skip = 0
+        except ValueError:
+            skip = 1
+        try:
+            arr = np.loadtxt(p, delimiter=",", skiprows=skip, ndmin=2)
+        except ValueError as exc:
+            raise InvalidParameterError(f"{p}: not a numeric CSV ({exc})", "path") from exc
+    elif suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+        except ImportError as exc:
+            raise InvalidParameterError("reading .parquet needs pyarrow: pip install pyarrow", "path") from exc
+        table = pq.read_table(p)
+        try:
+            arr = np.column_stack([table.column(i).to_numpy() for i in range(table.num_columns)]).astype(np.float64)
+        except (ValueError, TypeError) as exc:
+            raise InvalidParameterError(f"{p}: non-numeric columns ({exc})", "path") from exc
+    else:
+        raise InvalidParameterError(f"unknown file type {suffix!r} (use .npy, .csv or .parquet)", "path")
+    if arr.ndim != 2:
+        raise InvalidParameterError(f"{p}: expected a 2-D table, got {arr.ndim}-D", "path")
+    return arr
+
+
+def load_owners(paths: Sequence[str | Path]) -> list[np.ndarray]:
+    """:func:`load_array` for each owner's file."""
+    return [load_array(p) for p in paths]
