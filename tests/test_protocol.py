@@ -363,3 +363,16 @@ def test_bad_input_is_rejected_before_any_release(owners, validation, size, kw, 
     with pytest.raises(dpsumm.InvalidParameterError) as e:
         dpsumm.summarize(owners, validation, size, progress=False, transport=Exploding({}), **kw)
     assert e.value.argument == arg
+
+
+def test_numpy_reference_protocol_agrees_with_the_rust_backed_one():
+    owners, validation, seed_set = blobs(K=3, n=50)
+    res = dpsumm.summarize(owners, validation, 15, method="greedy", seed_set=seed_set, dim=64, gamma=0.3, progress=False)
+    ref = dpsumm.reference.summarize_reference(
+        owners, validation, 15, seed_set=seed_set, omega=res.hasher.omega_, offset=res.hasher.offset_,
+        schedule=small_schedule(15, 3), rng=np.random.default_rng(0), method="greedy")
+    assert ref["owner"].tolist() == res.owner.tolist() and ref["index"].tolist() == res.index.tolist()
+    private = dpsumm.reference.summarize_reference(
+        owners, validation, 15, seed_set=seed_set, omega=res.hasher.omega_, offset=res.hasher.offset_,
+        schedule=small_schedule(15, 3), rng=np.random.default_rng(0))
+    assert len(private["owner"]) == 15 and len(set(zip(private["owner"], private["index"]))) == 15

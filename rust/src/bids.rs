@@ -149,6 +149,27 @@ mod tests {
     }
 
     #[test]
+    fn exact_winner_on_near_ties() {
+        // Rows that differ from the best by one f32 ulp in one coordinate: the exact winner must be found.
+        let d = 140;
+        let mut h = Array2::from_shape_fn((9000, d), |(i, j)| (((i * 13 + j * 7) % 101) as f32 - 50.0) * 1e-3);
+        let v: Vec<f32> = (0..d).map(|j| ((j % 17) as f32 - 8.0) * 0.01).collect();
+        for r in [10usize, 4500, 8999] {
+            for j in 0..d {
+                h[[r, j]] = 0.1 * v[j].signum();
+            }
+        }
+        // One ulp more magnitude in a coordinate where sign(h) = sign(v): row 4500 wins by a hair.
+        h[[4500, 3]] = f32::from_bits(h[[4500, 3]].to_bits() + 1);
+        let exact: Vec<f64> = (0..9000).map(|i| (0..d).map(|j| h[[i, j]] as f64 * v[j] as f64).sum()).collect();
+        let want = exact.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let idx = exact.iter().position(|&x| x == want).unwrap();
+        let got = best_row(h.view(), None, &v).unwrap().unwrap();
+        assert_eq!(got.index, idx);
+        assert!((got.value - want).abs() < 1e-12);
+    }
+
+    #[test]
     fn bad_input() {
         let h = Array2::<f32>::zeros((4, 3));
         assert_eq!(best_row(h.view(), None, &[1.0, 2.0]).unwrap_err().argument(), Some("v"));
