@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import InvalidParameterError
 
-__all__ = ["read_idx", "mnist", "LabelSplit", "mnist_label_split", "load_array", "load_owners"]
+__all__ = ["read_idx", "mnist", "LabelSplit", "mnist_label_split", "covariate_shift", "load_array", "load_owners"]
 
 _IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
@@ -198,3 +198,40 @@ def load_array(path: str | Path) -> np.ndarray:
 def load_owners(paths: Sequence[str | Path]) -> list[np.ndarray]:
     """:func:`load_array` for each owner's file."""
     return [load_array(p) for p in paths]
+
+
+def covariate_shift(
+    n_owners: int = 5,
+    rows_per_owner: int = 2000,
+    n_features: int = 10,
+    shift: float = 1.0,
+    validation_size: int = 300,
+    test_size: int = 1000,
+    seed_set_size: int = 150,
+    random_state: object = None,
+) -> LabelSplit:
+    """Synthetic owners under covariate shift, with labels.
+
+    Generative model: owner k's rows are ``N(shift · k · e, 0.5² I)`` with ``e = (1, …, 1)/sqrt(n_features)``
+    (owners sit at increasing distances along one direction). The consumer's target distribution is the
+    equal mixture of ``N(shift · 0.5 · e, 0.5² I)`` and ``N(shift · 1.5 · e, 0.5² I)``: close to owners 0, 1
+    and 2, far from the others. Validation and test rows are drawn from the target. Labels:
+    ``y = 1[x_0 - x_1 > 0]`` for every row. The seed set is uniform in the public box ``[-1, shift · n_owners]``
+    per feature (data-independent).
+    """
+    rng = _generator(random_state)
+    e = np.ones(n_features) / np.sqrt(n_features)
+
+    def label(X: np.ndarray) -> np.ndarray:
+        return (X[:, 0] - X[:, 1] > 0).astype(np.int64)
+
+    owners = [(rng.normal(size=(rows_per_owner, n_features)) * 0.5 + shift * k * e).astype(np.float32) for k in range(n_owners)]
+
+    def target(n: int) -> np.ndarray:
+        centre = np.where(rng.random(n) < 0.5, 0.5, 1.5)[:, None] * shift * e
+        return (rng.normal(size=(n, n_features)) * 0.5 + centre).astype(np.float32)
+
+    validation, test = target(validation_size), target(test_size)
+    seed = rng.uniform(-1.0, shift * n_owners, size=(seed_set_size, n_features)).astype(np.float32)
+    return LabelSplit(owners, [label(o) for o in owners], validation, label(validation), test, label(test), seed, None,
+                      tuple((k,) for k in range(n_owners)))

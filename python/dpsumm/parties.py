@@ -323,6 +323,8 @@ class Aggregator:
         auction_rng = self.rng.derive("auction")
         chosen_count: dict[tuple[str, int], int] = {}
         pool: list[_Pooled] = []
+        # Row k of pool_hashes[:len(pool)] is pool[k].hash: a growable buffer kept in step with the list.
+        pool_hashes = np.zeros((64, c.dim), dtype=np.float64)
         winners: list[_Pooled] = []
         win_values: list[float] = []
         trace: list[RoundRecord] = []
@@ -394,6 +396,9 @@ class Aggregator:
                 if isinstance(entry, str):
                     self._exclude(o, entry, rnd, record)
                     continue
+                if len(pool) == pool_hashes.shape[0]:
+                    pool_hashes = np.concatenate([pool_hashes, np.zeros_like(pool_hashes)])
+                pool_hashes[len(pool)] = entry.hash
                 pool.append(entry)
             # line 15: best pooled row under the current v
             if not pool:
@@ -401,9 +406,11 @@ class Aggregator:
                 self.events.append(record.events[-1])
                 trace.append(record)
                 break
-            scores = np.stack([p.hash for p in pool]).astype(np.float64) @ v.astype(np.float64)
-            best = int(np.argmax(scores))
+            n_pool = len(pool)
+            scores = pool_hashes[:n_pool] @ v.astype(np.float64)
+            best = int(np.argmax(scores))  # the earliest pooled row wins a tie
             win = pool.pop(best)
+            pool_hashes[best : n_pool - 1] = pool_hashes[best + 1 : n_pool]
             winners.append(win)
             win_values.append(float(scores[best]))
             record.winner = (win.owner, win.token)
