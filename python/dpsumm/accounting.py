@@ -33,8 +33,8 @@ Schedules
     :func:`paper_schedule` (Section 4), :func:`theorem2_schedule` (Theorem 2) and :func:`calibrate`
     (budget first), with :func:`schedule_events` / :func:`account` to cost a schedule before running.
 
-What the numbers mean (read ``docs/privacy.md``)
--------------------------------------------------
+What the numbers mean (the README, section "Privacy")
+-----------------------------------------------------
 * ``"validation"``: ε of all releases computed from the consumer's validation set ``D_v``, with
   respect to replacing one row of ``D_v`` (``|D_v|`` public).
 * ``"owners"``: ε of all releases seen by a data owner that are computed from the summary ``D_s``,

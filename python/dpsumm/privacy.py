@@ -27,20 +27,25 @@ from . import _core
 from ._validation import positive_float, positive_int
 from .errors import InvalidParameterError
 
-__all__ = ["Csprng", "ProductMWEM", "stochastic_round", "quantize_column_sums", "NEIGHBOURS"]
+__all__ = ["Csprng", "ProductMWEM", "stochastic_round", "quantize_column_sums", "check_random_state", "NEIGHBOURS"]
 
 Csprng = _core.Csprng
 NEIGHBOURS = ("replace-one", "add-remove")
 
 
-def _rng(random_state: object) -> Csprng:
+def check_random_state(random_state: object) -> Csprng:
+    """A :class:`Csprng` from scikit-learn style ``random_state``: None = OS entropy (the only private
+    mode), a non-negative int = a seeded stream (reproducible, NOT private), a Csprng = used as is."""
     if random_state is None:
         return Csprng()
     if isinstance(random_state, Csprng):
         return random_state
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and 0 <= int(random_state) < 2**64:
         return Csprng(int(random_state))
-    raise InvalidParameterError("`random_state` must be None, a non-negative int or a dpsumm.Csprng", "random_state")
+    raise InvalidParameterError(
+        "`random_state` must be None (OS entropy, private), a non-negative int or a dpsumm.Csprng (seeded: not private)",
+        "random_state",
+    )
 
 
 def _eta(eta: object) -> float:
@@ -117,7 +122,7 @@ class ProductMWEM:
         if neighbour not in NEIGHBOURS:
             raise InvalidParameterError(f"`neighbour` must be one of {NEIGHBOURS}, got {neighbour!r}", "neighbour")
         self.neighbour = neighbour
-        self._state = _core.ProductMwem(self.dim, self.eta, neighbour, _rng(random_state))
+        self._state = _core.ProductMwem(self.dim, self.eta, neighbour, check_random_state(random_state))
 
     def _check(self, column_sums: object, n_rows: object, steps: object) -> tuple[np.ndarray, int, int]:
         sums = np.ascontiguousarray(column_sums, dtype=np.float64)

@@ -17,7 +17,7 @@ from .errors import InvalidParameterError
 from .hashing import RFFHasher
 from .kernels import kernel_row_means
 from .parties import Aggregator, ConsumerParty, OwnerParty, ProtocolConfig, RoundRecord
-from .privacy import Csprng
+from .privacy import Csprng, check_random_state
 from .transport import InProcessTransport, Transport
 
 __all__ = ["Owner", "SummaryResult", "Access", "summarize", "METHODS"]
@@ -143,19 +143,6 @@ def _as_owners(owners: object, n_features: int | None) -> tuple[list[np.ndarray]
     if any(lab is None for lab in labels) and any(lab is not None for lab in labels):
         raise InvalidParameterError("give labels for every owner or for none", "owners")
     return datas, labels, names
-
-
-def _resolve_rng(random_state: object) -> Csprng:
-    if random_state is None:
-        return Csprng()
-    if isinstance(random_state, Csprng):
-        return random_state
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and 0 <= int(random_state) < 2**64:
-        return Csprng(int(random_state))
-    raise InvalidParameterError(
-        "`random_state` must be None (OS entropy, private), a non-negative int or a dpsumm.Csprng (seeded: not private)",
-        "random_state",
-    )
 
 
 def _seed_set(seed_set: object, count: int, n_features: int, feature_range: tuple[float, float], rng: Csprng) -> np.ndarray:
@@ -357,7 +344,7 @@ def summarize(
     dim = positive_int(dim, "dim")
     hasher = RFFHasher(n_features, dim=dim, gamma=gamma, seed=seed_value(hash_seed, "hash_seed"))
     sched = _resolve_schedule(schedule, privacy, size=size, owners=len(datas), dim=dim)
-    rng = _resolve_rng(random_state)
+    rng = check_random_state(random_state)
     rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
     seed = _seed_set(seed_set, sched.seed_set_size, n_features, feature_range, rng_seed)
     if method == "private" and seed.shape[0] == 0:
