@@ -376,3 +376,25 @@ def test_numpy_reference_protocol_agrees_with_the_rust_backed_one():
         owners, validation, 15, seed_set=seed_set, omega=res.hasher.omega_, offset=res.hasher.offset_,
         schedule=small_schedule(15, 3), rng=np.random.default_rng(0))
     assert len(private["owner"]) == 15 and len(set(zip(private["owner"], private["index"]))) == 15
+
+
+def test_a_seeded_run_does_not_depend_on_the_thread_count():
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, dpsumm, hashlib, dataclasses\n"
+        "rng = np.random.default_rng(0)\n"
+        "owners = [rng.normal(size=(3000, 6)) + k for k in range(3)]\n"
+        "s = dataclasses.replace(dpsumm.paper_schedule(12, 3, dim=64), t_init=300)\n"
+        "r = dpsumm.summarize(owners, rng.normal(size=(50, 6)), 12, seed_set=rng.normal(size=(20, 6)), dim=64,\n"
+        "                     schedule=s, random_state=3, progress=False)\n"
+        "print(hashlib.sha256(r.points.tobytes() + r.owner.tobytes() + r.index.tobytes()).hexdigest())\n"
+    )
+    digests = set()
+    for threads in ("1", "2", "3"):
+        env = dict(os.environ, RAYON_NUM_THREADS=threads)
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1
