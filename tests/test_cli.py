@@ -9,15 +9,6 @@ import numpy as np
 from dpsumm.cli import main
 
 
-def test_demo_prints_the_comparison(capsys):
-    assert main(["demo", "--size", "20", "--rows", "300", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
-    assert [r["method"] for r in rows] == ["greedy", "private", "uniform"]
-    assert rows[0]["mmd_increase_pct"] == 0.0
-    assert rows[2]["accessed"] == 20 and rows[1]["accessed"] >= 20
-    assert rows[1]["epsilon_validation"] > 0
-
-
 def test_summarize_writes_summary_provenance_and_report(tmp_path, capsys):
     rng = np.random.default_rng(0)
     paths = []

@@ -81,3 +81,34 @@ def test_loaders(tmp_path):
         with pytest.raises(dpsumm.InvalidParameterError):
             datasets.load_array(tmp_path / bad)
     assert len(datasets.load_owners([tmp_path / "a.npy", tmp_path / "b.csv"])) == 2
+
+
+def test_label_split_design_on_digits():
+    s = datasets.digits_label_split(random_state=3)
+    assert s.groups == ((0, 1), (3, 4), (5, 6), (7, 8), (9, 2))
+    for g, lab in zip(s.groups, s.owner_labels):
+        assert set(np.unique(lab)) == set(g)
+    labels = np.concatenate([s.validation_labels, s.test_labels])
+    n3, n4 = (labels == 3).sum(), (labels == 4).sum()
+    # The 3s are the binding label: all test-pool 3s are used and the 4s are round(n3 * 3/7).
+    assert n4 == round(n3 * 3 / 7)
+    assert set(np.unique(s.seed_labels)).isdisjoint({3, 4}) and len(s.seed_set) == 60
+    # Owners' rows, test-pool rows and the seed set are disjoint subsets of the 1,797 digits.
+    X, _ = datasets.digits()
+    rows = [r.tobytes() for part in (*s.owners, s.validation, s.test) for r in part]
+    assert len(rows) <= len(X) and s.owners[0].dtype == np.float32 and s.owners[0].max() <= 1.0
+    owner_rows = {r.tobytes() for o in s.owners for r in o}
+    assert not owner_rows & {r.tobytes() for r in s.seed_set}
+    assert not owner_rows & {r.tobytes() for r in s.validation}
+
+
+def test_label_split_rejects_bad_arguments():
+    X = np.random.default_rng(0).random((40, 3))
+    y = np.arange(40) % 10
+    for kw, arg in [(dict(validation_fraction=1.5), "validation_fraction"), (dict(groups=((11,),)), "groups"),
+                    (dict(target_ratio=(1.0,)), "target_ratio"), (dict(seed_set_size=100), "seed_set_size")]:
+        with pytest.raises(dpsumm.InvalidParameterError) as e:
+            datasets.label_split((X, y), (X, y), **kw)
+        assert e.value.argument == arg
+    with pytest.raises(dpsumm.InvalidParameterError):
+        datasets.label_split((X, y), (X[:, :2], y))

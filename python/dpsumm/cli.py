@@ -124,58 +124,121 @@ def _run_account(args: argparse.Namespace) -> int:
 def _add_demo(sub: Any) -> None:
     p = sub.add_parser(
         "demo",
-        help="run the protocol end to end on generated data and print a comparison table",
+        help="the paper's label-split experiment on scikit-learn's digits, end to end in seconds",
         description=(
-            "Generate five owners under covariate shift (dpsumm.datasets.covariate_shift), then build a summary "
-            "with the private protocol (paper schedule), the non-private greedy baseline and uniform sampling, "
-            "and print MMD^2 to the validation set, rows accessed and epsilon."
+            "Split scikit-learn's bundled digits as the paper's Appendix G splits MNIST (five owners by label "
+            "groups; the consumer wants 3s and 4s in ratio 0.7 : 0.3), build summaries with the private protocol "
+            "(paper schedule), the non-private greedy baseline and uniform sampling, print MMD^2, its increase "
+            "over greedy, the accuracy of a 32-unit network trained on each summary, rows accessed and epsilon, "
+            "and write the plots. Seeded: reproducible, NOT private."
         ),
     )
-    p.add_argument("--size", type=int, default=100, help="summary size (default 100)")
-    p.add_argument("--rows", type=int, default=4000, help="rows per owner (default 4000)")
-    p.add_argument("--random-state", type=int, default=0, help="seed (reproducible, NOT private; default 0)")
-    p.add_argument("--json", action="store_true", help="print the table as JSON")
+    p.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 40, 80], help="summary sizes (default 10 20 40 80)")
+    p.add_argument("--repeats", type=int, default=3, help="repeats per size (default 3)")
+    p.add_argument("--out", default="dpsumm-demo", help="output directory for results and plots (default ./dpsumm-demo)")
+    p.add_argument("--random-state", type=int, default=0, help="base seed (reproducible, NOT private; default 0)")
+    p.add_argument("--json", action="store_true", help="print the records as JSON instead of the table")
+    p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run_demo)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    import time
+    from . import datasets, experiments
 
-    from . import datasets
-    from .kernels import mmd2
-    from .summarize import summarize
-
-    data = datasets.covariate_shift(rows_per_owner=args.rows, random_state=args.random_state)
-    gamma = 0.1
-    rows = []
-    for method in ("greedy", "private", "uniform"):
-        t0 = time.perf_counter()
-        res = summarize(data.owners, data.validation, args.size, method=method, seed_set=data.seed_set, gamma=gamma,
-                        random_state=args.random_state, progress=False)
-        seconds = time.perf_counter() - t0
-        row = {"method": method, "mmd2": mmd2(res.points, data.validation, gamma), "accessed": res.accessed.total,
-               "seconds": seconds, "epsilon_owners": None, "epsilon_validation": None}
-        if res.privacy is not None:
-            totals = res.privacy.totals(1e-4, 1e-2)
-            row["epsilon_owners"] = totals["owners"]["tight"]
-            row["epsilon_validation"] = totals["validation"]["tight"]
-        rows.append(row)
-    base = rows[0]["mmd2"]
-    for r in rows:
-        r["mmd_increase_pct"] = 100.0 * (r["mmd2"] - base) / base
+    base = args.random_state
+    records = experiments.run_experiment(
+        lambda r: datasets.digits_label_split(random_state=base + r), args.sizes, repeats=args.repeats,
+        methods=("private", "greedy", "uniform"), gamma=0.1, random_state=base, progress=not args.no_progress,
+    )
+    paths = experiments.write_results(records, args.out, title="digits label split")
     if args.json:
-        print(json.dumps(_jsonable(rows), indent=2))
+        print(json.dumps([_jsonable(r.to_dict()) for r in records], indent=1))
         return 0
-    print(f"{len(data.owners)} owners x {args.rows} rows, {len(data.validation)} validation rows, summary size {args.size}")
-    print(f"{'method':<10}{'MMD^2':>10}{'vs greedy':>11}{'accessed':>10}{'eps owners':>12}{'eps valid.':>12}{'seconds':>9}")
-    for r in rows:
-        eo = "-" if r["epsilon_owners"] is None else ("inf*" if math.isinf(r["epsilon_owners"]) else f"{r['epsilon_owners']:.3g}")
-        ev = "-" if r["epsilon_validation"] is None else f"{r['epsilon_validation']:.3g}"
-        print(f"{r['method']:<10}{r['mmd2']:>10.5f}{r['mmd_increase_pct']:>10.1f}%{r['accessed']:>10}{eo:>12}{ev:>12}{r['seconds']:>9.2f}")
-    print("epsilon: tight accountant; owners at delta = 1e-4, validation at delta = 0.01.")
-    if any(r["epsilon_owners"] is not None and math.isinf(r["epsilon_owners"]) for r in rows):
-        print("* the paper's private auction (eps_auc > 0) is not differentially private as specified; see the README, "
-              "'Privacy'. Use summarize(..., privacy=dpsumm.Budget(...)) for a certified run.")
+    split = datasets.digits_label_split(random_state=base)
+    print(f"digits label split: {split!r}")
+    print(experiments.format_table(records))
+    _print_epsilon(records)
+    print(f"wrote {', '.join(str(p) for p in paths.values())}")
+    return 0
+
+
+def _print_epsilon(records: Sequence[Any]) -> None:
+    priv = [r for r in records if r.method == "private"]
+    if not priv:
+        return
+    r = max(priv, key=lambda r: r.size)
+    owners = "not certified (paper's PrivAuction, see README 'Privacy')" if r.epsilon_owners is None else f"{r.epsilon_owners:.4g}"
+    print(f"private, size {r.size}: epsilon owners {owners}; h2 releases alone {r.epsilon_owners_h2:.4g} (delta 1e-4); "
+          f"validation {r.epsilon_validation:.4g} (delta 0.01); tight accountant.")
+
+
+# ---------------------------------------------------------------------------------------------
+# experiment
+# ---------------------------------------------------------------------------------------------
+
+
+def _add_experiment(sub: Any) -> None:
+    p = sub.add_parser(
+        "experiment",
+        help="reproduce the paper's Figure 2 (MNIST) or run the same design on digits",
+        description=(
+            "Run methods at several summary sizes over repeats of a label split; write results.json, results.csv, "
+            "table.md, mmd_increase.png and accuracy.png to --out."
+        ),
+    )
+    p.add_argument("dataset", choices=("mnist", "digits"), help="mnist (needs --data) or digits (bundled with scikit-learn)")
+    p.add_argument("--data", default=None, help="directory holding the four MNIST IDX files (never downloaded)")
+    p.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200, 500, 1000])
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--methods", nargs="+", default=["private", "greedy", "uniform"],
+                   help="any of private, greedy, uniform, exact-greedy, pfds (default: private greedy uniform)")
+    p.add_argument("--gamma", default="0.1", help="RBF width, or 'median' for the median heuristic on the public seed set (default 0.1, the paper's)")
+    p.add_argument("--dim", type=int, default=140)
+    p.add_argument("--classifier", choices=("mlp", "svm"), default="mlp",
+                   help="mlp: one hidden layer of 32 units (Figure 2); svm: linear SVM (Figure 1)")
+    p.add_argument("--budget", type=float, default=None,
+                   help="calibrate the private method to this owners' epsilon (and --validation-budget) instead of the paper's schedule")
+    p.add_argument("--validation-budget", type=float, default=None, help="validation epsilon for --budget (default: same as --budget)")
+    p.add_argument("--delta", type=float, default=1e-5, help="delta for --budget (owners and validation; default 1e-5)")
+    p.add_argument("--pfds-epsilon", type=float, default=1.0, help="per-agent epsilon of the pfds method (default 1)")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--random-state", type=int, default=0, help="base seed (reproducible, NOT private; default 0)")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_run_experiment)
+
+
+def _run_experiment(args: argparse.Namespace) -> int:
+    from . import accounting, datasets, experiments
+    from .errors import InvalidParameterError
+
+    if args.dataset == "mnist":
+        if args.data is None:
+            raise InvalidParameterError("`--data` (the MNIST directory) is required for mnist", "data")
+        train = datasets.mnist(args.data, kind="train")
+        test = datasets.mnist(args.data, kind="test")
+
+        def split(r: int) -> Any:
+            return datasets.label_split(train, test, random_state=args.random_state + r)
+    else:
+        def split(r: int) -> Any:
+            return datasets.digits_label_split(random_state=args.random_state + r)
+    try:
+        gamma: Any = "median" if args.gamma == "median" else float(args.gamma)
+    except ValueError:
+        raise InvalidParameterError(f"`--gamma` must be a number or 'median', got {args.gamma!r}", "gamma") from None
+    budget = None
+    if args.budget is not None:
+        budget = accounting.Budget(epsilon=args.budget, delta=args.delta,
+                                   validation_epsilon=args.validation_budget or args.budget, validation_delta=args.delta)
+    records = experiments.run_experiment(
+        split, args.sizes, repeats=args.repeats, methods=args.methods, gamma=gamma, dim=args.dim, privacy=budget,
+        classifier=args.classifier, pfds_epsilon=args.pfds_epsilon, random_state=args.random_state,
+        progress=not args.no_progress,
+    )
+    paths = experiments.write_results(records, args.out, title=f"{args.dataset} label split")
+    print(experiments.format_table(records))
+    _print_epsilon(records)
+    print(f"wrote {', '.join(str(p) for p in paths.values())}")
     return 0
 
 
@@ -237,7 +300,7 @@ def _run_summarize(args: argparse.Namespace) -> int:
 # entry point
 # ---------------------------------------------------------------------------------------------
 
-_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_account, _add_demo, _add_summarize)
+_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_account, _add_demo, _add_experiment, _add_summarize)
 
 
 def build_parser() -> argparse.ArgumentParser:

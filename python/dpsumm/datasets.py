@@ -12,12 +12,13 @@ import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from .errors import InvalidParameterError
 
-__all__ = ["read_idx", "mnist", "LabelSplit", "mnist_label_split", "covariate_shift", "load_array", "load_owners"]
+__all__ = ["read_idx", "mnist", "digits", "LabelSplit", "label_split", "mnist_label_split", "digits_label_split", "covariate_shift", "load_array", "load_owners"]
 
 _IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
@@ -103,8 +104,9 @@ class LabelSplit:
         )
 
 
-def mnist_label_split(
-    directory: str | Path,
+def label_split(
+    train: tuple[np.ndarray, np.ndarray],
+    test: tuple[np.ndarray, np.ndarray],
     *,
     groups: Sequence[Sequence[int]] = ((0, 1), (3, 4), (5, 6), (7, 8), (9, 2)),
     target_labels: Sequence[int] = (3, 4),
@@ -114,29 +116,51 @@ def mnist_label_split(
     seed_set: str | np.ndarray = "test-pool",
     random_state: object = None,
 ) -> LabelSplit:
-    """The MNIST setup of the paper's Appendix G.
+    """The paper's label-split design (Appendix G) on any labelled data.
 
-    * Owners: the MNIST training rows, one owner per label group (default ``[0,1], [3,4], [5,6], [7,8],
-      [9,2]``): 60,000 rows in all.
-    * Test: MNIST test rows of ``target_labels`` sampled in ``target_ratio`` (0.7 : 0.3), as many as
-      the rarer-needed label allows (all 1,010 threes and round(1010 · 3/7) = 433 fours: 1,443 rows).
+    * Owners: the ``train`` rows, one owner per label group (default ``[0,1], [3,4], [5,6], [7,8],
+      [9,2]``); rows whose label is in no group are left out.
+    * Test: ``test`` rows of ``target_labels`` sampled in ``target_ratio`` (0.7 : 0.3), as many as the
+      rarer-needed label allows.
     * Validation: each test row moves to the validation set independently with probability
       ``validation_fraction`` (0.25) and is removed from the test set.
-    * Seed set (public, never owners' data): ``"test-pool"`` draws ``seed_set_size`` rows from the MNIST
-      test rows whose labels are not targets (another public population); ``"uniform"`` draws uniform
-      random pixels in [0, 1]; or pass an array.
+    * Seed set (public, never owners' data): ``"test-pool"`` draws ``seed_set_size`` rows from the
+      ``test`` rows whose labels are not targets (another public population); ``"uniform"`` draws
+      uniform random features in [0, 1]; or pass an array.
+
+    Parameters
+    ----------
+    train, test : (X, y) pairs
+        Rows (n, n_features) and integer labels (n,).
+    random_state : None, int or numpy.random.Generator
+        Data sampling only (not privacy noise).
+
+    Returns
+    -------
+    LabelSplit
     """
     rng = _generator(random_state)
-    X, y = mnist(directory, kind="train")
-    Xt, yt = mnist(directory, kind="test")
+    X, y = (np.asarray(a) for a in train)
+    Xt, yt = (np.asarray(a) for a in test)
+    if X.ndim != 2 or Xt.ndim != 2 or X.shape[1] != Xt.shape[1] or y.shape != (len(X),) or yt.shape != (len(Xt),):
+        raise InvalidParameterError("`train` and `test` must be (X, y) pairs with 2-D X of equal width", "train")
+    if not 0.0 < validation_fraction < 1.0:
+        raise InvalidParameterError("`validation_fraction` must be in (0, 1)", "validation_fraction")
     groups_t = tuple(tuple(int(v) for v in g) for g in groups)
+    if not groups_t or any(not g for g in groups_t):
+        raise InvalidParameterError("`groups` must be a non-empty list of non-empty label lists", "groups")
     owners = [X[np.isin(y, g)] for g in groups_t]
     owner_labels = [y[np.isin(y, g)] for g in groups_t]
+    for g, o in zip(groups_t, owners):
+        if len(o) == 0:
+            raise InvalidParameterError(f"no training row has a label in group {list(g)}", "groups")
     ratio = np.asarray(target_ratio, dtype=float)
     if len(ratio) != len(target_labels) or (ratio <= 0).any():
         raise InvalidParameterError("`target_ratio` needs one positive entry per target label", "target_ratio")
     ratio = ratio / ratio.sum()
     available = np.array([(yt == lab).sum() for lab in target_labels])
+    if (available == 0).any():
+        raise InvalidParameterError("every target label needs test rows", "target_labels")
     binding = int(np.argmin(available / ratio))
     counts = np.minimum(np.round(ratio / ratio[binding] * available[binding]).astype(int), available)
     picked = np.concatenate([rng.choice(np.flatnonzero(yt == lab), size=c, replace=False) for lab, c in zip(target_labels, counts)])
@@ -147,6 +171,8 @@ def mnist_label_split(
     if isinstance(seed_set, str):
         if seed_set == "test-pool":
             pool = np.flatnonzero(~np.isin(yt, target_labels))
+            if seed_set_size > len(pool):
+                raise InvalidParameterError(f"`seed_set_size` ({seed_set_size}) exceeds the {len(pool)} non-target test rows", "seed_set_size")
             s_idx = rng.choice(pool, size=seed_set_size, replace=False)
             seed, seed_labels = Xt[s_idx], yt[s_idx]
         elif seed_set == "uniform":
@@ -156,6 +182,50 @@ def mnist_label_split(
     else:
         seed = np.asarray(seed_set, dtype=np.float32)
     return LabelSplit(owners, owner_labels, Xt[val_idx], yt[val_idx], Xt[test_idx], yt[test_idx], seed, seed_labels, groups_t)
+
+
+def mnist_label_split(directory: str | Path, **kwargs: Any) -> LabelSplit:
+    """The MNIST setup of the paper's Appendix G: :func:`label_split` on MNIST train and test.
+
+    Owners: the 60,000 training rows in five label groups. Test: all 1,010 test threes and
+    round(1010 · 3/7) = 433 fours (1,443 rows) before ~25% move to validation. Seed set: 150 test rows
+    with labels other than 3 and 4. Pixels are float32 in [0, 1]. Keyword arguments go to
+    :func:`label_split` (``random_state``, ``groups``, ``seed_set``, ...).
+    """
+    return label_split(mnist(directory, kind="train"), mnist(directory, kind="test"), **kwargs)
+
+
+def digits(*, normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's bundled 8x8 digits (1,797 rows, 64 features; no download).
+
+    Returns ``(X, y)``: ``X`` float32 in [0, 1] when ``normalize`` (pixel values / 16).
+    """
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise InvalidParameterError("the digits data needs scikit-learn: pip install 'dpsumm[experiments]'", "digits") from exc
+    d = load_digits()
+    X = d.data.astype(np.float32)
+    return (X / 16.0 if normalize else X), d.target.astype(np.int64)
+
+
+def digits_label_split(*, test_fraction: float = 0.5, seed_set_size: int = 60, random_state: object = None,
+                       **kwargs: Any) -> LabelSplit:
+    """The Appendix G design on scikit-learn's digits (a demo that needs no files).
+
+    The 1,797 rows are split at random into a training part (owners) and a test pool of
+    ``test_fraction``; then :func:`label_split` as for MNIST (owners by label groups, test rows of
+    labels 3 and 4 in ratio 0.7 : 0.3, validation with probability 0.25, a seed set of
+    ``seed_set_size`` non-target test-pool rows).
+    """
+    if not 0.0 < test_fraction < 1.0:
+        raise InvalidParameterError("`test_fraction` must be in (0, 1)", "test_fraction")
+    rng = _generator(random_state)
+    X, y = digits()
+    order = rng.permutation(len(X))
+    n_test = int(round(test_fraction * len(X)))
+    te, tr = order[:n_test], order[n_test:]
+    return label_split((X[tr], y[tr]), (X[te], y[te]), seed_set_size=seed_set_size, random_state=rng, **kwargs)
 
 
 def load_array(path: str | Path) -> np.ndarray:
