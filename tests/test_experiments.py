@@ -95,3 +95,26 @@ def test_cli_demo(tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert {r["method"] for r in rows} == {"private", "greedy", "uniform"}
     assert (tmp_path / "mmd_increase.png").exists()
+
+
+def test_broadcast_error_exact_side_and_noise_free_limit():
+    import dataclasses
+
+    s = datasets.digits_label_split(random_state=0)
+    sched = dpsumm.paper_schedule(20, 5, seed_set_size=60)
+    rows = experiments.broadcast_error(s, sched, rounds=(1, 20), random_state=0)
+    assert [r["round"] for r in rows] == [1, 20]
+    # The exact side is the greedy summary's: recompute it from the public pieces.
+    g = dpsumm.summarize(s.owners, s.validation, 20, method="greedy", seed_set=s.seed_set, progress=False, random_state=0)
+    Hv = g.hasher.transform(s.validation).astype(float)
+    Hs = np.vstack([g.hasher.transform(s.seed_set), g.hashes[:19]]).astype(float)
+    q = len(Hs)
+    v = Hv.mean(0) - q / (q + 1) * Hs.mean(0)
+    assert rows[1]["validation_norm"] == pytest.approx(np.linalg.norm(Hv.mean(0)), rel=1e-6)
+    assert rows[1]["summary_norm"] == pytest.approx(np.linalg.norm(Hs.mean(0)), rel=1e-6)
+    assert rows[1]["v_norm"] == pytest.approx(np.linalg.norm(v), rel=1e-6)
+    # With a budget so large that the noise vanishes, the first broadcast points the right way.
+    big = dataclasses.replace(sched, epsilon_validation_step=1e3, epsilon_first_epoch_step=1e3,
+                              epsilon_epoch_step=(1e3,) * 20)
+    first = experiments.broadcast_error(s, big, rounds=(1,), random_state=0)[0]
+    assert first["v_cosine"] > 0.8 and first["v_error"] < first["v_norm"]

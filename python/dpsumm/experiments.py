@@ -27,10 +27,13 @@ import numpy as np
 from . import accounting
 from .datasets import LabelSplit
 from .errors import InvalidParameterError
+from .h2 import H2
+from .hashing import RFFHasher
+from .privacy import Csprng, check_random_state
 from .metrics import mlp_accuracy, mmd2, mmd_increase_pct, svm_accuracy
 from .summarize import Owner, summarize
 
-__all__ = ["EXPERIMENT_METHODS", "Record", "run_experiment", "write_results", "format_table", "median_gamma"]
+__all__ = ["EXPERIMENT_METHODS", "Record", "run_experiment", "write_results", "format_table", "median_gamma", "broadcast_error"]
 
 EXPERIMENT_METHODS = ("private", "greedy", "uniform", "exact-greedy", "pfds")
 CLASSIFIERS = ("mlp", "svm")
@@ -45,8 +48,8 @@ class Record:
     ``epsilon_owners`` is the owners' total by the tight accountant at δ = 1e-4, including the auction
     (``None`` = not certified, which is the case for the paper's PrivAuction with ε_auc > 0);
     ``epsilon_owners_h2`` leaves the auction out (the h2 releases alone). ``epsilon_validation`` is the
-    validation set's at δ = 0.01. All three are ``None`` for non-private methods... except PFDS, whose
-    owners' figure is its own (ε-DP per agent, pure).
+    validation set's at δ = 0.01. The three are ``None`` for the non-private methods; for ``"pfds"``
+    both owners' figures are the per-agent ε of PFDS (pure ε-DP) and the consumer releases nothing.
     """
 
     method: str
@@ -304,3 +307,67 @@ def write_results(records: Sequence[Record], out: str | Path, *, title: str = ""
         else:
             del paths["accuracy_plot"]
     return paths
+
+
+def broadcast_error(
+    split: LabelSplit,
+    schedule: accounting.Schedule,
+    *,
+    gamma: float = 0.1,
+    rounds: Sequence[int] = (1, 10, 50, 100, 200, 500, 1000),
+    random_state: int | Csprng | None = None,
+) -> list[dict[str, float]]:
+    """How far the private broadcast ``v`` of Alg. 3 is from the exact one, along the greedy path.
+
+    Builds the non-private greedy summary of ``schedule.size`` rows, then replays the h2 releases the
+    private protocol would make on that summary (validation: ``t_init`` steps at
+    ``epsilon_validation_step``; summary: epoch 1 on the seed set, then ``t_subs`` steps per epoch at
+    ``epsilon_epoch_step``, warm-started, exactly as :class:`dpsumm.parties.Aggregator`) and compares
+    ``v_priv = g~ - q/(q+1) g_l`` with ``v = mean h1(D_v) - q/(q+1) mean h1(D_s)``.
+
+    Returns one dict per round in ``rounds`` (up to the size): ``round``, ``validation_norm``
+    (``||mean h1(D_v)||``), ``validation_error`` (``||g~ - mean h1(D_v)||``), ``summary_norm``,
+    ``summary_error`` (``||g_l - mean h1(D_s)||``), ``v_norm``, ``v_error`` and ``v_cosine`` (cosine
+    between private and exact ``v``; the owners' bids rank rows by ``h1(x).v``, so a cosine near 0
+    means the bids carry no information). Seeded: NOT private (a diagnostic).
+    """
+    if not isinstance(schedule, accounting.Schedule):
+        raise InvalidParameterError("`schedule` must be a dpsumm.accounting.Schedule", "schedule")
+    rng = check_random_state(random_state)
+    size = schedule.size
+    owners = [Owner(o) for o in split.owners]
+    greedy = summarize(owners, split.validation, size, method="greedy", seed_set=split.seed_set, gamma=gamma,
+                       dim=schedule.dim, schedule=schedule, progress=False, random_state=0)
+    hasher = RFFHasher(split.validation.shape[1], dim=schedule.dim, gamma=gamma, seed=greedy.hasher.seed)
+    Hv, Hs, Hp = hasher.transform(split.validation), hasher.transform(split.seed_set), greedy.hashes
+    h2_v = H2(schedule.dim, schedule.eta, rng.derive("validation"))
+    h2_v.add(Hv)
+    g_v = h2_v.release(schedule.t_init, schedule.epsilon_validation_step)
+    mean_v = Hv.astype(np.float64).mean(0)
+    h2_s = H2(schedule.dim, schedule.eta, rng.derive("summary"))
+    h2_s.add(Hs)
+    total = Hs.astype(np.float64).sum(0)
+    wanted = {int(r) for r in rounds}
+    out: list[dict[str, float]] = []
+    for rnd in range(1, len(Hp) + 1):
+        if rnd == 1:
+            g_s = h2_s.release(schedule.t_init, schedule.epsilon_first_epoch_step)
+        else:
+            h2_s.add(Hp[rnd - 2 : rnd - 1])
+            total += Hp[rnd - 2].astype(np.float64)
+            g_s = h2_s.release(schedule.t_subs, schedule.epsilon_epoch_step[rnd - 1])
+        if rnd not in wanted:
+            continue
+        q = len(Hs) + rnd - 1
+        mean_s = total / q
+        v = mean_v - q / (q + 1.0) * mean_s
+        v_priv = g_v - q / (q + 1.0) * g_s
+        nv, npv = float(np.linalg.norm(v)), float(np.linalg.norm(v_priv))
+        out.append({
+            "round": rnd,
+            "validation_norm": float(np.linalg.norm(mean_v)), "validation_error": float(np.linalg.norm(g_v - mean_v)),
+            "summary_norm": float(np.linalg.norm(mean_s)), "summary_error": float(np.linalg.norm(g_s - mean_s)),
+            "v_norm": nv, "v_error": float(np.linalg.norm(v_priv - v)),
+            "v_cosine": float(v @ v_priv / (nv * npv)) if nv > 0 and npv > 0 else 0.0,
+        })
+    return out
