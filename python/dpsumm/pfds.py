@@ -276,8 +276,8 @@ class Domain:
                 r, c = np.argwhere(bad)[0]
                 j = int(np.flatnonzero(num)[c])
                 raise InvalidParameterError(
-                    f"`{name}` row {r} attribute {j} = {arr[r, j]!r} lies outside the domain bounds "
-                    f"[{self.lower[j]!r}, {self.upper[j]!r}]",
+                    f"`{name}` row {r} attribute {j} = {arr[r, j].item()!r} lies outside the domain bounds "
+                    f"[{self.lower[j].item()!r}, {self.upper[j].item()!r}]",
                     name,
                 )
         for j, vals in self.categories.items():
@@ -287,7 +287,7 @@ class Domain:
             if bad.any():
                 r = int(np.flatnonzero(bad)[0])
                 raise InvalidParameterError(
-                    f"`{name}` row {r} attribute {j} has unknown category {col[r]!r} (known: {vals.tolist()})", name
+                    f"`{name}` row {r} attribute {j} has unknown category {col[r].item()!r} (known: {vals.tolist()})", name
                 )
         return arr
 
@@ -327,7 +327,7 @@ class Domain:
             if np.any(bad):
                 r = int(np.flatnonzero(bad)[0])
                 raise InvalidParameterError(
-                    f"`{name}` row {r} has unknown label {arr[r]!r} (classes: {self.classes.tolist()})", name
+                    f"`{name}` row {r} has unknown label {arr[r].item()!r} (classes: {self.classes.tolist()})", name
                 )
             return pos.astype(np.int64)
         if arr.dtype.kind not in "fiu":
@@ -339,7 +339,7 @@ class Domain:
         bad = (v < lo) | (v > hi)
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
-            raise InvalidParameterError(f"`{name}` row {r} label {v[r]!r} lies outside label_range [{lo}, {hi}]", name)
+            raise InvalidParameterError(f"`{name}` row {r} label {v[r].item()!r} lies outside label_range [{lo}, {hi}]", name)
         return self.bucket(v)
 
     def bucket(self, y: np.ndarray) -> np.ndarray:
