@@ -252,11 +252,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", nargs="*", default=None, help="subset of dataset names")
     ap.add_argument("--lam", type=float, default=1e-3, help="objective perturbation's regularisation weight")
     ap.add_argument("--extra-hmax", type=int, default=4, help="an extra PFDS column at this h_max (0: none)")
+    ap.add_argument("--agents", type=int, default=None, help="number of agents for every dataset (default 5)")
     ap.add_argument("--out", default=None, help="write the markdown table here")
     args = ap.parse_args(argv)
     tasks = load_tasks()
     if args.datasets:
         tasks = [t for t in tasks if t.name.split()[0] in args.datasets]
+    if args.agents is not None:
+        for t in tasks:
+            t.agents = args.agents
     t0 = time.time()
     rows = run(tasks, args.epsilons, args.folds, args.repeats, args.seed, args.lam, args.extra_hmax or None)
     seconds = time.time() - t0
