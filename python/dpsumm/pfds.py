@@ -47,8 +47,8 @@ is the only private mode; a fixed seed is reproducible and **not private**.
 
 Differences from the authors' research code (DESIGN §8): split candidates are selected by the
 exponential mechanism (not scored on noise-free counts and taken as is); attribute bounds come from a
-public :class:`Domain`, never from the private rows; the least squares are solved with SciPy's exact
-bounded-variable least squares (no commercial solver); there is no fixed default seed.
+public :class:`Domain`, never from the private rows; the least squares are solved exactly with SciPy's
+non-negative least squares (Lawson-Hanson; no commercial solver); there is no fixed default seed.
 """
 
 from __future__ import annotations
@@ -89,9 +89,9 @@ REGRESSION_BUCKETS = 10
 NEIGHBOUR = "add-remove"
 #: Refuse trees with more leaves than this (categorical attributes multiply the branching).
 MAX_LEAVES = 1 << 18
-#: Bounded-variable least squares is exact and dense: up to this many leaves; above it, a sparse
-#: trust-region solve (tolerance 1e-12) is used instead.
-_BVLS_MAX_LEAVES = 4096
+#: The exact dense non-negative least squares (Lawson-Hanson) is used up to this many leaves; above
+#: it, a sparse trust-region solve (tolerance 1e-12) is used instead.
+_DENSE_MAX_LEAVES = 4096
 
 
 # ----------------------------------------------------------------------------------------------
@@ -265,16 +265,17 @@ class Domain:
         arr = np.asarray(arr, dtype=np.float64)
         if arr.shape[0] == 0:
             return arr
-        finite = np.isfinite(arr)
-        if not finite.all():
-            r, c = np.argwhere(~finite)[0]
+        # column reductions first (no (n, d) temporaries on the common, valid path)
+        col_min, col_max = arr.min(axis=0), arr.max(axis=0)
+        if not (np.isfinite(col_min).all() and np.isfinite(col_max).all()):
+            r, c = np.argwhere(~np.isfinite(arr))[0]
             raise InvalidParameterError(f"`{name}` contains NaN or infinite values (row {r}, attribute {c})", name)
         num = ~self.is_categorical
-        if num.any():
-            bad = (arr[:, num] < self.lower[num]) | (arr[:, num] > self.upper[num])
+        if num.any() and ((col_min[num] < self.lower[num]).any() or (col_max[num] > self.upper[num]).any()):
+            bad = ((arr < self.lower) | (arr > self.upper)) & num
             if bad.any():
                 r, c = np.argwhere(bad)[0]
-                j = int(np.flatnonzero(num)[c])
+                j = int(c)
                 raise InvalidParameterError(
                     f"`{name}` row {r} attribute {j} = {arr[r, j].item()!r} lies outside the domain bounds "
                     f"[{self.lower[j].item()!r}, {self.upper[j].item()!r}]",
@@ -799,11 +800,17 @@ def _solve_wls(incidence: np.ndarray, node_noisy: np.ndarray, node_w: np.ndarray
     sw = np.sqrt(node_w)
     A_nodes = incidence * sw[:, None]
     b = np.concatenate([node_noisy * sw, leaf_noisy * math.sqrt(leaf_w)])
-    from scipy.optimize import lsq_linear
+    from scipy.optimize import lsq_linear, nnls
 
-    if m <= _BVLS_MAX_LEAVES:
+    if m <= _DENSE_MAX_LEAVES:
         A = np.vstack([A_nodes, math.sqrt(leaf_w) * np.eye(m)])
-        res = lsq_linear(A, b, bounds=(0.0, np.inf), method="bvls", tol=1e-12)
+        try:
+            # Lawson-Hanson active set: exact (finite termination at the optimum), and much faster than
+            # lsq_linear(method="bvls") whose repeated lstsq calls suffer under BLAS thread contention
+            x, _ = nnls(A, b, maxiter=50 * m)
+            return np.maximum(x, 0.0)
+        except RuntimeError:  # pragma: no cover - iteration limit: fall back to bounded-variable LS
+            res = lsq_linear(A, b, bounds=(0.0, np.inf), method="bvls", tol=1e-12)
     else:  # pragma: no cover - large categorical trees only
         from scipy import sparse
 
@@ -858,14 +865,20 @@ def _opt_private_gen(tree: PrivateTree, Z: np.ndarray, levels: int, epsilon: flo
     N = int(leaf_size.sum())
     leaf_of_row = np.repeat(leaves, leaf_size)
     d = tree.domain.n_features
-    lo = tree.lower[leaf_of_row]
-    hi = tree.upper[leaf_of_row]
-    U = sample_rng.uniform_array(N * d).reshape(N, d) if N else np.zeros((0, d))
-    Zs = lo + U * (hi - lo)
-    # keep the half-open box [lo, hi) exact under rounding
-    over = (Zs >= hi) & (hi > lo)
-    if over.any():
-        Zs[over] = np.nextafter(hi[over], lo[over])
+    Zs = sample_rng.uniform_array(N * d).reshape(N, d) if N else np.zeros((0, d))
+    start = 0
+    for leaf, size in zip(leaves, leaf_size):  # rows of a leaf are contiguous (np.repeat)
+        if size == 0:
+            continue
+        lo, hi = tree.lower[leaf], tree.upper[leaf]
+        block = Zs[start : start + size]
+        block *= hi - lo
+        block += lo
+        # keep the half-open box [lo, hi) exact under floating-point rounding
+        over = (block >= hi) & (hi > lo)
+        if over.any():
+            block[over] = np.broadcast_to(np.nextafter(hi, lo), block.shape)[over]
+        start += size
     Xs = tree.domain.from_index(Zs)
     return SyntheticData(
         X=Xs,
@@ -908,9 +921,9 @@ def opt_private_gen(
           \qquad \hat x \ge 0\ \ (O3)
 
        is solved exactly by substituting O2: every node is the sum of the leaves below it, so the
-       problem is a non-negative least squares in the leaf sizes, solved by SciPy's bounded-variable
-       least squares (``lsq_linear(method="bvls")``, an exact active-set method). O2 then holds by
-       construction and O3 by the bounds.
+       problem is a non-negative least squares in the leaf sizes, solved exactly by SciPy's
+       Lawson-Hanson active-set method (``scipy.optimize.nnls``; bounded-variable least squares as a
+       fallback). O2 then holds by construction and O3 by the bounds.
     3. (lines 5-8) :math:`x^*_{pj}` (stochastically rounded) rows are sampled uniformly inside leaf
        j's box; a categorical attribute not fixed on the path takes a uniform category.
 
