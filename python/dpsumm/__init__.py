@@ -6,12 +6,13 @@ Covariate Shift* (NeurIPS 2019), with a Rust core.
 
 from __future__ import annotations
 
-from . import accounting, reference
+from . import accounting, pfds, reference
 from .accounting import Budget, Ledger, Schedule, paper_schedule
 from .errors import DpsummError, EntropyError, InvalidParameterError, PrivacyBudgetError, ProtocolError
 from .hashing import RFFHasher
 from .summarize import METHODS, Access, Owner, SummaryResult, summarize
 from .kernels import best_row, best_rows, kernel_row_means, kernel_sum, mmd2
+from .pfds import PFDSResult, make_tree, opt_private_gen, pfds_training_set, share_data
 from .privacy import *  # noqa: F401,F403
 from .privacy import __all__ as _privacy_all
 
@@ -40,5 +41,13 @@ __all__ = [
     "kernel_sum",
     "mmd2",
     "reference",
+    # PFDS (Fioretto & Van Hentenryck 2019): the module, with the entry point dpsumm.pfds.pfds and
+    # dpsumm.pfds.Domain. The function is not re-exported under the module's name, which it would shadow.
+    "pfds",
+    "PFDSResult",
+    "make_tree",
+    "opt_private_gen",
+    "pfds_training_set",
+    "share_data",
     *_privacy_all,
 ]
