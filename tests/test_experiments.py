@@ -118,3 +118,12 @@ def test_broadcast_error_exact_side_and_noise_free_limit():
                               epsilon_epoch_step=(1e3,) * 20)
     first = experiments.broadcast_error(s, big, rounds=(1,), random_state=0)[0]
     assert first["v_cosine"] > 0.8 and first["v_error"] < first["v_norm"]
+
+
+def test_pfds_method_records_its_own_epsilon():
+    recs = experiments.run_experiment(lambda r: datasets.digits_label_split(random_state=r), [30], repeats=1,
+                                      methods=("greedy", "pfds"), pfds_epsilon=0.5, progress=False)
+    p = next(r for r in recs if r.method == "pfds")
+    # PFDS: per-agent pure epsilon; the aggregator reads no raw rows; the consumer releases nothing.
+    assert p.epsilon_owners == 0.5 and p.epsilon_owners_h2 == 0.5 and p.epsilon_validation is None
+    assert p.accessed == 0 and p.mmd2 > 0 and p.mmd_increase_pct is not None

@@ -91,13 +91,18 @@ def _classifier(name: str) -> Callable[..., float]:
 
 
 def _run_pfds(split: LabelSplit, size: int, epsilon: float, random_state: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """PFDS (Fioretto & Van Hentenryck 2019) at per-agent ε: the consumer trains on ``size`` rows drawn
-    uniformly from the union of the agents' synthetic data. Returns (rows, labels, ε)."""
-    from . import pfds  # the module lands with issue 6
+    """PFDS (Fioretto & Van Hentenryck 2019) at per-agent ``epsilon`` (add/remove one row of an agent):
+    the consumer trains on ``size`` rows drawn uniformly from the union of the agents' synthetic data.
 
-    X, y = pfds.pfds_training_set(split.owners, split.owner_labels, pfds.Domain.box(split.owners[0].shape[1], 0.0, 1.0),
-                                  epsilon, random_state=random_state)
-    pick = np.random.default_rng(random_state).choice(len(X), size=min(size, len(X)), replace=False)  # evaluation subsample
+    The public domain is the box [0, 1]^n (pixels scaled to [0, 1]) and the labels seen anywhere in the
+    split. Returns (rows, labels, epsilon)."""
+    from . import pfds
+
+    classes = sorted(set(np.concatenate(split.owner_labels).tolist()))
+    domain = pfds.Domain.box(split.owners[0].shape[1], 0.0, 1.0, classes=classes)
+    X, y = pfds.pfds_training_set(split.owners, split.owner_labels, domain, epsilon, random_state=random_state)
+    # Post-processing of the released synthetic data (evaluation subsample, not privacy noise).
+    pick = np.random.default_rng(random_state).choice(len(X), size=min(size, len(X)), replace=False)
     return X[pick], y[pick], epsilon
 
 
