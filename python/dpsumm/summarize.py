@@ -243,6 +243,9 @@ def _exact_greedy(datas: list[np.ndarray], validation: np.ndarray, seed: np.ndar
     taken = np.zeros(len(X), dtype=bool)
     picks, values = [], []
     q = len(seed)
+    # k(X, x_i) for the row just added: one float32 matrix-vector product per round against norms computed
+    # once (kernel_row_means would re-read and re-validate all of X each round).
+    sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
     for _ in range(size):
         mean_s = ks_sum / q if q > 0 else np.zeros(len(X))
         score = kv - (q / (q + 1.0)) * mean_s
@@ -251,7 +254,8 @@ def _exact_greedy(datas: list[np.ndarray], validation: np.ndarray, seed: np.ndar
         taken[i] = True
         picks.append((int(owner_of[i]), int(index_of[i])))
         values.append(float(score[i]))
-        ks_sum += kernel_row_means(X, X[i : i + 1], gamma)
+        d2 = sq + sq[i] - 2.0 * (X @ X[i]).astype(np.float64)
+        ks_sum += np.exp(-gamma * np.maximum(d2, 0.0))
         q += 1
     return picks, values
 
