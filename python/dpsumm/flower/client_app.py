@@ -21,6 +21,9 @@ as :class:`~dpsumm.transport.PartyUnavailable`.
 from __future__ import annotations
 
 import json
+import os
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -96,10 +99,28 @@ def hello(message: Message, context: Context) -> Message:
 @app.query("dpsumm")
 def handle(message: Message, context: Context) -> Message:
     """Answer one protocol message as this node's party."""
+    started = time.time()
     role, name = party_identity(context)
     request = decode(message.content)
     reply = _owner(request, context, name) if role == "owner" else _consumer(request, context, name)
+    if os.environ.get("DPSUMM_FLOWER_TIMING") == "1":
+        _timing(name, request.kind, message.metadata.created_at, started)
     return Message(encode(reply), reply_to=message)
+
+
+def _timing(name: str, kind: str, created: float, started: float) -> None:
+    """One line on stderr: when the request was created, this process started, the handler ran (Linux)."""
+    try:
+        ticks = os.sysconf("SC_CLK_TCK")
+        with open("/proc/self/stat") as fh:
+            start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - start_ticks / ticks
+        proc_start = time.time() - age
+    except (OSError, ValueError, AttributeError):
+        proc_start = float("nan")
+    now = time.time()
+    print(f"dpsumm-timing party={name} kind={kind} spawn_after={proc_start - created:.3f} "
+          f"handler_after={started - created:.3f} handler_seconds={now - started:.3f}", file=sys.stderr, flush=True)
 
 
 def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
