@@ -26,7 +26,7 @@ from .config import _toml_value, write_app
 from .server_app import load_result
 from .tls import TlsFiles, make_node_key, make_tls
 
-__all__ = ["LocalFederation", "FederationError", "free_port", "flower_env"]
+__all__ = ["LocalFederation", "FederationError", "free_port", "flower_env", "group_members"]
 
 CONNECTION = "dpsumm-local"
 
@@ -40,6 +40,19 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+def group_members(pgid: int) -> list[int]:
+    """PIDs of the live (not zombie) processes in process group ``pgid`` (Linux ``/proc``; [] elsewhere)."""
+    members = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
 
 
 def flower_env(flwr_home: Path | None = None, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -258,8 +271,11 @@ class LocalFederation:
                 os.killpg(pid, signal.SIGKILL)
             proc.popen.wait(timeout=grace)
         # Children (SuperExec, flwr-clientapp) share the group; make sure none outlives its leader.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
+        deadline = time.monotonic() + grace
+        while group_members(pid) and time.monotonic() < deadline:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+            time.sleep(0.05)
 
     def close(self) -> None:
         """Stop every process this federation started (SuperNodes first, then the SuperLink), by PID."""
