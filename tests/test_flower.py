@@ -268,3 +268,19 @@ def test_make_tls_writes_a_verifiable_chain(tmp_path: Path) -> None:
     assert "example.org" in sans.get_values_for_type(x509.DNSName)
     private, public = make_node_key(tmp_path, "n1")
     assert public.read_text().startswith("ecdsa-sha2-nistp384 ") and oct(private.stat().st_mode & 0o777) == "0o600"
+
+
+def test_cli_prints_deployment_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dpsumm.cli import main
+
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    code = main(["flower", "--owner", "a=/data/a.npy", "--owner", "b=/data/b.npy", "--consumer", str(tmp_path / "v.npy"),
+                 "--size", "5", "--superlink", "link.example.org:9093", "--node-auth"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "flower-superlink --host 0.0.0.0 --port 9093" in out and "--enable-supernode-auth" in out
+    assert out.count("flower-supernode --superlink link.example.org:9093") == 3
+    assert "flwr supernode register keys/a.key.pub dpsumm --name a" in out
+    assert "n-features=3" in out and "owners=2" in out
+    assert main(["flower", "--owner", "bad", "--consumer", "x.npy", "--size", "1"]) == 2
+    assert "NAME=PATH" in capsys.readouterr().err
