@@ -56,11 +56,21 @@ def _run_config(size: int, **extra: object) -> dict[str, object]:
             "random-state": RANDOM_STATE, "feature-low": BOX[0], "feature-high": BOX[1], **extra}
 
 
-def _assert_gone(pids: dict[str, int]) -> None:
-    """Every process group the test started is empty (zombies awaiting their reaper do not count)."""
+def _assert_gone(pids: dict[str, int], family: list[int]) -> None:
+    """Every process group the test started is empty and every descendant seen before stopping is gone
+    (zombies awaiting their reaper do not count)."""
     for name, pid in pids.items():
         left = group_members(pid)
         assert not left, f"processes {left} of {name}'s group (pid {pid}) are still alive"
+    alive = [p for p in family if group_members(p) or _alive(p)]
+    assert not alive, f"processes {alive} started under the federation are still alive"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 # ------------------------------------------------------------------------------------- no processes
@@ -172,15 +182,16 @@ def test_flower_run_equals_in_process(tmp_path: Path) -> None:
     owners, validation, paths, vpath = _data(tmp_path)
     ref = _in_process(owners, validation, 3)
     started = time.monotonic()
-    fed = LocalFederation(tmp_path / "fed", paths, vpath)
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, allow_seeded=True)
     try:
         fed.start()
         pids = fed.pids
         assert len(pids) == 5
         res = fed.run(_run_config(3), timeout=170)
     finally:
+        family = fed.all_pids()
         fed.close()
-    _assert_gone(pids)
+    _assert_gone(pids, family)
     assert time.monotonic() - started < 180
     assert res.owner_names == ref.owner_names == ["owner-0", "owner-1", "owner-2"]
     np.testing.assert_array_equal(res.owner, ref.owner)
@@ -196,7 +207,7 @@ def test_flower_run_equals_in_process(tmp_path: Path) -> None:
 def test_owner_node_killed_mid_run(tmp_path: Path) -> None:
     """An owner's SuperNode vanishes (SIGKILL) after round 1: it is excluded and the run completes."""
     owners, validation, paths, vpath = _data(tmp_path)
-    fed = LocalFederation(tmp_path / "fed", paths, vpath, node_poll_interval=0.1)
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, node_poll_interval=0.1, allow_seeded=True)
     victim = "owner-1"
     try:
         fed.start()
@@ -211,8 +222,9 @@ def test_owner_node_killed_mid_run(tmp_path: Path) -> None:
         fed.stop_party(victim)
         res = fed.wait(out, timeout=150)
     finally:
+        family = fed.all_pids()
         fed.close()
-    _assert_gone(pids)
+    _assert_gone(pids, family)
     excluded = [e for e in res.events if e.get("event") == "excluded"]
     assert [e["owner"] for e in excluded] == [victim]
     assert excluded[0]["round"] >= 1 and ("no reply" in excluded[0]["reason"] or "Flower error" in excluded[0]["reason"])
@@ -226,7 +238,8 @@ def test_tls_and_node_authentication(tmp_path: Path) -> None:
     """TLS with a CA made here, node keys made here and registered; an unregistered node is refused."""
     owners, validation, paths, vpath = _data(tmp_path, n_owners=2, rows=30)
     ref = _in_process(owners, validation, 1)
-    fed = LocalFederation(tmp_path / "fed", paths, vpath, tls=True, node_auth=True, node_poll_interval=0.1)
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, tls=True, node_auth=True, node_poll_interval=0.1,
+                          allow_seeded=True)
     intruder: subprocess.Popen[bytes] | None = None
     try:
         fed.start()
@@ -248,8 +261,9 @@ def test_tls_and_node_authentication(tmp_path: Path) -> None:
             except ProcessLookupError:
                 pass
             intruder.wait(timeout=10)
+        family = fed.all_pids()
         fed.close()
-    _assert_gone(pids)
+    _assert_gone(pids, family)
     np.testing.assert_array_equal(res.points, ref.points)
     assert sorted(res.extra["node_ids"]) == ["consumer", "owner-0", "owner-1"]
     # The intruder never got a node id: the SuperLink refused its unregistered key.

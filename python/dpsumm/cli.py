@@ -376,7 +376,8 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], run_co
         work = Path(args.workdir) if args.workdir else Path(tmp)
         t0 = time.perf_counter()
         fed = LocalFederation(work, owners, args.consumer, tls=not args.insecure, node_auth=args.node_auth,
-                              node_poll_interval=args.poll_interval)
+                              node_poll_interval=args.poll_interval,
+                              allow_seeded=args.random_state is not None)
         try:
             fed.start()
             print(f"started SuperLink on 127.0.0.1:{fed.port} and {len(owners) + 1} SuperNodes: pids {fed.pids}",

@@ -154,8 +154,13 @@ def _consumer(request: ProtocolMessage, context: Context, name: str) -> Protocol
         meta = context.state[_CONSUMER_STATE + ".meta"]
         return ValidationRelease(mean_hash=kept["mean_hash"].numpy(), n_rows=int(meta["n_rows"]),  # type: ignore[index]
                                  private=bool(meta["private"]))  # type: ignore[index]
-    seed = context.run_config.get("random-state", -1)
-    rng = party_streams(None if int(seed) < 0 else int(seed))["consumer"]
+    seed = int(context.run_config.get("random-state", -1))  # type: ignore[arg-type]
+    if seed >= 0 and context.node_config.get("allow-seeded") is not True:
+        # Whoever starts the run chooses the run config; a seed it picks would make this party's noise
+        # predictable. Only the consumer's own operator may allow it (tests, reproducible experiments).
+        raise ProtocolError(f"consumer {name!r}: the run config sets random-state (seeded, NOT private noise) "
+                            "but this node's config does not allow it (node config allow-seeded=true)")
+    rng = party_streams(seed if seed >= 0 else None)["consumer"]
     release = ConsumerParty(_data(context, "data"), rng, name).handle(request)
     assert isinstance(release, ValidationRelease)
     context.state[_CONSUMER_STATE] = ArrayRecord({"mean_hash": Array(np.asarray(release.mean_hash))})

@@ -35,7 +35,10 @@ key                         default   meaning
 Node config (``flower-supernode --node-config 'role="owner" name="hospital-a" data="/data/a.npy"'``):
 ``role`` (``owner`` or ``consumer``), ``name`` (unique party name; owners are ordered by name, which
 fixes tie-breaks and ``result.owner`` indices), ``data`` (.npy/.csv/.parquet: the owner's rows or the
-consumer's validation rows) and, for owners, optional ``labels`` (.npy or one-column file).
+consumer's validation rows), for owners optional ``labels`` (.npy or one-column file) and, for the
+consumer, ``allow-seeded`` (``true`` lets a run's ``random-state`` seed the consumer's noise: reproducible
+and NOT private; without it the consumer refuses such a run, since the run config is chosen by whoever
+starts the run, not by the consumer).
 """
 
 from __future__ import annotations

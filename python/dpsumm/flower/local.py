@@ -26,7 +26,7 @@ from .config import _toml_value, write_app
 from .server_app import load_result
 from .tls import TlsFiles, make_node_key, make_tls
 
-__all__ = ["LocalFederation", "FederationError", "free_port", "flower_env", "group_members"]
+__all__ = ["LocalFederation", "FederationError", "free_port", "flower_env", "group_members", "descendants"]
 
 CONNECTION = "dpsumm-local"
 
@@ -53,6 +53,38 @@ def group_members(pgid: int) -> list[int]:
         if fields[0] != "Z" and int(fields[2]) == pgid:
             members.append(int(entry.name))
     return members
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _pgid(pid: int) -> int | None:
+    fields = _stat(pid)
+    return None if fields is None else int(fields[2])
+
+
+def _alive(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
+
+
+def descendants(pid: int) -> list[int]:
+    """PIDs of every live descendant of ``pid`` (Linux ``/proc``; [] elsewhere)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        fields = _stat(int(entry.name))
+        if fields is not None and fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 def flower_env(flwr_home: Path | None = None, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -112,6 +144,9 @@ class LocalFederation:
     node_poll_interval : float or None
         None: stock ``flower-supernode`` (3 s idle poll). A number: ``python -m dpsumm.flower.supernode
         --poll-interval`` (see :mod:`dpsumm.flower.supernode`).
+    allow_seeded : bool
+        Let a run's ``random-state`` seed the consumer's noise (node config ``allow-seeded=true``): needed to
+        reproduce an in-process run; NOT private.
     host : str
     """
 
@@ -122,6 +157,7 @@ class LocalFederation:
     tls: bool = False
     node_auth: bool = False
     node_poll_interval: float | None = None
+    allow_seeded: bool = False
     host: str = "127.0.0.1"
     consumer_name: str = "consumer"
     _procs: dict[str, _Proc] = field(default_factory=dict, init=False, repr=False)
@@ -143,6 +179,15 @@ class LocalFederation:
     def pids(self) -> dict[str, int]:
         """Process (group) id of every process this federation started, by role name."""
         return {k: p.popen.pid for k, p in self._procs.items()}
+
+    def all_pids(self) -> list[int]:
+        """Every live process this federation started, with all descendants (task processes included)."""
+        out = []
+        for p in self._procs.values():
+            if p.popen.poll() is None:
+                out.append(p.popen.pid)
+            out += descendants(p.popen.pid)
+        return out
 
     def _spawn(self, name: str, cmd: Sequence[str], env: Mapping[str, str]) -> _Proc:
         log = self.workdir / "logs" / f"{name}.log"
@@ -200,6 +245,8 @@ class LocalFederation:
         cfg = f"role={_toml_value(role)} name={_toml_value(name)} data={_toml_value(str(Path(data).resolve()))}"
         if labels is not None:
             cfg += f" labels={_toml_value(str(Path(labels).resolve()))}"
+        if role == "consumer" and self.allow_seeded:
+            cfg += " allow-seeded=true"
         cmd += ["--superlink", f"{self.host}:{self.port}", "--port", str(runtime_port), "--node-config", cfg]
         if self.tls_files is None:
             cmd.append("--insecure")
@@ -261,21 +308,35 @@ class LocalFederation:
 
     @staticmethod
     def _stop(proc: _Proc, sig: int = signal.SIGTERM, grace: float = 5.0) -> None:
+        """Stop a process, its process group and every descendant (Flower's SuperExec starts task processes
+        such as ``flwr-serverapp`` and ``flwr-clientapp`` in sessions of their own), all by PID."""
         pid = proc.popen.pid
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, sig)
+        family = descendants(pid)
+        groups = {pid} | {g for g in (_pgid(p) for p in family) if g is not None and g > 1}
+        for g in groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(g, sig)
         try:
             proc.popen.wait(timeout=grace)
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
-            proc.popen.wait(timeout=grace)
-        # Children (SuperExec, flwr-clientapp) share the group; make sure none outlives its leader.
+            pass
         deadline = time.monotonic() + grace
-        while group_members(pid) and time.monotonic() < deadline:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
+        while True:
+            family = [p for p in family if _alive(p)]
+            left = family + [p for g in groups for p in group_members(g)]
+            if proc.popen.poll() is None:
+                left.append(pid)
+            if not left or time.monotonic() >= deadline:
+                break
+            for g in groups:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(g, signal.SIGKILL)
+            for p in family:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(p, signal.SIGKILL)
             time.sleep(0.05)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.popen.wait(timeout=grace)
 
     def close(self) -> None:
         """Stop every process this federation started (SuperNodes first, then the SuperLink), by PID."""
