@@ -14,7 +14,6 @@ is Flower's overhead). ``stock``: flower-supernode as shipped (3 s idle poll); `
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import statistics

@@ -10,7 +10,6 @@ import dataclasses
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 

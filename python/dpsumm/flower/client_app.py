@@ -25,7 +25,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from flwr.app import ArrayRecord, Array, ConfigRecord, Context, Message, RecordDict

@@ -52,6 +52,9 @@ app = ServerApp()
 def main(grid: Grid, context: Context) -> None:
     """Entry point Flower calls: run the summary and write it to the run config's ``output``."""
     cfg = FlowerRunConfig.from_run_config(context.run_config)
+    if cfg.random_state is not None:
+        print(f"dpsumm: WARNING random-state={cfg.random_state}: seeded noise, reproducible and NOT private",
+              flush=True)
     try:
         result = run_summary(grid, cfg)
     except Exception as exc:
@@ -252,8 +255,6 @@ def _json_default(x: Any) -> Any:
         return x.item()
     if isinstance(x, np.ndarray):
         return x.tolist()
-    if isinstance(x, float):
-        return None
     return str(x)
 
 
