@@ -297,10 +297,182 @@ def _run_summarize(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# flower
+# ---------------------------------------------------------------------------------------------
+
+
+def _add_flower(sub: Any) -> None:
+    p = sub.add_parser(
+        "flower",
+        help="print (or, with --run, run on this machine) the commands for a Flower deployment",
+        description=(
+            "Owners and the consumer as Flower SuperNodes, the aggregator as a ServerApp (docs/flower.md). "
+            "Without --run: print the exact commands to start a SuperLink, one SuperNode per owner and one for the "
+            "consumer (each on its own machine), and the run. With --run: start them all on 127.0.0.1 as separate "
+            "processes, run the summary, print it and stop every process. Needs pip install 'dpsumm[flower]'."
+        ),
+    )
+    p.add_argument("--owner", action="append", required=True, metavar="NAME=PATH",
+                   help="an owner's party name and data file on its machine (repeat per owner)")
+    p.add_argument("--consumer", required=True, metavar="PATH", help="the consumer's validation rows on its machine")
+    p.add_argument("--size", type=int, required=True, help="summary size")
+    p.add_argument("--n-features", type=int, default=None,
+                   help="features per row (default: read from the --consumer file if it is readable here)")
+    p.add_argument("--superlink", default="SUPERLINK_HOST:9093", metavar="HOST:PORT",
+                   help="address the SuperNodes and flwr use to reach the SuperLink (printed commands)")
+    p.add_argument("--tls-dir", default=None, metavar="DIR",
+                   help="directory with ca.crt, server.pem, server.key (printed commands; --run makes its own)")
+    p.add_argument("--insecure", action="store_true", help="no TLS (trials on a trusted network only)")
+    p.add_argument("--node-auth", action="store_true", help="SuperNode authentication (needs TLS)")
+    p.add_argument("--method", default="private", choices=("private", "greedy"))
+    p.add_argument("--random-state", type=int, default=None, help="seed (reproducible, NOT private)")
+    p.add_argument("--reply-timeout", type=float, default=60.0, help="seconds before a silent party is excluded")
+    p.add_argument("--output", default=None, help="result file (.npz) on the SuperLink's machine")
+    p.add_argument("--app-dir", default="dpsumm-app", help="where to write the Flower app (default ./dpsumm-app)")
+    p.add_argument("--run", action="store_true", help="run everything on 127.0.0.1 now")
+    p.add_argument("--workdir", default=None, help="with --run: logs and state (default: a temporary directory)")
+    p.add_argument("--poll-interval", type=float, default=None,
+                   help="with --run: SuperNodes poll every S seconds (python -m dpsumm.flower.supernode) "
+                        "instead of Flower's 3 s")
+    p.add_argument("--json", action="store_true", help="with --run: print the result summary as JSON")
+    p.set_defaults(func=_run_flower)
+
+
+def _flower_owners(specs: Sequence[str]) -> dict[str, str]:
+    owners: dict[str, str] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise _UsageError(f"--owner must be NAME=PATH, got {spec!r}")
+        if name in owners or name == "consumer":
+            raise _UsageError(f"--owner name {name!r} is repeated or reserved")
+        owners[name] = path
+    return owners
+
+
+def _run_flower(args: argparse.Namespace) -> int:
+    import shlex
+    from pathlib import Path
+
+    owners = _flower_owners(args.owner)
+    n_features = args.n_features
+    if n_features is None:
+        try:
+            from .datasets import load_array
+
+            n_features = int(load_array(args.consumer).shape[1])
+        except DpsummError:
+            raise _UsageError("--n-features is needed (the --consumer file is not readable here)") from None
+    if args.node_auth and args.insecure:
+        raise _UsageError("--node-auth needs TLS (drop --insecure)")
+    run_config: dict[str, Any] = {"size": args.size, "owners": len(owners), "n-features": n_features,
+                                  "method": args.method, "reply-timeout": args.reply_timeout}
+    if args.random_state is not None:
+        run_config["random-state"] = args.random_state
+    try:
+        from . import flower
+    except ImportError as exc:
+        raise _UsageError(str(exc)) from None
+    if args.run:
+        return _run_flower_locally(args, owners, run_config)
+
+    from .flower.config import _toml_value
+
+    q = shlex.quote
+    tls = None if args.insecure else Path(args.tls_dir or "tls")
+    host, _, port = args.superlink.rpartition(":")
+    out = args.output or "/var/lib/dpsumm/result.npz"
+    run_config["output"] = out
+    lines = ["# Every machine: pip install 'dpsumm[flower]'   (flwr==" + flower.FLWR_VERSION + ")",
+             "# Every Flower process: export FLWR_TELEMETRY_ENABLED=0 FLWR_DISABLE_UPDATE_CHECK=1", ""]
+    if tls is not None:
+        lines += ["# TLS: ca.crt goes to every machine; server.pem/server.key stay on the SuperLink's machine.",
+                  f"#   python -c \"from dpsumm.flower import make_tls; make_tls({str(tls)!r}, [{host!r}, '127.0.0.1', 'localhost'])\"",
+                  "#   (127.0.0.1 too: the SuperLink's own ServerApp process reaches it there over TLS)", ""]
+    link = ["flower-superlink", "--host", "0.0.0.0", "--port", port or "9093", "--disable-runtime-dependency-installation"]
+    if tls is None:
+        link.append("--insecure")
+    else:
+        link += ["--ssl-ca-certfile", str(tls / "ca.crt"), "--ssl-certfile", str(tls / "server.pem"),
+                 "--ssl-keyfile", str(tls / "server.key")]
+    if args.node_auth:
+        link.append("--enable-supernode-auth")
+    lines += ["# 1. SuperLink machine (runs the aggregator's ServerApp):", " ".join(q(a) for a in link), ""]
+    cli_conf = ["[superlink]", 'default = "dpsumm"', "", "[superlink.dpsumm]", f'address = "{args.superlink}"']
+    cli_conf.append("insecure = true" if tls is None else f'root-certificates = "{(tls / "ca.crt").resolve()}"')
+    parties = [(n, "owner", p) for n, p in owners.items()] + [("consumer", "consumer", args.consumer)]
+    if args.node_auth:
+        lines += ["# 2. Each party makes a key pair on its machine and sends NAME.key.pub to the SuperLink's operator:",
+                  "#   python -c \"from dpsumm.flower import make_node_key; make_node_key('keys', 'NAME')\"",
+                  "#  who registers each one (flwr CLI configured as in step 4):"]
+        lines += [f"flwr supernode register keys/{n}.key.pub dpsumm --name {q(n)}" for n, _, _ in parties]
+        lines.append("")
+    lines.append("# 3. One SuperNode per party, each on its own machine (data paths are on that machine):")
+    for name, role, path in parties:
+        cfg = f"role={_toml_value(role)} name={_toml_value(name)} data={_toml_value(path)}"
+        node = ["flower-supernode", "--superlink", args.superlink, "--node-config", cfg]
+        node += ["--insecure"] if tls is None else ["--root-certificates", str(tls / "ca.crt")]
+        if args.node_auth:
+            node += ["--auth-supernode-private-key", f"keys/{name}.key"]
+        lines += [f"#   {role} {name}:", " ".join(q(a) for a in node)]
+    lines += ["", "# 4. Where the run is started (any machine that reaches the SuperLink): the flwr CLI connection,",
+              "#    in $FLWR_HOME/config.toml (default ~/.flwr/config.toml):"]
+    lines += ["#   " + c for c in cli_conf]
+    lines += ["# then write the app and start the run:",
+              f"python -c \"from dpsumm.flower import write_app; write_app({args.app_dir!r})\"",
+              " ".join(["flwr", "run", q(args.app_dir), "dpsumm", "--run-config",
+                        q(" ".join(f"{k}={_toml_value(v)}" for k, v in run_config.items())), "--stream"]),
+              f"# The ServerApp writes the summary to {out} on the SuperLink's machine",
+              "# (python -c \"import dpsumm.flower as f; print(f.load_result('" + out + "'))\")."]
+    print("\n".join(lines))
+    return 0
+
+
+def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], run_config: dict[str, Any]) -> int:
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from .flower import LocalFederation, save_result
+
+    with tempfile.TemporaryDirectory(prefix="dpsumm-flower-") as tmp:
+        work = Path(args.workdir) if args.workdir else Path(tmp)
+        t0 = time.perf_counter()
+        fed = LocalFederation(work, owners, args.consumer, tls=not args.insecure, node_auth=args.node_auth,
+                              node_poll_interval=args.poll_interval,
+                              allow_seeded=args.random_state is not None)
+        try:
+            fed.start()
+            print(f"started SuperLink on 127.0.0.1:{fed.port} and {len(owners) + 1} SuperNodes: pids {fed.pids}",
+                  file=sys.stderr)
+            res = fed.run(run_config)
+        finally:
+            fed.close()
+        wall = time.perf_counter() - t0
+        if args.output:
+            save_result(res, args.output)
+    rounds = [e for e in res.extra.get("exchanges", []) if e.get("round") is not None]
+    per_round: dict[int, float] = {}
+    for e in rounds:
+        per_round[e["round"]] = per_round.get(e["round"], 0.0) + e["seconds"]
+    summary = {
+        "size": len(res), "owners": res.owner_names, "owner": res.owner.tolist(), "index": res.index.tolist(),
+        "accessed": res.accessed.total, "events": res.events, "server_seconds": res.seconds, "wall_seconds": wall,
+        "discovery_seconds": res.extra.get("discovery_seconds"),
+        "mean_round_seconds": sum(per_round.values()) / len(per_round) if per_round else None,
+    }
+    if args.json:
+        print(json.dumps(_jsonable(summary), indent=2))
+    else:
+        for k, v in summary.items():
+            print(f"{k}: {v}")
+    return 0
+
+# ---------------------------------------------------------------------------------------------
 # entry point
 # ---------------------------------------------------------------------------------------------
 
-_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_account, _add_demo, _add_experiment, _add_summarize)
+_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_account, _add_demo, _add_experiment, _add_flower, _add_summarize)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,167 @@
+"""The Flower ``ClientApp``: one protocol party per SuperNode (an owner or the consumer).
+
+Each SuperNode's operator chooses, in its node config, the party's ``role``, ``name`` and ``data``
+(a .npy/.csv/.parquet path on that machine); owners may add ``labels``. The rows never leave the
+node except a row the aggregator asks for (``reveal="points"``) or its h1 hash (``reveal="hashes"``).
+
+Flower runs the ClientApp in a fresh process for every message, so a party is rebuilt each time from
+its data and from ``context.state`` (kept by the SuperNode between messages of a run):
+
+* an owner keeps its :class:`~dpsumm.messages.Setup` and the tokens it has sent; rebuilding replays them
+  through :meth:`OwnerParty.handle`, so it still never offers a row twice;
+* the consumer keeps its one validation release and answers a repeated request with the same release
+  (post-processing: a second release would cost privacy again).
+
+Two message types: ``query.dpsumm_hello`` (transport-level: the party's role and name, so the
+ServerApp can map party names to node ids) and ``query.dpsumm`` (a protocol message; the reply is the
+party's protocol reply). A party that raises produces a Flower error reply, which the aggregator sees
+as :class:`~dpsumm.transport.PartyUnavailable`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from flwr.app import ArrayRecord, Array, ConfigRecord, Context, Message, RecordDict
+from flwr.clientapp import ClientApp
+
+from .._validation import float_matrix
+from ..datasets import load_array
+from ..errors import InvalidParameterError, ProtocolError
+from ..messages import Message as ProtocolMessage
+from ..messages import PointReply, PointRequest, Setup, ValidationRelease, ValidationRequest
+from ..parties import ConsumerParty, OwnerParty
+from .codec import decode, encode
+from .streams import party_streams
+
+__all__ = ["app", "HELLO_TYPE", "ROLES", "party_identity"]
+
+HELLO_TYPE = "query.dpsumm_hello"
+ROLES = ("owner", "consumer")
+_OWNER_STATE = "dpsumm.owner"
+_CONSUMER_STATE = "dpsumm.consumer"
+
+app = ClientApp()
+
+
+def party_identity(context: Context) -> tuple[str, str]:
+    """``(role, name)`` from the node config; ``name`` defaults to ``node-<id>``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``role`` is not ``owner`` or ``consumer``.
+    """
+    cfg = context.node_config
+    role = str(cfg.get("role", "owner"))
+    if role not in ROLES:
+        raise InvalidParameterError(f"node config `role` must be one of {ROLES}, got {role!r}", "role")
+    name = str(cfg.get("name", f"node-{context.node_id}"))
+    return role, name
+
+
+def _data(context: Context, key: str) -> np.ndarray:
+    path = context.node_config.get(key)
+    if not isinstance(path, str) or not path:
+        raise InvalidParameterError(f"node config `{key}` must be the path of a .npy/.csv/.parquet file", key)
+    return float_matrix(load_array(path), key)
+
+
+def _labels(context: Context, n_rows: int) -> np.ndarray | None:
+    path = context.node_config.get("labels")
+    if path in (None, ""):
+        return None
+    p = Path(str(path))
+    arr = np.load(p, allow_pickle=False) if p.suffix.lower() == ".npy" else load_array(p)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.shape != (n_rows,):
+        raise InvalidParameterError(f"node config `labels` must hold {n_rows} labels, got shape {arr.shape}", "labels")
+    return arr
+
+
+@app.query("dpsumm_hello")
+def hello(message: Message, context: Context) -> Message:
+    """Tell the ServerApp this node's role and party name."""
+    role, name = party_identity(context)
+    from .. import __version__
+
+    return Message(RecordDict({"dpsumm.hello": ConfigRecord({"role": role, "name": name, "version": __version__})}),
+                   reply_to=message)
+
+
+@app.query("dpsumm")
+def handle(message: Message, context: Context) -> Message:
+    """Answer one protocol message as this node's party."""
+    started = time.time()
+    role, name = party_identity(context)
+    request = decode(message.content)
+    reply = _owner(request, context, name) if role == "owner" else _consumer(request, context, name)
+    if os.environ.get("DPSUMM_FLOWER_TIMING") == "1":
+        _timing(name, request.kind, message.metadata.created_at, started)
+    return Message(encode(reply), reply_to=message)
+
+
+def _timing(name: str, kind: str, created: float, started: float) -> None:
+    """One line on stderr: when the request was created, this process started, the handler ran (Linux)."""
+    try:
+        ticks = os.sysconf("SC_CLK_TCK")
+        with open("/proc/self/stat") as fh:
+            start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - start_ticks / ticks
+        proc_start = time.time() - age
+    except (OSError, ValueError, AttributeError):
+        proc_start = float("nan")
+    now = time.time()
+    print(f"dpsumm-timing party={name} kind={kind} spawn_after={proc_start - created:.3f} "
+          f"handler_after={started - created:.3f} handler_seconds={now - started:.3f}", file=sys.stderr, flush=True)
+
+
+def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
+    data = _data(context, "data")
+    party = OwnerParty(data, _labels(context, data.shape[0]), name)
+    if isinstance(request, Setup):
+        reply = party.handle(request)
+        setup = {k: v for k, v in request.to_dict().items() if k != "kind"}
+        context.state[_OWNER_STATE] = ConfigRecord({"setup": json.dumps(setup), "sent": "[]"})
+        return reply
+    state = context.state.get(_OWNER_STATE)
+    if not isinstance(state, ConfigRecord):
+        raise ProtocolError(f"owner {name!r} got {request.kind!r} before setup")
+    party.handle(Setup(**json.loads(str(state["setup"]))))
+    sent: list[int] = json.loads(str(state["sent"]))
+    for token in sent:  # replay: rows already sent are never offered again
+        party.handle(PointRequest(round=0, token=token))
+    reply = party.handle(request)
+    if isinstance(request, PointRequest) and isinstance(reply, PointReply):
+        state["sent"] = json.dumps([*sent, int(request.token)])
+        context.state[_OWNER_STATE] = state
+    return reply
+
+
+def _consumer(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
+    if not isinstance(request, ValidationRequest):
+        raise ProtocolError(f"consumer {name!r} cannot handle {request.kind!r}")
+    kept = context.state.get(_CONSUMER_STATE)
+    if isinstance(kept, ArrayRecord) and "mean_hash" in kept:
+        # One release per run: answer a repeated request with the same values (free post-processing).
+        meta = context.state[_CONSUMER_STATE + ".meta"]
+        return ValidationRelease(mean_hash=kept["mean_hash"].numpy(), n_rows=int(meta["n_rows"]),  # type: ignore[index]
+                                 private=bool(meta["private"]))  # type: ignore[index]
+    seed = int(context.run_config.get("random-state", -1))  # type: ignore[arg-type]
+    if seed >= 0 and context.node_config.get("allow-seeded") is not True:
+        # Whoever starts the run chooses the run config; a seed it picks would make this party's noise
+        # predictable. Only the consumer's own operator may allow it (tests, reproducible experiments).
+        raise ProtocolError(f"consumer {name!r}: the run config sets random-state (seeded, NOT private noise) "
+                            "but this node's config does not allow it (node config allow-seeded=true)")
+    rng = party_streams(seed if seed >= 0 else None)["consumer"]
+    release = ConsumerParty(_data(context, "data"), rng, name).handle(request)
+    assert isinstance(release, ValidationRelease)
+    context.state[_CONSUMER_STATE] = ArrayRecord({"mean_hash": Array(np.asarray(release.mean_hash))})
+    context.state[_CONSUMER_STATE + ".meta"] = ConfigRecord({"n_rows": release.n_rows, "private": release.private})
+    return release

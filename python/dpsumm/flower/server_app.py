@@ -1,0 +1,319 @@
+"""The Flower ``ServerApp``: the aggregator of Alg. 3, reaching owners and the consumer over Flower.
+
+Where the consumer lives: on **its own SuperNode** (node config ``role="consumer"``), like the owners.
+The validation set then never leaves the consumer's machine; the aggregator receives only the h2
+release ``g~`` (DESIGN.md §1), exactly as in the in-process protocol.
+
+The run, step by step:
+
+1. :func:`discover`: wait (``node-wait`` s) until ``owners`` owner nodes and one consumer node are
+   online and have said who they are (``query.dpsumm_hello``); with SuperNode authentication, a node
+   whose self-reported name differs from the name it was registered under is ignored.
+2. Build the run exactly as :func:`dpsumm.summarize` does (schedule, public seed set, random streams,
+   :class:`~dpsumm.parties.Aggregator`) with a :class:`~dpsumm.flower.FlowerTransport` in place of the
+   in-process transport. With the same ``random-state`` the result equals the in-process run.
+3. Write the result to ``output`` (:func:`save_result`; read it with :func:`load_result`).
+
+An owner that stops answering is excluded after ``reply-timeout`` seconds and the run continues
+without it; the exclusion is in ``result.events`` and the round's ``trace`` entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from flwr.app import ConfigRecord, Context, Message, RecordDict
+from flwr.serverapp import Grid, ServerApp
+
+from .. import accounting
+from .._validation import seed_value
+from ..datasets import load_array
+from ..errors import InvalidParameterError, ProtocolError
+from ..hashing import RFFHasher
+from ..parties import Aggregator, RoundRecord
+from ..summarize import Access, SummaryResult, _config, _seed_set
+from .client_app import HELLO_TYPE
+from .config import FlowerRunConfig, natural_key
+from .streams import party_streams
+from .transport import FlowerTransport
+
+__all__ = ["app", "discover", "run_summary", "save_result", "load_result"]
+
+app = ServerApp()
+
+
+@app.main()
+def main(grid: Grid, context: Context) -> None:
+    """Entry point Flower calls: run the summary and write it to the run config's ``output``."""
+    cfg = FlowerRunConfig.from_run_config(context.run_config)
+    if cfg.random_state is not None:
+        print(f"dpsumm: WARNING random-state={cfg.random_state}: seeded noise, reproducible and NOT private",
+              flush=True)
+    try:
+        result = run_summary(grid, cfg)
+    except Exception as exc:
+        if cfg.output:
+            _atomic_write(Path(cfg.output + ".error"), f"{type(exc).__name__}: {exc}\n".encode())
+        raise
+    if cfg.output:
+        save_result(result, cfg.output)
+    print(f"dpsumm: {result!r}; wrote {cfg.output or '(no output configured)'}", flush=True)
+
+
+# ---------------------------------------------------------------------------------------- discovery
+
+
+def discover(grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.05) -> tuple[dict[str, int], tuple[str, int], list[dict[str, Any]]]:
+    """Find ``owners`` owner nodes and one consumer node among the SuperLink's online nodes.
+
+    Parameters
+    ----------
+    grid : flwr.serverapp.Grid
+    owners : int
+        Owner nodes to wait for.
+    wait : float
+        Seconds to wait for them.
+    poll_interval : float
+
+    Returns
+    -------
+    owners : dict of str to int
+        Owner name to node id.
+    consumer : (str, int)
+        The consumer's name and node id.
+    events : list of dict
+        Nodes that were ignored, and why.
+
+    Raises
+    ------
+    ProtocolError
+        If they are not all there within ``wait`` seconds, if two nodes claim one name, or if more than
+        ``owners`` owners or more than one consumer answer.
+    """
+    deadline = time.monotonic() + wait
+    asked: dict[str, int] = {}  # hello message id -> node id
+    seen: set[int] = set()
+    found: dict[int, tuple[str, str]] = {}
+    registered: dict[int, str] = {}
+    events: list[dict[str, Any]] = []
+    while True:
+        new = []
+        for info in grid.get_nodes():
+            if info.node_id not in seen:
+                seen.add(info.node_id)
+                registered[info.node_id] = info.name
+                new.append(info.node_id)
+        if new:
+            msgs = [Message(RecordDict({"dpsumm.hello": ConfigRecord({})}), dst_node_id=n, message_type=HELLO_TYPE,
+                            ttl=max(wait, 1.0)) for n in new]
+            for n, mid in zip(new, grid.push_messages(msgs)):
+                if mid:
+                    asked[mid] = n
+        if asked:
+            for reply in grid.pull_messages(list(asked)):
+                node = asked.pop(reply.metadata.reply_to_message_id, None)
+                if node is None:
+                    continue
+                if reply.has_error() or "dpsumm.hello" not in reply.content:
+                    reason = reply.error.reason if reply.has_error() else "not a dpsumm hello"
+                    events.append({"node_id": node, "event": "ignored", "reason": reason})
+                    continue
+                rec = reply.content["dpsumm.hello"]
+                role, name = str(rec["role"]), str(rec["name"])
+                if registered.get(node) and registered[node] != name:
+                    events.append({"node_id": node, "event": "ignored",
+                                   "reason": f"calls itself {name!r} but is registered as {registered[node]!r}"})
+                    continue
+                clash = [n for n, (_, other) in found.items() if other == name]
+                if clash:
+                    raise ProtocolError(f"two nodes ({clash[0]} and {node}) both claim the party name {name!r}")
+                found[node] = (role, name)
+        owner_nodes = {name: n for n, (role, name) in found.items() if role == "owner"}
+        consumers = [(name, n) for n, (role, name) in found.items() if role == "consumer"]
+        if len(owner_nodes) > owners:
+            raise ProtocolError(f"{len(owner_nodes)} owner nodes answered but the run config says owners={owners}: "
+                                f"{sorted(owner_nodes, key=natural_key)}")
+        if len(consumers) > 1:
+            raise ProtocolError(f"more than one consumer node answered: {sorted(c for c, _ in consumers)}")
+        if len(owner_nodes) == owners and len(consumers) == 1:
+            if "consumer" in owner_nodes:
+                raise ProtocolError("an owner may not be named 'consumer'")
+            return owner_nodes, consumers[0], events
+        if time.monotonic() >= deadline:
+            raise ProtocolError(
+                f"within {wait:g} s only {len(owner_nodes)} of {owners} owner nodes "
+                f"({sorted(owner_nodes, key=natural_key)}) and {len(consumers)} of 1 consumer node answered"
+            )
+        time.sleep(poll_interval)
+
+
+# ---------------------------------------------------------------------------------------- the run
+
+
+def _schedule(cfg: FlowerRunConfig, n_owners: int) -> accounting.Schedule:
+    kwargs: dict[str, Any] = {}
+    if cfg.epsilon_auction is not None:
+        kwargs["epsilon_auction"] = cfg.epsilon_auction
+    if cfg.budget is not None:
+        if cfg.t_init is not None or cfg.t_subs is not None:
+            raise InvalidParameterError("run config `t-init`/`t-subs` cannot be combined with a budget", "t-init")
+        return accounting.calibrate(accounting.Budget(*cfg.budget), cfg.size, n_owners, cfg.dim, **kwargs)
+    sched = accounting.paper_schedule(cfg.size, n_owners, cfg.dim, **kwargs)
+    changes = {k: v for k, v in (("t_init", cfg.t_init), ("t_subs", cfg.t_subs)) if v is not None}
+    return dataclasses.replace(sched, **changes) if changes else sched
+
+
+def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
+    """Discover the parties and run the protocol over Flower; the same result type as :func:`dpsumm.summarize`.
+
+    ``result.privacy`` is the :class:`~dpsumm.accounting.Ledger`; ``result.extra`` adds ``node_ids``
+    (party name to Flower node id), ``ignored_nodes``, ``exchanges`` (per exchange: kind, round, seconds),
+    ``discovery_seconds`` and ``pool_left``.
+    """
+    t0 = time.perf_counter()
+    owner_nodes, (consumer_name, consumer_node), ignored = discover(grid, cfg.owners, wait=cfg.node_wait,
+                                                                   poll_interval=cfg.poll_interval)
+    t_discovered = time.perf_counter()
+    names = sorted(owner_nodes, key=natural_key)
+    nodes = {n: owner_nodes[n] for n in names}
+    nodes[consumer_name] = consumer_node
+    transport = FlowerTransport(grid, nodes, timeout=cfg.reply_timeout, poll_interval=cfg.poll_interval)
+    K = len(names)
+    hasher = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=cfg.gamma, seed=seed_value(cfg.hash_seed, "hash-seed"))
+    sched = _schedule(cfg, K)
+    streams = party_streams(cfg.random_state)
+    seed_arg: Any = cfg.seed_set
+    if cfg.seed_set_path is not None:
+        seed_arg = load_array(cfg.seed_set_path)
+    seed = _seed_set(seed_arg, sched.seed_set_size, cfg.n_features, cfg.feature_range, streams["seed-set"])
+    private = cfg.method == "private"
+    if private and seed.shape[0] == 0:
+        raise InvalidParameterError("the private method needs a non-empty seed set", "seed-set")
+    config = _config(sched, n_features=cfg.n_features, dim=cfg.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
+                     reveal=cfg.reveal, private=private)
+    ledger = accounting.Ledger() if private else None
+
+    def record(party: str, mechanism: str, epsilon: float, count: int, rnd: int, label: str) -> None:
+        if ledger is None:
+            return
+        if mechanism == "auction":
+            events = [accounting.AuctionEvent(epsilon, config.tau, K, count=count)]
+        else:
+            events = accounting.mwem_step_events(epsilon, count, neighbour=config.neighbour,
+                                                 public=mechanism == "mwem-public")
+        for event in events:
+            ledger.record(party, event, label=label, round=rnd)
+
+    agg = Aggregator(transport, names, consumer_name, config, seed, streams["aggregator"], record)
+    out = agg.run(cfg.size, progress=False)
+    winners = out["winners"]
+    owner_idx = np.array([names.index(w.owner) for w in winners], dtype=np.int64)
+    index = np.array([w.token for w in winners], dtype=np.int64)
+    hashes = np.stack([w.hash for w in winners]).astype(np.float32) if winners else np.zeros((0, cfg.dim), np.float32)
+    pts = None
+    if cfg.reveal == "points":
+        pts = np.stack([w.point for w in winners]) if winners else np.zeros((0, cfg.n_features))
+    labs = None
+    if winners and any(w.label is not None for w in winners):
+        labs = np.array([w.label for w in winners])
+    contribution = np.zeros(K)
+    for k, v in zip(owner_idx, out["win_values"]):
+        contribution[k] += v
+    extra = {
+        "pool_left": out["trace"][-1].pool_size if out["trace"] else 0,
+        "node_ids": nodes,
+        "ignored_nodes": ignored,
+        "exchanges": transport.exchanges,
+        "discovery_seconds": t_discovered - t0,
+    }
+    return SummaryResult(
+        points=pts, hashes=hashes, labels=labs, owner=owner_idx, index=index, owner_names=names,
+        accessed=Access(int(sum(agg.accessed.values())), dict(agg.accessed)), contribution=contribution,
+        privacy=ledger, trace=out["trace"], events=list(agg.events), hasher=hasher, method=cfg.method,
+        schedule=sched, seconds=time.perf_counter() - t0, extra=extra,
+    )
+
+
+# ---------------------------------------------------------------------------------------- results
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _json_default(x: Any) -> Any:
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return str(x)
+
+
+def save_result(result: SummaryResult, path: str | Path) -> Path:
+    """Write a Flower run's result to one ``.npz`` file (arrays plus a JSON report), atomically.
+
+    The ledger is stored as ``Ledger.to_dict(1e-4, 0.01)`` (entries, notes, totals at those δ's).
+    """
+    import io
+
+    report = {
+        "owner_names": result.owner_names,
+        "accessed": {"total": result.accessed.total, "per_owner": result.accessed.per_owner},
+        "trace": [dataclasses.asdict(r) for r in result.trace],
+        "events": result.events,
+        "method": result.method,
+        "seconds": result.seconds,
+        "hasher": {"n_features": result.hasher.n_features, "dim": result.hasher.dim, "gamma": result.hasher.gamma,
+                   "seed": result.hasher.seed},
+        "privacy": None if result.privacy is None else result.privacy.to_dict(1e-4, 0.01),
+        "schedule": None if result.schedule is None else result.schedule.to_dict(),
+        "extra": result.extra,
+    }
+    arrays: dict[str, np.ndarray] = {
+        "hashes": result.hashes, "owner": result.owner, "index": result.index, "contribution": result.contribution,
+        "report": np.array(json.dumps(report, default=_json_default)),
+    }
+    if result.points is not None:
+        arrays["points"] = result.points
+    if result.labels is not None:
+        arrays["labels"] = result.labels
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)  # type: ignore[arg-type]
+    p = Path(path)
+    _atomic_write(p, buf.getvalue())
+    return p
+
+
+def load_result(path: str | Path) -> SummaryResult:
+    """Read :func:`save_result` output back into a :class:`~dpsumm.SummaryResult`.
+
+    ``privacy`` is the ledger's dict form (``Ledger.to_dict(1e-4, 0.01)``) and ``schedule`` the schedule's
+    dict form; everything else has the types :func:`dpsumm.summarize` returns.
+    """
+    with np.load(Path(path), allow_pickle=False) as z:
+        report = json.loads(str(z["report"]))
+        h = report["hasher"]
+        trace = []
+        for r in report["trace"]:
+            if r.get("winner") is not None:
+                r["winner"] = tuple(r["winner"])
+            trace.append(RoundRecord(**r))
+        return SummaryResult(
+            points=z["points"] if "points" in z else None,
+            hashes=z["hashes"], labels=z["labels"] if "labels" in z else None,
+            owner=z["owner"], index=z["index"], owner_names=list(report["owner_names"]),
+            accessed=Access(int(report["accessed"]["total"]), dict(report["accessed"]["per_owner"])),
+            contribution=z["contribution"], privacy=report["privacy"], trace=trace, events=report["events"],
+            hasher=RFFHasher(int(h["n_features"]), dim=int(h["dim"]), gamma=float(h["gamma"]), seed=h["seed"]),
+            method=report["method"], schedule=report["schedule"], seconds=float(report["seconds"]),
+            extra=report["extra"],
+        )

@@ -1,0 +1,299 @@
+"""dpsumm on Flower: a real SuperLink and one SuperNode per party on 127.0.0.1, each a separate process.
+
+Every process a test starts is stopped by its PID (process group), never by name. The run must equal
+the in-process ``dpsumm.summarize`` with the same ``random_state``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
+
+import dpsumm  # noqa: E402
+from dpsumm import accounting  # noqa: E402
+from dpsumm.flower import LocalFederation, decode, encode, make_node_key, make_tls  # noqa: E402
+from dpsumm.flower.config import FlowerRunConfig, write_app  # noqa: E402
+from dpsumm.flower.local import flower_env, free_port, group_members  # noqa: E402
+from dpsumm.messages import Bid, BidRequest, PointReply, Setup, ValidationRelease  # noqa: E402
+from dpsumm.transport import PartyUnavailable  # noqa: E402
+
+N_FEATURES, DIM, T_INIT = 5, 64, 300
+SEED_SET, RANDOM_STATE = 20, 7
+BOX = (-1.0, 3.0)
+
+
+def _data(tmp: Path, n_owners: int = 3, rows: int = 60) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, Path], Path]:
+    rng = np.random.default_rng(0)
+    owners = {f"owner-{k}": rng.normal(loc=k * 0.7, scale=0.5, size=(rows, N_FEATURES)) for k in range(n_owners)}
+    validation = rng.normal(loc=1.0, scale=0.5, size=(40, N_FEATURES))
+    paths = {}
+    for name, rows_ in owners.items():
+        paths[name] = tmp / f"{name}.npy"
+        np.save(paths[name], rows_)
+    np.save(tmp / "validation.npy", validation)
+    return owners, validation, paths, tmp / "validation.npy"
+
+
+def _in_process(owners: dict[str, np.ndarray], validation: np.ndarray, size: int) -> dpsumm.SummaryResult:
+    sched = dataclasses.replace(accounting.paper_schedule(size=size, owners=len(owners), dim=DIM), t_init=T_INIT, t_subs=5)
+    return dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, size, dim=DIM,
+                            schedule=sched, seed_set=SEED_SET, random_state=RANDOM_STATE, progress=False,
+                            feature_range=BOX)
+
+
+def _run_config(size: int, **extra: object) -> dict[str, object]:
+    return {"size": size, "n-features": N_FEATURES, "dim": DIM, "t-init": T_INIT, "t-subs": 5, "seed-set": SEED_SET,
+            "random-state": RANDOM_STATE, "feature-low": BOX[0], "feature-high": BOX[1], **extra}
+
+
+def _assert_gone(pids: dict[str, int], family: list[int]) -> None:
+    """Every process group the test started is empty and every descendant seen before stopping is gone
+    (zombies awaiting their reaper do not count)."""
+    for name, pid in pids.items():
+        left = group_members(pid)
+        assert not left, f"processes {left} of {name}'s group (pid {pid}) are still alive"
+    alive = [p for p in family if group_members(p) or _alive(p)]
+    assert not alive, f"processes {alive} started under the federation are still alive"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+# ------------------------------------------------------------------------------------- no processes
+
+
+def test_codec_round_trip() -> None:
+    msgs = [
+        Setup(n_features=3, dim=8, gamma=0.1, hash_seed=2**64 - 1, reveal="points"),
+        Setup(n_features=3, dim=8, gamma=0.1, hash_seed="public seed", reveal="hashes"),
+        Bid(round=2, value=None, token=None),
+        Bid(round=2, value=-0.25, token=7),
+        BidRequest(round=1, v=np.arange(8, dtype=np.float32)),
+        PointReply(round=3, token=4, point=np.ones(3), hash=None, label=np.int64(2)),
+        ValidationRelease(mean_hash=np.linspace(0, 1, 8), n_rows=10, private=True),
+    ]
+    for m in msgs:
+        back = decode(encode(m))
+        assert type(back) is type(m)
+        for f in dataclasses.fields(m):
+            a, b = getattr(m, f.name), getattr(back, f.name)
+            if isinstance(a, np.ndarray):
+                assert b.dtype == a.dtype and np.array_equal(a, b)
+            else:
+                assert a == b and type(b) is type(a.item() if isinstance(a, np.generic) else a)
+
+
+def test_codec_rejects_garbage() -> None:
+    from flwr.app import ConfigRecord, RecordDict
+
+    with pytest.raises(dpsumm.ProtocolError, match="not a dpsumm message"):
+        decode(RecordDict({"x": ConfigRecord({"a": 1})}))
+    with pytest.raises(dpsumm.ProtocolError, match="cannot be sent"):
+        encode(PointReply(round=1, token=0, point=np.ones(2), hash=None, label=object()))
+
+
+def test_run_config_names_bad_keys(tmp_path: Path) -> None:
+    with pytest.raises(dpsumm.InvalidParameterError, match="`owners`") as info:
+        FlowerRunConfig.from_run_config({"n-features": 3})
+    assert info.value.argument == "owners"
+    with pytest.raises(dpsumm.InvalidParameterError, match="unknown run config keys"):
+        FlowerRunConfig.from_run_config({"owners": 1, "n-features": 3, "sise": 3})
+    with pytest.raises(dpsumm.InvalidParameterError, match="`method`"):
+        FlowerRunConfig.from_run_config({"owners": 1, "n-features": 3, "method": "exact-greedy"})
+    text = write_app(tmp_path / "app", size=4).read_text()
+    assert 'serverapp = "dpsumm.flower.server_app:app"' in text and "size = 4" in text
+
+
+@pytest.fixture
+def task_identity():  # noqa: ANN201
+    """Flower builds message metadata from the running task's identity; fake one outside a ServerApp."""
+    from flwr.supercore.task_identity import TaskIdentity
+
+    saved = (TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id)
+    TaskIdentity.task_id, TaskIdentity.run_id, TaskIdentity.node_id = 1, 1, 0
+    yield
+    TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id = saved
+
+
+def test_transport_times_out_and_reports_errors(task_identity: None) -> None:
+    """FlowerTransport against a fake grid: one party answers, one errs, one never answers."""
+    from flwr.app import Error, Message
+
+    from dpsumm.flower import FlowerTransport
+
+    class FakeGrid:
+        def __init__(self) -> None:
+            self.sent: dict[str, Message] = {}
+
+        def push_messages(self, messages):  # noqa: ANN001
+            ids = []
+            for i, m in enumerate(messages):
+                mid = f"m{len(self.sent)}-{i}"
+                self.sent[mid] = m
+                ids.append(mid)
+            return ids
+
+        def pull_messages(self, ids):  # noqa: ANN001
+            out = []
+            for mid in ids:
+                m = self.sent[mid]
+                if m.metadata.dst_node_id == 1:
+                    reply = Message(encode(Bid(round=1, value=0.5, token=3)), reply_to=m)
+                elif m.metadata.dst_node_id == 2:
+                    reply = Message(Error(code=0, reason="boom"), reply_to=m)
+                else:
+                    continue
+                reply.metadata.__dict__["_reply_to_message_id"] = mid
+                out.append(reply)
+            return out
+
+    now = [0.0]
+    t = FlowerTransport(FakeGrid(), {"a": 1, "b": 2, "c": 3}, timeout=2.0, poll_interval=0.5,  # type: ignore[arg-type]
+                        clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    req = BidRequest(round=1, v=np.zeros(4, np.float32))
+    out = t.request_many({"a": req, "b": req, "c": req})
+    assert isinstance(out["a"], Bid) and out["a"].token == 3
+    assert isinstance(out["b"], PartyUnavailable) and "boom" in out["b"].reason
+    assert isinstance(out["c"], PartyUnavailable) and "no reply within 2 s" in out["c"].reason
+    assert t.exchanges[-1]["failed"] == ["b", "c"]
+    with pytest.raises(dpsumm.InvalidParameterError, match="`timeout`"):
+        FlowerTransport(FakeGrid(), {"a": 1}, timeout=0)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------- real processes
+
+
+def test_flower_run_equals_in_process(tmp_path: Path) -> None:
+    """SuperLink + 3 owner SuperNodes + a consumer SuperNode (stock flower-supernode): 3 rounds."""
+    owners, validation, paths, vpath = _data(tmp_path)
+    ref = _in_process(owners, validation, 3)
+    started = time.monotonic()
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, allow_seeded=True)
+    try:
+        fed.start()
+        pids = fed.pids
+        assert len(pids) == 5
+        res = fed.run(_run_config(3), timeout=170)
+    finally:
+        family = fed.all_pids()
+        fed.close()
+    _assert_gone(pids, family)
+    assert time.monotonic() - started < 180
+    assert res.owner_names == ref.owner_names == ["owner-0", "owner-1", "owner-2"]
+    np.testing.assert_array_equal(res.owner, ref.owner)
+    np.testing.assert_array_equal(res.index, ref.index)
+    np.testing.assert_array_equal(res.points, ref.points)
+    np.testing.assert_array_equal(res.hashes, ref.hashes)
+    assert res.accessed == ref.accessed
+    assert [r.winner for r in res.trace] == [r.winner for r in ref.trace]
+    assert res.events == [] and ref.events == []
+    assert res.privacy is not None and len(res.privacy["entries"]) == len(ref.privacy.entries)
+
+
+def test_owner_node_killed_mid_run(tmp_path: Path) -> None:
+    """An owner's SuperNode vanishes (SIGKILL) after round 1: it is excluded and the run completes."""
+    owners, validation, paths, vpath = _data(tmp_path)
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, node_poll_interval=0.1, allow_seeded=True)
+    victim = "owner-1"
+    try:
+        fed.start()
+        pids = fed.pids
+        _, out = fed.submit(_run_config(4, **{"reply-timeout": 10.0}))
+        # Kill the victim once the aggregator has its round-1 point (the ServerApp logs nothing we can
+        # poll for, so wait for the victim's SuperNode to have handled a point request or round 2's bid).
+        log = tmp_path / "fed" / "logs" / f"supernode-{victim}.log"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and log.read_text(errors="replace").count("Sent successfully") < 3:
+            time.sleep(0.2)
+        fed.stop_party(victim)
+        res = fed.wait(out, timeout=150)
+    finally:
+        family = fed.all_pids()
+        fed.close()
+    _assert_gone(pids, family)
+    excluded = [e for e in res.events if e.get("event") == "excluded"]
+    assert [e["owner"] for e in excluded] == [victim]
+    assert excluded[0]["round"] >= 1 and ("no reply" in excluded[0]["reason"] or "Flower error" in excluded[0]["reason"])
+    assert len(res) == 4
+    later = [r for r in res.trace if r.round > excluded[0]["round"]]
+    assert all(victim not in r.bids for r in later)
+    assert any(e in r.events for r in res.trace for e in excluded)
+
+
+def test_tls_and_node_authentication(tmp_path: Path) -> None:
+    """TLS with a CA made here, node keys made here and registered; an unregistered node is refused."""
+    owners, validation, paths, vpath = _data(tmp_path, n_owners=2, rows=30)
+    ref = _in_process(owners, validation, 1)
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, tls=True, node_auth=True, node_poll_interval=0.1,
+                          allow_seeded=True)
+    intruder: subprocess.Popen[bytes] | None = None
+    try:
+        fed.start()
+        pids = fed.pids
+        assert fed.tls_files is not None and fed.tls_files.ca_cert.exists()
+        key, _ = make_node_key(tmp_path / "intruder", "intruder")  # never registered
+        cmd = fed.supernode_command("intruder", "owner", paths["owner-0"], 0)
+        cmd[cmd.index("--auth-supernode-private-key") + 1] = str(key)
+        cmd[cmd.index("--port") + 1] = str(free_port())
+        cmd += ["--max-retries", "1"]
+        with (tmp_path / "intruder.log").open("wb") as fh:
+            intruder = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
+                                        env=flower_env(tmp_path / "intruder"))
+        res = fed.run(_run_config(1, owners=2), timeout=170)
+    finally:
+        if intruder is not None:
+            try:
+                os.killpg(intruder.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            intruder.wait(timeout=10)
+        family = fed.all_pids()
+        fed.close()
+    _assert_gone(pids, family)
+    np.testing.assert_array_equal(res.points, ref.points)
+    assert sorted(res.extra["node_ids"]) == ["consumer", "owner-0", "owner-1"]
+    # The intruder never got a node id: the SuperLink refused its unregistered key.
+    assert "SuperNode ID" not in (tmp_path / "intruder.log").read_text(errors="replace")
+
+
+def test_make_tls_writes_a_verifiable_chain(tmp_path: Path) -> None:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    files = make_tls(tmp_path, ("127.0.0.1", "example.org"))
+    ca = x509.load_pem_x509_certificate(files.ca_cert.read_bytes())
+    server = x509.load_pem_x509_certificate(files.server_cert.read_bytes())
+    ca.public_key().verify(server.signature, server.tbs_certificate_bytes, ec.ECDSA(server.signature_hash_algorithm))
+    sans = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert "example.org" in sans.get_values_for_type(x509.DNSName)
+    private, public = make_node_key(tmp_path, "n1")
+    assert public.read_text().startswith("ecdsa-sha2-nistp384 ") and oct(private.stat().st_mode & 0o777) == "0o600"
+
+
+def test_cli_prints_deployment_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dpsumm.cli import main
+
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    code = main(["flower", "--owner", "a=/data/a.npy", "--owner", "b=/data/b.npy", "--consumer", str(tmp_path / "v.npy"),
+                 "--size", "5", "--superlink", "link.example.org:9093", "--node-auth"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "flower-superlink --host 0.0.0.0 --port 9093" in out and "--enable-supernode-auth" in out
+    assert out.count("flower-supernode --superlink link.example.org:9093") == 3
+    assert "flwr supernode register keys/a.key.pub dpsumm --name a" in out
+    assert "n-features=3" in out and "owners=2" in out
+    assert main(["flower", "--owner", "bad", "--consumer", "x.npy", "--size", "1"]) == 2
+    assert "NAME=PATH" in capsys.readouterr().err
