@@ -44,6 +44,7 @@ def test_run_experiment_records_and_files(tmp_path):
         assert len(list(csv.DictReader(f))) == 12
     for key in ("mmd_plot", "accuracy_plot"):
         assert paths[key].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert experiments.load_results(tmp_path) == recs
     table = experiments.format_table(recs)
     assert "greedy" in table and "±" in table
 

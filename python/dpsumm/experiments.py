@@ -33,7 +33,8 @@ from .privacy import Csprng, check_random_state
 from .metrics import mlp_accuracy, mmd2, mmd_increase_pct, svm_accuracy
 from .summarize import Owner, summarize
 
-__all__ = ["EXPERIMENT_METHODS", "Record", "run_experiment", "write_results", "format_table", "median_gamma", "broadcast_error"]
+__all__ = ["EXPERIMENT_METHODS", "Record", "run_experiment", "write_results", "format_table", "median_gamma", "broadcast_error",
+           "load_results"]
 
 EXPERIMENT_METHODS = ("private", "greedy", "uniform", "exact-greedy", "pfds")
 CLASSIFIERS = ("mlp", "svm")
@@ -253,6 +254,10 @@ def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
     return "\n".join(out)
 
 
+# One colour per method in every plot.
+_COLOURS = dict(zip(EXPERIMENT_METHODS, ("tab:blue", "tab:green", "tab:orange", "tab:red", "tab:purple")))
+
+
 def _plot(records: Sequence[Record], field: str, ylabel: str, title: str, path: Path, skip: Sequence[str] = ()) -> None:
     import matplotlib
 
@@ -267,7 +272,8 @@ def _plot(records: Sequence[Record], field: str, ylabel: str, title: str, path: 
         if not pts:
             continue
         xs = [s for s, _ in pts]
-        ax.errorbar(xs, [v[0] for _, v in pts], yerr=[v[1] for _, v in pts], marker="o", capsize=3, label=method)
+        ax.errorbar(xs, [v[0] for _, v in pts], yerr=[v[1] for _, v in pts], marker="o", capsize=3, label=method,
+                    color=_COLOURS.get(method))
     ax.set_xscale("log")
     sizes = sorted({r.size for r in records})
     ax.set_xticks(sizes)
@@ -286,6 +292,20 @@ def _plot(records: Sequence[Record], field: str, ylabel: str, title: str, path: 
 
 RESULT_FIELDS = ("method", "size", "repeat", "mmd2", "mmd_increase_pct", "accuracy", "accessed", "epsilon_owners",
                  "epsilon_validation", "seconds", "epsilon_owners_h2", "gamma")
+
+
+def load_results(path: str | Path) -> list[Record]:
+    """Records from a ``results.json`` written by :func:`write_results` (a file or its directory)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "results.json"
+    if not p.is_file():
+        raise InvalidParameterError(f"no results file at {p}", "path")
+    try:
+        rows = json.loads(p.read_text())
+        return [Record(**row) for row in rows]
+    except (ValueError, TypeError) as exc:
+        raise InvalidParameterError(f"{p} is not a dpsumm results file: {exc}", "path") from exc
 
 
 def write_results(records: Sequence[Record], out: str | Path, *, title: str = "", plots: bool = True) -> dict[str, Path]:
