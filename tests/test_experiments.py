@@ -128,3 +128,13 @@ def test_pfds_method_records_its_own_epsilon():
     # PFDS: per-agent pure epsilon; the aggregator reads no raw rows; the consumer releases nothing.
     assert p.epsilon_owners == 0.5 and p.epsilon_owners_h2 == 0.5 and p.epsilon_validation is None
     assert p.accessed == 0 and p.mmd2 > 0 and p.mmd_increase_pct is not None
+
+
+def test_budget_run_reports_epsilon_at_the_budget_deltas():
+    budget = dpsumm.Budget(epsilon=2.0, delta=1e-5, validation_epsilon=1.5, validation_delta=1e-6)
+    recs = experiments.run_experiment(lambda r: datasets.digits_label_split(random_state=r), [12], repeats=1,
+                                      methods=("private",), privacy=budget, progress=False)
+    (r,) = recs
+    assert (r.delta_owners, r.delta_validation) == (1e-5, 1e-6)
+    # Calibration spends the budget to within 1% below it (dpsumm.accounting.calibrate).
+    assert 0.98 * 2.0 <= r.epsilon_owners <= 2.0 and 0.98 * 1.5 <= r.epsilon_validation <= 1.5

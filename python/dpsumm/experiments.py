@@ -46,11 +46,13 @@ DELTA_VALIDATION = 1e-2  # the paper's δ for the validation set
 class Record:
     """One run: a method at a size in a repeat.
 
-    ``epsilon_owners`` is the owners' total by the tight accountant at δ = 1e-4, including the auction
+    ``epsilon_owners`` is the owners' total by the tight accountant at ``delta_owners`` (the budget's δ,
+    or the paper's 1e-4), including the auction
     (``None`` = not certified, which is the case for the paper's PrivAuction with ε_auc > 0);
-    ``epsilon_owners_h2`` leaves the auction out (the h2 releases alone). ``epsilon_validation`` is the
-    validation set's at δ = 0.01. The three are ``None`` for the non-private methods; for ``"pfds"``
-    both owners' figures are the per-agent ε of PFDS (pure ε-DP) and the consumer releases nothing.
+    ``epsilon_owners_h2`` leaves the auction out (the h2 releases alone). ``epsilon_validation`` is
+    the validation set's at ``delta_validation`` (the budget's, or the paper's 0.01). The three are
+    ``None`` for the non-private methods; for ``"pfds"`` both owners' figures are the per-agent ε of
+    PFDS (pure ε-DP, ``delta_owners`` None) and the consumer releases nothing.
     """
 
     method: str
@@ -65,6 +67,8 @@ class Record:
     seconds: float
     epsilon_owners_h2: float | None = None
     gamma: float = 0.1
+    delta_owners: float | None = None
+    delta_validation: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -163,6 +167,9 @@ def run_experiment(
     # greedy first: the other methods' MMD² increase is relative to it
     order = sorted(dict.fromkeys(methods), key=lambda m: m != "greedy")
     schedules: dict[int, accounting.Schedule] = {}
+    # ε is reported at the budget's δ's, or at the paper's (1e-4 owners, 0.01 validation).
+    delta_o = privacy.delta if privacy is not None else DELTA_OWNERS
+    delta_v = privacy.validation_delta if privacy is not None else DELTA_VALIDATION
     fit = _classifier(classifier)
     records: list[Record] = []
     from tqdm.auto import tqdm
@@ -194,9 +201,9 @@ def run_experiment(
                                         dim=dim, schedule=schedule, random_state=random_state + r, progress=False)
                         pts, labs, accessed = res.points, res.labels, res.accessed.total
                         if res.privacy is not None:
-                            eps_o = _finite_or_none(res.privacy.epsilon("owners", DELTA_OWNERS))
-                            eps_o_h2 = res.privacy.epsilon("owners", DELTA_OWNERS, include_auction=False)
-                            eps_v = res.privacy.epsilon("validation", DELTA_VALIDATION)
+                            eps_o = _finite_or_none(res.privacy.epsilon("owners", delta_o))
+                            eps_o_h2 = res.privacy.epsilon("owners", delta_o, include_auction=False)
+                            eps_v = res.privacy.epsilon("validation", delta_v)
                     seconds = time.perf_counter() - t0
                     value = mmd2(pts, data.validation, g)
                     if method == "greedy":
@@ -207,6 +214,8 @@ def run_experiment(
                         mmd_increase_pct=None if greedy_mmd is None else mmd_increase_pct(value, greedy_mmd),
                         accuracy=acc, accessed=int(accessed), epsilon_owners=eps_o, epsilon_validation=eps_v,
                         seconds=seconds, epsilon_owners_h2=eps_o_h2, gamma=g,
+                        delta_owners=delta_o if eps_o_h2 is not None and method != "pfds" else None,
+                        delta_validation=delta_v if eps_v is not None else None,
                     ))
                     bar.update(1)
     finally:
@@ -291,7 +300,7 @@ def _plot(records: Sequence[Record], field: str, ylabel: str, title: str, path: 
 
 
 RESULT_FIELDS = ("method", "size", "repeat", "mmd2", "mmd_increase_pct", "accuracy", "accessed", "epsilon_owners",
-                 "epsilon_validation", "seconds", "epsilon_owners_h2", "gamma")
+                 "epsilon_validation", "seconds", "epsilon_owners_h2", "gamma", "delta_owners", "delta_validation")
 
 
 def load_results(path: str | Path) -> list[Record]:
