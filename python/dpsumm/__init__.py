@@ -11,7 +11,7 @@ from .accounting import Budget, Ledger, Schedule, paper_schedule
 from .errors import DpsummError, EntropyError, InvalidParameterError, PrivacyBudgetError, ProtocolError
 from .hashing import RFFHasher
 from .summarize import METHODS, Access, Owner, SummaryResult, summarize
-from .kernels import best_row, best_rows, kernel_row_means, kernel_sum, mmd2
+from .kernels import BidIndex, best_row, best_rows, kernel_row_means, kernel_sum, mmd2
 from .privacy import *  # noqa: F401,F403
 from .privacy import __all__ as _privacy_all
 
@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Access",
+    "BidIndex",
     "Budget",
     "Ledger",
     "METHODS",

@@ -1,0 +1,742 @@
+//! An owner's bid index: 8-bit screening with exact re-scoring (issue 8; DESIGN.md §4).
+//!
+//! Every round an owner answers `argmax_{x not offered} h1(x)·v`, with the value and the winner defined
+//! by the exact kernel of [`crate::bids`]: f32 × f32 products summed in f64 in a fixed order, the lowest
+//! index on ties. Reading all N × d f32 hashes every round is memory-bound (numpy's float32 matvec runs
+//! at the same speed), so this index stores each hash coordinate in 8 bits, a quarter of the traffic, and
+//! proves which rows could still win:
+//!
+//! * **Codes.** `h_ij ≈ a·q_ij` with one public step `a` and `q_ij ∈ [-127, 127]`, stored as the byte
+//!   `q_ij + 128`. At build time the index records `E = max |h_ij − a q_ij|` and `S = max |a q_ij|`,
+//!   both measured on the data (so they are rigorous whatever the input).
+//! * **Screen.** Per query, `v_j ≈ b·r_j` with `r_j ∈ [-127, 127]`; the integer `I = Σ_j q_ij r_j` is
+//!   exact (AVX-512 VNNI `vpdpbusd` on 16 rows at a time, or a portable loop: same integers). Since
+//!   `h·v − ab·I = (h − aq)·v + aq·(v − br)`, every row's exact value is at most
+//!   `UB(I) = ab·I + E‖v‖₁ + S‖v − br‖₁ + margin`, where the margin covers every f64 rounding, including
+//!   that of the exact kernel's own sum.
+//! * **Re-score.** A row is re-scored exactly only if `UB(I)` could still beat the best exact value
+//!   found so far (strictly, or by a tie with a lower index). The exact value needs the row's exact f32
+//!   hash: read from the f32 hashes ([`HashSource`]) or recomputed from the raw row
+//!   ([`RowSource`]; h1 is row-canonical, see [`crate::rff`]), so the index itself holds only the codes.
+//!
+//! Rows are split into chunks of 4096 scanned in parallel; each chunk first re-scores its row with the
+//! largest `I` (a good lower bound at once), then walks its rows in order. Chunks share the best value
+//! found so far through an atomic and skip rows whose bound is strictly below it. Any row skipped is
+//! provably not the winner, so the result is the exact kernel's, independent of the thread count.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ndarray::ArrayView2;
+use rayon::prelude::*;
+
+use crate::bids::Best;
+use crate::error::{Error, Result, check_finite_f32};
+use crate::rff::{RffProjection, RowElement, rows_as_f32};
+use crate::simd;
+
+/// Rows scored together (one 512-bit vector of 16 i32 sums).
+const GROUP: usize = 16;
+/// Groups per parallel chunk: 4096 rows.
+const CHUNK_GROUPS: usize = 256;
+/// The largest dimension whose integer sums cannot overflow i32: 255 · 127 · d < 2^31.
+pub const MAX_DIM: usize = 65_000;
+const QMAX: f64 = 127.0;
+
+/// How a query went: the best row and how many rows were re-scored exactly.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Query {
+    pub best: Option<Best>,
+    pub rescored: usize,
+}
+
+/// Where the exact f32 hash of a row comes from when it must be re-scored.
+pub trait ExactSource: Sync {
+    /// `Err` unless the source describes `n` rows of `d` hash coordinates.
+    fn check(&self, n: usize, d: usize) -> Result<()>;
+    /// The exact kernel's value `h_i · v` (f32 products summed in f64, fixed order).
+    fn value(&self, i: usize, v: &[f32], scratch: &mut Scratch) -> f64;
+}
+
+/// Per-thread buffers of the exact re-scoring.
+#[derive(Default)]
+pub struct Scratch {
+    row: Vec<f32>,
+    hash: Vec<f32>,
+}
+
+/// The owner's f32 hashes, shape (N, d), any strides.
+pub struct HashSource<'a>(pub ArrayView2<'a, f32>);
+
+impl ExactSource for HashSource<'_> {
+    fn check(&self, n: usize, d: usize) -> Result<()> {
+        if self.0.dim() != (n, d) {
+            return Err(Error::shape("hashes", format!("has shape {:?}, the index was built for ({n}, {d})", self.0.dim())));
+        }
+        Ok(())
+    }
+
+    fn value(&self, i: usize, v: &[f32], scratch: &mut Scratch) -> f64 {
+        let row = self.0.row(i);
+        match row.as_slice() {
+            Some(r) => simd::dot_f32_f64(r, v),
+            None => {
+                scratch.hash.clear();
+                scratch.hash.extend(row.iter().copied());
+                simd::dot_f32_f64(&scratch.hash, v)
+            }
+        }
+    }
+}
+
+/// The owner's raw rows (N, n_features), f32 or f64, any strides, and the public h1: the exact hash of a
+/// row is recomputed (bit-identical to the hash the index was built from).
+pub struct RowSource<'a, T: RowElement> {
+    pub rows: ArrayView2<'a, T>,
+    pub projection: &'a RffProjection,
+}
+
+impl<T: RowElement> ExactSource for RowSource<'_, T> {
+    fn check(&self, n: usize, d: usize) -> Result<()> {
+        if self.rows.nrows() != n || self.rows.ncols() != self.projection.n_features() || self.projection.dim() != d {
+            return Err(Error::shape(
+                "rows",
+                format!(
+                    "have shape {:?} with a projection of {} features to {}, the index was built for {n} rows of dim {d}",
+                    self.rows.dim(),
+                    self.projection.n_features(),
+                    self.projection.dim()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn value(&self, i: usize, v: &[f32], scratch: &mut Scratch) -> f64 {
+        scratch.row.clear();
+        scratch.row.extend(self.rows.row(i).iter().map(|x| x.to_f32()));
+        scratch.hash.resize(self.projection.dim(), 0.0);
+        self.projection.hash_row(&scratch.row, &mut scratch.hash);
+        simd::dot_f32_f64(&scratch.hash, v)
+    }
+}
+
+/// One owner's 8-bit codes of its hashed rows and the mask of rows it has offered.
+#[derive(Clone, Debug)]
+pub struct BidIndex {
+    n: usize,
+    d: usize,
+    /// ceil(d / 4): 4-byte words per row.
+    words: usize,
+    /// Group-interleaved codes: group g, word k, lane l, byte b at `((g·words + k)·16 + l)·4 + b`.
+    codes: Vec<u8>,
+    /// The step `a` (an f32 value, so `a·q` is exact in f64).
+    step: f64,
+    /// `S = max |a q|` over all codes.
+    code_max: f64,
+    /// `E = max |h − a q|` over all entries.
+    code_err: f64,
+    offered: Vec<u64>,
+    n_offered: usize,
+}
+
+/// Codes and error statistics of one chunk of rows (row-major, `d` per row).
+fn quantize_rows(rows: &[f32], d: usize, words: usize, step: f64, first_group_codes: &mut [u8]) -> (f64, f64) {
+    let (mut err, mut max) = (0.0f64, 0.0f64);
+    let inv = 1.0 / step;
+    let mut q = vec![128u8; words * 4];
+    for (r, h) in rows.chunks_exact(d).enumerate() {
+        let (g, lane) = (r / GROUP, r % GROUP);
+        // Element-wise and branch-free, so that it vectorises. The code is any integer near x/a: E and S
+        // are measured from the code actually stored.
+        for (c, &x) in q.iter_mut().zip(h) {
+            let x = x as f64;
+            let k = (x * inv).round().clamp(-QMAX, QMAX);
+            let aq = step * k;
+            err = err.max((x - aq).abs());
+            max = max.max(aq.abs());
+            *c = (k as i32 + 128) as u8;
+        }
+        for (k, w) in q.chunks_exact(4).enumerate() {
+            let at = ((g * words + k) * GROUP + lane) * 4;
+            first_group_codes[at..at + 4].copy_from_slice(w);
+        }
+    }
+    (err, max)
+}
+
+fn check_dim(d: usize) -> Result<()> {
+    if d == 0 || d > MAX_DIM {
+        return Err(Error::shape("hashes", format!("dim must be between 1 and {MAX_DIM}, got {d}")));
+    }
+    Ok(())
+}
+
+impl BidIndex {
+    fn empty(n: usize, d: usize, step: f64) -> Self {
+        let words = d.div_ceil(4);
+        let groups = n.div_ceil(GROUP);
+        BidIndex {
+            n,
+            d,
+            words,
+            codes: vec![128u8; groups * words * GROUP * 4],
+            step,
+            code_max: 0.0,
+            code_err: 0.0,
+            offered: vec![0u64; n.div_ceil(64)],
+            n_offered: 0,
+        }
+    }
+
+    fn chunk_bytes(&self) -> usize {
+        CHUNK_GROUPS * self.words * GROUP * 4
+    }
+
+    /// The index of f32 hashes `h` (N, d), any strides. Errors on non-finite values.
+    pub fn from_hashes(h: ArrayView2<'_, f32>) -> Result<Self> {
+        let (n, d) = h.dim();
+        check_dim(d)?;
+        let hmax = h
+            .axis_chunks_iter(ndarray::Axis(0), CHUNK_GROUPS * GROUP)
+            .into_par_iter()
+            .map(|c| c.iter().fold((true, 0.0f32), |(ok, m), &x| (ok & x.is_finite(), m.max(x.abs()))))
+            .reduce(|| (true, 0.0), |a, b| (a.0 & b.0, a.1.max(b.1)));
+        let (finite, hmax) = hmax;
+        if !finite {
+            return Err(Error::NonFinite { name: "hashes" });
+        }
+        // a = max|h| / 127 rounded to f32; any a > 0 is valid because E and S are measured.
+        let step = ((hmax / 127.0).max(f32::MIN_POSITIVE)) as f64;
+        let mut index = Self::empty(n, d, step);
+        let chunk_rows = CHUNK_GROUPS * GROUP;
+        let (words, cb) = (index.words, index.chunk_bytes());
+        let (err, max) = index
+            .codes
+            .par_chunks_mut(cb)
+            .enumerate()
+            .map_init(Vec::new, |buf: &mut Vec<f32>, (c, codes)| {
+                let start = c * chunk_rows;
+                let end = (start + chunk_rows).min(n);
+                buf.clear();
+                for i in start..end {
+                    buf.extend(h.row(i).iter().copied());
+                }
+                quantize_rows(buf, d, words, step, codes)
+            })
+            .reduce(|| (0.0, 0.0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
+        index.code_err = err;
+        index.code_max = max;
+        Ok(index)
+    }
+
+    /// The index of `h1(x)` for the raw rows `x` (N, n_features), f32 or f64, any strides, hashed block
+    /// by block: the (N, d) f32 hashes are never held. Errors on non-finite values.
+    pub fn from_rows<T: RowElement>(x: ArrayView2<'_, T>, projection: &RffProjection) -> Result<Self> {
+        let (n, nf) = x.dim();
+        let d = projection.dim();
+        check_dim(d)?;
+        if nf != projection.n_features() {
+            return Err(Error::shape("X", format!("has {nf} features per row, the hasher was built for {}", projection.n_features())));
+        }
+        // |h1(x)_j| <= sqrt(2/d) (1 + 2e-7): the step is fixed in advance, E and S are still measured.
+        let bound = (2.0 / d as f64).sqrt() * (1.0 + 1e-6);
+        let step = ((bound / QMAX) as f32) as f64;
+        let mut index = Self::empty(n, d, step);
+        let chunk_rows = CHUNK_GROUPS * GROUP;
+        let (words, cb) = (index.words, index.chunk_bytes());
+        let stats = index
+            .codes
+            .par_chunks_mut(cb)
+            .enumerate()
+            .map_init(
+                || (Vec::new(), Vec::new()),
+                |(xbuf, hbuf): &mut (Vec<f32>, Vec<f32>), (c, codes)| -> Result<(f64, f64)> {
+                    let start = c * chunk_rows;
+                    let end = (start + chunk_rows).min(n);
+                    let rows = end - start;
+                    let xs = rows_as_f32(x.slice(ndarray::s![start..end, ..]), xbuf)?;
+                    hbuf.resize(rows * d, 0.0);
+                    projection.hash_rows(xs, rows, hbuf);
+                    Ok(quantize_rows(hbuf, d, words, step, codes))
+                },
+            )
+            .try_reduce(|| (0.0, 0.0), |a, b| Ok((a.0.max(b.0), a.1.max(b.1))))?;
+        index.code_err = stats.0;
+        index.code_max = stats.1;
+        Ok(index)
+    }
+
+    pub fn n_rows(&self) -> usize {
+        self.n
+    }
+
+    pub fn dim(&self) -> usize {
+        self.d
+    }
+
+    pub fn n_offered(&self) -> usize {
+        self.n_offered
+    }
+
+    /// Bytes held by the codes (about N · d).
+    pub fn code_bytes(&self) -> usize {
+        self.codes.len()
+    }
+
+    /// `(a, S, E)`: the step, the largest |a q| and the largest quantization error.
+    pub fn code_stats(&self) -> (f64, f64, f64) {
+        (self.step, self.code_max, self.code_err)
+    }
+
+    pub fn is_offered(&self, i: usize) -> bool {
+        i < self.n && self.offered[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    /// Mark row `i` offered (never bid again). Returns false if it already was.
+    pub fn mark_offered(&mut self, i: usize) -> Result<bool> {
+        if i >= self.n {
+            return Err(Error::value("index", format!("{i} is not a row (the index has {} rows)", self.n)));
+        }
+        if self.is_offered(i) {
+            return Ok(false);
+        }
+        self.offered[i / 64] |= 1 << (i % 64);
+        self.n_offered += 1;
+        Ok(true)
+    }
+
+    /// The offered mask as one bool per row.
+    pub fn offered_mask(&self) -> Vec<bool> {
+        (0..self.n).map(|i| self.is_offered(i)).collect()
+    }
+
+    /// The exact kernel's best row not offered for the broadcast `v` (None when every row is offered).
+    pub fn best<S: ExactSource>(&self, v: &[f32], source: &S) -> Result<Option<Best>> {
+        Ok(self.query(v, source)?.best)
+    }
+
+    /// [`Self::best`] with the number of rows re-scored exactly.
+    pub fn query<S: ExactSource>(&self, v: &[f32], source: &S) -> Result<Query> {
+        if v.len() != self.d {
+            return Err(Error::shape("v", format!("has length {}, the index has dim {}", v.len(), self.d)));
+        }
+        check_finite_f32("v", v.iter().copied())?;
+        source.check(self.n, self.d)?;
+        if self.n_offered == self.n {
+            return Ok(Query { best: None, rescored: 0 });
+        }
+        let plan = Plan::new(self, v);
+        let global = AtomicU64::new(order_key(f64::NEG_INFINITY));
+        let chunk_rows = CHUNK_GROUPS * GROUP;
+        let cb = self.chunk_bytes();
+        let (best, rescored) = self
+            .codes
+            .par_chunks(cb)
+            .enumerate()
+            .map_init(Scratch::default, |scratch, (c, codes)| {
+                self.scan_chunk(&plan, codes, c * chunk_rows, v, source, &global, scratch)
+            })
+            .reduce(|| (None, 0), |a, b| (better(a.0, b.0), a.1 + b.1));
+        Ok(Query { best, rescored })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn scan_chunk<S: ExactSource>(
+        &self,
+        plan: &Plan,
+        codes: &[u8],
+        start: usize,
+        v: &[f32],
+        source: &S,
+        global: &AtomicU64,
+        scratch: &mut Scratch,
+    ) -> (Option<Best>, usize) {
+        let group_bytes = self.words * GROUP * 4;
+        let groups = codes.len() / group_bytes;
+        let mut sums = [0i32; CHUNK_GROUPS * GROUP];
+        let sums = &mut sums[..groups * GROUP];
+        for (g, s) in sums.chunks_exact_mut(GROUP).enumerate() {
+            let s: &mut [i32; GROUP] = s.try_into().expect("GROUP lanes");
+            group_sums(&codes[g * group_bytes..(g + 1) * group_bytes], &plan.rq, s);
+        }
+        let rows = (self.n - start).min(groups * GROUP);
+        let mut rescored = 0usize;
+        let mut best: Option<Best> = None;
+        let mut rescore = |i: usize, best: &mut Option<Best>, scratch: &mut Scratch| {
+            rescored += 1;
+            let value = source.value(start + i, v, scratch);
+            let cand = Some(Best { value, index: start + i });
+            *best = better(*best, cand);
+            if value.is_finite() {
+                global.fetch_max(order_key(value), Ordering::Relaxed);
+            }
+        };
+        // The row with the largest integer sum first: a good lower bound at once.
+        let top = (0..rows).filter(|&i| !self.is_offered(start + i)).max_by_key(|&i| (sums[i], std::cmp::Reverse(i)));
+        let global_t = |plan: &Plan| plan.threshold(key_value(global.load(Ordering::Relaxed)), true);
+        if let Some(t) = top {
+            if i64::from(sums[t]) - plan.offset > global_t(plan) {
+                rescore(t, &mut best, scratch);
+            }
+        }
+        // Thresholds on I' = I - offset: skip a row before best.index when I' <= t_lt (UB < best),
+        // after it when I' <= t_le (UB <= best), and any row when I' <= t_g (UB < the global best).
+        let thresholds = |best: &Option<Best>, plan: &Plan| -> (i64, i64) {
+            match best {
+                None => (i64::MIN, i64::MIN),
+                Some(b) => (plan.threshold(b.value, true), plan.threshold(b.value, false)),
+            }
+        };
+        let (mut t_lt, mut t_le) = thresholds(&best, plan);
+        let mut t_g = global_t(plan);
+        for (g, s) in sums.chunks_exact(GROUP).enumerate() {
+            let screen = t_lt.max(t_g).saturating_add(plan.offset);
+            if s.iter().all(|&x| i64::from(x) <= screen) {
+                continue;
+            }
+            for (lane, &x) in s.iter().enumerate() {
+                let i = g * GROUP + lane;
+                if i >= rows || i64::from(x) <= screen || self.is_offered(start + i) {
+                    continue;
+                }
+                let ip = i64::from(x) - plan.offset;
+                t_g = global_t(plan);
+                let t = match best {
+                    Some(b) if start + i == b.index => continue,
+                    Some(b) if start + i > b.index => t_le,
+                    _ => t_lt,
+                };
+                if ip <= t.max(t_g) {
+                    continue;
+                }
+                rescore(i, &mut best, scratch);
+                (t_lt, t_le) = thresholds(&best, plan);
+            }
+        }
+        (best, rescored)
+    }
+}
+
+/// The per-query quantities of the screen: integer weights and the bound's constants.
+struct Plan {
+    /// `r` packed four bytes per word, as the second (signed) operand of `vpdpbusd`.
+    rq: Vec<i32>,
+    /// `128 Σ r_j`: the integer sums see codes `q + 128`.
+    offset: i64,
+    /// `a·b`.
+    ab: f64,
+    /// Everything added to `ab·I'` to bound the exact kernel's value.
+    slack: f64,
+}
+
+impl Plan {
+    fn new(index: &BidIndex, v: &[f32]) -> Self {
+        let d = index.d;
+        let vmax = v.iter().fold(0.0f64, |m, &x| m.max((x as f64).abs()));
+        let b = vmax / QMAX;
+        let mut r = vec![0i8; index.words * 4];
+        let (mut v1, mut ev1) = (0.0f64, 0.0f64);
+        for (j, &x) in v.iter().enumerate() {
+            let x = x as f64;
+            let q = if b > 0.0 { (x / b).round().clamp(-QMAX, QMAX) } else { 0.0 };
+            r[j] = q as i8;
+            v1 += x.abs();
+            ev1 += (x - b * q).abs();
+        }
+        let rq = r.chunks_exact(4).map(|w| i32::from_le_bytes([w[0] as u8, w[1] as u8, w[2] as u8, w[3] as u8])).collect();
+        let offset = 128 * r.iter().map(|&x| i64::from(x)).sum::<i64>();
+        let ab = index.step * b;
+        let (s, e) = (index.code_max, index.code_err);
+        // |h·v − ab I'| <= E‖v‖₁ + S‖v − br‖₁ (real arithmetic). Every f64 rounding (the terms here, ab·I',
+        // the final sum, and the exact kernel's own d-term sum, at most d·u·Σ|h_j v_j|) is covered by the
+        // relative 1e-9 and the margin below.
+        let terms = e * v1 + s * ev1;
+        let margin = (d as f64 + 8.0) * 2.3e-16 * (ab * QMAX * QMAX * d as f64 + 2.0 * (s + e) * v1 + terms);
+        Plan { rq, offset, ab, slack: terms * (1.0 + 1e-9) + margin }
+    }
+
+    /// An upper bound on the exact kernel's value of a row with integer sum `ip` (= I').
+    fn upper(&self, ip: i64) -> f64 {
+        self.ab * ip as f64 + self.slack
+    }
+
+    /// The largest I' whose bound is `< beta` (strict) or `<= beta`; i64::MIN if none, i64::MAX if all.
+    fn threshold(&self, beta: f64, strict: bool) -> i64 {
+        let ok = |ip: i64| if strict { self.upper(ip) < beta } else { self.upper(ip) <= beta };
+        if beta.is_nan() || beta == f64::NEG_INFINITY {
+            return i64::MIN;
+        }
+        const LIM: i64 = 1 << 34; // |I'| <= 127 · 127 · 65000 < 2^31
+        if self.ab == 0.0 {
+            return if ok(0) { i64::MAX } else { i64::MIN };
+        }
+        let guess = ((beta - self.slack) / self.ab).floor();
+        let mut t = if guess.is_nan() { 0 } else { guess.clamp(-(LIM as f64), LIM as f64) as i64 };
+        while t < LIM && ok(t + 1) {
+            t += 1;
+        }
+        while t > -LIM && !ok(t) {
+            t -= 1;
+        }
+        if t >= LIM {
+            i64::MAX
+        } else if t <= -LIM {
+            i64::MIN
+        } else {
+            t
+        }
+    }
+}
+
+fn better(a: Option<Best>, b: Option<Best>) -> Option<Best> {
+    match (a, b) {
+        (None, x) | (x, None) => x,
+        (Some(x), Some(y)) => {
+            if y.value > x.value || (y.value == x.value && y.index < x.index) {
+                Some(y)
+            } else {
+                Some(x)
+            }
+        }
+    }
+}
+
+/// A u64 whose unsigned order is the order of finite f64 values (and -inf lowest).
+fn order_key(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 { !b } else { b | (1 << 63) }
+}
+
+fn key_value(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+}
+
+/// `out[l] = Σ_k Σ_b code[k][l][b] · r[k][b]` for the 16 rows of one group (exact integers).
+fn group_sums(codes: &[u8], rq: &[i32], out: &mut [i32; GROUP]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if vnni_available() {
+            // SAFETY: AVX-512F/VNNI are available; codes has rq.len() · 64 bytes.
+            unsafe { vnni::group_sums(codes, rq, out) };
+            return;
+        }
+    }
+    group_sums_portable(codes, rq, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn vnni_available() -> bool {
+    use std::sync::OnceLock;
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vnni"))
+}
+
+fn group_sums_portable(codes: &[u8], rq: &[i32], out: &mut [i32; GROUP]) {
+    *out = [0; GROUP];
+    for (k, &w) in rq.iter().enumerate() {
+        let r = w.to_le_bytes();
+        let word = &codes[k * GROUP * 4..(k + 1) * GROUP * 4];
+        for (lane, c) in word.chunks_exact(4).enumerate() {
+            let mut s = 0i32;
+            for b in 0..4 {
+                s += i32::from(c[b]) * i32::from(r[b] as i8);
+            }
+            out[lane] += s;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod vnni {
+    use super::GROUP;
+    use std::arch::x86_64::*;
+
+    #[target_feature(enable = "avx512f,avx512vnni")]
+    pub(super) unsafe fn group_sums(codes: &[u8], rq: &[i32], out: &mut [i32; GROUP]) {
+        let words = rq.len();
+        assert!(codes.len() >= words * 64);
+        let p = codes.as_ptr();
+        let mut acc = [_mm512_setzero_si512(); 4];
+        let mut k = 0;
+        while k + 4 <= words {
+            for (u, a) in acc.iter_mut().enumerate() {
+                // SAFETY: (k + u) < words, so the 64 bytes at (k + u) · 64 are inside codes.
+                let h = unsafe { _mm512_loadu_si512(p.add((k + u) * 64) as *const _) };
+                *a = _mm512_dpbusd_epi32(*a, h, _mm512_set1_epi32(rq[k + u]));
+            }
+            k += 4;
+        }
+        while k < words {
+            // SAFETY: k < words.
+            let h = unsafe { _mm512_loadu_si512(p.add(k * 64) as *const _) };
+            acc[0] = _mm512_dpbusd_epi32(acc[0], h, _mm512_set1_epi32(rq[k]));
+            k += 1;
+        }
+        let s = _mm512_add_epi32(_mm512_add_epi32(acc[0], acc[1]), _mm512_add_epi32(acc[2], acc[3]));
+        // SAFETY: out holds 16 i32.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr() as *mut _, s) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bids;
+    use crate::rng::public_key_from_u64;
+    use ndarray::Array2;
+
+    fn lcg(seed: &mut u64) -> f32 {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((*seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    }
+
+    fn exact(h: &Array2<f32>, offered: &[bool], v: &[f32]) -> Option<Best> {
+        bids::best_row(h.view(), Some(offered), v).unwrap()
+    }
+
+    #[test]
+    fn integer_sums_agree_on_every_path() {
+        let mut s = 7u64;
+        for d in [1usize, 3, 4, 5, 17, 140] {
+            let h = Array2::from_shape_fn((37, d), |_| lcg(&mut s));
+            let idx = BidIndex::from_hashes(h.view()).unwrap();
+            let v: Vec<f32> = (0..d).map(|_| lcg(&mut s)).collect();
+            let plan = Plan::new(&idx, &v);
+            let gb = idx.words * GROUP * 4;
+            for g in 0..idx.codes.len() / gb {
+                let (mut a, mut b) = ([0i32; GROUP], [0i32; GROUP]);
+                group_sums(&idx.codes[g * gb..(g + 1) * gb], &plan.rq, &mut a);
+                group_sums_portable(&idx.codes[g * gb..(g + 1) * gb], &plan.rq, &mut b);
+                assert_eq!(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn bound_holds_for_every_row() {
+        let mut s = 11u64;
+        for scale in [1e-30f32, 1e-3, 1.0, 1e20] {
+            let h = Array2::from_shape_fn((500, 23), |_| lcg(&mut s) * scale);
+            let idx = BidIndex::from_hashes(h.view()).unwrap();
+            let v: Vec<f32> = (0..23).map(|_| lcg(&mut s) * 3.0).collect();
+            let plan = Plan::new(&idx, &v);
+            let gb = idx.words * GROUP * 4;
+            for i in 0..500 {
+                let (g, l) = (i / GROUP, i % GROUP);
+                let mut out = [0i32; GROUP];
+                group_sums_portable(&idx.codes[g * gb..(g + 1) * gb], &plan.rq, &mut out);
+                let value = simd::dot_f32_f64(h.row(i).as_slice().unwrap(), &v);
+                let ub = plan.upper(i64::from(out[l]) - plan.offset);
+                assert!(value <= ub, "row {i}: {value} > {ub}");
+                // and the bound is not vacuous: within a few percent of the value range
+                let lb = plan.ab * (i64::from(out[l]) - plan.offset) as f64 - plan.slack;
+                assert!(value >= lb);
+            }
+        }
+    }
+
+    #[test]
+    fn same_winner_as_the_exact_kernel_random_and_offered() {
+        let mut s = 3u64;
+        for (n, d) in [(1usize, 1usize), (15, 4), (5000, 140), (10_000, 33)] {
+            let h = Array2::from_shape_fn((n, d), |_| lcg(&mut s) * 0.12);
+            let mut idx = BidIndex::from_hashes(h.view()).unwrap();
+            let mut offered = vec![false; n];
+            for round in 0..20 {
+                let v: Vec<f32> = (0..d).map(|_| lcg(&mut s)).collect();
+                let want = exact(&h, &offered, &v);
+                let got = idx.best(&v, &HashSource(h.view())).unwrap();
+                assert_eq!(got, want, "n={n} d={d} round {round}");
+                if let Some(b) = got {
+                    idx.mark_offered(b.index).unwrap();
+                    offered[b.index] = true;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ties_near_ties_equal_rows_and_zero_v() {
+        let d = 140;
+        let v: Vec<f32> = (0..d).map(|j| ((j % 17) as f32 - 8.0) * 0.01).collect();
+        // all rows equal: the lowest index (not offered) wins
+        let h = Array2::<f32>::from_elem((9000, d), 0.05);
+        let mut idx = BidIndex::from_hashes(h.view()).unwrap();
+        assert_eq!(idx.best(&v, &HashSource(h.view())).unwrap().unwrap().index, 0);
+        idx.mark_offered(0).unwrap();
+        idx.mark_offered(1).unwrap();
+        assert_eq!(idx.best(&v, &HashSource(h.view())).unwrap().unwrap().index, 2);
+        // zero v: everything ties at 0
+        let zero = vec![0.0f32; d];
+        let q = idx.query(&zero, &HashSource(h.view())).unwrap();
+        assert_eq!(q.best.unwrap().index, 2);
+        assert!(q.rescored <= 1 + 9000 / 4096 + 1, "rescored {}", q.rescored);
+        // near ties: one ulp apart, in different chunks
+        let mut h = Array2::from_shape_fn((9000, d), |(i, j)| (((i * 13 + j * 7) % 101) as f32 - 50.0) * 1e-3);
+        for r in [10usize, 4500, 8999] {
+            for j in 0..d {
+                h[[r, j]] = 0.1 * v[j].signum();
+            }
+        }
+        h[[4500, 3]] = f32::from_bits(h[[4500, 3]].to_bits() + 1);
+        let idx = BidIndex::from_hashes(h.view()).unwrap();
+        let off = vec![false; 9000];
+        assert_eq!(idx.best(&v, &HashSource(h.view())).unwrap(), exact(&h, &off, &v));
+        // exact ties across chunks
+        h[[4500, 3]] = h[[10, 3]];
+        let idx = BidIndex::from_hashes(h.view()).unwrap();
+        assert_eq!(idx.best(&v, &HashSource(h.view())).unwrap().unwrap().index, 10);
+    }
+
+    #[test]
+    fn raw_rows_give_the_winner_of_the_exact_kernel_on_their_hashes() {
+        let p = RffProjection::from_key(public_key_from_u64("h1", 9), 12, 140, 0.1).unwrap();
+        let mut s = 5u64;
+        let x = Array2::from_shape_fn((20_000, 12), |_| lcg(&mut s) * 4.0);
+        let h = p.transform_f32(x.view()).unwrap();
+        let mut idx = BidIndex::from_rows(x.view(), &p).unwrap();
+        let hidx = BidIndex::from_hashes(h.view()).unwrap();
+        let src = RowSource { rows: x.view(), projection: &p };
+        let x64 = x.mapv(|a| a as f64);
+        let src64 = RowSource { rows: x64.view(), projection: &p };
+        let mut offered = vec![false; 20_000];
+        for _ in 0..10 {
+            let v: Vec<f32> = (0..140).map(|_| lcg(&mut s)).collect();
+            let want = exact(&h, &offered, &v);
+            let q = idx.query(&v, &src).unwrap();
+            assert_eq!(q.best, want);
+            assert_eq!(idx.best(&v, &src64).unwrap(), want);
+            assert!(q.rescored < 200, "rescored {}", q.rescored);
+            let b = want.unwrap().index;
+            idx.mark_offered(b).unwrap();
+            offered[b] = true;
+        }
+        let v: Vec<f32> = (0..140).map(|_| lcg(&mut s)).collect();
+        assert_eq!(hidx.best(&v, &HashSource(h.view())).unwrap(), exact(&h, &vec![false; 20_000], &v));
+    }
+
+    #[test]
+    fn bad_input() {
+        let h = Array2::<f32>::zeros((4, 3));
+        let mut idx = BidIndex::from_hashes(h.view()).unwrap();
+        let src = HashSource(h.view());
+        assert_eq!(idx.best(&[1.0, 2.0], &src).unwrap_err().argument(), Some("v"));
+        assert_eq!(idx.best(&[f32::NAN; 3], &src).unwrap_err().argument(), Some("v"));
+        let other = Array2::<f32>::zeros((5, 3));
+        assert_eq!(idx.best(&[1.0; 3], &HashSource(other.view())).unwrap_err().argument(), Some("hashes"));
+        assert_eq!(idx.mark_offered(4).unwrap_err().argument(), Some("index"));
+        assert!(idx.mark_offered(3).unwrap());
+        assert!(!idx.mark_offered(3).unwrap());
+        let mut bad = Array2::<f32>::zeros((4, 3));
+        bad[[2, 1]] = f32::INFINITY;
+        assert!(BidIndex::from_hashes(bad.view()).is_err());
+        assert!(BidIndex::from_hashes(Array2::<f32>::zeros((4, 0)).view()).is_err());
+        for i in 0..4 {
+            idx.mark_offered(i).unwrap();
+        }
+        assert_eq!(idx.best(&[1.0; 3], &src).unwrap(), None);
+        let empty = Array2::<f32>::zeros((0, 3));
+        let e = BidIndex::from_hashes(empty.view()).unwrap();
+        assert_eq!(e.best(&[1.0; 3], &HashSource(empty.view())).unwrap(), None);
+    }
+}
