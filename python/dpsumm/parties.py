@@ -360,6 +360,7 @@ class Aggregator:
         win_values: list[float] = []
         trace: list[RoundRecord] = []
         bar = _progress(size, progress)
+        position = {o: k for k, o in enumerate(self.owners)}
         for rnd in range(1, size + 1):
             record = RoundRecord(round=rnd)
             q = len(self.seed_hashes) + rnd - 1
@@ -396,7 +397,7 @@ class Aggregator:
                 if r.value is not None:
                     bids[o] = r
             # lines 11-17: the private auction
-            ranked = sorted(bids, key=lambda o: (-float(bids[o].value), self.owners.index(o)))  # type: ignore[arg-type]
+            ranked = sorted(bids, key=lambda o: (-float(bids[o].value), position[o]))  # type: ignore[arg-type]
             to_ask: list[str] = []
             for r_idx, o in enumerate(ranked):
                 key = (o, int(bids[o].token))  # type: ignore[arg-type]
