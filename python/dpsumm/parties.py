@@ -355,7 +355,11 @@ class Aggregator:
         chosen_count: dict[tuple[str, int], int] = {}
         pool: list[_Pooled] = []
         # Row k of pool_hashes[:len(pool)] is pool[k].hash: a growable buffer kept in step with the list.
+        # The pool is unordered (a winner is swap-removed in O(d), not shifted in O(pool)); pool_seq[k]
+        # is the arrival number of pool[k], so that a tie still goes to the earliest pooled row.
         pool_hashes = np.zeros((64, c.dim), dtype=np.float64)
+        pool_seq = np.zeros(64, dtype=np.int64)
+        arrivals = 0
         winners: list[_Pooled] = []
         win_values: list[float] = []
         trace: list[RoundRecord] = []
@@ -430,7 +434,10 @@ class Aggregator:
                     continue
                 if len(pool) == pool_hashes.shape[0]:
                     pool_hashes = np.concatenate([pool_hashes, np.zeros_like(pool_hashes)])
+                    pool_seq = np.concatenate([pool_seq, np.zeros_like(pool_seq)])
                 pool_hashes[len(pool)] = entry.hash
+                pool_seq[len(pool)] = arrivals
+                arrivals += 1
                 pool.append(entry)
             # line 15: best pooled row under the current v
             if not pool:
@@ -440,9 +447,14 @@ class Aggregator:
                 break
             n_pool = len(pool)
             scores = pool_hashes[:n_pool] @ v.astype(np.float64)
-            best = int(np.argmax(scores))  # the earliest pooled row wins a tie
-            win = pool.pop(best)
-            pool_hashes[best : n_pool - 1] = pool_hashes[best + 1 : n_pool]
+            top = np.flatnonzero(scores == scores.max())
+            best = int(top[np.argmin(pool_seq[top])])  # the earliest pooled row wins a tie
+            win = pool[best]
+            last = n_pool - 1
+            pool[best] = pool[last]
+            pool.pop()
+            pool_hashes[best] = pool_hashes[last]
+            pool_seq[best] = pool_seq[last]
             winners.append(win)
             win_values.append(float(scores[best]))
             record.winner = (win.owner, win.token)
