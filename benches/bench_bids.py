@@ -7,6 +7,9 @@ Inputs: 1,000,000 rows in 10 owners, dim 140, two kinds of hashed rows:
   broadcast ``v = mean h1(validation) - q/(q+1) mean h1(summary)``;
 * ``uniform``: i.i.d. uniform hashes in [-0.12, 0.12] and a Gaussian v (the bench_kernels.py input).
 
+numpy runs with OpenBLAS's default threads and with one BLAS thread (needs ``threadpoolctl``): on
+this 2-core machine one thread is faster; compare against the faster of the two.
+
 Run: ``python -m pytest benches/bench_bids.py --benchmark-only --benchmark-group-by=group``
 (DPSUMM_BENCH_SMALL=1 for a tenth of the rows).
 """
@@ -63,7 +66,8 @@ def numpy_bids(hashes, v):
     return out
 
 
-IMPLS = ["numpy-f32-matvec-argmax", "exact-kernel", "bid-index-hashes", "bid-index-raw-rows"]
+IMPLS = ["numpy-f32-matvec-argmax", "numpy-f32-matvec-argmax-1-blas-thread", "exact-kernel", "bid-index-hashes",
+         "bid-index-raw-rows"]
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -78,6 +82,13 @@ def test_round_of_bids(benchmark, case, impl):
 
     if impl == "numpy-f32-matvec-argmax":
         fn = lambda: numpy_bids(hashes, next_v())  # noqa: E731
+    elif impl == "numpy-f32-matvec-argmax-1-blas-thread":
+        # On this 2-core machine OpenBLAS's sgemv is faster with one thread than with two.
+        threadpoolctl = pytest.importorskip("threadpoolctl")
+
+        def fn():
+            with threadpoolctl.threadpool_limits(1, user_api="blas"):
+                return numpy_bids(hashes, next_v())
     elif impl == "exact-kernel":
         fn = lambda: _core.best_rows(hashes, next_v(), None)  # noqa: E731
     else:
