@@ -9,20 +9,24 @@
 //! * **Codes.** `h_ij ≈ a·q_ij` with one public step `a` and `q_ij ∈ [-127, 127]`, stored as the byte
 //!   `q_ij + 128`. At build time the index records `E = max |h_ij − a q_ij|` and `S = max |a q_ij|`,
 //!   both measured on the data (so they are rigorous whatever the input).
-//! * **Screen.** Per query, `v_j ≈ b·r_j` with `r_j ∈ [-127, 127]`; the integer `I = Σ_j q_ij r_j` is
-//!   exact (AVX-512 VNNI `vpdpbusd` on 16 rows at a time, or a portable loop: same integers). Since
-//!   `h·v − ab·I = (h − aq)·v + aq·(v − br)`, every row's exact value is at most
-//!   `UB(I) = ab·I + E‖v‖₁ + S‖v − br‖₁ + margin`, where the margin covers every f64 rounding, including
-//!   that of the exact kernel's own sum.
-//! * **Re-score.** A row is re-scored exactly only if `UB(I)` could still beat the best exact value
+//! * **Screen.** Per query, `v_j ≈ b·r_j + c·t_j` with two 8-bit digits `r_j, t_j ∈ [-127, 127]` and
+//!   `c = b/254`; the integers `I_r = Σ_j q_ij r_j` and `I_t = Σ_j q_ij t_j` are exact (AVX-512 VNNI
+//!   `vpdpbusd` on 16 rows at a time, two per 64-byte load, or a portable loop: same integers). Since
+//!   `h·v − (ab I_r + ac I_t) = (h − aq)·v + aq·(v − br − ct)`, every row's exact value is at most
+//!   `UB = ab I_r + ac I_t + E‖v‖₁ + S‖v − br − ct‖₁ + margin`, where the margin covers every f64
+//!   rounding, including that of the exact kernel's own sum. The second digit makes the v-term
+//!   negligible: the window is set by the codes' error E alone (5x fewer re-scorings than one digit).
+//! * **Re-score.** A row is re-scored exactly only if its bound could still beat the best exact value
 //!   found so far (strictly, or by a tie with a lower index). The exact value needs the row's exact f32
 //!   hash: read from the f32 hashes ([`HashSource`]) or recomputed from the raw row
 //!   ([`RowSource`]; h1 is row-canonical, see [`crate::rff`]), so the index itself holds only the codes.
 //!
-//! Rows are split into chunks of 4096 scanned in parallel; each chunk first re-scores its row with the
-//! largest `I` (a good lower bound at once), then walks its rows in order. Chunks share the best value
-//! found so far through an atomic and skip rows whose bound is strictly below it. Any row skipped is
-//! provably not the winner, so the result is the exact kernel's, independent of the thread count.
+//! Rows are split into chunks of 4096 scanned in parallel. Each chunk computes all its bounds (and each
+//! 16-row group's maximum) into a 32 kB buffer, re-scores the row with the largest bound first (a good
+//! lower bound at once), then walks its groups in order, skipping whole groups whose maximum is below
+//! the best value. Chunks share the best value found so far through an atomic and skip rows whose bound
+//! is strictly below it. Any row skipped is provably not the winner, so the result is the exact
+//! kernel's, independent of the thread count. A query allocates O(d), never O(N).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
