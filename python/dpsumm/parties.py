@@ -357,7 +357,7 @@ class Aggregator:
         # Row k of pool_hashes[:len(pool)] is pool[k].hash: a growable buffer kept in step with the list.
         # The pool is unordered (a winner is swap-removed in O(d), not shifted in O(pool)); pool_seq[k]
         # is the arrival number of pool[k], so that a tie still goes to the earliest pooled row.
-        pool_hashes = np.zeros((64, c.dim), dtype=np.float64)
+        pool_hashes = np.zeros((64, c.dim), dtype=np.float32)
         pool_seq = np.zeros(64, dtype=np.int64)
         arrivals = 0
         winners: list[_Pooled] = []
@@ -446,7 +446,9 @@ class Aggregator:
                 trace.append(record)
                 break
             n_pool = len(pool)
-            scores = pool_hashes[:n_pool] @ v.astype(np.float64)
+            # Exact values (float32 products summed in float64, fixed order), computed in Rust: a BLAS
+            # gemv here would leave OpenBLAS threads spinning on a core the owners' bids need.
+            scores = _core.row_dots(pool_hashes[:n_pool], v)
             top = np.flatnonzero(scores == scores.max())
             best = int(top[np.argmin(pool_seq[top])])  # the earliest pooled row wins a tie
             win = pool[best]
