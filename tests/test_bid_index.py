@@ -238,3 +238,15 @@ def test_owner_party_bids_with_the_index():
         reply = owner.handle(PointRequest(round=rnd, token=bid.token))
         np.testing.assert_array_equal(reply.hash, H[bid.token])
         offered[bid.token] = True
+
+
+def test_row_dots_are_the_exact_kernel_values():
+    from dpsumm import _core
+
+    rng = np.random.default_rng(10)
+    H = rng.uniform(-0.1, 0.1, size=(10_000, 140)).astype(np.float32)
+    v = rng.normal(size=140).astype(np.float32)
+    s = _core.row_dots(H, v)
+    value, index = best_row(H, v)
+    assert s[index] == value and s.max() == value and int(np.argmax(s)) == index
+    np.testing.assert_allclose(s, H.astype(np.float64) @ v.astype(np.float64), rtol=1e-12, atol=1e-15)
