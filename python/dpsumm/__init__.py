@@ -6,12 +6,12 @@ Covariate Shift* (NeurIPS 2019), with a Rust core.
 
 from __future__ import annotations
 
-from . import accounting, pfds, reference
+from . import accounting, datasets, experiments, metrics, pfds, reference
 from .accounting import Budget, Ledger, Schedule, paper_schedule
 from .errors import DpsummError, EntropyError, InvalidParameterError, PrivacyBudgetError, ProtocolError
 from .hashing import RFFHasher
 from .summarize import METHODS, Access, Owner, SummaryResult, summarize
-from .kernels import best_row, best_rows, kernel_row_means, kernel_sum, mmd2
+from .kernels import BidIndex, best_row, best_rows, kernel_row_means, kernel_sum, mmd2
 from .pfds import PFDSResult, make_tree, opt_private_gen, pfds_training_set, share_data
 from .privacy import *  # noqa: F401,F403
 from .privacy import __all__ as _privacy_all
@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Access",
+    "BidIndex",
     "Budget",
     "Ledger",
     "METHODS",
@@ -27,6 +28,9 @@ __all__ = [
     "Schedule",
     "SummaryResult",
     "accounting",
+    "datasets",
+    "experiments",
+    "metrics",
     "paper_schedule",
     "summarize",
     "DpsummError",

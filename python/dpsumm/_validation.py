@@ -49,9 +49,21 @@ def float_matrix(X: object, name: str, *, n_features: int | None = None, allow_e
         raise InvalidParameterError(
             f"`{name}` has {arr.shape[1]} features per row, expected {n_features}", name
         )
-    if not np.isfinite(arr).all():
+    if not all_finite(arr):
         raise InvalidParameterError(f"`{name}` contains NaN or infinite values", name)
     return arr
+
+
+def all_finite(arr: np.ndarray, block_bytes: int = 1 << 24) -> bool:
+    """``np.isfinite(arr).all()`` in row blocks of about 16 MB, so that no full-size temporary is made."""
+    if arr.ndim == 0 or arr.size == 0:
+        return bool(np.isfinite(arr).all())
+    row_bytes = max(1, arr.itemsize * (arr.size // max(1, arr.shape[0])))
+    step = max(1, block_bytes // row_bytes)
+    for start in range(0, arr.shape[0], step):
+        if not np.isfinite(arr[start : start + step]).all():
+            return False
+    return True
 
 
 def seed_value(seed: object, name: str = "seed") -> int | str:

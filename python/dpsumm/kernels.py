@@ -10,7 +10,7 @@ from . import _core
 from ._validation import float_matrix, positive_float
 from .errors import InvalidParameterError
 
-__all__ = ["best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means"]
+__all__ = ["BidIndex", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means"]
 
 
 def _hashes(H: object, name: str = "hashes") -> np.ndarray:
@@ -23,7 +23,10 @@ def _hashes(H: object, name: str = "hashes") -> np.ndarray:
 
 
 def _vector(v: object, d: int) -> np.ndarray:
-    arr = np.ascontiguousarray(v, dtype=np.float32)
+    try:
+        arr = np.ascontiguousarray(v, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"`v` must be a vector of real numbers: {exc}", "v") from exc
     if arr.shape != (d,):
         raise InvalidParameterError(f"`v` must have shape ({d},), got {arr.shape}", "v")
     if not np.isfinite(arr).all():
@@ -77,6 +80,126 @@ def best_rows(hashes: Sequence[object], v: object, offered: Sequence[object] | N
         raise InvalidParameterError(f"`offered` has {len(offered)} entries, `hashes` has {len(Hs)}", "offered")
     masks = None if offered is None else [_mask(m, H.shape[0]) for m, H in zip(offered, Hs)]
     return _core.best_rows(Hs, _vector(v, d), masks)
+
+
+class BidIndex:
+    """An owner's stateful bid index: answers :func:`best_row` round after round, faster.
+
+    Built once from an owner's hashed rows (:meth:`from_hashes`) or from its raw rows and the public
+    hasher (:meth:`from_rows`), it stores every hash coordinate in 8 bits (a quarter of float32) and keeps
+    the mask of rows already offered. :meth:`best` screens all rows with exact integer arithmetic, bounds
+    the error of the 8-bit codes rigorously (every rounding included), and re-scores exactly, from the
+    float32 hash, every row whose bound could still win. So its answer is *identical* to
+    ``best_row(hashes, v, offered)``: the same value (float32 products summed in float64 in a fixed order)
+    and the same winner (lowest index on ties), whatever the thread count.
+
+    With :meth:`from_rows` the index holds no float32 hashes at all: h1 is row-canonical (a row hashed
+    alone gives the same bits as inside a matrix), so the hash of a row to re-score is recomputed from the
+    raw row. The raw rows (or hashes) are referenced, never copied, and must not change afterwards.
+
+    Examples
+    --------
+    >>> import numpy as np, dpsumm
+    >>> X = np.random.default_rng(0).random((1000, 5), dtype=np.float32)
+    >>> h = dpsumm.RFFHasher(5, dim=16, seed=0)
+    >>> index = dpsumm.BidIndex.from_rows(X, h)
+    >>> v = np.ones(16, dtype=np.float32)
+    >>> index.best(v) == dpsumm.best_row(h.transform(X), v)
+    True
+    """
+
+    def __init__(self, core: "_core.BidIndex") -> None:
+        self._core = core
+
+    @classmethod
+    def from_hashes(cls, hashes: object) -> "BidIndex":
+        """The index of hashed rows (n, d): float32 C-contiguous arrays are referenced, others converted."""
+        return cls(_core.BidIndex.from_hashes(_hashes(hashes)))
+
+    @classmethod
+    def from_rows(cls, rows: object, hasher: object) -> "BidIndex":
+        """The index of ``hasher.transform(rows)`` without storing it.
+
+        Parameters
+        ----------
+        rows : ndarray of shape (n, n_features)
+            float32 or float64, any memory order: referenced, not copied (other dtypes are converted to
+            float64 once). Values must be finite.
+        hasher : RFFHasher
+        """
+        from .hashing import RFFHasher
+
+        if not isinstance(hasher, RFFHasher):
+            raise InvalidParameterError("`hasher` must be a dpsumm.RFFHasher", "hasher")
+        arr = np.asarray(rows)
+        if arr.ndim != 2:
+            raise InvalidParameterError(f"`rows` must be 2-D, got {arr.ndim}-D", "rows")
+        if arr.dtype not in (np.float32, np.float64):
+            if arr.dtype.kind not in "iub":
+                raise InvalidParameterError(f"`rows` must hold real numbers, got dtype {arr.dtype}", "rows")
+            arr = arr.astype(np.float64)
+        if arr.shape[1] != hasher.n_features:
+            raise InvalidParameterError(f"`rows` has {arr.shape[1]} features, the hasher {hasher.n_features}", "rows")
+        return cls(_core.BidIndex.from_rows(arr, hasher._projection))
+
+    def best(self, v: object) -> tuple[float, int] | None:
+        """``(value, index)`` of the best row not offered for ``v`` (as :func:`best_row`), or None."""
+        return self._core.best(_vector(v, self._core.dim))
+
+    def mark_offered(self, index: int) -> bool:
+        """Exclude row ``index`` from all later bids; False if it already was."""
+        return self._core.mark_offered(_index(index, self._core.n_rows))
+
+    def is_offered(self, index: int) -> bool:
+        return self._core.is_offered(_index(index, self._core.n_rows))
+
+    def hash_row(self, index: int) -> np.ndarray:
+        """The exact float32 hash of row ``index``."""
+        return self._core.hash_row(_index(index, self._core.n_rows))
+
+    @property
+    def offered(self) -> np.ndarray:
+        """A copy of the offered mask (one bool per row)."""
+        return self._core.offered
+
+    @property
+    def n_rows(self) -> int:
+        return self._core.n_rows
+
+    @property
+    def dim(self) -> int:
+        return self._core.dim
+
+    @property
+    def n_offered(self) -> int:
+        return self._core.n_offered
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the 8-bit codes (about ``n_rows * dim``)."""
+        return self._core.nbytes
+
+    @property
+    def last_rescored(self) -> int:
+        """How many rows the last :meth:`best` re-scored exactly."""
+        return self._core.last_rescored
+
+    def __len__(self) -> int:
+        return self._core.n_rows
+
+    def __repr__(self) -> str:
+        src = "rows" if self._core.from_raw_rows else "hashes"
+        return f"BidIndex(n_rows={self.n_rows}, dim={self.dim}, offered={self.n_offered}, from={src})"
+
+
+def _index(i: object, n: int) -> int:
+    import numbers
+
+    if isinstance(i, bool) or not isinstance(i, numbers.Integral):
+        raise InvalidParameterError(f"`index` must be an integer, got {type(i).__name__}", "index")
+    if not 0 <= int(i) < n:
+        raise InvalidParameterError(f"`index` must be a row in [0, {n}), got {int(i)}", "index")
+    return int(i)
 
 
 def mmd2(A: object, B: object, gamma: float) -> float:

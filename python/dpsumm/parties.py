@@ -17,6 +17,7 @@ from . import _core
 from .errors import ProtocolError
 from .h2 import H2
 from .hashing import RFFHasher
+from .kernels import BidIndex
 from .messages import (
     Bid,
     BidRequest,
@@ -31,6 +32,9 @@ from .messages import (
 from .privacy import Csprng
 from .transport import PartyUnavailable, Transport
 
+# The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
+_BID_INDEX_MAX_DIM = 65_000
+
 __all__ = ["OwnerParty", "ConsumerParty", "Aggregator", "ProtocolConfig", "RoundRecord"]
 
 
@@ -43,10 +47,15 @@ class OwnerParty:
     The owner never offers a row twice (paper Alg. 3 line 16): a row it has sent is excluded from all
     later bids.
 
+    At setup the owner builds a :class:`~dpsumm.BidIndex` from its raw rows: 8-bit codes of its hashes
+    (about ``n_rows * dim`` bytes, no float32 copy of the hashes) and the offered mask. Each bid is exactly
+    ``best_row(h1(data), v, offered)``, found with a quarter of the memory traffic.
+
     Parameters
     ----------
     data : ndarray of shape (n_rows, n_features)
-        The owner's private rows. Not copied.
+        The owner's private rows (float32 or float64). Not copied: the index refers to them to recompute
+        the exact hash of the few rows it re-scores, so they must not change during a run.
     labels : ndarray of shape (n_rows,), optional
         Labels sent along with a requested row.
     name : str
@@ -56,8 +65,11 @@ class OwnerParty:
         self.name = name
         self._data = data
         self._labels = labels
+        self._index: BidIndex | None = None
+        # Dimensions beyond what the 8-bit index supports fall back to float32 hashes + the exact kernel.
         self._hashes: np.ndarray | None = None
-        self._offered = np.zeros(data.shape[0], dtype=bool)
+        self._offered = np.zeros(0, dtype=bool)
+        self._n_rows = int(data.shape[0])
         self._reveal = "points"
 
     def handle(self, message: Message) -> Message:
@@ -73,27 +85,46 @@ class OwnerParty:
         if m.n_features != self._data.shape[1]:
             raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, setup says {m.n_features}")
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
-        self._hashes = hasher.transform(self._data)
+        if m.dim <= _BID_INDEX_MAX_DIM:
+            self._index = BidIndex.from_rows(self._data, hasher)
+            self._hashes = None
+        else:
+            self._hashes = hasher.transform(self._data)
+            self._offered = np.zeros(self._n_rows, dtype=bool)
         self._reveal = m.reveal
         return SetupReply(n_rows=int(self._data.shape[0]), n_features=int(self._data.shape[1]))
 
     def _bid(self, m: BidRequest) -> Bid:
-        if self._hashes is None:
+        v = np.ascontiguousarray(m.v, dtype=np.float32)
+        if self._index is not None:
+            best = self._index.best(v)
+        elif self._hashes is not None:
+            best = _core.best_row(self._hashes, v, self._offered)
+        else:
             raise ProtocolError(f"owner {self.name!r} got a bid request before setup")
-        best = _core.best_row(self._hashes, np.ascontiguousarray(m.v, dtype=np.float32), self._offered)
         if best is None:
             return Bid(round=m.round, value=None, token=None)
         return Bid(round=m.round, value=float(best[0]), token=int(best[1]))
 
+    def _is_offered(self, t: int) -> bool:
+        if self._index is not None:
+            return self._index.is_offered(t)
+        return bool(self._offered[t])
+
     def _point(self, m: PointRequest) -> PointReply:
         t = m.token
-        if not (0 <= t < self._offered.shape[0]) or self._offered[t]:
+        if self._index is None and self._hashes is None:
+            raise ProtocolError(f"owner {self.name!r} got a point request before setup")
+        if not (0 <= t < self._n_rows) or self._is_offered(t):
             raise ProtocolError(f"owner {self.name!r}: token {t} is unknown or already sent")
-        self._offered[t] = True
+        if self._index is not None:
+            self._index.mark_offered(t)
+        else:
+            self._offered[t] = True
         label = None if self._labels is None else self._labels[t].item()
         if self._reveal == "hashes":
-            assert self._hashes is not None
-            return PointReply(round=m.round, token=t, point=None, hash=self._hashes[t].copy(), label=label)
+            h = self._index.hash_row(t) if self._index is not None else self._hashes[t].copy()  # type: ignore[index]
+            return PointReply(round=m.round, token=t, point=None, hash=h, label=label)
         return PointReply(round=m.round, token=t, point=np.array(self._data[t]), hash=None, label=label)
 
 
@@ -324,11 +355,16 @@ class Aggregator:
         chosen_count: dict[tuple[str, int], int] = {}
         pool: list[_Pooled] = []
         # Row k of pool_hashes[:len(pool)] is pool[k].hash: a growable buffer kept in step with the list.
-        pool_hashes = np.zeros((64, c.dim), dtype=np.float64)
+        # The pool is unordered (a winner is swap-removed in O(d), not shifted in O(pool)); pool_seq[k]
+        # is the arrival number of pool[k], so that a tie still goes to the earliest pooled row.
+        pool_hashes = np.zeros((64, c.dim), dtype=np.float32)
+        pool_seq = np.zeros(64, dtype=np.int64)
+        arrivals = 0
         winners: list[_Pooled] = []
         win_values: list[float] = []
         trace: list[RoundRecord] = []
         bar = _progress(size, progress)
+        position = {o: k for k, o in enumerate(self.owners)}
         for rnd in range(1, size + 1):
             record = RoundRecord(round=rnd)
             q = len(self.seed_hashes) + rnd - 1
@@ -365,7 +401,7 @@ class Aggregator:
                 if r.value is not None:
                     bids[o] = r
             # lines 11-17: the private auction
-            ranked = sorted(bids, key=lambda o: (-float(bids[o].value), self.owners.index(o)))  # type: ignore[arg-type]
+            ranked = sorted(bids, key=lambda o: (-float(bids[o].value), position[o]))  # type: ignore[arg-type]
             to_ask: list[str] = []
             for r_idx, o in enumerate(ranked):
                 key = (o, int(bids[o].token))  # type: ignore[arg-type]
@@ -398,7 +434,10 @@ class Aggregator:
                     continue
                 if len(pool) == pool_hashes.shape[0]:
                     pool_hashes = np.concatenate([pool_hashes, np.zeros_like(pool_hashes)])
+                    pool_seq = np.concatenate([pool_seq, np.zeros_like(pool_seq)])
                 pool_hashes[len(pool)] = entry.hash
+                pool_seq[len(pool)] = arrivals
+                arrivals += 1
                 pool.append(entry)
             # line 15: best pooled row under the current v
             if not pool:
@@ -407,10 +446,17 @@ class Aggregator:
                 trace.append(record)
                 break
             n_pool = len(pool)
-            scores = pool_hashes[:n_pool] @ v.astype(np.float64)
-            best = int(np.argmax(scores))  # the earliest pooled row wins a tie
-            win = pool.pop(best)
-            pool_hashes[best : n_pool - 1] = pool_hashes[best + 1 : n_pool]
+            # Exact values (float32 products summed in float64, fixed order), computed in Rust: a BLAS
+            # gemv here would leave OpenBLAS threads spinning on a core the owners' bids need.
+            scores = _core.row_dots(pool_hashes[:n_pool], v)
+            top = np.flatnonzero(scores == scores.max())
+            best = int(top[np.argmin(pool_seq[top])])  # the earliest pooled row wins a tie
+            win = pool[best]
+            last = n_pool - 1
+            pool[best] = pool[last]
+            pool.pop()
+            pool_hashes[best] = pool_hashes[last]
+            pool_seq[best] = pool_seq[last]
             winners.append(win)
             win_values.append(float(scores[best]))
             record.winner = (win.owner, win.token)

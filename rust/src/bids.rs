@@ -77,6 +77,25 @@ fn best_row_unchecked(h: ArrayView2<'_, f32>, offered: Option<&[bool]>, v: &[f32
         .reduce(|| None, better)
 }
 
+/// The exact kernel's value `h_i · v` of every row (f32 products summed in f64 in the fixed order of
+/// [`best_row`]), in parallel over row blocks. Used by the aggregator to score its pool without BLAS.
+pub fn row_dots(h: ArrayView2<'_, f32>, v: &[f32]) -> Result<Vec<f64>> {
+    check(&h, None, v)?;
+    check_finite_f32("v", v.iter().copied())?;
+    let d = v.len();
+    let mut out = vec![0.0f64; h.nrows()];
+    if d == 0 || h.nrows() == 0 {
+        return Ok(out);
+    }
+    let flat = h.to_slice().expect("checked standard layout");
+    out.par_chunks_mut(BLOCK_ROWS).zip(flat.par_chunks(BLOCK_ROWS * d)).for_each(|(o, block)| {
+        for (x, row) in o.iter_mut().zip(block.chunks_exact(d)) {
+            *x = simd::dot_f32_f64(row, v);
+        }
+    });
+    Ok(out)
+}
+
 /// One owner's inputs to [`best_rows`].
 pub struct OwnerRows<'a> {
     pub hashes: ArrayView2<'a, f32>,
@@ -167,6 +186,17 @@ mod tests {
         let got = best_row(h.view(), None, &v).unwrap().unwrap();
         assert_eq!(got.index, idx);
         assert!((got.value - want).abs() < 1e-12);
+    }
+
+    #[test]
+    fn row_dots_are_the_values_of_best_row() {
+        let h = Array2::from_shape_fn((9000, 7), |(i, j)| ((i * 7 + j) as f32 * 0.37).sin());
+        let v = [0.5f32, -0.25, 1.0, 0.1, -0.3, 0.7, 0.2];
+        let s = row_dots(h.view(), &v).unwrap();
+        let b = best_row(h.view(), None, &v).unwrap().unwrap();
+        assert_eq!(s[b.index], b.value);
+        assert!(s.iter().all(|&x| x <= b.value));
+        assert_eq!(row_dots(h.view(), &[1.0; 3]).unwrap_err().argument(), Some("v"));
     }
 
     #[test]

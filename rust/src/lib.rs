@@ -9,6 +9,7 @@ pub mod simd;
 pub mod matmul;
 pub mod rff;
 pub mod bids;
+pub mod bid_index;
 pub mod mmd;
 pub mod noise;
 pub mod quantize;

@@ -4,11 +4,18 @@
 //! `E[h1(x)·h1(y)] = exp(−γ‖x−y‖²)`. Every coordinate lies in `[−sqrt(2/d), sqrt(2/d)]` and `‖h1(x)‖² ≤ 2`.
 //!
 //! ω and b are public: they are drawn from a ChaCha20 stream keyed by a public seed with portable
-//! arithmetic (`libm`), so they are bit-identical on every machine. The transform runs a blocked f32
-//! matrix product (`matrixmultiply` through `ndarray`) fused with a vectorised cosine, in parallel over
-//! row blocks; it never holds an (N, d) temporary beyond the output.
+//! arithmetic (`libm`), so they are bit-identical on every machine. The transform runs a register-tiled
+//! f32 product fused with a vectorised cosine, in parallel over row blocks; it never holds an (N, d)
+//! temporary beyond the output.
+//!
+//! **Row-canonical.** Every projection `z_j = ω_j·x` is one fused-multiply-add chain over the features
+//! in index order, starting from +0 (`z ← fma(x_k, ω_kj, z)`, k = 0..n), whatever the block, the tile,
+//! the thread count or the instruction set (AVX-512, AVX2+FMA or the portable `mul_add` loop). So
+//! `h1(x)` of a row is bit-identical whether the row is hashed alone ([`RffProjection::hash_row`]) or
+//! inside a matrix: an owner can keep its hashes in 8 bits and recompute the exact f32 hash of the few
+//! rows that need it (`crate::bid_index`).
 
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut2, Axis, s};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, s};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, check_positive};
@@ -23,7 +30,15 @@ const BLOCK_ROWS: usize = 256;
 pub struct RffProjection {
     pub omega: Array2<f32>,
     pub offset: Array1<f32>,
+    /// ω with each row zero-padded to `padded` columns (a multiple of [`TILE_COLS`]), row-major.
+    omega_padded: Vec<f32>,
+    padded: usize,
 }
+
+/// Columns of one register tile (three AVX-512 vectors).
+const TILE_COLS: usize = 48;
+/// Rows of one AVX-512 register tile: 8 rows × 3 vectors = 24 accumulators.
+const TILE_ROWS: usize = 8;
 
 impl RffProjection {
     /// Draw ω (column j is ω_j) and b from the public stream `key`.
@@ -43,7 +58,20 @@ impl RffProjection {
         let omega = Array2::from_shape_simple_fn((n_features, dim), || (sd * rng.standard_normal()) as f32);
         let offset =
             Array1::from_shape_simple_fn(dim, || (2.0 * std::f64::consts::PI * rng.uniform_f64()) as f32);
-        Ok(RffProjection { omega, offset })
+        Ok(Self::from_parts(omega, offset))
+    }
+
+    /// A projection from explicit ω (n_features, dim) and b (dim,). Used by tests and by `from_key`.
+    pub fn from_parts(omega: Array2<f32>, offset: Array1<f32>) -> Self {
+        let (n, d) = omega.dim();
+        let padded = d.div_ceil(TILE_COLS) * TILE_COLS;
+        let mut omega_padded = vec![0.0f32; n * padded];
+        for k in 0..n {
+            for j in 0..d {
+                omega_padded[k * padded + j] = omega[[k, j]];
+            }
+        }
+        RffProjection { omega, offset, omega_padded, padded }
     }
 
     pub fn n_features(&self) -> usize {
@@ -56,43 +84,47 @@ impl RffProjection {
 
     /// h1 of every row of `x` (any strides), as an (N, dim) f32 array.
     pub fn transform_f32(&self, x: ArrayView2<'_, f32>) -> Result<Array2<f32>> {
-        self.check_input(x.ncols(), x.nrows())?;
-        let mut out = Array2::<f32>::zeros((x.nrows(), self.dim()));
-        let res: Result<()> = out
-            .axis_chunks_iter_mut(Axis(0), BLOCK_ROWS)
-            .into_par_iter()
-            .enumerate()
-            .try_for_each(|(b, out_block)| {
-                let start = b * BLOCK_ROWS;
-                let xb = x.slice(s![start..start + out_block.nrows(), ..]);
-                if !xb.iter().all(|v| v.is_finite()) {
-                    return Err(Error::NonFinite { name: "X" });
-                }
-                self.transform_block(xb, out_block);
-                Ok(())
-            });
-        res.map(|_| out)
+        self.transform_any(x)
     }
 
-    /// h1 of every row of a float64 `x`: each block is rounded to f32 and then hashed as `transform_f32`.
+    /// h1 of every row of a float64 `x`: each row is rounded to f32 and then hashed as `transform_f32`.
     pub fn transform_f64(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f32>> {
+        self.transform_any(x)
+    }
+
+    fn transform_any<T: RowElement>(&self, x: ArrayView2<'_, T>) -> Result<Array2<f32>> {
         self.check_input(x.ncols(), x.nrows())?;
-        let mut out = Array2::<f32>::zeros((x.nrows(), self.dim()));
-        let res: Result<()> = out
-            .axis_chunks_iter_mut(Axis(0), BLOCK_ROWS)
-            .into_par_iter()
-            .enumerate()
-            .try_for_each(|(b, out_block)| {
-                let start = b * BLOCK_ROWS;
-                let xb = x.slice(s![start..start + out_block.nrows(), ..]);
-                if !xb.iter().all(|v| v.is_finite()) {
-                    return Err(Error::NonFinite { name: "X" });
-                }
-                let xb32 = xb.mapv(|v| v as f32);
-                self.transform_block(xb32.view(), out_block);
-                Ok(())
-            });
-        res.map(|_| out)
+        let d = self.dim();
+        let mut out = Array2::<f32>::zeros((x.nrows(), d));
+        if d == 0 || x.nrows() == 0 {
+            return Ok(out);
+        }
+        let flat = out.as_slice_mut().expect("a fresh array is contiguous");
+        flat.par_chunks_mut(BLOCK_ROWS * d).enumerate().try_for_each_init(Vec::new, |buf, (b, out_block)| {
+            let start = b * BLOCK_ROWS;
+            let rows = out_block.len() / d;
+            let xb = rows_as_f32(x.slice(s![start..start + rows, ..]), buf)?;
+            self.hash_rows(xb, rows, out_block);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// h1 of `rows` contiguous f32 rows `x` (rows × n_features) into `out` (rows × dim). The caller has
+    /// checked shapes and finiteness.
+    pub fn hash_rows(&self, x: &[f32], rows: usize, out: &mut [f32]) {
+        let (n, d) = (self.n_features(), self.dim());
+        debug_assert_eq!(x.len(), rows * n);
+        debug_assert_eq!(out.len(), rows * d);
+        project(x, rows, n, &self.omega_padded, self.padded, d, out);
+        let scale = (2.0 / d as f64).sqrt() as f32;
+        let offset = self.offset.as_slice().expect("offset is contiguous");
+        simd::cos_scale_inplace(out, offset, scale);
+    }
+
+    /// h1 of one row (bit-identical to that row of [`Self::transform_f32`]). `out` has `dim` entries.
+    pub fn hash_row(&self, x: &[f32], out: &mut [f32]) {
+        self.hash_rows(x, 1, out);
     }
 
     fn check_input(&self, ncols: usize, _nrows: usize) -> Result<()> {
@@ -105,14 +137,6 @@ impl RffProjection {
         Ok(())
     }
 
-    fn transform_block(&self, xb: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>) {
-        crate::matmul::matmul_f32(&xb, &self.omega.view(), &mut out);
-        let scale = (2.0 / self.dim() as f64).sqrt() as f32;
-        let offset = self.offset.as_slice().expect("offset is contiguous");
-        let flat = out.as_slice_mut().expect("an output row block is contiguous");
-        simd::cos_scale_inplace(flat, offset, scale);
-    }
-
     /// h1 of a single row, in f64 arithmetic (used by tests as a reference).
     pub fn transform_row_f64(&self, x: ArrayView1<'_, f64>) -> Array1<f64> {
         let scale = (2.0 / self.dim() as f64).sqrt();
@@ -120,6 +144,162 @@ impl RffProjection {
             let z: f64 = x.iter().zip(self.omega.column(j)).map(|(a, w)| a * *w as f64).sum();
             scale * (z + self.offset[j] as f64).cos()
         })
+    }
+}
+
+
+/// An input element type of the transform: f32, or f64 rounded to f32 on the way in.
+pub trait RowElement: Copy + Send + Sync + 'static {
+    fn to_f32(self) -> f32;
+    /// The row-major f32 slice of `x` when it needs no conversion.
+    fn as_f32_slice<'a>(x: &ArrayView2<'a, Self>) -> Option<&'a [f32]>;
+}
+
+impl RowElement for f32 {
+    fn to_f32(self) -> f32 {
+        self
+    }
+    fn as_f32_slice<'a>(x: &ArrayView2<'a, f32>) -> Option<&'a [f32]> {
+        x.to_slice()
+    }
+}
+
+impl RowElement for f64 {
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    fn as_f32_slice<'a>(_x: &ArrayView2<'a, f64>) -> Option<&'a [f32]> {
+        None
+    }
+}
+
+/// The rows of `x` as one contiguous f32 slice: borrowed when `x` is C-contiguous f32, else converted
+/// into `buf`. Errors when a value is not finite (checked on the converted f32 values).
+pub fn rows_as_f32<'a, T: RowElement>(x: ArrayView2<'a, T>, buf: &'a mut Vec<f32>) -> Result<&'a [f32]> {
+    let slice: &'a [f32] = match T::as_f32_slice(&x) {
+        Some(s) => s,
+        None => {
+            buf.clear();
+            buf.extend(x.iter().map(|v| v.to_f32()));
+            &buf[..]
+        }
+    };
+    // f64 values that are NaN, infinite or beyond the f32 range become non-finite f32 values.
+    if !slice.iter().all(|v| v.is_finite()) {
+        return Err(Error::NonFinite { name: "X" });
+    }
+    Ok(slice)
+}
+
+/// `out[r][j] = Σ_k x[r][k] ω[k][j]` as one FMA chain per element in k order (see the module docs).
+fn project(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked above); slices have the documented lengths.
+            unsafe { avx512::project(x, rows, n, w, padded, d, out) };
+            return;
+        }
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: AVX2 and FMA are available (checked above).
+            unsafe { project_avx2_fma(x, rows, n, w, padded, d, out) };
+            return;
+        }
+    }
+    project_portable(x, rows, n, w, padded, d, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn project_avx2_fma(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
+    project_portable(x, rows, n, w, padded, d, out)
+}
+
+/// The reference order, vectorisable across columns: for each row, `acc[j] = fma(x_k, ω_kj, acc[j])`.
+#[inline(always)]
+fn project_portable(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
+    for r in 0..rows {
+        let acc = &mut out[r * d..(r + 1) * d];
+        acc.fill(0.0);
+        for k in 0..n {
+            let xk = x[r * n + k];
+            let wk = &w[k * padded..k * padded + d];
+            for (a, &wv) in acc.iter_mut().zip(wk) {
+                *a = xk.mul_add(wv, *a);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::{TILE_COLS, TILE_ROWS};
+    use std::arch::x86_64::*;
+
+    /// Register-tiled product: tiles of up to 8 rows × 48 columns kept in 24 zmm accumulators.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn project(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
+        let mut r0 = 0;
+        while r0 < rows {
+            let rr = (rows - r0).min(TILE_ROWS);
+            // SAFETY (all arms): rows r0..r0+R exist in x and out; w has n × padded entries.
+            unsafe {
+                match rr {
+                    8 => tile::<8>(x, r0, n, w, padded, d, out),
+                    7 => tile::<7>(x, r0, n, w, padded, d, out),
+                    6 => tile::<6>(x, r0, n, w, padded, d, out),
+                    5 => tile::<5>(x, r0, n, w, padded, d, out),
+                    4 => tile::<4>(x, r0, n, w, padded, d, out),
+                    3 => tile::<3>(x, r0, n, w, padded, d, out),
+                    2 => tile::<2>(x, r0, n, w, padded, d, out),
+                    _ => tile::<1>(x, r0, n, w, padded, d, out),
+                }
+            }
+            r0 += rr;
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn tile<const R: usize>(x: &[f32], r0: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
+        assert!(x.len() >= (r0 + R) * n && w.len() >= n * padded && out.len() >= (r0 + R) * d);
+        let xp = x.as_ptr();
+        let mut c0 = 0;
+        while c0 < d {
+            let mut acc = [[_mm512_setzero_ps(); 3]; R];
+            for k in 0..n {
+                // SAFETY: k < n and c0 + 48 <= padded, so the three loads are inside w.
+                let wp = unsafe { w.as_ptr().add(k * padded + c0) };
+                let (w0, w1, w2) = unsafe { (_mm512_loadu_ps(wp), _mm512_loadu_ps(wp.add(16)), _mm512_loadu_ps(wp.add(32))) };
+                for (r, a) in acc.iter_mut().enumerate() {
+                    // SAFETY: (r0 + r) * n + k < (r0 + R) * n <= x.len().
+                    let xb = _mm512_set1_ps(unsafe { *xp.add((r0 + r) * n + k) });
+                    a[0] = _mm512_fmadd_ps(xb, w0, a[0]);
+                    a[1] = _mm512_fmadd_ps(xb, w1, a[1]);
+                    a[2] = _mm512_fmadd_ps(xb, w2, a[2]);
+                }
+            }
+            for (r, a) in acc.iter().enumerate() {
+                let row = (r0 + r) * d;
+                for (c, v) in a.iter().enumerate() {
+                    let col = c0 + 16 * c;
+                    if col >= d {
+                        break;
+                    }
+                    let left = d - col;
+                    // SAFETY: row + col + min(16, left) <= (r0 + R) * d <= out.len().
+                    unsafe {
+                        let p = out.as_mut_ptr().add(row + col);
+                        if left >= 16 {
+                            _mm512_storeu_ps(p, *v);
+                        } else {
+                            _mm512_mask_storeu_ps(p, ((1u32 << left) - 1) as u16, *v);
+                        }
+                    }
+                }
+            }
+            c0 += TILE_COLS;
+        }
     }
 }
 
@@ -166,6 +346,32 @@ mod tests {
     }
 
     #[test]
+    fn every_instruction_set_and_every_row_alone_give_the_same_bits() {
+        for (n, d) in [(7usize, 33usize), (64, 140), (1, 1), (3, 48), (5, 97)] {
+            let p = proj(n, d, 0.3);
+            let x = Array2::from_shape_fn((29, n), |(i, j)| ((i * n + j) as f32 * 0.731).sin() * 3.0);
+            let xs = x.as_slice().unwrap();
+            let mut portable = vec![0.0f32; 29 * d];
+            project_portable(xs, 29, n, &p.omega_padded, p.padded, d, &mut portable);
+            let mut auto = vec![0.0f32; 29 * d];
+            project(xs, 29, n, &p.omega_padded, p.padded, d, &mut auto);
+            assert_eq!(portable, auto);
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                let mut a2 = vec![0.0f32; 29 * d];
+                unsafe { project_avx2_fma(xs, 29, n, &p.omega_padded, p.padded, d, &mut a2) };
+                assert_eq!(portable, a2);
+            }
+            let h = p.transform_f32(x.view()).unwrap();
+            let mut one = vec![0.0f32; d];
+            for i in 0..29 {
+                p.hash_row(x.row(i).as_slice().unwrap(), &mut one);
+                assert_eq!(h.row(i).as_slice().unwrap(), &one[..], "row {i} (n={n}, d={d})");
+            }
+        }
+    }
+
+    #[test]
     fn kernel_approximation() {
         let p = proj(3, 20_000, 0.25);
         let x = Array2::from_shape_vec((2, 3), vec![0.1f32, 0.5, -0.3, 0.9, -0.2, 0.4]).unwrap();
@@ -191,5 +397,28 @@ mod tests {
         assert_eq!(p.transform_f32(x.view()).unwrap_err(), Error::NonFinite { name: "X" });
         let empty = Array2::<f32>::zeros((0, 3));
         assert_eq!(p.transform_f32(empty.view()).unwrap().shape(), &[0, 4]);
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn time_projection_and_cos() {
+        let p = RffProjection::from_key(crate::rng::public_key_from_u64("h1", 1), 64, 140, 0.1).unwrap();
+        let rows = 200_000;
+        let x: Vec<f32> = (0..rows * 64).map(|i| ((i * 7919) % 1000) as f32 / 1000.0).collect();
+        let mut out = vec![0.0f32; rows * 140];
+        for _ in 0..2 {
+            let t = std::time::Instant::now();
+            for (xb, ob) in x.chunks(256 * 64).zip(out.chunks_mut(256 * 140)) {
+                project(xb, xb.len() / 64, 64, &p.omega_padded, p.padded, 140, ob);
+            }
+            let t1 = t.elapsed();
+            let t = std::time::Instant::now();
+            simd::cos_scale_inplace(&mut out, p.offset.as_slice().unwrap(), 0.1);
+            eprintln!("project {:?} ({:.1} GFLOP/s)  cos {:?}", t1, rows as f64 * 64.0 * 140.0 * 2.0 / t1.as_secs_f64() / 1e9, t.elapsed());
+        }
     }
 }

@@ -22,6 +22,32 @@ macro_rules! dispatch_avx2 {
     };
 }
 
+/// As `dispatch_avx2!`, preferring an AVX-512F copy (same operations in the same order: bit-identical).
+macro_rules! dispatch_avx512_avx2 {
+    (fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty $body:block) => {
+        pub fn $name($($arg: $ty),*) -> $ret {
+            #[inline(always)]
+            fn imp($($arg: $ty),*) -> $ret $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f")]
+                unsafe fn avx512($($arg: $ty),*) -> $ret { imp($($arg),*) }
+                #[target_feature(enable = "avx2")]
+                unsafe fn avx2($($arg: $ty),*) -> $ret { imp($($arg),*) }
+                if std::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU supports AVX-512F, checked just above.
+                    return unsafe { avx512($($arg),*) };
+                }
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU supports AVX2, checked just above.
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            imp($($arg),*)
+        }
+    };
+}
+
 // Cody–Waite split of pi/2 (Cephes sinf/cosf constants doubled): exact products for |q| < 2^12.
 const PIO2_1: f32 = 1.570_312_5;
 const PIO2_2: f32 = 4.837_512_969_970_703e-4;
@@ -33,8 +59,11 @@ const ROUND_MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23: (x + M) - M rounds to near
 /// three-constant Cody–Waite reduction by pi/2).
 #[inline(always)]
 pub fn cos_f32(x: f32) -> f32 {
-    let k = (x * TWO_OVER_PI + ROUND_MAGIC) - ROUND_MAGIC;
-    let q = k as i32;
+    let kf = x * TWO_OVER_PI + ROUND_MAGIC;
+    let k = kf - ROUND_MAGIC;
+    // kf's mantissa holds k + 2^22 exactly (its ulp is 1) and 2^22 = 0 mod 4: read k mod 4 from the bits
+    // (a float-to-int `as` cast would not vectorise: Rust's saturating semantics scalarise it).
+    let q = kf.to_bits() as i32;
     let r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3;
     let z = r * r;
     let s = r + r * z * (-1.666_665_461_1e-1 + z * (8.332_160_873_6e-3 + z * -1.951_529_589_1e-4));
@@ -44,7 +73,7 @@ pub fn cos_f32(x: f32) -> f32 {
     if (q + 1) & 2 == 0 { v } else { -v }
 }
 
-dispatch_avx2! {
+dispatch_avx512_avx2! {
 fn cos_scale_inplace(xs: &mut [f32], offset: &[f32], scale: f32) -> () {
     // xs is a row-major block with rows of length offset.len(): x <- scale * cos(x + offset).
     let d = offset.len();

@@ -10,7 +10,7 @@ use crate::rng::{public_key_from_str, public_key_from_u64};
 /// The public random projection of h1. Built from a public seed (int or str).
 #[pyclass(name = "RffProjection", module = "dpsumm._core", frozen)]
 pub struct PyRffProjection {
-    inner: RffProjection,
+    pub(super) inner: RffProjection,
 }
 
 #[pymethods]

@@ -71,6 +71,15 @@ fn best_rows(py: Python<'_>, hashes: &Bound<'_, PyList>, v: &Bound<'_, PyAny>, o
     Ok(best.into_iter().map(|b| b.map(|b| (b.value, b.index))).collect())
 }
 
+/// The exact value `h_i · v` of every row of `hashes` (float64 array), as `best_row` computes it.
+#[pyfunction]
+fn row_dots<'py>(py: Python<'py>, hashes: &Bound<'py, PyAny>, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let h = extract_f32_2d(py, hashes, "hashes")?;
+    let v = extract_vec(py, v, "v")?;
+    let (hv, vs) = (h.as_array(), contiguous_slice(py, &v, "v")?);
+    Ok(detach(py, || bids::row_dots(hv, vs))?.into_pyarray(py))
+}
+
 fn as_f32<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &str) -> PyResult<ndarray::Array2<f32>> {
     // Evaluation kernels compute inner products in f32; a float64 input is rounded once here.
     Ok(match FloatArray2::extract(py, obj, name)? {
@@ -103,6 +112,7 @@ fn kernel_row_means<'py>(py: Python<'py>, a: &Bound<'py, PyAny>, b: &Bound<'py, 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(best_row, m)?)?;
     m.add_function(wrap_pyfunction!(best_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(row_dots, m)?)?;
     m.add_function(wrap_pyfunction!(mmd2, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_sum, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_row_means, m)?)?;

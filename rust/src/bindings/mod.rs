@@ -8,6 +8,7 @@ use pyo3::types::PyString;
 
 use crate::error::Error;
 
+mod bid_index;
 mod hashing;
 mod linalg;
 mod privacy;
@@ -79,6 +80,7 @@ pub(crate) fn extract_f32_2d<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name
 #[pyo3(name = "_core")]
 fn dpsumm_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hashing::register(m)?;
+    bid_index::register(m)?;
     linalg::register(m)?;
     privacy::register(m)?;
     Ok(())

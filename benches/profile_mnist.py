@@ -1,0 +1,59 @@
+"""Where the time goes in a full MNIST run (issue 8): the paper's label split (60,000 x 784 in 5 owners),
+size 1000, dim 140, ``method="greedy"`` and ``method="private"`` (paper schedule), per phase.
+
+Phases as in bench_scale.py: setup (owners hash their rows and build their bid index), validation
+release, bids, point requests, and the aggregator (h2/MWEM releases, auction, verification, bookkeeping).
+
+Run: ``python benches/profile_mnist.py`` (MNIST in ../shared/data/mnist or $DPSUMM_MNIST)
+-> ``benches/results/mnist_profile.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import dpsumm
+from dpsumm import datasets
+from dpsumm.parties import ConsumerParty, OwnerParty
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_scale import TimingTransport, vm  # noqa: E402
+
+MNIST = Path(os.environ.get("DPSUMM_MNIST", Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"))
+
+
+def main() -> None:
+    t = time.perf_counter()
+    s = datasets.mnist_label_split(MNIST, random_state=0)
+    load_s = time.perf_counter() - t
+    rows = []
+    for method in ("greedy", "private"):
+        names = [f"owner-{k}" for k in range(len(s.owners))]
+        parties = {n: OwnerParty(d, None, n) for n, d in zip(names, s.owners)}
+        parties["consumer"] = ConsumerParty(s.validation, dpsumm.Csprng(0).derive("consumer"))
+        tr = TimingTransport(parties)
+        t = time.perf_counter()
+        res = dpsumm.summarize(s.owners, s.validation, 1000, method=method, seed_set=s.seed_set, random_state=0,
+                               progress=False, transport=tr)
+        total = time.perf_counter() - t
+        ph = {"setup (hash + index)": tr.seconds["setup"], "validation release": tr.seconds["validation_request"],
+              "bids": tr.seconds["bid_request"], "points": tr.seconds["point_request"]}
+        ph["aggregator (h2, auction, verify)"] = total - sum(ph.values())
+        row = {"method": method, "total_s": round(total, 3), "phases_s": {k: round(v, 3) for k, v in ph.items()},
+               "rounds": len(res.trace), "accessed": res.accessed.total, "rescored": tr.rescored,
+               "bid_ms_per_owner_round": round(1e3 * ph["bids"] / max(1, tr.count["bid_request"]), 3)}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    meta = {"mnist_load_s": round(load_s, 2), "peak_rss_gb": round(vm("VmHWM"), 3), "load": os.getloadavg()}
+    print(json.dumps(meta))
+    out = Path(__file__).resolve().parent / "results" / "mnist_profile.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"meta": meta, "runs": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
