@@ -399,26 +399,3 @@ mod tests {
         assert_eq!(p.transform_f32(empty.view()).unwrap().shape(), &[0, 4]);
     }
 }
-
-#[cfg(test)]
-mod timing {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn time_projection_and_cos() {
-        let p = RffProjection::from_key(crate::rng::public_key_from_u64("h1", 1), 64, 140, 0.1).unwrap();
-        let rows = 200_000;
-        let x: Vec<f32> = (0..rows * 64).map(|i| ((i * 7919) % 1000) as f32 / 1000.0).collect();
-        let mut out = vec![0.0f32; rows * 140];
-        for _ in 0..2 {
-            let t = std::time::Instant::now();
-            for (xb, ob) in x.chunks(256 * 64).zip(out.chunks_mut(256 * 140)) {
-                project(xb, xb.len() / 64, 64, &p.omega_padded, p.padded, 140, ob);
-            }
-            let t1 = t.elapsed();
-            let t = std::time::Instant::now();
-            simd::cos_scale_inplace(&mut out, p.offset.as_slice().unwrap(), 0.1);
-            eprintln!("project {:?} ({:.1} GFLOP/s)  cos {:?}", t1, rows as f64 * 64.0 * 140.0 * 2.0 / t1.as_secs_f64() / 1e9, t.elapsed());
-        }
-    }
-}
