@@ -354,8 +354,6 @@ def summarize(
     if method == "private" and seed.shape[0] == 0:
         raise InvalidParameterError("the private method needs a non-empty seed set (h2 of an empty set is undefined)", "seed_set")
     K = len(datas)
-    ledger = accounting.Ledger() if method == "private" else None
-    extra: dict[str, Any] = {}
 
     if method in ("uniform", "exact-greedy"):
         if method == "uniform":
@@ -387,6 +385,38 @@ def summarize(
         parties["consumer"] = ConsumerParty(val, rng_consumer)
         transport = InProcessTransport(parties)
 
+    return run_protocol(transport, names, "consumer", config, seed, rng_aggregator, hasher=hasher, method=method,
+                        schedule=sched, size=size, progress=progress, started=t0,
+                        with_labels=labels[0] is not None)
+
+
+def run_protocol(
+    transport: Transport,
+    owners: list[str],
+    consumer: str,
+    config: ProtocolConfig,
+    seed: np.ndarray,
+    rng: Csprng,
+    *,
+    hasher: RFFHasher,
+    method: str,
+    schedule: accounting.Schedule,
+    size: int,
+    progress: bool = False,
+    started: float | None = None,
+    extra: dict[str, Any] | None = None,
+    with_labels: bool | None = None,
+) -> SummaryResult:
+    """Run Alg. 3 with an :class:`~dpsumm.parties.Aggregator` through ``transport`` and assemble the result.
+
+    The one place that turns an aggregator run into a :class:`SummaryResult` and its privacy ledger, for
+    :func:`summarize` (in-process parties) and for ``dpsumm.flower`` (parties on Flower nodes).
+    ``with_labels=None`` keeps labels when any winning row came with one.
+    """
+    t0 = time.perf_counter() if started is None else started
+    K = len(owners)
+    ledger = accounting.Ledger() if config.private else None
+
     def record(party: str, mechanism: str, epsilon: float, count: int, rnd: int, label: str) -> None:
         """Put one release on the ledger: h2 releases as MWEM steps, auction rounds as AuctionEvents."""
         if ledger is None:
@@ -398,23 +428,27 @@ def summarize(
         for event in events:
             ledger.record(party, event, label=label, round=rnd)
 
-    agg = Aggregator(transport, names, "consumer", config, seed, rng_aggregator, record)
+    agg = Aggregator(transport, owners, consumer, config, seed, rng, record)
     out = agg.run(size, progress=progress)
     winners = out["winners"]
-    owner_idx = np.array([names.index(w.owner) for w in winners], dtype=np.int64)
+    position = {name: k for k, name in enumerate(owners)}
+    owner_idx = np.array([position[w.owner] for w in winners], dtype=np.int64)
     index = np.array([w.token for w in winners], dtype=np.int64)
-    hashes = np.stack([w.hash for w in winners]).astype(np.float32) if winners else np.zeros((0, dim), np.float32)
+    hashes = np.stack([w.hash for w in winners]).astype(np.float32) if winners else np.zeros((0, config.dim), np.float32)
     pts = None
-    if reveal == "points":
-        pts = np.stack([w.point for w in winners]) if winners else np.zeros((0, n_features))
-    labs = None if labels[0] is None else np.array([w.label for w in winners])
+    if config.reveal == "points":
+        pts = np.stack([w.point for w in winners]) if winners else np.zeros((0, config.n_features))
+    if with_labels is None:
+        with_labels = any(w.label is not None for w in winners)
+    labs = np.array([w.label for w in winners]) if with_labels else None
     contribution = np.zeros(K)
     for k, v in zip(owner_idx, out["win_values"]):
         contribution[k] += v
+    extra = dict(extra or {})
     extra["pool_left"] = out["trace"][-1].pool_size if out["trace"] else 0
     return SummaryResult(
-        points=pts, hashes=hashes, labels=labs, owner=owner_idx, index=index, owner_names=names,
+        points=pts, hashes=hashes, labels=labs, owner=owner_idx, index=index, owner_names=list(owners),
         accessed=Access(int(sum(agg.accessed.values())), dict(agg.accessed)), contribution=contribution,
         privacy=ledger, trace=out["trace"], events=list(agg.events), hasher=hasher, method=method,
-        schedule=sched, seconds=time.perf_counter() - t0, extra=extra,
+        schedule=schedule, seconds=time.perf_counter() - t0, extra=extra,
     )

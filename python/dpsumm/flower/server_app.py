@@ -36,8 +36,8 @@ from .._validation import seed_value
 from ..datasets import load_array
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import RFFHasher
-from ..parties import Aggregator, RoundRecord
-from ..summarize import Access, SummaryResult, _config, _seed_set
+from ..parties import RoundRecord
+from ..summarize import Access, SummaryResult, _config, _seed_set, run_protocol
 from .client_app import HELLO_TYPE
 from .config import FlowerRunConfig, natural_key
 from .streams import party_streams
@@ -197,47 +197,14 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
         raise InvalidParameterError("the private method needs a non-empty seed set", "seed-set")
     config = _config(sched, n_features=cfg.n_features, dim=cfg.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
                      reveal=cfg.reveal, private=private)
-    ledger = accounting.Ledger() if private else None
-
-    def record(party: str, mechanism: str, epsilon: float, count: int, rnd: int, label: str) -> None:
-        if ledger is None:
-            return
-        if mechanism == "auction":
-            events = [accounting.AuctionEvent(epsilon, config.tau, K, count=count)]
-        else:
-            events = accounting.mwem_step_events(epsilon, count, neighbour=config.neighbour,
-                                                 public=mechanism == "mwem-public")
-        for event in events:
-            ledger.record(party, event, label=label, round=rnd)
-
-    agg = Aggregator(transport, names, consumer_name, config, seed, streams["aggregator"], record)
-    out = agg.run(cfg.size, progress=False)
-    winners = out["winners"]
-    owner_idx = np.array([names.index(w.owner) for w in winners], dtype=np.int64)
-    index = np.array([w.token for w in winners], dtype=np.int64)
-    hashes = np.stack([w.hash for w in winners]).astype(np.float32) if winners else np.zeros((0, cfg.dim), np.float32)
-    pts = None
-    if cfg.reveal == "points":
-        pts = np.stack([w.point for w in winners]) if winners else np.zeros((0, cfg.n_features))
-    labs = None
-    if winners and any(w.label is not None for w in winners):
-        labs = np.array([w.label for w in winners])
-    contribution = np.zeros(K)
-    for k, v in zip(owner_idx, out["win_values"]):
-        contribution[k] += v
     extra = {
-        "pool_left": out["trace"][-1].pool_size if out["trace"] else 0,
         "node_ids": nodes,
         "ignored_nodes": ignored,
         "exchanges": transport.exchanges,
         "discovery_seconds": t_discovered - t0,
     }
-    return SummaryResult(
-        points=pts, hashes=hashes, labels=labs, owner=owner_idx, index=index, owner_names=names,
-        accessed=Access(int(sum(agg.accessed.values())), dict(agg.accessed)), contribution=contribution,
-        privacy=ledger, trace=out["trace"], events=list(agg.events), hasher=hasher, method=cfg.method,
-        schedule=sched, seconds=time.perf_counter() - t0, extra=extra,
-    )
+    return run_protocol(transport, names, consumer_name, config, seed, streams["aggregator"], hasher=hasher,
+                        method=cfg.method, schedule=sched, size=cfg.size, started=t0, extra=extra)
 
 
 # ---------------------------------------------------------------------------------------- results
