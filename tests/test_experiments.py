@@ -138,3 +138,14 @@ def test_budget_run_reports_epsilon_at_the_budget_deltas():
     assert (r.delta_owners, r.delta_validation) == (1e-5, 1e-6)
     # Calibration spends the budget to within 1% below it (dpsumm.accounting.calibrate).
     assert 0.98 * 2.0 <= r.epsilon_owners <= 2.0 and 0.98 * 1.5 <= r.epsilon_validation <= 1.5
+
+
+def test_pfds_defaults_to_the_private_runs_owner_epsilon():
+    recs = experiments.run_experiment(lambda r: datasets.digits_label_split(random_state=r), [12], repeats=1,
+                                      methods=("pfds", "greedy", "private"), progress=False)
+    assert [r.method for r in recs] == ["greedy", "private", "pfds"]
+    assert recs[2].epsilon_owners == recs[1].epsilon_owners_h2
+    with pytest.raises(dpsumm.InvalidParameterError) as e:
+        experiments.run_experiment(lambda r: datasets.digits_label_split(random_state=r), [12], methods=("pfds",),
+                                   progress=False)
+    assert e.value.argument == "pfds_epsilon"

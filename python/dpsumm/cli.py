@@ -200,7 +200,8 @@ def _add_experiment(sub: Any) -> None:
                    help="calibrate the private method to this owners' epsilon (and --validation-budget) instead of the paper's schedule")
     p.add_argument("--validation-budget", type=float, default=None, help="validation epsilon for --budget (default: same as --budget)")
     p.add_argument("--delta", type=float, default=1e-5, help="delta for --budget (owners and validation; default 1e-5)")
-    p.add_argument("--pfds-epsilon", type=float, default=1.0, help="per-agent epsilon of the pfds method (default 1)")
+    p.add_argument("--pfds-epsilon", type=float, default=None,
+                   help="per-agent epsilon of the pfds method (default: the private run's owners' epsilon)")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--random-state", type=int, default=0, help="base seed (reproducible, NOT private; default 0)")
     p.add_argument("--no-progress", action="store_true")

@@ -121,7 +121,7 @@ def run_experiment(
     dim: int = 140,
     privacy: accounting.Budget | None = None,
     classifier: str = "mlp",
-    pfds_epsilon: float = 1.0,
+    pfds_epsilon: float | None = None,
     random_state: int = 0,
     progress: bool = True,
 ) -> list[Record]:
@@ -145,8 +145,10 @@ def run_experiment(
     classifier : {"mlp", "svm"}
         Accuracy of a one-hidden-layer network of 32 units (Figure 2) or a linear SVM (Figure 1),
         trained on the summary and tested on the split's test rows.
-    pfds_epsilon : float
-        Per-agent ε of the ``"pfds"`` method.
+    pfds_epsilon : float, optional
+        Per-agent ε of the ``"pfds"`` method. None: the same owners' ε as the private run of the same
+        size and repeat (its h2 releases, at the reported δ; PFDS's is pure ε-DP under add/remove of
+        one row of an agent); then ``"private"`` must be among ``methods``.
     random_state : int
         Base seed: repeat ``r`` seeds the protocol with ``random_state + r`` (NOT private).
     """
@@ -165,7 +167,13 @@ def run_experiment(
     if privacy is not None and not isinstance(privacy, accounting.Budget):
         raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
     # greedy first: the other methods' MMD² increase is relative to it
-    order = sorted(dict.fromkeys(methods), key=lambda m: m != "greedy")
+    if pfds_epsilon is None and "pfds" in methods and "private" not in methods:
+        raise InvalidParameterError("`pfds_epsilon` is needed when 'private' is not among the methods", "pfds_epsilon")
+    if pfds_epsilon is not None and not (isinstance(pfds_epsilon, (int, float)) and 0 < pfds_epsilon < math.inf):
+        raise InvalidParameterError(f"`pfds_epsilon` must be a positive number, got {pfds_epsilon!r}", "pfds_epsilon")
+    # greedy first (the other methods' MMD² increase is relative to it); private before pfds (its ε)
+    rank = {"greedy": 0, "private": 1}
+    order = sorted(dict.fromkeys(methods), key=lambda m: rank.get(m, 2))
     schedules: dict[int, accounting.Schedule] = {}
     # ε is reported at the budget's δ's, or at the paper's (1e-4 owners, 0.01 validation).
     delta_o = privacy.delta if privacy is not None else DELTA_OWNERS
@@ -182,12 +190,15 @@ def run_experiment(
             owners = [Owner(o, labels=lab, name=f"owner-{k}") for k, (o, lab) in enumerate(zip(data.owners, data.owner_labels))]
             for size in sizes:
                 greedy_mmd: float | None = None
+                private_eps: float | None = None
                 for method in order:
                     bar.set_postfix_str(f"repeat {r} size {size} {method}")
                     t0 = time.perf_counter()
                     eps_o = eps_o_h2 = eps_v = None
                     if method == "pfds":
-                        pts, labs, eps = _run_pfds(data, size, pfds_epsilon, random_state + r)
+                        eps_pfds = pfds_epsilon if pfds_epsilon is not None else private_eps
+                        assert eps_pfds is not None
+                        pts, labs, eps = _run_pfds(data, size, eps_pfds, random_state + r)
                         accessed = 0
                         eps_o = eps_o_h2 = eps
                     else:
@@ -204,6 +215,7 @@ def run_experiment(
                             eps_o = _finite_or_none(res.privacy.epsilon("owners", delta_o))
                             eps_o_h2 = res.privacy.epsilon("owners", delta_o, include_auction=False)
                             eps_v = res.privacy.epsilon("validation", delta_v)
+                            private_eps = eps_o_h2
                     seconds = time.perf_counter() - t0
                     value = mmd2(pts, data.validation, g)
                     if method == "greedy":
