@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 
-use crate::bids::Best;
+use crate::bids::{Best, better};
 use crate::error::{Error, Result, check_finite_f32};
 use crate::rff::{RffProjection, RowElement, rows_as_f32};
 use crate::simd;
@@ -512,19 +512,6 @@ impl Plan {
     #[inline(always)]
     fn upper(&self, ir: i32, it: i32) -> f64 {
         self.ab * (f64::from(ir) - self.offset_r) + (self.ac * (f64::from(it) - self.offset_t) + self.slack)
-    }
-}
-
-fn better(a: Option<Best>, b: Option<Best>) -> Option<Best> {
-    match (a, b) {
-        (None, x) | (x, None) => x,
-        (Some(x), Some(y)) => {
-            if y.value > x.value || (y.value == x.value && y.index < x.index) {
-                Some(y)
-            } else {
-                Some(x)
-            }
-        }
     }
 }
 

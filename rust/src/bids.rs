@@ -21,7 +21,8 @@ pub struct Best {
     pub index: usize,
 }
 
-fn better(a: Option<Best>, b: Option<Best>) -> Option<Best> {
+/// The better of two candidates: the larger value, the lower index on a tie.
+pub(crate) fn better(a: Option<Best>, b: Option<Best>) -> Option<Best> {
     match (a, b) {
         (None, x) | (x, None) => x,
         (Some(x), Some(y)) => {
