@@ -166,7 +166,6 @@ def run_experiment(
         raise InvalidParameterError(f"`gamma` must be a positive number or 'median', got {gamma!r}", "gamma")
     if privacy is not None and not isinstance(privacy, accounting.Budget):
         raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
-    # greedy first: the other methods' MMD² increase is relative to it
     if pfds_epsilon is None and "pfds" in methods and "private" not in methods:
         raise InvalidParameterError("`pfds_epsilon` is needed when 'private' is not among the methods", "pfds_epsilon")
     if pfds_epsilon is not None and not (isinstance(pfds_epsilon, (int, float)) and 0 < pfds_epsilon < math.inf):
