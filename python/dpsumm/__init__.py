@@ -10,7 +10,8 @@ from . import accounting, datasets, experiments, metrics, pfds, reference
 from .accounting import Budget, Ledger, Schedule, paper_schedule
 from .errors import DpsummError, EntropyError, InvalidParameterError, PrivacyBudgetError, ProtocolError
 from .hashing import RFFHasher
-from .summarize import METHODS, Access, Owner, SummaryResult, summarize
+from .results import Access, Owner, SummaryResult
+from .summarize import METHODS, summarize
 from .kernels import BidIndex, best_row, best_rows, kernel_row_means, kernel_sum, mmd2
 from .pfds import PFDSResult, make_tree, opt_private_gen, pfds_training_set, share_data
 from .privacy import *  # noqa: F401,F403

@@ -367,7 +367,7 @@ def broadcast_error(
     Builds the non-private greedy summary of ``schedule.size`` rows, then replays the h2 releases the
     private protocol would make on that summary (validation: ``t_init`` steps at
     ``epsilon_validation_step``; summary: epoch 1 on the seed set, then ``t_subs`` steps per epoch at
-    ``epsilon_epoch_step``, warm-started, exactly as :class:`dpsumm.parties.Aggregator`) and compares
+    ``epsilon_epoch_step``, warm-started, exactly as :class:`dpsumm.protocols.paper.Aggregator`) and compares
     ``v_priv = g~ - q/(q+1) g_l`` with ``v = mean h1(D_v) - q/(q+1) mean h1(D_s)``.
 
     Returns one dict per round in ``rounds`` (up to the size): ``round``, ``validation_norm``

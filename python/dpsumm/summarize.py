@@ -6,7 +6,6 @@ import math
 import numbers
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -15,8 +14,10 @@ from . import accounting
 from ._validation import float_matrix, positive_int, seed_value
 from .errors import InvalidParameterError
 from .hashing import RFFHasher
-from .kernels import kernel_row_means
-from .parties import Aggregator, ConsumerParty, OwnerParty, ProtocolConfig, RoundRecord
+from .parties import ConsumerParty, OwnerParty
+from .protocols.baselines import exact_greedy, uniform_picks
+from .protocols.paper import make_config, run_protocol
+from .results import Access, Owner, SummaryResult
 from .privacy import Csprng, check_random_state
 from .transport import InProcessTransport, Transport
 
@@ -24,96 +25,6 @@ __all__ = ["Owner", "SummaryResult", "Access", "summarize", "METHODS"]
 
 METHODS = ("private", "greedy", "uniform", "exact-greedy")
 REVEALS = ("points", "hashes")
-
-
-@dataclass(frozen=True)
-class Owner:
-    """A data owner's rows (and optional labels) with a display name.
-
-    Parameters
-    ----------
-    data : array-like of shape (n_rows, n_features)
-        The owner's private rows (float32 or float64; other real dtypes are converted).
-    labels : array-like of shape (n_rows,), optional
-        Sent along with a row when the aggregator asks for it.
-    name : str, optional
-        Defaults to ``"owner-<k>"``.
-    """
-
-    data: Any
-    labels: Any = None
-    name: str | None = None
-
-
-@dataclass(frozen=True)
-class Access:
-    """Raw rows the aggregator saw (its parsimony, paper Lemma 5): in total and per owner."""
-
-    total: int
-    per_owner: dict[str, int]
-
-
-@dataclass
-class SummaryResult:
-    """The summary and everything a user needs to audit it.
-
-    Attributes
-    ----------
-    points : ndarray of shape (size, n_features) or None
-        The summary rows (the seed set removed, Alg. 3 line 10). None when ``reveal="hashes"``.
-    hashes : ndarray of shape (size, dim)
-        ``h1`` of the summary rows. With ``reveal="hashes"`` this is all the aggregator received: train a
-        linear model on it and apply it to ``hasher.transform(X_test)`` (random Fourier features make a
-        linear model on ``h1`` an approximate RBF-kernel machine).
-    labels : ndarray of shape (size,) or None
-        The owners' labels of the summary rows, when the owners were given labels.
-    owner : ndarray of shape (size,), int
-        Index (into ``owners``) of the owner of each row.
-    index : ndarray of shape (size,), int
-        Row index of each summary row within its owner's data.
-    owner_names : list of str
-    accessed : Access
-        Raw rows the aggregator saw, total and per owner.
-    contribution : ndarray of shape (n_owners,)
-        Per owner, the sum of its winning marginal bids ``h1(x).v`` (the paper's value attribution;
-        each bid is the marginal gain of Eq. 3 up to the positive factor ``2/(q+1)``).
-    privacy : dpsumm.accounting.Ledger or None
-        Every privacy-relevant release with its cost (None for the non-private methods).
-    trace : list of RoundRecord
-        Per round: bids, requests, winner, pool size, and fault events.
-    events : list of dict
-        Every fault event of the run (owners excluded, early stop).
-    hasher : RFFHasher
-        The public h1 used.
-    method : str
-    seconds : float
-    """
-
-    points: np.ndarray | None
-    hashes: np.ndarray
-    labels: np.ndarray | None
-    owner: np.ndarray
-    index: np.ndarray
-    owner_names: list[str]
-    accessed: Access
-    contribution: np.ndarray
-    privacy: Any
-    trace: list[RoundRecord]
-    events: list[dict[str, Any]]
-    hasher: RFFHasher
-    method: str
-    schedule: Any = None
-    seconds: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return int(self.owner.shape[0])
-
-    def __repr__(self) -> str:
-        return (
-            f"SummaryResult(method={self.method!r}, size={len(self)}, accessed={self.accessed.total}, "
-            f"owners={self.owner_names}, excluded={[e['owner'] for e in self.events if e.get('event') == 'excluded']})"
-        )
 
 
 # ------------------------------------------------------------------------------------------ validation
@@ -177,87 +88,6 @@ def _resolve_schedule(schedule: Any, privacy: Any, *, size: int, owners: int, di
             "schedule",
         )
     return schedule
-
-
-def _config(schedule: Any, *, n_features: int, dim: int, gamma: float, hash_seed: int | str, reveal: str, private: bool) -> ProtocolConfig:
-    return ProtocolConfig(
-        n_features=n_features,
-        dim=dim,
-        gamma=gamma,
-        hash_seed=hash_seed,
-        reveal=reveal,
-        private=private,
-        eta=schedule.eta,
-        t_init=schedule.t_init,
-        t_subs=schedule.t_subs,
-        epsilon_validation_step=schedule.epsilon_validation_step,
-        epsilon_first_epoch_step=schedule.epsilon_first_epoch_step,
-        epsilon_epoch=lambda epoch: schedule.epsilon_epoch_step[epoch - 1],
-        epsilon_auction=schedule.epsilon_auction,
-        tau=int(math.ceil(schedule.tau)),
-    )
-
-
-# ------------------------------------------------------------------------------------------ baselines
-
-
-def _uniform(datas: list[np.ndarray], size: int, rng: Csprng) -> list[tuple[int, int]]:
-    """``size // K`` rows from each owner, uniformly without replacement; the remainder (and the share of
-    owners with too few rows) goes to owners in a random order, one row at a time."""
-    K = len(datas)
-    counts = [0] * K
-    remaining = size
-    quota = size // K
-    for k in range(K):
-        counts[k] = min(quota, len(datas[k]))
-        remaining -= counts[k]
-    while remaining > 0:
-        order = [k for k in _permutation(K, rng) if counts[k] < len(datas[k])]
-        for k in order[:remaining]:
-            counts[k] += 1
-        remaining -= len(order[:remaining])
-    picks = []
-    for k in range(K):
-        rows = _permutation(len(datas[k]), rng)[: counts[k]]
-        picks.extend((k, int(i)) for i in sorted(rows))
-    return picks
-
-
-def _permutation(n: int, rng: Csprng) -> list[int]:
-    """A uniform permutation of range(n) (Fisher-Yates on the CSPRNG)."""
-    p = list(range(n))
-    for i in range(n - 1, 0, -1):
-        j = rng.integers(i + 1)
-        p[i], p[j] = p[j], p[i]
-    return p
-
-
-def _exact_greedy(datas: list[np.ndarray], validation: np.ndarray, seed: np.ndarray, size: int, gamma: float) -> tuple[list[tuple[int, int]], list[float]]:
-    """Greedy on the exact RBF kernel (centralised, non-private): each round adds the row maximising
-    ``mean_{y in D_v} k(x, y) - q/(q+1) mean_{z in D_s} k(x, z)`` (DESIGN.md §4 with the exact kernel)."""
-    X = np.concatenate(datas).astype(np.float32)
-    owner_of = np.concatenate([np.full(len(d), k) for k, d in enumerate(datas)])
-    index_of = np.concatenate([np.arange(len(d)) for d in datas])
-    kv = kernel_row_means(X, validation, gamma)
-    ks_sum = np.zeros(len(X)) if len(seed) == 0 else kernel_row_means(X, seed, gamma) * len(seed)
-    taken = np.zeros(len(X), dtype=bool)
-    picks, values = [], []
-    q = len(seed)
-    # k(X, x_i) for the row just added: one float32 matrix-vector product per round against norms computed
-    # once (kernel_row_means would re-read and re-validate all of X each round).
-    sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
-    for _ in range(size):
-        mean_s = ks_sum / q if q > 0 else np.zeros(len(X))
-        score = kv - (q / (q + 1.0)) * mean_s
-        score[taken] = -np.inf
-        i = int(np.argmax(score))
-        taken[i] = True
-        picks.append((int(owner_of[i]), int(index_of[i])))
-        values.append(float(score[i]))
-        d2 = sq + sq[i] - 2.0 * (X @ X[i]).astype(np.float64)
-        ks_sum += np.exp(-gamma * np.maximum(d2, 0.0))
-        q += 1
-    return picks, values
 
 
 # ------------------------------------------------------------------------------------------ summarize
@@ -357,10 +187,10 @@ def summarize(
 
     if method in ("uniform", "exact-greedy"):
         if method == "uniform":
-            picks = _uniform(datas, size, rng_uniform)
+            picks = uniform_picks(datas, size, rng_uniform)
             values = [0.0] * len(picks)
         else:
-            picks, values = _exact_greedy(datas, val, seed, size, hasher.gamma)
+            picks, values = exact_greedy(datas, val, seed, size, hasher.gamma)
         owner_idx = np.array([k for k, _ in picks], dtype=np.int64)
         index = np.array([i for _, i in picks], dtype=np.int64)
         pts = np.stack([datas[k][i] for k, i in picks]) if picks else np.zeros((0, n_features))
@@ -378,7 +208,7 @@ def summarize(
             hasher=hasher, method=method, schedule=sched, seconds=time.perf_counter() - t0,
         )
 
-    config = _config(sched, n_features=n_features, dim=dim, gamma=hasher.gamma, hash_seed=hasher.seed, reveal=reveal,
+    config = make_config(sched, n_features=n_features, dim=dim, gamma=hasher.gamma, hash_seed=hasher.seed, reveal=reveal,
                      private=method == "private")
     if transport is None:
         parties: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
@@ -388,67 +218,3 @@ def summarize(
     return run_protocol(transport, names, "consumer", config, seed, rng_aggregator, hasher=hasher, method=method,
                         schedule=sched, size=size, progress=progress, started=t0,
                         with_labels=labels[0] is not None)
-
-
-def run_protocol(
-    transport: Transport,
-    owners: list[str],
-    consumer: str,
-    config: ProtocolConfig,
-    seed: np.ndarray,
-    rng: Csprng,
-    *,
-    hasher: RFFHasher,
-    method: str,
-    schedule: accounting.Schedule,
-    size: int,
-    progress: bool = False,
-    started: float | None = None,
-    extra: dict[str, Any] | None = None,
-    with_labels: bool | None = None,
-) -> SummaryResult:
-    """Run Alg. 3 with an :class:`~dpsumm.parties.Aggregator` through ``transport`` and assemble the result.
-
-    The one place that turns an aggregator run into a :class:`SummaryResult` and its privacy ledger, for
-    :func:`summarize` (in-process parties) and for ``dpsumm.flower`` (parties on Flower nodes).
-    ``with_labels=None`` keeps labels when any winning row came with one.
-    """
-    t0 = time.perf_counter() if started is None else started
-    K = len(owners)
-    ledger = accounting.Ledger() if config.private else None
-
-    def record(party: str, mechanism: str, epsilon: float, count: int, rnd: int, label: str) -> None:
-        """Put one release on the ledger: h2 releases as MWEM steps, auction rounds as AuctionEvents."""
-        if ledger is None:
-            return
-        if mechanism == "auction":
-            events = [accounting.AuctionEvent(epsilon, config.tau, K, count=count)]
-        else:
-            events = accounting.mwem_step_events(epsilon, count, neighbour=config.neighbour, public=mechanism == "mwem-public")
-        for event in events:
-            ledger.record(party, event, label=label, round=rnd)
-
-    agg = Aggregator(transport, owners, consumer, config, seed, rng, record)
-    out = agg.run(size, progress=progress)
-    winners = out["winners"]
-    position = {name: k for k, name in enumerate(owners)}
-    owner_idx = np.array([position[w.owner] for w in winners], dtype=np.int64)
-    index = np.array([w.token for w in winners], dtype=np.int64)
-    hashes = np.stack([w.hash for w in winners]).astype(np.float32) if winners else np.zeros((0, config.dim), np.float32)
-    pts = None
-    if config.reveal == "points":
-        pts = np.stack([w.point for w in winners]) if winners else np.zeros((0, config.n_features))
-    if with_labels is None:
-        with_labels = any(w.label is not None for w in winners)
-    labs = np.array([w.label for w in winners]) if with_labels else None
-    contribution = np.zeros(K)
-    for k, v in zip(owner_idx, out["win_values"]):
-        contribution[k] += v
-    extra = dict(extra or {})
-    extra["pool_left"] = out["trace"][-1].pool_size if out["trace"] else 0
-    return SummaryResult(
-        points=pts, hashes=hashes, labels=labs, owner=owner_idx, index=index, owner_names=list(owners),
-        accessed=Access(int(sum(agg.accessed.values())), dict(agg.accessed)), contribution=contribution,
-        privacy=ledger, trace=out["trace"], events=list(agg.events), hasher=hasher, method=method,
-        schedule=schedule, seconds=time.perf_counter() - t0, extra=extra,
-    )

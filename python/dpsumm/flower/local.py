@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import DpsummError, InvalidParameterError
-from ..summarize import SummaryResult
+from ..results import SummaryResult
 from .config import _toml_value, write_app
 from .server_app import load_result
 from .tls import TlsFiles, make_node_key, make_tls

@@ -10,7 +10,7 @@ The run, step by step:
    online and have said who they are (``query.dpsumm_hello``); with SuperNode authentication, a node
    whose self-reported name differs from the name it was registered under is ignored.
 2. Build the run exactly as :func:`dpsumm.summarize` does (schedule, public seed set, random streams,
-   :class:`~dpsumm.parties.Aggregator`) with a :class:`~dpsumm.flower.FlowerTransport` in place of the
+   :class:`~dpsumm.protocols.paper.Aggregator`) with a :class:`~dpsumm.flower.FlowerTransport` in place of the
    in-process transport. With the same ``random-state`` the result equals the in-process run.
 3. Write the result to ``output`` (:func:`save_result`; read it with :func:`load_result`).
 
@@ -36,8 +36,9 @@ from .._validation import seed_value
 from ..datasets import load_array
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import RFFHasher
-from ..parties import RoundRecord
-from ..summarize import Access, SummaryResult, _config, _seed_set, run_protocol
+from ..protocols.paper import RoundRecord, make_config, run_protocol
+from ..results import Access, SummaryResult
+from ..summarize import _seed_set
 from .client_app import HELLO_TYPE
 from .config import FlowerRunConfig, natural_key
 from .streams import party_streams
@@ -195,7 +196,7 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     private = cfg.method == "private"
     if private and seed.shape[0] == 0:
         raise InvalidParameterError("the private method needs a non-empty seed set", "seed-set")
-    config = _config(sched, n_features=cfg.n_features, dim=cfg.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
+    config = make_config(sched, n_features=cfg.n_features, dim=cfg.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
                      reveal=cfg.reveal, private=private)
     extra = {
         "node_ids": nodes,

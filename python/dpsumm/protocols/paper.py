@@ -1,0 +1,443 @@
+"""The paper's protocol (Sarpatwar et al. 2019, Alg. 3): h2 releases every epoch and the private auction.
+
+The aggregator of Alg. 3 reaches the owners and the consumer only through a
+:class:`~dpsumm.transport.Transport`; the parties themselves are in :mod:`dpsumm.parties`. With
+``private=False`` the same aggregator runs the paper's non-private greedy baseline (exact hashed means,
+the best bid wins each round, the public seed set inside the summary while it runs).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _core, accounting
+from ..errors import ProtocolError
+from ..h2 import H2
+from ..hashing import RFFHasher
+from ..messages import Bid, BidRequest, Message, PointReply, PointRequest, Setup, SetupReply, ValidationRelease, ValidationRequest
+from ..privacy import Csprng
+from ..results import Access, SummaryResult
+from ..transport import PartyUnavailable, Transport
+
+__all__ = ["Aggregator", "ProtocolConfig", "RoundRecord", "make_config", "run_protocol"]
+
+# ---------------------------------------------------------------------------------------------- aggregator
+
+
+@dataclass(frozen=True)
+class ProtocolConfig:
+    """Every number the aggregator needs, resolved from a schedule (see :mod:`dpsumm.accounting`).
+
+    ``epsilon_epoch`` maps an epoch ``l >= 2`` to the per-step epsilon of that epoch's h2 release.
+    """
+
+    n_features: int
+    dim: int
+    gamma: float
+    hash_seed: int | str
+    reveal: str
+    private: bool
+    eta: float
+    t_init: int
+    t_subs: int
+    epsilon_validation_step: float
+    epsilon_first_epoch_step: float
+    epsilon_epoch: Callable[[int], float]
+    epsilon_auction: float
+    tau: int
+    neighbour: str = "replace-one"
+    verify_tolerance: float = 1e-4
+
+
+@dataclass
+class RoundRecord:
+    """What happened in one round (one entry of ``result.trace``)."""
+
+    round: int
+    bids: dict[str, float | None] = field(default_factory=dict)
+    requested: list[str] = field(default_factory=list)
+    tau_requests: list[str] = field(default_factory=list)
+    winner: tuple[str, int] | None = None
+    winning_bid: float | None = None
+    pool_size: int = 0
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _Pooled:
+    owner: str
+    token: int
+    point: np.ndarray | None
+    hash: np.ndarray
+    label: Any
+
+
+class Aggregator:
+    """The trusted, parsimonious aggregator of Alg. 3.
+
+    It reaches owners and the consumer only through ``transport``. Per round ``l`` it releases
+    ``g_l = h2(h1(D_s))``, broadcasts ``v = g~ - q/(q+1) g_l`` (DESIGN.md §4), collects bids, runs the
+    private auction (DESIGN.md §5), verifies every received row against its claimed bid, and adds the best
+    pooled row to the summary. A party that fails, sends a malformed message or fails verification is
+    excluded for the rest of the run, with an event in the trace.
+
+    Parameters
+    ----------
+    transport : Transport
+    owners : list of str
+        Owner party names, in the order used for tie-breaks and result indices.
+    consumer : str
+        The consumer's party name.
+    config : ProtocolConfig
+    seed_points : ndarray of shape (m, n_features)
+        The public seed set ``D_init``; part of ``D_s`` while the protocol runs, not of the result.
+    rng : Csprng
+        The aggregator's CSPRNG (h2 noise and the auction's coins).
+    record : callable, optional
+        ``record(party, mechanism, epsilon, count, round, label)``: called for every privacy-relevant
+        release (the privacy ledger).
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        owners: list[str],
+        consumer: str,
+        config: ProtocolConfig,
+        seed_points: np.ndarray,
+        rng: Csprng,
+        record: Callable[..., None] | None = None,
+    ) -> None:
+        self.transport = transport
+        self.owners = list(owners)
+        self.consumer = consumer
+        self.config = config
+        self.rng = rng
+        self._record = record or (lambda *a, **k: None)
+        self.hasher = RFFHasher(config.n_features, dim=config.dim, gamma=config.gamma, seed=config.hash_seed)
+        self.seed_points = seed_points
+        self.seed_hashes = self.hasher.transform(seed_points) if len(seed_points) else np.zeros((0, config.dim), np.float32)
+        self.active = {o: True for o in self.owners}
+        self.n_rows: dict[str, int] = {}
+        self.accessed = {o: 0 for o in self.owners}
+        self.events: list[dict[str, Any]] = []
+        self._received: dict[str, set[int]] = {o: set() for o in self.owners}
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _exclude(self, owner: str, reason: str, rnd: int, record: RoundRecord | None = None) -> None:
+        if not self.active.get(owner, False):
+            return
+        self.active[owner] = False
+        event = {"round": rnd, "owner": owner, "event": "excluded", "reason": reason}
+        self.events.append(event)
+        if record is not None:
+            record.events.append(event)
+
+    def setup(self) -> None:
+        """Send :class:`Setup` to every owner; exclude any that fails or reports a wrong shape."""
+        c = self.config
+        msg = Setup(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed, reveal=c.reveal)
+        replies = self.transport.request_many({o: msg for o in self.owners})
+        for o in self.owners:
+            r = replies[o]
+            if isinstance(r, PartyUnavailable):
+                self._exclude(o, r.reason, 0)
+            elif not isinstance(r, SetupReply) or r.n_features != c.n_features or r.n_rows < 0:
+                self._exclude(o, f"malformed setup reply {r!r}", 0)
+            else:
+                self.n_rows[o] = int(r.n_rows)
+
+    def validation_release(self, exact: bool) -> np.ndarray:
+        """Ask the consumer for ``g~`` and record its privacy cost."""
+        c = self.config
+        req = ValidationRequest(
+            n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
+            method="exact" if exact else "private", steps=c.t_init, epsilon=c.epsilon_validation_step, eta=c.eta,
+        )
+        reply = self.transport.request(self.consumer, req)
+        if not isinstance(reply, ValidationRelease) or np.shape(reply.mean_hash) != (c.dim,):
+            raise ProtocolError(f"consumer sent a malformed validation release: {reply!r}")
+        g = np.asarray(reply.mean_hash, dtype=np.float64)
+        if not np.isfinite(g).all():
+            raise ProtocolError("consumer sent a validation release with NaN or infinite values")
+        if not exact:
+            self._record("validation", "mwem", c.epsilon_validation_step, c.t_init, 0, "h2(h1(D_v))")
+        return g
+
+    def _verify(self, owner: str, bid: Bid, reply: Message, v: np.ndarray) -> _Pooled | str:
+        """Check a reply to a point request against the claimed bid; a pooled entry or a reason."""
+        c = self.config
+        if not isinstance(reply, PointReply) or reply.token != bid.token:
+            return f"malformed point reply {type(reply).__name__}"
+        if c.reveal == "points":
+            x = np.asarray(reply.point) if reply.point is not None else None
+            if x is None or x.shape != (c.n_features,) or x.dtype.kind not in "fiub" or not np.isfinite(x).all():
+                return "sent a malformed row"
+            h = self.hasher.transform(x.reshape(1, -1).astype(np.float64 if x.dtype != np.float32 else np.float32))[0]
+        else:
+            h = np.asarray(reply.hash) if reply.hash is not None else None
+            bound = math.sqrt(2.0 / c.dim) * (1 + 1e-5)
+            if h is None or h.shape != (c.dim,) or not np.isfinite(h).all() or np.abs(h).max() > bound:
+                return "sent a malformed hash"
+            h = h.astype(np.float32)
+            x = None
+        actual = float(h.astype(np.float64) @ v.astype(np.float64))
+        assert bid.value is not None
+        if abs(actual - bid.value) > c.verify_tolerance * max(1.0, abs(bid.value)):
+            return f"bid {bid.value:.6g} does not match its row (actual {actual:.6g})"
+        return _Pooled(owner=owner, token=int(bid.token), point=x, hash=h, label=reply.label)  # type: ignore[arg-type]
+
+    def _valid_bid(self, owner: str, bid: object, rnd: int) -> str | None:
+        if not isinstance(bid, Bid) or bid.round != rnd:
+            return f"malformed bid {bid!r}"
+        if bid.value is None:
+            return None if bid.token is None else "bid without a value"
+        if isinstance(bid.value, bool) or not isinstance(bid.value, (float, int, np.floating, np.integer)):
+            return f"bid value of type {type(bid.value).__name__}"
+        if not math.isfinite(float(bid.value)) or abs(float(bid.value)) > 8.0:
+            return f"bid value {bid.value!r} is impossible (|h1(x).v| <= 8)"
+        t = bid.token
+        if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or not (0 <= t < self.n_rows.get(owner, 0)):
+            return f"bid token {t!r} is not a row of this owner"
+        if int(t) in self._received[owner]:
+            return f"bid token {t} was already sent"
+        return None
+
+    # -- the protocol --------------------------------------------------------------------------------
+
+    def run(self, size: int, *, progress: bool = False) -> dict[str, Any]:
+        """Run Alg. 3 for ``size`` rounds (or until every owner is exhausted or excluded)."""
+        c = self.config
+        self.setup()
+        g_valid = self.validation_release(exact=not c.private)
+        summary_hashes = [h for h in self.seed_hashes]
+        h2 = H2(c.dim, c.eta, self.rng.derive("summary-h2"), neighbour=c.neighbour) if c.private else None
+        if h2 is not None:
+            h2.add(self.seed_hashes)
+        exact_sum = self.seed_hashes.astype(np.float64).sum(0)
+        auction_rng = self.rng.derive("auction")
+        chosen_count: dict[tuple[str, int], int] = {}
+        pool: list[_Pooled] = []
+        # Row k of pool_hashes[:len(pool)] is pool[k].hash: a growable buffer kept in step with the list.
+        # The pool is unordered (a winner is swap-removed in O(d), not shifted in O(pool)); pool_seq[k]
+        # is the arrival number of pool[k], so that a tie still goes to the earliest pooled row.
+        pool_hashes = np.zeros((64, c.dim), dtype=np.float32)
+        pool_seq = np.zeros(64, dtype=np.int64)
+        arrivals = 0
+        winners: list[_Pooled] = []
+        win_values: list[float] = []
+        trace: list[RoundRecord] = []
+        bar = _progress(size, progress)
+        position = {o: k for k, o in enumerate(self.owners)}
+        for rnd in range(1, size + 1):
+            record = RoundRecord(round=rnd)
+            q = len(self.seed_hashes) + rnd - 1
+            # line 5: g_l = h2(h1(D_s))
+            if c.private:
+                assert h2 is not None
+                if rnd == 1:
+                    g_sum = h2.release(c.t_init, c.epsilon_first_epoch_step)
+                    # Epoch 1 runs on the public seed set only: free (paper Section 4).
+                    self._record("owners", "mwem-public", c.epsilon_first_epoch_step, c.t_init, rnd, "h2(h1(D_init))")
+                else:
+                    eps = c.epsilon_epoch(rnd)
+                    g_sum = h2.release(c.t_subs, eps)
+                    self._record("owners", "mwem", eps, c.t_subs, rnd, f"h2(h1(D_s)) epoch {rnd}")
+            else:
+                g_sum = exact_sum / q if q > 0 else np.zeros(c.dim)
+            # DESIGN.md §4: b(x) = h1(x).(g~ - q/(q+1) g_l)
+            v = (g_valid - (q / (q + 1.0)) * g_sum).astype(np.float32)
+            # line 6: bids
+            live = [o for o in self.owners if self.active[o]]
+            replies = self.transport.request_many({o: BidRequest(round=rnd, v=v) for o in live})
+            bids: dict[str, Bid] = {}
+            for o in live:
+                r = replies[o]
+                if isinstance(r, PartyUnavailable):
+                    self._exclude(o, r.reason, rnd, record)
+                    continue
+                problem = self._valid_bid(o, r, rnd)
+                if problem is not None:
+                    self._exclude(o, problem, rnd, record)
+                    continue
+                assert isinstance(r, Bid)
+                record.bids[o] = None if r.value is None else float(r.value)
+                if r.value is not None:
+                    bids[o] = r
+            # lines 11-17: the private auction
+            ranked = sorted(bids, key=lambda o: (-float(bids[o].value), position[o]))  # type: ignore[arg-type]
+            to_ask: list[str] = []
+            for r_idx, o in enumerate(ranked):
+                key = (o, int(bids[o].token))  # type: ignore[arg-type]
+                chosen_count[key] = chosen_count.get(key, 0) + 1
+                if not c.private:
+                    ask = r_idx == 0
+                else:
+                    ask = r_idx == 0 or auction_rng.bernoulli_exp(c.epsilon_auction * r_idx)
+                    if not ask and chosen_count[key] >= c.tau:
+                        ask = True
+                        record.tau_requests.append(o)
+                if ask:
+                    to_ask.append(o)
+            if c.private and ranked:
+                self._record("owners", "auction", c.epsilon_auction, 1, rnd, f"auction round {rnd}")
+            record.requested = list(to_ask)
+            point_replies = self.transport.request_many(
+                {o: PointRequest(round=rnd, token=int(bids[o].token)) for o in to_ask}  # type: ignore[arg-type]
+            )
+            for o in to_ask:
+                r = point_replies[o]
+                if isinstance(r, PartyUnavailable):
+                    self._exclude(o, r.reason, rnd, record)
+                    continue
+                self.accessed[o] += 1
+                self._received[o].add(int(bids[o].token))  # type: ignore[arg-type]
+                entry = self._verify(o, bids[o], r, v)
+                if isinstance(entry, str):
+                    self._exclude(o, entry, rnd, record)
+                    continue
+                if len(pool) == pool_hashes.shape[0]:
+                    pool_hashes = np.concatenate([pool_hashes, np.zeros_like(pool_hashes)])
+                    pool_seq = np.concatenate([pool_seq, np.zeros_like(pool_seq)])
+                pool_hashes[len(pool)] = entry.hash
+                pool_seq[len(pool)] = arrivals
+                arrivals += 1
+                pool.append(entry)
+            # line 15: best pooled row under the current v
+            if not pool:
+                record.events.append({"round": rnd, "event": "stopped", "reason": "no row left to add"})
+                self.events.append(record.events[-1])
+                trace.append(record)
+                break
+            n_pool = len(pool)
+            # Exact values (float32 products summed in float64, fixed order), computed in Rust: a BLAS
+            # gemv here would leave OpenBLAS threads spinning on a core the owners' bids need.
+            scores = _core.row_dots(pool_hashes[:n_pool], v)
+            top = np.flatnonzero(scores == scores.max())
+            best = int(top[np.argmin(pool_seq[top])])  # the earliest pooled row wins a tie
+            win = pool[best]
+            last = n_pool - 1
+            pool[best] = pool[last]
+            pool.pop()
+            pool_hashes[best] = pool_hashes[last]
+            pool_seq[best] = pool_seq[last]
+            winners.append(win)
+            win_values.append(float(scores[best]))
+            record.winner = (win.owner, win.token)
+            record.winning_bid = float(scores[best])
+            record.pool_size = len(pool)
+            summary_hashes.append(win.hash)
+            exact_sum += win.hash.astype(np.float64)
+            if h2 is not None:
+                h2.add(win.hash.reshape(1, -1))
+            trace.append(record)
+            bar.update(1)
+        bar.close()
+        return {"winners": winners, "win_values": win_values, "trace": trace}
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is a dependency, but never fail a run over a progress bar
+        return _NoBar()
+    return tqdm(total=total, desc="dpsumm rounds", unit="round")
+
+
+def make_config(schedule: Any, *, n_features: int, dim: int, gamma: float, hash_seed: int | str, reveal: str, private: bool) -> ProtocolConfig:
+    return ProtocolConfig(
+        n_features=n_features,
+        dim=dim,
+        gamma=gamma,
+        hash_seed=hash_seed,
+        reveal=reveal,
+        private=private,
+        eta=schedule.eta,
+        t_init=schedule.t_init,
+        t_subs=schedule.t_subs,
+        epsilon_validation_step=schedule.epsilon_validation_step,
+        epsilon_first_epoch_step=schedule.epsilon_first_epoch_step,
+        epsilon_epoch=lambda epoch: schedule.epsilon_epoch_step[epoch - 1],
+        epsilon_auction=schedule.epsilon_auction,
+        tau=int(math.ceil(schedule.tau)),
+    )
+
+
+def run_protocol(
+    transport: Transport,
+    owners: list[str],
+    consumer: str,
+    config: ProtocolConfig,
+    seed: np.ndarray,
+    rng: Csprng,
+    *,
+    hasher: RFFHasher,
+    method: str,
+    schedule: accounting.Schedule,
+    size: int,
+    progress: bool = False,
+    started: float | None = None,
+    extra: dict[str, Any] | None = None,
+    with_labels: bool | None = None,
+) -> SummaryResult:
+    """Run Alg. 3 with an :class:`~dpsumm.parties.Aggregator` through ``transport`` and assemble the result.
+
+    The one place that turns an aggregator run into a :class:`SummaryResult` and its privacy ledger, for
+    :func:`summarize` (in-process parties) and for ``dpsumm.flower`` (parties on Flower nodes).
+    ``with_labels=None`` keeps labels when any winning row came with one.
+    """
+    t0 = time.perf_counter() if started is None else started
+    K = len(owners)
+    ledger = accounting.Ledger() if config.private else None
+
+    def record(party: str, mechanism: str, epsilon: float, count: int, rnd: int, label: str) -> None:
+        """Put one release on the ledger: h2 releases as MWEM steps, auction rounds as AuctionEvents."""
+        if ledger is None:
+            return
+        if mechanism == "auction":
+            events = [accounting.AuctionEvent(epsilon, config.tau, K, count=count)]
+        else:
+            events = accounting.mwem_step_events(epsilon, count, neighbour=config.neighbour, public=mechanism == "mwem-public")
+        for event in events:
+            ledger.record(party, event, label=label, round=rnd)
+
+    agg = Aggregator(transport, owners, consumer, config, seed, rng, record)
+    out = agg.run(size, progress=progress)
+    winners = out["winners"]
+    position = {name: k for k, name in enumerate(owners)}
+    owner_idx = np.array([position[w.owner] for w in winners], dtype=np.int64)
+    index = np.array([w.token for w in winners], dtype=np.int64)
+    hashes = np.stack([w.hash for w in winners]).astype(np.float32) if winners else np.zeros((0, config.dim), np.float32)
+    pts = None
+    if config.reveal == "points":
+        pts = np.stack([w.point for w in winners]) if winners else np.zeros((0, config.n_features))
+    if with_labels is None:
+        with_labels = any(w.label is not None for w in winners)
+    labs = np.array([w.label for w in winners]) if with_labels else None
+    contribution = np.zeros(K)
+    for k, v in zip(owner_idx, out["win_values"]):
+        contribution[k] += v
+    extra = dict(extra or {})
+    extra["pool_left"] = out["trace"][-1].pool_size if out["trace"] else 0
+    return SummaryResult(
+        points=pts, hashes=hashes, labels=labs, owner=owner_idx, index=index, owner_names=list(owners),
+        accessed=Access(int(sum(agg.accessed.values())), dict(agg.accessed)), contribution=contribution,
+        privacy=ledger, trace=out["trace"], events=list(agg.events), hasher=hasher, method=method,
+        schedule=schedule, seconds=time.perf_counter() - t0, extra=extra,
+    )

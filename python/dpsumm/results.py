@@ -1,0 +1,102 @@
+"""What a summary run returns: :class:`SummaryResult`, and the owners' input type :class:`Owner`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .hashing import RFFHasher
+
+__all__ = ["Owner", "Access", "SummaryResult"]
+
+
+@dataclass(frozen=True)
+class Owner:
+    """A data owner's rows (and optional labels) with a display name.
+
+    Parameters
+    ----------
+    data : array-like of shape (n_rows, n_features)
+        The owner's private rows (float32 or float64; other real dtypes are converted).
+    labels : array-like of shape (n_rows,), optional
+        Sent along with a row when the aggregator asks for it.
+    name : str, optional
+        Defaults to ``"owner-<k>"``.
+    """
+
+    data: Any
+    labels: Any = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Access:
+    """Raw rows the aggregator saw (its parsimony, paper Lemma 5): in total and per owner."""
+
+    total: int
+    per_owner: dict[str, int]
+
+
+@dataclass
+class SummaryResult:
+    """The summary and everything a user needs to audit it.
+
+    Attributes
+    ----------
+    points : ndarray of shape (size, n_features) or None
+        The summary rows (the seed set removed, Alg. 3 line 10). None when ``reveal="hashes"``.
+    hashes : ndarray of shape (size, dim)
+        ``h1`` of the summary rows. With ``reveal="hashes"`` this is all the aggregator received: train a
+        linear model on it and apply it to ``hasher.transform(X_test)`` (random Fourier features make a
+        linear model on ``h1`` an approximate RBF-kernel machine).
+    labels : ndarray of shape (size,) or None
+        The owners' labels of the summary rows, when the owners were given labels.
+    owner : ndarray of shape (size,), int
+        Index (into ``owners``) of the owner of each row.
+    index : ndarray of shape (size,), int
+        Row index of each summary row within its owner's data.
+    owner_names : list of str
+    accessed : Access
+        Raw rows the aggregator saw, total and per owner.
+    contribution : ndarray of shape (n_owners,)
+        Per owner, the sum of its winning marginal bids ``h1(x).v`` (the paper's value attribution;
+        each bid is the marginal gain of Eq. 3 up to the positive factor ``2/(q+1)``).
+    privacy : dpsumm.accounting.Ledger or None
+        Every privacy-relevant release with its cost (None for the non-private methods).
+    trace : list of RoundRecord
+        Per round: bids, requests, winner, pool size, and fault events.
+    events : list of dict
+        Every fault event of the run (owners excluded, early stop).
+    hasher : RFFHasher
+        The public h1 used.
+    method : str
+    seconds : float
+    """
+
+    points: np.ndarray | None
+    hashes: np.ndarray
+    labels: np.ndarray | None
+    owner: np.ndarray
+    index: np.ndarray
+    owner_names: list[str]
+    accessed: Access
+    contribution: np.ndarray
+    privacy: Any
+    trace: list[Any]
+    events: list[dict[str, Any]]
+    hasher: RFFHasher
+    method: str
+    schedule: Any = None
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.owner.shape[0])
+
+    def __repr__(self) -> str:
+        return (
+            f"SummaryResult(method={self.method!r}, size={len(self)}, accessed={self.accessed.total}, "
+            f"owners={self.owner_names}, excluded={[e['owner'] for e in self.events if e.get('event') == 'excluded']})"
+        )
