@@ -1,7 +1,7 @@
 """End to end at scale (issue 8): N rows x 64 features over K owners, size 1000, dim 140.
 
 Generates the owners' rows with numpy (non-private generation; float32, one array per owner, 2.6 GB at
-N = 10,000,000), runs ``dpsumm.summarize`` with ``method="greedy"`` and ``method="private"`` through a
+N = 10,000,000), runs ``dpsumm.summarize`` with ``method="paper-greedy"`` and ``method="paper"`` through a
 timing transport, and reports the time of each phase and the peak resident memory of the process.
 
 Phases: ``setup`` = owners hash their rows and build their 8-bit bid index (``Setup`` messages);

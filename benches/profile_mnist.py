@@ -1,5 +1,5 @@
 """Where the time goes in a full MNIST run (issue 8): the paper's label split (60,000 x 784 in 5 owners),
-size 1000, dim 140, ``method="greedy"`` and ``method="private"`` (paper schedule), per phase.
+size 1000, dim 140, ``method="paper-greedy"`` and ``method="paper"`` (paper schedule), per phase.
 
 Phases as in bench_scale.py: setup (owners hash their rows and build their bid index), validation
 release, bids, point requests, and the aggregator (h2/MWEM releases, auction, verification, bookkeeping).
@@ -31,7 +31,7 @@ def main() -> None:
     s = datasets.mnist_label_split(MNIST, random_state=0)
     load_s = time.perf_counter() - t
     rows = []
-    for method in ("greedy", "private"):
+    for method in ("paper-greedy", "paper"):
         names = [f"owner-{k}" for k in range(len(s.owners))]
         parties = {n: OwnerParty(d, None, n) for n, d in zip(names, s.owners)}
         parties["consumer"] = ConsumerParty(s.validation, dpsumm.Csprng(0).derive("consumer"))

@@ -19,7 +19,7 @@ def test_summarize_writes_summary_provenance_and_report(tmp_path, capsys):
     np.savetxt(tmp_path / "val.csv", rng.normal(size=(20, 4)), delimiter=",")
     out = tmp_path / "out"
     code = main(["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.csv"), "--size", "6",
-                 "--out", str(out), "--method", "greedy", "--random-state", "1", "--no-progress"])
+                 "--out", str(out), "--method", "paper-greedy", "--random-state", "1", "--no-progress"])
     assert code == 0
     summary = np.load(out / "summary.npy")
     prov = np.loadtxt(out / "provenance.csv", delimiter=",", skiprows=1, dtype=int)

@@ -18,18 +18,18 @@ FIELDS = {"method", "size", "repeat", "mmd2", "mmd_increase_pct", "accuracy", "a
 
 def test_run_experiment_records_and_files(tmp_path):
     recs = experiments.run_experiment(lambda r: datasets.digits_label_split(random_state=r), [10, 20], repeats=2,
-                                      methods=("uniform", "greedy", "private"), progress=False)
+                                      methods=("uniform", "paper-greedy", "paper"), progress=False)
     assert len(recs) == 2 * 2 * 3
     for r in recs:
         # MMD² recomputed from scratch for the greedy runs: the record is the exact MMD² of its summary.
         assert r.mmd2 > 0 and r.accuracy is not None and 0 <= r.accuracy <= 1
     by = {(r.method, r.size, r.repeat): r for r in recs}
     for (m, size, rep), r in by.items():
-        g = by[("greedy", size, rep)].mmd2
+        g = by[("paper-greedy", size, rep)].mmd2
         assert r.mmd_increase_pct == pytest.approx(100 * (r.mmd2 - g) / g)
         if m == "uniform":
             assert r.accessed == size and r.epsilon_validation is None
-        if m == "private":
+        if m == "paper":
             # Paper schedule: the auction is uncertified (None); the h2 releases alone are what the accountant
             # computes from the schedule (0.0246 at p = 10; 0.0261-0.0264 for p = 50..1000).
             planned = dpsumm.accounting.schedule_ledger(dpsumm.paper_schedule(size, 5))
@@ -46,11 +46,11 @@ def test_run_experiment_records_and_files(tmp_path):
         assert paths[key].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert experiments.load_results(tmp_path) == recs
     table = experiments.format_table(recs)
-    assert "greedy" in table and "±" in table
+    assert "paper-greedy" in table and "±" in table
 
 
 def test_same_seed_same_records():
-    kw = dict(repeats=1, methods=("private", "greedy"), progress=False, random_state=5)
+    kw = dict(repeats=1, methods=("paper", "paper-greedy"), progress=False, random_state=5)
     a = experiments.run_experiment(lambda r: datasets.digits_label_split(random_state=r), [15], **kw)
     b = experiments.run_experiment(lambda r: datasets.digits_label_split(random_state=r), [15], **kw)
     assert [(r.method, r.mmd2, r.accuracy) for r in a] == [(r.method, r.mmd2, r.accuracy) for r in b]
@@ -74,7 +74,7 @@ def test_bad_arguments(kw, arg):
 
 
 def test_cli_experiment_digits_and_mnist_without_data(tmp_path, capsys):
-    assert main(["experiment", "digits", "--sizes", "10", "--repeats", "1", "--methods", "greedy", "uniform",
+    assert main(["experiment", "digits", "--sizes", "10", "--repeats", "1", "--methods", "paper-greedy", "uniform",
                  "--out", str(tmp_path), "--no-progress", "--classifier", "svm"]) == 0
     out = capsys.readouterr().out
     assert "uniform" in out and (tmp_path / "results.json").exists()
@@ -88,13 +88,13 @@ def test_cli_experiment_mnist(mnist_dir, tmp_path, capsys):
                  str(tmp_path), "--no-progress"])
     assert code == 0
     rows = json.loads((tmp_path / "results.json").read_text())
-    assert {r["method"] for r in rows} == {"private", "greedy", "uniform"}
+    assert {r["method"] for r in rows} == {"paper", "paper-greedy", "uniform"}
 
 
 def test_cli_demo(tmp_path, capsys):
     assert main(["demo", "--sizes", "10", "20", "--repeats", "1", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert {r["method"] for r in rows} == {"private", "greedy", "uniform"}
+    assert {r["method"] for r in rows} == {"paper", "paper-greedy", "uniform"}
     assert (tmp_path / "mmd_increase.png").exists()
 
 
@@ -106,7 +106,7 @@ def test_broadcast_error_exact_side_and_noise_free_limit():
     rows = experiments.broadcast_error(s, sched, rounds=(1, 20), random_state=0)
     assert [r["round"] for r in rows] == [1, 20]
     # The exact side is the greedy summary's: recompute it from the public pieces.
-    g = dpsumm.summarize(s.owners, s.validation, 20, method="greedy", seed_set=s.seed_set, progress=False, random_state=0)
+    g = dpsumm.summarize(s.owners, s.validation, 20, method="paper-greedy", seed_set=s.seed_set, progress=False, random_state=0)
     Hv = g.hasher.transform(s.validation).astype(float)
     Hs = np.vstack([g.hasher.transform(s.seed_set), g.hashes[:19]]).astype(float)
     q = len(Hs)
@@ -123,7 +123,7 @@ def test_broadcast_error_exact_side_and_noise_free_limit():
 
 def test_pfds_method_records_its_own_epsilon():
     recs = experiments.run_experiment(lambda r: datasets.digits_label_split(random_state=r), [30], repeats=1,
-                                      methods=("greedy", "pfds"), pfds_epsilon=0.5, progress=False)
+                                      methods=("paper-greedy", "pfds"), pfds_epsilon=0.5, progress=False)
     p = next(r for r in recs if r.method == "pfds")
     # PFDS: per-agent pure epsilon; the aggregator reads no raw rows; the consumer releases nothing.
     assert p.epsilon_owners == 0.5 and p.epsilon_owners_h2 == 0.5 and p.epsilon_validation is None
@@ -133,7 +133,7 @@ def test_pfds_method_records_its_own_epsilon():
 def test_budget_run_reports_epsilon_at_the_budget_deltas():
     budget = dpsumm.Budget(epsilon=2.0, delta=1e-5, validation_epsilon=1.5, validation_delta=1e-6)
     recs = experiments.run_experiment(lambda r: datasets.digits_label_split(random_state=r), [12], repeats=1,
-                                      methods=("private",), privacy=budget, progress=False)
+                                      methods=("paper",), privacy=budget, progress=False)
     (r,) = recs
     assert (r.delta_owners, r.delta_validation) == (1e-5, 1e-6)
     # Calibration spends the budget to within 1% below it (dpsumm.accounting.calibrate).
@@ -142,8 +142,8 @@ def test_budget_run_reports_epsilon_at_the_budget_deltas():
 
 def test_pfds_defaults_to_the_private_runs_owner_epsilon():
     recs = experiments.run_experiment(lambda r: datasets.digits_label_split(random_state=r), [12], repeats=1,
-                                      methods=("pfds", "greedy", "private"), progress=False)
-    assert [r.method for r in recs] == ["greedy", "private", "pfds"]
+                                      methods=("pfds", "paper-greedy", "paper"), progress=False)
+    assert [r.method for r in recs] == ["paper-greedy", "paper", "pfds"]
     assert recs[2].epsilon_owners == recs[1].epsilon_owners_h2
     with pytest.raises(dpsumm.InvalidParameterError) as e:
         experiments.run_experiment(lambda r: datasets.digits_label_split(random_state=r), [12], methods=("pfds",),

@@ -148,7 +148,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     base = args.random_state
     records = experiments.run_experiment(
         lambda r: datasets.digits_label_split(random_state=base + r), args.sizes, repeats=args.repeats,
-        methods=("private", "greedy", "uniform"), gamma=0.1, random_state=base, progress=not args.no_progress,
+        methods=("paper", "paper-greedy", "uniform"), gamma=0.1, random_state=base, progress=not args.no_progress,
     )
     paths = experiments.write_results(records, args.out, title="digits label split")
     if args.json:
@@ -163,7 +163,7 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 
 def _print_epsilon(records: Sequence[Any]) -> None:
-    priv = [r for r in records if r.method == "private"]
+    priv = [r for r in records if r.method == "paper"]
     if not priv:
         return
     r = max(priv, key=lambda r: r.size)
@@ -190,7 +190,7 @@ def _add_experiment(sub: Any) -> None:
     p.add_argument("--data", default=None, help="directory holding the four MNIST IDX files (never downloaded)")
     p.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200, 500, 1000])
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--methods", nargs="+", default=["private", "greedy", "uniform"],
+    p.add_argument("--methods", nargs="+", default=["paper", "paper-greedy", "uniform"],
                    help="any of private, greedy, uniform, exact-greedy, pfds (default: private greedy uniform)")
     p.add_argument("--gamma", default="0.1", help="RBF width, or 'median' for the median heuristic on the public seed set (default 0.1, the paper's)")
     p.add_argument("--dim", type=int, default=140)
@@ -259,7 +259,7 @@ def _add_summarize(sub: Any) -> None:
     p.add_argument("--validation", required=True, help="the consumer's validation rows")
     p.add_argument("--size", type=int, required=True)
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--method", default="private", choices=("private", "greedy", "uniform", "exact-greedy"))
+    p.add_argument("--method", default="paper", choices=("paper", "paper-greedy", "uniform", "exact-greedy"))
     p.add_argument("--seed-set", default=None, help="public seed rows (file); default: generated")
     p.add_argument("--gamma", type=float, default=0.1)
     p.add_argument("--dim", type=int, default=140)
@@ -325,7 +325,7 @@ def _add_flower(sub: Any) -> None:
                    help="directory with ca.crt, server.pem, server.key (printed commands; --run makes its own)")
     p.add_argument("--insecure", action="store_true", help="no TLS (trials on a trusted network only)")
     p.add_argument("--node-auth", action="store_true", help="SuperNode authentication (needs TLS)")
-    p.add_argument("--method", default="private", choices=("private", "greedy"))
+    p.add_argument("--method", default="paper", choices=("paper", "paper-greedy"))
     p.add_argument("--random-state", type=int, default=None, help="seed (reproducible, NOT private)")
     p.add_argument("--reply-timeout", type=float, default=60.0, help="seconds before a silent party is excluded")
     p.add_argument("--output", default=None, help="result file (.npz) on the SuperLink's machine")

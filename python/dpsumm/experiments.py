@@ -36,7 +36,7 @@ from .summarize import Owner, summarize
 __all__ = ["EXPERIMENT_METHODS", "Record", "run_experiment", "write_results", "format_table", "median_gamma", "broadcast_error",
            "load_results"]
 
-EXPERIMENT_METHODS = ("private", "greedy", "uniform", "exact-greedy", "pfds")
+EXPERIMENT_METHODS = ("paper", "paper-greedy", "uniform", "exact-greedy", "pfds")
 CLASSIFIERS = ("mlp", "svm")
 DELTA_OWNERS = 1e-4  # the paper's δ for the summary (Section 4)
 DELTA_VALIDATION = 1e-2  # the paper's δ for the validation set
@@ -116,7 +116,7 @@ def run_experiment(
     sizes: Sequence[int],
     *,
     repeats: int = 5,
-    methods: Sequence[str] = ("private", "greedy", "uniform"),
+    methods: Sequence[str] = ("paper", "paper-greedy", "uniform"),
     gamma: float | str = 0.1,
     dim: int = 140,
     privacy: accounting.Budget | None = None,
@@ -134,7 +134,7 @@ def run_experiment(
     sizes : sequence of int
         Summary sizes ``p``.
     methods : subset of :data:`EXPERIMENT_METHODS`
-        ``"private"`` (Alg. 3 at the paper's schedule, or calibrated to ``privacy``), ``"greedy"``
+        ``"paper"`` (Alg. 3 at the paper's schedule, or calibrated to ``privacy``), ``"paper-greedy"``
         (non-private, exact hashed means), ``"uniform"``, ``"exact-greedy"`` (exact kernel,
         centralised), ``"pfds"`` (the union of PFDS synthetic data, subsampled to ``size``).
     gamma : float or "median"
@@ -148,7 +148,7 @@ def run_experiment(
     pfds_epsilon : float, optional
         Per-agent ε of the ``"pfds"`` method. None: the same owners' ε as the private run of the same
         size and repeat (its h2 releases, at the reported δ; PFDS's is pure ε-DP under add/remove of
-        one row of an agent); then ``"private"`` must be among ``methods``.
+        one row of an agent); then ``"paper"`` must be among ``methods``.
     random_state : int
         Base seed: repeat ``r`` seeds the protocol with ``random_state + r`` (NOT private).
     """
@@ -166,12 +166,12 @@ def run_experiment(
         raise InvalidParameterError(f"`gamma` must be a positive number or 'median', got {gamma!r}", "gamma")
     if privacy is not None and not isinstance(privacy, accounting.Budget):
         raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
-    if pfds_epsilon is None and "pfds" in methods and "private" not in methods:
-        raise InvalidParameterError("`pfds_epsilon` is needed when 'private' is not among the methods", "pfds_epsilon")
+    if pfds_epsilon is None and "pfds" in methods and "paper" not in methods:
+        raise InvalidParameterError("`pfds_epsilon` is needed when 'paper' is not among the methods", "pfds_epsilon")
     if pfds_epsilon is not None and not (isinstance(pfds_epsilon, (int, float)) and 0 < pfds_epsilon < math.inf):
         raise InvalidParameterError(f"`pfds_epsilon` must be a positive number, got {pfds_epsilon!r}", "pfds_epsilon")
     # greedy first (the other methods' MMD² increase is relative to it); private before pfds (its ε)
-    rank = {"greedy": 0, "private": 1}
+    rank = {"paper-greedy": 0, "paper": 1}
     order = sorted(dict.fromkeys(methods), key=lambda m: rank.get(m, 2))
     schedules: dict[int, accounting.Schedule] = {}
     # ε is reported at the budget's δ's, or at the paper's (1e-4 owners, 0.01 validation).
@@ -202,7 +202,7 @@ def run_experiment(
                         eps_o = eps_o_h2 = eps
                     else:
                         schedule: Any = "paper"
-                        if method == "private" and privacy is not None:
+                        if method == "paper" and privacy is not None:
                             if size not in schedules:
                                 schedules[size] = accounting.calibrate(privacy, size, len(owners), dim,
                                                                        seed_set_size=max(1, len(data.seed_set)))
@@ -217,7 +217,7 @@ def run_experiment(
                             private_eps = eps_o_h2
                     seconds = time.perf_counter() - t0
                     value = mmd2(pts, data.validation, g)
-                    if method == "greedy":
+                    if method == "paper-greedy":
                         greedy_mmd = value
                     acc = fit(pts, labs, data.test, data.test_labels) if labs is not None else None
                     records.append(Record(
@@ -346,7 +346,7 @@ def write_results(records: Sequence[Record], out: str | Path, *, title: str = ""
         paths["mmd_plot"] = d / "mmd_increase.png"
         paths["accuracy_plot"] = d / "accuracy.png"
         _plot(records, "mmd_increase_pct", "MMD² increase over greedy (%)", f"{title}: lower is better".strip(": "),
-              paths["mmd_plot"], skip=("greedy",))
+              paths["mmd_plot"], skip=("paper-greedy",))
         if any(r.accuracy is not None for r in records):
             _plot(records, "accuracy", "test accuracy", f"{title}: higher is better".strip(": "), paths["accuracy_plot"])
         else:
@@ -381,7 +381,7 @@ def broadcast_error(
     rng = check_random_state(random_state)
     size = schedule.size
     owners = [Owner(o) for o in split.owners]
-    greedy = summarize(owners, split.validation, size, method="greedy", seed_set=split.seed_set, gamma=gamma,
+    greedy = summarize(owners, split.validation, size, method="paper-greedy", seed_set=split.seed_set, gamma=gamma,
                        dim=schedule.dim, schedule=schedule, progress=False, random_state=0)
     hasher = RFFHasher(split.validation.shape[1], dim=schedule.dim, gamma=gamma, seed=greedy.hasher.seed)
     Hv, Hs, Hp = hasher.transform(split.validation), hasher.transform(split.seed_set), greedy.hashes

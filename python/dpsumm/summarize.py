@@ -20,11 +20,10 @@ from .protocols.paper import make_config, run_protocol
 from .results import Access, Owner, SummaryResult
 from .privacy import Csprng, check_random_state
 from .transport import InProcessTransport, Transport
+from .types import METHODS, REVEALS
 
 __all__ = ["Owner", "SummaryResult", "Access", "summarize", "METHODS"]
 
-METHODS = ("private", "greedy", "uniform", "exact-greedy")
-REVEALS = ("points", "hashes")
 
 
 # ------------------------------------------------------------------------------------------ validation
@@ -98,7 +97,7 @@ def summarize(
     validation: Any,
     size: int,
     *,
-    method: str = "private",
+    method: str = "paper",
     seed_set: Any = None,
     gamma: float = 0.1,
     dim: int = 140,
@@ -124,8 +123,8 @@ def summarize(
         The consumer's validation rows (target distribution).
     size : int
         Summary size ``p`` (1 <= size <= total rows).
-    method : {"private", "greedy", "uniform", "exact-greedy"}
-        ``"private"``: Algorithm 3 (h2 releases and the private auction). ``"greedy"``: non-private
+    method : {"paper", "paper-greedy", "uniform", "exact-greedy"}
+        ``"paper"``: Algorithm 3 (h2 releases and the private auction). ``"paper-greedy"``: non-private
         greedy: the aggregator broadcasts the exact hashed means and takes the best bid (the paper's
         baseline, equivalent to Kim et al. 2016). ``"uniform"``: ``size // K`` rows from each owner, the
         remainder spread. ``"exact-greedy"``: greedy on the exact RBF kernel (centralised; small data).
@@ -161,6 +160,8 @@ def summarize(
     t0 = time.perf_counter()
     if method not in METHODS:
         raise InvalidParameterError(f"`method` must be one of {METHODS}, got {method!r}", "method")
+    if method in ("nominations", "central-greedy"):  # being built (issue 12)
+        raise NotImplementedError(method)
     if reveal not in REVEALS:
         raise InvalidParameterError(f"`reveal` must be one of {REVEALS}, got {reveal!r}", "reveal")
     if method == "exact-greedy" and reveal != "points":
@@ -181,7 +182,7 @@ def summarize(
     rng = check_random_state(random_state)
     rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
     seed = _seed_set(seed_set, sched.seed_set_size, n_features, feature_range, rng_seed)
-    if method == "private" and seed.shape[0] == 0:
+    if method == "paper" and seed.shape[0] == 0:
         raise InvalidParameterError("the private method needs a non-empty seed set (h2 of an empty set is undefined)", "seed_set")
     K = len(datas)
 
@@ -209,7 +210,7 @@ def summarize(
         )
 
     config = make_config(sched, n_features=n_features, dim=dim, gamma=hasher.gamma, hash_seed=hasher.seed, reveal=reveal,
-                     private=method == "private")
+                     private=method == "paper")
     if transport is None:
         parties: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
         parties["consumer"] = ConsumerParty(val, rng_consumer)

@@ -193,7 +193,7 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     if cfg.seed_set_path is not None:
         seed_arg = load_array(cfg.seed_set_path)
     seed = _seed_set(seed_arg, sched.seed_set_size, cfg.n_features, cfg.feature_range, streams["seed-set"])
-    private = cfg.method == "private"
+    private = cfg.method == "paper"
     if private and seed.shape[0] == 0:
         raise InvalidParameterError("the private method needs a non-empty seed set", "seed-set")
     config = make_config(sched, n_features=cfg.n_features, dim=cfg.dim, gamma=hasher.gamma, hash_seed=hasher.seed,

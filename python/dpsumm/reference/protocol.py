@@ -1,6 +1,6 @@
 """A pure-numpy twin of the whole protocol (Algorithm 3), for benchmarking the Rust-backed one.
 
-Same algorithm as :func:`dpsumm.summarize` with ``method="private"`` or ``"greedy"``, written as one
+Same algorithm as :func:`dpsumm.summarize` with ``method="paper"`` or ``"paper-greedy"``, written as one
 loop with the numpy twins of every kernel (h1, quantizer, MWEM, bids) and numpy randomness. It is a
 baseline for speed, never private, and not used by the library.
 """
@@ -27,7 +27,7 @@ def summarize_reference(
     offset: np.ndarray,
     schedule: Any,
     rng: np.random.Generator,
-    method: str = "private",
+    method: str = "paper",
 ) -> dict[str, np.ndarray]:
     """Run Algorithm 3 in numpy. ``omega``/``offset`` are the public h1 projection
     (``RFFHasher.omega_``/``offset_``); ``schedule`` is a :class:`dpsumm.accounting.Schedule`.
@@ -36,7 +36,7 @@ def summarize_reference(
     """
     d = omega.shape[1]
     scale = np.sqrt(d / 2.0)
-    private = method == "private"
+    private = method == "paper"
     H = [rff_transform(o, omega, offset) for o in owners]
     offered = [np.zeros(len(o), dtype=bool) for o in owners]
     Hv = rff_transform(validation, omega, offset)
