@@ -19,6 +19,21 @@ message                   from -> to             content
 :class:`ValidationRelease` consumer -> aggregator ``g~ = h2(h1(D_v))``, a DP estimate of ``mean h1(D_v)``
 ========================  =====================  ==========================================================
 
+The nominations protocol (:mod:`dpsumm.protocols.nominations`) uses three exchanges in all:
+
+========================  =====================  ==========================================================
+message                   from -> to             content
+========================  =====================  ==========================================================
+:class:`TargetRequest`    aggregator -> consumer public h1 parameters and the release to make (mechanism, budget)
+:class:`TargetRelease`    consumer -> aggregator ``g~`` (for the owners), the exact mean (for the trusted
+                                                 aggregator only), ``|D_v|`` and the noise scale
+:class:`NominationRequest` aggregator -> owner   public h1 parameters, ``g~``, the nominee count ``M``,
+                                                 temperature and candidate count
+:class:`NominationReply`  owner -> aggregator    the owner's row count, its nominees' tokens and h1 hashes
+:class:`PurchaseRequest`  aggregator -> owner    the tokens whose rows (or labels) the aggregator buys
+:class:`PurchaseReply`    owner -> aggregator    those rows (``reveal="points"``) and labels
+========================  =====================  ==========================================================
+
 A token is the owner's opaque, stable handle for a row (the aggregator uses it only to count how many
 rounds a row was its owner's best, the ``tau`` rule, and to ask for it).
 """
@@ -43,6 +58,12 @@ __all__ = [
     "PointReply",
     "ValidationRequest",
     "ValidationRelease",
+    "TargetRequest",
+    "TargetRelease",
+    "NominationRequest",
+    "NominationReply",
+    "PurchaseRequest",
+    "PurchaseReply",
     "from_dict",
 ]
 
@@ -148,3 +169,77 @@ class ValidationRelease(Message):
     mean_hash: np.ndarray = field(repr=False)  # (dim,) estimate of mean h1(D_v)
     n_rows: int
     private: bool
+
+
+# ---------------------------------------------------------------------------------- nominations protocol
+
+
+@dataclass(frozen=True)
+class TargetRequest(Message):
+    """Ask the consumer for the one release of its validation set's hash mean.
+
+    ``release`` is ``"gaussian"`` (discrete Gaussian at ``(epsilon, delta)``, replace-one in ``D_v``),
+    ``"mwem"`` (the paper's h2 with ``steps`` steps of ``epsilon`` each on the grid ``eta``) or ``"exact"``
+    (no noise: the non-private run).
+    """
+
+    kind: ClassVar[str] = "target_request"
+    n_features: int
+    dim: int
+    gamma: float
+    hash_seed: int | str
+    release: str
+    epsilon: float
+    delta: float
+    steps: int
+    eta: float
+
+
+@dataclass(frozen=True)
+class TargetRelease(Message):
+    """The consumer's answer: ``noisy_mean`` goes to the owners; ``exact_mean`` stays with the trusted aggregator."""
+
+    kind: ClassVar[str] = "target_release"
+    noisy_mean: np.ndarray = field(repr=False)  # (dim,) float64: g~
+    exact_mean: np.ndarray = field(repr=False)  # (dim,) float64: mean h1(D_v)
+    n_rows: int
+    sigma: float  # noise standard deviation per coordinate (0 for "exact"; the Gaussian's sigma otherwise)
+    granularity: float  # grid step of the release (0 when not on a grid)
+
+
+@dataclass(frozen=True)
+class NominationRequest(Message):
+    """Everything an owner needs to nominate: public h1 parameters, ``g~`` and public counts."""
+
+    kind: ClassVar[str] = "nomination_request"
+    n_features: int
+    dim: int
+    gamma: float
+    hash_seed: int | str
+    target: np.ndarray = field(repr=False)  # (dim,) float64: g~
+    nominees: int
+    temperature: float
+    candidates: int  # 0: every row is a candidate
+    reveal: str
+
+
+@dataclass(frozen=True)
+class NominationReply(Message):
+    kind: ClassVar[str] = "nomination_reply"
+    n_rows: int
+    tokens: np.ndarray = field(repr=False)  # (M,) int64, distinct, in [0, n_rows)
+    hashes: np.ndarray = field(repr=False)  # (M, dim) float32: h1 of the nominated rows
+
+
+@dataclass(frozen=True)
+class PurchaseRequest(Message):
+    kind: ClassVar[str] = "purchase_request"
+    tokens: np.ndarray = field(repr=False)  # (n,) int64: nominated tokens
+
+
+@dataclass(frozen=True)
+class PurchaseReply(Message):
+    kind: ClassVar[str] = "purchase_reply"
+    tokens: np.ndarray = field(repr=False)  # (n,) int64, as requested
+    points: np.ndarray | None = field(repr=False)  # (n, n_features) when reveal="points"
+    labels: np.ndarray | None = field(repr=False)  # (n,) when the owner has labels

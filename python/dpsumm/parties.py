@@ -1,8 +1,8 @@
-"""The protocol's parties: data owners, the consumer and the aggregator (paper Alg. 3; DESIGN.md §1, §4, §5).
+"""The parties shared by both protocols: data owners and the consumer (docs/design.md §1).
 
-Each party is a separate object that reacts to messages (:mod:`dpsumm.messages`). The aggregator reaches
-the others only through a :class:`~dpsumm.transport.Transport`; it never holds a reference to an owner's
-rows.
+Each party is a separate object that reacts to messages (:mod:`dpsumm.messages`). The aggregators
+(:mod:`dpsumm.protocols.paper`, :mod:`dpsumm.protocols.nominations`) reach them only through a
+:class:`~dpsumm.transport.Transport` and never hold a reference to an owner's rows.
 """
 
 from __future__ import annotations
@@ -18,10 +18,16 @@ from .messages import (
     Bid,
     BidRequest,
     Message,
+    NominationReply,
+    NominationRequest,
     PointReply,
     PointRequest,
+    PurchaseReply,
+    PurchaseRequest,
     Setup,
     SetupReply,
+    TargetRelease,
+    TargetRequest,
     ValidationRelease,
     ValidationRequest,
 )
@@ -66,8 +72,15 @@ class OwnerParty:
         self._offered = np.zeros(0, dtype=bool)
         self._n_rows = int(data.shape[0])
         self._reveal = "points"
+        # Nominations protocol: the tokens this owner nominated, and those it has sold.
+        self._nominated: set[int] = set()
+        self._sold: set[int] = set()
 
     def handle(self, message: Message) -> Message:
+        if isinstance(message, NominationRequest):
+            return self._nominate(message)
+        if isinstance(message, PurchaseRequest):
+            return self._purchase(message)
         if isinstance(message, Setup):
             return self._setup(message)
         if isinstance(message, BidRequest):
@@ -123,6 +136,41 @@ class OwnerParty:
         return PointReply(round=m.round, token=t, point=np.array(self._data[t]), hash=None, label=label)
 
 
+    # -- nominations protocol -------------------------------------------------------------------------
+
+    def _nominate(self, m: NominationRequest) -> NominationReply:
+        """Rank this owner's rows using only its data, ``g~`` and public parameters (docs/design.md §3)."""
+        from .protocols.nominations import nominate_rows
+
+        if m.n_features != self._data.shape[1]:
+            raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
+        hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
+        tokens, hashes = nominate_rows(self._data, hasher, np.asarray(m.target, dtype=np.float64),
+                                       temperature=m.temperature, nominees=m.nominees,
+                                       candidates=m.candidates or None)
+        self._nominated = {int(t) for t in tokens}
+        self._sold = set()
+        self._reveal = m.reveal
+        return NominationReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes)
+
+    def _purchase(self, m: PurchaseRequest) -> PurchaseReply:
+        """Sell the rows (or, with ``reveal="hashes"``, only the labels) of nominated tokens, each once."""
+        tokens = np.asarray(m.tokens)
+        if tokens.ndim != 1 or tokens.dtype.kind not in "iu":
+            raise ProtocolError(f"owner {self.name!r}: a purchase request needs a 1-D integer array of tokens")
+        wanted = [int(t) for t in tokens]
+        if len(set(wanted)) != len(wanted):
+            raise ProtocolError(f"owner {self.name!r}: a purchase request repeats a token")
+        bad = [t for t in wanted if t not in self._nominated or t in self._sold]
+        if bad:
+            raise ProtocolError(f"owner {self.name!r}: tokens {bad[:5]} were not nominated or were already sold")
+        self._sold.update(wanted)
+        idx = np.asarray(wanted, dtype=np.int64)
+        labels = None if self._labels is None else np.asarray(self._labels)[idx]
+        points = np.array(self._data[idx]) if self._reveal == "points" else None
+        return PurchaseReply(tokens=idx, points=points, labels=labels)
+
+
 # ---------------------------------------------------------------------------------------------- consumer
 
 
@@ -138,6 +186,8 @@ class ConsumerParty:
         self._rng = rng
 
     def handle(self, message: Message) -> Message:
+        if isinstance(message, TargetRequest):
+            return self._target(message)
         if not isinstance(message, ValidationRequest):
             raise ProtocolError(f"consumer cannot handle {message.kind!r}")
         m = message
@@ -149,3 +199,33 @@ class ConsumerParty:
         h2 = H2(m.dim, m.eta, self._rng.derive("validation-h2"))
         h2.add(H)
         return ValidationRelease(mean_hash=h2.release(m.steps, m.epsilon), n_rows=n, private=True)
+
+    def _target(self, m: TargetRequest) -> TargetRelease:
+        """The nominations protocol's one release of ``mean h1(D_v)`` (docs/design.md §2).
+
+        ``"gaussian"``: the consumer calibrates the discrete Gaussian to ``(epsilon, delta)`` itself, from its
+        own ``|D_v|`` (replace-one in ``D_v``: L2 sensitivity ``2 sqrt(2) / |D_v|``), so it never releases
+        more than it was asked to spend. ``"mwem"``: the paper's h2. ``"exact"``: no noise (non-private run).
+        The exact mean goes only to the trusted aggregator.
+        """
+        from . import accounting
+        from .privacy import gaussian_mean_release
+
+        hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
+        H = hasher.transform(self._validation)
+        n = int(H.shape[0])
+        exact = H.astype(np.float64).mean(0)
+        if m.release == "exact":
+            return TargetRelease(noisy_mean=exact.copy(), exact_mean=exact, n_rows=n, sigma=0.0, granularity=0.0)
+        if m.release == "gaussian":
+            cal = accounting.calibrate_gaussian(m.epsilon, m.delta, sensitivity=2.0 * np.sqrt(2.0) / n, dim=m.dim)
+            noisy = gaussian_mean_release(exact, cal, self._rng.derive("validation-gaussian"))
+            return TargetRelease(noisy_mean=noisy, exact_mean=exact, n_rows=n, sigma=float(cal.sigma),
+                                 granularity=float(cal.granularity))
+        if m.release == "mwem":
+            h2 = H2(m.dim, m.eta, self._rng.derive("validation-h2"))
+            h2.add(H)
+            noisy = h2.release(m.steps, m.epsilon)
+            return TargetRelease(noisy_mean=np.asarray(noisy, dtype=np.float64), exact_mean=exact, n_rows=n,
+                                 sigma=float("nan"), granularity=0.0)
+        raise ProtocolError(f"consumer: unknown release {m.release!r}")

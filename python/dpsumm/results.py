@@ -33,10 +33,24 @@ class Owner:
 
 @dataclass(frozen=True)
 class Access:
-    """Raw rows the aggregator saw (its parsimony, paper Lemma 5): in total and per owner."""
+    """What the aggregator saw (its parsimony, paper Lemma 5).
+
+    Attributes
+    ----------
+    total, per_owner
+        Raw rows the aggregator received, in total and per owner.
+    hashes, hashes_per_owner
+        h1 hashes of rows it received without the rows (the nominations protocol's nominees).
+    validation_rows
+        ``|D_v|``: the consumer's validation set size (the aggregator may see ``D_v`` in the paper's model;
+        the nominations protocol gives it only ``mean h1(D_v)``).
+    """
 
     total: int
     per_owner: dict[str, int]
+    hashes: int = 0
+    hashes_per_owner: dict[str, int] = field(default_factory=dict)
+    validation_rows: int = 0
 
 
 @dataclass

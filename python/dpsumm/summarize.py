@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import accounting
-from ._validation import float_matrix, positive_int, seed_value
+from ._validation import float_matrix, positive_float, positive_int, seed_value
 from .errors import InvalidParameterError
 from .hashing import RFFHasher
 from .parties import ConsumerParty, OwnerParty
@@ -20,7 +20,16 @@ from .protocols.paper import make_config, run_protocol
 from .results import Access, Owner, SummaryResult
 from .privacy import Csprng, check_random_state
 from .transport import InProcessTransport, Transport
-from .types import METHODS, REVEALS
+from .protocols.baselines import central_greedy
+from .protocols.nominations import NominationsConfig, run_nominations
+from .types import METHODS, PURCHASES, REVEALS, Method, Purchase, Reveal
+
+#: h1's default dimension for the nominations protocol and central greedy. No per-coordinate noise is added
+#: to hashes, so d costs no privacy there; measured on MNIST (docs/experiments/), d = 500 gives several times
+#: lower MMD² than the paper's 140.
+DEFAULT_DIM = 500
+#: The nominations protocol's validation budget when none is given.
+DEFAULT_VALIDATION_BUDGET = accounting.Budget(epsilon=1.0, delta=1e-6, validation_epsilon=1.0, validation_delta=1e-6)  # TODO-merge: validation-only
 
 __all__ = ["Owner", "SummaryResult", "Access", "summarize", "METHODS"]
 
@@ -69,16 +78,48 @@ def _seed_set(seed_set: object, count: int, n_features: int, feature_range: tupl
     return float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
 
 
-def _resolve_schedule(schedule: Any, privacy: Any, *, size: int, owners: int, dim: int) -> accounting.Schedule:
+def _nominations_config(privacy: accounting.Budget | None, *, size: int, owners: int, n_features: int,
+                        hasher: RFFHasher, reveal: str, purchase: str, nominees: int | None,
+                        candidates: int | None, temperature: float | None, release: str,
+                        validation_rows: int) -> NominationsConfig:
+    """Check the nominations parameters (before any noise is drawn) and resolve the defaults."""
+    budget = privacy if privacy is not None else DEFAULT_VALIDATION_BUDGET
+    eps_v, delta_v = budget.validation_epsilon, budget.validation_delta
+    if delta_v >= 1.0 / validation_rows:
+        raise InvalidParameterError(
+            f"`privacy.validation_delta` ({delta_v:g}) is not small for |D_v| = {validation_rows}: it must be below "
+            f"1/|D_v| = {1.0 / validation_rows:.3g} (a delta that large allows releasing a validation row outright)",
+            "privacy")
+    M = 2 * size if nominees is None else positive_int(nominees, "nominees")
+    if M * owners < size:
+        raise InvalidParameterError(f"`nominees` ({M}) times the {owners} owners is below `size` ({size})", "nominees")
+    C = None if candidates is None else positive_int(candidates, "candidates")
+    if C is not None and C < M:
+        raise InvalidParameterError(f"`candidates` ({C}) must be >= `nominees` ({M})", "candidates")
+    T = None if temperature is None else positive_float(temperature, "temperature")
+    steps, step_eps, eta = 0, 0.0, 0.0
+    if release == "mwem":
+        steps, eta = int(math.floor(hasher.dim ** 1.5)), 1.0 / hasher.dim
+        step_eps = accounting.calibrate_mwem_steps(eps_v, delta_v, steps)
+    return NominationsConfig(n_features=n_features, dim=hasher.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
+                             reveal=reveal, purchase=purchase, nominees=M, candidates=C, temperature=T,
+                             release=release, epsilon=eps_v, delta=delta_v, mwem_steps=steps,
+                             mwem_step_epsilon=step_eps, eta=eta)
+
+
+def _resolve_schedule(schedule: Any, privacy: Any, *, size: int, owners: int, dim: int,
+                      epsilon_auction: float = 0.0) -> accounting.Schedule:
     """The schedule of a run: calibrated to ``privacy`` when given, else ``"paper"`` or the user's."""
     if privacy is not None:
         if not isinstance(privacy, accounting.Budget):
             raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
-        return accounting.calibrate(privacy, size, owners, dim)
+        if not (isinstance(schedule, str) and schedule == "paper"):
+            raise InvalidParameterError("give `privacy` (a budget to calibrate to) or `schedule`, not both", "schedule")
+        return accounting.calibrate(privacy, size, owners, dim, epsilon_auction=epsilon_auction)
     if isinstance(schedule, str):
         if schedule != "paper":
             raise InvalidParameterError(f"`schedule` must be 'paper' or a dpsumm.accounting.Schedule, got {schedule!r}", "schedule")
-        return accounting.paper_schedule(size, owners, dim)
+        return accounting.paper_schedule(size, owners, dim, epsilon_auction=epsilon_auction)
     if not isinstance(schedule, accounting.Schedule):
         raise InvalidParameterError("`schedule` must be 'paper' or a dpsumm.accounting.Schedule", "schedule")
     if schedule.size < size or schedule.dim != dim:
@@ -97,13 +138,19 @@ def summarize(
     validation: Any,
     size: int,
     *,
-    method: str = "paper",
+    method: Method = "nominations",
+    privacy: accounting.Budget | None = None,
+    purchase: Purchase = "nominees",
+    nominees: int | None = None,
+    candidates: int | None = None,
+    temperature: float | None = None,
+    validation_release: str = "gaussian",
     seed_set: Any = None,
     gamma: float = 0.1,
-    dim: int = 140,
-    privacy: Any = None,
+    dim: int | None = None,
     schedule: Any = "paper",
-    reveal: str = "points",
+    epsilon_auction: float = 0.0,
+    reveal: Reveal = "points",
     random_state: Any = None,
     progress: bool = True,
     hash_seed: int | str = 0,
@@ -112,8 +159,9 @@ def summarize(
 ) -> SummaryResult:
     """Build a summary of ``size`` rows from the owners' data whose MMD to ``validation`` is small.
 
-    Runs Algorithm 3 of Sarpatwar et al. (2019) with the corrections of DESIGN.md, all parties in this
-    process, exchanging typed messages through one transport.
+    All parties run in this process and exchange typed messages through one transport. The default is the
+    nominations protocol with ``purchase="nominees"``, whose ledger certifies every party: the owners'
+    epsilon is 0 and the consumer's is the validation budget (docs/design.md).
 
     Parameters
     ----------
@@ -123,35 +171,60 @@ def summarize(
         The consumer's validation rows (target distribution).
     size : int
         Summary size ``p`` (1 <= size <= total rows).
-    method : {"paper", "paper-greedy", "uniform", "exact-greedy"}
-        ``"paper"``: Algorithm 3 (h2 releases and the private auction). ``"paper-greedy"``: non-private
-        greedy: the aggregator broadcasts the exact hashed means and takes the best bid (the paper's
-        baseline, equivalent to Kim et al. 2016). ``"uniform"``: ``size // K`` rows from each owner, the
-        remainder spread. ``"exact-greedy"``: greedy on the exact RBF kernel (centralised; small data).
-    seed_set : array-like, int or None
-        Public seed rows ``D_init``: an array, a count of rows to generate, or None for the schedule's
-        count. Generated rows are uniform in the public box ``feature_range`` (never drawn from the
-        owners' data). Removed from the returned summary.
-    gamma, dim : float, int
-        RBF kernel width and number of random features of h1.
+    method : {"nominations", "paper", "central-greedy", "paper-greedy", "exact-greedy", "uniform"}
+        ``"nominations"`` (recommended): the consumer releases its hashed validation mean once with
+        Gaussian noise; every owner nominates ``nominees`` rows ranked against it; the aggregator buys
+        them and keeps the exact greedy choice (:mod:`dpsumm.protocols.nominations`).
+        ``"paper"``: Algorithm 3 of Sarpatwar et al. (2019) (h2 releases every round and the auction).
+        Non-private baselines: ``"central-greedy"`` (all hashes in one place, exact hashed means, no seed
+        rows: the strongest hashed baseline), ``"paper-greedy"`` (the paper's greedy, public seed rows inside
+        the summary while it runs), ``"exact-greedy"`` (greedy on the exact RBF kernel, no seed rows),
+        ``"uniform"`` (``size // K`` rows from each owner, the remainder spread).
     privacy : dpsumm.Budget or None
-        A target budget: the per-step parameters are calibrated to it (budget-first use).
+        ``"nominations"``: the validation release's ``(validation_epsilon, validation_delta)`` (a
+        validation-only budget is enough); None means ``Budget(validation_epsilon=1, validation_delta=1e-6)``.
+        ``"paper"``: per-step parameters calibrated to the budget. An error for the non-private methods.
+    purchase : {"nominees", "winners"}
+        Nominations only. ``"nominees"``: buy every nominee's row (``K * nominees`` raw rows; certified).
+        ``"winners"``: buy only the ``size`` winners; each owner then learns which of its rows won, which is
+        outside the DP guarantee (the ledger marks the owners uncertified).
+    nominees : int, optional
+        Nominations only: rows each owner nominates (public, the same for every owner). Default ``2 * size``.
+    candidates : int, optional
+        Nominations only: each owner herds among its ``candidates`` most relevant rows (default: all rows).
+    temperature : float, optional
+        Nominations only: the owners' tilt ``w(x) ~ exp(h1(x).g~ / T)``; default
+        :func:`dpsumm.protocols.nominations.temperature_for` of the release's noise.
+    validation_release : {"gaussian", "mwem"}
+        Nominations only: the mechanism of the one validation release (``"mwem"`` is the paper's h2 at the
+        same ``(epsilon_v, delta_v)``, for comparison).
+    seed_set : array-like, int or None
+        Paper methods only: public seed rows ``D_init``: an array, a count of rows to generate, or None for the
+        schedule's count. Generated rows are uniform in the public box ``feature_range``. Removed from the
+        returned summary.
+    gamma, dim : float, int
+        RBF kernel width and number of random features of h1 (default 500 for nominations and central greedy,
+        140, the paper's, for the paper's methods).
     schedule : "paper" or dpsumm.accounting.Schedule
-        The privacy schedule when ``privacy`` is None. ``"paper"`` is Section 4's.
+        ``"paper"``'s privacy schedule when ``privacy`` is None (Section 4's).
+    epsilon_auction : float
+        ``"paper"`` only: PrivAuction's epsilon. 0 (default) asks every owner every round (certified); a
+        positive value runs the paper's randomized auction, which is NOT certified (see
+        :class:`dpsumm.accounting.AuctionEvent`).
     reveal : {"points", "hashes"}
-        ``"hashes"``: the aggregator receives only ``h1(x)`` of requested rows (paper App. F).
+        ``"hashes"``: the aggregator receives only ``h1(x)`` of collected rows (paper App. F).
     random_state : None, int or Csprng
         None draws every random bit from OS entropy (the only private mode). An int makes the run
-        bit-for-bit reproducible (independent of thread count) and is NOT private.
+        bit-for-bit reproducible and is NOT private (the ledger and the result say so).
     progress : bool
-        Show a progress bar over rounds.
+        Show a progress bar over rounds (paper methods).
     hash_seed : int or str
         Public seed of h1.
     feature_range : (float, float)
         Public box for generated seed rows.
     transport : Transport, optional
         Deliver messages through this transport instead of in-process party objects (the parties must
-        be named ``owner names`` and ``"consumer"``).
+        be named as the owners and ``"consumer"``).
 
     Returns
     -------
@@ -160,12 +233,20 @@ def summarize(
     t0 = time.perf_counter()
     if method not in METHODS:
         raise InvalidParameterError(f"`method` must be one of {METHODS}, got {method!r}", "method")
-    if method in ("nominations", "central-greedy"):  # being built (issue 12)
-        raise NotImplementedError(method)
     if reveal not in REVEALS:
         raise InvalidParameterError(f"`reveal` must be one of {REVEALS}, got {reveal!r}", "reveal")
+    if purchase not in PURCHASES:
+        raise InvalidParameterError(f"`purchase` must be one of {PURCHASES}, got {purchase!r}", "purchase")
+    if validation_release not in ("gaussian", "mwem"):
+        raise InvalidParameterError(f"`validation_release` must be 'gaussian' or 'mwem', got {validation_release!r}",
+                                    "validation_release")
     if method == "exact-greedy" and reveal != "points":
         raise InvalidParameterError("`reveal='hashes'` needs a hash-based method", "reveal")
+    if privacy is not None and method not in ("nominations", "paper"):
+        raise InvalidParameterError(f"`privacy` is a budget for a private method; method {method!r} is not private",
+                                    "privacy")
+    if privacy is not None and not isinstance(privacy, accounting.Budget):
+        raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
     datas, labels, names = _as_owners(owners, None)
     n_features = datas[0].shape[1]
     val = float_matrix(validation, "validation", n_features=n_features)
@@ -176,41 +257,60 @@ def summarize(
     total = sum(d.shape[0] for d in datas)
     if size > total:
         raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({total})", "size")
+    if dim is None:
+        dim = 140 if method in ("paper", "paper-greedy") else DEFAULT_DIM
     dim = positive_int(dim, "dim")
     hasher = RFFHasher(n_features, dim=dim, gamma=gamma, seed=seed_value(hash_seed, "hash_seed"))
-    sched = _resolve_schedule(schedule, privacy, size=size, owners=len(datas), dim=dim)
-    rng = check_random_state(random_state)
-    rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
-    seed = _seed_set(seed_set, sched.seed_set_size, n_features, feature_range, rng_seed)
-    if method == "paper" and seed.shape[0] == 0:
-        raise InvalidParameterError("the private method needs a non-empty seed set (h2 of an empty set is undefined)", "seed_set")
     K = len(datas)
+    rng = check_random_state(random_state)
+    seeded = bool(rng.is_seeded)
+    rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
 
-    if method in ("uniform", "exact-greedy"):
+    if method == "nominations":
+        config = _nominations_config(privacy, size=size, owners=K, n_features=n_features, hasher=hasher,
+                                     reveal=reveal, purchase=purchase, nominees=nominees, candidates=candidates,
+                                     temperature=temperature, release=validation_release,
+                                     validation_rows=val.shape[0])
+        if transport is None:
+            parties_n: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
+            parties_n["consumer"] = ConsumerParty(val, rng_consumer)
+            transport = InProcessTransport(parties_n)
+        return run_nominations(transport, names, "consumer", config, hasher=hasher, size=size, seeded=seeded,
+                               started=t0, with_labels=labels[0] is not None)
+
+    if method in ("uniform", "exact-greedy", "central-greedy"):
         if method == "uniform":
             picks = uniform_picks(datas, size, rng_uniform)
             values = [0.0] * len(picks)
+        elif method == "exact-greedy":
+            picks, values = exact_greedy(datas, val, np.zeros((0, n_features), np.float32), size, hasher.gamma)
         else:
-            picks, values = exact_greedy(datas, val, seed, size, hasher.gamma)
+            picks, values = central_greedy(datas, val, size, hasher)
         owner_idx = np.array([k for k, _ in picks], dtype=np.int64)
         index = np.array([i for _, i in picks], dtype=np.int64)
         pts = np.stack([datas[k][i] for k, i in picks]) if picks else np.zeros((0, n_features))
         labs = None if labels[0] is None else np.array([labels[k][i] for k, i in picks])  # type: ignore[index]
-        per_owner = {names[k]: int((owner_idx == k).sum()) for k in range(K)}
-        accessed_total = total if method == "exact-greedy" else len(picks)
-        if method == "exact-greedy":
+        if method == "uniform":
+            per_owner = {names[k]: int((owner_idx == k).sum()) for k in range(K)}
+        else:  # a central method sees every row
             per_owner = {names[k]: int(datas[k].shape[0]) for k in range(K)}
         contribution = np.zeros(K)
         for k, v in zip(owner_idx, values):
             contribution[k] += v
         return SummaryResult(
             points=pts, hashes=hasher.transform(pts), labels=labs, owner=owner_idx, index=index, owner_names=names,
-            accessed=Access(accessed_total, per_owner), contribution=contribution, privacy=None, trace=[], events=[],
-            hasher=hasher, method=method, schedule=sched, seconds=time.perf_counter() - t0,
+            accessed=Access(int(sum(per_owner.values())), per_owner, validation_rows=int(val.shape[0])),
+            contribution=contribution, privacy=None, trace=[], events=[],
+            hasher=hasher, method=method, schedule=None, seconds=time.perf_counter() - t0,
         )
 
+    sched = _resolve_schedule(schedule, privacy, size=size, owners=K, dim=dim, epsilon_auction=epsilon_auction)
+    seed = _seed_set(seed_set, sched.seed_set_size, n_features, feature_range, rng_seed)
+    if seed.shape[0] == 0:
+        raise InvalidParameterError(f"method {method!r} needs a non-empty seed set (h2 of an empty set is undefined)",
+                                    "seed_set")
     config = make_config(sched, n_features=n_features, dim=dim, gamma=hasher.gamma, hash_seed=hasher.seed, reveal=reveal,
-                     private=method == "paper")
+                         private=method == "paper")
     if transport is None:
         parties: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
         parties["consumer"] = ConsumerParty(val, rng_consumer)

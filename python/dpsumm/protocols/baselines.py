@@ -1,13 +1,15 @@
-"""Non-private baselines: uniform sampling and the exact-kernel greedy (centralised)."""
+"""Non-private baselines: uniform sampling, central greedy over all hashes, and the exact-kernel greedy."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._interim import greedy_select
+from ..hashing import RFFHasher
 from ..kernels import kernel_row_means
 from ..privacy import Csprng
 
-__all__ = ["uniform_picks", "exact_greedy"]
+__all__ = ["uniform_picks", "exact_greedy", "central_greedy"]
 
 # ------------------------------------------------------------------------------------------ baselines
 
@@ -69,3 +71,19 @@ def exact_greedy(datas: list[np.ndarray], validation: np.ndarray, seed: np.ndarr
         ks_sum += np.exp(-gamma * np.maximum(d2, 0.0))
         q += 1
     return picks, values
+
+
+def central_greedy(datas: list[np.ndarray], validation: np.ndarray, size: int, hasher: RFFHasher) -> tuple[list[tuple[int, int]], list[float]]:
+    """Central greedy over all hashes (non-private; the strongest hashed baseline).
+
+    Every owner's rows are hashed in one place; each round adds the row maximising
+    ``h1(x).(g_v - q/(q+1) mean_{s in S} h1(s))`` with ``g_v = mean h1(D_v)`` exact and ``S`` the summary so far,
+    which starts empty (no seed rows). Ties go to the lowest (owner, row). This is the greedy the nominations
+    protocol's aggregator runs, over every row instead of the nominees.
+    """
+    H = np.concatenate([hasher.transform(d) for d in datas])
+    owner_of = np.concatenate([np.full(len(d), k) for k, d in enumerate(datas)])
+    index_of = np.concatenate([np.arange(len(d)) for d in datas])
+    g_v = hasher.transform(validation).astype(np.float64).mean(0)
+    picks, values = greedy_select(H, g_v, size)
+    return [(int(owner_of[i]), int(index_of[i])) for i in picks], [float(v) for v in values]

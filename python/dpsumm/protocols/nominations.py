@@ -1,0 +1,397 @@
+"""The nominations protocol: owners nominate, the aggregator chooses (docs/design.md §2-§5).
+
+Three exchanges in all, whatever the summary size:
+
+1. **Target.** The consumer releases ``g~ = mean h1(D_v) + noise`` once (a discrete Gaussian calibrated to
+   ``(epsilon_v, delta_v)`` under replace-one in ``D_v``; or the paper's h2 as the alternative), and gives the
+   exact mean to the trusted aggregator.
+2. **Nominations.** Every owner ranks its own rows using only its data, ``g~`` and public parameters, and
+   sends the h1 hashes of its ``M`` nominees (``M`` is public and fixed before the run).
+3. **Purchase.** ``purchase="nominees"`` (default): the aggregator buys the rows of every nominee (a request
+   that depends on nobody's data), runs the exact greedy over the pooled hashes toward the exact validation
+   mean, and keeps ``size`` rows. ``purchase="winners"``: it chooses first and buys only the winners (fewer raw
+   rows, but an owner learns which of its nominees won, which depends on the other owners' data: that one
+   message is outside the DP guarantee, and the ledger says so).
+
+What an owner receives is a function of its own data, ``g~`` and public parameters, so the owners' epsilon of
+the run is 0; the consumer's is the release's ``(epsilon_v, delta_v)``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import accounting
+from ..errors import InvalidParameterError, ProtocolError
+from ..hashing import RFFHasher
+from .._interim import greedy_select, nominate
+from ..messages import NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, TargetRelease, TargetRequest
+from ..results import Access, SummaryResult
+from ..transport import PartyUnavailable, Transport
+
+__all__ = ["NominationsConfig", "NominationsAggregator", "nominate_rows", "temperature_for", "run_nominations",
+           "TEMPERATURE_PER_SIGMA", "TEMPERATURE_FLOOR"]
+
+#: The tilt's temperature in units of the noise in an owner's relevance score ``h1(x).g~`` (whose standard
+#: deviation is ``sigma ||h1(x)|| ~ sigma``), measured on MNIST (docs/experiments/nominations-temperature).
+TEMPERATURE_PER_SIGMA = 5.0
+#: The temperature when the release has (almost) no noise, measured likewise.
+TEMPERATURE_FLOOR = 0.05
+
+
+def temperature_for(sigma: float) -> float:
+    """The default temperature of the owners' tilt for a release with per-coordinate noise ``sigma``.
+
+    ``T = max(TEMPERATURE_FLOOR, TEMPERATURE_PER_SIGMA * sigma)``. The relevance score of a row is
+    ``s(x) = h1(x).g~ = h1(x).g_v + h1(x).z`` with ``z ~ N(0, sigma^2 I)``: its noise has standard deviation
+    ``sigma ||h1(x)||`` (``||h1(x)|| ~ 1``). A tilt ``exp(s/T)`` with ``T`` several times that noise keeps the
+    weights' noise factor ``exp(h1(x).z/T)`` near 1, while still concentrating on relevant rows.
+    """
+    if not math.isfinite(sigma) or sigma < 0:
+        raise InvalidParameterError(f"`sigma` must be finite and >= 0, got {sigma!r}", "sigma")
+    return max(TEMPERATURE_FLOOR, TEMPERATURE_PER_SIGMA * sigma)
+
+
+def nominate_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, *, temperature: float, nominees: int,
+                  candidates: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """An owner's nominees: the tilted-herding ranking of :func:`dpsumm.kernels.nominate`.
+
+    Returns ``(tokens int64 (M,), hashes float32 (M, dim))`` in selection order, ``M = min(nominees, n_rows)``.
+    """
+    nom = nominate(X, hasher, g_tilde, temperature=temperature, nominees=nominees, candidates=candidates)
+    return np.asarray(nom.indices, dtype=np.int64), np.ascontiguousarray(nom.hashes, dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class NominationsConfig:
+    """Every public number of a nominations run."""
+
+    n_features: int
+    dim: int
+    gamma: float
+    hash_seed: int | str
+    reveal: str  # "points" or "hashes"
+    purchase: str  # "nominees" or "winners"
+    nominees: int  # M per owner
+    candidates: int | None  # C per owner (None: every row)
+    temperature: float | None  # None: temperature_for(sigma of the release)
+    release: str  # "gaussian", "mwem" or "exact"
+    epsilon: float = 0.0  # the release's (epsilon_v, delta_v); 0 for "exact"
+    delta: float = 0.0
+    mwem_steps: int = 0  # "mwem": steps and per-step epsilon, on the grid eta
+    mwem_step_epsilon: float = 0.0
+    eta: float = 0.0
+
+
+@dataclass
+class _Nominee:
+    owner: str
+    token: int
+    hash: np.ndarray
+
+
+class NominationsAggregator:
+    """The trusted aggregator of the nominations protocol.
+
+    It reaches the consumer and the owners only through ``transport``; an owner that fails, sends a
+    malformed or non-finite reply, too many or too few nominees, or rows that do not hash to its nominated
+    hashes, is excluded with an event and the run completes with the others.
+    """
+
+    def __init__(self, transport: Transport, owners: list[str], consumer: str, config: NominationsConfig,
+                 record: Callable[..., None] | None = None) -> None:
+        self.transport = transport
+        self.owners = list(owners)
+        self.consumer = consumer
+        self.config = config
+        self._record = record or (lambda *a, **k: None)
+        self.hasher = RFFHasher(config.n_features, dim=config.dim, gamma=config.gamma, seed=config.hash_seed)
+        self.active = {o: True for o in self.owners}
+        self.accessed = {o: 0 for o in self.owners}
+        self.hashes_seen = {o: 0 for o in self.owners}
+        self.n_rows: dict[str, int] = {}
+        self.events: list[dict[str, Any]] = []
+        self.timings: dict[str, float] = {}
+        self.exchanges = 0
+        self.temperature = float("nan")
+        self.validation_rows = 0
+        self.sigma = float("nan")
+
+    def _exclude(self, owner: str, reason: str, phase: str) -> None:
+        if not self.active.get(owner, False):
+            return
+        self.active[owner] = False
+        self.events.append({"phase": phase, "owner": owner, "event": "excluded", "reason": reason})
+
+    # -- exchange 1 ------------------------------------------------------------------------------------
+
+    def target(self) -> TargetRelease:
+        c = self.config
+        req = TargetRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
+                            release=c.release, epsilon=c.mwem_step_epsilon if c.release == "mwem" else c.epsilon,
+                            delta=c.delta, steps=c.mwem_steps, eta=c.eta)
+        self.exchanges += 1
+        reply = self.transport.request(self.consumer, req)
+        if not isinstance(reply, TargetRelease):
+            raise ProtocolError(f"consumer sent {type(reply).__name__}, not a target release")
+        for name in ("noisy_mean", "exact_mean"):
+            arr = np.asarray(getattr(reply, name))
+            if arr.shape != (c.dim,) or not np.isfinite(arr).all():
+                raise ProtocolError(f"consumer sent a malformed {name} (shape {arr.shape}, finite {np.isfinite(arr).all()})")
+        if isinstance(reply.n_rows, bool) or not isinstance(reply.n_rows, (int, np.integer)) or reply.n_rows < 1:
+            raise ProtocolError(f"consumer sent an impossible validation size {reply.n_rows!r}")
+        self.validation_rows = int(reply.n_rows)
+        self.sigma = float(reply.sigma)
+        if c.release == "gaussian":
+            cal = accounting.calibrate_gaussian(c.epsilon, c.delta, sensitivity=2.0 * math.sqrt(2.0) / reply.n_rows,
+                                                dim=c.dim)
+            if not math.isclose(float(reply.sigma), float(cal.sigma), rel_tol=1e-9):
+                raise ProtocolError(f"consumer released with sigma {reply.sigma!r}, the calibration gives {cal.sigma!r}")
+            self._record("validation", cal.event(), "g~ = mean h1(D_v) + discrete Gaussian")
+        elif c.release == "mwem":
+            for event in accounting.mwem_step_events(c.mwem_step_epsilon, c.mwem_steps):
+                self._record("validation", event, "g~ = h2(h1(D_v))")
+        return reply
+
+    # -- exchange 2 ------------------------------------------------------------------------------------
+
+    def nominations(self, g_tilde: np.ndarray, temperature: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        c = self.config
+        msg = NominationRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
+                                target=np.asarray(g_tilde, dtype=np.float64), nominees=c.nominees,
+                                temperature=float(temperature), candidates=int(c.candidates or 0), reveal=c.reveal)
+        self.exchanges += 1
+        replies = self.transport.request_many({o: msg for o in self.owners})
+        out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        bound = math.sqrt(2.0 / c.dim) * (1 + 1e-6)
+        for o in self.owners:
+            r = replies[o]
+            if isinstance(r, PartyUnavailable):
+                self._exclude(o, r.reason, "nominations")
+                continue
+            problem = self._check_nomination(r, bound)
+            if problem is not None:
+                self._exclude(o, problem, "nominations")
+                continue
+            assert isinstance(r, NominationReply)
+            tokens = np.asarray(r.tokens).astype(np.int64)
+            hashes = np.ascontiguousarray(r.hashes, dtype=np.float32)
+            order = np.argsort(tokens, kind="stable")  # pool in (owner, row) order: ties go to the lowest row
+            self.n_rows[o] = int(r.n_rows)
+            self.hashes_seen[o] = int(len(tokens))
+            out[o] = (tokens[order], hashes[order])
+        return out
+
+    def _check_nomination(self, r: object, bound: float) -> str | None:
+        c = self.config
+        if not isinstance(r, NominationReply):
+            return f"replied with {type(r).__name__}, not nominations"
+        n = r.n_rows
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            return f"reported an impossible row count {n!r}"
+        tokens = np.asarray(r.tokens)
+        hashes = np.asarray(r.hashes)
+        want = min(c.nominees, int(n))
+        if tokens.ndim != 1 or tokens.dtype.kind not in "iu":
+            return "sent tokens that are not a 1-D integer array"
+        if len(tokens) != want:
+            return f"sent {len(tokens)} nominees, the run asks for {want} (min(M, rows))"
+        if len(np.unique(tokens)) != len(tokens) or (len(tokens) and (tokens.min() < 0 or tokens.max() >= n)):
+            return "sent repeated or out-of-range tokens"
+        if hashes.shape != (want, c.dim) or hashes.dtype.kind != "f":
+            return f"sent hashes of shape {hashes.shape}, expected ({want}, {c.dim})"
+        if not np.isfinite(hashes).all() or (hashes.size and np.abs(hashes).max() > bound):
+            return "sent non-finite hashes or hashes outside the range of h1"
+        return None
+
+    # -- exchange 3 ------------------------------------------------------------------------------------
+
+    def purchase(self, wanted: dict[str, np.ndarray], nominated: dict[str, tuple[np.ndarray, np.ndarray]]
+                 ) -> dict[str, tuple[np.ndarray | None, np.ndarray | None]]:
+        """Buy ``wanted[o]`` (nominated tokens) from each owner; verify every row against its nominated hash.
+
+        Verification is exact: h1 is deterministic and bit-identical on every machine, so the aggregator
+        recomputes h1 of each received row and compares it with the hash nominated for that token, bit for bit.
+        With ``reveal="hashes"`` only labels are bought and nothing can be verified (the aggregator never sees
+        the rows).
+        """
+        c = self.config
+        requests = {o: PurchaseRequest(tokens=np.asarray(t, dtype=np.int64)) for o, t in wanted.items() if len(t)}
+        if not requests:
+            return {}
+        self.exchanges += 1
+        replies = self.transport.request_many(requests)
+        out: dict[str, tuple[np.ndarray | None, np.ndarray | None]] = {}
+        for o, req in requests.items():
+            r = replies[o]
+            if isinstance(r, PartyUnavailable):
+                self._exclude(o, r.reason, "purchase")
+                continue
+            problem = self._check_purchase(r, req.tokens)
+            if problem is None and c.reveal == "points":
+                assert isinstance(r, PurchaseReply) and r.points is not None
+                self.accessed[o] += len(req.tokens)
+                tokens, hashes = nominated[o]
+                expected = hashes[np.searchsorted(tokens, req.tokens)]
+                got = self.hasher.transform(np.asarray(r.points))
+                if not np.array_equal(got, expected):
+                    bad = int(np.flatnonzero(~(got == expected).all(1))[0])
+                    problem = f"row for token {int(req.tokens[bad])} does not hash to its nominated hash"
+            if problem is not None:
+                self._exclude(o, problem, "purchase")
+                continue
+            assert isinstance(r, PurchaseReply)
+            out[o] = (None if r.points is None else np.asarray(r.points), None if r.labels is None else np.asarray(r.labels))
+        return out
+
+    def _check_purchase(self, r: object, tokens: np.ndarray) -> str | None:
+        c = self.config
+        if not isinstance(r, PurchaseReply):
+            return f"replied with {type(r).__name__}, not a purchase reply"
+        if not np.array_equal(np.asarray(r.tokens), tokens):
+            return "sold other tokens than requested"
+        if c.reveal == "points":
+            pts = None if r.points is None else np.asarray(r.points)
+            if pts is None or pts.shape != (len(tokens), c.n_features) or pts.dtype.kind not in "fiu" or not np.isfinite(pts).all():
+                return "sold malformed rows"
+        if r.labels is not None and np.shape(r.labels) != (len(tokens),):
+            return "sold labels of the wrong shape"
+        return None
+
+    # -- the run ---------------------------------------------------------------------------------------
+
+    def run(self, size: int) -> dict[str, Any]:
+        c = self.config
+        t0 = time.perf_counter()
+        release = self.target()
+        self.timings["target"] = time.perf_counter() - t0
+        if c.temperature is not None:
+            temperature = c.temperature
+        else:
+            sigma = self.sigma
+            if c.release == "mwem":  # the Gaussian's sigma at the same (epsilon_v, delta_v): a public number
+                sigma = accounting.calibrate_gaussian(c.epsilon, c.delta, dim=c.dim,
+                                                      sensitivity=2.0 * math.sqrt(2.0) / self.validation_rows).sigma
+            temperature = temperature_for(sigma)
+        self.temperature = float(temperature)
+        t1 = time.perf_counter()
+        nominated = self.nominations(release.noisy_mean, temperature)
+        self.timings["nominations"] = time.perf_counter() - t1
+        rows: dict[str, np.ndarray | None] = {}
+        labels: dict[str, np.ndarray | None] = {}
+        t2 = time.perf_counter()
+        if c.purchase == "nominees":
+            bought = self.purchase({o: nominated[o][0] for o in nominated}, nominated)
+            for o in list(nominated):
+                if o not in bought:
+                    nominated.pop(o)
+                else:
+                    rows[o], labels[o] = bought[o]
+        self.timings["purchase"] = time.perf_counter() - t2
+        exact = np.asarray(release.exact_mean, dtype=np.float64)
+        bought_positions: dict[str, set[int]] = {}
+        t3 = time.perf_counter()
+        while True:
+            owners = [o for o in self.owners if o in nominated]
+            if not owners:
+                winners: list[tuple[str, int, int]] = []
+                values = np.zeros(0)
+                break
+            pool_h = np.concatenate([nominated[o][1] for o in owners])
+            pool_owner = np.concatenate([np.full(len(nominated[o][0]), k) for k, o in enumerate(owners)])
+            pool_pos = np.concatenate([np.arange(len(nominated[o][0])) for o in owners])
+            picks, values = greedy_select(pool_h, exact, min(size, len(pool_h)))
+            winners = [(owners[pool_owner[i]], int(pool_pos[i]), int(i)) for i in picks]
+            if c.purchase != "winners":
+                break
+            want: dict[str, list[int]] = {}
+            for o, pos, _ in winners:
+                if pos not in bought_positions.setdefault(o, set()):
+                    want.setdefault(o, []).append(pos)
+            if not want:
+                break
+            wanted = {o: np.sort(nominated[o][0][np.asarray(p)]) for o, p in want.items()}
+            bought = self.purchase(wanted, nominated)
+            for o in wanted:
+                if o not in bought:
+                    nominated.pop(o)  # excluded: choose again without its nominees
+                    continue
+                pts, labs = bought[o]
+                pos = np.searchsorted(nominated[o][0], wanted[o])
+                n_nom = len(nominated[o][0])
+                if pts is not None:
+                    if rows.get(o) is None:
+                        rows[o] = np.zeros((n_nom, c.n_features), dtype=pts.dtype)
+                    rows[o][pos] = pts  # type: ignore[index]
+                if labs is not None:
+                    if labels.get(o) is None:
+                        labels[o] = np.zeros(n_nom, dtype=labs.dtype)
+                    labels[o][pos] = labs  # type: ignore[index]
+                bought_positions[o].update(int(q) for q in pos)
+        self.timings["choice"] = time.perf_counter() - t3
+        if len(winners) < size:
+            self.events.append({"phase": "choice", "event": "short",
+                                "reason": f"the pool holds {sum(len(v[0]) for v in nominated.values())} usable nominees, "
+                                          f"fewer than size {size}"})
+        return {"winners": winners, "values": np.asarray(values, dtype=np.float64), "nominated": nominated,
+                "rows": rows, "labels": labels}
+
+
+def run_nominations(transport: Transport, owners: list[str], consumer: str, config: NominationsConfig, *,
+                    hasher: RFFHasher, size: int, method: str = "nominations", seeded: bool = False,
+                    started: float | None = None, extra: dict[str, Any] | None = None,
+                    with_labels: bool | None = None) -> SummaryResult:
+    """Run the nominations protocol through ``transport`` and assemble the :class:`SummaryResult` and ledger.
+
+    The one place that turns a nominations run into a result, for :func:`dpsumm.summarize` (in-process
+    parties) and for ``dpsumm.flower`` (parties on Flower nodes).
+    """
+    t0 = time.perf_counter() if started is None else started
+    private = config.release != "exact"
+    ledger = accounting.Ledger() if private else None
+    if ledger is not None and seeded:
+        ledger.mark_seeded()
+
+    def record(party: str, event: Any, label: str) -> None:
+        if ledger is not None:
+            ledger.record(party, event, label=label)  # type: ignore[arg-type]
+
+    agg = NominationsAggregator(transport, owners, consumer, config, record)
+    out = agg.run(size)
+    if ledger is not None and config.purchase == "winners":
+        ledger.add_note("owners: purchase='winners' tells each owner which of its nominees won; that depends on "
+                        "the other owners' data and D_v, and is OUTSIDE the differential-privacy guarantee: the "
+                        "owners' epsilon is not certified for this run.", uncertified="owners")
+    winners = out["winners"]
+    position = {name: k for k, name in enumerate(owners)}
+    nominated = out["nominated"]
+    owner_idx = np.array([position[o] for o, _, _ in winners], dtype=np.int64)
+    index = np.array([int(nominated[o][0][pos]) for o, pos, _ in winners], dtype=np.int64)
+    hashes = (np.stack([nominated[o][1][pos] for o, pos, _ in winners]).astype(np.float32) if winners
+              else np.zeros((0, config.dim), np.float32))
+    pts = None
+    if config.reveal == "points":
+        pts = (np.stack([out["rows"][o][pos] for o, pos, _ in winners]) if winners
+               else np.zeros((0, config.n_features)))
+    if with_labels is None:
+        with_labels = any(out["labels"].get(o) is not None for o, _, _ in winners)
+    labs = np.array([out["labels"][o][pos] for o, pos, _ in winners]) if with_labels and winners else None
+    contribution = np.zeros(len(owners))
+    for k, v in zip(owner_idx, out["values"]):
+        contribution[k] += v
+    extra = dict(extra or {})
+    extra.update(temperature=agg.temperature, sigma=agg.sigma, nominees=config.nominees,
+                 candidates=config.candidates, release=config.release, purchase=config.purchase,
+                 timings=dict(agg.timings), exchanges=agg.exchanges)
+    access = Access(int(sum(agg.accessed.values())), dict(agg.accessed), hashes=int(sum(agg.hashes_seen.values())),
+                    hashes_per_owner=dict(agg.hashes_seen), validation_rows=agg.validation_rows)
+    return SummaryResult(
+        points=pts, hashes=hashes, labels=labs, owner=owner_idx, index=index, owner_names=list(owners),
+        accessed=access, contribution=contribution, privacy=ledger, trace=[], events=list(agg.events),
+        hasher=hasher, method=method, schedule=None, seconds=time.perf_counter() - t0, extra=extra,
+    )
