@@ -99,7 +99,7 @@ def test_purchase_winners_sees_size_rows_and_is_marked_uncertified():
     assert len(res) == 10 and res.accessed.total == 10
     assert not res.privacy.certified("owners")
     assert any("OUTSIDE" in n for n in res.privacy.notes())
-    same = dpsumm.summarize(owners, validation, 10, purchase="nominees", random_state=2, **KW)
+    same = dpsumm.summarize(owners, validation, 10, purchase="nominees", choice="hashes", random_state=2, **KW)
     assert np.array_equal(res.index, same.index) and np.array_equal(res.owner, same.owner)
 
 
@@ -110,7 +110,7 @@ def test_reveal_hashes_gives_the_aggregator_no_raw_row():
                            reveal="hashes", random_state=4, **KW)
     assert res.points is None and res.accessed.total == 0
     assert np.array_equal(res.labels, res.owner)
-    ref = dpsumm.summarize(owners, validation, 10, random_state=4, **KW)
+    ref = dpsumm.summarize(owners, validation, 10, random_state=4, choice="hashes", **KW)
     assert np.array_equal(res.hashes, ref.hashes)
 
 
@@ -155,9 +155,17 @@ def test_central_greedy_equals_brute_force():
 def test_nominations_with_every_row_nominated_equals_central_greedy():
     owners, validation = blobs(seed=8, K=3, n=30)
     central = dpsumm.summarize(owners, validation, 15, method="central-greedy", **KW)
-    nom = dpsumm.summarize(owners, validation, 15, nominees=30, random_state=1, **KW)
+    nom = dpsumm.summarize(owners, validation, 15, nominees=30, random_state=1, choice="hashes", **KW)
     assert np.array_equal(nom.owner, central.owner) and np.array_equal(nom.index, central.index)
     assert np.array_equal(nom.points, central.points)
+
+
+def test_kernel_choice_with_every_row_nominated_equals_exact_greedy():
+    owners, validation = blobs(seed=9, K=3, n=30)
+    exact = dpsumm.summarize(owners, validation, 15, method="exact-greedy", **KW)
+    nom = dpsumm.summarize(owners, validation, 15, nominees=30, random_state=1, **KW)
+    assert nom.extra["choice"] == "kernel" and nom.accessed.validation_raw_rows == len(validation)
+    assert np.array_equal(nom.owner, exact.owner) and np.array_equal(nom.index, exact.index)
 
 
 def test_exact_and_central_greedy_keep_no_seed_rows_paper_greedy_does():
@@ -182,6 +190,8 @@ def test_exact_and_central_greedy_keep_no_seed_rows_paper_greedy_does():
     (dict(temperature=-1.0), "temperature"),
     (dict(purchase="all"), "purchase"),
     (dict(validation_release="laplace"), "validation_release"),
+    (dict(choice="kernel", purchase="winners"), "choice"),
+    (dict(choice="exact"), "choice"),
     (dict(privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=0.05)), "privacy"),  # >= 1/|D_v|
 ])
 def test_bad_arguments_name_the_argument(kw, arg):

@@ -17,7 +17,7 @@ import dataclasses
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,9 @@ from .summarize import Owner, summarize
 __all__ = ["EXPERIMENT_METHODS", "Record", "run_experiment", "write_results", "format_table", "median_gamma", "broadcast_error",
            "load_results"]
 
-EXPERIMENT_METHODS = ("paper", "paper-greedy", "uniform", "exact-greedy", "pfds")
+EXPERIMENT_METHODS = ("nominations", "central-greedy", "paper", "paper-greedy", "uniform", "exact-greedy", "pfds")
+#: The baseline of ``mmd_increase_pct``: the first of these among the methods run.
+BASELINES = ("central-greedy", "paper-greedy")
 CLASSIFIERS = ("mlp", "svm")
 DELTA_OWNERS = 1e-4  # the paper's δ for the summary (Section 4)
 DELTA_VALIDATION = 1e-2  # the paper's δ for the validation set
@@ -69,6 +71,9 @@ class Record:
     gamma: float = 0.1
     delta_owners: float | None = None
     delta_validation: float | None = None
+    variant: str = ""
+    nominees: int | None = None
+    dim: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -116,9 +121,11 @@ def run_experiment(
     sizes: Sequence[int],
     *,
     repeats: int = 5,
-    methods: Sequence[str] = ("paper", "paper-greedy", "uniform"),
+    methods: Sequence[str] = ("nominations", "central-greedy", "uniform"),
     gamma: float | str = 0.1,
-    dim: int = 140,
+    dim: int | None = None,
+    nominations: Mapping[str, Any] | None = None,
+    variant: str = "",
     privacy: accounting.Budget | None = None,
     classifier: str = "mlp",
     pfds_epsilon: float | None = None,
@@ -134,14 +141,26 @@ def run_experiment(
     sizes : sequence of int
         Summary sizes ``p``.
     methods : subset of :data:`EXPERIMENT_METHODS`
-        ``"paper"`` (Alg. 3 at the paper's schedule, or calibrated to ``privacy``), ``"paper-greedy"``
-        (non-private, exact hashed means), ``"uniform"``, ``"exact-greedy"`` (exact kernel,
-        centralised), ``"pfds"`` (the union of PFDS synthetic data, subsampled to ``size``).
+        ``"nominations"`` (the recommended private protocol; its validation budget is ``privacy``, default
+        ε_v = 1, δ_v = 1e-6), ``"central-greedy"`` (non-private, all hashes in one place: the baseline of
+        ``mmd_increase_pct`` when run), ``"paper"`` (Alg. 3 at the paper's schedule with the certified
+        auction, or calibrated to ``privacy``), ``"paper-greedy"`` (the paper's seeded greedy),
+        ``"uniform"``, ``"exact-greedy"`` (exact kernel, centralised, no seed rows), ``"pfds"`` (the union of
+        PFDS synthetic data, subsampled to ``size``).
+    dim : int, optional
+        h1's dimension; default :func:`dpsumm.summarize`'s per method (500 for nominations and central greedy,
+        140 for the paper's methods).
+    nominations : mapping, optional
+        Extra keywords for the nominations runs (``nominees`` (an int, or a callable ``size -> int``),
+        ``temperature``, ``candidates``, ``validation_release``, ``purchase``).
+    variant : str
+        A label stored in every record (sweeps).
     gamma : float or "median"
         RBF width for the protocol and for MMD². ``"median"``: :func:`median_gamma` of each repeat's
         public seed set (no privacy cost). The paper uses 0.1.
     privacy : dpsumm.Budget, optional
-        Calibrate the private method's schedule to this budget instead of the paper's schedule.
+        Nominations: its validation budget. Paper: calibrate the schedule to this budget instead of the
+        paper's schedule.
     classifier : {"mlp", "svm"}
         Accuracy of a one-hidden-layer network of 32 units (Figure 2) or a linear SVM (Figure 1),
         trained on the summary and tested on the split's test rows.
@@ -170,13 +189,14 @@ def run_experiment(
         raise InvalidParameterError("`pfds_epsilon` is needed when 'paper' is not among the methods", "pfds_epsilon")
     if pfds_epsilon is not None and not (isinstance(pfds_epsilon, (int, float)) and 0 < pfds_epsilon < math.inf):
         raise InvalidParameterError(f"`pfds_epsilon` must be a positive number, got {pfds_epsilon!r}", "pfds_epsilon")
-    # greedy first (the other methods' MMD² increase is relative to it); private before pfds (its ε)
-    rank = {"paper-greedy": 0, "paper": 1}
+    # private before pfds (pfds takes the paper run's ε)
+    rank = {"paper": 1, "pfds": 2}
     order = sorted(dict.fromkeys(methods), key=lambda m: rank.get(m, 2))
     schedules: dict[int, accounting.Schedule] = {}
     # ε is reported at the budget's δ's, or at the paper's (1e-4 owners, 0.01 validation).
-    delta_o = privacy.delta if privacy is not None else DELTA_OWNERS
+    delta_o = privacy.delta if privacy is not None and privacy.delta is not None else DELTA_OWNERS
     delta_v = privacy.validation_delta if privacy is not None else DELTA_VALIDATION
+    nom_kw = dict(nominations or {})
     fit = _classifier(classifier)
     records: list[Record] = []
     from tqdm.auto import tqdm
@@ -188,7 +208,6 @@ def run_experiment(
             g = median_gamma(data.seed_set) if gamma == "median" else float(gamma)
             owners = [Owner(o, labels=lab, name=f"owner-{k}") for k, (o, lab) in enumerate(zip(data.owners, data.owner_labels))]
             for size in sizes:
-                greedy_mmd: float | None = None
                 private_eps: float | None = None
                 for method in order:
                     bar.set_postfix_str(f"repeat {r} size {size} {method}")
@@ -201,14 +220,22 @@ def run_experiment(
                         accessed = 0
                         eps_o = eps_o_h2 = eps
                     else:
-                        schedule: Any = "paper"
+                        kw: dict[str, Any] = {}
+                        if method in ("paper", "paper-greedy"):
+                            kw["seed_set"] = data.seed_set
                         if method == "paper" and privacy is not None:
                             if size not in schedules:
-                                schedules[size] = accounting.calibrate(privacy, size, len(owners), dim,
+                                schedules[size] = accounting.calibrate(privacy, size, len(owners), dim or 140,
                                                                        seed_set_size=max(1, len(data.seed_set)))
-                            schedule = schedules[size]
-                        res = summarize(owners, data.validation, size, method=method, seed_set=data.seed_set, gamma=g,
-                                        dim=dim, schedule=schedule, random_state=random_state + r, progress=False)
+                            kw["schedule"] = schedules[size]
+                        if method == "nominations":
+                            kw.update(nom_kw)
+                            if callable(kw.get("nominees")):
+                                kw["nominees"] = int(kw["nominees"](size))
+                            if privacy is not None:
+                                kw["privacy"] = privacy
+                        res = summarize(owners, data.validation, size, method=method, gamma=g, dim=dim,  # type: ignore[arg-type]
+                                        random_state=random_state + r, progress=False, **kw)
                         pts, labs, accessed = res.points, res.labels, res.accessed.total
                         if res.privacy is not None:
                             eps_o = _finite_or_none(res.privacy.epsilon("owners", delta_o))
@@ -217,39 +244,60 @@ def run_experiment(
                             private_eps = eps_o_h2
                     seconds = time.perf_counter() - t0
                     value = mmd2(pts, data.validation, g)
-                    if method == "paper-greedy":
-                        greedy_mmd = value
                     acc = fit(pts, labs, data.test, data.test_labels) if labs is not None else None
                     records.append(Record(
                         method=method, size=size, repeat=r, mmd2=value,
-                        mmd_increase_pct=None if greedy_mmd is None else mmd_increase_pct(value, greedy_mmd),
+                        mmd_increase_pct=None,
                         accuracy=acc, accessed=int(accessed), epsilon_owners=eps_o, epsilon_validation=eps_v,
                         seconds=seconds, epsilon_owners_h2=eps_o_h2, gamma=g,
                         delta_owners=delta_o if eps_o_h2 is not None and method != "pfds" else None,
                         delta_validation=delta_v if eps_v is not None else None,
+                        variant=variant, nominees=res.extra.get("nominees") if method == "nominations" else None,
+                        dim=None if method == "pfds" else int(res.hasher.dim),
                     ))
                     bar.update(1)
     finally:
         bar.close()
-    return records
+    return relative_to_baseline(records)
+
+
+def relative_to_baseline(records: Sequence[Record], baselines: Sequence[Sequence[Record]] = ()) -> list[Record]:
+    """Fill ``mmd_increase_pct`` against the strongest non-private baseline of the same size and repeat:
+    central greedy when it was run (in ``records`` or in ``baselines``), else the paper's greedy."""
+    pool = [*records, *(r for group in baselines for r in group)]
+    out = []
+    for rec in records:
+        base = None
+        for name in BASELINES:
+            base = next((b.mmd2 for b in pool if b.method == name and b.size == rec.size and b.repeat == rec.repeat), None)
+            if base is not None:
+                break
+        inc = None if base is None or rec.method in BASELINES[:1] else mmd_increase_pct(rec.mmd2, base)
+        out.append(dataclasses.replace(rec, mmd_increase_pct=inc))
+    return out
+
+
+def _label(rec: Record) -> str:
+    """A record's row label: its method, and its variant when it has one."""
+    return f"{rec.method} {rec.variant}".strip()
 
 
 def _stats(records: Sequence[Record], field: str) -> dict[tuple[str, int], tuple[float, float, int]]:
-    """(method, size) -> (mean, sample std, n) of a field over repeats, ignoring None."""
+    """(label, size) -> (mean, sample std, n) of a field over repeats, ignoring None."""
     groups: dict[tuple[str, int], list[float]] = {}
     for rec in records:
         v = getattr(rec, field)
         if v is not None:
-            groups.setdefault((rec.method, rec.size), []).append(float(v))
+            groups.setdefault((_label(rec), rec.size), []).append(float(v))
     return {k: (float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0, len(v)) for k, v in groups.items()}
 
 
 def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
     """Mean ± standard deviation over repeats of MMD², its increase over greedy and accuracy, per method and size."""
-    mmd, inc, acc, sec = (_stats(records, f) for f in ("mmd2", "mmd_increase_pct", "accuracy", "seconds"))
-    methods = list(dict.fromkeys(r.method for r in records))
+    mmd, inc, acc, sec, seen = (_stats(records, f) for f in ("mmd2", "mmd_increase_pct", "accuracy", "seconds", "accessed"))
+    methods = list(dict.fromkeys(_label(r) for r in records))
     sizes = sorted({r.size for r in records})
-    head = ["size", "method", "MMD²", "MMD² increase over greedy (%)", "accuracy", "seconds"]
+    head = ["size", "method", "MMD²", "MMD² increase over central greedy (%)", "accuracy", "seconds"]
 
     def pm(d: dict[tuple[str, int], tuple[float, float, int]], key: tuple[str, int], fmt: str) -> str:
         if key not in d:
@@ -263,7 +311,8 @@ def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
             key = (method, size)
             if key not in mmd:
                 continue
-            rows.append([str(size), method, pm(mmd, key, ".5f"), pm(inc, key, ".1f"), pm(acc, key, ".3f"), pm(sec, key, ".2f")])
+            rows.append([str(size), method, pm(mmd, key, ".5f"), pm(inc, key, ".1f"), pm(acc, key, ".3f"),
+                         pm(seen, key, ".0f"), pm(sec, key, ".2f")])
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -285,7 +334,7 @@ def _plot(records: Sequence[Record], field: str, ylabel: str, title: str, path: 
     import matplotlib.pyplot as plt
 
     stats = _stats(records, field)
-    methods = [m for m in dict.fromkeys(r.method for r in records) if m not in skip]
+    methods = [m for m in dict.fromkeys(_label(r) for r in records) if m not in skip]
     fig, ax = plt.subplots(figsize=(6.0, 3.8), dpi=120)
     for method in methods:
         pts = sorted((s, v) for (m, s), v in stats.items() if m == method)
@@ -311,7 +360,8 @@ def _plot(records: Sequence[Record], field: str, ylabel: str, title: str, path: 
 
 
 RESULT_FIELDS = ("method", "size", "repeat", "mmd2", "mmd_increase_pct", "accuracy", "accessed", "epsilon_owners",
-                 "epsilon_validation", "seconds", "epsilon_owners_h2", "gamma", "delta_owners", "delta_validation")
+                 "epsilon_validation", "seconds", "epsilon_owners_h2", "gamma", "delta_owners", "delta_validation",
+                 "variant", "nominees", "dim")
 
 
 def load_results(path: str | Path) -> list[Record]:
@@ -345,8 +395,8 @@ def write_results(records: Sequence[Record], out: str | Path, *, title: str = ""
     if plots:
         paths["mmd_plot"] = d / "mmd_increase.png"
         paths["accuracy_plot"] = d / "accuracy.png"
-        _plot(records, "mmd_increase_pct", "MMD² increase over greedy (%)", f"{title}: lower is better".strip(": "),
-              paths["mmd_plot"], skip=("paper-greedy",))
+        _plot(records, "mmd_increase_pct", "MMD² increase over central greedy (%)", f"{title}: lower is better".strip(": "),
+              paths["mmd_plot"], skip=BASELINES[:1])
         if any(r.accuracy is not None for r in records):
             _plot(records, "accuracy", "test accuracy", f"{title}: higher is better".strip(": "), paths["accuracy_plot"])
         else:
@@ -415,4 +465,36 @@ def broadcast_error(
             "v_norm": nv, "v_error": float(np.linalg.norm(v_priv - v)),
             "v_cosine": float(v @ v_priv / (nv * npv)) if nv > 0 and npv > 0 else 0.0,
         })
+    return out
+
+
+def plot_parsimony(records: Sequence[Record], path: str | Path, *, title: str = "") -> Path:
+    """MMD² against raw rows the aggregator saw (log-log), one point per (method, size), mean ± std over repeats.
+
+    Builds a :class:`matplotlib.figure.Figure` directly: the caller's matplotlib backend is never touched.
+    """
+    from matplotlib.figure import Figure
+
+    mmd, seen = _stats(records, "mmd2"), _stats(records, "accessed")
+    fig = Figure(figsize=(6.0, 4.0), dpi=120)
+    ax = fig.add_subplot()
+    for label in dict.fromkeys(_label(r) for r in records):
+        keys = sorted(k for k in mmd if k[0] == label and k in seen)
+        if not keys:
+            continue
+        xs = [max(seen[k][0], 1.0) for k in keys]
+        ax.errorbar(xs, [mmd[k][0] for k in keys], yerr=[mmd[k][1] for k in keys], marker="o", capsize=3,
+                    label=label, color=_COLOURS.get(label))
+        for x, k in zip(xs, keys):
+            ax.annotate(f"p={k[1]}", (x, mmd[k][0]), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("raw rows the aggregator saw")
+    ax.set_ylabel("MMD² to the validation set (± std over repeats)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3, which="major")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out)
     return out

@@ -193,6 +193,7 @@ class TargetRequest(Message):
     delta: float
     steps: int
     eta: float
+    send_rows: bool  # also send D_v's raw rows to the trusted aggregator (exact-kernel choice)
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,7 @@ class TargetRelease(Message):
     n_rows: int
     sigma: float  # noise standard deviation per coordinate (0 for "exact"; the Gaussian's sigma otherwise)
     granularity: float  # grid step of the release (0 when not on a grid)
+    rows: np.ndarray | None = field(default=None, repr=False)  # D_v, for the trusted aggregator, when asked
 
 
 @dataclass(frozen=True)

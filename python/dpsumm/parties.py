@@ -153,6 +153,12 @@ class OwnerParty:
         self._reveal = m.reveal
         return NominationReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes)
 
+    def restore_nominations(self, tokens: list[int], sold: list[int], reveal: str) -> None:
+        """Rebuild the nomination state of a run (a party rebuilt per message, as on Flower)."""
+        self._nominated = {int(t) for t in tokens}
+        self._sold = {int(t) for t in sold}
+        self._reveal = reveal
+
     def _purchase(self, m: PurchaseRequest) -> PurchaseReply:
         """Sell the rows (or, with ``reveal="hashes"``, only the labels) of nominated tokens, each once."""
         tokens = np.asarray(m.tokens)
@@ -215,17 +221,21 @@ class ConsumerParty:
         H = hasher.transform(self._validation)
         n = int(H.shape[0])
         exact = H.astype(np.float64).mean(0)
+        rows = np.array(self._validation) if m.send_rows else None
         if m.release == "exact":
-            return TargetRelease(noisy_mean=exact.copy(), exact_mean=exact, n_rows=n, sigma=0.0, granularity=0.0)
+            return TargetRelease(noisy_mean=exact.copy(), exact_mean=exact, n_rows=n, sigma=0.0, granularity=0.0,
+                                 rows=rows)
         if m.release == "gaussian":
+            if not 0.0 < m.delta < 1.0 / n:
+                raise ProtocolError(f"consumer: validation delta {m.delta!r} is not in (0, 1/|D_v|) = (0, {1.0 / n:.3g})")
             cal = accounting.calibrate_gaussian(m.epsilon, m.delta, sensitivity=2.0 * np.sqrt(2.0) / n, dim=m.dim)
             noisy = gaussian_mean_release(exact, cal, self._rng.derive("validation-gaussian"))
             return TargetRelease(noisy_mean=noisy, exact_mean=exact, n_rows=n, sigma=float(cal.sigma),
-                                 granularity=float(cal.granularity))
+                                 granularity=float(cal.granularity), rows=rows)
         if m.release == "mwem":
             h2 = H2(m.dim, m.eta, self._rng.derive("validation-h2"))
             h2.add(H)
             noisy = h2.release(m.steps, m.epsilon)
             return TargetRelease(noisy_mean=np.asarray(noisy, dtype=np.float64), exact_mean=exact, n_rows=n,
-                                 sigma=float("nan"), granularity=0.0)
+                                 sigma=float("nan"), granularity=0.0, rows=rows)
         raise ProtocolError(f"consumer: unknown release {m.release!r}")

@@ -42,8 +42,10 @@ class Access:
     hashes, hashes_per_owner
         h1 hashes of rows it received without the rows (the nominations protocol's nominees).
     validation_rows
-        ``|D_v|``: the consumer's validation set size (the aggregator may see ``D_v`` in the paper's model;
-        the nominations protocol gives it only ``mean h1(D_v)``).
+        ``|D_v|``: the consumer's validation set size.
+    validation_raw_rows
+        Raw validation rows the aggregator received (the trusted aggregator may see ``D_v`` in the paper's
+        model; the nominations protocol sends them only for the exact-kernel choice).
     """
 
     total: int
@@ -51,6 +53,7 @@ class Access:
     hashes: int = 0
     hashes_per_owner: dict[str, int] = field(default_factory=dict)
     validation_rows: int = 0
+    validation_raw_rows: int = 0
 
 
 @dataclass

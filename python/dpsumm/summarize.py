@@ -81,11 +81,11 @@ def _seed_set(seed_set: object, count: int, n_features: int, feature_range: tupl
 def _nominations_config(privacy: accounting.Budget | None, *, size: int, owners: int, n_features: int,
                         hasher: RFFHasher, reveal: str, purchase: str, nominees: int | None,
                         candidates: int | None, temperature: float | None, release: str,
-                        validation_rows: int) -> NominationsConfig:
+                        validation_rows: int | None, choice: str | None = None) -> NominationsConfig:
     """Check the nominations parameters (before any noise is drawn) and resolve the defaults."""
     budget = privacy if privacy is not None else DEFAULT_VALIDATION_BUDGET
     eps_v, delta_v = budget.validation_epsilon, budget.validation_delta
-    if delta_v >= 1.0 / validation_rows:
+    if validation_rows is not None and delta_v >= 1.0 / validation_rows:
         raise InvalidParameterError(
             f"`privacy.validation_delta` ({delta_v:g}) is not small for |D_v| = {validation_rows}: it must be below "
             f"1/|D_v| = {1.0 / validation_rows:.3g} (a delta that large allows releasing a validation row outright)",
@@ -97,13 +97,20 @@ def _nominations_config(privacy: accounting.Budget | None, *, size: int, owners:
     if C is not None and C < M:
         raise InvalidParameterError(f"`candidates` ({C}) must be >= `nominees` ({M})", "candidates")
     T = None if temperature is None else positive_float(temperature, "temperature")
+    if choice is None:
+        choice = "kernel" if purchase == "nominees" and reveal == "points" else "hashes"
+    if choice not in ("kernel", "hashes"):
+        raise InvalidParameterError(f"`choice` must be 'kernel' or 'hashes', got {choice!r}", "choice")
+    if choice == "kernel" and (purchase != "nominees" or reveal != "points"):
+        raise InvalidParameterError("`choice='kernel'` scores raw rows: it needs purchase='nominees' and "
+                                    "reveal='points'", "choice")
     steps, step_eps, eta = 0, 0.0, 0.0
     if release == "mwem":
         steps, eta = int(math.floor(hasher.dim ** 1.5)), 1.0 / hasher.dim
         step_eps = accounting.calibrate_mwem_steps(eps_v, delta_v, steps)
     return NominationsConfig(n_features=n_features, dim=hasher.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
                              reveal=reveal, purchase=purchase, nominees=M, candidates=C, temperature=T,
-                             release=release, epsilon=eps_v, delta=delta_v, mwem_steps=steps,
+                             release=release, choice=choice, epsilon=eps_v, delta=delta_v, mwem_steps=steps,
                              mwem_step_epsilon=step_eps, eta=eta)
 
 
@@ -145,6 +152,7 @@ def summarize(
     candidates: int | None = None,
     temperature: float | None = None,
     validation_release: str = "gaussian",
+    choice: str | None = None,
     seed_set: Any = None,
     gamma: float = 0.1,
     dim: int | None = None,
@@ -195,9 +203,15 @@ def summarize(
     temperature : float, optional
         Nominations only: the owners' tilt ``w(x) ~ exp(h1(x).g~ / T)``; default
         :func:`dpsumm.protocols.nominations.temperature_for` of the release's noise.
-    validation_release : {"gaussian", "mwem"}
+    validation_release : {"gaussian", "mwem", "exact"}
         Nominations only: the mechanism of the one validation release (``"mwem"`` is the paper's h2 at the
-        same ``(epsilon_v, delta_v)``, for comparison).
+        same ``(epsilon_v, delta_v)``, for comparison). ``"exact"`` releases the exact mean: NOT private for
+        the consumer (the result has no ledger; the epsilon_v = infinity point of the experiments).
+    choice : {"kernel", "hashes"}, optional
+        Nominations only: the aggregator's greedy over the pooled nominees scores with the exact RBF kernel
+        against ``D_v`` (``"kernel"``; needs the raw rows: the default with ``purchase="nominees"`` and
+        ``reveal="points"``; the consumer then sends ``D_v`` to the trusted aggregator) or with their h1 hashes
+        against ``mean h1(D_v)`` (``"hashes"``; the default otherwise).
     seed_set : array-like, int or None
         Paper methods only: public seed rows ``D_init``: an array, a count of rows to generate, or None for the
         schedule's count. Generated rows are uniform in the public box ``feature_range``. Removed from the
@@ -237,9 +251,12 @@ def summarize(
         raise InvalidParameterError(f"`reveal` must be one of {REVEALS}, got {reveal!r}", "reveal")
     if purchase not in PURCHASES:
         raise InvalidParameterError(f"`purchase` must be one of {PURCHASES}, got {purchase!r}", "purchase")
-    if validation_release not in ("gaussian", "mwem"):
-        raise InvalidParameterError(f"`validation_release` must be 'gaussian' or 'mwem', got {validation_release!r}",
-                                    "validation_release")
+    if validation_release not in ("gaussian", "mwem", "exact"):
+        raise InvalidParameterError(
+            f"`validation_release` must be 'gaussian', 'mwem' or 'exact', got {validation_release!r}", "validation_release")
+    if validation_release == "exact" and privacy is not None:
+        raise InvalidParameterError("`validation_release='exact'` releases D_v's mean without noise: no budget applies",
+                                    "privacy")
     if method == "exact-greedy" and reveal != "points":
         raise InvalidParameterError("`reveal='hashes'` needs a hash-based method", "reveal")
     if privacy is not None and method not in ("nominations", "paper"):
@@ -270,7 +287,7 @@ def summarize(
         config = _nominations_config(privacy, size=size, owners=K, n_features=n_features, hasher=hasher,
                                      reveal=reveal, purchase=purchase, nominees=nominees, candidates=candidates,
                                      temperature=temperature, release=validation_release,
-                                     validation_rows=val.shape[0])
+                                     validation_rows=val.shape[0], choice=choice)
         if transport is None:
             parties_n: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
             parties_n["consumer"] = ConsumerParty(val, rng_consumer)

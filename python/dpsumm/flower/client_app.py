@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from flwr.app import ArrayRecord, Array, ConfigRecord, Context, Message, RecordDict
@@ -34,7 +35,19 @@ from .._validation import float_matrix
 from ..datasets import load_array
 from ..errors import InvalidParameterError, ProtocolError
 from ..messages import Message as ProtocolMessage
-from ..messages import PointReply, PointRequest, Setup, ValidationRelease, ValidationRequest
+from ..messages import (
+    NominationReply,
+    NominationRequest,
+    PointReply,
+    PointRequest,
+    PurchaseReply,
+    PurchaseRequest,
+    Setup,
+    TargetRelease,
+    TargetRequest,
+    ValidationRelease,
+    ValidationRequest,
+)
 from ..parties import ConsumerParty, OwnerParty
 from .codec import decode, encode
 from .streams import party_streams
@@ -45,6 +58,7 @@ HELLO_TYPE = "query.dpsumm_hello"
 ROLES = ("owner", "consumer")
 _OWNER_STATE = "dpsumm.owner"
 _CONSUMER_STATE = "dpsumm.consumer"
+_NOMINATIONS_STATE = "dpsumm.owner.nominations"
 
 app = ClientApp()
 
@@ -125,6 +139,23 @@ def _timing(name: str, kind: str, created: float, started: float) -> None:
 def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
     data = _data(context, "data")
     party = OwnerParty(data, _labels(context, data.shape[0]), name)
+    if isinstance(request, NominationRequest):
+        reply = party.handle(request)
+        assert isinstance(reply, NominationReply)
+        context.state[_NOMINATIONS_STATE] = ConfigRecord({
+            "nominated": json.dumps([int(t) for t in reply.tokens]), "sold": "[]", "reveal": request.reveal})
+        return reply
+    if isinstance(request, PurchaseRequest):
+        kept = context.state.get(_NOMINATIONS_STATE)
+        if not isinstance(kept, ConfigRecord):
+            raise ProtocolError(f"owner {name!r} got a purchase request before nominating")
+        sold: list[int] = json.loads(str(kept["sold"]))
+        party.restore_nominations(json.loads(str(kept["nominated"])), sold, str(kept["reveal"]))
+        reply = party.handle(request)
+        if isinstance(reply, PurchaseReply):
+            kept["sold"] = json.dumps([*sold, *(int(t) for t in reply.tokens)])
+            context.state[_NOMINATIONS_STATE] = kept
+        return reply
     if isinstance(request, Setup):
         reply = party.handle(request)
         setup = {k: v for k, v in request.to_dict().items() if k != "kind"}
@@ -145,6 +176,8 @@ def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMes
 
 
 def _consumer(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
+    if isinstance(request, TargetRequest):
+        return _consumer_target(request, context, name)
     if not isinstance(request, ValidationRequest):
         raise ProtocolError(f"consumer {name!r} cannot handle {request.kind!r}")
     kept = context.state.get(_CONSUMER_STATE)
@@ -153,15 +186,37 @@ def _consumer(request: ProtocolMessage, context: Context, name: str) -> Protocol
         meta = context.state[_CONSUMER_STATE + ".meta"]
         return ValidationRelease(mean_hash=kept["mean_hash"].numpy(), n_rows=int(meta["n_rows"]),  # type: ignore[index]
                                  private=bool(meta["private"]))  # type: ignore[index]
+    rng = _consumer_rng(context, name)
+    release = ConsumerParty(_data(context, "data"), rng, name).handle(request)
+    assert isinstance(release, ValidationRelease)
+    context.state[_CONSUMER_STATE] = ArrayRecord({"mean_hash": Array(np.asarray(release.mean_hash))})
+    context.state[_CONSUMER_STATE + ".meta"] = ConfigRecord({"n_rows": release.n_rows, "private": release.private})
+    return release
+
+
+def _consumer_rng(context: Context, name: str) -> Any:
+    """The consumer's noise stream: OS entropy, or the run's seed only if this node's operator allows it."""
     seed = int(context.run_config.get("random-state", -1))  # type: ignore[arg-type]
     if seed >= 0 and context.node_config.get("allow-seeded") is not True:
         # Whoever starts the run chooses the run config; a seed it picks would make this party's noise
         # predictable. Only the consumer's own operator may allow it (tests, reproducible experiments).
         raise ProtocolError(f"consumer {name!r}: the run config sets random-state (seeded, NOT private noise) "
                             "but this node's config does not allow it (node config allow-seeded=true)")
-    rng = party_streams(seed if seed >= 0 else None)["consumer"]
-    release = ConsumerParty(_data(context, "data"), rng, name).handle(request)
-    assert isinstance(release, ValidationRelease)
-    context.state[_CONSUMER_STATE] = ArrayRecord({"mean_hash": Array(np.asarray(release.mean_hash))})
-    context.state[_CONSUMER_STATE + ".meta"] = ConfigRecord({"n_rows": release.n_rows, "private": release.private})
+    return party_streams(seed if seed >= 0 else None)["consumer"]
+
+
+def _consumer_target(request: TargetRequest, context: Context, name: str) -> TargetRelease:
+    """The nominations protocol's one release; a repeated request gets the same release (post-processing)."""
+    kept = context.state.get(_CONSUMER_STATE + ".target")
+    if isinstance(kept, ArrayRecord) and "noisy_mean" in kept:
+        meta = context.state[_CONSUMER_STATE + ".target.meta"]
+        return TargetRelease(noisy_mean=kept["noisy_mean"].numpy(), exact_mean=kept["exact_mean"].numpy(),
+                             n_rows=int(meta["n_rows"]), sigma=float(meta["sigma"]),  # type: ignore[index, arg-type]
+                             granularity=float(meta["granularity"]))  # type: ignore[index, arg-type]
+    release = ConsumerParty(_data(context, "data"), _consumer_rng(context, name), name).handle(request)
+    assert isinstance(release, TargetRelease)
+    context.state[_CONSUMER_STATE + ".target"] = ArrayRecord({
+        "noisy_mean": Array(np.asarray(release.noisy_mean)), "exact_mean": Array(np.asarray(release.exact_mean))})
+    context.state[_CONSUMER_STATE + ".target.meta"] = ConfigRecord({
+        "n_rows": release.n_rows, "sigma": release.sigma, "granularity": release.granularity})
     return release

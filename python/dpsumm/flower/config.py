@@ -12,8 +12,13 @@ key                         default   meaning
 ``size``                    10        summary size p
 ``owners``                  0         owner SuperNodes to wait for (required, >= 1)
 ``n-features``              0         features per row (public schema; required, >= 1)
-``method``                  private   ``private`` (Alg. 3) or ``greedy`` (non-private baseline)
-``dim``, ``gamma``          140, 0.1  h1: random features and RBF width
+``method``                  nominations ``nominations`` (recommended), ``paper`` (Alg. 3) or ``paper-greedy``
+``dim``, ``gamma``          0, 0.1    h1: random features (0: 500 for nominations, 140 for the paper's) and RBF width
+``purchase``                nominees  nominations: ``nominees`` (certified) or ``winners`` (uncertified)
+``nominees``                -1        nominations: rows per owner (-1: 2 * size)
+``candidates``              -1        nominations: owners herd among their most relevant rows (-1: all)
+``temperature``             0.0       nominations: the owners' tilt (0: from the release's noise)
+``validation-release``      gaussian  nominations: ``gaussian`` or ``mwem``
 ``hash-seed``               0         public h1 seed (int >= 0 or a str)
 ``reveal``                  points    ``points`` or ``hashes``
 ``seed-set``                -1        generated public seed rows (-1: the schedule's count)
@@ -21,9 +26,9 @@ key                         default   meaning
 ``feature-low/high``        0.0, 1.0  public box of generated seed rows
 ``t-init``, ``t-subs``      0, 0      override the schedule's MWEM steps (0: keep)
 ``epsilon-auction``         -1.0      override eps_auc (-1: keep; 0: ask every owner, certified)
-``budget-epsilon``          0.0       > 0: calibrate to a Budget (with the three keys below)
+``budget-epsilon``          0.0       paper: > 0 calibrates to a Budget (with the three keys below)
 ``budget-delta``            1e-4
-``budget-validation-epsilon`` 0.0
+``budget-validation-epsilon`` 0.0     nominations: eps_v of the release (0: 1.0 with delta_v 1e-6)
 ``budget-validation-delta`` 0.01
 ``random-state``            -1        -1: OS entropy (private). >= 0: seeded, reproducible, NOT private
 ``node-wait``               120.0     seconds to wait for the owners and the consumer to connect
@@ -60,8 +65,13 @@ RUN_CONFIG_DEFAULTS: dict[str, Any] = {
     "size": 10,
     "owners": 0,
     "n-features": 0,
-    "method": "paper",
-    "dim": 140,
+    "method": "nominations",
+    "dim": 0,
+    "purchase": "nominees",
+    "nominees": -1,
+    "candidates": -1,
+    "temperature": 0.0,
+    "validation-release": "gaussian",
     "gamma": 0.1,
     "hash-seed": 0,
     "reveal": "points",
@@ -125,6 +135,11 @@ class FlowerRunConfig:
     n_features: int
     method: str
     dim: int
+    purchase: str
+    nominees: int | None
+    candidates: int | None
+    temperature: float | None
+    validation_release: str
     gamma: float
     hash_seed: int | str
     reveal: str
@@ -166,8 +181,12 @@ class FlowerRunConfig:
         if eps_auc < 0 and eps_auc != -1.0:
             raise InvalidParameterError(f"run config `epsilon-auction` must be >= 0 or -1 (keep), got {eps_auc}", "epsilon-auction")
         budget_eps = _float(cfg, "budget-epsilon", lo=0.0)
+        method = _choice(cfg, "method", ("nominations", "paper", "paper-greedy"))
         budget = None
-        if budget_eps > 0:
+        if method == "nominations" and _float(cfg, "budget-validation-epsilon", lo=0.0) > 0:
+            budget = (0.0, 0.0, _float(cfg, "budget-validation-epsilon", positive=True),
+                      _float(cfg, "budget-validation-delta", positive=True))
+        elif budget_eps > 0:
             budget = (
                 budget_eps,
                 _float(cfg, "budget-delta", positive=True),
@@ -185,8 +204,13 @@ class FlowerRunConfig:
             size=_int(cfg, "size", lo=1),
             owners=_int(cfg, "owners", lo=1),
             n_features=_int(cfg, "n-features", lo=1),
-            method=_choice(cfg, "method", ("paper", "paper-greedy")),
-            dim=_int(cfg, "dim", lo=1),
+            method=method,
+            dim=_int(cfg, "dim", lo=0) or (500 if method == "nominations" else 140),
+            purchase=_choice(cfg, "purchase", ("nominees", "winners")),
+            nominees=None if _int(cfg, "nominees", lo=-1) in (-1, 0) else _int(cfg, "nominees", lo=1),
+            candidates=None if _int(cfg, "candidates", lo=-1) in (-1, 0) else _int(cfg, "candidates", lo=1),
+            temperature=_float(cfg, "temperature", lo=0.0) or None,
+            validation_release=_choice(cfg, "validation-release", ("gaussian", "mwem")),
             gamma=_float(cfg, "gamma", positive=True),
             hash_seed=hash_seed if isinstance(hash_seed, str) else int(hash_seed),
             reveal=_choice(cfg, "reveal", ("points", "hashes")),

@@ -36,9 +36,10 @@ from .._validation import seed_value
 from ..datasets import load_array
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import RFFHasher
+from ..protocols.nominations import run_nominations
 from ..protocols.paper import RoundRecord, make_config, run_protocol
 from ..results import Access, SummaryResult
-from ..summarize import _seed_set
+from ..summarize import _nominations_config, _seed_set
 from .client_app import HELLO_TYPE
 from .config import FlowerRunConfig, natural_key
 from .streams import party_streams
@@ -178,6 +179,15 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     ``discovery_seconds`` and ``pool_left``.
     """
     t0 = time.perf_counter()
+    if cfg.method == "nominations":  # check every public parameter before anything is sent
+        budget = (accounting.Budget(validation_epsilon=cfg.budget[2], validation_delta=cfg.budget[3])
+                  if cfg.budget is not None else None)
+        hasher0 = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=cfg.gamma, seed=seed_value(cfg.hash_seed, "hash-seed"))
+        nom_config = _nominations_config(budget, size=cfg.size, owners=cfg.owners, n_features=cfg.n_features,
+                                         hasher=hasher0, reveal=cfg.reveal, purchase=cfg.purchase,
+                                         nominees=cfg.nominees, candidates=cfg.candidates,
+                                         temperature=cfg.temperature, release=cfg.validation_release,
+                                         validation_rows=None)
     owner_nodes, (consumer_name, consumer_node), ignored = discover(grid, cfg.owners, wait=cfg.node_wait,
                                                                    poll_interval=cfg.poll_interval)
     t_discovered = time.perf_counter()
@@ -187,6 +197,11 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     transport = FlowerTransport(grid, nodes, timeout=cfg.reply_timeout, poll_interval=cfg.poll_interval)
     K = len(names)
     hasher = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=cfg.gamma, seed=seed_value(cfg.hash_seed, "hash-seed"))
+    if cfg.method == "nominations":
+        extra_n = {"node_ids": nodes, "ignored_nodes": ignored, "exchanges_log": transport.exchanges,
+                   "discovery_seconds": t_discovered - t0}
+        return run_nominations(transport, names, consumer_name, nom_config, hasher=hasher, size=cfg.size,
+                               seeded=cfg.random_state is not None, started=t0, extra=extra_n)
     sched = _schedule(cfg, K)
     streams = party_streams(cfg.random_state)
     seed_arg: Any = cfg.seed_set

@@ -33,6 +33,7 @@ from .._interim import greedy_select, nominate
 from ..messages import NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, TargetRelease, TargetRequest
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
+from .baselines import exact_greedy
 
 __all__ = ["NominationsConfig", "NominationsAggregator", "nominate_rows", "temperature_for", "run_nominations",
            "TEMPERATURE_PER_SIGMA", "TEMPERATURE_FLOOR"]
@@ -81,6 +82,7 @@ class NominationsConfig:
     candidates: int | None  # C per owner (None: every row)
     temperature: float | None  # None: temperature_for(sigma of the release)
     release: str  # "gaussian", "mwem" or "exact"
+    choice: str = "hashes"  # the aggregator's greedy: on the pooled "hashes", or on the exact "kernel" (raw rows)
     epsilon: float = 0.0  # the release's (epsilon_v, delta_v); 0 for "exact"
     delta: float = 0.0
     mwem_steps: int = 0  # "mwem": steps and per-step epsilon, on the grid eta
@@ -121,6 +123,7 @@ class NominationsAggregator:
         self.temperature = float("nan")
         self.validation_rows = 0
         self.sigma = float("nan")
+        self.validation: np.ndarray | None = None
 
     def _exclude(self, owner: str, reason: str, phase: str) -> None:
         if not self.active.get(owner, False):
@@ -134,7 +137,7 @@ class NominationsAggregator:
         c = self.config
         req = TargetRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
                             release=c.release, epsilon=c.mwem_step_epsilon if c.release == "mwem" else c.epsilon,
-                            delta=c.delta, steps=c.mwem_steps, eta=c.eta)
+                            delta=c.delta, steps=c.mwem_steps, eta=c.eta, send_rows=c.choice == "kernel")
         self.exchanges += 1
         reply = self.transport.request(self.consumer, req)
         if not isinstance(reply, TargetRelease):
@@ -146,6 +149,11 @@ class NominationsAggregator:
         if isinstance(reply.n_rows, bool) or not isinstance(reply.n_rows, (int, np.integer)) or reply.n_rows < 1:
             raise ProtocolError(f"consumer sent an impossible validation size {reply.n_rows!r}")
         self.validation_rows = int(reply.n_rows)
+        if c.choice == "kernel":
+            rows = None if reply.rows is None else np.asarray(reply.rows)
+            if rows is None or rows.shape != (reply.n_rows, c.n_features) or not np.isfinite(rows).all():
+                raise ProtocolError("consumer did not send its validation rows for the exact-kernel choice")
+            self.validation = rows
         self.sigma = float(reply.sigma)
         if c.release == "gaussian":
             cal = accounting.calibrate_gaussian(c.epsilon, c.delta, sensitivity=2.0 * math.sqrt(2.0) / reply.n_rows,
@@ -305,7 +313,15 @@ class NominationsAggregator:
             pool_h = np.concatenate([nominated[o][1] for o in owners])
             pool_owner = np.concatenate([np.full(len(nominated[o][0]), k) for k, o in enumerate(owners)])
             pool_pos = np.concatenate([np.arange(len(nominated[o][0])) for o in owners])
-            picks, values = greedy_select(pool_h, exact, min(size, len(pool_h)))
+            if c.choice == "kernel":
+                assert self.validation is not None
+                kpicks, kvalues = exact_greedy([np.asarray(rows[o]) for o in owners], self.validation,
+                                               np.zeros((0, c.n_features), np.float32), min(size, len(pool_h)), c.gamma)
+                offsets = np.cumsum([0] + [len(nominated[o][0]) for o in owners])
+                picks = np.array([offsets[k] + i for k, i in kpicks], dtype=np.int64)
+                values = np.asarray(kvalues)
+            else:
+                picks, values = greedy_select(pool_h, exact, min(size, len(pool_h)))
             winners = [(owners[pool_owner[i]], int(pool_pos[i]), int(i)) for i in picks]
             if c.purchase != "winners":
                 break
@@ -385,11 +401,12 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     for k, v in zip(owner_idx, out["values"]):
         contribution[k] += v
     extra = dict(extra or {})
-    extra.update(temperature=agg.temperature, sigma=agg.sigma, nominees=config.nominees,
+    extra.update(choice=config.choice, temperature=agg.temperature, sigma=agg.sigma, nominees=config.nominees,
                  candidates=config.candidates, release=config.release, purchase=config.purchase,
                  timings=dict(agg.timings), exchanges=agg.exchanges)
     access = Access(int(sum(agg.accessed.values())), dict(agg.accessed), hashes=int(sum(agg.hashes_seen.values())),
-                    hashes_per_owner=dict(agg.hashes_seen), validation_rows=agg.validation_rows)
+                    hashes_per_owner=dict(agg.hashes_seen), validation_rows=agg.validation_rows,
+                    validation_raw_rows=agg.validation_rows if config.choice == "kernel" else 0)
     return SummaryResult(
         points=pts, hashes=hashes, labels=labs, owner=owner_idx, index=index, owner_names=list(owners),
         accessed=access, contribution=contribution, privacy=ledger, trace=[], events=list(agg.events),

@@ -1,0 +1,111 @@
+"""The nominations protocol's experiments (issue 12): quality tables and the sweeps behind docs/experiments/.
+
+Parts (each writes results.json, results.csv, table.md and plots into its own directory under --out):
+
+* ``main``: MNIST label split (App. G), gamma by the median heuristic on the public seed set, epsilon_v = 1,
+  delta_v = 1e-6, owners' epsilon = 0, M = 2p: nominations against central greedy, exact-kernel greedy and
+  uniform, p in {50, 100, 200, 500, 1000}, 5 repeats (``mnist-nominations``).
+* ``digits``: the same on scikit-learn's digits, p in {10, 20, 40, 80} (``digits-nominations``).
+* ``epsilon``: nominations at epsilon_v in {0.25, 0.5, 1, 2, 4, inf} (``mnist-epsilon``).
+* ``nominees``: nominations at M in {p/K, p/2, p, 2p, 4p} (``mnist-nominees``).
+* ``release``: the Gaussian release against the paper's h2 (MWEM) at the same (epsilon_v, delta_v)
+  (``mnist-release``).
+* ``parsimony``: MMD² against raw rows the aggregator saw, for nominations (both purchase modes), the paper's
+  certified protocol, central greedy and uniform (``mnist-parsimony``).
+
+Run: ``python benches/nominations_experiments.py --data ../shared/data/mnist --out docs/experiments --parts main``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import dpsumm
+from dpsumm import datasets, experiments
+
+BUDGET = dpsumm.Budget(validation_epsilon=1.0, validation_delta=1e-6)
+
+
+def _mnist(data: str):
+    return lambda r: datasets.mnist_label_split(data, random_state=r)
+
+
+def _run(split, sizes, repeats, methods, **kw):
+    return experiments.run_experiment(split, sizes, repeats=repeats, methods=methods, gamma="median", progress=True, **kw)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", required=True, help="directory of the MNIST IDX files")
+    ap.add_argument("--out", default="docs/experiments")
+    ap.add_argument("--parts", nargs="+", default=["main", "digits", "epsilon", "nominees", "release", "parsimony"])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200, 500, 1000])
+    args = ap.parse_args()
+    out = Path(args.out)
+    mnist = _mnist(args.data)
+    K = 5
+    if "main" in args.parts:
+        recs = _run(mnist, args.sizes, args.repeats, ("nominations", "central-greedy", "exact-greedy", "uniform"),
+                    privacy=BUDGET)
+        experiments.write_results(recs, out / "mnist-nominations", title="MNIST, nominations at eps_v=1")
+        print(experiments.format_table(recs))
+    if "digits" in args.parts:
+        recs = experiments.run_experiment(lambda r: datasets.digits_label_split(random_state=r), [10, 20, 40, 80],
+                                          repeats=args.repeats, gamma="median", privacy=BUDGET,
+                                          methods=("nominations", "central-greedy", "exact-greedy", "uniform"))
+        experiments.write_results(recs, out / "digits-nominations", title="digits, nominations at eps_v=1")
+        print(experiments.format_table(recs))
+    sweep_sizes = [s for s in args.sizes if s in (50, 200, 1000)] or args.sizes
+    if "epsilon" in args.parts:
+        base = _run(mnist, sweep_sizes, args.repeats, ("central-greedy", "uniform"))
+        recs = list(base)
+        for eps in (0.25, 0.5, 1.0, 2.0, 4.0, math.inf):
+            if math.isinf(eps):
+                part = _run(mnist, sweep_sizes, args.repeats, ("nominations",), variant="eps_v=inf",
+                            nominations={"validation_release": "exact"})
+            else:
+                part = _run(mnist, sweep_sizes, args.repeats, ("nominations",), variant=f"eps_v={eps:g}",
+                            privacy=dpsumm.Budget(validation_epsilon=eps, validation_delta=1e-6))
+            recs += experiments.relative_to_baseline(part, [base])
+        experiments.write_results(recs, out / "mnist-epsilon", title="MNIST, nominations against eps_v")
+        print(experiments.format_table(recs))
+    if "nominees" in args.parts:
+        base = _run(mnist, sweep_sizes, args.repeats, ("central-greedy", "uniform"))
+        recs = list(base)
+        for label, f in (("M=p/K", lambda p: max(1, p // K)), ("M=p/2", lambda p: p // 2), ("M=p", lambda p: p),
+                         ("M=2p", lambda p: 2 * p), ("M=4p", lambda p: 4 * p)):
+            part = _run(mnist, sweep_sizes, args.repeats, ("nominations",), variant=label, privacy=BUDGET,
+                        nominations={"nominees": f})
+            recs += experiments.relative_to_baseline(part, [base])
+        experiments.write_results(recs, out / "mnist-nominees", title="MNIST, nominations against M")
+        print(experiments.format_table(recs))
+    if "release" in args.parts:
+        base = _run(mnist, sweep_sizes, args.repeats, ("central-greedy",))
+        recs = list(base)
+        for rel in ("gaussian", "mwem"):
+            part = _run(mnist, sweep_sizes, args.repeats, ("nominations",), variant=f"release={rel}", privacy=BUDGET,
+                        nominations={"validation_release": rel})
+            recs += experiments.relative_to_baseline(part, [base])
+        experiments.write_results(recs, out / "mnist-release", title="MNIST, Gaussian vs MWEM release at eps_v=1")
+        print(experiments.format_table(recs))
+    if "parsimony" in args.parts:
+        sizes = [s for s in args.sizes if s <= 200] or args.sizes[:1]
+        recs = _run(mnist, sizes, min(args.repeats, 2), ("central-greedy", "uniform", "paper"))
+        for purchase in ("nominees", "winners"):
+            recs += experiments.relative_to_baseline(
+                _run(mnist, sizes, min(args.repeats, 2), ("nominations",), variant=f"purchase={purchase}",
+                     privacy=BUDGET, nominations={"purchase": purchase}), [recs])
+        paths = experiments.write_results(recs, out / "mnist-parsimony", title="MNIST, MMD² against rows seen")
+        experiments.plot_parsimony(recs, paths["json"].parent / "parsimony.png",
+                                   title="MNIST label split: MMD² against raw rows the aggregator saw")
+        print(experiments.format_table(recs))
+    (out / "nominations_experiments.json").write_text(json.dumps({"parts": args.parts, "sizes": args.sizes,
+                                                                  "repeats": args.repeats}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
