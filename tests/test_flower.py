@@ -297,3 +297,26 @@ def test_cli_prints_deployment_commands(tmp_path: Path, capsys: pytest.CaptureFi
     assert "n-features=3" in out and "owners=2" in out
     assert main(["flower", "--owner", "bad", "--consumer", "x.npy", "--size", "1"]) == 2
     assert "NAME=PATH" in capsys.readouterr().err
+
+
+def test_flower_nominations_equal_in_process(tmp_path: Path) -> None:
+    """The nominations protocol on Flower (3 owners + consumer as SuperNodes): the same summary as in process."""
+    owners, validation, paths, vpath = _data(tmp_path)
+    kw = dict(dim=DIM, random_state=RANDOM_STATE, progress=False)
+    ref = dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, 6, **kw)
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, allow_seeded=True)
+    try:
+        fed.start()
+        pids = fed.pids
+        res = fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
+                       "method": "nominations"}, timeout=170)
+    finally:
+        family = fed.all_pids()
+        fed.close()
+    _assert_gone(pids, family)
+    assert res.method == ref.method == "nominations"
+    np.testing.assert_array_equal(res.owner, ref.owner)
+    np.testing.assert_array_equal(res.index, ref.index)
+    np.testing.assert_array_equal(res.points, ref.points)
+    assert res.accessed == ref.accessed
+    assert res.extra["exchanges"] == 3 and res.events == []

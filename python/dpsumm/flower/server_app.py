@@ -250,7 +250,7 @@ def save_result(result: SummaryResult, path: str | Path) -> Path:
 
     report = {
         "owner_names": result.owner_names,
-        "accessed": {"total": result.accessed.total, "per_owner": result.accessed.per_owner},
+        "accessed": dataclasses.asdict(result.accessed),
         "trace": [dataclasses.asdict(r) for r in result.trace],
         "events": result.events,
         "method": result.method,
@@ -294,7 +294,7 @@ def load_result(path: str | Path) -> SummaryResult:
             points=z["points"] if "points" in z else None,
             hashes=z["hashes"], labels=z["labels"] if "labels" in z else None,
             owner=z["owner"], index=z["index"], owner_names=list(report["owner_names"]),
-            accessed=Access(int(report["accessed"]["total"]), dict(report["accessed"]["per_owner"])),
+            accessed=Access(**report["accessed"]),
             contribution=z["contribution"], privacy=report["privacy"], trace=trace, events=report["events"],
             hasher=RFFHasher(int(h["n_features"]), dim=int(h["dim"]), gamma=float(h["gamma"]), seed=h["seed"]),
             method=report["method"], schedule=report["schedule"], seconds=float(report["seconds"]),
