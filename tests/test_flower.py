@@ -46,12 +46,12 @@ def _data(tmp: Path, n_owners: int = 3, rows: int = 60) -> tuple[dict[str, np.nd
 def _in_process(owners: dict[str, np.ndarray], validation: np.ndarray, size: int) -> dpsumm.SummaryResult:
     sched = dataclasses.replace(accounting.paper_schedule(size=size, owners=len(owners), dim=DIM), t_init=T_INIT, t_subs=5)
     return dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, size, dim=DIM,
-                            schedule=sched, seed_set=SEED_SET, random_state=RANDOM_STATE, progress=False,
+                            method="paper", schedule=sched, seed_set=SEED_SET, random_state=RANDOM_STATE, progress=False,
                             feature_range=BOX)
 
 
 def _run_config(size: int, **extra: object) -> dict[str, object]:
-    return {"size": size, "n-features": N_FEATURES, "dim": DIM, "t-init": T_INIT, "t-subs": 5, "seed-set": SEED_SET,
+    return {"size": size, "method": "paper", "n-features": N_FEATURES, "dim": DIM, "t-init": T_INIT, "t-subs": 5, "seed-set": SEED_SET,
             "random-state": RANDOM_STATE, "feature-low": BOX[0], "feature-high": BOX[1], **extra}
 
 

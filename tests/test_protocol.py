@@ -389,8 +389,9 @@ def test_a_seeded_run_does_not_depend_on_the_thread_count():
         "owners = [rng.normal(size=(3000, 6)) + k for k in range(3)]\n"
         "s = dataclasses.replace(dpsumm.paper_schedule(12, 3, dim=64), t_init=300)\n"
         "r = dpsumm.summarize(owners, rng.normal(size=(50, 6)), 12, seed_set=rng.normal(size=(20, 6)), dim=64,\n"
-        "                     schedule=s, random_state=3, progress=False)\n"
-        "print(hashlib.sha256(r.points.tobytes() + r.owner.tobytes() + r.index.tobytes()).hexdigest())\n"
+        "                     method='paper', schedule=s, random_state=3, progress=False)\n"
+        "n = dpsumm.summarize(owners, rng.normal(size=(50, 6)), 12, dim=64, random_state=3, choice='hashes')\n"
+        "print(hashlib.sha256(r.points.tobytes() + r.owner.tobytes() + r.index.tobytes() + n.points.tobytes()).hexdigest())\n"
     )
     digests = set()
     for threads in ("1", "2", "3"):

@@ -274,6 +274,10 @@ def summarize(
     total = sum(d.shape[0] for d in datas)
     if size > total:
         raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({total})", "size")
+    if seed_set is not None and not (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
+        seed_set = float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
+    if method not in ("paper", "paper-greedy") and not (isinstance(schedule, str) and schedule == "paper"):
+        raise InvalidParameterError(f"`schedule` is the paper's privacy schedule; method {method!r} has none", "schedule")
     if dim is None:
         dim = 140 if method in ("paper", "paper-greedy") else DEFAULT_DIM
     dim = positive_int(dim, "dim")
