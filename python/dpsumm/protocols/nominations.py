@@ -42,7 +42,7 @@ __all__ = ["NominationsConfig", "NominationsAggregator", "nominate_rows", "tempe
 #: deviation is ``sigma ||h1(x)|| ~ sigma``), measured on MNIST (docs/experiments/nominations-temperature).
 TEMPERATURE_PER_SIGMA = 5.0
 #: The temperature when the release has (almost) no noise, measured likewise.
-TEMPERATURE_FLOOR = 0.05
+TEMPERATURE_FLOOR = 0.2
 
 
 def temperature_for(sigma: float) -> float:
