@@ -1662,14 +1662,14 @@ class BudgetAccountant:
 
     Examples
     --------
-    >>> acct = BudgetAccountant(validation_epsilon=2.0, validation_delta=1e-6)
+    >>> acct = BudgetAccountant(validation_epsilon=1.6, validation_delta=1e-6)
     >>> cal = calibrate_gaussian(1.0, 1e-6, sensitivity=0.01, dim=64)
     >>> run = Ledger()
     >>> _ = run.record("validation", cal.event(), label="g~")
     >>> acct.spend(run)
-    >>> acct.spend(run)                       # two releases at eps 1: composed, still below 2
+    >>> acct.spend(run)                       # two releases at eps 1 compose to 1.45 (RDP)
     >>> try:
-    ...     acct.check(run)                   # a third would exceed the total
+    ...     acct.check(run)                   # a third would give 1.81 > 1.6
     ... except PrivacyBudgetError as e:
     ...     print("refused")
     refused
