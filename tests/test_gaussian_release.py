@@ -276,3 +276,10 @@ def test_budget_accountant_matches_the_tight_composition():
     acct.spend(led)
     got = acct.check(led)["owners"]
     assert got == pytest.approx(acc.tight(evs + evs, 1e-6), rel=1e-12)
+
+
+@pytest.mark.parametrize("steps,target", [(1, 1.0), (5, 3.0), (50, 1.0), (1656, 1.0), (4995, 0.5)])
+def test_fast_step_calibration_spends_within_one_percent_by_tight(steps, target):
+    eps = acc._calibrate_mwem_steps(steps, target, 1e-6, "owners")
+    spent = acc.tight(acc.mwem_step_events(eps, steps), 1e-6)
+    assert 0.99 * target <= spent <= target
