@@ -124,7 +124,7 @@ def test_calibration_is_dp_accountings_own_and_tight(eps, delta):
     assert cal.sigma == pytest.approx(cal.noise_multiplier * cal.sensitivity, rel=1e-15)
     # Meets the target and is close to it (a 1% smaller multiplier would not).
     assert cal.achieved_epsilon() <= eps
-    assert acc.GaussianEvent(cal.noise_multiplier * 0.99).epsilon(delta) > eps
+    assert acc.GaussianEvent(cal.noise_multiplier * 0.99).epsilon_at(delta) > eps
     # Certified route costs more noise than the continuous analytic Gaussian, by a bounded factor.
     analytic = dp_accounting.get_sigma_gaussian(eps, delta)
     assert 1.0 < cal.noise_multiplier / analytic < 1.2

@@ -423,7 +423,7 @@ class GaussianEvent:
         """No pure-ε cost: ``math.inf`` (0 when public). Its (ε, δ) comes from the accountants."""
         return 0.0 if self.public else math.inf
 
-    def epsilon(self, delta: float) -> float:
+    def epsilon_at(self, delta: float) -> float:
         """ε at ``delta`` of this record alone (RDP for discrete noise, analytic Gaussian otherwise)."""
         return _gaussian_part_epsilon([self], _delta(delta))
 
