@@ -133,6 +133,10 @@ def test_summarize_with_a_budget_stays_within_it():
     totals = res.privacy.totals(1e-6, 1e-6)
     assert totals["owners"]["tight"] <= 1.0 + 1e-9
     assert totals["validation"]["tight"] <= 2.0 + 1e-9
+    # The ledger reports at the budget's deltas by default, and says the seeded run is not private.
+    assert res.privacy.deltas == {"owners": 1e-6, "validation": 1e-6}
+    assert res.privacy.totals() == totals
+    assert res.privacy.seeded and res.privacy.table().startswith("*** seeded run: NOT private")
 
 
 @pytest.mark.parametrize(

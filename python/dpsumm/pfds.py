@@ -1032,11 +1032,12 @@ class PFDSLedger(Ledger):
             "Agents' data are disjoint: an individual is protected at the epsilon of the agent holding their row.",
         ]
 
-    def table(self, delta_owners: float = 1e-4, delta_validation: float = 0.01) -> str:
-        """A plain-text table of this agent's ε by accountant at ``delta_owners``."""
+    def table(self, delta_owners: float | None = None, delta_validation: float | None = None) -> str:
+        """A plain-text table of this agent's ε by accountant at ``delta_owners`` (default 1e-4)."""
+        d = self._default_delta("owners") if delta_owners is None else delta_owners
         evs = self.events("owners")
-        vals = {name: fn(evs, delta_owners) for name, fn in ACCOUNTANTS.items()}
-        return _format_table([("agent", delta_owners, vals)], self.notes())
+        vals = {name: fn(evs, d) for name, fn in ACCOUNTANTS.items()}
+        return _format_table([("agent", d, vals)], self.notes())
 
 
 @dataclass

@@ -12,6 +12,10 @@ Samplers (exact, integer arithmetic; Canonne, Kamath & Steinke 2020):
   ``round(value/g)·g + g·DLap(scale/g)``. For a query of sensitivity Δ, ``scale = (Δ + g)/ε`` gives
   ε-DP under the query's neighbour relation (rounding to the grid adds at most ``g`` to Δ). Unlike the
   textbook inverse-CDF Laplace on floats, every output has an exactly known probability (Mironov 2012).
+* ``Csprng.discrete_gaussian(sigma)``: ``P(z) ∝ exp(-z²/(2σ²))`` on the integers (CKS 2020, Algorithm 3),
+  σ² rounded UP to a rational (relative change below 2^-20); σ in [2^-10, 2^26].
+* ``Csprng.gaussian_on_grid(values, sigma, granularity)``: ``round(v/g)·g + g·N_Z(0, (σ/g)²)`` per
+  coordinate; see :func:`gaussian_mean_release` for its privacy statement.
 * ``Csprng.exponential_mechanism(scores, epsilon, sensitivity)``: index i with probability
   ``∝ exp(ε·scores[i]/(2Δ))`` by exact rejection sampling: ε-DP up to a slack below 1e-9 from rounding the
   float exponents to the 2^-32 grid; no probability underflows to zero.
@@ -24,10 +28,25 @@ import numbers
 import numpy as np
 
 from . import _core
+from typing import TYPE_CHECKING
+
 from ._validation import positive_float, positive_int
 from .errors import InvalidParameterError
 
-__all__ = ["Csprng", "ProductMWEM", "stochastic_round", "quantize_column_sums", "check_random_state", "NEIGHBOURS"]
+if TYPE_CHECKING:
+    from .accounting import GaussianCalibration
+
+__all__ = [
+    "Csprng",
+    "ProductMWEM",
+    "stochastic_round",
+    "quantize_column_sums",
+    "check_random_state",
+    "NEIGHBOURS",
+    "discrete_gaussian",
+    "gaussian_on_grid",
+    "gaussian_mean_release",
+]
 
 Csprng = _core.Csprng
 NEIGHBOURS = ("replace-one", "add-remove")
@@ -174,3 +193,99 @@ class ProductMWEM:
 
     def __repr__(self) -> str:
         return f"ProductMWEM(dim={self.dim}, eta={self.eta}, neighbour={self.neighbour!r}, steps_taken={self.steps_taken_})"
+
+
+def _rng(rng: object) -> Csprng:
+    if not isinstance(rng, Csprng):
+        raise InvalidParameterError("`rng` must be a dpsumm.Csprng", "rng")
+    return rng
+
+
+def discrete_gaussian(sigma: float, rng: Csprng) -> int:
+    """One exact sample of the discrete Gaussian ``N_Z(0, σ²)``: ``P(z) ∝ exp(-z²/(2σ²))``, z integer.
+
+    Canonne, Kamath & Steinke 2020, Algorithm 3 (discrete Laplace proposals, exact Bernoulli
+    acceptance; integer arithmetic only). σ² is rounded UP to a rational (relative change < 2^-20).
+
+    Privacy: adding ``N_Z(0, σ²)`` to an integer query of sensitivity Δ (an integer) is
+    ``Δ²/(2σ²)``-zCDP, i.e. has Rényi divergence ``αΔ²/(2σ²)`` at every order α (CKS 2020, Prop. 5).
+
+    Parameters
+    ----------
+    sigma : float
+        In [2^-10, 2^26].
+    rng : Csprng
+    """
+    return _rng(rng).discrete_gaussian(positive_float(sigma, "sigma"))
+
+
+def gaussian_on_grid(values: object, sigma: float, granularity: float, rng: Csprng) -> np.ndarray:
+    """The Gaussian mechanism on the lattice ``g·Z^d``: ``round(v/g)·g + g·N_Z(0, (σ/g)²)`` per coordinate.
+
+    Parameters
+    ----------
+    values : array_like of shape (d,)
+        Finite floats.
+    sigma : float
+        Noise standard deviation, > 0.
+    granularity : float
+        Lattice step g > 0, with σ/g in [2^-10, 2^26].
+    rng : Csprng
+
+    Returns
+    -------
+    ndarray of shape (d,), float64, on the lattice.
+
+    Notes
+    -----
+    Privacy: see :func:`gaussian_mean_release` (sensitivity ``Δ + g·sqrt(d)`` after rounding).
+    """
+    arr = np.asarray(values)
+    if arr.ndim != 1 or arr.dtype.kind not in "fiu":
+        raise InvalidParameterError(f"`values` must be a 1-D array of real numbers, got shape {arr.shape}", "values")
+    v = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.isfinite(v).all():
+        raise InvalidParameterError("`values` contains NaN or infinite values", "values")
+    return _rng(rng).gaussian_on_grid(v, positive_float(sigma, "sigma"), positive_float(granularity, "granularity"))
+
+
+def gaussian_mean_release(mean: object, calibration: GaussianCalibration, rng: Csprng) -> np.ndarray:
+    r"""Release ``mean + noise`` once, on the lattice of ``calibration`` (the nominations protocol's g~).
+
+    ``g~ = round(mean/g)·g + g·N_Z(0, (σ/g)² I)``, with σ and g from
+    :func:`dpsumm.accounting.calibrate_gaussian`.
+
+    Privacy statement (OpenDP style). Neighbour relation: replace one row of the validation set
+    D_v, |D_v| = m public. Query: ``mean_{x in D_v} h1(x)`` with ``||h1(x)||_2^2 <= 2``, L2
+    sensitivity ``Δ = 2·sqrt(2)/m``. Rounding to ``gZ^d`` moves each vector by at most
+    ``g·sqrt(d)/2``, so the rounded means of neighbours differ by at most ``Δ_eff = Δ + g·sqrt(d)``
+    (``calibration.sensitivity``) - an integer vector of norm ``<= Δ_eff/g`` in grid units. Adding
+    independent ``N_Z(0, (σ/g)²)`` per coordinate has Rényi divergence at most ``α Δ_eff²/(2σ²)`` at
+    every order α (Canonne, Kamath & Steinke 2020, Prop. 5, summed over coordinates), which is the
+    continuous Gaussian's RDP curve at noise multiplier ``σ/Δ_eff``; ``calibrate_gaussian`` picks the
+    smallest multiplier whose RDP curve gives (ε, δ) by dp-accounting's conversion. Hence the release
+    is ``(calibration.epsilon, calibration.delta)``-DP for D_v. Record it with
+    ``ledger.record("validation", calibration.event(), label=...)``. Sensitivity is the caller's
+    claim: ``mean`` must be the mean of m vectors of squared norm at most 2.
+
+    Parameters
+    ----------
+    mean : array_like of shape (calibration.dim,)
+    calibration : GaussianCalibration
+    rng : Csprng
+        OS-keyed for a private release; a seeded stream is NOT private.
+
+    Returns
+    -------
+    ndarray of shape (d,), float64
+    """
+    from .accounting import GaussianCalibration
+
+    if not isinstance(calibration, GaussianCalibration):
+        raise InvalidParameterError("`calibration` must come from dpsumm.accounting.calibrate_gaussian", "calibration")
+    arr = np.asarray(mean)
+    if arr.shape != (calibration.dim,) or arr.dtype.kind not in "fiu":
+        raise InvalidParameterError(
+            f"`mean` must be a real vector of shape ({calibration.dim},), got {arr.shape} {arr.dtype}", "mean"
+        )
+    return gaussian_on_grid(arr, calibration.sigma, calibration.granularity, _rng(rng))

@@ -337,6 +337,12 @@ def summarize(
         parties["consumer"] = ConsumerParty(val, rng_consumer)
         transport = InProcessTransport(parties)
 
-    return run_protocol(transport, names, "consumer", config, seed, rng_aggregator, hasher=hasher, method=method,
-                        schedule=sched, size=size, progress=progress, started=t0,
-                        with_labels=labels[0] is not None)
+    result = run_protocol(transport, names, "consumer", config, seed, rng_aggregator, hasher=hasher, method=method,
+                          schedule=sched, size=size, progress=progress, started=t0,
+                          with_labels=labels[0] is not None)
+    if result.privacy is not None:
+        if rng.is_seeded:
+            result.privacy.mark_seeded()
+        if privacy is not None:  # a Budget: report at its deltas by default
+            result.privacy.set_deltas(**privacy.ledger_deltas())
+    return result

@@ -404,7 +404,7 @@ def run_protocol(
     """
     t0 = time.perf_counter() if started is None else started
     K = len(owners)
-    ledger = accounting.Ledger() if config.private else None
+    ledger = accounting.Ledger(seeded=rng.is_seeded) if config.private else None
 
     def record(party: str, mechanism: str, epsilon: float, count: int, rnd: int, label: str) -> None:
         """Put one release on the ledger: h2 releases as MWEM steps, auction rounds as AuctionEvents."""

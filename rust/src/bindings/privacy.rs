@@ -95,6 +95,24 @@ impl PyCsprng {
         noise::laplace_on_grid(&mut self.lock(), value, scale, granularity).map_err(|e| to_py_err(py, e))
     }
 
+    /// An exact discrete Gaussian integer, P(z) ∝ exp(-z²/(2 sigma²)) (sigma² rounded up to a rational).
+    fn discrete_gaussian(&self, py: Python<'_>, sigma: f64) -> PyResult<i64> {
+        let rng = self.clone();
+        detach(py, || noise::discrete_gaussian(&mut rng.lock(), sigma))
+    }
+
+    /// The Gaussian mechanism on the grid `granularity * Z`, per coordinate (see `dpsumm.privacy`).
+    fn gaussian_on_grid<'py>(&self, py: Python<'py>, values: PyReadonlyArray1<'py, f64>, sigma: f64, granularity: f64) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let v = values.as_array();
+        let owned: Vec<f64> = match v.as_slice() {
+            Some(s) => s.to_vec(),
+            None => v.iter().copied().collect(),
+        };
+        let rng = self.clone();
+        let out = detach(py, || noise::gaussian_on_grid(&mut rng.lock(), &owned, sigma, granularity))?;
+        Ok(out.into_pyarray(py))
+    }
+
     /// The exponential mechanism: index i with probability ∝ exp(epsilon * scores[i] / (2 sensitivity)).
     fn exponential_mechanism(&self, py: Python<'_>, scores: Vec<f64>, epsilon: f64, sensitivity: f64) -> PyResult<usize> {
         noise::exponential_mechanism(&mut self.lock(), &scores, epsilon, sensitivity).map_err(|e| to_py_err(py, e))
