@@ -852,10 +852,28 @@ class Ledger:
 
     def __init__(self, *, seeded: bool = False, deltas: dict[str, float | None] | None = None) -> None:
         self._entries: list[LedgerEntry] = []
+        self._uncertified: list[dict[str, str]] = []
         self.seeded: bool = bool(seeded)
         self.deltas: dict[str, float | None] | None = None
         if deltas is not None:
             self.set_deltas(**deltas)
+
+    def record_uncertified(self, party: Party, *, label: str, reason: str) -> None:
+        """Record a message ``party`` receives that is outside the differential-privacy guarantee.
+
+        The party is then not certified and its ε is infinite (no finite guarantee), whatever else it saw;
+        ``reason`` appears in :meth:`notes`. Example: the nominations protocol's ``purchase="winners"``
+        request, which tells an owner which of its nominees won.
+        """
+        p = _party(party)
+        if not isinstance(label, str) or not label or not isinstance(reason, str) or not reason:
+            raise InvalidParameterError("`label` and `reason` must be non-empty strings", "label")
+        self._uncertified.append({"party": p, "label": label, "reason": reason})
+
+    @property
+    def uncertified(self) -> list[dict[str, str]]:
+        """Messages outside the DP guarantee (party, label, reason), in order (a copy)."""
+        return [dict(u) for u in self._uncertified]
 
     def mark_seeded(self) -> None:
         """Mark the run as seeded (reproducible noise): NOT private."""
@@ -913,7 +931,11 @@ class Ledger:
         ]
 
     def certified(self, party: Party) -> bool:
-        """False when ``party``'s records hold an uncertified auction (PrivAuction with ε_auc > 0)."""
+        """False when ``party``'s records hold an uncertified auction (PrivAuction with ε_auc > 0) or a
+        message outside the DP guarantee (:meth:`record_uncertified`)."""
+        p = _party(party)
+        if any(u["party"] == p for u in self._uncertified):
+            return False
         return not any(
             isinstance(e, AuctionEvent) and not e.certified_free for e in self.events(party)
         )
@@ -937,6 +959,9 @@ class Ledger:
         """
         name = _accountant_name(accountant)
         d = self._default_delta(_party(party)) if delta is None else delta
+        if any(u["party"] == _party(party) for u in self._uncertified):
+            _delta(d)
+            return math.inf
         return ACCOUNTANTS[name](self.events(party, include_auction=include_auction), d)
 
     def totals(
@@ -955,6 +980,9 @@ class Ledger:
             d = self._default_delta(party) if d is None else d
             _delta(d, "delta_owners" if party == "owners" else "delta_validation")
             evs = self.events(party, include_auction=include_auction)  # type: ignore[arg-type]
+            if any(u["party"] == party for u in self._uncertified):
+                out[party] = {name: math.inf for name in ACCOUNTANTS}
+                continue
             out[party] = {name: fn(evs, d) for name, fn in ACCOUNTANTS.items()}
         return out
 
@@ -978,11 +1006,13 @@ class Ledger:
                 "curve (Canonne, Kamath & Steinke 2020, Prop. 5); basic/advanced/kov add them at their own "
                 "epsilon, at delta/2 when pure events are also present."
             )
+        for u in self._uncertified:
+            notes.append(f"{u['party']}: {u['label']} is OUTSIDE the differential-privacy guarantee: {u['reason']}")
         if any(e.party == "owners" and not isinstance(e.event, AuctionEvent) for e in self._entries):
             notes.append(
                 "owners: h2 releases are composed over epochs; seed-set-only releases are public and free."
             )
-        if not self.certified("owners"):
+        if not self.certified("owners") and not any(u["party"] == "owners" for u in self._uncertified):
             notes.append(
                 "owners: PrivAuction with eps_auc > 0 is not differentially private as specified "
                 "(proof of Theorem 6 is wrong; see dpsumm.accounting.AuctionEvent): no finite "
@@ -1008,6 +1038,7 @@ class Ledger:
             out["warning"] = _SEEDED_WARNING
         out["seeded"] = self.seeded
         out["entries"] = [e.to_dict() for e in self._entries]
+        out["uncertified"] = self.uncertified
         out["notes"] = self.notes()
         out["certified"] = {p: self.certified(p) for p in PARTIES}  # type: ignore[arg-type]
         out["calibrated_deltas"] = None if self.deltas is None else dict(self.deltas)
@@ -1029,6 +1060,8 @@ class Ledger:
             if not isinstance(rec, dict):
                 raise InvalidParameterError("`data['entries']` must hold dicts", "data")
             led.record(rec["party"], _event_from_dict(rec["event"]), label=rec["label"], round=rec.get("round"))
+        for u in data.get("uncertified") or []:
+            led.record_uncertified(u["party"], label=u["label"], reason=u["reason"])
         return led
 
     def table(self, delta_owners: float | None = None, delta_validation: float | None = None) -> str:
@@ -1052,7 +1085,8 @@ class Ledger:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Ledger):
             return NotImplemented
-        return self._entries == other._entries and self.seeded == other.seeded and self.deltas == other.deltas
+        return (self._entries == other._entries and self._uncertified == other._uncertified
+                and self.seeded == other.seeded and self.deltas == other.deltas)
 
     __hash__ = None  # type: ignore[assignment]
 

@@ -29,7 +29,7 @@ from .types import METHODS, PURCHASES, REVEALS, Method, Purchase, Reveal
 #: lower MMD² than the paper's 140.
 DEFAULT_DIM = 500
 #: The nominations protocol's validation budget when none is given.
-DEFAULT_VALIDATION_BUDGET = accounting.Budget(epsilon=1.0, delta=1e-6, validation_epsilon=1.0, validation_delta=1e-6)  # TODO-merge: validation-only
+DEFAULT_VALIDATION_BUDGET = accounting.Budget(validation_epsilon=1.0, validation_delta=1e-6)
 
 __all__ = ["Owner", "SummaryResult", "Access", "summarize", "METHODS"]
 

@@ -370,8 +370,10 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     t0 = time.perf_counter() if started is None else started
     private = config.release != "exact"
     ledger = accounting.Ledger() if private else None
-    if ledger is not None and seeded:
-        ledger.mark_seeded()
+    if ledger is not None:
+        ledger.set_deltas(validation=config.delta)
+        if seeded:
+            ledger.mark_seeded()
 
     def record(party: str, event: Any, label: str) -> None:
         if ledger is not None:
@@ -380,9 +382,10 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     agg = NominationsAggregator(transport, owners, consumer, config, record)
     out = agg.run(size)
     if ledger is not None and config.purchase == "winners":
-        ledger.add_note("owners: purchase='winners' tells each owner which of its nominees won; that depends on "
-                        "the other owners' data and D_v, and is OUTSIDE the differential-privacy guarantee: the "
-                        "owners' epsilon is not certified for this run.", uncertified="owners")
+        ledger.record_uncertified(
+            "owners", label="the purchase='winners' request",
+            reason="it tells each owner which of its nominees won, which depends on the other owners' data and on "
+                   "D_v; no finite owners' epsilon is certified for this run (purchase='nominees' is).")
     winners = out["winners"]
     position = {name: k for k, name in enumerate(owners)}
     nominated = out["nominated"]
