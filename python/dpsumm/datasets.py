@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import InvalidParameterError
 
-__all__ = ["read_idx", "mnist", "digits", "LabelSplit", "label_split", "mnist_label_split", "digits_label_split", "covariate_shift", "load_array", "load_owners"]
+__all__ = ["read_idx", "mnist", "digits", "LabelSplit", "label_split", "mnist_label_split", "digits_label_split", "covariate_shift", "load_array", "load_labels", "load_owners"]
 
 _IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
@@ -252,7 +252,7 @@ def load_array(path: str | Path) -> np.ndarray:
         try:
             import pyarrow.parquet as pq
         except ImportError as exc:
-            raise InvalidParameterError("reading .parquet needs pyarrow: pip install pyarrow", "path") from exc
+            raise InvalidParameterError("reading .parquet needs pyarrow: pip install 'dpsumm[parquet]'", "path") from exc
         table = pq.read_table(p)
         try:
             arr = np.column_stack([table.column(i).to_numpy() for i in range(table.num_columns)]).astype(np.float64)
@@ -263,6 +263,20 @@ def load_array(path: str | Path) -> np.ndarray:
     if arr.ndim != 2:
         raise InvalidParameterError(f"{p}: expected a 2-D table, got {arr.ndim}-D", "path")
     return arr
+
+
+def load_labels(path: str | Path) -> np.ndarray:
+    """Labels from a ``.npy`` file (1-D, or one column) or a one-column ``.csv``/``.parquet`` file, as a 1-D array."""
+    p = Path(path)
+    if p.suffix.lower() == ".npy" and p.is_file():
+        arr = np.load(p, allow_pickle=False)
+        if arr.ndim == 1:
+            return arr
+    else:
+        arr = load_array(p)
+    if arr.ndim != 2 or arr.shape[1] != 1:
+        raise InvalidParameterError(f"{p}: labels must be 1-D or one column, got shape {arr.shape}", "labels")
+    return arr[:, 0]
 
 
 def load_owners(paths: Sequence[str | Path]) -> list[np.ndarray]:

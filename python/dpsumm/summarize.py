@@ -6,24 +6,27 @@ import math
 import numbers
 import time
 from collections.abc import Sequence
-from typing import Any
+import logging
+from typing import Any, Literal
 
 import numpy as np
 
 from . import accounting
-from ._validation import float_matrix, positive_int, seed_value
+from ._validation import float_matrix, positive_float, positive_int, seed_value
 from .errors import InvalidParameterError
 from .hashing import RFFHasher
+from .preprocessing import check_kernel, median_gamma
 from .parties import ConsumerParty, OwnerParty
 from .protocols.baselines import exact_greedy, uniform_picks
 from .protocols.paper import make_config, run_protocol
 from .results import Access, Owner, SummaryResult
 from .privacy import Csprng, check_random_state
 from .transport import InProcessTransport, Transport
-from .types import METHODS, REVEALS
+from .types import METHODS, NON_PRIVATE_METHODS, REVEALS, ArrayLike, Method, RandomState, Reveal
 
 __all__ = ["Owner", "SummaryResult", "Access", "summarize", "METHODS"]
 
+_log = logging.getLogger("dpsumm")
 
 
 # ------------------------------------------------------------------------------------------ validation
@@ -89,22 +92,38 @@ def _resolve_schedule(schedule: Any, privacy: Any, *, size: int, owners: int, di
     return schedule
 
 
+def _choose_gamma(gamma: float | str, seed: np.ndarray, validation: np.ndarray, *, user_seed: bool) -> float:
+    """The run's RBF width: ``gamma``, or the median heuristic on the public seed rows; warns when degenerate."""
+    if gamma == "median":
+        if seed.shape[0] < 2:
+            raise InvalidParameterError("gamma='median' needs a seed set of at least two public rows", "gamma")
+        g = median_gamma(seed)
+        _log.info("gamma='median': %.6g from %d public seed rows", g, seed.shape[0])
+        return g
+    g = float(gamma)
+    if user_seed and seed.shape[0] >= 2:
+        check_kernel(seed, g, what="the public seed set")
+    else:
+        check_kernel(validation, g, what="the validation rows")
+    return g
+
+
 # ------------------------------------------------------------------------------------------ summarize
 
 
 def summarize(
-    owners: Sequence[Any],
-    validation: Any,
+    owners: Sequence[Owner | ArrayLike],
+    validation: ArrayLike,
     size: int,
     *,
-    method: str = "paper",
-    seed_set: Any = None,
-    gamma: float = 0.1,
+    method: Method = "paper",
+    seed_set: ArrayLike | int | None = None,
+    gamma: float | Literal["median"] = 0.1,
     dim: int = 140,
-    privacy: Any = None,
-    schedule: Any = "paper",
-    reveal: str = "points",
-    random_state: Any = None,
+    privacy: accounting.Budget | None = None,
+    schedule: accounting.Schedule | Literal["paper"] | None = None,
+    reveal: Reveal = "points",
+    random_state: RandomState = None,
     progress: bool = True,
     hash_seed: int | str = 0,
     feature_range: tuple[float, float] = (0.0, 1.0),
@@ -132,12 +151,23 @@ def summarize(
         Public seed rows ``D_init``: an array, a count of rows to generate, or None for the schedule's
         count. Generated rows are uniform in the public box ``feature_range`` (never drawn from the
         owners' data). Removed from the returned summary.
-    gamma, dim : float, int
-        RBF kernel width and number of random features of h1.
+    gamma : float or "median"
+        RBF kernel width. ``"median"``: the median heuristic ``1 / median ||x - y||²`` over pairs of the
+        public seed-set rows (the user's ``seed_set`` array, or the rows generated in ``feature_range``);
+        no private row is used, no budget spent. A ``DegenerateKernelWarning`` (a ``UserWarning``, also
+        logged on ``logging.getLogger("dpsumm")``) is issued when ``gamma * median ||x - y||²`` over the
+        public seed set (or, when the seed set is generated, over ``validation``: a local diagnostic
+        shown to the caller only, sent to no party) is outside ``[0.05, 20]``
+        (:mod:`dpsumm.preprocessing`): scale features with a public range
+        (:func:`dpsumm.scale_to_unit`) or use ``"median"``.
+    dim : int
+        Number of random features of h1.
     privacy : dpsumm.Budget or None
-        A target budget: the per-step parameters are calibrated to it (budget-first use).
-    schedule : "paper" or dpsumm.accounting.Schedule
-        The privacy schedule when ``privacy`` is None. ``"paper"`` is Section 4's.
+        A target budget: the per-step parameters are calibrated to it (budget-first use). Only for the
+        private methods; a non-private ``method`` with ``privacy`` is an error, and so is ``privacy``
+        together with ``schedule`` (the budget decides the schedule).
+    schedule : "paper", dpsumm.accounting.Schedule or None
+        The privacy schedule when ``privacy`` is None. None or ``"paper"`` is Section 4's.
     reveal : {"points", "hashes"}
         ``"hashes"``: the aggregator receives only ``h1(x)`` of requested rows (paper App. F).
     random_state : None, int or Csprng
@@ -160,6 +190,18 @@ def summarize(
     t0 = time.perf_counter()
     if method not in METHODS:
         raise InvalidParameterError(f"`method` must be one of {METHODS}, got {method!r}", "method")
+    # Refusals that would otherwise cost a calibration and then silently not do what was asked.
+    if privacy is not None and method in NON_PRIVATE_METHODS:
+        raise InvalidParameterError(
+            f"`privacy` was given but method={method!r} is not private (no budget is spent or certified); "
+            f"use a private method ({', '.join(m for m in METHODS if m not in NON_PRIVATE_METHODS)}) or drop `privacy`",
+            "privacy")
+    if privacy is not None and schedule is not None:
+        raise InvalidParameterError("give `privacy` (a budget to calibrate to) or `schedule`, not both", "schedule")
+    if schedule is None:
+        schedule = "paper"
+    if not (gamma == "median" or (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool))):
+        raise InvalidParameterError(f"`gamma` must be a positive number or 'median', got {gamma!r}", "gamma")
     if method in ("nominations", "central-greedy"):  # being built (issue 12)
         raise NotImplementedError(method)
     if reveal not in REVEALS:
@@ -177,11 +219,21 @@ def summarize(
     if size > total:
         raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({total})", "size")
     dim = positive_int(dim, "dim")
-    hasher = RFFHasher(n_features, dim=dim, gamma=gamma, seed=seed_value(hash_seed, "hash_seed"))
+    h_seed = seed_value(hash_seed, "hash_seed")
+    if gamma != "median":
+        positive_float(gamma, "gamma")
+    t_cal = time.perf_counter()
     sched = _resolve_schedule(schedule, privacy, size=size, owners=len(datas), dim=dim)
+    if privacy is not None:
+        _log.info("calibrated the schedule to %s in %.2f s: %s", privacy, time.perf_counter() - t_cal,
+                  sched.describe().replace("\n", "; "))
     rng = check_random_state(random_state)
     rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
     seed = _seed_set(seed_set, sched.seed_set_size, n_features, feature_range, rng_seed)
+    gamma_value = _choose_gamma(gamma, seed, val, user_seed=not (seed_set is None or isinstance(seed_set, numbers.Integral)))
+    hasher = RFFHasher(n_features, dim=dim, gamma=gamma_value, seed=h_seed)
+    _log.info("summarize: method=%s size=%d owners=%d rows=%d features=%d gamma=%.6g dim=%d seed rows=%d seeded=%s",
+              method, size, len(datas), total, n_features, gamma_value, dim, seed.shape[0], rng.is_seeded)
     if method == "paper" and seed.shape[0] == 0:
         raise InvalidParameterError("the private method needs a non-empty seed set (h2 of an empty set is undefined)", "seed_set")
     K = len(datas)
@@ -206,7 +258,7 @@ def summarize(
         return SummaryResult(
             points=pts, hashes=hasher.transform(pts), labels=labs, owner=owner_idx, index=index, owner_names=names,
             accessed=Access(accessed_total, per_owner), contribution=contribution, privacy=None, trace=[], events=[],
-            hasher=hasher, method=method, schedule=sched, seconds=time.perf_counter() - t0,
+            hasher=hasher, method=method, schedule=sched, seconds=time.perf_counter() - t0, seeded=rng.is_seeded,
         )
 
     config = make_config(sched, n_features=n_features, dim=dim, gamma=hasher.gamma, hash_seed=hasher.seed, reveal=reveal,
@@ -216,6 +268,12 @@ def summarize(
         parties["consumer"] = ConsumerParty(val, rng_consumer)
         transport = InProcessTransport(parties)
 
-    return run_protocol(transport, names, "consumer", config, seed, rng_aggregator, hasher=hasher, method=method,
-                        schedule=sched, size=size, progress=progress, started=t0,
-                        with_labels=labels[0] is not None)
+    result = run_protocol(transport, names, "consumer", config, seed, rng_aggregator, hasher=hasher, method=method,
+                          schedule=sched, size=size, progress=progress, started=t0,
+                          with_labels=labels[0] is not None)
+    result.seeded = rng.is_seeded
+    for event in result.events:
+        _log.warning("run event: %s", event)
+    _log.info("summarize: %d rows in %.2f s, aggregator saw %d raw rows; %s", len(result), result.seconds,
+              result.accessed.total, result.privacy_status())
+    return result

@@ -13,7 +13,8 @@ key                         default   meaning
 ``owners``                  0         owner SuperNodes to wait for (required, >= 1)
 ``n-features``              0         features per row (public schema; required, >= 1)
 ``method``                  private   ``private`` (Alg. 3) or ``greedy`` (non-private baseline)
-``dim``, ``gamma``          140, 0.1  h1: random features and RBF width
+``dim``, ``gamma``          140, 0.1  h1: random features and RBF width (``gamma="median"``: the median
+                                      heuristic on the public seed set)
 ``hash-seed``               0         public h1 seed (int >= 0 or a str)
 ``reveal``                  points    ``points`` or ``hashes``
 ``seed-set``                -1        generated public seed rows (-1: the schedule's count)
@@ -125,7 +126,7 @@ class FlowerRunConfig:
     n_features: int
     method: str
     dim: int
-    gamma: float
+    gamma: float | str
     hash_seed: int | str
     reveal: str
     seed_set: int | None
@@ -187,7 +188,7 @@ class FlowerRunConfig:
             n_features=_int(cfg, "n-features", lo=1),
             method=_choice(cfg, "method", ("paper", "paper-greedy")),
             dim=_int(cfg, "dim", lo=1),
-            gamma=_float(cfg, "gamma", positive=True),
+            gamma="median" if cfg["gamma"] == "median" else _float(cfg, "gamma", positive=True),
             hash_seed=hash_seed if isinstance(hash_seed, str) else int(hash_seed),
             reveal=_choice(cfg, "reveal", ("points", "hashes")),
             seed_set=None if seed_set == -1 else seed_set,

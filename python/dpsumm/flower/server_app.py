@@ -36,6 +36,7 @@ from .._validation import seed_value
 from ..datasets import load_array
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import RFFHasher
+from ..preprocessing import median_gamma
 from ..protocols.paper import RoundRecord, make_config, run_protocol
 from ..results import Access, SummaryResult
 from ..summarize import _seed_set
@@ -186,13 +187,19 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     nodes[consumer_name] = consumer_node
     transport = FlowerTransport(grid, nodes, timeout=cfg.reply_timeout, poll_interval=cfg.poll_interval)
     K = len(names)
-    hasher = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=cfg.gamma, seed=seed_value(cfg.hash_seed, "hash-seed"))
     sched = _schedule(cfg, K)
     streams = party_streams(cfg.random_state)
     seed_arg: Any = cfg.seed_set
     if cfg.seed_set_path is not None:
         seed_arg = load_array(cfg.seed_set_path)
     seed = _seed_set(seed_arg, sched.seed_set_size, cfg.n_features, cfg.feature_range, streams["seed-set"])
+    if cfg.gamma == "median":
+        if seed.shape[0] < 2:
+            raise InvalidParameterError("gamma='median' needs a seed set of at least two public rows", "gamma")
+        gamma = median_gamma(seed)
+    else:
+        gamma = float(cfg.gamma)
+    hasher = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=gamma, seed=seed_value(cfg.hash_seed, "hash-seed"))
     private = cfg.method == "paper"
     if private and seed.shape[0] == 0:
         raise InvalidParameterError("the private method needs a non-empty seed set", "seed-set")
@@ -204,8 +211,10 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
         "exchanges": transport.exchanges,
         "discovery_seconds": t_discovered - t0,
     }
-    return run_protocol(transport, names, consumer_name, config, seed, streams["aggregator"], hasher=hasher,
-                        method=cfg.method, schedule=sched, size=cfg.size, started=t0, extra=extra)
+    result = run_protocol(transport, names, consumer_name, config, seed, streams["aggregator"], hasher=hasher,
+                          method=cfg.method, schedule=sched, size=cfg.size, started=t0, extra=extra)
+    result.seeded = cfg.random_state is not None
+    return result
 
 
 # ---------------------------------------------------------------------------------------- results
@@ -240,6 +249,7 @@ def save_result(result: SummaryResult, path: str | Path) -> Path:
         "events": result.events,
         "method": result.method,
         "seconds": result.seconds,
+        "seeded": result.seeded,
         "hasher": {"n_features": result.hasher.n_features, "dim": result.hasher.dim, "gamma": result.hasher.gamma,
                    "seed": result.hasher.seed},
         "privacy": None if result.privacy is None else result.privacy.to_dict(1e-4, 0.01),
@@ -283,5 +293,5 @@ def load_result(path: str | Path) -> SummaryResult:
             contribution=z["contribution"], privacy=report["privacy"], trace=trace, events=report["events"],
             hasher=RFFHasher(int(h["n_features"]), dim=int(h["dim"]), gamma=float(h["gamma"]), seed=h["seed"]),
             method=report["method"], schedule=report["schedule"], seconds=float(report["seconds"]),
-            extra=report["extra"],
+            extra=report["extra"], seeded=bool(report.get("seeded", False)),
         )
