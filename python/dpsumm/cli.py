@@ -339,6 +339,17 @@ def _method_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {k: getattr(args, k) for k in ("purchase", "nominees", "validation_release") if getattr(args, k) is not None}
 
 
+def _ledger(privacy: Any) -> Any:
+    """The run's Ledger; a Flower result carries the ledger's dict form, turned back into a Ledger when
+    ``Ledger.from_dict`` exists (else the dict is returned)."""
+    from . import accounting
+
+    if isinstance(privacy, dict):
+        from_dict = getattr(accounting.Ledger, "from_dict", None)
+        return from_dict(privacy) if from_dict is not None else privacy
+    return privacy
+
+
 def _ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded: bool) -> list[str]:
     """What the run cost and certified, per party, in plain lines (the ledger's table and notes)."""
     lines = []
@@ -347,7 +358,15 @@ def _ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded:
     if res.privacy is None:
         lines.append(f"method {res.method!r} is not private: no party's privacy is protected or certified.")
         return lines
-    led = res.privacy
+    led = _ledger(res.privacy)
+    if isinstance(led, dict):  # no Ledger.from_dict: the totals at the δ's the ServerApp saved them at
+        d = led.get("delta", {})
+        lines.append(f"epsilon at delta owners {d.get('owners')}, validation {d.get('validation')}: "
+                     f"{json.dumps(led.get('totals'))}")
+        lines += led.get("notes", [])
+        lines.append(f"aggregator saw {res.accessed.total} raw rows ({res.accessed.per_owner}).")
+        lines.append(f"certified: {'NO (seeded run)' if seeded else res.privacy_status()}.")
+        return lines
     eps_o = led.epsilon("owners", delta_owners)
     eps_v = led.epsilon("validation", delta_validation)
     certified = math.isfinite(eps_o) and math.isfinite(eps_v) and not seeded
@@ -368,11 +387,14 @@ def _ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded:
 
 def _report(res: Any, args: argparse.Namespace, budget: Any, **extra: Any) -> dict[str, Any]:
     seeded = args.random_state is not None
-    led = res.privacy
+    led = None if res.privacy is None else _ledger(res.privacy)
     d_o, d_v = args.delta, args.validation_delta
     privacy: Any = None
     certified = False
-    if led is not None:
+    if isinstance(led, dict):
+        privacy = led
+        certified = not seeded and res.privacy_status() == "private, certified"
+    elif led is not None:
         privacy = led.to_dict(d_o, d_v)
         certified = (not seeded and math.isfinite(led.epsilon("owners", d_o))
                      and math.isfinite(led.epsilon("validation", d_v)))
