@@ -23,13 +23,14 @@ __all__ = ["scale_to_unit", "median_gamma", "kernel_scale", "check_kernel", "DEG
 _log = logging.getLogger("dpsumm")
 
 #: ``gamma * median squared distance`` below this: every pair of rows looks alike to the kernel
-#: (``exp(-0.05) = 0.95``), the summary is close to arbitrary.
-DEGENERATE_LOW = 0.05
-#: ``gamma * median squared distance`` above this: every pair of distinct rows looks unrelated
-#: (``exp(-20) = 2e-9``), the greedy only matches near-duplicates. Measured on scikit-learn's digits
-#: (docs/usability.md): raw 0-16 pixels at γ = 0.1 give 137 (greedy: 1 of 20 target rows); scaled to
-#: [0, 1] at γ = 0.1 they give 0.54 and the median heuristic gives 1 by construction.
-DEGENERATE_HIGH = 20.0
+#: (``exp(-0.001) = 0.999``). Measured (benches/kernel_scale.py, docs/usability.md): on the digits label
+#: split, paper-greedy picks 19 of 20 target rows down to 0.001, 16-18 at 0.0001.
+DEGENERATE_LOW = 0.001
+#: ``gamma * median squared distance`` above this: distinct rows look unrelated (``exp(-10) = 5e-5``)
+#: and the greedy matches only near-duplicates. Measured: 20 of 20 target rows at 5, 11-14 at 10, 4-6 at
+#: 20, 3-5 at 240 (raw 0-16 digits pixels at the paper's gamma = 0.1 give about 240; scaled to [0, 1],
+#: 0.94).
+DEGENERATE_HIGH = 5.0
 
 #: Pairs of rows used by the median heuristic at most (a deterministic stride subsample of the rows).
 _MAX_ROWS = 1000

@@ -99,6 +99,8 @@ def _choose_gamma(gamma: float | str, seed: np.ndarray, validation: np.ndarray, 
             raise InvalidParameterError("gamma='median' needs a seed set of at least two public rows", "gamma")
         g = median_gamma(seed)
         _log.info("gamma='median': %.6g from %d public seed rows", g, seed.shape[0])
+        if not user_seed:  # generated rows in the public box: the data may not live in that box
+            check_kernel(validation, g, what="the validation rows (gamma='median' of generated seed rows)")
         return g
     g = float(gamma)
     if user_seed and seed.shape[0] >= 2:
@@ -157,7 +159,7 @@ def summarize(
         no private row is used, no budget spent. A ``DegenerateKernelWarning`` (a ``UserWarning``, also
         logged on ``logging.getLogger("dpsumm")``) is issued when ``gamma * median ||x - y||²`` over the
         public seed set (or, when the seed set is generated, over ``validation``: a local diagnostic
-        shown to the caller only, sent to no party) is outside ``[0.05, 20]``
+        shown to the caller only, sent to no party) is outside ``[0.001, 5]``
         (:mod:`dpsumm.preprocessing`): scale features with a public range
         (:func:`dpsumm.scale_to_unit`) or use ``"median"``.
     dim : int
