@@ -575,7 +575,7 @@ def _pld_epsilon(evs: Sequence[Event], delta: float) -> float:
                 parameter=sens / eps, sensitivity=sens, value_discretization_interval=vdi
             )
         elif kind == "laplace":
-            steps = int(round(sens / gran))
+            steps = int(round(sens / gran))  # type: ignore[operator]
             one = pld.from_discrete_laplace_mechanism(
                 parameter=eps / steps, sensitivity=steps, value_discretization_interval=vdi
             )

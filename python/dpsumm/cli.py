@@ -14,7 +14,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 from .errors import DpsummError
 
@@ -289,7 +289,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="seed: reproducible and NOT private (default: OS entropy, the only private mode)")
 
 
-def _gamma(text: str) -> float | str:
+def _gamma(text: str) -> float | Literal["median"]:
     if text == "median":
         return "median"
     try:

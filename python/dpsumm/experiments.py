@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from .hashing import RFFHasher
 from .privacy import Csprng, check_random_state
 from .metrics import mlp_accuracy, mmd2, mmd_increase_pct, svm_accuracy
 from .preprocessing import median_gamma
+from .types import Method
 from .summarize import Owner, summarize
 
 __all__ = ["EXPERIMENT_METHODS", "Record", "run_experiment", "write_results", "format_table", "median_gamma", "broadcast_error",
@@ -80,7 +81,8 @@ def _finite_or_none(x: float) -> float | None:
 
 
 def _classifier(name: str) -> Callable[..., float]:
-    return {"mlp": mlp_accuracy, "svm": svm_accuracy}[name]
+    fits: dict[str, Callable[..., float]] = {"mlp": mlp_accuracy, "svm": svm_accuracy}
+    return fits[name]
 
 
 def _run_pfds(split: LabelSplit, size: int, epsilon: float, random_state: int) -> tuple[np.ndarray, np.ndarray, float]:
@@ -195,9 +197,9 @@ def run_experiment(
                                 schedules[size] = accounting.calibrate(privacy, size, len(owners), dim,
                                                                        seed_set_size=max(1, len(data.seed_set)))
                             schedule = schedules[size]
-                        res = summarize(owners, data.validation, size, method=method, seed_set=data.seed_set, gamma=g,
+                        res = summarize(owners, data.validation, size, method=cast(Method, method), seed_set=data.seed_set, gamma=g,
                                         dim=dim, schedule=schedule, random_state=random_state + r, progress=False)
-                        pts, labs, accessed = res.points, res.labels, res.accessed.total
+                        pts, labs, accessed = res.points, res.labels, res.accessed.total  # type: ignore[assignment]
                         if res.privacy is not None:
                             eps_o = _finite_or_none(res.privacy.epsilon("owners", delta_o))
                             eps_o_h2 = res.privacy.epsilon("owners", delta_o, include_auction=False)

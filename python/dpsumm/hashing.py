@@ -130,7 +130,7 @@ class RFFHasher:
         fitted = getattr(self, "n_features_in_", None)
         if n is None and fitted is None:
             raise NotFittedError("this RFFHasher has no n_features: call fit(X) first or give n_features")
-        return int(n if n is not None else fitted)
+        return n if n is not None else int(fitted)  # type: ignore[arg-type]
 
     @property
     def _projection(self) -> _core.RffProjection:

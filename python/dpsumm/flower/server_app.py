@@ -167,7 +167,7 @@ def _schedule(cfg: FlowerRunConfig, n_owners: int) -> accounting.Schedule:
             raise InvalidParameterError("run config `t-init`/`t-subs` cannot be combined with a budget", "t-init")
         return accounting.calibrate(accounting.Budget(*cfg.budget), cfg.size, n_owners, cfg.dim, **kwargs)
     sched = accounting.paper_schedule(cfg.size, n_owners, cfg.dim, **kwargs)
-    changes = {k: v for k, v in (("t_init", cfg.t_init), ("t_subs", cfg.t_subs)) if v is not None}
+    changes: dict[str, Any] = {k: v for k, v in (("t_init", cfg.t_init), ("t_subs", cfg.t_subs)) if v is not None}
     return dataclasses.replace(sched, **changes) if changes else sched
 
 
