@@ -224,16 +224,29 @@ def summarize(
     h_seed = seed_value(hash_seed, "hash_seed")
     if gamma != "median":
         positive_float(gamma, "gamma")
-    t_cal = time.perf_counter()
-    sched = _resolve_schedule(schedule, privacy, size=size, owners=len(datas), dim=dim)
-    if privacy is not None:
-        _log.info("calibrated the schedule to %s in %.2f s: %s", privacy, time.perf_counter() - t_cal,
-                  sched.describe().replace("\n", "; "))
-    rng = check_random_state(random_state)
-    rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
-    seed = _seed_set(seed_set, sched.seed_set_size, n_features, feature_range, rng_seed)
-    gamma_value = _choose_gamma(gamma, seed, val, user_seed=not (seed_set is None or isinstance(seed_set, numbers.Integral)))
-    hasher = RFFHasher(n_features, dim=dim, gamma=gamma_value, seed=h_seed)
+    from tqdm.auto import tqdm
+
+    # Setup has its own bar: a calibration to a budget can take seconds.
+    setup = tqdm(total=3, desc="setup", unit="step", disable=not progress, leave=False)
+    try:
+        t_cal = time.perf_counter()
+        setup.set_postfix_str("calibrating the schedule to the budget" if privacy is not None else "schedule")
+        sched = _resolve_schedule(schedule, privacy, size=size, owners=len(datas), dim=dim)
+        if privacy is not None:
+            _log.info("calibrated the schedule to %s in %.2f s: %s", privacy, time.perf_counter() - t_cal,
+                      sched.describe().replace("\n", "; "))
+        setup.update(1)
+        setup.set_postfix_str("seed set")
+        rng = check_random_state(random_state)
+        rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
+        seed = _seed_set(seed_set, sched.seed_set_size, n_features, feature_range, rng_seed)
+        setup.update(1)
+        setup.set_postfix_str("kernel width and h1")
+        gamma_value = _choose_gamma(gamma, seed, val, user_seed=not (seed_set is None or isinstance(seed_set, numbers.Integral)))
+        hasher = RFFHasher(n_features, dim=dim, gamma=gamma_value, seed=h_seed)
+        setup.update(1)
+    finally:
+        setup.close()
     _log.info("summarize: method=%s size=%d owners=%d rows=%d features=%d gamma=%.6g dim=%d seed rows=%d seeded=%s",
               method, size, len(datas), total, n_features, gamma_value, dim, seed.shape[0], rng.is_seeded)
     if method == "paper" and seed.shape[0] == 0:
