@@ -283,3 +283,21 @@ def test_summarizer_private_run_has_a_ledger(data):
     s = dpsumm.Summarizer(4, method="paper", privacy=_budget(), seed_set=seed_set, dim=16, random_state=0)
     s.fit(owners, validation)
     assert s.privacy_ is not None and s.privacy_.epsilon("validation", 1e-2) <= 4.0 * 1.01
+
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+
+@given(low=st.floats(allow_nan=True, allow_infinity=True), width=st.floats(max_value=0.0, allow_nan=True))
+def test_scale_to_unit_refuses_an_empty_or_non_finite_range(low, width):
+    with pytest.raises(dpsumm.InvalidParameterError) as e:
+        dpsumm.scale_to_unit(np.zeros((2, 3)), low, low + width)
+    assert e.value.argument in ("low", "high")
+
+
+@given(values=st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=20), low=st.floats(-1e3, 1e3),
+       width=st.floats(1e-3, 1e3))
+def test_scale_to_unit_is_the_affine_map_clipped(values, low, width):
+    X = np.array(values)[:, None]
+    np.testing.assert_allclose(dpsumm.scale_to_unit(X, low, low + width), np.clip((X - low) / width, 0, 1))
