@@ -36,3 +36,185 @@ def test_user_error_is_one_line_and_exit_2(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("dpsumm: error:")
+
+
+# ---------------------------------------------------------------------------------------------- issue 14
+
+
+import argparse
+
+import pytest
+
+import dpsumm
+from dpsumm.cli import build_parser
+
+
+def _files(tmp_path, n_owners=3, rows=30, features=4, label_column=False, fmt="npy"):
+    """Owner files (rows in [0, 1], labels = owner index), a validation file and a seed-set file."""
+    rng = np.random.default_rng(0)
+    owners, labels, paths, label_paths = [], [], [], []
+    for k in range(n_owners):
+        X = rng.uniform(size=(rows, features))
+        y = np.full(rows, k)
+        owners.append(X)
+        labels.append(y)
+        p = tmp_path / f"owner{k}.{fmt}"
+        table = np.column_stack([X, y]) if label_column else X
+        if fmt == "npy":
+            np.save(p, table)
+        elif fmt == "csv":
+            np.savetxt(p, table, delimiter=",")
+        else:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.table({f"c{j}": table[:, j] for j in range(table.shape[1])}), p)
+        paths.append(str(p))
+        lp = tmp_path / f"labels{k}.csv"
+        np.savetxt(lp, y, delimiter=",", fmt="%d")
+        label_paths.append(str(lp))
+    val = rng.uniform(size=(20, features))
+    np.save(tmp_path / "val.npy", val)
+    seed = rng.uniform(size=(15, features))
+    np.save(tmp_path / "seed.npy", seed)
+    return owners, labels, paths, label_paths, val, seed
+
+
+def _run(args, capsys):
+    code = main(args)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def test_summarize_budget_run_prints_and_writes_the_whole_ledger(tmp_path, capsys):
+    owners, labels, paths, label_paths, val, seed = _files(tmp_path)
+    out = tmp_path / "out"
+    code, text, err = _run(["summarize", "--owners", *paths, "--labels", *label_paths, "--validation",
+                            str(tmp_path / "val.npy"), "--size", "5", "--out", str(out), "--method", "paper",
+                            "--budget", "4", "--delta", "1e-4", "--validation-budget", "4", "--validation-delta", "1e-2",
+                            "--seed-set", str(tmp_path / "seed.npy"), "--gamma", "median", "--dim", "16",
+                            "--random-state", "1", "--no-progress"], capsys)
+    assert code == 0, err
+    # the same run through the API
+    budget = dpsumm.Budget(4.0, 1e-4, 4.0, 1e-2)
+    ref = dpsumm.summarize([dpsumm.Owner(o, labels=y, name=f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))],
+                           val, 5, method="paper", privacy=budget, seed_set=seed, gamma="median", dim=16,
+                           random_state=1, progress=False)
+    np.testing.assert_array_equal(np.load(out / "summary.npy"), ref.points)
+    np.testing.assert_array_equal(np.load(out / "labels.npy"), ref.labels)
+    report = json.loads((out / "report.json").read_text())
+    assert report["privacy"] == json.loads(json.dumps(ref.privacy.to_dict(1e-4, 1e-2)))
+    assert len(report["privacy"]["entries"]) == len(ref.privacy.entries) > 0
+    assert report["budget"] == {"epsilon": 4.0, "delta": 1e-4, "validation_epsilon": 4.0, "validation_delta": 1e-2}
+    assert report["seeded"] is True and report["private"] is False and report["certified"] is False
+    assert report["gamma"] == pytest.approx(dpsumm.median_gamma(seed))
+    # printed: the table at the run's deltas, the notes, what each party saw, certified or not
+    assert ref.privacy.table(1e-4, 1e-2) in text
+    assert "replacing one row of D_v" in text  # a neighbour relation, from the ledger's notes
+    assert "validation saw:" in text and "owners saw:" in text
+    assert "seeded run (--random-state): reproducible and NOT private." in text and "certified: NO" in text
+    eps_v = ref.privacy.epsilon("validation", 1e-2)
+    assert f"validation set: epsilon {eps_v:.4g} at delta 0.01" in text and eps_v <= 4.0 * 1.01
+
+
+def test_summarize_json_label_column_seed_count_and_csv(tmp_path, capsys):
+    owners, labels, paths, _, val, _ = _files(tmp_path, label_column=True, fmt="csv")
+    out = tmp_path / "out"
+    code, text, err = _run(["summarize", "--owners", *paths, "--label-column", "-1", "--validation",
+                            str(tmp_path / "val.npy"), "--size", "6", "--out", str(out), "--method", "paper-greedy",
+                            "--seed-set", "7", "--gamma", "0.5", "--dim", "16", "--random-state", "2", "--no-progress",
+                            "--json"], capsys)
+    assert code == 0, err
+    report = json.loads(text)
+    assert report == json.loads((out / "report.json").read_text())
+    assert report["privacy"] is None and report["private"] is False and report["gamma"] == 0.5
+    prov = np.loadtxt(out / "provenance.csv", delimiter=",", skiprows=1, dtype=int)
+    got_labels = np.load(out / "labels.npy")
+    np.testing.assert_array_equal(got_labels, prov[:, 0])  # label = owner index by construction
+    for row, (k, i) in zip(np.load(out / "summary.npy"), prov):
+        np.testing.assert_allclose(row, owners[k][i])  # the label column is not a feature
+    ref = dpsumm.summarize(owners, val, 6, method="paper-greedy", seed_set=7, gamma=0.5, dim=16, random_state=2,
+                           progress=False)
+    np.testing.assert_array_equal(prov[:, 1], ref.index)
+
+
+def test_summarize_reads_parquet(tmp_path, capsys):
+    owners, _, paths, _, val, _ = _files(tmp_path, fmt="parquet")
+    out = tmp_path / "out"
+    code, _, err = _run(["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "4",
+                         "--out", str(out), "--method", "uniform", "--random-state", "0", "--gamma", "1",
+                         "--no-progress"], capsys)
+    assert code == 0, err
+    prov = np.loadtxt(out / "provenance.csv", delimiter=",", skiprows=1, dtype=int)
+    for row, (k, i) in zip(np.load(out / "summary.npy"), prov):
+        np.testing.assert_array_equal(row, owners[k][i])
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--method", "paper-greedy", "--budget", "1", "--validation-budget", "1"], "is not private"),
+    (["--method", "paper", "--budget", "1"], "--budget needs --validation-budget"),
+    (["--method", "paper", "--validation-budget", "1"], "needs --budget"),
+    (["--method", "paper", "--purchase", "winners"], "--purchase apply to --method nominations only"),
+    (["--method", "uniform", "--nominees", "3"], "--nominees apply to --method nominations only"),
+    (["--method", "paper", "--gamma", "wide"], "--gamma must be a number or 'median'"),
+    (["--method", "paper", "--gamma", "-1"], "--gamma must be a finite number > 0"),
+    (["--method", "paper", "--labels", "a.csv"], "--labels needs one file per owner"),
+    (["--method", "paper", "--label-column", "9"], "--label-column 9 is out of range"),
+    (["--method", "bogus"], "invalid choice"),
+    (["--method", "paper", "--size", "0"], "size"),
+    (["--method", "paper", "--budget", "-1", "--validation-budget", "1"], "epsilon"),
+    (["--method", "paper", "--seed-set", "missing.npy"], "file not found"),
+])
+def test_summarize_user_errors_are_one_line_exit_2(tmp_path, capsys, extra, message):
+    _, _, paths, _, _, _ = _files(tmp_path, n_owners=2)
+    args = ["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "3", "--out",
+            str(tmp_path / "out"), "--no-progress", *extra]
+    code, _, err = _run(args, capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("dpsumm: error:") and message in lines[0], err
+    assert not (tmp_path / "out").exists()  # refused before any work
+
+
+def test_version_and_defaults(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"dpsumm {dpsumm.__version__}"
+    args = build_parser().parse_args(["summarize", "--owners", "a", "--validation", "v", "--size", "1", "--out", "o"])
+    assert args.method == "nominations" and args.gamma == "median"
+
+
+def test_every_option_has_help():
+    parser = build_parser()
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [f"{name} {opt.option_strings}" for name, p in subs.choices.items() for opt in p._actions
+               if opt.option_strings and not opt.help]
+    assert missing == []
+    assert all(a.help for a in parser._actions if a.option_strings)
+
+
+def test_flower_commands_carry_the_run_options(tmp_path, capsys):
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    code, out, err = _run(["flower", "--owner", "a=/data/a.npy", "--owner", "b=/data/b.npy", "--labels", "a=/data/ya.npy",
+                           "--labels", "b=/data/yb.npy", "--consumer", str(tmp_path / "v.npy"), "--size", "5",
+                           "--method", "paper", "--budget", "2", "--delta", "1e-5", "--validation-budget", "1",
+                           "--gamma", "median", "--seed-set", "40", "--dim", "64", "--insecure"], capsys)
+    assert code == 0, err
+    assert 'labels="/data/ya.npy"' in out and 'labels="/data/yb.npy"' in out
+    for item in ('method="paper"', 'gamma="median"', "budget-epsilon=2.0", "budget-delta=1e-05",
+                 "budget-validation-epsilon=1.0", "budget-validation-delta=1e-06", "seed-set=40", "dim=64"):
+        assert item in out, item
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--labels", "a=/y.npy"], "--labels must name every owner"),
+    (["--method", "paper", "--validation-budget", "1"], "needs --budget"),
+    (["--method", "paper", "--out", "x"], "--out applies to --run only"),
+    (["--method", "paper-greedy", "--budget", "1", "--validation-budget", "1"], "is not private"),
+    (["--method", "paper", "--gamma", "0"], "--gamma must be a finite number > 0"),
+])
+def test_flower_user_errors_are_one_line_exit_2(tmp_path, capsys, extra, message):
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    code, _, err = _run(["flower", "--owner", "a=/a.npy", "--owner", "b=/b.npy", "--consumer",
+                         str(tmp_path / "v.npy"), "--size", "2", *extra], capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and message in lines[0], err

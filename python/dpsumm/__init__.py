@@ -6,9 +6,11 @@ Covariate Shift* (NeurIPS 2019), with a Rust core.
 
 from __future__ import annotations
 
-from . import accounting, datasets, experiments, metrics, pfds, reference
+from . import accounting, datasets, experiments, metrics, pfds, preprocessing, reference
 from .accounting import Budget, Ledger, Schedule, paper_schedule
-from .errors import DpsummError, EntropyError, InvalidParameterError, PrivacyBudgetError, ProtocolError
+from .errors import DpsummError, EntropyError, InvalidParameterError, NotFittedError, PrivacyBudgetError, ProtocolError
+from .estimator import Summarizer
+from .preprocessing import DegenerateKernelWarning, median_gamma, scale_to_unit
 from .hashing import RFFHasher
 from .results import Access, Owner, SummaryResult
 from .summarize import METHODS, summarize
@@ -34,6 +36,12 @@ __all__ = [
     "metrics",
     "paper_schedule",
     "summarize",
+    "Summarizer",
+    "preprocessing",
+    "scale_to_unit",
+    "median_gamma",
+    "DegenerateKernelWarning",
+    "NotFittedError",
     "DpsummError",
     "EntropyError",
     "InvalidParameterError",

@@ -77,6 +77,7 @@ __all__ = [
     "advanced",
     "basic",
     "calibrate",
+    "calibrate_mwem_steps",
     "calibrate_gaussian",
     "compose",
     "kov",
@@ -1472,6 +1473,17 @@ def _calibrate_mwem_steps(steps: int, target: float, delta: float, what: str) ->
     while hi < _MAX_STEP_EPSILON and full(hi) <= target:
         hi = min(_MAX_STEP_EPSILON, hi * 1.5)
     return _bisect_scale(full, target, what, x, hi)
+
+
+def calibrate_mwem_steps(epsilon: float, delta: float, steps: int) -> float:
+    """The per-step ε of ``steps`` MWEM steps of h2 whose composition is ``(epsilon, delta)``-DP (tight accountant).
+
+    Each step is one exponential-mechanism choice and one Laplace measurement at the step's ε
+    (:func:`mwem_step_events`, replace-one). Used by the nominations protocol's ``validation_release="mwem"``
+    to compare the paper's h2 with the Gaussian release at the same ``(epsilon, delta)``.
+    """
+    return _calibrate_mwem_steps(positive_int(steps, "steps"), positive_float(epsilon, "epsilon"),
+                                 _delta(delta, "delta"), "validation")
 
 
 def calibrate(

@@ -9,11 +9,12 @@ experiment) the same way and list them in :data:`_SUBCOMMANDS`. A user error (a
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 from .errors import DpsummError
 
@@ -138,7 +139,7 @@ def _add_demo(sub: Any) -> None:
     p.add_argument("--out", default="dpsumm-demo", help="output directory for results and plots (default ./dpsumm-demo)")
     p.add_argument("--random-state", type=int, default=0, help="base seed (reproducible, NOT private; default 0)")
     p.add_argument("--json", action="store_true", help="print the records as JSON instead of the table")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_demo)
 
 
@@ -150,7 +151,7 @@ def _run_demo(args: argparse.Namespace) -> int:
         lambda r: datasets.digits_label_split(random_state=base + r), args.sizes, repeats=args.repeats,
         methods=("paper", "paper-greedy", "uniform"), gamma=0.1, random_state=base, progress=not args.no_progress,
     )
-    paths = experiments.write_results(records, args.out, title="digits label split")
+    paths = experiments.write_results(records, args.out, title="digits label split", dim=140)
     if args.json:
         print(json.dumps([_jsonable(r.to_dict()) for r in records], indent=1))
         return 0
@@ -188,12 +189,13 @@ def _add_experiment(sub: Any) -> None:
     )
     p.add_argument("dataset", choices=("mnist", "digits"), help="mnist (needs --data) or digits (bundled with scikit-learn)")
     p.add_argument("--data", default=None, help="directory holding the four MNIST IDX files (never downloaded)")
-    p.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200, 500, 1000])
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200, 500, 1000],
+                   help="summary sizes p (default 50 100 200 500 1000)")
+    p.add_argument("--repeats", type=int, default=5, help="repeats (fresh splits) per size (default 5)")
     p.add_argument("--methods", nargs="+", default=["paper", "paper-greedy", "uniform"],
-                   help="any of private, greedy, uniform, exact-greedy, pfds (default: private greedy uniform)")
+                   help="any of paper, paper-greedy, uniform, exact-greedy, pfds (default: paper paper-greedy uniform)")
     p.add_argument("--gamma", default="0.1", help="RBF width, or 'median' for the median heuristic on the public seed set (default 0.1, the paper's)")
-    p.add_argument("--dim", type=int, default=140)
+    p.add_argument("--dim", type=int, default=140, help="random features d of h1 (default 140)")
     p.add_argument("--classifier", choices=("mlp", "svm"), default="mlp",
                    help="mlp: one hidden layer of 32 units (Figure 2); svm: linear SVM (Figure 1)")
     p.add_argument("--budget", type=float, default=None,
@@ -204,7 +206,7 @@ def _add_experiment(sub: Any) -> None:
                    help="per-agent epsilon of the pfds method (default: the private run's owners' epsilon)")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--random-state", type=int, default=0, help="base seed (reproducible, NOT private; default 0)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_experiment)
 
 
@@ -236,11 +238,191 @@ def _run_experiment(args: argparse.Namespace) -> int:
         classifier=args.classifier, pfds_epsilon=args.pfds_epsilon, random_state=args.random_state,
         progress=not args.no_progress,
     )
-    paths = experiments.write_results(records, args.out, title=f"{args.dataset} label split")
+    paths = experiments.write_results(records, args.out, title=f"{args.dataset} label split", dim=args.dim)
     print(experiments.format_table(records))
     _print_epsilon(records)
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
     return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# options shared by summarize and flower
+# ---------------------------------------------------------------------------------------------
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    """--method, the budget, nominations' options, gamma, dim, seed set, reveal and the seed."""
+    from .types import METHODS, PURCHASES
+
+    p.add_argument("--method", default="nominations", choices=METHODS,
+                   help="nominations (default, recommended: every party certified), paper (Sarpatwar et al. Alg. 3), "
+                        "or a non-private baseline: central-greedy, paper-greedy, exact-greedy, uniform")
+    p.add_argument("--budget", type=float, default=None, metavar="EPS",
+                   help="owners' epsilon budget (calibrates the run; paper needs --validation-budget too)")
+    p.add_argument("--delta", type=float, default=1e-6, metavar="D",
+                   help="owners' delta: of --budget, and the delta the ledger is reported at (default 1e-6)")
+    p.add_argument("--validation-budget", type=float, default=None, metavar="EPS",
+                   help="the validation set's epsilon budget (alone: a validation-only budget, for nominations)")
+    p.add_argument("--validation-delta", type=float, default=1e-6, metavar="D",
+                   help="validation delta: of --validation-budget, and the delta the ledger is reported at "
+                        "(default 1e-6)")
+    p.add_argument("--purchase", choices=PURCHASES, default=None,
+                   help="nominations only: buy every nominee's raw row (nominees, default: no leak) or only the "
+                        "winners' (winners: fewer rows, but each owner learns which of its rows won, outside the DP "
+                        "guarantee)")
+    p.add_argument("--nominees", type=int, default=None, metavar="M",
+                   help="nominations only: rows each owner nominates (default: the method's)")
+    p.add_argument("--validation-release", choices=("gaussian", "mwem"), default=None,
+                   help="nominations only: how the validation mean is released once (default gaussian)")
+    p.add_argument("--gamma", default="median", metavar="FLOAT|median",
+                   help="RBF width, or 'median' (default): the median heuristic on the public seed set")
+    p.add_argument("--dim", type=int, default=140, help="random features d of h1 (default 140)")
+    p.add_argument("--seed-set", default=None, metavar="COUNT|PATH",
+                   help="public seed rows: a count of rows generated uniformly in --feature-range, or a file "
+                        "(default: the schedule's count)")
+    p.add_argument("--feature-range", type=float, nargs=2, default=(0.0, 1.0), metavar=("LOW", "HIGH"),
+                   help="public box of generated seed rows (default 0 1: scale features to it, "
+                        "dpsumm.scale_to_unit)")
+    p.add_argument("--reveal", choices=("points", "hashes"), default="points",
+                   help="points (default): the aggregator gets the raw rows it buys; hashes: only their h1 hashes")
+    p.add_argument("--random-state", type=int, default=None,
+                   help="seed: reproducible and NOT private (default: OS entropy, the only private mode)")
+
+
+def _gamma(text: str) -> float | Literal["median"]:
+    if text == "median":
+        return "median"
+    try:
+        g = float(text)
+    except ValueError:
+        raise _UsageError(f"--gamma must be a number or 'median', got {text!r}") from None
+    if not (math.isfinite(g) and g > 0):
+        raise _UsageError(f"--gamma must be a finite number > 0 or 'median', got {text!r}")
+    return g
+
+
+def _seed_set_arg(text: str | None) -> Any:
+    """--seed-set: None, a count, or the rows of a file."""
+    if text is None:
+        return None
+    if text.isdigit():
+        return int(text)
+    from .datasets import load_array
+
+    return load_array(text)
+
+
+def _budget(args: argparse.Namespace) -> Any:
+    """The run's Budget (None without --budget/--validation-budget). Refuses options that would be ignored."""
+    from . import accounting
+    from .types import NON_PRIVATE_METHODS
+
+    nomination_only = [f"--{n.replace('_', '-')}" for n in ("purchase", "nominees", "validation_release")
+                       if getattr(args, n) is not None]
+    if nomination_only and args.method != "nominations":
+        raise _UsageError(f"{', '.join(nomination_only)} apply to --method nominations only")
+    if args.nominees is not None and args.nominees < 1:
+        raise _UsageError(f"--nominees must be >= 1, got {args.nominees}")
+    if args.budget is None and args.validation_budget is None:
+        return None
+    if args.method in NON_PRIVATE_METHODS:
+        raise _UsageError(f"--method {args.method} is not private: --budget/--validation-budget do not apply")
+    if args.validation_budget is None:
+        raise _UsageError("--budget needs --validation-budget (the validation set's epsilon)")
+    if args.budget is None and args.method != "nominations":
+        raise _UsageError(f"--method {args.method} needs --budget (the owners' epsilon) with --validation-budget")
+    return accounting.Budget(args.budget, args.delta, args.validation_budget, args.validation_delta)
+
+
+def _method_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """Keywords of summarize() that only some methods take: passed only when given."""
+    return {k: getattr(args, k) for k in ("purchase", "nominees", "validation_release") if getattr(args, k) is not None}
+
+
+def _ledger(privacy: Any) -> Any:
+    """The run's Ledger; a Flower result carries the ledger's dict form, turned back into a Ledger when
+    ``Ledger.from_dict`` exists (else the dict is returned)."""
+    from . import accounting
+
+    if isinstance(privacy, dict):
+        from_dict = getattr(accounting.Ledger, "from_dict", None)
+        return from_dict(privacy) if from_dict is not None else privacy
+    return privacy
+
+
+def _ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded: bool) -> list[str]:
+    """What the run cost and certified, per party, in plain lines (the ledger's table and notes)."""
+    lines = []
+    if seeded:
+        lines.append("seeded run (--random-state): reproducible and NOT private.")
+    if res.privacy is None:
+        lines.append(f"method {res.method!r} is not private: no party's privacy is protected or certified.")
+        return lines
+    led = _ledger(res.privacy)
+    if isinstance(led, dict):  # no Ledger.from_dict: the totals at the δ's the ServerApp saved them at
+        d = led.get("delta", {})
+        lines.append(f"epsilon at delta owners {d.get('owners')}, validation {d.get('validation')}: "
+                     f"{json.dumps(led.get('totals'))}")
+        lines += led.get("notes", [])
+        lines.append(f"aggregator saw {res.accessed.total} raw rows ({res.accessed.per_owner}).")
+        lines.append(f"certified: {'NO (seeded run)' if seeded else res.privacy_status()}.")
+        return lines
+    eps_o = led.epsilon("owners", delta_owners)
+    eps_v = led.epsilon("validation", delta_validation)
+    certified = math.isfinite(eps_o) and math.isfinite(eps_v) and not seeded
+    lines.append(led.table(delta_owners, delta_validation))
+    lines.append(f"owners: epsilon {eps_o:.4g} at delta {delta_owners:g}; validation set: epsilon {eps_v:.4g} at "
+                 f"delta {delta_validation:g} (tight accountant).")
+    seen: dict[str, dict[str, int]] = {}
+    for e in led.entries:
+        seen.setdefault(e.party, {})
+        seen[e.party][e.label] = seen[e.party].get(e.label, 0) + int(getattr(e.event, "count", 1))
+    for party, labels in seen.items():
+        lines.append(f"{party} saw: " + "; ".join(f"{lab} x{n}" for lab, n in labels.items()))
+    lines.append(f"aggregator saw {res.accessed.total} raw rows ({res.accessed.per_owner}).")
+    lines.append("certified: yes, for every party." if certified else
+                 "certified: NO" + (" (seeded run)" if seeded else " (a party's epsilon is not finite: see the notes)") + ".")
+    return lines
+
+
+def _report(res: Any, args: argparse.Namespace, budget: Any, **extra: Any) -> dict[str, Any]:
+    seeded = args.random_state is not None
+    led = None if res.privacy is None else _ledger(res.privacy)
+    d_o, d_v = args.delta, args.validation_delta
+    privacy: Any = None
+    certified = False
+    if isinstance(led, dict):
+        privacy = led
+        certified = not seeded and res.privacy_status() == "private, certified"
+    elif led is not None:
+        privacy = led.to_dict(d_o, d_v)
+        certified = (not seeded and math.isfinite(led.epsilon("owners", d_o))
+                     and math.isfinite(led.epsilon("validation", d_v)))
+    return {
+        "method": res.method, "size": len(res), **extra,
+        "gamma": res.hasher.gamma, "dim": res.hasher.dim, "hash_seed": res.hasher.seed,
+        "seeded": seeded, "private": led is not None and not seeded, "certified": certified,
+        "budget": None if budget is None else dataclasses.asdict(budget),
+        "accessed": {"total": res.accessed.total, "per_owner": res.accessed.per_owner},
+        "contribution": res.contribution.tolist(), "events": res.events, "seconds": res.seconds,
+        "privacy": privacy,
+    }
+
+
+def _write_outputs(res: Any, out_dir: str, report: dict[str, Any]) -> Any:
+    from pathlib import Path
+
+    import numpy as np
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    np.save(out / "summary.npy", res.points if res.points is not None else res.hashes)
+    if res.labels is not None:
+        np.save(out / "labels.npy", res.labels)
+    np.savetxt(out / "provenance.csv", np.column_stack([res.owner, res.index]), fmt="%d", delimiter=",",
+               header="owner,index", comments="")
+    (out / "report.json").write_text(json.dumps(_jsonable(report), indent=2, default=str, allow_nan=False))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,48 +434,74 @@ def _add_summarize(sub: Any) -> None:
     p = sub.add_parser(
         "summarize",
         help="build a summary from owners' files (all parties in this process)",
-        description="Owners' rows and the validation rows from .npy, .csv or .parquet files; writes summary.npy, "
-                    "provenance.csv (owner, index) and report.json (accessed rows, privacy ledger, events) to --out.",
+        description="Owners' rows and the validation rows from .npy, .csv or .parquet files (.parquet needs "
+                    "pip install 'dpsumm[parquet]'); prints the privacy ledger and writes summary.npy, labels.npy "
+                    "(with labels), provenance.csv (owner, index) and report.json (accessed rows, the whole privacy "
+                    "ledger, events) to --out.",
     )
-    p.add_argument("--owners", nargs="+", required=True, help="one file per owner")
-    p.add_argument("--validation", required=True, help="the consumer's validation rows")
-    p.add_argument("--size", type=int, required=True)
+    p.add_argument("--owners", nargs="+", required=True, metavar="PATH", help="one file per owner")
+    p.add_argument("--labels", nargs="+", default=None, metavar="PATH",
+                   help="one labels file per owner, in --owners order (.npy, .csv or .parquet, one column)")
+    p.add_argument("--label-column", type=int, default=None, metavar="INDEX",
+                   help="the owners' files hold the labels in this column (0-based; -1 = last): it is removed "
+                        "from the features")
+    p.add_argument("--validation", required=True, metavar="PATH", help="the consumer's validation rows")
+    p.add_argument("--size", type=int, required=True, help="summary size p")
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--method", default="paper", choices=("paper", "paper-greedy", "uniform", "exact-greedy"))
-    p.add_argument("--seed-set", default=None, help="public seed rows (file); default: generated")
-    p.add_argument("--gamma", type=float, default=0.1)
-    p.add_argument("--dim", type=int, default=140)
-    p.add_argument("--random-state", type=int, default=None, help="seed (reproducible, NOT private); default: OS entropy")
-    p.add_argument("--no-progress", action="store_true")
+    _add_run_options(p)
+    p.add_argument("--json", action="store_true", help="print report.json instead of the ledger table")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_summarize)
 
 
-def _run_summarize(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
+def _owners_with_labels(args: argparse.Namespace) -> list[Any]:
     import numpy as np
 
     from . import datasets
+    from .results import Owner
+
+    if args.labels is not None and args.label_column is not None:
+        raise _UsageError("give --labels or --label-column, not both")
+    if args.labels is not None and len(args.labels) != len(args.owners):
+        raise _UsageError(f"--labels needs one file per owner ({len(args.owners)}), got {len(args.labels)}")
+    owners = []
+    for k, path in enumerate(args.owners):
+        rows = datasets.load_array(path)
+        labels = None
+        if args.label_column is not None:
+            c = args.label_column
+            if not -rows.shape[1] <= c < rows.shape[1] or rows.shape[1] < 2:
+                raise _UsageError(f"--label-column {c} is out of range for {path} ({rows.shape[1]} columns)")
+            labels = rows[:, c]
+            rows = np.delete(rows, c % rows.shape[1], axis=1)
+        elif args.labels is not None:
+            labels = datasets.load_labels(args.labels[k])
+        if labels is not None and np.all(np.mod(labels, 1) == 0):
+            labels = labels.astype(np.int64)
+        owners.append(Owner(rows, labels=labels, name=f"owner-{k}"))
+    return owners
+
+
+def _run_summarize(args: argparse.Namespace) -> int:
+    from . import datasets
     from .summarize import summarize
 
-    owners = datasets.load_owners(args.owners)
+    budget = _budget(args)
+    gamma = _gamma(args.gamma)
+    owners = _owners_with_labels(args)
     validation = datasets.load_array(args.validation)
-    seed = datasets.load_array(args.seed_set) if args.seed_set else None
-    res = summarize(owners, validation, args.size, method=args.method, seed_set=seed, gamma=args.gamma, dim=args.dim,
-                    random_state=args.random_state, progress=not args.no_progress)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    np.save(out / "summary.npy", res.points if res.points is not None else res.hashes)
-    np.savetxt(out / "provenance.csv", np.column_stack([res.owner, res.index]), fmt="%d", delimiter=",",
-               header="owner,index", comments="")
-    report = {
-        "method": res.method, "size": len(res), "owners": [str(p) for p in args.owners],
-        "accessed": {"total": res.accessed.total, "per_owner": res.accessed.per_owner},
-        "contribution": res.contribution.tolist(), "events": res.events, "seconds": res.seconds,
-        "privacy": None if res.privacy is None else res.privacy.totals(1e-4, 1e-2),
-    }
-    (out / "report.json").write_text(json.dumps(_jsonable(report), indent=2, default=str))
-    print(f"wrote {len(res)} rows to {out / 'summary.npy'} (accessed {res.accessed.total} raw rows)")
+    seed = _seed_set_arg(args.seed_set)
+    res = summarize(owners, validation, args.size, method=args.method, seed_set=seed, gamma=gamma, dim=args.dim,
+                    privacy=budget, reveal=args.reveal, feature_range=tuple(args.feature_range),
+                    random_state=args.random_state, progress=not args.no_progress, **_method_kwargs(args))
+    report = _report(res, args, budget, owners=[str(p) for p in args.owners])
+    out = _write_outputs(res, args.out, report)
+    if args.json:
+        print(json.dumps(_jsonable(report), indent=2, default=str, allow_nan=False))
+    else:
+        print("\n".join(_ledger_text(res, args.delta, args.validation_delta, args.random_state is not None)))
+        print(f"wrote {len(res)} rows to {out / 'summary.npy'} (accessed {res.accessed.total} raw rows); "
+              f"report in {out / 'report.json'}")
     return 0
 
 
@@ -315,6 +523,8 @@ def _add_flower(sub: Any) -> None:
     )
     p.add_argument("--owner", action="append", required=True, metavar="NAME=PATH",
                    help="an owner's party name and data file on its machine (repeat per owner)")
+    p.add_argument("--labels", action="append", default=[], metavar="NAME=PATH",
+                   help="an owner's labels file on its machine (repeat per owner; every owner or none)")
     p.add_argument("--consumer", required=True, metavar="PATH", help="the consumer's validation rows on its machine")
     p.add_argument("--size", type=int, required=True, help="summary size")
     p.add_argument("--n-features", type=int, default=None,
@@ -325,12 +535,13 @@ def _add_flower(sub: Any) -> None:
                    help="directory with ca.crt, server.pem, server.key (printed commands; --run makes its own)")
     p.add_argument("--insecure", action="store_true", help="no TLS (trials on a trusted network only)")
     p.add_argument("--node-auth", action="store_true", help="SuperNode authentication (needs TLS)")
-    p.add_argument("--method", default="paper", choices=("paper", "paper-greedy"))
-    p.add_argument("--random-state", type=int, default=None, help="seed (reproducible, NOT private)")
+    _add_run_options(p)
     p.add_argument("--reply-timeout", type=float, default=60.0, help="seconds before a silent party is excluded")
     p.add_argument("--output", default=None, help="result file (.npz) on the SuperLink's machine")
     p.add_argument("--app-dir", default="dpsumm-app", help="where to write the Flower app (default ./dpsumm-app)")
     p.add_argument("--run", action="store_true", help="run everything on 127.0.0.1 now")
+    p.add_argument("--out", default=None,
+                   help="with --run: write summary.npy, provenance.csv and report.json (the whole ledger) here")
     p.add_argument("--workdir", default=None, help="with --run: logs and state (default: a temporary directory)")
     p.add_argument("--poll-interval", type=float, default=None,
                    help="with --run: SuperNodes poll every S seconds (python -m dpsumm.flower.supernode) "
@@ -339,16 +550,42 @@ def _add_flower(sub: Any) -> None:
     p.set_defaults(func=_run_flower)
 
 
-def _flower_owners(specs: Sequence[str]) -> dict[str, str]:
+def _flower_owners(specs: Sequence[str], what: str = "--owner") -> dict[str, str]:
     owners: dict[str, str] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
-            raise _UsageError(f"--owner must be NAME=PATH, got {spec!r}")
+            raise _UsageError(f"{what} must be NAME=PATH, got {spec!r}")
         if name in owners or name == "consumer":
-            raise _UsageError(f"--owner name {name!r} is repeated or reserved")
+            raise _UsageError(f"{what} name {name!r} is repeated or reserved")
         owners[name] = path
     return owners
+
+
+def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int) -> dict[str, Any]:
+    """The Flower run config of the command line (keys of dpsumm.flower.config)."""
+    budget = _budget(args)
+    gamma = _gamma(args.gamma)
+    run_config: dict[str, Any] = {"size": args.size, "owners": n_owners, "n-features": n_features,
+                                  "method": args.method, "reply-timeout": args.reply_timeout, "dim": args.dim,
+                                  "gamma": gamma, "reveal": args.reveal, "feature-low": float(args.feature_range[0]),
+                                  "feature-high": float(args.feature_range[1])}
+    if budget is not None:
+        if budget.epsilon is None:
+            raise _UsageError("a validation-only budget is not supported on Flower yet: give --budget too")
+        run_config.update({"budget-epsilon": budget.epsilon, "budget-delta": budget.delta,
+                           "budget-validation-epsilon": budget.validation_epsilon,
+                           "budget-validation-delta": budget.validation_delta})
+    for key, value in _method_kwargs(args).items():
+        run_config[key.replace("_", "-")] = value
+    if args.seed_set is not None:
+        if args.seed_set.isdigit():
+            run_config["seed-set"] = int(args.seed_set)
+        else:
+            run_config["seed-set-path"] = args.seed_set
+    if args.random_state is not None:
+        run_config["random-state"] = args.random_state
+    return run_config
 
 
 def _run_flower(args: argparse.Namespace) -> int:
@@ -366,16 +603,20 @@ def _run_flower(args: argparse.Namespace) -> int:
             raise _UsageError("--n-features is needed (the --consumer file is not readable here)") from None
     if args.node_auth and args.insecure:
         raise _UsageError("--node-auth needs TLS (drop --insecure)")
-    run_config: dict[str, Any] = {"size": args.size, "owners": len(owners), "n-features": n_features,
-                                  "method": args.method, "reply-timeout": args.reply_timeout}
-    if args.random_state is not None:
-        run_config["random-state"] = args.random_state
+    labels = _flower_owners(args.labels, what="--labels")
+    if labels and set(labels) != set(owners):
+        raise _UsageError(f"--labels must name every owner ({sorted(owners)}) or none, got {sorted(labels)}")
+    if args.out and not args.run:
+        raise _UsageError("--out applies to --run only (without --run the result is --output on the SuperLink)")
+    run_config = _flower_run_config(args, len(owners), n_features)
     try:
         from . import flower
+        from .flower.config import FlowerRunConfig
     except ImportError as exc:
         raise _UsageError(str(exc)) from None
+    FlowerRunConfig.from_run_config(run_config)  # a bad combination fails here, before anything starts
     if args.run:
-        return _run_flower_locally(args, owners, run_config)
+        return _run_flower_locally(args, owners, labels, run_config)
 
     from .flower.config import _toml_value
 
@@ -411,6 +652,8 @@ def _run_flower(args: argparse.Namespace) -> int:
     lines.append("# 3. One SuperNode per party, each on its own machine (data paths are on that machine):")
     for name, role, path in parties:
         cfg = f"role={_toml_value(role)} name={_toml_value(name)} data={_toml_value(path)}"
+        if name in labels:
+            cfg += f" labels={_toml_value(labels[name])}"
         node = ["flower-supernode", "--superlink", args.superlink, "--node-config", cfg]
         node += ["--insecure"] if tls is None else ["--root-certificates", str(tls / "ca.crt")]
         if args.node_auth:
@@ -429,7 +672,8 @@ def _run_flower(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], run_config: dict[str, Any]) -> int:
+def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels: dict[str, str],
+                        run_config: dict[str, Any]) -> int:
     import tempfile
     import time
     from pathlib import Path
@@ -439,7 +683,7 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], run_co
     with tempfile.TemporaryDirectory(prefix="dpsumm-flower-") as tmp:
         work = Path(args.workdir) if args.workdir else Path(tmp)
         t0 = time.perf_counter()
-        fed = LocalFederation(work, owners, args.consumer, tls=not args.insecure, node_auth=args.node_auth,
+        fed = LocalFederation(work, owners, args.consumer, labels=labels, tls=not args.insecure, node_auth=args.node_auth,
                               node_poll_interval=args.poll_interval,
                               allow_seeded=args.random_state is not None)
         try:
@@ -462,11 +706,15 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], run_co
         "discovery_seconds": res.extra.get("discovery_seconds"),
         "mean_round_seconds": sum(per_round.values()) / len(per_round) if per_round else None,
     }
+    if args.out:
+        report = _report(res, args, _budget(args), owners=owners, flower=_jsonable(summary))
+        _write_outputs(res, args.out, report)
     if args.json:
         print(json.dumps(_jsonable(summary), indent=2))
     else:
         for k, v in summary.items():
             print(f"{k}: {v}")
+        print("\n".join(_ledger_text(res, args.delta, args.validation_delta, args.random_state is not None)))
     return 0
 
 # ---------------------------------------------------------------------------------------------
@@ -478,7 +726,11 @@ _SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_account, _add_demo, _add
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand registered."""
+    from . import __version__
+
     parser = _Parser(prog=_PROG, description="Differentially private distributed data summarization.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for add in _SUBCOMMANDS:

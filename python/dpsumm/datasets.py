@@ -12,20 +12,20 @@ import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from .errors import InvalidParameterError
 
-__all__ = ["read_idx", "mnist", "digits", "LabelSplit", "label_split", "mnist_label_split", "digits_label_split", "covariate_shift", "load_array", "load_owners"]
+__all__ = ["read_idx", "mnist", "digits", "LabelSplit", "label_split", "mnist_label_split", "digits_label_split", "covariate_shift", "load_array", "load_labels", "load_owners"]
 
-_IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+_IDX_DTYPES: dict[int, Any] = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
 
 def _generator(random_state: object) -> np.random.Generator:
     if random_state is None or isinstance(random_state, numbers.Integral):
-        return np.random.default_rng(random_state)  # data generation, not privacy noise
+        return np.random.default_rng(None if random_state is None else int(random_state))  # data generation, not privacy noise
     if isinstance(random_state, np.random.Generator):
         return random_state
     raise InvalidParameterError("`random_state` must be None, an int or a numpy.random.Generator", "random_state")
@@ -252,7 +252,7 @@ def load_array(path: str | Path) -> np.ndarray:
         try:
             import pyarrow.parquet as pq
         except ImportError as exc:
-            raise InvalidParameterError("reading .parquet needs pyarrow: pip install pyarrow", "path") from exc
+            raise InvalidParameterError("reading .parquet needs pyarrow: pip install 'dpsumm[parquet]'", "path") from exc
         table = pq.read_table(p)
         try:
             arr = np.column_stack([table.column(i).to_numpy() for i in range(table.num_columns)]).astype(np.float64)
@@ -262,7 +262,21 @@ def load_array(path: str | Path) -> np.ndarray:
         raise InvalidParameterError(f"unknown file type {suffix!r} (use .npy, .csv or .parquet)", "path")
     if arr.ndim != 2:
         raise InvalidParameterError(f"{p}: expected a 2-D table, got {arr.ndim}-D", "path")
-    return arr
+    return cast(np.ndarray, arr)
+
+
+def load_labels(path: str | Path) -> np.ndarray:
+    """Labels from a ``.npy`` file (1-D, or one column) or a one-column ``.csv``/``.parquet`` file, as a 1-D array."""
+    p = Path(path)
+    if p.suffix.lower() == ".npy" and p.is_file():
+        arr = np.load(p, allow_pickle=False)
+        if arr.ndim == 1:
+            return cast(np.ndarray, arr)
+    else:
+        arr = load_array(p)
+    if arr.ndim != 2 or arr.shape[1] != 1:
+        raise InvalidParameterError(f"{p}: labels must be 1-D or one column, got shape {arr.shape}", "labels")
+    return cast(np.ndarray, arr[:, 0])
 
 
 def load_owners(paths: Sequence[str | Path]) -> list[np.ndarray]:
@@ -293,13 +307,13 @@ def covariate_shift(
     e = np.ones(n_features) / np.sqrt(n_features)
 
     def label(X: np.ndarray) -> np.ndarray:
-        return (X[:, 0] - X[:, 1] > 0).astype(np.int64)
+        return cast(np.ndarray, (X[:, 0] - X[:, 1] > 0).astype(np.int64))
 
     owners = [(rng.normal(size=(rows_per_owner, n_features)) * 0.5 + shift * k * e).astype(np.float32) for k in range(n_owners)]
 
     def target(n: int) -> np.ndarray:
         centre = np.where(rng.random(n) < 0.5, 0.5, 1.5)[:, None] * shift * e
-        return (rng.normal(size=(n, n_features)) * 0.5 + centre).astype(np.float32)
+        return cast(np.ndarray, (rng.normal(size=(n, n_features)) * 0.5 + centre).astype(np.float32))
 
     validation, test = target(validation_size), target(test_size)
     seed = rng.uniform(-1.0, shift * n_owners, size=(seed_set_size, n_features)).astype(np.float32)

@@ -21,6 +21,8 @@ uses the exact grid sampler :meth:`Csprng.laplace` with the grid-rounding term a
 
 from __future__ import annotations
 
+from typing import cast
+
 import math
 
 import numpy as np
@@ -145,7 +147,7 @@ def objective_perturbation(
         return float(obj), grad
 
     res = minimize(fun, np.zeros(d), jac=True, method="L-BFGS-B", options={"maxiter": 1000, "gtol": 1e-10})
-    return res.x
+    return cast(np.ndarray, res.x)
 
 
 def functional_mechanism(
@@ -202,4 +204,4 @@ def functional_mechanism(
     V = vecs[:, keep]
     lv = vals[keep] + ridge
     # minimise w^T Q w + lin^T w in the kept subspace: w = -V diag(1/(2 lv)) V^T lin
-    return -V @ ((V.T @ lin_n) / (2 * lv))
+    return cast(np.ndarray, -V @ ((V.T @ lin_n) / (2 * lv)))

@@ -8,6 +8,7 @@ __all__ = [
     "PrivacyBudgetError",
     "ProtocolError",
     "EntropyError",
+    "NotFittedError",
 ]
 
 
@@ -41,3 +42,7 @@ class ProtocolError(DpsummError, RuntimeError):
 
 class EntropyError(DpsummError, OSError):
     """The operating system could not provide entropy for the CSPRNG."""
+
+
+class NotFittedError(DpsummError, ValueError, AttributeError):
+    """An estimator was used before ``fit`` (scikit-learn's convention: a ValueError and AttributeError)."""

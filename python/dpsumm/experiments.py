@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -31,10 +31,12 @@ from .h2 import H2
 from .hashing import RFFHasher
 from .privacy import Csprng, check_random_state
 from .metrics import mlp_accuracy, mmd2, mmd_increase_pct, svm_accuracy
+from .preprocessing import median_gamma
+from .types import Method
 from .summarize import Owner, summarize
 
 __all__ = ["EXPERIMENT_METHODS", "Record", "run_experiment", "write_results", "format_table", "median_gamma", "broadcast_error",
-           "load_results"]
+           "load_results", "plot_records", "plot_title"]
 
 EXPERIMENT_METHODS = ("nominations", "central-greedy", "paper", "paper-greedy", "uniform", "exact-greedy", "pfds")
 #: The baseline of ``mmd_increase_pct``: the first of these among the methods run.
@@ -79,25 +81,13 @@ class Record:
         return dataclasses.asdict(self)
 
 
-def median_gamma(rows: np.ndarray) -> float:
-    """The median heuristic ``1 / median ||x - y||²`` over pairs of ``rows`` (use public rows, e.g. the seed set)."""
-    R = np.asarray(rows, dtype=np.float64)
-    if R.ndim != 2 or len(R) < 2:
-        raise InvalidParameterError("the median heuristic needs at least two rows", "rows")
-    sq = (R * R).sum(1)
-    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * R @ R.T, 0.0)
-    med = float(np.median(d2[np.triu_indices(len(R), 1)]))
-    if med <= 0:
-        raise InvalidParameterError("the rows are all equal: no median distance", "rows")
-    return 1.0 / med
-
-
 def _finite_or_none(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
 def _classifier(name: str) -> Callable[..., float]:
-    return {"mlp": mlp_accuracy, "svm": svm_accuracy}[name]
+    fits: dict[str, Callable[..., float]] = {"mlp": mlp_accuracy, "svm": svm_accuracy}
+    return fits[name]
 
 
 def _run_pfds(split: LabelSplit, size: int, epsilon: float, random_state: int) -> tuple[np.ndarray, np.ndarray, float]:
@@ -234,9 +224,9 @@ def run_experiment(
                                 kw["nominees"] = int(kw["nominees"](size))
                             if privacy is not None:
                                 kw["privacy"] = privacy
-                        res = summarize(owners, data.validation, size, method=method, gamma=g, dim=dim,  # type: ignore[arg-type]
+                        res = summarize(owners, data.validation, size, method=cast(Method, method), gamma=g, dim=dim,
                                         random_state=random_state + r, progress=False, **kw)
-                        pts, labs, accessed = res.points, res.labels, res.accessed.total
+                        pts, labs, accessed = res.points, res.labels, res.accessed.total  # type: ignore[assignment]
                         if res.privacy is not None:
                             eps_o = _finite_or_none(res.privacy.epsilon("owners", delta_o))
                             eps_o_h2 = res.privacy.epsilon("owners", delta_o, include_auction=False)
@@ -327,36 +317,80 @@ def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
 _COLOURS = dict(zip(EXPERIMENT_METHODS, ("tab:blue", "tab:green", "tab:orange", "tab:red", "tab:purple")))
 
 
-def _plot(records: Sequence[Record], field: str, ylabel: str, title: str, path: Path, skip: Sequence[str] = ()) -> None:
-    import matplotlib
+def _range(values: Sequence[float], fmt: str = ".3g") -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:{fmt}}" if math.isclose(lo, hi, rel_tol=1e-9) else f"{lo:{fmt}}-{hi:{fmt}}"
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def plot_title(records: Sequence[Record], title: str = "", *, dim: int | None = None) -> str:
+    """``"<title>: ε owners …, ε_v … (δ …), γ …, d …"`` from the records (ranges over sizes and repeats)."""
+    parts = []
+    owners = [r.epsilon_owners for r in records if r.epsilon_owners is not None and r.method != "pfds"]
+    uncertified = any(r.epsilon_owners is None and r.epsilon_owners_h2 is not None for r in records)
+    val = [r.epsilon_validation for r in records if r.epsilon_validation is not None]
+    if owners:
+        parts.append(f"ε owners {_range(owners)}")
+    elif uncertified:
+        parts.append("ε owners not certified")
+    if val:
+        d_v = next(r.delta_validation for r in records if r.epsilon_validation is not None)
+        parts.append(f"ε_v {_range(val)} (δ_v {d_v:g})")
+    if not owners and not val and not uncertified:
+        parts.append("non-private")
+    gammas = sorted({r.gamma for r in records})
+    if gammas:
+        parts.append(f"γ {_range(gammas)}")
+    if dim is not None:
+        parts.append(f"d {dim}")
+    head = title.strip()
+    return f"{head}: {', '.join(parts)}" if head else ", ".join(parts)
+
+
+def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str, skip: Sequence[str] = ()) -> Any:
+    """A :class:`matplotlib.figure.Figure` of ``field`` (mean ± sample std over repeats) against size.
+
+    Built without pyplot: the caller's backend and pyplot state are left alone. Accuracy error bars
+    are clipped to [0, 1]. Save it with ``fig.savefig(path)``.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import NullFormatter, NullLocator
 
     stats = _stats(records, field)
     methods = [m for m in dict.fromkeys(_label(r) for r in records) if m not in skip]
-    fig, ax = plt.subplots(figsize=(6.0, 3.8), dpi=120)
+    fig = Figure(figsize=(6.4, 4.0), dpi=120)
+    ax = fig.add_subplot(1, 1, 1)
+    repeats = sorted({n for (m, _), (_, _, n) in stats.items() if m in methods})
     for method in methods:
         pts = sorted((s, v) for (m, s), v in stats.items() if m == method)
         if not pts:
             continue
         xs = [s for s, _ in pts]
-        ax.errorbar(xs, [v[0] for _, v in pts], yerr=[v[1] for _, v in pts], marker="o", capsize=3, label=method,
-                    color=_COLOURS.get(method))
+        means = np.array([v[0] for _, v in pts])
+        std = np.array([v[1] for _, v in pts])
+        if field == "accuracy":
+            means = np.clip(means, 0.0, 1.0)
+            yerr = np.vstack([np.minimum(std, means), np.minimum(std, 1.0 - means)])
+        else:
+            yerr = np.vstack([std, std])
+        ax.errorbar(xs, means, yerr=yerr, marker="o", capsize=3, label=method, color=_COLOURS.get(method))
     ax.set_xscale("log")
     sizes = sorted({r.size for r in records})
     ax.set_xticks(sizes)
     ax.set_xticklabels([str(s) for s in sizes])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("summary size p")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
+    n_text = "/".join(str(n) for n in repeats) if repeats else "0"
+    ax.set_ylabel(f"{ylabel}\n(mean ± std over {n_text} repeats)", fontsize=9)
+    if field == "accuracy":
+        ax.set_ylim(0.0, 1.0)
+    ax.set_title(title, fontsize=9)
     if field == "mmd_increase_pct":
         ax.axhline(0.0, color="grey", lw=0.8, ls="--")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, title=f"error bars: ± std, n = {n_text}", title_fontsize=7)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    return fig
 
 
 RESULT_FIELDS = ("method", "size", "repeat", "mmd2", "mmd_increase_pct", "accuracy", "accessed", "epsilon_owners",
@@ -378,9 +412,13 @@ def load_results(path: str | Path) -> list[Record]:
         raise InvalidParameterError(f"{p} is not a dpsumm results file: {exc}", "path") from exc
 
 
-def write_results(records: Sequence[Record], out: str | Path, *, title: str = "", plots: bool = True) -> dict[str, Path]:
+def write_results(records: Sequence[Record], out: str | Path, *, title: str = "", plots: bool = True,
+                  dim: int | None = None) -> dict[str, Path]:
     """Write ``results.json``, ``results.csv``, ``table.md`` and (with ``plots``) ``mmd_increase.png`` and
-    ``accuracy.png`` into ``out`` (created). Returns the paths by name."""
+    ``accuracy.png`` into ``out`` (created). Returns the paths by name.
+
+    The plots' titles carry ``title`` (the dataset), ε, γ and ``dim`` (d); the caller's matplotlib
+    backend is never changed."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     paths = {"json": d / "results.json", "csv": d / "results.csv", "table": d / "table.md"}
@@ -393,14 +431,13 @@ def write_results(records: Sequence[Record], out: str | Path, *, title: str = ""
             w.writerow({k: ("" if row[k] is None else row[k]) for k in RESULT_FIELDS})
     paths["table"].write_text(format_table(records, markdown=True) + "\n")
     if plots:
+        head = plot_title(records, title, dim=dim)
         paths["mmd_plot"] = d / "mmd_increase.png"
-        paths["accuracy_plot"] = d / "accuracy.png"
-        _plot(records, "mmd_increase_pct", "MMD² increase over central greedy (%)", f"{title}: lower is better".strip(": "),
-              paths["mmd_plot"], skip=BASELINES[:1])
+        plot_records(records, "mmd_increase_pct", "MMD² increase over central greedy (%), lower is better", head,
+                     skip=BASELINES[:1]).savefig(paths["mmd_plot"])
         if any(r.accuracy is not None for r in records):
-            _plot(records, "accuracy", "test accuracy", f"{title}: higher is better".strip(": "), paths["accuracy_plot"])
-        else:
-            del paths["accuracy_plot"]
+            paths["accuracy_plot"] = d / "accuracy.png"
+            plot_records(records, "accuracy", "test accuracy, higher is better", head).savefig(paths["accuracy_plot"])
     return paths
 
 

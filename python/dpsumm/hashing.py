@@ -2,12 +2,38 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import _core
 from ._validation import float_matrix, positive_float, positive_int, seed_value
+from .errors import InvalidParameterError, NotFittedError
 
 __all__ = ["RFFHasher"]
+
+
+def _input(X: object) -> np.ndarray:
+    """``X`` as an array, with scikit-learn's messages for sparse, complex and 1-D input."""
+    if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+        raise InvalidParameterError("`X`: sparse input is not supported, pass a dense array (X.toarray())", "X")
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # numpy raises many types
+        raise InvalidParameterError(f"`X` cannot be converted to an array: {exc}", "X") from exc
+    if np.iscomplexobj(arr):
+        raise InvalidParameterError("`X` must hold real numbers: Complex data not supported", "X")
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(f"`X` must hold real numbers: {exc}", "X") from None
+    if arr.ndim == 2 and arr.shape[1] == 0:
+        raise InvalidParameterError(f"`X` has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.", "X")
+    if arr.ndim == 1:
+        raise InvalidParameterError("`X` must be 2-D (rows x features), got 1-D: Reshape your data with "
+                                    "X.reshape(-1, 1) (one feature) or X.reshape(1, -1) (one row)", "X")
+    return arr
 
 
 class RFFHasher:
@@ -19,10 +45,16 @@ class RFFHasher:
     arithmetic, so every party that agrees on ``(n_features, dim, gamma, seed)`` gets bit-identical
     ``omega_`` and ``offset_`` on any machine. No privacy budget is involved.
 
+    A scikit-learn transformer (``get_params``/``set_params``, ``clone``, ``Pipeline``,
+    ``cross_val_score``, pickle and joblib): ``fit(X)`` learns ``n_features_in_`` from ``X`` (and checks
+    it against ``n_features`` when that was given). With ``n_features`` given, ``transform`` works
+    without ``fit``, since the projection depends on public parameters only. Unlike scikit-learn's own
+    estimators, parameters are validated in ``__init__`` and ``set_params`` (errors come first).
+
     Parameters
     ----------
-    n_features : int
-        Number of input features.
+    n_features : int or None, default=None
+        Number of input features; None learns it in ``fit``.
     dim : int, default=140
         Number of random features ``d``.
     gamma : float, default=0.1
@@ -37,6 +69,7 @@ class RFFHasher:
     offset_ : ndarray of shape (dim,), float32
         The phases ``b_j``.
     n_features_in_ : int
+        Set by ``fit``.
 
     Examples
     --------
@@ -44,25 +77,109 @@ class RFFHasher:
     >>> h = dpsumm.RFFHasher(n_features=3, dim=8, seed="demo")
     >>> h.transform(np.zeros((2, 3))).shape
     (2, 8)
+    >>> dpsumm.RFFHasher(dim=8).fit(np.zeros((5, 4))).n_features_in_
+    4
     """
 
-    def __init__(self, n_features: int, dim: int = 140, gamma: float = 0.1, seed: int | str = 0) -> None:
-        self.n_features = positive_int(n_features, "n_features")
-        self.dim = positive_int(dim, "dim")
-        self.gamma = positive_float(gamma, "gamma")
-        self.seed = seed_value(seed)
-        self._projection = _core.RffProjection(self.n_features, self.dim, self.gamma, self.seed)
-        self.omega_: np.ndarray = self._projection.omega
-        self.offset_: np.ndarray = self._projection.offset
-        self.n_features_in_ = self.n_features
+    def __init__(self, n_features: int | None = None, dim: int = 140, gamma: float = 0.1, seed: int | str = 0) -> None:
+        self.n_features = n_features
+        self.dim = dim
+        self.gamma = gamma
+        self.seed = seed
+        self._check_params()
+        self._cache: tuple[tuple[int, int, float, int | str], _core.RffProjection] | None = None
 
-    def fit(self, X: object = None, y: object = None) -> "RFFHasher":
-        """Do nothing and return ``self``: the projection is fixed by the public seed.
+    # -- parameters (scikit-learn's estimator API, without depending on scikit-learn)
 
-        Present so that the hasher fits in scikit-learn pipelines. ``X``, if given, is validated.
+    def _check_params(self) -> tuple[int | None, int, float, int | str]:
+        n = None if self.n_features is None else positive_int(self.n_features, "n_features")
+        return n, positive_int(self.dim, "dim"), positive_float(self.gamma, "gamma"), seed_value(self.seed)
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's parameters (scikit-learn API)."""
+        return {"n_features": self.n_features, "dim": self.dim, "gamma": self.gamma, "seed": self.seed}
+
+    def set_params(self, **params: Any) -> "RFFHasher":
+        """Set constructor parameters (scikit-learn API); validated, the projection follows them."""
+        valid = self.get_params()
+        for key in params:
+            if key not in valid:
+                raise InvalidParameterError(f"invalid parameter {key!r} for RFFHasher; valid: {sorted(valid)}", key)
+        old = dict(valid)
+        for key, value in params.items():
+            setattr(self, key, value)
+        try:
+            self._check_params()
+        except InvalidParameterError:
+            for key, value in old.items():
+                setattr(self, key, value)
+            raise
+        return self
+
+    def __sklearn_tags__(self) -> Any:
+        from sklearn.utils import Tags, TargetTags, TransformerTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
+                    transformer_tags=TransformerTags(preserves_dtype=["float32"]),
+                    requires_fit=self.n_features is None)
+
+    # -- the projection
+
+    def _features(self) -> int:
+        n, _, _, _ = self._check_params()
+        fitted = getattr(self, "n_features_in_", None)
+        if n is None and fitted is None:
+            raise NotFittedError("this RFFHasher has no n_features: call fit(X) first or give n_features")
+        return n if n is not None else int(fitted)  # type: ignore[arg-type]
+
+    @property
+    def _projection(self) -> _core.RffProjection:
+        n_features = self._features()
+        _, dim, gamma, seed = self._check_params()
+        key = (n_features, dim, gamma, seed)
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, _core.RffProjection(n_features, dim, gamma, seed))
+        return self._cache[1]
+
+    @property
+    def omega_(self) -> np.ndarray:
+        """``omega`` (n_features, dim), float32."""
+        try:
+            return self._projection.omega
+        except NotFittedError as exc:
+            raise AttributeError(str(exc)) from None
+
+    @property
+    def offset_(self) -> np.ndarray:
+        """The phases ``b`` (dim,), float32."""
+        try:
+            return self._projection.offset
+        except NotFittedError as exc:
+            raise AttributeError(str(exc)) from None
+
+    def fit(self, X: object, y: object = None) -> "RFFHasher":
+        """Learn ``n_features_in_`` from ``X`` (the projection itself is fixed by the public seed).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
         """
-        if X is not None:
-            float_matrix(X, "X", n_features=self.n_features, allow_empty=True)
+        arr = _input(X)
+        if arr.ndim == 2 and arr.shape[0] == 0:
+            raise InvalidParameterError(f"`X` has 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required.",
+                                        "X")
+        arr = float_matrix(arr, "X")
+        n, _, _, _ = self._check_params()
+        if n is not None and arr.shape[1] != n:
+            raise InvalidParameterError(f"X has {arr.shape[1]} features, but RFFHasher is expecting {n} features "
+                                        "as input (n_features)", "X")
+        self.n_features_in_ = int(arr.shape[1])
+        self._projection  # build it now: transform leaves the estimator's state alone
         return self
 
     def transform(self, X: object) -> np.ndarray:
@@ -78,14 +195,30 @@ class RFFHasher:
         -------
         ndarray of shape (n_samples, dim), float32, C-contiguous
         """
-        arr = np.asarray(X)
-        if arr.dtype not in (np.float32, np.float64) or arr.ndim != 2:
-            arr = float_matrix(arr, "X", n_features=self.n_features, allow_empty=True)
-        return self._projection.transform(arr)
+        n_features = self._features()
+        arr = X if isinstance(X, np.ndarray) else _input(X)
+        if not (arr.dtype in (np.float32, np.float64) and arr.ndim == 2):
+            arr = float_matrix(_input(arr), "X", allow_empty=True)
+        if arr.shape[1] != n_features:
+            raise InvalidParameterError(f"X has {arr.shape[1]} features, but RFFHasher is expecting {n_features} "
+                                        "features as input", "X")
+        out: np.ndarray = self._projection.transform(arr)
+        return out
 
     def fit_transform(self, X: object, y: object = None) -> np.ndarray:
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)
 
+    # -- persistence: the Rust projection is rebuilt from the public parameters
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_cache"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     def __repr__(self) -> str:
-        return f"RFFHasher(n_features={self.n_features}, dim={self.dim}, gamma={self.gamma}, seed={self.seed!r})"
+        nf = "" if self.n_features is None else f"n_features={self.n_features}, "
+        return f"RFFHasher({nf}dim={self.dim}, gamma={self.gamma}, seed={self.seed!r})"

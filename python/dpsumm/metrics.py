@@ -15,6 +15,8 @@ Everything here is evaluation on data the evaluator holds; nothing here is a pri
 
 from __future__ import annotations
 
+from typing import cast
+
 import math
 
 import numpy as np
@@ -43,7 +45,7 @@ def objective(summary: object, validation: object, gamma: float) -> float:
     S = float_matrix(summary, "summary")
     V = float_matrix(validation, "validation", n_features=S.shape[1])
     p, m = S.shape[0], V.shape[0]
-    return 2.0 * kernel_sum(V, S, g) / (m * p) - kernel_sum(S, S, g) / (p * p)
+    return cast(float, 2.0 * kernel_sum(V, S, g) / (m * p) - kernel_sum(S, S, g) / (p * p))
 
 
 def mmd_increase_pct(alg: float, greedy: float) -> float:

@@ -57,12 +57,12 @@ import math
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ._validation import positive_float, positive_int
-from .accounting import ACCOUNTANTS, ExponentialEvent, LaplaceEvent, Ledger, _format_table
+from .accounting import ACCOUNTANTS, ExponentialEvent, LaplaceEvent, Ledger, Neighbour, _format_table
 from .errors import InvalidParameterError
 from .privacy import Csprng, check_random_state
 
@@ -86,7 +86,7 @@ __all__ = [
 #: Number of label buckets for regression (Section 3.1: "discretizes Y into b = 10 buckets").
 REGRESSION_BUCKETS = 10
 #: The neighbour relation under which every ε in this module holds.
-NEIGHBOUR = "add-remove"
+NEIGHBOUR: Neighbour = "add-remove"
 #: Refuse trees with more leaves than this (categorical attributes multiply the branching).
 MAX_LEAVES = 1 << 18
 #: The exact dense non-negative least squares (Lawson-Hanson) is used up to this many leaves; above
@@ -299,7 +299,7 @@ class Domain:
         out = X.copy()
         for j, vals in self.categories.items():
             out[:, j] = np.searchsorted(vals, X[:, j])
-        return out
+        return cast(np.ndarray, out)
 
     def from_index(self, Z: np.ndarray) -> np.ndarray:
         """Inverse of :meth:`to_index` (indices are floored)."""
@@ -308,7 +308,7 @@ class Domain:
         out = Z.copy()
         for j, vals in self.categories.items():
             out[:, j] = vals[np.clip(np.floor(Z[:, j]).astype(np.int64), 0, vals.size - 1)]
-        return out
+        return cast(np.ndarray, out)
 
     def check_labels(self, y: object, n: int, name: str) -> np.ndarray:
         """Labels as class indices in ``[0, n_classes)`` (regression: bucket indices)."""
@@ -347,7 +347,7 @@ class Domain:
         """Regression labels -> bucket index in ``[0, REGRESSION_BUCKETS)``."""
         lo, hi = self.label_range  # type: ignore[misc]
         b = np.floor((y - lo) / (hi - lo) * REGRESSION_BUCKETS).astype(np.int64)
-        return np.clip(b, 0, REGRESSION_BUCKETS - 1)
+        return cast(np.ndarray, np.clip(b, 0, REGRESSION_BUCKETS - 1))
 
     def __repr__(self) -> str:
         label = f"classes={self.classes.tolist()}" if self.classes is not None else f"label_range={self.label_range}"
@@ -474,7 +474,7 @@ class PrivateTree:
     def _apply_index(self, Z: np.ndarray) -> np.ndarray:
         paths = self._paths(Z)
         last = (paths >= 0).sum(axis=1) - 1
-        return paths[np.arange(paths.shape[0]), last]
+        return cast(np.ndarray, paths[np.arange(paths.shape[0]), last])
 
     def apply(self, X: object) -> np.ndarray:
         """The leaf id of every row of ``X`` (raw values; validated against the domain)."""
@@ -482,13 +482,13 @@ class PrivateTree:
         return self._apply_index(Z)
 
     def _predict_index(self, Z: np.ndarray) -> np.ndarray:
-        return self.leaf_label[self._apply_index(Z)]
+        return cast(np.ndarray, self.leaf_label[self._apply_index(Z)])
 
     def predict(self, X: object) -> np.ndarray:
         """The leaf label of every row: a class, or for regression the bucket's midpoint."""
         idx = self._predict_index(self.domain.to_index(self.domain.check_rows(X, "X")))
         if self.domain.classes is not None:
-            return self.domain.classes[idx]
+            return cast(np.ndarray, self.domain.classes[idx])
         lo, hi = self.domain.label_range  # type: ignore[misc]
         return lo + (idx + 0.5) * (hi - lo) / REGRESSION_BUCKETS
 
@@ -521,7 +521,7 @@ def max_operator_scores(x: np.ndarray, y: np.ndarray, candidates: np.ndarray, n_
     onehot[np.arange(x.size), y] = 1.0
     left = (x[None, :] < candidates[:, None]).astype(np.float64) @ onehot
     right = total[None, :] - left
-    return left.max(axis=1) + right.max(axis=1)
+    return cast(np.ndarray, left.max(axis=1) + right.max(axis=1))
 
 
 def _select_split(
@@ -808,7 +808,7 @@ def _solve_wls(incidence: np.ndarray, node_noisy: np.ndarray, node_w: np.ndarray
             # Lawson-Hanson active set: exact (finite termination at the optimum), and much faster than
             # lsq_linear(method="bvls") whose repeated lstsq calls suffer under BLAS thread contention
             x, _ = nnls(A, b, maxiter=50 * m)
-            return np.maximum(x, 0.0)
+            return cast(np.ndarray, np.maximum(x, 0.0))
         except RuntimeError:  # pragma: no cover - iteration limit: fall back to bounded-variable LS
             res = lsq_linear(A, b, bounds=(0.0, np.inf), method="bvls", tol=1e-12)
     else:  # pragma: no cover - large categorical trees only
@@ -816,7 +816,7 @@ def _solve_wls(incidence: np.ndarray, node_noisy: np.ndarray, node_w: np.ndarray
 
         A = sparse.vstack([sparse.csr_matrix(A_nodes), math.sqrt(leaf_w) * sparse.identity(m, format="csr")])
         res = lsq_linear(A, b, bounds=(0.0, np.inf), method="trf", tol=1e-12, lsmr_tol="auto")
-    return np.maximum(res.x, 0.0)
+    return cast(np.ndarray, np.maximum(res.x, 0.0))
 
 
 def _opt_private_gen(tree: PrivateTree, Z: np.ndarray, levels: int, epsilon: float, rng: Csprng) -> SyntheticData:
@@ -973,7 +973,7 @@ def _vote(Z: np.ndarray, trees: Sequence[PrivateTree], rng: Csprng) -> np.ndarra
 
 def _labels_from_index(domain: Domain, idx: np.ndarray, rng: Csprng) -> np.ndarray:
     if domain.classes is not None:
-        return domain.classes[idx]
+        return cast(np.ndarray, domain.classes[idx])
     lo, hi = domain.label_range  # type: ignore[misc]
     width = (hi - lo) / REGRESSION_BUCKETS
     u = rng.uniform_array(idx.size) if idx.size else np.zeros(0)
@@ -1224,9 +1224,9 @@ def partition_agents(
     Agent i gets an anchor :math:`a_i \sim U[\text{low}, \text{high}]`; a row goes to agent i with
     probability :math:`\propto 1/|x_a - a_i|`. Returns the agent index of every row.
     """
-    anchors = rng.uniform(low, high, size=n_agents)
+    anchors: np.ndarray = rng.uniform(low, high, size=n_agents)
     dist = np.abs(X[:, attribute][:, None] - anchors[None, :])
     w = 1.0 / np.maximum(dist, 1e-12 * (high - low))
     w /= w.sum(axis=1, keepdims=True)
-    u = rng.uniform(size=X.shape[0])
-    return np.minimum((np.cumsum(w, axis=1) < u[:, None]).sum(axis=1), n_agents - 1)
+    u = np.asarray(rng.uniform(size=X.shape[0]))
+    return cast(np.ndarray, np.minimum((np.cumsum(w, axis=1) < u[:, None]).sum(axis=1), n_agents - 1))

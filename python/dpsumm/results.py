@@ -30,6 +30,12 @@ class Owner:
     labels: Any = None
     name: str | None = None
 
+    def __repr__(self) -> str:
+        shape = getattr(self.data, "shape", None)
+        rows = f"{shape[0]}x{shape[1]}" if shape is not None and len(shape) == 2 else type(self.data).__name__
+        lab = "" if self.labels is None else ", labelled"
+        return f"Owner(name={self.name!r}, rows={rows}{lab})"
+
 
 @dataclass(frozen=True)
 class Access:
@@ -90,6 +96,8 @@ class SummaryResult:
         The public h1 used.
     method : str
     seconds : float
+    seeded : bool
+        True when the run was seeded (``random_state`` given): reproducible and NOT private.
     """
 
     points: np.ndarray | None
@@ -108,12 +116,33 @@ class SummaryResult:
     schedule: Any = None
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    seeded: bool = False
 
     def __len__(self) -> int:
         return int(self.owner.shape[0])
 
+    def privacy_status(self) -> str:
+        """``"not private"``, ``"seeded: NOT private"``, ``"private, certified"`` or ``"private, NOT certified"``."""
+        if self.privacy is None:
+            return "not private"
+        if self.seeded:
+            return "seeded: NOT private"
+        return "private, certified" if _certified(self.privacy) else "private, NOT certified"
+
     def __repr__(self) -> str:
+        excluded = [e["owner"] for e in self.events if e.get("event") == "excluded"]
+        ex = f", excluded={excluded}" if excluded else ""
         return (
-            f"SummaryResult(method={self.method!r}, size={len(self)}, accessed={self.accessed.total}, "
-            f"owners={self.owner_names}, excluded={[e['owner'] for e in self.events if e.get('event') == 'excluded']})"
+            f"SummaryResult(method={self.method!r}, size={len(self)}, owners={len(self.owner_names)}, "
+            f"accessed={self.accessed.total}{ex}, {self.privacy_status()})"
         )
+
+
+def _certified(ledger: Any) -> bool:
+    """False when the ledger holds a release no finite ε covers (the paper's auction with eps_auc > 0)."""
+    from .accounting import AuctionEvent
+
+    entries = getattr(ledger, "entries", None)
+    if entries is None:  # a ledger's dict form (dpsumm.flower.load_result)
+        return not any("not differentially private" in n for n in ledger.get("notes", []))
+    return not any(isinstance(e.event, AuctionEvent) and not e.event.certified_free for e in entries)

@@ -6,7 +6,8 @@ import math
 import numbers
 import time
 from collections.abc import Sequence
-from typing import Any
+import logging
+from typing import Any, Literal
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from . import accounting
 from ._validation import float_matrix, positive_float, positive_int, seed_value
 from .errors import InvalidParameterError
 from .hashing import RFFHasher
+from .preprocessing import check_kernel, median_gamma
 from .parties import ConsumerParty, OwnerParty
 from .protocols.baselines import exact_greedy, uniform_picks
 from .protocols.paper import make_config, run_protocol
@@ -22,7 +24,7 @@ from .privacy import Csprng, check_random_state
 from .transport import InProcessTransport, Transport
 from .protocols.baselines import central_greedy
 from .protocols.nominations import NominationsConfig, run_nominations
-from .types import METHODS, PURCHASES, REVEALS, Method, Purchase, Reveal
+from .types import METHODS, NON_PRIVATE_METHODS, PURCHASES, REVEALS, ArrayLike, Method, Purchase, RandomState, Reveal
 
 #: h1's default dimension for the nominations protocol and central greedy. No per-coordinate noise is added
 #: to hashes, so d costs no privacy there; measured on MNIST (docs/experiments/), d = 500 gives several times
@@ -33,6 +35,7 @@ DEFAULT_VALIDATION_BUDGET = accounting.Budget(validation_epsilon=1.0, validation
 
 __all__ = ["Owner", "SummaryResult", "Access", "summarize", "METHODS"]
 
+_log = logging.getLogger("dpsumm")
 
 
 # ------------------------------------------------------------------------------------------ validation
@@ -137,12 +140,30 @@ def _resolve_schedule(schedule: Any, privacy: Any, *, size: int, owners: int, di
     return schedule
 
 
+def _choose_gamma(gamma: float | str, seed: np.ndarray, validation: np.ndarray, *, user_seed: bool) -> float:
+    """The run's RBF width: ``gamma``, or the median heuristic on the public seed rows; warns when degenerate."""
+    if gamma == "median":
+        if seed.shape[0] < 2:
+            raise InvalidParameterError("gamma='median' needs a seed set of at least two public rows", "gamma")
+        g = median_gamma(seed)
+        _log.info("gamma='median': %.6g from %d public seed rows", g, seed.shape[0])
+        if not user_seed:  # generated rows in the public box: the data may not live in that box
+            check_kernel(validation, g, what="the validation rows (gamma='median' of generated seed rows)")
+        return g
+    g = float(gamma)
+    if user_seed and seed.shape[0] >= 2:
+        check_kernel(seed, g, what="the public seed set")
+    else:
+        check_kernel(validation, g, what="the validation rows")
+    return g
+
+
 # ------------------------------------------------------------------------------------------ summarize
 
 
 def summarize(
-    owners: Sequence[Any],
-    validation: Any,
+    owners: Sequence[Owner | ArrayLike],
+    validation: ArrayLike,
     size: int,
     *,
     method: Method = "nominations",
@@ -151,15 +172,15 @@ def summarize(
     nominees: int | None = None,
     candidates: int | None = None,
     temperature: float | None = None,
-    validation_release: str = "gaussian",
-    choice: str | None = None,
-    seed_set: Any = None,
-    gamma: float = 0.1,
+    validation_release: Literal["gaussian", "mwem", "exact"] = "gaussian",
+    choice: Literal["kernel", "hashes"] | None = None,
+    seed_set: ArrayLike | int | None = None,
+    gamma: float | Literal["median"] = 0.1,
     dim: int | None = None,
-    schedule: Any = "paper",
+    schedule: accounting.Schedule | Literal["paper"] | None = None,
     epsilon_auction: float = 0.0,
     reveal: Reveal = "points",
-    random_state: Any = None,
+    random_state: RandomState = None,
     progress: bool = True,
     hash_seed: int | str = 0,
     feature_range: tuple[float, float] = (0.0, 1.0),
@@ -259,9 +280,18 @@ def summarize(
                                     "privacy")
     if method == "exact-greedy" and reveal != "points":
         raise InvalidParameterError("`reveal='hashes'` needs a hash-based method", "reveal")
-    if privacy is not None and method not in ("nominations", "paper"):
-        raise InvalidParameterError(f"`privacy` is a budget for a private method; method {method!r} is not private",
-                                    "privacy")
+    # Refusals that would otherwise cost a calibration and then silently not do what was asked.
+    if privacy is not None and method in NON_PRIVATE_METHODS:
+        raise InvalidParameterError(
+            f"`privacy` was given but method={method!r} is not private (no budget is spent or certified); "
+            f"use a private method ({', '.join(m for m in METHODS if m not in NON_PRIVATE_METHODS)}) or drop `privacy`",
+            "privacy")
+    if privacy is not None and schedule is not None:
+        raise InvalidParameterError("give `privacy` (a budget to calibrate to) or `schedule`, not both", "schedule")
+    if not (gamma == "median" or (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool))):
+        raise InvalidParameterError(f"`gamma` must be a positive number or 'median', got {gamma!r}", "gamma")
+    if gamma != "median":
+        positive_float(gamma, "gamma")
     if privacy is not None and not isinstance(privacy, accounting.Budget):
         raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
     datas, labels, names = _as_owners(owners, None)
@@ -276,16 +306,47 @@ def summarize(
         raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({total})", "size")
     if seed_set is not None and not (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
         seed_set = float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
-    if method not in ("paper", "paper-greedy") and not (isinstance(schedule, str) and schedule == "paper"):
+    if method not in ("paper", "paper-greedy") and schedule is not None:
         raise InvalidParameterError(f"`schedule` is the paper's privacy schedule; method {method!r} has none", "schedule")
     if dim is None:
         dim = 140 if method in ("paper", "paper-greedy") else DEFAULT_DIM
     dim = positive_int(dim, "dim")
-    hasher = RFFHasher(n_features, dim=dim, gamma=gamma, seed=seed_value(hash_seed, "hash_seed"))
+    h_seed = seed_value(hash_seed, "hash_seed")
     K = len(datas)
-    rng = check_random_state(random_state)
+    paper_method = method in ("paper", "paper-greedy")
+    from tqdm.auto import tqdm
+
+    # Setup has its own bar: a calibration to a budget can take a moment.
+    setup = tqdm(total=3, desc="setup", unit="step", disable=not progress, leave=False)
+    try:
+        sched: accounting.Schedule | None = None
+        if paper_method:
+            t_cal = time.perf_counter()
+            setup.set_postfix_str("calibrating the schedule to the budget" if privacy is not None else "schedule")
+            sched = _resolve_schedule("paper" if schedule is None else schedule, privacy, size=size, owners=K, dim=dim,
+                                      epsilon_auction=epsilon_auction)
+            if privacy is not None:
+                _log.info("calibrated the schedule to %s in %.2f s: %s", privacy, time.perf_counter() - t_cal,
+                          sched.describe().replace("\n", "; "))
+        setup.update(1)
+        setup.set_postfix_str("seed set")
+        rng = check_random_state(random_state)
+        rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
+        seed = np.zeros((0, n_features), np.float32)
+        if paper_method or gamma == "median":  # public rows: the paper's D_init, or the median heuristic's sample
+            count = sched.seed_set_size if sched is not None else 150
+            seed = _seed_set(seed_set, count, n_features, feature_range, rng_seed)
+        setup.update(1)
+        setup.set_postfix_str("kernel width and h1")
+        user_seed = not (seed_set is None or isinstance(seed_set, numbers.Integral))
+        gamma_value = _choose_gamma(gamma, seed, val, user_seed=user_seed)
+        hasher = RFFHasher(n_features, dim=dim, gamma=gamma_value, seed=h_seed)
+        setup.update(1)
+    finally:
+        setup.close()
     seeded = bool(rng.is_seeded)
-    rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
+    _log.info("summarize: method=%s size=%d owners=%d rows=%d features=%d gamma=%.6g dim=%d seeded=%s",
+              method, size, K, total, n_features, gamma_value, dim, seeded)
 
     if method == "nominations":
         config = _nominations_config(privacy, size=size, owners=K, n_features=n_features, hasher=hasher,
@@ -296,8 +357,12 @@ def summarize(
             parties_n: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
             parties_n["consumer"] = ConsumerParty(val, rng_consumer)
             transport = InProcessTransport(parties_n)
-        return run_nominations(transport, names, "consumer", config, hasher=hasher, size=size, seeded=seeded,
-                               started=t0, with_labels=labels[0] is not None)
+        result = run_nominations(transport, names, "consumer", config, hasher=hasher, size=size, seeded=seeded,
+                                 started=t0, with_labels=labels[0] is not None)
+        _log.info("nominations: temperature %.4g, sigma %.4g, %d nominees per owner, choice on %s; timings %s",
+                  result.extra["temperature"], result.extra["sigma"], config.nominees, config.choice,
+                  result.extra["timings"])
+        return _finish(result, seeded)
 
     if method in ("uniform", "exact-greedy", "central-greedy"):
         if method == "uniform":
@@ -318,15 +383,14 @@ def summarize(
         contribution = np.zeros(K)
         for k, v in zip(owner_idx, values):
             contribution[k] += v
-        return SummaryResult(
+        return _finish(SummaryResult(
             points=pts, hashes=hasher.transform(pts), labels=labs, owner=owner_idx, index=index, owner_names=names,
             accessed=Access(int(sum(per_owner.values())), per_owner, validation_rows=int(val.shape[0])),
             contribution=contribution, privacy=None, trace=[], events=[],
             hasher=hasher, method=method, schedule=None, seconds=time.perf_counter() - t0,
-        )
+        ), seeded)
 
-    sched = _resolve_schedule(schedule, privacy, size=size, owners=K, dim=dim, epsilon_auction=epsilon_auction)
-    seed = _seed_set(seed_set, sched.seed_set_size, n_features, feature_range, rng_seed)
+    assert sched is not None
     if seed.shape[0] == 0:
         raise InvalidParameterError(f"method {method!r} needs a non-empty seed set (h2 of an empty set is undefined)",
                                     "seed_set")
@@ -341,8 +405,18 @@ def summarize(
                           schedule=sched, size=size, progress=progress, started=t0,
                           with_labels=labels[0] is not None)
     if result.privacy is not None:
-        if rng.is_seeded:
+        if seeded:
             result.privacy.mark_seeded()
         if privacy is not None:  # a Budget: report at its deltas by default
             result.privacy.set_deltas(**privacy.ledger_deltas())
+    return _finish(result, seeded)
+
+
+def _finish(result: SummaryResult, seeded: bool) -> SummaryResult:
+    """Mark a seeded result and log what the run decided."""
+    result.seeded = seeded
+    for event in result.events:
+        _log.warning("run event: %s", event)
+    _log.info("summarize: %d rows in %.2f s, aggregator saw %d raw rows; %s", len(result), result.seconds,
+              result.accessed.total, result.privacy_status())
     return result

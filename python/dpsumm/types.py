@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, Union, get_args
 
-__all__ = ["Method", "Reveal", "Purchase", "METHODS", "REVEALS", "PURCHASES"]
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from .privacy import Csprng
+
+__all__ = ["Method", "Reveal", "Purchase", "METHODS", "REVEALS", "PURCHASES", "NON_PRIVATE_METHODS", "ArrayLike",
+           "RandomState"]
 
 #: ``"nominations"`` (recommended; certified for every party), ``"paper"`` (Sarpatwar et al. Alg. 3),
 #: ``"central-greedy"`` (non-private: all hashes in one place, no seed rows), ``"paper-greedy"`` (non-private:
@@ -19,3 +25,11 @@ Purchase = Literal["nominees", "winners"]
 METHODS: tuple[str, ...] = get_args(Method)
 REVEALS: tuple[str, ...] = get_args(Reveal)
 PURCHASES: tuple[str, ...] = get_args(Purchase)
+
+#: The methods whose run spends no privacy budget and certifies nothing (``privacy=`` is refused).
+NON_PRIVATE_METHODS: tuple[str, ...] = ("paper-greedy", "central-greedy", "exact-greedy", "uniform")
+
+#: Rows: a 2-D numpy array or anything ``np.asarray`` turns into one (nested lists, a DataFrame).
+ArrayLike = npt.ArrayLike
+#: ``None`` (OS entropy: the only private mode), an ``int`` seed or a :class:`dpsumm.Csprng` (seeded: NOT private).
+RandomState = Union[None, int, "Csprng"]

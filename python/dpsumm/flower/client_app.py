@@ -184,7 +184,7 @@ def _consumer(request: ProtocolMessage, context: Context, name: str) -> Protocol
     if isinstance(kept, ArrayRecord) and "mean_hash" in kept:
         # One release per run: answer a repeated request with the same values (free post-processing).
         meta = context.state[_CONSUMER_STATE + ".meta"]
-        return ValidationRelease(mean_hash=kept["mean_hash"].numpy(), n_rows=int(meta["n_rows"]),  # type: ignore[index]
+        return ValidationRelease(mean_hash=kept["mean_hash"].numpy(), n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
                                  private=bool(meta["private"]))  # type: ignore[index]
     rng = _consumer_rng(context, name)
     release = ConsumerParty(_data(context, "data"), rng, name).handle(request)

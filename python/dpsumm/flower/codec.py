@@ -15,7 +15,7 @@ checks the schema. Anything else raises :class:`dpsumm.errors.ProtocolError`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from flwr.app import Array, ArrayRecord, ConfigRecord, RecordDict
@@ -83,7 +83,8 @@ def encode(message: Message) -> RecordDict:
         types[name] = tag
         if tag != "none":
             fields[name] = v
-    return RecordDict({FIELDS: ConfigRecord(fields), ARRAYS: ArrayRecord(arrays), TYPES: ConfigRecord(types)})
+    return RecordDict({FIELDS: ConfigRecord(fields), ARRAYS: ArrayRecord(arrays),
+                       TYPES: ConfigRecord(cast(Any, types))})
 
 
 def decode(content: RecordDict) -> Message:

@@ -13,7 +13,8 @@ key                         default   meaning
 ``owners``                  0         owner SuperNodes to wait for (required, >= 1)
 ``n-features``              0         features per row (public schema; required, >= 1)
 ``method``                  nominations ``nominations`` (recommended), ``paper`` (Alg. 3) or ``paper-greedy``
-``dim``, ``gamma``          0, 0.1    h1: random features (0: 500 for nominations, 140 for the paper's) and RBF width
+``dim``, ``gamma``          0, 0.1    h1: random features (0: 500 for nominations, 140 for the paper's) and RBF
+                                      width (``gamma="median"``: the median heuristic on the public seed set)
 ``purchase``                nominees  nominations: ``nominees`` (certified) or ``winners`` (uncertified)
 ``nominees``                -1        nominations: rows per owner (-1: 2 * size)
 ``candidates``              -1        nominations: owners herd among their most relevant rows (-1: all)
@@ -140,7 +141,7 @@ class FlowerRunConfig:
     candidates: int | None
     temperature: float | None
     validation_release: str
-    gamma: float
+    gamma: float | str
     hash_seed: int | str
     reveal: str
     seed_set: int | None
@@ -211,7 +212,7 @@ class FlowerRunConfig:
             candidates=None if _int(cfg, "candidates", lo=-1) in (-1, 0) else _int(cfg, "candidates", lo=1),
             temperature=_float(cfg, "temperature", lo=0.0) or None,
             validation_release=_choice(cfg, "validation-release", ("gaussian", "mwem")),
-            gamma=_float(cfg, "gamma", positive=True),
+            gamma="median" if cfg["gamma"] == "median" else _float(cfg, "gamma", positive=True),
             hash_seed=hash_seed if isinstance(hash_seed, str) else int(hash_seed),
             reveal=_choice(cfg, "reveal", ("points", "hashes")),
             seed_set=None if seed_set == -1 else seed_set,

@@ -37,6 +37,7 @@ from ..datasets import load_array
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import RFFHasher
 from ..protocols.nominations import run_nominations
+from ..preprocessing import median_gamma
 from ..protocols.paper import RoundRecord, make_config, run_protocol
 from ..results import Access, SummaryResult
 from ..summarize import _nominations_config, _seed_set
@@ -167,7 +168,7 @@ def _schedule(cfg: FlowerRunConfig, n_owners: int) -> accounting.Schedule:
             raise InvalidParameterError("run config `t-init`/`t-subs` cannot be combined with a budget", "t-init")
         return accounting.calibrate(accounting.Budget(*cfg.budget), cfg.size, n_owners, cfg.dim, **kwargs)
     sched = accounting.paper_schedule(cfg.size, n_owners, cfg.dim, **kwargs)
-    changes = {k: v for k, v in (("t_init", cfg.t_init), ("t_subs", cfg.t_subs)) if v is not None}
+    changes: dict[str, Any] = {k: v for k, v in (("t_init", cfg.t_init), ("t_subs", cfg.t_subs)) if v is not None}
     return dataclasses.replace(sched, **changes) if changes else sched
 
 
@@ -182,7 +183,13 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     if cfg.method == "nominations":  # check every public parameter before anything is sent
         budget = (accounting.Budget(validation_epsilon=cfg.budget[2], validation_delta=cfg.budget[3])
                   if cfg.budget is not None else None)
-        hasher0 = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=cfg.gamma, seed=seed_value(cfg.hash_seed, "hash-seed"))
+        if cfg.gamma == "median":  # the median heuristic needs public rows: the seed set file
+            if cfg.seed_set_path is None:
+                raise InvalidParameterError("gamma='median' with nominations needs `seed-set-path` (public rows)", "gamma")
+            gamma0 = median_gamma(load_array(cfg.seed_set_path))
+        else:
+            gamma0 = float(cfg.gamma)
+        hasher0 = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=gamma0, seed=seed_value(cfg.hash_seed, "hash-seed"))
         nom_config = _nominations_config(budget, size=cfg.size, owners=cfg.owners, n_features=cfg.n_features,
                                          hasher=hasher0, reveal=cfg.reveal, purchase=cfg.purchase,
                                          nominees=cfg.nominees, candidates=cfg.candidates,
@@ -196,18 +203,27 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     nodes[consumer_name] = consumer_node
     transport = FlowerTransport(grid, nodes, timeout=cfg.reply_timeout, poll_interval=cfg.poll_interval)
     K = len(names)
-    hasher = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=cfg.gamma, seed=seed_value(cfg.hash_seed, "hash-seed"))
     if cfg.method == "nominations":
+        hasher = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=nom_config.gamma, seed=seed_value(cfg.hash_seed, "hash-seed"))
         extra_n = {"node_ids": nodes, "ignored_nodes": ignored, "exchanges_log": transport.exchanges,
                    "discovery_seconds": t_discovered - t0}
-        return run_nominations(transport, names, consumer_name, nom_config, hasher=hasher, size=cfg.size,
-                               seeded=cfg.random_state is not None, started=t0, extra=extra_n)
+        result_n = run_nominations(transport, names, consumer_name, nom_config, hasher=hasher, size=cfg.size,
+                                   seeded=cfg.random_state is not None, started=t0, extra=extra_n)
+        result_n.seeded = cfg.random_state is not None
+        return result_n
     sched = _schedule(cfg, K)
     streams = party_streams(cfg.random_state)
     seed_arg: Any = cfg.seed_set
     if cfg.seed_set_path is not None:
         seed_arg = load_array(cfg.seed_set_path)
     seed = _seed_set(seed_arg, sched.seed_set_size, cfg.n_features, cfg.feature_range, streams["seed-set"])
+    if cfg.gamma == "median":
+        if seed.shape[0] < 2:
+            raise InvalidParameterError("gamma='median' needs a seed set of at least two public rows", "gamma")
+        gamma = median_gamma(seed)
+    else:
+        gamma = float(cfg.gamma)
+    hasher = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=gamma, seed=seed_value(cfg.hash_seed, "hash-seed"))
     private = cfg.method == "paper"
     if private and seed.shape[0] == 0:
         raise InvalidParameterError("the private method needs a non-empty seed set", "seed-set")
@@ -219,8 +235,10 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
         "exchanges": transport.exchanges,
         "discovery_seconds": t_discovered - t0,
     }
-    return run_protocol(transport, names, consumer_name, config, seed, streams["aggregator"], hasher=hasher,
-                        method=cfg.method, schedule=sched, size=cfg.size, started=t0, extra=extra)
+    result = run_protocol(transport, names, consumer_name, config, seed, streams["aggregator"], hasher=hasher,
+                          method=cfg.method, schedule=sched, size=cfg.size, started=t0, extra=extra)
+    result.seeded = cfg.random_state is not None
+    return result
 
 
 # ---------------------------------------------------------------------------------------- results
@@ -255,6 +273,7 @@ def save_result(result: SummaryResult, path: str | Path) -> Path:
         "events": result.events,
         "method": result.method,
         "seconds": result.seconds,
+        "seeded": result.seeded,
         "hasher": {"n_features": result.hasher.n_features, "dim": result.hasher.dim, "gamma": result.hasher.gamma,
                    "seed": result.hasher.seed},
         "privacy": None if result.privacy is None else result.privacy.to_dict(1e-4, 0.01),
@@ -298,5 +317,5 @@ def load_result(path: str | Path) -> SummaryResult:
             contribution=z["contribution"], privacy=report["privacy"], trace=trace, events=report["events"],
             hasher=RFFHasher(int(h["n_features"]), dim=int(h["dim"]), gamma=float(h["gamma"]), seed=h["seed"]),
             method=report["method"], schedule=report["schedule"], seconds=float(report["seconds"]),
-            extra=report["extra"],
+            extra=report["extra"], seeded=bool(report.get("seeded", False)),
         )

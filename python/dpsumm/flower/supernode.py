@@ -45,7 +45,7 @@ def patch_idle_sleep(cap: float) -> bool:
         return False
     if getattr(loop, "time", None) is not time:
         return False
-    loop.time = _CappedTime(cap)  # type: ignore[attr-defined]
+    loop.time = _CappedTime(cap)  # type: ignore[attr-defined, assignment]
     return True
 
 

@@ -134,10 +134,10 @@ class FlowerTransport(Transport):
         deadline = start + self.timeout
         while pending:
             for reply in self._grid.pull_messages(list(pending)):
-                party = pending.pop(reply.metadata.reply_to_message_id, None)
-                if party is None:
+                replied = pending.pop(reply.metadata.reply_to_message_id, None)  # type: ignore[arg-type]
+                if replied is None:
                     continue
-                out[party] = self._unpack(party, reply)
+                out[replied] = self._unpack(replied, reply)
             if not pending:
                 break
             if self._clock() >= deadline:

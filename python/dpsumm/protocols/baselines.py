@@ -29,7 +29,7 @@ def uniform_picks(datas: list[np.ndarray], size: int, rng: Csprng) -> list[tuple
         for k in order[:remaining]:
             counts[k] += 1
         remaining -= len(order[:remaining])
-    picks = []
+    picks: list[tuple[int, int]] = []
     for k in range(K):
         rows = _permutation(len(datas[k]), rng)[: counts[k]]
         picks.extend((k, int(i)) for i in sorted(rows))

@@ -410,12 +410,14 @@ def run_protocol(
         """Put one release on the ledger: h2 releases as MWEM steps, auction rounds as AuctionEvents."""
         if ledger is None:
             return
+        events: list[accounting.Event]
         if mechanism == "auction":
             events = [accounting.AuctionEvent(epsilon, config.tau, K, count=count)]
         else:
-            events = accounting.mwem_step_events(epsilon, count, neighbour=config.neighbour, public=mechanism == "mwem-public")
+            events = list(accounting.mwem_step_events(epsilon, count, neighbour=config.neighbour,  # type: ignore[arg-type]
+                                                      public=mechanism == "mwem-public"))
         for event in events:
-            ledger.record(party, event, label=label, round=rnd)
+            ledger.record(party, event, label=label, round=rnd)  # type: ignore[arg-type]
 
     agg = Aggregator(transport, owners, consumer, config, seed, rng, record)
     out = agg.run(size, progress=progress)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 __all__ = ["rff_transform", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means"]
@@ -38,7 +40,7 @@ def best_rows(hashes: list[np.ndarray], v: np.ndarray, offered: list[np.ndarray]
 
 def _sq_dists(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     d = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * (A @ B.T)
-    return np.maximum(d, 0.0)
+    return cast(np.ndarray, np.maximum(d, 0.0))
 
 
 def kernel_sum(A: np.ndarray, B: np.ndarray, gamma: float, block: int = 2048) -> float:
@@ -62,4 +64,4 @@ def kernel_row_means(A: np.ndarray, B: np.ndarray, gamma: float) -> np.ndarray:
     """For each row ``a`` of ``A``, ``mean_b exp(-gamma ||a - b||^2)``."""
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
-    return np.exp(-gamma * _sq_dists(A, B)).mean(1)
+    return cast(np.ndarray, np.exp(-gamma * _sq_dists(A, B)).mean(1))

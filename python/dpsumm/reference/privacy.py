@@ -6,6 +6,8 @@ benchmark the Rust core).
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 __all__ = ["stochastic_round", "quantize_column_sums", "exponential_mechanism_probabilities", "ProductMWEM"]
@@ -22,14 +24,14 @@ def stochastic_round(values: np.ndarray, eta: float, rng: np.random.Generator) -
 
 def quantize_column_sums(values: np.ndarray, eta: float, rng: np.random.Generator) -> np.ndarray:
     """Column sums of :func:`stochastic_round`."""
-    return stochastic_round(values, eta, rng).sum(0)
+    return cast(np.ndarray, stochastic_round(values, eta, rng).sum(0))
 
 
 def exponential_mechanism_probabilities(scores: np.ndarray, epsilon: float, sensitivity: float) -> np.ndarray:
     """``exp(eps s_i / (2 Delta)) / sum_j exp(eps s_j / (2 Delta))``."""
     s = np.asarray(scores, dtype=np.float64)
     w = np.exp(epsilon * (s - s.max()) / (2.0 * sensitivity))
-    return w / w.sum()
+    return cast(np.ndarray, w / w.sum())
 
 
 class ProductMWEM:

@@ -1,0 +1,142 @@
+"""Feature scaling with public ranges and the RBF width (γ) heuristics.
+
+Every function here is meant for *public* inputs: a feature range known before seeing any private row
+(pixel intensities 0-16 or 0-255, a sensor's specified range, ...) and public rows such as the seed set.
+Nothing is fitted on an owner's or the consumer's rows, so nothing here spends privacy budget.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ._validation import float_matrix
+from .errors import InvalidParameterError
+
+__all__ = ["scale_to_unit", "median_gamma", "kernel_scale", "check_kernel", "DEGENERATE_LOW", "DEGENERATE_HIGH",
+           "DegenerateKernelWarning"]
+
+_log = logging.getLogger("dpsumm")
+
+#: ``gamma * median squared distance`` below this: every pair of rows looks alike to the kernel
+#: (``exp(-0.001) = 0.999``). Measured (benches/kernel_scale.py, docs/usability.md): on the digits label
+#: split, paper-greedy picks 19 of 20 target rows down to 0.001, 16-18 at 0.0001.
+DEGENERATE_LOW = 0.001
+#: ``gamma * median squared distance`` above this: distinct rows look unrelated (``exp(-10) = 5e-5``)
+#: and the greedy matches only near-duplicates. Measured: 20 of 20 target rows at 5, 11-14 at 10, 4-6 at
+#: 20, 3-5 at 240 (raw 0-16 digits pixels at the paper's gamma = 0.1 give about 240; scaled to [0, 1],
+#: 0.94).
+DEGENERATE_HIGH = 5.0
+
+#: Pairs of rows used by the median heuristic at most (a deterministic stride subsample of the rows).
+_MAX_ROWS = 1000
+
+
+class DegenerateKernelWarning(UserWarning):
+    """The RBF kernel's width does not suit the data's scale (see :func:`check_kernel`)."""
+
+
+def scale_to_unit(X: Any, low: Any, high: Any, *, clip: bool = True) -> np.ndarray:
+    """Map features from a *public* range ``[low, high]`` to ``[0, 1]``: ``(X - low) / (high - low)``.
+
+    Use ranges known without looking at private rows (a pixel's 0-16 or 0-255, a documented sensor
+    range); never the min/max of the owners' or the consumer's data, which would leak through the
+    summary. Apply the same call to every owner's rows, the validation rows, the seed set and test
+    rows.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    low, high : float or array-like of shape (n_features,)
+        The public range, per feature or for all; ``low < high`` everywhere.
+    clip : bool, default=True
+        Clip the result to [0, 1] (values outside the declared range are clamped to it).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features), float64
+
+    Examples
+    --------
+    >>> import numpy as np, dpsumm
+    >>> dpsumm.scale_to_unit(np.array([[0.0, 8.0, 16.0]]), 0, 16)
+    array([[0. , 0.5, 1. ]])
+    """
+    arr = float_matrix(X, "X", allow_empty=True).astype(np.float64)
+    lo, hi = _bound(low, "low", arr.shape[1]), _bound(high, "high", arr.shape[1])
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo < hi).all()):
+        raise InvalidParameterError("`low` and `high` must be finite with low < high for every feature", "low")
+    out: np.ndarray = (arr - lo) / (hi - lo)
+    if clip:
+        np.clip(out, 0.0, 1.0, out=out)
+    return out
+
+
+def _bound(value: Any, name: str, n_features: int) -> np.ndarray:
+    try:
+        b = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"`{name}` must be a number or one number per feature: {exc}", name) from None
+    if b.ndim > 1 or (b.ndim == 1 and b.shape[0] != n_features):
+        raise InvalidParameterError(f"`{name}` must be a scalar or have one value per feature ({n_features}), "
+                                    f"got shape {b.shape}", name)
+    return np.broadcast_to(b, (n_features,))
+
+
+def _median_sq_distance(rows: np.ndarray) -> float:
+    R = np.asarray(rows, dtype=np.float64)
+    if len(R) > _MAX_ROWS:
+        R = R[np.linspace(0, len(R) - 1, _MAX_ROWS).astype(np.int64)]
+    sq = (R * R).sum(1)
+    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * R @ R.T, 0.0)
+    return float(np.median(d2[np.triu_indices(len(R), 1)]))
+
+
+def median_gamma(rows: Any) -> float:
+    """The median heuristic ``1 / median ||x - y||²`` over pairs of ``rows``.
+
+    Use public rows (the seed set). Above 1000 rows, an evenly spaced subsample of 1000 rows is used
+    (deterministic).
+
+    Raises
+    ------
+    InvalidParameterError
+        Fewer than two rows, or all rows equal.
+    """
+    R = float_matrix(rows, "rows", allow_empty=True)
+    if len(R) < 2:
+        raise InvalidParameterError("the median heuristic needs at least two rows", "rows")
+    med = _median_sq_distance(R)
+    if med <= 0:
+        raise InvalidParameterError("the rows are all equal: no median distance", "rows")
+    return 1.0 / med
+
+
+def kernel_scale(rows: Any, gamma: float) -> float:
+    """``gamma * median ||x - y||²`` over pairs of ``rows``: about 1 for a kernel that suits the data."""
+    R = float_matrix(rows, "rows", allow_empty=True)
+    if len(R) < 2:
+        return math.nan
+    return float(gamma) * _median_sq_distance(R)
+
+
+def check_kernel(rows: Any, gamma: float, *, what: str = "the rows") -> float:
+    """Warn (:class:`DegenerateKernelWarning`, a ``UserWarning``, and a log record on ``"dpsumm"``) when
+    ``gamma * median ||x - y||²`` over ``rows`` is outside ``[DEGENERATE_LOW, DEGENERATE_HIGH]``.
+
+    Returns the scale (NaN with fewer than two rows, when nothing is checked).
+    """
+    s = kernel_scale(rows, gamma)
+    if math.isfinite(s) and not (DEGENERATE_LOW <= s <= DEGENERATE_HIGH):
+        side = "far apart: every row looks unrelated to every other" if s > DEGENERATE_HIGH else \
+            "close: every row looks like every other"
+        msg = (f"gamma={gamma:.4g} is degenerate for {what}: gamma * median squared distance = {s:.3g} (outside "
+               f"[{DEGENERATE_LOW}, {DEGENERATE_HIGH}]), the kernel sees rows as {side}. Use gamma='median' or scale "
+               "the features with a public range (dpsumm.scale_to_unit).")
+        _log.warning(msg)
+        warnings.warn(msg, DegenerateKernelWarning, stacklevel=3)
+    return s
