@@ -30,10 +30,10 @@ def test_run_experiment_records_and_files(tmp_path):
         if m == "uniform":
             assert r.accessed == size and r.epsilon_validation is None
         if m == "paper":
-            # Paper schedule: the auction is uncertified (None); the h2 releases alone are what the accountant
-            # computes from the schedule (0.0246 at p = 10; 0.0261-0.0264 for p = 50..1000).
+            # Paper schedule with the certified auction (eps_auc = 0, the default): the owners' epsilon is the
+            # h2 releases', what the accountant computes from the schedule (0.0246 at p = 10).
             planned = dpsumm.accounting.schedule_ledger(dpsumm.paper_schedule(size, 5))
-            assert r.epsilon_owners is None
+            assert r.epsilon_owners == pytest.approx(r.epsilon_owners_h2, rel=1e-9)
             assert r.epsilon_owners_h2 == pytest.approx(planned.epsilon("owners", 1e-4, include_auction=False), rel=1e-9)
             assert 0.02 < r.epsilon_owners_h2 < 0.03
             assert r.epsilon_validation == pytest.approx(0.9986, abs=1e-3)

@@ -148,8 +148,12 @@ def test_reprs_are_short_and_say_the_privacy_status(data):
     assert "seeded: NOT private" in repr(seeded) and "[" not in repr(seeded)
     entropy = dpsumm.summarize(owners, validation, 5, method="paper", seed_set=seed_set, dim=16, progress=False)
     assert not entropy.seeded
-    # the paper's schedule has an uncertified auction (eps_auc > 0)
-    assert entropy.privacy_status() == "private, NOT certified"
+    # the paper's protocol asks every owner every round by default (eps_auc = 0): certified
+    assert entropy.privacy_status() == "private, certified"
+    auction = dpsumm.summarize(owners, validation, 5, method="paper", seed_set=seed_set, dim=16, progress=False,
+                               epsilon_auction=0.01)
+    # the paper's randomized auction (eps_auc > 0) only on an explicit argument: uncertified
+    assert auction.privacy_status() == "private, NOT certified"
     certified = dpsumm.summarize(owners, validation, 5, method="paper", seed_set=seed_set, dim=16, progress=False,
                                  schedule=dpsumm.paper_schedule(5, 3, 16, epsilon_auction=0.0))
     assert repr(certified).endswith("private, certified)")

@@ -179,8 +179,8 @@ def run_experiment(
         raise InvalidParameterError("`pfds_epsilon` is needed when 'paper' is not among the methods", "pfds_epsilon")
     if pfds_epsilon is not None and not (isinstance(pfds_epsilon, (int, float)) and 0 < pfds_epsilon < math.inf):
         raise InvalidParameterError(f"`pfds_epsilon` must be a positive number, got {pfds_epsilon!r}", "pfds_epsilon")
-    # private before pfds (pfds takes the paper run's ε)
-    rank = {"paper": 1, "pfds": 2}
+    # baselines first (the others are reported against them), the paper's run before pfds (pfds takes its ε)
+    rank = {"central-greedy": 0, "paper-greedy": 0, "paper": 1, "pfds": 3}
     order = sorted(dict.fromkeys(methods), key=lambda m: rank.get(m, 2))
     schedules: dict[int, accounting.Schedule] = {}
     # ε is reported at the budget's δ's, or at the paper's (1e-4 owners, 0.01 validation).
