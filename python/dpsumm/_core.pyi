@@ -64,6 +64,7 @@ def nominate(
     temperature: float,
     nominees: int,
     candidates: int,
+    sample_seed: int | None = None,
     block_rows: int = ...,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.float64], int]: ...
 

@@ -12,15 +12,21 @@
 //!    `e^{(m−m')/T} ≤ 1`. Every exponent is ≤ 0, so nothing overflows for any `T`, and `z ≥ 1` (the
 //!    best row has weight 1), so the final division is safe: `T = 1e-6` gives the best row's hash,
 //!    `T = 1e6` the plain mean;
-//! 4. keep the `C` rows with the largest score (ties to the lowest index) as (score, row) pairs in a
-//!    bounded pool (at most `3C` pairs, compacted by selection).
+//! 4. keep `C` candidate rows as (key, row) pairs in a bounded pool (at most `3C` pairs, compacted by
+//!    selection): the `C` largest keys, ties to the lowest index. With [`Candidates::Weighted`] the key
+//!    is `s(x)/T + G(x)`, `G(x)` a standard Gumbel variate derived from a seed and the row index, so the
+//!    candidates are a sample without replacement with probabilities ∝ `w(x)` (the Gumbel-top-k trick;
+//!    Efraimidis & Spirakis 2006): a sample of the tilted distribution whose mean is `t`. With
+//!    [`Candidates::TopScore`] the key is `s(x)` (the most relevant rows; measured on MNIST, far less
+//!    diverse: C = 8M rows by top score are worse than C = M weighted samples).
 //!
 //! Then the candidates' hashes are recomputed from their raw rows (h1 is row-canonical, so they are
 //! bit-identical to the hashes of the pass) in row order, and [`crate::greedy`] picks `M` of them
 //! toward `t`. When `C ≥ n` every row is a candidate and the result is the greedy over all rows.
 //!
-//! **Determinism.** Scores and candidate sets are exact functions of each row, so they do not depend
-//! on blocking or threads. The block summaries are merged sequentially in block order (blocks run in
+//! **Determinism.** Scores, keys (the Gumbel variate of row `i` is a function of the seed and `i`
+//! only, from SplitMix64 and `libm`'s portable `log`) and so candidate sets are exact functions of
+//! each row: they do not depend on blocking or threads. The block summaries are merged sequentially in block order (blocks run in
 //! parallel in groups of [`GROUP_BLOCKS`], a constant), so `t` is bit-identical for any thread count;
 //! a different block size changes `t` only by f64 rounding (about 1e-16 relative).
 //!
@@ -45,6 +51,30 @@ pub const MAX_BLOCK_ROWS: usize = 1 << 16;
 /// thread count). 64 blocks of 256 rows: 16,384 rows per group.
 pub const GROUP_BLOCKS: usize = 64;
 
+/// How an owner picks the candidates the greedy chooses from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Candidates {
+    /// The `C` rows with the largest score `s(x)`.
+    TopScore,
+    /// A sample of `C` rows without replacement, with probabilities ∝ `exp(s(x)/T)`, keyed by `seed`.
+    Weighted { seed: u64 },
+}
+
+/// SplitMix64's output for the stream position `seed + (i+1)·γ` (Steele, Lea & Flood 2014).
+#[inline(always)]
+fn splitmix64(seed: u64, i: u64) -> u64 {
+    let mut z = seed.wrapping_add((i.wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The standard Gumbel variate `−ln(−ln u)` of row `i`, `u = (⌊z/2^11⌋ + 1/2) / 2^53 ∈ (0, 1)`.
+pub fn gumbel(seed: u64, i: u64) -> f64 {
+    let u = ((splitmix64(seed, i) >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    -libm::log(-libm::log(u))
+}
+
 /// Parameters of [`nominate`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NominateParams {
@@ -56,6 +86,8 @@ pub struct NominateParams {
     pub candidates: usize,
     /// Rows per block of the streaming pass (1..=[`MAX_BLOCK_ROWS`]).
     pub block_rows: usize,
+    /// The candidate rule.
+    pub rule: Candidates,
 }
 
 /// An owner's nominees.
@@ -197,8 +229,13 @@ pub fn nominate<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, g: &[
                     weighted_sum(&sc.h, &sc.w, &mut t_b);
                     let mut top: Vec<(f64, usize)> = Vec::new();
                     for (i, &s) in sc.s.iter().enumerate() {
-                        if thr.is_none_or(|th| s > th) {
-                            top.push((s, start + i));
+                        let key = match p.rule {
+                            Candidates::TopScore => s,
+                            // + 0.0: -0.0 becomes +0.0, so equal keys compare equal.
+                            Candidates::Weighted { seed } => s / temp + gumbel(seed, (start + i) as u64) + 0.0,
+                        };
+                        if thr.is_none_or(|th| key > th) {
+                            top.push((key, start + i));
                         }
                     }
                     keep_best(&mut top, c);
@@ -277,7 +314,11 @@ mod tests {
     }
 
     fn params(t: f64, m: usize, c: usize, b: usize) -> NominateParams {
-        NominateParams { temperature: t, nominees: m, candidates: c, block_rows: b }
+        NominateParams { temperature: t, nominees: m, candidates: c, block_rows: b, rule: Candidates::TopScore }
+    }
+
+    fn weighted(t: f64, m: usize, c: usize, b: usize, seed: u64) -> NominateParams {
+        NominateParams { rule: Candidates::Weighted { seed }, ..params(t, m, c, b) }
     }
 
     /// The definition, from the full hash matrix: scores, weights (with the global max), the top C by
@@ -289,8 +330,12 @@ mod tests {
         let w: Vec<f64> = s.iter().map(|&v| ((v - m) / p.temperature).exp()).collect();
         let z: f64 = w.iter().sum();
         let t: Vec<f64> = (0..d).map(|j| (0..n).map(|i| w[i] * h[[i, j]] as f64).sum::<f64>() / z).collect();
+        let key: Vec<f64> = match p.rule {
+            Candidates::TopScore => s.clone(),
+            Candidates::Weighted { seed } => (0..n).map(|i| s[i] / p.temperature + gumbel(seed, i as u64)).collect(),
+        };
         let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by(|&a, &b| s[b].partial_cmp(&s[a]).unwrap().then(a.cmp(&b)));
+        order.sort_by(|&a, &b| key[b].partial_cmp(&key[a]).unwrap().then(a.cmp(&b)));
         let mut cand: Vec<usize> = order[..p.candidates.min(n)].to_vec();
         cand.sort();
         let ch = Array2::from_shape_fn((cand.len(), d), |(i, j)| h[[cand[i], j]]);
@@ -307,7 +352,8 @@ mod tests {
             a.iter_mut().zip(r).for_each(|(a, &v)| *a += v as f64 / 50.0);
             a
         });
-        for p in [params(0.1, 20, 80, 256), params(0.01, 5, 5, 100), params(1.0, 30, 3000, 999), params(0.05, 10, 10_000, 7)] {
+        for p in [params(0.1, 20, 80, 256), params(0.01, 5, 5, 100), params(1.0, 30, 3000, 999), params(0.05, 10, 10_000, 7),
+                  weighted(0.1, 20, 80, 256, 3), weighted(0.02, 10, 40, 33, 4)] {
             let got = nominate(x.view(), &pr, &g, &p).unwrap();
             let (idx, t, nc) = reference(&h, &g, &p);
             assert_eq!(got.indices, idx, "{p:?}");
@@ -346,7 +392,12 @@ mod tests {
         let g: Vec<f64> = (0..24).map(|j| ((j as f64) * 0.7).sin() * 0.1).collect();
         let run = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            pool.install(|| nominate(x.view(), &pr, &g, &params(0.05, 15, 60, 100)).unwrap())
+            pool.install(|| {
+                let a = nominate(x.view(), &pr, &g, &params(0.05, 15, 60, 100)).unwrap();
+                let b = nominate(x.view(), &pr, &g, &weighted(0.05, 15, 60, 100, 11)).unwrap();
+                assert_eq!(a.target, b.target);
+                b
+            })
         };
         let one = run(1);
         for threads in [2, 4, 7] {
@@ -416,5 +467,40 @@ mod tests {
         assert_eq!(nominate(bad.view(), &pr, &g, &ok).unwrap_err(), Error::NonFinite { name: "X" });
         // Huge C is capped at n: no allocation of C entries.
         assert_eq!(nominate(x.view(), &pr, &g, &params(0.1, 2, usize::MAX, 256)).unwrap().n_candidates, 10);
+    }
+}
+
+#[cfg(test)]
+mod sampling_tests {
+    use super::*;
+
+    #[test]
+    fn gumbel_variates_have_the_gumbel_law() {
+        // Mean of the standard Gumbel law: the Euler–Mascheroni constant 0.5772; variance pi^2/6.
+        // 200,000 draws: sd of the mean = 1.28/sqrt(2e5) = 0.0029; 5 sigma = 0.015.
+        let n = 200_000u64;
+        let xs: Vec<f64> = (0..n).map(|i| gumbel(42, i)).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+        assert!((mean - 0.577_215_664_9).abs() < 0.015, "mean {mean}");
+        assert!((var - std::f64::consts::PI.powi(2) / 6.0).abs() < 0.05, "var {var}");
+        assert_ne!(gumbel(1, 5), gumbel(2, 5));
+        assert_eq!(gumbel(1, 5), gumbel(1, 5));
+    }
+
+    #[test]
+    fn weighted_candidates_follow_the_weights() {
+        // Gumbel-top-1 over two rows with scores 0 and ln 3 (T = 1) picks the second with probability 3/4.
+        // Empirically over 20,000 seeds: sd = sqrt(3/16/20000) = 0.0031; 5 sigma = 0.016.
+        let mut second = 0;
+        for seed in 0..20_000u64 {
+            let k0 = 0.0 + gumbel(seed, 0);
+            let k1 = 3f64.ln() + gumbel(seed, 1);
+            if k1 > k0 {
+                second += 1;
+            }
+        }
+        let frac = second as f64 / 20_000.0;
+        assert!((frac - 0.75).abs() < 0.016, "{frac}");
     }
 }

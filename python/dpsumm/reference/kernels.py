@@ -89,20 +89,35 @@ def greedy_select(hashes: np.ndarray, target: np.ndarray, k: int, taken: np.ndar
     return np.array(indices, dtype=np.int64), np.array(scores, dtype=np.float64)
 
 
+def gumbel(seed: int, n: int) -> np.ndarray:
+    """The standard Gumbel variates of rows ``0..n-1`` for ``seed``: SplitMix64 at stream position
+    ``seed + (i+1) * 0x9E3779B97F4A7C15``, ``u = (z >> 11 + 1/2) / 2^53``, ``-log(-log u)``."""
+    with np.errstate(over="ignore"):
+        i = np.arange(1, n + 1, dtype=np.uint64)
+        z = np.uint64(seed) + i * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    u = ((z >> np.uint64(11)).astype(np.float64) + 0.5) / 2.0**53
+    return np.asarray(-np.log(-np.log(u)), dtype=np.float64)
+
+
 def nominate(hashes: np.ndarray, g_tilde: np.ndarray, temperature: float, nominees: int,
-             candidates: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+             candidates: int, sample_seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """An owner's nomination from its full hash matrix (the Rust kernel streams the raw rows instead).
 
     Scores ``s = H g``, weights ``exp((s - max s) / T)``, target ``t = w H / sum w``, the ``candidates``
-    rows with the largest score (ties to the lowest index) in row order, then :func:`greedy_select` of
-    ``nominees`` of them toward ``t``. Returns ``(indices, hashes, target, n_candidates)``.
+    rows with the largest key (``s``, or ``s / T + gumbel(sample_seed)`` for the weighted sample; ties to
+    the lowest index) in row order, then :func:`greedy_select` of ``nominees`` of them toward ``t``.
+    Returns ``(indices, hashes, target, n_candidates)``.
     """
     H = np.asarray(hashes, dtype=np.float64)
     n = H.shape[0]
     s = H @ np.asarray(g_tilde, dtype=np.float64)
     w = np.exp((s - s.max()) / temperature)
     t = (w @ H) / w.sum()
-    order = np.lexsort((np.arange(n), -s))
+    key = s if sample_seed is None else s / temperature + gumbel(sample_seed, n)
+    order = np.lexsort((np.arange(n), -key))
     cand = np.sort(order[: min(candidates, n)])
     picks, _ = greedy_select(hashes[cand], t, nominees)
     idx = cand[picks].astype(np.int64)

@@ -8,7 +8,7 @@ use super::hashing::PyRffProjection;
 use super::{FloatArray2, detach, extract_f32_2d, raise};
 use crate::greedy;
 use crate::nominate as kernel;
-use crate::nominate::NominateParams;
+use crate::nominate::{Candidates, NominateParams};
 
 fn f64_vector<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray1<'py, f64>> {
     obj.extract::<PyReadonlyArray1<'py, f64>>()
@@ -60,10 +60,11 @@ fn greedy_select<'py>(
 
 type NominationTuple<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<f64>>, usize);
 
-/// An owner's nomination over its raw rows `x` (float32 or float64, any strides; never copied whole):
+/// An owner's nomination over its raw rows `x` (float32 or float64, any strides; never copied whole).
+/// `sample_seed`: weighted candidate sampling with this seed; None: the top-score candidates.
 /// `(indices int64, hashes float32 (M, d), target float64 (d,), n_candidates)`.
 #[pyfunction]
-#[pyo3(signature = (x, projection, g_tilde, temperature, nominees, candidates, block_rows=kernel::DEFAULT_BLOCK_ROWS as i64))]
+#[pyo3(signature = (x, projection, g_tilde, temperature, nominees, candidates, sample_seed=None, block_rows=kernel::DEFAULT_BLOCK_ROWS as i64))]
 #[allow(clippy::too_many_arguments)]
 fn nominate<'py>(
     py: Python<'py>,
@@ -73,6 +74,7 @@ fn nominate<'py>(
     temperature: f64,
     nominees: i64,
     candidates: i64,
+    sample_seed: Option<u64>,
     block_rows: i64,
 ) -> PyResult<NominationTuple<'py>> {
     let g = f64_vector(py, g_tilde, "g_tilde")?;
@@ -82,6 +84,10 @@ fn nominate<'py>(
         nominees: count(py, nominees, "nominees", 1)?,
         candidates: count(py, candidates, "candidates", 1)?,
         block_rows: count(py, block_rows, "block_rows", 1)?,
+        rule: match sample_seed {
+            Some(seed) => Candidates::Weighted { seed },
+            None => Candidates::TopScore,
+        },
     };
     let p = &projection.inner;
     let out = match FloatArray2::extract(py, x, "X")? {
