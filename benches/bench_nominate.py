@@ -78,10 +78,10 @@ def main() -> None:
         X = owner_data(n, 64, 2)
         h = dpsumm.RFFHasher(64, dim=500, gamma=1 / 128, seed=2)
         g = g_tilde(h, 64, 3)
-        t_rust = wall(lambda: nominate(X, h, g, temperature=0.1, nominees=20, candidates=160))
-        t_np = wall(lambda: ref.nominate(h.transform(X), g, 0.1, 20, 160), reps=1)
-        a = nominate(X, h, g, temperature=0.1, nominees=20, candidates=160)
-        b = ref.nominate(h.transform(X), g, 0.1, 20, 160)
+        t_rust = wall(lambda: nominate(X, h, g, temperature=0.1, nominees=20, candidates=160, random_state=0))
+        t_np = wall(lambda: ref.nominate(h.transform(X), g, 0.1, 20, 160, sample_seed=0), reps=1)
+        a = nominate(X, h, g, temperature=0.1, nominees=20, candidates=160, random_state=0)
+        b = ref.nominate(h.transform(X), g, 0.1, 20, 160, sample_seed=0)
         emit({"bench": "nominate_vs_numpy", "n": n, "features": 64, "d": 500, "M": 20, "C": 160, "rust_s": round(t_rust, 4),
               "numpy_s": round(t_np, 4), "speedup": round(t_np / t_rust, 2), "same_indices": bool((a.indices == b[0]).all())})
 
@@ -92,7 +92,7 @@ def main() -> None:
         X = owner_data(n, 64, 4)
         h = dpsumm.RFFHasher(64, dim=500, gamma=1 / 128, seed=4)
         g = g_tilde(h, 64, 5)
-        t = wall(lambda: nominate(X, h, g, temperature=0.1, nominees=20, candidates=160), reps=2 if n >= 300_000 else 3)
+        t = wall(lambda: nominate(X, h, g, temperature=0.1, nominees=20, candidates=160, random_state=0), reps=2 if n >= 300_000 else 3)
         t_hash = wall(lambda: h.transform(X), reps=1) if n <= 300_000 else None
         row = {"bench": "owner_vs_rows", "n": n, "features": 64, "d": 500, "M": 20, "C": 160, "seconds": round(t, 4),
                "rows_per_s": round(n / t), "transform_only_s": None if t_hash is None else round(t_hash, 4)}
@@ -104,7 +104,7 @@ def main() -> None:
     for d in [140, 250, 500, 1000]:
         h = dpsumm.RFFHasher(64, dim=d, gamma=1 / 128, seed=6)
         g = g_tilde(h, 64, 7)
-        t = wall(lambda: nominate(X, h, g, temperature=0.1, nominees=20, candidates=160))
+        t = wall(lambda: nominate(X, h, g, temperature=0.1, nominees=20, candidates=160, random_state=0))
         row = {"bench": "owner_vs_dim", "n": n, "features": 64, "d": d, "M": 20, "C": 160, "seconds": round(t, 4)}
         emit(row)
         owner_d.append(row)

@@ -2,7 +2,7 @@
 
 N = 10,000,000 rows x 64 float32 features over K = 100 owners (one 2.56 GB array; each owner gets a
 view of 100,000 rows, never a copy), d = 500: every owner runs ``dpsumm.kernels.nominate`` (M = 20
-nominees, C = 160 candidates, T = 0.1) against a released validation mean, then the aggregator runs
+nominees, C = 160 candidates drawn by the weighted sample, T = 0.1) against a released validation mean, then the aggregator runs
 ``greedy_select`` over the 2,000 pooled nominee hashes toward the exact validation mean, size 1,000.
 Reports the seconds of each phase, the total, and the peak resident memory of the process (VmHWM,
 the raw rows included). Targets: < 30 s and < 5 GB.
@@ -78,7 +78,7 @@ def main() -> None:
     for k in range(a.owners):
         s = time.perf_counter()
         nom = nominate(X[k * per:(k + 1) * per], h, g_tilde, temperature=a.temperature, nominees=a.nominees,
-                       candidates=a.candidates)
+                       candidates=a.candidates, random_state=k)
         per_owner.append(time.perf_counter() - s)
         pooled_h.append(nom.hashes)
         pooled_owner.append(np.full(len(nom.indices), k))
