@@ -28,6 +28,8 @@ fn indices_i64(py: Python<'_>, v: &[usize]) -> PyResult<Vec<i64>> {
         .collect()
 }
 
+type SelectionTuple<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>);
+
 /// Greedy selection of up to `k` rows of `hashes` (C-contiguous float32) toward `target` (float64),
 /// skipping rows marked in `taken`: `(indices int64, scores float64)` in selection order.
 #[pyfunction]
@@ -38,7 +40,7 @@ fn greedy_select<'py>(
     target: &Bound<'py, PyAny>,
     k: i64,
     taken: Option<&Bound<'py, PyAny>>,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>)> {
+) -> PyResult<SelectionTuple<'py>> {
     let h = extract_f32_2d(py, hashes, "hashes")?;
     let t = f64_vector(py, target, "target")?;
     let k = count(py, k, "k", 0)?;
