@@ -52,6 +52,22 @@ def mmd2(a: npt.NDArray[np.floating], b: npt.NDArray[np.floating], gamma: float)
 def kernel_sum(a: npt.NDArray[np.floating], b: npt.NDArray[np.floating], gamma: float) -> float: ...
 def kernel_row_means(a: npt.NDArray[np.floating], b: npt.NDArray[np.floating], gamma: float) -> npt.NDArray[np.float64]: ...
 
+# --- nominations: greedy selection and an owner's streaming nomination ---
+
+def greedy_select(
+    hashes: npt.NDArray[np.float32], target: npt.NDArray[np.float64], k: int, taken: npt.NDArray[np.bool_] | None = None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def nominate(
+    x: npt.NDArray[np.float32] | npt.NDArray[np.float64],
+    projection: RffProjection,
+    g_tilde: npt.NDArray[np.float64],
+    temperature: float,
+    nominees: int,
+    candidates: int,
+    sample_seed: int | None = None,
+    block_rows: int = ...,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.float64], int]: ...
+
 # --- privacy kernels: CSPRNG, samplers, quantizer, MWEM ---
 
 class Csprng:

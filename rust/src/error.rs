@@ -56,3 +56,20 @@ pub fn check_positive(name: &'static str, x: f64) -> Result<()> {
         Err(Error::value(name, format!("must be a finite number > 0, got {x}")))
     }
 }
+
+/// A vector of `len` copies of `value`, or `Err(InvalidValue)` naming `name` when the memory cannot be
+/// reserved (`len` comes from user input: never abort on allocation failure).
+pub fn try_filled<T: Clone>(name: &'static str, len: usize, value: T) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        let bytes = (len as u128) * (std::mem::size_of::<T>() as u128);
+        Error::value(name, format!("needs {bytes} bytes of memory, which could not be allocated"))
+    })?;
+    v.resize(len, value);
+    Ok(v)
+}
+
+/// `a · b`, or `Err(InvalidValue)` naming `name` when it overflows `usize`.
+pub fn checked_size(name: &'static str, a: usize, b: usize) -> Result<usize> {
+    a.checked_mul(b).ok_or_else(|| Error::value(name, format!("{a} x {b} elements overflow the address space")))
+}

@@ -14,6 +14,8 @@ pub mod mmd;
 pub mod noise;
 pub mod quantize;
 pub mod mwem;
+pub mod greedy;
+pub mod nominate;
 
 #[cfg(feature = "python")]
 mod bindings;

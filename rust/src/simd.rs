@@ -48,6 +48,8 @@ macro_rules! dispatch_avx512_avx2 {
     };
 }
 
+pub(crate) use dispatch_avx512_avx2;
+
 // Cody–Waite split of pi/2 (Cephes sinf/cosf constants doubled): exact products for |q| < 2^12.
 const PIO2_1: f32 = 1.570_312_5;
 const PIO2_2: f32 = 4.837_512_969_970_703e-4;

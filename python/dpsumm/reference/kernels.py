@@ -1,4 +1,5 @@
-"""Numpy twins of the deterministic kernels: h1, bids, RBF kernel sums and MMD²."""
+"""Numpy twins of the deterministic kernels: h1, bids, RBF kernel sums, MMD², greedy selection and an
+owner's nomination."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import cast
 
 import numpy as np
 
-__all__ = ["rff_transform", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means"]
+__all__ = ["rff_transform", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means", "greedy_select", "nominate"]
 
 
 def rff_transform(X: np.ndarray, omega: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -65,3 +66,61 @@ def kernel_row_means(A: np.ndarray, B: np.ndarray, gamma: float) -> np.ndarray:
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     return cast(np.ndarray, np.exp(-gamma * _sq_dists(A, B)).mean(1))
+
+
+def greedy_select(hashes: np.ndarray, target: np.ndarray, k: int, taken: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy toward ``target``: round ``r`` picks ``argmax h.t - (1/(r+1)) sum_{s chosen} h.h_s`` over
+    rows not chosen or taken (lowest index on ties), in float64 matrix-vector products."""
+    H = np.asarray(hashes, dtype=np.float64)
+    n = H.shape[0]
+    base = H @ np.asarray(target, dtype=np.float64)
+    cross = np.zeros(n)
+    blocked = np.zeros(n, dtype=bool) if taken is None else np.array(taken, dtype=bool)
+    indices: list[int] = []
+    scores: list[float] = []
+    for r in range(k):
+        if blocked.all():
+            break
+        if indices:
+            cross += H @ H[indices[-1]]
+        score = np.where(blocked, -np.inf, base - cross / (r + 1))
+        i = int(np.argmax(score))
+        indices.append(i)
+        scores.append(float(score[i]))
+        blocked[i] = True
+    return np.array(indices, dtype=np.int64), np.array(scores, dtype=np.float64)
+
+
+def gumbel(seed: int, n: int) -> np.ndarray:
+    """The standard Gumbel variates of rows ``0..n-1`` for ``seed``: SplitMix64 at stream position
+    ``seed + (i+1) * 0x9E3779B97F4A7C15``, ``u = (z >> 11 + 1/2) / 2^53``, ``-log(-log u)``."""
+    with np.errstate(over="ignore"):
+        i = np.arange(1, n + 1, dtype=np.uint64)
+        z = np.uint64(seed) + i * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    u = ((z >> np.uint64(11)).astype(np.float64) + 0.5) / 2.0**53
+    return np.asarray(-np.log(-np.log(u)), dtype=np.float64)
+
+
+def nominate(hashes: np.ndarray, g_tilde: np.ndarray, temperature: float, nominees: int,
+             candidates: int, sample_seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """An owner's nomination from its full hash matrix (the Rust kernel streams the raw rows instead).
+
+    Scores ``s = H g``, weights ``exp((s - max s) / T)``, target ``t = w H / sum w``, the ``candidates``
+    rows with the largest key (``s``, or ``s / T + gumbel(sample_seed)`` for the weighted sample; ties to
+    the lowest index) in row order, then :func:`greedy_select` of ``nominees`` of them toward ``t``.
+    Returns ``(indices, hashes, target, n_candidates)``.
+    """
+    H = np.asarray(hashes, dtype=np.float64)
+    n = H.shape[0]
+    s = H @ np.asarray(g_tilde, dtype=np.float64)
+    w = np.exp((s - s.max()) / temperature)
+    t = (w @ H) / w.sum()
+    key = s if sample_seed is None else s / temperature + gumbel(sample_seed, n)
+    order = np.lexsort((np.arange(n), -key))
+    cand = np.sort(order[: min(candidates, n)])
+    picks, _ = greedy_select(hashes[cand], t, nominees)
+    idx = cand[picks].astype(np.int64)
+    return idx, np.asarray(hashes)[idx], t, len(cand)

@@ -11,6 +11,7 @@ use crate::error::Error;
 mod bid_index;
 mod hashing;
 mod linalg;
+mod nominations;
 mod privacy;
 
 /// Raise the `dpsumm.errors` class `class` with `message`, setting its `argument` attribute.
@@ -82,6 +83,7 @@ fn dpsumm_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hashing::register(m)?;
     bid_index::register(m)?;
     linalg::register(m)?;
+    nominations::register(m)?;
     privacy::register(m)?;
     Ok(())
 }

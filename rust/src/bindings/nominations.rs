@@ -1,0 +1,112 @@
+//! Bindings for the kernels of the nominations protocol: greedy selection (`crate::greedy`) and an
+//! owner's streaming nomination (`crate::nominate`).
+
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
+use pyo3::prelude::*;
+
+use super::hashing::PyRffProjection;
+use super::{FloatArray2, detach, extract_f32_2d, raise};
+use crate::greedy;
+use crate::nominate as kernel;
+use crate::nominate::{Candidates, NominateParams};
+
+fn f64_vector<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray1<'py, f64>> {
+    obj.extract::<PyReadonlyArray1<'py, f64>>()
+        .map_err(|_| raise(py, "InvalidParameterError", format!("`{name}` must be a 1-D float64 numpy array"), Some(name)))
+}
+
+fn count(py: Python<'_>, v: i64, name: &str, min: i64) -> PyResult<usize> {
+    if v < min {
+        return Err(raise(py, "InvalidParameterError", format!("`{name}` must be >= {min}, got {v}"), Some(name)));
+    }
+    usize::try_from(v).map_err(|_| raise(py, "InvalidParameterError", format!("`{name}` is too large: {v}"), Some(name)))
+}
+
+fn indices_i64(py: Python<'_>, v: &[usize]) -> PyResult<Vec<i64>> {
+    v.iter()
+        .map(|&i| i64::try_from(i).map_err(|_| raise(py, "InvalidParameterError", "a row index exceeds int64".into(), None)))
+        .collect()
+}
+
+type SelectionTuple<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>);
+
+/// Greedy selection of up to `k` rows of `hashes` (C-contiguous float32) toward `target` (float64),
+/// skipping rows marked in `taken`: `(indices int64, scores float64)` in selection order.
+#[pyfunction]
+#[pyo3(signature = (hashes, target, k, taken=None))]
+fn greedy_select<'py>(
+    py: Python<'py>,
+    hashes: &Bound<'py, PyAny>,
+    target: &Bound<'py, PyAny>,
+    k: i64,
+    taken: Option<&Bound<'py, PyAny>>,
+) -> PyResult<SelectionTuple<'py>> {
+    let h = extract_f32_2d(py, hashes, "hashes")?;
+    let t = f64_vector(py, target, "target")?;
+    let k = count(py, k, "k", 0)?;
+    let m = match taken {
+        Some(obj) if !obj.is_none() => Some(obj.extract::<PyReadonlyArray1<'py, bool>>().map_err(|_| {
+            raise(py, "InvalidParameterError", "`taken` must be a 1-D bool numpy array or None".into(), Some("taken"))
+        })?),
+        _ => None,
+    };
+    let ts = t.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`target` must be contiguous".into(), Some("target")))?;
+    let ms = match &m {
+        Some(m) => Some(m.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`taken` must be contiguous".into(), Some("taken")))?),
+        None => None,
+    };
+    let hv = h.as_array();
+    let sel = detach(py, || greedy::greedy_select(hv, ts, k, ms))?;
+    Ok((indices_i64(py, &sel.indices)?.into_pyarray(py), sel.scores.into_pyarray(py)))
+}
+
+type NominationTuple<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<f64>>, usize);
+
+/// An owner's nomination over its raw rows `x` (float32 or float64, any strides; never copied whole).
+/// `sample_seed`: weighted candidate sampling with this seed; None: the top-score candidates.
+/// `(indices int64, hashes float32 (M, d), target float64 (d,), n_candidates)`.
+#[pyfunction]
+#[pyo3(signature = (x, projection, g_tilde, temperature, nominees, candidates, sample_seed=None, block_rows=kernel::DEFAULT_BLOCK_ROWS as i64))]
+#[allow(clippy::too_many_arguments)]
+fn nominate<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    projection: PyRef<'py, PyRffProjection>,
+    g_tilde: &Bound<'py, PyAny>,
+    temperature: f64,
+    nominees: i64,
+    candidates: i64,
+    sample_seed: Option<u64>,
+    block_rows: i64,
+) -> PyResult<NominationTuple<'py>> {
+    let g = f64_vector(py, g_tilde, "g_tilde")?;
+    let gs = g.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`g_tilde` must be contiguous".into(), Some("g_tilde")))?;
+    let params = NominateParams {
+        temperature,
+        nominees: count(py, nominees, "nominees", 1)?,
+        candidates: count(py, candidates, "candidates", 1)?,
+        block_rows: count(py, block_rows, "block_rows", 1)?,
+        rule: match sample_seed {
+            Some(seed) => Candidates::Weighted { seed },
+            None => Candidates::TopScore,
+        },
+    };
+    let p = &projection.inner;
+    let out = match FloatArray2::extract(py, x, "X")? {
+        FloatArray2::F32(a) => {
+            let v = a.as_array();
+            detach(py, || kernel::nominate(v, p, gs, &params))?
+        }
+        FloatArray2::F64(a) => {
+            let v = a.as_array();
+            detach(py, || kernel::nominate(v, p, gs, &params))?
+        }
+    };
+    Ok((indices_i64(py, &out.indices)?.into_pyarray(py), out.hashes.into_pyarray(py), out.target.into_pyarray(py), out.n_candidates))
+}
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(greedy_select, m)?)?;
+    m.add_function(wrap_pyfunction!(nominate, m)?)?;
+    Ok(())
+}
