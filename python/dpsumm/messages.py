@@ -221,8 +221,9 @@ class NominationRequest(Message):
     target: np.ndarray = field(repr=False)  # (dim,) float64: g~
     nominees: int
     temperature: float
-    candidates: int  # 0: every row is a candidate
+    candidates: int  # rows each owner samples for its herding (>= nominees)
     reveal: str
+    sample_seed: int  # public seed of the owner's candidate sample (not privacy noise)
 
 
 @dataclass(frozen=True)

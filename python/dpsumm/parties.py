@@ -147,7 +147,7 @@ class OwnerParty:
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
         tokens, hashes = nominate_rows(self._data, hasher, np.asarray(m.target, dtype=np.float64),
                                        temperature=m.temperature, nominees=m.nominees,
-                                       candidates=m.candidates or None)
+                                       candidates=m.candidates, sample_seed=m.sample_seed)
         self._nominated = {int(t) for t in tokens}
         self._sold = set()
         self._reveal = m.reveal

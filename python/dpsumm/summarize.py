@@ -15,6 +15,7 @@ from . import accounting
 from ._validation import float_matrix, positive_float, positive_int, seed_value
 from .errors import InvalidParameterError
 from .hashing import RFFHasher
+from .kernels import DEFAULT_CANDIDATE_FACTOR
 from .preprocessing import check_kernel, median_gamma
 from .parties import ConsumerParty, OwnerParty
 from .protocols.baselines import exact_greedy, uniform_picks
@@ -96,8 +97,8 @@ def _nominations_config(privacy: accounting.Budget | None, *, size: int, owners:
     M = 2 * size if nominees is None else positive_int(nominees, "nominees")
     if M * owners < size:
         raise InvalidParameterError(f"`nominees` ({M}) times the {owners} owners is below `size` ({size})", "nominees")
-    C = None if candidates is None else positive_int(candidates, "candidates")
-    if C is not None and C < M:
+    C = DEFAULT_CANDIDATE_FACTOR * M if candidates is None else positive_int(candidates, "candidates")
+    if C < M:
         raise InvalidParameterError(f"`candidates` ({C}) must be >= `nominees` ({M})", "candidates")
     T = None if temperature is None else positive_float(temperature, "temperature")
     if choice is None:
@@ -220,7 +221,8 @@ def summarize(
     nominees : int, optional
         Nominations only: rows each owner nominates (public, the same for every owner). Default ``2 * size``.
     candidates : int, optional
-        Nominations only: each owner herds among its ``candidates`` most relevant rows (default: all rows).
+        Nominations only: each owner herds among ``candidates`` of its rows, sampled with probability
+        ``~ exp(h1(x).g~ / T)`` (default ``4 * nominees``; a number >= the owner's rows uses them all).
     temperature : float, optional
         Nominations only: the owners' tilt ``w(x) ~ exp(h1(x).g~ / T)``; default
         :func:`dpsumm.protocols.nominations.temperature_for` of the release's noise.
@@ -357,7 +359,7 @@ def summarize(
             parties_n: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
             parties_n["consumer"] = ConsumerParty(val, rng_consumer)
             transport = InProcessTransport(parties_n)
-        result = run_nominations(transport, names, "consumer", config, hasher=hasher, size=size, seeded=seeded,
+        result = run_nominations(transport, names, "consumer", config, rng_aggregator, hasher=hasher, size=size, seeded=seeded,
                                  started=t0, with_labels=labels[0] is not None)
         _log.info("nominations: temperature %.4g, sigma %.4g, %d nominees per owner, choice on %s; timings %s",
                   result.extra["temperature"], result.extra["sigma"], config.nominees, config.choice,

@@ -17,7 +17,7 @@ key                         default   meaning
                                       width (``gamma="median"``: the median heuristic on the public seed set)
 ``purchase``                nominees  nominations: ``nominees`` (certified) or ``winners`` (uncertified)
 ``nominees``                -1        nominations: rows per owner (-1: 2 * size)
-``candidates``              -1        nominations: owners herd among their most relevant rows (-1: all)
+``candidates``              -1        nominations: rows each owner samples for its herding (-1: 4 * nominees)
 ``temperature``             0.0       nominations: the owners' tilt (0: from the release's noise)
 ``validation-release``      gaussian  nominations: ``gaussian`` or ``mwem``
 ``hash-seed``               0         public h1 seed (int >= 0 or a str)

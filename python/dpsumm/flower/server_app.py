@@ -207,7 +207,8 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
         hasher = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=nom_config.gamma, seed=seed_value(cfg.hash_seed, "hash-seed"))
         extra_n = {"node_ids": nodes, "ignored_nodes": ignored, "exchanges_log": transport.exchanges,
                    "discovery_seconds": t_discovered - t0}
-        result_n = run_nominations(transport, names, consumer_name, nom_config, hasher=hasher, size=cfg.size,
+        result_n = run_nominations(transport, names, consumer_name, nom_config, party_streams(cfg.random_state)["aggregator"],
+                                   hasher=hasher, size=cfg.size,
                                    seeded=cfg.random_state is not None, started=t0, extra=extra_n)
         result_n.seeded = cfg.random_state is not None
         return result_n

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._interim import greedy_select
 from ..hashing import RFFHasher
-from ..kernels import kernel_row_means
+from ..kernels import greedy_select, kernel_row_means
 from ..privacy import Csprng
 
 __all__ = ["uniform_picks", "exact_greedy", "central_greedy"]

@@ -29,7 +29,8 @@ import numpy as np
 from .. import accounting
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import RFFHasher
-from .._interim import greedy_select, nominate
+from ..kernels import greedy_select, nominate
+from ..privacy import Csprng
 from ..messages import NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, TargetRelease, TargetRequest
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
@@ -59,12 +60,20 @@ def temperature_for(sigma: float) -> float:
 
 
 def nominate_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, *, temperature: float, nominees: int,
-                  candidates: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """An owner's nominees: the tilted-herding ranking of :func:`dpsumm.kernels.nominate`.
+                  candidates: int, sample_seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """An owner's nominees: the tilted herding of :func:`dpsumm.kernels.nominate` (docs/design.md §2.2).
 
-    Returns ``(tokens int64 (M,), hashes float32 (M, dim))`` in selection order, ``M = min(nominees, n_rows)``.
+    One streaming pass scores every row ``s(x) = h1(x).g~``, builds the tilted target ``t = sum w(x) h1(x)``,
+    ``w ~ exp(s/T)``, and samples ``candidates`` rows with probability ``~ w`` (Gumbel-top-C, seeded by the
+    public ``sample_seed``: not privacy noise); the greedy then picks ``nominees`` of them toward ``t``. An
+    owner with at most ``nominees`` rows nominates them all. Returns ``(tokens int64 (M,), hashes float32
+    (M, dim))``, ``M = min(nominees, n_rows)``.
     """
-    nom = nominate(X, hasher, g_tilde, temperature=temperature, nominees=nominees, candidates=candidates)
+    n = int(X.shape[0])
+    if nominees >= n:
+        return np.arange(n, dtype=np.int64), np.ascontiguousarray(hasher.transform(X), dtype=np.float32)
+    nom = nominate(X, hasher, g_tilde, temperature=temperature, nominees=nominees, candidates=max(candidates, nominees),
+                   random_state=sample_seed)
     return np.asarray(nom.indices, dtype=np.int64), np.ascontiguousarray(nom.hashes, dtype=np.float32)
 
 
@@ -79,7 +88,7 @@ class NominationsConfig:
     reveal: str  # "points" or "hashes"
     purchase: str  # "nominees" or "winners"
     nominees: int  # M per owner
-    candidates: int | None  # C per owner (None: every row)
+    candidates: int  # C per owner (rows sampled for the herding, >= nominees)
     temperature: float | None  # None: temperature_for(sigma of the release)
     release: str  # "gaussian", "mwem" or "exact"
     choice: str = "hashes"  # the aggregator's greedy: on the pooled "hashes", or on the exact "kernel" (raw rows)
@@ -106,11 +115,12 @@ class NominationsAggregator:
     """
 
     def __init__(self, transport: Transport, owners: list[str], consumer: str, config: NominationsConfig,
-                 record: Callable[..., None] | None = None) -> None:
+                 rng: Csprng, record: Callable[..., None] | None = None) -> None:
         self.transport = transport
         self.owners = list(owners)
         self.consumer = consumer
         self.config = config
+        self.rng = rng
         self._record = record or (lambda *a, **k: None)
         self.hasher = RFFHasher(config.n_features, dim=config.dim, gamma=config.gamma, seed=config.hash_seed)
         self.active = {o: True for o in self.owners}
@@ -170,11 +180,14 @@ class NominationsAggregator:
 
     def nominations(self, g_tilde: np.ndarray, temperature: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         c = self.config
-        msg = NominationRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
-                                target=np.asarray(g_tilde, dtype=np.float64), nominees=c.nominees,
-                                temperature=float(temperature), candidates=int(c.candidates or 0), reveal=c.reveal)
+        seeds = self.rng.derive("nomination-samples")
+        msgs = {o: NominationRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
+                                     target=np.asarray(g_tilde, dtype=np.float64), nominees=c.nominees,
+                                     temperature=float(temperature), candidates=int(c.candidates), reveal=c.reveal,
+                                     sample_seed=int(seeds.integers(2**63)))
+                for o in self.owners}
         self.exchanges += 1
-        replies = self.transport.request_many({o: msg for o in self.owners})
+        replies = self.transport.request_many(msgs)
         out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         bound = math.sqrt(2.0 / c.dim) * (1 + 1e-6)
         for o in self.owners:
@@ -358,7 +371,7 @@ class NominationsAggregator:
                 "rows": rows, "labels": labels}
 
 
-def run_nominations(transport: Transport, owners: list[str], consumer: str, config: NominationsConfig, *,
+def run_nominations(transport: Transport, owners: list[str], consumer: str, config: NominationsConfig, rng: Csprng, *,
                     hasher: RFFHasher, size: int, method: str = "nominations", seeded: bool = False,
                     started: float | None = None, extra: dict[str, Any] | None = None,
                     with_labels: bool | None = None) -> SummaryResult:
@@ -379,7 +392,7 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
         if ledger is not None:
             ledger.record(party, event, label=label)  # type: ignore[arg-type]
 
-    agg = NominationsAggregator(transport, owners, consumer, config, record)
+    agg = NominationsAggregator(transport, owners, consumer, config, rng, record)
     out = agg.run(size)
     if ledger is not None and config.purchase == "winners":
         ledger.record_uncertified(
