@@ -2,7 +2,7 @@
 against the pure-numpy reference protocol (``dpsumm.reference.summarize_reference``), paper schedule.
 
 Run: ``python -m pytest benches/bench_protocol.py --benchmark-only --benchmark-group-by=group``
-(needs the MNIST files in ../shared/data/mnist, or set DPSUMM_MNIST).
+(needs the MNIST files in $MNIST_DIR, or set DPSUMM_MNIST).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Replays the h2 releases of the private protocol along the non-private greedy pat
 ``dpsumm.experiments.broadcast_error``, at the paper's schedule and with the noise switched off
 (ε = 1e4 per step), for γ = 0.1 and the median-heuristic γ of the public seed set. Seeded: NOT private.
 
-    python benches/broadcast_error.py --data ../shared/data/mnist --out docs/experiments/broadcast_error.json
+    python benches/broadcast_error.py --data $MNIST_DIR --out docs/experiments/broadcast_error.json
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Parts (each writes results.json, results.csv, table.md and plots into its own di
 * ``parsimony``: MMD² against raw rows the aggregator saw, for nominations (both purchase modes), the paper's
   certified protocol, central greedy and uniform (``mnist-parsimony``).
 
-Run: ``python benches/nominations_experiments.py --data ../shared/data/mnist --out docs/experiments --parts main``
+Run: ``python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts main``
 """
 
 from __future__ import annotations

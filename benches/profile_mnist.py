@@ -4,7 +4,7 @@ size 1000, dim 140, ``method="paper-greedy"`` and ``method="paper"`` (paper sche
 Phases as in bench_scale.py: setup (owners hash their rows and build their bid index), validation
 release, bids, point requests, and the aggregator (h2/MWEM releases, auction, verification, bookkeeping).
 
-Run: ``python benches/profile_mnist.py`` (MNIST in ../shared/data/mnist or $DPSUMM_MNIST)
+Run: ``python benches/profile_mnist.py`` (MNIST in $MNIST_DIR or $DPSUMM_MNIST)
 -> ``benches/results/mnist_profile.json``.
 """
 

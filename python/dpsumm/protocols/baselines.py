@@ -46,7 +46,7 @@ def _permutation(n: int, rng: Csprng) -> list[int]:
 
 def exact_greedy(datas: list[np.ndarray], validation: np.ndarray, seed: np.ndarray, size: int, gamma: float) -> tuple[list[tuple[int, int]], list[float]]:
     """Greedy on the exact RBF kernel (centralised, non-private): each round adds the row maximising
-    ``mean_{y in D_v} k(x, y) - q/(q+1) mean_{z in D_s} k(x, z)`` (DESIGN.md §4 with the exact kernel)."""
+    ``mean_{y in D_v} k(x, y) - q/(q+1) mean_{z in D_s} k(x, z)`` (docs/design.md §6.3 with the exact kernel)."""
     X = np.concatenate(datas).astype(np.float32)
     owner_of = np.concatenate([np.full(len(d), k) for k, d in enumerate(datas)])
     index_of = np.concatenate([np.arange(len(d)) for d in datas])

@@ -81,8 +81,8 @@ class Aggregator:
     """The trusted, parsimonious aggregator of Alg. 3.
 
     It reaches owners and the consumer only through ``transport``. Per round ``l`` it releases
-    ``g_l = h2(h1(D_s))``, broadcasts ``v = g~ - q/(q+1) g_l`` (DESIGN.md §4), collects bids, runs the
-    private auction (DESIGN.md §5), verifies every received row against its claimed bid, and adds the best
+    ``g_l = h2(h1(D_s))``, broadcasts ``v = g~ - q/(q+1) g_l`` (docs/design.md §6.3), collects bids, runs the
+    private auction (docs/design.md §6.4), verifies every received row against its claimed bid, and adds the best
     pooled row to the summary. A party that fails, sends a malformed message or fails verification is
     excluded for the rest of the run, with an event in the trace.
 
@@ -251,7 +251,7 @@ class Aggregator:
                     self._record("owners", "mwem", eps, c.t_subs, rnd, f"h2(h1(D_s)) epoch {rnd}")
             else:
                 g_sum = exact_sum / q if q > 0 else np.zeros(c.dim)
-            # DESIGN.md §4: b(x) = h1(x).(g~ - q/(q+1) g_l)
+            # docs/design.md §6.3: b(x) = h1(x).(g~ - q/(q+1) g_l)
             v = (g_valid - (q / (q + 1.0)) * g_sum).astype(np.float32)
             # line 6: bids
             live = [o for o in self.owners if self.active[o]]
