@@ -94,7 +94,10 @@ def test_cli_experiment_mnist(mnist_dir, tmp_path, capsys):
 def test_cli_demo(tmp_path, capsys):
     assert main(["demo", "--sizes", "10", "20", "--repeats", "1", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert {r["method"] for r in rows} == {"paper", "paper-greedy", "uniform"}
+    assert {r["method"] for r in rows} == {"nominations", "central-greedy", "paper", "uniform"}
+    nom = [r for r in rows if r["method"] == "nominations"]
+    assert all(r["epsilon_owners"] == 0.0 and r["delta_validation"] == 1e-6 for r in nom)
+    assert all(0.9 < r["epsilon_validation"] <= 1.0 for r in nom)
     assert (tmp_path / "mmd_increase.png").exists()
 
 

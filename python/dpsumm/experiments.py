@@ -203,6 +203,7 @@ def run_experiment(
                     bar.set_postfix_str(f"repeat {r} size {size} {method}")
                     t0 = time.perf_counter()
                     eps_o = eps_o_h2 = eps_v = None
+                    run_delta_v = delta_v
                     if method == "pfds":
                         eps_pfds = pfds_epsilon if pfds_epsilon is not None else private_eps
                         assert eps_pfds is not None
@@ -227,11 +228,15 @@ def run_experiment(
                         res = summarize(owners, data.validation, size, method=cast(Method, method), gamma=g, dim=dim,
                                         random_state=random_state + r, progress=False, **kw)
                         pts, labs, accessed = res.points, res.labels, res.accessed.total  # type: ignore[assignment]
+                        run_delta_v = delta_v
                         if res.privacy is not None:
+                            if method == "nominations":  # at the release's own delta_v (the budget's)
+                                run_delta_v = float((res.privacy.deltas or {}).get("validation") or delta_v)
                             eps_o = _finite_or_none(res.privacy.epsilon("owners", delta_o))
                             eps_o_h2 = res.privacy.epsilon("owners", delta_o, include_auction=False)
-                            eps_v = res.privacy.epsilon("validation", delta_v)
-                            private_eps = eps_o_h2
+                            eps_v = res.privacy.epsilon("validation", run_delta_v)
+                            if method == "paper":
+                                private_eps = eps_o_h2
                     seconds = time.perf_counter() - t0
                     value = mmd2(pts, data.validation, g)
                     acc = fit(pts, labs, data.test, data.test_labels) if labs is not None else None
@@ -241,7 +246,7 @@ def run_experiment(
                         accuracy=acc, accessed=int(accessed), epsilon_owners=eps_o, epsilon_validation=eps_v,
                         seconds=seconds, epsilon_owners_h2=eps_o_h2, gamma=g,
                         delta_owners=delta_o if eps_o_h2 is not None and method != "pfds" else None,
-                        delta_validation=delta_v if eps_v is not None else None,
+                        delta_validation=(run_delta_v if method != "pfds" else delta_v) if eps_v is not None else None,
                         variant=variant, nominees=res.extra.get("nominees") if method == "nominations" else None,
                         dim=None if method == "pfds" else int(res.hasher.dim),
                     ))
