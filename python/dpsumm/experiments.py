@@ -292,7 +292,7 @@ def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
     mmd, inc, acc, sec, seen = (_stats(records, f) for f in ("mmd2", "mmd_increase_pct", "accuracy", "seconds", "accessed"))
     methods = list(dict.fromkeys(_label(r) for r in records))
     sizes = sorted({r.size for r in records})
-    head = ["size", "method", "MMD²", "MMD² increase over central greedy (%)", "accuracy", "seconds"]
+    head = ["size", "method", "MMD²", "MMD² vs central greedy (%)", "accuracy", "raw rows seen", "seconds"]
 
     def pm(d: dict[tuple[str, int], tuple[float, float, int]], key: tuple[str, int], fmt: str) -> str:
         if key not in d:
@@ -319,7 +319,17 @@ def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
 
 
 # One colour per method in every plot.
-_COLOURS = dict(zip(EXPERIMENT_METHODS, ("tab:blue", "tab:green", "tab:orange", "tab:red", "tab:purple")))
+_COLOURS = dict(zip(EXPERIMENT_METHODS, ("tab:blue", "black", "tab:red", "tab:orange", "tab:purple", "tab:green",
+                                          "tab:brown")))
+_VARIANT_COLOURS = ("tab:blue", "tab:cyan", "tab:olive", "tab:pink", "tab:gray", "tab:brown", "tab:green")
+
+
+def _colour(label: str, labels: Sequence[str]) -> str | None:
+    """One colour per method; variants of a method ("nominations eps_v=1") get a colour of their own."""
+    if label in _COLOURS:
+        return _COLOURS[label]
+    variants = [lab for lab in labels if lab not in _COLOURS]
+    return _VARIANT_COLOURS[variants.index(label) % len(_VARIANT_COLOURS)] if label in variants else None
 
 
 def _range(values: Sequence[float], fmt: str = ".3g") -> str:
@@ -351,7 +361,8 @@ def plot_title(records: Sequence[Record], title: str = "", *, dim: int | None = 
     return f"{head}: {', '.join(parts)}" if head else ", ".join(parts)
 
 
-def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str, skip: Sequence[str] = ()) -> Any:
+def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str, skip: Sequence[str] = (),
+                 logy: bool = False) -> Any:
     """A :class:`matplotlib.figure.Figure` of ``field`` (mean ± sample std over repeats) against size.
 
     Built without pyplot: the caller's backend and pyplot state are left alone. Accuracy error bars
@@ -377,8 +388,11 @@ def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str,
             yerr = np.vstack([np.minimum(std, means), np.minimum(std, 1.0 - means)])
         else:
             yerr = np.vstack([std, std])
-        ax.errorbar(xs, means, yerr=yerr, marker="o", capsize=3, label=method, color=_COLOURS.get(method))
+        ax.errorbar(xs, means, yerr=yerr, marker="o", capsize=3, label=method, color=_colour(method, methods))
     ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(NullFormatter())
     sizes = sorted({r.size for r in records})
     ax.set_xticks(sizes)
     ax.set_xticklabels([str(s) for s in sizes])
@@ -437,6 +451,9 @@ def write_results(records: Sequence[Record], out: str | Path, *, title: str = ""
     paths["table"].write_text(format_table(records, markdown=True) + "\n")
     if plots:
         head = plot_title(records, title, dim=dim)
+        paths["mmd2_plot"] = d / "mmd2.png"
+        plot_records(records, "mmd2", "MMD² to the validation set (log scale), lower is better", head,
+                     logy=True).savefig(paths["mmd2_plot"])
         paths["mmd_plot"] = d / "mmd_increase.png"
         plot_records(records, "mmd_increase_pct", "MMD² increase over central greedy (%), lower is better", head,
                      skip=BASELINES[:1]).savefig(paths["mmd_plot"])
@@ -526,7 +543,7 @@ def plot_parsimony(records: Sequence[Record], path: str | Path, *, title: str = 
             continue
         xs = [max(seen[k][0], 1.0) for k in keys]
         ax.errorbar(xs, [mmd[k][0] for k in keys], yerr=[mmd[k][1] for k in keys], marker="o", capsize=3,
-                    label=label, color=_COLOURS.get(label))
+                    label=label, color=_colour(label, list(dict.fromkeys(_label(r) for r in records))))
         for x, k in zip(xs, keys):
             ax.annotate(f"p={k[1]}", (x, mmd[k][0]), fontsize=6, xytext=(3, 3), textcoords="offset points")
     ax.set_xscale("log")
