@@ -665,8 +665,14 @@ class Ledger:
     33.12
     """
 
-    def __init__(self) -> None:
+    def __init__(self, seeded: bool = False) -> None:
         self._entries: list[LedgerEntry] = []
+        #: True when the run drew its noise from a seeded (reproducible) stream: NOT private.
+        self.seeded = bool(seeded)
+
+    def mark_seeded(self) -> None:
+        """Mark the ledger's run as seeded: its ε figures describe the mechanism, not a private release."""
+        self.seeded = True
 
     def record(self, party: Party, event: Event, *, label: str, round: int | None = None) -> LedgerEntry:
         """Record one release (or ``event.count`` identical ones) seen by ``party``.
@@ -736,6 +742,10 @@ class Ledger:
     def notes(self) -> list[str]:
         """Plain-language caveats that apply to this ledger's totals."""
         notes = [
+            "NOT PRIVATE: this run used a seeded random_state; anyone with the seed can remove the noise. "
+            "The figures below are what an unseeded run would cost.",
+        ] if self.seeded else []
+        notes += [
             "validation: w.r.t. replacing one row of D_v (|D_v| public).",
             "owners: h2 releases are w.r.t. replacing one row of the summary D_s (its size public), "
             "composed over epochs; seed-set-only releases are public and free.",
@@ -758,6 +768,7 @@ class Ledger:
         Infinite ε (no certified guarantee) appears as ``None``.
         """
         out: dict[str, Any] = {
+            "private": not self.seeded,
             "entries": [e.to_dict() for e in self._entries],
             "notes": self.notes(),
         }
@@ -787,7 +798,8 @@ class Ledger:
 
     def __repr__(self) -> str:
         counts = {p: sum(1 for e in self._entries if e.party == p) for p in PARTIES}
-        return f"Ledger(entries={len(self._entries)}, owners={counts['owners']}, validation={counts['validation']})"
+        mark = ", seeded: NOT private" if self.seeded else ""
+        return f"Ledger(entries={len(self._entries)}, owners={counts['owners']}, validation={counts['validation']}{mark})"
 
 
 def _fmt(x: float) -> str:

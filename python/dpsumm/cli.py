@@ -31,6 +31,34 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
+def _writable_dir(path: str, option: str) -> Any:
+    """Create ``path`` (a directory) and prove it writable, before any noise is drawn."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from .errors import InvalidParameterError
+
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise InvalidParameterError(f"`{option}`: {out} exists and is not a directory", option.lstrip("-"))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".dpsumm-write-check-", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InvalidParameterError(f"`{option}`: cannot write to {out} ({exc.strerror or exc})", option.lstrip("-")) from None
+    return out
+
+
+def _header_arg(value: str) -> object:
+    return {"auto": "auto", "yes": True, "no": False}[value]
+
+
+_NOT_PRIVATE = "NOT private: seeded run (--random-state); the noise can be removed by anyone with the seed"
+
+
 def _jsonable(x: Any) -> Any:
     if isinstance(x, float) and math.isinf(x):
         return None
@@ -146,6 +174,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     from . import datasets, experiments
 
     base = args.random_state
+    _writable_dir(args.out, "--out")
     records = experiments.run_experiment(
         lambda r: datasets.digits_label_split(random_state=base + r), args.sizes, repeats=args.repeats,
         methods=("paper", "paper-greedy", "uniform"), gamma=0.1, random_state=base, progress=not args.no_progress,
@@ -158,6 +187,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     print(f"digits label split: {split!r}")
     print(experiments.format_table(records))
     _print_epsilon(records)
+    print(_NOT_PRIVATE)
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
     return 0
 
@@ -212,6 +242,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
     from . import accounting, datasets, experiments
     from .errors import InvalidParameterError
 
+    _writable_dir(args.out, "--out")
     if args.dataset == "mnist":
         if args.data is None:
             raise InvalidParameterError("`--data` (the MNIST directory) is required for mnist", "data")
@@ -239,6 +270,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
     paths = experiments.write_results(records, args.out, title=f"{args.dataset} label split")
     print(experiments.format_table(records))
     _print_epsilon(records)
+    print(_NOT_PRIVATE)
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
     return 0
 
@@ -261,6 +293,9 @@ def _add_summarize(sub: Any) -> None:
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--method", default="paper", choices=("paper", "paper-greedy", "uniform", "exact-greedy"))
     p.add_argument("--seed-set", default=None, help="public seed rows (file); default: generated")
+    p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
+                   help="CSV inputs: is the first line a header? auto: yes when a field is not a number or the "
+                        "line is exactly 0,1,...,n-1 (pandas to_csv(index=False)); default auto")
     p.add_argument("--gamma", type=float, default=0.1)
     p.add_argument("--dim", type=int, default=140)
     p.add_argument("--random-state", type=int, default=None, help="seed (reproducible, NOT private); default: OS entropy")
@@ -269,20 +304,21 @@ def _add_summarize(sub: Any) -> None:
 
 
 def _run_summarize(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     import numpy as np
 
     from . import datasets
     from .summarize import summarize
 
-    owners = datasets.load_owners(args.owners)
-    validation = datasets.load_array(args.validation)
-    seed = datasets.load_array(args.seed_set) if args.seed_set else None
-    res = summarize(owners, validation, args.size, method=args.method, seed_set=seed, gamma=args.gamma, dim=args.dim,
+    out = _writable_dir(args.out, "--out")  # before any noise is drawn
+    header = _header_arg(args.header)
+    tables = [datasets.read_table(p, header=header) for p in args.owners]
+    val_table = datasets.read_table(args.validation, header=header)
+    seed_table = datasets.read_table(args.seed_set, header=header) if args.seed_set else None
+    for t in tables + [val_table] + ([seed_table] if seed_table else []):
+        print(f"read {t.describe()}", file=sys.stderr)
+    res = summarize([t.data for t in tables], val_table.data, args.size, method=args.method,
+                    seed_set=None if seed_table is None else seed_table.data, gamma=args.gamma, dim=args.dim,
                     random_state=args.random_state, progress=not args.no_progress)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     np.save(out / "summary.npy", res.points if res.points is not None else res.hashes)
     np.savetxt(out / "provenance.csv", np.column_stack([res.owner, res.index]), fmt="%d", delimiter=",",
                header="owner,index", comments="")
@@ -291,9 +327,14 @@ def _run_summarize(args: argparse.Namespace) -> int:
         "accessed": {"total": res.accessed.total, "per_owner": res.accessed.per_owner},
         "contribution": res.contribution.tolist(), "events": res.events, "seconds": res.seconds,
         "privacy": None if res.privacy is None else res.privacy.totals(1e-4, 1e-2),
+        "private": res.private, "seeded": res.seeded,
     }
+    if res.seeded:
+        report["warning"] = _NOT_PRIVATE
     (out / "report.json").write_text(json.dumps(_jsonable(report), indent=2, default=str))
     print(f"wrote {len(res)} rows to {out / 'summary.npy'} (accessed {res.accessed.total} raw rows)")
+    if res.seeded:
+        print(_NOT_PRIVATE)
     return 0
 
 
@@ -375,6 +416,18 @@ def _run_flower(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise _UsageError(str(exc)) from None
     if args.run:
+        # Everything runs here: every data file must be readable here, checked before anything starts.
+        from .datasets import read_table
+
+        for name, path in [*owners.items(), ("consumer", args.consumer)]:
+            try:
+                t = read_table(path)
+            except DpsummError as exc:
+                raise _UsageError(f"--owner {name}: {exc}" if name != "consumer" else f"--consumer: {exc}") from None
+            if t.data.shape[1] != n_features:
+                raise _UsageError(f"{path} has {t.data.shape[1]} features, expected {n_features}")
+        if args.output:
+            _writable_dir(str(Path(args.output).resolve().parent), "--output")
         return _run_flower_locally(args, owners, run_config)
 
     from .flower.config import _toml_value
@@ -462,11 +515,17 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], run_co
         "discovery_seconds": res.extra.get("discovery_seconds"),
         "mean_round_seconds": sum(per_round.values()) / len(per_round) if per_round else None,
     }
+    if args.random_state is not None:
+        summary["private"] = False
+        summary["warning"] = _NOT_PRIVATE
     if args.json:
         print(json.dumps(_jsonable(summary), indent=2))
     else:
         for k, v in summary.items():
             print(f"{k}: {v}")
+    if len(res) < args.size:
+        print(f"{_PROG}: error: the run returned {len(res)} of {args.size} rows (see events)", file=sys.stderr)
+        return 1
     return 0
 
 # ---------------------------------------------------------------------------------------------
@@ -493,6 +552,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(list(argv) if argv is not None else None)
         return int(args.func(args))
     except (_UsageError, DpsummError) as exc:
+        msg = str(exc).replace("\n", " ")
+        print(f"{_PROG}: error: {msg}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an unreadable input or an unwritable output named on the command line
         msg = str(exc).replace("\n", " ")
         print(f"{_PROG}: error: {msg}", file=sys.stderr)
         return 2

@@ -69,6 +69,8 @@ class Record:
     gamma: float = 0.1
     delta_owners: float | None = None
     delta_validation: float | None = None
+    #: Always False for :func:`run_experiment`: every run is seeded (reproducible, NOT private).
+    private: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -341,7 +343,10 @@ def write_results(records: Sequence[Record], out: str | Path, *, title: str = ""
         w.writeheader()
         for row in rows:
             w.writerow({k: ("" if row[k] is None else row[k]) for k in RESULT_FIELDS})
-    paths["table"].write_text(format_table(records, markdown=True) + "\n")
+    note = ""
+    if any(not r.private for r in records):
+        note = "\n**NOT private**: seeded runs (reproducible experiments); the noise can be removed by anyone with the seed.\n"
+    paths["table"].write_text(format_table(records, markdown=True) + "\n" + note)
     if plots:
         paths["mmd_plot"] = d / "mmd_increase.png"
         paths["accuracy_plot"] = d / "accuracy.png"

@@ -5,9 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._validation import float_matrix, positive_float, positive_int, seed_value
+from ._validation import bounded_int, float_matrix, positive_float, seed_value
+from .errors import InvalidParameterError
 
-__all__ = ["RFFHasher"]
+__all__ = ["RFFHasher", "MAX_DIM", "MAX_N_FEATURES", "MAX_PROJECTION", "MAX_GAMMA"]
+
+#: Caps on the projection (rust/src/limits.rs): checked before anything is allocated.
+MAX_DIM = 1 << 20
+MAX_N_FEATURES = 1 << 24
+MAX_PROJECTION = 1 << 28
+MAX_GAMMA = 1e74
 
 
 class RFFHasher:
@@ -24,9 +31,11 @@ class RFFHasher:
     n_features : int
         Number of input features.
     dim : int, default=140
-        Number of random features ``d``.
+        Number of random features ``d`` (at most ``MAX_DIM`` = 2**20, and ``n_features * dim`` at most
+        ``MAX_PROJECTION`` = 2**28).
     gamma : float, default=0.1
-        RBF kernel width.
+        RBF kernel width (at most ``MAX_GAMMA`` = 1e74). Rows whose projection ``omega . x`` overflows
+        float32 are refused by :meth:`transform` with an :class:`~dpsumm.InvalidParameterError`.
     seed : int or str, default=0
         Public seed the parties agree on.
 
@@ -47,9 +56,16 @@ class RFFHasher:
     """
 
     def __init__(self, n_features: int, dim: int = 140, gamma: float = 0.1, seed: int | str = 0) -> None:
-        self.n_features = positive_int(n_features, "n_features")
-        self.dim = positive_int(dim, "dim")
+        self.n_features = bounded_int(n_features, "n_features", 1, MAX_N_FEATURES)
+        self.dim = bounded_int(dim, "dim", 1, MAX_DIM)
+        if self.n_features * self.dim > MAX_PROJECTION:
+            raise InvalidParameterError(
+                f"`dim`: n_features * dim = {self.n_features} * {self.dim} exceeds the cap of {MAX_PROJECTION} (the projection omega)",
+                "dim",
+            )
         self.gamma = positive_float(gamma, "gamma")
+        if self.gamma > MAX_GAMMA:
+            raise InvalidParameterError(f"`gamma` must be at most {MAX_GAMMA:g} (omega ~ N(0, 2 gamma) must fit float32), got {gamma!r}", "gamma")
         self.seed = seed_value(seed)
         self._projection = _core.RffProjection(self.n_features, self.dim, self.gamma, self.seed)
         self.omega_: np.ndarray = self._projection.omega
@@ -65,6 +81,11 @@ class RFFHasher:
             float_matrix(X, "X", n_features=self.n_features, allow_empty=True)
         return self
 
+    @property
+    def omega_max_(self) -> float:
+        """``max |omega|``: with ``n_features * max|x|`` it bounds ``|omega_j . x|``."""
+        return float(np.abs(self.omega_).max())
+
     def transform(self, X: object) -> np.ndarray:
         """Hash the rows of ``X``.
 
@@ -78,6 +99,8 @@ class RFFHasher:
         -------
         ndarray of shape (n_samples, dim), float32, C-contiguous
         """
+        if X is None:
+            raise InvalidParameterError("`X` must be a 2-D array, got None", "X")
         arr = np.asarray(X)
         if arr.dtype not in (np.float32, np.float64) or arr.ndim != 2:
             arr = float_matrix(arr, "X", n_features=self.n_features, allow_empty=True)

@@ -73,6 +73,10 @@ class SummaryResult:
         The public h1 used.
     method : str
     seconds : float
+    seeded : bool
+        True when the run used a seeded ``random_state``: reproducible and **NOT private**.
+    private : bool
+        True only for a private method run from OS entropy (``not seeded`` and a privacy ledger).
     """
 
     points: np.ndarray | None
@@ -91,6 +95,12 @@ class SummaryResult:
     schedule: Any = None
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    seeded: bool = False
+
+    @property
+    def private(self) -> bool:
+        """Whether the summary is a differentially private release (a private method, OS entropy)."""
+        return self.privacy is not None and not self.seeded
 
     def __len__(self) -> int:
         return int(self.owner.shape[0])
@@ -98,5 +108,7 @@ class SummaryResult:
     def __repr__(self) -> str:
         return (
             f"SummaryResult(method={self.method!r}, size={len(self)}, accessed={self.accessed.total}, "
-            f"owners={self.owner_names}, excluded={[e['owner'] for e in self.events if e.get('event') == 'excluded']})"
+            f"owners={self.owner_names}, excluded={[e['owner'] for e in self.events if e.get('event') == 'excluded']}"
+            + (", seeded: NOT private" if self.seeded else "")
+            + ")"
         )

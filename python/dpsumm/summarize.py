@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from . import accounting
-from ._validation import float_matrix, positive_int, seed_value
+from ._validation import bounded_int, check_hashable, float_matrix, positive_int, real_pair, seed_value
 from .errors import InvalidParameterError
-from .hashing import RFFHasher
+from .hashing import MAX_DIM, RFFHasher
 from .parties import ConsumerParty, OwnerParty
 from .protocols.baselines import exact_greedy, uniform_picks
 from .protocols.paper import make_config, run_protocol
@@ -23,6 +23,9 @@ from .transport import InProcessTransport, Transport
 from .types import METHODS, REVEALS
 
 __all__ = ["Owner", "SummaryResult", "Access", "summarize", "METHODS"]
+
+#: Largest number of values (rows x features) of a generated seed set.
+MAX_SEED_CELLS = 1 << 26
 
 
 
@@ -61,10 +64,13 @@ def _seed_set(seed_set: object, count: int, n_features: int, feature_range: tupl
         m = count if seed_set is None else int(seed_set)
         if m < 0:
             raise InvalidParameterError("`seed_set` as a count must be >= 0", "seed_set")
-        lo, hi = feature_range
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise InvalidParameterError("`feature_range` must be (low, high) with low < high", "feature_range")
-        u = np.array([rng.uniform() for _ in range(m * n_features)], dtype=np.float64).reshape(m, n_features)
+        if m * n_features > MAX_SEED_CELLS:
+            raise InvalidParameterError(
+                f"`seed_set`: {m} generated rows of {n_features} features exceed the cap of {MAX_SEED_CELLS} values", "seed_set"
+            )
+        lo, hi = real_pair(feature_range, "feature_range")
+        # The same stream as m * n_features calls of rng.uniform(), drawn in one call.
+        u = np.asarray(rng.uniform_array(m * n_features), dtype=np.float64).reshape(m, n_features)
         return (lo + (hi - lo) * u).astype(np.float32)
     return float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
 
@@ -166,6 +172,11 @@ def summarize(
         raise InvalidParameterError(f"`reveal` must be one of {REVEALS}, got {reveal!r}", "reveal")
     if method == "exact-greedy" and reveal != "points":
         raise InvalidParameterError("`reveal='hashes'` needs a hash-based method", "reveal")
+    if not isinstance(progress, (bool, np.bool_)):
+        raise InvalidParameterError(f"`progress` must be a bool, got {type(progress).__name__}", "progress")
+    if transport is not None and not isinstance(transport, Transport):
+        raise InvalidParameterError("`transport` must be a dpsumm.transport.Transport or None", "transport")
+    real_pair(feature_range, "feature_range")
     datas, labels, names = _as_owners(owners, None)
     n_features = datas[0].shape[1]
     val = float_matrix(validation, "validation", n_features=n_features)
@@ -176,12 +187,17 @@ def summarize(
     total = sum(d.shape[0] for d in datas)
     if size > total:
         raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({total})", "size")
-    dim = positive_int(dim, "dim")
+    dim = bounded_int(dim, "dim", 1, MAX_DIM)
     hasher = RFFHasher(n_features, dim=dim, gamma=gamma, seed=seed_value(hash_seed, "hash_seed"))
+    # Every row is hashed in float32: refuse rows whose projection would overflow, before any noise.
+    for d in datas:
+        check_hashable(d, "owners", hasher.omega_max_)
+    check_hashable(val, "validation", hasher.omega_max_)
     sched = _resolve_schedule(schedule, privacy, size=size, owners=len(datas), dim=dim)
     rng = check_random_state(random_state)
     rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
     seed = _seed_set(seed_set, sched.seed_set_size, n_features, feature_range, rng_seed)
+    check_hashable(seed, "seed_set", hasher.omega_max_)
     if method == "paper" and seed.shape[0] == 0:
         raise InvalidParameterError("the private method needs a non-empty seed set (h2 of an empty set is undefined)", "seed_set")
     K = len(datas)
@@ -207,6 +223,7 @@ def summarize(
             points=pts, hashes=hasher.transform(pts), labels=labs, owner=owner_idx, index=index, owner_names=names,
             accessed=Access(accessed_total, per_owner), contribution=contribution, privacy=None, trace=[], events=[],
             hasher=hasher, method=method, schedule=sched, seconds=time.perf_counter() - t0,
+            seeded=bool(rng.is_seeded),
         )
 
     config = make_config(sched, n_features=n_features, dim=dim, gamma=hasher.gamma, hash_seed=hasher.seed, reveal=reveal,
@@ -216,6 +233,10 @@ def summarize(
         parties["consumer"] = ConsumerParty(val, rng_consumer)
         transport = InProcessTransport(parties)
 
-    return run_protocol(transport, names, "consumer", config, seed, rng_aggregator, hasher=hasher, method=method,
-                        schedule=sched, size=size, progress=progress, started=t0,
-                        with_labels=labels[0] is not None)
+    result = run_protocol(transport, names, "consumer", config, seed, rng_aggregator, hasher=hasher, method=method,
+                          schedule=sched, size=size, progress=progress, started=t0,
+                          with_labels=labels[0] is not None)
+    result.seeded = bool(rng.is_seeded)
+    if result.privacy is not None and result.seeded and hasattr(result.privacy, "mark_seeded"):
+        result.privacy.mark_seeded()
+    return result

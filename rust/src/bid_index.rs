@@ -299,6 +299,7 @@ impl BidIndex {
                     let xs = rows_as_f32(x.slice(ndarray::s![start..end, ..]), xbuf)?;
                     hbuf.resize(rows * d, 0.0);
                     projection.hash_rows(xs, rows, hbuf);
+                    crate::rff::check_hashed(hbuf)?;
                     Ok(quantize_rows(hbuf, d, words, step, codes))
                 },
             )

@@ -46,7 +46,13 @@ fn check(h: &ArrayView2<'_, f32>, offered: Option<&[bool]>, v: &[f32]) -> Result
         }
     }
     if !h.is_standard_layout() {
-        return Err(Error::shape("H", "must be C-contiguous (row-major)"));
+        return Err(Error::shape("hashes", "must be C-contiguous (row-major)"));
+    }
+    // A NaN hash would win or lose every comparison silently: refuse it, as `BidIndex` does.
+    if let Some(flat) = h.as_slice() {
+        if !flat.par_iter().all(|x| x.is_finite()) {
+            return Err(Error::NonFinite { name: "hashes" });
+        }
     }
     Ok(())
 }
