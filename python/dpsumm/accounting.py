@@ -948,13 +948,18 @@ def paper_schedule(
     )
 
 
+#: Largest public seed set a schedule may ask for (Theorem 2's grows as d² ln²d ln⁵p).
+MAX_SEED_SET_SIZE = 10**8
+
+
 def theorem2_schedule(epsilon: float, delta: float, size: int, owners: int, dim: int = 140) -> Schedule:
     """Theorem 2's calibration (with Theorem 6's auction defaults).
 
     T = d² in every epoch, η = 1/d, ε_v = ε/(16T), ε_{l,T} = ε / sqrt(16 T l ln(1/δ) ln p),
     |D_init| = ceil(121·8 d² ln²d ln(1/δ) ln⁵p), ε_auc = ε/(3 sqrt(2 ln(1/δ))) K^(-1/3),
     τ = ceil(K^(2/3)); γ = 0.1 (Theorem 2 does not fix it). Logarithms are natural. Needs p ≥ 2
-    (ln p = 0 otherwise).
+    (ln p = 0 otherwise). Raises :class:`InvalidParameterError` (``argument="dim"``) when the seed set
+    would exceed :data:`MAX_SEED_SET_SIZE` rows, as it does for every practical ``d`` and ``p``.
 
     Theorem 6 states ε_v = ε/sqrt(16T) and its proof uses ε_{l,T} = ε / sqrt(36 T l ln(1/δ) ln p);
     we follow Theorem 2 as printed in the main text. Whether the result is really (ε, δ)-DP is
@@ -971,7 +976,14 @@ def theorem2_schedule(epsilon: float, delta: float, size: int, owners: int, dim:
     lnp = math.log(p)
     per_epoch = tuple(eps / math.sqrt(16.0 * t * l * math.log(1.0 / dlt) * lnp) for l in range(1, p + 1))
     eps_auc, tau = _theorem6_auction(eps, dlt, k)
-    seed = math.ceil(121 * 8 * d * d * math.log(d) ** 2 * math.log(1.0 / dlt) * lnp**5)
+    seed_f = 121 * 8 * d * d * math.log(d) ** 2 * math.log(1.0 / dlt) * lnp**5
+    if seed_f > MAX_SEED_SET_SIZE:
+        raise InvalidParameterError(
+            f"Theorem 2 asks for a public seed set of {seed_f:.3g} rows at dim={d}, size={p}, delta={dlt:g}, more than "
+            f"the {MAX_SEED_SET_SIZE:.0e} a run can hold (and its accounting would not finish): lower `dim` or `size`",
+            "dim",
+        )
+    seed = math.ceil(seed_f)
     return Schedule(
         name="theorem2",
         size=p,
