@@ -126,7 +126,7 @@ def test_rff_transform_never_crashes(X):
             out = h.transform(X)
         except dpsumm.InvalidParameterError as e:
             assert e.argument == "X"
-            assert np.abs(X).max() > 1e6
+            assert np.abs(X).max() > 100  # |omega . x| > 4089 needs |x| > 4089 / (4 * max|omega|)
         else:
             assert out.shape == (X.shape[0], 3)
             assert np.isfinite(out).all()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -53,24 +54,35 @@ def real_pair(value: object, name: str) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def check_hashable(arr: np.ndarray, name: str, hasher_omega_max: float) -> None:
-    """Refuse rows whose h1 projection ``omega . x`` could overflow float32.
+#: h1's float32 cosine is accurate for |omega . x + b| below this (rust/src/simd.rs COS_DOMAIN, margin 7).
+H1_ARGUMENT_LIMIT = 4089.0
 
-    ``|omega_j . x| <= n_features * max|x| * max|omega|``; h1 computes in float32, so the bound must stay
-    below ``float32.max``. Values beyond the float32 range are refused outright.
+
+def check_hashable(arr: np.ndarray, name: str, hasher: Any) -> None:
+    """Refuse rows that h1 cannot hash: beyond float32, or ``|omega . x|`` beyond the cosine's domain.
+
+    A fast bound first: ``|omega_j . x| <= max|x| * max_j ||omega_j||_1`` (plus ``b < 2 pi``). Only when
+    the bound fails are the rows hashed, which checks every projection exactly. Raises
+    :class:`InvalidParameterError` naming ``name``.
     """
     if arr.size == 0:
         return
     peak = float(np.abs(arr).max())
-    f32max = float(np.finfo(np.float32).max)
-    if peak > f32max:
+    if peak > float(np.finfo(np.float32).max):
         raise InvalidParameterError(f"`{name}` has values beyond the float32 range (|x| = {peak:.3g} > 3.4e38)", name)
-    if peak * arr.shape[1] * hasher_omega_max >= f32max:
-        raise InvalidParameterError(
-            f"`{name}` has values too large for h1 at this gamma (|x| up to {peak:.3g}): omega . x would overflow float32; "
-            "rescale the data or lower gamma",
-            name,
-        )
+    l1 = float(np.abs(np.asarray(hasher.omega_, dtype=np.float64)).sum(axis=0).max())
+    if peak * l1 + 2 * math.pi < H1_ARGUMENT_LIMIT:
+        return
+    step = max(1, (1 << 22) // max(1, arr.shape[1]))
+    for start in range(0, arr.shape[0], step):
+        try:
+            hasher.transform(arr[start : start + step])
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(
+                f"`{name}` has rows h1 cannot hash at gamma={hasher.gamma:g} (|x| up to {peak:.3g}): "
+                f"|omega . x| would exceed {H1_ARGUMENT_LIMIT:g}; rescale the data or lower gamma",
+                name,
+            ) from exc
 
 
 def float_matrix(X: object, name: str, *, n_features: int | None = None, allow_empty: bool = False) -> np.ndarray:

@@ -34,8 +34,8 @@ class RFFHasher:
         Number of random features ``d`` (at most ``MAX_DIM`` = 2**20, and ``n_features * dim`` at most
         ``MAX_PROJECTION`` = 2**28).
     gamma : float, default=0.1
-        RBF kernel width (at most ``MAX_GAMMA`` = 1e74). Rows whose projection ``omega . x`` overflows
-        float32 are refused by :meth:`transform` with an :class:`~dpsumm.InvalidParameterError`.
+        RBF kernel width (at most ``MAX_GAMMA`` = 1e74). Rows whose projection ``|omega . x|`` leaves
+        the domain of h1's float32 cosine (about 4089) are refused by :meth:`transform` with an :class:`~dpsumm.InvalidParameterError`.
     seed : int or str, default=0
         Public seed the parties agree on.
 
@@ -80,11 +80,6 @@ class RFFHasher:
         if X is not None:
             float_matrix(X, "X", n_features=self.n_features, allow_empty=True)
         return self
-
-    @property
-    def omega_max_(self) -> float:
-        """``max |omega|``: with ``n_features * max|x|`` it bounds ``|omega_j . x|``."""
-        return float(np.abs(self.omega_).max())
 
     def transform(self, X: object) -> np.ndarray:
         """Hash the rows of ``X``.

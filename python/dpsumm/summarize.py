@@ -191,13 +191,14 @@ def summarize(
     hasher = RFFHasher(n_features, dim=dim, gamma=gamma, seed=seed_value(hash_seed, "hash_seed"))
     # Every row is hashed in float32: refuse rows whose projection would overflow, before any noise.
     for d in datas:
-        check_hashable(d, "owners", hasher.omega_max_)
-    check_hashable(val, "validation", hasher.omega_max_)
+        check_hashable(d, "owners", hasher)
+    check_hashable(val, "validation", hasher)
     sched = _resolve_schedule(schedule, privacy, size=size, owners=len(datas), dim=dim)
     rng = check_random_state(random_state)
     rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
     seed = _seed_set(seed_set, sched.seed_set_size, n_features, feature_range, rng_seed)
-    check_hashable(seed, "seed_set", hasher.omega_max_)
+    generated = seed_set is None or (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool))
+    check_hashable(seed, "feature_range" if generated else "seed_set", hasher)
     if method == "paper" and seed.shape[0] == 0:
         raise InvalidParameterError("the private method needs a non-empty seed set (h2 of an empty set is undefined)", "seed_set")
     K = len(datas)

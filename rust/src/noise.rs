@@ -132,7 +132,7 @@ pub fn laplace_on_grid(rng: &mut Csprng, value: f64, scale: f64, granularity: f6
     }
     let grid_scale = scale / granularity;
     if !(grid_scale * (SCALE_DEN as f64) < 9.0e18) {
-        return Err(Error::value("scale", format!("is too large for granularity {granularity} (scale / granularity = {grid_scale:e}, at most 8.5e12)")));
+        return Err(Error::value("scale", format!("is too large for granularity {granularity:e} (scale / granularity = {grid_scale:e}, at most 8.5e12)")));
     }
     let k = (value / granularity).round_ties_even();
     // k and k + z are computed exactly in i128; the final conversion to f64 is post-processing.

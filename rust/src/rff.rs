@@ -146,6 +146,12 @@ impl RffProjection {
         debug_assert_eq!(x.len(), rows * n);
         debug_assert_eq!(out.len(), rows * d);
         project(x, rows, n, &self.omega_padded, self.padded, d, out);
+        // The vectorised cosine is accurate for |z + b| < COS_DOMAIN only (simd::cos_f32); beyond it the
+        // result would be silently wrong. Mark such a block NaN so that `check_hashed` refuses it.
+        if !out.iter().all(|z| z.abs() < simd::COS_DOMAIN - 7.0) {
+            out.fill(f32::NAN);
+            return;
+        }
         let scale = (2.0 / d as f64).sqrt() as f32;
         let offset = self.offset.as_slice().expect("offset is contiguous");
         simd::cos_scale_inplace(out, offset, scale);
@@ -225,7 +231,10 @@ pub fn check_hashed(out: &[f32]) -> Result<()> {
     if out.iter().all(|v| v.is_finite()) {
         Ok(())
     } else {
-        Err(Error::value("X", "a row's projection ω·x overflows float32 (values too large for this gamma): rescale the data or lower gamma"))
+        Err(Error::value(
+            "X",
+            "a row's projection |ω·x| exceeds 4089, where h1's float32 cosine is exact to 2e-7 (values too large for this gamma): rescale the data or lower gamma",
+        ))
     }
 }
 
