@@ -50,6 +50,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+
+import numpy as np
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
@@ -111,8 +113,25 @@ def _delta(value: object, name: str = "delta") -> float:
     return v
 
 
+def _flag(value: object, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidParameterError(f"`{name}` must be a bool, got {type(value).__name__}", name)
+    return bool(value)
+
+
+#: Largest summary size a schedule is made for (one entry per epoch).
+MAX_SIZE = 10_000_000
+
+
+def _size(value: object) -> int:
+    p = positive_int(value, "size")
+    if p > MAX_SIZE:
+        raise InvalidParameterError(f"`size` must be at most {MAX_SIZE}, got {p}", "size")
+    return p
+
+
 def _neighbour(value: object, name: str = "neighbour") -> str:
-    if value not in NEIGHBOURS:
+    if not isinstance(value, str) or value not in NEIGHBOURS:
         raise InvalidParameterError(
             f"`{name}` must be one of {', '.join(repr(n) for n in NEIGHBOURS)}, got {value!r}", name
         )
@@ -120,7 +139,7 @@ def _neighbour(value: object, name: str = "neighbour") -> str:
 
 
 def _party(value: object, name: str = "party") -> str:
-    if value not in PARTIES:
+    if not isinstance(value, str) or value not in PARTIES:
         raise InvalidParameterError(
             f"`{name}` must be one of {', '.join(repr(p) for p in PARTIES)}, got {value!r}", name
         )
@@ -128,7 +147,7 @@ def _party(value: object, name: str = "party") -> str:
 
 
 def _accountant_name(value: object, name: str = "accountant") -> str:
-    if value not in ACCOUNTANTS:
+    if not isinstance(value, str) or value not in ACCOUNTANTS:
         raise InvalidParameterError(
             f"`{name}` must be one of {', '.join(repr(a) for a in ACCOUNTANTS)}, got {value!r}", name
         )
@@ -190,7 +209,7 @@ class LaplaceEvent:
         _set(self, "sensitivity", positive_float(self.sensitivity, "sensitivity"))
         _set(self, "neighbour", _neighbour(self.neighbour))
         _set(self, "count", positive_int(self.count, "count"))
-        _set(self, "public", bool(self.public))
+        _set(self, "public", _flag(self.public, "public"))
         if self.granularity is not None:
             g = positive_float(self.granularity, "granularity")
             steps = self.sensitivity / g
@@ -242,7 +261,7 @@ class ExponentialEvent:
         _set(self, "sensitivity", positive_float(self.sensitivity, "sensitivity"))
         _set(self, "neighbour", _neighbour(self.neighbour))
         _set(self, "count", positive_int(self.count, "count"))
-        _set(self, "public", bool(self.public))
+        _set(self, "public", _flag(self.public, "public"))
 
     @property
     def mechanisms(self) -> int:
@@ -668,7 +687,7 @@ class Ledger:
     def __init__(self, seeded: bool = False) -> None:
         self._entries: list[LedgerEntry] = []
         #: True when the run drew its noise from a seeded (reproducible) stream: NOT private.
-        self.seeded = bool(seeded)
+        self.seeded = _flag(seeded, "seeded")
 
     def mark_seeded(self) -> None:
         """Mark the ledger's run as seeded: its ε figures describe the mechanism, not a private release."""
@@ -919,7 +938,7 @@ def paper_schedule(
     summary's reported (ε, δ) = (0.043, 1e-4). Pass ``epsilon_auction=0.0`` for the certified
     "ask everyone" auction (see :class:`AuctionEvent`).
     """
-    p = positive_int(size, "size")
+    p = _size(size)
     k = positive_int(owners, "owners")
     d = positive_int(dim, "dim")
     t_init = int(math.floor(d**1.5))
@@ -967,7 +986,7 @@ def theorem2_schedule(epsilon: float, delta: float, size: int, owners: int, dim:
     """
     eps = positive_float(epsilon, "epsilon")
     dlt = _delta(delta)
-    p = positive_int(size, "size")
+    p = _size(size)
     if p < 2:
         raise InvalidParameterError("`size` must be >= 2 for Theorem 2 (it divides by ln p)", "size")
     k = positive_int(owners, "owners")
@@ -1133,7 +1152,7 @@ def calibrate(
     """
     if not isinstance(budget, Budget):
         raise InvalidParameterError("`budget` must be a Budget", "budget")
-    p = positive_int(size, "size")
+    p = _size(size)
     k = positive_int(owners, "owners")
     eps_auc = _nonneg_float(epsilon_auction, "epsilon_auction")
     if eps_auc > 0 and k > 1:

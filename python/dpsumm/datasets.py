@@ -51,7 +51,7 @@ def read_idx(path: str | Path) -> np.ndarray:
 
     Returns an array of the file's dtype (native byte order) and shape.
     """
-    p = Path(path)
+    p = _path_like(path, "path")
     if not p.is_file():
         raise InvalidParameterError(f"IDX file not found: {p}", "path")
     raw = p.read_bytes()
@@ -86,9 +86,13 @@ def mnist(directory: str | Path, *, kind: str = "train", normalize: bool = True)
 
     Returns ``(X, y)``: ``X`` of shape (n, 784), float32 in [0, 1] when ``normalize`` (else uint8), ``y`` int64.
     """
-    if kind not in ("train", "test"):
+    if not isinstance(kind, str) or kind not in ("train", "test"):
         raise InvalidParameterError("`kind` must be 'train' or 'test'", "kind")
-    d = Path(directory)
+    if not isinstance(normalize, (bool, np.bool_)):
+        raise InvalidParameterError(f"`normalize` must be a bool, got {type(normalize).__name__}", "normalize")
+    d = _path_like(directory, "directory")
+    if not d.is_dir():
+        raise InvalidParameterError(f"`directory`: not a directory: {d}", "directory")
     prefix = "train" if kind == "train" else "t10k"
     X = read_idx(_find(d, f"{prefix}-images-idx3-ubyte"))
     y = read_idx(_find(d, f"{prefix}-labels-idx1-ubyte"))
@@ -219,6 +223,7 @@ def mnist_label_split(directory: str | Path, **kwargs: Any) -> LabelSplit:
     with labels other than 3 and 4. Pixels are float32 in [0, 1]. Keyword arguments go to
     :func:`label_split` (``random_state``, ``groups``, ``seed_set``, ...).
     """
+    _path_like(directory, "directory")
     return label_split(mnist(directory, kind="train"), mnist(directory, kind="test"), **kwargs)
 
 
@@ -227,6 +232,8 @@ def digits(*, normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
 
     Returns ``(X, y)``: ``X`` float32 in [0, 1] when ``normalize`` (pixel values / 16).
     """
+    if not isinstance(normalize, (bool, np.bool_)):
+        raise InvalidParameterError(f"`normalize` must be a bool, got {type(normalize).__name__}", "normalize")
     try:
         from sklearn.datasets import load_digits
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -245,8 +252,8 @@ def digits_label_split(*, test_fraction: float = 0.5, seed_set_size: int = 60, r
     labels 3 and 4 in ratio 0.7 : 0.3, validation with probability 0.25, a seed set of
     ``seed_set_size`` non-target test-pool rows).
     """
-    if not 0.0 < test_fraction < 1.0:
-        raise InvalidParameterError("`test_fraction` must be in (0, 1)", "test_fraction")
+    if isinstance(test_fraction, bool) or not isinstance(test_fraction, numbers.Real) or not 0.0 < test_fraction < 1.0:
+        raise InvalidParameterError(f"`test_fraction` must be a number in (0, 1), got {test_fraction!r}", "test_fraction")
     rng = _generator(random_state)
     X, y = digits()
     order = rng.permutation(len(X))
@@ -273,10 +280,17 @@ class Table:
         return f"{self.path}: {self.n_rows} rows x {self.data.shape[1]} columns, header: {head}"
 
 
-def _path_arg(path: object) -> Path:
+def _path_like(path: object, name: str) -> Path:
     if isinstance(path, bool) or not isinstance(path, (str, Path)) and not hasattr(path, "__fspath__"):
-        raise InvalidParameterError(f"`path` must be a str or os.PathLike, got {type(path).__name__}", "path")
-    p = Path(path)  # type: ignore[arg-type]
+        raise InvalidParameterError(f"`{name}` must be a str or os.PathLike, got {type(path).__name__}", name)
+    try:
+        return Path(path)  # type: ignore[arg-type]
+    except TypeError as exc:  # __fspath__ returning bytes
+        raise InvalidParameterError(f"`{name}` must be a str or os.PathLike: {exc}", name) from exc
+
+
+def _path_arg(path: object) -> Path:
+    p = _path_like(path, "path")
     if not p.is_file():
         raise InvalidParameterError(f"`path`: file not found: {p}", "path")
     return p
@@ -396,6 +410,8 @@ def load_array(path: str | Path, *, header: object = "auto") -> np.ndarray:
 
 def load_owners(paths: Sequence[str | Path]) -> list[np.ndarray]:
     """:func:`load_array` for each owner's file."""
+    if isinstance(paths, (str, bytes, Path)) or not isinstance(paths, Sequence) or not paths:
+        raise InvalidParameterError("`paths` must be a non-empty list of file paths", "paths")
     return [load_array(p) for p in paths]
 
 

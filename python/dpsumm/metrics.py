@@ -16,10 +16,11 @@ Everything here is evaluation on data the evaluator holds; nothing here is a pri
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
-from ._validation import float_matrix, positive_float
+from ._validation import float_matrix, positive_float, positive_int
 from .errors import InvalidParameterError
 from .kernels import kernel_sum, mmd2
 
@@ -51,8 +52,11 @@ def mmd_increase_pct(alg: float, greedy: float) -> float:
 
     Negative when the algorithm beats the greedy. ``greedy`` must be positive.
     """
-    a = float(alg)
-    g = float(greedy)
+    for name, x in (("alg", alg), ("greedy", greedy)):
+        if isinstance(x, bool) or not isinstance(x, numbers.Real):
+            raise InvalidParameterError(f"`{name}` must be a real number, got {type(x).__name__}", name)
+    a = float(alg)  # type: ignore[arg-type]
+    g = float(greedy)  # type: ignore[arg-type]
     if not (math.isfinite(a) and a >= 0):
         raise InvalidParameterError(f"`alg` must be a finite MMD² >= 0, got {alg!r}", "alg")
     if not (math.isfinite(g) and g > 0):
@@ -116,9 +120,9 @@ def mlp_accuracy(X: object, y: object, X_test: object, y_test: object, *, hidden
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
 
-    if int(hidden) < 1:
-        raise InvalidParameterError("`hidden` must be >= 1", "hidden")
-    model = MLPClassifier(hidden_layer_sizes=(int(hidden),), alpha=positive_float(alpha, "alpha"), max_iter=int(max_iter),
+    hidden = positive_int(hidden, "hidden")
+    max_iter = positive_int(max_iter, "max_iter")
+    model = MLPClassifier(hidden_layer_sizes=(hidden,), alpha=positive_float(alpha, "alpha"), max_iter=max_iter,
                           random_state=random_state)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

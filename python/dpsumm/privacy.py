@@ -123,7 +123,7 @@ class ProductMWEM:
     def __init__(self, dim: int, eta: float, neighbour: str = "replace-one", random_state: object = None) -> None:
         self.dim = bounded_int(dim, "dim", 1, MAX_DIM)
         self.eta = _eta(eta)
-        if neighbour not in NEIGHBOURS:
+        if not isinstance(neighbour, str) or neighbour not in NEIGHBOURS:
             raise InvalidParameterError(f"`neighbour` must be one of {NEIGHBOURS}, got {neighbour!r}", "neighbour")
         self.neighbour = neighbour
         self._state = _core.ProductMwem(self.dim, self.eta, neighbour, check_random_state(random_state))

@@ -164,11 +164,11 @@ def summarize(
     SummaryResult
     """
     t0 = time.perf_counter()
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise InvalidParameterError(f"`method` must be one of {METHODS}, got {method!r}", "method")
     if method in ("nominations", "central-greedy"):  # being built (issue 12)
         raise NotImplementedError(method)
-    if reveal not in REVEALS:
+    if not isinstance(reveal, str) or reveal not in REVEALS:
         raise InvalidParameterError(f"`reveal` must be one of {REVEALS}, got {reveal!r}", "reveal")
     if method == "exact-greedy" and reveal != "points":
         raise InvalidParameterError("`reveal='hashes'` needs a hash-based method", "reveal")
