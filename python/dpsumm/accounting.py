@@ -130,6 +130,17 @@ def _size(value: object) -> int:
     return p
 
 
+#: Largest h1 dimension a schedule is made for (rust/src/limits.rs MAX_DIM).
+MAX_DIM = 1 << 20
+
+
+def _dim(value: object) -> int:
+    d = positive_int(value, "dim")
+    if d > MAX_DIM:
+        raise InvalidParameterError(f"`dim` must be at most {MAX_DIM}, got {d}", "dim")
+    return d
+
+
 def _neighbour(value: object, name: str = "neighbour") -> str:
     if not isinstance(value, str) or value not in NEIGHBOURS:
         raise InvalidParameterError(
@@ -602,10 +613,29 @@ def _pld_epsilon(evs: Sequence[Event], delta: float) -> float:
             one = pld.from_privacy_parameters(
                 common.DifferentialPrivacyParameters(eps, 0.0), value_discretization_interval=vdi
             )
-        many = one.self_compose(count) if count > 1 else one
-        total = many if total is None else total.compose(many)
+        # The composed loss spans up to count * (loss range) / vdi grid points before truncation; refuse
+        # what cannot fit in memory with a typed error instead of a MemoryError after minutes.
+        span = count * 2.0 * eps * max(1.0, sens) / vdi
+        if span > _PLD_MAX_SPAN:
+            raise InvalidParameterError(
+                f"`events`: the tight accountant cannot compose {count} {kind} events at epsilon {eps:.3g} "
+                f"(about {span:.2g} grid points); use fewer MWEM steps (a smaller dim) or another accountant",
+                "events",
+            )
+        try:
+            many = one.self_compose(count) if count > 1 else one
+            total = many if total is None else total.compose(many)
+        except MemoryError as exc:
+            raise InvalidParameterError(
+                f"`events`: the tight accountant ran out of memory composing {count} {kind} events at epsilon {eps:.3g}",
+                "events",
+            ) from exc
     assert total is not None
     return float(total.get_epsilon_for_delta(delta))
+
+
+#: Largest loss span (in discretization steps) the PLD accountant is asked to build.
+_PLD_MAX_SPAN = 1e9
 
 
 def _rdp_epsilon(evs: Sequence[Event], delta: float) -> float:
@@ -940,7 +970,7 @@ def paper_schedule(
     """
     p = _size(size)
     k = positive_int(owners, "owners")
-    d = positive_int(dim, "dim")
+    d = _dim(dim)
     t_init = int(math.floor(d**1.5))
     t_subs = 5
     later = 0.01 / math.sqrt(p * t_subs)
@@ -990,7 +1020,7 @@ def theorem2_schedule(epsilon: float, delta: float, size: int, owners: int, dim:
     if p < 2:
         raise InvalidParameterError("`size` must be >= 2 for Theorem 2 (it divides by ln p)", "size")
     k = positive_int(owners, "owners")
-    d = positive_int(dim, "dim")
+    d = _dim(dim)
     t = d * d
     lnp = math.log(p)
     per_epoch = tuple(eps / math.sqrt(16.0 * t * l * math.log(1.0 / dlt) * lnp) for l in range(1, p + 1))

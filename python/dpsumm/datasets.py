@@ -284,7 +284,7 @@ def _path_like(path: object, name: str) -> Path:
     if isinstance(path, bool) or not isinstance(path, (str, Path)) and not hasattr(path, "__fspath__"):
         raise InvalidParameterError(f"`{name}` must be a str or os.PathLike, got {type(path).__name__}", name)
     try:
-        return Path(path)  # type: ignore[arg-type]
+        return Path(path)
     except TypeError as exc:  # __fspath__ returning bytes
         raise InvalidParameterError(f"`{name}` must be a str or os.PathLike: {exc}", name) from exc
 

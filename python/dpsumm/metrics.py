@@ -55,8 +55,8 @@ def mmd_increase_pct(alg: float, greedy: float) -> float:
     for name, x in (("alg", alg), ("greedy", greedy)):
         if isinstance(x, bool) or not isinstance(x, numbers.Real):
             raise InvalidParameterError(f"`{name}` must be a real number, got {type(x).__name__}", name)
-    a = float(alg)  # type: ignore[arg-type]
-    g = float(greedy)  # type: ignore[arg-type]
+    a = float(alg)
+    g = float(greedy)
     if not (math.isfinite(a) and a >= 0):
         raise InvalidParameterError(f"`alg` must be a finite MMD² >= 0, got {alg!r}", "alg")
     if not (math.isfinite(g) and g > 0):

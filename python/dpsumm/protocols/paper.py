@@ -228,7 +228,7 @@ class Aggregator:
                 return f"sent a hash outside the h1 cube |h_j| <= sqrt(2/dim) = {bound:.6g}"
             x = None
         assert bid.value is not None
-        history = self._bid_history.get((owner, int(bid.token)), [])  # type: ignore[arg-type]
+        history = self._bid_history.get((owner, int(bid.token)), [])
         if not history or history[-1][1] != float(bid.value):
             history = history + [(-1, float(bid.value))]
         H = np.ascontiguousarray(h.reshape(1, -1), dtype=np.float32)
@@ -238,7 +238,7 @@ class Aggregator:
             if not math.isfinite(actual) or abs(actual - claimed) > c.verify_tolerance * max(1.0, abs(claimed)):
                 when = "its bid" if rnd < 0 else f"its bid of round {rnd}"
                 return f"{when} {claimed!r} does not match the row it sent (recomputed {actual!r})"
-        return _Pooled(owner=owner, token=int(bid.token), point=x, hash=h, label=reply.label)  # type: ignore[arg-type]
+        return _Pooled(owner=owner, token=int(bid.token), point=x, hash=h, label=reply.label)
 
     def _valid_bid(self, owner: str, bid: object, rnd: int) -> str | None:
         if not isinstance(bid, Bid) or bid.round != rnd:
