@@ -204,8 +204,13 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
         "exchanges": transport.exchanges,
         "discovery_seconds": t_discovered - t0,
     }
-    return run_protocol(transport, names, consumer_name, config, seed, streams["aggregator"], hasher=hasher,
-                        method=cfg.method, schedule=sched, size=cfg.size, started=t0, extra=extra)
+    result = run_protocol(transport, names, consumer_name, config, seed, streams["aggregator"], hasher=hasher,
+                          method=cfg.method, schedule=sched, size=cfg.size, started=t0, extra=extra)
+    if cfg.random_state is not None:  # seeded: reproducible and NOT private
+        result.seeded = True
+        if result.privacy is not None:
+            result.privacy.mark_seeded()
+    return result
 
 
 # ---------------------------------------------------------------------------------------- results
@@ -245,6 +250,7 @@ def save_result(result: SummaryResult, path: str | Path) -> Path:
         "privacy": None if result.privacy is None else result.privacy.to_dict(1e-4, 0.01),
         "schedule": None if result.schedule is None else result.schedule.to_dict(),
         "extra": result.extra,
+        "seeded": result.seeded,
     }
     arrays: dict[str, np.ndarray] = {
         "hashes": result.hashes, "owner": result.owner, "index": result.index, "contribution": result.contribution,
@@ -283,5 +289,5 @@ def load_result(path: str | Path) -> SummaryResult:
             contribution=z["contribution"], privacy=report["privacy"], trace=trace, events=report["events"],
             hasher=RFFHasher(int(h["n_features"]), dim=int(h["dim"]), gamma=float(h["gamma"]), seed=h["seed"]),
             method=report["method"], schedule=report["schedule"], seconds=float(report["seconds"]),
-            extra=report["extra"],
+            extra=report["extra"], seeded=bool(report.get("seeded", False)),
         )
