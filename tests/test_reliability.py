@@ -417,3 +417,19 @@ def test_cli_bad_numbers_are_one_line_exit_2(tmp_path_factory, option, value):
     if code != 0:
         lines = [ln for ln in err.getvalue().strip().splitlines() if not ln.startswith("read ")]
         assert code == 2 and len(lines) == 1 and lines[0].startswith("dpsumm: error:"), (code, err.getvalue())
+
+
+@pytest.mark.parametrize(
+    "argv, argument",
+    [
+        (["account", "--schedule", "theorem2", "--size", "200", "--owners", "3", "--epsilon", "1"], "seed set"),
+        (["account", "--size", "5", "--owners", "2", "--dim", "100000"], "tight accountant"),
+        (["account", "--size", "5", "--owners", "2", "--dim", str(2**40)], "dim"),
+        (["account", "--size", str(2**70), "--owners", "2"], "size"),
+    ],
+    ids=["theorem2-seed-set", "pld-too-many-steps", "dim-cap", "size-cap"],
+)
+def test_cli_account_absurd_schedules_fail_fast(argv, argument, capsys):
+    # Each of these ran for minutes or was killed for memory before the caps; now one line, exit 2.
+    line = _one_line_exit_2(main(argv), capsys)
+    assert argument in line
