@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -29,11 +31,67 @@ def positive_int(value: object, name: str) -> int:
     return v
 
 
+def bounded_int(value: object, name: str, low: int, high: int) -> int:
+    """``value`` as an int in ``[low, high]`` (bools and floats refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidParameterError(f"`{name}` must be an integer, got {type(value).__name__}", name)
+    v = int(value)
+    if not low <= v <= high:
+        raise InvalidParameterError(f"`{name}` must be between {low} and {high}, got {v}", name)
+    return v
+
+
+def real_pair(value: object, name: str) -> tuple[float, float]:
+    """``value`` as ``(low, high)``: two finite reals with ``low < high``."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise InvalidParameterError(f"`{name}` must be a pair (low, high), got {value!r}", name)
+    lo, hi = value
+    for x in (lo, hi):
+        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(float(x)):
+            raise InvalidParameterError(f"`{name}` must hold two finite real numbers, got {value!r}", name)
+    if not float(lo) < float(hi):
+        raise InvalidParameterError(f"`{name}` must be (low, high) with low < high, got {value!r}", name)
+    return float(lo), float(hi)
+
+
+#: h1's float32 cosine is accurate for |omega . x + b| below this (rust/src/simd.rs COS_DOMAIN, margin 7).
+H1_ARGUMENT_LIMIT = 4089.0
+
+
+def check_hashable(arr: np.ndarray, name: str, hasher: Any) -> None:
+    """Refuse rows that h1 cannot hash: beyond float32, or ``|omega . x|`` beyond the cosine's domain.
+
+    A fast bound first: ``|omega_j . x| <= max|x| * max_j ||omega_j||_1`` (plus ``b < 2 pi``). Only when
+    the bound fails are the rows hashed, which checks every projection exactly. Raises
+    :class:`InvalidParameterError` naming ``name``.
+    """
+    if arr.size == 0:
+        return
+    peak = float(np.abs(arr).max())
+    if peak > float(np.finfo(np.float32).max):
+        raise InvalidParameterError(f"`{name}` has values beyond the float32 range (|x| = {peak:.3g} > 3.4e38)", name)
+    l1 = float(np.abs(np.asarray(hasher.omega_, dtype=np.float64)).sum(axis=0).max())
+    if peak * l1 + 2 * math.pi < H1_ARGUMENT_LIMIT:
+        return
+    step = max(1, (1 << 22) // max(1, arr.shape[1]))
+    for start in range(0, arr.shape[0], step):
+        try:
+            hasher.transform(arr[start : start + step])
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(
+                f"`{name}` has rows h1 cannot hash at gamma={hasher.gamma:g} (|x| up to {peak:.3g}): "
+                f"|omega . x| would exceed {H1_ARGUMENT_LIMIT:g}; rescale the data or lower gamma",
+                name,
+            ) from exc
+
+
 def float_matrix(X: object, name: str, *, n_features: int | None = None, allow_empty: bool = False) -> np.ndarray:
     """``X`` as a 2-D float32 or float64 array with finite values (no copy when it already is one)."""
+    if X is None:
+        raise InvalidParameterError(f"`{name}` must be an array, got None", name)
     try:
         arr = np.asarray(X)
-    except Exception as exc:  # pragma: no cover - numpy raises many types
+    except Exception as exc:  # numpy raises many types on ragged or exotic input
         raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
     if arr.dtype.kind not in "fiub":
         raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)

@@ -51,6 +51,8 @@ import dataclasses
 import functools
 import math
 import numbers
+
+import numpy as np
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
@@ -117,8 +119,36 @@ def _delta(value: object, name: str = "delta") -> float:
     return v
 
 
+def _flag(value: object, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidParameterError(f"`{name}` must be a bool, got {type(value).__name__}", name)
+    return bool(value)
+
+
+#: Largest summary size a schedule is made for (one entry per epoch).
+MAX_SIZE = 10_000_000
+
+
+def _size(value: object) -> int:
+    p = positive_int(value, "size")
+    if p > MAX_SIZE:
+        raise InvalidParameterError(f"`size` must be at most {MAX_SIZE}, got {p}", "size")
+    return p
+
+
+#: Largest h1 dimension a schedule is made for (rust/src/limits.rs MAX_DIM).
+MAX_DIM = 1 << 20
+
+
+def _dim(value: object) -> int:
+    d = positive_int(value, "dim")
+    if d > MAX_DIM:
+        raise InvalidParameterError(f"`dim` must be at most {MAX_DIM}, got {d}", "dim")
+    return d
+
+
 def _neighbour(value: object, name: str = "neighbour") -> str:
-    if value not in NEIGHBOURS:
+    if not isinstance(value, str) or value not in NEIGHBOURS:
         raise InvalidParameterError(
             f"`{name}` must be one of {', '.join(repr(n) for n in NEIGHBOURS)}, got {value!r}", name
         )
@@ -126,7 +156,7 @@ def _neighbour(value: object, name: str = "neighbour") -> str:
 
 
 def _party(value: object, name: str = "party") -> str:
-    if value not in PARTIES:
+    if not isinstance(value, str) or value not in PARTIES:
         raise InvalidParameterError(
             f"`{name}` must be one of {', '.join(repr(p) for p in PARTIES)}, got {value!r}", name
         )
@@ -134,7 +164,7 @@ def _party(value: object, name: str = "party") -> str:
 
 
 def _accountant_name(value: object, name: str = "accountant") -> str:
-    if value not in ACCOUNTANTS:
+    if not isinstance(value, str) or value not in ACCOUNTANTS:
         raise InvalidParameterError(
             f"`{name}` must be one of {', '.join(repr(a) for a in ACCOUNTANTS)}, got {value!r}", name
         )
@@ -196,7 +226,7 @@ class LaplaceEvent:
         _set(self, "sensitivity", positive_float(self.sensitivity, "sensitivity"))
         _set(self, "neighbour", _neighbour(self.neighbour))
         _set(self, "count", positive_int(self.count, "count"))
-        _set(self, "public", bool(self.public))
+        _set(self, "public", _flag(self.public, "public"))
         if self.granularity is not None:
             g = positive_float(self.granularity, "granularity")
             steps = self.sensitivity / g
@@ -248,7 +278,7 @@ class ExponentialEvent:
         _set(self, "sensitivity", positive_float(self.sensitivity, "sensitivity"))
         _set(self, "neighbour", _neighbour(self.neighbour))
         _set(self, "count", positive_int(self.count, "count"))
-        _set(self, "public", bool(self.public))
+        _set(self, "public", _flag(self.public, "public"))
 
     @property
     def mechanisms(self) -> int:
@@ -734,10 +764,28 @@ def _pld_epsilon(evs: Sequence[Event], delta: float) -> float:
             one = pld.from_privacy_parameters(
                 common.DifferentialPrivacyParameters(eps, 0.0), value_discretization_interval=vdi
             )
-        many = one.self_compose(count) if count > 1 else one
-        total = many if total is None else total.compose(many)
+        # Self-composing tens of millions of events builds PLDs that do not fit in memory (the process is
+        # killed, not given a MemoryError): refuse them with a typed error at once.
+        if count > _PLD_MAX_COUNT:
+            raise InvalidParameterError(
+                f"`events`: the tight accountant cannot compose {count} {kind} events (at most {_PLD_MAX_COUNT:.0e} "
+                "of one kind); use fewer MWEM steps (a smaller dim) or another accountant",
+                "events",
+            )
+        try:
+            many = one.self_compose(count) if count > 1 else one
+            total = many if total is None else total.compose(many)
+        except MemoryError as exc:
+            raise InvalidParameterError(
+                f"`events`: the tight accountant ran out of memory composing {count} {kind} events at epsilon {eps:.3g}",
+                "events",
+            ) from exc
     assert total is not None
     return float(total.get_epsilon_for_delta(delta))
+
+
+#: Most identical events the PLD accountant self-composes (the paper schedule at dim 10,000 has 1e6).
+_PLD_MAX_COUNT = 5_000_000
 
 
 def _rdp_epsilon(evs: Sequence[Event], delta: float) -> float:
@@ -1038,6 +1086,7 @@ class Ledger:
         if self.seeded:
             out["warning"] = _SEEDED_WARNING
         out["seeded"] = self.seeded
+        out["private"] = not self.seeded
         out["entries"] = [e.to_dict() for e in self._entries]
         out["uncertified"] = self.uncertified
         out["notes"] = self.notes()
@@ -1220,9 +1269,9 @@ def paper_schedule(
     summary's reported (ε, δ) = (0.043, 1e-4). Pass ``epsilon_auction=0.0`` for the certified
     "ask everyone" auction (see :class:`AuctionEvent`).
     """
-    p = positive_int(size, "size")
+    p = _size(size)
     k = positive_int(owners, "owners")
-    d = positive_int(dim, "dim")
+    d = _dim(dim)
     t_init = int(math.floor(d**1.5))
     t_subs = 5
     later = 0.01 / math.sqrt(p * t_subs)
@@ -1249,13 +1298,18 @@ def paper_schedule(
     )
 
 
+#: Largest public seed set a schedule may ask for (Theorem 2's grows as d² ln²d ln⁵p).
+MAX_SEED_SET_SIZE = 10**8
+
+
 def theorem2_schedule(epsilon: float, delta: float, size: int, owners: int, dim: int = 140) -> Schedule:
     """Theorem 2's calibration (with Theorem 6's auction defaults).
 
     T = d² in every epoch, η = 1/d, ε_v = ε/(16T), ε_{l,T} = ε / sqrt(16 T l ln(1/δ) ln p),
     |D_init| = ceil(121·8 d² ln²d ln(1/δ) ln⁵p), ε_auc = ε/(3 sqrt(2 ln(1/δ))) K^(-1/3),
     τ = ceil(K^(2/3)); γ = 0.1 (Theorem 2 does not fix it). Logarithms are natural. Needs p ≥ 2
-    (ln p = 0 otherwise).
+    (ln p = 0 otherwise). Raises :class:`InvalidParameterError` (``argument="dim"``) when the seed set
+    would exceed :data:`MAX_SEED_SET_SIZE` rows, as it does for every practical ``d`` and ``p``.
 
     Theorem 6 states ε_v = ε/sqrt(16T) and its proof uses ε_{l,T} = ε / sqrt(36 T l ln(1/δ) ln p);
     we follow Theorem 2 as printed in the main text. Whether the result is really (ε, δ)-DP is
@@ -1263,16 +1317,23 @@ def theorem2_schedule(epsilon: float, delta: float, size: int, owners: int, dim:
     """
     eps = positive_float(epsilon, "epsilon")
     dlt = _delta(delta)
-    p = positive_int(size, "size")
+    p = _size(size)
     if p < 2:
         raise InvalidParameterError("`size` must be >= 2 for Theorem 2 (it divides by ln p)", "size")
     k = positive_int(owners, "owners")
-    d = positive_int(dim, "dim")
+    d = _dim(dim)
     t = d * d
     lnp = math.log(p)
     per_epoch = tuple(eps / math.sqrt(16.0 * t * l * math.log(1.0 / dlt) * lnp) for l in range(1, p + 1))
     eps_auc, tau = _theorem6_auction(eps, dlt, k)
-    seed = math.ceil(121 * 8 * d * d * math.log(d) ** 2 * math.log(1.0 / dlt) * lnp**5)
+    seed_f = 121 * 8 * d * d * math.log(d) ** 2 * math.log(1.0 / dlt) * lnp**5
+    if seed_f > MAX_SEED_SET_SIZE:
+        raise InvalidParameterError(
+            f"Theorem 2 asks for a public seed set of {seed_f:.3g} rows at dim={d}, size={p}, delta={dlt:g}, more than "
+            f"the {MAX_SEED_SET_SIZE:.0e} a run can hold (and its accounting would not finish): lower `dim` or `size`",
+            "dim",
+        )
+    seed = math.ceil(seed_f)
     return Schedule(
         name="theorem2",
         size=p,
@@ -1518,7 +1579,7 @@ def calibrate(
         raise InvalidParameterError(
             "the paper's schedule needs an owners' budget: give Budget(epsilon=..., delta=...) too", "budget"
         )
-    p = positive_int(size, "size")
+    p = _size(size)
     k = positive_int(owners, "owners")
     eps_auc = _nonneg_float(epsilon_auction, "epsilon_auction")
     if eps_auc > 0 and k > 1:

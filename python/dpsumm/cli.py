@@ -32,6 +32,34 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
+def _writable_dir(path: str, option: str) -> Any:
+    """Create ``path`` (a directory) and prove it writable, before any noise is drawn."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from .errors import InvalidParameterError
+
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise InvalidParameterError(f"`{option}`: {out} exists and is not a directory", option.lstrip("-"))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".dpsumm-write-check-", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InvalidParameterError(f"`{option}`: cannot write to {out} ({exc.strerror or exc})", option.lstrip("-")) from None
+    return out
+
+
+def _header_arg(value: str) -> object:
+    return {"auto": "auto", "yes": True, "no": False}[value]
+
+
+_NOT_PRIVATE = "NOT private: seeded run (--random-state); the noise can be removed by anyone with the seed"
+
+
 def _jsonable(x: Any) -> Any:
     if isinstance(x, float) and math.isinf(x):
         return None
@@ -147,6 +175,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     from . import datasets, experiments
 
     base = args.random_state
+    _writable_dir(args.out, "--out")
     records = experiments.run_experiment(
         lambda r: datasets.digits_label_split(random_state=base + r), args.sizes, repeats=args.repeats,
         methods=("nominations", "central-greedy", "paper", "uniform"), gamma="median", random_state=base,
@@ -160,6 +189,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     print(f"digits label split: {split!r}")
     print(experiments.format_table(records))
     _print_epsilon(records)
+    print(_NOT_PRIVATE)
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
     return 0
 
@@ -221,6 +251,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
     from . import accounting, datasets, experiments
     from .errors import InvalidParameterError
 
+    _writable_dir(args.out, "--out")
     if args.dataset == "mnist":
         if args.data is None:
             raise InvalidParameterError("`--data` (the MNIST directory) is required for mnist", "data")
@@ -248,6 +279,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
     paths = experiments.write_results(records, args.out, title=f"{args.dataset} label split", dim=args.dim)
     print(experiments.format_table(records))
     _print_epsilon(records)
+    print(_NOT_PRIVATE)
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
     return 0
 
@@ -456,12 +488,15 @@ def _add_summarize(sub: Any) -> None:
     p.add_argument("--size", type=int, required=True, help="summary size p")
     p.add_argument("--out", required=True, help="output directory")
     _add_run_options(p)
+    p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
+                   help="CSV inputs: is the first line a header? auto: yes when a field is not a number or the "
+                        "line is exactly 0,1,...,n-1 (pandas to_csv(index=False)); default auto")
     p.add_argument("--json", action="store_true", help="print report.json instead of the ledger table")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_summarize)
 
 
-def _owners_with_labels(args: argparse.Namespace) -> list[Any]:
+def _owners_with_labels(args: argparse.Namespace, header: Any = "auto") -> list[Any]:
     import numpy as np
 
     from . import datasets
@@ -473,7 +508,9 @@ def _owners_with_labels(args: argparse.Namespace) -> list[Any]:
         raise _UsageError(f"--labels needs one file per owner ({len(args.owners)}), got {len(args.labels)}")
     owners = []
     for k, path in enumerate(args.owners):
-        rows = datasets.load_array(path)
+        table = datasets.read_table(path, header=header)
+        print(f"read {table.describe()}", file=sys.stderr)
+        rows = table.data
         labels = None
         if args.label_column is not None:
             c = args.label_column
@@ -493,16 +530,20 @@ def _run_summarize(args: argparse.Namespace) -> int:
     from . import datasets
     from .summarize import summarize
 
+    out_dir = _writable_dir(args.out, "--out")  # before any noise is drawn
+    header = _header_arg(args.header)
     budget = _budget(args)
     gamma = _gamma(args.gamma)
-    owners = _owners_with_labels(args)
-    validation = datasets.load_array(args.validation)
+    owners = _owners_with_labels(args, header=header)
+    val_table = datasets.read_table(args.validation, header=header)
+    print(f"read {val_table.describe()}", file=sys.stderr)
+    validation = val_table.data
     seed = _seed_set_arg(args.seed_set)
     res = summarize(owners, validation, args.size, method=args.method, seed_set=seed, gamma=gamma, dim=args.dim,
                     privacy=budget, reveal=args.reveal, feature_range=tuple(args.feature_range),
                     random_state=args.random_state, progress=not args.no_progress, **_method_kwargs(args))
     report = _report(res, args, budget, owners=[str(p) for p in args.owners])
-    out = _write_outputs(res, args.out, report)
+    out = _write_outputs(res, out_dir, report)
     if args.json:
         print(json.dumps(_jsonable(report), indent=2, default=str, allow_nan=False))
     else:
@@ -623,6 +664,20 @@ def _run_flower(args: argparse.Namespace) -> int:
         raise _UsageError(str(exc)) from None
     FlowerRunConfig.from_run_config(run_config)  # a bad combination fails here, before anything starts
     if args.run:
+        # Everything runs here: every data file must be readable here, checked before anything starts.
+        from .datasets import read_table
+
+        for name, path in [*owners.items(), ("consumer", args.consumer)]:
+            try:
+                t = read_table(path)
+            except DpsummError as exc:
+                raise _UsageError(f"--owner {name}: {exc}" if name != "consumer" else f"--consumer: {exc}") from None
+            if t.data.shape[1] != n_features:
+                raise _UsageError(f"{path} has {t.data.shape[1]} features, expected {n_features}")
+        if args.output:
+            _writable_dir(str(Path(args.output).resolve().parent), "--output")
+        if args.out:
+            _writable_dir(args.out, "--out")
         return _run_flower_locally(args, owners, labels, run_config)
 
     from .flower.config import _toml_value
@@ -713,6 +768,9 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels
         "discovery_seconds": res.extra.get("discovery_seconds"),
         "mean_round_seconds": sum(per_round.values()) / len(per_round) if per_round else None,
     }
+    if args.random_state is not None:
+        summary["private"] = False
+        summary["warning"] = _NOT_PRIVATE
     if args.out:
         report = _report(res, args, _budget(args), owners=owners, flower=_jsonable(summary))
         _write_outputs(res, args.out, report)
@@ -722,6 +780,9 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels
         for k, v in summary.items():
             print(f"{k}: {v}")
         print("\n".join(_ledger_text(res, args.delta, args.validation_delta, args.random_state is not None)))
+    if len(res) < args.size:
+        print(f"{_PROG}: error: the run returned {len(res)} of {args.size} rows (see events)", file=sys.stderr)
+        return 1
     return 0
 
 # ---------------------------------------------------------------------------------------------
@@ -752,6 +813,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(list(argv) if argv is not None else None)
         return int(args.func(args))
     except (_UsageError, DpsummError) as exc:
+        msg = str(exc).replace("\n", " ")
+        print(f"{_PROG}: error: {msg}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an unreadable input or an unwritable output named on the command line
         msg = str(exc).replace("\n", " ")
         print(f"{_PROG}: error: {msg}", file=sys.stderr)
         return 2

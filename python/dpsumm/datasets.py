@@ -7,7 +7,10 @@ randomness with scikit-learn's ``random_state`` convention.
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
+import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,13 +21,25 @@ import numpy as np
 
 from .errors import InvalidParameterError
 
-__all__ = ["read_idx", "mnist", "digits", "LabelSplit", "label_split", "mnist_label_split", "digits_label_split", "covariate_shift", "load_array", "load_labels", "load_owners"]
+__all__ = ["read_idx", "mnist", "digits", "LabelSplit", "label_split", "mnist_label_split", "digits_label_split", "covariate_shift", "load_array", "load_labels", "load_owners", "read_table", "Table"]
 
 _IDX_DTYPES: dict[int, Any] = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
 
+#: Largest number of values (rows x features) a generator here makes.
+_MAX_CELLS = 1 << 28
+
+
+def _int_arg(value: object, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidParameterError(f"`{name}` must be an integer, got {type(value).__name__}", name)
+    if not low <= int(value) <= high:
+        raise InvalidParameterError(f"`{name}` must be between {low} and {high}, got {int(value)}", name)
+    return int(value)
+
+
 def _generator(random_state: object) -> np.random.Generator:
-    if random_state is None or isinstance(random_state, numbers.Integral):
+    if random_state is None or (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and int(random_state) >= 0):
         return np.random.default_rng(None if random_state is None else int(random_state))  # data generation, not privacy noise
     if isinstance(random_state, np.random.Generator):
         return random_state
@@ -36,7 +51,7 @@ def read_idx(path: str | Path) -> np.ndarray:
 
     Returns an array of the file's dtype (native byte order) and shape.
     """
-    p = Path(path)
+    p = _path_like(path, "path")
     if not p.is_file():
         raise InvalidParameterError(f"IDX file not found: {p}", "path")
     raw = p.read_bytes()
@@ -71,9 +86,13 @@ def mnist(directory: str | Path, *, kind: str = "train", normalize: bool = True)
 
     Returns ``(X, y)``: ``X`` of shape (n, 784), float32 in [0, 1] when ``normalize`` (else uint8), ``y`` int64.
     """
-    if kind not in ("train", "test"):
+    if not isinstance(kind, str) or kind not in ("train", "test"):
         raise InvalidParameterError("`kind` must be 'train' or 'test'", "kind")
-    d = Path(directory)
+    if not isinstance(normalize, (bool, np.bool_)):
+        raise InvalidParameterError(f"`normalize` must be a bool, got {type(normalize).__name__}", "normalize")
+    d = _path_like(directory, "directory")
+    if not d.is_dir():
+        raise InvalidParameterError(f"`directory`: not a directory: {d}", "directory")
     prefix = "train" if kind == "train" else "t10k"
     X = read_idx(_find(d, f"{prefix}-images-idx3-ubyte"))
     y = read_idx(_find(d, f"{prefix}-labels-idx1-ubyte"))
@@ -139,14 +158,26 @@ def label_split(
     -------
     LabelSplit
     """
+    seed_set_size = _int_arg(seed_set_size, "seed_set_size", 0, 10**8)
+    if isinstance(validation_fraction, bool) or not isinstance(validation_fraction, numbers.Real):
+        raise InvalidParameterError(f"`validation_fraction` must be a number in (0, 1), got {validation_fraction!r}", "validation_fraction")
+    for name, pair in (("train", train), ("test", test)):
+        if isinstance(pair, (str, bytes)) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise InvalidParameterError(f"`{name}` must be an (X, y) pair", name)
     rng = _generator(random_state)
-    X, y = (np.asarray(a) for a in train)
-    Xt, yt = (np.asarray(a) for a in test)
+    try:
+        X, y = (np.asarray(a) for a in train)
+        Xt, yt = (np.asarray(a) for a in test)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"`train` and `test` must be (X, y) pairs of arrays: {exc}", "train") from exc
     if X.ndim != 2 or Xt.ndim != 2 or X.shape[1] != Xt.shape[1] or y.shape != (len(X),) or yt.shape != (len(Xt),):
         raise InvalidParameterError("`train` and `test` must be (X, y) pairs with 2-D X of equal width", "train")
     if not 0.0 < validation_fraction < 1.0:
         raise InvalidParameterError("`validation_fraction` must be in (0, 1)", "validation_fraction")
-    groups_t = tuple(tuple(int(v) for v in g) for g in groups)
+    try:
+        groups_t = tuple(tuple(int(v) for v in g) for g in groups)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"`groups` must be a list of label lists: {exc}", "groups") from exc
     if not groups_t or any(not g for g in groups_t):
         raise InvalidParameterError("`groups` must be a non-empty list of non-empty label lists", "groups")
     owners = [X[np.isin(y, g)] for g in groups_t]
@@ -192,6 +223,7 @@ def mnist_label_split(directory: str | Path, **kwargs: Any) -> LabelSplit:
     with labels other than 3 and 4. Pixels are float32 in [0, 1]. Keyword arguments go to
     :func:`label_split` (``random_state``, ``groups``, ``seed_set``, ...).
     """
+    _path_like(directory, "directory")
     return label_split(mnist(directory, kind="train"), mnist(directory, kind="test"), **kwargs)
 
 
@@ -200,6 +232,8 @@ def digits(*, normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
 
     Returns ``(X, y)``: ``X`` float32 in [0, 1] when ``normalize`` (pixel values / 16).
     """
+    if not isinstance(normalize, (bool, np.bool_)):
+        raise InvalidParameterError(f"`normalize` must be a bool, got {type(normalize).__name__}", "normalize")
     try:
         from sklearn.datasets import load_digits
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -218,8 +252,8 @@ def digits_label_split(*, test_fraction: float = 0.5, seed_set_size: int = 60, r
     labels 3 and 4 in ratio 0.7 : 0.3, validation with probability 0.25, a seed set of
     ``seed_set_size`` non-target test-pool rows).
     """
-    if not 0.0 < test_fraction < 1.0:
-        raise InvalidParameterError("`test_fraction` must be in (0, 1)", "test_fraction")
+    if isinstance(test_fraction, bool) or not isinstance(test_fraction, numbers.Real) or not 0.0 < test_fraction < 1.0:
+        raise InvalidParameterError(f"`test_fraction` must be a number in (0, 1), got {test_fraction!r}", "test_fraction")
     rng = _generator(random_state)
     X, y = digits()
     order = rng.permutation(len(X))
@@ -228,52 +262,164 @@ def digits_label_split(*, test_fraction: float = 0.5, seed_set_size: int = 60, r
     return label_split((X[tr], y[tr]), (X[te], y[te]), seed_set_size=seed_set_size, random_state=rng, **kwargs)
 
 
-def load_array(path: str | Path) -> np.ndarray:
-    """Rows from a ``.npy``, ``.csv`` (numeric; a header line is skipped) or ``.parquet`` file."""
-    p = Path(path)
+HEADER_CHOICES = ("auto", True, False)
+
+
+@dataclass(frozen=True)
+class Table:
+    """What :func:`read_table` read: the rows, the header (if any) and the row count."""
+
+    data: np.ndarray
+    header: list[str] | None
+    n_rows: int
+    path: str
+
+    def describe(self) -> str:
+        """One line for logs: ``path: N rows x M columns, header: ...``."""
+        head = "none" if self.header is None else ",".join(self.header)
+        return f"{self.path}: {self.n_rows} rows x {self.data.shape[1]} columns, header: {head}"
+
+
+def _path_like(path: object, name: str) -> Path:
+    if isinstance(path, bool) or not isinstance(path, (str, Path)) and not hasattr(path, "__fspath__"):
+        raise InvalidParameterError(f"`{name}` must be a str or os.PathLike, got {type(path).__name__}", name)
+    try:
+        return Path(path)
+    except TypeError as exc:  # __fspath__ returning bytes
+        raise InvalidParameterError(f"`{name}` must be a str or os.PathLike: {exc}", name) from exc
+
+
+def _path_arg(path: object) -> Path:
+    p = _path_like(path, "path")
     if not p.is_file():
-        raise InvalidParameterError(f"file not found: {p}", "path")
-    suffix = p.suffix.lower()
-    if suffix == ".npy":
-        arr = np.load(p, allow_pickle=False)
-    elif suffix == ".csv":
-        with p.open() as f:
-            first = f.readline()
+        raise InvalidParameterError(f"`path`: file not found: {p}", "path")
+    return p
+
+
+def _is_number(field: str) -> bool:
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_csv(p: Path, header: object) -> tuple[np.ndarray, list[str] | None]:
+    """Parse a numeric CSV with the standard library's ``csv`` reader and the explicit header rule."""
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidParameterError(f"`path`: {p} is not a text CSV file (not UTF-8: {exc.reason})", "path") from exc
+    if "\x00" in text:
+        raise InvalidParameterError(f"`path`: {p} is not a text CSV file (it contains NUL bytes)", "path")
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text)) if r and any(f.strip() for f in r)]
+    except csv.Error as exc:
+        raise InvalidParameterError(f"`path`: {p} is not a valid CSV file ({exc})", "path") from exc
+    if not rows:
+        raise InvalidParameterError(f"`path`: {p} has no rows", "path")
+    first = [f.strip() for f in rows[0]]
+    if header == "auto":
+        # A header is a first line with a non-numeric field, or exactly the column numbers 0..n-1 that
+        # pandas writes for an unnamed DataFrame (`to_csv(index=False)`), when there are 2+ columns.
+        pandas_default = len(first) >= 2 and first == [str(i) for i in range(len(first))]
+        has_header = pandas_default or not all(_is_number(f) for f in first)
+    else:
+        has_header = bool(header)
+    names = first if has_header else None
+    body = rows[1:] if has_header else rows
+    width = len(first)
+    out = np.empty((len(body), width), dtype=np.float64)
+    for i, r in enumerate(body):
+        line = i + (2 if has_header else 1)
+        if len(r) != width:
+            raise InvalidParameterError(f"`path`: {p} line {line} has {len(r)} fields, expected {width}", "path")
         try:
-            [float(v) for v in first.strip().split(",") if v.strip()]
-            skip = 0
-        except ValueError:
-            skip = 1
-        try:
-            arr = np.loadtxt(p, delimiter=",", skiprows=skip, ndmin=2)
+            out[i] = [float(f) for f in r]
         except ValueError as exc:
-            raise InvalidParameterError(f"{p}: not a numeric CSV ({exc})", "path") from exc
+            hint = " (pass header=True if the first line is a header)" if i == 0 and not has_header else ""
+            raise InvalidParameterError(f"`path`: {p} line {line} is not numeric ({exc}){hint}", "path") from exc
+    return out, names
+
+
+def read_table(path: str | Path, *, header: object = "auto") -> Table:
+    """Rows from a ``.npy``, ``.csv`` or ``.parquet`` file, with the header and row count.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    header : {"auto", True, False}, default="auto"
+        CSV only. ``True``: the first line is a header; ``False``: every line is data. ``"auto"``: the
+        first line is a header when one of its fields is not a number, or when it is exactly
+        ``0,1,...,n-1`` with ``n >= 2`` (what ``pandas.DataFrame.to_csv(index=False)`` writes for unnamed
+        columns). Pass ``True``/``False`` when a file could be read either way.
+
+    Returns
+    -------
+    Table
+        ``data`` (2-D float array), ``header`` (list of str or None), ``n_rows``.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``argument="path"`` for a missing, unreadable, corrupt, truncated, pickled, object-dtype, binary
+        or ragged file; ``argument="header"`` for a bad ``header``.
+    """
+    if not any(header is c or (isinstance(header, str) and header == c) for c in HEADER_CHOICES):
+        raise InvalidParameterError(f"`header` must be 'auto', True or False, got {header!r}", "header")
+    p = _path_arg(path)
+    suffix = p.suffix.lower()
+    names: list[str] | None = None
+    if suffix == ".npy":
+        try:
+            arr = np.load(p, allow_pickle=False)
+        except ValueError as exc:
+            msg = "holds Python objects (pickled), which are never loaded" if "pickle" in str(exc) else f"is not a valid .npy file ({exc})"
+            raise InvalidParameterError(f"`path`: {p} {msg}", "path") from exc
+        except (OSError, EOFError) as exc:
+            raise InvalidParameterError(f"`path`: {p} is truncated or unreadable ({exc})", "path") from exc
+        if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "fiub":
+            raise InvalidParameterError(f"`path`: {p} must hold real numbers, got dtype {getattr(arr, 'dtype', '?')}", "path")
+    elif suffix == ".csv":
+        arr, names = _read_csv(p, header)
     elif suffix == ".parquet":
         try:
             import pyarrow.parquet as pq
         except ImportError as exc:
             raise InvalidParameterError("reading .parquet needs pyarrow: pip install 'dpsumm[parquet]'", "path") from exc
-        table = pq.read_table(p)
         try:
+            table = pq.read_table(p)
             arr = np.column_stack([table.column(i).to_numpy() for i in range(table.num_columns)]).astype(np.float64)
-        except (ValueError, TypeError) as exc:
-            raise InvalidParameterError(f"{p}: non-numeric columns ({exc})", "path") from exc
+        except Exception as exc:  # pyarrow raises its own error types for corrupt files
+            raise InvalidParameterError(f"`path`: {p} is not a numeric parquet table ({exc})", "path") from exc
+        names = [str(n) for n in table.column_names]
     else:
-        raise InvalidParameterError(f"unknown file type {suffix!r} (use .npy, .csv or .parquet)", "path")
+        raise InvalidParameterError(f"`path`: unknown file type {suffix!r} (use .npy, .csv or .parquet)", "path")
     if arr.ndim != 2:
-        raise InvalidParameterError(f"{p}: expected a 2-D table, got {arr.ndim}-D", "path")
-    return cast(np.ndarray, arr)
+        raise InvalidParameterError(f"`path`: {p}: expected a 2-D table, got {arr.ndim}-D", "path")
+    return Table(data=arr, header=names, n_rows=int(arr.shape[0]), path=str(p))
 
 
-def load_labels(path: str | Path) -> np.ndarray:
+def load_array(path: str | Path, *, header: object = "auto") -> np.ndarray:
+    """Rows from a ``.npy``, ``.csv`` or ``.parquet`` file: ``read_table(path, header=header).data``.
+
+    See :func:`read_table` for the CSV header rule and the errors.
+    """
+    return read_table(path, header=header).data
+
+
+def load_labels(path: str | Path, *, header: object = "auto") -> np.ndarray:
     """Labels from a ``.npy`` file (1-D, or one column) or a one-column ``.csv``/``.parquet`` file, as a 1-D array."""
     p = Path(path)
     if p.suffix.lower() == ".npy" and p.is_file():
-        arr = np.load(p, allow_pickle=False)
+        try:
+            arr = np.load(p, allow_pickle=False)
+        except (ValueError, OSError, EOFError) as exc:
+            raise InvalidParameterError(f"`labels`: {p} is not a readable .npy file ({exc})", "labels") from exc
         if arr.ndim == 1:
             return cast(np.ndarray, arr)
     else:
-        arr = load_array(p)
+        arr = load_array(p, header=header)
     if arr.ndim != 2 or arr.shape[1] != 1:
         raise InvalidParameterError(f"{p}: labels must be 1-D or one column, got shape {arr.shape}", "labels")
     return cast(np.ndarray, arr[:, 0])
@@ -281,6 +427,8 @@ def load_labels(path: str | Path) -> np.ndarray:
 
 def load_owners(paths: Sequence[str | Path]) -> list[np.ndarray]:
     """:func:`load_array` for each owner's file."""
+    if isinstance(paths, (str, bytes, Path)) or not isinstance(paths, Sequence) or not paths:
+        raise InvalidParameterError("`paths` must be a non-empty list of file paths", "paths")
     return [load_array(p) for p in paths]
 
 
@@ -303,6 +451,17 @@ def covariate_shift(
     ``y = 1[x_0 - x_1 > 0]`` for every row. The seed set is uniform in the public box ``[-1, shift · n_owners]``
     per feature (data-independent).
     """
+    n_owners = _int_arg(n_owners, "n_owners", 1, 10_000)
+    rows_per_owner = _int_arg(rows_per_owner, "rows_per_owner", 1, 10**8)
+    n_features = _int_arg(n_features, "n_features", 2, 1 << 20)
+    validation_size = _int_arg(validation_size, "validation_size", 1, 10**8)
+    test_size = _int_arg(test_size, "test_size", 1, 10**8)
+    seed_set_size = _int_arg(seed_set_size, "seed_set_size", 0, 10**8)
+    if isinstance(shift, bool) or not isinstance(shift, numbers.Real) or not math.isfinite(float(shift)) or float(shift) <= 0:
+        raise InvalidParameterError(f"`shift` must be a finite number > 0, got {shift!r}", "shift")
+    for name, count in (("rows_per_owner", n_owners * rows_per_owner), ("validation_size", validation_size), ("test_size", test_size)):
+        if count * n_features > _MAX_CELLS:
+            raise InvalidParameterError(f"`{name}`: {count} rows of {n_features} features exceed the cap of {_MAX_CELLS} values", name)
     rng = _generator(random_state)
     e = np.ones(n_features) / np.sqrt(n_features)
 

@@ -76,6 +76,8 @@ class Record:
     variant: str = ""
     nominees: int | None = None
     dim: int | None = None
+    #: Always False for :func:`run_experiment`: every run is seeded (reproducible, NOT private).
+    private: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -414,7 +416,7 @@ def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str,
 
 RESULT_FIELDS = ("method", "size", "repeat", "mmd2", "mmd_increase_pct", "accuracy", "accessed", "epsilon_owners",
                  "epsilon_validation", "seconds", "epsilon_owners_h2", "gamma", "delta_owners", "delta_validation",
-                 "variant", "nominees", "dim")
+                 "variant", "nominees", "dim", "private")
 
 
 def load_results(path: str | Path) -> list[Record]:
@@ -448,7 +450,10 @@ def write_results(records: Sequence[Record], out: str | Path, *, title: str = ""
         w.writeheader()
         for row in rows:
             w.writerow({k: ("" if row[k] is None else row[k]) for k in RESULT_FIELDS})
-    paths["table"].write_text(format_table(records, markdown=True) + "\n")
+    note = ""
+    if any(not r.private for r in records):
+        note = "\n**NOT private**: seeded runs (reproducible experiments); the noise can be removed by anyone with the seed.\n"
+    paths["table"].write_text(format_table(records, markdown=True) + "\n" + note)
     if plots:
         head = plot_title(records, title, dim=dim)
         paths["mmd2_plot"] = d / "mmd2.png"

@@ -7,10 +7,16 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._validation import float_matrix, positive_float, positive_int, seed_value
+from ._validation import bounded_int, float_matrix, positive_float, seed_value
 from .errors import InvalidParameterError, NotFittedError
 
-__all__ = ["RFFHasher"]
+__all__ = ["RFFHasher", "MAX_DIM", "MAX_N_FEATURES", "MAX_PROJECTION", "MAX_GAMMA"]
+
+#: Caps on the projection (rust/src/limits.rs): checked before anything is allocated.
+MAX_DIM = 1 << 20
+MAX_N_FEATURES = 1 << 24
+MAX_PROJECTION = 1 << 28
+MAX_GAMMA = 1e74
 
 
 def _input(X: object) -> np.ndarray:
@@ -56,9 +62,11 @@ class RFFHasher:
     n_features : int or None, default=None
         Number of input features; None learns it in ``fit``.
     dim : int, default=140
-        Number of random features ``d``.
+        Number of random features ``d`` (at most ``MAX_DIM`` = 2**20, and ``n_features * dim`` at most
+        ``MAX_PROJECTION`` = 2**28).
     gamma : float, default=0.1
-        RBF kernel width.
+        RBF kernel width (at most ``MAX_GAMMA`` = 1e74). Rows whose projection ``|omega . x|`` leaves
+        the domain of h1's float32 cosine (about 4089) are refused by :meth:`transform` with an :class:`~dpsumm.InvalidParameterError`.
     seed : int or str, default=0
         Public seed the parties agree on.
 
@@ -92,8 +100,16 @@ class RFFHasher:
     # -- parameters (scikit-learn's estimator API, without depending on scikit-learn)
 
     def _check_params(self) -> tuple[int | None, int, float, int | str]:
-        n = None if self.n_features is None else positive_int(self.n_features, "n_features")
-        return n, positive_int(self.dim, "dim"), positive_float(self.gamma, "gamma"), seed_value(self.seed)
+        n = None if self.n_features is None else bounded_int(self.n_features, "n_features", 1, MAX_N_FEATURES)
+        dim = bounded_int(self.dim, "dim", 1, MAX_DIM)
+        if n is not None and n * dim > MAX_PROJECTION:
+            raise InvalidParameterError(
+                f"`dim`: n_features * dim = {n} * {dim} exceeds the cap of {MAX_PROJECTION} (the projection omega)", "dim")
+        gamma = positive_float(self.gamma, "gamma")
+        if gamma > MAX_GAMMA:
+            raise InvalidParameterError(
+                f"`gamma` must be at most {MAX_GAMMA:g} (omega ~ N(0, 2 gamma) must fit float32), got {self.gamma!r}", "gamma")
+        return n, dim, gamma, seed_value(self.seed)
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's parameters (scikit-learn API)."""

@@ -79,6 +79,10 @@ def best_row(hashes: object, v: object, offered: object = None) -> tuple[float, 
 
 def best_rows(hashes: Sequence[object], v: object, offered: Sequence[object] | None = None) -> list[tuple[float, int] | None]:
     """:func:`best_row` for several owners against the same ``v``, in parallel."""
+    if isinstance(hashes, (str, bytes, np.ndarray)) or not isinstance(hashes, Sequence):
+        raise InvalidParameterError("`hashes` must be a list of 2-D float32 arrays (one per owner)", "hashes")
+    if offered is not None and (isinstance(offered, (str, bytes, np.ndarray)) or not isinstance(offered, Sequence)):
+        raise InvalidParameterError("`offered` must be a list of bool masks (one per owner) or None", "offered")
     Hs = [_hashes(h) for h in hashes]
     if not Hs:
         return []

@@ -18,10 +18,11 @@ from __future__ import annotations
 from typing import cast
 
 import math
+import numbers
 
 import numpy as np
 
-from ._validation import float_matrix, positive_float
+from ._validation import float_matrix, positive_float, positive_int
 from .errors import InvalidParameterError
 from .kernels import kernel_sum, mmd2
 
@@ -53,6 +54,9 @@ def mmd_increase_pct(alg: float, greedy: float) -> float:
 
     Negative when the algorithm beats the greedy. ``greedy`` must be positive.
     """
+    for name, x in (("alg", alg), ("greedy", greedy)):
+        if isinstance(x, bool) or not isinstance(x, numbers.Real):
+            raise InvalidParameterError(f"`{name}` must be a real number, got {type(x).__name__}", name)
     a = float(alg)
     g = float(greedy)
     if not (math.isfinite(a) and a >= 0):
@@ -118,9 +122,9 @@ def mlp_accuracy(X: object, y: object, X_test: object, y_test: object, *, hidden
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
 
-    if int(hidden) < 1:
-        raise InvalidParameterError("`hidden` must be >= 1", "hidden")
-    model = MLPClassifier(hidden_layer_sizes=(int(hidden),), alpha=positive_float(alpha, "alpha"), max_iter=int(max_iter),
+    hidden = positive_int(hidden, "hidden")
+    max_iter = positive_int(max_iter, "max_iter")
+    model = MLPClassifier(hidden_layer_sizes=(hidden,), alpha=positive_float(alpha, "alpha"), max_iter=max_iter,
                           random_state=random_state)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -1002,7 +1002,11 @@ def share_data(X_synthetic: object, trees: Sequence[PrivateTree], random_state: 
     ndarray (N,)
         Classes of ``domain.classes``, or reals for regression.
     """
-    trees = list(trees) if not isinstance(trees, PrivateTree) else [trees]
+    if isinstance(trees, PrivateTree):
+        trees = [trees]
+    if isinstance(trees, (str, bytes, np.ndarray)) or not isinstance(trees, Sequence):
+        raise InvalidParameterError("`trees` must be a non-empty sequence of PrivateTree", "trees")
+    trees = list(trees)
     if not trees or not all(isinstance(tr, PrivateTree) for tr in trees):
         raise InvalidParameterError("`trees` must be a non-empty sequence of PrivateTree", "trees")
     domain = trees[0].domain

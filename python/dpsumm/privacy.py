@@ -30,7 +30,7 @@ import numpy as np
 from . import _core
 from typing import TYPE_CHECKING
 
-from ._validation import positive_float, positive_int
+from ._validation import bounded_int, positive_float, positive_int
 from .errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -50,6 +50,10 @@ __all__ = [
 
 Csprng = _core.Csprng
 NEIGHBOURS = ("replace-one", "add-remove")
+#: Caps (rust/src/limits.rs): MWEM coordinates, steps of one release, and steps * dim of one release.
+MAX_DIM = 1 << 20
+MAX_MWEM_STEPS = 1_000_000
+MAX_MWEM_WORK = 1 << 33
 
 
 def check_random_state(random_state: object) -> Csprng:
@@ -136,20 +140,28 @@ class ProductMWEM:
     """
 
     def __init__(self, dim: int, eta: float, neighbour: str = "replace-one", random_state: object = None) -> None:
-        self.dim = positive_int(dim, "dim")
+        self.dim = bounded_int(dim, "dim", 1, MAX_DIM)
         self.eta = _eta(eta)
-        if neighbour not in NEIGHBOURS:
+        if not isinstance(neighbour, str) or neighbour not in NEIGHBOURS:
             raise InvalidParameterError(f"`neighbour` must be one of {NEIGHBOURS}, got {neighbour!r}", "neighbour")
         self.neighbour = neighbour
         self._state = _core.ProductMwem(self.dim, self.eta, neighbour, check_random_state(random_state))
 
     def _check(self, column_sums: object, n_rows: object, steps: object) -> tuple[np.ndarray, int, int]:
-        sums = np.ascontiguousarray(column_sums, dtype=np.float64)
+        try:
+            sums = np.ascontiguousarray(column_sums, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(f"`column_sums` must be a 1-D array of real numbers: {exc}", "column_sums") from exc
         if sums.shape != (self.dim,):
             raise InvalidParameterError(f"`column_sums` must have shape ({self.dim},), got {sums.shape}", "column_sums")
         if not np.isfinite(sums).all():
             raise InvalidParameterError("`column_sums` contains NaN or infinite values", "column_sums")
-        return sums, positive_int(n_rows, "n_rows"), positive_int(steps, "steps")
+        steps_ = bounded_int(steps, "steps", 1, MAX_MWEM_STEPS)
+        if steps_ * self.dim > MAX_MWEM_WORK:
+            raise InvalidParameterError(
+                f"`steps`: steps * dim = {steps_} * {self.dim} exceeds the cap of {MAX_MWEM_WORK} (each step is O(dim))", "steps"
+            )
+        return sums, bounded_int(n_rows, "n_rows", 1, 2**63 - 1), steps_
 
     def release(self, column_sums: object, n_rows: int, steps: int, epsilon: float) -> np.ndarray:
         """Run ``steps`` private steps at per-step ``epsilon``; return ``w(P_avg, ·)/q`` in [-1, 1] units.

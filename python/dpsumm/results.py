@@ -97,7 +97,9 @@ class SummaryResult:
     method : str
     seconds : float
     seeded : bool
-        True when the run was seeded (``random_state`` given): reproducible and NOT private.
+        True when the run used a seeded ``random_state``: reproducible and **NOT private**.
+    private : bool
+        True only for a private method run from OS entropy (``not seeded`` and a privacy ledger).
     """
 
     points: np.ndarray | None
@@ -117,6 +119,11 @@ class SummaryResult:
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
     seeded: bool = False
+
+    @property
+    def private(self) -> bool:
+        """Whether the summary is a differentially private release (a private method, OS entropy)."""
+        return self.privacy is not None and not self.seeded
 
     def __len__(self) -> int:
         return int(self.owner.shape[0])

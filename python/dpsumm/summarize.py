@@ -12,9 +12,9 @@ from typing import Any, Literal
 import numpy as np
 
 from . import accounting
-from ._validation import float_matrix, positive_float, positive_int, seed_value
+from ._validation import bounded_int, check_hashable, float_matrix, positive_float, positive_int, real_pair, seed_value
 from .errors import InvalidParameterError
-from .hashing import RFFHasher
+from .hashing import MAX_DIM, RFFHasher
 from .kernels import DEFAULT_CANDIDATE_FACTOR
 from .preprocessing import check_kernel, median_gamma
 from .parties import ConsumerParty, OwnerParty
@@ -37,6 +37,9 @@ DEFAULT_VALIDATION_BUDGET = accounting.Budget(validation_epsilon=1.0, validation
 __all__ = ["Owner", "SummaryResult", "Access", "summarize", "METHODS"]
 
 _log = logging.getLogger("dpsumm")
+#: Largest number of values (rows x features) of a generated seed set.
+MAX_SEED_CELLS = 1 << 26
+
 
 
 # ------------------------------------------------------------------------------------------ validation
@@ -74,10 +77,13 @@ def _seed_set(seed_set: object, count: int, n_features: int, feature_range: tupl
         m = count if seed_set is None else int(seed_set)
         if m < 0:
             raise InvalidParameterError("`seed_set` as a count must be >= 0", "seed_set")
-        lo, hi = feature_range
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise InvalidParameterError("`feature_range` must be (low, high) with low < high", "feature_range")
-        u = np.array([rng.uniform() for _ in range(m * n_features)], dtype=np.float64).reshape(m, n_features)
+        if m * n_features > MAX_SEED_CELLS:
+            raise InvalidParameterError(
+                f"`seed_set`: {m} generated rows of {n_features} features exceed the cap of {MAX_SEED_CELLS} values", "seed_set"
+            )
+        lo, hi = real_pair(feature_range, "feature_range")
+        # The same stream as m * n_features calls of rng.uniform(), drawn in one call.
+        u = np.asarray(rng.uniform_array(m * n_features), dtype=np.float64).reshape(m, n_features)
         return (lo + (hi - lo) * u).astype(np.float32)
     return float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
 
@@ -268,9 +274,9 @@ def summarize(
     SummaryResult
     """
     t0 = time.perf_counter()
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise InvalidParameterError(f"`method` must be one of {METHODS}, got {method!r}", "method")
-    if reveal not in REVEALS:
+    if not isinstance(reveal, str) or reveal not in REVEALS:
         raise InvalidParameterError(f"`reveal` must be one of {REVEALS}, got {reveal!r}", "reveal")
     if purchase not in PURCHASES:
         raise InvalidParameterError(f"`purchase` must be one of {PURCHASES}, got {purchase!r}", "purchase")
@@ -296,6 +302,11 @@ def summarize(
         positive_float(gamma, "gamma")
     if privacy is not None and not isinstance(privacy, accounting.Budget):
         raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
+    if not isinstance(progress, (bool, np.bool_)):
+        raise InvalidParameterError(f"`progress` must be a bool, got {type(progress).__name__}", "progress")
+    if transport is not None and not isinstance(transport, Transport):
+        raise InvalidParameterError("`transport` must be a dpsumm.transport.Transport or None", "transport")
+    real_pair(feature_range, "feature_range")
     datas, labels, names = _as_owners(owners, None)
     n_features = datas[0].shape[1]
     val = float_matrix(validation, "validation", n_features=n_features)
@@ -312,7 +323,7 @@ def summarize(
         raise InvalidParameterError(f"`schedule` is the paper's privacy schedule; method {method!r} has none", "schedule")
     if dim is None:
         dim = 140 if method in ("paper", "paper-greedy") else DEFAULT_DIM
-    dim = positive_int(dim, "dim")
+    dim = bounded_int(dim, "dim", 1, MAX_DIM)
     h_seed = seed_value(hash_seed, "hash_seed")
     K = len(datas)
     paper_method = method in ("paper", "paper-greedy")
@@ -343,6 +354,12 @@ def summarize(
         user_seed = not (seed_set is None or isinstance(seed_set, numbers.Integral))
         gamma_value = _choose_gamma(gamma, seed, val, user_seed=user_seed)
         hasher = RFFHasher(n_features, dim=dim, gamma=gamma_value, seed=h_seed)
+        # Every row is hashed in float32: refuse rows whose projection would overflow, before any noise.
+        for d in datas:
+            check_hashable(d, "owners", hasher)
+        check_hashable(val, "validation", hasher)
+        if seed.shape[0]:
+            check_hashable(seed, "seed_set" if user_seed else "feature_range", hasher)
         setup.update(1)
     finally:
         setup.close()

@@ -84,7 +84,11 @@ class InProcessTransport(Transport):
             reply = target.handle(message)
         except PartyUnavailable:
             raise
-        except Exception as exc:  # a party's failure must not end the run
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:  # a party's failure must not end the run
+            # BaseException, not Exception: a Rust panic inside a party surfaces as
+            # pyo3_runtime.PanicException, which derives from BaseException.
             raise PartyUnavailable(party, f"{type(exc).__name__}: {exc}") from exc
         if not isinstance(reply, Message):
             raise PartyUnavailable(party, f"replied with {type(reply).__name__}, not a protocol message")

@@ -209,20 +209,18 @@ fn check_dim(d: usize) -> Result<()> {
 }
 
 impl BidIndex {
-    fn empty(n: usize, d: usize, step: f64) -> Self {
+    /// An index of `n` rows of dimension `d` with every code at zero, allocated fallibly: the code
+    /// array (`n * d` bytes) can be far larger than the rows it is built from when `d >> n_features`.
+    fn empty(n: usize, d: usize, step: f64) -> Result<Self> {
         let words = d.div_ceil(4);
         let groups = n.div_ceil(GROUP);
-        BidIndex {
-            n,
-            d,
-            words,
-            codes: vec![128u8; groups * words * GROUP * 4],
-            step,
-            code_max: 0.0,
-            code_err: 0.0,
-            offered: vec![0u64; n.div_ceil(64)],
-            n_offered: 0,
-        }
+        let bytes = groups
+            .checked_mul(words)
+            .and_then(|x| x.checked_mul(GROUP * 4))
+            .ok_or_else(|| Error::shape("X", format!("{n} rows of dimension {d} overflow the index size")))?;
+        let codes = crate::limits::try_filled("X", bytes, usize::MAX / 2, 128u8)?;
+        let offered = crate::limits::try_filled("X", n.div_ceil(64), usize::MAX / 16, 0u64)?;
+        Ok(BidIndex { n, d, words, codes, step, code_max: 0.0, code_err: 0.0, offered, n_offered: 0 })
     }
 
     fn chunk_bytes(&self) -> usize {
@@ -244,7 +242,7 @@ impl BidIndex {
         }
         // a = max|h| / 127 rounded to f32; any a > 0 is valid because E and S are measured.
         let step = ((hmax / 127.0).max(f32::MIN_POSITIVE)) as f64;
-        let mut index = Self::empty(n, d, step);
+        let mut index = Self::empty(n, d, step)?;
         let chunk_rows = CHUNK_GROUPS * GROUP;
         let (words, cb) = (index.words, index.chunk_bytes());
         let (err, max) = index
@@ -283,7 +281,7 @@ impl BidIndex {
         // |h1(x)_j| <= sqrt(2/d) (1 + 2e-7): the step is fixed in advance, E and S are still measured.
         let bound = (2.0 / d as f64).sqrt() * (1.0 + 1e-6);
         let step = ((bound / QMAX) as f32) as f64;
-        let mut index = Self::empty(n, d, step);
+        let mut index = Self::empty(n, d, step)?;
         let chunk_rows = CHUNK_GROUPS * GROUP;
         let (words, cb) = (index.words, index.chunk_bytes());
         let stats = index
@@ -299,6 +297,7 @@ impl BidIndex {
                     let xs = rows_as_f32(x.slice(ndarray::s![start..end, ..]), xbuf)?;
                     hbuf.resize(rows * d, 0.0);
                     projection.hash_rows(xs, rows, hbuf);
+                    crate::rff::check_hashed(hbuf)?;
                     Ok(quantize_rows(hbuf, d, words, step, codes))
                 },
             )

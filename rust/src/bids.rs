@@ -46,7 +46,13 @@ fn check(h: &ArrayView2<'_, f32>, offered: Option<&[bool]>, v: &[f32]) -> Result
         }
     }
     if !h.is_standard_layout() {
-        return Err(Error::shape("H", "must be C-contiguous (row-major)"));
+        return Err(Error::shape("hashes", "must be C-contiguous (row-major)"));
+    }
+    // A NaN hash would win or lose every comparison silently: refuse it, as `BidIndex` does.
+    if let Some(flat) = h.as_slice() {
+        if !flat.par_iter().all(|x| x.is_finite()) {
+            return Err(Error::NonFinite { name: "hashes" });
+        }
     }
     Ok(())
 }
@@ -206,6 +212,10 @@ mod tests {
         assert_eq!(best_row(h.view(), None, &[1.0, 2.0]).unwrap_err().argument(), Some("v"));
         assert_eq!(best_row(h.view(), Some(&[false; 3]), &[1.0; 3]).unwrap_err().argument(), Some("offered"));
         assert_eq!(best_row(h.view(), None, &[f32::NAN; 3]).unwrap_err().argument(), Some("v"));
-        assert_eq!(best_row(h.t(), None, &[1.0; 4]).unwrap_err().argument(), Some("H"));
+        assert_eq!(best_row(h.t(), None, &[1.0; 4]).unwrap_err().argument(), Some("hashes"));
+        let mut bad = Array2::<f32>::zeros((4, 3));
+        bad[[2, 1]] = f32::NAN;
+        assert_eq!(best_row(bad.view(), None, &[1.0; 3]).unwrap_err(), Error::NonFinite { name: "hashes" });
+        assert_eq!(row_dots(bad.view(), &[1.0; 3]).unwrap_err().argument(), Some("hashes"));
     }
 }

@@ -4,6 +4,7 @@
 //! `bindings` module (feature `python`) is the only place that knows about Python.
 
 pub mod error;
+pub mod limits;
 pub mod rng;
 pub mod simd;
 pub mod matmul;

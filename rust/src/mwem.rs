@@ -90,16 +90,16 @@ pub struct ProductMwem {
 impl ProductMwem {
     /// Uniform marginals over the grid of step `eta`.
     pub fn new(dim: usize, eta: f64, neighbour: Neighbour) -> Result<Self> {
-        if dim == 0 {
-            return Err(Error::value("dim", "must be at least 1"));
-        }
+        crate::limits::check_count("dim", dim as u64, crate::limits::MAX_DIM as u64)?;
         let grid = Grid::new(eta)?;
         let points = grid.points();
+        let theta = crate::limits::try_filled("dim", dim, crate::limits::MAX_DIM, 0.0)?;
+        let mean = crate::limits::try_filled("dim", dim, crate::limits::MAX_DIM, 0.0)?;
         Ok(ProductMwem {
             dim,
             grid,
-            theta: vec![0.0; dim],
-            mean: vec![0.0; dim],
+            theta,
+            mean,
             points,
             neighbour,
             steps_taken: 0,
@@ -156,8 +156,12 @@ impl ProductMwem {
         if column_sums.iter().any(|v| v.abs() > n_rows as f64 * (1.0 + 1e-9)) {
             return Err(Error::value("column_sums", "a column sum exceeds n_rows in absolute value"));
         }
-        if steps == 0 {
-            return Err(Error::value("steps", "must be at least 1"));
+        crate::limits::check_count("steps", steps, crate::limits::MAX_MWEM_STEPS)?;
+        if steps.saturating_mul(self.dim as u64) > crate::limits::MAX_MWEM_WORK {
+            return Err(Error::value(
+                "steps",
+                format!("steps * dim = {steps} * {} exceeds the cap of {}", self.dim, crate::limits::MAX_MWEM_WORK),
+            ));
         }
         if let Some(e) = epsilon {
             check_positive("epsilon", e)?;

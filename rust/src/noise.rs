@@ -135,12 +135,22 @@ pub fn laplace_on_grid(rng: &mut Csprng, value: f64, scale: f64, granularity: f6
     if !(granularity.is_finite() && granularity > 0.0) {
         return Err(Error::value("granularity", format!("must be a finite number > 0, got {granularity}")));
     }
-    let k = (value / granularity).round_ties_even();
-    if k.abs() >= 9.0e15 {
-        return Err(Error::value("value", "is too large for the grid"));
+    // `scale` is checked in the caller's units, not in grid steps.
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(Error::value("scale", format!("must be a finite number > 0, got {scale}")));
     }
-    let z = discrete_laplace(rng, scale / granularity)?;
-    Ok((k + z as f64) * granularity)
+    let grid_scale = scale / granularity;
+    if !(grid_scale * (SCALE_DEN as f64) < 9.0e18) {
+        return Err(Error::value("scale", format!("is too large for granularity {granularity:e} (scale / granularity = {grid_scale:e}, at most 8.5e12)")));
+    }
+    let k = (value / granularity).round_ties_even();
+    // k and k + z are computed exactly in i128; the final conversion to f64 is post-processing.
+    if !(k.abs() < 1.0e36) {
+        return Err(Error::value("value", format!("is too large for granularity {granularity} (|value / granularity| must be below 1e36)")));
+    }
+    let z = discrete_laplace(rng, grid_scale)?;
+    let noisy = k as i128 + z as i128;
+    Ok(noisy as f64 * granularity)
 }
 
 /// Validate scores and parameters of the exponential mechanism; returns the maximum score.

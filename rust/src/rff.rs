@@ -19,6 +19,7 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2, s};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, check_positive};
+use crate::limits::{MAX_DIM, MAX_N_FEATURES, MAX_PROJECTION, try_filled};
 use crate::rng::Csprng;
 use crate::simd;
 
@@ -53,19 +54,45 @@ impl RffProjection {
             return Err(Error::value("dim", "must be at least 1"));
         }
         check_positive("gamma", gamma)?;
+        if n_features > MAX_N_FEATURES {
+            return Err(Error::value("n_features", format!("must be at most {MAX_N_FEATURES}, got {n_features}")));
+        }
+        if dim > MAX_DIM {
+            return Err(Error::value("dim", format!("must be at most {MAX_DIM}, got {dim}")));
+        }
+        // |N(0,1)| from Box-Muller is below 8.6, so ω is finite in f32 when sqrt(2γ)·8.6 < f32::MAX.
+        if gamma > 1e74 {
+            return Err(Error::value("gamma", format!("is too large ({gamma:e}): ω would overflow float32; at most 1e74")));
+        }
+        let cells = n_features.checked_mul(dim).filter(|&c| c <= MAX_PROJECTION).ok_or_else(|| {
+            Error::value("dim", format!("n_features * dim = {n_features} * {dim} exceeds the cap of {MAX_PROJECTION}"))
+        })?;
+        let padded = dim.div_ceil(TILE_COLS) * TILE_COLS;
+        // ω, its padded copy and b: reserve fallibly before drawing.
+        let mut flat = try_filled("dim", cells, MAX_PROJECTION, 0.0f32)?;
+        let padded_len = n_features.checked_mul(padded).ok_or_else(|| Error::value("dim", "is too large"))?;
+        let omega_padded = try_filled("dim", padded_len, 2 * MAX_PROJECTION, 0.0f32)?;
         let mut rng = Csprng::from_seed_bytes(key);
         let sd = (2.0 * gamma).sqrt();
-        let omega = Array2::from_shape_simple_fn((n_features, dim), || (sd * rng.standard_normal()) as f32);
+        flat.iter_mut().for_each(|w| *w = (sd * rng.standard_normal()) as f32);
+        let omega = Array2::from_shape_vec((n_features, dim), flat).map_err(|e| Error::shape("dim", e.to_string()))?;
         let offset =
             Array1::from_shape_simple_fn(dim, || (2.0 * std::f64::consts::PI * rng.uniform_f64()) as f32);
-        Ok(Self::from_parts(omega, offset))
+        Ok(Self::from_parts_into(omega, offset, omega_padded))
     }
 
     /// A projection from explicit ω (n_features, dim) and b (dim,). Used by tests and by `from_key`.
     pub fn from_parts(omega: Array2<f32>, offset: Array1<f32>) -> Self {
         let (n, d) = omega.dim();
         let padded = d.div_ceil(TILE_COLS) * TILE_COLS;
-        let mut omega_padded = vec![0.0f32; n * padded];
+        Self::from_parts_into(omega, offset, vec![0.0f32; n * padded])
+    }
+
+    /// [`Self::from_parts`] with the zeroed buffer of the padded ω (n_features × padded) supplied.
+    fn from_parts_into(omega: Array2<f32>, offset: Array1<f32>, mut omega_padded: Vec<f32>) -> Self {
+        let (n, d) = omega.dim();
+        let padded = d.div_ceil(TILE_COLS) * TILE_COLS;
+        debug_assert_eq!(omega_padded.len(), n * padded);
         for k in 0..n {
             for j in 0..d {
                 omega_padded[k * padded + j] = omega[[k, j]];
@@ -95,7 +122,9 @@ impl RffProjection {
     fn transform_any<T: RowElement>(&self, x: ArrayView2<'_, T>) -> Result<Array2<f32>> {
         self.check_input(x.ncols(), x.nrows())?;
         let d = self.dim();
-        let mut out = Array2::<f32>::zeros((x.nrows(), d));
+        let total = x.nrows().checked_mul(d).ok_or_else(|| Error::shape("X", "has too many rows"))?;
+        let buf = try_filled("X", total, usize::MAX / 8, 0.0f32)?;
+        let mut out = Array2::from_shape_vec((x.nrows(), d), buf).map_err(|e| Error::shape("X", e.to_string()))?;
         if d == 0 || x.nrows() == 0 {
             return Ok(out);
         }
@@ -105,7 +134,7 @@ impl RffProjection {
             let rows = out_block.len() / d;
             let xb = rows_as_f32(x.slice(s![start..start + rows, ..]), buf)?;
             self.hash_rows(xb, rows, out_block);
-            Ok(())
+            check_hashed(out_block)
         })?;
         Ok(out)
     }
@@ -117,6 +146,12 @@ impl RffProjection {
         debug_assert_eq!(x.len(), rows * n);
         debug_assert_eq!(out.len(), rows * d);
         project(x, rows, n, &self.omega_padded, self.padded, d, out);
+        // The vectorised cosine is accurate for |z + b| < COS_DOMAIN only (simd::cos_f32); beyond it the
+        // result would be silently wrong. Mark such a block NaN so that `check_hashed` refuses it.
+        if !out.iter().all(|z| z.abs() < simd::COS_DOMAIN - 7.0) {
+            out.fill(f32::NAN);
+            return;
+        }
         let scale = (2.0 / d as f64).sqrt() as f32;
         let offset = self.offset.as_slice().expect("offset is contiguous");
         simd::cos_scale_inplace(out, offset, scale);
@@ -186,9 +221,21 @@ pub fn rows_as_f32<'a, T: RowElement>(x: ArrayView2<'a, T>, buf: &'a mut Vec<f32
     };
     // f64 values that are NaN, infinite or beyond the f32 range become non-finite f32 values.
     if !slice.iter().all(|v| v.is_finite()) {
-        return Err(Error::NonFinite { name: "X" });
+        return Err(Error::value("X", "contains NaN, infinite values or values beyond the float32 range (|x| > 3.4e38)"));
     }
     Ok(slice)
+}
+
+/// `Err` when a hashed value is not finite: `ω·x` overflowed float32 (a huge row or a huge `gamma`).
+pub fn check_hashed(out: &[f32]) -> Result<()> {
+    if out.iter().all(|v| v.is_finite()) {
+        Ok(())
+    } else {
+        Err(Error::value(
+            "X",
+            "a row's projection |ω·x| exceeds 4089, where h1's float32 cosine is exact to 2e-7 (values too large for this gamma): rescale the data or lower gamma",
+        ))
+    }
 }
 
 /// `out[r][j] = Σ_k x[r][k] ω[k][j]` as one FMA chain per element in k order (see the module docs).
@@ -394,7 +441,14 @@ mod tests {
         assert_eq!(p.transform_f32(x.view()).unwrap_err().argument(), Some("X"));
         let mut x = Array2::<f32>::zeros((300, 3));
         x[[299, 1]] = f32::NAN;
-        assert_eq!(p.transform_f32(x.view()).unwrap_err(), Error::NonFinite { name: "X" });
+        assert_eq!(p.transform_f32(x.view()).unwrap_err().argument(), Some("X"));
+        // A finite but huge row overflows ω·x in f32: an error, never NaN hashes.
+        let big = Array2::<f32>::from_elem((1, 3), 1e38);
+        assert_eq!(proj(3, 4, 1e6).transform_f32(big.view()).unwrap_err().argument(), Some("X"));
+        assert_eq!(RffProjection::from_key([0; 32], 3, 4, 1e308).unwrap_err().argument(), Some("gamma"));
+        assert_eq!(RffProjection::from_key([0; 32], 1 << 62, 4, 1.0).unwrap_err().argument(), Some("n_features"));
+        assert_eq!(RffProjection::from_key([0; 32], 3, 1 << 40, 1.0).unwrap_err().argument(), Some("dim"));
+        assert_eq!(RffProjection::from_key([0; 32], 1 << 20, 1 << 19, 1.0).unwrap_err().argument(), Some("dim"));
         let empty = Array2::<f32>::zeros((0, 3));
         assert_eq!(p.transform_f32(empty.view()).unwrap().shape(), &[0, 4]);
     }

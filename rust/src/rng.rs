@@ -21,6 +21,8 @@ use crate::error::{Error, Result};
 pub struct Csprng {
     inner: ChaCha20Rng,
     seeded: bool,
+    /// The process that keyed an unseeded stream: after `fork` the child sees another id and re-keys.
+    pid: u32,
 }
 
 impl Csprng {
@@ -28,20 +30,31 @@ impl Csprng {
     pub fn from_os() -> Result<Self> {
         let mut key = [0u8; 32];
         getrandom::fill(&mut key).map_err(|e| Error::Entropy(e.to_string()))?;
-        Ok(Csprng { inner: ChaCha20Rng::from_seed(key), seeded: false })
+        Ok(Csprng { inner: ChaCha20Rng::from_seed(key), seeded: false, pid: std::process::id() })
+    }
+
+    /// Re-key an unseeded stream from the operating system when the process id differs from the one
+    /// that keyed it (the process was forked: parent and child would otherwise draw the same noise).
+    /// Returns whether it re-keyed. Seeded streams are reproducible by design and never re-keyed.
+    pub fn rekey_if_forked(&mut self) -> Result<bool> {
+        if self.seeded || self.pid == std::process::id() {
+            return Ok(false);
+        }
+        *self = Csprng::from_os()?;
+        Ok(true)
     }
 
     /// A reproducible generator for tests and experiments (NOT private). The key is
     /// `SHA-256("dpsumm/csprng/v1/u64" || seed as 8 little-endian bytes)`, identical on every machine.
     pub fn from_seed_u64(seed: u64) -> Self {
         let key = domain_key(b"dpsumm/csprng/v1/u64", &seed.to_le_bytes());
-        Csprng { inner: ChaCha20Rng::from_seed(key), seeded: true }
+        Csprng { inner: ChaCha20Rng::from_seed(key), seeded: true, pid: 0 }
     }
 
     /// A reproducible generator keyed directly with 32 bytes (NOT private unless the bytes are secret
     /// and uniformly random).
     pub fn from_seed_bytes(key: [u8; 32]) -> Self {
-        Csprng { inner: ChaCha20Rng::from_seed(key), seeded: true }
+        Csprng { inner: ChaCha20Rng::from_seed(key), seeded: true, pid: 0 }
     }
 
     /// Whether this stream came from a user-supplied seed (and is therefore not private).
@@ -55,7 +68,7 @@ impl Csprng {
         let mut material = [0u8; 32];
         self.inner.fill_bytes(&mut material);
         let key = domain_key(&material, label);
-        Csprng { inner: ChaCha20Rng::from_seed(key), seeded: self.seeded }
+        Csprng { inner: ChaCha20Rng::from_seed(key), seeded: self.seeded, pid: self.pid }
     }
 
     /// 64 uniformly random bits.
@@ -142,6 +155,19 @@ mod tests {
         assert_ne!(xa, xc);
         assert!(a.is_seeded());
         assert!(!Csprng::from_os().unwrap().is_seeded());
+    }
+
+    #[test]
+    fn rekey_only_when_the_pid_changed() {
+        let mut a = Csprng::from_os().unwrap();
+        let before = a.clone();
+        assert!(!a.rekey_if_forked().unwrap());
+        a.pid = a.pid.wrapping_add(1); // as a forked child would see it
+        assert!(a.rekey_if_forked().unwrap());
+        assert_ne!(a.clone().next_u64(), before.clone().next_u64());
+        let mut s = Csprng::from_seed_u64(3);
+        s.pid = 12345;
+        assert!(!s.rekey_if_forked().unwrap());
     }
 
     #[test]

@@ -57,6 +57,9 @@ const PIO2_3: f32 = 7.549_789_954_891_882e-8;
 const TWO_OVER_PI: f32 = std::f32::consts::FRAC_2_PI;
 const ROUND_MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23: (x + M) - M rounds to nearest for |x| < 2^22
 
+/// `cos_f32` is accurate for `|x| < COS_DOMAIN`; callers check their arguments against it.
+pub const COS_DOMAIN: f32 = 4096.0;
+
 /// cos(x) for |x| < 2^12, absolute error below 2e-7 (Cephes single-precision polynomials after a
 /// three-constant Cody–Waite reduction by pi/2).
 #[inline(always)]

@@ -238,7 +238,10 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     }
     result = run_protocol(transport, names, consumer_name, config, seed, streams["aggregator"], hasher=hasher,
                           method=cfg.method, schedule=sched, size=cfg.size, started=t0, extra=extra)
-    result.seeded = cfg.random_state is not None
+    if cfg.random_state is not None:  # seeded: reproducible and NOT private
+        result.seeded = True
+        if result.privacy is not None:
+            result.privacy.mark_seeded()
     return result
 
 
@@ -263,7 +266,7 @@ def _json_default(x: Any) -> Any:
 def save_result(result: SummaryResult, path: str | Path) -> Path:
     """Write a Flower run's result to one ``.npz`` file (arrays plus a JSON report), atomically.
 
-    The ledger is stored as ``Ledger.to_dict(1e-4, 0.01)`` (entries, notes, totals at those δ's).
+    The ledger is stored as ``Ledger.to_dict()`` (entries, notes, totals at the run's δ's).
     """
     import io
 
@@ -277,7 +280,7 @@ def save_result(result: SummaryResult, path: str | Path) -> Path:
         "seeded": result.seeded,
         "hasher": {"n_features": result.hasher.n_features, "dim": result.hasher.dim, "gamma": result.hasher.gamma,
                    "seed": result.hasher.seed},
-        "privacy": None if result.privacy is None else result.privacy.to_dict(1e-4, 0.01),
+        "privacy": None if result.privacy is None else result.privacy.to_dict(),
         "schedule": None if result.schedule is None else result.schedule.to_dict(),
         "extra": result.extra,
     }
@@ -315,7 +318,7 @@ def load_result(path: str | Path) -> SummaryResult:
             hashes=z["hashes"], labels=z["labels"] if "labels" in z else None,
             owner=z["owner"], index=z["index"], owner_names=list(report["owner_names"]),
             accessed=Access(**report["accessed"]),
-            contribution=z["contribution"], privacy=report["privacy"], trace=trace, events=report["events"],
+            contribution=z["contribution"], privacy=None if report["privacy"] is None else accounting.Ledger.from_dict(report["privacy"]), trace=trace, events=report["events"],
             hasher=RFFHasher(int(h["n_features"]), dim=int(h["dim"]), gamma=float(h["gamma"]), seed=h["seed"]),
             method=report["method"], schedule=report["schedule"], seconds=float(report["seconds"]),
             extra=report["extra"], seeded=bool(report.get("seeded", False)),

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _core, accounting
-from ..errors import ProtocolError
+from ..errors import DpsummError, ProtocolError
 from ..h2 import H2
 from ..hashing import RFFHasher
 from ..messages import Bid, BidRequest, Message, PointReply, PointRequest, Setup, SetupReply, ValidationRelease, ValidationRequest
@@ -51,7 +51,11 @@ class ProtocolConfig:
     epsilon_auction: float
     tau: int
     neighbour: str = "replace-one"
-    verify_tolerance: float = 1e-4
+    # 0.0: a bid must equal the aggregator's recomputation bit for bit. Both sides use the same
+    # deterministic kernels (h1 is row-canonical, rust/src/rff.rs; a bid is `row_dots`, exact f32
+    # products summed in f64 in a fixed order, rust/src/simd.rs), so an honest owner's bid is reproduced
+    # exactly; any positive tolerance would let an owner inflate its bid by that much.
+    verify_tolerance: float = 0.0
 
 
 @dataclass
@@ -127,6 +131,10 @@ class Aggregator:
         self.accessed = {o: 0 for o in self.owners}
         self.events: list[dict[str, Any]] = []
         self._received: dict[str, set[int]] = {o: set() for o in self.owners}
+        # Every broadcast v (by round) and, per (owner, token), the rounds and values it was bid at: a
+        # row (or hash) sent later must reproduce all of them exactly.
+        self._broadcasts: dict[int, np.ndarray] = {}
+        self._bid_history: dict[tuple[str, int], list[tuple[int, float]]] = {}
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -171,27 +179,66 @@ class Aggregator:
         return g
 
     def _verify(self, owner: str, bid: Bid, reply: Message, v: np.ndarray) -> _Pooled | str:
-        """Check a reply to a point request against the claimed bid; a pooled entry or a reason."""
+        """Check a reply to a point request against the claimed bid; a pooled entry or a reason.
+
+        What is verified (DESIGN notes in ``docs/reliability.md``):
+
+        * ``reveal="points"``: the row is hashed with the public h1 and its value ``h1(x)·v`` is
+          recomputed with the owner's kernel; it must equal the bid **exactly**, and equal every earlier
+          bid the owner made for the same row. A row altered by more than its float32 rounding, another
+          row of the owner, or an inflated bid is caught. (h1 hashes the float32 rounding of a row, so a
+          change below float32 resolution of the row is invisible to it.)
+        * ``reveal="hashes"``: the hash must have shape ``(dim,)``, be float32-exact and finite, lie in
+          the h1 cube ``|h_j| <= sqrt(2/dim)``, and its value must equal, exactly, the bid of this round
+          and every earlier bid made for the same row (each a linear constraint ``h·v_r = b_r``).
+          **Not verifiable**: that the hash is ``h1`` of a real row of the owner. A fabricated vector in
+          the cube that satisfies the committed bids cannot be told from a true hash without the row.
+        """
         c = self.config
         if not isinstance(reply, PointReply) or reply.token != bid.token:
             return f"malformed point reply {type(reply).__name__}"
+        x: np.ndarray | None
         if c.reveal == "points":
-            x = np.asarray(reply.point) if reply.point is not None else None
-            if x is None or x.shape != (c.n_features,) or x.dtype.kind not in "fiub" or not np.isfinite(x).all():
+            try:
+                x = np.asarray(reply.point) if reply.point is not None else None
+            except Exception:  # an object numpy cannot convert
+                x = None
+            if x is None or x.shape != (c.n_features,) or x.dtype.kind not in "fiu" or not np.isfinite(x).all():
                 return "sent a malformed row"
-            h = self.hasher.transform(x.reshape(1, -1).astype(np.float64 if x.dtype != np.float32 else np.float32))[0]
+            if x.dtype not in (np.float32, np.float64):
+                x = x.astype(np.float64)
+            if np.abs(x).max(initial=0.0) > np.finfo(np.float32).max:
+                return "sent a row beyond the float32 range"
+            try:
+                h = self.hasher.transform(x.reshape(1, -1))[0]
+            except DpsummError as exc:
+                return f"sent a row that cannot be hashed: {exc}"
         else:
-            h = np.asarray(reply.hash) if reply.hash is not None else None
-            bound = math.sqrt(2.0 / c.dim) * (1 + 1e-5)
-            if h is None or h.shape != (c.dim,) or not np.isfinite(h).all() or np.abs(h).max() > bound:
+            try:
+                h_raw = np.asarray(reply.hash) if reply.hash is not None else None
+            except Exception:
+                h_raw = None
+            if h_raw is None or h_raw.shape != (c.dim,) or h_raw.dtype.kind != "f" or not np.isfinite(h_raw).all():
                 return "sent a malformed hash"
-            h = h.astype(np.float32)
+            h = h_raw.astype(np.float32)
+            if not np.array_equal(h.astype(np.float64), h_raw.astype(np.float64)):
+                return "sent a hash that is not float32 (h1 is computed in float32)"
+            bound = float(np.float32(math.sqrt(2.0 / c.dim))) * (1 + 1e-6)
+            if float(np.abs(h).max()) > bound:
+                return f"sent a hash outside the h1 cube |h_j| <= sqrt(2/dim) = {bound:.6g}"
             x = None
-        actual = float(h.astype(np.float64) @ v.astype(np.float64))
         assert bid.value is not None
-        if abs(actual - bid.value) > c.verify_tolerance * max(1.0, abs(bid.value)):
-            return f"bid {bid.value:.6g} does not match its row (actual {actual:.6g})"
-        return _Pooled(owner=owner, token=int(bid.token), point=x, hash=h, label=reply.label)  # type: ignore[arg-type]
+        history = self._bid_history.get((owner, int(bid.token)), [])
+        if not history or history[-1][1] != float(bid.value):
+            history = history + [(-1, float(bid.value))]
+        H = np.ascontiguousarray(h.reshape(1, -1), dtype=np.float32)
+        for rnd, claimed in history:
+            v_r = v if rnd < 0 else self._broadcasts[rnd]
+            actual = float(_core.row_dots(H, np.ascontiguousarray(v_r, dtype=np.float32))[0])
+            if not math.isfinite(actual) or abs(actual - claimed) > c.verify_tolerance * max(1.0, abs(claimed)):
+                when = "its bid" if rnd < 0 else f"its bid of round {rnd}"
+                return f"{when} {claimed!r} does not match the row it sent (recomputed {actual!r})"
+        return _Pooled(owner=owner, token=int(bid.token), point=x, hash=h, label=reply.label)
 
     def _valid_bid(self, owner: str, bid: object, rnd: int) -> str | None:
         if not isinstance(bid, Bid) or bid.round != rnd:
@@ -270,48 +317,65 @@ class Aggregator:
                 record.bids[o] = None if r.value is None else float(r.value)
                 if r.value is not None:
                     bids[o] = r
-            # lines 11-17: the private auction
-            ranked = sorted(bids, key=lambda o: (-float(bids[o].value), position[o]))  # type: ignore[arg-type]
-            to_ask: list[str] = []
-            for r_idx, o in enumerate(ranked):
-                key = (o, int(bids[o].token))  # type: ignore[arg-type]
-                chosen_count[key] = chosen_count.get(key, 0) + 1
-                if not c.private:
-                    ask = r_idx == 0
-                else:
-                    ask = r_idx == 0 or auction_rng.bernoulli_exp(c.epsilon_auction * r_idx)
-                    if not ask and chosen_count[key] >= c.tau:
-                        ask = True
-                        record.tau_requests.append(o)
-                if ask:
-                    to_ask.append(o)
-            if c.private and ranked:
-                self._record("owners", "auction", c.epsilon_auction, 1, rnd, f"auction round {rnd}")
-            record.requested = list(to_ask)
-            point_replies = self.transport.request_many(
-                {o: PointRequest(round=rnd, token=int(bids[o].token)) for o in to_ask}  # type: ignore[arg-type]
-            )
-            for o in to_ask:
-                r = point_replies[o]
-                if isinstance(r, PartyUnavailable):
-                    self._exclude(o, r.reason, rnd, record)
-                    continue
-                self.accessed[o] += 1
-                self._received[o].add(int(bids[o].token))  # type: ignore[arg-type]
-                entry = self._verify(o, bids[o], r, v)
-                if isinstance(entry, str):
-                    self._exclude(o, entry, rnd, record)
-                    continue
-                if len(pool) == pool_hashes.shape[0]:
-                    pool_hashes = np.concatenate([pool_hashes, np.zeros_like(pool_hashes)])
-                    pool_seq = np.concatenate([pool_seq, np.zeros_like(pool_seq)])
-                pool_hashes[len(pool)] = entry.hash
-                pool_seq[len(pool)] = arrivals
-                arrivals += 1
-                pool.append(entry)
+            self._broadcasts[rnd] = v
+            for o, b in bids.items():
+                self._bid_history.setdefault((o, int(b.token)), []).append((rnd, float(b.value)))  # type: ignore[arg-type]
+            # lines 11-17: the private auction. When every requested row of the round fails (the owner
+            # raised, or its row failed verification) and the pool is empty, the auction is run again over
+            # the remaining bidders (the failed ones are excluded), so one faulty owner never ends the run.
+            attempt = 0
+            while True:
+                attempt += 1
+                ranked = sorted(
+                    (o for o in bids if self.active[o]), key=lambda o: (-float(bids[o].value), position[o])  # type: ignore[arg-type]
+                )
+                to_ask: list[str] = []
+                for r_idx, o in enumerate(ranked):
+                    key = (o, int(bids[o].token))  # type: ignore[arg-type]
+                    if attempt == 1:  # a row's rank count grows once per round (the tau rule)
+                        chosen_count[key] = chosen_count.get(key, 0) + 1
+                    if not c.private:
+                        ask = r_idx == 0
+                    else:
+                        ask = r_idx == 0 or auction_rng.bernoulli_exp(c.epsilon_auction * r_idx)
+                        if not ask and chosen_count[key] >= c.tau:
+                            ask = True
+                            record.tau_requests.append(o)
+                    if ask:
+                        to_ask.append(o)
+                if c.private and ranked:
+                    label = f"auction round {rnd}" if attempt == 1 else f"auction round {rnd}, re-run {attempt - 1} after a fault"
+                    self._record("owners", "auction", c.epsilon_auction, 1, rnd, label)
+                record.requested.extend(to_ask)
+                point_replies = self.transport.request_many(
+                    {o: PointRequest(round=rnd, token=int(bids[o].token)) for o in to_ask}  # type: ignore[arg-type]
+                )
+                for o in to_ask:
+                    r = point_replies[o]
+                    b = bids.pop(o)  # asked once per round, whatever the outcome
+                    if isinstance(r, PartyUnavailable):
+                        self._exclude(o, r.reason, rnd, record)
+                        continue
+                    self.accessed[o] += 1
+                    self._received[o].add(int(b.token))  # type: ignore[arg-type]
+                    entry = self._verify(o, b, r, v)
+                    if isinstance(entry, str):
+                        self._exclude(o, entry, rnd, record)
+                        continue
+                    if len(pool) == pool_hashes.shape[0]:
+                        pool_hashes = np.concatenate([pool_hashes, np.zeros_like(pool_hashes)])
+                        pool_seq = np.concatenate([pool_seq, np.zeros_like(pool_seq)])
+                    pool_hashes[len(pool)] = entry.hash
+                    pool_seq[len(pool)] = arrivals
+                    arrivals += 1
+                    pool.append(entry)
+                if pool or not ranked:
+                    break
             # line 15: best pooled row under the current v
             if not pool:
-                record.events.append({"round": rnd, "event": "stopped", "reason": "no row left to add"})
+                excluded = sum(not a for a in self.active.values())
+                reason = "no row left to add: every owner is exhausted" + (f" or excluded ({excluded} excluded)" if excluded else "")
+                record.events.append({"round": rnd, "event": "stopped", "reason": reason})
                 self.events.append(record.events[-1])
                 trace.append(record)
                 break

@@ -4,6 +4,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
+
+use crate::limits::{MAX_ARRAY, try_filled};
 
 use super::{detach, raise, to_py_err};
 use crate::mwem::{Neighbour, ProductMwem};
@@ -19,11 +22,55 @@ pub struct PyCsprng {
 }
 
 impl PyCsprng {
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Csprng> {
+    fn lock_raw(&self) -> MutexGuard<'_, Csprng> {
         // A panic while holding the lock cannot leave the stream in a state that matters for privacy
         // (it is a keystream position), so a poisoned lock is recovered.
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// The stream, re-keyed from the OS first if this process is a fork of the one that keyed it.
+    pub(crate) fn guard(&self) -> crate::Result<MutexGuard<'_, Csprng>> {
+        let mut g = self.lock_raw();
+        g.rekey_if_forked()?;
+        Ok(g)
+    }
+
+    fn guard_py(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, Csprng>> {
+        self.guard().map_err(|e| to_py_err(py, e))
+    }
+}
+
+fn bad(py: Python<'_>, name: &str, msg: String) -> PyErr {
+    raise(py, "InvalidParameterError", msg, Some(name))
+}
+
+/// A real-number argument (int or float, not bool, not str).
+fn arg_f64(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<f64> {
+    if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyString>() || obj.is_none() {
+        return Err(bad(py, name, format!("`{name}` must be a real number, got {}", obj.get_type().name()?)));
+    }
+    obj.extract::<f64>()
+        .map_err(|_| bad(py, name, format!("`{name}` must be a real number, got {}", type_name(obj))))
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an object".into())
+}
+
+/// An integer argument in `[min, max]` (not bool, not float).
+fn arg_u64(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str, min: u64, max: u64) -> PyResult<u64> {
+    if obj.is_instance_of::<PyBool>() || !(obj.is_instance_of::<PyInt>() || obj.hasattr("__index__").unwrap_or(false)) || obj.is_instance_of::<PyFloat>() {
+        return Err(bad(py, name, format!("`{name}` must be an integer, got {}", type_name(obj))));
+    }
+    let range = || bad(py, name, format!("`{name}` must be an integer between {min} and {max}, got {obj}"));
+    let v = match obj.extract::<u64>() {
+        Ok(v) => v,
+        Err(_) => return Err(range()),
+    };
+    if v < min || v > max {
+        return Err(range());
+    }
+    Ok(v)
 }
 
 #[pymethods]
@@ -35,12 +82,12 @@ impl PyCsprng {
             None => Csprng::from_os().map_err(|e| to_py_err(py, e))?,
             Some(s) if s.is_none() => Csprng::from_os().map_err(|e| to_py_err(py, e))?,
             Some(s) => {
-                let v = s.extract::<u64>().map_err(|_| {
-                    raise(py, "InvalidParameterError", "`seed` must be None or an integer in [0, 2**64)".into(), Some("seed"))
-                })?;
-                if s.is_instance_of::<pyo3::types::PyBool>() {
-                    return Err(raise(py, "InvalidParameterError", "`seed` must be None or an integer".into(), Some("seed")));
+                if s.is_instance_of::<PyBool>() || !s.is_instance_of::<PyInt>() && !s.hasattr("__index__").unwrap_or(false) {
+                    return Err(bad(py, "seed", format!("`seed` must be None or an integer in [0, 2**64), got {}", type_name(s))));
                 }
+                let v = s.extract::<u64>().map_err(|_| {
+                    bad(py, "seed", format!("`seed` must be None or an integer in [0, 2**64), got {s}"))
+                })?;
                 Csprng::from_seed_u64(v)
             }
         };
@@ -50,49 +97,63 @@ impl PyCsprng {
     /// True when built from a seed (reproducible, not private).
     #[getter]
     fn is_seeded(&self) -> bool {
-        self.lock().is_seeded()
+        self.lock_raw().is_seeded()
     }
 
     /// An independent child stream (deterministic for a seeded parent, at the parent's position).
-    fn derive(&self, label: &str) -> Self {
-        let child = self.lock().derive(label.as_bytes());
-        PyCsprng { inner: Arc::new(Mutex::new(child)) }
+    fn derive(&self, py: Python<'_>, label: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let label: String = label
+            .cast::<PyString>()
+            .map_err(|_| bad(py, "label", format!("`label` must be a str, got {}", type_name(label))))?
+            .to_string();
+        let child = self.guard_py(py)?.derive(label.as_bytes());
+        Ok(PyCsprng { inner: Arc::new(Mutex::new(child)) })
     }
 
     /// A uniform float in [0, 1) on the 2^-53 grid (not for privacy noise).
-    fn uniform(&self) -> f64 {
-        self.lock().uniform_f64()
+    fn uniform(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(self.guard_py(py)?.uniform_f64())
     }
 
-    /// `n` uniform floats in [0, 1).
-    fn uniform_array<'py>(&self, py: Python<'py>, n: usize) -> Bound<'py, PyArray1<f64>> {
-        let mut r = self.lock();
-        let v: Vec<f64> = (0..n).map(|_| r.uniform_f64()).collect();
-        v.into_pyarray(py)
+    /// `n` uniform floats in [0, 1) (`0 <= n <= 2**28`).
+    fn uniform_array<'py>(&self, py: Python<'py>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let n = arg_u64(py, n, "n", 0, MAX_ARRAY as u64)? as usize;
+        let mut v = try_filled("n", n, MAX_ARRAY, 0.0f64).map_err(|e| to_py_err(py, e))?;
+        let mut r = self.guard_py(py)?;
+        v.iter_mut().for_each(|x| *x = r.uniform_f64());
+        drop(r);
+        Ok(v.into_pyarray(py))
     }
 
-    /// A uniform integer in [0, n).
-    fn integers(&self, py: Python<'_>, n: u64) -> PyResult<u64> {
-        if n == 0 {
-            return Err(raise(py, "InvalidParameterError", "`n` must be >= 1".into(), Some("n")));
-        }
-        Ok(self.lock().below(n))
+    /// A uniform integer in [0, n), `1 <= n < 2**64`.
+    fn integers(&self, py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let n = arg_u64(py, n, "n", 1, u64::MAX)?;
+        Ok(self.guard_py(py)?.below(n))
     }
 
     /// Exact Bernoulli(exp(-x)) for x >= 0 (x rounded up to the 2^-32 grid).
-    fn bernoulli_exp(&self, py: Python<'_>, x: f64) -> PyResult<bool> {
-        noise::bernoulli_exp(&mut self.lock(), x).map_err(|e| to_py_err(py, e))
+    fn bernoulli_exp(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let x = arg_f64(py, x, "x")?;
+        noise::bernoulli_exp(&mut *self.guard_py(py)?, x).map_err(|e| to_py_err(py, e))
     }
 
     /// An exact discrete Laplace integer, P(z) ∝ exp(-|z|/scale) (scale rounded up to the 2^-20 grid).
-    fn discrete_laplace(&self, py: Python<'_>, scale: f64) -> PyResult<i64> {
-        noise::discrete_laplace(&mut self.lock(), scale).map_err(|e| to_py_err(py, e))
+    fn discrete_laplace(&self, py: Python<'_>, scale: &Bound<'_, PyAny>) -> PyResult<i64> {
+        let scale = arg_f64(py, scale, "scale")?;
+        noise::discrete_laplace(&mut *self.guard_py(py)?, scale).map_err(|e| to_py_err(py, e))
     }
 
     /// The Laplace mechanism on the grid `granularity * Z` (see `dpsumm.privacy`).
-    #[pyo3(signature = (value, scale, granularity=1.0 / 1048576.0))]
-    fn laplace(&self, py: Python<'_>, value: f64, scale: f64, granularity: f64) -> PyResult<f64> {
-        noise::laplace_on_grid(&mut self.lock(), value, scale, granularity).map_err(|e| to_py_err(py, e))
+    #[pyo3(signature = (value, scale, granularity=None))]
+    fn laplace(&self, py: Python<'_>, value: &Bound<'_, PyAny>, scale: &Bound<'_, PyAny>, granularity: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
+        let value = arg_f64(py, value, "value")?;
+        let scale = arg_f64(py, scale, "scale")?;
+        let granularity = match granularity {
+            None => 1.0 / 1048576.0,
+            Some(g) if g.is_none() => 1.0 / 1048576.0,
+            Some(g) => arg_f64(py, g, "granularity")?,
+        };
+        noise::laplace_on_grid(&mut *self.guard_py(py)?, value, scale, granularity).map_err(|e| to_py_err(py, e))
     }
 
     /// An exact discrete Gaussian integer, P(z) ∝ exp(-z²/(2 sigma²)) (sigma² rounded up to a rational).
@@ -114,12 +175,23 @@ impl PyCsprng {
     }
 
     /// The exponential mechanism: index i with probability ∝ exp(epsilon * scores[i] / (2 sensitivity)).
-    fn exponential_mechanism(&self, py: Python<'_>, scores: Vec<f64>, epsilon: f64, sensitivity: f64) -> PyResult<usize> {
-        noise::exponential_mechanism(&mut self.lock(), &scores, epsilon, sensitivity).map_err(|e| to_py_err(py, e))
+    fn exponential_mechanism(&self, py: Python<'_>, scores: &Bound<'_, PyAny>, epsilon: &Bound<'_, PyAny>, sensitivity: &Bound<'_, PyAny>) -> PyResult<usize> {
+        if scores.is_instance_of::<PyString>() {
+            return Err(bad(py, "scores", "`scores` must be a sequence of real numbers, got str".into()));
+        }
+        let scores: Vec<f64> = scores
+            .extract()
+            .map_err(|_| bad(py, "scores", format!("`scores` must be a sequence of real numbers, got {}", type_name(scores))))?;
+        if scores.len() > MAX_ARRAY {
+            return Err(bad(py, "scores", format!("`scores` has more than {MAX_ARRAY} entries")));
+        }
+        let epsilon = arg_f64(py, epsilon, "epsilon")?;
+        let sensitivity = arg_f64(py, sensitivity, "sensitivity")?;
+        noise::exponential_mechanism(&mut *self.guard_py(py)?, &scores, epsilon, sensitivity).map_err(|e| to_py_err(py, e))
     }
 
     fn __repr__(&self) -> String {
-        if self.lock().is_seeded() { "Csprng(seeded: NOT private)".into() } else { "Csprng(os entropy)".into() }
+        if self.lock_raw().is_seeded() { "Csprng(seeded: NOT private)".into() } else { "Csprng(os entropy)".into() }
     }
 }
 
@@ -134,7 +206,7 @@ fn rng_arg(py: Python<'_>, rng: &Bound<'_, PyAny>) -> PyResult<PyCsprng> {
 fn stochastic_round<'py>(py: Python<'py>, values: PyReadonlyArray2<'py, f64>, eta: f64, rng: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let rng = rng_arg(py, rng)?;
     let v = values.as_array();
-    let out = detach(py, || quantize::stochastic_round(v, eta, &mut rng.lock()))?;
+    let out = detach(py, || quantize::stochastic_round(v, eta, &mut *rng.guard()?))?;
     Ok(out.into_pyarray(py))
 }
 
@@ -143,7 +215,7 @@ fn stochastic_round<'py>(py: Python<'py>, values: PyReadonlyArray2<'py, f64>, et
 fn quantize_column_sums<'py>(py: Python<'py>, values: PyReadonlyArray2<'py, f32>, eta: f64, rng: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let rng = rng_arg(py, rng)?;
     let v = values.as_array();
-    let out = detach(py, || quantize::quantize_column_sums(v, eta, &mut rng.lock()))?;
+    let out = detach(py, || quantize::quantize_column_sums(v, eta, &mut *rng.guard()?))?;
     Ok(out.into_pyarray(py))
 }
 
@@ -169,7 +241,7 @@ impl PyProductMwem {
         let sums = column_sums.as_array().to_vec();
         let rng = self.rng.clone();
         let inner = &mut self.inner;
-        let out = detach(py, || inner.release(&mut rng.lock(), &sums, n_rows, steps, epsilon))?;
+        let out = detach(py, || inner.release(&mut *rng.guard()?, &sums, n_rows, steps, epsilon))?;
         Ok(out.into_pyarray(py))
     }
 
