@@ -184,4 +184,4 @@ def test_faulty_owner_costs_no_row(method: str, fault: str, reveal: str) -> None
 def test_honest_run_has_no_event(method: str) -> None:
     res, datas = _run(method, lambda o, m, r: r, "points")
     assert len(res) == SIZE and res.events == []
-    assert res.seeded and not res.private and "NOT private" in repr(res)
+    assert res.seeded and not res.private and "not private" in repr(res).lower()

@@ -330,11 +330,11 @@ def test_seeded_runs_are_marked_not_private():
     res = dpsumm.summarize(owners, rng.normal(size=(8, 3)), 4, random_state=0, progress=False, seed_set=5)
     assert res.seeded and not res.private
     assert "NOT private" in repr(res)
-    assert res.privacy.seeded and "NOT PRIVATE" in res.privacy.table()
+    assert res.privacy.seeded and "NOT private" in res.privacy.table()
     assert res.privacy.to_dict()["private"] is False
     res = dpsumm.summarize(owners, rng.normal(size=(8, 3)), 4, progress=False, seed_set=5)
     assert not res.seeded and res.private and "NOT" not in repr(res)
-    assert "NOT PRIVATE" not in res.privacy.table()
+    assert "NOT private" not in res.privacy.table()
 
 
 # ----------------------------------------------------------------------------------------- CLI
@@ -382,7 +382,7 @@ def test_cli_summarize_reports_rows_and_marks_seeded(tmp_path, capsys):
     assert main(["summarize", "--owners", *owners, "--validation", val, "--size", "3", "--out", str(out),
                  "--random-state", "0", "--no-progress"]) == 0
     captured = capsys.readouterr()
-    assert "20 rows" in captured.err and "NOT private" in captured.out
+    assert "20 rows" in captured.out and "NOT private" in captured.out
     report = json.loads((out / "report.json").read_text())
     assert report["private"] is False and report["seeded"] is True and "NOT private" in report["warning"]
 

@@ -58,12 +58,13 @@ def real_pair(value: object, name: str) -> tuple[float, float]:
 H1_ARGUMENT_LIMIT = 4089.0
 
 
-def check_hashable(arr: np.ndarray, name: str, hasher: Any) -> None:
+def check_hashable(arr: np.ndarray, name: str, hasher: Any, projection_blame: str | None = None) -> None:
     """Refuse rows that h1 cannot hash: beyond float32, or ``|omega . x|`` beyond the cosine's domain.
 
     A fast bound first: ``|omega_j . x| <= max|x| * max_j ||omega_j||_1`` (plus ``b < 2 pi``). Only when
     the bound fails are the rows hashed, which checks every projection exactly. Raises
-    :class:`InvalidParameterError` naming ``name``.
+    :class:`InvalidParameterError` naming ``name`` (or ``projection_blame`` for a projection out of range,
+    when another argument, e.g. a user's ``gamma``, is what to change).
     """
     if arr.size == 0:
         return
@@ -81,7 +82,7 @@ def check_hashable(arr: np.ndarray, name: str, hasher: Any) -> None:
             raise InvalidParameterError(
                 f"`{name}` has rows h1 cannot hash at gamma={hasher.gamma:g} (|x| up to {peak:.3g}): "
                 f"|omega . x| would exceed {H1_ARGUMENT_LIMIT:g}; rescale the data or lower gamma",
-                name,
+                projection_blame or name,
             ) from exc
 
 

@@ -33,7 +33,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _writable_dir(path: str, option: str) -> Any:
-    """Create ``path`` (a directory) and prove it writable, before any noise is drawn."""
+    """Prove ``path`` (a directory, created if missing) writable before any noise is drawn; directories made
+    for the check are removed again."""
     import os
     import tempfile
     from pathlib import Path
@@ -43,6 +44,7 @@ def _writable_dir(path: str, option: str) -> Any:
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise InvalidParameterError(f"`{option}`: {out} exists and is not a directory", option.lstrip("-"))
+    created = [p for p in (out, *out.parents) if not p.exists()]
     try:
         out.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".dpsumm-write-check-", dir=out)
@@ -50,6 +52,12 @@ def _writable_dir(path: str, option: str) -> Any:
         os.unlink(probe)
     except OSError as exc:
         raise InvalidParameterError(f"`{option}`: cannot write to {out} ({exc.strerror or exc})", option.lstrip("-")) from None
+    finally:  # leave no trace: the directory is made again when the results are written
+        for p in created:
+            try:
+                p.rmdir()
+            except OSError:
+                pass
     return out
 
 
@@ -435,14 +443,15 @@ def _report(res: Any, args: argparse.Namespace, budget: Any, **extra: Any) -> di
         certified = not seeded and res.privacy_status() == "private, certified"
     elif led is not None:
         privacy = led.to_dict(d_o, d_v)
-        certified = (not seeded and math.isfinite(led.epsilon("owners", d_o))
-                     and math.isfinite(led.epsilon("validation", d_v)))
+        certified = (not seeded and led.certified("owners") and led.certified("validation")
+                     and math.isfinite(led.epsilon("owners", d_o)) and math.isfinite(led.epsilon("validation", d_v)))
     return {
+        **({"warning": _NOT_PRIVATE} if seeded else {}),
         "method": res.method, "size": len(res), **extra,
         "gamma": res.hasher.gamma, "dim": res.hasher.dim, "hash_seed": res.hasher.seed,
         "seeded": seeded, "private": led is not None and not seeded, "certified": certified,
         "budget": None if budget is None else dataclasses.asdict(budget),
-        "accessed": {"total": res.accessed.total, "per_owner": res.accessed.per_owner},
+        "accessed": dataclasses.asdict(res.accessed),
         "contribution": res.contribution.tolist(), "events": res.events, "seconds": res.seconds,
         "privacy": privacy,
     }
@@ -509,7 +518,8 @@ def _owners_with_labels(args: argparse.Namespace, header: Any = "auto") -> list[
     owners = []
     for k, path in enumerate(args.owners):
         table = datasets.read_table(path, header=header)
-        print(f"read {table.describe()}", file=sys.stderr)
+        if not args.json:
+            print(f"read {table.describe()}")
         rows = table.data
         labels = None
         if args.label_column is not None:
@@ -536,7 +546,8 @@ def _run_summarize(args: argparse.Namespace) -> int:
     gamma = _gamma(args.gamma)
     owners = _owners_with_labels(args, header=header)
     val_table = datasets.read_table(args.validation, header=header)
-    print(f"read {val_table.describe()}", file=sys.stderr)
+    if not args.json:
+        print(f"read {val_table.describe()}")
     validation = val_table.data
     seed = _seed_set_arg(args.seed_set)
     res = summarize(owners, validation, args.size, method=args.method, seed_set=seed, gamma=gamma, dim=args.dim,

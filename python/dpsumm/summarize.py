@@ -355,9 +355,11 @@ def summarize(
         gamma_value = _choose_gamma(gamma, seed, val, user_seed=user_seed)
         hasher = RFFHasher(n_features, dim=dim, gamma=gamma_value, seed=h_seed)
         # Every row is hashed in float32: refuse rows whose projection would overflow, before any noise.
+        # A number gamma the user chose is what makes rows unhashable; with "median" it is the data's scale.
+        blame = "gamma" if gamma != "median" else None
         for d in datas:
-            check_hashable(d, "owners", hasher)
-        check_hashable(val, "validation", hasher)
+            check_hashable(d, "owners", hasher, projection_blame=blame)
+        check_hashable(val, "validation", hasher, projection_blame=blame)
         if seed.shape[0]:
             check_hashable(seed, "seed_set" if user_seed else "feature_range", hasher)
         setup.update(1)

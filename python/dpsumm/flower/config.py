@@ -26,7 +26,8 @@ key                         default   meaning
 ``seed-set-path``           ""        public seed rows from a file on the ServerApp's machine instead
 ``feature-low/high``        0.0, 1.0  public box of generated seed rows
 ``t-init``, ``t-subs``      0, 0      override the schedule's MWEM steps (0: keep)
-``epsilon-auction``         -1.0      override eps_auc (-1: keep; 0: ask every owner, certified)
+``epsilon-auction``         -1.0      paper: PrivAuction's eps_auc (-1 or 0: ask every owner every round, certified;
+                                      > 0: the paper's randomized auction, NOT certified)
 ``budget-epsilon``          0.0       paper: > 0 calibrates to a Budget (with the three keys below)
 ``budget-delta``            1e-4
 ``budget-validation-epsilon`` 0.0     nominations: eps_v of the release (0: 1.0 with delta_v 1e-6)

@@ -160,9 +160,8 @@ def discover(grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.0
 
 
 def _schedule(cfg: FlowerRunConfig, n_owners: int) -> accounting.Schedule:
-    kwargs: dict[str, Any] = {}
-    if cfg.epsilon_auction is not None:
-        kwargs["epsilon_auction"] = cfg.epsilon_auction
+    # As in summarize: every owner asked every round (certified) unless the run config sets eps_auc > 0.
+    kwargs: dict[str, Any] = {"epsilon_auction": 0.0 if cfg.epsilon_auction is None else cfg.epsilon_auction}
     if cfg.budget is not None:
         if cfg.t_init is not None or cfg.t_subs is not None:
             raise InvalidParameterError("run config `t-init`/`t-subs` cannot be combined with a budget", "t-init")

@@ -157,20 +157,29 @@ impl PyCsprng {
     }
 
     /// An exact discrete Gaussian integer, P(z) ∝ exp(-z²/(2 sigma²)) (sigma² rounded up to a rational).
-    fn discrete_gaussian(&self, py: Python<'_>, sigma: f64) -> PyResult<i64> {
+    fn discrete_gaussian(&self, py: Python<'_>, sigma: &Bound<'_, PyAny>) -> PyResult<i64> {
+        let sigma = arg_f64(py, sigma, "sigma")?;
         let rng = self.clone();
-        detach(py, || noise::discrete_gaussian(&mut rng.lock(), sigma))
+        detach(py, || {
+            let mut g = rng.guard()?;
+            noise::discrete_gaussian(&mut g, sigma)
+        })
     }
 
     /// The Gaussian mechanism on the grid `granularity * Z`, per coordinate (see `dpsumm.privacy`).
-    fn gaussian_on_grid<'py>(&self, py: Python<'py>, values: PyReadonlyArray1<'py, f64>, sigma: f64, granularity: f64) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn gaussian_on_grid<'py>(&self, py: Python<'py>, values: PyReadonlyArray1<'py, f64>, sigma: &Bound<'py, PyAny>, granularity: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let sigma = arg_f64(py, sigma, "sigma")?;
+        let granularity = arg_f64(py, granularity, "granularity")?;
         let v = values.as_array();
         let owned: Vec<f64> = match v.as_slice() {
             Some(s) => s.to_vec(),
             None => v.iter().copied().collect(),
         };
         let rng = self.clone();
-        let out = detach(py, || noise::gaussian_on_grid(&mut rng.lock(), &owned, sigma, granularity))?;
+        let out = detach(py, || {
+            let mut g = rng.guard()?;
+            noise::gaussian_on_grid(&mut g, &owned, sigma, granularity)
+        })?;
         Ok(out.into_pyarray(py))
     }
 
