@@ -233,7 +233,8 @@ def run_experiment(
                         run_delta_v = delta_v
                         if res.privacy is not None:
                             if method == "nominations":  # at the release's own delta_v (the budget's)
-                                run_delta_v = float((res.privacy.deltas or {}).get("validation") or delta_v)
+                                stored = (res.privacy.deltas or {}).get("validation")
+                                run_delta_v = delta_v if stored is None else float(stored)
                             eps_o = _finite_or_none(res.privacy.epsilon("owners", delta_o))
                             eps_o_h2 = res.privacy.epsilon("owners", delta_o, include_auction=False)
                             eps_v = res.privacy.epsilon("validation", run_delta_v)

@@ -94,6 +94,7 @@ def _nominations_config(privacy: accounting.Budget | None, *, size: int, owners:
                         validation_rows: int | None, choice: str | None = None) -> NominationsConfig:
     """Check the nominations parameters (before any noise is drawn) and resolve the defaults."""
     budget = privacy if privacy is not None else DEFAULT_VALIDATION_BUDGET
+    assert budget.validation_epsilon is not None and budget.validation_delta is not None  # Budget requires them
     eps_v, delta_v = budget.validation_epsilon, budget.validation_delta
     if validation_rows is not None and delta_v >= 1.0 / validation_rows:
         raise InvalidParameterError(
@@ -415,14 +416,14 @@ def summarize(
     if seed.shape[0] == 0:
         raise InvalidParameterError(f"method {method!r} needs a non-empty seed set (h2 of an empty set is undefined)",
                                     "seed_set")
-    config = make_config(sched, n_features=n_features, dim=dim, gamma=hasher.gamma, hash_seed=hasher.seed, reveal=reveal,
+    paper_config = make_config(sched, n_features=n_features, dim=dim, gamma=hasher.gamma, hash_seed=hasher.seed, reveal=reveal,
                          private=method == "paper")
     if transport is None:
         parties: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
         parties["consumer"] = ConsumerParty(val, rng_consumer)
         transport = InProcessTransport(parties)
 
-    result = run_protocol(transport, names, "consumer", config, seed, rng_aggregator, hasher=hasher, method=method,
+    result = run_protocol(transport, names, "consumer", paper_config, seed, rng_aggregator, hasher=hasher, method=method,
                           schedule=sched, size=size, progress=progress, started=t0,
                           with_labels=labels[0] is not None)
     if result.privacy is not None:

@@ -351,17 +351,17 @@ class NominationsAggregator:
                     nominated.pop(o)  # excluded: choose again without its nominees
                     continue
                 pts, labs = bought[o]
-                pos = np.searchsorted(nominated[o][0], wanted[o])
+                positions = np.searchsorted(nominated[o][0], wanted[o])
                 n_nom = len(nominated[o][0])
                 if pts is not None:
                     if rows.get(o) is None:
                         rows[o] = np.zeros((n_nom, c.n_features), dtype=pts.dtype)
-                    rows[o][pos] = pts  # type: ignore[index]
+                    rows[o][positions] = pts  # type: ignore[index]
                 if labs is not None:
                     if labels.get(o) is None:
                         labels[o] = np.zeros(n_nom, dtype=labs.dtype)
-                    labels[o][pos] = labs  # type: ignore[index]
-                bought_positions[o].update(int(q) for q in pos)
+                    labels[o][positions] = labs  # type: ignore[index]
+                bought_positions[o].update(int(q) for q in positions)
         self.timings["choice"] = time.perf_counter() - t3
         if len(winners) < size:
             self.events.append({"phase": "choice", "event": "short",
