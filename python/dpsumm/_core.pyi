@@ -66,7 +66,11 @@ def nominate(
     candidates: int,
     sample_seed: int | None = None,
     block_rows: int = ...,
+    greedy_sample_factor: float | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.float64], int]: ...
+def stochastic_greedy_select(
+    hashes: npt.NDArray[np.float32], target: npt.NDArray[np.float64], k: int, sample_size: int, seed: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 
 # --- privacy kernels: CSPRNG, samplers, quantizer, MWEM ---
 
