@@ -273,7 +273,7 @@ pub fn stochastic_sample_size(n: usize, k: usize, factor: f64) -> usize {
 /// `sample ≥ n` every open row is evaluated each round: the exact greedy, up to the f64 rounding of the
 /// cross term. The randomness is public (not a privacy mechanism).
 pub fn stochastic_greedy_select(h: ArrayView2<'_, f32>, target: &[f64], k: usize, sample: usize, seed: u64) -> Result<Selection> {
-    let (n, d) = h.dim();
+    let d = h.ncols();
     if d == 0 {
         return Err(Error::shape("hashes", "has no columns"));
     }

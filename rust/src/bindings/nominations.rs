@@ -82,6 +82,31 @@ fn stochastic_greedy_select<'py>(
     Ok((indices_i64(py, &sel.indices)?.into_pyarray(py), sel.scores.into_pyarray(py)))
 }
 
+/// The exact-kernel greedy (`crate::kernel_greedy`) over C-contiguous float32 rows `x`, with the rows'
+/// validation kernel means `kv` and seed kernel sums `ks` (q0 seed rows): `(indices int64, scores float64)`.
+#[pyfunction]
+#[pyo3(signature = (x, kv, ks, q0, k, gamma))]
+fn kernel_greedy<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    kv: &Bound<'py, PyAny>,
+    ks: &Bound<'py, PyAny>,
+    q0: i64,
+    k: i64,
+    gamma: f64,
+) -> PyResult<SelectionTuple<'py>> {
+    let xa = extract_f32_2d(py, x, "X")?;
+    let kva = f64_vector(py, kv, "kv")?;
+    let ksa = f64_vector(py, ks, "ks")?;
+    let q0 = count(py, q0, "q0", 0)?;
+    let k = count(py, k, "k", 0)?;
+    let kvs = kva.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`kv` must be contiguous".into(), Some("kv")))?;
+    let kss = ksa.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`ks` must be contiguous".into(), Some("ks")))?;
+    let xv = xa.as_array();
+    let sel = detach(py, || crate::kernel_greedy::kernel_greedy(xv, kvs, kss, q0, k, gamma))?;
+    Ok((indices_i64(py, &sel.indices)?.into_pyarray(py), sel.scores.into_pyarray(py)))
+}
+
 type NominationTuple<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<f64>>, usize);
 
 /// An owner's nomination over its raw rows `x` (float32 or float64, any strides; never copied whole).
@@ -138,5 +163,6 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(greedy_select, m)?)?;
     m.add_function(wrap_pyfunction!(nominate, m)?)?;
     m.add_function(wrap_pyfunction!(stochastic_greedy_select, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_greedy, m)?)?;
     Ok(())
 }
