@@ -65,7 +65,7 @@ def main() -> None:
         parties["consumer"] = ConsumerParty(s.validation, dpsumm.Csprng(0).derive("consumer"))
         tr = TimingTransport(parties)
         t = time.perf_counter()
-        res = dpsumm.summarize(s.owners, s.validation, 1000, method=method, seed_set=s.seed_set, random_state=0,
+        res = dpsumm.summarize(s.owners, s.validation, 1000, method=method, seed_set=s.seed_set, gamma=gamma, random_state=0,
                                progress=False, transport=tr)
         total = time.perf_counter() - t
         ph = {"setup (hash + index)": tr.seconds["setup"], "validation release": tr.seconds["validation_request"],

@@ -24,8 +24,22 @@ use rayon::prelude::*;
 use crate::bids::{Best, better};
 use crate::error::{Error, Result, check_finite_f64, check_positive, try_filled};
 use crate::greedy::{Selection, dot1};
+use crate::simd::dispatch_avx512_avx2;
 
 const CHUNK_ROWS: usize = 2048;
+
+dispatch_avx512_avx2! {
+fn add_kernel_to_pick(ks: &mut [f64], block: &[f32], sq: &[f64], taken: &[bool], pick: &[f32], sq_pick: f64, gamma: f64) -> () {
+    // ks[i] += exp(-gamma * max(0, |x_i|^2 + |x_p|^2 - 2 x_i.x_p)) for every open row of the chunk.
+    let f = pick.len();
+    for (j, row) in block.chunks_exact(f).enumerate() {
+        if !taken[j] {
+            let d2 = (sq[j] + sq_pick - 2.0 * dot1(row, pick)).max(0.0);
+            ks[j] += (-gamma * d2).exp();
+        }
+    }
+}
+}
 
 /// The greedy of the module docs: up to `k` rows of `x`, in selection order, with their scores.
 pub fn kernel_greedy(x: ArrayView2<'_, f32>, kv: &[f64], ks0: &[f64], q0: usize, k: usize, gamma: f64) -> Result<Selection> {
@@ -73,14 +87,13 @@ pub fn kernel_greedy(x: ArrayView2<'_, f32>, kv: &[f64], ks0: &[f64], q0: usize,
             .zip(taken.par_chunks(CHUNK_ROWS))
             .enumerate()
             .map(|(c, ((((ksc, block), sqc), kvc), tk))| {
+                if let Some((pr, sp)) = p {
+                    add_kernel_to_pick(ksc, block, sqc, tk, pr, sp, gamma);
+                }
                 let mut best: Option<(f64, usize)> = None;
-                for (j, row) in block.chunks_exact(f).enumerate() {
+                for j in 0..tk.len() {
                     if tk[j] {
                         continue;
-                    }
-                    if let Some((pr, sp)) = p {
-                        let d2 = (sqc[j] + sp - 2.0 * dot1(row, pr)).max(0.0);
-                        ksc[j] += (-gamma * d2).exp();
                     }
                     let v = if q > 0 { kvc[j] - factor * (ksc[j] / qf) } else { kvc[j] };
                     if best.is_none_or(|(b, _)| v > b) {
