@@ -331,17 +331,18 @@ class NominationsAggregator:
                 winners: list[tuple[str, int, int]] = []
                 values = np.zeros(0)
                 break
-            pool_h = np.concatenate([nominated[o][1] for o in owners])
             pool_owner = np.concatenate([np.full(len(nominated[o][0]), k) for k, o in enumerate(owners)])
             pool_pos = np.concatenate([np.arange(len(nominated[o][0])) for o in owners])
             if c.choice == "kernel":
                 assert self.validation is not None
                 kpicks, kvalues = exact_greedy([np.asarray(rows[o]) for o in owners], self.validation,
-                                               np.zeros((0, c.n_features), np.float32), min(size, len(pool_h)), c.gamma)
+                                               np.zeros((0, c.n_features), np.float32), min(size, len(pool_owner)), c.gamma)
                 offsets = np.cumsum([0] + [len(nominated[o][0]) for o in owners])
                 picks = np.array([offsets[k] + i for k, i in kpicks], dtype=np.int64)
                 values = np.asarray(kvalues)
             else:
+                # The pooled hashes are needed only here (K*M*d float32: 0.4 GB at K*M = 200,000, d = 500).
+                pool_h = np.concatenate([nominated[o][1] for o in owners])
                 picks, values = greedy_select(pool_h, exact, min(size, len(pool_h)))
             winners = [(owners[pool_owner[i]], int(pool_pos[i]), int(i)) for i in picks]
             if c.purchase != "winners":
