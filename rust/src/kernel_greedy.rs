@@ -73,9 +73,8 @@ pub fn kernel_greedy(x: ArrayView2<'_, f32>, kv: &[f64], ks0: &[f64], q0: usize,
         }
     });
     let mut taken = try_filled("X", n, false)?;
-    let mut q = q0;
     let mut prev: Option<usize> = None;
-    for _ in 0..k {
+    for q in q0..q0 + k {
         let qf = q as f64;
         let factor = qf / (qf + 1.0);
         let p = prev.map(|i| (&flat[i * f..(i + 1) * f], sq[i]));
@@ -108,7 +107,6 @@ pub fn kernel_greedy(x: ArrayView2<'_, f32>, kv: &[f64], ks0: &[f64], q0: usize,
         sel.indices.push(best.index);
         sel.scores.push(best.value);
         prev = Some(best.index);
-        q += 1;
     }
     Ok(sel)
 }
