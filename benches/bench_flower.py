@@ -9,6 +9,10 @@ exchange, measured by FlowerTransport) and the same for setup / validation. The 
 same summary is timed for comparison (its per-round time is the protocol's compute, so the difference
 is Flower's overhead). ``stock``: flower-supernode as shipped (3 s idle poll); ``fast``:
 ``python -m dpsumm.flower.supernode --poll-interval 0.05``.
+
+The nominations protocol on Flower (MNIST, 5 owners + consumer, TLS and node authentication, size 1000,
+end to end from the first command, beside the paper protocol's 20 rounds in the same federation) is
+``benches/bench_flower_mnist.py`` (results in ``benches/results/flower_mnist.json``).
 """
 
 from __future__ import annotations

@@ -303,3 +303,80 @@ def test_top_sampling_keeps_the_best_scores():
     s = h.transform(X).astype(np.float64) @ g
     nom = nominate(X, h, g, temperature=0.1, nominees=10, candidates=10, sampling="top")
     assert sorted(nom.indices.tolist()) == sorted(np.argsort(-s)[:10].tolist())
+
+
+# ------------------------------------------------------------------------- stochastic greedy (issue 15)
+
+from dpsumm.kernels import stochastic_greedy_select, stochastic_sample_size  # noqa: E402
+
+
+@pytest.mark.parametrize("n,d,k,s,seed", [(300, 16, 40, 7, 0), (1000, 64, 100, 25, 2**64 - 1), (50, 8, 80, 3, 12345)])
+def test_stochastic_greedy_equals_numpy_reference(n, d, k, s, seed):
+    H, t = random_hashes(n, d, seed=n)
+    idx, scores = stochastic_greedy_select(H, t, k, s, random_state=seed)
+    ridx, rscores = ref.stochastic_greedy_select(H, t, k, s, seed)
+    np.testing.assert_array_equal(idx, ridx)
+    np.testing.assert_allclose(scores, rscores, rtol=1e-10, atol=1e-12)
+    assert len(idx) == min(k, n) and len(set(idx.tolist())) == len(idx)
+
+
+def test_stochastic_greedy_sampling_every_row_is_the_exact_greedy():
+    H, t = random_hashes(800, 32, seed=3)
+    exact, escores = greedy_select(H, t, 60)
+    idx, scores = stochastic_greedy_select(H, t, 60, 800, random_state=9)
+    np.testing.assert_array_equal(idx, exact)
+    np.testing.assert_allclose(scores, escores, rtol=1e-10, atol=1e-12)
+
+
+def test_stochastic_greedy_is_deterministic_and_depends_on_the_seed():
+    H, t = random_hashes(2000, 24, seed=4)
+    a = stochastic_greedy_select(H, t, 100, 20, random_state=1)
+    b = stochastic_greedy_select(H, t, 100, 20, random_state=1)
+    c = stochastic_greedy_select(H, t, 100, 20, random_state=2)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    assert not np.array_equal(a[0], c[0])
+
+
+@pytest.mark.parametrize("seed", [None, 7])
+@pytest.mark.parametrize("factor", [0.5, 3.0])
+def test_nominate_with_stochastic_greedy_equals_numpy_reference(seed, factor):
+    X, h, g = owner(3000, 12, 64, seed=21)
+    sampling = "top" if seed is None else "weighted"
+    got = nominate(X, h, g, temperature=0.1, nominees=40, candidates=320, sampling=sampling, random_state=seed,
+                   greedy_sample_factor=factor)
+    idx, hashes, target, nc = ref.nominate(h.transform(X), g, 0.1, 40, 320, sample_seed=seed, greedy_sample_factor=factor)
+    np.testing.assert_array_equal(got.indices, idx)
+    np.testing.assert_array_equal(got.hashes, hashes)
+    assert got.n_candidates == nc == 320
+
+
+def test_stochastic_sample_size_hand_cases():
+    assert stochastic_sample_size(8000, 2000, 8.0) == 32  # the default at size 1000: C/M = 4, r = 8
+    assert stochastic_sample_size(8000, 2000, np.log(100)) == 19  # Mirzasoleiman et al.'s eps = 0.01
+    assert stochastic_sample_size(10, 20, 3.0) == 3  # M capped at n: n/min(M, n) = 1
+    assert stochastic_sample_size(10, 5, 9.0) == 10  # capped at n
+    assert stochastic_sample_size(0, 5, 1.0) == 0
+    assert ref.stochastic_sample_size(8000, 2000, 8.0) == 32
+
+
+@pytest.mark.parametrize("kw, arg", [
+    (dict(sample_size=0), "sample_size"), (dict(sample_size=-3), "sample_size"), (dict(k=-1), "k"),
+    (dict(random_state=-1), "random_state"), (dict(random_state=2**64), "random_state"),
+    (dict(random_state=1.5), "random_state"), (dict(target=np.full(16, np.nan)), "target"),
+])
+def test_stochastic_greedy_bad_input_names_the_argument(kw, arg):
+    H, t = random_hashes(30, 16, seed=1)
+    args = dict(hashes=H, target=t, k=5, sample_size=4, random_state=0)
+    args.update(kw)
+    with pytest.raises(dpsumm.DpsummError) as info:
+        stochastic_greedy_select(**args)
+    assert info.value.argument == arg
+
+
+@given(st.one_of(st.floats(max_value=0.0), st.just(float("nan")), st.just(float("inf")), st.just(True)))
+def test_nominate_bad_greedy_sample_factor_is_rejected(factor):
+    X, h, g = owner(50, 4, 8, seed=2)
+    with pytest.raises(dpsumm.DpsummError) as info:
+        nominate(X, h, g, temperature=0.1, nominees=5, greedy_sample_factor=factor)
+    assert info.value.argument == "greedy_sample_factor"

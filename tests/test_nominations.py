@@ -192,6 +192,7 @@ def test_exact_and_central_greedy_keep_no_seed_rows_paper_greedy_does():
     (dict(validation_release="laplace"), "validation_release"),
     (dict(choice="kernel", purchase="winners"), "choice"),
     (dict(choice="exact"), "choice"),
+    (dict(owner_greedy="lazy"), "owner_greedy"),
     (dict(privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=0.05)), "privacy"),  # >= 1/|D_v|
 ])
 def test_bad_arguments_name_the_argument(kw, arg):
@@ -282,3 +283,16 @@ def test_on_digits_nominations_beats_uniform_in_every_repeat():
             nom = dpsumm.summarize(split.owners, split.validation, size, gamma=gamma, random_state=rep, progress=False)
             uni = dpsumm.summarize(split.owners, split.validation, size, method="uniform", gamma=gamma, random_state=rep)
             assert metrics.mmd2(nom.points, split.validation, gamma) < metrics.mmd2(uni.points, split.validation, gamma)
+
+
+def test_owner_greedy_default_is_stochastic_and_exact_is_available():
+    """The default owners' greedy is the stochastic one with the library's factor; "exact" switches it off."""
+    from dpsumm.protocols.nominations import STOCHASTIC_GREEDY_FACTOR
+
+    owners, validation = blobs(seed=12, K=3, n=60)
+    a = dpsumm.summarize(owners, validation, 10, random_state=3, choice="hashes", **KW)
+    assert a.extra["greedy_sample_factor"] == STOCHASTIC_GREEDY_FACTOR
+    b = dpsumm.summarize(owners, validation, 10, random_state=3, choice="hashes", owner_greedy="exact", **KW)
+    assert b.extra["greedy_sample_factor"] is None
+    assert a.privacy is not None and b.privacy is not None
+    assert len(a.index) == len(b.index) == 10

@@ -66,7 +66,14 @@ def nominate(
     candidates: int,
     sample_seed: int | None = None,
     block_rows: int = ...,
+    greedy_sample_factor: float | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.float64], int]: ...
+def kernel_greedy(
+    x: npt.NDArray[np.float32], kv: npt.NDArray[np.float64], ks: npt.NDArray[np.float64], q0: int, k: int, gamma: float
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def stochastic_greedy_select(
+    hashes: npt.NDArray[np.float32], target: npt.NDArray[np.float64], k: int, sample_size: int, seed: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 
 # --- privacy kernels: CSPRNG, samplers, quantizer, MWEM ---
 

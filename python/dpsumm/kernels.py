@@ -3,6 +3,7 @@ nominations protocol's greedy selection and streaming owner nomination."""
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BidIndex", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means",
-    "greedy_select", "nominate", "Nomination", "DEFAULT_CANDIDATE_FACTOR",
+    "greedy_select", "stochastic_greedy_select", "stochastic_sample_size", "nominate", "Nomination",
+    "DEFAULT_CANDIDATE_FACTOR",
 ]
 
 
@@ -341,6 +343,63 @@ def greedy_select(hashes: object, target: object, k: int, taken: object = None) 
     return _core.greedy_select(H, t, kk, mask)
 
 
+def stochastic_sample_size(n: int, k: int, factor: float) -> int:
+    """Rows a round of :func:`stochastic_greedy_select` evaluates in :func:`nominate`: ``ceil(n / min(k, n) *
+    factor)`` clipped to ``[1, n]`` (0 when ``n`` or ``k`` is 0). Mirzasoleiman et al. (2015) take
+    ``factor = ln(1 / eps)``."""
+    if n <= 0 or k <= 0:
+        return 0
+    return int(min(n, max(1, math.ceil(n / min(k, n) * factor))))
+
+
+def stochastic_greedy_select(hashes: object, target: object, k: int, sample_size: int,
+                             random_state: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Stochastic greedy (Mirzasoleiman et al. 2015, "Lazier than lazy greedy") toward ``target``.
+
+    The greedy of :func:`greedy_select`, except that each round evaluates only ``sample_size`` rows drawn
+    uniformly without replacement from the rows not yet chosen, and picks the best of them (ties to the
+    lowest index). The score after ``q`` picks is ``h(x) . target - h(x) . sum_S h / (q + 1)`` with
+    ``sum_S h`` the float64 sum of the chosen hashes: ``O(d)`` per evaluation, ``O(k * sample_size * d +
+    n * d)`` in all instead of ``O(k * n * d)``. The draws come from SplitMix64 keyed by ``random_state``
+    (public randomness, not a privacy mechanism; the exact stream is documented in rust/src/greedy.rs), so
+    the result is a deterministic function of the inputs, whatever the thread count. With
+    ``sample_size >= n`` it is the exact greedy (up to float64 rounding of the cross term).
+
+    Parameters
+    ----------
+    hashes : array-like of shape (n, d)
+        Hashed rows (converted to C-contiguous float32). Values must be finite.
+    target : array-like of shape (d,)
+        The vector to approach (float64).
+    k : int
+        Rows to pick (``>= 0``; at most ``n`` are returned).
+    sample_size : int
+        Rows evaluated per round (``>= 1``).
+    random_state : int, default=0
+        Seed of the draws, ``0 <= random_state < 2**64``.
+
+    Returns
+    -------
+    indices : ndarray of int64, shape (min(k, n),)
+    scores : ndarray of float64, shape (min(k, n),)
+    """
+    H = _real_matrix(hashes, "hashes")
+    if H.shape[1] == 0:
+        raise InvalidParameterError("`hashes` has no columns", "hashes")
+    H = np.ascontiguousarray(H, dtype=np.float32)
+    t = _f64_vector(target, H.shape[1], "target")
+    kk = _count(k, "k", 0)
+    s = _count(sample_size, "sample_size", 1)
+    seed = _seed(random_state)
+    return _core.stochastic_greedy_select(H, t, kk, s, seed)
+
+
+def _seed(random_state: object) -> int:
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or not 0 <= int(random_state) < 2**64:
+        raise InvalidParameterError(f"`random_state` must be an int in [0, 2**64), got {random_state!r}", "random_state")
+    return int(random_state)
+
+
 @dataclass(frozen=True)
 class Nomination:
     """An owner's nominees (the result of :func:`nominate`).
@@ -375,6 +434,7 @@ def nominate(
     sampling: Literal["weighted", "top"] = "weighted",
     random_state: int | None = None,
     block_rows: int = 256,
+    greedy_sample_factor: float | None = None,
 ) -> Nomination:
     """An owner's nominations: ``nominees`` of its rows, chosen from its data and ``g_tilde`` only.
 
@@ -421,6 +481,11 @@ def nominate(
         Seed (``0 <= seed < 2**64``) of the weighted sample; None draws one from the CSPRNG.
     block_rows : int, default=256
         Rows per block of the streaming pass (memory ``block_rows x d`` floats per thread).
+    greedy_sample_factor : float, optional
+        None (default): the exact greedy among the candidates, ``O(M C d)``. A float ``r > 0``: the
+        stochastic greedy (:func:`stochastic_greedy_select`), each round evaluating
+        ``stochastic_sample_size(C, M, r)`` (``~ (C / M) r``) random candidates, keyed by ``random_state``
+        (0 with ``sampling="top"`` and no seed): ``O(M (C/M) r d) = O(C r d)``.
 
     Returns
     -------
@@ -452,5 +517,8 @@ def nominate(
             if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or not 0 <= int(random_state) < 2**64:
                 raise InvalidParameterError(f"`random_state` must be None or an int in [0, 2**64), got {random_state!r}", "random_state")
             seed = int(random_state)
-    indices, hashes, target, n_candidates = _core.nominate(arr, hasher._projection, g, T, M, C, seed, B)
+    factor: float | None = None
+    if greedy_sample_factor is not None:
+        factor = positive_float(greedy_sample_factor, "greedy_sample_factor")
+    indices, hashes, target, n_candidates = _core.nominate(arr, hasher._projection, g, T, M, C, seed, B, factor)
     return Nomination(indices=indices, hashes=hashes, target=target, n_candidates=int(n_candidates))

@@ -224,6 +224,7 @@ class NominationRequest(Message):
     candidates: int  # rows each owner samples for its herding (>= nominees)
     reveal: str
     sample_seed: int  # public seed of the owner's candidate sample (not privacy noise)
+    greedy_sample_factor: float | None = None  # None: exact greedy among the candidates; r > 0: stochastic greedy
 
 
 @dataclass(frozen=True)

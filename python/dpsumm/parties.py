@@ -147,7 +147,8 @@ class OwnerParty:
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
         tokens, hashes = nominate_rows(self._data, hasher, np.asarray(m.target, dtype=np.float64),
                                        temperature=m.temperature, nominees=m.nominees,
-                                       candidates=m.candidates, sample_seed=m.sample_seed)
+                                       candidates=m.candidates, sample_seed=m.sample_seed,
+                                       greedy_sample_factor=m.greedy_sample_factor)
         self._nominated = {int(t) for t in tokens}
         self._sold = set()
         self._reveal = m.reveal

@@ -24,7 +24,7 @@ from .results import Access, Owner, SummaryResult
 from .privacy import Csprng, check_random_state
 from .transport import InProcessTransport, Transport
 from .protocols.baselines import central_greedy
-from .protocols.nominations import NominationsConfig, run_nominations
+from .protocols.nominations import STOCHASTIC_GREEDY_FACTOR, NominationsConfig, run_nominations
 from .types import METHODS, NON_PRIVATE_METHODS, PURCHASES, REVEALS, ArrayLike, Method, Purchase, RandomState, Reveal
 
 #: h1's default dimension for the nominations protocol and central greedy. No per-coordinate noise is added
@@ -91,7 +91,8 @@ def _seed_set(seed_set: object, count: int, n_features: int, feature_range: tupl
 def _nominations_config(privacy: accounting.Budget | None, *, size: int, owners: int, n_features: int,
                         hasher: RFFHasher, reveal: str, purchase: str, nominees: int | None,
                         candidates: int | None, temperature: float | None, release: str,
-                        validation_rows: int | None, choice: str | None = None) -> NominationsConfig:
+                        validation_rows: int | None, choice: str | None = None,
+                        owner_greedy: str = "stochastic") -> NominationsConfig:
     """Check the nominations parameters (before any noise is drawn) and resolve the defaults."""
     budget = privacy if privacy is not None else DEFAULT_VALIDATION_BUDGET
     assert budget.validation_epsilon is not None and budget.validation_delta is not None  # Budget requires them
@@ -115,6 +116,9 @@ def _nominations_config(privacy: accounting.Budget | None, *, size: int, owners:
     if choice == "kernel" and (purchase != "nominees" or reveal != "points"):
         raise InvalidParameterError("`choice='kernel'` scores raw rows: it needs purchase='nominees' and "
                                     "reveal='points'", "choice")
+    if owner_greedy not in ("stochastic", "exact"):
+        raise InvalidParameterError(f"`owner_greedy` must be 'stochastic' or 'exact', got {owner_greedy!r}", "owner_greedy")
+    factor = STOCHASTIC_GREEDY_FACTOR if owner_greedy == "stochastic" else None
     steps, step_eps, eta = 0, 0.0, 0.0
     if release == "mwem":
         steps, eta = int(math.floor(hasher.dim ** 1.5)), 1.0 / hasher.dim
@@ -122,7 +126,7 @@ def _nominations_config(privacy: accounting.Budget | None, *, size: int, owners:
     return NominationsConfig(n_features=n_features, dim=hasher.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
                              reveal=reveal, purchase=purchase, nominees=M, candidates=C, temperature=T,
                              release=release, choice=choice, epsilon=eps_v, delta=delta_v, mwem_steps=steps,
-                             mwem_step_epsilon=step_eps, eta=eta)
+                             mwem_step_epsilon=step_eps, eta=eta, greedy_sample_factor=factor)
 
 
 def _resolve_schedule(schedule: Any, privacy: Any, *, size: int, owners: int, dim: int,
@@ -182,6 +186,7 @@ def summarize(
     temperature: float | None = None,
     validation_release: Literal["gaussian", "mwem", "exact"] = "gaussian",
     choice: Literal["kernel", "hashes"] | None = None,
+    owner_greedy: Literal["stochastic", "exact"] = "stochastic",
     seed_set: ArrayLike | int | None = None,
     gamma: float | Literal["median"] = 0.1,
     dim: int | None = None,
@@ -242,6 +247,12 @@ def summarize(
         against ``D_v`` (``"kernel"``; needs the raw rows: the default with ``purchase="nominees"`` and
         ``reveal="points"``; the consumer then sends ``D_v`` to the trusted aggregator) or with their h1 hashes
         against ``mean h1(D_v)`` (``"hashes"``; the default otherwise).
+    owner_greedy : {"stochastic", "exact"}, default="stochastic"
+        Nominations only: how each owner's greedy picks its ``nominees`` among its ``candidates``.
+        ``"stochastic"``: each round evaluates ``ceil((C/M) * STOCHASTIC_GREEDY_FACTOR)`` random candidates
+        (Mirzasoleiman et al. 2015; seeded by the public per-owner sample seed), ``O(C d)`` per owner;
+        ``"exact"``: the exact greedy, ``O(M C d)`` per owner (8e9 operations per owner at size 1,000).
+        Measured quality: docs/perf_nominations.md.
     seed_set : array-like, int or None
         Paper methods only: public seed rows ``D_init``: an array, a count of rows to generate, or None for the
         schedule's count. Generated rows are uniform in the public box ``feature_range``. Removed from the
@@ -374,7 +385,7 @@ def summarize(
         config = _nominations_config(privacy, size=size, owners=K, n_features=n_features, hasher=hasher,
                                      reveal=reveal, purchase=purchase, nominees=nominees, candidates=candidates,
                                      temperature=temperature, release=validation_release,
-                                     validation_rows=val.shape[0], choice=choice)
+                                     validation_rows=val.shape[0], choice=choice, owner_greedy=owner_greedy)
         if transport is None:
             parties_n: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
             parties_n["consumer"] = ConsumerParty(val, rng_consumer)

@@ -244,6 +244,103 @@ pub(crate) fn greedy_unchecked(flat: &[f32], d: usize, target: &[f64], k: usize,
     Ok(sel)
 }
 
+/// Domain separation of the stochastic greedy's stream from the candidate sample's Gumbel variates.
+pub const STOCHASTIC_DOMAIN: u64 = 0x5354_4f43_4841_5354; // "STOCHAST"
+
+/// Rows a round of [`stochastic_greedy_select`] evaluates: `⌈(n/k)·r⌉`, at least 1 and at most `n`
+/// (Mirzasoleiman et al. 2015 use `r = ln(1/ε)`, for a `1 − 1/e − ε` guarantee on monotone submodular
+/// objectives).
+pub fn stochastic_sample_size(n: usize, k: usize, factor: f64) -> usize {
+    if n == 0 || k == 0 {
+        return 0;
+    }
+    let s = (n as f64 / k.min(n) as f64 * factor).ceil();
+    if s.is_nan() || s < 1.0 { 1 } else if s >= n as f64 { n } else { s as usize }
+}
+
+/// Stochastic greedy (Mirzasoleiman, Badanidiyuru, Karbasi, Vondrák & Krause 2015, "Lazier than lazy
+/// greedy"): the greedy of the module docs, except that round `r` evaluates only `sample` rows drawn
+/// uniformly without replacement from the rows still open, and picks the best of them.
+///
+/// The score of a sampled row `x` after `q` picks is `h(x)·t − h(x)·Σ_S h / (q+1)`, with `h(x)·t`
+/// computed once per row as in [`greedy_select`] and `Σ_S h` the f64 sum of the picked hashes in selection
+/// order ([`dot1`] for the second product): `O(d)` per evaluation, `O(k·sample·d + n·d)` in all instead of
+/// `O(k·n·d)`. The draw is a partial Fisher–Yates shuffle of the open list (initially `0..n` in order; a
+/// pick leaves it by `swap_remove` at its position), position `j` of round `r` swapped with
+/// `j + u mod (open − j)`, `u` the next SplitMix64 output of the stream `seed ^` [`STOCHASTIC_DOMAIN`]
+/// (counter from 0, one per draw). Ties go to the lowest row index. The result is a deterministic function
+/// of the hashes, the target, `k`, `sample` and `seed` (sequential: no thread-count dependence). With
+/// `sample ≥ n` every open row is evaluated each round: the exact greedy, up to the f64 rounding of the
+/// cross term. The randomness is public (not a privacy mechanism).
+pub fn stochastic_greedy_select(h: ArrayView2<'_, f32>, target: &[f64], k: usize, sample: usize, seed: u64) -> Result<Selection> {
+    let d = h.ncols();
+    if d == 0 {
+        return Err(Error::shape("hashes", "has no columns"));
+    }
+    if target.len() != d {
+        return Err(Error::shape("target", format!("has length {}, the hashes have {d} columns", target.len())));
+    }
+    if sample == 0 {
+        return Err(Error::value("sample_size", "must be at least 1"));
+    }
+    let flat = h.to_slice().ok_or_else(|| Error::shape("hashes", "must be C-contiguous (row-major)"))?;
+    check_finite_f64("target", target.iter().copied())?;
+    if !flat.par_chunks(CHUNK_ROWS * d.max(1)).all(|c| c.iter().all(|x| x.is_finite())) {
+        return Err(Error::NonFinite { name: "hashes" });
+    }
+    stochastic_unchecked(flat, d, target, k, sample, seed)
+}
+
+/// [`stochastic_greedy_select`] on a validated row-major slice.
+pub(crate) fn stochastic_unchecked(flat: &[f32], d: usize, target: &[f64], k: usize, sample: usize, seed: u64) -> Result<Selection> {
+    let n = flat.len() / d;
+    let k = k.min(n);
+    let mut sel = Selection::default();
+    sel.indices.try_reserve_exact(k).map_err(|_| Error::value("k", format!("{k} picks could not be allocated")))?;
+    sel.scores.try_reserve_exact(k).map_err(|_| Error::value("k", format!("{k} picks could not be allocated")))?;
+    if k == 0 {
+        return Ok(sel);
+    }
+    let mut base = try_filled("hashes", n, 0.0f64)?;
+    base.par_chunks_mut(CHUNK_ROWS).zip(flat.par_chunks(CHUNK_ROWS * d)).for_each(|(b, block)| row_dots_f64(block, target, b));
+    let mut open: Vec<usize> = Vec::new();
+    open.try_reserve_exact(n).map_err(|_| Error::value("hashes", format!("{n} row indices could not be allocated")))?;
+    open.extend(0..n);
+    let mut sum = try_filled("hashes", d, 0.0f64)?;
+    let stream = seed ^ STOCHASTIC_DOMAIN;
+    let mut counter = 0u64;
+    for r in 0..k {
+        let m = open.len();
+        let s = sample.min(m);
+        for j in 0..s {
+            let u = crate::nominate::splitmix64(stream, counter);
+            counter += 1;
+            let jj = j + (u % (m - j) as u64) as usize;
+            open.swap(j, jj);
+        }
+        let denom = (r + 1) as f64;
+        let mut best: Option<(f64, usize, usize)> = None; // (score, row, position in open)
+        for (pos, &i) in open[..s].iter().enumerate() {
+            let v = base[i] - dot1(&flat[i * d..(i + 1) * d], &sum) / denom;
+            let better_one = match best {
+                None => true,
+                Some((b, bi, _)) => v > b || (v == b && i < bi),
+            };
+            if better_one {
+                best = Some((v, i, pos));
+            }
+        }
+        let Some((v, i, pos)) = best else { break };
+        open.swap_remove(pos);
+        for (a, &x) in sum.iter_mut().zip(&flat[i * d..(i + 1) * d]) {
+            *a += x as f64;
+        }
+        sel.indices.push(i);
+        sel.scores.push(v);
+    }
+    Ok(sel)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -391,5 +488,53 @@ mod tests {
         assert_eq!(greedy_select(bad.view(), &t, 1, None).unwrap_err(), Error::NonFinite { name: "hashes" });
         let nocols = Array2::<f32>::zeros((3, 0));
         assert_eq!(greedy_select(nocols.view(), &[], 1, None).unwrap_err().argument(), Some("hashes"));
+    }
+    #[test]
+    fn stochastic_with_every_row_sampled_is_the_exact_greedy() {
+        for (n, d, k) in [(60usize, 7usize, 60usize), (900, 33, 40)] {
+            let (h, t) = random(n, d, 11 + n as u64);
+            let exact = greedy_select(h.view(), &t, k, None).unwrap();
+            let st = stochastic_greedy_select(h.view(), &t, k, n, 5).unwrap();
+            assert_eq!(st.indices, exact.indices);
+            for (a, b) in st.scores.iter().zip(&exact.scores) {
+                assert!((a - b).abs() < 1e-12, "{a} {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn stochastic_is_deterministic_and_seed_dependent() {
+        let (h, t) = random(2000, 40, 21);
+        let a = stochastic_greedy_select(h.view(), &t, 100, 30, 7).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let b = pool.install(|| stochastic_greedy_select(h.view(), &t, 100, 30, 7).unwrap());
+        assert_eq!(a, b);
+        let c = stochastic_greedy_select(h.view(), &t, 100, 30, 8).unwrap();
+        assert_ne!(a.indices, c.indices);
+        let mut seen = a.indices.clone();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 100);
+        // More picks than rows: every row once.
+        let (h2, t2) = random(12, 5, 3);
+        let all = stochastic_greedy_select(h2.view(), &t2, 40, 2, 1).unwrap();
+        let mut idx = all.indices.clone();
+        idx.sort();
+        assert_eq!(idx, (0..12).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn stochastic_sample_sizes_and_bad_input() {
+        assert_eq!(stochastic_sample_size(8000, 2000, 100f64.ln()), 19);
+        assert_eq!(stochastic_sample_size(10, 20, 3.0), 3);
+        assert_eq!(stochastic_sample_size(10, 5, 9.0), 10);
+        assert_eq!(stochastic_sample_size(10, 5, 0.0), 1);
+        assert_eq!(stochastic_sample_size(0, 5, 1.0), 0);
+        let (h, t) = random(10, 3, 1);
+        assert_eq!(stochastic_greedy_select(h.view(), &t, 1, 0, 0).unwrap_err().argument(), Some("sample_size"));
+        assert_eq!(stochastic_greedy_select(h.view(), &t[..2], 1, 2, 0).unwrap_err().argument(), Some("target"));
+        let mut bad = h.clone();
+        bad[[3, 1]] = f32::NAN;
+        assert_eq!(stochastic_greedy_select(bad.view(), &t, 1, 2, 0).unwrap_err(), Error::NonFinite { name: "hashes" });
     }
 }

@@ -39,7 +39,7 @@ use ndarray::{Array2, ArrayView2, s};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, check_finite_f64, check_positive, checked_size, try_filled};
-use crate::greedy::{Selection, block_dots_f64, greedy_unchecked};
+use crate::greedy::{Selection, block_dots_f64, greedy_unchecked, stochastic_sample_size, stochastic_unchecked};
 use crate::rff::{RffProjection, RowElement, rows_as_f32};
 use crate::simd::{dispatch_avx512_avx2, exp_neg_f64};
 
@@ -62,7 +62,7 @@ pub enum Candidates {
 
 /// SplitMix64's output for the stream position `seed + (i+1)·γ` (Steele, Lea & Flood 2014).
 #[inline(always)]
-fn splitmix64(seed: u64, i: u64) -> u64 {
+pub(crate) fn splitmix64(seed: u64, i: u64) -> u64 {
     let mut z = seed.wrapping_add((i.wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -73,6 +73,16 @@ fn splitmix64(seed: u64, i: u64) -> u64 {
 pub fn gumbel(seed: u64, i: u64) -> f64 {
     let u = ((splitmix64(seed, i) >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
     -libm::log(-libm::log(u))
+}
+
+/// How an owner's greedy picks its `M` nominees among its candidates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum OwnerGreedy {
+    /// The exact greedy ([`crate::greedy::greedy_select`]): `O(M·C·d)`.
+    Exact,
+    /// Stochastic greedy ([`crate::greedy::stochastic_greedy_select`]): each round evaluates
+    /// `⌈(C/M)·factor⌉` random open candidates, the stream keyed by `seed`: `O(M·(C/M)·factor·d)`.
+    Stochastic { factor: f64, seed: u64 },
 }
 
 /// Parameters of [`nominate`].
@@ -88,6 +98,8 @@ pub struct NominateParams {
     pub block_rows: usize,
     /// The candidate rule.
     pub rule: Candidates,
+    /// The greedy among the candidates.
+    pub greedy: OwnerGreedy,
 }
 
 /// An owner's nominees.
@@ -184,6 +196,11 @@ pub fn nominate<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, g: &[
     }
     if p.candidates < p.nominees {
         return Err(Error::value("candidates", format!("must be at least nominees = {}, got {}", p.nominees, p.candidates)));
+    }
+    if let OwnerGreedy::Stochastic { factor, .. } = p.greedy {
+        if !(factor.is_finite() && factor > 0.0) {
+            return Err(Error::value("greedy_sample_factor", format!("must be finite and > 0, got {factor}")));
+        }
     }
     if p.block_rows == 0 || p.block_rows > MAX_BLOCK_ROWS {
         return Err(Error::value("block_rows", format!("must be between 1 and {MAX_BLOCK_ROWS}, got {}", p.block_rows)));
@@ -285,7 +302,12 @@ pub fn nominate<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, g: &[
         Ok::<(), Error>(())
     })?;
 
-    let Selection { indices: picks, .. } = greedy_unchecked(&ch, d, &t, p.nominees, None)?;
+    let Selection { indices: picks, .. } = match p.greedy {
+        OwnerGreedy::Exact => greedy_unchecked(&ch, d, &t, p.nominees, None)?,
+        OwnerGreedy::Stochastic { factor, seed } => {
+            stochastic_unchecked(&ch, d, &t, p.nominees, stochastic_sample_size(nc, p.nominees, factor), seed)?
+        }
+    };
     let m = picks.len();
     let mut hashes = try_filled("nominees", checked_size("nominees", m, d)?, 0.0f32)?;
     for (k, &pos) in picks.iter().enumerate() {
@@ -314,7 +336,7 @@ mod tests {
     }
 
     fn params(t: f64, m: usize, c: usize, b: usize) -> NominateParams {
-        NominateParams { temperature: t, nominees: m, candidates: c, block_rows: b, rule: Candidates::TopScore }
+        NominateParams { temperature: t, nominees: m, candidates: c, block_rows: b, rule: Candidates::TopScore, greedy: OwnerGreedy::Exact }
     }
 
     fn weighted(t: f64, m: usize, c: usize, b: usize, seed: u64) -> NominateParams {
@@ -339,7 +361,11 @@ mod tests {
         let mut cand: Vec<usize> = order[..p.candidates.min(n)].to_vec();
         cand.sort();
         let ch = Array2::from_shape_fn((cand.len(), d), |(i, j)| h[[cand[i], j]]);
-        let sel = greedy_select(ch.view(), &t, p.nominees, None).unwrap();
+        let sel = match p.greedy {
+            OwnerGreedy::Exact => greedy_select(ch.view(), &t, p.nominees, None).unwrap(),
+            OwnerGreedy::Stochastic { factor, seed } => crate::greedy::stochastic_greedy_select(
+                ch.view(), &t, p.nominees, stochastic_sample_size(cand.len(), p.nominees, factor), seed).unwrap(),
+        };
         (sel.indices.iter().map(|&k| cand[k]).collect(), t, cand.len())
     }
 
@@ -353,7 +379,8 @@ mod tests {
             a
         });
         for p in [params(0.1, 20, 80, 256), params(0.01, 5, 5, 100), params(1.0, 30, 3000, 999), params(0.05, 10, 10_000, 7),
-                  weighted(0.1, 20, 80, 256, 3), weighted(0.02, 10, 40, 33, 4)] {
+                  weighted(0.1, 20, 80, 256, 3), weighted(0.02, 10, 40, 33, 4),
+                  NominateParams { greedy: OwnerGreedy::Stochastic { factor: 2.0, seed: 3 }, ..weighted(0.1, 20, 200, 256, 3) }] {
             let got = nominate(x.view(), &pr, &g, &p).unwrap();
             let (idx, t, nc) = reference(&h, &g, &p);
             assert_eq!(got.indices, idx, "{p:?}");
@@ -462,6 +489,10 @@ mod tests {
         assert_eq!(arg(x.view(), &g, params(0.1, 0, 4, 256)), Some("nominees"));
         assert_eq!(arg(x.view(), &g, params(0.1, 5, 4, 256)), Some("candidates"));
         assert_eq!(arg(x.view(), &g, params(0.1, 2, 4, 0)), Some("block_rows"));
+        for f in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let p = NominateParams { greedy: OwnerGreedy::Stochastic { factor: f, seed: 0 }, ..ok };
+            assert_eq!(arg(x.view(), &g, p), Some("greedy_sample_factor"));
+        }
         let mut bad = x.clone();
         bad[[7, 1]] = f32::NAN;
         assert_eq!(nominate(bad.view(), &pr, &g, &ok).unwrap_err(), Error::NonFinite { name: "X" });

@@ -19,6 +19,7 @@ key                         default   meaning
 ``nominees``                -1        nominations: rows per owner (-1: 2 * size)
 ``candidates``              -1        nominations: rows each owner samples for its herding (-1: 4 * nominees)
 ``temperature``             0.0       nominations: the owners' tilt (0: from the release's noise)
+``owner-greedy``            stochastic nominations: the owners' greedy, ``stochastic`` or ``exact``
 ``validation-release``      gaussian  nominations: ``gaussian`` or ``mwem``
 ``hash-seed``               0         public h1 seed (int >= 0 or a str)
 ``reveal``                  points    ``points`` or ``hashes``
@@ -72,6 +73,7 @@ RUN_CONFIG_DEFAULTS: dict[str, Any] = {
     "purchase": "nominees",
     "nominees": -1,
     "candidates": -1,
+    "owner-greedy": "stochastic",
     "temperature": 0.0,
     "validation-release": "gaussian",
     "gamma": 0.1,
@@ -140,6 +142,7 @@ class FlowerRunConfig:
     purchase: str
     nominees: int | None
     candidates: int | None
+    owner_greedy: str
     temperature: float | None
     validation_release: str
     gamma: float | str
@@ -211,6 +214,7 @@ class FlowerRunConfig:
             purchase=_choice(cfg, "purchase", ("nominees", "winners")),
             nominees=None if _int(cfg, "nominees", lo=-1) in (-1, 0) else _int(cfg, "nominees", lo=1),
             candidates=None if _int(cfg, "candidates", lo=-1) in (-1, 0) else _int(cfg, "candidates", lo=1),
+            owner_greedy=_choice(cfg, "owner-greedy", ("stochastic", "exact")),
             temperature=_float(cfg, "temperature", lo=0.0) or None,
             validation_release=_choice(cfg, "validation-release", ("gaussian", "mwem")),
             gamma="median" if cfg["gamma"] == "median" else _float(cfg, "gamma", positive=True),

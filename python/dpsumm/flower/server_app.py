@@ -193,7 +193,7 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
                                          hasher=hasher0, reveal=cfg.reveal, purchase=cfg.purchase,
                                          nominees=cfg.nominees, candidates=cfg.candidates,
                                          temperature=cfg.temperature, release=cfg.validation_release,
-                                         validation_rows=None)
+                                         validation_rows=None, owner_greedy=cfg.owner_greedy)
     owner_nodes, (consumer_name, consumer_node), ignored = discover(grid, cfg.owners, wait=cfg.node_wait,
                                                                    poll_interval=cfg.poll_interval)
     t_discovered = time.perf_counter()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _core
 from ..hashing import RFFHasher
 from ..kernels import greedy_select, kernel_row_means
 from ..privacy import Csprng
@@ -52,23 +53,12 @@ def exact_greedy(datas: list[np.ndarray], validation: np.ndarray, seed: np.ndarr
     index_of = np.concatenate([np.arange(len(d)) for d in datas])
     kv = kernel_row_means(X, validation, gamma)
     ks_sum = np.zeros(len(X)) if len(seed) == 0 else kernel_row_means(X, seed, gamma) * len(seed)
-    taken = np.zeros(len(X), dtype=bool)
-    picks, values = [], []
-    q = len(seed)
-    # k(X, x_i) for the row just added: one float32 matrix-vector product per round against norms computed
-    # once (kernel_row_means would re-read and re-validate all of X each round).
-    sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
-    for _ in range(size):
-        mean_s = ks_sum / q if q > 0 else np.zeros(len(X))
-        score = kv - (q / (q + 1.0)) * mean_s
-        score[taken] = -np.inf
-        i = int(np.argmax(score))
-        taken[i] = True
-        picks.append((int(owner_of[i]), int(index_of[i])))
-        values.append(float(score[i]))
-        d2 = sq + sq[i] - 2.0 * (X @ X[i]).astype(np.float64)
-        ks_sum += np.exp(-gamma * np.maximum(d2, 0.0))
-        q += 1
+    # One fused Rust pass per round (rust/src/kernel_greedy.rs): the numpy loop it replaces cost 11 ms per
+    # round at 200,000 pooled rows (benches/bench_scale_e2e.py).
+    idx, vals = _core.kernel_greedy(np.ascontiguousarray(X, dtype=np.float32), np.ascontiguousarray(kv, dtype=np.float64),
+                                    np.ascontiguousarray(ks_sum, dtype=np.float64), len(seed), size, float(gamma))
+    picks = [(int(owner_of[i]), int(index_of[i])) for i in idx]
+    values = [float(v) for v in vals]
     return picks, values
 
 

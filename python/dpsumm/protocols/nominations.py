@@ -37,13 +37,17 @@ from ..transport import PartyUnavailable, Transport
 from .baselines import exact_greedy
 
 __all__ = ["NominationsConfig", "NominationsAggregator", "nominate_rows", "temperature_for", "run_nominations",
-           "TEMPERATURE_PER_SIGMA", "TEMPERATURE_FLOOR"]
+           "TEMPERATURE_PER_SIGMA", "TEMPERATURE_FLOOR", "STOCHASTIC_GREEDY_FACTOR"]
 
 #: The tilt's temperature in units of the noise in an owner's relevance score ``h1(x).g~`` (whose standard
 #: deviation is ``sigma ||h1(x)|| ~ sigma``), measured on MNIST (docs/experiments/nominations-temperature).
 TEMPERATURE_PER_SIGMA = 5.0
 #: The temperature when the release has (almost) no noise, measured likewise.
 TEMPERATURE_FLOOR = 0.2
+#: ``owner_greedy="stochastic"``: each round of an owner's greedy evaluates ``ceil((C/M) * factor)`` random
+#: candidates (Mirzasoleiman et al. 2015, factor = ln(1/eps)); measured on MNIST in
+#: benches/nominate_stochastic_mnist.py (docs/perf_nominations.md).
+STOCHASTIC_GREEDY_FACTOR = 8.0
 
 
 def temperature_for(sigma: float) -> float:
@@ -60,12 +64,14 @@ def temperature_for(sigma: float) -> float:
 
 
 def nominate_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, *, temperature: float, nominees: int,
-                  candidates: int, sample_seed: int) -> tuple[np.ndarray, np.ndarray]:
+                  candidates: int, sample_seed: int, greedy_sample_factor: float | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """An owner's nominees: the tilted herding of :func:`dpsumm.kernels.nominate` (docs/design.md §2.2).
 
     One streaming pass scores every row ``s(x) = h1(x).g~``, builds the tilted target ``t = sum w(x) h1(x)``,
     ``w ~ exp(s/T)``, and samples ``candidates`` rows with probability ``~ w`` (Gumbel-top-C, seeded by the
-    public ``sample_seed``: not privacy noise); the greedy then picks ``nominees`` of them toward ``t``. An
+    public ``sample_seed``: not privacy noise); the greedy then picks ``nominees`` of them toward ``t`` (exact, or
+    with ``greedy_sample_factor = r`` the stochastic greedy, ``ceil((C/M) r)`` random candidates per round). An
     owner with at most ``nominees`` rows nominates them all. Returns ``(tokens int64 (M,), hashes float32
     (M, dim))``, ``M = min(nominees, n_rows)``.
     """
@@ -73,7 +79,7 @@ def nominate_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, *, temp
     if nominees >= n:
         return np.arange(n, dtype=np.int64), np.ascontiguousarray(hasher.transform(X), dtype=np.float32)
     nom = nominate(X, hasher, g_tilde, temperature=temperature, nominees=nominees, candidates=max(candidates, nominees),
-                   random_state=sample_seed)
+                   random_state=sample_seed, greedy_sample_factor=greedy_sample_factor)
     return np.asarray(nom.indices, dtype=np.int64), np.ascontiguousarray(nom.hashes, dtype=np.float32)
 
 
@@ -92,6 +98,7 @@ class NominationsConfig:
     temperature: float | None  # None: temperature_for(sigma of the release)
     release: str  # "gaussian", "mwem" or "exact"
     choice: str = "hashes"  # the aggregator's greedy: on the pooled "hashes", or on the exact "kernel" (raw rows)
+    greedy_sample_factor: float | None = None  # owners' greedy: None exact, r > 0 stochastic (ceil((C/M) r) per round)
     epsilon: float = 0.0  # the release's (epsilon_v, delta_v); 0 for "exact"
     delta: float = 0.0
     mwem_steps: int = 0  # "mwem": steps and per-step epsilon, on the grid eta
@@ -184,7 +191,8 @@ class NominationsAggregator:
         msgs = {o: NominationRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
                                      target=np.asarray(g_tilde, dtype=np.float64), nominees=c.nominees,
                                      temperature=float(temperature), candidates=int(c.candidates), reveal=c.reveal,
-                                     sample_seed=int(seeds.integers(2**63)))
+                                     sample_seed=int(seeds.integers(2**63)),
+                                     greedy_sample_factor=c.greedy_sample_factor)
                 for o in self.owners}
         self.exchanges += 1
         replies = self.transport.request_many(msgs)
@@ -323,17 +331,18 @@ class NominationsAggregator:
                 winners: list[tuple[str, int, int]] = []
                 values = np.zeros(0)
                 break
-            pool_h = np.concatenate([nominated[o][1] for o in owners])
             pool_owner = np.concatenate([np.full(len(nominated[o][0]), k) for k, o in enumerate(owners)])
             pool_pos = np.concatenate([np.arange(len(nominated[o][0])) for o in owners])
             if c.choice == "kernel":
                 assert self.validation is not None
                 kpicks, kvalues = exact_greedy([np.asarray(rows[o]) for o in owners], self.validation,
-                                               np.zeros((0, c.n_features), np.float32), min(size, len(pool_h)), c.gamma)
+                                               np.zeros((0, c.n_features), np.float32), min(size, len(pool_owner)), c.gamma)
                 offsets = np.cumsum([0] + [len(nominated[o][0]) for o in owners])
                 picks = np.array([offsets[k] + i for k, i in kpicks], dtype=np.int64)
                 values = np.asarray(kvalues)
             else:
+                # The pooled hashes are needed only here (K*M*d float32: 0.4 GB at K*M = 200,000, d = 500).
+                pool_h = np.concatenate([nominated[o][1] for o in owners])
                 picks, values = greedy_select(pool_h, exact, min(size, len(pool_h)))
             winners = [(owners[pool_owner[i]], int(pool_pos[i]), int(i)) for i in picks]
             if c.purchase != "winners":
@@ -417,7 +426,7 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     for k, v in zip(owner_idx, out["values"]):
         contribution[k] += v
     extra = dict(extra or {})
-    extra.update(choice=config.choice, temperature=agg.temperature, sigma=agg.sigma, nominees=config.nominees,
+    extra.update(choice=config.choice, greedy_sample_factor=config.greedy_sample_factor, temperature=agg.temperature, sigma=agg.sigma, nominees=config.nominees,
                  candidates=config.candidates, release=config.release, purchase=config.purchase,
                  timings=dict(agg.timings), exchanges=agg.exchanges)
     access = Access(int(sum(agg.accessed.values())), dict(agg.accessed), hashes=int(sum(agg.hashes_seen.values())),

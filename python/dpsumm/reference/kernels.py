@@ -3,6 +3,7 @@ owner's nomination."""
 
 from __future__ import annotations
 
+import math
 from typing import cast
 
 import numpy as np
@@ -104,8 +105,63 @@ def gumbel(seed: int, n: int) -> np.ndarray:
     return np.asarray(-np.log(-np.log(u)), dtype=np.float64)
 
 
+_MASK64 = (1 << 64) - 1
+STOCHASTIC_DOMAIN = 0x5354_4F43_4841_5354
+
+
+def splitmix64(seed: int, i: int) -> int:
+    """SplitMix64's output at stream position ``seed + (i+1) * 0x9E3779B97F4A7C15`` (Python ints, mod 2^64)."""
+    z = (seed + (i + 1) * 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def stochastic_sample_size(n: int, k: int, factor: float) -> int:
+    """``ceil(n / min(k, n) * factor)`` clipped to ``[1, n]`` (0 when ``n`` or ``k`` is 0)."""
+    if n <= 0 or k <= 0:
+        return 0
+    return int(min(n, max(1, math.ceil(n / min(k, n) * factor))))
+
+
+def stochastic_greedy_select(hashes: np.ndarray, target: np.ndarray, k: int, sample_size: int,
+                             seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Stochastic greedy: each round a partial Fisher-Yates shuffle draws ``sample_size`` rows of the open
+    list (``0..n`` initially, a pick leaves by swap-remove), position ``j`` swapped with ``j + u mod (open -
+    j)``, ``u`` the next ``splitmix64(seed ^ STOCHASTIC_DOMAIN, counter)``; the best of them by ``h.t -
+    h.sum_S / (q+1)`` (lowest index on ties) is picked."""
+    H = np.asarray(hashes, dtype=np.float64)
+    n = H.shape[0]
+    base = H @ np.asarray(target, dtype=np.float64)
+    total = np.zeros(H.shape[1])
+    open_ = list(range(n))
+    stream = (seed ^ STOCHASTIC_DOMAIN) & _MASK64
+    counter = 0
+    indices: list[int] = []
+    scores: list[float] = []
+    for r in range(min(k, n)):
+        m = len(open_)
+        s = min(sample_size, m)
+        for j in range(s):
+            u = splitmix64(stream, counter)
+            counter += 1
+            jj = j + u % (m - j)
+            open_[j], open_[jj] = open_[jj], open_[j]
+        sample = np.array(open_[:s])
+        v = base[sample] - (H[sample] @ total) / (r + 1)
+        best = max(range(s), key=lambda q: (v[q], -sample[q]))
+        i = int(sample[best])
+        open_[best] = open_[-1]
+        open_.pop()
+        total += H[i]
+        indices.append(i)
+        scores.append(float(v[best]))
+    return np.array(indices, dtype=np.int64), np.array(scores, dtype=np.float64)
+
+
 def nominate(hashes: np.ndarray, g_tilde: np.ndarray, temperature: float, nominees: int,
-             candidates: int, sample_seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+             candidates: int, sample_seed: int | None = None,
+             greedy_sample_factor: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """An owner's nomination from its full hash matrix (the Rust kernel streams the raw rows instead).
 
     Scores ``s = H g``, weights ``exp((s - max s) / T)``, target ``t = w H / sum w``, the ``candidates``
@@ -121,6 +177,11 @@ def nominate(hashes: np.ndarray, g_tilde: np.ndarray, temperature: float, nomine
     key = s if sample_seed is None else s / temperature + gumbel(sample_seed, n)
     order = np.lexsort((np.arange(n), -key))
     cand = np.sort(order[: min(candidates, n)])
-    picks, _ = greedy_select(hashes[cand], t, nominees)
+    if greedy_sample_factor is None:
+        picks, _ = greedy_select(hashes[cand], t, nominees)
+    else:
+        picks, _ = stochastic_greedy_select(hashes[cand], t, nominees,
+                                            stochastic_sample_size(len(cand), nominees, greedy_sample_factor),
+                                            0 if sample_seed is None else sample_seed)
     idx = cand[picks].astype(np.int64)
     return idx, np.asarray(hashes)[idx], t, len(cand)

@@ -8,7 +8,7 @@ use super::hashing::PyRffProjection;
 use super::{FloatArray2, detach, extract_f32_2d, raise};
 use crate::greedy;
 use crate::nominate as kernel;
-use crate::nominate::{Candidates, NominateParams};
+use crate::nominate::{Candidates, NominateParams, OwnerGreedy};
 
 fn f64_vector<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray1<'py, f64>> {
     obj.extract::<PyReadonlyArray1<'py, f64>>()
@@ -60,13 +60,62 @@ fn greedy_select<'py>(
     Ok((indices_i64(py, &sel.indices)?.into_pyarray(py), sel.scores.into_pyarray(py)))
 }
 
+/// Stochastic greedy selection (`crate::greedy::stochastic_greedy_select`): `sample_size` random open rows
+/// per round, the stream keyed by `seed`: `(indices int64, scores float64)` in selection order.
+#[pyfunction]
+#[pyo3(signature = (hashes, target, k, sample_size, seed))]
+fn stochastic_greedy_select<'py>(
+    py: Python<'py>,
+    hashes: &Bound<'py, PyAny>,
+    target: &Bound<'py, PyAny>,
+    k: i64,
+    sample_size: i64,
+    seed: u64,
+) -> PyResult<SelectionTuple<'py>> {
+    let h = extract_f32_2d(py, hashes, "hashes")?;
+    let t = f64_vector(py, target, "target")?;
+    let k = count(py, k, "k", 0)?;
+    let s = count(py, sample_size, "sample_size", 1)?;
+    let ts = t.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`target` must be contiguous".into(), Some("target")))?;
+    let hv = h.as_array();
+    let sel = detach(py, || greedy::stochastic_greedy_select(hv, ts, k, s, seed))?;
+    Ok((indices_i64(py, &sel.indices)?.into_pyarray(py), sel.scores.into_pyarray(py)))
+}
+
+/// The exact-kernel greedy (`crate::kernel_greedy`) over C-contiguous float32 rows `x`, with the rows'
+/// validation kernel means `kv` and seed kernel sums `ks` (q0 seed rows): `(indices int64, scores float64)`.
+#[pyfunction]
+#[pyo3(signature = (x, kv, ks, q0, k, gamma))]
+fn kernel_greedy<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    kv: &Bound<'py, PyAny>,
+    ks: &Bound<'py, PyAny>,
+    q0: i64,
+    k: i64,
+    gamma: f64,
+) -> PyResult<SelectionTuple<'py>> {
+    let xa = extract_f32_2d(py, x, "X")?;
+    let kva = f64_vector(py, kv, "kv")?;
+    let ksa = f64_vector(py, ks, "ks")?;
+    let q0 = count(py, q0, "q0", 0)?;
+    let k = count(py, k, "k", 0)?;
+    let kvs = kva.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`kv` must be contiguous".into(), Some("kv")))?;
+    let kss = ksa.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`ks` must be contiguous".into(), Some("ks")))?;
+    let xv = xa.as_array();
+    let sel = detach(py, || crate::kernel_greedy::kernel_greedy(xv, kvs, kss, q0, k, gamma))?;
+    Ok((indices_i64(py, &sel.indices)?.into_pyarray(py), sel.scores.into_pyarray(py)))
+}
+
 type NominationTuple<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<f64>>, usize);
 
 /// An owner's nomination over its raw rows `x` (float32 or float64, any strides; never copied whole).
 /// `sample_seed`: weighted candidate sampling with this seed; None: the top-score candidates.
+/// `greedy_sample_factor`: None: the exact greedy among the candidates; a float `r > 0`: the stochastic
+/// greedy evaluating `⌈(C/M)·r⌉` random candidates per round, keyed by `sample_seed` (0 if None).
 /// `(indices int64, hashes float32 (M, d), target float64 (d,), n_candidates)`.
 #[pyfunction]
-#[pyo3(signature = (x, projection, g_tilde, temperature, nominees, candidates, sample_seed=None, block_rows=kernel::DEFAULT_BLOCK_ROWS as i64))]
+#[pyo3(signature = (x, projection, g_tilde, temperature, nominees, candidates, sample_seed=None, block_rows=kernel::DEFAULT_BLOCK_ROWS as i64, greedy_sample_factor=None))]
 #[allow(clippy::too_many_arguments)]
 fn nominate<'py>(
     py: Python<'py>,
@@ -78,6 +127,7 @@ fn nominate<'py>(
     candidates: i64,
     sample_seed: Option<u64>,
     block_rows: i64,
+    greedy_sample_factor: Option<f64>,
 ) -> PyResult<NominationTuple<'py>> {
     let g = f64_vector(py, g_tilde, "g_tilde")?;
     let gs = g.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`g_tilde` must be contiguous".into(), Some("g_tilde")))?;
@@ -89,6 +139,10 @@ fn nominate<'py>(
         rule: match sample_seed {
             Some(seed) => Candidates::Weighted { seed },
             None => Candidates::TopScore,
+        },
+        greedy: match greedy_sample_factor {
+            Some(factor) => OwnerGreedy::Stochastic { factor, seed: sample_seed.unwrap_or(0) },
+            None => OwnerGreedy::Exact,
         },
     };
     let p = &projection.inner;
@@ -108,5 +162,7 @@ fn nominate<'py>(
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(greedy_select, m)?)?;
     m.add_function(wrap_pyfunction!(nominate, m)?)?;
+    m.add_function(wrap_pyfunction!(stochastic_greedy_select, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_greedy, m)?)?;
     Ok(())
 }
