@@ -169,7 +169,13 @@ def test_cli_account_json_matches_the_api(capsys):
     assert set(out) >= {"owners", "validation"}
     for key in ("basic", "advanced", "kov", "tight"):
         assert out["validation"][key] == pytest.approx(want["validation"][key])
-        assert out["owners"][key] is None and want["owners"][key] == math.inf  # not certified (auction)
+        # the default auction asks every owner every round (certified): the owners' total is the h2 releases'
+        assert out["owners"][key] == pytest.approx(want["owners"][key]) and math.isfinite(want["owners"][key])
+    code = cli_main(["account", "--schedule", "paper", "--size", "500", "--owners", "5", "--delta", "1e-4",
+                     "--validation-delta", "0.01", "--epsilon-auction", "0.01", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert all(out["owners"][key] is None for key in ("basic", "advanced", "kov", "tight"))  # the paper's auction
+    assert acc.paper_schedule(500, 5, epsilon_auction="theorem6").epsilon_auction > 0
 
 
 def test_cli_user_error_exits_2(capsys):

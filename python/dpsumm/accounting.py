@@ -1255,7 +1255,7 @@ def paper_schedule(
     dim: int = 140,
     *,
     seed_set_size: int = 150,
-    epsilon_auction: float | None = None,
+    epsilon_auction: float | Literal["theorem6"] = 0.0,
     tau: int | None = None,
 ) -> Schedule:
     """Section 4's parameters ("Experimental Evaluation").
@@ -1264,10 +1264,10 @@ def paper_schedule(
     once), ε = 0.05 per step in epoch 1 (seed set only: public, free), ε_l = 0.01 / sqrt(p T_subs)
     for l > 1, |D_init| ≈ 150, η = 1/d (Theorem 2: η ≤ 1/d; Section 4 does not say).
 
-    Section 4 does not give ε_auc or τ; by default they are Theorem 6's,
-    ``ε_auc = ε/(3 sqrt(2 ln(1/δ))) K^(-1/3)`` and ``τ = ceil(K^(2/3))``, evaluated at the
-    summary's reported (ε, δ) = (0.043, 1e-4). Pass ``epsilon_auction=0.0`` for the certified
-    "ask everyone" auction (see :class:`AuctionEvent`).
+    Section 4 does not give ε_auc or τ. The default ``epsilon_auction=0.0`` asks every owner every round,
+    the only certified auction (see :class:`AuctionEvent`); ``epsilon_auction="theorem6"`` (explicitly)
+    gives Theorem 6's ``ε_auc = ε/(3 sqrt(2 ln(1/δ))) K^(-1/3)`` at the summary's reported
+    (ε, δ) = (0.043, 1e-4), the paper's PrivAuction, which is NOT certified. ``τ = ceil(K^(2/3))``.
     """
     p = _size(size)
     k = positive_int(owners, "owners")
@@ -1275,8 +1275,13 @@ def paper_schedule(
     t_init = int(math.floor(d**1.5))
     t_subs = 5
     later = 0.01 / math.sqrt(p * t_subs)
-    eps_auc, tau_ = _theorem6_auction(0.043, 1e-4, k)
-    if epsilon_auction is not None:
+    theorem6_eps, tau_ = _theorem6_auction(0.043, 1e-4, k)
+    if isinstance(epsilon_auction, str):
+        if epsilon_auction != "theorem6":
+            raise InvalidParameterError(
+                f"`epsilon_auction` must be a number >= 0 or 'theorem6', got {epsilon_auction!r}", "epsilon_auction")
+        eps_auc = theorem6_eps
+    else:
         eps_auc = _nonneg_float(epsilon_auction, "epsilon_auction")
     if tau is not None:
         tau_ = positive_int(tau, "tau")

@@ -104,7 +104,8 @@ def _add_account(sub: Any) -> None:
     p.add_argument("--epsilon", type=float, default=None,
                    help="target epsilon for --schedule theorem2")
     p.add_argument("--epsilon-auction", type=float, default=None,
-                   help="override eps_auc (0 = ask every owner every round, the only certified setting)")
+                   help="PrivAuction's eps_auc (default 0 = ask every owner every round, the only certified "
+                        "setting; > 0 runs the paper's uncertified auction)")
     p.add_argument("--budget", type=float, default=None, metavar="EPS",
                    help="owners' epsilon budget: calibrate a schedule (needs --validation-budget)")
     p.add_argument("--validation-budget", type=float, default=None, metavar="EPS",
@@ -133,7 +134,8 @@ def _run_account(args: argparse.Namespace) -> int:
     else:
         if args.epsilon is not None:
             raise _UsageError("--epsilon applies to --schedule theorem2 only")
-        schedule = acc.paper_schedule(args.size, args.owners, args.dim, epsilon_auction=args.epsilon_auction)
+        schedule = acc.paper_schedule(args.size, args.owners, args.dim,
+                                      epsilon_auction=0.0 if args.epsilon_auction is None else args.epsilon_auction)
 
     ledger = acc.schedule_ledger(schedule)
     totals = ledger.totals(args.delta, args.validation_delta)
