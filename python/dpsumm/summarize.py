@@ -252,7 +252,7 @@ def summarize(
         ``"stochastic"``: each round evaluates ``ceil((C/M) * STOCHASTIC_GREEDY_FACTOR)`` random candidates
         (Mirzasoleiman et al. 2015; seeded by the public per-owner sample seed), ``O(C d)`` per owner;
         ``"exact"``: the exact greedy, ``O(M C d)`` per owner (8e9 operations per owner at size 1,000).
-        Measured quality: docs/perf_nominations.md.
+        Measured quality: README.md, "Performance of the nominations protocol".
     seed_set : array-like, int or None
         Paper methods only: public seed rows ``D_init``: an array, a count of rows to generate, or None for the
         schedule's count. Generated rows are uniform in the public box ``feature_range``. Removed from the

@@ -46,7 +46,7 @@ TEMPERATURE_PER_SIGMA = 5.0
 TEMPERATURE_FLOOR = 0.2
 #: ``owner_greedy="stochastic"``: each round of an owner's greedy evaluates ``ceil((C/M) * factor)`` random
 #: candidates (Mirzasoleiman et al. 2015, factor = ln(1/eps)); measured on MNIST in
-#: benches/nominate_stochastic_mnist.py (docs/perf_nominations.md).
+#: benches/nominate_stochastic_mnist.py (README.md, "Performance of the nominations protocol").
 STOCHASTIC_GREEDY_FACTOR = 8.0
 
 
