@@ -563,3 +563,53 @@ def plot_parsimony(records: Sequence[Record], path: str | Path, *, title: str = 
     out = Path(path)
     fig.savefig(out)
     return out
+
+
+def plot_sweep(records: Sequence[Record], field: str, parameter: str, values: Mapping[str, float], path: str | Path, *,
+               ylabel: str, title: str = "", baselines: Sequence[str] = ("central-greedy", "uniform"),
+               logy: bool = False) -> Path:
+    """``field`` (mean ± std over repeats) against a swept parameter, one line per summary size.
+
+    ``values`` maps each variant label (e.g. ``"eps_v=0.5"``) to its x position (``math.inf`` is drawn at the right
+    end and labelled ∞); ``baselines`` are drawn as dashed horizontal lines per size. Builds a ``Figure`` directly.
+    """
+    from matplotlib.figure import Figure
+
+    stats = _stats(records, field)
+    finite = [v for v in values.values() if math.isfinite(v)]
+    inf_x = max(finite) * 2.0 if finite else 1.0
+    fig = Figure(figsize=(6.4, 4.0), dpi=120)
+    ax = fig.add_subplot()
+    sizes = sorted({r.size for r in records})
+    for i, size in enumerate(sizes):
+        colour = _VARIANT_COLOURS[i % len(_VARIANT_COLOURS)]
+        pts = sorted((inf_x if math.isinf(x) else x, stats[(f"nominations {v}", size)])
+                     for v, x in values.items() if (f"nominations {v}", size) in stats)
+        if pts:
+            ax.errorbar([x for x, _ in pts], [m for _, (m, _, _) in pts], yerr=[s for _, (_, s, _) in pts], marker="o",
+                        capsize=3, color=colour, label=f"nominations, p = {size}")
+        for b, style in zip(baselines, ("--", ":")):
+            if (b, size) in stats:
+                ax.axhline(stats[(b, size)][0], color=colour, ls=style, lw=0.9,
+                           label=f"{b}, p = {size}" if i == 0 or len(sizes) <= 3 else None)
+    ax.set_xscale("log")
+    ticks = sorted({inf_x if math.isinf(x) else x for x in values.values()})
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(["∞" if t == inf_x and any(math.isinf(x) for x in values.values()) else f"{t:g}" for t in ticks])
+    from matplotlib.ticker import NullFormatter, NullLocator
+
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    if logy:
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    n = sorted({k for (_, _, k) in stats.values()})
+    ax.set_xlabel(parameter)
+    ax.set_ylabel(f"{ylabel}\n(mean ± std over {'/'.join(map(str, n))} repeats)", fontsize=9)
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out)
+    return out
