@@ -495,7 +495,7 @@ mod tests {
         }
         let mut bad = x.clone();
         bad[[7, 1]] = f32::NAN;
-        assert_eq!(nominate(bad.view(), &pr, &g, &ok).unwrap_err(), Error::NonFinite { name: "X" });
+        assert_eq!(nominate(bad.view(), &pr, &g, &ok).unwrap_err().argument(), Some("X"));
         // Huge C is capped at n: no allocation of C entries.
         assert_eq!(nominate(x.view(), &pr, &g, &params(0.1, 2, usize::MAX, 256)).unwrap().n_candidates, 10);
     }
