@@ -387,9 +387,7 @@ def summarize(
                                      temperature=temperature, release=validation_release,
                                      validation_rows=val.shape[0], choice=choice, owner_greedy=owner_greedy)
         if transport is None:
-            parties_n: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
-            parties_n["consumer"] = ConsumerParty(val, rng_consumer)
-            transport = InProcessTransport(parties_n)
+            transport = _in_process(names, datas, labels, val, rng_consumer)
         result = run_nominations(transport, names, "consumer", config, rng_aggregator, hasher=hasher, size=size, seeded=seeded,
                                  started=t0, with_labels=labels[0] is not None)
         _log.info("nominations: temperature %.4g, sigma %.4g, %d nominees per owner, choice on %s; timings %s",
@@ -430,9 +428,7 @@ def summarize(
     paper_config = make_config(sched, n_features=n_features, dim=dim, gamma=hasher.gamma, hash_seed=hasher.seed, reveal=reveal,
                          private=method == "paper")
     if transport is None:
-        parties: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
-        parties["consumer"] = ConsumerParty(val, rng_consumer)
-        transport = InProcessTransport(parties)
+        transport = _in_process(names, datas, labels, val, rng_consumer)
 
     result = run_protocol(transport, names, "consumer", paper_config, seed, rng_aggregator, hasher=hasher, method=method,
                           schedule=sched, size=size, progress=progress, started=t0,
@@ -443,6 +439,14 @@ def summarize(
         if privacy is not None:  # a Budget: report at its deltas by default
             result.privacy.set_deltas(**privacy.ledger_deltas())
     return _finish(result, seeded)
+
+
+def _in_process(names: list[str], datas: list[np.ndarray], labels: list[np.ndarray | None], validation: np.ndarray,
+                rng_consumer: Csprng) -> InProcessTransport:
+    """Every party as an object in this process: one owner per name, and the consumer."""
+    parties: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
+    parties["consumer"] = ConsumerParty(validation, rng_consumer)
+    return InProcessTransport(parties)
 
 
 def _finish(result: SummaryResult, seeded: bool) -> SummaryResult:
