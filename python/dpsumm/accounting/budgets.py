@@ -97,6 +97,7 @@ class BudgetAccountant:
 
     Examples
     --------
+    >>> from dpsumm.accounting import calibrate_gaussian
     >>> acct = BudgetAccountant(validation_epsilon=1.6, validation_delta=1e-6)
     >>> cal = calibrate_gaussian(1.0, 1e-6, sensitivity=0.01, dim=64)
     >>> run = Ledger()

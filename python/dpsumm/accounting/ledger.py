@@ -85,6 +85,7 @@ class Ledger:
 
     Examples
     --------
+    >>> from dpsumm.accounting import mwem_step_events
     >>> led = Ledger()
     >>> for e in mwem_step_events(0.01, 1656):
     ...     _ = led.record("validation", e, label="h2(D_v)")
