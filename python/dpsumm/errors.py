@@ -9,6 +9,8 @@ __all__ = [
     "ProtocolError",
     "EntropyError",
     "NotFittedError",
+    "LedgerFormatError",
+    "DataFileError",
 ]
 
 
@@ -46,3 +48,33 @@ class EntropyError(DpsummError, OSError):
 
 class NotFittedError(DpsummError, ValueError, AttributeError):
     """An estimator was used before ``fit`` (scikit-learn's convention: a ValueError and AttributeError)."""
+
+
+class LedgerFormatError(InvalidParameterError):
+    """A ledger's dict form (``Ledger.from_dict``) does not follow the versioned schema ``Ledger.to_dict`` writes.
+
+    Raised for a wrong type (string booleans included), an unknown or missing key, an unsupported version,
+    or figures that contradict the entries (totals, costs, flags, notes). ``where`` is the path of the
+    offending value, e.g. ``"entries[3].event.public"``; ``argument`` is ``"data"``.
+    """
+
+    where: str = ""
+
+    def __init__(self, message: str, where: str = "", argument: str = "data") -> None:
+        super().__init__(f"`{argument}` is not a ledger written by Ledger.to_dict(): "
+                         f"{where + ': ' if where else ''}{message}", argument)
+        self.where = where
+
+
+class DataFileError(InvalidParameterError):
+    """A data file cannot be read as the rows it should hold (missing, unreadable, too large, malformed, or
+    with an index, header or label column that cannot be told apart from the features).
+
+    ``path`` is the file; ``argument`` the API argument (or CLI flag) that named it.
+    """
+
+    path: str = ""
+
+    def __init__(self, message: str, path: object = "", argument: str | None = None) -> None:
+        super().__init__(message, argument)
+        self.path = str(path)

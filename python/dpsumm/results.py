@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .hashing import RFFHasher
+
+if TYPE_CHECKING:
+    from .accounting import Certification
 
 __all__ = ["Owner", "Access", "SummaryResult"]
 
@@ -123,18 +126,28 @@ class SummaryResult:
     @property
     def private(self) -> bool:
         """Whether the summary is a differentially private release (a private method, OS entropy)."""
-        return self.privacy is not None and not self.seeded
+        return self.certification().private
 
     def __len__(self) -> int:
         return int(self.owner.shape[0])
 
+    def certification(self) -> Certification:
+        """Whether this result is private and certified (:func:`dpsumm.accounting.certification` of its ledger)."""
+        from .accounting import certification
+
+        return certification(self.privacy, seeded=bool(self.seeded))
+
     def privacy_status(self) -> str:
-        """``"not private"``, ``"seeded: NOT private"``, ``"private, certified"`` or ``"private, NOT certified"``."""
-        if self.privacy is None:
-            return "not private"
-        if self.seeded:
-            return "seeded: NOT private"
-        return "private, certified" if _certified(self.privacy) else "private, NOT certified"
+        """``"not private"``, ``"seeded: NOT private"``, ``"private, certified"`` or ``"private, NOT certified"``
+        (``self.certification().status``)."""
+        return self.certification().status
+
+    def privacy_text(self, delta_owners: float | None = None, delta_validation: float | None = None) -> str:
+        """The privacy table, what each party's ε is relative to, what the aggregator saw, and the verdict
+        (:func:`dpsumm.accounting.privacy_text`; default δ's: the run's, else ``accounting.DEFAULT_DELTA``)."""
+        from .accounting import privacy_text
+
+        return privacy_text(self, delta_owners, delta_validation)
 
     def __repr__(self) -> str:
         excluded = [e["owner"] for e in self.events if e.get("event") == "excluded"]
@@ -144,12 +157,3 @@ class SummaryResult:
             f"accessed={self.accessed.total}{ex}, {self.privacy_status()})"
         )
 
-
-def _certified(ledger: Any) -> bool:
-    """False when the ledger holds a release no finite ε covers (the paper's auction with eps_auc > 0)."""
-    from .accounting import AuctionEvent
-
-    entries = getattr(ledger, "entries", None)
-    if entries is None:  # a ledger's dict form (dpsumm.flower.load_result)
-        return not any("not differentially private" in n for n in ledger.get("notes", []))
-    return not any(isinstance(e.event, AuctionEvent) and not e.event.certified_free for e in entries)

@@ -74,7 +74,7 @@ from .calibration import _calibrate_mwem_steps as _calibrate_mwem_steps
 from .calibration import _gaussian_noise_multiplier as _gaussian_noise_multiplier
 from .composition import ACCOUNTANTS, advanced, basic, compose, kov, tight, tight_details
 from .events import AuctionEvent, Event, ExponentialEvent, GaussianEvent, LaplaceEvent, mwem_step_events
-from .ledger import Ledger, LedgerEntry
+from .ledger import DEFAULT_DELTA, LEDGER_SCHEMA_VERSION, Certification, Ledger, LedgerEntry, certification, privacy_text
 from .ledger import _format_table as _format_table
 from .schedules import (
     MAX_SEED_SET_SIZE,
@@ -93,11 +93,14 @@ __all__ = [
     "AuctionEvent",
     "Budget",
     "BudgetAccountant",
+    "Certification",
+    "DEFAULT_DELTA",
     "Event",
     "ExponentialEvent",
     "GaussianCalibration",
     "GaussianEvent",
     "LaplaceEvent",
+    "LEDGER_SCHEMA_VERSION",
     "Ledger",
     "LedgerEntry",
     "Schedule",
@@ -107,10 +110,12 @@ __all__ = [
     "calibrate",
     "calibrate_mwem_steps",
     "calibrate_gaussian",
+    "certification",
     "compose",
     "kov",
     "mwem_step_events",
     "paper_schedule",
+    "privacy_text",
     "schedule_events",
     "schedule_ledger",
     "theorem2_schedule",

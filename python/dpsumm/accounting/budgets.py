@@ -12,7 +12,7 @@ from ..errors import InvalidParameterError, PrivacyBudgetError
 from ._checks import PARTIES, Party, _delta, _party, _set
 from .events import Event, _check_events, _private
 from .composition import tight
-from .ledger import Ledger
+from .ledger import Ledger, certification
 
 
 @dataclass(frozen=True)
@@ -192,6 +192,8 @@ class BudgetAccountant:
         PrivacyBudgetError
             A party would exceed its ε, or would spend privately without a budget.
         """
+        if isinstance(planned, Ledger):
+            self._refuse_uncertified(planned)
         plan = self._planned(planned)
         out: dict[str, float] = {}
         for p in PARTIES:
@@ -214,8 +216,27 @@ class BudgetAccountant:
             out[p] = eps
         return out
 
+    @staticmethod
+    def _refuse_uncertified(ledger: Ledger) -> None:
+        """A seeded run, or one with a party whose ε is not certified, has no finite ε to book: refuse it
+        (booking it at its recorded events alone would count the uncertified messages at ε = 0)."""
+        cert = certification(ledger)
+        if cert.certified:
+            return
+        err = PrivacyBudgetError(
+            f"the run cannot be booked against a privacy budget: it is {cert.status} ("
+            + "; ".join(cert.reasons) + "); its epsilon is not finite"
+        )
+        err.argument = "planned"
+        raise err
+
     def spend(self, ledger: Ledger) -> None:
-        """Check ``ledger`` against the remaining budget, then record it as spent."""
+        """Check ``ledger`` against the remaining budget, then record it as spent.
+
+        A seeded run, or one whose owners or validation set are not certified (the nominations protocol's
+        ``purchase="winners"``, the paper's PrivAuction with ε_auc > 0), is refused with
+        :class:`PrivacyBudgetError`: no finite ε covers it.
+        """
         if not isinstance(ledger, Ledger):
             raise InvalidParameterError("`ledger` must be a dpsumm.Ledger", "ledger")
         self.check(ledger)

@@ -264,10 +264,10 @@ class GaussianEvent:
         _set(self, "noise_multiplier", positive_float(self.noise_multiplier, "noise_multiplier"))
         _set(self, "neighbour", _neighbour(self.neighbour))
         _set(self, "count", positive_int(self.count, "count"))
-        _set(self, "discrete", bool(self.discrete))
+        _set(self, "discrete", _flag(self.discrete, "discrete"))
         if not isinstance(self.releases, str):
             raise InvalidParameterError("`releases` must be a str", "releases")
-        _set(self, "public", bool(self.public))
+        _set(self, "public", _flag(self.public, "public"))
 
     @property
     def mechanisms(self) -> int:

@@ -7,12 +7,15 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..errors import InvalidParameterError
-from ._checks import AccountantName, PARTIES, Party, _delta, _party
+from ._checks import AccountantName, PARTIES, Party, _delta, _flag, _party
 from .events import AuctionEvent, Event, ExponentialEvent, GaussianEvent, LaplaceEvent, _EVENT_TYPES, _private
 from .composition import ACCOUNTANTS, _accountant_name
+
+if TYPE_CHECKING:
+    from ..results import Access
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,19 @@ def _json_number(x: float) -> float | None:
     return None if math.isinf(x) else x
 
 
-_DEFAULT_DELTAS = {"owners": 1e-4, "validation": 0.01}
+#: The δ a ledger is read at when neither the caller nor the run's budget gives one (both parties; the API,
+#: the CLI and the reports share it). A budget's δ, when the run had one, takes precedence.
+DEFAULT_DELTA = 1e-6
+_DEFAULT_DELTAS = {"owners": DEFAULT_DELTA, "validation": DEFAULT_DELTA}
+
+#: Version of the dict form :meth:`Ledger.to_dict` writes and :meth:`Ledger.from_dict` reads.
+LEDGER_SCHEMA_VERSION = 1
+
+#: The four statuses of :func:`certification`, in the words every surface prints.
+NOT_PRIVATE: Final = "not private"
+SEEDED: Final = "seeded: NOT private"
+CERTIFIED: Final = "private, certified"
+NOT_CERTIFIED: Final = "private, NOT certified"
 
 
 _SEEDED_WARNING = "seeded run: NOT private (the noise is reproducible from the seed)"
@@ -54,16 +69,6 @@ _EVENT_KINDS: dict[str, type] = {
     "AuctionEvent": AuctionEvent,
     "GaussianEvent": GaussianEvent,
 }
-
-
-def _event_from_dict(d: dict[str, Any]) -> Event:
-    if not isinstance(d, dict) or d.get("kind") not in _EVENT_KINDS:
-        raise InvalidParameterError(f"unknown event record {d!r}", "data")
-    fields = {k: v for k, v in d.items() if k != "kind"}
-    try:
-        return _EVENT_KINDS[d["kind"]](**fields)  # type: ignore[no-any-return]
-    except TypeError as exc:
-        raise InvalidParameterError(f"bad {d['kind']} record: {exc}", "data") from exc
 
 
 class Ledger:
@@ -81,7 +86,7 @@ class Ledger:
         figures say. ``table()``, ``to_dict()`` and ``repr`` say so first.
     deltas : dict or None, default None
         ``{"owners": δ, "validation": δ}`` the run was calibrated to (set from a :class:`Budget`);
-        ``table()`` and ``to_dict()`` report at these δ's by default (else 1e-4 and 0.01).
+        ``table()`` and ``to_dict()`` report at these δ's by default (else :data:`DEFAULT_DELTA`).
 
     Examples
     --------
@@ -98,7 +103,7 @@ class Ledger:
     def __init__(self, *, seeded: bool = False, deltas: dict[str, float | None] | None = None) -> None:
         self._entries: list[LedgerEntry] = []
         self._uncertified: list[dict[str, str]] = []
-        self.seeded: bool = bool(seeded)
+        self.seeded: bool = _flag(seeded, "seeded")
         self.deltas: dict[str, float | None] | None = None
         if deltas is not None:
             self.set_deltas(**deltas)
@@ -240,7 +245,9 @@ class Ledger:
             evs = _private(self.events(party))  # type: ignore[arg-type]
             cert = "certified" if self.certified(party) else "NOT certified"  # type: ignore[arg-type]
             if not evs:
-                notes.append(f"{party}: no private releases recorded: eps = 0 ({cert}).")
+                notes.append(f"{party}: no private releases recorded: eps = 0 ({cert})." if cert == "certified" else
+                             f"{party}: no private releases recorded, but a message outside the guarantee: "
+                             f"eps = inf ({cert}).")
                 continue
             rels = ", ".join(self.neighbours(party))  # type: ignore[arg-type]
             what = "one row of D_v (|D_v| public)" if party == "validation" else "one row of the summary D_s (its size public)"
@@ -267,18 +274,31 @@ class Ledger:
             notes.append("owners: every owner asked every round (eps_auc = 0): the requests cost nothing.")
         return notes
 
+    def certification(self) -> Certification:
+        """Whether this run is private and certified: :func:`certification` of this ledger."""
+        return certification(self)
+
+    def parties(self) -> list[str]:
+        """One line per party: its neighbour relation, what its ε bounds and against whom."""
+        return [_party_line(self, p) for p in PARTIES]
+
     def to_dict(
         self, delta_owners: float | None = None, delta_validation: float | None = None
     ) -> dict[str, Any]:
-        """A JSON-ready summary for ``result.privacy``: entries, notes, totals at the δ's (default:
-        the ledger's), per-party certification and the seeded flag.
+        """The ledger's dict form, version :data:`LEDGER_SCHEMA_VERSION` (JSON-ready; ``result.privacy`` in files).
 
-        Infinite ε (no certified guarantee, or the pure-ε cost of a Gaussian record) appears as
-        ``None``. :meth:`from_dict` rebuilds the ledger from this dict.
+        Keys: ``version``; ``seeded``, ``private`` (and ``warning`` when seeded); ``entries`` (party, label,
+        round, event with its ``kind``, basic cost); ``uncertified`` (messages outside the DP guarantee);
+        ``calibrated_deltas``; ``delta`` (the δ's the totals are read at: the arguments, else the run's,
+        else :data:`DEFAULT_DELTA`); ``totals`` and ``owners_excluding_auction`` (ε per accountant);
+        ``certified`` (per party); ``certification`` (:func:`certification`); ``notes``. Infinite ε (no
+        certified guarantee, or the pure-ε cost of a Gaussian record) appears as ``None``.
+        :meth:`from_dict` reads exactly this form back and refuses anything else.
         """
-        d_own = self._default_delta("owners") if delta_owners is None else delta_owners
-        d_val = self._default_delta("validation") if delta_validation is None else delta_validation
-        out: dict[str, Any] = {}
+        d_own = self._default_delta("owners") if delta_owners is None else _delta(delta_owners, "delta_owners")
+        d_val = (self._default_delta("validation") if delta_validation is None
+                 else _delta(delta_validation, "delta_validation"))
+        out: dict[str, Any] = {"version": LEDGER_SCHEMA_VERSION}
         if self.seeded:
             out["warning"] = _SEEDED_WARNING
         out["seeded"] = self.seeded
@@ -287,6 +307,7 @@ class Ledger:
         out["uncertified"] = self.uncertified
         out["notes"] = self.notes()
         out["certified"] = {p: self.certified(p) for p in PARTIES}  # type: ignore[arg-type]
+        out["certification"] = self.certification().to_dict()
         out["calibrated_deltas"] = None if self.deltas is None else dict(self.deltas)
         tot = self.totals(d_own, d_val)
         out["delta"] = {"owners": d_own, "validation": d_val}
@@ -297,21 +318,24 @@ class Ledger:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Ledger:
-        """The ledger :meth:`to_dict` described (entries, seeded flag, calibrated δ's)."""
-        if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-            raise InvalidParameterError("`data` must be a dict from Ledger.to_dict()", "data")
-        deltas = data.get("calibrated_deltas")
-        led = cls(seeded=bool(data.get("seeded", False)), deltas=deltas if isinstance(deltas, dict) else None)
-        for rec in data["entries"]:
-            if not isinstance(rec, dict):
-                raise InvalidParameterError("`data['entries']` must hold dicts", "data")
-            led.record(rec["party"], _event_from_dict(rec["event"]), label=rec["label"], round=rec.get("round"))
-        for u in data.get("uncertified") or []:
-            led.record_uncertified(u["party"], label=u["label"], reason=u["reason"])
-        return led
+        """The ledger a :meth:`to_dict` dict describes, validated strictly.
+
+        Every key, type and figure is checked against the schema of version :data:`LEDGER_SCHEMA_VERSION`:
+        unknown or missing keys, a wrong type (a string ``"false"`` is not a bool), an unsupported version,
+        and totals, costs, flags or notes that differ from what the entries give are refused.
+
+        Raises
+        ------
+        dpsumm.errors.LedgerFormatError
+            The dict is not one :meth:`to_dict` writes; ``where`` names the offending value.
+        """
+        from ._schema import ledger_from_dict
+
+        return ledger_from_dict(cls, data)
 
     def table(self, delta_owners: float | None = None, delta_validation: float | None = None) -> str:
-        """A plain-text table of ε per party and accountant (default δ's: the ledger's)."""
+        """A plain-text table of ε per party and accountant (default δ's: the run's budget's, else
+        :data:`DEFAULT_DELTA`), then what each party's ε is relative to, and the notes."""
         d_own = self._default_delta("owners") if delta_owners is None else delta_owners
         d_val = self._default_delta("validation") if delta_validation is None else delta_validation
         tot = self.totals(d_own, d_val)
@@ -323,10 +347,23 @@ class Ledger:
         ]
         if h2 == tot["owners"]:
             rows.pop(1)
-        text = _format_table(rows, self.notes())
+        text = _format_table(rows, self.parties() + self.notes())
+        text = f"privacy: {self.certification().status}\n" + text
         if self.seeded:
             text = f"*** {_SEEDED_WARNING} ***\n" + text
         return text
+
+    def report(self, accessed: Access | None = None, delta_owners: float | None = None,
+               delta_validation: float | None = None) -> str:
+        """:meth:`table`, then what the trusted aggregator saw (``result.accessed``), and the verdict.
+
+        The text the CLI prints after a run (``dpsumm summarize``, ``dpsumm flower --run``).
+        """
+        lines = [self.table(delta_owners, delta_validation)]
+        if accessed is not None:
+            lines.append(aggregator_line(accessed))
+        lines.append(verdict_line(self.certification()))
+        return "\n".join(lines)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Ledger):
@@ -341,11 +378,187 @@ class Ledger:
 
     def __repr__(self) -> str:
         counts = {p: sum(1 for e in self._entries if e.party == p) for p in PARTIES}
-        flag = ", seeded run: NOT private" if self.seeded else ""
         return (
             f"Ledger(entries={len(self._entries)}, owners={counts['owners']}, "
-            f"validation={counts['validation']}{flag})"
+            f"validation={counts['validation']}, {self.certification().status})"
         )
+
+
+# ----------------------------------------------------------------------------------------------
+# certification: the one decision every surface prints
+# ----------------------------------------------------------------------------------------------
+
+CertificationStatus = Literal["not private", "seeded: NOT private", "private, certified", "private, NOT certified"]
+
+
+@dataclass(frozen=True)
+class Certification:
+    """Whether a run's result is a differentially private release and whether every party is certified.
+
+    Built by :func:`certification` from the run's ledger alone; every surface (the result's repr and
+    ``privacy_status()``, the ledger's table and dict form, the CLI's report.json, Flower's saved results,
+    :class:`~dpsumm.accounting.BudgetAccountant`) prints or checks this object.
+
+    Attributes
+    ----------
+    status : str
+        ``"not private"`` (no ledger: a non-private method or the exact validation release),
+        ``"seeded: NOT private"``, ``"private, certified"`` or ``"private, NOT certified"``.
+    private : bool
+        A ledger exists and the noise came from OS entropy (not seeded).
+    certified : bool
+        ``private`` and every party has a finite, certified ε.
+    seeded : bool
+    parties : tuple of (str, bool)
+        Per party, whether its ε is certified (empty without a ledger).
+    reasons : tuple of str
+        Why the result is not private or not certified (empty when certified).
+    """
+
+    status: CertificationStatus
+    private: bool
+    certified: bool
+    seeded: bool
+    parties: tuple[tuple[str, bool], ...]
+    reasons: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return self.status
+
+    def party(self, name: str) -> bool:
+        """Whether ``name``'s ε is certified (False without a ledger)."""
+        return dict(self.parties).get(_party(name), False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``{"status", "private", "certified", "seeded", "parties": {party: bool}, "reasons"}``."""
+        return {"status": self.status, "private": self.private, "certified": self.certified, "seeded": self.seeded,
+                "parties": dict(self.parties), "reasons": list(self.reasons)}
+
+
+_NO_LEDGER_REASON = ("no privacy ledger: the method releases data without differential privacy (a non-private "
+                     "method, or the nominations protocol's validation_release='exact')")
+
+
+def certification(ledger: Ledger | dict[str, Any] | None, *, seeded: bool = False) -> Certification:
+    """Whether the result a ``ledger`` belongs to is private and certified: the one decision every surface uses.
+
+    Parameters
+    ----------
+    ledger : Ledger, its dict form (:meth:`Ledger.to_dict`) or None
+        The run's ``result.privacy``. None (no ledger) means the run was not private. A dict is read with
+        the strict :meth:`Ledger.from_dict` first.
+    seeded : bool, default False
+        The run was seeded even if its ledger does not say so (``result.seeded``); a ledger marked seeded
+        is seeded whatever this says.
+
+    Returns
+    -------
+    Certification
+        ``private`` only for a ledger from OS entropy; ``certified`` only when, in addition, no party saw a
+        message outside the guarantee (the nominations protocol's ``purchase="winners"`` request) or an
+        uncertified mechanism (the paper's PrivAuction with ε_auc > 0, e.g. Theorem 6's auction).
+
+    Examples
+    --------
+    >>> certification(None).status
+    'not private'
+    >>> led = Ledger()
+    >>> led.record_uncertified("owners", label="winners", reason="depends on the others' data")
+    >>> certification(led).status, certification(led).party("validation")
+    ('private, NOT certified', True)
+    """
+    seeded = _flag(seeded, "seeded")
+    if isinstance(ledger, dict):
+        ledger = Ledger.from_dict(ledger)
+    if ledger is None:
+        return Certification(NOT_PRIVATE, False, False, bool(seeded), (), (_NO_LEDGER_REASON,))
+    if not isinstance(ledger, Ledger):
+        raise InvalidParameterError(
+            f"`ledger` must be a dpsumm.Ledger, its dict form or None, got {type(ledger).__name__}", "ledger")
+    parties = tuple((p, ledger.certified(p)) for p in PARTIES)  # type: ignore[arg-type]
+    reasons: list[str] = []
+    is_seeded = bool(seeded) or ledger.seeded
+    if is_seeded:
+        reasons.append(_SEEDED_WARNING)
+    for p, ok in parties:
+        if ok:
+            continue
+        why = [f"{u['label']}: {u['reason']}" for u in ledger.uncertified if u["party"] == p]
+        if any(isinstance(e, AuctionEvent) and not e.certified_free for e in ledger.events(p)):  # type: ignore[arg-type]
+            why.append("the paper's PrivAuction with eps_auc > 0 is not differentially private as specified "
+                       "(see dpsumm.accounting.AuctionEvent)")
+        reasons.append(f"{p}: no finite epsilon is certified ({'; '.join(why)})")
+    certified = not is_seeded and all(ok for _, ok in parties)
+    if is_seeded:
+        status: CertificationStatus = SEEDED
+    else:
+        status = CERTIFIED if certified else NOT_CERTIFIED
+    return Certification(status, not is_seeded, certified, is_seeded, parties, tuple(reasons))
+
+
+def verdict_line(cert: Certification) -> str:
+    """The one-line verdict the CLI prints under a run's privacy table."""
+    if cert.certified:
+        return "certified: yes, for every party."
+    if cert.status == NOT_PRIVATE:
+        return "certified: NO (not private: no party's privacy is protected or certified)."
+    if cert.seeded:
+        return "certified: NO (seeded run: reproducible and NOT private)."
+    bad = [p for p, ok in cert.parties if not ok]
+    return f"certified: NO ({', '.join(bad)}: no finite epsilon is certified; see the notes)."
+
+
+def aggregator_line(accessed: Access) -> str:
+    """What the trusted aggregator saw, from ``result.accessed`` (its parsimony)."""
+    per = ", ".join(f"{k} {v}" for k, v in accessed.per_owner.items())
+    parts = [f"aggregator saw: {accessed.total} raw owner rows" + (f" ({per})" if per else "")]
+    if accessed.hashes:
+        parts.append(f"{accessed.hashes} h1 hashes of nominated rows")
+    parts.append(f"|D_v| = {accessed.validation_rows}")
+    if accessed.validation_raw_rows:
+        parts.append(f"{accessed.validation_raw_rows} raw validation rows (the exact mean and D_v itself)")
+    return "; ".join(parts) + ". The aggregator is trusted: no epsilon covers what it sees."
+
+
+def privacy_text(result: Any, delta_owners: float | None = None, delta_validation: float | None = None) -> str:
+    """Everything a user should read about a result's privacy, in the words every surface uses.
+
+    ``result`` is a :class:`~dpsumm.SummaryResult` (its ``privacy``, ``accessed`` and ``seeded``). For a
+    private run: :meth:`Ledger.report` at the given δ's (default: the run's, else :data:`DEFAULT_DELTA`).
+    """
+    led: Ledger | None = Ledger.from_dict(result.privacy) if isinstance(result.privacy, dict) else result.privacy
+    cert = certification(led, seeded=bool(getattr(result, "seeded", False)))
+    if led is None:
+        lines = [f"privacy: {cert.status} (method {getattr(result, 'method', '?')!r})"]
+        accessed = getattr(result, "accessed", None)
+        if accessed is not None:
+            lines.append(aggregator_line(accessed))
+        lines.append(verdict_line(cert))
+        return "\n".join(lines)
+    if cert.seeded and not led.seeded:
+        led = Ledger.from_dict(led.to_dict())
+        led.mark_seeded()
+    return led.report(getattr(result, "accessed", None), delta_owners, delta_validation)
+
+
+def _party_line(ledger: Ledger, party: str) -> str:
+    """What ``party``'s ε is relative to, against whom, and at which δ."""
+    d = ledger._default_delta(party)
+    src = ("the run's budget" if ledger.deltas is not None and ledger.deltas.get(party) is not None
+           else "dpsumm.accounting.DEFAULT_DELTA")
+    evs = _private(ledger.events(party))  # type: ignore[arg-type]
+    rels = ", ".join(ledger.neighbours(party)) or "replace-one"  # type: ignore[arg-type]
+    if party == "validation":
+        return (f"validation: {rels} of one row of the consumer's D_v (|D_v| public); eps bounds what the owners "
+                f"(and anyone they tell) learn about that row from the releases of D_v; read at delta {d:g} "
+                f"({src}).")
+    if not evs:
+        return (f"owners: eps bounds what an owner's view (every message it receives) reveals about one row of "
+                f"another owner's data or of D_v; no release computed from them reaches an owner (eps = 0) unless "
+                f"a message is outside the guarantee (see below); read at delta {d:g} ({src}).")
+    return (f"owners: {rels} of one row of the summary D_s (its size public in every epoch); eps bounds what "
+            f"each owner learns from the releases computed from D_s (the other owners' rows in it); read at "
+            f"delta {d:g} ({src}).")
 
 
 def _fmt(x: float) -> str:

@@ -24,6 +24,7 @@ import dataclasses
 import json
 import os
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from flwr.serverapp import Grid, ServerApp
 from .. import accounting
 from .._validation import seed_value
 from ..datasets import load_array
-from ..errors import InvalidParameterError, ProtocolError
+from ..errors import DataFileError, DpsummError, InvalidParameterError, ProtocolError
 from ..hashing import RFFHasher
 from ..protocols.nominations import run_nominations
 from ..preprocessing import median_gamma
@@ -280,6 +281,7 @@ def save_result(result: SummaryResult, path: str | Path) -> Path:
         "hasher": {"n_features": result.hasher.n_features, "dim": result.hasher.dim, "gamma": result.hasher.gamma,
                    "seed": result.hasher.seed},
         "privacy": None if result.privacy is None else result.privacy.to_dict(),
+        "certification": result.certification().to_dict(),
         "schedule": None if result.schedule is None else result.schedule.to_dict(),
         "extra": result.extra,
     }
@@ -304,15 +306,27 @@ def load_result(path: str | Path) -> SummaryResult:
     ``privacy`` is the ledger's dict form (``Ledger.to_dict(1e-4, 0.01)``) and ``schedule`` the schedule's
     dict form; everything else has the types :func:`dpsumm.summarize` returns.
     """
-    with np.load(Path(path), allow_pickle=False) as z:
+    try:
+        return _load_result(Path(path))
+    except DpsummError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, zipfile.BadZipFile) as exc:
+        raise DataFileError(f"{path}: not a result written by dpsumm.flower.save_result ({type(exc).__name__}: "
+                            f"{exc}); write it again with save_result", path, "path") from exc
+
+
+def _load_result(path: Path) -> SummaryResult:
+    with np.load(path, allow_pickle=False) as z:
         report = json.loads(str(z["report"]))
+        if not isinstance(report.get("seeded"), bool):
+            raise DataFileError(f"{path}: 'seeded' must be true or false, got {report.get('seeded')!r}", path, "path")
         h = report["hasher"]
         trace = []
         for r in report["trace"]:
             if r.get("winner") is not None:
                 r["winner"] = tuple(r["winner"])
             trace.append(RoundRecord(**r))
-        return SummaryResult(
+        result = SummaryResult(
             points=z["points"] if "points" in z else None,
             hashes=z["hashes"], labels=z["labels"] if "labels" in z else None,
             owner=z["owner"], index=z["index"], owner_names=list(report["owner_names"]),
@@ -320,5 +334,10 @@ def load_result(path: str | Path) -> SummaryResult:
             contribution=z["contribution"], privacy=None if report["privacy"] is None else accounting.Ledger.from_dict(report["privacy"]), trace=trace, events=report["events"],
             hasher=RFFHasher(int(h["n_features"]), dim=int(h["dim"]), gamma=float(h["gamma"]), seed=h["seed"]),
             method=report["method"], schedule=report["schedule"], seconds=float(report["seconds"]),
-            extra=report["extra"], seeded=bool(report.get("seeded", False)),
+            extra=report["extra"], seeded=report["seeded"],
         )
+    stored = report.get("certification")
+    if stored is not None and stored != result.certification().to_dict():
+        raise DataFileError(f"{path}: the stored certification {stored.get('status')!r} contradicts the ledger's "
+                            f"{result.privacy_status()!r}; the file was altered", path, "path")
+    return result
