@@ -119,8 +119,14 @@ def test_calibrate_spends_the_budget_and_no_more():
 
 
 def test_impossible_budget_is_refused():
-    with pytest.raises(dpsumm.PrivacyBudgetError):
-        acc.calibrate(dpsumm.Budget(epsilon=1e-12, delta=1e-6, validation_epsilon=1.0, validation_delta=1e-6), 100, 5)
+    # below MIN_TARGET_EPSILON: refused when the budget is made, naming the argument
+    with pytest.raises(dpsumm.InvalidParameterError) as err:
+        dpsumm.Budget(epsilon=1e-12, delta=1e-6, validation_epsilon=1.0, validation_delta=1e-6)
+    assert err.value.argument == "epsilon"
+    # in range but unreachable by the schedule: refused by the calibration, naming the argument
+    with pytest.raises(dpsumm.PrivacyBudgetError) as err2:
+        acc.calibrate(dpsumm.Budget(epsilon=1e-6, delta=1e-6, validation_epsilon=1.0, validation_delta=1e-6), 2000, 5)
+    assert err2.value.argument == "epsilon"
 
 
 def test_summarize_with_a_budget_stays_within_it():

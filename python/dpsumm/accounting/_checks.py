@@ -92,3 +92,58 @@ def _nonneg_float(value: object, name: str) -> float:
 
 def _set(obj: object, name: str, value: object) -> None:
     object.__setattr__(obj, name, value)
+
+
+#: Largest ε of one mechanism (an event) or of a target (a budget): e^100 between neighbours is no privacy,
+#: and the numerical accountants need time and memory that grow with ε.
+MAX_EPSILON = 100.0
+#: Smallest target ε a budget or a calibration takes (below it no release carries signal, and the
+#: accountants' numerics lose their precision).
+MIN_TARGET_EPSILON = 1e-6
+#: Range of a Gaussian event's noise multiplier σ/Δ (outside it the privacy-loss distributions do not fit in
+#: memory, or ε is 0 to double precision).
+MIN_NOISE_MULTIPLIER = 1e-2
+MAX_NOISE_MULTIPLIER = 1e9
+
+
+def _real(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidParameterError(f"`{name}` must be a real number, got {type(value).__name__}", name)
+    try:
+        return float(value)
+    except (OverflowError, ValueError) as exc:
+        raise InvalidParameterError(f"`{name}` is out of range: {exc}", name) from None
+
+
+def _epsilon(value: object, name: str = "epsilon", *, target: bool = False, zero: bool = False) -> float:
+    """An ε: finite, > 0 (>= 0 with ``zero``), at most :data:`MAX_EPSILON`; a target at least
+    :data:`MIN_TARGET_EPSILON`."""
+    v = _real(value, name)
+    if target:
+        ok = MIN_TARGET_EPSILON <= v <= MAX_EPSILON
+    else:
+        ok = (0.0 <= v if zero else 0.0 < v) and v <= MAX_EPSILON
+    if not ok:
+        what = (f"between {MIN_TARGET_EPSILON:g} and {MAX_EPSILON:g}" if target else
+                f"{'>= 0' if zero else '> 0'} and at most {MAX_EPSILON:g}")
+        raise InvalidParameterError(f"`{name}` must be a finite number {what}, got {value!r}", name)
+    return v
+
+
+def _noise_multiplier(value: object, name: str = "noise_multiplier") -> float:
+    v = _real(value, name)
+    if not (math.isfinite(v) and MIN_NOISE_MULTIPLIER <= v <= MAX_NOISE_MULTIPLIER):
+        raise InvalidParameterError(
+            f"`{name}` must lie in [{MIN_NOISE_MULTIPLIER:g}, {MAX_NOISE_MULTIPLIER:g}], got {value!r}", name)
+    return v
+
+
+#: Most identical repetitions one event may stand for.
+MAX_COUNT = 10**12
+
+
+def _count(value: object, name: str = "count") -> int:
+    v = positive_int(value, name)
+    if v > MAX_COUNT:
+        raise InvalidParameterError(f"`{name}` must be at most {MAX_COUNT:.0e}, got {v}", name)
+    return v

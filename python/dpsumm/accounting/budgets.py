@@ -9,7 +9,7 @@ from typing import Union
 
 from .._validation import positive_float, positive_int
 from ..errors import InvalidParameterError, PrivacyBudgetError
-from ._checks import PARTIES, Party, _delta, _party, _set
+from ._checks import PARTIES, Party, _delta, _epsilon, _party, _set
 from .events import Event, _check_events, _private
 from .composition import tight
 from .ledger import Ledger, certification
@@ -37,13 +37,13 @@ class Budget:
             name = "delta" if self.delta is None else "epsilon"
             raise InvalidParameterError("`epsilon` and `delta` must be given together (or both None)", name)
         if self.epsilon is not None:
-            _set(self, "epsilon", positive_float(self.epsilon, "epsilon"))
+            _set(self, "epsilon", _epsilon(self.epsilon, "epsilon", target=True))
             _set(self, "delta", _delta(self.delta, "delta"))
         if self.validation_epsilon is None:
             raise InvalidParameterError("`validation_epsilon` is required", "validation_epsilon")
         if self.validation_delta is None:
             raise InvalidParameterError("`validation_delta` is required", "validation_delta")
-        _set(self, "validation_epsilon", positive_float(self.validation_epsilon, "validation_epsilon"))
+        _set(self, "validation_epsilon", _epsilon(self.validation_epsilon, "validation_epsilon", target=True))
         _set(self, "validation_delta", _delta(self.validation_delta, "validation_delta"))
 
     @property
@@ -127,7 +127,7 @@ class BudgetAccountant:
         ):
             if (e is None) != (d is None):
                 raise InvalidParameterError(f"`{en}` and `{dn}` must be given together", en if e is None else dn)
-            self._totals[party] = None if e is None else (positive_float(e, en), _delta(d, dn))
+            self._totals[party] = None if e is None else (_epsilon(e, en, target=True), _delta(d, dn))
         if all(v is None for v in self._totals.values()):
             raise InvalidParameterError("give at least one party's (epsilon, delta)", "epsilon")
         self._spent: list[Ledger] = []

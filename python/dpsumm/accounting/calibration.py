@@ -11,7 +11,20 @@ from dataclasses import dataclass
 
 from .._validation import positive_float, positive_int
 from ..errors import InvalidParameterError, PrivacyBudgetError
-from ._checks import Neighbour, _delta, _neighbour, _nonneg_float, _size
+from ._checks import (
+    MAX_COUNT,
+    MAX_EPSILON,
+    MAX_NOISE_MULTIPLIER,
+    MIN_NOISE_MULTIPLIER,
+    MIN_TARGET_EPSILON,
+    Neighbour,
+    _delta,
+    _dim,
+    _epsilon,
+    _neighbour,
+    _nonneg_float,
+    _size,
+)
 from ._bounds import _kov_from_groups, _rdp_gaussian_epsilon
 from .events import Event, GaussianEvent, mwem_step_events
 from .composition import _groups, _rdp_epsilon, tight
@@ -26,12 +39,22 @@ _MIN_STEP_EPSILON = 1e-9
 _MAX_STEP_EPSILON = 50.0
 
 
+#: The budget argument a calibration target comes from, by party (names the argument in errors).
+_TARGET_ARGUMENT = {"owners": "epsilon", "validation": "validation_epsilon"}
+
+
+def _budget_error(message: str, what: str) -> PrivacyBudgetError:
+    err = PrivacyBudgetError(message)
+    err.argument = _TARGET_ARGUMENT.get(what, "epsilon")
+    return err
+
+
 def _bisect_scale(f: Callable[[float], float], target: float, what: str, lo: float, hi: float) -> float:
     """Largest x in [lo, hi] (to 1%) with f(x) <= target, f increasing."""
     if f(lo) > target:
-        raise PrivacyBudgetError(
+        raise _budget_error(
             f"{what}: target epsilon {target:g} is unreachable - even a per-step epsilon of {lo:g} costs "
-            f"{f(lo):.4g}"
+            f"{f(lo):.4g}; raise `{_TARGET_ARGUMENT.get(what, 'epsilon')}` or use fewer steps", what
         )
     if f(hi) <= target:
         return hi
@@ -48,7 +71,8 @@ def _bisect_scale(f: Callable[[float], float], target: float, what: str, lo: flo
         if hi / lo - 1.0 < 1e-12:
             break
     if flo < 0.99 * target:  # pragma: no cover - numerical plateau
-        raise PrivacyBudgetError(f"{what}: could not get within 1% of target epsilon {target:g} (reached {flo:.4g})")
+        raise _budget_error(f"{what}: could not get within 1% of target epsilon {target:g} (reached {flo:.4g}); "
+                            f"raise `{_TARGET_ARGUMENT.get(what, 'epsilon')}`", what)
     return lo
 
 
@@ -97,8 +121,14 @@ def calibrate_mwem_steps(epsilon: float, delta: float, steps: int) -> float:
     (:func:`mwem_step_events`, replace-one). Used by the nominations protocol's ``validation_release="mwem"``
     to compare the paper's h2 with the Gaussian release at the same ``(epsilon, delta)``.
     """
-    return _calibrate_mwem_steps(positive_int(steps, "steps"), positive_float(epsilon, "epsilon"),
-                                 _delta(delta, "delta"), "validation")
+    n = positive_int(steps, "steps")
+    if n > MAX_COUNT:
+        raise InvalidParameterError(f"`steps` must be at most {MAX_COUNT:.0e}, got {n}", "steps")
+    try:
+        return _calibrate_mwem_steps(n, _epsilon(epsilon, "epsilon", target=True), _delta(delta, "delta"), "validation")
+    except PrivacyBudgetError as exc:
+        exc.argument = "epsilon"
+        raise
 
 
 def calibrate(
@@ -165,6 +195,9 @@ def calibrate(
     )
 
 
+#: Range of a Gaussian release's L2 sensitivity (2 sqrt 2 / |D_v| for the validation mean).
+_MIN_SENSITIVITY = 1e-30
+_MAX_SENSITIVITY = 1e30
 #: Grid steps per unit of sensitivity: the lattice adds at most 2^-10 of Δ to the sensitivity.
 _GRID_BITS = 10
 
@@ -294,12 +327,25 @@ def calibrate_gaussian(
     >>> cal.achieved_epsilon() <= 1.0
     True
     """
-    eps = positive_float(epsilon, "epsilon")
+    eps = _epsilon(epsilon, "epsilon", target=True)
     dlt = _delta(delta)
     sens = positive_float(sensitivity, "sensitivity")
-    d = positive_int(dim, "dim")
+    if not _MIN_SENSITIVITY <= sens <= _MAX_SENSITIVITY:
+        raise InvalidParameterError(
+            f"`sensitivity` must lie in [{_MIN_SENSITIVITY:g}, {_MAX_SENSITIVITY:g}], got {sensitivity!r}", "sensitivity")
+    d = _dim(dim)
     rel = _neighbour(neighbour)
-    z = _gaussian_noise_multiplier(eps, dlt)
+    try:
+        z = _gaussian_noise_multiplier(eps, dlt)
+    except Exception as exc:  # dp-accounting's search raises its own types (e.g. NoBracketIntervalFoundError)
+        raise InvalidParameterError(
+            f"`epsilon`: no Gaussian noise multiplier meets (epsilon={eps:g}, delta={dlt:g}) "
+            f"({type(exc).__name__}); use an epsilon between {MIN_TARGET_EPSILON:g} and {MAX_EPSILON:g}", "epsilon"
+        ) from exc
+    if not MIN_NOISE_MULTIPLIER <= z <= MAX_NOISE_MULTIPLIER:
+        raise InvalidParameterError(
+            f"`epsilon` {eps:g} at delta {dlt:g} needs a noise multiplier {z:.3g}, outside the "
+            f"[{MIN_NOISE_MULTIPLIER:g}, {MAX_NOISE_MULTIPLIER:g}] the accountants take; change `epsilon`", "epsilon")
     root = math.sqrt(d)
     if granularity is None:
         target = sens / (2.0**_GRID_BITS * max(root, 1.0 / z))
@@ -309,6 +355,11 @@ def calibrate_gaussian(
     eff = sens + g * root
     sigma = z * eff
     steps = sigma / g
+    if granularity is None and not (2.0**-10 <= steps <= _MAX_SIGMA_STEPS):
+        raise InvalidParameterError(
+            f"`epsilon` {eps:g} at delta {dlt:g} needs a noise multiplier {z:.3g}: at dim={d} the exact sampler's "
+            f"range (sigma / granularity <= 2^26) is exceeded; raise `epsilon` or lower `dim`", "epsilon"
+        )
     if not (2.0**-10 <= steps <= _MAX_SIGMA_STEPS):
         raise InvalidParameterError(
             f"`granularity` {g:g} gives sigma / granularity = {steps:g}, outside [2^-10, 2^26]", "granularity"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -11,6 +12,21 @@ from ..errors import InvalidParameterError
 from ._checks import AccountantName, _delta
 from ._bounds import _gaussian_part_epsilon, _kov_from_groups
 from .events import AuctionEvent, Event, GaussianEvent, LaplaceEvent, _check_events, _private
+
+
+def _sound(fn: Callable[[Sequence[Event], float], float]) -> Callable[[Sequence[Event], float], float]:
+    """``fn``, with a floating-point overflow or division by zero read as ``math.inf`` (no finite guarantee:
+    still a valid upper bound, never a smaller ε than the truth)."""
+
+    @functools.wraps(fn)
+    def wrapped(events: Sequence[Event], delta: float) -> float:
+        try:
+            return fn(events, delta)
+        except (OverflowError, ZeroDivisionError, FloatingPointError):
+            return math.inf
+
+    return wrapped
+
 
 
 def _accountant_name(value: object, name: str = "accountant") -> str:
@@ -69,6 +85,7 @@ def _uncertified(events: Sequence[Event]) -> bool:
     return any(isinstance(e, AuctionEvent) for e in events)  # free auctions were dropped already
 
 
+@_sound
 def basic(events: Sequence[Event], delta: float) -> float:
     """Basic composition: ``ε = Σ_ℓ ε_ℓ`` (Dwork & Roth 2014, Thm 3.14; the first term of Thm 7).
 
@@ -85,6 +102,7 @@ def basic(events: Sequence[Event], delta: float) -> float:
     return float(math.fsum(eps * k for eps, k in _groups(pure))) + _gaussian_part_epsilon(gauss, d)
 
 
+@_sound
 def advanced(events: Sequence[Event], delta: float) -> float:
     """Advanced composition (Dwork, Rothblum & Vadhan 2010), heterogeneous form.
 
@@ -111,6 +129,7 @@ def _advanced_pure(evs: list[Event], d: float) -> float:
     return float(math.sqrt(2.0 * math.log(1.0 / d) * s2) + lin)
 
 
+@_sound
 def kov(events: Sequence[Event], delta: float) -> float:
     """Theorem 7 of the appendix (Kairouz, Oh & Viswanath 2017, Theorem 3.5), exactly as printed.
 
@@ -180,6 +199,7 @@ def tight_details(events: Sequence[Event], delta: float) -> dict[str, float | st
     return {"pld": pld_eps, "rdp": rdp_eps, "kov": kov_eps, "epsilon": cands[method], "method": method}
 
 
+@_sound
 def tight(events: Sequence[Event], delta: float) -> float:
     """The smallest sound ε from :func:`tight_details` (PLD, RDP with ε²/8 for the exponential
     mechanism, Theorem 7)."""

@@ -10,7 +10,10 @@ from typing import Union
 
 from .._validation import positive_float, positive_int
 from ..errors import InvalidParameterError
-from ._checks import Neighbour, _delta, _flag, _neighbour, _nonneg_float, _set
+from ._checks import Neighbour, _count, _delta, _epsilon, _flag, _neighbour, _noise_multiplier, _set
+
+#: Most lattice steps per sensitivity of a discrete Laplace event (the PLD grows with it).
+_MAX_LATTICE_STEPS = float(1 << 20)
 from ._bounds import _gaussian_part_epsilon, _kov_from_groups
 
 
@@ -47,14 +50,19 @@ class LaplaceEvent:
     public: bool = False
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", positive_float(self.epsilon, "epsilon"))
+        _set(self, "epsilon", _epsilon(self.epsilon))
         _set(self, "sensitivity", positive_float(self.sensitivity, "sensitivity"))
         _set(self, "neighbour", _neighbour(self.neighbour))
-        _set(self, "count", positive_int(self.count, "count"))
+        _set(self, "count", _count(self.count))
         _set(self, "public", _flag(self.public, "public"))
         if self.granularity is not None:
             g = positive_float(self.granularity, "granularity")
             steps = self.sensitivity / g
+            if not steps <= _MAX_LATTICE_STEPS:
+                raise InvalidParameterError(
+                    f"`granularity` must be at least sensitivity / 2^20, got sensitivity / granularity = {steps!r}",
+                    "granularity",
+                )
             if abs(steps - round(steps)) > 1e-9 * max(1.0, steps) or round(steps) < 1:
                 raise InvalidParameterError(
                     f"`granularity` must divide `sensitivity` an integer number of times, got "
@@ -99,10 +107,10 @@ class ExponentialEvent:
     public: bool = False
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", positive_float(self.epsilon, "epsilon"))
+        _set(self, "epsilon", _epsilon(self.epsilon))
         _set(self, "sensitivity", positive_float(self.sensitivity, "sensitivity"))
         _set(self, "neighbour", _neighbour(self.neighbour))
-        _set(self, "count", positive_int(self.count, "count"))
+        _set(self, "count", _count(self.count))
         _set(self, "public", _flag(self.public, "public"))
 
     @property
@@ -179,11 +187,11 @@ class AuctionEvent:
     count: int = 1
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", _nonneg_float(self.epsilon, "epsilon"))
+        _set(self, "epsilon", _epsilon(self.epsilon, zero=True))
         _set(self, "tau", positive_int(self.tau, "tau"))
         _set(self, "owners", positive_int(self.owners, "owners"))
         _set(self, "neighbour", _neighbour(self.neighbour))
-        _set(self, "count", positive_int(self.count, "count"))
+        _set(self, "count", _count(self.count))
 
     @property
     def public(self) -> bool:
@@ -261,9 +269,9 @@ class GaussianEvent:
     public: bool = False
 
     def __post_init__(self) -> None:
-        _set(self, "noise_multiplier", positive_float(self.noise_multiplier, "noise_multiplier"))
+        _set(self, "noise_multiplier", _noise_multiplier(self.noise_multiplier))
         _set(self, "neighbour", _neighbour(self.neighbour))
-        _set(self, "count", positive_int(self.count, "count"))
+        _set(self, "count", _count(self.count))
         _set(self, "discrete", _flag(self.discrete, "discrete"))
         if not isinstance(self.releases, str):
             raise InvalidParameterError("`releases` must be a str", "releases")

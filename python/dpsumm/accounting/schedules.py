@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from .._validation import positive_float, positive_int
 from ..errors import InvalidParameterError
-from ._checks import _delta, _dim, _nonneg_float, _set, _size
+from ._checks import _delta, _dim, _epsilon, _nonneg_float, _set, _size
 from .events import AuctionEvent, Event, mwem_step_events
 from .ledger import Ledger
 
@@ -163,7 +163,7 @@ def theorem2_schedule(epsilon: float, delta: float, size: int, owners: int, dim:
     we follow Theorem 2 as printed in the main text. Whether the result is really (ε, δ)-DP is
     for :func:`account` to say, not this function.
     """
-    eps = positive_float(epsilon, "epsilon")
+    eps = _epsilon(epsilon, "epsilon", target=True)
     dlt = _delta(delta)
     p = _size(size)
     if p < 2:
