@@ -12,6 +12,7 @@ import gzip
 import io
 import math
 import numbers
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +20,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from .errors import InvalidParameterError
+from .errors import DataFileError, DpsummError, InvalidParameterError
 
-__all__ = ["read_idx", "mnist", "digits", "LabelSplit", "label_split", "mnist_label_split", "digits_label_split", "covariate_shift", "load_array", "load_labels", "load_owners", "read_table", "Table"]
+__all__ = ["read_idx", "mnist", "digits", "LabelSplit", "label_split", "mnist_label_split", "digits_label_split", "covariate_shift", "load_array", "load_labels", "load_owners", "read_table", "Table", "MAX_FILE_BYTES", "MAX_FILE_VALUES", "LABEL_NAMES"]
 
 _IDX_DTYPES: dict[int, Any] = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
@@ -51,32 +52,41 @@ def read_idx(path: str | Path) -> np.ndarray:
 
     Returns an array of the file's dtype (native byte order) and shape.
     """
-    p = _path_like(path, "path")
-    if not p.is_file():
-        raise InvalidParameterError(f"IDX file not found: {p}", "path")
-    raw = p.read_bytes()
+    p = _path_arg(path)
+    raw = _read_bytes(p, "path")
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
         except (OSError, EOFError) as exc:
-            raise InvalidParameterError(f"{p} is a corrupt gzip file: {exc}", "path") from exc
+            raise DataFileError(f"{p} is a corrupt gzip file: {exc}", p, "path") from exc
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
-        raise InvalidParameterError(f"{p} is not an IDX file (bad magic number)", "path")
+        raise DataFileError(f"{p} is not an IDX file (bad magic number)", p, "path")
     dtype = np.dtype(_IDX_DTYPES[raw[2]])
     ndim = raw[3]
     header = 4 + 4 * ndim
     if len(raw) < header:
-        raise InvalidParameterError(f"{p}: truncated IDX header", "path")
+        raise DataFileError(f"{p}: truncated IDX header", p, "path")
     shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    expected = math.prod(shape) * dtype.itemsize
     if len(raw) - header != expected:
-        raise InvalidParameterError(f"{p}: IDX body has {len(raw) - header} bytes, shape {shape} needs {expected}", "path")
+        raise DataFileError(f"{p}: IDX body has {len(raw) - header} bytes, shape {shape} needs {expected}", p, "path")
     return np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
+
+
+def _read_bytes(p: Path, argument: str) -> bytes:
+    try:
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise DataFileError(f"`{argument}`: {p} has {size} bytes, more than the {MAX_FILE_BYTES} a data file may "
+                                "have here (use a .npy file, which is read without a copy)", p, argument)
+        return p.read_bytes()
+    except OSError as exc:
+        raise _os_error(exc, p, argument) from exc
 
 
 def _find(directory: Path, stem: str) -> Path:
     for name in (f"{stem}.gz", stem, stem.replace("-idx", ".idx"), stem.replace("-idx", ".idx") + ".gz"):
-        if (directory / name).is_file():
+        if _is_file(directory / name, "directory"):
             return directory / name
     raise InvalidParameterError(f"{stem}[.gz] not found in {directory}", "directory")
 
@@ -91,7 +101,7 @@ def mnist(directory: str | Path, *, kind: str = "train", normalize: bool = True)
     if not isinstance(normalize, (bool, np.bool_)):
         raise InvalidParameterError(f"`normalize` must be a bool, got {type(normalize).__name__}", "normalize")
     d = _path_like(directory, "directory")
-    if not d.is_dir():
+    if not _is_dir(d, "directory"):
         raise InvalidParameterError(f"`directory`: not a directory: {d}", "directory")
     prefix = "train" if kind == "train" else "t10k"
     X = read_idx(_find(d, f"{prefix}-images-idx3-ubyte"))
@@ -267,33 +277,126 @@ HEADER_CHOICES = ("auto", True, False)
 
 @dataclass(frozen=True)
 class Table:
-    """What :func:`read_table` read: the rows, the header (if any) and the row count."""
+    """What :func:`read_table` read: the feature rows, the header (if any), the row count, and the columns
+    that are not features (a dropped row index, the labels)."""
 
     data: np.ndarray
     header: list[str] | None
     n_rows: int
     path: str
+    labels: np.ndarray | None = None
+    dropped: tuple[str, ...] = ()
 
     def describe(self) -> str:
-        """One line for logs: ``path: N rows x M columns, header: ...``."""
+        """One line for logs: ``path: N rows x M columns, header: ...`` (and what was set aside)."""
         head = "none" if self.header is None else ",".join(self.header)
-        return f"{self.path}: {self.n_rows} rows x {self.data.shape[1]} columns, header: {head}"
+        extra = "".join(f"; {d}" for d in self.dropped)
+        lab = "; labels read from their column" if self.labels is not None else ""
+        return f"{self.path}: {self.n_rows} rows x {self.data.shape[1]} columns, header: {head}{extra}{lab}"
+
+
+#: Largest data file read into memory as text or bytes (CSV, IDX): 4 GiB.
+MAX_FILE_BYTES = 1 << 32
+#: Most values (rows x columns) a data file may hold.
+MAX_FILE_VALUES = 1 << 32
+#: Header names that mean "this column is the labels, not a feature" (case-insensitive).
+LABEL_NAMES = ("label", "labels", "target", "targets", "class")
+#: Header names pandas gives an index column (``to_csv()`` writes an empty one).
+INDEX_NAMES = ("", "unnamed: 0")
+
+
+def _os_error(exc: OSError, p: object, argument: str) -> DataFileError:
+    """An ``OSError`` on a user's path as a :class:`DataFileError` naming the argument and what to do."""
+    import errno
+
+    reason = {
+        errno.ENAMETOOLONG: "the path is too long",
+        errno.ENOENT: "no such file",
+        errno.EACCES: "permission denied (check the file's permissions)",
+        errno.EISDIR: "it is a directory, not a file",
+        errno.ENOTDIR: "a component of the path is not a directory",
+        errno.ELOOP: "too many symbolic links",
+    }.get(exc.errno or -1, exc.strerror or type(exc).__name__)
+    shown = str(p) if len(str(p)) <= 200 else str(p)[:200] + "..."
+    return DataFileError(f"`{argument}`: cannot read {shown}: {reason}", p, argument)
 
 
 def _path_like(path: object, name: str) -> Path:
     if isinstance(path, bool) or not isinstance(path, (str, Path)) and not hasattr(path, "__fspath__"):
         raise InvalidParameterError(f"`{name}` must be a str or os.PathLike, got {type(path).__name__}", name)
     try:
-        return Path(path)
+        p = Path(path)  # type: ignore[arg-type]
     except TypeError as exc:  # __fspath__ returning bytes
         raise InvalidParameterError(f"`{name}` must be a str or os.PathLike: {exc}", name) from exc
-
-
-def _path_arg(path: object) -> Path:
-    p = _path_like(path, "path")
-    if not p.is_file():
-        raise InvalidParameterError(f"`path`: file not found: {p}", "path")
+    if "\x00" in str(p):
+        raise DataFileError(f"`{name}`: the path contains a NUL character", p, name)
+    if not str(p).strip() or (isinstance(path, str) and not path.strip()):
+        raise DataFileError(f"`{name}`: the path is empty", p, name)
     return p
+
+
+def _is_file(p: Path, argument: str) -> bool:
+    try:
+        return p.is_file()
+    except OSError as exc:  # e.g. ENAMETOOLONG (is_file only swallows "not found")
+        raise _os_error(exc, p, argument) from exc
+
+
+def _is_dir(p: Path, argument: str) -> bool:
+    try:
+        return p.is_dir()
+    except OSError as exc:
+        raise _os_error(exc, p, argument) from exc
+
+
+def _path_arg(path: object, argument: str = "path") -> Path:
+    p = _path_like(path, argument)
+    if not _is_file(p, argument):
+        why = "it is a directory" if _is_dir(p, argument) else "file not found"
+        raise DataFileError(f"`{argument}`: {why}: {p}", p, argument)
+    return p
+
+
+def _load_npy(p: Path, argument: str) -> np.ndarray:
+    """A ``.npy`` file's array, its header checked against the file's size and :data:`MAX_FILE_VALUES` before
+    anything is allocated (a header may claim any shape); objects (pickles) and non-real dtypes refused."""
+    from numpy.lib import format as npf
+
+    try:
+        with open(p, "rb") as fh:
+            try:
+                version = npf.read_magic(fh)
+                if version == (1, 0):
+                    shape, fortran, dtype = npf.read_array_header_1_0(fh)
+                elif version == (2, 0):
+                    shape, fortran, dtype = npf.read_array_header_2_0(fh)
+                else:
+                    raise ValueError(f"unsupported .npy format version {version}")
+            except (ValueError, SyntaxError, TypeError, EOFError) as exc:
+                raise DataFileError(f"`{argument}`: {p} is not a valid .npy file ({exc})", p, argument) from exc
+            offset = fh.tell()
+            size = p.stat().st_size
+    except OSError as exc:
+        raise _os_error(exc, p, argument) from exc
+    if dtype.hasobject:
+        raise DataFileError(f"`{argument}`: {p} holds Python objects (pickled), which are never loaded", p, argument)
+    if dtype.kind not in "fiub" or dtype.fields is not None or dtype.subdtype is not None:
+        raise DataFileError(f"`{argument}`: {p} must hold real numbers, got dtype {dtype}", p, argument)
+    count = math.prod(shape)
+    if count > MAX_FILE_VALUES:
+        raise DataFileError(f"`{argument}`: {p} claims shape {shape} ({count} values), more than the "
+                            f"{MAX_FILE_VALUES} a data file may hold", p, argument)
+    if size - offset != count * dtype.itemsize:
+        raise DataFileError(f"`{argument}`: {p} is truncated or corrupt: its header claims shape {shape} of {dtype} "
+                            f"({count * dtype.itemsize} bytes), the file holds {size - offset}", p, argument)
+    try:
+        arr = np.load(p, allow_pickle=False)
+    except OSError as exc:
+        raise _os_error(exc, p, argument) from exc
+    except (ValueError, EOFError, MemoryError) as exc:
+        raise DataFileError(f"`{argument}`: {p} is not a readable .npy file ({type(exc).__name__}: {exc})", p,
+                            argument) from exc
+    return cast(np.ndarray, arr)
 
 
 def _is_number(field: str) -> bool:
@@ -306,18 +409,20 @@ def _is_number(field: str) -> bool:
 
 def _read_csv(p: Path, header: object) -> tuple[np.ndarray, list[str] | None]:
     """Parse a numeric CSV with the standard library's ``csv`` reader and the explicit header rule."""
+    raw = _read_bytes(p, "path")
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InvalidParameterError(f"`path`: {p} is not a text CSV file (not UTF-8: {exc.reason})", "path") from exc
+        raise DataFileError(f"`path`: {p} is not a text CSV file (not UTF-8: {exc.reason})", p, "path") from exc
+    del raw
     if "\x00" in text:
-        raise InvalidParameterError(f"`path`: {p} is not a text CSV file (it contains NUL bytes)", "path")
+        raise DataFileError(f"`path`: {p} is not a text CSV file (it contains NUL bytes)", p, "path")
     try:
         rows = [r for r in csv.reader(io.StringIO(text)) if r and any(f.strip() for f in r)]
     except csv.Error as exc:
-        raise InvalidParameterError(f"`path`: {p} is not a valid CSV file ({exc})", "path") from exc
+        raise DataFileError(f"`path`: {p} is not a valid CSV file ({exc})", p, "path") from exc
     if not rows:
-        raise InvalidParameterError(f"`path`: {p} has no rows", "path")
+        raise DataFileError(f"`path`: {p} has no rows", p, "path")
     first = [f.strip() for f in rows[0]]
     if header == "auto":
         # A header is a first line with a non-numeric field, or exactly the column numbers 0..n-1 that
@@ -329,21 +434,24 @@ def _read_csv(p: Path, header: object) -> tuple[np.ndarray, list[str] | None]:
     names = first if has_header else None
     body = rows[1:] if has_header else rows
     width = len(first)
+    if len(body) * width > MAX_FILE_VALUES:
+        raise DataFileError(f"`path`: {p} has {len(body) * width} values, more than {MAX_FILE_VALUES}", p, "path")
     out = np.empty((len(body), width), dtype=np.float64)
     for i, r in enumerate(body):
         line = i + (2 if has_header else 1)
         if len(r) != width:
-            raise InvalidParameterError(f"`path`: {p} line {line} has {len(r)} fields, expected {width}", "path")
+            raise DataFileError(f"`path`: {p} line {line} has {len(r)} fields, expected {width}", p, "path")
         try:
             out[i] = [float(f) for f in r]
-        except ValueError as exc:
+        except (ValueError, OverflowError) as exc:
             hint = " (pass header=True if the first line is a header)" if i == 0 and not has_header else ""
-            raise InvalidParameterError(f"`path`: {p} line {line} is not numeric ({exc}){hint}", "path") from exc
+            raise DataFileError(f"`path`: {p} line {line} is not numeric ({exc}){hint}", p, "path") from exc
     return out, names
 
 
-def read_table(path: str | Path, *, header: object = "auto") -> Table:
-    """Rows from a ``.npy``, ``.csv`` or ``.parquet`` file, with the header and row count.
+def read_table(path: str | Path, *, header: object = "auto", index: object = "auto",
+               label_column: int | str | None = None) -> Table:
+    """Feature rows from a ``.npy``, ``.csv`` or ``.parquet`` file, with the header, row count and labels.
 
     Parameters
     ----------
@@ -353,76 +461,183 @@ def read_table(path: str | Path, *, header: object = "auto") -> Table:
         first line is a header when one of its fields is not a number, or when it is exactly
         ``0,1,...,n-1`` with ``n >= 2`` (what ``pandas.DataFrame.to_csv(index=False)`` writes for unnamed
         columns). Pass ``True``/``False`` when a file could be read either way.
+    index : {"auto", True, False}, default="auto"
+        Whether the first column is a row index, not a feature. ``"auto"``: a first column whose header is
+        pandas' index name (empty, as ``to_csv()`` writes it, ``"Unnamed: 0"`` or ``"__index_level_0__"``)
+        and whose values are integers is dropped (``Table.dropped`` says so), as are the ``__index_level_k__``
+        columns ``to_parquet()`` stores; in a CSV or parquet file, a first column holding exactly the row numbers
+        ``0, 1, ..., n-1`` (or ``1, ..., n``) under any other name, or without a header, is refused as ambiguous.
+        ``True``: drop the first column; ``False``: keep it as a feature.
+    label_column : int, str or None, default None
+        The column holding the labels (by position, negative from the end, or by header name): read into
+        ``Table.labels`` and removed from the features. Without it, a column named like labels
+        (:data:`LABEL_NAMES`: "label", "target", "class", ...) is refused rather than read as a feature.
 
     Returns
     -------
     Table
-        ``data`` (2-D float array), ``header`` (list of str or None), ``n_rows``.
+        ``data`` (2-D float array of the features), ``header`` (list of str or None), ``n_rows``, ``labels``,
+        ``dropped``.
 
     Raises
     ------
+    DataFileError
+        ``argument="path"`` for a missing, unreadable, over-long, corrupt, truncated, oversized, pickled,
+        object-dtype, binary or ragged file, or an index or label column that cannot be told apart from
+        the features; the message names the file and what to do.
     InvalidParameterError
-        ``argument="path"`` for a missing, unreadable, corrupt, truncated, pickled, object-dtype, binary
-        or ragged file; ``argument="header"`` for a bad ``header``.
+        ``argument="header"``, ``"index"`` or ``"label_column"`` for a bad option.
     """
     if not any(header is c or (isinstance(header, str) and header == c) for c in HEADER_CHOICES):
         raise InvalidParameterError(f"`header` must be 'auto', True or False, got {header!r}", "header")
+    if not any(index is c or (isinstance(index, str) and index == c) for c in HEADER_CHOICES):
+        raise InvalidParameterError(f"`index` must be 'auto', True or False, got {index!r}", "index")
+    if label_column is not None and (isinstance(label_column, bool) or not isinstance(label_column, (int, str))):
+        raise InvalidParameterError(f"`label_column` must be None, an int or a str, got {label_column!r}",
+                                    "label_column")
     p = _path_arg(path)
     suffix = p.suffix.lower()
     names: list[str] | None = None
     if suffix == ".npy":
-        try:
-            arr = np.load(p, allow_pickle=False)
-        except ValueError as exc:
-            msg = "holds Python objects (pickled), which are never loaded" if "pickle" in str(exc) else f"is not a valid .npy file ({exc})"
-            raise InvalidParameterError(f"`path`: {p} {msg}", "path") from exc
-        except (OSError, EOFError) as exc:
-            raise InvalidParameterError(f"`path`: {p} is truncated or unreadable ({exc})", "path") from exc
-        if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "fiub":
-            raise InvalidParameterError(f"`path`: {p} must hold real numbers, got dtype {getattr(arr, 'dtype', '?')}", "path")
+        arr = _load_npy(p, "path")
     elif suffix == ".csv":
         arr, names = _read_csv(p, header)
     elif suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError as exc:
-            raise InvalidParameterError("reading .parquet needs pyarrow: pip install 'dpsumm[parquet]'", "path") from exc
-        try:
-            table = pq.read_table(p)
-            arr = np.column_stack([table.column(i).to_numpy() for i in range(table.num_columns)]).astype(np.float64)
-        except Exception as exc:  # pyarrow raises its own error types for corrupt files
-            raise InvalidParameterError(f"`path`: {p} is not a numeric parquet table ({exc})", "path") from exc
-        names = [str(n) for n in table.column_names]
+        arr, names = _read_parquet(p)
     else:
-        raise InvalidParameterError(f"`path`: unknown file type {suffix!r} (use .npy, .csv or .parquet)", "path")
+        raise DataFileError(f"`path`: unknown file type {suffix!r} of {p} (use .npy, .csv or .parquet)", p, "path")
     if arr.ndim != 2:
-        raise InvalidParameterError(f"`path`: {p}: expected a 2-D table, got {arr.ndim}-D", "path")
-    return Table(data=arr, header=names, n_rows=int(arr.shape[0]), path=str(p))
+        raise DataFileError(f"`path`: {p}: expected a 2-D table, got {arr.ndim}-D", p, "path")
+    return _split_columns(p, arr, names, index, label_column)
 
 
-def load_array(path: str | Path, *, header: object = "auto") -> np.ndarray:
-    """Rows from a ``.npy``, ``.csv`` or ``.parquet`` file: ``read_table(path, header=header).data``.
+def _split_columns(p: Path, arr: np.ndarray, names: list[str] | None, index: object,
+                   label_column: int | str | None) -> Table:
+    """Set aside a row-index column and the label column; refuse ones that cannot be told apart."""
+    dropped: list[str] = []
+    n, width = arr.shape
+    norm = None if names is None else [h.strip().lower() for h in names]
 
-    See :func:`read_table` for the CSV header rule and the errors.
+    def is_row_number(col: np.ndarray) -> bool:
+        return n >= 2 and bool(np.array_equal(col, np.arange(n))) or (n >= 2 and bool(np.array_equal(col, np.arange(1, n + 1))))
+
+    # pandas' to_parquet() stores a non-default index as trailing columns "__index_level_<k>__"
+    stored = [j for j, h in enumerate(norm or []) if re.fullmatch(r"__index_level_\d+__", h)]
+    if stored and index is not False and width - len(stored) >= 1:
+        dropped.append(f"pandas index column(s) {', '.join(repr(names[j]) for j in stored)} dropped")  # type: ignore[index]
+        keep = [j for j in range(width) if j not in stored]
+        arr = arr[:, keep]
+        names = [names[j] for j in keep]  # type: ignore[index]
+        norm = [norm[j] for j in keep]  # type: ignore[index]
+        width = len(keep)
+    drop_first = False
+    if width >= 1 and (index is True or index == "auto"):
+        first = arr[:, 0] if n else np.zeros(0)
+        pandas_name = norm is not None and norm[0] in INDEX_NAMES
+        integral = bool(np.all(np.isfinite(first)) and np.all(np.mod(first, 1) == 0)) if n else True
+        if index is True:
+            drop_first = True
+        elif pandas_name and integral:
+            drop_first = True
+        elif pandas_name:
+            raise DataFileError(f"`path`: the first column of {p} is named like pandas' index ({names[0]!r}) but "  # type: ignore[index]
+                                "holds non-integers: pass index=False to read it as a feature, or name it",
+                                p, "path")
+        elif width >= 2 and p.suffix.lower() != ".npy" and is_row_number(first):
+            raise DataFileError(
+                f"`path`: the first column of {p} holds exactly the row numbers ({int(first[0])}, {int(first[1])}, "
+                f"..., {int(first[-1])}): a row index (pandas' to_csv() writes one), not a feature? Save the file "
+                "without it (to_csv(index=False)), or pass index=True to drop it or index=False to keep it "
+                "(CLI: --index drop|keep)", p, "path")
+    if drop_first:
+        if width < 2:
+            raise DataFileError(f"`path`: {p} has only an index column, no features", p, "path")
+        what = "row index" if names is None else f"row index column {names[0]!r}"
+        dropped.append(f"{what} dropped")
+        arr = arr[:, 1:]
+        names = None if names is None else names[1:]
+        norm = None if norm is None else norm[1:]
+        width -= 1
+    labels = None
+    if label_column is not None:
+        if isinstance(label_column, str):
+            if names is None or label_column not in names:
+                raise InvalidParameterError(f"`label_column` {label_column!r} is not a column of {p} "
+                                            f"(columns: {names})", "label_column")
+            c = names.index(label_column)
+        else:
+            c = int(label_column)
+            if not -width <= c < width:
+                raise InvalidParameterError(f"`label_column` {c} is out of range for {p} ({width} columns)",
+                                            "label_column")
+            c %= width
+        if width < 2:
+            raise DataFileError(f"`path`: {p} has only the label column, no features", p, "path")
+        labels = arr[:, c].copy()
+        arr = np.delete(arr, c, axis=1)
+        names = None if names is None else names[:c] + names[c + 1:]
+        norm = None if norm is None else norm[:c] + norm[c + 1:]
+    if norm is not None:
+        for j, h in enumerate(norm):
+            if h in LABEL_NAMES:
+                raise DataFileError(
+                    f"`path`: column {names[j]!r} of {p} looks like labels, not a feature: give the labels in "  # type: ignore[index]
+                    f"their own file (load_labels; CLI: --labels), or read them with label_column={names[j]!r} "  # type: ignore[index]
+                    f"(CLI: --label-column {j}), or rename the column", p, "path")
+    return Table(data=arr, header=names, n_rows=int(arr.shape[0]), path=str(p), labels=labels,
+                 dropped=tuple(dropped))
+
+
+def _read_parquet(p: Path) -> tuple[np.ndarray, list[str]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise DataFileError("reading .parquet needs pyarrow: pip install 'dpsumm[parquet]'", p, "path") from exc
+    try:
+        meta = pq.read_metadata(p)
+        if meta.num_rows * max(1, meta.num_columns) > MAX_FILE_VALUES:
+            raise DataFileError(f"`path`: {p} has {meta.num_rows} rows x {meta.num_columns} columns, more than "
+                                f"{MAX_FILE_VALUES} values", p, "path")
+        table = pq.read_table(p)
+        if table.num_columns == 0:
+            raise DataFileError(f"`path`: {p} has no columns", p, "path")
+        arr = np.column_stack([table.column(i).to_numpy() for i in range(table.num_columns)]).astype(np.float64)
+    except DpsummError:
+        raise
+    except OSError as exc:
+        raise _os_error(exc, p, "path") from exc
+    except Exception as exc:  # pyarrow raises its own error types for corrupt files
+        raise DataFileError(f"`path`: {p} is not a numeric parquet table ({type(exc).__name__}: {exc})", p,
+                            "path") from exc
+    return arr, [str(n) for n in table.column_names]
+
+
+def load_array(path: str | Path, *, header: object = "auto", index: object = "auto") -> np.ndarray:
+    """Feature rows from a ``.npy``, ``.csv`` or ``.parquet`` file: ``read_table(path, ...).data``.
+
+    See :func:`read_table` for the header, index and label-column rules and the errors.
     """
-    return read_table(path, header=header).data
+    return read_table(path, header=header, index=index).data
 
 
 def load_labels(path: str | Path, *, header: object = "auto") -> np.ndarray:
-    """Labels from a ``.npy`` file (1-D, or one column) or a one-column ``.csv``/``.parquet`` file, as a 1-D array."""
-    p = Path(path)
-    if p.suffix.lower() == ".npy" and p.is_file():
-        try:
-            arr = np.load(p, allow_pickle=False)
-        except (ValueError, OSError, EOFError) as exc:
-            raise InvalidParameterError(f"`labels`: {p} is not a readable .npy file ({exc})", "labels") from exc
+    """Labels from a ``.npy`` file (1-D, or one column) or a one-column ``.csv``/``.parquet`` file, as a 1-D array.
+
+    Raises :class:`DataFileError` (``argument="labels"``) for a file that cannot be read or is not one column.
+    """
+    p = _path_arg(path, "labels")
+    if p.suffix.lower() == ".npy":
+        arr = _load_npy(p, "labels")
         if arr.ndim == 1:
-            return cast(np.ndarray, arr)
+            return arr
     else:
-        arr = load_array(p, header=header)
+        try:
+            arr = read_table(p, header=header, index=False).data
+        except DataFileError as exc:
+            raise DataFileError(str(exc).replace("`path`", "`labels`", 1), p, "labels") from exc
     if arr.ndim != 2 or arr.shape[1] != 1:
-        raise InvalidParameterError(f"{p}: labels must be 1-D or one column, got shape {arr.shape}", "labels")
-    return cast(np.ndarray, arr[:, 0])
+        raise DataFileError(f"`labels`: {p}: labels must be 1-D or one column, got shape {arr.shape}", p, "labels")
+    return arr[:, 0]
 
 
 def load_owners(paths: Sequence[str | Path]) -> list[np.ndarray]:

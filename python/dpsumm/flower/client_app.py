@@ -32,7 +32,7 @@ from flwr.app import ArrayRecord, Array, ConfigRecord, Context, Message, RecordD
 from flwr.clientapp import ClientApp
 
 from .._validation import float_matrix
-from ..datasets import load_array
+from ..datasets import load_array, load_labels
 from ..errors import InvalidParameterError, ProtocolError
 from ..messages import Message as ProtocolMessage
 from ..messages import (
@@ -90,10 +90,7 @@ def _labels(context: Context, n_rows: int) -> np.ndarray | None:
     path = context.node_config.get("labels")
     if path in (None, ""):
         return None
-    p = Path(str(path))
-    arr = np.load(p, allow_pickle=False) if p.suffix.lower() == ".npy" else load_array(p)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
+    arr = load_labels(str(path))
     if arr.shape != (n_rows,):
         raise InvalidParameterError(f"node config `labels` must hold {n_rows} labels, got shape {arr.shape}", "labels")
     return arr
