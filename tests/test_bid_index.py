@@ -216,9 +216,39 @@ def test_rows_are_referenced_not_copied():
     h = dpsumm.RFFHasher(4, dim=16, seed=1)
     index = BidIndex.from_rows(X, h)
     before = index.hash_row(3)
-    X[3] += 1.0  # the index recomputes hashes from the owner's own array (which must not change in a run)
-    assert not np.array_equal(index.hash_row(3), before)
-    np.testing.assert_array_equal(index.hash_row(3), h.transform(X[3:4])[0])
+    np.testing.assert_array_equal(before, h.transform(X[3:4])[0])
+    saved = X[3].copy()
+    X[3] += 1.0  # the index reads the owner's own array (not a copy), and refuses a row changed since
+    with pytest.raises(dpsumm.InvalidParameterError, match="changed since"):
+        index.hash_row(3)
+    X[3] = saved  # the same values again: the index reads them (it holds no copy)
+    np.testing.assert_array_equal(index.hash_row(3), before)
+
+
+@pytest.mark.parametrize("source", ["hashes", "rows"])
+@pytest.mark.parametrize("change", ["nan", "overwrite", "one row", "reshape", "reversed rows"])
+def test_a_changed_source_array_is_refused_never_a_panic_or_nan(source, change):
+    rng = np.random.default_rng(12)
+    h = dpsumm.RFFHasher(6, dim=24, gamma=0.5, seed=2)
+    X = rng.normal(size=(257, 6))
+    A = h.transform(X).astype(np.float32) if source == "hashes" else X
+    index = BidIndex.from_hashes(A) if source == "hashes" else BidIndex.from_rows(A, h)
+    v = rng.normal(size=24).astype(np.float32)
+    value, win = index.best(v)
+    if change == "nan":
+        A[:] = np.nan
+    elif change == "overwrite":
+        A[:] = rng.normal(size=A.shape) * 3
+    elif change == "one row":
+        A[win] = A[win] + 0.5  # the winner: it is re-scored on the next query
+    elif change == "reshape":
+        A.shape = (A.shape[0] // 257, A.shape[1] * 257)
+    else:
+        A[:] = A[::-1].copy()  # the same rows, in another order
+    with pytest.raises(dpsumm.InvalidParameterError):
+        index.best(v)
+    with pytest.raises(dpsumm.InvalidParameterError):
+        index.hash_row(win)
 
 
 def test_owner_party_bids_with_the_index():

@@ -201,6 +201,17 @@ fn quantize_rows_imp(rows: &[f32], d: usize, words: usize, step: f64, first_grou
     (err.iter().fold(0.0f64, |a, &b| a.max(b)), max.iter().fold(0.0f64, |a, &b| a.max(b)))
 }
 
+/// The error of a query or hash that found row `i` of the source different from what the index was built from.
+fn changed_error(i: usize) -> Error {
+    Error::value(
+        "X",
+        format!(
+            "row {i} of the array the bid index was built from has changed since (overwritten after construction); \
+             build a new index from the current array, or do not modify it while the index is in use"
+        ),
+    )
+}
+
 fn check_dim(d: usize) -> Result<()> {
     if d == 0 || d > MAX_DIM {
         return Err(Error::shape("hashes", format!("dim must be between 1 and {MAX_DIM}, got {d}")));
@@ -370,15 +381,44 @@ impl BidIndex {
         let global = AtomicU64::new(order_key(f64::NEG_INFINITY));
         let chunk_rows = CHUNK_GROUPS * GROUP;
         let cb = self.chunk_bytes();
-        let (best, rescored) = self
+        let (best, rescored, changed) = self
             .codes
             .par_chunks(cb)
             .enumerate()
             .map_init(Scratch::default, |scratch, (c, codes)| {
                 self.scan_chunk(&plan, codes, c * chunk_rows, v, source, &global, scratch)
             })
-            .reduce(|| (None, 0), |a, b| (better(a.0, b.0), a.1 + b.1));
+            .reduce(|| (None, 0, None), |a, b| (better(a.0, b.0), a.1 + b.1, a.2.or(b.2)));
+        if let Some(i) = changed {
+            return Err(changed_error(i));
+        }
         Ok(Query { best, rescored })
+    }
+
+    /// The code of row `i`, coordinate `j` (in [-127, 127]).
+    fn code(&self, i: usize, j: usize) -> i32 {
+        let (g, lane, k, b) = (i / GROUP, i % GROUP, j / 4, j % 4);
+        i32::from(self.codes[((g * self.words + k) * GROUP + lane) * 4 + b]) - 128
+    }
+
+    /// `Ok` when `h` (the exact f32 hash of row `i`, read from the source now) is the hash the index was
+    /// built from, to the codes' measured error: `|h_j − a q_ij| <= E` for every j. An `Err` means the
+    /// array the index reads was overwritten after the index was built.
+    pub fn check_row_hash(&self, i: usize, h: &[f32]) -> Result<()> {
+        if i >= self.n {
+            return Err(Error::value("index", format!("{i} is not a row (the index has {} rows)", self.n)));
+        }
+        if h.len() != self.d {
+            return Err(Error::shape("X", format!("row {i} hashes to {} values, the index has dim {}", h.len(), self.d)));
+        }
+        let tol = self.code_err * (1.0 + 1e-9) + 1e-300;
+        for (j, &x) in h.iter().enumerate() {
+            let x = x as f64;
+            if !x.is_finite() || (x - self.step * f64::from(self.code(i, j))).abs() > tol {
+                return Err(changed_error(i));
+            }
+        }
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -391,7 +431,7 @@ impl BidIndex {
         source: &S,
         global: &AtomicU64,
         scratch: &mut Scratch,
-    ) -> (Option<Best>, usize) {
+    ) -> (Option<Best>, usize, Option<usize>) {
         let group_bytes = self.words * GROUP * 4;
         let groups = codes.len() / group_bytes;
         // Pass 1: the upper bound of every row of the chunk (32 kB, stays in cache) and of every group.
@@ -399,19 +439,27 @@ impl BidIndex {
         let mut gmax = [f64::NEG_INFINITY; CHUNK_GROUPS];
         let ub = &mut ub[..groups * GROUP];
         for (g, u) in ub.chunks_exact_mut(GROUP).enumerate() {
-            let u: &mut [f64; GROUP] = u.try_into().expect("GROUP lanes");
+            let Ok(u): std::result::Result<&mut [f64; GROUP], _> = u.try_into() else { continue };
             gmax[g] = group_bounds(&codes[g * group_bytes..(g + 1) * group_bytes], plan, u);
         }
         let rows = (self.n - start).min(groups * GROUP);
         let mut rescored = 0usize;
         let mut best: Option<Best> = None;
-        let mut rescore = |i: usize, best: &mut Option<Best>, scratch: &mut Scratch| {
+        let mut changed: Option<usize> = None;
+        // The exact value of a row the index was built from lies within `slack` of the screen's estimate,
+        // i.e. in [bound − 2 slack, bound]. A value outside (or not finite) means the source array was
+        // overwritten after the index was built: the query fails rather than answer from changed data.
+        let window = 2.0 * plan.slack;
+        let mut rescore = |i: usize, bound: f64, best: &mut Option<Best>, scratch: &mut Scratch| {
             rescored += 1;
             let value = source.value(start + i, v, scratch);
-            *best = better(*best, Some(Best { value, index: start + i }));
-            if value.is_finite() {
-                global.fetch_max(order_key(value), Ordering::Relaxed);
+            let tol = 1e-12 * bound.abs().max(value.abs()) + 1e-300;
+            if !value.is_finite() || value > bound + tol || value < bound - window - tol {
+                changed = changed.or(Some(start + i));
+                return;
             }
+            *best = better(*best, Some(Best { value, index: start + i }));
+            global.fetch_max(order_key(value), Ordering::Relaxed);
         };
         let global_best = || key_value(global.load(Ordering::Relaxed));
         // The row with the largest bound of the group with the largest bound first: a good lower bound
@@ -422,7 +470,7 @@ impl BidIndex {
             .fold(None, |t: Option<usize>, i| if t.is_none_or(|t| ub[i] > ub[t]) { Some(i) } else { t });
         if let Some(t) = top {
             if ub[t] >= global_best() {
-                rescore(t, &mut best, scratch);
+                rescore(t, ub[t], &mut best, scratch);
             }
         }
         // Pass 2, in row order. A row is skipped when its bound is below the best value of any chunk
@@ -443,10 +491,10 @@ impl BidIndex {
                         continue;
                     }
                 }
-                rescore(i, &mut best, scratch);
+                rescore(i, bound, &mut best, scratch);
             }
         }
-        (best, rescored)
+        (best, rescored, changed)
     }
 }
 
@@ -748,6 +796,30 @@ mod tests {
         h[[4500, 3]] = h[[10, 3]];
         let idx = BidIndex::from_hashes(h.view()).unwrap();
         assert_eq!(idx.best(&v, &HashSource(h.view())).unwrap().unwrap().index, 10);
+    }
+
+    #[test]
+    fn a_source_changed_after_construction_is_refused() {
+        let mut s = 11u64;
+        let (n, d) = (5000usize, 24usize);
+        let h = Array2::from_shape_fn((n, d), |_| lcg(&mut s) * 0.2);
+        let v: Vec<f32> = (0..d).map(|_| lcg(&mut s)).collect();
+        let idx = BidIndex::from_hashes(h.view()).unwrap();
+        let win = idx.best(&v, &HashSource(h.view())).unwrap().unwrap().index;
+        for change in 0..3 {
+            let mut g = h.clone();
+            match change {
+                0 => g.fill(f32::NAN),
+                1 => g.row_mut(win).mapv_inplace(|x| x + 0.05),
+                _ => g.mapv_inplace(|x| -x),
+            }
+            let err = idx.best(&v, &HashSource(g.view())).unwrap_err();
+            assert!(err.to_string().contains("changed since"), "{err}");
+            assert!(idx.check_row_hash(win, g.row(win).as_slice().unwrap()).is_err());
+        }
+        assert!(idx.check_row_hash(win, h.row(win).as_slice().unwrap()).is_ok());
+        let small = h.slice(ndarray::s![..10, ..]);
+        assert!(idx.best(&v, &HashSource(small)).is_err());
     }
 
     #[test]

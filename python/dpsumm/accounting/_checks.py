@@ -100,6 +100,8 @@ MAX_EPSILON = 100.0
 #: Smallest target ε a budget or a calibration takes (below it no release carries signal, and the
 #: accountants' numerics lose their precision).
 MIN_TARGET_EPSILON = 1e-6
+#: Smallest ε of one mechanism (an event): below it the numerical accountants lose their precision.
+MIN_EVENT_EPSILON = 1e-12
 #: Range of a Gaussian event's noise multiplier σ/Δ (outside it the privacy-loss distributions do not fit in
 #: memory, or ε is 0 to double precision).
 MIN_NOISE_MULTIPLIER = 1e-2
@@ -116,16 +118,16 @@ def _real(value: object, name: str) -> float:
 
 
 def _epsilon(value: object, name: str = "epsilon", *, target: bool = False, zero: bool = False) -> float:
-    """An ε: finite, > 0 (>= 0 with ``zero``), at most :data:`MAX_EPSILON`; a target at least
-    :data:`MIN_TARGET_EPSILON`."""
+    """An ε in [:data:`MIN_EVENT_EPSILON`, :data:`MAX_EPSILON`] (or 0 with ``zero``); a target in
+    [:data:`MIN_TARGET_EPSILON`, :data:`MAX_EPSILON`]."""
     v = _real(value, name)
     if target:
         ok = MIN_TARGET_EPSILON <= v <= MAX_EPSILON
     else:
-        ok = (0.0 <= v if zero else 0.0 < v) and v <= MAX_EPSILON
+        ok = (v == 0.0 and zero) or MIN_EVENT_EPSILON <= v <= MAX_EPSILON
     if not ok:
         what = (f"between {MIN_TARGET_EPSILON:g} and {MAX_EPSILON:g}" if target else
-                f"{'>= 0' if zero else '> 0'} and at most {MAX_EPSILON:g}")
+                f"{'0 or ' if zero else ''}between {MIN_EVENT_EPSILON:g} and {MAX_EPSILON:g}")
         raise InvalidParameterError(f"`{name}` must be a finite number {what}, got {value!r}", name)
     return v
 

@@ -15,15 +15,16 @@ from .events import AuctionEvent, Event, GaussianEvent, LaplaceEvent, _check_eve
 
 
 def _sound(fn: Callable[[Sequence[Event], float], float]) -> Callable[[Sequence[Event], float], float]:
-    """``fn``, with a floating-point overflow or division by zero read as ``math.inf`` (no finite guarantee:
-    still a valid upper bound, never a smaller ε than the truth)."""
+    """``fn``, with a floating-point overflow, a division by zero or a NaN read as ``math.inf`` (no finite
+    guarantee: still a valid upper bound, never a smaller ε than the truth)."""
 
     @functools.wraps(fn)
     def wrapped(events: Sequence[Event], delta: float) -> float:
         try:
-            return fn(events, delta)
+            eps = fn(events, delta)
         except (OverflowError, ZeroDivisionError, FloatingPointError):
             return math.inf
+        return math.inf if math.isnan(eps) else eps
 
     return wrapped
 

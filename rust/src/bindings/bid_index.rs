@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 
 use super::hashing::PyRffProjection;
 use super::{FloatArray2, detach, extract_f32_2d, raise, to_py_err};
-use crate::bid_index::{BidIndex, HashSource, RowSource};
+use crate::bid_index::{BidIndex, ExactSource, HashSource, RowSource};
 use crate::rff::RffProjection;
 
 enum Source {
@@ -23,6 +23,16 @@ pub struct PyBidIndex {
     source: Py<PyAny>,
     kind: Source,
     last_rescored: usize,
+}
+
+/// A source whose shape no longer matches the index: the array was reshaped after construction.
+fn changed_shape(py: Python<'_>, e: crate::error::Error) -> PyErr {
+    raise(
+        py,
+        "InvalidParameterError",
+        format!("the array the bid index was built from was reshaped after construction ({e}); build a new index"),
+        Some("X"),
+    )
 }
 
 fn index_arg(py: Python<'_>, i: i64, n: usize) -> PyResult<usize> {
@@ -101,20 +111,35 @@ impl PyBidIndex {
 
     /// The exact f32 hash of row `index` (recomputed from the raw row, or copied from the hashes).
     fn hash_row<'py>(&self, py: Python<'py>, index: i64) -> PyResult<Bound<'py, PyArray1<f32>>> {
-        let i = index_arg(py, index, self.inner.n_rows())?;
+        let (n, d) = (self.inner.n_rows(), self.inner.dim());
+        let i = index_arg(py, index, n)?;
         let src = self.source.bind(py);
         let out: Vec<f32> = match &self.kind {
-            Source::Hashes => extract_f32_2d(py, src, "hashes")?.as_array().row(i).to_vec(),
+            Source::Hashes => {
+                let h = extract_f32_2d(py, src, "hashes")?;
+                let a = h.as_array();
+                HashSource(a.view()).check(n, d).map_err(|e| changed_shape(py, e))?;
+                a.row(i).to_vec()
+            }
             Source::Rows(p) => {
                 let row: Vec<f32> = match FloatArray2::extract(py, src, "rows")? {
-                    FloatArray2::F32(a) => a.as_array().row(i).to_vec(),
-                    FloatArray2::F64(a) => a.as_array().row(i).iter().map(|&x| x as f32).collect(),
+                    FloatArray2::F32(a) => {
+                        let v = a.as_array();
+                        RowSource { rows: v.view(), projection: p }.check(n, d).map_err(|e| changed_shape(py, e))?;
+                        v.row(i).to_vec()
+                    }
+                    FloatArray2::F64(a) => {
+                        let v = a.as_array();
+                        RowSource { rows: v.view(), projection: p }.check(n, d).map_err(|e| changed_shape(py, e))?;
+                        v.row(i).iter().map(|&x| x as f32).collect()
+                    }
                 };
                 let mut h = vec![0.0f32; p.dim()];
                 p.hash_row(&row, &mut h);
                 h
             }
         };
+        self.inner.check_row_hash(i, &out).map_err(|e| to_py_err(py, e))?;
         Ok(out.to_pyarray(py))
     }
 

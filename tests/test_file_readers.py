@@ -1,0 +1,259 @@
+"""Bad input at the file readers and the accounting entry points gets a typed DpsummError, never a foreign
+exception, a crash or a silent extra feature (docs/reliability.md)."""
+
+from __future__ import annotations
+
+import errno
+import math
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dpsumm
+from dpsumm import accounting, datasets
+from dpsumm.errors import DataFileError
+
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                        HealthCheck.function_scoped_fixture])
+
+
+# ---------------------------------------------------------------------------------------------- paths
+
+
+@pytest.mark.parametrize("path,why", [
+    ("/tmp/" + "a" * 5000 + ".csv", "too long"),
+    ("/tmp/" + "b" * 300 + ".npy", "too long"),
+    ("/tmp/x\x00y.csv", "NUL"),
+    ("", "empty"),
+    ("/", "directory"),
+    ("/nonexistent-dir/x.npy", "not found"),
+])
+@pytest.mark.parametrize("reader", ["read_table", "load_array", "load_labels", "read_idx"])
+def test_bad_paths_name_the_argument(path, why, reader):
+    with pytest.raises(DataFileError) as err:
+        getattr(datasets, reader)(path)
+    assert why in str(err.value)
+    assert err.value.argument == ("labels" if reader == "load_labels" else "path")
+
+
+def test_mnist_directory_errors_are_typed():
+    with pytest.raises(DataFileError, match="too long"):
+        datasets.mnist("/tmp/" + "c" * 5000)
+    with pytest.raises(dpsumm.InvalidParameterError):
+        datasets.mnist("/nonexistent-dir")
+
+
+def test_os_error_mapping_says_what_to_do():
+    exc = datasets._os_error(OSError(errno.EACCES, "Permission denied"), "/x.csv", "path")
+    assert isinstance(exc, DataFileError) and "permission" in str(exc) and exc.path == "/x.csv"
+
+
+# ---------------------------------------------------------------------------------------------- .npy headers
+
+
+def _npy_with_header(path, shape, descr="<f8", body=b"\0" * 80):
+    hdr = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}"
+    hdr += " " * (64 - (10 + len(hdr) + 1) % 64) + "\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() + body)
+    return path
+
+
+@pytest.mark.parametrize("shape,match", [
+    ((10**6, 10**6), "claims shape"),           # 10^12 values: refused before any allocation
+    ((2**40, 2**40), "claims shape"),
+    ((5, 3), "truncated"),                      # 120 bytes claimed, 80 present
+    ((2, 3), "truncated"),                      # 48 claimed, 80 present: trailing bytes
+])
+@pytest.mark.parametrize("reader", ["read_table", "load_labels"])
+def test_npy_header_is_checked_before_allocating(tmp_path, shape, match, reader):
+    p = _npy_with_header(tmp_path / "x.npy", shape)
+    with pytest.raises(DataFileError, match=match):
+        getattr(datasets, reader)(p)
+
+
+@pytest.mark.parametrize("descr", ["|O", "<c16", "|S4", "<M8[s]"])
+def test_npy_non_real_dtypes_are_refused(tmp_path, descr):
+    p = _npy_with_header(tmp_path / "x.npy", (2, 2), descr=descr, body=b"\0" * 64)
+    with pytest.raises(DataFileError):
+        datasets.read_table(p)
+
+
+@FAST
+@given(st.binary(max_size=300))
+def test_random_bytes_never_leak_a_foreign_exception(tmp_path_factory, raw):
+    d = tmp_path_factory.mktemp("raw")
+    for suffix in (".npy", ".csv", ".parquet"):
+        p = d / f"f{suffix}"
+        p.write_bytes(raw)
+        for read in (datasets.read_table, datasets.load_labels):
+            try:
+                out = read(p)
+            except dpsumm.DpsummError:
+                continue
+            arr = out.data if isinstance(out, datasets.Table) else out
+            assert np.issubdtype(arr.dtype, np.number)
+
+
+@FAST
+@given(st.binary(max_size=200))
+def test_random_npy_headers(tmp_path_factory, tail):
+    p = tmp_path_factory.mktemp("npy") / "x.npy"
+    p.write_bytes(b"\x93NUMPY\x01\x00" + tail)
+    try:
+        datasets.read_table(p)
+    except dpsumm.DpsummError:
+        pass
+
+
+# ---------------------------------------------------------------------------------------------- CSV columns
+
+
+def test_pandas_default_index_column_is_dropped_and_said(tmp_path):
+    pd = pytest.importorskip("pandas")
+    X = np.random.default_rng(0).uniform(size=(12, 4))
+    pd.DataFrame(X).to_csv(tmp_path / "a.csv")  # the default: index and header
+    t = datasets.read_table(tmp_path / "a.csv")
+    np.testing.assert_allclose(t.data, X)
+    assert t.data.shape == (12, 4) and "row index column '' dropped" in t.describe()
+    pd.DataFrame(X, index=np.arange(3, 15)).to_parquet(tmp_path / "a.parquet")
+    t = datasets.read_table(tmp_path / "a.parquet")
+    assert t.data.shape == (12, 4) and "__index_level_0__" in t.describe()
+
+
+def test_headerless_row_numbers_are_refused_with_a_way_out(tmp_path):
+    pd = pytest.importorskip("pandas")
+    X = np.random.default_rng(1).uniform(size=(12, 3))
+    pd.DataFrame(X).to_csv(tmp_path / "b.csv", header=False)
+    with pytest.raises(DataFileError, match="row numbers") as err:
+        datasets.read_table(tmp_path / "b.csv")
+    assert "b.csv" in str(err.value) and "index=True" in str(err.value)
+    np.testing.assert_allclose(datasets.read_table(tmp_path / "b.csv", index=True).data, X)
+    assert datasets.read_table(tmp_path / "b.csv", index=False).data.shape == (12, 4)
+
+
+@pytest.mark.parametrize("name", ["label", "Target", "class", "labels"])
+def test_label_columns_are_refused_or_read_as_labels(tmp_path, name):
+    X = np.random.default_rng(2).uniform(size=(10, 3))
+    y = np.arange(10) % 2
+    lines = [f"a,b,c,{name}"] + [",".join(map(str, list(r) + [int(l)])) for r, l in zip(X, y)]
+    (tmp_path / "c.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataFileError, match="looks like labels") as err:
+        datasets.read_table(tmp_path / "c.csv")
+    assert "c.csv" in str(err.value) and f"label_column={name!r}" in str(err.value)
+    t = datasets.read_table(tmp_path / "c.csv", label_column=name)
+    np.testing.assert_allclose(t.data, X)
+    np.testing.assert_array_equal(t.labels, y)
+    t2 = datasets.read_table(tmp_path / "c.csv", label_column=-1)
+    np.testing.assert_array_equal(t2.labels, y)
+    with pytest.raises(dpsumm.InvalidParameterError) as err2:
+        datasets.read_table(tmp_path / "c.csv", label_column="nope")
+    assert err2.value.argument == "label_column"
+
+
+@FAST
+@given(rows=st.integers(1, 8), cols=st.integers(1, 5), header=st.booleans(), index=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_csv_reader_reads_exactly_the_features(tmp_path_factory, rows, cols, header, index, seed):
+    """A CSV written with or without header and index reads back as the feature matrix, or is refused;
+    never with an extra column."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(rows, cols)).round(6)
+    lines = []
+    if header:
+        lines.append(",".join(([""] if index else []) + [f"f{j}" for j in range(cols)]))
+    for i, r in enumerate(X):
+        lines.append(",".join(([str(i)] if index else []) + [repr(float(x)) for x in r]))
+    p = tmp_path_factory.mktemp("csv") / "x.csv"
+    p.write_text("\n".join(lines) + "\n")
+    try:
+        t = datasets.read_table(p)
+    except DataFileError as exc:
+        assert index and not header and rows >= 2, exc  # only the ambiguous headerless index is refused
+        return
+    if index and not header and rows == 1:  # one headerless row: its index "0" cannot be told from a feature
+        assert t.data.shape[0] == 1
+        return
+    assert t.data.shape == (rows, cols)
+    np.testing.assert_allclose(t.data, X)
+
+
+@FAST
+@given(st.text(alphabet=st.sampled_from(list("0123456789,.-e\n\"x ;nainf\r")), max_size=120))
+def test_csv_fuzz(tmp_path_factory, text):
+    p = tmp_path_factory.mktemp("fz") / "x.csv"
+    p.write_text(text)
+    try:
+        t = datasets.read_table(p)
+    except dpsumm.DpsummError:
+        return
+    assert t.data.ndim == 2 and t.data.dtype == np.float64
+
+
+# ---------------------------------------------------------------------------------------------- accounting
+
+
+finite_or_not = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**30, 10**30),
+                          st.sampled_from([1e300, 1e-300, 5e-324, -0.0, 0.0, True, "1", None]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(finite_or_not, finite_or_not, finite_or_not, st.integers(-5, 10**7))
+def test_calibrate_gaussian_never_leaks(eps, delta, sens, dim):
+    try:
+        cal = accounting.calibrate_gaussian(eps, delta, sensitivity=sens, dim=dim)
+    except dpsumm.DpsummError as exc:
+        assert getattr(exc, "argument", None) in {"epsilon", "delta", "sensitivity", "dim", "granularity"}
+        return
+    assert math.isfinite(cal.sigma) and cal.sigma > 0 and cal.achieved_epsilon() <= cal.epsilon * (1 + 1e-9)
+
+
+@settings(max_examples=120, deadline=None)
+@given(finite_or_not, finite_or_not, finite_or_not, finite_or_not)
+def test_budgets_never_leak(e, d, ve, vd):
+    for make in (lambda: accounting.Budget(e, d, ve, vd), lambda: accounting.BudgetAccountant(e, d, ve, vd)):
+        try:
+            make()
+        except dpsumm.DpsummError as exc:
+            assert exc.argument in {"epsilon", "delta", "validation_epsilon", "validation_delta"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["laplace", "exponential", "auction", "gaussian"]), finite_or_not,
+       st.integers(-2, 10**14), finite_or_not)
+def test_events_and_accountants_never_leak(kind, x, count, delta):
+    try:
+        if kind == "laplace":
+            ev = accounting.LaplaceEvent(x, 2.0, "replace-one", count=count)
+        elif kind == "exponential":
+            ev = accounting.ExponentialEvent(x, 2.0, "replace-one", count=count)
+        elif kind == "auction":
+            ev = accounting.AuctionEvent(x, 2, 3, count=count)
+        else:
+            ev = accounting.GaussianEvent(x, count=count)
+    except dpsumm.DpsummError:
+        return
+    for name in ("basic", "advanced", "kov", "tight"):
+        try:
+            eps = accounting.compose([ev], delta, name)
+        except dpsumm.DpsummError:
+            continue
+        assert eps >= 0 and not math.isnan(eps)
+
+
+@pytest.mark.parametrize("eps", [1e300, 1e-300, 101.0, 5e-7])
+def test_calibrations_name_the_users_argument(eps):
+    with pytest.raises(dpsumm.InvalidParameterError) as err:
+        accounting.calibrate_gaussian(eps, 1e-6, sensitivity=0.01, dim=64)
+    assert err.value.argument == "epsilon" and "granularity" not in str(err.value)
+    with pytest.raises(dpsumm.InvalidParameterError) as err:
+        accounting.calibrate_mwem_steps(eps, 1e-6, 10)
+    assert err.value.argument == "epsilon"
+
+
+def test_tiny_epsilon_at_high_dim_names_epsilon_not_granularity():
+    with pytest.raises(dpsumm.InvalidParameterError) as err:
+        accounting.calibrate_gaussian(1e-6, 1e-6, sensitivity=0.01, dim=4096)
+    assert err.value.argument == "epsilon" and "lower `dim`" in str(err.value)
