@@ -28,7 +28,7 @@ def add_experiment(sub: Any) -> None:
     p.add_argument("--methods", nargs="+", default=["paper", "paper-greedy", "uniform"],
                    help="any of paper, paper-greedy, uniform, exact-greedy, pfds (default: paper paper-greedy uniform)")
     p.add_argument("--gamma", default="0.1", help="RBF width, or 'median' for the median heuristic on the public seed set (default 0.1, the paper's)")
-    p.add_argument("--dim", type=int, default=140, help="random features d of h1 (default 140)")
+    p.add_argument("--dim", type=int, default=None, help="random features d of h1 (default: each method's own, 500 for nominations and the baselines, 140 for the paper's)")
     p.add_argument("--classifier", choices=("mlp", "svm"), default="mlp",
                    help="mlp: one hidden layer of 32 units (Figure 2); svm: linear SVM (Figure 1)")
     p.add_argument("--budget", type=float, default=None,
