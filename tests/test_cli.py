@@ -97,9 +97,7 @@ def test_summarize_budget_run_prints_and_writes_the_whole_ledger(tmp_path, capsy
     assert code == 0, err
     # the same run through the API
     budget = dpsumm.Budget(4.0, 1e-4, 4.0, 1e-2)
-    ref = dpsumm.summarize([dpsumm.Owner(o, labels=y, name=f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))],
-                           val, 5, method="paper", privacy=budget, seed_set=seed, gamma="median", dim=16,
-                           random_state=1, progress=False)
+    ref = dpsumm.summarize([dpsumm.Owner(o, labels=y, name=f'owner-{k}') for k, (o, y) in enumerate(zip(owners, labels))], val, 5, method=dpsumm.PaperProtocol(dim=16), privacy=budget, seed_set=seed, gamma='median', random_state=1, progress=False)
     np.testing.assert_array_equal(np.load(out / "summary.npy"), ref.points)
     np.testing.assert_array_equal(np.load(out / "labels.npy"), ref.labels)
     report = json.loads((out / "report.json").read_text())
@@ -133,8 +131,7 @@ def test_summarize_json_label_column_seed_count_and_csv(tmp_path, capsys):
     np.testing.assert_array_equal(got_labels, prov[:, 0])  # label = owner index by construction
     for row, (k, i) in zip(np.load(out / "summary.npy"), prov):
         np.testing.assert_allclose(row, owners[k][i])  # the label column is not a feature
-    ref = dpsumm.summarize(owners, val, 6, method="paper-greedy", seed_set=7, gamma=0.5, dim=16, random_state=2,
-                           progress=False)
+    ref = dpsumm.summarize(owners, val, 6, method=dpsumm.PaperGreedy(dim=16), seed_set=7, gamma=0.5, random_state=2, progress=False)
     np.testing.assert_array_equal(prov[:, 1], ref.index)
 
 
@@ -154,15 +151,15 @@ def test_summarize_reads_parquet(tmp_path, capsys):
     (["--method", "paper-greedy", "--budget", "1", "--validation-budget", "1"], "is not private"),
     (["--method", "paper", "--budget", "1"], "--budget needs --validation-budget"),
     (["--method", "paper", "--validation-budget", "1"], "needs --budget"),
-    (["--method", "paper", "--purchase", "winners"], "--purchase apply to --method nominations only"),
-    (["--method", "uniform", "--nominees", "3"], "--nominees apply to --method nominations only"),
+    (["--method", "paper", "--purchase", "winners"], "--purchase does not apply to method 'paper'"),
+    (["--method", "uniform", "--nominees", "3"], "--nominees does not apply to method 'uniform'"),
     (["--method", "paper", "--gamma", "wide"], "--gamma must be a number or 'median'"),
     (["--method", "paper", "--gamma", "-1"], "--gamma must be a finite number > 0"),
     (["--method", "paper", "--labels", "a.csv"], "--labels needs one file per owner"),
     (["--method", "paper", "--label-column", "9"], "--label-column 9 is out of range"),
     (["--method", "bogus"], "invalid choice"),
     (["--method", "paper", "--size", "0"], "size"),
-    (["--method", "paper", "--budget", "-1", "--validation-budget", "1"], "epsilon"),
+    (["--method", "paper", "--budget", "-1", "--validation-budget", "1"], "--budget"),
     (["--method", "paper", "--seed-set", "missing.npy"], "file not found"),
 ])
 def test_summarize_user_errors_are_one_line_exit_2(tmp_path, capsys, extra, message):

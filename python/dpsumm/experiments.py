@@ -32,7 +32,7 @@ from .hashing import RFFHasher
 from .privacy import Csprng, check_random_state
 from .metrics import mlp_accuracy, mmd2, mmd_increase_pct, svm_accuracy
 from .preprocessing import median_gamma
-from .methods import resolve_method
+from .methods import PaperGreedy, resolve_method
 from .protocols.base import SummaryMethod
 from .summarize import Owner, summarize
 
@@ -117,8 +117,9 @@ def _with_dim(build: Callable[[int], SummaryMethod], dim: int) -> Callable[[int]
     return lambda size: build(size).set_params(dim=dim)
 
 
-def _method_specs(methods: Sequence[Any], dim: int | None) -> list[tuple[str, Callable[[int], Any]]]:
-    """``(name, size -> method object)`` of each entry of ``methods`` (``"pfds"`` builds nothing)."""
+def _method_specs(methods: Sequence[Any], dim: int | None, probe: int) -> list[tuple[str, Callable[[int], Any]]]:
+    """``(name, size -> method object)`` of each entry of ``methods`` (``"pfds"`` builds nothing); callables and
+    ``dim`` are tried at the summary size ``probe``, so a bad option fails before any run."""
     if isinstance(methods, str) or not methods:
         raise InvalidParameterError(f"`methods` must be a non-empty sequence of names or method objects, got {methods!r}",
                                     "methods")
@@ -131,17 +132,17 @@ def _method_specs(methods: Sequence[Any], dim: int | None) -> list[tuple[str, Ca
             raise InvalidParameterError(f"`methods` must hold names from {EXPERIMENT_METHODS} or method objects, got {m!r}",
                                         "methods")
         if callable(m) and not isinstance(m, (str, SummaryMethod, type)):
-            probe = m(1)
-            if not isinstance(probe, SummaryMethod):
+            made = m(probe)
+            if not isinstance(made, SummaryMethod):
                 raise InvalidParameterError("a callable in `methods` must return a method object", "methods")
-            name = probe.name
+            name = made.name
             build: Callable[[int], Any] = m
         else:
             obj = resolve_method(m)
             name, build = obj.name, _constant(obj)
         if dim is not None:
             build = _with_dim(build, dim)
-            build(1)  # a bad dim fails here
+            build(probe)  # a bad dim fails here
         specs.append((name, build))
     if len({name for name, _ in specs}) != len(specs):
         raise InvalidParameterError("`methods` holds one method twice (use `variant` and two runs for a sweep)", "methods")
@@ -207,7 +208,7 @@ def run_experiment(
         raise InvalidParameterError("`sizes` must be a non-empty list of integers >= 1", "sizes")
     if int(repeats) < 1:
         raise InvalidParameterError("`repeats` must be >= 1", "repeats")
-    specs = _method_specs(methods, dim)
+    specs = _method_specs(methods, dim, sizes[0])
     if classifier not in CLASSIFIERS:
         raise InvalidParameterError(f"`classifier` must be one of {CLASSIFIERS}, got {classifier!r}", "classifier")
     if not (gamma == "median" or (isinstance(gamma, (int, float)) and not isinstance(gamma, bool) and gamma > 0)):
@@ -531,8 +532,8 @@ def broadcast_error(
     rng = check_random_state(random_state)
     size = schedule.size
     owners = [Owner(o) for o in split.owners]
-    greedy = summarize(owners, split.validation, size, method="paper-greedy", seed_set=split.seed_set, gamma=gamma,
-                       dim=schedule.dim, schedule=schedule, progress=False, random_state=0)
+    greedy = summarize(owners, split.validation, size, PaperGreedy(schedule=schedule, dim=schedule.dim),
+                       seed_set=split.seed_set, gamma=gamma, progress=False, random_state=0)
     hasher = RFFHasher(split.validation.shape[1], dim=schedule.dim, gamma=gamma, seed=greedy.hasher.seed)
     Hv, Hs, Hp = hasher.transform(split.validation), hasher.transform(split.seed_set), greedy.hashes
     h2_v = H2(schedule.dim, schedule.eta, rng.derive("validation"))
