@@ -215,3 +215,27 @@ def test_flower_user_errors_are_one_line_exit_2(tmp_path, capsys, extra, message
                          str(tmp_path / "v.npy"), "--size", "2", *extra], capsys)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and message in lines[0], err
+
+
+def test_validation_only_budget_runs_nominations_and_is_spent(tmp_path, capsys):
+    _, _, paths, _, _, _ = _files(tmp_path, n_owners=3, rows=40)
+    out = tmp_path / "out"
+    code, text, err = _run(["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "5",
+                            "--out", str(out), "--validation-budget", "0.7", "--validation-delta", "1e-7",
+                            "--no-progress", "--json"], capsys)
+    assert code == 0, err
+    report = json.loads((out / "report.json").read_text())
+    assert report["budget"]["validation_epsilon"] == 0.7 and report["budget"]["epsilon"] is None
+    assert report["method"] == "nominations"
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--delta", "2"], "--delta"),
+    (["--validation-budget", "1", "--validation-delta", "0"], "--validation-delta"),
+    (["--budget", "1", "--validation-budget", "1"], "--budget does not apply"),  # nominations: owners' epsilon 0
+    (["--nominees", "1"], "--nominees"),  # 1 x 2 owners < size 5: the plan is checked before any file is read
+])
+def test_bad_budget_and_plan_flags_fail_before_any_file_is_read(tmp_path, capsys, extra, message):
+    code, _, err = _run(["summarize", "--owners", "missing0.npy", "missing1.npy", "--validation", "missing.npy",
+                         "--size", "5", "--out", str(tmp_path / "out"), "--no-progress", *extra], capsys)
+    assert code == 2 and message in err and "missing" not in err, err

@@ -181,24 +181,39 @@ def test_exact_and_central_greedy_keep_no_seed_rows_paper_greedy_does():
 # ------------------------------------------------------------------------------------ argument checks
 
 
-@pytest.mark.parametrize("kw, arg", [
-    (dict(method="central-greedy", privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=1e-6)), "privacy"),
-    (dict(nominees=1), "nominees"),  # 4 owners x 1 < size 10
-    (dict(nominees=0), "nominees"),
-    (dict(candidates=5, nominees=20), "candidates"),
-    (dict(temperature=-1.0), "temperature"),
-    (dict(purchase="all"), "purchase"),
-    (dict(validation_release="laplace"), "validation_release"),
-    (dict(choice="kernel", purchase="winners"), "choice"),
-    (dict(choice="exact"), "choice"),
-    (dict(owner_greedy="lazy"), "owner_greedy"),
-    (dict(privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=0.05)), "privacy"),  # >= 1/|D_v|
+@pytest.mark.parametrize("method, kw, arg", [
+    ("central-greedy", dict(privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=1e-6)), "privacy"),
+    (dict(nominees=1), {}, "nominees"),  # 4 owners x 1 < size 10
+    (dict(nominees=0), {}, "nominees"),
+    (dict(candidates=5, nominees=20), {}, "candidates"),
+    (dict(candidates=2**63 + 5), {}, "candidates"),
+    (dict(temperature=-1.0), {}, "temperature"),
+    (dict(purchase="all"), {}, "purchase"),
+    (dict(validation_release="laplace"), {}, "validation_release"),
+    (dict(choice="kernel", purchase="winners"), {}, "choice"),
+    (dict(choice="exact"), {}, "choice"),
+    (dict(owner_greedy="lazy"), {}, "owner_greedy"),
+    ({}, dict(privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=0.05)), "validation_delta"),  # >= 1/|D_v|
 ])
-def test_bad_arguments_name_the_argument(kw, arg):
+def test_bad_arguments_name_the_argument(method, kw, arg):
     owners, validation = blobs()
     with pytest.raises(dpsumm.DpsummError) as info:
-        dpsumm.summarize(owners, validation, 10, **{**KW, **kw})
+        m = method if isinstance(method, str) else dpsumm.Nominations(dim=64, **method)
+        dpsumm.summarize(owners, validation, 10, m, **{**KW, **kw})
     assert info.value.argument == arg
+
+
+def test_an_owner_named_like_the_consumer_and_a_transport_lacking_owners_are_refused():
+    owners, validation = blobs()
+    named = [dpsumm.Owner(o, name=n) for o, n in zip(owners, ["a", "consumer", "c", "d"])]
+    with pytest.raises(dpsumm.InvalidParameterError, match="consumer") as info:
+        dpsumm.summarize(named, validation, 10, **KW)
+    assert info.value.argument == "owners"
+    parties = {"owner-0": OwnerParty(np.asarray(owners[0]), None, "owner-0"),
+               "consumer": ConsumerParty(np.asarray(validation), dpsumm.Csprng(0))}
+    with pytest.raises(dpsumm.InvalidParameterError, match="owner-1") as info:
+        dpsumm.summarize(owners, validation, 10, transport=InProcessTransport(parties), **KW)
+    assert info.value.argument == "transport"
 
 
 # ------------------------------------------------------------------------------------ faults

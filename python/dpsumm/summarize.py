@@ -28,6 +28,8 @@ from .types import ArrayLike, Method, RandomState
 __all__ = ["Owner", "SummaryResult", "Access", "summarize", "METHODS"]
 
 _log = logging.getLogger("dpsumm")
+#: The consumer's party name in process (owners may not take it).
+CONSUMER = "consumer"
 
 
 # ------------------------------------------------------------------------------------------ validation
@@ -54,6 +56,8 @@ def _as_owners(owners: object, n_features: int | None) -> tuple[list[np.ndarray]
         names.append(str(name))
     if len(set(names)) != len(names):
         raise InvalidParameterError("owner names must be unique", "owners")
+    if CONSUMER in names:
+        raise InvalidParameterError(f"an owner may not be named {CONSUMER!r}: that is the consumer's party name", "owners")
     if any(lab is None for lab in labels) and any(lab is not None for lab in labels):
         raise InvalidParameterError("give labels for every owner or for none", "owners")
     return datas, labels, names
@@ -148,6 +152,11 @@ def summarize(
     if seed_set is not None and not (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
         seed_set = float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
     K = len(datas)
+    if transport is not None:
+        missing = [n for n in [*names, CONSUMER] if n not in transport.parties]
+        if missing:
+            raise InvalidParameterError(f"`transport` does not reach the parties {missing}: it must hold every owner "
+                                        f"(by the owners' names) and {CONSUMER!r}", "transport")
     from tqdm.auto import tqdm
 
     # Setup has its own bar: a calibration to a budget can take a moment.
@@ -184,7 +193,7 @@ def summarize(
               meth, size, K, total, n_features, hasher.gamma, hasher.dim, seeded)
     if transport is None and meth.distributed:
         transport = _in_process(names, datas, labels, val, rng_consumer)
-    setup = RunSetup(transport=transport, owners=names, consumer="consumer", n_features=n_features, size=size,
+    setup = RunSetup(transport=transport, owners=names, consumer=CONSUMER, n_features=n_features, size=size,
                      hasher=hasher, seed=seed, plan=plan, privacy=privacy, rng=rng_aggregator, seeded=seeded,
                      progress=bool(progress), started=t0, validation_rows=int(val.shape[0]),
                      with_labels=labels[0] is not None,
@@ -196,7 +205,7 @@ def _in_process(names: list[str], datas: list[np.ndarray], labels: list[np.ndarr
                 rng_consumer: Csprng) -> InProcessTransport:
     """Every party as an object in this process: one owner per name, and the consumer."""
     parties: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
-    parties["consumer"] = ConsumerParty(validation, rng_consumer)
+    parties[CONSUMER] = ConsumerParty(validation, rng_consumer)
     return InProcessTransport(parties)
 
 

@@ -35,12 +35,15 @@ from ..results import SummaryResult
 from ..transport import Transport
 
 __all__ = ["SummaryMethod", "Plan", "RunSetup", "LocalData", "public_setup", "MEDIAN_SAMPLE_ROWS", "MAX_SEED_CELLS",
-           "MethodOptionError"]
+           "MethodOptionError", "MAX_COUNT"]
 
 _log = logging.getLogger("dpsumm")
 
 #: Public rows generated for the median heuristic (``gamma="median"``) when the user gives no seed set.
 MEDIAN_SAMPLE_ROWS = 150
+#: Largest count a method option may hold (rows nominated, candidates, MWEM steps): beyond any data set, and
+#: within the 64-bit integers every party and the wire use.
+MAX_COUNT = 1 << 40
 #: Largest number of values (rows x features) of a generated seed set.
 MAX_SEED_CELLS = 1 << 26
 

@@ -28,7 +28,7 @@ from typing import Any, Callable, ClassVar, Literal
 import numpy as np
 
 from .. import accounting
-from .._validation import choice_of, positive_float, positive_int
+from .._validation import bounded_int, choice_of, positive_float
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import RFFHasher
 from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select
@@ -37,7 +37,7 @@ from ..privacy import Csprng
 from ..messages import NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, TargetRelease, TargetRequest
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
-from .base import Plan, RunSetup, SummaryMethod
+from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod
 from .baselines import exact_greedy
 
 _log = logging.getLogger("dpsumm")
@@ -504,9 +504,9 @@ class Nominations(SummaryMethod):
         super()._validate()
         set_ = object.__setattr__
         if self.nominees is not None:
-            set_(self, "nominees", positive_int(self.nominees, "nominees"))
+            set_(self, "nominees", bounded_int(self.nominees, "nominees", 1, MAX_COUNT))
         if self.candidates is not None:
-            set_(self, "candidates", positive_int(self.candidates, "candidates"))
+            set_(self, "candidates", bounded_int(self.candidates, "candidates", 1, MAX_COUNT))
         if self.nominees is not None and self.candidates is not None and self.candidates < self.nominees:
             raise InvalidParameterError(f"`candidates` ({self.candidates}) must be >= `nominees` ({self.nominees})",
                                         "candidates")
@@ -548,13 +548,8 @@ class Nominations(SummaryMethod):
                 "owners' epsilon/delta in `privacy` would not be spent; give a validation-only budget, "
                 "Budget(validation_epsilon=..., validation_delta=...)", "privacy")
         budget = self.budget(privacy)
-        if budget is not None and validation_rows is not None:
-            assert budget.validation_delta is not None
-            if budget.validation_delta >= 1.0 / validation_rows:
-                raise InvalidParameterError(
-                    f"`privacy.validation_delta` ({budget.validation_delta:g}) is not small for |D_v| = {validation_rows}:"
-                    f" it must be below 1/|D_v| = {1.0 / validation_rows:.3g} (a delta that large allows releasing a "
-                    "validation row outright)", "privacy")
+        if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
+            budget.check_validation_size(validation_rows)
         M = self.resolved_nominees(size)
         if M * owners < size:
             raise InvalidParameterError(f"`nominees` ({M}) times the {owners} owners is below `size` ({size})", "nominees")

@@ -18,7 +18,7 @@ from typing import Any, Callable, ClassVar, Literal
 import numpy as np
 
 from .. import _core, accounting
-from .._validation import choice_of, positive_int
+from .._validation import bounded_int, choice_of
 from ..errors import DpsummError, InvalidParameterError, ProtocolError
 from ..h2 import H2
 from ..hashing import RFFHasher
@@ -26,7 +26,7 @@ from ..messages import Bid, BidRequest, Message, PointReply, PointRequest, Setup
 from ..privacy import Csprng
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
-from .base import Plan, RunSetup, SummaryMethod
+from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod
 
 __all__ = ["PaperProtocol", "PaperGreedy", "PAPER_DIM", "Aggregator", "ProtocolConfig", "RoundRecord", "make_config", "run_protocol"]
 
@@ -538,7 +538,7 @@ class _PaperMethod(SummaryMethod):
                                         "schedule")
         for name in ("t_init", "t_subs"):
             if getattr(self, name) is not None:
-                object.__setattr__(self, name, positive_int(getattr(self, name), name))
+                object.__setattr__(self, name, bounded_int(getattr(self, name), name, 1, MAX_COUNT))
         choice_of(self.reveal, "reveal", _REVEALS)
         if isinstance(self.schedule, accounting.Schedule) and self.schedule.dim != self.dim:
             raise InvalidParameterError(f"`schedule` was made for dim {self.schedule.dim}, the method has dim {self.dim}",
@@ -574,6 +574,8 @@ class _PaperMethod(SummaryMethod):
              privacy: accounting.Budget | None, gamma_median: bool, transport_given: bool = False) -> Plan:
         super().plan(size=size, owners=owners, owner_rows=owner_rows, validation_rows=validation_rows, privacy=privacy,
                      gamma_median=gamma_median, transport_given=transport_given)
+        if privacy is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
+            privacy.check_validation_size(validation_rows)
         sched = self._schedule(size, owners, privacy)
         return Plan(seed_rows=sched.seed_set_size, uses_seed=True, schedule=sched)
 
