@@ -152,11 +152,6 @@ def summarize(
     if seed_set is not None and not (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
         seed_set = float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
     K = len(datas)
-    if transport is not None:
-        missing = [n for n in [*names, CONSUMER] if n not in transport.parties]
-        if missing:
-            raise InvalidParameterError(f"`transport` does not reach the parties {missing}: it must hold every owner "
-                                        f"(by the owners' names) and {CONSUMER!r}", "transport")
     from tqdm.auto import tqdm
 
     # Setup has its own bar: a calibration to a budget can take a moment.
@@ -170,6 +165,11 @@ def summarize(
         if plan.schedule is not None and privacy is not None:
             _log.info("calibrated the schedule to %s in %.2f s: %s", privacy, time.perf_counter() - t_plan,
                       plan.schedule.describe().replace("\n", "; "))
+        if transport is not None:
+            missing = [n for n in [*names, CONSUMER] if n not in transport.parties]
+            if missing:
+                raise InvalidParameterError(f"`transport` does not reach the parties {missing}: it must hold every "
+                                            f"owner (by the owners' names) and {CONSUMER!r}", "transport")
         setup_bar.update(1)
         setup_bar.set_postfix_str("public rows, kernel width and h1")
         rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
