@@ -289,3 +289,27 @@ def _close(a, b):
     if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
         return a == pytest.approx(b, rel=1e-6)
     return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and a == b and not isinstance(b, bool))
+
+
+@pytest.mark.parametrize("tamper", ["certification", "seeded", "uncertified", "garbage"])
+def test_flower_result_files_that_lie_are_refused(results, tmp_path, tamper):
+    pytest.importorskip("flwr")
+    from dpsumm.flower.server_app import load_result, save_result
+
+    p = save_result(results["purchase='winners'"], tmp_path / "r.npz")
+    if tamper == "garbage":
+        p.write_bytes(b"PK\x03\x04" + bytes(200))
+    else:
+        with np.load(p, allow_pickle=False) as z:
+            arrays = dict(z)
+        report = json.loads(str(arrays["report"]))
+        if tamper == "certification":
+            report["certification"]["status"] = CERTIFIED
+        elif tamper == "seeded":
+            report["seeded"] = "false"
+        else:
+            report["privacy"]["uncertified"] = []
+        arrays["report"] = np.array(json.dumps(report))
+        np.savez(p, **arrays)
+    with pytest.raises(dpsumm.DpsummError):
+        load_result(p)
