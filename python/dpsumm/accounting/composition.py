@@ -234,7 +234,8 @@ def _pld_epsilon(evs: Sequence[Event], delta: float) -> float:
     # The composed PLD spans about the privacy loss's mean plus a dozen standard deviations, in steps of
     # vdi. Beyond _PLD_MAX_POINTS it takes minutes and gigabytes (ε = 1 composed 10^5 times: 10^9 points);
     # skip it then: tight is the minimum of sound candidates, and RDP and Theorem 7 remain.
-    if _pld_points(kinds, vdi) > _PLD_MAX_POINTS:
+    points = _pld_points(kinds, vdi)
+    if points > _PLD_MAX_POINTS or points * len(kinds) > _PLD_MAX_WORK:
         return math.inf
     total = None
     for (kind, eps, sens, gran), count in sorted(kinds.items(), key=lambda kv: repr(kv[0])):
@@ -277,6 +278,9 @@ def _pld_epsilon(evs: Sequence[Event], delta: float) -> float:
 
 #: Largest composed privacy-loss distribution (grid points) the tight accountant builds (about 32 MB).
 _PLD_MAX_POINTS = 4_000_000
+#: Largest (grid points x distinct mechanism kinds) the tight accountant composes (each kind is one more
+#: convolution over the grid; many distinct per-event ε would otherwise take minutes).
+_PLD_MAX_WORK = 200_000_000
 
 
 def _pld_points(kinds: dict[tuple[str, float, float, float | None], int], vdi: float) -> float:
