@@ -257,3 +257,10 @@ def test_tiny_epsilon_at_high_dim_names_epsilon_not_granularity():
     with pytest.raises(dpsumm.InvalidParameterError) as err:
         accounting.calibrate_gaussian(1e-6, 1e-6, sensitivity=0.01, dim=4096)
     assert err.value.argument == "epsilon" and "lower `dim`" in str(err.value)
+
+
+@pytest.mark.parametrize("name", [np.ones(3), 5, b"x", "", "  ", object()])
+def test_owner_names_are_checked(name):
+    with pytest.raises(dpsumm.InvalidParameterError) as err:
+        dpsumm.Owner(np.zeros((3, 2)), name=name)
+    assert err.value.argument == "name"

@@ -29,21 +29,23 @@ def _data():
     return owners, validation, seed_set
 
 
-NOM = dict(dim=32, gamma=0.3, progress=False)
+RUN = dict(gamma=0.3, progress=False)
 
-# Each path: (how to run it, the status every surface must print). The runs are what a user calls; after the
-# method-objects refactor the method-specific keywords move into the method object.
+# Each path: (how to run it, the status every surface must print).
 PATHS = {
-    "certified nominations": (lambda o, v, s: dpsumm.summarize(o, v, 6, **NOM), CERTIFIED),
-    "purchase='winners'": (lambda o, v, s: dpsumm.summarize(o, v, 6, purchase="winners", **NOM), NOT_CERTIFIED),
-    "paper, Theorem-6 auction": (
-        lambda o, v, s: dpsumm.summarize(o, v, 5, method="paper", seed_set=s, dim=16, progress=False, gamma=0.3,
-                                         schedule=dpsumm.paper_schedule(5, 3, 16, epsilon_auction="theorem6")),
+    "certified nominations": (lambda o, v, s: dpsumm.summarize(o, v, 6, dpsumm.Nominations(dim=32), **RUN), CERTIFIED),
+    "purchase='winners'": (
+        lambda o, v, s: dpsumm.summarize(o, v, 6, dpsumm.Nominations(dim=32, purchase="winners"), **RUN),
         NOT_CERTIFIED),
-    "seeded": (lambda o, v, s: dpsumm.summarize(o, v, 6, random_state=0, **NOM), SEEDED),
+    "paper, Theorem-6 auction": (
+        lambda o, v, s: dpsumm.summarize(o, v, 5, dpsumm.PaperProtocol(dim=16, epsilon_auction="theorem6"),
+                                         seed_set=s, **RUN),
+        NOT_CERTIFIED),
+    "seeded": (lambda o, v, s: dpsumm.summarize(o, v, 6, dpsumm.Nominations(dim=32), random_state=0, **RUN), SEEDED),
     "validation_release='exact'": (
-        lambda o, v, s: dpsumm.summarize(o, v, 6, validation_release="exact", **NOM), NOT_PRIVATE),
-    "non-private method": (lambda o, v, s: dpsumm.summarize(o, v, 6, method="uniform", **NOM), NOT_PRIVATE),
+        lambda o, v, s: dpsumm.summarize(o, v, 6, dpsumm.Nominations(dim=32, validation_release="exact"), **RUN),
+        NOT_PRIVATE),
+    "non-private method": (lambda o, v, s: dpsumm.summarize(o, v, 6, "uniform", **RUN), NOT_PRIVATE),
 }
 
 
@@ -287,3 +289,27 @@ def _close(a, b):
     if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
         return a == pytest.approx(b, rel=1e-6)
     return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and a == b and not isinstance(b, bool))
+
+
+@pytest.mark.parametrize("tamper", ["certification", "seeded", "uncertified", "garbage"])
+def test_flower_result_files_that_lie_are_refused(results, tmp_path, tamper):
+    pytest.importorskip("flwr")
+    from dpsumm.flower.server_app import load_result, save_result
+
+    p = save_result(results["purchase='winners'"], tmp_path / "r.npz")
+    if tamper == "garbage":
+        p.write_bytes(b"PK\x03\x04" + bytes(200))
+    else:
+        with np.load(p, allow_pickle=False) as z:
+            arrays = dict(z)
+        report = json.loads(str(arrays["report"]))
+        if tamper == "certification":
+            report["certification"]["status"] = CERTIFIED
+        elif tamper == "seeded":
+            report["seeded"] = "false"
+        else:
+            report["privacy"]["uncertified"] = []
+        arrays["report"] = np.array(json.dumps(report))
+        np.savez(p, **arrays)
+    with pytest.raises(dpsumm.DpsummError):
+        load_result(p)

@@ -547,8 +547,8 @@ def _split_columns(p: Path, arr: np.ndarray, names: list[str] | None, index: obj
             raise DataFileError(
                 f"`path`: the first column of {p} holds exactly the row numbers ({int(first[0])}, {int(first[1])}, "
                 f"..., {int(first[-1])}): a row index (pandas' to_csv() writes one), not a feature? Save the file "
-                "without it (to_csv(index=False)), or pass index=True to drop it or index=False to keep it "
-                "(CLI: --index drop|keep)", p, "path")
+                "without it (to_csv(index=False)), or read it with read_table(..., index=True) to drop it or "
+                "index=False to keep it", p, "path")
     if drop_first:
         if width < 2:
             raise DataFileError(f"`path`: {p} has only an index column, no features", p, "path")

@@ -12,6 +12,7 @@ import difflib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .accounting import DEFAULT_DELTA as _accounting_default_delta
 from .protocols.base import MethodOptionError, SummaryMethod
 from .protocols.baselines import CentralGreedy, ExactGreedy, Uniform
 from .protocols.nominations import Nominations
@@ -102,8 +103,9 @@ def misplaced_options(options: Mapping[str, Any], method: object, where: str = "
 
 
 #: The delta of a budget an entry point builds when the user gives an epsilon without its delta (the CLI's
-#: ``--budget``/``--validation-budget``, the Flower run config's ``budget-*`` keys).
-DEFAULT_DELTA = 1e-6
+#: ``--budget``/``--validation-budget``, the Flower run config's ``budget-*`` keys), and the delta a ledger is
+#: read at without a budget: one constant, :data:`dpsumm.accounting.DEFAULT_DELTA`.
+DEFAULT_DELTA = _accounting_default_delta
 
 
 def budget_from(epsilon: float | None, delta: float | None, validation_epsilon: float | None,

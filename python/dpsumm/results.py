@@ -33,6 +33,14 @@ class Owner:
     labels: Any = None
     name: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
+            from .errors import InvalidParameterError
+
+            raise InvalidParameterError(
+                f"`name` of an Owner must be None or a non-empty str, got {type(self.name).__name__} "
+                f"{self.name!r:.60}", "name")
+
     def __repr__(self) -> str:
         shape = getattr(self.data, "shape", None)
         rows = f"{shape[0]}x{shape[1]}" if shape is not None and len(shape) == 2 else type(self.data).__name__

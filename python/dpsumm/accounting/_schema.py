@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .ledger import Ledger
 
 #: Most entries (or uncertified messages) a ledger dict may hold: a run records a handful per epoch.
-MAX_RECORDS = 1_000_000
+MAX_RECORDS = 100_000
 #: Relative tolerance when stored totals are compared with those recomputed (other dp-accounting builds).
 _RTOL = 1e-6
 

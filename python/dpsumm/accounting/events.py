@@ -10,7 +10,7 @@ from typing import Union
 
 from .._validation import positive_float, positive_int
 from ..errors import InvalidParameterError
-from ._checks import Neighbour, _count, _delta, _epsilon, _flag, _neighbour, _noise_multiplier, _set
+from ._checks import Neighbour, _count, _delta, _epsilon, _flag, _neighbour, _noise_multiplier, _nonneg_float, _set
 
 #: Most lattice steps per sensitivity of a discrete Laplace event (the PLD grows with it).
 _MAX_LATTICE_STEPS = float(1 << 20)
@@ -187,7 +187,7 @@ class AuctionEvent:
     count: int = 1
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", _epsilon(self.epsilon, zero=True))
+        _set(self, "epsilon", _nonneg_float(self.epsilon, "epsilon"))  # any ε_auc > 0 costs inf (no numerics)
         _set(self, "tau", positive_int(self.tau, "tau"))
         _set(self, "owners", positive_int(self.owners, "owners"))
         _set(self, "neighbour", _neighbour(self.neighbour))

@@ -106,6 +106,9 @@ class Ledger:
         self.seeded: bool = _flag(seeded, "seeded")
         self.deltas: dict[str, float | None] | None = None
         if deltas is not None:
+            if not isinstance(deltas, dict) or not set(deltas) <= set(PARTIES):
+                raise InvalidParameterError(
+                    f"`deltas` must be None or a dict with keys 'owners' and/or 'validation', got {deltas!r}", "deltas")
             self.set_deltas(**deltas)
 
     def record_uncertified(self, party: Party, *, label: str, reason: str) -> None:
@@ -503,7 +506,7 @@ def verdict_line(cert: Certification) -> str:
     if cert.status == NOT_PRIVATE:
         return "certified: NO (not private: no party's privacy is protected or certified)."
     if cert.seeded:
-        return "certified: NO (seeded run: reproducible and NOT private)."
+        return "certified: NO (seeded run): its noise is reproducible, so the run is NOT private."
     bad = [p for p, ok in cert.parties if not ok]
     return f"certified: NO ({', '.join(bad)}: no finite epsilon is certified; see the notes)."
 

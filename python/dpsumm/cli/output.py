@@ -42,9 +42,11 @@ def ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded: 
         lines.append(f"aggregator saw {res.accessed.total} raw rows ({res.accessed.per_owner}).")
         lines.append(f"certified: {'NO (seeded run)' if seeded else res.privacy_status()}.")
         return lines
+    from ..accounting.ledger import aggregator_line, certification, verdict_line
+
     eps_o = led.epsilon("owners", delta_owners)
     eps_v = led.epsilon("validation", delta_validation)
-    certified = math.isfinite(eps_o) and math.isfinite(eps_v) and not seeded
+    cert = certification(led, seeded=seeded)  # the one decision every surface prints
     lines.append(led.table(delta_owners, delta_validation))
     lines.append(f"owners: epsilon {eps_o:.4g} at delta {delta_owners:g}; validation set: epsilon {eps_v:.4g} at "
                  f"delta {delta_validation:g} (tight accountant).")
@@ -54,9 +56,8 @@ def ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded: 
         seen[e.party][e.label] = seen[e.party].get(e.label, 0) + int(getattr(e.event, "count", 1))
     for party, labels in seen.items():
         lines.append(f"{party} saw: " + "; ".join(f"{lab} x{n}" for lab, n in labels.items()))
-    lines.append(f"aggregator saw {res.accessed.total} raw rows ({res.accessed.per_owner}).")
-    lines.append("certified: yes, for every party." if certified else
-                 "certified: NO" + (" (seeded run)" if seeded else " (a party's epsilon is not finite: see the notes)") + ".")
+    lines.append(aggregator_line(res.accessed))
+    lines.append(verdict_line(cert))
     return lines
 
 
@@ -66,20 +67,20 @@ def build_report(res: Any, args: argparse.Namespace, budget: Any, **extra: Any) 
     from .run_options import report_deltas
 
     d_o, d_v = report_deltas(args)
+    from ..accounting.ledger import certification
+
     privacy: Any = None
-    certified = False
+    cert = certification(None if isinstance(led, dict) else led, seeded=seeded)
     if isinstance(led, dict):
         privacy = led
-        certified = not seeded and res.privacy_status() == "private, certified"
     elif led is not None:
         privacy = led.to_dict(d_o, d_v)
-        certified = (not seeded and led.certified("owners") and led.certified("validation")
-                     and math.isfinite(led.epsilon("owners", d_o)) and math.isfinite(led.epsilon("validation", d_v)))
     return {
         **({"warning": NOT_PRIVATE} if seeded else {}),
         "method": res.method, "size": len(res), **extra,
         "gamma": res.hasher.gamma, "dim": res.hasher.dim, "hash_seed": res.hasher.seed,
-        "seeded": seeded, "private": led is not None and not seeded, "certified": certified,
+        "seeded": seeded, "private": cert.private, "certified": cert.certified,
+        "certification": cert.to_dict(),
         "budget": None if budget is None else dataclasses.asdict(budget),
         "accessed": dataclasses.asdict(res.accessed),
         "contribution": res.contribution.tolist(), "events": res.events, "seconds": res.seconds,

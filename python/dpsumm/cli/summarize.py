@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from ..errors import InvalidParameterError
 from ._common import UsageError, header_arg, jsonable, writable_dir
 from .output import build_report, ledger_text, write_outputs
 from .run_options import add_run_options, budget_arg, gamma_arg, method_arg, report_deltas, seed_set_arg
@@ -52,18 +53,17 @@ def _owners_with_labels(args: argparse.Namespace, header: Any = "auto") -> list[
         raise UsageError(f"--labels needs one file per owner ({len(args.owners)}), got {len(args.labels)}")
     owners = []
     for k, path in enumerate(args.owners):
-        table = datasets.read_table(path, header=header)
+        try:  # the reader sets the label column aside (and refuses a label-named column without it)
+            table = datasets.read_table(path, header=header, label_column=args.label_column)
+        except InvalidParameterError as exc:
+            if exc.argument == "label_column":
+                raise UsageError(f"--label-column {args.label_column} is out of range for {path}: {exc}") from exc
+            raise
         if not args.json:
             print(f"read {table.describe()}")
         rows = table.data
-        labels = None
-        if args.label_column is not None:
-            c = args.label_column
-            if not -rows.shape[1] <= c < rows.shape[1] or rows.shape[1] < 2:
-                raise UsageError(f"--label-column {c} is out of range for {path} ({rows.shape[1]} columns)")
-            labels = rows[:, c]
-            rows = np.delete(rows, c % rows.shape[1], axis=1)
-        elif args.labels is not None:
+        labels = table.labels
+        if args.label_column is None and args.labels is not None:
             labels = datasets.load_labels(args.labels[k])
         if labels is not None and np.all(np.mod(labels, 1) == 0):
             labels = labels.astype(np.int64)
