@@ -239,3 +239,21 @@ def test_bad_budget_and_plan_flags_fail_before_any_file_is_read(tmp_path, capsys
     code, _, err = _run(["summarize", "--owners", "missing0.npy", "missing1.npy", "--validation", "missing.npy",
                          "--size", "5", "--out", str(tmp_path / "out"), "--no-progress", *extra], capsys)
     assert code == 2 and message in err and "missing" not in err, err
+
+
+def test_index_flag_reads_a_pandas_index_column_as_the_user_says(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    paths = []
+    for k in range(2):
+        X = rng.uniform(size=(30, 3))
+        p = tmp_path / f"o{k}.csv"
+        np.savetxt(p, np.column_stack([np.arange(30), X]), delimiter=",")  # headerless row numbers first
+        paths.append(str(p))
+    np.savetxt(tmp_path / "v.csv", np.column_stack([np.arange(20), rng.uniform(size=(20, 3))]), delimiter=",")
+    args = ["summarize", "--owners", *paths, "--validation", str(tmp_path / "v.csv"), "--size", "4", "--out",
+            str(tmp_path / "out"), "--no-progress", "--method", "uniform"]
+    code, _, err = _run(args, capsys)
+    assert code == 2 and "--index yes" in err
+    code, _, err = _run([*args, "--index", "yes"], capsys)
+    assert code == 0, err
+    assert np.load(tmp_path / "out" / "summary.npy").shape == (4, 3)

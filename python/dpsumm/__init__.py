@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from . import accounting, datasets, experiments, methods, metrics, pfds, preprocessing, reference
 from .accounting import Budget, Ledger, Schedule, paper_schedule
-from .errors import DpsummError, EntropyError, InvalidParameterError, NotFittedError, PrivacyBudgetError, ProtocolError
+from .errors import (DataFileError, DpsummError, EntropyError, InvalidParameterError, LedgerFormatError, NotFittedError,
+                     PrivacyBudgetError, ProtocolError)
 from .estimator import Summarizer
 from .preprocessing import DegenerateKernelWarning, median_gamma, scale_to_unit
 from .hashing import RFFHasher
@@ -52,6 +53,8 @@ __all__ = [
     "DegenerateKernelWarning",
     "NotFittedError",
     "DpsummError",
+    "DataFileError",
+    "LedgerFormatError",
     "EntropyError",
     "InvalidParameterError",
     "PrivacyBudgetError",

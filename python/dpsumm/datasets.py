@@ -541,14 +541,14 @@ def _split_columns(p: Path, arr: np.ndarray, names: list[str] | None, index: obj
             drop_first = True
         elif pandas_name:
             raise DataFileError(f"`path`: the first column of {p} is named like pandas' index ({names[0]!r}) but "  # type: ignore[index]
-                                "holds non-integers: pass index=False to read it as a feature, or name it",
+                                "holds non-integers: pass index=False (CLI: --index no) to read it as a feature, or name it",
                                 p, "path")
         elif width >= 2 and p.suffix.lower() != ".npy" and is_row_number(first):
             raise DataFileError(
                 f"`path`: the first column of {p} holds exactly the row numbers ({int(first[0])}, {int(first[1])}, "
                 f"..., {int(first[-1])}): a row index (pandas' to_csv() writes one), not a feature? Save the file "
-                "without it (to_csv(index=False)), or read it with read_table(..., index=True) to drop it or "
-                "index=False to keep it", p, "path")
+                "without it (to_csv(index=False)), or read it with read_table(..., index=True) (CLI: --index yes) to "
+                "drop it or index=False (--index no) to keep it", p, "path")
     if drop_first:
         if width < 2:
             raise DataFileError(f"`path`: {p} has only an index column, no features", p, "path")

@@ -79,6 +79,9 @@ class Record:
     dim: int | None = None
     #: Always False for :func:`run_experiment`: every run is seeded (reproducible, NOT private).
     private: bool = False
+    #: The run's :func:`dpsumm.accounting.certification` status ("seeded: NOT private" for every seeded run,
+    #: "not private" for the baselines); PFDS runs are seeded too.
+    certification: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -211,8 +214,10 @@ def run_experiment(
     specs = _method_specs(methods, dim, sizes[0])
     if classifier not in CLASSIFIERS:
         raise InvalidParameterError(f"`classifier` must be one of {CLASSIFIERS}, got {classifier!r}", "classifier")
-    if not (gamma == "median" or (isinstance(gamma, (int, float)) and not isinstance(gamma, bool) and gamma > 0)):
-        raise InvalidParameterError(f"`gamma` must be a positive number or 'median', got {gamma!r}", "gamma")
+    median = isinstance(gamma, str) and gamma == "median"
+    if not (median or (isinstance(gamma, (int, float)) and not isinstance(gamma, bool) and 0 < gamma < math.inf)):
+        raise InvalidParameterError(f"`gamma` must be a positive number or 'median', got {type(gamma).__name__}",
+                                    "gamma")
     if privacy is not None and not isinstance(privacy, accounting.Budget):
         raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
     names = [name for name, _ in specs]
@@ -235,7 +240,7 @@ def run_experiment(
     try:
         for r in range(int(repeats)):
             data = split(r)
-            g = median_gamma(data.seed_set) if gamma == "median" else float(gamma)
+            g = median_gamma(data.seed_set) if median else float(gamma)
             owners = [Owner(o, labels=lab, name=f"owner-{k}") for k, (o, lab) in enumerate(zip(data.owners, data.owner_labels))]
             for size in sizes:
                 private_eps: float | None = None
@@ -288,6 +293,7 @@ def run_experiment(
                         delta_validation=(run_delta_v if method != "pfds" else delta_v) if eps_v is not None else None,
                         variant=variant, nominees=res.extra.get("nominees") if method == "nominations" else None,
                         dim=None if method == "pfds" else int(res.hasher.dim),
+                        certification="seeded: NOT private" if method == "pfds" else res.certification().status,
                     ))
                     bar.update(1)
     finally:

@@ -130,10 +130,12 @@ def summarize(
     if options:
         raise misplaced_options(options, method)
     meth = resolve_method(method)
-    if not (gamma == "median" or (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool))):
-        raise InvalidParameterError(f"`gamma` must be a positive number or 'median', got {gamma!r}", "gamma")
-    if gamma != "median":
-        positive_float(gamma, "gamma")
+    median = isinstance(gamma, str) and gamma == "median"
+    if not (median or (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool))):
+        raise InvalidParameterError(f"`gamma` must be a positive number or 'median', got {type(gamma).__name__}",
+                                    "gamma")
+    if not median:
+        gamma = positive_float(gamma, "gamma")
     if privacy is not None and not isinstance(privacy, accounting.Budget):
         raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
     if not isinstance(progress, (bool, np.bool_)):
@@ -160,7 +162,7 @@ def summarize(
         t_plan = time.perf_counter()
         setup_bar.set_postfix_str("checking the run" + (" and calibrating to the budget" if privacy is not None else ""))
         plan = meth.plan(size=size, owners=K, owner_rows=[int(d.shape[0]) for d in datas],
-                         validation_rows=int(val.shape[0]), privacy=privacy, gamma_median=gamma == "median",
+                         validation_rows=int(val.shape[0]), privacy=privacy, gamma_median=median,
                          transport_given=transport is not None)
         if plan.schedule is not None and privacy is not None:
             _log.info("calibrated the schedule to %s in %.2f s: %s", privacy, time.perf_counter() - t_plan,
@@ -177,7 +179,7 @@ def summarize(
                                     n_features=n_features, rng_seed=rng_seed, validation=val)
         # Every row is hashed in float32: refuse rows whose projection would overflow, before any noise.
         # A number gamma the user chose is what makes rows unhashable; with "median" it is the data's scale.
-        blame = "gamma" if gamma != "median" else None
+        blame = None if median else "gamma"
         for d in datas:
             check_hashable(d, "owners", hasher, projection_blame=blame)
         check_hashable(val, "validation", hasher, projection_blame=blame)

@@ -36,12 +36,16 @@ def add_summarize(sub: Any) -> None:
     p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
                    help="CSV inputs: is the first line a header? auto: yes when a field is not a number or the "
                         "line is exactly 0,1,...,n-1 (pandas to_csv(index=False)); default auto")
+    p.add_argument("--index", choices=("auto", "yes", "no"), default="auto",
+                   help="CSV inputs: is the first column a row index (pandas' to_csv() writes one)? auto: yes when its "
+                        "header is pandas' index name; a headerless 0,1,...,n-1 first column is refused unless you say "
+                        "yes or no; default auto")
     p.add_argument("--json", action="store_true", help="print report.json instead of the ledger table")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run)
 
 
-def _owners_with_labels(args: argparse.Namespace, header: Any = "auto") -> list[Any]:
+def _owners_with_labels(args: argparse.Namespace, header: Any = "auto", index: Any = "auto") -> list[Any]:
     import numpy as np
 
     from .. import datasets
@@ -54,7 +58,7 @@ def _owners_with_labels(args: argparse.Namespace, header: Any = "auto") -> list[
     owners = []
     for k, path in enumerate(args.owners):
         try:  # the reader sets the label column aside (and refuses a label-named column without it)
-            table = datasets.read_table(path, header=header, label_column=args.label_column)
+            table = datasets.read_table(path, header=header, index=index, label_column=args.label_column)
         except InvalidParameterError as exc:
             if exc.argument == "label_column":
                 raise UsageError(f"--label-column {args.label_column} is out of range for {path}: {exc}") from exc
@@ -77,13 +81,14 @@ def _run(args: argparse.Namespace) -> int:
 
     out_dir = writable_dir(args.out, "--out")  # before any noise is drawn
     header = header_arg(args.header)
+    index = header_arg(args.index)
     gamma = gamma_arg(args.gamma)
     method = method_arg(args)
     if args.size is not None and args.size < 1:
         raise UsageError(f"--size must be >= 1, got {args.size}")
     budget = budget_arg(args, method, size=args.size, owners=len(args.owners))  # the whole plan, before any read
-    owners = _owners_with_labels(args, header=header)
-    val_table = datasets.read_table(args.validation, header=header)
+    owners = _owners_with_labels(args, header=header, index=index)
+    val_table = datasets.read_table(args.validation, header=header, index=index)
     if not args.json:
         print(f"read {val_table.describe()}")
     validation = val_table.data
