@@ -19,7 +19,7 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2, s};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, check_positive};
-use crate::limits::{MAX_DIM, MAX_N_FEATURES, MAX_PROJECTION, try_filled};
+use crate::limits::{MAX_DIM, MAX_N_FEATURES, MAX_PROJECTION, try_filled, try_zeroed_f32};
 use crate::rng::Csprng;
 use crate::simd;
 
@@ -33,6 +33,8 @@ pub struct RffProjection {
     pub offset: Array1<f32>,
     /// ω with each row zero-padded to `padded` columns (a multiple of [`TILE_COLS`]), row-major.
     omega_padded: Vec<f32>,
+    /// b zero-padded to `padded` entries.
+    offset_padded: Vec<f32>,
     padded: usize,
 }
 
@@ -98,7 +100,9 @@ impl RffProjection {
                 omega_padded[k * padded + j] = omega[[k, j]];
             }
         }
-        RffProjection { omega, offset, omega_padded, padded }
+        let mut offset_padded = vec![0.0f32; padded];
+        offset_padded[..d].iter_mut().zip(offset.iter()).for_each(|(p, &b)| *p = b);
+        RffProjection { omega, offset, omega_padded, offset_padded, padded }
     }
 
     pub fn n_features(&self) -> usize {
@@ -121,40 +125,61 @@ impl RffProjection {
 
     fn transform_any<T: RowElement>(&self, x: ArrayView2<'_, T>) -> Result<Array2<f32>> {
         self.check_input(x.ncols(), x.nrows())?;
-        let d = self.dim();
-        let total = x.nrows().checked_mul(d).ok_or_else(|| Error::shape("X", "has too many rows"))?;
-        let buf = try_filled("X", total, usize::MAX / 8, 0.0f32)?;
-        let mut out = Array2::from_shape_vec((x.nrows(), d), buf).map_err(|e| Error::shape("X", e.to_string()))?;
-        if d == 0 || x.nrows() == 0 {
+        let (rows, d) = (x.nrows(), self.dim());
+        let total = rows.checked_mul(d).ok_or_else(|| Error::shape("X", "has too many rows"))?;
+        // Zeroed by the allocator (fresh pages for a large output): the pages are first touched by the
+        // worker that hashes into them, in parallel, and never written twice.
+        let buf = try_zeroed_f32("X", total, usize::MAX / 8)?;
+        let mut out = Array2::from_shape_vec((rows, d), buf).map_err(|e| Error::shape("X", e.to_string()))?;
+        if d == 0 || rows == 0 {
             return Ok(out);
         }
-        let flat = out.as_slice_mut().expect("a fresh array is contiguous");
-        flat.par_chunks_mut(BLOCK_ROWS * d).enumerate().try_for_each_init(Vec::new, |buf, (b, out_block)| {
-            let start = b * BLOCK_ROWS;
-            let rows = out_block.len() / d;
-            let xb = rows_as_f32(x.slice(s![start..start + rows, ..]), buf)?;
-            self.hash_rows(xb, rows, out_block);
-            check_hashed(out_block)
+        let block = block_rows_for(rows, rayon::current_num_threads());
+        let flat = out.as_slice_mut().ok_or_else(|| Error::shape("X", "output is not contiguous"))?;
+        flat.par_chunks_mut(block * d).enumerate().try_for_each_init(Vec::new, |buf, (b, out_block)| {
+            let start = b * block;
+            let n_rows = out_block.len() / d;
+            let xb = rows_f32(x.slice(s![start..start + n_rows, ..]), buf);
+            if self.hash_rows_checked(xb, n_rows, out_block) { Ok(()) } else { Err(block_error(xb)) }
         })?;
         Ok(out)
     }
 
     /// h1 of `rows` contiguous f32 rows `x` (rows × n_features) into `out` (rows × dim). The caller has
-    /// checked shapes and finiteness.
+    /// checked shapes and finiteness. A block with a row h1 cannot hash (see
+    /// [`Self::hash_rows_checked`]) is filled with NaN, which [`check_hashed`] refuses.
     pub fn hash_rows(&self, x: &[f32], rows: usize, out: &mut [f32]) {
-        let (n, d) = (self.n_features(), self.dim());
-        debug_assert_eq!(x.len(), rows * n);
-        debug_assert_eq!(out.len(), rows * d);
-        project(x, rows, n, &self.omega_padded, self.padded, d, out);
-        // The vectorised cosine is accurate for |z + b| < COS_DOMAIN only (simd::cos_f32); beyond it the
-        // result would be silently wrong. Mark such a block NaN so that `check_hashed` refuses it.
-        if !out.iter().all(|z| z.abs() < simd::COS_DOMAIN - 7.0) {
+        if !self.hash_rows_checked(x, rows, out) {
             out.fill(f32::NAN);
-            return;
+        }
+    }
+
+    /// h1 of `rows` contiguous f32 rows `x` into `out`, in one pass: the product, the domain check and
+    /// the cosine are fused per register tile where the CPU has AVX-512. Returns false (and leaves
+    /// `out` meaningless) when a value of `x` is not finite, when a projection `|ω·x|` is at least
+    /// `COS_DOMAIN − 7` (where the float32 cosine would be silently wrong), or when the slice lengths
+    /// do not match `rows`; [`block_error`] says which input error it was.
+    pub fn hash_rows_checked(&self, x: &[f32], rows: usize, out: &mut [f32]) -> bool {
+        let (n, d) = (self.n_features(), self.dim());
+        if Some(x.len()) != rows.checked_mul(n) || Some(out.len()) != rows.checked_mul(d) {
+            return false;
         }
         let scale = (2.0 / d as f64).sqrt() as f32;
-        let offset = self.offset.as_slice().expect("offset is contiguous");
-        simd::cos_scale_inplace(out, offset, scale);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU supports AVX-512F (checked just above).
+                return unsafe { avx512::hash(x, rows, n, &self.omega_padded, &self.offset_padded, self.padded, d, scale, out) };
+            }
+        }
+        project(x, rows, n, &self.omega_padded, self.padded, d, out);
+        // The vectorised cosine is accurate for |z + b| < COS_DOMAIN only (simd::cos_f32); beyond it the
+        // result would be silently wrong, and a non-finite input gives a NaN or infinite projection.
+        if !out.iter().all(|z| z.abs() < simd::COS_DOMAIN - 7.0) {
+            return false;
+        }
+        simd::cos_scale_inplace(out, &self.offset_padded[..d], scale);
+        true
     }
 
     /// h1 of one row (bit-identical to that row of [`Self::transform_f32`]). `out` has `dim` entries.
@@ -226,6 +251,40 @@ pub fn rows_as_f32<'a, T: RowElement>(x: ArrayView2<'a, T>, buf: &'a mut Vec<f32
     Ok(slice)
 }
 
+/// The rows of `x` as one contiguous f32 slice, unchecked: borrowed when `x` is C-contiguous f32, else
+/// converted into `buf` (f64 values beyond the f32 range become infinite, NaN stays NaN).
+pub fn rows_f32<'a, T: RowElement>(x: ArrayView2<'a, T>, buf: &'a mut Vec<f32>) -> &'a [f32] {
+    match T::as_f32_slice(&x) {
+        Some(s) => s,
+        None => {
+            buf.clear();
+            buf.extend(x.iter().map(|v| v.to_f32()));
+            &buf[..]
+        }
+    }
+}
+
+/// The input error of a block that [`RffProjection::hash_rows_checked`] refused: a value that is not
+/// finite in float32, else a projection beyond the cosine's domain.
+pub fn block_error(x: &[f32]) -> Error {
+    if x.iter().all(|v| v.is_finite()) {
+        Error::value(
+            "X",
+            "a row's projection |ω·x| exceeds 4089, where h1's float32 cosine is exact to 2e-7 (values too large for this gamma): rescale the data or lower gamma",
+        )
+    } else {
+        Error::value("X", "contains NaN, infinite values or values beyond the float32 range (|x| > 3.4e38)")
+    }
+}
+
+/// Rows per parallel block of a transform of `rows` rows on `threads` threads: [`BLOCK_ROWS`] for large
+/// calls, smaller (down to one register tile) so that a small call still gives every thread work.
+/// Results never depend on it (h1 is row-canonical).
+pub fn block_rows_for(rows: usize, threads: usize) -> usize {
+    let per = rows.div_ceil(4 * threads.max(1)).div_ceil(TILE_ROWS) * TILE_ROWS;
+    per.clamp(TILE_ROWS, BLOCK_ROWS)
+}
+
 /// `Err` when a hashed value is not finite: `ω·x` overflowed float32 (a huge row or a huge `gamma`).
 pub fn check_hashed(out: &[f32]) -> Result<()> {
     if out.iter().all(|v| v.is_finite()) {
@@ -242,11 +301,6 @@ pub fn check_hashed(out: &[f32]) -> Result<()> {
 fn project(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU supports AVX-512F (checked above); slices have the documented lengths.
-            unsafe { avx512::project(x, rows, n, w, padded, d, out) };
-            return;
-        }
         if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
             // SAFETY: AVX2 and FMA are available (checked above).
             unsafe { project_avx2_fma(x, rows, n, w, padded, d, out) };
@@ -281,43 +335,58 @@ fn project_portable(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use super::{TILE_COLS, TILE_ROWS};
+    use crate::simd::{COS_DOMAIN, cos16};
     use std::arch::x86_64::*;
 
-    /// Register-tiled product: tiles of up to 8 rows × 48 columns kept in 24 zmm accumulators.
+    /// The projection and the fused `scale · cos(z + b)` of `rows` rows, tile by tile: each tile of up
+    /// to 8 rows × 48 columns is accumulated in 24 zmm registers (one FMA chain per element, k in
+    /// order), checked against the cosine's domain, turned into h1 in registers and stored once.
+    /// Returns false when some projection `|z| ≥ COS_DOMAIN − 7` or is NaN (that tile's values are
+    /// then meaningless: the caller refuses the block).
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn project(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn hash(x: &[f32], rows: usize, n: usize, w: &[f32], b: &[f32], padded: usize, d: usize, scale: f32, out: &mut [f32]) -> bool {
+        let mut ok = true;
         let mut r0 = 0;
         while r0 < rows {
             let rr = (rows - r0).min(TILE_ROWS);
-            // SAFETY (all arms): rows r0..r0+R exist in x and out; w has n × padded entries.
-            unsafe {
-                match rr {
-                    8 => tile::<8>(x, r0, n, w, padded, d, out),
-                    7 => tile::<7>(x, r0, n, w, padded, d, out),
-                    6 => tile::<6>(x, r0, n, w, padded, d, out),
-                    5 => tile::<5>(x, r0, n, w, padded, d, out),
-                    4 => tile::<4>(x, r0, n, w, padded, d, out),
-                    3 => tile::<3>(x, r0, n, w, padded, d, out),
-                    2 => tile::<2>(x, r0, n, w, padded, d, out),
-                    _ => tile::<1>(x, r0, n, w, padded, d, out),
-                }
-            }
+            ok &= match rr {
+                8 => tile::<8>(x, r0, n, w, b, padded, d, scale, out),
+                7 => tile::<7>(x, r0, n, w, b, padded, d, scale, out),
+                6 => tile::<6>(x, r0, n, w, b, padded, d, scale, out),
+                5 => tile::<5>(x, r0, n, w, b, padded, d, scale, out),
+                4 => tile::<4>(x, r0, n, w, b, padded, d, scale, out),
+                3 => tile::<3>(x, r0, n, w, b, padded, d, scale, out),
+                2 => tile::<2>(x, r0, n, w, b, padded, d, scale, out),
+                _ => tile::<1>(x, r0, n, w, b, padded, d, scale, out),
+            };
             r0 += rr;
         }
+        ok
     }
 
     #[target_feature(enable = "avx512f")]
     #[inline]
-    unsafe fn tile<const R: usize>(x: &[f32], r0: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
-        assert!(x.len() >= (r0 + R) * n && w.len() >= n * padded && out.len() >= (r0 + R) * d);
+    #[allow(clippy::too_many_arguments)]
+    fn tile<const R: usize>(x: &[f32], r0: usize, n: usize, w: &[f32], b: &[f32], padded: usize, d: usize, scale: f32, out: &mut [f32]) -> bool {
+        // Bounds for every unchecked access below (a failure is a bug in the caller: no work is done).
+        if x.len() < (r0 + R) * n || w.len() < n * padded || b.len() < padded || out.len() < (r0 + R) * d || padded % TILE_COLS != 0 || d > padded {
+            return false;
+        }
         let xp = x.as_ptr();
+        let lim = _mm512_set1_ps(COS_DOMAIN - 7.0);
+        let abs_mask = _mm512_set1_epi32(i32::MAX);
+        let vscale = _mm512_set1_ps(scale);
+        let mut bad: u16 = 0;
         let mut c0 = 0;
         while c0 < d {
             let mut acc = [[_mm512_setzero_ps(); 3]; R];
             for k in 0..n {
-                // SAFETY: k < n and c0 + 48 <= padded, so the three loads are inside w.
-                let wp = unsafe { w.as_ptr().add(k * padded + c0) };
-                let (w0, w1, w2) = unsafe { (_mm512_loadu_ps(wp), _mm512_loadu_ps(wp.add(16)), _mm512_loadu_ps(wp.add(32))) };
+                // SAFETY: k < n and c0 + 48 <= padded, so the three loads are inside w (checked above).
+                let (w0, w1, w2) = unsafe {
+                    let wp = w.as_ptr().add(k * padded + c0);
+                    (_mm512_loadu_ps(wp), _mm512_loadu_ps(wp.add(16)), _mm512_loadu_ps(wp.add(32)))
+                };
                 for (r, a) in acc.iter_mut().enumerate() {
                     // SAFETY: (r0 + r) * n + k < (r0 + R) * n <= x.len().
                     let xb = _mm512_set1_ps(unsafe { *xp.add((r0 + r) * n + k) });
@@ -328,25 +397,32 @@ mod avx512 {
             }
             for (r, a) in acc.iter().enumerate() {
                 let row = (r0 + r) * d;
-                for (c, v) in a.iter().enumerate() {
+                for (c, z) in a.iter().enumerate() {
                     let col = c0 + 16 * c;
                     if col >= d {
                         break;
                     }
+                    // Padded columns have ω = 0, so z = 0 there: only real columns can fail.
+                    let az = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(*z), abs_mask));
+                    bad |= !_mm512_cmp_ps_mask::<_CMP_LT_OQ>(az, lim);
+                    // SAFETY: col + 16 <= padded <= b.len().
+                    let bv = unsafe { _mm512_loadu_ps(b.as_ptr().add(col)) };
+                    let h = _mm512_mul_ps(vscale, cos16(_mm512_add_ps(*z, bv)));
                     let left = d - col;
                     // SAFETY: row + col + min(16, left) <= (r0 + R) * d <= out.len().
                     unsafe {
                         let p = out.as_mut_ptr().add(row + col);
                         if left >= 16 {
-                            _mm512_storeu_ps(p, *v);
+                            _mm512_storeu_ps(p, h);
                         } else {
-                            _mm512_mask_storeu_ps(p, ((1u32 << left) - 1) as u16, *v);
+                            _mm512_mask_storeu_ps(p, ((1u32 << left) - 1) as u16, h);
                         }
                     }
                 }
             }
             c0 += TILE_COLS;
         }
+        bad == 0
     }
 }
 
@@ -392,28 +468,80 @@ mod tests {
         assert_eq!(h, h64);
     }
 
+    /// The reference h1 of a block: the portable FMA chain, then the scalar cosine, element by element.
+    fn portable_h1(p: &RffProjection, xs: &[f32], rows: usize) -> Vec<f32> {
+        let (n, d) = (p.n_features(), p.dim());
+        let mut z = vec![0.0f32; rows * d];
+        project_portable(xs, rows, n, &p.omega_padded, p.padded, d, &mut z);
+        let scale = (2.0 / d as f64).sqrt() as f32;
+        z.iter().enumerate().map(|(i, &v)| scale * simd::cos_f32(v + p.offset[i % d])).collect()
+    }
+
     #[test]
     fn every_instruction_set_and_every_row_alone_give_the_same_bits() {
-        for (n, d) in [(7usize, 33usize), (64, 140), (1, 1), (3, 48), (5, 97)] {
+        for (n, d) in [(7usize, 33usize), (64, 140), (1, 1), (3, 48), (5, 97), (64, 500), (2, 17)] {
             let p = proj(n, d, 0.3);
             let x = Array2::from_shape_fn((29, n), |(i, j)| ((i * n + j) as f32 * 0.731).sin() * 3.0);
             let xs = x.as_slice().unwrap();
-            let mut portable = vec![0.0f32; 29 * d];
-            project_portable(xs, 29, n, &p.omega_padded, p.padded, d, &mut portable);
+            let want = portable_h1(&p, xs, 29);
             let mut auto = vec![0.0f32; 29 * d];
-            project(xs, 29, n, &p.omega_padded, p.padded, d, &mut auto);
-            assert_eq!(portable, auto);
+            assert!(p.hash_rows_checked(xs, 29, &mut auto));
+            assert_eq!(want, auto, "fused kernel (n={n}, d={d})");
             #[cfg(target_arch = "x86_64")]
             if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
                 let mut a2 = vec![0.0f32; 29 * d];
                 unsafe { project_avx2_fma(xs, 29, n, &p.omega_padded, p.padded, d, &mut a2) };
-                assert_eq!(portable, a2);
+                simd::cos_scale_inplace(&mut a2, &p.offset_padded[..d], (2.0 / d as f64).sqrt() as f32);
+                assert_eq!(want, a2, "AVX2 path (n={n}, d={d})");
             }
             let h = p.transform_f32(x.view()).unwrap();
+            assert_eq!(h.as_slice().unwrap(), &want[..]);
             let mut one = vec![0.0f32; d];
             for i in 0..29 {
                 p.hash_row(x.row(i).as_slice().unwrap(), &mut one);
                 assert_eq!(h.row(i).as_slice().unwrap(), &one[..], "row {i} (n={n}, d={d})");
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_bits_for_any_thread_count_and_any_chunking() {
+        let p = proj(64, 500, 0.05);
+        let x = Array2::from_shape_fn((3001, 64), |(i, j)| ((i * 64 + j) as f32 * 0.0917).sin() * 2.0);
+        let whole = p.transform_f32(x.view()).unwrap();
+        for threads in [1usize, 2, 3, 8] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            for chunk in [1usize, 7, 256, 1000, 3001] {
+                let parts: Vec<Array2<f32>> = pool.install(|| {
+                    (0..3001).step_by(chunk).map(|s0| p.transform_f32(x.slice(s![s0..(s0 + chunk).min(3001), ..])).unwrap()).collect()
+                });
+                let views: Vec<_> = parts.iter().map(|a| a.view()).collect();
+                let joined = ndarray::concatenate(ndarray::Axis(0), &views).unwrap();
+                assert_eq!(joined, whole, "threads {threads}, chunk {chunk}");
+            }
+        }
+        for (rows, threads) in [(1usize, 1usize), (256, 2), (4096, 2), (100_000, 16), (5, 64)] {
+            let b = block_rows_for(rows, threads);
+            assert!(b % TILE_ROWS == 0 && (TILE_ROWS..=BLOCK_ROWS).contains(&b));
+        }
+    }
+
+    #[test]
+    fn cos_on_sixteen_lanes_is_the_scalar_cosine() {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx512f") {
+            let mut x = -4090.0f32;
+            while x < 4090.0 {
+                let xs: Vec<f32> = (0..16).map(|l| x + l as f32 * 0.013).collect();
+                let mut got = [0.0f32; 16];
+                unsafe {
+                    use std::arch::x86_64::*;
+                    _mm512_storeu_ps(got.as_mut_ptr(), simd::cos16(_mm512_loadu_ps(xs.as_ptr())));
+                }
+                for l in 0..16 {
+                    assert_eq!(got[l].to_bits(), simd::cos_f32(xs[l]).to_bits(), "x = {}", xs[l]);
+                }
+                x += 0.37;
             }
         }
     }
