@@ -197,10 +197,10 @@ pub fn nominate<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, g: &[
     if p.candidates < p.nominees {
         return Err(Error::value("candidates", format!("must be at least nominees = {}, got {}", p.nominees, p.candidates)));
     }
-    if let OwnerGreedy::Stochastic { factor, .. } = p.greedy {
-        if !(factor.is_finite() && factor > 0.0) {
-            return Err(Error::value("greedy_sample_factor", format!("must be finite and > 0, got {factor}")));
-        }
+    if let OwnerGreedy::Stochastic { factor, .. } = p.greedy
+        && !(factor.is_finite() && factor > 0.0)
+    {
+        return Err(Error::value("greedy_sample_factor", format!("must be finite and > 0, got {factor}")));
     }
     if p.block_rows == 0 || p.block_rows > MAX_BLOCK_ROWS {
         return Err(Error::value("block_rows", format!("must be between 1 and {MAX_BLOCK_ROWS}, got {}", p.block_rows)));

@@ -370,7 +370,7 @@ mod avx512 {
     #[allow(clippy::too_many_arguments)]
     fn tile<const R: usize>(x: &[f32], r0: usize, n: usize, w: &[f32], b: &[f32], padded: usize, d: usize, scale: f32, out: &mut [f32]) -> bool {
         // Bounds for every unchecked access below (a failure is a bug in the caller: no work is done).
-        if x.len() < (r0 + R) * n || w.len() < n * padded || b.len() < padded || out.len() < (r0 + R) * d || padded % TILE_COLS != 0 || d > padded {
+        if x.len() < (r0 + R) * n || w.len() < n * padded || b.len() < padded || out.len() < (r0 + R) * d || padded < d.div_ceil(TILE_COLS) * TILE_COLS {
             return false;
         }
         let xp = x.as_ptr();
@@ -522,7 +522,7 @@ mod tests {
         }
         for (rows, threads) in [(1usize, 1usize), (256, 2), (4096, 2), (100_000, 16), (5, 64)] {
             let b = block_rows_for(rows, threads);
-            assert!(b % TILE_ROWS == 0 && (TILE_ROWS..=BLOCK_ROWS).contains(&b));
+            assert!(b.is_multiple_of(TILE_ROWS) && (TILE_ROWS..=BLOCK_ROWS).contains(&b));
         }
     }
 

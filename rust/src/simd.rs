@@ -1,6 +1,10 @@
 //! Small numeric kernels written so that the compiler vectorises them (fixed evaluation order, no
 //! fast-math), with an AVX2 copy chosen at run time on x86-64. The AVX2 copy runs the same operations in
 //! the same order (no FMA contraction), so results are bit-identical whichever copy runs.
+//!
+//! The polynomial constants keep the digits of their published sources (Cephes); each is rounded to
+//! its float type once, at compile time.
+#![allow(clippy::excessive_precision)]
 
 /// Run `$body` through an AVX2-compiled copy when the CPU has AVX2, else the baseline copy.
 macro_rules! dispatch_avx2 {
@@ -196,10 +200,10 @@ fn best_in_block(block: &[f32], v: &[f32], offered: Option<&[bool]>, start: usiz
     let mut best: Option<(f64, usize)> = None;
     for (k, row) in block.chunks_exact(d).enumerate() {
         let i = start + k;
-        if let Some(m) = offered {
-            if m[i] {
-                continue;
-            }
+        if let Some(m) = offered
+            && m[i]
+        {
+            continue;
         }
         let value = dot_exact(row, v);
         match best {
