@@ -40,7 +40,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result, check_finite_f64, check_positive, checked_size, try_filled};
 use crate::greedy::{Selection, block_dots_f64, greedy_unchecked, stochastic_sample_size, stochastic_unchecked};
-use crate::rff::{RffProjection, RowElement, rows_as_f32};
+use crate::rff::{RffProjection, RowElement, block_error, rows_f32};
 use crate::simd::{dispatch_avx512_avx2, exp_neg_f64};
 
 /// Rows per block of the pass, unless the caller asks otherwise (hashing is as fast as `transform`).
@@ -230,9 +230,13 @@ pub fn nominate<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, g: &[
                     let start = blk * b;
                     let end = (start + b).min(n);
                     let rows = end - start;
-                    let xs = rows_as_f32(x.slice(s![start..end, ..]), &mut sc.x)?;
+                    // The input checks (finite in float32, projection inside the cosine's domain) are
+                    // part of the hashing kernel: no separate pass over the rows.
+                    let xs = rows_f32(x.slice(s![start..end, ..]), &mut sc.x);
                     resize_fallible(&mut sc.h, checked_size("block_rows", rows, d)?, "block_rows")?;
-                    proj.hash_rows(xs, rows, &mut sc.h);
+                    if !proj.hash_rows_checked(xs, rows, &mut sc.h) {
+                        return Err(block_error(xs));
+                    }
                     resize_fallible(&mut sc.s, rows, "block_rows")?;
                     scores_f64(&sc.h, g, &mut sc.s);
                     let m_b = sc.s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -496,6 +500,12 @@ mod tests {
         let mut bad = x.clone();
         bad[[7, 1]] = f32::NAN;
         assert_eq!(nominate(bad.view(), &pr, &g, &ok).unwrap_err().argument(), Some("X"));
+        // A finite row whose projection leaves the cosine's domain is refused in the pass (never NaN scores).
+        let mut huge = x.clone();
+        huge[[3, 0]] = 1e30;
+        let err = nominate(huge.view(), &pr, &g, &ok).unwrap_err();
+        assert_eq!(err.argument(), Some("X"));
+        assert!(err.to_string().contains("4089"), "{err}");
         // Huge C is capped at n: no allocation of C entries.
         assert_eq!(nominate(x.view(), &pr, &g, &params(0.1, 2, usize::MAX, 256)).unwrap().n_candidates, 10);
     }
