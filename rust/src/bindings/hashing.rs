@@ -66,6 +66,25 @@ impl PyRffProjection {
     }
 }
 
+/// The input checks of h1 in one parallel read of `X` (float32 or float64, any order): the largest
+/// `|x|`, or None when a value is NaN, infinite or beyond the float32 range.
+#[pyfunction]
+#[pyo3(signature = (x, threads=None))]
+fn finite_max_abs(py: Python<'_>, x: &Bound<'_, PyAny>, threads: Option<i64>) -> PyResult<Option<f32>> {
+    let threads = threads_arg(py, threads)?;
+    match FloatArray2::extract(py, x, "X")? {
+        FloatArray2::F32(a) => {
+            let v = a.as_array();
+            detach(py, || on_threads(threads, || Ok(crate::scan::finite_max_abs(v))))
+        }
+        FloatArray2::F64(a) => {
+            let v = a.as_array();
+            detach(py, || on_threads(threads, || Ok(crate::scan::finite_max_abs(v))))
+        }
+    }
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyRffProjection>()
+    m.add_class::<PyRffProjection>()?;
+    m.add_function(wrap_pyfunction!(finite_max_abs, m)?)
 }
