@@ -149,6 +149,15 @@ fn weighted_sum(block: &[f32], w: &[f64], t: &mut [f64]) -> () {
 }
 
 dispatch_avx512_avx2! {
+fn block_weights(s: &[f64], max: f64, temp: f64, w: &mut [f64]) -> () {
+    // w[i] = exp((s[i] - max) / temp), every exponent <= 0.
+    for (w, &s) in w.iter_mut().zip(s) {
+        *w = exp_neg_f64((s - max) / temp);
+    }
+}
+}
+
+dispatch_avx512_avx2! {
 fn scores_f64(block: &[f32], g: &[f64], out: &mut [f64]) -> () {
     block_dots_f64(block, g, out);
     // -0.0 + 0.0 = +0.0: equal scores compare equal under the total order.
@@ -241,11 +250,10 @@ pub fn nominate<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, g: &[
                     scores_f64(&sc.h, g, &mut sc.s);
                     let m_b = sc.s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                     resize_fallible(&mut sc.w, rows, "block_rows")?;
-                    let mut z_b = 0.0f64;
-                    for (w, &s) in sc.w.iter_mut().zip(&sc.s) {
-                        *w = exp_neg_f64((s - m_b) / temp);
-                        z_b += *w;
-                    }
+                    // Two loops: the exponentials vectorise (no dependency between rows), the sum keeps
+                    // its order.
+                    block_weights(&sc.s, m_b, temp, &mut sc.w);
+                    let z_b: f64 = sc.w.iter().sum();
                     let mut t_b = try_filled("g_tilde", d, 0.0f64)?;
                     weighted_sum(&sc.h, &sc.w, &mut t_b);
                     let mut top: Vec<(f64, usize)> = Vec::new();
