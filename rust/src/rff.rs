@@ -31,17 +31,22 @@ const BLOCK_ROWS: usize = 256;
 pub struct RffProjection {
     pub omega: Array2<f32>,
     pub offset: Array1<f32>,
-    /// ω with each row zero-padded to `padded` columns (a multiple of [`TILE_COLS`]), row-major.
+    /// ω with each row zero-padded to `padded` columns (a multiple of [`tile_cols`]), row-major.
     omega_padded: Vec<f32>,
     /// b zero-padded to `padded` entries.
     offset_padded: Vec<f32>,
     padded: usize,
 }
 
-/// Columns of one register tile (three AVX-512 vectors).
-const TILE_COLS: usize = 48;
-/// Rows of one AVX-512 register tile: 8 rows × 3 vectors = 24 accumulators.
+/// Rows a parallel block's size is a multiple of.
 const TILE_ROWS: usize = 8;
+
+/// Columns of a register tile, 48 (three AVX-512 vectors, 8 rows) or 64 (four vectors, 6 rows): 24
+/// accumulators either way. Each projection takes the width that pads `dim` least (d = 500: 512 of 64,
+/// not 528 of 48; d = 140: 144 of 48, not 192 of 64); ω's rows are zero-padded to a multiple of it.
+fn tile_cols(dim: usize) -> usize {
+    if dim.div_ceil(64) * 64 < dim.div_ceil(48) * 48 { 64 } else { 48 }
+}
 
 impl RffProjection {
     /// Draw ω (column j is ω_j) and b from the public stream `key`.
@@ -69,7 +74,7 @@ impl RffProjection {
         let cells = n_features.checked_mul(dim).filter(|&c| c <= MAX_PROJECTION).ok_or_else(|| {
             Error::value("dim", format!("n_features * dim = {n_features} * {dim} exceeds the cap of {MAX_PROJECTION}"))
         })?;
-        let padded = dim.div_ceil(TILE_COLS) * TILE_COLS;
+        let padded = dim.div_ceil(tile_cols(dim)) * tile_cols(dim);
         // ω, its padded copy and b: reserve fallibly before drawing.
         let mut flat = try_filled("dim", cells, MAX_PROJECTION, 0.0f32)?;
         let padded_len = n_features.checked_mul(padded).ok_or_else(|| Error::value("dim", "is too large"))?;
@@ -86,14 +91,14 @@ impl RffProjection {
     /// A projection from explicit ω (n_features, dim) and b (dim,). Used by tests and by `from_key`.
     pub fn from_parts(omega: Array2<f32>, offset: Array1<f32>) -> Self {
         let (n, d) = omega.dim();
-        let padded = d.div_ceil(TILE_COLS) * TILE_COLS;
+        let padded = d.div_ceil(tile_cols(d)) * tile_cols(d);
         Self::from_parts_into(omega, offset, vec![0.0f32; n * padded])
     }
 
     /// [`Self::from_parts`] with the zeroed buffer of the padded ω (n_features × padded) supplied.
     fn from_parts_into(omega: Array2<f32>, offset: Array1<f32>, mut omega_padded: Vec<f32>) -> Self {
         let (n, d) = omega.dim();
-        let padded = d.div_ceil(TILE_COLS) * TILE_COLS;
+        let padded = d.div_ceil(tile_cols(d)) * tile_cols(d);
         debug_assert_eq!(omega_padded.len(), n * padded);
         for k in 0..n {
             for j in 0..d {
@@ -334,12 +339,12 @@ fn project_portable(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, 
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{TILE_COLS, TILE_ROWS};
+    use super::tile_cols;
     use crate::simd::{COS_DOMAIN, cos16};
     use std::arch::x86_64::*;
 
     /// The projection and the fused `scale · cos(z + b)` of `rows` rows, tile by tile: each tile of up
-    /// to 8 rows × 48 columns is accumulated in 24 zmm registers (one FMA chain per element, k in
+    /// to 8 rows × 48 columns or 6 rows × 64 columns ([`tile_cols`]) is accumulated in 24 zmm registers (one FMA chain per element, k in
     /// order), checked against the cosine's domain, turned into h1 in registers and stored once.
     /// Returns false when some projection `|z| ≥ COS_DOMAIN − 7` or is NaN (that tile's values are
     /// then meaningless: the caller refuses the block).
@@ -348,17 +353,24 @@ mod avx512 {
     pub(super) fn hash(x: &[f32], rows: usize, n: usize, w: &[f32], b: &[f32], padded: usize, d: usize, scale: f32, out: &mut [f32]) -> bool {
         let mut ok = true;
         let mut r0 = 0;
+        let wide = tile_cols(d) == 64;
         while r0 < rows {
-            let rr = (rows - r0).min(TILE_ROWS);
-            ok &= match rr {
-                8 => tile::<8>(x, r0, n, w, b, padded, d, scale, out),
-                7 => tile::<7>(x, r0, n, w, b, padded, d, scale, out),
-                6 => tile::<6>(x, r0, n, w, b, padded, d, scale, out),
-                5 => tile::<5>(x, r0, n, w, b, padded, d, scale, out),
-                4 => tile::<4>(x, r0, n, w, b, padded, d, scale, out),
-                3 => tile::<3>(x, r0, n, w, b, padded, d, scale, out),
-                2 => tile::<2>(x, r0, n, w, b, padded, d, scale, out),
-                _ => tile::<1>(x, r0, n, w, b, padded, d, scale, out),
+            let rr = (rows - r0).min(if wide { 6 } else { 8 });
+            ok &= match (wide, rr) {
+                (false, 8) => tile::<8, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, 7) => tile::<7, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, 6) => tile::<6, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, 5) => tile::<5, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, 4) => tile::<4, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, 3) => tile::<3, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, 2) => tile::<2, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, _) => tile::<1, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (true, 6) => tile::<6, 4>(x, r0, n, w, b, padded, d, scale, out),
+                (true, 5) => tile::<5, 4>(x, r0, n, w, b, padded, d, scale, out),
+                (true, 4) => tile::<4, 4>(x, r0, n, w, b, padded, d, scale, out),
+                (true, 3) => tile::<3, 4>(x, r0, n, w, b, padded, d, scale, out),
+                (true, 2) => tile::<2, 4>(x, r0, n, w, b, padded, d, scale, out),
+                (true, _) => tile::<1, 4>(x, r0, n, w, b, padded, d, scale, out),
             };
             r0 += rr;
         }
@@ -368,9 +380,9 @@ mod avx512 {
     #[target_feature(enable = "avx512f")]
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    fn tile<const R: usize>(x: &[f32], r0: usize, n: usize, w: &[f32], b: &[f32], padded: usize, d: usize, scale: f32, out: &mut [f32]) -> bool {
+    fn tile<const R: usize, const C: usize>(x: &[f32], r0: usize, n: usize, w: &[f32], b: &[f32], padded: usize, d: usize, scale: f32, out: &mut [f32]) -> bool {
         // Bounds for every unchecked access below (a failure is a bug in the caller: no work is done).
-        if x.len() < (r0 + R) * n || w.len() < n * padded || b.len() < padded || out.len() < (r0 + R) * d || padded < d.div_ceil(TILE_COLS) * TILE_COLS {
+        if x.len() < (r0 + R) * n || w.len() < n * padded || b.len() < padded || out.len() < (r0 + R) * d || padded < d.div_ceil(16 * C) * 16 * C {
             return false;
         }
         let xp = x.as_ptr();
@@ -380,19 +392,19 @@ mod avx512 {
         let mut bad: u16 = 0;
         let mut c0 = 0;
         while c0 < d {
-            let mut acc = [[_mm512_setzero_ps(); 3]; R];
+            let mut acc = [[_mm512_setzero_ps(); C]; R];
             for k in 0..n {
-                // SAFETY: k < n and c0 + 48 <= padded, so the three loads are inside w (checked above).
-                let (w0, w1, w2) = unsafe {
-                    let wp = w.as_ptr().add(k * padded + c0);
-                    (_mm512_loadu_ps(wp), _mm512_loadu_ps(wp.add(16)), _mm512_loadu_ps(wp.add(32)))
-                };
+                let mut wv = [_mm512_setzero_ps(); C];
+                for (c, v) in wv.iter_mut().enumerate() {
+                    // SAFETY: k < n and c0 + 16 C <= padded, so every load is inside w (checked above).
+                    *v = unsafe { _mm512_loadu_ps(w.as_ptr().add(k * padded + c0 + 16 * c)) };
+                }
                 for (r, a) in acc.iter_mut().enumerate() {
                     // SAFETY: (r0 + r) * n + k < (r0 + R) * n <= x.len().
                     let xb = _mm512_set1_ps(unsafe { *xp.add((r0 + r) * n + k) });
-                    a[0] = _mm512_fmadd_ps(xb, w0, a[0]);
-                    a[1] = _mm512_fmadd_ps(xb, w1, a[1]);
-                    a[2] = _mm512_fmadd_ps(xb, w2, a[2]);
+                    for (acc_c, &w_c) in a.iter_mut().zip(&wv) {
+                        *acc_c = _mm512_fmadd_ps(xb, w_c, *acc_c);
+                    }
                 }
             }
             for (r, a) in acc.iter().enumerate() {
@@ -420,7 +432,7 @@ mod avx512 {
                     }
                 }
             }
-            c0 += TILE_COLS;
+            c0 += 16 * C;
         }
         bad == 0
     }
