@@ -4,16 +4,36 @@
 //! `E[h1(x)·h1(y)] = exp(−γ‖x−y‖²)`. Every coordinate lies in `[−sqrt(2/d), sqrt(2/d)]` and `‖h1(x)‖² ≤ 2`.
 //!
 //! ω and b are public: they are drawn from a ChaCha20 stream keyed by a public seed with portable
-//! arithmetic (`libm`), so they are bit-identical on every machine. The transform runs a register-tiled
-//! f32 product fused with a vectorised cosine, in parallel over row blocks; it never holds an (N, d)
-//! temporary beyond the output.
+//! arithmetic (`libm`), so they are bit-identical on every machine.
+//!
+//! **The kernel.** With AVX-512, one pass per block of rows: each register tile (8 rows × 48 columns,
+//! or 6 × 64 when that pads `dim` less) is accumulated in 24 zmm registers, checked against the
+//! cosine's domain, turned into `sqrt(2/d)·cos(z + b)` in registers (`simd::cos16`) and stored
+//! once; the output is never read back. Elsewhere the product (`project`), the check and
+//! [`crate::simd::cos_scale_inplace`] are three passes over a cache-resident block. The transform runs
+//! in parallel over row blocks on the current rayon pool (the bindings' `threads=` picks the pool);
+//! small calls use smaller blocks so that every thread gets work ([`block_rows_for`]); the (N, d)
+//! output is allocated zeroed by the allocator ([`crate::limits::try_zeroed_f32`]: fresh pages, huge
+//! pages where Linux allows), so the pages are first touched by the threads that fill them.
 //!
 //! **Row-canonical.** Every projection `z_j = ω_j·x` is one fused-multiply-add chain over the features
 //! in index order, starting from +0 (`z ← fma(x_k, ω_kj, z)`, k = 0..n), whatever the block, the tile,
-//! the thread count or the instruction set (AVX-512, AVX2+FMA or the portable `mul_add` loop). So
-//! `h1(x)` of a row is bit-identical whether the row is hashed alone ([`RffProjection::hash_row`]) or
-//! inside a matrix: an owner can keep its hashes in 8 bits and recompute the exact f32 hash of the few
-//! rows that need it (`crate::bid_index`).
+//! the thread count or the instruction set (AVX-512, AVX2+FMA or the portable `mul_add` loop), and the
+//! cosine is the same sequence of f32 operations on every path. So `h1(x)` of a row is bit-identical
+//! whether the row is hashed alone ([`RffProjection::hash_row`]) or inside a matrix, in any call size,
+//! on any thread count: the aggregator verifies a bought row by recomputing its hash bit for bit, and
+//! an owner can keep its hashes in 8 bits and recompute the exact f32 hash of the few rows that need it
+//! (`crate::bid_index`).
+//!
+//! **Accuracy (float32).** One rounding per feature in the chain: `|z_j − exact| ≤ n·2⁻²⁴·Σ_k |x_k ω_kj|`
+//! (worst case; typically about `sqrt(n)` unit roundoffs); the cosine adds at most 2e-7 for
+//! `|z + b| < COS_DOMAIN`; so `|h1_j − exact| ≤ sqrt(2/d)·(|z_j − exact| + 3e-7)` (checked element by
+//! element in tests/test_hashing_threads.py).
+//!
+//! **Input checks in the pass.** A block with a non-finite value (in f32) or a projection
+//! `|z| ≥ COS_DOMAIN − 7` is refused ([`RffProjection::hash_rows_checked`], [`block_error`]): a NaN or
+//! infinite input always makes some projection NaN or infinite, so the domain check in registers is
+//! also the finiteness check, and the rows are read once.
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, s};
 use rayon::prelude::*;
@@ -282,7 +302,7 @@ pub fn block_error(x: &[f32]) -> Error {
     }
 }
 
-/// Rows per parallel block of a transform of `rows` rows on `threads` threads: [`BLOCK_ROWS`] for large
+/// Rows per parallel block of a transform of `rows` rows on `threads` threads: `BLOCK_ROWS` (256) for large
 /// calls, smaller (down to one register tile) so that a small call still gives every thread work.
 /// Results never depend on it (h1 is row-canonical).
 pub fn block_rows_for(rows: usize, threads: usize) -> usize {
