@@ -72,7 +72,7 @@ def check_hashable(arr: np.ndarray, name: str, hasher: Any, projection_blame: st
     scanned = _scan(arr)  # one parallel read: finiteness in float32 and max |x|
     if scanned is None:
         raise InvalidParameterError(
-            f"`{name}` contains NaN, infinite values or values beyond the float32 range (|x| > 3.4e38)", name)
+            f"`{name}` contains NaN or infinite values (or values beyond the float32 range, |x| > 3.4e38)", name)
     peak = scanned
     l1 = float(np.abs(np.asarray(hasher.omega_, dtype=np.float64)).sum(axis=0).max())
     if peak * l1 + 2 * math.pi < H1_ARGUMENT_LIMIT:
