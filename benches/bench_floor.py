@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -164,7 +165,8 @@ def child(a: argparse.Namespace) -> dict:
         "serial_share": round((cpu_main - in_owners[0]) / cpu_all, 4) if cpu_all > 0 else None,
         "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
     }
-    return out
+    # --reps 0 measures the run only: the floor's fields are null, not NaN (strict JSON).
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()}
 
 
 def sweep(a: argparse.Namespace) -> dict:
@@ -266,7 +268,7 @@ def main() -> None:
         curve = [_run_child(["--child", "--rows", str(rows), "--owners", str(owners), "--cpus", str(t), *common])
                  for t in counts]
         one, full = curve[0], curve[-1]
-        s = one["serial_share"]
+        s = one["serial_share"] if one["threads"] == 1 else None
         for pt in curve:
             pt["run_speedup"] = round(one["run_s"] / pt["run_s"], 3)
             pt["run_efficiency"] = round(pt["run_speedup"] / pt["threads"], 3)
@@ -289,28 +291,35 @@ def main() -> None:
 
 def table(r: dict) -> str:
     """The README's table (markdown)."""
-    lines = ["| rows × 64, owners | threads | default run | floor (numpy sgemm + cos) | run / floor | "
-             "transform (4,096-row calls) / floor | phases: target / nominations / purchase / choice / setup | peak RSS − rows |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| rows × 64, owners | threads | load | default run (wall) | floor (wall) | run / floor, wall | "
+             "run / floor, CPU time | floor / transform (4,096-row calls), wall; CPU | "
+             "phases: target / nominations / purchase / choice / setup | peak RSS − rows |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for e in r["sizes"]:
         for pt in e["curve"]:
             ph = pt["phases_s"]
             phases = " / ".join(f"{ph.get(k, 0):.2f}" for k in ("target", "nominations", "purchase", "choice",
                                                              "setup (checks, hasher, parties)"))
-            lines.append(f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | {pt['run_s']:.2f} s | {pt['floor_s']:.2f} s | "
-                         f"**{pt['ratio_run_to_floor']:.2f}** | {pt['ratio_transform_4096_to_floor']:.2f} | {phases} s | "
-                         f"{pt['peak_rss_minus_rows_gb']:.2f} GB |")
+            if pt["floor_s"] is None:  # --reps 0: the run only
+                lines.append(f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | {pt['load_before'][0]:.0f} | {pt['run_s']:.2f} s | "
+                             f"— | — | — | — | {pt['peak_rss_minus_rows_gb']:.2f} GB |")
+                continue
+            cpu_t = pt["floor_cpu_s"] / pt["transform_4096_cpu_s"]
+            lines.append(f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | {pt['load_before'][0]:.0f} | {pt['run_s']:.2f} s | "
+                         f"{pt['floor_s']:.2f} s | {pt['ratio_run_to_floor']:.2f} | **{pt['cpu_ratio_run_to_floor']:.2f}** | "
+                         f"{pt['ratio_transform_4096_to_floor']:.2f}; {cpu_t:.2f} | {phases} s | {pt['peak_rss_minus_rows_gb']:.2f} GB |")
     lines.append("")
     lines.append("| rows, owners | run speed-up (efficiency) 1 → all | floor speed-up (efficiency) | serial share (1-thread profile) "
-                 "| Amdahl on 16 cores | Karp–Flatt serial fraction |")
-    lines.append("|---|---|---|---|---|---|")
+                 "| Amdahl on 16 cores |")
+    lines.append("|---|---|---|---|---|")
     for e in r["sizes"]:
         f = e["all_cpus"]
-        kf = e.get("karp_flatt_serial_fraction")
+        if e["serial_share_one_thread_profile"] is None:
+            continue
         lines.append(f"| {e['rows']:,}, K = {e['owners']} | {f['run_speedup']:.2f} ({f['run_efficiency']:.2f}) | "
                      f"{f['floor_speedup']:.2f} ({f['floor_efficiency']:.2f}) | {100 * e['serial_share_one_thread_profile']:.1f} % "
                      f"({100 * e['curve'][0]['main_thread_share']:.1f} % with owners' serial work) | "
-                     f"{e['amdahl_speedup_16_cores']:.1f}× | {'' if kf is None else f'{100 * kf:.1f} %'} |")
+                     f"{e['amdahl_speedup_16_cores']:.1f}× |")
     if "sweep" in r:
         sw = r["sweep"]
         lines.append("")
