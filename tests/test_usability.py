@@ -193,7 +193,7 @@ def test_rff_hasher_params_clone_and_n_features_in():
     from sklearn.base import clone
 
     h = dpsumm.RFFHasher(dim=8, gamma=0.5, seed="x")
-    assert h.get_params() == {"n_features": None, "dim": 8, "gamma": 0.5, "seed": "x"}
+    assert h.get_params() == {"n_features": None, "dim": 8, "gamma": 0.5, "seed": "x", "threads": None}
     assert not hasattr(h, "n_features_in_")
     with pytest.raises(dpsumm.NotFittedError):
         h.transform(np.zeros((2, 3)))

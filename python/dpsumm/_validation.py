@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
 from .errors import InvalidParameterError
 
 
@@ -68,9 +69,11 @@ def check_hashable(arr: np.ndarray, name: str, hasher: Any, projection_blame: st
     """
     if arr.size == 0:
         return
-    peak = float(np.abs(arr).max())
-    if peak > float(np.finfo(np.float32).max):
-        raise InvalidParameterError(f"`{name}` has values beyond the float32 range (|x| = {peak:.3g} > 3.4e38)", name)
+    scanned = _scan(arr)  # one parallel read: finiteness in float32 and max |x|
+    if scanned is None:
+        raise InvalidParameterError(
+            f"`{name}` contains NaN or infinite values (or values beyond the float32 range, |x| > 3.4e38)", name)
+    peak = scanned
     l1 = float(np.abs(np.asarray(hasher.omega_, dtype=np.float64)).sum(axis=0).max())
     if peak * l1 + 2 * math.pi < H1_ARGUMENT_LIMIT:
         return
@@ -113,8 +116,23 @@ def float_matrix(X: object, name: str, *, n_features: int | None = None, allow_e
     return arr
 
 
+def _scan(arr: np.ndarray) -> float | None:
+    """max ``|x|`` of a 2-D float32/float64 array in one parallel read (Rust), or None when a value is not
+    finite in float32 (NaN, infinite, or beyond the float32 range)."""
+    if arr.dtype in (np.float32, np.float64) and arr.ndim == 2:
+        peak: float | None = _core.finite_max_abs(arr)
+        return peak
+    a32 = np.abs(np.asarray(arr, dtype=np.float64))
+    if not np.isfinite(a32).all() or float(a32.max(initial=0.0)) > float(np.finfo(np.float32).max):
+        return None
+    return float(a32.max(initial=0.0))
+
+
 def all_finite(arr: np.ndarray, block_bytes: int = 1 << 24) -> bool:
-    """``np.isfinite(arr).all()`` in row blocks of about 16 MB, so that no full-size temporary is made."""
+    """``np.isfinite(arr).all()`` without a full-size temporary: one parallel read in Rust for a 2-D
+    float32/float64 array, else numpy in row blocks of about 16 MB."""
+    if arr.ndim == 2 and arr.dtype == np.float32 and arr.size:
+        return _core.finite_max_abs(arr) is not None
     if arr.ndim == 0 or arr.size == 0:
         return bool(np.isfinite(arr).all())
     row_bytes = max(1, arr.itemsize * (arr.size // max(1, arr.shape[0])))

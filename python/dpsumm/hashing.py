@@ -10,13 +10,15 @@ from . import _core
 from ._validation import bounded_int, float_matrix, positive_float, seed_value
 from .errors import InvalidParameterError, NotFittedError
 
-__all__ = ["RFFHasher", "MAX_DIM", "MAX_N_FEATURES", "MAX_PROJECTION", "MAX_GAMMA"]
+__all__ = ["RFFHasher", "MAX_DIM", "MAX_N_FEATURES", "MAX_PROJECTION", "MAX_GAMMA", "MAX_THREADS"]
 
 #: Caps on the projection (rust/src/limits.rs): checked before anything is allocated.
 MAX_DIM = 1 << 20
 MAX_N_FEATURES = 1 << 24
 MAX_PROJECTION = 1 << 28
 MAX_GAMMA = 1e74
+#: Most threads a transform may be given (rust/src/bindings/threads.rs).
+MAX_THREADS = 4096
 
 
 def _input(X: object) -> np.ndarray:
@@ -69,6 +71,20 @@ class RFFHasher:
         the domain of h1's float32 cosine (about 4089) are refused by :meth:`transform` with an :class:`~dpsumm.InvalidParameterError`.
     seed : int or str, default=0
         Public seed the parties agree on.
+    threads : int or None, default=None
+        Most threads :meth:`transform` uses. None: rayon's pool, sized by the environment variable
+        ``RAYON_NUM_THREADS`` when set, else one thread per core. The hashes are bit-identical for every
+        thread count and every way of splitting the rows into calls (each ``h1(x)_j`` is one float32
+        fused-multiply-add chain over the features in index order from +0.0, then the cosine).
+
+    Notes
+    -----
+    Accuracy (float32): ``z_j = omega_j . x`` is one fused-multiply-add chain in float32, one rounding
+    per feature, so ``|z_j - exact| <= n_features * 2**-24 * sum_k |x_k omega_kj|`` (worst case; the
+    rounding errors typically cancel to about ``sqrt(n_features)`` times the unit roundoff). The cosine
+    adds at most 2e-7 for ``|z_j + b_j| < 4096``, and the factor ``sqrt(2 / dim)`` scales both:
+    ``|h1(x)_j - exact| <= sqrt(2 / dim) * (|z_j - exact| + 3e-7)``. tests/test_hashing_threads.py checks
+    this bound element by element against a float64 evaluation.
 
     Attributes
     ----------
@@ -89,11 +105,13 @@ class RFFHasher:
     4
     """
 
-    def __init__(self, n_features: int | None = None, dim: int = 140, gamma: float = 0.1, seed: int | str = 0) -> None:
+    def __init__(self, n_features: int | None = None, dim: int = 140, gamma: float = 0.1, seed: int | str = 0,
+                 threads: int | None = None) -> None:
         self.n_features = n_features
         self.dim = dim
         self.gamma = gamma
         self.seed = seed
+        self.threads = threads
         self._check_params()
         self._cache: tuple[tuple[int, int, float, int | str], _core.RffProjection] | None = None
 
@@ -106,6 +124,8 @@ class RFFHasher:
             raise InvalidParameterError(
                 f"`dim`: n_features * dim = {n} * {dim} exceeds the cap of {MAX_PROJECTION} (the projection omega)", "dim")
         gamma = positive_float(self.gamma, "gamma")
+        if self.threads is not None:
+            bounded_int(self.threads, "threads", 1, MAX_THREADS)
         if gamma > MAX_GAMMA:
             raise InvalidParameterError(
                 f"`gamma` must be at most {MAX_GAMMA:g} (omega ~ N(0, 2 gamma) must fit float32), got {self.gamma!r}", "gamma")
@@ -113,7 +133,8 @@ class RFFHasher:
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's parameters (scikit-learn API)."""
-        return {"n_features": self.n_features, "dim": self.dim, "gamma": self.gamma, "seed": self.seed}
+        return {"n_features": self.n_features, "dim": self.dim, "gamma": self.gamma, "seed": self.seed,
+                "threads": self.threads}
 
     def set_params(self, **params: Any) -> "RFFHasher":
         """Set constructor parameters (scikit-learn API); validated, the projection follows them."""
@@ -218,7 +239,8 @@ class RFFHasher:
         if arr.shape[1] != n_features:
             raise InvalidParameterError(f"X has {arr.shape[1]} features, but RFFHasher is expecting {n_features} "
                                         "features as input", "X")
-        out: np.ndarray = self._projection.transform(arr)
+        threads = None if self.threads is None else int(self.threads)
+        out: np.ndarray = self._projection.transform(arr, threads=threads)
         return out
 
     def fit_transform(self, X: object, y: object = None) -> np.ndarray:
@@ -233,8 +255,10 @@ class RFFHasher:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("threads", None)  # pickles from before the option
         self.__dict__.update(state)
 
     def __repr__(self) -> str:
         nf = "" if self.n_features is None else f"n_features={self.n_features}, "
-        return f"RFFHasher({nf}dim={self.dim}, gamma={self.gamma}, seed={self.seed!r})"
+        th = "" if self.threads is None else f", threads={self.threads}"
+        return f"RFFHasher({nf}dim={self.dim}, gamma={self.gamma}, seed={self.seed!r}{th})"

@@ -9,10 +9,13 @@ place.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
+from ._validation import bounded_int
 from .errors import ProtocolError
 from .messages import Message
 
@@ -63,18 +66,61 @@ class Transport(ABC):
 class InProcessTransport(Transport):
     """Deliver messages to party objects living in this process.
 
+    :meth:`request_many` asks the parties concurrently, from a pool of threads: the heavy party work (an
+    owner's streaming pass and greedy, in the Rust core) releases the GIL, so owners sharing a process
+    answer in parallel, and a party's serial work (its greedy) overlaps another's. The replies, and
+    every result of a run, are the same as when the parties answer one after another: each party is
+    asked once per call, parties share no state, and the replies come back keyed by party in the order
+    of the requests.
+
     Parameters
     ----------
     parties : mapping of str to Party
         Party name to an object with ``handle(message) -> message``.
+    max_workers : int or None, default=None
+        Most parties answering at once. None: the number of CPUs this process may use; 1: one party
+        after another, on the calling thread.
     """
 
-    def __init__(self, parties: Mapping[str, Party]) -> None:
+    def __init__(self, parties: Mapping[str, Party], max_workers: int | None = None) -> None:
         self._parties = dict(parties)
+        if max_workers is None:
+            max_workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        self.max_workers = bounded_int(max_workers, "max_workers", 1, 1024)
+        self._pool: ThreadPoolExecutor | None = None
 
     @property
     def parties(self) -> list[str]:
         return list(self._parties)
+
+    def request_many(self, requests: Mapping[str, Message]) -> dict[str, Message | PartyUnavailable]:
+        """Deliver one message to each of several parties, concurrently (class docs).
+
+        Failures come back as values, not raised; ``KeyboardInterrupt`` and ``SystemExit`` inside a party
+        propagate, as from :meth:`request`.
+        """
+        workers = min(self.max_workers, len(requests))
+        if workers <= 1:
+            return super().request_many(requests)
+
+        def one(item: tuple[str, Message]) -> Message | PartyUnavailable:
+            try:
+                return self.request(*item)
+            except PartyUnavailable as exc:
+                return exc
+
+        # One pool for the transport's life (a protocol asks every round): its idle threads end with
+        # close() or when the transport is garbage-collected.
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix="dpsumm-party")
+        replies = list(self._pool.map(one, requests.items()))
+        return dict(zip(requests, replies))
+
+    def close(self) -> None:
+        """Stop the pool of :meth:`request_many` (a later call starts a new one)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def request(self, party: str, message: Message) -> Message:
         target = self._parties.get(party)

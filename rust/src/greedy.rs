@@ -291,6 +291,33 @@ pub fn stochastic_greedy_select(h: ArrayView2<'_, f32>, target: &[f64], k: usize
     stochastic_unchecked(flat, d, target, k, sample, seed)
 }
 
+dispatch_avx512_avx2! {
+fn best_of_sample(flat: &[f32], d: usize, base: &[f64], sum: &[f64], sample: &[usize], denom: f64) -> Option<(f64, usize, usize)> {
+    // (score, row, position in `sample`) of the best sampled row: base[i] - h_i . sum / denom, the
+    // lowest row index among equal scores. The same operations on every instruction set.
+    let mut best: Option<(f64, usize, usize)> = None;
+    for (pos, &i) in sample.iter().enumerate() {
+        let v = base[i] - dot1(&flat[i * d..(i + 1) * d], sum) / denom;
+        let better_one = match best {
+            None => true,
+            Some((b, bi, _)) => v > b || (v == b && i < bi),
+        };
+        if better_one {
+            best = Some((v, i, pos));
+        }
+    }
+    best
+}
+}
+
+dispatch_avx512_avx2! {
+fn add_row(sum: &mut [f64], row: &[f32]) -> () {
+    for (a, &x) in sum.iter_mut().zip(row) {
+        *a += x as f64;
+    }
+}
+}
+
 /// [`stochastic_greedy_select`] on a validated row-major slice.
 pub(crate) fn stochastic_unchecked(flat: &[f32], d: usize, target: &[f64], k: usize, sample: usize, seed: u64) -> Result<Selection> {
     let n = flat.len() / d;
@@ -319,22 +346,9 @@ pub(crate) fn stochastic_unchecked(flat: &[f32], d: usize, target: &[f64], k: us
             open.swap(j, jj);
         }
         let denom = (r + 1) as f64;
-        let mut best: Option<(f64, usize, usize)> = None; // (score, row, position in open)
-        for (pos, &i) in open[..s].iter().enumerate() {
-            let v = base[i] - dot1(&flat[i * d..(i + 1) * d], &sum) / denom;
-            let better_one = match best {
-                None => true,
-                Some((b, bi, _)) => v > b || (v == b && i < bi),
-            };
-            if better_one {
-                best = Some((v, i, pos));
-            }
-        }
-        let Some((v, i, pos)) = best else { break };
+        let Some((v, i, pos)) = best_of_sample(flat, d, &base, &sum, &open[..s], denom) else { break };
         open.swap_remove(pos);
-        for (a, &x) in sum.iter_mut().zip(&flat[i * d..(i + 1) * d]) {
-            *a += x as f64;
-        }
+        add_row(&mut sum, &flat[i * d..(i + 1) * d]);
         sel.indices.push(i);
         sel.scores.push(v);
     }

@@ -9,6 +9,7 @@ pub mod rng;
 pub mod simd;
 pub mod matmul;
 pub mod rff;
+pub mod scan;
 pub mod bids;
 pub mod bid_index;
 pub mod mmd;

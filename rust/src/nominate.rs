@@ -40,7 +40,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result, check_finite_f64, check_positive, checked_size, try_filled};
 use crate::greedy::{Selection, block_dots_f64, greedy_unchecked, stochastic_sample_size, stochastic_unchecked};
-use crate::rff::{RffProjection, RowElement, rows_as_f32};
+use crate::rff::{RffProjection, RowElement, block_error, rows_f32};
 use crate::simd::{dispatch_avx512_avx2, exp_neg_f64};
 
 /// Rows per block of the pass, unless the caller asks otherwise (hashing is as fast as `transform`).
@@ -149,6 +149,15 @@ fn weighted_sum(block: &[f32], w: &[f64], t: &mut [f64]) -> () {
 }
 
 dispatch_avx512_avx2! {
+fn block_weights(s: &[f64], max: f64, temp: f64, w: &mut [f64]) -> () {
+    // w[i] = exp((s[i] - max) / temp), every exponent <= 0.
+    for (w, &s) in w.iter_mut().zip(s) {
+        *w = exp_neg_f64((s - max) / temp);
+    }
+}
+}
+
+dispatch_avx512_avx2! {
 fn scores_f64(block: &[f32], g: &[f64], out: &mut [f64]) -> () {
     block_dots_f64(block, g, out);
     // -0.0 + 0.0 = +0.0: equal scores compare equal under the total order.
@@ -197,10 +206,10 @@ pub fn nominate<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, g: &[
     if p.candidates < p.nominees {
         return Err(Error::value("candidates", format!("must be at least nominees = {}, got {}", p.nominees, p.candidates)));
     }
-    if let OwnerGreedy::Stochastic { factor, .. } = p.greedy {
-        if !(factor.is_finite() && factor > 0.0) {
-            return Err(Error::value("greedy_sample_factor", format!("must be finite and > 0, got {factor}")));
-        }
+    if let OwnerGreedy::Stochastic { factor, .. } = p.greedy
+        && !(factor.is_finite() && factor > 0.0)
+    {
+        return Err(Error::value("greedy_sample_factor", format!("must be finite and > 0, got {factor}")));
     }
     if p.block_rows == 0 || p.block_rows > MAX_BLOCK_ROWS {
         return Err(Error::value("block_rows", format!("must be between 1 and {MAX_BLOCK_ROWS}, got {}", p.block_rows)));
@@ -230,18 +239,21 @@ pub fn nominate<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, g: &[
                     let start = blk * b;
                     let end = (start + b).min(n);
                     let rows = end - start;
-                    let xs = rows_as_f32(x.slice(s![start..end, ..]), &mut sc.x)?;
+                    // The input checks (finite in float32, projection inside the cosine's domain) are
+                    // part of the hashing kernel: no separate pass over the rows.
+                    let xs = rows_f32(x.slice(s![start..end, ..]), &mut sc.x);
                     resize_fallible(&mut sc.h, checked_size("block_rows", rows, d)?, "block_rows")?;
-                    proj.hash_rows(xs, rows, &mut sc.h);
+                    if !proj.hash_rows_checked(xs, rows, &mut sc.h) {
+                        return Err(block_error(xs));
+                    }
                     resize_fallible(&mut sc.s, rows, "block_rows")?;
                     scores_f64(&sc.h, g, &mut sc.s);
                     let m_b = sc.s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                     resize_fallible(&mut sc.w, rows, "block_rows")?;
-                    let mut z_b = 0.0f64;
-                    for (w, &s) in sc.w.iter_mut().zip(&sc.s) {
-                        *w = exp_neg_f64((s - m_b) / temp);
-                        z_b += *w;
-                    }
+                    // Two loops: the exponentials vectorise (no dependency between rows), the sum keeps
+                    // its order.
+                    block_weights(&sc.s, m_b, temp, &mut sc.w);
+                    let z_b: f64 = sc.w.iter().sum();
                     let mut t_b = try_filled("g_tilde", d, 0.0f64)?;
                     weighted_sum(&sc.h, &sc.w, &mut t_b);
                     let mut top: Vec<(f64, usize)> = Vec::new();
@@ -496,6 +508,12 @@ mod tests {
         let mut bad = x.clone();
         bad[[7, 1]] = f32::NAN;
         assert_eq!(nominate(bad.view(), &pr, &g, &ok).unwrap_err().argument(), Some("X"));
+        // A finite row whose projection leaves the cosine's domain is refused in the pass (never NaN scores).
+        let mut huge = x.clone();
+        huge[[3, 0]] = 1e30;
+        let err = nominate(huge.view(), &pr, &g, &ok).unwrap_err();
+        assert_eq!(err.argument(), Some("X"));
+        assert!(err.to_string().contains("4089"), "{err}");
         // Huge C is capped at n: no allocation of C entries.
         assert_eq!(nominate(x.view(), &pr, &g, &params(0.1, 2, usize::MAX, 256)).unwrap().n_candidates, 10);
     }

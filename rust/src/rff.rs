@@ -4,22 +4,42 @@
 //! `E[h1(x)·h1(y)] = exp(−γ‖x−y‖²)`. Every coordinate lies in `[−sqrt(2/d), sqrt(2/d)]` and `‖h1(x)‖² ≤ 2`.
 //!
 //! ω and b are public: they are drawn from a ChaCha20 stream keyed by a public seed with portable
-//! arithmetic (`libm`), so they are bit-identical on every machine. The transform runs a register-tiled
-//! f32 product fused with a vectorised cosine, in parallel over row blocks; it never holds an (N, d)
-//! temporary beyond the output.
+//! arithmetic (`libm`), so they are bit-identical on every machine.
+//!
+//! **The kernel.** With AVX-512, one pass per block of rows: each register tile (8 rows × 48 columns,
+//! or 6 × 64 when that pads `dim` less) is accumulated in 24 zmm registers, checked against the
+//! cosine's domain, turned into `sqrt(2/d)·cos(z + b)` in registers (`simd::cos16`) and stored
+//! once; the output is never read back. Elsewhere the product (`project`), the check and
+//! [`crate::simd::cos_scale_inplace`] are three passes over a cache-resident block. The transform runs
+//! in parallel over row blocks on the current rayon pool (the bindings' `threads=` picks the pool);
+//! small calls use smaller blocks so that every thread gets work ([`block_rows_for`]); the (N, d)
+//! output is allocated zeroed by the allocator ([`crate::limits::try_zeroed_f32`]: fresh pages, huge
+//! pages where Linux allows), so the pages are first touched by the threads that fill them.
 //!
 //! **Row-canonical.** Every projection `z_j = ω_j·x` is one fused-multiply-add chain over the features
 //! in index order, starting from +0 (`z ← fma(x_k, ω_kj, z)`, k = 0..n), whatever the block, the tile,
-//! the thread count or the instruction set (AVX-512, AVX2+FMA or the portable `mul_add` loop). So
-//! `h1(x)` of a row is bit-identical whether the row is hashed alone ([`RffProjection::hash_row`]) or
-//! inside a matrix: an owner can keep its hashes in 8 bits and recompute the exact f32 hash of the few
-//! rows that need it (`crate::bid_index`).
+//! the thread count or the instruction set (AVX-512, AVX2+FMA or the portable `mul_add` loop), and the
+//! cosine is the same sequence of f32 operations on every path. So `h1(x)` of a row is bit-identical
+//! whether the row is hashed alone ([`RffProjection::hash_row`]) or inside a matrix, in any call size,
+//! on any thread count: the aggregator verifies a bought row by recomputing its hash bit for bit, and
+//! an owner can keep its hashes in 8 bits and recompute the exact f32 hash of the few rows that need it
+//! (`crate::bid_index`).
+//!
+//! **Accuracy (float32).** One rounding per feature in the chain: `|z_j − exact| ≤ n·2⁻²⁴·Σ_k |x_k ω_kj|`
+//! (worst case; typically about `sqrt(n)` unit roundoffs); the cosine adds at most 2e-7 for
+//! `|z + b| < COS_DOMAIN`; so `|h1_j − exact| ≤ sqrt(2/d)·(|z_j − exact| + 3e-7)` (checked element by
+//! element in tests/test_hashing_threads.py).
+//!
+//! **Input checks in the pass.** A block with a non-finite value (in f32) or a projection
+//! `|z| ≥ COS_DOMAIN − 7` is refused ([`RffProjection::hash_rows_checked`], [`block_error`]): a NaN or
+//! infinite input always makes some projection NaN or infinite, so the domain check in registers is
+//! also the finiteness check, and the rows are read once.
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, s};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, check_positive};
-use crate::limits::{MAX_DIM, MAX_N_FEATURES, MAX_PROJECTION, try_filled};
+use crate::limits::{MAX_DIM, MAX_N_FEATURES, MAX_PROJECTION, try_filled, try_zeroed_f32};
 use crate::rng::Csprng;
 use crate::simd;
 
@@ -31,15 +51,22 @@ const BLOCK_ROWS: usize = 256;
 pub struct RffProjection {
     pub omega: Array2<f32>,
     pub offset: Array1<f32>,
-    /// ω with each row zero-padded to `padded` columns (a multiple of [`TILE_COLS`]), row-major.
+    /// ω with each row zero-padded to `padded` columns (a multiple of [`tile_cols`]), row-major.
     omega_padded: Vec<f32>,
+    /// b zero-padded to `padded` entries.
+    offset_padded: Vec<f32>,
     padded: usize,
 }
 
-/// Columns of one register tile (three AVX-512 vectors).
-const TILE_COLS: usize = 48;
-/// Rows of one AVX-512 register tile: 8 rows × 3 vectors = 24 accumulators.
+/// Rows a parallel block's size is a multiple of.
 const TILE_ROWS: usize = 8;
+
+/// Columns of a register tile, 48 (three AVX-512 vectors, 8 rows) or 64 (four vectors, 6 rows): 24
+/// accumulators either way. Each projection takes the width that pads `dim` least (d = 500: 512 of 64,
+/// not 528 of 48; d = 140: 144 of 48, not 192 of 64); ω's rows are zero-padded to a multiple of it.
+fn tile_cols(dim: usize) -> usize {
+    if dim.div_ceil(64) * 64 < dim.div_ceil(48) * 48 { 64 } else { 48 }
+}
 
 impl RffProjection {
     /// Draw ω (column j is ω_j) and b from the public stream `key`.
@@ -67,7 +94,7 @@ impl RffProjection {
         let cells = n_features.checked_mul(dim).filter(|&c| c <= MAX_PROJECTION).ok_or_else(|| {
             Error::value("dim", format!("n_features * dim = {n_features} * {dim} exceeds the cap of {MAX_PROJECTION}"))
         })?;
-        let padded = dim.div_ceil(TILE_COLS) * TILE_COLS;
+        let padded = dim.div_ceil(tile_cols(dim)) * tile_cols(dim);
         // ω, its padded copy and b: reserve fallibly before drawing.
         let mut flat = try_filled("dim", cells, MAX_PROJECTION, 0.0f32)?;
         let padded_len = n_features.checked_mul(padded).ok_or_else(|| Error::value("dim", "is too large"))?;
@@ -84,21 +111,23 @@ impl RffProjection {
     /// A projection from explicit ω (n_features, dim) and b (dim,). Used by tests and by `from_key`.
     pub fn from_parts(omega: Array2<f32>, offset: Array1<f32>) -> Self {
         let (n, d) = omega.dim();
-        let padded = d.div_ceil(TILE_COLS) * TILE_COLS;
+        let padded = d.div_ceil(tile_cols(d)) * tile_cols(d);
         Self::from_parts_into(omega, offset, vec![0.0f32; n * padded])
     }
 
     /// [`Self::from_parts`] with the zeroed buffer of the padded ω (n_features × padded) supplied.
     fn from_parts_into(omega: Array2<f32>, offset: Array1<f32>, mut omega_padded: Vec<f32>) -> Self {
         let (n, d) = omega.dim();
-        let padded = d.div_ceil(TILE_COLS) * TILE_COLS;
+        let padded = d.div_ceil(tile_cols(d)) * tile_cols(d);
         debug_assert_eq!(omega_padded.len(), n * padded);
         for k in 0..n {
             for j in 0..d {
                 omega_padded[k * padded + j] = omega[[k, j]];
             }
         }
-        RffProjection { omega, offset, omega_padded, padded }
+        let mut offset_padded = vec![0.0f32; padded];
+        offset_padded[..d].iter_mut().zip(offset.iter()).for_each(|(p, &b)| *p = b);
+        RffProjection { omega, offset, omega_padded, offset_padded, padded }
     }
 
     pub fn n_features(&self) -> usize {
@@ -121,40 +150,61 @@ impl RffProjection {
 
     fn transform_any<T: RowElement>(&self, x: ArrayView2<'_, T>) -> Result<Array2<f32>> {
         self.check_input(x.ncols(), x.nrows())?;
-        let d = self.dim();
-        let total = x.nrows().checked_mul(d).ok_or_else(|| Error::shape("X", "has too many rows"))?;
-        let buf = try_filled("X", total, usize::MAX / 8, 0.0f32)?;
-        let mut out = Array2::from_shape_vec((x.nrows(), d), buf).map_err(|e| Error::shape("X", e.to_string()))?;
-        if d == 0 || x.nrows() == 0 {
+        let (rows, d) = (x.nrows(), self.dim());
+        let total = rows.checked_mul(d).ok_or_else(|| Error::shape("X", "has too many rows"))?;
+        // Zeroed by the allocator (fresh pages for a large output): the pages are first touched by the
+        // worker that hashes into them, in parallel, and never written twice.
+        let buf = try_zeroed_f32("X", total, usize::MAX / 8)?;
+        let mut out = Array2::from_shape_vec((rows, d), buf).map_err(|e| Error::shape("X", e.to_string()))?;
+        if d == 0 || rows == 0 {
             return Ok(out);
         }
-        let flat = out.as_slice_mut().expect("a fresh array is contiguous");
-        flat.par_chunks_mut(BLOCK_ROWS * d).enumerate().try_for_each_init(Vec::new, |buf, (b, out_block)| {
-            let start = b * BLOCK_ROWS;
-            let rows = out_block.len() / d;
-            let xb = rows_as_f32(x.slice(s![start..start + rows, ..]), buf)?;
-            self.hash_rows(xb, rows, out_block);
-            check_hashed(out_block)
+        let block = block_rows_for(rows, rayon::current_num_threads());
+        let flat = out.as_slice_mut().ok_or_else(|| Error::shape("X", "output is not contiguous"))?;
+        flat.par_chunks_mut(block * d).enumerate().try_for_each_init(Vec::new, |buf, (b, out_block)| {
+            let start = b * block;
+            let n_rows = out_block.len() / d;
+            let xb = rows_f32(x.slice(s![start..start + n_rows, ..]), buf);
+            if self.hash_rows_checked(xb, n_rows, out_block) { Ok(()) } else { Err(block_error(xb)) }
         })?;
         Ok(out)
     }
 
     /// h1 of `rows` contiguous f32 rows `x` (rows × n_features) into `out` (rows × dim). The caller has
-    /// checked shapes and finiteness.
+    /// checked shapes and finiteness. A block with a row h1 cannot hash (see
+    /// [`Self::hash_rows_checked`]) is filled with NaN, which [`check_hashed`] refuses.
     pub fn hash_rows(&self, x: &[f32], rows: usize, out: &mut [f32]) {
-        let (n, d) = (self.n_features(), self.dim());
-        debug_assert_eq!(x.len(), rows * n);
-        debug_assert_eq!(out.len(), rows * d);
-        project(x, rows, n, &self.omega_padded, self.padded, d, out);
-        // The vectorised cosine is accurate for |z + b| < COS_DOMAIN only (simd::cos_f32); beyond it the
-        // result would be silently wrong. Mark such a block NaN so that `check_hashed` refuses it.
-        if !out.iter().all(|z| z.abs() < simd::COS_DOMAIN - 7.0) {
+        if !self.hash_rows_checked(x, rows, out) {
             out.fill(f32::NAN);
-            return;
+        }
+    }
+
+    /// h1 of `rows` contiguous f32 rows `x` into `out`, in one pass: the product, the domain check and
+    /// the cosine are fused per register tile where the CPU has AVX-512. Returns false (and leaves
+    /// `out` meaningless) when a value of `x` is not finite, when a projection `|ω·x|` is at least
+    /// `COS_DOMAIN − 7` (where the float32 cosine would be silently wrong), or when the slice lengths
+    /// do not match `rows`; [`block_error`] says which input error it was.
+    pub fn hash_rows_checked(&self, x: &[f32], rows: usize, out: &mut [f32]) -> bool {
+        let (n, d) = (self.n_features(), self.dim());
+        if Some(x.len()) != rows.checked_mul(n) || Some(out.len()) != rows.checked_mul(d) {
+            return false;
         }
         let scale = (2.0 / d as f64).sqrt() as f32;
-        let offset = self.offset.as_slice().expect("offset is contiguous");
-        simd::cos_scale_inplace(out, offset, scale);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU supports AVX-512F (checked just above).
+                return unsafe { avx512::hash(x, rows, n, &self.omega_padded, &self.offset_padded, self.padded, d, scale, out) };
+            }
+        }
+        project(x, rows, n, &self.omega_padded, self.padded, d, out);
+        // The vectorised cosine is accurate for |z + b| < COS_DOMAIN only (simd::cos_f32); beyond it the
+        // result would be silently wrong, and a non-finite input gives a NaN or infinite projection.
+        if !out.iter().all(|z| z.abs() < simd::COS_DOMAIN - 7.0) {
+            return false;
+        }
+        simd::cos_scale_inplace(out, &self.offset_padded[..d], scale);
+        true
     }
 
     /// h1 of one row (bit-identical to that row of [`Self::transform_f32`]). `out` has `dim` entries.
@@ -226,6 +276,40 @@ pub fn rows_as_f32<'a, T: RowElement>(x: ArrayView2<'a, T>, buf: &'a mut Vec<f32
     Ok(slice)
 }
 
+/// The rows of `x` as one contiguous f32 slice, unchecked: borrowed when `x` is C-contiguous f32, else
+/// converted into `buf` (f64 values beyond the f32 range become infinite, NaN stays NaN).
+pub fn rows_f32<'a, T: RowElement>(x: ArrayView2<'a, T>, buf: &'a mut Vec<f32>) -> &'a [f32] {
+    match T::as_f32_slice(&x) {
+        Some(s) => s,
+        None => {
+            buf.clear();
+            buf.extend(x.iter().map(|v| v.to_f32()));
+            &buf[..]
+        }
+    }
+}
+
+/// The input error of a block that [`RffProjection::hash_rows_checked`] refused: a value that is not
+/// finite in float32, else a projection beyond the cosine's domain.
+pub fn block_error(x: &[f32]) -> Error {
+    if x.iter().all(|v| v.is_finite()) {
+        Error::value(
+            "X",
+            "a row's projection |ω·x| exceeds 4089, where h1's float32 cosine is exact to 2e-7 (values too large for this gamma): rescale the data or lower gamma",
+        )
+    } else {
+        Error::value("X", "contains NaN, infinite values or values beyond the float32 range (|x| > 3.4e38)")
+    }
+}
+
+/// Rows per parallel block of a transform of `rows` rows on `threads` threads: `BLOCK_ROWS` (256) for large
+/// calls, smaller (down to one register tile) so that a small call still gives every thread work.
+/// Results never depend on it (h1 is row-canonical).
+pub fn block_rows_for(rows: usize, threads: usize) -> usize {
+    let per = rows.div_ceil(4 * threads.max(1)).div_ceil(TILE_ROWS) * TILE_ROWS;
+    per.clamp(TILE_ROWS, BLOCK_ROWS)
+}
+
 /// `Err` when a hashed value is not finite: `ω·x` overflowed float32 (a huge row or a huge `gamma`).
 pub fn check_hashed(out: &[f32]) -> Result<()> {
     if out.iter().all(|v| v.is_finite()) {
@@ -242,11 +326,6 @@ pub fn check_hashed(out: &[f32]) -> Result<()> {
 fn project(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU supports AVX-512F (checked above); slices have the documented lengths.
-            unsafe { avx512::project(x, rows, n, w, padded, d, out) };
-            return;
-        }
         if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
             // SAFETY: AVX2 and FMA are available (checked above).
             unsafe { project_avx2_fma(x, rows, n, w, padded, d, out) };
@@ -280,73 +359,102 @@ fn project_portable(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, 
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{TILE_COLS, TILE_ROWS};
+    use super::tile_cols;
+    use crate::simd::{COS_DOMAIN, cos16};
     use std::arch::x86_64::*;
 
-    /// Register-tiled product: tiles of up to 8 rows × 48 columns kept in 24 zmm accumulators.
+    /// The projection and the fused `scale · cos(z + b)` of `rows` rows, tile by tile: each tile of up
+    /// to 8 rows × 48 columns or 6 rows × 64 columns ([`tile_cols`]) is accumulated in 24 zmm registers (one FMA chain per element, k in
+    /// order), checked against the cosine's domain, turned into h1 in registers and stored once.
+    /// Returns false when some projection `|z| ≥ COS_DOMAIN − 7` or is NaN (that tile's values are
+    /// then meaningless: the caller refuses the block).
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn project(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn hash(x: &[f32], rows: usize, n: usize, w: &[f32], b: &[f32], padded: usize, d: usize, scale: f32, out: &mut [f32]) -> bool {
+        let mut ok = true;
         let mut r0 = 0;
+        let wide = tile_cols(d) == 64;
         while r0 < rows {
-            let rr = (rows - r0).min(TILE_ROWS);
-            // SAFETY (all arms): rows r0..r0+R exist in x and out; w has n × padded entries.
-            unsafe {
-                match rr {
-                    8 => tile::<8>(x, r0, n, w, padded, d, out),
-                    7 => tile::<7>(x, r0, n, w, padded, d, out),
-                    6 => tile::<6>(x, r0, n, w, padded, d, out),
-                    5 => tile::<5>(x, r0, n, w, padded, d, out),
-                    4 => tile::<4>(x, r0, n, w, padded, d, out),
-                    3 => tile::<3>(x, r0, n, w, padded, d, out),
-                    2 => tile::<2>(x, r0, n, w, padded, d, out),
-                    _ => tile::<1>(x, r0, n, w, padded, d, out),
-                }
-            }
+            let rr = (rows - r0).min(if wide { 6 } else { 8 });
+            ok &= match (wide, rr) {
+                (false, 8) => tile::<8, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, 7) => tile::<7, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, 6) => tile::<6, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, 5) => tile::<5, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, 4) => tile::<4, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, 3) => tile::<3, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, 2) => tile::<2, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (false, _) => tile::<1, 3>(x, r0, n, w, b, padded, d, scale, out),
+                (true, 6) => tile::<6, 4>(x, r0, n, w, b, padded, d, scale, out),
+                (true, 5) => tile::<5, 4>(x, r0, n, w, b, padded, d, scale, out),
+                (true, 4) => tile::<4, 4>(x, r0, n, w, b, padded, d, scale, out),
+                (true, 3) => tile::<3, 4>(x, r0, n, w, b, padded, d, scale, out),
+                (true, 2) => tile::<2, 4>(x, r0, n, w, b, padded, d, scale, out),
+                (true, _) => tile::<1, 4>(x, r0, n, w, b, padded, d, scale, out),
+            };
             r0 += rr;
         }
+        ok
     }
 
     #[target_feature(enable = "avx512f")]
     #[inline]
-    unsafe fn tile<const R: usize>(x: &[f32], r0: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
-        assert!(x.len() >= (r0 + R) * n && w.len() >= n * padded && out.len() >= (r0 + R) * d);
+    #[allow(clippy::too_many_arguments)]
+    fn tile<const R: usize, const C: usize>(x: &[f32], r0: usize, n: usize, w: &[f32], b: &[f32], padded: usize, d: usize, scale: f32, out: &mut [f32]) -> bool {
+        // Bounds for every unchecked access below (a failure is a bug in the caller: no work is done).
+        if x.len() < (r0 + R) * n || w.len() < n * padded || b.len() < padded || out.len() < (r0 + R) * d || padded < d.div_ceil(16 * C) * 16 * C {
+            return false;
+        }
         let xp = x.as_ptr();
+        let lim = _mm512_set1_ps(COS_DOMAIN - 7.0);
+        let abs_mask = _mm512_set1_epi32(i32::MAX);
+        let vscale = _mm512_set1_ps(scale);
+        let mut bad: u16 = 0;
         let mut c0 = 0;
         while c0 < d {
-            let mut acc = [[_mm512_setzero_ps(); 3]; R];
+            let mut acc = [[_mm512_setzero_ps(); C]; R];
             for k in 0..n {
-                // SAFETY: k < n and c0 + 48 <= padded, so the three loads are inside w.
-                let wp = unsafe { w.as_ptr().add(k * padded + c0) };
-                let (w0, w1, w2) = unsafe { (_mm512_loadu_ps(wp), _mm512_loadu_ps(wp.add(16)), _mm512_loadu_ps(wp.add(32))) };
+                let mut wv = [_mm512_setzero_ps(); C];
+                for (c, v) in wv.iter_mut().enumerate() {
+                    // SAFETY: k < n and c0 + 16 C <= padded, so every load is inside w (checked above).
+                    *v = unsafe { _mm512_loadu_ps(w.as_ptr().add(k * padded + c0 + 16 * c)) };
+                }
                 for (r, a) in acc.iter_mut().enumerate() {
                     // SAFETY: (r0 + r) * n + k < (r0 + R) * n <= x.len().
                     let xb = _mm512_set1_ps(unsafe { *xp.add((r0 + r) * n + k) });
-                    a[0] = _mm512_fmadd_ps(xb, w0, a[0]);
-                    a[1] = _mm512_fmadd_ps(xb, w1, a[1]);
-                    a[2] = _mm512_fmadd_ps(xb, w2, a[2]);
+                    for (acc_c, &w_c) in a.iter_mut().zip(&wv) {
+                        *acc_c = _mm512_fmadd_ps(xb, w_c, *acc_c);
+                    }
                 }
             }
             for (r, a) in acc.iter().enumerate() {
                 let row = (r0 + r) * d;
-                for (c, v) in a.iter().enumerate() {
+                for (c, z) in a.iter().enumerate() {
                     let col = c0 + 16 * c;
                     if col >= d {
                         break;
                     }
+                    // Padded columns have ω = 0, so z = 0 there: only real columns can fail.
+                    let az = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(*z), abs_mask));
+                    bad |= !_mm512_cmp_ps_mask::<_CMP_LT_OQ>(az, lim);
+                    // SAFETY: col + 16 <= padded <= b.len().
+                    let bv = unsafe { _mm512_loadu_ps(b.as_ptr().add(col)) };
+                    let h = _mm512_mul_ps(vscale, cos16(_mm512_add_ps(*z, bv)));
                     let left = d - col;
                     // SAFETY: row + col + min(16, left) <= (r0 + R) * d <= out.len().
                     unsafe {
                         let p = out.as_mut_ptr().add(row + col);
                         if left >= 16 {
-                            _mm512_storeu_ps(p, *v);
+                            _mm512_storeu_ps(p, h);
                         } else {
-                            _mm512_mask_storeu_ps(p, ((1u32 << left) - 1) as u16, *v);
+                            _mm512_mask_storeu_ps(p, ((1u32 << left) - 1) as u16, h);
                         }
                     }
                 }
             }
-            c0 += TILE_COLS;
+            c0 += 16 * C;
         }
+        bad == 0
     }
 }
 
@@ -392,28 +500,80 @@ mod tests {
         assert_eq!(h, h64);
     }
 
+    /// The reference h1 of a block: the portable FMA chain, then the scalar cosine, element by element.
+    fn portable_h1(p: &RffProjection, xs: &[f32], rows: usize) -> Vec<f32> {
+        let (n, d) = (p.n_features(), p.dim());
+        let mut z = vec![0.0f32; rows * d];
+        project_portable(xs, rows, n, &p.omega_padded, p.padded, d, &mut z);
+        let scale = (2.0 / d as f64).sqrt() as f32;
+        z.iter().enumerate().map(|(i, &v)| scale * simd::cos_f32(v + p.offset[i % d])).collect()
+    }
+
     #[test]
     fn every_instruction_set_and_every_row_alone_give_the_same_bits() {
-        for (n, d) in [(7usize, 33usize), (64, 140), (1, 1), (3, 48), (5, 97)] {
+        for (n, d) in [(7usize, 33usize), (64, 140), (1, 1), (3, 48), (5, 97), (64, 500), (2, 17)] {
             let p = proj(n, d, 0.3);
             let x = Array2::from_shape_fn((29, n), |(i, j)| ((i * n + j) as f32 * 0.731).sin() * 3.0);
             let xs = x.as_slice().unwrap();
-            let mut portable = vec![0.0f32; 29 * d];
-            project_portable(xs, 29, n, &p.omega_padded, p.padded, d, &mut portable);
+            let want = portable_h1(&p, xs, 29);
             let mut auto = vec![0.0f32; 29 * d];
-            project(xs, 29, n, &p.omega_padded, p.padded, d, &mut auto);
-            assert_eq!(portable, auto);
+            assert!(p.hash_rows_checked(xs, 29, &mut auto));
+            assert_eq!(want, auto, "fused kernel (n={n}, d={d})");
             #[cfg(target_arch = "x86_64")]
             if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
                 let mut a2 = vec![0.0f32; 29 * d];
                 unsafe { project_avx2_fma(xs, 29, n, &p.omega_padded, p.padded, d, &mut a2) };
-                assert_eq!(portable, a2);
+                simd::cos_scale_inplace(&mut a2, &p.offset_padded[..d], (2.0 / d as f64).sqrt() as f32);
+                assert_eq!(want, a2, "AVX2 path (n={n}, d={d})");
             }
             let h = p.transform_f32(x.view()).unwrap();
+            assert_eq!(h.as_slice().unwrap(), &want[..]);
             let mut one = vec![0.0f32; d];
             for i in 0..29 {
                 p.hash_row(x.row(i).as_slice().unwrap(), &mut one);
                 assert_eq!(h.row(i).as_slice().unwrap(), &one[..], "row {i} (n={n}, d={d})");
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_bits_for_any_thread_count_and_any_chunking() {
+        let p = proj(64, 500, 0.05);
+        let x = Array2::from_shape_fn((3001, 64), |(i, j)| ((i * 64 + j) as f32 * 0.0917).sin() * 2.0);
+        let whole = p.transform_f32(x.view()).unwrap();
+        for threads in [1usize, 2, 3, 8] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            for chunk in [1usize, 7, 256, 1000, 3001] {
+                let parts: Vec<Array2<f32>> = pool.install(|| {
+                    (0..3001).step_by(chunk).map(|s0| p.transform_f32(x.slice(s![s0..(s0 + chunk).min(3001), ..])).unwrap()).collect()
+                });
+                let views: Vec<_> = parts.iter().map(|a| a.view()).collect();
+                let joined = ndarray::concatenate(ndarray::Axis(0), &views).unwrap();
+                assert_eq!(joined, whole, "threads {threads}, chunk {chunk}");
+            }
+        }
+        for (rows, threads) in [(1usize, 1usize), (256, 2), (4096, 2), (100_000, 16), (5, 64)] {
+            let b = block_rows_for(rows, threads);
+            assert!(b.is_multiple_of(TILE_ROWS) && (TILE_ROWS..=BLOCK_ROWS).contains(&b));
+        }
+    }
+
+    #[test]
+    fn cos_on_sixteen_lanes_is_the_scalar_cosine() {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx512f") {
+            let mut x = -4090.0f32;
+            while x < 4090.0 {
+                let xs: Vec<f32> = (0..16).map(|l| x + l as f32 * 0.013).collect();
+                let mut got = [0.0f32; 16];
+                unsafe {
+                    use std::arch::x86_64::*;
+                    _mm512_storeu_ps(got.as_mut_ptr(), simd::cos16(_mm512_loadu_ps(xs.as_ptr())));
+                }
+                for l in 0..16 {
+                    assert_eq!(got[l].to_bits(), simd::cos_f32(xs[l]).to_bits(), "x = {}", xs[l]);
+                }
+                x += 0.37;
             }
         }
     }

@@ -1,6 +1,10 @@
 //! Small numeric kernels written so that the compiler vectorises them (fixed evaluation order, no
 //! fast-math), with an AVX2 copy chosen at run time on x86-64. The AVX2 copy runs the same operations in
 //! the same order (no FMA contraction), so results are bit-identical whichever copy runs.
+//!
+//! The polynomial constants keep the digits of their published sources (Cephes); each is rounded to
+//! its float type once, at compile time.
+#![allow(clippy::excessive_precision)]
 
 /// Run `$body` through an AVX2-compiled copy when the CPU has AVX2, else the baseline copy.
 macro_rules! dispatch_avx2 {
@@ -60,6 +64,15 @@ const ROUND_MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23: (x + M) - M rounds to near
 /// `cos_f32` is accurate for `|x| < COS_DOMAIN`; callers check their arguments against it.
 pub const COS_DOMAIN: f32 = 4096.0;
 
+// Cephes minimax coefficients of sin r ≈ r + r z (S1 + z (S2 + z S3)) and
+// cos r ≈ 1 − z/2 + z² (C1 + z (C2 + z C3)), z = r², |r| ≤ π/4.
+const S1: f32 = -1.666_665_461_1e-1;
+const S2: f32 = 8.332_160_873_6e-3;
+const S3: f32 = -1.951_529_589_1e-4;
+const C1: f32 = 4.166_664_568_298_827e-2;
+const C2: f32 = -1.388_731_625_493_765e-3;
+const C3: f32 = 2.443_315_711_809_948e-5;
+
 /// cos(x) for |x| < 2^12, absolute error below 2e-7 (Cephes single-precision polynomials after a
 /// three-constant Cody–Waite reduction by pi/2).
 #[inline(always)]
@@ -71,11 +84,35 @@ pub fn cos_f32(x: f32) -> f32 {
     let q = kf.to_bits() as i32;
     let r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3;
     let z = r * r;
-    let s = r + r * z * (-1.666_665_461_1e-1 + z * (8.332_160_873_6e-3 + z * -1.951_529_589_1e-4));
-    let c = 1.0 - 0.5 * z + z * z * (4.166_664_568_298_827e-2 + z * (-1.388_731_625_493_765e-3 + z * 2.443_315_711_809_948e-5));
+    let s = r + r * z * (S1 + z * (S2 + z * S3));
+    let c = 1.0 - 0.5 * z + z * z * (C1 + z * (C2 + z * C3));
     // cos(r + q pi/2) = cos r, -sin r, -cos r, sin r for q mod 4 = 0, 1, 2, 3.
     let v = if q & 1 == 0 { c } else { s };
     if (q + 1) & 2 == 0 { v } else { -v }
+}
+
+/// [`cos_f32`] on sixteen lanes with AVX-512F: the same operations in the same order (separate
+/// multiplies and adds, no FMA), so every lane is bit-identical to `cos_f32` of that lane.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+pub(crate) fn cos16(x: std::arch::x86_64::__m512) -> std::arch::x86_64::__m512 {
+    use std::arch::x86_64::*;
+    let (add, sub, mul, set) = (_mm512_add_ps, _mm512_sub_ps, _mm512_mul_ps, _mm512_set1_ps);
+    let kf = add(mul(x, set(TWO_OVER_PI)), set(ROUND_MAGIC));
+    let k = sub(kf, set(ROUND_MAGIC));
+    let q = _mm512_castps_si512(kf);
+    let r = sub(sub(sub(x, mul(k, set(PIO2_1))), mul(k, set(PIO2_2))), mul(k, set(PIO2_3)));
+    let z = mul(r, r);
+    // r + ((r z) (S1 + z (S2 + z S3))), as Rust parses `r + r * z * (..)`.
+    let s = add(r, mul(mul(r, z), add(set(S1), mul(z, add(set(S2), mul(z, set(S3)))))));
+    // ((1 − 0.5 z) + (z z) (C1 + z (C2 + z C3))).
+    let c = add(sub(set(1.0), mul(set(0.5), z)), mul(mul(z, z), add(set(C1), mul(z, add(set(C2), mul(z, set(C3)))))));
+    let odd = _mm512_test_epi32_mask(q, _mm512_set1_epi32(1));
+    let v = _mm512_mask_blend_ps(odd, c, s);
+    let flip = _mm512_test_epi32_mask(_mm512_add_epi32(q, _mm512_set1_epi32(1)), _mm512_set1_epi32(2));
+    let neg = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi32(i32::MIN)));
+    _mm512_mask_blend_ps(flip, v, neg)
 }
 
 dispatch_avx512_avx2! {
@@ -163,10 +200,10 @@ fn best_in_block(block: &[f32], v: &[f32], offered: Option<&[bool]>, start: usiz
     let mut best: Option<(f64, usize)> = None;
     for (k, row) in block.chunks_exact(d).enumerate() {
         let i = start + k;
-        if let Some(m) = offered {
-            if m[i] {
-                continue;
-            }
+        if let Some(m) = offered
+            && m[i]
+        {
+            continue;
         }
         let value = dot_exact(row, v);
         match best {

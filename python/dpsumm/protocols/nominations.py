@@ -185,7 +185,8 @@ class NominationsAggregator:
         out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         bound = math.sqrt(2.0 / c.dim) * (1 + 1e-6)
         for o in self.owners:
-            r = replies[o]
+            # pop: each reply's arrays are freed once copied into `out` (K·M·d float32 held once, not twice)
+            r = replies.pop(o)
             if isinstance(r, PartyUnavailable):
                 self._exclude(o, r.reason, "nominations")
                 continue

@@ -3,6 +3,7 @@
 use numpy::{IntoPyArray, PyArray1, PyArray2, ToPyArray};
 use pyo3::prelude::*;
 
+use super::threads::{on_threads, threads_arg};
 use super::{FloatArray2, detach, raise, to_py_err};
 use crate::rff::RffProjection;
 use crate::rng::{public_key_from_str, public_key_from_u64};
@@ -45,22 +46,45 @@ impl PyRffProjection {
         self.inner.offset.to_pyarray(py)
     }
 
-    /// h1 of every row of `X` (float32 or float64, any order) as a C-contiguous (N, dim) float32 array.
-    fn transform<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    /// h1 of every row of `X` (float32 or float64, any order) as a C-contiguous (N, dim) float32 array,
+    /// on at most `threads` threads (None: rayon's global pool, sized by `RAYON_NUM_THREADS` or the
+    /// cores). The result is bit-identical for every thread count.
+    #[pyo3(signature = (x, threads=None))]
+    fn transform<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, threads: Option<i64>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let threads = threads_arg(py, threads)?;
         let out = match FloatArray2::extract(py, x, "X")? {
             FloatArray2::F32(a) => {
                 let v = a.as_array();
-                detach(py, || self.inner.transform_f32(v))?
+                detach(py, || on_threads(threads, || self.inner.transform_f32(v)))?
             }
             FloatArray2::F64(a) => {
                 let v = a.as_array();
-                detach(py, || self.inner.transform_f64(v))?
+                detach(py, || on_threads(threads, || self.inner.transform_f64(v)))?
             }
         };
         Ok(out.into_pyarray(py))
     }
 }
 
+/// The input checks of h1 in one parallel read of `X` (float32 or float64, any order): the largest
+/// `|x|`, or None when a value is NaN, infinite or beyond the float32 range.
+#[pyfunction]
+#[pyo3(signature = (x, threads=None))]
+fn finite_max_abs(py: Python<'_>, x: &Bound<'_, PyAny>, threads: Option<i64>) -> PyResult<Option<f32>> {
+    let threads = threads_arg(py, threads)?;
+    match FloatArray2::extract(py, x, "X")? {
+        FloatArray2::F32(a) => {
+            let v = a.as_array();
+            detach(py, || on_threads(threads, || Ok(crate::scan::finite_max_abs(v))))
+        }
+        FloatArray2::F64(a) => {
+            let v = a.as_array();
+            detach(py, || on_threads(threads, || Ok(crate::scan::finite_max_abs(v))))
+        }
+    }
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyRffProjection>()
+    m.add_class::<PyRffProjection>()?;
+    m.add_function(wrap_pyfunction!(finite_max_abs, m)?)
 }

@@ -13,6 +13,7 @@ mod hashing;
 mod linalg;
 mod nominations;
 mod privacy;
+mod threads;
 
 /// Raise the `dpsumm.errors` class `class` with `message`, setting its `argument` attribute.
 pub(crate) fn raise(py: Python<'_>, class: &str, message: String, argument: Option<&str>) -> PyErr {

@@ -1,0 +1,339 @@
+"""The hashing floor (issue 22): how close a default run of ``dpsumm.summarize`` comes to hashing every row once.
+
+An owner's unavoidable cost is hashing its rows once (h1: an n x f by f x d product and a cosine). The
+*floor* here is the best numpy can do for that on this machine: float32 ``X @ omega`` into a reused
+4,096-row buffer, ``+ b`` and ``np.cos`` in place, over every owner's rows, with OpenBLAS on every allowed
+thread. In the same process, on the same synthetic rows (``bench_scale.make_data``: covariate shift,
+64 float32 features), this script measures
+
+* the default run end to end: ``dpsumm.summarize(owners, validation, 1000)`` with every default (a
+  private run: no seed), after a small warm-up run (imports, dp-accounting start-up), its phases from
+  ``result.extra["timings"]`` (setup = total minus the phases), and the ratio run / floor;
+* the peak resident memory of the run (VmHWM, reset just before it) against the bytes of the rows;
+* ``RFFHasher.transform`` over the same rows in 4,096-row calls against the floor;
+* the thread-scaling curve: each point is a child process pinned to the first t CPUs
+  (``sched_setaffinity``; ``RAYON_NUM_THREADS`` = ``OPENBLAS_NUM_THREADS`` = t), t = 1 .. the CPUs this
+  process may use, with speed-up and parallel efficiency of the run and of the floor;
+* the serial share from the one-thread profile: in the t = 1 child every parallel kernel runs on
+  rayon's one worker thread while the calling (main) thread waits, so the CPU time of the main thread
+  is the work that no extra thread of the kernels can share (Python, the aggregator's bookkeeping,
+  serial Rust between parallel regions, each owner's greedy). The part of it spent inside owners'
+  handlers (measured by wrapping ``OwnerParty.handle`` with ``time.thread_time``; the run is
+  unchanged) parallelises across owners (in-process owners answer concurrently), so the serial share
+  ``s`` is the rest, over the process's CPU time; Amdahl's law projects the speed-up on 16 cores as
+  ``1 / (s + (1 - s) / 16)``. Both shares are in the results file;
+* (``--sweep``) the transform against the floor at 256, 4,096, 100,000 rows per call and the whole
+  array (2M rows) in one call, interleaved, best of 3.
+
+Run: ``python benches/bench_floor.py`` (both sizes, the curve and the sweep: a few minutes on an idle
+2-core machine) -> a table, ``benches/results/floor.json``. ``--sizes 2000000:20`` for one size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _cpu_times_by_thread() -> dict[int, float]:
+    """CPU seconds (user + system) of every thread of this process, by thread id."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[int(task.name)] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def _vm(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024**2
+    return float("nan")
+
+
+def _floor(datas, omega, offset, chunk: int = 4096) -> None:
+    import numpy as np
+
+    buf = np.empty((chunk, omega.shape[1]), np.float32)
+    for X in datas:
+        for s in range(0, len(X), chunk):
+            xc = X[s : s + chunk]
+            o = buf[: len(xc)]
+            np.matmul(xc, omega, out=o)
+            o += offset
+            np.cos(o, out=o)
+
+
+def _ours(datas, hasher, chunk: int) -> None:
+    for X in datas:
+        for s in range(0, len(X), chunk):
+            hasher.transform(X[s : s + chunk])
+
+
+def _best(fn, reps: int) -> tuple[float, float]:
+    """Best wall seconds of `reps` calls, and the process CPU seconds of that call."""
+    best = (float("inf"), float("inf"))
+    for _ in range(reps):
+        t, c = time.perf_counter(), time.process_time()
+        fn()
+        best = min(best, (time.perf_counter() - t, time.process_time() - c))
+    return best
+
+
+def child(a: argparse.Namespace) -> dict:
+    """One point of the curve: everything measured in this process, pinned to `a.cpus` CPUs."""
+    cpus = sorted(os.sched_getaffinity(0))[: a.cpus]
+    os.sched_setaffinity(0, cpus)
+    for var in ("RAYON_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        os.environ[var] = str(len(cpus))
+    import threading
+
+    import numpy as np
+
+    sys.path.insert(0, str(HERE))
+    import dpsumm
+    from bench_scale import make_data
+
+    load_before = os.getloadavg()
+    datas, V = make_data(a.rows, a.owners, a.features)
+    raw_gb = sum(d.nbytes for d in datas) / 1e9
+    # Warm-up: imports, dp-accounting's start-up, the rayon pool, on a small slice of the same data.
+    dpsumm.summarize([d[:3000] for d in datas[:4]], V, 100)
+    Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM: the peak below is the run's
+    main = threading.get_native_id()
+    # Instrumentation only (the run is unchanged): the main thread's CPU inside owners' handlers. An
+    # owner's work is independent of every other owner's (in-process owners answer from a thread pool
+    # when CPUs allow), so it parallelises across owners even where it is serial inside one owner.
+    from dpsumm.parties import OwnerParty
+
+    in_owners = [0.0]
+    handle = OwnerParty.handle
+
+    def timed_handle(self, message):  # type: ignore[no-untyped-def]
+        if threading.get_native_id() != main:
+            return handle(self, message)
+        t = time.thread_time()
+        try:
+            return handle(self, message)
+        finally:
+            in_owners[0] += time.thread_time() - t
+
+    OwnerParty.handle = timed_handle  # type: ignore[method-assign]
+    cpu0 = _cpu_times_by_thread()
+    t = time.perf_counter()
+    res = dpsumm.summarize(datas, V, a.size)
+    total = time.perf_counter() - t
+    cpu1 = _cpu_times_by_thread()
+    peak = _vm("VmHWM")
+    assert res.points is not None and len(res.points) == a.size
+    cpu_all = sum(cpu1[k] - cpu0.get(k, 0.0) for k in cpu1)
+    cpu_main = cpu1[main] - cpu0.get(main, 0.0)
+    phases = {k: round(float(v), 3) for k, v in res.extra["timings"].items()}
+    phases["setup (checks, hasher, parties)"] = round(total - sum(res.extra["timings"].values()), 3)
+    omega, offset = np.ascontiguousarray(res.hasher.omega_), res.hasher.offset_
+    hasher = dpsumm.RFFHasher(a.features, dim=res.hasher.dim, gamma=res.hasher.gamma, seed=res.hasher.seed)
+    floor = ours = (float("nan"), float("nan"))
+    for rep in range(a.reps):  # interleaved, best of reps: load from other jobs hits both alike
+        f, o = _best(lambda: _floor(datas, omega, offset), 1), _best(lambda: _ours(datas, hasher, 4096), 1)
+        floor, ours = (f, o) if rep == 0 else (min(floor, f), min(ours, o))
+    (floor, floor_cpu), (ours, ours_cpu) = floor, ours
+    out = {
+        "rows": a.rows, "owners": a.owners, "features": a.features, "size": a.size, "dim": res.hasher.dim,
+        "threads": len(cpus), "raw_rows_gb": round(raw_gb, 3),
+        "run_s": round(total, 3), "phases_s": phases, "floor_s": round(floor, 3),
+        "ratio_run_to_floor": round(total / floor, 3),
+        "transform_4096_s": round(ours, 3), "ratio_transform_4096_to_floor": round(floor / ours, 3),
+        "floor_mrows_per_s": round(a.rows / floor / 1e6, 3), "transform_mrows_per_s": round(a.rows / ours / 1e6, 3),
+        "cpu_ratio_run_to_floor": round(cpu_all / floor_cpu, 3), "floor_cpu_s": round(floor_cpu, 3),
+        "transform_4096_cpu_s": round(ours_cpu, 3),
+        "peak_rss_gb": round(peak, 3), "peak_rss_minus_rows_gb": round(peak - raw_gb, 3),
+        "cpu_s": round(cpu_all, 2), "cpu_main_thread_s": round(cpu_main, 2),
+        "cpu_main_thread_in_owners_s": round(in_owners[0], 2),
+        "main_thread_share": round(cpu_main / cpu_all, 4) if cpu_all > 0 else None,
+        "serial_share": round((cpu_main - in_owners[0]) / cpu_all, 4) if cpu_all > 0 else None,
+        "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
+    }
+    # --reps 0 measures the run only: the floor's fields are null, not NaN (strict JSON).
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()}
+
+
+def sweep(a: argparse.Namespace) -> dict:
+    """RFFHasher.transform against the floor at several rows per call (all CPUs), interleaved, best of 3."""
+    import numpy as np
+
+    sys.path.insert(0, str(HERE))
+    import dpsumm
+    from bench_scale import make_data
+
+    load_before = os.getloadavg()
+    datas, _ = make_data(a.rows, 1, a.features)
+    X = datas[0]
+    h = dpsumm.RFFHasher(a.features, dim=500, gamma=0.1, seed=0)
+    omega, offset = np.ascontiguousarray(h.omega_), h.offset_
+    calls = [256, 4096, 100_000, len(X)]
+    floor = float("inf")
+    best = {c: float("inf") for c in calls}
+    numpy_same = {c: float("inf") for c in calls[:3]}
+    for _ in range(3):
+        floor = min(floor, _best(lambda: _floor([X], omega, offset, 4096), 1)[0])
+        for c in calls:
+            best[c] = min(best[c], _best(lambda: _ours([X], h, c), 1)[0])
+        for c in calls[:3]:
+            numpy_same[c] = min(numpy_same[c], _best(lambda: _floor([X], omega, offset, c), 1)[0])
+    # The same comparison on one thread in CPU time (time.process_time), which other jobs' load disturbs
+    # far less than wall time: one BLAS thread for numpy, threads=1 for the transform.
+    from threadpoolctl import threadpool_limits
+
+    h1 = dpsumm.RFFHasher(a.features, dim=500, gamma=0.1, seed=0, threads=1)
+    cpu_floor = float("inf")
+    cpu_best = {c: float("inf") for c in calls[:3]}
+    with threadpool_limits(1):
+        for _ in range(3):
+            cpu_floor = min(cpu_floor, _best(lambda: _floor([X], omega, offset, 4096), 1)[1])
+            for c in calls[:3]:
+                cpu_best[c] = min(cpu_best[c], _best(lambda: _ours([X], h1, c), 1)[1])
+    rows = [{"rows_per_call": c, "transform_s": round(best[c], 3), "transform_mrows_per_s": round(len(X) / best[c] / 1e6, 3),
+             "ratio_to_floor": round(floor / best[c], 3),
+             "numpy_same_chunk_s": round(numpy_same[c], 3) if c in numpy_same else None,
+             "one_thread_cpu_s": round(cpu_best[c], 3) if c in cpu_best else None,
+             "one_thread_cpu_ratio_to_floor": round(cpu_floor / cpu_best[c], 3) if c in cpu_best else None} for c in calls]
+    return {"rows": len(X), "features": a.features, "dim": 500, "threads": len(os.sched_getaffinity(0)),
+            "floor_4096_s": round(floor, 3), "floor_mrows_per_s": round(len(X) / floor / 1e6, 3),
+            "one_thread_floor_cpu_s": round(cpu_floor, 3), "calls": rows,
+            "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()]}
+
+
+def _run_child(args: list[str]) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), *args]
+    print("$", " ".join(cmd[1:]), flush=True)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    result: dict = json.loads(out.stdout.strip().splitlines()[-1])
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def amdahl(s: float, p: int) -> float:
+    return 1.0 / (s + (1.0 - s) / p)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", nargs="+", default=["2000000:20", "10000000:100"], help="ROWS:OWNERS ...")
+    ap.add_argument("--features", type=int, default=64)
+    ap.add_argument("--size", type=int, default=1000)
+    ap.add_argument("--reps", type=int, default=2, help="floor and transform repetitions (best of; 0: run only)")
+    ap.add_argument("--no-sweep", action="store_true", help="skip the rows-per-call sweep")
+    ap.add_argument("--threads", type=int, nargs="+", help="thread counts of the curve (default 1 .. the CPUs)")
+    ap.add_argument("--sweep-only", action="store_true", help="rerun only the sweep, into the existing --out file")
+    ap.add_argument("--out", default=str(HERE / "results" / "floor.json"))
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--sweep-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--rows", type=int, default=2_000_000, help=argparse.SUPPRESS)
+    ap.add_argument("--owners", type=int, default=20, help=argparse.SUPPRESS)
+    ap.add_argument("--cpus", type=int, default=1, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        print(json.dumps(child(a)))
+        return
+    if a.sweep_child:
+        print(json.dumps(sweep(a)))
+        return
+
+    if a.sweep_only:  # rerun the sweep alone, into the existing results file
+        results = json.loads(Path(a.out).read_text())
+        results["sweep"] = _run_child(["--sweep-child", "--rows", "2000000", "--features", str(a.features)])
+        results["sweep"]["command"] = "python benches/bench_floor.py " + " ".join(sys.argv[1:])
+        Path(a.out).write_text(json.dumps(results, indent=1))
+        print(table(results))
+        return
+    ncpu = len(os.sched_getaffinity(0))
+    results: dict = {"command": "python benches/bench_floor.py " + " ".join(sys.argv[1:]), "cpus": ncpu,
+                     "load_start": [round(x, 2) for x in os.getloadavg()], "sizes": []}
+    common = ["--features", str(a.features), "--size", str(a.size), "--reps", str(a.reps)]
+    for spec in a.sizes:
+        rows, owners = (int(v) for v in spec.split(":"))
+        counts = a.threads or list(range(1, ncpu + 1))
+        curve = [_run_child(["--child", "--rows", str(rows), "--owners", str(owners), "--cpus", str(t), *common])
+                 for t in counts]
+        one, full = curve[0], curve[-1]
+        s = one["serial_share"] if one["threads"] == 1 else None
+        for pt in curve:
+            pt["run_speedup"] = round(one["run_s"] / pt["run_s"], 3)
+            pt["run_efficiency"] = round(pt["run_speedup"] / pt["threads"], 3)
+            pt["floor_speedup"] = round(one["floor_s"] / pt["floor_s"], 3)
+            pt["floor_efficiency"] = round(pt["floor_speedup"] / pt["threads"], 3)
+        entry = {"rows": rows, "owners": owners, "curve": curve, "all_cpus": full,
+                 "serial_share_one_thread_profile": s,
+                 "amdahl_speedup_16_cores": round(amdahl(s, 16), 2) if s is not None else None}
+        if full["threads"] > 1:  # Karp-Flatt: the serial fraction the measured speed-up implies
+            sp, p = full["run_speedup"], full["threads"]
+            entry["karp_flatt_serial_fraction"] = round((1 / sp - 1 / p) / (1 - 1 / p), 4)
+        results["sizes"].append(entry)
+    if not a.no_sweep:
+        results["sweep"] = _run_child(["--sweep-child", "--rows", "2000000", "--features", str(a.features)])
+    results["load_end"] = [round(x, 2) for x in os.getloadavg()]
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(results, indent=1))
+    print(table(results))
+
+
+def table(r: dict) -> str:
+    """The README's table (markdown)."""
+    lines = ["| rows × 64, owners | threads | load | default run (wall) | floor (wall) | run / floor, wall | "
+             "run / floor, CPU time | floor / transform (4,096-row calls), wall; CPU | "
+             "phases: target / nominations / purchase / choice / setup | peak RSS − rows |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for e in r["sizes"]:
+        for pt in e["curve"]:
+            ph = pt["phases_s"]
+            phases = " / ".join(f"{ph.get(k, 0):.2f}" for k in ("target", "nominations", "purchase", "choice",
+                                                             "setup (checks, hasher, parties)"))
+            if pt["floor_s"] is None:  # --reps 0: the run only
+                lines.append(f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | {pt['load_before'][0]:.0f} | {pt['run_s']:.2f} s | "
+                             f"— | — | — | — | {pt['peak_rss_minus_rows_gb']:.2f} GB |")
+                continue
+            cpu_t = pt["floor_cpu_s"] / pt["transform_4096_cpu_s"]
+            lines.append(f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | {pt['load_before'][0]:.0f} | {pt['run_s']:.2f} s | "
+                         f"{pt['floor_s']:.2f} s | {pt['ratio_run_to_floor']:.2f} | **{pt['cpu_ratio_run_to_floor']:.2f}** | "
+                         f"{pt['ratio_transform_4096_to_floor']:.2f}; {cpu_t:.2f} | {phases} s | {pt['peak_rss_minus_rows_gb']:.2f} GB |")
+    lines.append("")
+    lines.append("| rows, owners | run speed-up (efficiency) 1 → all | floor speed-up (efficiency) | serial share (1-thread profile) "
+                 "| Amdahl on 16 cores |")
+    lines.append("|---|---|---|---|---|")
+    for e in r["sizes"]:
+        f = e["all_cpus"]
+        if e["serial_share_one_thread_profile"] is None:
+            continue
+        lines.append(f"| {e['rows']:,}, K = {e['owners']} | {f['run_speedup']:.2f} ({f['run_efficiency']:.2f}) | "
+                     f"{f['floor_speedup']:.2f} ({f['floor_efficiency']:.2f}) | {100 * e['serial_share_one_thread_profile']:.1f} % "
+                     f"({100 * e['curve'][0]['main_thread_share']:.1f} % with owners' serial work) | "
+                     f"{e['amdahl_speedup_16_cores']:.1f}× |")
+    if "sweep" in r:
+        sw = r["sweep"]
+        lines.append("")
+        lines.append(f"| rows per call ({sw['rows']:,} rows × {sw['features']}, d = {sw['dim']}, {sw['threads']} threads) | "
+                     "transform | numpy, same chunk | transform / floor (numpy, 4,096-row chunks) | one thread, CPU time: floor / transform |")
+        lines.append("|---|---|---|---|---|")
+        for c in sw["calls"]:
+            same = "—" if c["numpy_same_chunk_s"] is None else f"{c['numpy_same_chunk_s']:.3f} s"
+            one = "—" if c.get("one_thread_cpu_ratio_to_floor") is None else f"{c['one_thread_cpu_ratio_to_floor']:.2f}"
+            lines.append(f"| {c['rows_per_call']:,} | {c['transform_s']:.3f} s ({c['transform_mrows_per_s']:.2f} M rows/s) | "
+                         f"{same} | **{c['ratio_to_floor']:.2f}** | {one} |")
+        lines.append(f"\nfloor: {sw['floor_4096_s']:.3f} s ({sw['floor_mrows_per_s']:.2f} M rows/s)")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
