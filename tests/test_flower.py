@@ -323,6 +323,49 @@ def test_flower_nominations_equal_in_process(tmp_path: Path) -> None:
     assert res.extra["exchanges"] == 3 and res.events == []
 
 
+def test_serverapp_failure_is_reported_with_its_cause(tmp_path: Path) -> None:
+    """`flwr run` exits 0 when the ServerApp fails; LocalFederation.run asks the SuperLink for the run's status
+    and raises FederationError with the ServerApp's reason (here a run config the ServerApp refuses before it
+    could write an .error file)."""
+    from dpsumm.flower import FederationError
+
+    _, _, paths, vpath = _data(tmp_path, n_owners=1, rows=20)
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, node_poll_interval=0.1)
+    try:
+        fed.start()
+        t0 = time.monotonic()
+        with pytest.raises(FederationError, match=r"finished:failed.*nominees"):
+            fed.run({"size": 3, "n-features": N_FEATURES, "nominees": -7}, timeout=120)
+        assert time.monotonic() - t0 < 60  # reported from the status, not after the timeout
+    finally:
+        fed.close()
+
+
+def test_cli_flower_run_nominations_quick_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`dpsumm flower ... --run` as docs/flower.md's quick start runs it: nominations with the default
+    gamma='median', TLS, separate processes; relative --seed-set and --output paths (the ServerApp runs in
+    another directory) resolved; the same summary as in process for the same seed; exit 0."""
+    from dpsumm.cli import main
+
+    owners, validation, paths, vpath = _data(tmp_path, n_owners=2, rows=30)
+    seed = np.random.default_rng(5).normal(loc=0.5, scale=0.5, size=(12, N_FEATURES))
+    np.save(tmp_path / "seed.npy", seed)
+    monkeypatch.chdir(tmp_path)
+    args = ["flower", *(a for n in paths for a in ("--owner", f"{n}={n}.npy")), "--consumer", "validation.npy",
+            "--size", "4", "--seed-set", "seed.npy", "--output", "result.npz", "--dim", str(DIM),
+            "--random-state", "3", "--poll-interval", "0.1", "--run"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "exchanges: 3" in out
+    ref = dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, 4, seed_set=seed,
+                           gamma="median", dim=DIM, random_state=3, progress=False)
+    res = dpsumm.flower.load_result(tmp_path / "result.npz")
+    assert res.method == ref.method == "nominations"
+    np.testing.assert_array_equal(res.points, ref.points)
+    np.testing.assert_array_equal(res.owner, ref.owner)
+
+
 def test_cli_flower_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`dpsumm flower --run` with labels, gamma='median', a seed-set file and --out: the same summary as in
     process, the ledger printed and written whole into report.json."""

@@ -182,10 +182,13 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     if cfg.method == "nominations":  # check every public parameter before anything is sent
         budget = (accounting.Budget(validation_epsilon=cfg.budget[2], validation_delta=cfg.budget[3])
                   if cfg.budget is not None else None)
-        if cfg.gamma == "median":  # the median heuristic needs public rows: the seed set file
-            if cfg.seed_set_path is None:
-                raise InvalidParameterError("gamma='median' with nominations needs `seed-set-path` (public rows)", "gamma")
-            gamma0 = median_gamma(load_array(cfg.seed_set_path))
+        if cfg.gamma == "median":  # the median heuristic on public rows: the seed set file, or generated rows
+            # As in summarize: the user's rows, or `seed-set` (default 150) rows uniform in the public box.
+            seed_src: Any = load_array(cfg.seed_set_path) if cfg.seed_set_path is not None else cfg.seed_set
+            seed0 = _seed_set(seed_src, 150, cfg.n_features, cfg.feature_range, party_streams(cfg.random_state)["seed-set"])
+            if seed0.shape[0] < 2:
+                raise InvalidParameterError("gamma='median' needs a seed set of at least two public rows", "seed-set")
+            gamma0 = median_gamma(seed0)
         else:
             gamma0 = float(cfg.gamma)
         hasher0 = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=gamma0, seed=seed_value(cfg.hash_seed, "hash-seed"))
