@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import mnist_dir  # noqa: E402
 
 MNIST = mnist_dir()  # $DPSUMM_MNIST_DIR, $MNIST_DIR or ./mnist
-summarize_module = sys.modules["dpsumm.summarize"]
+summarize_module = sys.modules["dpsumm.protocols.nominations"]  # holds STOCHASTIC_GREEDY_FACTOR
 
 
 def run(owners: list[np.ndarray], V: np.ndarray, p: int, gamma: float, seed: int, greedy: str,
@@ -43,7 +43,7 @@ def run(owners: list[np.ndarray], V: np.ndarray, p: int, gamma: float, seed: int
         summarize_module.STOCHASTIC_GREEDY_FACTOR = factor
     try:
         t = time.perf_counter()
-        res = dpsumm.summarize(owners, V, p, gamma=gamma, owner_greedy=greedy, random_state=seed, progress=False)  # type: ignore[arg-type]
+        res = dpsumm.summarize(owners, V, p, method=dpsumm.Nominations(owner_greedy=greedy), gamma=gamma, random_state=seed, progress=False)  # type: ignore[arg-type]
         secs = time.perf_counter() - t
     finally:
         summarize_module.STOCHASTIC_GREEDY_FACTOR = saved

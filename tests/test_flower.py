@@ -46,9 +46,7 @@ def _data(tmp: Path, n_owners: int = 3, rows: int = 60) -> tuple[dict[str, np.nd
 
 def _in_process(owners: dict[str, np.ndarray], validation: np.ndarray, size: int) -> dpsumm.SummaryResult:
     sched = dataclasses.replace(accounting.paper_schedule(size=size, owners=len(owners), dim=DIM), t_init=T_INIT, t_subs=5)
-    return dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, size, dim=DIM,
-                            method="paper", schedule=sched, seed_set=SEED_SET, random_state=RANDOM_STATE, progress=False,
-                            feature_range=BOX)
+    return dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, size, method=dpsumm.PaperProtocol(dim=DIM, schedule=sched), seed_set=SEED_SET, random_state=RANDOM_STATE, progress=False, feature_range=BOX)
 
 
 def _run_config(size: int, **extra: object) -> dict[str, object]:
@@ -303,8 +301,9 @@ def test_cli_prints_deployment_commands(tmp_path: Path, capsys: pytest.CaptureFi
 def test_flower_nominations_equal_in_process(tmp_path: Path) -> None:
     """The nominations protocol on Flower (3 owners + consumer as SuperNodes): the same summary as in process."""
     owners, validation, paths, vpath = _data(tmp_path)
-    kw = dict(dim=DIM, random_state=RANDOM_STATE, progress=False)
-    ref = dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, 6, **kw)
+    kw = dict(random_state=RANDOM_STATE, progress=False)
+    ref = dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, 6,
+                           dpsumm.Nominations(dim=DIM), **kw)
     # Nodes poll every 0.1 s (test_flower_run_equals_in_process and the docs test's quick start use the stock
     # flower-supernode).
     fed = LocalFederation(tmp_path / "fed", paths, vpath, allow_seeded=True, node_poll_interval=0.1)
@@ -349,8 +348,9 @@ def test_cli_flower_run_nominations_quick_start(tmp_path: Path, monkeypatch: pyt
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "exchanges: 3" in out
-    ref = dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, 4, seed_set=seed,
-                           gamma="median", dim=DIM, random_state=3, progress=False)
+    ref = dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, 4,
+                           method=dpsumm.Nominations(dim=DIM), seed_set=seed, gamma="median", random_state=3,
+                           progress=False)
     res = dpsumm.flower.load_result(tmp_path / "result.npz")
     assert res.method == ref.method == "nominations"
     np.testing.assert_array_equal(res.points, ref.points)
@@ -377,9 +377,7 @@ def test_cli_flower_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
             "--out", str(tmp_path / "out")]
     assert main(args) == 0
     text = capsys.readouterr().out
-    ref = dpsumm.summarize([dpsumm.Owner(a, labels=np.full(20, k), name=n) for k, (n, a) in enumerate(owners.items())],
-                           validation, 2, method="paper", seed_set=seed,
-                           gamma="median", dim=DIM, random_state=3, progress=False)
+    ref = dpsumm.summarize([dpsumm.Owner(a, labels=np.full(20, k), name=n) for k, (n, a) in enumerate(owners.items())], validation, 2, method=dpsumm.PaperProtocol(dim=DIM), seed_set=seed, gamma='median', random_state=3, progress=False)
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "summary.npy"), ref.points)
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "labels.npy"), ref.labels)
     report = json.loads((tmp_path / "out" / "report.json").read_text())

@@ -13,7 +13,7 @@ from . import _core
 from .errors import ProtocolError
 from .h2 import H2
 from .hashing import RFFHasher
-from .kernels import BidIndex
+from .kernels import BidIndex, nominate
 from .messages import (
     Bid,
     BidRequest,
@@ -36,10 +36,32 @@ from .privacy import Csprng
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
 
-__all__ = ["OwnerParty", "ConsumerParty"]
+__all__ = ["OwnerParty", "ConsumerParty", "nominate_rows"]
 
 
 # ---------------------------------------------------------------------------------------------- owner
+
+
+def nominate_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, *, temperature: float, nominees: int,
+                  candidates: int, sample_seed: int, greedy_sample_factor: float | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """An owner's nominees: the tilted herding of :func:`dpsumm.kernels.nominate` (docs/design.md §2.2).
+
+    One streaming pass scores every row ``s(x) = h1(x).g~``, builds the tilted target ``t = sum w(x) h1(x)``,
+    ``w ~ exp(s/T)``, and samples ``candidates`` rows with probability ``~ w`` (Gumbel-top-C, seeded by the
+    public ``sample_seed``: not privacy noise); the greedy then picks ``nominees`` of them toward ``t`` (exact, or
+    with ``greedy_sample_factor = r`` the stochastic greedy, ``ceil((C/M) r)`` random candidates per round). An
+    owner with at most ``nominees`` rows nominates them all. Returns ``(tokens int64 (M,), hashes float32
+    (M, dim))``, ``M = min(nominees, n_rows)``.
+    """
+    n = int(X.shape[0])
+    if nominees >= n:
+        return np.arange(n, dtype=np.int64), np.ascontiguousarray(hasher.transform(X), dtype=np.float32)
+    nom = nominate(X, hasher, g_tilde, temperature=temperature, nominees=nominees, candidates=max(candidates, nominees),
+                   random_state=sample_seed, greedy_sample_factor=greedy_sample_factor)
+    return np.asarray(nom.indices, dtype=np.int64), np.ascontiguousarray(nom.hashes, dtype=np.float32)
+
+
 
 
 class OwnerParty:
@@ -140,8 +162,6 @@ class OwnerParty:
 
     def _nominate(self, m: NominationRequest) -> NominationReply:
         """Rank this owner's rows using only its data, ``g~`` and public parameters (docs/design.md §3)."""
-        from .protocols.nominations import nominate_rows
-
         if m.n_features != self._data.shape[1]:
             raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)

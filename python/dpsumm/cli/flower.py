@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import DpsummError
 from ._common import NOT_PRIVATE, PROG, UsageError, jsonable, writable_dir
 from .output import build_report, ledger_text, write_outputs
-from .run_options import add_run_options, budget_arg, gamma_arg, method_kwargs
+from .run_options import add_run_options, budget_arg, gamma_arg, method_arg, report_deltas
 
 __all__ = ["add_flower"]
 
@@ -69,26 +69,32 @@ def _flower_owners(specs: Sequence[str], what: str = "--owner") -> dict[str, str
 
 
 def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int) -> dict[str, Any]:
-    """The Flower run config of the command line (keys of dpsumm.flower.config)."""
-    budget = budget_arg(args)
+    """The Flower run config of the command line (keys of dpsumm.flower.config): the shared keys, the budget, and
+    only the method options that were given (the rest keep the method object's defaults on the ServerApp too)."""
+    from pathlib import Path
+
+    method = method_arg(args)
+    if not method.distributed:
+        raise UsageError(f"--method {method.name} is a central baseline: it needs every row in one process and does "
+                         "not run on Flower")
+    budget = budget_arg(args, method, size=args.size, owners=n_owners)
     gamma = gamma_arg(args.gamma)
     run_config: dict[str, Any] = {"size": args.size, "owners": n_owners, "n-features": n_features,
-                                  "method": args.method, "reply-timeout": args.reply_timeout, "dim": args.dim,
-                                  "gamma": gamma, "reveal": args.reveal, "feature-low": float(args.feature_range[0]),
+                                  "method": method.name, "reply-timeout": args.reply_timeout, "gamma": gamma,
+                                  "feature-low": float(args.feature_range[0]),
                                   "feature-high": float(args.feature_range[1])}
+    for option, value in method.changed_params().items():
+        run_config[option.replace("_", "-")] = value
     if budget is not None:
-        if budget.epsilon is None:
-            raise UsageError("a validation-only budget is not supported on Flower yet: give --budget too")
-        run_config.update({"budget-epsilon": budget.epsilon, "budget-delta": budget.delta,
-                           "budget-validation-epsilon": budget.validation_epsilon,
+        if budget.epsilon is not None:
+            run_config.update({"budget-epsilon": budget.epsilon, "budget-delta": budget.delta})
+        run_config.update({"budget-validation-epsilon": budget.validation_epsilon,
                            "budget-validation-delta": budget.validation_delta})
-    for key, value in method_kwargs(args).items():
-        run_config[key.replace("_", "-")] = value
     if args.seed_set is not None:
         if args.seed_set.isdigit():
             run_config["seed-set"] = int(args.seed_set)
-        else:
-            run_config["seed-set-path"] = args.seed_set
+        else:  # the ServerApp runs in another directory: hand it an absolute path
+            run_config["seed-set-path"] = str(Path(args.seed_set).resolve())
     if args.random_state is not None:
         run_config["random-state"] = args.random_state
     return run_config
@@ -252,7 +258,7 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels
     else:
         for k, v in summary.items():
             print(f"{k}: {v}")
-        print("\n".join(ledger_text(res, args.delta, args.validation_delta, args.random_state is not None)))
+        print("\n".join(ledger_text(res, *report_deltas(args), args.random_state is not None)))
     if len(res) < args.size:
         print(f"{PROG}: error: the run returned {len(res)} of {args.size} rows (see events)", file=sys.stderr)
         return 1

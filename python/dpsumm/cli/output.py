@@ -63,7 +63,9 @@ def ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded: 
 def build_report(res: Any, args: argparse.Namespace, budget: Any, **extra: Any) -> dict[str, Any]:
     seeded = args.random_state is not None
     led = None if res.privacy is None else _ledger(res.privacy)
-    d_o, d_v = args.delta, args.validation_delta
+    from .run_options import report_deltas
+
+    d_o, d_v = report_deltas(args)
     privacy: Any = None
     certified = False
     if isinstance(led, dict):

@@ -8,7 +8,7 @@ from typing import Any
 
 from ._common import UsageError, header_arg, jsonable, writable_dir
 from .output import build_report, ledger_text, write_outputs
-from .run_options import add_run_options, budget_arg, gamma_arg, method_kwargs, seed_set_arg
+from .run_options import add_run_options, budget_arg, gamma_arg, method_arg, report_deltas, seed_set_arg
 
 __all__ = ["add_summarize"]
 
@@ -77,23 +77,26 @@ def _run(args: argparse.Namespace) -> int:
 
     out_dir = writable_dir(args.out, "--out")  # before any noise is drawn
     header = header_arg(args.header)
-    budget = budget_arg(args)
     gamma = gamma_arg(args.gamma)
+    method = method_arg(args)
+    if args.size is not None and args.size < 1:
+        raise UsageError(f"--size must be >= 1, got {args.size}")
+    budget = budget_arg(args, method, size=args.size, owners=len(args.owners))  # the whole plan, before any read
     owners = _owners_with_labels(args, header=header)
     val_table = datasets.read_table(args.validation, header=header)
     if not args.json:
         print(f"read {val_table.describe()}")
     validation = val_table.data
     seed = seed_set_arg(args.seed_set)
-    res = summarize(owners, validation, args.size, method=args.method, seed_set=seed, gamma=gamma, dim=args.dim,
-                    privacy=budget, reveal=args.reveal, feature_range=tuple(args.feature_range),
-                    random_state=args.random_state, progress=not args.no_progress, **method_kwargs(args))
+    res = summarize(owners, validation, args.size, method, seed_set=seed, gamma=gamma, privacy=budget,
+                    feature_range=tuple(args.feature_range), random_state=args.random_state,
+                    progress=not args.no_progress)
     report = build_report(res, args, budget, owners=[str(p) for p in args.owners])
     out = write_outputs(res, out_dir, report)
     if args.json:
         print(json.dumps(jsonable(report), indent=2, default=str, allow_nan=False))
     else:
-        print("\n".join(ledger_text(res, args.delta, args.validation_delta, args.random_state is not None)))
+        print("\n".join(ledger_text(res, *report_deltas(args), args.random_state is not None)))
         print(f"wrote {len(res)} rows to {out / 'summary.npy'} (accessed {res.accessed.total} raw rows); "
               f"report in {out / 'report.json'}")
     return 0
