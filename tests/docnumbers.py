@@ -198,9 +198,20 @@ def scan(doc: Path, root: Path = ROOT) -> list[Marked]:
     files: dict[str, Any] = {}
     bad: dict[str, str] = {}
     out: list[Marked] = []
+    fenced = False
     for lineno, line in enumerate(doc.read_text().splitlines(), 1):
-        events = sorted([(m.start(), m) for m in DECLARE.finditer(line)] + [(m.start(), m) for m in MARK.finditer(line)],
-                        key=lambda t: t[0])
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:  # code blocks show markers, they do not carry them
+            continue
+        code = [m.span() for m in re.finditer(r"`[^`]*`", line)]  # nor do inline code spans
+
+        def live(m: re.Match[str]) -> bool:
+            return not any(a <= m.start() < b for a, b in code)
+
+        events = sorted([(m.start(), m) for m in DECLARE.finditer(line) if live(m)]
+                        + [(m.start(), m) for m in MARK.finditer(line) if live(m)], key=lambda t: t[0])
         prev_end = 0
         for _, m in events:
             if m.re is DECLARE:
