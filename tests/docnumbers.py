@@ -14,7 +14,8 @@ to its file by an HTML comment right after it (invisible when rendered):
   previous marker or the start of the line and this one; ``**``, ``%``, ``×``, ``,`` and a leading ``+``
   or ``−`` are understood). ``EXPR`` is arithmetic (``+ - * /``, parentheses, numbers) over
   ``ALIAS:PATH`` terms and ``mean``/``min``/``max``/``sum`` of a list; ``PATH`` walks the JSON: ``key``, ``.key``, ``[3]``, ``[key=value]`` (the first
-  list element whose ``key`` equals ``value``; quote a value with brackets: ``[name="f[x]"]``), ``["a key with spaces"]``.
+  list element whose ``key`` equals ``value``; several: ``[method=paper,size=50]``; quote a value with
+  brackets: ``[name="f[x]"]``), ``[*key=value,...]`` (every such element, as a list, for ``mean()`` and co.), ``["a key with spaces"]``.
 * The written number matches when it equals the expression's value rounded to the written number of
   decimals (``1.67`` matches 1.672, ``13.6`` matches 13.63; ``2.10e-5`` compares mantissas).
 
@@ -91,9 +92,28 @@ def matches(written: str, value: float) -> bool:
     return abs(shown - value) <= tol * (1 + 1e-9) + 1e-12 * abs(value)
 
 
+def _conditions(text: str) -> list[tuple[str, str]]:
+    out = []
+    for part in re.findall(r"""(?:[^,"']|"[^"]*"|'[^']*')+""", text):
+        k, _, v = part.partition("=")
+        v = v.strip()
+        if len(v) >= 2 and v[0] in "\"'" and v[-1] == v[0]:
+            v = v[1:-1]
+        out.append((k.strip(), v))
+    return out
+
+
+def _matches(x: Any, conds: list[tuple[str, str]]) -> bool:
+    return isinstance(x, dict) and all(k in x and str(x[k]) == v for k, v in conds)
+
+
 def walk(data: Any, path: str) -> Any:
-    """Follow ``path`` (``a.b[2][method=paper]["x y"]``) into parsed JSON."""
-    pos, node = 0, data
+    """Follow ``path`` (``a.b[2][method=paper]["x y"]``) into parsed JSON.
+
+    ``[k=v,k2=v2]`` picks the first list element with those values; ``[*k=v,...]`` keeps every such element
+    (a list), and a later ``.key`` then applies to each of them (``mean(r:[*method=uniform,size=50].mmd2)``).
+    """
+    pos, node, many = 0, data, False
     while pos < len(path):
         m = SEGMENT.match(path, pos)
         if m is None or m.end() == pos:
@@ -102,16 +122,22 @@ def walk(data: Any, path: str) -> Any:
         key, bracket = m.group(1), (m.group(2) or "")[1:-1]
         try:
             if key is not None:
-                node = node[key]
+                node = [x[key] for x in node] if many else node[key]
+            elif bracket.startswith("*"):
+                if many:
+                    raise NumbersError(f"path {path!r}: one [*...] selection per path")
+                node, many = [x for x in node if _matches(x, _conditions(bracket[1:]))], True
+                if not node:
+                    raise StopIteration
+            elif many:
+                raise NumbersError(f"path {path!r}: only .key may follow a [*...] selection")
             elif bracket.isdigit() or (bracket.startswith("-") and bracket[1:].isdigit()):
                 node = node[int(bracket)]
             elif bracket[:1] in "\"'" and bracket[-1:] == bracket[:1]:
                 node = node[bracket[1:-1]]
             elif "=" in bracket:
-                k, v = bracket.split("=", 1)
-                if len(v) >= 2 and v[0] in "\"'" and v[-1] == v[0]:
-                    v = v[1:-1]
-                node = next(x for x in node if isinstance(x, dict) and str(x.get(k)) == v)
+                conds = _conditions(bracket)
+                node = next(x for x in node if _matches(x, conds))
             else:
                 node = node[bracket]
         except (KeyError, IndexError, TypeError, StopIteration):

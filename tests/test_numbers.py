@@ -28,6 +28,9 @@ def test_checker_reads_paths_expressions_and_precision(tmp_path: Path) -> None:
     assert walk(data, 'runs[method=b].t') == 0.48 and walk(data, 'runs[0].phases["x y"]') == 0.5
     assert evaluate("100 * (r:runs[1].t / r:runs[0].t - 1)", {"r": data}) == pytest.approx(-71.29, abs=0.01)
     assert evaluate("mean(r:l) * 2", {"r": {"l": [1, 2]}}) == 3.0
+    recs = [{"method": "a", "size": 5, "v": 1.0}, {"method": "a", "size": 5, "v": 3.0}, {"method": "a", "size": 6, "v": 9.0}]
+    assert evaluate("mean(r:[*method=a,size=5].v)", {"r": recs}) == 2.0
+    assert evaluate("r:[method=a,size=6].v", {"r": recs}) == 9.0
     assert matches("1.67", 1.672) and not matches("1.68", 1.672) and matches("1.7", 1.672)
     assert matches("+4,045", 4045.2) and matches("−71", -71.29) and not matches("71", -71.29)
     assert matches("2.10e-5", 2.0977e-5) and not matches("2.2e-5", 2.0977e-5)
