@@ -315,9 +315,11 @@ def relative_to_baseline(records: Sequence[Record], baselines: Sequence[Sequence
 DISPLAY_ORDER = ("nominations", "paper", "pfds", "central-greedy", "exact-greedy", "paper-greedy", "uniform")
 
 
-def _display_rank(label: str) -> tuple[int, str]:
+def _display_rank(label: str) -> int:
+    """Sort key of a row label: its method's place in :data:`DISPLAY_ORDER` (a stable sort keeps the variants
+    of one method in the order they were run)."""
     method = label.split(" ", 1)[0]
-    return (DISPLAY_ORDER.index(method) if method in DISPLAY_ORDER else len(DISPLAY_ORDER), label)
+    return DISPLAY_ORDER.index(method) if method in DISPLAY_ORDER else len(DISPLAY_ORDER)
 
 
 def baseline_name(records: Sequence[Record]) -> str:
