@@ -388,12 +388,13 @@ class LocalFederation:
         return str(runs[0].get("status", "unknown")), str(runs[0].get("status-details", ""))
 
     def wait(self, out: Path, timeout: float = 600.0, run_id: str | None = None,
-             status_every: float = 3.0) -> SummaryResult:
+             status_every: float = 10.0) -> SummaryResult:
         """Wait for a submitted run's output (or its ``.error`` file) and load it.
 
         ``flwr run`` returns as soon as the run is submitted, and a ServerApp that fails before it can write
         its ``.error`` file (a bad run config, an import error, a crash) leaves no file at all: with
-        ``run_id``, the run's status is also asked of the SuperLink every ``status_every`` seconds, and a run
+        ``run_id``, the run's status is also asked of the SuperLink every ``status_every`` seconds (each ask starts
+        a ``flwr`` process, about a second of CPU, so not too often), and a run
         that finished without a result raises :class:`FederationError` with the SuperLink's reason.
         """
         err = Path(str(out) + ".error")
