@@ -13,7 +13,7 @@ to its file by an HTML comment right after it (invisible when rendered):
 * ``<!--= EXPR -->`` checks the number written immediately before it (the last number between the
   previous marker or the start of the line and this one; ``**``, ``%``, ``×``, ``,`` and a leading ``+``
   or ``−`` are understood). ``EXPR`` is arithmetic (``+ - * /``, parentheses, numbers) over
-  ``ALIAS:PATH`` terms and ``mean``/``min``/``max``/``sum`` of a list; ``PATH`` walks the JSON: ``key``, ``.key``, ``[3]``, ``[key=value]`` (the first
+  ``ALIAS:PATH`` terms and ``mean``/``std``/``min``/``max``/``sum`` of a list; ``PATH`` walks the JSON: ``key``, ``.key``, ``[3]``, ``[key=value]`` (the first
   list element whose ``key`` equals ``value``; several: ``[method=paper,size=50]``; quote a value with
   brackets: ``[name="f[x]"]``), ``[*key=value,...]`` (every such element, as a list, for ``mean()`` and co.), ``["a key with spaces"]``.
 * The written number matches when it equals the expression's value rounded to the written number of
@@ -146,7 +146,15 @@ def walk(data: Any, path: str) -> Any:
 
 
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
-_FUNCS = {"mean": lambda v: sum(v) / len(v), "min": min, "max": max, "sum": sum}
+def _std(v: list[float]) -> float:
+    """Sample standard deviation (ddof = 1), as the experiment tables report it."""
+    if len(v) < 2:
+        return 0.0
+    m = sum(v) / len(v)
+    return math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
+
+
+_FUNCS = {"mean": lambda v: sum(v) / len(v), "min": min, "max": max, "sum": sum, "std": _std}
 
 
 def _eval(node: ast.AST, names: dict[str, Any]) -> Any:
