@@ -1,6 +1,6 @@
 """Per-round overhead of running the parties on Flower (loopback, 3 owners + consumer).
 
-    PYTHONPATH=python python benches/bench_flower.py --rounds 2 20 --mode stock fast --json out.json
+    python benches/bench_flower.py --rounds 2 20 --mode stock fast --json out.json
 
 For each (mode, rounds): start a LocalFederation (SuperLink + 4 SuperNodes on 127.0.0.1), run the
 private protocol with a seeded random_state, and report: end-to-end wall time from ``flwr run`` to the

@@ -33,7 +33,10 @@ from dpsumm.datasets import mnist_label_split
 from dpsumm.experiments import median_gamma
 from dpsumm.flower import LocalFederation
 
-MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import mnist_dir  # noqa: E402
+
+MNIST = mnist_dir()  # $DPSUMM_MNIST_DIR, $MNIST_DIR or ./mnist
 
 
 def main() -> None:

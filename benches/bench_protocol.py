@@ -2,12 +2,13 @@
 against the pure-numpy reference protocol (``dpsumm.reference.summarize_reference``), paper schedule.
 
 Run: ``python -m pytest benches/bench_protocol.py --benchmark-only --benchmark-group-by=group``
-(needs the MNIST files in $MNIST_DIR, or set DPSUMM_MNIST).
+(needs the MNIST files: set DPSUMM_MNIST_DIR).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,10 @@ import pytest
 import dpsumm
 from dpsumm import datasets, reference
 
-MNIST = Path(os.environ.get("DPSUMM_MNIST", Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import mnist_dir  # noqa: E402
+
+MNIST = mnist_dir()  # $DPSUMM_MNIST_DIR, $MNIST_DIR or ./mnist
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 from pathlib import Path
 
 import dpsumm
@@ -20,11 +21,14 @@ from dpsumm import datasets, experiments
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"))
+    ap.add_argument("--data", default=None, help="MNIST directory (default $DPSUMM_MNIST_DIR, $MNIST_DIR or ./mnist)")
     ap.add_argument("--size", type=int, default=1000)
     ap.add_argument("--out", default=None, help="write the rows as JSON here")
     args = ap.parse_args()
-    split = datasets.mnist_label_split(args.data, random_state=0)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _data import mnist_dir
+
+    split = datasets.mnist_label_split(mnist_dir(args.data), random_state=0)
     paper = dpsumm.paper_schedule(args.size, len(split.owners))
     noiseless = dataclasses.replace(paper, epsilon_validation_step=1e4, epsilon_first_epoch_step=1e4,
                                     epsilon_epoch_step=(1e4,) * args.size)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,10 @@ from dpsumm.experiments import median_gamma
 from dpsumm.kernels import greedy_select, nominate
 from dpsumm.metrics import mmd2
 
-MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import mnist_dir  # noqa: E402
+
+MNIST = mnist_dir()  # $DPSUMM_MNIST_DIR, $MNIST_DIR or ./mnist
 
 
 def main() -> None:

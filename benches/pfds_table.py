@@ -23,7 +23,7 @@ never derives bounds from the private rows).
 
 Usage::
 
-    PYTHONPATH=python python benches/pfds_table.py [--folds 5] [--repeats 2] [--out docs/pfds_table.md]
+    python benches/pfds_table.py [--folds 5] [--repeats 2] [--out docs/pfds_table.md]
 """
 
 from __future__ import annotations
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     rows = run(tasks, args.epsilons, args.folds, args.repeats, args.seed, args.lam, args.extra_hmax or None)
     seconds = time.time() - t0
-    command = "PYTHONPATH=python python benches/pfds_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python benches/pfds_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
     md = to_markdown(rows, command.strip(), seconds, args.folds, args.repeats, args.lam)
     print(md)
     if args.out:

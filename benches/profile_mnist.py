@@ -10,7 +10,7 @@ nominees), rest (ledger, result).
 Phases as in bench_scale.py: setup (owners hash their rows and build their bid index), validation
 release, bids, point requests, and the aggregator (h2/MWEM releases, auction, verification, bookkeeping).
 
-Run: ``python benches/profile_mnist.py`` (MNIST in $MNIST_DIR or $DPSUMM_MNIST)
+Run: ``python benches/profile_mnist.py`` (MNIST in $DPSUMM_MNIST_DIR)
 -> ``benches/results/mnist_profile.json``.
 """
 
@@ -29,7 +29,10 @@ from dpsumm.parties import ConsumerParty, OwnerParty
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scale import TimingTransport, vm  # noqa: E402
 
-MNIST = Path(os.environ.get("DPSUMM_MNIST", Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import mnist_dir  # noqa: E402
+
+MNIST = mnist_dir()  # $DPSUMM_MNIST_DIR, $MNIST_DIR or ./mnist
 
 
 def main() -> None:
@@ -84,4 +87,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    # no options; --help prints what the script measures
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

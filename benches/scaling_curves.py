@@ -128,4 +128,9 @@ def plot(curves, meta) -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    _p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _p.add_argument("--replot", action="store_true", help="redraw scaling.png from scaling.json without measuring")
+    _p.parse_args()
     main()

@@ -217,6 +217,46 @@ def test_flower_user_errors_are_one_line_exit_2(tmp_path, capsys, extra, message
     assert code == 2 and len(lines) == 1 and message in lines[0], err
 
 
+def _dpsumm_env():
+    """The environment for a `python -m dpsumm` subprocess that imports the same dpsumm as this test."""
+    import os
+    from pathlib import Path
+
+    import dpsumm
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(Path(dpsumm.__file__).resolve().parents[1]) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def test_closed_pipe_is_not_a_traceback():
+    """`dpsumm account --json | head -1`: the reader closes the pipe early; no traceback, SIGPIPE's status."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "dpsumm", "account", "--schedule", "paper", "--size", "500",
+                             "--owners", "5", "--delta", "1e-4", "--validation-delta", "0.01", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_dpsumm_env())
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # what `head` does once it has its lines; here before any write, so every write fails
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_degenerate_kernel_warning_is_printed_once():
+    """A DegenerateKernelWarning reaches stderr once (the warning), not twice (warning and log record)."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, dpsumm\n"
+            "X = np.random.default_rng(0).uniform(0, 16, size=(50, 8))\n"
+            "dpsumm.preprocessing.check_kernel(X, 0.1)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_dpsumm_env(), timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("is degenerate") == 1, done.stderr
+
+
 def test_validation_only_budget_runs_nominations_and_is_spent(tmp_path, capsys):
     _, _, paths, _, _, _ = _files(tmp_path, n_owners=3, rows=40)
     out = tmp_path / "out"

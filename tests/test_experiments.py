@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import csv
 import json
 
@@ -88,7 +89,7 @@ def test_cli_experiment_mnist(mnist_dir, tmp_path, capsys):
                  str(tmp_path), "--no-progress"])
     assert code == 0
     rows = json.loads((tmp_path / "results.json").read_text())
-    assert {r["method"] for r in rows} == {"paper", "paper-greedy", "uniform"}
+    assert {r["method"] for r in rows} == {"nominations", "central-greedy", "uniform"}  # today's methods by default
 
 
 def test_cli_demo(tmp_path, capsys):
@@ -189,6 +190,33 @@ def test_plots_are_figures_that_leave_the_backend_alone(tmp_path):
 
 def test_plot_title_names_dataset_epsilon_gamma_and_d():
     title = experiments.plot_title(_records([0.9, 0.8]), "digits label split", dim=140)
-    assert title == "digits label split: ε owners 0.5, ε_v 1 (δ_v 0.01), γ 0.25, d 140"
+    assert title == "digits label split: paper ε owners 0.5 (δ 0.0001), ε_v 1 (δ_v 0.01), γ 0.25, d 140"
+    nom = [dataclasses.replace(r, method="nominations", epsilon_owners=0.0, epsilon_owners_h2=0.0, delta_owners=1e-6,
+                               delta_validation=1e-6) for r in _records([0.9])]
+    both = experiments.plot_title(nom + _records([0.9]), "digits", dim=None)
+    # each method with the δ_v it ran at, today's method first
+    assert both == "digits: nominations ε owners 0, ε_v 1 (δ_v 1e-06); paper ε owners 0.5 (δ 0.0001), ε_v 1 (δ_v 0.01), γ 0.25"
     nonprivate = [r for r in _records([0.9]) if r.method == "paper-greedy"]
     assert experiments.plot_title(nonprivate, "mnist", dim=500) == "mnist: non-private, γ 0.25, d 500"
+
+
+def test_cli_demo_text_output_dir_and_rows(tmp_path, monkeypatch, capsys):
+    """The demo writes outside the working tree by default (the cache directory, printed), lists today's method
+    first, says what each row is and that it is seeded by default; `paper`, not the old name `private`."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--sizes", "10", "--repeats", "1", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "cache" / "dpsumm" / "demo" / "results.json").exists()
+    assert not (tmp_path / "dpsumm-demo").exists()
+    assert str(tmp_path / "cache" / "dpsumm" / "demo") in out
+    table = out[out.index("size "):out.index("rows:")]
+    methods = [line.split()[1] for line in table.splitlines()[2:] if line.strip()]
+    assert methods[0] == "nominations" and "MMD² vs central greedy (%)" in table
+    assert "seeded, by default (--random-state 0)" in out and "private," not in out
+    assert "  uniform: NOT private baseline" in out
+
+
+def test_comparison_column_names_its_baseline():
+    recs = _records([0.9])  # paper and paper-greedy: the reference is the paper's greedy
+    assert "MMD² vs paper greedy (%)" in experiments.format_table(recs)

@@ -21,7 +21,7 @@ flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 
 
 import dpsumm  # noqa: E402
 from dpsumm import accounting  # noqa: E402
-from dpsumm.flower import LocalFederation, decode, encode, make_node_key, make_tls  # noqa: E402
+from dpsumm.flower import FederationError, LocalFederation, decode, encode, make_node_key, make_tls  # noqa: E402
 from dpsumm.flower.config import FlowerRunConfig, write_app  # noqa: E402
 from dpsumm.flower.local import flower_env, free_port, group_members  # noqa: E402
 from dpsumm.messages import Bid, BidRequest, PointReply, Setup, ValidationRelease  # noqa: E402
@@ -306,12 +306,21 @@ def test_flower_nominations_equal_in_process(tmp_path: Path) -> None:
     kw = dict(random_state=RANDOM_STATE, progress=False)
     ref = dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, 6,
                            dpsumm.Nominations(dim=DIM), **kw)
-    fed = LocalFederation(tmp_path / "fed", paths, vpath, allow_seeded=True)
+    # Nodes poll every 0.1 s (test_flower_run_equals_in_process and the docs test's quick start use the stock
+    # flower-supernode).
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, allow_seeded=True, node_poll_interval=0.1)
     try:
         fed.start()
         pids = fed.pids
         res = fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
                        "method": "nominations"}, timeout=170)
+        # `flwr run` exits 0 when the ServerApp fails; LocalFederation.run asks the SuperLink for the run's
+        # status and raises with the ServerApp's reason (here a run config it refuses before it could write
+        # an .error file), without waiting for the timeout.
+        t0 = time.monotonic()
+        with pytest.raises(FederationError, match=r"finished:failed.*nominees"):
+            fed.run({"size": 3, "n-features": N_FEATURES, "nominees": -7}, timeout=170)
+        assert time.monotonic() - t0 < 120
     finally:
         family = fed.all_pids()
         fed.close()
@@ -322,6 +331,32 @@ def test_flower_nominations_equal_in_process(tmp_path: Path) -> None:
     np.testing.assert_array_equal(res.points, ref.points)
     assert res.accessed == ref.accessed
     assert res.extra["exchanges"] == 3 and res.events == []
+
+
+def test_cli_flower_run_nominations_quick_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`dpsumm flower ... --run` as docs/flower.md's quick start runs it: nominations with the default
+    gamma='median', TLS, separate processes; relative --seed-set and --output paths (the ServerApp runs in
+    another directory) resolved; the same summary as in process for the same seed; exit 0."""
+    from dpsumm.cli import main
+
+    owners, validation, paths, vpath = _data(tmp_path, n_owners=2, rows=30)
+    seed = np.random.default_rng(5).normal(loc=0.5, scale=0.5, size=(12, N_FEATURES))
+    np.save(tmp_path / "seed.npy", seed)
+    monkeypatch.chdir(tmp_path)
+    args = ["flower", *(a for n in paths for a in ("--owner", f"{n}={n}.npy")), "--consumer", "validation.npy",
+            "--size", "4", "--seed-set", "seed.npy", "--output", "result.npz", "--dim", str(DIM),
+            "--random-state", "3", "--poll-interval", "0.1", "--run"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "exchanges: 3" in out
+    ref = dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, 4,
+                           method=dpsumm.Nominations(dim=DIM), seed_set=seed, gamma="median", random_state=3,
+                           progress=False)
+    res = dpsumm.flower.load_result(tmp_path / "result.npz")
+    assert res.method == ref.method == "nominations"
+    np.testing.assert_array_equal(res.points, ref.points)
+    np.testing.assert_array_equal(res.owner, ref.owner)
 
 
 def test_cli_flower_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

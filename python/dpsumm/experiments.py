@@ -317,6 +317,23 @@ def relative_to_baseline(records: Sequence[Record], baselines: Sequence[Sequence
     return out
 
 
+#: The order of rows and legends: today's method first, then the paper's, then the non-private baselines.
+DISPLAY_ORDER = ("nominations", "paper", "pfds", "central-greedy", "exact-greedy", "paper-greedy", "uniform")
+
+
+def _display_rank(label: str) -> int:
+    """Sort key of a row label: its method's place in :data:`DISPLAY_ORDER` (a stable sort keeps the variants
+    of one method in the order they were run)."""
+    method = label.split(" ", 1)[0]
+    return DISPLAY_ORDER.index(method) if method in DISPLAY_ORDER else len(DISPLAY_ORDER)
+
+
+def baseline_name(records: Sequence[Record]) -> str:
+    """The method ``mmd_increase_pct`` is relative to in ``records`` (see :func:`relative_to_baseline`)."""
+    present = {r.method for r in records}
+    return next((b for b in BASELINES if b in present), BASELINES[0]).replace("-", " ")
+
+
 def _label(rec: Record) -> str:
     """A record's row label: its method, and its variant when it has one."""
     return f"{rec.method} {rec.variant}".strip()
@@ -335,15 +352,15 @@ def _stats(records: Sequence[Record], field: str) -> dict[tuple[str, int], tuple
 def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
     """Mean ± standard deviation over repeats of MMD², its increase over greedy and accuracy, per method and size."""
     mmd, inc, acc, sec, seen = (_stats(records, f) for f in ("mmd2", "mmd_increase_pct", "accuracy", "seconds", "accessed"))
-    methods = list(dict.fromkeys(_label(r) for r in records))
+    methods = sorted(dict.fromkeys(_label(r) for r in records), key=_display_rank)
     sizes = sorted({r.size for r in records})
-    head = ["size", "method", "MMD²", "MMD² vs central greedy (%)", "accuracy", "raw rows seen", "seconds"]
+    head = ["size", "method", "MMD²", f"MMD² vs {baseline_name(records)} (%)", "accuracy", "raw rows seen", "seconds"]
 
     def pm(d: dict[tuple[str, int], tuple[float, float, int]], key: tuple[str, int], fmt: str) -> str:
         if key not in d:
             return "–"
         m, s, n = d[key]
-        return f"{m:{fmt}} ± {s:{fmt}}" if n > 1 else f"{m:{fmt}}"
+        return f"{m:{fmt}} ± {s:{fmt.lstrip('+')}}" if n > 1 else f"{m:{fmt}}"
 
     rows = []
     for size in sizes:
@@ -351,7 +368,7 @@ def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
             key = (method, size)
             if key not in mmd:
                 continue
-            rows.append([str(size), method, pm(mmd, key, ".5f"), pm(inc, key, ".1f"), pm(acc, key, ".3f"),
+            rows.append([str(size), method, pm(mmd, key, ".5f"), pm(inc, key, "+.1f"), pm(acc, key, ".3f"),
                          pm(seen, key, ".0f"), pm(sec, key, ".2f")])
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -383,27 +400,41 @@ def _range(values: Sequence[float], fmt: str = ".3g") -> str:
 
 
 def plot_title(records: Sequence[Record], title: str = "", *, dim: int | None = None) -> str:
-    """``"<title>: ε owners …, ε_v … (δ …), γ …, d …"`` from the records (ranges over sizes and repeats)."""
+    """``"<title>: <method> ε owners …, ε_v … (δ_v …); …, γ …, d …"`` from the records: the privacy each private
+    method actually ran at (ranges over sizes and repeats), then the non-private ones."""
     parts = []
-    owners = [r.epsilon_owners for r in records if r.epsilon_owners is not None and r.method != "pfds"]
-    uncertified = any(r.epsilon_owners is None and r.epsilon_owners_h2 is not None for r in records)
-    val = [r.epsilon_validation for r in records if r.epsilon_validation is not None]
-    if owners:
-        parts.append(f"ε owners {_range(owners)}")
-    elif uncertified:
-        parts.append("ε owners not certified")
-    if val:
-        d_v = next(r.delta_validation for r in records if r.epsilon_validation is not None)
-        parts.append(f"ε_v {_range(val)} (δ_v {d_v:g})")
-    if not owners and not val and not uncertified:
+    private = sorted({r.method for r in records if r.epsilon_owners_h2 is not None or r.epsilon_validation is not None},
+                     key=_display_rank)
+    for method in private:
+        rs = [r for r in records if r.method == method]
+        bits = []
+        owners = [r.epsilon_owners for r in rs if r.epsilon_owners is not None]
+        if method == "pfds":
+            bits.append(f"ε {_range([r.epsilon_owners_h2 for r in rs if r.epsilon_owners_h2 is not None])} per agent")
+        elif owners:
+            d_o = sorted({r.delta_owners for r in rs if r.delta_owners is not None})
+            bits.append(f"ε owners {_range(owners)}" + (f" (δ {_range(d_o, 'g')})" if d_o and max(owners) > 0 else ""))
+        elif any(r.epsilon_owners_h2 is not None for r in rs):
+            bits.append("ε owners not certified")
+        val = [r.epsilon_validation for r in rs if r.epsilon_validation is not None]
+        if val:
+            d_v = sorted({r.delta_validation for r in rs if r.delta_validation is not None})
+            bits.append(f"ε_v {_range(val)}" + (f" (δ_v {_range(d_v, 'g')})" if d_v else ""))
+        parts.append(f"{method} {', '.join(bits)}")
+    if not private:
         parts.append("non-private")
     gammas = sorted({r.gamma for r in records})
+    tail = []
     if gammas:
-        parts.append(f"γ {_range(gammas)}")
+        tail.append(f"γ {_range(gammas)}")
+    dims = sorted({r.dim for r in records if r.dim is not None})
     if dim is not None:
-        parts.append(f"d {dim}")
+        tail.append(f"d {dim}")
+    elif dims:
+        tail.append("d " + "/".join(str(d) for d in dims))
+    body = "; ".join(parts) + (", " + ", ".join(tail) if tail else "")
     head = title.strip()
-    return f"{head}: {', '.join(parts)}" if head else ", ".join(parts)
+    return f"{head}: {body}" if head else body
 
 
 def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str, skip: Sequence[str] = (),
@@ -417,7 +448,7 @@ def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str,
     from matplotlib.ticker import NullFormatter, NullLocator
 
     stats = _stats(records, field)
-    methods = [m for m in dict.fromkeys(_label(r) for r in records) if m not in skip]
+    methods = sorted((m for m in dict.fromkeys(_label(r) for r in records) if m not in skip), key=_display_rank)
     fig = Figure(figsize=(6.4, 4.0), dpi=120)
     ax = fig.add_subplot(1, 1, 1)
     repeats = sorted({n for (m, _), (_, _, n) in stats.items() if m in methods})
@@ -438,6 +469,14 @@ def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str,
     if logy:
         ax.set_yscale("log")
         ax.yaxis.set_minor_formatter(NullFormatter())
+    elif field == "mmd_increase_pct":
+        # Nominations' tens of percent and uniform's thousands on one legible axis: linear within ±10 %,
+        # logarithmic beyond.
+        from matplotlib.ticker import FuncFormatter
+
+        ax.set_yscale("symlog", linthresh=10.0)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:+,.0f} %" if v else "0"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
     sizes = sorted({r.size for r in records})
     ax.set_xticks(sizes)
     ax.set_xticklabels([str(s) for s in sizes])
@@ -448,7 +487,7 @@ def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str,
     ax.set_ylabel(f"{ylabel}\n(mean ± std over {n_text} repeats)", fontsize=9)
     if field == "accuracy":
         ax.set_ylim(0.0, 1.0)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=8, wrap=True)
     if field == "mmd_increase_pct":
         ax.axhline(0.0, color="grey", lw=0.8, ls="--")
     ax.grid(alpha=0.3)
@@ -503,8 +542,9 @@ def write_results(records: Sequence[Record], out: str | Path, *, title: str = ""
         plot_records(records, "mmd2", "MMD² to the validation set (log scale), lower is better", head,
                      logy=True).savefig(paths["mmd2_plot"])
         paths["mmd_plot"] = d / "mmd_increase.png"
-        plot_records(records, "mmd_increase_pct", "MMD² increase over central greedy (%), lower is better", head,
-                     skip=BASELINES[:1]).savefig(paths["mmd_plot"])
+        plot_records(records, "mmd_increase_pct",
+                     f"MMD² vs {baseline_name(records)} (%, symlog scale), lower is better", head,
+                     skip=[baseline_name(records).replace(" ", "-")]).savefig(paths["mmd_plot"])
         if any(r.accuracy is not None for r in records):
             paths["accuracy_plot"] = d / "accuracy.png"
             plot_records(records, "accuracy", "test accuracy, higher is better", head).savefig(paths["accuracy_plot"])
@@ -598,7 +638,7 @@ def plot_parsimony(records: Sequence[Record], path: str | Path, *, title: str = 
     ax.set_yscale("log")
     ax.set_xlabel("raw rows the aggregator saw")
     ax.set_ylabel("MMD² to the validation set (± std over repeats)")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=8, wrap=True)
     ax.grid(alpha=0.3, which="major")
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -648,7 +688,7 @@ def plot_sweep(records: Sequence[Record], field: str, parameter: str, values: Ma
     n = sorted({k for (_, _, k) in stats.values()})
     ax.set_xlabel(parameter)
     ax.set_ylabel(f"{ylabel}\n(mean ± std over {'/'.join(map(str, n))} repeats)", fontsize=9)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=8, wrap=True)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()

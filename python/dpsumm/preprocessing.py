@@ -21,6 +21,11 @@ __all__ = ["scale_to_unit", "median_gamma", "kernel_scale", "check_kernel", "DEG
            "DegenerateKernelWarning"]
 
 _log = logging.getLogger("dpsumm")
+# A library logs, the application decides what is shown: without this handler Python's last-resort handler
+# prints every WARNING record to stderr, so a DegenerateKernelWarning appeared twice (the record and the
+# warning). The record stays available to any handler the application configures.
+if not any(isinstance(h, logging.NullHandler) for h in _log.handlers):
+    _log.addHandler(logging.NullHandler())
 
 #: ``gamma * median squared distance`` below this: every pair of rows looks alike to the kernel
 #: (``exp(-0.001) = 0.999``). Measured (benches/kernel_scale.py, docs/usability.md): on the digits label

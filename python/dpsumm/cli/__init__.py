@@ -9,6 +9,8 @@ and writes. Add a sub-command the same way and list it in :data:`_SUBCOMMANDS`. 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -46,7 +48,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)
-        return int(args.func(args))
+        status = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        # The reader went away (`dpsumm account --json | head`): stop quietly, as `cat` would, with the
+        # status of a SIGPIPE death (128 + 13). Point stdout at /dev/null so the interpreter's final flush
+        # does not raise again.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except (UsageError, DpsummError) as exc:
         msg = str(exc).replace("\n", " ")
         print(f"{PROG}: error: {msg}", file=sys.stderr)

@@ -6,7 +6,8 @@ import argparse
 import math
 from typing import Any, NoReturn
 
-__all__ = ["PROG", "NOT_PRIVATE", "UsageError", "Parser", "writable_dir", "header_arg", "jsonable"]
+__all__ = ["PROG", "NOT_PRIVATE", "UsageError", "Parser", "writable_dir", "header_arg", "jsonable", "seeded_note",
+           "default_output_dir", "METHOD_ROWS", "method_legend"]
 
 PROG = "dpsumm"
 
@@ -53,6 +54,47 @@ def header_arg(value: str) -> object:
 
 
 NOT_PRIVATE = "NOT private: seeded run (--random-state); the noise can be removed by anyone with the seed"
+
+
+def seeded_note(random_state: int, default: int | None) -> str:
+    """The line an experiment command prints about its seed: every run of ``demo`` and ``experiment`` is seeded
+    (reproducible tables), by default too, and says so."""
+    how = f"by default (--random-state {random_state})" if random_state == default else f"--random-state {random_state}"
+    return (f"NOT private: every run above is seeded, {how}: reproducible, and the noise can be removed by anyone "
+            "with the seed. For a private run use `dpsumm summarize` or `dpsumm.summarize` without a seed.")
+
+
+def default_output_dir(name: str) -> Any:
+    """Where a command writes when the user names no directory: ``$XDG_CACHE_HOME/dpsumm/<name>`` (default
+    ``~/.cache/dpsumm/<name>``), outside any source tree; the command prints it."""
+    import os
+    from pathlib import Path
+
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "dpsumm" / name
+
+
+#: What each row of an experiment table is (printed under the table).
+METHOD_ROWS = {
+    "nominations": "dpsumm's private protocol (the default): owners nominate rows against one noisy release of the "
+                   "consumer's hashed validation mean; owners' epsilon 0, the consumer's (eps_v, delta_v); certified",
+    "paper": "Sarpatwar et al.'s private protocol (Alg. 3) at the paper's schedule (or --budget), certified auction; "
+             "kept for reproduction: no better than uniform at useful epsilon",
+    "pfds": "PFDS (Fioretto & Van Hentenryck): the agents' DP synthetic data, subsampled to the size",
+    "central-greedy": "NOT private baseline: greedy MMD over every owner's hashes in one place (the comparison column's "
+                      "reference when run)",
+    "exact-greedy": "NOT private baseline: greedy with the exact RBF kernel over every raw row",
+    "paper-greedy": "NOT private baseline: the paper's greedy, public seed rows kept in the summary while it runs",
+    "uniform": "NOT private baseline: rows drawn uniformly at random from all owners",
+}
+
+
+def method_legend(methods: Any) -> str:
+    """One line per method present, in table order: what the row is."""
+    from ..experiments import _display_rank
+
+    names = sorted(dict.fromkeys(methods), key=_display_rank)
+    return "\n".join(f"  {m}: {METHOD_ROWS.get(m, '')}" for m in names)
 
 
 def jsonable(x: Any) -> Any:

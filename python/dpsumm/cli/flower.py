@@ -120,6 +120,14 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"--labels must name every owner ({sorted(owners)}) or none, got {sorted(labels)}")
     if args.out and not args.run:
         raise UsageError("--out applies to --run only (without --run the result is --output on the SuperLink)")
+    if args.run:
+        # The ServerApp runs in another process and directory: hand it absolute paths.
+        if args.seed_set is not None and not args.seed_set.isdigit():
+            if not Path(args.seed_set).is_file():
+                raise UsageError(f"--seed-set: no such file: {args.seed_set}")
+            args.seed_set = str(Path(args.seed_set).resolve())
+        if args.output:
+            args.output = str(Path(args.output).resolve())
     run_config = _flower_run_config(args, len(owners), n_features)
     try:
         from .. import flower
@@ -222,7 +230,11 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels
         wall = time.perf_counter() - t0
         if args.output:
             save_result(res, args.output)
-    rounds = [e for e in res.extra.get("exchanges_log", []) if e.get("round") is not None]
+    # The per-exchange log: "exchanges" (the paper's protocol), "exchanges_log" (nominations, whose "exchanges"
+    # is the count).
+    log = res.extra.get("exchanges_log", res.extra.get("exchanges"))
+    entries = [e for e in log if isinstance(e, dict)] if isinstance(log, list) else []
+    rounds = [e for e in entries if e.get("round") is not None]
     per_round: dict[int, float] = {}
     for e in rounds:
         per_round[e["round"]] = per_round.get(e["round"], 0.0) + e["seconds"]
@@ -230,6 +242,9 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels
         "size": len(res), "owners": res.owner_names, "owner": res.owner.tolist(), "index": res.index.tolist(),
         "accessed": res.accessed.total, "events": res.events, "server_seconds": res.seconds, "wall_seconds": wall,
         "discovery_seconds": res.extra.get("discovery_seconds"),
+        "exchanges": len(entries),
+        "exchange_seconds": ({str(e.get("kind")): round(float(e.get("seconds", 0.0)), 2) for e in entries}
+                             if len(entries) <= 10 else None),
         "mean_round_seconds": sum(per_round.values()) / len(per_round) if per_round else None,
     }
     if args.random_state is not None:

@@ -193,7 +193,9 @@ def _consumer(request: ProtocolMessage, context: Context, name: str) -> Protocol
 
 def _consumer_rng(context: Context, name: str) -> Any:
     """The consumer's noise stream: OS entropy, or the run's seed only if this node's operator allows it."""
-    seed = int(context.run_config.get("random-state", -1))  # type: ignore[arg-type]
+    raw = context.run_config.get("random-state", "")
+    # Not set: "" (today's run config) or -1 (older apps); both mean OS entropy.
+    seed = -1 if raw in ("", None) else int(raw)  # type: ignore[arg-type]
     if seed >= 0 and context.node_config.get("allow-seeded") is not True:
         # Whoever starts the run chooses the run config; a seed it picks would make this party's noise
         # predictable. Only the consumer's own operator may allow it (tests, reproducible experiments).

@@ -373,10 +373,34 @@ class LocalFederation:
             raise FederationError(f"flwr run printed no run id: {done.stdout[-2000:]}") from exc
         return run_id, out
 
-    def wait(self, out: Path, timeout: float = 600.0) -> SummaryResult:
-        """Wait for a submitted run's output (or its ``.error`` file) and load it."""
+    def run_status(self, run_id: str) -> tuple[str, str]:
+        """``(status, details)`` of a run as the SuperLink reports it (``flwr list --run-id``), e.g.
+        ``("finished:failed", "ServerApp failed with exception: ...")``; ``("unknown", why)`` if it cannot say."""
+        import json
+
+        try:
+            done = self.flwr("list", "--run-id", str(run_id), "--format", "json", timeout=60.0)
+            runs = json.loads(done.stdout).get("runs") or []
+        except (subprocess.TimeoutExpired, ValueError, AttributeError) as exc:
+            return "unknown", f"flwr list failed: {exc}"
+        if not runs:
+            return "unknown", f"flwr list knows no run {run_id}: {done.stdout[-500:]} {done.stderr[-500:]}"
+        return str(runs[0].get("status", "unknown")), str(runs[0].get("status-details", ""))
+
+    def wait(self, out: Path, timeout: float = 600.0, run_id: str | None = None,
+             status_every: float = 10.0) -> SummaryResult:
+        """Wait for a submitted run's output (or its ``.error`` file) and load it.
+
+        ``flwr run`` returns as soon as the run is submitted, and a ServerApp that fails before it can write
+        its ``.error`` file (a bad run config, an import error, a crash) leaves no file at all: with
+        ``run_id``, the run's status is also asked of the SuperLink every ``status_every`` seconds (each ask starts
+        a ``flwr`` process, about a second of CPU, so not too often), and a run
+        that finished without a result raises :class:`FederationError` with the SuperLink's reason.
+        """
         err = Path(str(out) + ".error")
         deadline = time.monotonic() + timeout
+        next_status = time.monotonic() + status_every
+        finished_at: float | None = None
         while time.monotonic() < deadline:
             if out.exists():
                 return load_result(out)
@@ -385,10 +409,20 @@ class LocalFederation:
             link = self._procs.get("superlink")
             if link is not None and link.popen.poll() is not None:
                 raise FederationError(f"the SuperLink exited: {self._tail(link)}")
+            if run_id is not None and time.monotonic() >= next_status:
+                status, details = self.run_status(run_id)
+                if status.startswith("finished"):
+                    if status != "finished:completed":
+                        raise FederationError(f"the ServerApp failed ({status}): {details or '(no reason given)'}")
+                    # completed: the result file is written before the app returns; allow the file system a moment
+                    finished_at = finished_at or time.monotonic()
+                    if time.monotonic() - finished_at > 10.0:
+                        raise FederationError(f"the run completed but wrote no result at {out}: {details}")
+                next_status = time.monotonic() + status_every
             time.sleep(0.1)
         raise FederationError(f"no result within {timeout:g} s; SuperLink log: {self._tail(self._procs['superlink'])}")
 
     def run(self, run_config: Mapping[str, Any], timeout: float = 600.0) -> SummaryResult:
         """Start a run and wait for its result (a :class:`~dpsumm.SummaryResult`, see :func:`load_result`)."""
-        _, out = self.submit(run_config)
-        return self.wait(out, timeout)
+        run_id, out = self.submit(run_config)
+        return self.wait(out, timeout, run_id=run_id)

@@ -1,0 +1,45 @@
+"""Every marked number in README.md and docs/*.md equals its results file (tests/docnumbers.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from docnumbers import ROOT, NumbersError, documents, evaluate, matches, scan, walk
+
+
+@pytest.mark.parametrize("doc", documents(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_marked_numbers_match_their_files(doc: Path) -> None:
+    bad = [rec.describe() for rec in scan(doc) if not rec.ok]
+    assert not bad, "numbers that differ from their results file:\n" + "\n".join(bad)
+
+
+def test_the_readme_marks_its_numbers() -> None:
+    """The check is not vacuous: the README's measured figures are marked."""
+    assert len(scan(ROOT / "README.md")) >= 300
+
+
+def test_checker_reads_paths_expressions_and_precision(tmp_path: Path) -> None:
+    data = {"runs": [{"method": "a", "t": 1.672, "phases": {"x y": 0.5}}, {"method": "b", "t": 0.48}],
+            "big": 4045.2, "tiny": 2.0977e-5}
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    assert walk(data, 'runs[method=b].t') == 0.48 and walk(data, 'runs[0].phases["x y"]') == 0.5
+    assert evaluate("100 * (r:runs[1].t / r:runs[0].t - 1)", {"r": data}) == pytest.approx(-71.29, abs=0.01)
+    assert evaluate("mean(r:l) * 2", {"r": {"l": [1, 2]}}) == 3.0
+    recs = [{"method": "a", "size": 5, "v": 1.0}, {"method": "a", "size": 5, "v": 3.0}, {"method": "a", "size": 6, "v": 9.0}]
+    assert evaluate("mean(r:[*method=a,size=5].v)", {"r": recs}) == 2.0
+    assert evaluate("r:[method=a,size=6].v", {"r": recs}) == 9.0
+    assert matches("1.67", 1.672) and not matches("1.68", 1.672) and matches("1.7", 1.672)
+    assert matches("+4,045", 4045.2) and matches("−71", -71.29) and not matches("71", -71.29)
+    assert matches("2.10e-5", 2.0977e-5) and not matches("2.2e-5", 2.0977e-5)
+    doc = tmp_path / "doc.md"
+    doc.write_text("<!-- numbers: r = r.json -->\n"
+                   "| a | **1.67**<!--= r:runs[method=a].t --> s | 0.5<!--= r:runs[0].phases[\"x y\"] --> |\n"
+                   "b took 0.50 s<!--= r:runs[method=b].t -->, c 3<!--= r:nope -->, d 1<!--= q:t -->.\n")
+    recs = scan(doc, root=tmp_path)
+    assert [r.ok for r in recs] == [True, True, False, False, False]
+    assert "0.48" in recs[2].describe() and "nothing at" in str(recs[3].error) and "not declared" in str(recs[4].error)
+    with pytest.raises(NumbersError):
+        evaluate("__import__('os')", {"r": data})
