@@ -24,8 +24,12 @@ from .messages import (
     PointRequest,
     PurchaseReply,
     PurchaseRequest,
+    QuotaReply,
+    QuotaRequest,
     Setup,
     SetupReply,
+    SketchReply,
+    SketchRequest,
     TargetRelease,
     TargetRequest,
     ValidationRelease,
@@ -60,10 +64,15 @@ class OwnerParty:
     labels : ndarray of shape (n_rows,), optional
         Labels sent along with a requested row.
     name : str
+    rng : Csprng, optional
+        The owner's own noise stream for its DP sketch releases (``purchase="quotas"``); None keys one from
+        operating-system entropy (the only private mode).
     """
 
-    def __init__(self, data: np.ndarray, labels: np.ndarray | None = None, name: str = "owner") -> None:
+    def __init__(self, data: np.ndarray, labels: np.ndarray | None = None, name: str = "owner",
+                 rng: Csprng | None = None) -> None:
         self.name = name
+        self._rng = rng
         self._data = data
         self._labels = labels
         self._index: BidIndex | None = None
@@ -81,6 +90,10 @@ class OwnerParty:
             return self._nominate(message)
         if isinstance(message, PurchaseRequest):
             return self._purchase(message)
+        if isinstance(message, SketchRequest):
+            return self._sketch(message)
+        if isinstance(message, QuotaRequest):
+            return self._quota(message)
         if isinstance(message, Setup):
             return self._setup(message)
         if isinstance(message, BidRequest):
@@ -153,6 +166,44 @@ class OwnerParty:
         self._sold = set()
         self._reveal = m.reveal
         return NominationReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes)
+
+    # -- quota purchase (issue 19) ---------------------------------------------------------------------
+
+    def _sketch(self, m: SketchRequest) -> SketchReply:
+        """One DP release of this owner's rows (docs/design.md §2.5): the owner calibrates it itself."""
+        from .privacy import gaussian_mean_release
+        from .protocols.nominations import owner_sketch, sketch_calibration
+
+        if m.n_features != self._data.shape[1]:
+            raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
+        hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
+        exact = owner_sketch(self._data, hasher, m.stage, np.asarray(m.direction, dtype=np.float64),
+                             np.asarray(m.edges, dtype=np.float64))
+        cal, _ = sketch_calibration(m.stage, len(exact), m.epsilon, m.delta, m.releases)
+        if self._rng is None:
+            self._rng = Csprng()
+        noisy = gaussian_mean_release(exact, cal, self._rng.derive(f"sketch-{m.stage}"))
+        return SketchReply(n_rows=self._n_rows, values=noisy, sigma=float(cal.sigma), granularity=float(cal.granularity))
+
+    def _quota(self, m: QuotaRequest) -> QuotaReply:
+        """Rank this owner's rows (its data, ``g~`` and public numbers only) and sell its ``count`` best."""
+        from .protocols.nominations import quota_rows
+
+        if m.n_features != self._data.shape[1]:
+            raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
+        if isinstance(m.count, bool) or not isinstance(m.count, (int, np.integer)) or m.count < 1:
+            raise ProtocolError(f"owner {self.name!r}: a quota request needs a count >= 1, got {m.count!r}")
+        hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
+        tokens, hashes = quota_rows(self._data, hasher, np.asarray(m.target, dtype=np.float64),
+                                    np.asarray(m.direction, dtype=np.float64), temperature=m.temperature,
+                                    tilt_rounds=m.tilt_rounds, stop_sq=m.stop_sq, count=int(m.count),
+                                    candidates=m.candidates, sample_seed=m.sample_seed,
+                                    greedy_sample_factor=m.greedy_sample_factor)
+        order = np.argsort(tokens, kind="stable")
+        tokens, hashes = tokens[order], hashes[order]
+        labels = None if self._labels is None else np.asarray(self._labels)[tokens]
+        points = np.array(self._data[tokens]) if m.reveal == "points" else None
+        return QuotaReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes, points=points, labels=labels)
 
     def restore_nominations(self, tokens: list[int], sold: list[int], reveal: str) -> None:
         """Rebuild the nomination state of a run (a party rebuilt per message, as on Flower)."""

@@ -24,7 +24,8 @@ from .results import Access, Owner, SummaryResult
 from .privacy import Csprng, check_random_state
 from .transport import InProcessTransport, Transport
 from .protocols.baselines import central_greedy
-from .protocols.nominations import STOCHASTIC_GREEDY_FACTOR, NominationsConfig, run_nominations
+from .protocols.nominations import (OWNER_DELTA, OWNER_EPSILON, PURCHASE, STOCHASTIC_GREEDY_FACTOR, NominationsConfig,
+                                   run_nominations)
 from .types import METHODS, NON_PRIVATE_METHODS, PURCHASES, REVEALS, ArrayLike, Method, Purchase, RandomState, Reveal
 
 #: h1's default dimension for the nominations protocol and central greedy. No per-coordinate noise is added
@@ -103,18 +104,18 @@ def _nominations_config(privacy: accounting.Budget | None, *, size: int, owners:
             f"1/|D_v| = {1.0 / validation_rows:.3g} (a delta that large allows releasing a validation row outright)",
             "privacy")
     M = 2 * size if nominees is None else positive_int(nominees, "nominees")
-    if M * owners < size:
+    if purchase != "quotas" and M * owners < size:
         raise InvalidParameterError(f"`nominees` ({M}) times the {owners} owners is below `size` ({size})", "nominees")
     C = DEFAULT_CANDIDATE_FACTOR * M if candidates is None else positive_int(candidates, "candidates")
     if C < M:
         raise InvalidParameterError(f"`candidates` ({C}) must be >= `nominees` ({M})", "candidates")
     T = None if temperature is None else positive_float(temperature, "temperature")
     if choice is None:
-        choice = "kernel" if purchase == "nominees" and reveal == "points" else "hashes"
+        choice = "kernel" if purchase in ("nominees", "quotas") and reveal == "points" else "hashes"
     if choice not in ("kernel", "hashes"):
         raise InvalidParameterError(f"`choice` must be 'kernel' or 'hashes', got {choice!r}", "choice")
-    if choice == "kernel" and (purchase != "nominees" or reveal != "points"):
-        raise InvalidParameterError("`choice='kernel'` scores raw rows: it needs purchase='nominees' and "
+    if choice == "kernel" and (purchase not in ("nominees", "quotas") or reveal != "points"):
+        raise InvalidParameterError("`choice='kernel'` scores raw rows: it needs purchase='quotas' or 'nominees' and "
                                     "reveal='points'", "choice")
     if owner_greedy not in ("stochastic", "exact"):
         raise InvalidParameterError(f"`owner_greedy` must be 'stochastic' or 'exact', got {owner_greedy!r}", "owner_greedy")
@@ -126,7 +127,9 @@ def _nominations_config(privacy: accounting.Budget | None, *, size: int, owners:
     return NominationsConfig(n_features=n_features, dim=hasher.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
                              reveal=reveal, purchase=purchase, nominees=M, candidates=C, temperature=T,
                              release=release, choice=choice, epsilon=eps_v, delta=delta_v, mwem_steps=steps,
-                             mwem_step_epsilon=step_eps, eta=eta, greedy_sample_factor=factor)
+                             mwem_step_epsilon=step_eps, eta=eta, greedy_sample_factor=factor,
+                             owner_epsilon=budget.epsilon if budget.epsilon is not None else OWNER_EPSILON,
+                             owner_delta=budget.delta if budget.delta is not None else OWNER_DELTA)
 
 
 def _resolve_schedule(schedule: Any, privacy: Any, *, size: int, owners: int, dim: int,
@@ -180,7 +183,7 @@ def summarize(
     *,
     method: Method = "nominations",
     privacy: accounting.Budget | None = None,
-    purchase: Purchase = "nominees",
+    purchase: Purchase = PURCHASE,  # type: ignore[assignment]
     nominees: int | None = None,
     candidates: int | None = None,
     temperature: float | None = None,
@@ -226,8 +229,12 @@ def summarize(
         ``"nominations"``: the validation release's ``(validation_epsilon, validation_delta)`` (a
         validation-only budget is enough); None means ``Budget(validation_epsilon=1, validation_delta=1e-6)``.
         ``"paper"``: per-step parameters calibrated to the budget. An error for the non-private methods.
-    purchase : {"nominees", "winners"}
-        Nominations only. ``"nominees"``: buy every nominee's row (``K * nominees`` raw rows; certified).
+    purchase : {"quotas", "nominees", "winners"}
+        Nominations only. ``"quotas"`` (default): every owner releases two DP sketches of its rows (its own
+        budget ``privacy.epsilon/delta``, default ``OWNER_EPSILON = 1``, ``OWNER_DELTA = 1e-6``, replace-one in
+        its rows); the aggregator buys ``3 * size`` raw rows in all, split by quotas read off the sketches
+        (docs/design.md §2.5; certified). ``"nominees"``: buy every nominee's row (``K * nominees`` raw rows;
+        certified with owners' epsilon 0).
         ``"winners"``: buy only the ``size`` winners; each owner then learns which of its rows won, which is
         outside the DP guarantee (the ledger marks the owners uncertified).
     nominees : int, optional
@@ -444,7 +451,8 @@ def summarize(
 def _in_process(names: list[str], datas: list[np.ndarray], labels: list[np.ndarray | None], validation: np.ndarray,
                 rng_consumer: Csprng) -> InProcessTransport:
     """Every party as an object in this process: one owner per name, and the consumer."""
-    parties: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
+    parties: dict[str, Any] = {n: OwnerParty(d, lab, n, rng=rng_consumer.derive(f"owner:{n}"))
+                               for n, d, lab in zip(names, datas, labels)}
     parties["consumer"] = ConsumerParty(validation, rng_consumer)
     return InProcessTransport(parties)
 

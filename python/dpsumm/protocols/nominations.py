@@ -29,15 +29,20 @@ import numpy as np
 from .. import accounting
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import RFFHasher
-from ..kernels import greedy_select, nominate
+from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select, nominate
 from ..privacy import Csprng
-from ..messages import NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, TargetRelease, TargetRequest
+from ..messages import (NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, QuotaReply, QuotaRequest,
+                        SketchReply, SketchRequest, TargetRelease, TargetRequest)
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
 from .baselines import exact_greedy
 
 __all__ = ["NominationsConfig", "NominationsAggregator", "nominate_rows", "temperature_for", "run_nominations",
-           "TEMPERATURE_PER_SIGMA", "TEMPERATURE_FLOOR", "STOCHASTIC_GREEDY_FACTOR"]
+           "TEMPERATURE_PER_SIGMA", "TEMPERATURE_FLOOR", "STOCHASTIC_GREEDY_FACTOR", "PURCHASE", "PURCHASE_FACTOR",
+           "OWNER_EPSILON", "OWNER_DELTA", "QUOTA_POOL_FACTOR", "QUOTA_UNIFORM_SHARE", "SKETCH_TEMPERATURE_PER_SIGMA",
+           "SKETCH_TEMPERATURE_FLOOR", "HISTOGRAM_BINS", "HISTOGRAM_BIN_PER_SIGMA", "HISTOGRAM_BIN_FLOOR", "TILT_ROUNDS",
+           "owner_sketch", "sketch_calibration", "sketch_temperature_for", "histogram_edges", "quotas_from_histograms",
+           "quota_rows"]
 
 #: The tilt's temperature in units of the noise in an owner's relevance score ``h1(x).g~`` (whose standard
 #: deviation is ``sigma ||h1(x)|| ~ sigma``), measured on MNIST (docs/experiments/nominations-temperature).
@@ -48,6 +53,145 @@ TEMPERATURE_FLOOR = 0.2
 #: candidates (Mirzasoleiman et al. 2015, factor = ln(1/eps)); measured on MNIST in
 #: benches/nominate_stochastic_mnist.py (README.md, "Performance of the nominations protocol").
 STOCHASTIC_GREEDY_FACTOR = 8.0
+
+# -- the quota purchase (issue 19, docs/design.md §2.5); every number below is public ------------------------
+#: The default purchase: ``"quotas"`` (owners release two DP sketches, the aggregator buys
+#: ``PURCHASE_FACTOR * size`` rows split by quotas); ``"nominees"`` is the owners' epsilon = 0 option (buys
+#: ``K * nominees`` rows, 10 x size at K = 5 with the default nominees = 2 * size).
+PURCHASE = "quotas"
+#: Raw owner rows bought with ``purchase="quotas"``, in units of the summary size (whatever K).
+PURCHASE_FACTOR = 3.0
+#: The owners' budget for their two sketch releases (each owner, replace-one in its own rows).
+OWNER_EPSILON = 1.0
+OWNER_DELTA = 1e-6
+#: Quotas are the owners' shares of the pooled rows whose score is among the top ``QUOTA_POOL_FACTOR * size``
+#: (read off the released histograms), mixed with a uniform share ``QUOTA_UNIFORM_SHARE``.
+QUOTA_POOL_FACTOR = 10.0
+QUOTA_UNIFORM_SHARE = 0.3
+#: The owners' ranking tilt ``exp(h1(x).(g~ - mu~) / T)``, ``T = max(floor, per_sigma * sigma)``: about the
+#: noise of a row's score (``sigma ||h1(x)||``); the nominees' ``TEMPERATURE_PER_SIGMA = 5`` is far flatter.
+SKETCH_TEMPERATURE_PER_SIGMA = 1.5
+SKETCH_TEMPERATURE_FLOOR = 0.02
+#: The score histogram: ``HISTOGRAM_BINS`` bins of width ``max(HISTOGRAM_BIN_FLOOR, HISTOGRAM_BIN_PER_SIGMA *
+#: sigma)``, 8 of them above the score a typical validation row has, plus two open-ended bins.
+HISTOGRAM_BINS = 64
+HISTOGRAM_BIN_PER_SIGMA = 0.3
+HISTOGRAM_BIN_FLOOR = 0.005
+#: Self-consistent steps of each owner's tilt toward g~ (stopped earlier by the discrepancy principle).
+TILT_ROUNDS = 0
+_SUM_SENSITIVITY = 2.0 * math.sqrt(2.0)  # ||h1(x) - h1(x')|| <= 2 sqrt(2)
+_HISTOGRAM_SENSITIVITY = math.sqrt(2.0)  # one row leaves one bin and enters another
+_SKETCH_RELEASES = 2
+
+
+def sketch_temperature_for(sigma: float) -> float:
+    """The owners' ranking temperature for a release with per-coordinate noise ``sigma`` (public)."""
+    if not math.isfinite(sigma) or sigma < 0:
+        raise InvalidParameterError(f"`sigma` must be finite and >= 0, got {sigma!r}", "sigma")
+    return max(SKETCH_TEMPERATURE_FLOOR, SKETCH_TEMPERATURE_PER_SIGMA * sigma)
+
+
+def owner_sketch(X: np.ndarray, hasher: RFFHasher, stage: str, direction: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """An owner's exact sketch before noise (Rust, streaming): ``sum h1(X)`` or its score histogram (float64)."""
+    from .. import _core
+
+    if stage == "sum":
+        return np.asarray(_core.owner_hash_sum(X, hasher._projection), dtype=np.float64)
+    if stage == "histogram":
+        return np.asarray(_core.owner_score_histogram(X, hasher._projection, np.ascontiguousarray(direction, np.float64),
+                                                      np.ascontiguousarray(edges, np.float64)), dtype=np.float64)
+    raise ProtocolError(f"unknown sketch stage {stage!r}")
+
+
+def sketch_calibration(stage: str, dim: int, epsilon: float, delta: float, releases: int
+                       ) -> tuple[accounting.GaussianCalibration, accounting.GaussianEvent]:
+    """The discrete Gaussian of one of an owner's ``releases`` sketch releases, and its ledger event.
+
+    Each release is calibrated at ``sqrt(releases) * (1 + 2^-9)`` times its L2 sensitivity Δ (``2 sqrt(2)`` for
+    the hash sum, ``sqrt(2)`` for the histogram), so that its noise multiplier against its own effective
+    sensitivity ``Δ + g sqrt(d)`` (``g sqrt(d) <= Δ / 2^10``, :func:`dpsumm.accounting.calibrate_gaussian`) is at
+    least ``sqrt(releases)`` times the one-release multiplier: the ``releases`` releases compose (RDP adds) to at
+    most the one-release curve, which meets ``(epsilon, delta)``. The event records the actual multiplier.
+    """
+    if stage not in ("sum", "histogram"):
+        raise ProtocolError(f"unknown sketch stage {stage!r}")
+    if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
+        raise ProtocolError(f"a sketch needs releases >= 1, got {releases!r}")
+    base = _SUM_SENSITIVITY if stage == "sum" else _HISTOGRAM_SENSITIVITY
+    cal = accounting.calibrate_gaussian(epsilon, delta, sensitivity=base * math.sqrt(releases) * (1 + 2.0 ** -9), dim=dim)
+    z = cal.sigma / (base + cal.granularity * math.sqrt(dim))
+    what = "sum of h1 over the owner's rows" if stage == "sum" else "counts of the owner's scores per public bin"
+    return cal, accounting.GaussianEvent(noise_multiplier=z, neighbour="replace-one", discrete=True,
+                                         releases=f"each owner's {what} + discrete Gaussian")
+
+
+def histogram_edges(g_tilde: np.ndarray, direction: np.ndarray, sigma: float) -> np.ndarray:
+    """Public bin edges of the score histogram: around the score of a typical validation row.
+
+    ``s_ref = g~.direction - d sigma^2`` estimates ``E[h1(v).direction]`` for a validation row ``v`` (the
+    release's noise adds ``d sigma^2`` to ``g~.g~`` in expectation); bins of width
+    ``max(HISTOGRAM_BIN_FLOOR, HISTOGRAM_BIN_PER_SIGMA sigma)``, 8 above ``s_ref``. Public numbers only.
+    """
+    d = len(g_tilde)
+    s_ref = float(g_tilde @ direction) - d * sigma ** 2
+    width = max(HISTOGRAM_BIN_FLOOR, HISTOGRAM_BIN_PER_SIGMA * sigma)
+    return s_ref + width * (np.arange(HISTOGRAM_BINS + 1, dtype=np.float64) - HISTOGRAM_BINS + 8)
+
+
+def quotas_from_histograms(histograms: np.ndarray, n_rows: np.ndarray, size: int, *, factor: float = PURCHASE_FACTOR,
+                           pool: float = QUOTA_POOL_FACTOR, uniform: float = QUOTA_UNIFORM_SHARE) -> np.ndarray:
+    """Rows to buy from each owner, from the released histograms only (post-processing).
+
+    Budget ``B = min(ceil(factor * size), sum n_rows)``. From the top bin down, the pooled (noisy, clipped at 0)
+    counts are accumulated until they reach ``pool * size``; each owner's share of the rows above that edge,
+    mixed with ``uniform / K``, times ``B``, rounded by largest remainders and capped at the owner's rows (what a
+    cap leaves goes to the others by the same rule).
+    """
+    h = np.clip(np.asarray(histograms, dtype=np.float64), 0.0, None)
+    n = np.asarray(n_rows, dtype=np.int64)
+    K = len(n)
+    B = int(min(math.ceil(factor * size), int(n.sum())))
+    cum = np.cumsum(h[:, ::-1], axis=1)
+    j = min(int(np.searchsorted(cum.sum(0), pool * size)), h.shape[1] - 1)
+    share = cum[:, j]
+    q = share / share.sum() if share.sum() > 0 else np.full(K, 1.0 / K)
+    q = (1.0 - uniform) * q + uniform / K
+    out = np.zeros(K, dtype=np.int64)
+    open_ = n > 0
+    left = B
+    while left > 0 and open_.any():
+        w = np.where(open_, q, 0.0)
+        w = w / w.sum() if w.sum() > 0 else open_ / open_.sum()
+        want = w * left
+        add = np.floor(want).astype(np.int64)
+        rem = left - int(add.sum())
+        order = np.lexsort((np.arange(K), -(want - add)))
+        add[order[:rem]] += 1
+        add = np.minimum(add, n - out)
+        out += add
+        left = B - int(out.sum())
+        open_ = out < n
+    return out
+
+
+def quota_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, direction: np.ndarray, *, temperature: float,
+               tilt_rounds: int, stop_sq: float, count: int, candidates: int, sample_seed: int,
+               greedy_sample_factor: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """An owner's ``count`` best rows: tilted herding at ``lambda`` (docs/design.md §2.5).
+
+    ``lambda`` starts at ``direction / temperature``; with ``tilt_rounds > 0`` it takes up to that many
+    self-consistent steps ``lambda <- lambda + (g~ - m_lambda) / T`` toward ``g~`` (Rust, one streaming pass
+    each), stopped by the discrepancy principle ``||g~ - m_lambda||^2 <= stop_sq``. Then
+    :func:`nominate_rows` herds ``count`` rows toward the owner's tilted mean at ``lambda``.
+    """
+    from .. import _core
+
+    lam = np.ascontiguousarray(direction / temperature, dtype=np.float64)
+    if tilt_rounds > 0:
+        lam, _, _ = _core.owner_self_consistent_tilt(X, hasher._projection, np.ascontiguousarray(g_tilde, np.float64),
+                                                     lam, float(temperature), int(tilt_rounds), float(stop_sq))
+    return nominate_rows(X, hasher, np.asarray(lam, dtype=np.float64), temperature=1.0, nominees=count,
+                         candidates=candidates, sample_seed=sample_seed, greedy_sample_factor=greedy_sample_factor)
 
 
 def temperature_for(sigma: float) -> float:
@@ -92,7 +236,7 @@ class NominationsConfig:
     gamma: float
     hash_seed: int | str
     reveal: str  # "points" or "hashes"
-    purchase: str  # "nominees" or "winners"
+    purchase: str  # "quotas", "nominees" or "winners"
     nominees: int  # M per owner
     candidates: int  # C per owner (rows sampled for the herding, >= nominees)
     temperature: float | None  # None: temperature_for(sigma of the release)
@@ -104,6 +248,10 @@ class NominationsConfig:
     mwem_steps: int = 0  # "mwem": steps and per-step epsilon, on the grid eta
     mwem_step_epsilon: float = 0.0
     eta: float = 0.0
+    owner_epsilon: float = OWNER_EPSILON  # purchase="quotas": each owner's budget for its two sketch releases
+    owner_delta: float = OWNER_DELTA
+    purchase_factor: float = PURCHASE_FACTOR  # purchase="quotas": rows bought / size
+    tilt_rounds: int = TILT_ROUNDS  # purchase="quotas": self-consistent steps of each owner's ranking
 
 
 @dataclass
@@ -138,6 +286,8 @@ class NominationsAggregator:
         self.timings: dict[str, float] = {}
         self.exchanges = 0
         self.temperature = float("nan")
+        self.quotas: dict[str, int] = {}
+        self._size = 0
         self.validation_rows = 0
         self.sigma = float("nan")
         self.validation: np.ndarray | None = None
@@ -292,13 +442,158 @@ class NominationsAggregator:
             return "sold labels of the wrong shape"
         return None
 
+    # -- quota purchase: two sketch releases and one purchase (docs/design.md §2.5) ---------------------
+
+    def sketch(self, stage: str, direction: np.ndarray, edges: np.ndarray) -> dict[str, np.ndarray]:
+        """Every active owner's DP release of ``stage``; checks each owner's calibration and records it once."""
+        c = self.config
+        dim = c.dim if stage == "sum" else len(edges) + 1
+        cal, event = sketch_calibration(stage, dim, c.owner_epsilon, c.owner_delta, _SKETCH_RELEASES)
+        req = SketchRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed, stage=stage,
+                            epsilon=c.owner_epsilon, delta=c.owner_delta, releases=_SKETCH_RELEASES,
+                            direction=np.asarray(direction, dtype=np.float64), edges=np.asarray(edges, dtype=np.float64))
+        owners = [o for o in self.owners if self.active[o]]
+        self.exchanges += 1
+        replies = self.transport.request_many({o: req for o in owners})
+        # Parallel composition: owner k's release depends on D_k only, so one record covers every owner.
+        self._record("owners", event, f"sketch '{stage}' of each owner (replace-one in that owner's rows)")
+        out: dict[str, np.ndarray] = {}
+        for o in owners:
+            r = replies[o]
+            if isinstance(r, PartyUnavailable):
+                self._exclude(o, r.reason, f"sketch-{stage}")
+                continue
+            problem = None
+            if not isinstance(r, SketchReply):
+                problem = f"replied with {type(r).__name__}, not a sketch"
+            elif isinstance(r.n_rows, bool) or not isinstance(r.n_rows, (int, np.integer)) or r.n_rows < 0:
+                problem = f"reported an impossible row count {r.n_rows!r}"
+            elif o in self.n_rows and self.n_rows[o] != int(r.n_rows):
+                problem = "reported another row count than in its first sketch"
+            elif np.shape(r.values) != (dim,) or not np.isfinite(np.asarray(r.values, dtype=np.float64)).all():
+                problem = f"sent a malformed sketch (shape {np.shape(r.values)}, expected ({dim},))"
+            elif not math.isclose(float(r.sigma), float(cal.sigma), rel_tol=1e-9):
+                problem = f"released with sigma {r.sigma!r}, the calibration gives {cal.sigma!r}"
+            if problem is not None:
+                self._exclude(o, problem, f"sketch-{stage}")
+                continue
+            assert isinstance(r, SketchReply)
+            self.n_rows[o] = int(r.n_rows)
+            out[o] = np.asarray(r.values, dtype=np.float64)
+        return out
+
+    def quota_purchase(self, g_tilde: np.ndarray, direction: np.ndarray, temperature: float, quotas: dict[str, int]
+                       ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray | None],
+                                  dict[str, np.ndarray | None]]:
+        """Buy each owner's ``quotas[o]`` best rows; check them (exactly where the rows came: their h1)."""
+        c = self.config
+        seeds = self.rng.derive("quota-samples")
+        stop_sq = c.dim * self.sigma ** 2 if math.isfinite(self.sigma) else 0.0
+        msgs = {o: QuotaRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
+                                target=np.asarray(g_tilde, dtype=np.float64), direction=np.asarray(direction, np.float64),
+                                temperature=float(temperature), tilt_rounds=int(c.tilt_rounds), stop_sq=float(stop_sq),
+                                count=int(q), candidates=int(DEFAULT_CANDIDATE_FACTOR * q), reveal=c.reveal,
+                                sample_seed=int(seeds.integers(2**63)), greedy_sample_factor=c.greedy_sample_factor)
+                for o, q in quotas.items() if q > 0 and self.active[o]}
+        if not msgs:
+            return {}, {}, {}
+        self.exchanges += 1
+        replies = self.transport.request_many(msgs)
+        bound = math.sqrt(2.0 / c.dim) * (1 + 1e-6)
+        nominated: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        rows: dict[str, np.ndarray | None] = {}
+        labels: dict[str, np.ndarray | None] = {}
+        for o, req in msgs.items():
+            r = replies[o]
+            if isinstance(r, PartyUnavailable):
+                self._exclude(o, r.reason, "quota")
+                continue
+            problem = self._check_quota(r, req, bound)
+            if problem is not None:
+                self._exclude(o, problem, "quota")
+                continue
+            assert isinstance(r, QuotaReply)
+            tokens = np.asarray(r.tokens).astype(np.int64)
+            hashes = np.ascontiguousarray(r.hashes, dtype=np.float32)
+            self.hashes_seen[o] = 0 if r.points is not None else len(tokens)
+            if r.points is not None:
+                self.accessed[o] += len(tokens)
+            nominated[o] = (tokens, hashes)
+            rows[o] = None if r.points is None else np.asarray(r.points)
+            labels[o] = None if r.labels is None else np.asarray(r.labels)
+        return nominated, rows, labels
+
+    def _check_quota(self, r: object, req: QuotaRequest, bound: float) -> str | None:
+        c = self.config
+        if not isinstance(r, QuotaReply):
+            return f"replied with {type(r).__name__}, not a quota reply"
+        n = r.n_rows
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            return f"reported an impossible row count {n!r}"
+        tokens, hashes = np.asarray(r.tokens), np.asarray(r.hashes)
+        want = min(req.count, int(n))
+        if tokens.ndim != 1 or tokens.dtype.kind not in "iu" or len(tokens) != want:
+            return f"sold {tokens.shape} tokens, the request asks for {want} (min(quota, rows))"
+        if np.any(np.diff(tokens) <= 0) or (len(tokens) and (tokens.min() < 0 or tokens.max() >= n)):
+            return "sold repeated, unsorted or out-of-range tokens"
+        if hashes.shape != (want, c.dim) or hashes.dtype.kind != "f" or not np.isfinite(hashes).all() \
+                or (hashes.size and np.abs(hashes).max() > bound):
+            return "sent malformed hashes or hashes outside the range of h1"
+        if c.reveal == "points":
+            pts = None if r.points is None else np.asarray(r.points)
+            if pts is None or pts.shape != (want, c.n_features) or pts.dtype.kind not in "fiu" or not np.isfinite(pts).all():
+                return "sold malformed rows"
+            if not np.array_equal(self.hasher.transform(pts), np.ascontiguousarray(hashes, dtype=np.float32)):
+                return "sold rows that do not hash to the hashes it sent"
+        if r.labels is not None and np.shape(r.labels) != (want,):
+            return "sold labels of the wrong shape"
+        return None
+
+    def quota_run(self, release: TargetRelease) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]],
+                                                          dict[str, np.ndarray | None], dict[str, np.ndarray | None]]:
+        """Exchanges 2-4 of ``purchase="quotas"``: the two sketches, the quotas, the purchase."""
+        c = self.config
+        g_tilde = np.asarray(release.noisy_mean, dtype=np.float64)
+        sigma = self.public_sigma()
+        t1 = time.perf_counter()
+        sums = self.sketch("sum", np.zeros(0), np.zeros(0))
+        total = sum(self.n_rows[o] for o in sums)
+        mu = sum(sums.values()) / max(total, 1) if sums else np.zeros(c.dim)
+        direction = g_tilde - np.asarray(mu, dtype=np.float64)
+        edges = histogram_edges(g_tilde, direction, sigma)
+        hists = self.sketch("histogram", direction, edges)
+        self.timings["sketches"] = time.perf_counter() - t1
+        owners = [o for o in self.owners if o in hists and self.active[o]]
+        q = quotas_from_histograms(np.array([hists[o] for o in owners]).reshape(len(owners), len(edges) + 1),
+                                   np.array([self.n_rows[o] for o in owners], dtype=np.int64), self._size,
+                                   factor=c.purchase_factor)
+        self.quotas = {o: int(v) for o, v in zip(owners, q)}
+        temperature = c.temperature if c.temperature is not None else sketch_temperature_for(sigma)
+        self.temperature = float(temperature)
+        t2 = time.perf_counter()
+        out = self.quota_purchase(g_tilde, direction, temperature, self.quotas)
+        self.timings["purchase"] = time.perf_counter() - t2
+        return out
+
+    def public_sigma(self) -> float:
+        """The release's per-coordinate noise (the Gaussian's at the same budget for "mwem"; 0 for "exact")."""
+        c = self.config
+        if c.release == "mwem":
+            return float(accounting.calibrate_gaussian(c.epsilon, c.delta, dim=c.dim,
+                                                       sensitivity=2.0 * math.sqrt(2.0) / self.validation_rows).sigma)
+        return 0.0 if c.release == "exact" else float(self.sigma)
+
     # -- the run ---------------------------------------------------------------------------------------
 
     def run(self, size: int) -> dict[str, Any]:
         c = self.config
+        self._size = int(size)
         t0 = time.perf_counter()
         release = self.target()
         self.timings["target"] = time.perf_counter() - t0
+        if c.purchase == "quotas":
+            nominated, rows, labels = self.quota_run(release)
+            return self._choose(size, release, nominated, rows, labels)
         if c.temperature is not None:
             temperature = c.temperature
         else:
@@ -322,6 +617,12 @@ class NominationsAggregator:
                 else:
                     rows[o], labels[o] = bought[o]
         self.timings["purchase"] = time.perf_counter() - t2
+        return self._choose(size, release, nominated, rows, labels)
+
+    def _choose(self, size: int, release: TargetRelease, nominated: dict[str, tuple[np.ndarray, np.ndarray]],
+                rows: dict[str, np.ndarray | None], labels: dict[str, np.ndarray | None]) -> dict[str, Any]:
+        """The aggregator's greedy over the pooled bought rows (or hashes); with "winners", buy the winners."""
+        c = self.config
         exact = np.asarray(release.exact_mean, dtype=np.float64)
         bought_positions: dict[str, set[int]] = {}
         t3 = time.perf_counter()
@@ -393,7 +694,7 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     private = config.release != "exact"
     ledger = accounting.Ledger() if private else None
     if ledger is not None:
-        ledger.set_deltas(validation=config.delta)
+        ledger.set_deltas(validation=config.delta, owners=config.owner_delta if config.purchase == "quotas" else None)
         if seeded:
             ledger.mark_seeded()
 
@@ -428,6 +729,8 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     extra = dict(extra or {})
     extra.update(choice=config.choice, greedy_sample_factor=config.greedy_sample_factor, temperature=agg.temperature, sigma=agg.sigma, nominees=config.nominees,
                  candidates=config.candidates, release=config.release, purchase=config.purchase,
+                 quotas=dict(agg.quotas), owner_epsilon=config.owner_epsilon if config.purchase == "quotas" else 0.0,
+                 owner_delta=config.owner_delta if config.purchase == "quotas" else None,
                  timings=dict(agg.timings), exchanges=agg.exchanges)
     access = Access(int(sum(agg.accessed.values())), dict(agg.accessed), hashes=int(sum(agg.hashes_seen.values())),
                     hashes_per_owner=dict(agg.hashes_seen), validation_rows=agg.validation_rows,
