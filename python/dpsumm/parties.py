@@ -40,7 +40,23 @@ from .privacy import Csprng
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
 
-__all__ = ["OwnerParty", "ConsumerParty"]
+__all__ = ["OwnerParty", "ConsumerParty", "owner_stream"]
+
+
+def owner_stream(random_state: object, name: str) -> Csprng | None:
+    """Owner ``name``'s own noise stream for its sketch releases, derived the same way in process and on Flower.
+
+    None: None (the owner keys a stream from operating-system entropy: the only private mode). An int seed:
+    ``Csprng(seed).derive("owners").derive("owner:" + name)`` (reproducible, NOT private). A Csprng: a child
+    stream derived from it (NOT private).
+    """
+    if random_state is None:
+        return None
+    if isinstance(random_state, Csprng):
+        return random_state.derive(f"owner:{name}")
+    from .privacy import check_random_state
+
+    return check_random_state(random_state).derive("owners").derive(f"owner:{name}")
 
 
 # ---------------------------------------------------------------------------------------------- owner
@@ -73,6 +89,7 @@ class OwnerParty:
                  rng: Csprng | None = None) -> None:
         self.name = name
         self._rng = rng
+        self._sketch_streams: dict[str, Csprng] | None = None
         self._data = data
         self._labels = labels
         self._index: BidIndex | None = None
@@ -177,12 +194,17 @@ class OwnerParty:
         if m.n_features != self._data.shape[1]:
             raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
+        if m.stage not in ("sum", "histogram"):
+            raise ProtocolError(f"owner {self.name!r}: unknown sketch stage {m.stage!r}")
         exact = owner_sketch(self._data, hasher, m.stage, np.asarray(m.direction, dtype=np.float64),
                              np.asarray(m.edges, dtype=np.float64))
         cal, _ = sketch_calibration(m.stage, len(exact), m.epsilon, m.delta, m.releases)
         if self._rng is None:
             self._rng = Csprng()
-        noisy = gaussian_mean_release(exact, cal, self._rng.derive(f"sketch-{m.stage}"))
+        if self._sketch_streams is None:
+            # Both streams derived at once, in a fixed order: a party rebuilt per message (Flower) draws the same.
+            self._sketch_streams = {st: self._rng.derive(f"sketch-{st}") for st in ("sum", "histogram")}
+        noisy = gaussian_mean_release(exact, cal, self._sketch_streams[m.stage])
         return SketchReply(n_rows=self._n_rows, values=noisy, sigma=float(cal.sigma), granularity=float(cal.granularity))
 
     def _quota(self, m: QuotaRequest) -> QuotaReply:

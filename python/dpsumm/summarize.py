@@ -17,7 +17,7 @@ from .errors import InvalidParameterError
 from .hashing import MAX_DIM, RFFHasher
 from .kernels import DEFAULT_CANDIDATE_FACTOR
 from .preprocessing import check_kernel, median_gamma
-from .parties import ConsumerParty, OwnerParty
+from .parties import ConsumerParty, OwnerParty, owner_stream
 from .protocols.baselines import exact_greedy, uniform_picks
 from .protocols.paper import make_config, run_protocol
 from .results import Access, Owner, SummaryResult
@@ -394,7 +394,7 @@ def summarize(
                                      temperature=temperature, release=validation_release,
                                      validation_rows=val.shape[0], choice=choice, owner_greedy=owner_greedy)
         if transport is None:
-            transport = _in_process(names, datas, labels, val, rng_consumer)
+            transport = _in_process(names, datas, labels, val, rng_consumer, random_state)
         result = run_nominations(transport, names, "consumer", config, rng_aggregator, hasher=hasher, size=size, seeded=seeded,
                                  started=t0, with_labels=labels[0] is not None)
         _log.info("nominations: temperature %.4g, sigma %.4g, %d nominees per owner, choice on %s; timings %s",
@@ -449,9 +449,9 @@ def summarize(
 
 
 def _in_process(names: list[str], datas: list[np.ndarray], labels: list[np.ndarray | None], validation: np.ndarray,
-                rng_consumer: Csprng) -> InProcessTransport:
+                rng_consumer: Csprng, random_state: object = None) -> InProcessTransport:
     """Every party as an object in this process: one owner per name, and the consumer."""
-    parties: dict[str, Any] = {n: OwnerParty(d, lab, n, rng=rng_consumer.derive(f"owner:{n}"))
+    parties: dict[str, Any] = {n: OwnerParty(d, lab, n, rng=owner_stream(random_state, n))
                                for n, d, lab in zip(names, datas, labels)}
     parties["consumer"] = ConsumerParty(validation, rng_consumer)
     return InProcessTransport(parties)

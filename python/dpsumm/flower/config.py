@@ -15,7 +15,8 @@ key                         default   meaning
 ``method``                  nominations ``nominations`` (recommended), ``paper`` (Alg. 3) or ``paper-greedy``
 ``dim``, ``gamma``          0, 0.1    h1: random features (0: 500 for nominations, 140 for the paper's) and RBF
                                       width (``gamma="median"``: the median heuristic on the public seed set)
-``purchase``                nominees  nominations: ``nominees`` (certified) or ``winners`` (uncertified)
+``purchase``                quotas    nominations: ``quotas`` (owners' DP sketches, 3 x size rows; certified),
+                                      ``nominees`` (owners' epsilon 0; certified) or ``winners`` (uncertified)
 ``nominees``                -1        nominations: rows per owner (-1: 2 * size)
 ``candidates``              -1        nominations: rows each owner samples for its herding (-1: 4 * nominees)
 ``temperature``             0.0       nominations: the owners' tilt (0: from the release's noise)
@@ -70,7 +71,7 @@ RUN_CONFIG_DEFAULTS: dict[str, Any] = {
     "n-features": 0,
     "method": "nominations",
     "dim": 0,
-    "purchase": "nominees",
+    "purchase": "quotas",
     "nominees": -1,
     "candidates": -1,
     "owner-greedy": "stochastic",
@@ -211,7 +212,7 @@ class FlowerRunConfig:
             n_features=_int(cfg, "n-features", lo=1),
             method=method,
             dim=_int(cfg, "dim", lo=0) or (500 if method == "nominations" else 140),
-            purchase=_choice(cfg, "purchase", ("nominees", "winners")),
+            purchase=_choice(cfg, "purchase", ("quotas", "nominees", "winners")),
             nominees=None if _int(cfg, "nominees", lo=-1) in (-1, 0) else _int(cfg, "nominees", lo=1),
             candidates=None if _int(cfg, "candidates", lo=-1) in (-1, 0) else _int(cfg, "candidates", lo=1),
             owner_greedy=_choice(cfg, "owner-greedy", ("stochastic", "exact")),
