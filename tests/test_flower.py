@@ -301,7 +301,9 @@ def test_cli_prints_deployment_commands(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_flower_nominations_equal_in_process(tmp_path: Path) -> None:
-    """The nominations protocol on Flower (3 owners + consumer as SuperNodes): the same summary as in process."""
+    """The nominations protocol on Flower (3 owners + consumer as SuperNodes), with the default quota purchase
+    (two DP sketch releases per owner, then one quota purchase): the same summary, quotas and ledger as in
+    process."""
     owners, validation, paths, vpath = _data(tmp_path)
     kw = dict(dim=DIM, random_state=RANDOM_STATE, progress=False)
     ref = dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, 6, **kw)
@@ -320,7 +322,10 @@ def test_flower_nominations_equal_in_process(tmp_path: Path) -> None:
     np.testing.assert_array_equal(res.index, ref.index)
     np.testing.assert_array_equal(res.points, ref.points)
     assert res.accessed == ref.accessed
-    assert res.extra["exchanges"] == 3 and res.events == []
+    assert res.extra["exchanges"] == 4 and res.events == []
+    assert res.extra["purchase"] == "quotas" and res.extra["quotas"] == ref.extra["quotas"]
+    assert res.privacy.epsilon("owners", 1e-6) == ref.privacy.epsilon("owners", 1e-6) <= 1.0
+    assert res.privacy.certified("owners") and res.accessed.total <= 3 * 6
 
 
 def test_cli_flower_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

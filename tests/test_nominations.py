@@ -33,6 +33,13 @@ def blobs(seed=0, K=4, n=60, f=5, m=40):
 KW = dict(dim=64, gamma=0.3, progress=False)
 
 
+@pytest.fixture(autouse=True)
+def _purchase_nominees(monkeypatch):
+    """This file tests ``purchase="nominees"`` (owners' epsilon 0) and ``"winners"``; the default quota
+    purchase is tested in tests/test_quotas.py."""
+    monkeypatch.setitem(dpsumm.summarize.__kwdefaults__, "purchase", "nominees")
+
+
 class Recorder:
     """Wrap a party: keep every message it receives, as bytes (pickled), in order."""
 

@@ -42,7 +42,9 @@ from ..messages import (
     PointRequest,
     PurchaseReply,
     PurchaseRequest,
+    QuotaRequest,
     Setup,
+    SketchRequest,
     TargetRelease,
     TargetRequest,
     ValidationRelease,
@@ -156,6 +158,10 @@ def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMes
             kept["sold"] = json.dumps([*sold, *(int(t) for t in reply.tokens)])
             context.state[_NOMINATIONS_STATE] = kept
         return reply
+    if isinstance(request, (SketchRequest, QuotaRequest)):
+        # The quota purchase is stateless for the owner: each message carries everything it needs (its noise
+        # streams are derived per message exactly as in process: dpsumm.parties.OwnerParty._sketch).
+        return party.handle(request)
     if isinstance(request, Setup):
         reply = party.handle(request)
         setup = {k: v for k, v in request.to_dict().items() if k != "kind"}

@@ -150,6 +150,8 @@ def quotas_from_histograms(histograms: np.ndarray, n_rows: np.ndarray, size: int
     h = np.clip(np.asarray(histograms, dtype=np.float64), 0.0, None)
     n = np.asarray(n_rows, dtype=np.int64)
     K = len(n)
+    if K == 0:
+        return np.zeros(0, dtype=np.int64)
     B = int(min(math.ceil(factor * size), int(n.sum())))
     cum = np.cumsum(h[:, ::-1], axis=1)
     j = min(int(np.searchsorted(cum.sum(0), pool * size)), h.shape[1] - 1)
@@ -592,8 +594,7 @@ class NominationsAggregator:
         release = self.target()
         self.timings["target"] = time.perf_counter() - t0
         if c.purchase == "quotas":
-            nominated, rows, labels = self.quota_run(release)
-            return self._choose(size, release, nominated, rows, labels)
+            return self._choose(size, release, *self.quota_run(release))
         if c.temperature is not None:
             temperature = c.temperature
         else:

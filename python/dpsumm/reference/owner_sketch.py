@@ -13,7 +13,8 @@ __all__ = ["hash_sum", "score_histogram", "tilted_mean", "self_consistent_tilt"]
 
 def hash_sum(H: np.ndarray) -> np.ndarray:
     """``sum_x h1(x)`` from the float32 hashes ``H`` (n, d), in float64."""
-    return np.asarray(H, dtype=np.float64).sum(axis=0)
+    out: np.ndarray = np.asarray(H, dtype=np.float64).sum(axis=0)
+    return out
 
 
 def score_histogram(H: np.ndarray, direction: np.ndarray, edges: np.ndarray) -> np.ndarray:
