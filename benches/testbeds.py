@@ -296,8 +296,75 @@ def table(recs: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def _mean(vals: list[float]) -> float:
+    vals = [v for v in vals if v is not None and math.isfinite(v)]
+    return float(np.mean(vals)) if vals else math.nan
+
+
+def targets(recs: list[dict[str, Any]]) -> str:
+    """Issue 19's targets for the default, per test bed, gamma and size: met or MISSED, with the figure.
+
+    Per (bed, gamma, p): the mean over repeats of the default's MMD² change against central greedy (target
+    <= 0 at p = 200 and 1000 on MNIST and the synthetic bed), against exact greedy (<= +50 %), against the
+    previous default at 10p (``legacy10p``, paired by repeat: <= +10 %); raw owner rows bought (<= 3 x p);
+    owners' epsilon (<= 1) and consumer's (1) at delta = 1e-6, certified.
+    """
+    head = ["bed", "γ", "p", "vs central", "vs exact", "vs previous default (10p)", "rows bought / p",
+            "owners' ε", "ε_v", "certified", "targets"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    keys = sorted({(r["bed"], r["gamma_kind"], r["size"]) for r in recs})
+    for bed, gk, p in keys:
+        sub = [r for r in recs if r["bed"] == bed and r["gamma_kind"] == gk and r["size"] == p]
+        de = [r for r in sub if r["method"] == "default"]
+        if not de:
+            continue
+        lg = {r["repeat"]: r["mmd2"] for r in sub if r["method"] == "legacy10p"}
+        vc = _mean([r.get("vs_central_pct") for r in de])
+        ve = _mean([r.get("vs_exact_pct") for r in de])
+        vl = _mean([100.0 * (r["mmd2"] / lg[r["repeat"]] - 1.0) for r in de if r["repeat"] in lg])
+        rows = max(r["rows_bought"] for r in de) / p
+        eo = max((r["epsilon_owners"] or 0.0) for r in de)
+        ev = max((r["epsilon_validation"] or 0.0) for r in de)
+        cert = all(r["certified"] for r in de)
+        scored = not bed.startswith("digits") and p in (200, 1000)
+        miss = []
+        if scored and not vc <= 0:
+            miss.append("central")
+        if scored and not ve <= 50:
+            miss.append("exact")
+        if math.isfinite(vl) and not vl <= 10:
+            miss.append("previous")
+        if rows > 3 + 1e-9:
+            miss.append("rows")
+        if not (eo <= 1 + 1e-9 and ev <= 1 + 1e-9 and cert):
+            miss.append("privacy")
+        verdict = ("MISSED: " + ", ".join(miss)) if miss else ("met" if scored else "met (reported)")
+        lines.append(f"| {bed} | {gk} | {p} | {vc:+.0f} % | {ve:+.0f} % | {vl:+.0f} % | {rows:.2f} | {eo:.3f} | {ev:.3f} | "
+                     f"{'yes' if cert else 'NO'} | {verdict} |")
+    return "\n".join(lines)
+
+
+def summarize_files(paths: list[str], out: Path) -> None:
+    recs: list[dict[str, Any]] = []
+    cmds = []
+    for path in paths:
+        data = json.loads(Path(path).read_text())
+        recs += data["records"]
+        cmds.append(data["meta"]["command"])
+    text = ("# Issue 19 targets, the default configuration\n\nWritten by `python benches/testbeds.py --summarize "
+            + " ".join(paths) + "` from the runs of:\n\n" + "\n".join(f"* `{c}`" for c in cmds) + "\n\n"
+            "Means over repeats (tables with spreads: table-*.md). Targets: MMD² <= central greedy and <= +50 % above "
+            "exact greedy at p = 200 and 1000 on MNIST and the K = 100 synthetic (digits reported), <= +10 % against "
+            "the previous default at 10p, <= 3 x p raw owner rows, owners' ε <= 1 and ε_v = 1 at δ = 1e-6, "
+            "certified.\n\n" + targets(recs) + "\n")
+    (out / "targets.md").write_text(text)
+    print(text)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--summarize", nargs="+", metavar="RESULTS_JSON",
+                    help="only write --out/targets.md (the issue's targets, met or missed) from results files")
     ap.add_argument("--data", help="directory of the MNIST IDX files (the MNIST test beds need it)")
     ap.add_argument("--out", default="docs/experiments/testbeds")
     ap.add_argument("--beds", nargs="+", default=None, help=f"subset of {ALL_BEDS}")
@@ -309,6 +376,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="p = 50, 200; 2 repeats; MNIST groups and minority, digits groups")
     ap.add_argument("--tag", default="", help="suffix of the output file names")
     args = ap.parse_args()
+    if args.summarize:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        summarize_files(args.summarize, Path(args.out))
+        return
     beds = args.beds or (["mnist-groups", "mnist-minority", "digits-groups"] if args.quick else list(ALL_BEDS))
     if args.data is None:
         beds = [b for b in beds if not b.startswith("mnist")]
