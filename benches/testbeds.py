@@ -15,7 +15,7 @@ Test beds (each repeat draws a fresh split; nothing is downloaded):
   0.7 : 0.3); ``apart`` (the same, but 3 and 4 at different owners: (0,3),(1,4),(5,6),(7,8),(9,2));
   ``spread`` (every label's rows divided equally among three owners, label l at owners l, l+1, l+3 mod 5;
   the consumer wants 3s and 4s); ``minority`` (the consumer wants 3s only; five owners of equal size, 8,000
-  rows on MNIST, hold 3s at 24 / 11 / 4.5 / 1.3 / 0 % of their rows, the rest other digits).
+  rows on MNIST, 120 on digits, hold 3s at 24 / 11 / 4.5 / 1.3 / 0 % of their rows, the rest other digits).
 * ``synthetic-k100``: 100 owners of 500 rows in 10 features, owner k ~ N(c_k, 0.5² I) with random centres
   c_k ~ N(0, I); the consumer's distribution is the mixture of owners 0..3 (0.4, 0.3, 0.2, 0.1); labels
   1[x_0 > x_1]; |D_v| = 300.
@@ -127,7 +127,7 @@ def image_split(source: str, split: str, repeat: int, data: str | None) -> Label
         order = rng.permutation(len(X))
         te, tr = order[: len(X) // 2], order[len(X) // 2:]
         train, test = (X[tr], y[tr]), (X[te], y[te])
-        seed_size, minority_rows = 60, 160
+        seed_size, minority_rows = 60, 120
     targets, ratio = (3, 4), (0.7, 0.3)
     if split in ("groups", "apart"):
         groups = ((0, 1), (3, 4), (5, 6), (7, 8), (9, 2)) if split == "groups" else ((0, 3), (1, 4), (5, 6), (7, 8), (9, 2))
@@ -392,13 +392,19 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     recs: list[dict[str, Any]] = []
     t0 = time.perf_counter()
+    tag = f"-{args.tag}" if args.tag else ""
     for bed in beds:
         for gk in args.gammas:
             bed_sizes = [s for s in sizes if not bed.startswith("digits") or s <= 200]
             bed_sizes = sorted({min(s, 80) if bed.startswith("digits") else s for s in bed_sizes})
             recs += run_bed(bed, gk, bed_sizes, repeats, args.methods, args.data, not args.no_accuracy,
                             lambda s: print(f"[{time.perf_counter() - t0:7.1f} s] {s}", flush=True))
-    tag = f"-{args.tag}" if args.tag else ""
+            write(args, out, tag, beds, sizes, repeats, recs, t0)
+
+
+def write(args: argparse.Namespace, out: Path, tag: str, beds: list[str], sizes: list[int], repeats: int,
+          recs: list[dict[str, Any]], t0: float) -> None:
+    """Write results and table (after every test bed: a long run keeps what it has done)."""
     meta = dict(command=" ".join(["python", "benches/testbeds.py", *(("DIR" if a == args.data else a) for a in sys.argv[1:])]), beds=beds, sizes=sizes,
                 repeats=repeats, methods=args.methods, gammas=args.gammas, seconds=time.perf_counter() - t0,
                 cpus=os.cpu_count())
