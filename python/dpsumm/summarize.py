@@ -205,8 +205,9 @@ def summarize(
     """Build a summary of ``size`` rows from the owners' data whose MMD to ``validation`` is small.
 
     All parties run in this process and exchange typed messages through one transport. The default is the
-    nominations protocol with ``purchase="nominees"``, whose ledger certifies every party: the owners'
-    epsilon is 0 and the consumer's is the validation budget (docs/design.md).
+    nominations protocol with ``purchase="quotas"``, whose ledger certifies every party: each owner's
+    two sketch releases at ``(OWNER_EPSILON, OWNER_DELTA) = (1, 1e-6)`` (or ``privacy.epsilon/delta``), the
+    consumer's release at the validation budget, and ``3 * size`` raw owner rows bought (docs/design.md §2.5).
 
     Parameters
     ----------

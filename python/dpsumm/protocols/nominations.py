@@ -13,8 +13,14 @@ Three exchanges in all, whatever the summary size:
    rows, but an owner learns which of its nominees won, which depends on the other owners' data: that one
    message is outside the DP guarantee, and the ledger says so).
 
-What an owner receives is a function of its own data, ``g~`` and public parameters, so the owners' epsilon of
-the run is 0; the consumer's is the release's ``(epsilon_v, delta_v)``.
+With ``purchase="nominees"`` what an owner receives is a function of its own data, ``g~`` and public
+parameters, so the owners' epsilon of the run is 0; the consumer's is the release's ``(epsilon_v, delta_v)``.
+
+``purchase="quotas"`` (the default, :data:`PURCHASE`; docs/design.md §2.5) replaces exchanges 2 and 3: every
+owner releases ``sum h1(D_k)`` and then the histogram of its rows' scores ``h1(x).(g~ - mu~)`` in public bins,
+each through the discrete Gaussian (owners' ``(OWNER_EPSILON, OWNER_DELTA)`` in all, replace-one in that
+owner's rows); the aggregator reads quotas off the released histograms (post-processing) and buys
+``PURCHASE_FACTOR * size`` rows in all, each owner selling its quota of its best rows by its own ranking.
 """
 
 from __future__ import annotations
