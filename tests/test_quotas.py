@@ -211,3 +211,19 @@ def test_a_lying_owner_is_excluded_and_the_run_completes(mode, phase):
     assert [e["owner"] for e in res.events if e.get("event") == "excluded"] == ["owner-1"]
     assert res.events[0]["phase"] == phase
     assert len(res) == 8 and 1 not in set(res.owner.tolist())
+
+
+def test_an_owner_releases_each_sketch_once():
+    """A repeated request gets the same values (no new noise); another request for a released stage is refused."""
+    from dpsumm.messages import SketchRequest
+    from dpsumm.errors import ProtocolError
+
+    X = np.random.default_rng(0).random((50, 3))
+    owner = OwnerParty(X, None, "o", rng=owner_stream(1, "o"))
+    req = SketchRequest(n_features=3, dim=16, gamma=0.5, hash_seed=0, stage="histogram", epsilon=1.0, delta=1e-6,
+                        releases=2, direction=np.ones(16), edges=np.array([0.0, 1.0]))
+    first = owner.handle(req)
+    assert np.array_equal(owner.handle(req).values, first.values)
+    with pytest.raises(ProtocolError):
+        owner.handle(SketchRequest(n_features=3, dim=16, gamma=0.5, hash_seed=0, stage="histogram", epsilon=1.0,
+                                   delta=1e-6, releases=2, direction=np.ones(16), edges=np.array([0.0, 2.0])))

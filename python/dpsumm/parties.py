@@ -7,6 +7,8 @@ Each party is a separate object that reacts to messages (:mod:`dpsumm.messages`)
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 
 from . import _core
@@ -90,6 +92,7 @@ class OwnerParty:
         self.name = name
         self._rng = rng
         self._sketch_streams: dict[str, Csprng] | None = None
+        self._released: dict[str, tuple[bytes, SketchReply]] = {}
         self._data = data
         self._labels = labels
         self._index: BidIndex | None = None
@@ -196,6 +199,15 @@ class OwnerParty:
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
         if m.stage not in ("sum", "histogram"):
             raise ProtocolError(f"owner {self.name!r}: unknown sketch stage {m.stage!r}")
+        key = pickle.dumps({k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in m.to_dict().items()})
+        if m.stage in self._released:
+            # One release per stage and run: the same request gets the same values back (post-processing);
+            # another request for a stage already released would spend more than the owner's budget.
+            done_key, done = self._released[m.stage]
+            if done_key != key:
+                raise ProtocolError(f"owner {self.name!r}: sketch {m.stage!r} was already released with other "
+                                    "parameters (one release per stage and run)")
+            return done
         exact = owner_sketch(self._data, hasher, m.stage, np.asarray(m.direction, dtype=np.float64),
                              np.asarray(m.edges, dtype=np.float64))
         cal, _ = sketch_calibration(m.stage, len(exact), m.epsilon, m.delta, m.releases)
@@ -205,7 +217,9 @@ class OwnerParty:
             # Both streams derived at once, in a fixed order: a party rebuilt per message (Flower) draws the same.
             self._sketch_streams = {st: self._rng.derive(f"sketch-{st}") for st in ("sum", "histogram")}
         noisy = gaussian_mean_release(exact, cal, self._sketch_streams[m.stage])
-        return SketchReply(n_rows=self._n_rows, values=noisy, sigma=float(cal.sigma), granularity=float(cal.granularity))
+        reply = SketchReply(n_rows=self._n_rows, values=noisy, sigma=float(cal.sigma), granularity=float(cal.granularity))
+        self._released[m.stage] = (key, reply)
+        return reply
 
     def _quota(self, m: QuotaRequest) -> QuotaReply:
         """Rank this owner's rows (its data, ``g~`` and public numbers only) and sell its ``count`` best."""
