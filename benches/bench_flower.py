@@ -54,16 +54,15 @@ def main() -> None:
             for size in args.rounds:
                 sched = accounting.paper_schedule(size=size, owners=3, dim=140)
                 t = time.perf_counter()
-                dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, size,
-                                 schedule=sched, random_state=1, progress=False)
+                dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, size, method=dpsumm.PaperProtocol(schedule=sched), random_state=1, progress=False)
                 in_process = time.perf_counter() - t
                 poll = None if mode == "stock" else 0.05
                 with LocalFederation(work / f"fed-{mode}-{size}", paths, work / "validation.npy",
                                      node_poll_interval=poll, allow_seeded=True) as fed:
                     t = time.perf_counter()
-                    res = fed.run({"size": size, "n-features": 5, "random-state": 1}, timeout=3600)
+                    res = fed.run({"size": size, "n-features": 5, "random-state": 1, "method": "paper"}, timeout=3600)
                     e2e = time.perf_counter() - t
-                ex = res.extra["exchanges"]
+                ex = res.extra["exchanges_log"]
                 per_round: dict[int, float] = {}
                 for e in ex:
                     if e["round"] is not None:

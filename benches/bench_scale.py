@@ -87,8 +87,7 @@ def run(method: str, datas, V, size: int, dim: int, seed: int = 0) -> dict:
     parties["consumer"] = ConsumerParty(V, dpsumm.Csprng(seed).derive("consumer"))
     transport = TimingTransport(parties)
     t0 = time.perf_counter()
-    res = dpsumm.summarize(datas, V, size, method=method, dim=dim, random_state=seed, progress=False,
-                           transport=transport)
+    res = dpsumm.summarize(datas, V, size, method=dpsumm.methods.resolve_method(method).set_params(dim=dim), random_state=seed, progress=False, transport=transport)
     total = time.perf_counter() - t0
     index_bytes = sum(p._index.nbytes for n, p in parties.items() if n != "consumer")
     rescored = transport.rescored

@@ -131,10 +131,10 @@ def main() -> None:
     if a.sub > 0:
         sub = [d[: a.sub] for d in datas]
         t = time.perf_counter()
-        central = dpsumm.summarize(sub, V, a.size, method="central-greedy", dim=nom["dim"], gamma=gamma, progress=False)
+        central = dpsumm.summarize(sub, V, a.size, method=dpsumm.CentralGreedy(dim=nom['dim']), gamma=gamma, progress=False)
         t_c = time.perf_counter() - t
         t = time.perf_counter()
-        nsub = dpsumm.summarize(sub, V, a.size, gamma=gamma, random_state=0, progress=False, owner_greedy=a.owner_greedy)
+        nsub = dpsumm.summarize(sub, V, a.size, method=dpsumm.Nominations(owner_greedy=a.owner_greedy), gamma=gamma, random_state=0, progress=False)
         t_n = time.perf_counter() - t
         assert central.points is not None and nsub.points is not None
         c_mmd = float(mmd2(central.points, V, gamma))

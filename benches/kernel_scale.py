@@ -33,8 +33,7 @@ def main() -> None:
         for rep in range(3):
             split = dpsumm.datasets.digits_label_split(random_state=rep)
             gamma = s * dpsumm.median_gamma(split.seed_set)
-            res = dpsumm.summarize(split.owners, split.validation, 20, method="paper-greedy", seed_set=split.seed_set,
-                                   gamma=gamma, dim=140, random_state=rep, progress=False)
+            res = dpsumm.summarize(split.owners, split.validation, 20, method=dpsumm.PaperGreedy(dim=140), seed_set=split.seed_set, gamma=gamma, random_state=rep, progress=False)
             labels = np.array([split.owner_labels[k][i] for k, i in zip(res.owner, res.index)])
             picked.append(int(np.isin(labels, [3, 4]).sum()))
         print(f"{s:>8g} | {picked}")

@@ -30,7 +30,7 @@ from dpsumm.experiments import median_gamma
 from dpsumm.metrics import mmd2
 
 MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist"
-summarize_module = sys.modules["dpsumm.summarize"]
+summarize_module = sys.modules["dpsumm.protocols.nominations"]  # holds STOCHASTIC_GREEDY_FACTOR
 
 
 def run(owners: list[np.ndarray], V: np.ndarray, p: int, gamma: float, seed: int, greedy: str,
@@ -40,7 +40,7 @@ def run(owners: list[np.ndarray], V: np.ndarray, p: int, gamma: float, seed: int
         summarize_module.STOCHASTIC_GREEDY_FACTOR = factor
     try:
         t = time.perf_counter()
-        res = dpsumm.summarize(owners, V, p, gamma=gamma, owner_greedy=greedy, random_state=seed, progress=False)  # type: ignore[arg-type]
+        res = dpsumm.summarize(owners, V, p, method=dpsumm.Nominations(owner_greedy=greedy), gamma=gamma, random_state=seed, progress=False)  # type: ignore[arg-type]
         secs = time.perf_counter() - t
     finally:
         summarize_module.STOCHASTIC_GREEDY_FACTOR = saved

@@ -65,8 +65,8 @@ def main() -> None:
         recs = list(base)
         for eps in (0.25, 0.5, 1.0, 2.0, 4.0, math.inf):
             if math.isinf(eps):
-                part = _run(mnist, sweep_sizes, args.repeats, ("nominations",), variant="eps_v=inf",
-                            nominations={"validation_release": "exact"})
+                part = _run(mnist, sweep_sizes, args.repeats, (dpsumm.Nominations(validation_release="exact"),),
+                            variant="eps_v=inf")
             else:
                 part = _run(mnist, sweep_sizes, args.repeats, ("nominations",), variant=f"eps_v={eps:g}",
                             privacy=dpsumm.Budget(validation_epsilon=eps, validation_delta=1e-6))
@@ -78,8 +78,8 @@ def main() -> None:
         recs = list(base)
         for label, f in (("M=p/K", lambda p: max(1, p // K)), ("M=p/2", lambda p: p // 2), ("M=p", lambda p: p),
                          ("M=2p", lambda p: 2 * p), ("M=4p", lambda p: 4 * p)):
-            part = _run(mnist, sweep_sizes, args.repeats, ("nominations",), variant=label, privacy=BUDGET,
-                        nominations={"nominees": f})
+            part = _run(mnist, sweep_sizes, args.repeats, (lambda p, f=f: dpsumm.Nominations(nominees=f(p)),),
+                        variant=label, privacy=BUDGET)
             recs += experiments.relative_to_baseline(part, [base])
         experiments.write_results(recs, out / "mnist-nominees", title="MNIST, nominations against M")
         print(experiments.format_table(recs))
@@ -87,8 +87,8 @@ def main() -> None:
         base = _run(mnist, sweep_sizes, args.repeats, ("central-greedy",))
         recs = list(base)
         for rel in ("gaussian", "mwem"):
-            part = _run(mnist, sweep_sizes, args.repeats, ("nominations",), variant=f"release={rel}", privacy=BUDGET,
-                        nominations={"validation_release": rel})
+            part = _run(mnist, sweep_sizes, args.repeats, (dpsumm.Nominations(validation_release=rel),),
+                        variant=f"release={rel}", privacy=BUDGET)
             recs += experiments.relative_to_baseline(part, [base])
         experiments.write_results(recs, out / "mnist-release", title="MNIST, Gaussian vs MWEM release at eps_v=1")
         print(experiments.format_table(recs))
@@ -97,8 +97,8 @@ def main() -> None:
         recs = _run(mnist, sizes, min(args.repeats, 2), ("central-greedy", "uniform", "paper"))
         for purchase in ("nominees", "winners"):
             recs += experiments.relative_to_baseline(
-                _run(mnist, sizes, min(args.repeats, 2), ("nominations",), variant=f"purchase={purchase}",
-                     privacy=BUDGET, nominations={"purchase": purchase}), [recs])
+                _run(mnist, sizes, min(args.repeats, 2), (dpsumm.Nominations(purchase=purchase),),
+                     variant=f"purchase={purchase}", privacy=BUDGET), [recs])
         paths = experiments.write_results(recs, out / "mnist-parsimony", title="MNIST, MMD² against rows seen")
         experiments.plot_parsimony(recs, paths["json"].parent / "parsimony.png",
                                    title="MNIST label split: MMD² against raw rows the aggregator saw")

@@ -57,7 +57,7 @@ FIXED_GAMMA = 0.1
 SPLITS = ("groups", "apart", "spread", "minority")
 ALL_BEDS = tuple(f"mnist-{s}" for s in SPLITS) + tuple(f"digits-{s}" for s in SPLITS) + ("synthetic-k100",)
 
-#: Named nominations configurations: extra keywords of dpsumm.summarize (a callable of the size for sizes).
+#: Named nominations configurations: fields of dpsumm.Nominations (a callable of the size for sizes).
 VARIANTS: dict[str, Callable[[int], dict[str, Any]]] = {
     "default": lambda p: {},
     "legacy10p": lambda p: {"purchase": "nominees", "nominees": 2 * p},
@@ -235,8 +235,8 @@ def run_bed(bed: str, gamma_kind: str, sizes: list[int], repeats: int, methods: 
             for p in sizes:
                 kw = VARIANTS[name](p)
                 t0 = time.perf_counter()
-                res = dpsumm.summarize(owners, split.validation, p, method="nominations", gamma=gamma, privacy=BUDGET,
-                                       random_state=r, progress=False, **kw)
+                res = dpsumm.summarize(owners, split.validation, p, method=dpsumm.Nominations(**kw), gamma=gamma,
+                                       privacy=BUDGET, random_state=r, progress=False)
                 sec = time.perf_counter() - t0
                 eo, ev, cert = _eps(res)
                 assert res.points is not None

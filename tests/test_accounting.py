@@ -127,9 +127,7 @@ def test_summarize_with_a_budget_stays_within_it():
     rng = np.random.default_rng(0)
     owners = [rng.normal(size=(80, 4)) + k for k in range(3)]
     budget = dpsumm.Budget(epsilon=1.0, delta=1e-6, validation_epsilon=2.0, validation_delta=1e-6)
-    res = dpsumm.summarize(owners, rng.normal(size=(50, 4)), 10, method="paper", privacy=budget, dim=32,
-                           seed_set=rng.normal(size=(20, 4)),
-                           random_state=0, progress=False)
+    res = dpsumm.summarize(owners, rng.normal(size=(50, 4)), 10, method=dpsumm.PaperProtocol(dim=32), privacy=budget, seed_set=rng.normal(size=(20, 4)), random_state=0, progress=False)
     totals = res.privacy.totals(1e-6, 1e-6)
     assert totals["owners"]["tight"] <= 1.0 + 1e-9
     assert totals["validation"]["tight"] <= 2.0 + 1e-9

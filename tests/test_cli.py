@@ -97,9 +97,7 @@ def test_summarize_budget_run_prints_and_writes_the_whole_ledger(tmp_path, capsy
     assert code == 0, err
     # the same run through the API
     budget = dpsumm.Budget(4.0, 1e-4, 4.0, 1e-2)
-    ref = dpsumm.summarize([dpsumm.Owner(o, labels=y, name=f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))],
-                           val, 5, method="paper", privacy=budget, seed_set=seed, gamma="median", dim=16,
-                           random_state=1, progress=False)
+    ref = dpsumm.summarize([dpsumm.Owner(o, labels=y, name=f'owner-{k}') for k, (o, y) in enumerate(zip(owners, labels))], val, 5, method=dpsumm.PaperProtocol(dim=16), privacy=budget, seed_set=seed, gamma='median', random_state=1, progress=False)
     np.testing.assert_array_equal(np.load(out / "summary.npy"), ref.points)
     np.testing.assert_array_equal(np.load(out / "labels.npy"), ref.labels)
     report = json.loads((out / "report.json").read_text())
@@ -133,8 +131,7 @@ def test_summarize_json_label_column_seed_count_and_csv(tmp_path, capsys):
     np.testing.assert_array_equal(got_labels, prov[:, 0])  # label = owner index by construction
     for row, (k, i) in zip(np.load(out / "summary.npy"), prov):
         np.testing.assert_allclose(row, owners[k][i])  # the label column is not a feature
-    ref = dpsumm.summarize(owners, val, 6, method="paper-greedy", seed_set=7, gamma=0.5, dim=16, random_state=2,
-                           progress=False)
+    ref = dpsumm.summarize(owners, val, 6, method=dpsumm.PaperGreedy(dim=16), seed_set=7, gamma=0.5, random_state=2, progress=False)
     np.testing.assert_array_equal(prov[:, 1], ref.index)
 
 
@@ -154,15 +151,15 @@ def test_summarize_reads_parquet(tmp_path, capsys):
     (["--method", "paper-greedy", "--budget", "1", "--validation-budget", "1"], "is not private"),
     (["--method", "paper", "--budget", "1"], "--budget needs --validation-budget"),
     (["--method", "paper", "--validation-budget", "1"], "needs --budget"),
-    (["--method", "paper", "--purchase", "winners"], "--purchase apply to --method nominations only"),
-    (["--method", "uniform", "--nominees", "3"], "--nominees apply to --method nominations only"),
+    (["--method", "paper", "--purchase", "winners"], "--purchase does not apply to method 'paper'"),
+    (["--method", "uniform", "--nominees", "3"], "--nominees does not apply to method 'uniform'"),
     (["--method", "paper", "--gamma", "wide"], "--gamma must be a number or 'median'"),
     (["--method", "paper", "--gamma", "-1"], "--gamma must be a finite number > 0"),
     (["--method", "paper", "--labels", "a.csv"], "--labels needs one file per owner"),
     (["--method", "paper", "--label-column", "9"], "--label-column 9 is out of range"),
     (["--method", "bogus"], "invalid choice"),
     (["--method", "paper", "--size", "0"], "size"),
-    (["--method", "paper", "--budget", "-1", "--validation-budget", "1"], "epsilon"),
+    (["--method", "paper", "--budget", "-1", "--validation-budget", "1"], "--budget"),
     (["--method", "paper", "--seed-set", "missing.npy"], "file not found"),
 ])
 def test_summarize_user_errors_are_one_line_exit_2(tmp_path, capsys, extra, message):
@@ -218,3 +215,27 @@ def test_flower_user_errors_are_one_line_exit_2(tmp_path, capsys, extra, message
                          str(tmp_path / "v.npy"), "--size", "2", *extra], capsys)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and message in lines[0], err
+
+
+def test_validation_only_budget_runs_nominations_and_is_spent(tmp_path, capsys):
+    _, _, paths, _, _, _ = _files(tmp_path, n_owners=3, rows=40)
+    out = tmp_path / "out"
+    code, text, err = _run(["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "5",
+                            "--out", str(out), "--validation-budget", "0.7", "--validation-delta", "1e-7",
+                            "--no-progress", "--json"], capsys)
+    assert code == 0, err
+    report = json.loads((out / "report.json").read_text())
+    assert report["budget"]["validation_epsilon"] == 0.7 and report["budget"]["epsilon"] is None
+    assert report["method"] == "nominations"
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--delta", "2"], "--delta"),
+    (["--validation-budget", "1", "--validation-delta", "0"], "--validation-delta"),
+    (["--budget", "1", "--validation-budget", "1"], "--budget does not apply"),  # nominations: owners' epsilon 0
+    (["--nominees", "1"], "--nominees"),  # 1 x 2 owners < size 5: the plan is checked before any file is read
+])
+def test_bad_budget_and_plan_flags_fail_before_any_file_is_read(tmp_path, capsys, extra, message):
+    code, _, err = _run(["summarize", "--owners", "missing0.npy", "missing1.npy", "--validation", "missing.npy",
+                         "--size", "5", "--out", str(tmp_path / "out"), "--no-progress", *extra], capsys)
+    assert code == 2 and message in err and "missing" not in err, err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import pickle
 
@@ -30,14 +31,19 @@ def blobs(seed=0, K=4, n=60, f=5, m=40):
     return owners, validation
 
 
-KW = dict(dim=64, gamma=0.3, progress=False)
+KW = dict(gamma=0.3, progress=False)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class _NomineesByDefault(dpsumm.Nominations):
+    purchase: str = "nominees"
 
 
 @pytest.fixture(autouse=True)
 def _purchase_nominees(monkeypatch):
     """This file tests ``purchase="nominees"`` (owners' epsilon 0) and ``"winners"``; the default quota
     purchase is tested in tests/test_quotas.py."""
-    monkeypatch.setitem(dpsumm.summarize.__kwdefaults__, "purchase", "nominees")
+    monkeypatch.setattr(dpsumm, "Nominations", _NomineesByDefault)
 
 
 class Recorder:
@@ -56,7 +62,7 @@ class Recorder:
 def run_recorded(owners, validation, size, seed, **kw):
     parties = {f"owner-{k}": Recorder(OwnerParty(np.asarray(o), None, f"owner-{k}")) for k, o in enumerate(owners)}
     parties["consumer"] = Recorder(ConsumerParty(np.asarray(validation), dpsumm.Csprng(seed).derive("consumer")))
-    res = dpsumm.summarize(owners, validation, size, random_state=seed, transport=InProcessTransport(parties), **KW, **kw)
+    res = dpsumm.summarize(owners, validation, size, method=dpsumm.Nominations(dim=64), random_state=seed, transport=InProcessTransport(parties), **KW, **kw)
     return res, parties
 
 
@@ -90,7 +96,7 @@ def test_an_owners_messages_do_not_depend_on_another_owners_data():
 def test_ledger_certifies_every_party_by_default():
     owners, validation = blobs()
     budget = dpsumm.Budget(validation_epsilon=0.8, validation_delta=1e-6)
-    res = dpsumm.summarize(owners, validation, 10, privacy=budget, **KW)
+    res = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(dim=64), privacy=budget, **KW)
     led = res.privacy
     assert led.epsilon("owners", 1e-6) == 0.0
     eps_v = led.epsilon("validation", 1e-6)
@@ -102,22 +108,21 @@ def test_ledger_certifies_every_party_by_default():
 
 def test_purchase_winners_sees_size_rows_and_is_marked_uncertified():
     owners, validation = blobs()
-    res = dpsumm.summarize(owners, validation, 10, purchase="winners", random_state=2, **KW)
+    res = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(purchase='winners', dim=64), random_state=2, **KW)
     assert len(res) == 10 and res.accessed.total == 10
     assert not res.privacy.certified("owners")
     assert any("OUTSIDE" in n for n in res.privacy.notes())
-    same = dpsumm.summarize(owners, validation, 10, purchase="nominees", choice="hashes", random_state=2, **KW)
+    same = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(purchase='nominees', choice='hashes', dim=64), random_state=2, **KW)
     assert np.array_equal(res.index, same.index) and np.array_equal(res.owner, same.owner)
 
 
 def test_reveal_hashes_gives_the_aggregator_no_raw_row():
     owners, validation = blobs()
     labels = [np.full(len(o), k) for k, o in enumerate(owners)]
-    res = dpsumm.summarize([dpsumm.Owner(o, labels=lab) for o, lab in zip(owners, labels)], validation, 10,
-                           reveal="hashes", random_state=4, **KW)
+    res = dpsumm.summarize([dpsumm.Owner(o, labels=lab) for o, lab in zip(owners, labels)], validation, 10, method=dpsumm.Nominations(reveal='hashes', dim=64), random_state=4, **KW)
     assert res.points is None and res.accessed.total == 0
     assert np.array_equal(res.labels, res.owner)
-    ref = dpsumm.summarize(owners, validation, 10, random_state=4, choice="hashes", **KW)
+    ref = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(choice='hashes', dim=64), random_state=4, **KW)
     assert np.array_equal(res.hashes, ref.hashes)
 
 
@@ -153,7 +158,7 @@ def brute_force_central_greedy(owners, validation, size, hasher):
 
 def test_central_greedy_equals_brute_force():
     owners, validation = blobs(seed=7, K=3, n=25)
-    res = dpsumm.summarize(owners, validation, 12, method="central-greedy", **KW)
+    res = dpsumm.summarize(owners, validation, 12, method=dpsumm.CentralGreedy(dim=64), **KW)
     hasher = res.hasher
     assert list(zip(res.owner.tolist(), res.index.tolist())) == brute_force_central_greedy(owners, validation, 12, hasher)
     assert res.privacy is None and res.accessed.total == sum(len(o) for o in owners)
@@ -161,16 +166,16 @@ def test_central_greedy_equals_brute_force():
 
 def test_nominations_with_every_row_nominated_equals_central_greedy():
     owners, validation = blobs(seed=8, K=3, n=30)
-    central = dpsumm.summarize(owners, validation, 15, method="central-greedy", **KW)
-    nom = dpsumm.summarize(owners, validation, 15, nominees=30, random_state=1, choice="hashes", **KW)
+    central = dpsumm.summarize(owners, validation, 15, method=dpsumm.CentralGreedy(dim=64), **KW)
+    nom = dpsumm.summarize(owners, validation, 15, method=dpsumm.Nominations(nominees=30, choice='hashes', dim=64), random_state=1, **KW)
     assert np.array_equal(nom.owner, central.owner) and np.array_equal(nom.index, central.index)
     assert np.array_equal(nom.points, central.points)
 
 
 def test_kernel_choice_with_every_row_nominated_equals_exact_greedy():
     owners, validation = blobs(seed=9, K=3, n=30)
-    exact = dpsumm.summarize(owners, validation, 15, method="exact-greedy", **KW)
-    nom = dpsumm.summarize(owners, validation, 15, nominees=30, random_state=1, **KW)
+    exact = dpsumm.summarize(owners, validation, 15, method=dpsumm.ExactGreedy(dim=64), **KW)
+    nom = dpsumm.summarize(owners, validation, 15, method=dpsumm.Nominations(nominees=30, dim=64), random_state=1, **KW)
     assert nom.extra["choice"] == "kernel" and nom.accessed.validation_raw_rows == len(validation)
     assert np.array_equal(nom.owner, exact.owner) and np.array_equal(nom.index, exact.index)
 
@@ -178,35 +183,50 @@ def test_kernel_choice_with_every_row_nominated_equals_exact_greedy():
 def test_exact_and_central_greedy_keep_no_seed_rows_paper_greedy_does():
     owners, validation = blobs(seed=2)
     seed_rows = np.random.default_rng(0).uniform(-1, 3, size=(20, 5))
-    a = dpsumm.summarize(owners, validation, 10, method="exact-greedy", seed_set=seed_rows, **KW)
-    b = dpsumm.summarize(owners, validation, 10, method="exact-greedy", seed_set=seed_rows[:3], **KW)
+    a = dpsumm.summarize(owners, validation, 10, method=dpsumm.ExactGreedy(dim=64), seed_set=seed_rows, **KW)
+    b = dpsumm.summarize(owners, validation, 10, method=dpsumm.ExactGreedy(dim=64), seed_set=seed_rows[:3], **KW)
     assert np.array_equal(a.index, b.index) and np.array_equal(a.owner, b.owner)  # the seed set plays no part
-    c = dpsumm.summarize(owners, validation, 10, method="paper-greedy", seed_set=seed_rows, **KW)
-    d = dpsumm.summarize(owners, validation, 10, method="paper-greedy", seed_set=seed_rows[:3], **KW)
+    c = dpsumm.summarize(owners, validation, 10, method=dpsumm.PaperGreedy(dim=64), seed_set=seed_rows, **KW)
+    d = dpsumm.summarize(owners, validation, 10, method=dpsumm.PaperGreedy(dim=64), seed_set=seed_rows[:3], **KW)
     assert not (np.array_equal(c.index, d.index) and np.array_equal(c.owner, d.owner))
 
 
 # ------------------------------------------------------------------------------------ argument checks
 
 
-@pytest.mark.parametrize("kw, arg", [
-    (dict(method="central-greedy", privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=1e-6)), "privacy"),
-    (dict(nominees=1), "nominees"),  # 4 owners x 1 < size 10
-    (dict(nominees=0), "nominees"),
-    (dict(candidates=5, nominees=20), "candidates"),
-    (dict(temperature=-1.0), "temperature"),
-    (dict(purchase="all"), "purchase"),
-    (dict(validation_release="laplace"), "validation_release"),
-    (dict(choice="kernel", purchase="winners"), "choice"),
-    (dict(choice="exact"), "choice"),
-    (dict(owner_greedy="lazy"), "owner_greedy"),
-    (dict(privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=0.05)), "privacy"),  # >= 1/|D_v|
+@pytest.mark.parametrize("method, kw, arg", [
+    ("central-greedy", dict(privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=1e-6)), "privacy"),
+    (dict(nominees=1), {}, "nominees"),  # 4 owners x 1 < size 10
+    (dict(nominees=0), {}, "nominees"),
+    (dict(candidates=5, nominees=20), {}, "candidates"),
+    (dict(candidates=2**63 + 5), {}, "candidates"),
+    (dict(temperature=-1.0), {}, "temperature"),
+    (dict(purchase="all"), {}, "purchase"),
+    (dict(validation_release="laplace"), {}, "validation_release"),
+    (dict(choice="kernel", purchase="winners"), {}, "choice"),
+    (dict(choice="exact"), {}, "choice"),
+    (dict(owner_greedy="lazy"), {}, "owner_greedy"),
+    ({}, dict(privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=0.05)), "validation_delta"),  # >= 1/|D_v|
 ])
-def test_bad_arguments_name_the_argument(kw, arg):
+def test_bad_arguments_name_the_argument(method, kw, arg):
     owners, validation = blobs()
     with pytest.raises(dpsumm.DpsummError) as info:
-        dpsumm.summarize(owners, validation, 10, **{**KW, **kw})
+        m = method if isinstance(method, str) else dpsumm.Nominations(dim=64, **method)
+        dpsumm.summarize(owners, validation, 10, m, **{**KW, **kw})
     assert info.value.argument == arg
+
+
+def test_an_owner_named_like_the_consumer_and_a_transport_lacking_owners_are_refused():
+    owners, validation = blobs()
+    named = [dpsumm.Owner(o, name=n) for o, n in zip(owners, ["a", "consumer", "c", "d"])]
+    with pytest.raises(dpsumm.InvalidParameterError, match="consumer") as info:
+        dpsumm.summarize(named, validation, 10, **KW)
+    assert info.value.argument == "owners"
+    parties = {"owner-0": OwnerParty(np.asarray(owners[0]), None, "owner-0"),
+               "consumer": ConsumerParty(np.asarray(validation), dpsumm.Csprng(0))}
+    with pytest.raises(dpsumm.InvalidParameterError, match="owner-1") as info:
+        dpsumm.summarize(owners, validation, 10, transport=InProcessTransport(parties), **KW)
+    assert info.value.argument == "transport"
 
 
 # ------------------------------------------------------------------------------------ faults
@@ -263,11 +283,10 @@ def test_a_faulty_owner_is_excluded_and_the_run_completes(fault, purchase):
     parties = {f"owner-{k}": OwnerParty(o, None, f"owner-{k}") for k, o in enumerate(owners)}
     parties["owner-1"] = Faulty(parties["owner-1"], fault)
     parties["consumer"] = ConsumerParty(validation, dpsumm.Csprng(0).derive("consumer"))
-    res = dpsumm.summarize(owners, validation, 20, purchase=purchase, random_state=0,
-                           transport=InProcessTransport(parties), **KW)
+    res = dpsumm.summarize(owners, validation, 20, method=dpsumm.Nominations(purchase=purchase, dim=64), random_state=0, transport=InProcessTransport(parties), **KW)
     excluded = [e for e in res.events if e["event"] == "excluded"]
     if purchase == "winners" and fault in ("purchase-crash", "altered-row", "other-row", "nan-row") and 1 not in set(
-            dpsumm.summarize(owners, validation, 20, purchase="winners", random_state=0, **KW).owner.tolist()):
+            dpsumm.summarize(owners, validation, 20, method=dpsumm.Nominations(purchase='winners', dim=64), random_state=0, **KW).owner.tolist()):
         pytest.skip("owner-1 has no winner here, so it is never asked to sell")
     assert [e["owner"] for e in excluded] == ["owner-1"], res.events
     assert len(res) == 20
@@ -297,9 +316,9 @@ def test_owner_greedy_default_is_stochastic_and_exact_is_available():
     from dpsumm.protocols.nominations import STOCHASTIC_GREEDY_FACTOR
 
     owners, validation = blobs(seed=12, K=3, n=60)
-    a = dpsumm.summarize(owners, validation, 10, random_state=3, choice="hashes", **KW)
+    a = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(choice='hashes', dim=64), random_state=3, **KW)
     assert a.extra["greedy_sample_factor"] == STOCHASTIC_GREEDY_FACTOR
-    b = dpsumm.summarize(owners, validation, 10, random_state=3, choice="hashes", owner_greedy="exact", **KW)
+    b = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(choice='hashes', owner_greedy='exact', dim=64), random_state=3, **KW)
     assert b.extra["greedy_sample_factor"] is None
     assert a.privacy is not None and b.privacy is not None
     assert len(a.index) == len(b.index) == 10

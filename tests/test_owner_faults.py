@@ -145,11 +145,7 @@ def _run(method: str, fault: Any, reveal: str) -> tuple[dpsumm.SummaryResult, li
     for k in range(1, N_OWNERS):
         parties[names[k]] = OwnerParty(datas[k], None, names[k])
     parties["consumer"] = ConsumerParty(validation, dpsumm.Csprng(7))
-    res = dpsumm.summarize(
-        [dpsumm.Owner(d, name=n) for d, n in zip(datas, names)], validation, SIZE, method=method, dim=32,
-        reveal=reveal, random_state=3, progress=False, seed_set=8, feature_range=(-1.0, 6.0),
-        transport=InProcessTransport(parties),
-    )
+    res = dpsumm.summarize([dpsumm.Owner(d, name=n) for d, n in zip(datas, names)], validation, SIZE, method=dpsumm.methods.resolve_method(method).set_params(dim=32, reveal=reveal), random_state=3, progress=False, seed_set=8, feature_range=(-1.0, 6.0), transport=InProcessTransport(parties))
     return res, datas
 
 

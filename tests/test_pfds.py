@@ -25,7 +25,7 @@ from dpsumm.pfds import (
     pfds_training_set,
     share_data,
 )
-from dpsumm.pfds import _select_split  # the selection step itself, for the distribution test
+from dpsumm.pfds.tree import _select_split  # the selection step itself, for the distribution test
 
 
 def numeric_data(n=600, d=4, seed=0):

@@ -60,8 +60,7 @@ def brute_force_greedy(owners, validation, seed_set, size, hasher):
 
 def test_greedy_equals_brute_force_greedy_over_the_hashed_kernel():
     owners, validation, seed_set = blobs()
-    res = dpsumm.summarize(owners, validation, 25, method="paper-greedy", seed_set=seed_set, dim=64, gamma=0.3,
-                           random_state=0, progress=False)
+    res = dpsumm.summarize(owners, validation, 25, method=dpsumm.PaperGreedy(dim=64), seed_set=seed_set, gamma=0.3, random_state=0, progress=False)
     want = brute_force_greedy(owners, validation, seed_set, 25, res.hasher)
     assert list(zip(res.owner.tolist(), res.index.tolist())) == want
     # Non-private greedy asks only for the winner: parsimony is exactly the summary size.
@@ -126,8 +125,8 @@ def test_uniform_takes_equal_shares():
 
 def test_private_run_is_complete_and_reproducible():
     owners, validation, seed_set = blobs()
-    kw = dict(method="paper", seed_set=seed_set, dim=64, gamma=0.3, progress=False,
-              schedule=small_schedule(20, 4))
+    kw = dict(method=dpsumm.PaperProtocol(schedule=small_schedule(20, 4), dim=64), seed_set=seed_set, gamma=0.3,
+              progress=False)
     a = dpsumm.summarize(owners, validation, 20, random_state=11, **kw)
     b = dpsumm.summarize(owners, validation, 20, random_state=11, **kw)
     c = dpsumm.summarize(owners, validation, 20, random_state=12, **kw)
@@ -151,14 +150,14 @@ def test_private_run_is_complete_and_reproducible():
 
 def test_private_summary_is_close_to_greedy():
     owners, validation, seed_set = blobs(K=4, n=150)
-    kw = dict(seed_set=seed_set, dim=128, gamma=0.3, progress=False, random_state=2)
-    greedy = dpsumm.summarize(owners, validation, 30, method="paper-greedy", **kw)
+    kw = dict(seed_set=seed_set, gamma=0.3, progress=False, random_state=2)
+    greedy = dpsumm.summarize(owners, validation, 30, method=dpsumm.PaperGreedy(dim=128), **kw)
     # Budget large enough that h2 is accurate at these tiny sizes (40 validation rows, 20 seed rows):
     # this checks the algorithm's mechanics, not the paper's schedule (see the MNIST experiment for that).
     sched = small_schedule(30, 4, dim=128, t_init=2000, epsilon_validation_step=1.0, epsilon_first_epoch_step=1.0,
                            epsilon_epoch_step=(1.0,) * 30, t_subs=20)
-    private = dpsumm.summarize(owners, validation, 30, method="paper", schedule=sched, **kw)
-    uniform = dpsumm.summarize(owners, validation, 30, method="uniform", **kw)
+    private = dpsumm.summarize(owners, validation, 30, method=dpsumm.PaperProtocol(schedule=sched, dim=128), **kw)
+    uniform = dpsumm.summarize(owners, validation, 30, method=dpsumm.Uniform(dim=128), **kw)
     m_g = dpsumm.mmd2(greedy.points, validation, 0.3)
     m_p = dpsumm.mmd2(private.points, validation, 0.3)
     m_u = dpsumm.mmd2(uniform.points, validation, 0.3)
@@ -186,8 +185,7 @@ def test_aggregator_reaches_owners_only_through_messages():
     names = [f"owner-{k}" for k in range(3)]
     parties = {n: Guarded(OwnerParty(o, None, n)) for n, o in zip(names, owners)}
     parties["consumer"] = dpsumm.parties.ConsumerParty(validation, dpsumm.Csprng(1))
-    res = dpsumm.summarize(owners, validation, 10, method="paper", seed_set=seed_set, dim=64, progress=False,
-                           random_state=1, schedule=small_schedule(10, 3), transport=InProcessTransport(parties))
+    res = dpsumm.summarize(owners, validation, 10, method=dpsumm.PaperProtocol(dim=64, schedule=small_schedule(10, 3)), seed_set=seed_set, progress=False, random_state=1, transport=InProcessTransport(parties))
     assert len(res) == 10 and not res.events
 
 
@@ -204,9 +202,7 @@ def test_auction_request_frequencies_follow_exp_minus_eps_rank():
     K, rounds, eps_auc = 6, 250, 0.6
     owners = equal_owners(K, 400)
     rng = np.random.default_rng(9)
-    res = dpsumm.summarize(owners, rng.normal(size=(30, 4)), rounds, method="paper", seed_set=rng.normal(size=(20, 4)),
-                           dim=32, progress=False, random_state=4,
-                           schedule=small_schedule(rounds, K, dim=32, epsilon_auction=eps_auc, tau=10**9, t_init=50))
+    res = dpsumm.summarize(owners, rng.normal(size=(30, 4)), rounds, method=dpsumm.PaperProtocol(dim=32, schedule=small_schedule(rounds, K, dim=32, epsilon_auction=eps_auc, tau=10 ** 9, t_init=50)), seed_set=rng.normal(size=(20, 4)), progress=False, random_state=4)
     asked = np.zeros(K)
     offered = np.zeros(K)
     for t in res.trace:
@@ -228,9 +224,7 @@ def test_tau_rule_asks_for_a_point_chosen_tau_times():
     target = np.zeros((1, 3))
     near = np.zeros((30, 3)) + rng.normal(scale=0.01, size=(30, 3))
     far = np.full((5, 3), 3.0)  # identical rows: the owner's best row (lowest index on ties) never changes
-    res = dpsumm.summarize([near, far], target.repeat(10, 0), 8, method="paper", seed_set=np.full((10, 3), 6.0),
-                           dim=64, gamma=0.2, progress=False, random_state=0,
-                           schedule=small_schedule(8, 2, epsilon_auction=1e6, tau=3, t_init=200))
+    res = dpsumm.summarize([near, far], target.repeat(10, 0), 8, method=dpsumm.PaperProtocol(dim=64, schedule=small_schedule(8, 2, epsilon_auction=1000000.0, tau=3, t_init=200)), seed_set=np.full((10, 3), 6.0), gamma=0.2, progress=False, random_state=0)
     # The far owner's rows are identical, so its best row stays the same until it is asked for: the row
     # has been its owner's best `streak` rounds, and the tau rule must fire exactly when streak == tau.
     streak, fired = 0, 0
@@ -255,9 +249,7 @@ def test_parsimony_within_lemma_5():
     rng = np.random.default_rng(3)
     totals = []
     for rs in range(3):
-        res = dpsumm.summarize(owners, rng.normal(size=(30, 4)), p, method="paper", seed_set=rng.normal(size=(20, 4)),
-                               dim=32, progress=False, random_state=rs,
-                               schedule=small_schedule(p, K, dim=32, epsilon_auction=eps_auc, tau=tau, t_init=50))
+        res = dpsumm.summarize(owners, rng.normal(size=(30, 4)), p, method=dpsumm.PaperProtocol(dim=32, schedule=small_schedule(p, K, dim=32, epsilon_auction=eps_auc, tau=tau, t_init=50)), seed_set=rng.normal(size=(20, 4)), progress=False, random_state=rs)
         totals.append(res.accessed.total)
     assert np.mean(totals) <= p * (K / tau + 1 / eps_auc)
     assert min(totals) >= p
@@ -300,9 +292,7 @@ def test_misbehaving_owner_is_excluded_and_the_run_completes(bad_cls, reason):
     parties = {n: OwnerParty(o, None, n) for n, o in zip(names, owners)}
     parties["b"] = bad_cls(owners[1], None, "b")
     parties["consumer"] = dpsumm.parties.ConsumerParty(validation, dpsumm.Csprng(2))
-    res = dpsumm.summarize([dpsumm.Owner(o, name=n) for n, o in zip(names, owners)], validation, 15,
-                           method="paper", seed_set=seed_set, dim=64, progress=False, random_state=5,
-                           schedule=small_schedule(15, 3, epsilon_auction=0.01), transport=InProcessTransport(parties))
+    res = dpsumm.summarize([dpsumm.Owner(o, name=n) for n, o in zip(names, owners)], validation, 15, method=dpsumm.PaperProtocol(dim=64, schedule=small_schedule(15, 3, epsilon_auction=0.01)), seed_set=seed_set, progress=False, random_state=5, transport=InProcessTransport(parties))
     assert len(res) == 15
     excluded = [e for e in res.events if e["event"] == "excluded"]
     assert [e["owner"] for e in excluded] == ["b"] and reason in excluded[0]["reason"]
@@ -323,8 +313,7 @@ def test_misbehaving_owner_is_excluded_and_the_run_completes(bad_cls, reason):
 def test_reveal_hashes_gives_only_hashes_and_labels():
     owners, validation, seed_set = blobs(K=3)
     labelled = [dpsumm.Owner(o, labels=np.full(len(o), k)) for k, o in enumerate(owners)]
-    res = dpsumm.summarize(labelled, validation, 12, method="paper", reveal="hashes", seed_set=seed_set, dim=64,
-                           progress=False, random_state=0, schedule=small_schedule(12, 3))
+    res = dpsumm.summarize(labelled, validation, 12, method=dpsumm.PaperProtocol(reveal='hashes', dim=64, schedule=small_schedule(12, 3)), seed_set=seed_set, progress=False, random_state=0)
     assert res.points is None
     assert res.hashes.shape == (12, 64)
     np.testing.assert_array_equal(res.labels, res.owner)
@@ -367,7 +356,7 @@ def test_bad_input_is_rejected_before_any_release(owners, validation, size, kw, 
 
 def test_numpy_reference_protocol_agrees_with_the_rust_backed_one():
     owners, validation, seed_set = blobs(K=3, n=50)
-    res = dpsumm.summarize(owners, validation, 15, method="paper-greedy", seed_set=seed_set, dim=64, gamma=0.3, progress=False)
+    res = dpsumm.summarize(owners, validation, 15, method=dpsumm.PaperGreedy(dim=64), seed_set=seed_set, gamma=0.3, progress=False)
     ref = dpsumm.reference.summarize_reference(
         owners, validation, 15, seed_set=seed_set, omega=res.hasher.omega_, offset=res.hasher.offset_,
         schedule=small_schedule(15, 3), rng=np.random.default_rng(0), method="paper-greedy")
@@ -388,9 +377,10 @@ def test_a_seeded_run_does_not_depend_on_the_thread_count():
         "rng = np.random.default_rng(0)\n"
         "owners = [rng.normal(size=(3000, 6)) + k for k in range(3)]\n"
         "s = dataclasses.replace(dpsumm.paper_schedule(12, 3, dim=64), t_init=300)\n"
-        "r = dpsumm.summarize(owners, rng.normal(size=(50, 6)), 12, seed_set=rng.normal(size=(20, 6)), dim=64,\n"
-        "                     method='paper', schedule=s, random_state=3, progress=False)\n"
-        "n = dpsumm.summarize(owners, rng.normal(size=(50, 6)), 12, dim=64, random_state=3, choice='hashes')\n"
+        "r = dpsumm.summarize(owners, rng.normal(size=(50, 6)), 12, seed_set=rng.normal(size=(20, 6)),\n"
+        "                     method=dpsumm.PaperProtocol(schedule=s, dim=64), random_state=3, progress=False)\n"
+        "n = dpsumm.summarize(owners, rng.normal(size=(50, 6)), 12, dpsumm.Nominations(dim=64, choice='hashes'),\n"
+        "                     random_state=3)\n"
         "print(hashlib.sha256(r.points.tobytes() + r.owner.tobytes() + r.index.tobytes() + n.points.tobytes()).hexdigest())\n"
     )
     digests = set()

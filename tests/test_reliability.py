@@ -91,7 +91,7 @@ def test_summarize_refuses_rows_that_overflow_h1_before_any_noise():
         dpsumm.summarize(owners, np.zeros((4, 3)), 2, random_state=0, progress=False)
     assert e.value.argument == "owners"
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        dpsumm.summarize([np.zeros((5, 3))], np.zeros((4, 3)), 2, dim=2**40, progress=False)
+        dpsumm.summarize([np.zeros((5, 3))], np.zeros((4, 3)), 2, method=dpsumm.Nominations(dim=2 ** 40), progress=False)
     assert e.value.argument == "dim"
 
 

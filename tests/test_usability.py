@@ -37,12 +37,10 @@ def test_median_gamma_hand_computed():
 
 def test_summarize_gamma_median_uses_the_seed_set_only(data):
     owners, validation, seed_set = data
-    res = dpsumm.summarize(owners, validation, 6, method="paper-greedy", seed_set=seed_set, gamma="median",
-                           dim=32, random_state=0, progress=False)
+    res = dpsumm.summarize(owners, validation, 6, method=dpsumm.PaperGreedy(dim=32), seed_set=seed_set, gamma='median', random_state=0, progress=False)
     assert res.hasher.gamma == pytest.approx(dpsumm.median_gamma(seed_set))
     # a different validation set (private) does not change gamma: only the public seed set does
-    res2 = dpsumm.summarize(owners, validation[:10] * 0.5, 6, method="paper-greedy", seed_set=seed_set,
-                            gamma="median", dim=32, random_state=0, progress=False)
+    res2 = dpsumm.summarize(owners, validation[:10] * 0.5, 6, method=dpsumm.PaperGreedy(dim=32), seed_set=seed_set, gamma='median', random_state=0, progress=False)
     assert res2.hasher.gamma == res.hasher.gamma
 
 
@@ -68,13 +66,11 @@ def test_degenerate_kernel_warns_and_logs_on_raw_digits(caplog):
     raw = [o * 16.0 for o in split.owners]  # the split is scaled to [0, 1]; undo it
     with caplog.at_level(logging.WARNING, logger="dpsumm"), pytest.warns(dpsumm.DegenerateKernelWarning,
                                                                          match="degenerate"):
-        dpsumm.summarize(raw, split.validation * 16.0, 10, method="paper-greedy", seed_set=split.seed_set * 16.0,
-                         gamma=0.1, dim=32, random_state=0, progress=False)
+        dpsumm.summarize(raw, split.validation * 16.0, 10, method=dpsumm.PaperGreedy(dim=32), seed_set=split.seed_set * 16.0, gamma=0.1, random_state=0, progress=False)
     assert any("degenerate" in r.getMessage() for r in caplog.records)
     with warnings.catch_warnings():
         warnings.simplefilter("error", dpsumm.DegenerateKernelWarning)
-        dpsumm.summarize(split.owners, split.validation, 10, method="paper-greedy", seed_set=split.seed_set,
-                         gamma=0.1, dim=32, random_state=0, progress=False)
+        dpsumm.summarize(split.owners, split.validation, 10, method=dpsumm.PaperGreedy(dim=32), seed_set=split.seed_set, gamma=0.1, random_state=0, progress=False)
 
 
 def test_kernel_scale_thresholds_bracket_the_measurements():
@@ -117,10 +113,9 @@ def test_schedule_with_privacy_is_refused(data, monkeypatch):
     owners, validation, _ = data
     monkeypatch.setattr(dpsumm.accounting, "calibrate", lambda *a, **k: pytest.fail("calibrated"))
     sched = dpsumm.paper_schedule(4, 3, 140)
-    for schedule in ("paper", sched):
+    for schedule in (sched,):  # schedule="paper" is the default: with a budget, the run calibrates instead
         with pytest.raises(dpsumm.InvalidParameterError) as e:
-            dpsumm.summarize(owners, validation, 4, method="paper", privacy=_budget(), schedule=schedule,
-                             progress=False)
+            dpsumm.summarize(owners, validation, 4, method=dpsumm.PaperProtocol(schedule=schedule), privacy=_budget(), progress=False)
         assert e.value.argument == "schedule"
 
 
@@ -130,8 +125,7 @@ def test_schedule_with_privacy_is_refused(data, monkeypatch):
 def test_run_decisions_are_logged(data, caplog):
     owners, validation, seed_set = data
     with caplog.at_level(logging.INFO, logger="dpsumm"):
-        dpsumm.summarize(owners, validation, 4, method="paper", seed_set=seed_set, gamma="median", dim=16,
-                         privacy=_budget(), random_state=0, progress=False)
+        dpsumm.summarize(owners, validation, 4, method=dpsumm.PaperProtocol(dim=16), seed_set=seed_set, gamma='median', privacy=_budget(), random_state=0, progress=False)
     text = "\n".join(r.getMessage() for r in caplog.records if r.name == "dpsumm")
     assert "calibrated the schedule" in text and "gamma='median'" in text and "seeded: NOT private" in text
 
@@ -140,22 +134,18 @@ def test_reprs_are_short_and_say_the_privacy_status(data):
     owners, validation, seed_set = data
     big = dpsumm.Owner(np.zeros((5000, 50)), labels=np.zeros(5000), name="big")
     assert repr(big) == "Owner(name='big', rows=5000x50, labelled)"
-    greedy = dpsumm.summarize(owners, validation, 5, method="paper-greedy", seed_set=seed_set, dim=16,
-                              random_state=0, progress=False)
+    greedy = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperGreedy(dim=16), seed_set=seed_set, random_state=0, progress=False)
     assert "not private" in repr(greedy) and len(repr(greedy)) < 200
-    seeded = dpsumm.summarize(owners, validation, 5, method="paper", seed_set=seed_set, dim=16, random_state=0,
-                              progress=False)
+    seeded = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperProtocol(dim=16), seed_set=seed_set, random_state=0, progress=False)
     assert "seeded: NOT private" in repr(seeded) and "[" not in repr(seeded)
-    entropy = dpsumm.summarize(owners, validation, 5, method="paper", seed_set=seed_set, dim=16, progress=False)
+    entropy = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperProtocol(dim=16), seed_set=seed_set, progress=False)
     assert not entropy.seeded
     # the paper's protocol asks every owner every round by default (eps_auc = 0): certified
     assert entropy.privacy_status() == "private, certified"
-    auction = dpsumm.summarize(owners, validation, 5, method="paper", seed_set=seed_set, dim=16, progress=False,
-                               epsilon_auction=0.01)
+    auction = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperProtocol(dim=16, epsilon_auction=0.01), seed_set=seed_set, progress=False)
     # the paper's randomized auction (eps_auc > 0) only on an explicit argument: uncertified
     assert auction.privacy_status() == "private, NOT certified"
-    certified = dpsumm.summarize(owners, validation, 5, method="paper", seed_set=seed_set, dim=16, progress=False,
-                                 schedule=dpsumm.paper_schedule(5, 3, 16, epsilon_auction=0.0))
+    certified = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperProtocol(dim=16, schedule=dpsumm.paper_schedule(5, 3, 16, epsilon_auction=0.0)), seed_set=seed_set, progress=False)
     assert repr(certified).endswith("private, certified)")
 
 
@@ -177,8 +167,7 @@ def test_summary_result_pickles_and_joblib_dumps(data, tmp_path):
     import joblib
 
     owners, validation, seed_set = data
-    res = dpsumm.summarize(owners, validation, 5, method="paper", seed_set=seed_set, dim=16, random_state=3,
-                           progress=False)
+    res = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperProtocol(dim=16), seed_set=seed_set, random_state=3, progress=False)
     _same_result(res, pickle.loads(pickle.dumps(res)))
     joblib.dump(res, tmp_path / "r.joblib")
     _same_result(res, joblib.load(tmp_path / "r.joblib"))
@@ -263,20 +252,19 @@ def test_summarizer_equals_summarize(data):
     from sklearn.base import clone
 
     owners, validation, seed_set = data
-    s = dpsumm.Summarizer(6, method="paper-greedy", seed_set=seed_set, dim=16, random_state=2)
-    assert "method='paper-greedy'" in repr(s) and "array" not in repr(s)
+    s = dpsumm.Summarizer(6, method=dpsumm.PaperGreedy(dim=16), seed_set=seed_set, random_state=2)
+    assert "method=PaperGreedy(dim=16)" in repr(s) and "array" not in repr(s)
     with pytest.raises(dpsumm.NotFittedError):
         s.transform(validation)
     s.fit(owners, validation)
-    ref = dpsumm.summarize(owners, validation, 6, method="paper-greedy", seed_set=seed_set, dim=16, random_state=2,
-                           progress=False)
+    ref = dpsumm.summarize(owners, validation, 6, method=dpsumm.PaperGreedy(dim=16), seed_set=seed_set, random_state=2, progress=False)
     np.testing.assert_array_equal(s.points_, ref.points)
     np.testing.assert_array_equal(s.labels_, ref.labels)
     np.testing.assert_array_equal(s.owner_, ref.owner)
     assert s.privacy_ is None and s.n_features_in_ == 4 and isinstance(s.result_, dpsumm.SummaryResult)
     np.testing.assert_array_equal(s.transform(validation), ref.hasher.transform(validation))
     c = clone(s)
-    assert c.get_params()["method"] == "paper-greedy" and not hasattr(c, "result_")
+    assert c.get_params()["method"] == dpsumm.PaperGreedy(dim=16) and not hasattr(c, "result_")
     assert c.set_params(size=3).fit(owners, validation).points_.shape == (3, 4)
     with pytest.raises(dpsumm.InvalidParameterError):
         s.set_params(sise=3)
@@ -284,7 +272,7 @@ def test_summarizer_equals_summarize(data):
 
 def test_summarizer_private_run_has_a_ledger(data):
     owners, validation, seed_set = data
-    s = dpsumm.Summarizer(4, method="paper", privacy=_budget(), seed_set=seed_set, dim=16, random_state=0)
+    s = dpsumm.Summarizer(4, method=dpsumm.PaperProtocol(dim=16), privacy=_budget(), seed_set=seed_set, random_state=0)
     s.fit(owners, validation)
     assert s.privacy_ is not None and s.privacy_.epsilon("validation", 1e-2) <= 4.0 * 1.01
 

@@ -6,14 +6,15 @@ Covariate Shift* (NeurIPS 2019), with a Rust core.
 
 from __future__ import annotations
 
-from . import accounting, datasets, experiments, metrics, pfds, preprocessing, reference
+from . import accounting, datasets, experiments, methods, metrics, pfds, preprocessing, reference
 from .accounting import Budget, Ledger, Schedule, paper_schedule
 from .errors import DpsummError, EntropyError, InvalidParameterError, NotFittedError, PrivacyBudgetError, ProtocolError
 from .estimator import Summarizer
 from .preprocessing import DegenerateKernelWarning, median_gamma, scale_to_unit
 from .hashing import RFFHasher
 from .results import Access, Owner, SummaryResult
-from .summarize import METHODS, summarize
+from .summarize import summarize
+from .methods import METHODS, CentralGreedy, ExactGreedy, MethodOptionError, Nominations, PaperGreedy, PaperProtocol, SummaryMethod, Uniform
 from .kernels import BidIndex, best_row, best_rows, kernel_row_means, kernel_sum, mmd2
 from .pfds import PFDSResult, make_tree, opt_private_gen, pfds_training_set, share_data
 from .privacy import *  # noqa: F401,F403
@@ -27,6 +28,14 @@ __all__ = [
     "Budget",
     "Ledger",
     "METHODS",
+    "SummaryMethod",
+    "Nominations",
+    "PaperProtocol",
+    "PaperGreedy",
+    "CentralGreedy",
+    "ExactGreedy",
+    "Uniform",
+    "MethodOptionError",
     "Owner",
     "Schedule",
     "SummaryResult",

@@ -134,3 +134,10 @@ def seed_value(seed: object, name: str = "seed") -> int | str:
             raise InvalidParameterError(f"`{name}` must be below 2**64", name)
         return int(seed)
     raise InvalidParameterError(f"`{name}` must be a non-negative int or a str, got {seed!r}", name)
+
+
+def choice_of(value: object, name: str, choices: tuple[str, ...]) -> str:
+    """``value``, one of the strings ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidParameterError(f"`{name}` must be one of {', '.join(repr(c) for c in choices)}, got {value!r}", name)
+    return value

@@ -11,14 +11,13 @@ from .accounting import Budget
 from .errors import InvalidParameterError, NotFittedError
 from .hashing import RFFHasher
 from .results import Owner, SummaryResult
-from .types import ArrayLike, Method, Purchase, RandomState, Reveal
+from .methods import MethodOptionError, resolve_method
+from .protocols.base import SummaryMethod
+from .types import ArrayLike, Method, RandomState
 
 __all__ = ["Summarizer"]
 
-_PARAMS = ("size", "method", "privacy", "gamma", "dim", "seed_set", "reveal", "purchase", "nominees",
-           "validation_release", "hash_seed", "feature_range", "random_state", "progress")
-#: Passed to summarize() only when set (not every method takes them).
-_OPTIONAL = ("purchase", "nominees", "validation_release")
+_PARAMS = ("size", "method", "privacy", "gamma", "seed_set", "feature_range", "random_state", "progress")
 
 
 class Summarizer:
@@ -31,22 +30,16 @@ class Summarizer:
     ----------
     size : int
         Summary size ``p``.
-    method : {"nominations", "paper", "central-greedy", "paper-greedy", "exact-greedy", "uniform"}
-        ``"nominations"`` (default) is the recommended private method; the others are the paper's
-        protocol and non-private baselines (see :data:`dpsumm.types.Method`).
+    method : method object or name, default="nominations"
+        :class:`dpsumm.Nominations` (the recommended private method), :class:`dpsumm.PaperProtocol`, or a
+        non-private baseline; a name means that method's defaults. The method's own options are its fields
+        (``Summarizer(200, method=dpsumm.Nominations(nominees=600))``); in ``get_params(deep=True)`` and
+        ``set_params`` they appear as ``method__<option>`` (scikit-learn's nested parameters).
     privacy : dpsumm.Budget, optional
-        Budget to calibrate the private method to.
+        The budget of the private method (see :func:`dpsumm.summarize`).
     gamma : float or "median", default=0.1
-    dim : int, default=140
     seed_set : array-like, int or None
-    reveal : {"points", "hashes"}
-    purchase : {"nominees", "winners"}, optional
-        Nominations only.
-    nominees : int, optional
-        Nominations only: rows each owner nominates.
-    validation_release : {"gaussian", "mwem"}, optional
-        Nominations only.
-    hash_seed : int or str, default=0
+        Public rows (the median heuristic's sample; the paper's ``D_init``).
     feature_range : (float, float), default=(0.0, 1.0)
     random_state : None, int or Csprng
         None (OS entropy) is the only private mode; a seed makes the run reproducible and NOT private.
@@ -80,45 +73,49 @@ class Summarizer:
         self,
         size: int,
         *,
-        method: Method = "nominations",
+        method: SummaryMethod | Method = "nominations",
         privacy: Budget | None = None,
         gamma: float | Literal["median"] = 0.1,
-        dim: int = 140,
         seed_set: ArrayLike | int | None = None,
-        reveal: Reveal = "points",
-        purchase: Purchase | None = None,
-        nominees: int | None = None,
-        validation_release: Literal["gaussian", "mwem"] | None = None,
-        hash_seed: int | str = 0,
         feature_range: tuple[float, float] = (0.0, 1.0),
         random_state: RandomState = None,
         progress: bool = False,
+        **options: Any,
     ) -> None:
+        if options:
+            from .methods import misplaced_options
+
+            raise misplaced_options(options, method, where="Summarizer")
         self.size = size
         self.method = method
         self.privacy = privacy
         self.gamma = gamma
-        self.dim = dim
         self.seed_set = seed_set
-        self.reveal = reveal
-        self.purchase = purchase
-        self.nominees = nominees
-        self.validation_release = validation_release
-        self.hash_seed = hash_seed
         self.feature_range = feature_range
         self.random_state = random_state
         self.progress = progress
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor's parameters (scikit-learn API)."""
-        return {k: getattr(self, k) for k in _PARAMS}
+        """The constructor's parameters (scikit-learn API); with ``deep``, also the method's options as
+        ``method__<option>``."""
+        params = {k: getattr(self, k) for k in _PARAMS}
+        if deep:
+            method = resolve_method(self.method)
+            params.update({f"method__{k}": v for k, v in method.get_params().items()})
+        return params
 
     def set_params(self, **params: Any) -> "Summarizer":
-        """Set constructor parameters (scikit-learn API); checked when ``fit`` runs."""
+        """Set constructor parameters, or the method's options as ``method__<option>`` (scikit-learn API)."""
+        nested = {k.split("__", 1)[1]: v for k, v in params.items() if k.startswith("method__")}
         for key, value in params.items():
+            if key.startswith("method__"):
+                continue
             if key not in _PARAMS:
-                raise InvalidParameterError(f"invalid parameter {key!r} for Summarizer; valid: {sorted(_PARAMS)}", key)
+                raise MethodOptionError(f"invalid parameter {key!r} for Summarizer; valid: {sorted(_PARAMS)} and "
+                                        "method__<option>", key)
             setattr(self, key, value)
+        if nested:
+            self.method = resolve_method(self.method).set_params(**nested)
         return self
 
     def fit(self, owners: Sequence[Owner | ArrayLike], X_validation: ArrayLike) -> "Summarizer":
@@ -137,10 +134,9 @@ class Summarizer:
         """
         from .summarize import summarize
 
-        kwargs: dict[str, Any] = {k: getattr(self, k) for k in _OPTIONAL if getattr(self, k) is not None}
-        res = summarize(owners, X_validation, self.size, method=self.method, seed_set=self.seed_set, gamma=self.gamma,
-                        dim=self.dim, privacy=self.privacy, reveal=self.reveal, random_state=self.random_state,
-                        progress=self.progress, hash_seed=self.hash_seed, feature_range=self.feature_range, **kwargs)
+        res = summarize(owners, X_validation, self.size, self.method, privacy=self.privacy, gamma=self.gamma,
+                        seed_set=self.seed_set, feature_range=self.feature_range, random_state=self.random_state,
+                        progress=self.progress)
         self.result_: SummaryResult = res
         self.points_: np.ndarray | None = res.points
         self.hashes_: np.ndarray = res.hashes
@@ -159,9 +155,9 @@ class Summarizer:
         return self.hasher_.transform(X)
 
     def __repr__(self) -> str:
-        defaults = Summarizer(0).get_params()
-        changed = [f"{k}={v!r}" for k, v in self.get_params().items()
+        defaults = Summarizer(0).get_params(deep=False)
+        changed = [f"{k}={v!r}" for k, v in self.get_params(deep=False).items()
                    if k != "size" and not (isinstance(v, np.ndarray) or v is defaults[k] or
                                            (not isinstance(defaults[k], np.ndarray) and v == defaults[k]))]
-        shown = ", ".join([repr(self.size), *(c if len(c) < 60 else c[:57] + "..." for c in changed)])
+        shown = ", ".join([repr(self.size), *(c if len(c) < 80 else c[:77] + "..." for c in changed)])
         return f"Summarizer({shown})"

@@ -32,7 +32,8 @@ from .hashing import RFFHasher
 from .privacy import Csprng, check_random_state
 from .metrics import mlp_accuracy, mmd2, mmd_increase_pct, svm_accuracy
 from .preprocessing import median_gamma
-from .types import Method
+from .methods import PaperGreedy, resolve_method
+from .protocols.base import SummaryMethod
 from .summarize import Owner, summarize
 
 __all__ = ["EXPERIMENT_METHODS", "Record", "run_experiment", "write_results", "format_table", "median_gamma", "broadcast_error",
@@ -108,15 +109,54 @@ def _run_pfds(split: LabelSplit, size: int, epsilon: float, random_state: int) -
     return X[pick], y[pick], epsilon
 
 
+def _constant(obj: SummaryMethod) -> Callable[[int], SummaryMethod]:
+    return lambda size: obj
+
+
+def _with_dim(build: Callable[[int], SummaryMethod], dim: int) -> Callable[[int], SummaryMethod]:
+    return lambda size: build(size).set_params(dim=dim)
+
+
+def _method_specs(methods: Sequence[Any], dim: int | None, probe: int) -> list[tuple[str, Callable[[int], Any]]]:
+    """``(name, size -> method object)`` of each entry of ``methods`` (``"pfds"`` builds nothing); callables and
+    ``dim`` are tried at the summary size ``probe``, so a bad option fails before any run."""
+    if isinstance(methods, str) or not methods:
+        raise InvalidParameterError(f"`methods` must be a non-empty sequence of names or method objects, got {methods!r}",
+                                    "methods")
+    specs: list[tuple[str, Callable[[int], Any]]] = []
+    for m in methods:
+        if isinstance(m, str) and m == "pfds":
+            specs.append(("pfds", lambda size: None))
+            continue
+        if isinstance(m, str) and m not in EXPERIMENT_METHODS:
+            raise InvalidParameterError(f"`methods` must hold names from {EXPERIMENT_METHODS} or method objects, got {m!r}",
+                                        "methods")
+        if callable(m) and not isinstance(m, (str, SummaryMethod, type)):
+            made = m(probe)
+            if not isinstance(made, SummaryMethod):
+                raise InvalidParameterError("a callable in `methods` must return a method object", "methods")
+            name = made.name
+            build: Callable[[int], Any] = m
+        else:
+            obj = resolve_method(m)
+            name, build = obj.name, _constant(obj)
+        if dim is not None:
+            build = _with_dim(build, dim)
+            build(probe)  # a bad dim fails here
+        specs.append((name, build))
+    if len({name for name, _ in specs}) != len(specs):
+        raise InvalidParameterError("`methods` holds one method twice (use `variant` and two runs for a sweep)", "methods")
+    return specs
+
+
 def run_experiment(
     split: Callable[[int], LabelSplit],
     sizes: Sequence[int],
     *,
     repeats: int = 5,
-    methods: Sequence[str] = ("nominations", "central-greedy", "uniform"),
+    methods: Sequence[str | SummaryMethod | Callable[[int], SummaryMethod]] = ("nominations", "central-greedy", "uniform"),
     gamma: float | str = 0.1,
     dim: int | None = None,
-    nominations: Mapping[str, Any] | None = None,
     variant: str = "",
     privacy: accounting.Budget | None = None,
     classifier: str = "mlp",
@@ -132,7 +172,10 @@ def run_experiment(
         The data of a repeat (e.g. ``lambda r: mnist_label_split(dir, random_state=r)``).
     sizes : sequence of int
         Summary sizes ``p``.
-    methods : subset of :data:`EXPERIMENT_METHODS`
+    methods : sequence of method names, method objects, or callables ``size -> method object``
+        Names from :data:`EXPERIMENT_METHODS` mean the method's defaults; a method object
+        (``dpsumm.Nominations(nominees=400)``) runs with its options; a callable builds the object per summary
+        size (``lambda p: dpsumm.Nominations(nominees=4 * p)``). ``"pfds"`` is a name only.
         ``"nominations"`` (the recommended private protocol; its validation budget is ``privacy``, default
         ε_v = 1, δ_v = 1e-6), ``"central-greedy"`` (non-private, all hashes in one place: the baseline of
         ``mmd_increase_pct`` when run), ``"paper"`` (Alg. 3 at the paper's schedule with the certified
@@ -140,11 +183,8 @@ def run_experiment(
         ``"uniform"``, ``"exact-greedy"`` (exact kernel, centralised, no seed rows), ``"pfds"`` (the union of
         PFDS synthetic data, subsampled to ``size``).
     dim : int, optional
-        h1's dimension; default :func:`dpsumm.summarize`'s per method (500 for nominations and central greedy,
-        140 for the paper's methods).
-    nominations : mapping, optional
-        Extra keywords for the nominations runs (``nominees`` (an int, or a callable ``size -> int``),
-        ``temperature``, ``candidates``, ``validation_release``, ``purchase``).
+        Sets every method object's ``dim`` (h1's dimension); default each method's own (500 for nominations and
+        the baselines, 140 for the paper's methods).
     variant : str
         A label stored in every record (sweeps).
     gamma : float or "median"
@@ -168,27 +208,25 @@ def run_experiment(
         raise InvalidParameterError("`sizes` must be a non-empty list of integers >= 1", "sizes")
     if int(repeats) < 1:
         raise InvalidParameterError("`repeats` must be >= 1", "repeats")
-    bad = [m for m in methods if m not in EXPERIMENT_METHODS]
-    if bad or not methods:
-        raise InvalidParameterError(f"`methods` must be a non-empty subset of {EXPERIMENT_METHODS}, got {list(methods)}", "methods")
+    specs = _method_specs(methods, dim, sizes[0])
     if classifier not in CLASSIFIERS:
         raise InvalidParameterError(f"`classifier` must be one of {CLASSIFIERS}, got {classifier!r}", "classifier")
     if not (gamma == "median" or (isinstance(gamma, (int, float)) and not isinstance(gamma, bool) and gamma > 0)):
         raise InvalidParameterError(f"`gamma` must be a positive number or 'median', got {gamma!r}", "gamma")
     if privacy is not None and not isinstance(privacy, accounting.Budget):
         raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
-    if pfds_epsilon is None and "pfds" in methods and "paper" not in methods:
+    names = [name for name, _ in specs]
+    if pfds_epsilon is None and "pfds" in names and "paper" not in names:
         raise InvalidParameterError("`pfds_epsilon` is needed when 'paper' is not among the methods", "pfds_epsilon")
     if pfds_epsilon is not None and not (isinstance(pfds_epsilon, (int, float)) and 0 < pfds_epsilon < math.inf):
         raise InvalidParameterError(f"`pfds_epsilon` must be a positive number, got {pfds_epsilon!r}", "pfds_epsilon")
+    schedules: dict[int, accounting.Schedule] = {}
     # baselines first (the others are reported against them), the paper's run before pfds (pfds takes its ε)
     rank = {"central-greedy": 0, "paper-greedy": 0, "paper": 1, "pfds": 3}
-    order = sorted(dict.fromkeys(methods), key=lambda m: rank.get(m, 2))
-    schedules: dict[int, accounting.Schedule] = {}
+    order = sorted(specs, key=lambda spec: rank.get(spec[0], 2))
     # ε is reported at the budget's δ's, or at the paper's (1e-4 owners, 0.01 validation).
     delta_o = privacy.delta if privacy is not None and privacy.delta is not None else DELTA_OWNERS
     delta_v = privacy.validation_delta if privacy is not None else DELTA_VALIDATION
-    nom_kw = dict(nominations or {})
     fit = _classifier(classifier)
     records: list[Record] = []
     from tqdm.auto import tqdm
@@ -201,7 +239,7 @@ def run_experiment(
             owners = [Owner(o, labels=lab, name=f"owner-{k}") for k, (o, lab) in enumerate(zip(data.owners, data.owner_labels))]
             for size in sizes:
                 private_eps: float | None = None
-                for method in order:
+                for method, build in order:
                     bar.set_postfix_str(f"repeat {r} size {size} {method}")
                     t0 = time.perf_counter()
                     eps_o = eps_o_h2 = eps_v = None
@@ -213,22 +251,20 @@ def run_experiment(
                         accessed = 0
                         eps_o = eps_o_h2 = eps
                     else:
+                        meth = build(size)
                         kw: dict[str, Any] = {}
                         if method in ("paper", "paper-greedy"):
                             kw["seed_set"] = data.seed_set
                         if method == "paper" and privacy is not None:
                             if size not in schedules:
-                                schedules[size] = accounting.calibrate(privacy, size, len(owners), dim or 140,
+                                schedules[size] = accounting.calibrate(privacy, size, len(owners), meth.dim,  # type: ignore[attr-defined]
                                                                        seed_set_size=max(1, len(data.seed_set)))
-                            kw["schedule"] = schedules[size]
-                        if method == "nominations":
-                            kw.update(nom_kw)
-                            if callable(kw.get("nominees")):
-                                kw["nominees"] = int(kw["nominees"](size))
-                            if privacy is not None:
-                                kw["privacy"] = privacy
-                        res = summarize(owners, data.validation, size, method=cast(Method, method), gamma=g, dim=dim,
-                                        random_state=random_state + r, progress=False, **kw)
+                            meth = meth.set_params(schedule=schedules[size])
+                        if method == "nominations" and privacy is not None:  # the release spends the validation pair
+                            kw["privacy"] = accounting.Budget(validation_epsilon=privacy.validation_epsilon,
+                                                              validation_delta=privacy.validation_delta)
+                        res = summarize(owners, data.validation, size, meth, gamma=g, random_state=random_state + r,
+                                        progress=False, **kw)
                         pts, labs, accessed = res.points, res.labels, res.accessed.total  # type: ignore[assignment]
                         run_delta_v = delta_v
                         if res.privacy is not None:
@@ -496,8 +532,8 @@ def broadcast_error(
     rng = check_random_state(random_state)
     size = schedule.size
     owners = [Owner(o) for o in split.owners]
-    greedy = summarize(owners, split.validation, size, method="paper-greedy", seed_set=split.seed_set, gamma=gamma,
-                       dim=schedule.dim, schedule=schedule, progress=False, random_state=0)
+    greedy = summarize(owners, split.validation, size, PaperGreedy(schedule=schedule, dim=schedule.dim),
+                       seed_set=split.seed_set, gamma=gamma, progress=False, random_state=0)
     hasher = RFFHasher(split.validation.shape[1], dim=schedule.dim, gamma=gamma, seed=greedy.hasher.seed)
     Hv, Hs, Hp = hasher.transform(split.validation), hasher.transform(split.seed_set), greedy.hashes
     h2_v = H2(schedule.dim, schedule.eta, rng.derive("validation"))

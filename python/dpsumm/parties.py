@@ -7,15 +7,16 @@ Each party is a separate object that reacts to messages (:mod:`dpsumm.messages`)
 
 from __future__ import annotations
 
+import math
 import pickle
 
 import numpy as np
 
-from . import _core
+from . import _core, accounting
 from .errors import ProtocolError
 from .h2 import H2
 from .hashing import RFFHasher
-from .kernels import BidIndex
+from .kernels import BidIndex, nominate
 from .messages import (
     Bid,
     BidRequest,
@@ -42,7 +43,7 @@ from .privacy import Csprng
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
 
-__all__ = ["OwnerParty", "ConsumerParty", "owner_stream"]
+__all__ = ["OwnerParty", "ConsumerParty", "nominate_rows", "owner_stream", "owner_sketch", "sketch_calibration", "quota_rows"]
 
 
 def owner_stream(random_state: object, name: str) -> Csprng | None:
@@ -62,6 +63,85 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
 
 
 # ---------------------------------------------------------------------------------------------- owner
+
+
+_SUM_SENSITIVITY = 2.0 * math.sqrt(2.0)  # ||h1(x) - h1(x')|| <= 2 sqrt(2)
+_HISTOGRAM_SENSITIVITY = math.sqrt(2.0)  # one row leaves one bin and enters another
+#: The owners' sketch releases per run (purchase="quotas"): the hash sum and the score histogram.
+SKETCH_RELEASES = 2
+
+
+
+def owner_sketch(X: np.ndarray, hasher: RFFHasher, stage: str, direction: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """An owner's exact sketch before noise (Rust, streaming): ``sum h1(X)`` or its score histogram (float64)."""
+    if stage == "sum":
+        return np.asarray(_core.owner_hash_sum(X, hasher._projection), dtype=np.float64)
+    if stage == "histogram":
+        return np.asarray(_core.owner_score_histogram(X, hasher._projection, np.ascontiguousarray(direction, np.float64),
+                                                      np.ascontiguousarray(edges, np.float64)), dtype=np.float64)
+    raise ProtocolError(f"unknown sketch stage {stage!r}")
+
+
+def sketch_calibration(stage: str, dim: int, epsilon: float, delta: float, releases: int
+                       ) -> tuple[accounting.GaussianCalibration, accounting.GaussianEvent]:
+    """The discrete Gaussian of one of an owner's ``releases`` sketch releases, and its ledger event.
+
+    Each release is calibrated at ``sqrt(releases) * (1 + 2^-9)`` times its L2 sensitivity Δ (``2 sqrt(2)`` for
+    the hash sum, ``sqrt(2)`` for the histogram), so that its noise multiplier against its own effective
+    sensitivity ``Δ + g sqrt(d)`` (``g sqrt(d) <= Δ / 2^10``, :func:`dpsumm.accounting.calibrate_gaussian`) is at
+    least ``sqrt(releases)`` times the one-release multiplier: the ``releases`` releases compose (RDP adds) to at
+    most the one-release curve, which meets ``(epsilon, delta)``. The event records the actual multiplier.
+    """
+    if stage not in ("sum", "histogram"):
+        raise ProtocolError(f"unknown sketch stage {stage!r}")
+    if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
+        raise ProtocolError(f"a sketch needs releases >= 1, got {releases!r}")
+    base = _SUM_SENSITIVITY if stage == "sum" else _HISTOGRAM_SENSITIVITY
+    cal = accounting.calibrate_gaussian(epsilon, delta, sensitivity=base * math.sqrt(releases) * (1 + 2.0 ** -9), dim=dim)
+    z = cal.sigma / (base + cal.granularity * math.sqrt(dim))
+    what = "sum of h1 over the owner's rows" if stage == "sum" else "counts of the owner's scores per public bin"
+    return cal, accounting.GaussianEvent(noise_multiplier=z, neighbour="replace-one", discrete=True,
+                                         releases=f"each owner's {what} + discrete Gaussian")
+
+
+def quota_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, direction: np.ndarray, *, temperature: float,
+               tilt_rounds: int, stop_sq: float, count: int, candidates: int, sample_seed: int,
+               greedy_sample_factor: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """An owner's ``count`` best rows: tilted herding at ``lambda`` (docs/design.md §2.5).
+
+    ``lambda`` starts at ``direction / temperature``; with ``tilt_rounds > 0`` it takes up to that many
+    self-consistent steps ``lambda <- lambda + (g~ - m_lambda) / T`` toward ``g~`` (Rust, one streaming pass
+    each), stopped by the discrepancy principle ``||g~ - m_lambda||^2 <= stop_sq``. Then
+    :func:`nominate_rows` herds ``count`` rows toward the owner's tilted mean at ``lambda``.
+    """
+    lam = np.ascontiguousarray(direction / temperature, dtype=np.float64)
+    if tilt_rounds > 0:
+        lam, _, _ = _core.owner_self_consistent_tilt(X, hasher._projection, np.ascontiguousarray(g_tilde, np.float64),
+                                                     lam, float(temperature), int(tilt_rounds), float(stop_sq))
+    return nominate_rows(X, hasher, np.asarray(lam, dtype=np.float64), temperature=1.0, nominees=count,
+                         candidates=candidates, sample_seed=sample_seed, greedy_sample_factor=greedy_sample_factor)
+
+
+def nominate_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, *, temperature: float, nominees: int,
+                  candidates: int, sample_seed: int, greedy_sample_factor: float | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """An owner's nominees: the tilted herding of :func:`dpsumm.kernels.nominate` (docs/design.md §2.2).
+
+    One streaming pass scores every row ``s(x) = h1(x).g~``, builds the tilted target ``t = sum w(x) h1(x)``,
+    ``w ~ exp(s/T)``, and samples ``candidates`` rows with probability ``~ w`` (Gumbel-top-C, seeded by the
+    public ``sample_seed``: not privacy noise); the greedy then picks ``nominees`` of them toward ``t`` (exact, or
+    with ``greedy_sample_factor = r`` the stochastic greedy, ``ceil((C/M) r)`` random candidates per round). An
+    owner with at most ``nominees`` rows nominates them all. Returns ``(tokens int64 (M,), hashes float32
+    (M, dim))``, ``M = min(nominees, n_rows)``.
+    """
+    n = int(X.shape[0])
+    if nominees >= n:
+        return np.arange(n, dtype=np.int64), np.ascontiguousarray(hasher.transform(X), dtype=np.float32)
+    nom = nominate(X, hasher, g_tilde, temperature=temperature, nominees=nominees, candidates=max(candidates, nominees),
+                   random_state=sample_seed, greedy_sample_factor=greedy_sample_factor)
+    return np.asarray(nom.indices, dtype=np.int64), np.ascontiguousarray(nom.hashes, dtype=np.float32)
+
+
 
 
 class OwnerParty:
@@ -173,8 +253,6 @@ class OwnerParty:
 
     def _nominate(self, m: NominationRequest) -> NominationReply:
         """Rank this owner's rows using only its data, ``g~`` and public parameters (docs/design.md §3)."""
-        from .protocols.nominations import nominate_rows
-
         if m.n_features != self._data.shape[1]:
             raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
@@ -192,7 +270,6 @@ class OwnerParty:
     def _sketch(self, m: SketchRequest) -> SketchReply:
         """One DP release of this owner's rows (docs/design.md §2.5): the owner calibrates it itself."""
         from .privacy import gaussian_mean_release
-        from .protocols.nominations import owner_sketch, sketch_calibration
 
         if m.n_features != self._data.shape[1]:
             raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
@@ -223,8 +300,6 @@ class OwnerParty:
 
     def _quota(self, m: QuotaRequest) -> QuotaReply:
         """Rank this owner's rows (its data, ``g~`` and public numbers only) and sell its ``count`` best."""
-        from .protocols.nominations import quota_rows
-
         if m.n_features != self._data.shape[1]:
             raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
         if isinstance(m.count, bool) or not isinstance(m.count, (int, np.integer)) or m.count < 1:

@@ -9,8 +9,8 @@ The run, step by step:
 1. :func:`discover`: wait (``node-wait`` s) until ``owners`` owner nodes and one consumer node are
    online and have said who they are (``query.dpsumm_hello``); with SuperNode authentication, a node
    whose self-reported name differs from the name it was registered under is ignored.
-2. Build the run exactly as :func:`dpsumm.summarize` does (schedule, public seed set, random streams,
-   :class:`~dpsumm.protocols.paper.Aggregator`) with a :class:`~dpsumm.flower.FlowerTransport` in place of the
+2. Build the run exactly as :func:`dpsumm.summarize` does (the method object's plan, the public seed rows, h1,
+   the random streams) and run the method with a :class:`~dpsumm.flower.FlowerTransport` in place of the
    in-process transport. With the same ``random-state`` the result equals the in-process run.
 3. Write the result to ``output`` (:func:`save_result`; read it with :func:`load_result`).
 
@@ -32,15 +32,12 @@ from flwr.app import ConfigRecord, Context, Message, RecordDict
 from flwr.serverapp import Grid, ServerApp
 
 from .. import accounting
-from .._validation import seed_value
 from ..datasets import load_array
-from ..errors import InvalidParameterError, ProtocolError
+from ..errors import ProtocolError
 from ..hashing import RFFHasher
-from ..protocols.nominations import run_nominations
-from ..preprocessing import median_gamma
-from ..protocols.paper import RoundRecord, make_config, run_protocol
+from ..protocols.base import RunSetup, public_setup
+from ..protocols.paper import RoundRecord
 from ..results import Access, SummaryResult
-from ..summarize import _nominations_config, _seed_set
 from .client_app import HELLO_TYPE
 from .config import FlowerRunConfig, natural_key
 from .streams import party_streams
@@ -159,41 +156,25 @@ def discover(grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.0
 # ---------------------------------------------------------------------------------------- the run
 
 
-def _schedule(cfg: FlowerRunConfig, n_owners: int) -> accounting.Schedule:
-    # As in summarize: every owner asked every round (certified) unless the run config sets eps_auc > 0.
-    kwargs: dict[str, Any] = {"epsilon_auction": 0.0 if cfg.epsilon_auction is None else cfg.epsilon_auction}
-    if cfg.budget is not None:
-        if cfg.t_init is not None or cfg.t_subs is not None:
-            raise InvalidParameterError("run config `t-init`/`t-subs` cannot be combined with a budget", "t-init")
-        return accounting.calibrate(accounting.Budget(*cfg.budget), cfg.size, n_owners, cfg.dim, **kwargs)
-    sched = accounting.paper_schedule(cfg.size, n_owners, cfg.dim, **kwargs)
-    changes: dict[str, Any] = {k: v for k, v in (("t_init", cfg.t_init), ("t_subs", cfg.t_subs)) if v is not None}
-    return dataclasses.replace(sched, **changes) if changes else sched
-
-
 def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
-    """Discover the parties and run the protocol over Flower; the same result type as :func:`dpsumm.summarize`.
+    """Discover the parties and run the method over Flower; the same result type as :func:`dpsumm.summarize`.
 
-    ``result.privacy`` is the :class:`~dpsumm.accounting.Ledger`; ``result.extra`` adds ``node_ids``
-    (party name to Flower node id), ``ignored_nodes``, ``exchanges`` (per exchange: kind, round, seconds),
-    ``discovery_seconds`` and ``pool_left``.
+    The method object plans and runs exactly as in :func:`dpsumm.summarize` (:mod:`dpsumm.protocols.base`), with a
+    :class:`~dpsumm.flower.FlowerTransport` in place of the in-process one. ``result.extra`` adds ``node_ids``
+    (party name to Flower node id), ``ignored_nodes``, ``exchanges_log`` (per exchange: kind, round, seconds) and
+    ``discovery_seconds``.
     """
     t0 = time.perf_counter()
-    if cfg.method == "nominations":  # check every public parameter before anything is sent
-        budget = (accounting.Budget(validation_epsilon=cfg.budget[2], validation_delta=cfg.budget[3])
-                  if cfg.budget is not None else None)
-        if cfg.gamma == "median":  # the median heuristic needs public rows: the seed set file
-            if cfg.seed_set_path is None:
-                raise InvalidParameterError("gamma='median' with nominations needs `seed-set-path` (public rows)", "gamma")
-            gamma0 = median_gamma(load_array(cfg.seed_set_path))
-        else:
-            gamma0 = float(cfg.gamma)
-        hasher0 = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=gamma0, seed=seed_value(cfg.hash_seed, "hash-seed"))
-        nom_config = _nominations_config(budget, size=cfg.size, owners=cfg.owners, n_features=cfg.n_features,
-                                         hasher=hasher0, reveal=cfg.reveal, purchase=cfg.purchase,
-                                         nominees=cfg.nominees, candidates=cfg.candidates,
-                                         temperature=cfg.temperature, release=cfg.validation_release,
-                                         validation_rows=None, owner_greedy=cfg.owner_greedy)
+    method = cfg.method
+    # Every public decision before anything is sent: the plan (schedule, calibration), the public rows, h1.
+    plan = method.plan(size=cfg.size, owners=cfg.owners, owner_rows=None, validation_rows=None, privacy=cfg.budget,
+                       gamma_median=cfg.gamma == "median", transport_given=True)
+    streams = party_streams(cfg.random_state)
+    seed_arg: Any = cfg.seed_set
+    if cfg.seed_set_path is not None:
+        seed_arg = load_array(cfg.seed_set_path)
+    seed, hasher = public_setup(method, plan, seed_set=seed_arg, gamma=cfg.gamma, feature_range=cfg.feature_range,
+                                n_features=cfg.n_features, rng_seed=streams["seed-set"])
     owner_nodes, (consumer_name, consumer_node), ignored = discover(grid, cfg.owners, wait=cfg.node_wait,
                                                                    poll_interval=cfg.poll_interval)
     t_discovered = time.perf_counter()
@@ -201,46 +182,16 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     nodes = {n: owner_nodes[n] for n in names}
     nodes[consumer_name] = consumer_node
     transport = FlowerTransport(grid, nodes, timeout=cfg.reply_timeout, poll_interval=cfg.poll_interval)
-    K = len(names)
-    if cfg.method == "nominations":
-        hasher = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=nom_config.gamma, seed=seed_value(cfg.hash_seed, "hash-seed"))
-        extra_n = {"node_ids": nodes, "ignored_nodes": ignored, "exchanges_log": transport.exchanges,
-                   "discovery_seconds": t_discovered - t0}
-        result_n = run_nominations(transport, names, consumer_name, nom_config, party_streams(cfg.random_state)["aggregator"],
-                                   hasher=hasher, size=cfg.size,
-                                   seeded=cfg.random_state is not None, started=t0, extra=extra_n)
-        result_n.seeded = cfg.random_state is not None
-        return result_n
-    sched = _schedule(cfg, K)
-    streams = party_streams(cfg.random_state)
-    seed_arg: Any = cfg.seed_set
-    if cfg.seed_set_path is not None:
-        seed_arg = load_array(cfg.seed_set_path)
-    seed = _seed_set(seed_arg, sched.seed_set_size, cfg.n_features, cfg.feature_range, streams["seed-set"])
-    if cfg.gamma == "median":
-        if seed.shape[0] < 2:
-            raise InvalidParameterError("gamma='median' needs a seed set of at least two public rows", "gamma")
-        gamma = median_gamma(seed)
-    else:
-        gamma = float(cfg.gamma)
-    hasher = RFFHasher(cfg.n_features, dim=cfg.dim, gamma=gamma, seed=seed_value(cfg.hash_seed, "hash-seed"))
-    private = cfg.method == "paper"
-    if private and seed.shape[0] == 0:
-        raise InvalidParameterError("the private method needs a non-empty seed set", "seed-set")
-    config = make_config(sched, n_features=cfg.n_features, dim=cfg.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
-                     reveal=cfg.reveal, private=private)
-    extra = {
-        "node_ids": nodes,
-        "ignored_nodes": ignored,
-        "exchanges": transport.exchanges,
-        "discovery_seconds": t_discovered - t0,
-    }
-    result = run_protocol(transport, names, consumer_name, config, seed, streams["aggregator"], hasher=hasher,
-                          method=cfg.method, schedule=sched, size=cfg.size, started=t0, extra=extra)
-    if cfg.random_state is not None:  # seeded: reproducible and NOT private
-        result.seeded = True
-        if result.privacy is not None:
-            result.privacy.mark_seeded()
+    seeded = cfg.random_state is not None
+    extra = {"node_ids": nodes, "ignored_nodes": ignored, "exchanges_log": transport.exchanges,
+             "discovery_seconds": t_discovered - t0}
+    setup = RunSetup(transport=transport, owners=names, consumer=consumer_name, n_features=cfg.n_features,
+                     size=cfg.size, hasher=hasher, seed=seed, plan=plan, privacy=cfg.budget,
+                     rng=streams["aggregator"], seeded=seeded, progress=False, started=t0, extra=extra)
+    result = method.run(setup)
+    result.seeded = seeded
+    if seeded and result.privacy is not None:  # reproducible and NOT private
+        result.privacy.mark_seeded()
     return result
 
 

@@ -28,27 +28,34 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+import logging
+from typing import Any, Callable, ClassVar, Literal
 
 import numpy as np
 
 from .. import accounting
+from .._validation import bounded_int, choice_of, positive_float
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import RFFHasher
-from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select, nominate
+from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select
+from ..parties import SKETCH_RELEASES as _SKETCH_RELEASES
+from ..parties import nominate_rows, owner_sketch, quota_rows, sketch_calibration
 from ..privacy import Csprng
 from ..messages import (NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, QuotaReply, QuotaRequest,
                         SketchReply, SketchRequest, TargetRelease, TargetRequest)
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
+from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod
 from .baselines import exact_greedy
 
-__all__ = ["NominationsConfig", "NominationsAggregator", "nominate_rows", "temperature_for", "run_nominations",
-           "TEMPERATURE_PER_SIGMA", "TEMPERATURE_FLOOR", "STOCHASTIC_GREEDY_FACTOR", "PURCHASE", "PURCHASE_FACTOR",
-           "OWNER_EPSILON", "OWNER_DELTA", "QUOTA_POOL_FACTOR", "QUOTA_UNIFORM_SHARE", "SKETCH_TEMPERATURE_PER_SIGMA",
-           "SKETCH_TEMPERATURE_FLOOR", "HISTOGRAM_BINS", "HISTOGRAM_BIN_PER_SIGMA", "HISTOGRAM_BIN_FLOOR", "TILT_ROUNDS",
-           "owner_sketch", "sketch_calibration", "sketch_temperature_for", "histogram_edges", "quotas_from_histograms",
-           "quota_rows"]
+_log = logging.getLogger("dpsumm")
+
+__all__ = ["Nominations", "DEFAULT_VALIDATION_BUDGET", "DEFAULT_DIM", "NominationsConfig", "NominationsAggregator",
+           "nominate_rows", "temperature_for", "run_nominations", "TEMPERATURE_PER_SIGMA", "TEMPERATURE_FLOOR",
+           "STOCHASTIC_GREEDY_FACTOR", "PURCHASE", "PURCHASE_FACTOR", "OWNER_EPSILON", "OWNER_DELTA",
+           "QUOTA_POOL_FACTOR", "QUOTA_UNIFORM_SHARE", "SKETCH_TEMPERATURE_PER_SIGMA", "SKETCH_TEMPERATURE_FLOOR",
+           "HISTOGRAM_BINS", "HISTOGRAM_BIN_PER_SIGMA", "HISTOGRAM_BIN_FLOOR", "TILT_ROUNDS", "owner_sketch",
+           "sketch_calibration", "sketch_temperature_for", "histogram_edges", "quotas_from_histograms", "quota_rows"]
 
 #: The tilt's temperature in units of the noise in an owner's relevance score ``h1(x).g~`` (whose standard
 #: deviation is ``sigma ||h1(x)|| ~ sigma``), measured on MNIST (docs/experiments/nominations-temperature).
@@ -85,50 +92,11 @@ HISTOGRAM_BIN_PER_SIGMA = 0.3
 HISTOGRAM_BIN_FLOOR = 0.005
 #: Self-consistent steps of each owner's tilt toward g~ (stopped earlier by the discrepancy principle).
 TILT_ROUNDS = 0
-_SUM_SENSITIVITY = 2.0 * math.sqrt(2.0)  # ||h1(x) - h1(x')|| <= 2 sqrt(2)
-_HISTOGRAM_SENSITIVITY = math.sqrt(2.0)  # one row leaves one bin and enters another
-_SKETCH_RELEASES = 2
-
-
 def sketch_temperature_for(sigma: float) -> float:
     """The owners' ranking temperature for a release with per-coordinate noise ``sigma`` (public)."""
     if not math.isfinite(sigma) or sigma < 0:
         raise InvalidParameterError(f"`sigma` must be finite and >= 0, got {sigma!r}", "sigma")
     return max(SKETCH_TEMPERATURE_FLOOR, SKETCH_TEMPERATURE_PER_SIGMA * sigma)
-
-
-def owner_sketch(X: np.ndarray, hasher: RFFHasher, stage: str, direction: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """An owner's exact sketch before noise (Rust, streaming): ``sum h1(X)`` or its score histogram (float64)."""
-    from .. import _core
-
-    if stage == "sum":
-        return np.asarray(_core.owner_hash_sum(X, hasher._projection), dtype=np.float64)
-    if stage == "histogram":
-        return np.asarray(_core.owner_score_histogram(X, hasher._projection, np.ascontiguousarray(direction, np.float64),
-                                                      np.ascontiguousarray(edges, np.float64)), dtype=np.float64)
-    raise ProtocolError(f"unknown sketch stage {stage!r}")
-
-
-def sketch_calibration(stage: str, dim: int, epsilon: float, delta: float, releases: int
-                       ) -> tuple[accounting.GaussianCalibration, accounting.GaussianEvent]:
-    """The discrete Gaussian of one of an owner's ``releases`` sketch releases, and its ledger event.
-
-    Each release is calibrated at ``sqrt(releases) * (1 + 2^-9)`` times its L2 sensitivity Δ (``2 sqrt(2)`` for
-    the hash sum, ``sqrt(2)`` for the histogram), so that its noise multiplier against its own effective
-    sensitivity ``Δ + g sqrt(d)`` (``g sqrt(d) <= Δ / 2^10``, :func:`dpsumm.accounting.calibrate_gaussian`) is at
-    least ``sqrt(releases)`` times the one-release multiplier: the ``releases`` releases compose (RDP adds) to at
-    most the one-release curve, which meets ``(epsilon, delta)``. The event records the actual multiplier.
-    """
-    if stage not in ("sum", "histogram"):
-        raise ProtocolError(f"unknown sketch stage {stage!r}")
-    if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
-        raise ProtocolError(f"a sketch needs releases >= 1, got {releases!r}")
-    base = _SUM_SENSITIVITY if stage == "sum" else _HISTOGRAM_SENSITIVITY
-    cal = accounting.calibrate_gaussian(epsilon, delta, sensitivity=base * math.sqrt(releases) * (1 + 2.0 ** -9), dim=dim)
-    z = cal.sigma / (base + cal.granularity * math.sqrt(dim))
-    what = "sum of h1 over the owner's rows" if stage == "sum" else "counts of the owner's scores per public bin"
-    return cal, accounting.GaussianEvent(noise_multiplier=z, neighbour="replace-one", discrete=True,
-                                         releases=f"each owner's {what} + discrete Gaussian")
 
 
 def histogram_edges(g_tilde: np.ndarray, direction: np.ndarray, sigma: float) -> np.ndarray:
@@ -182,26 +150,6 @@ def quotas_from_histograms(histograms: np.ndarray, n_rows: np.ndarray, size: int
     return out
 
 
-def quota_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, direction: np.ndarray, *, temperature: float,
-               tilt_rounds: int, stop_sq: float, count: int, candidates: int, sample_seed: int,
-               greedy_sample_factor: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """An owner's ``count`` best rows: tilted herding at ``lambda`` (docs/design.md §2.5).
-
-    ``lambda`` starts at ``direction / temperature``; with ``tilt_rounds > 0`` it takes up to that many
-    self-consistent steps ``lambda <- lambda + (g~ - m_lambda) / T`` toward ``g~`` (Rust, one streaming pass
-    each), stopped by the discrepancy principle ``||g~ - m_lambda||^2 <= stop_sq``. Then
-    :func:`nominate_rows` herds ``count`` rows toward the owner's tilted mean at ``lambda``.
-    """
-    from .. import _core
-
-    lam = np.ascontiguousarray(direction / temperature, dtype=np.float64)
-    if tilt_rounds > 0:
-        lam, _, _ = _core.owner_self_consistent_tilt(X, hasher._projection, np.ascontiguousarray(g_tilde, np.float64),
-                                                     lam, float(temperature), int(tilt_rounds), float(stop_sq))
-    return nominate_rows(X, hasher, np.asarray(lam, dtype=np.float64), temperature=1.0, nominees=count,
-                         candidates=candidates, sample_seed=sample_seed, greedy_sample_factor=greedy_sample_factor)
-
-
 def temperature_for(sigma: float) -> float:
     """The default temperature of the owners' tilt for a release with per-coordinate noise ``sigma``.
 
@@ -213,26 +161,6 @@ def temperature_for(sigma: float) -> float:
     if not math.isfinite(sigma) or sigma < 0:
         raise InvalidParameterError(f"`sigma` must be finite and >= 0, got {sigma!r}", "sigma")
     return max(TEMPERATURE_FLOOR, TEMPERATURE_PER_SIGMA * sigma)
-
-
-def nominate_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, *, temperature: float, nominees: int,
-                  candidates: int, sample_seed: int, greedy_sample_factor: float | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """An owner's nominees: the tilted herding of :func:`dpsumm.kernels.nominate` (docs/design.md §2.2).
-
-    One streaming pass scores every row ``s(x) = h1(x).g~``, builds the tilted target ``t = sum w(x) h1(x)``,
-    ``w ~ exp(s/T)``, and samples ``candidates`` rows with probability ``~ w`` (Gumbel-top-C, seeded by the
-    public ``sample_seed``: not privacy noise); the greedy then picks ``nominees`` of them toward ``t`` (exact, or
-    with ``greedy_sample_factor = r`` the stochastic greedy, ``ceil((C/M) r)`` random candidates per round). An
-    owner with at most ``nominees`` rows nominates them all. Returns ``(tokens int64 (M,), hashes float32
-    (M, dim))``, ``M = min(nominees, n_rows)``.
-    """
-    n = int(X.shape[0])
-    if nominees >= n:
-        return np.arange(n, dtype=np.int64), np.ascontiguousarray(hasher.transform(X), dtype=np.float32)
-    nom = nominate(X, hasher, g_tilde, temperature=temperature, nominees=nominees, candidates=max(candidates, nominees),
-                   random_state=sample_seed, greedy_sample_factor=greedy_sample_factor)
-    return np.asarray(nom.indices, dtype=np.int64), np.ascontiguousarray(nom.hashes, dtype=np.float32)
 
 
 @dataclass(frozen=True)
@@ -747,3 +675,207 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
         accessed=access, contribution=contribution, privacy=ledger, trace=[], events=list(agg.events),
         hasher=hasher, method=method, schedule=None, seconds=time.perf_counter() - t0, extra=extra,
     )
+
+
+# ------------------------------------------------------------------------------------------ the method object
+
+#: The validation release's budget when a run gives none: ``(epsilon_v, delta_v) = (1, 1e-6)``.
+DEFAULT_VALIDATION_BUDGET = accounting.Budget(validation_epsilon=1.0, validation_delta=1e-6)
+#: h1's dimension for nominations: no per-coordinate noise is added to an owner's hashes, so ``d`` costs no
+#: privacy here; measured on MNIST (docs/experiments/), d = 500 gives several times lower MMD² than the paper's 140.
+DEFAULT_DIM = 500
+#: Rows each owner nominates per summary row when ``nominees`` is None (``M = 2 * size``): smaller ``M`` loses on
+#: skewed splits (docs/experiments/mnist-nominees).
+NOMINEES_PER_SIZE = 2
+
+_PURCHASES = ("quotas", "nominees", "winners")
+_CHOICES = ("kernel", "hashes")
+_OWNER_GREEDY = ("stochastic", "exact")
+_RELEASES = ("gaussian", "mwem", "exact")
+_REVEALS = ("points", "hashes")
+
+
+@dataclass(frozen=True, repr=False)
+class Nominations(SummaryMethod):
+    """The nominations protocol: the consumer releases its hashed validation mean once, every owner nominates
+    rows ranked against it, and the aggregator buys them and chooses (docs/design.md §2-§5).
+
+    The default run (``purchase="quotas"``, docs/design.md §2.5) certifies every party: each owner releases two
+    small DP sketches of its rows (its hash sum and its score histogram, discrete Gaussian; owners'
+    ``(epsilon, delta)`` of ``privacy``, default ``(OWNER_EPSILON, OWNER_DELTA) = (1, 1e-6)``, replace-one in that
+    owner's rows), the aggregator reads quotas off them and buys ``purchase_factor * size`` raw rows in all
+    (3 x size, whatever K); the consumer's epsilon is the validation budget (``privacy``, default
+    :data:`DEFAULT_VALIDATION_BUDGET`; replace-one in ``D_v``). ``purchase="nominees"`` keeps the owners'
+    epsilon at 0 (what an owner receives depends only on its own data, the one release and public numbers) at
+    the price of ``K * nominees`` raw rows (10 x size at K = 5, 200 x size at K = 100).
+
+    Parameters
+    ----------
+    nominees : int, optional
+        Rows each owner nominates (public, the same for every owner). Default ``2 * size``.
+    candidates : int, optional
+        Each owner herds among ``candidates`` of its rows, sampled with probability ``~ exp(h1(x).g~ / T)``
+        (default ``4 * nominees``; a number >= the owner's rows uses them all). Must be >= ``nominees``.
+    temperature : float, optional
+        The owners' tilt ``w(x) ~ exp(h1(x).g~ / T)``; default :func:`temperature_for` of the release's noise.
+    purchase : {"quotas", "nominees", "winners"}, default="quotas"
+        ``"quotas"``: the owners' two sketch releases, then each owner's quota of its best rows (``purchase_factor
+        * size`` raw rows in all; certified, owners' epsilon as above). ``"nominees"``: buy every nominee's row
+        (``K * nominees`` raw rows; certified, owners' epsilon 0). ``"winners"``: buy only the
+        ``size`` winners; each owner then learns which of its rows won, which depends on the other owners' data:
+        outside the DP guarantee, and the ledger marks the owners NOT certified.
+    choice : {"kernel", "hashes"}, optional
+        The aggregator's greedy over the pooled nominees: the exact RBF kernel against ``D_v`` (``"kernel"``;
+        needs the raw rows: the default with ``purchase="nominees"`` and ``reveal="points"``; the consumer then
+        sends ``D_v`` to the trusted aggregator), or their h1 hashes against ``mean h1(D_v)`` (``"hashes"``, the
+        default otherwise).
+    owner_greedy : {"stochastic", "exact"}, default="stochastic"
+        How each owner picks its nominees among its candidates: the stochastic greedy (each round evaluates
+        ``ceil((C/M) * STOCHASTIC_GREEDY_FACTOR)`` random candidates, Mirzasoleiman et al. 2015; ``O(C d)`` per
+        owner) or the exact greedy (``O(M C d)``).
+    validation_release : {"gaussian", "mwem", "exact"}, default="gaussian"
+        The mechanism of the one validation release: the discrete Gaussian, the paper's h2 (MWEM) at the same
+        ``(epsilon_v, delta_v)``, or ``"exact"``: the exact mean, NOT private for the consumer (the result has no
+        ledger; the epsilon_v = infinity point of the experiments).
+    reveal : {"points", "hashes"}, default="points"
+        ``"hashes"``: the aggregator receives only the h1 hashes of the rows it buys (labels, no raw row).
+    dim : int, default=500
+        h1's number of random features.
+    hash_seed : int or str, default=0
+        h1's public seed.
+    purchase_factor : float, default=PURCHASE_FACTOR (3.0)
+        ``purchase="quotas"``: raw owner rows bought, in units of ``size``.
+    tilt_rounds : int, default=TILT_ROUNDS (0)
+        ``purchase="quotas"``: self-consistent steps of each owner's ranking toward ``g~``, stopped by the
+        discrepancy principle (``||g~ - m_lambda||^2 <= d sigma^2``).
+
+    ``nominees``, ``candidates`` (per nominee), ``owner_greedy`` and ``choice`` apply to both purchases;
+    ``temperature`` overrides the owners' tilt (the quota ranking's default is :func:`sketch_temperature_for`).
+    """
+
+    name: ClassVar[str] = "nominations"
+    private: ClassVar[bool] = True
+
+    nominees: int | None = None
+    candidates: int | None = None
+    temperature: float | None = None
+    purchase: Literal["quotas", "nominees", "winners"] = PURCHASE  # type: ignore[assignment]
+    choice: Literal["kernel", "hashes"] | None = None
+    owner_greedy: Literal["stochastic", "exact"] = "stochastic"
+    validation_release: Literal["gaussian", "mwem", "exact"] = "gaussian"
+    reveal: Literal["points", "hashes"] = "points"
+    dim: int = DEFAULT_DIM
+    hash_seed: int | str = 0
+    purchase_factor: float = PURCHASE_FACTOR
+    tilt_rounds: int = TILT_ROUNDS
+
+    def _validate(self) -> None:
+        super()._validate()
+        set_ = object.__setattr__
+        if self.nominees is not None:
+            set_(self, "nominees", bounded_int(self.nominees, "nominees", 1, MAX_COUNT))
+        if self.candidates is not None:
+            set_(self, "candidates", bounded_int(self.candidates, "candidates", 1, MAX_COUNT))
+        if self.nominees is not None and self.candidates is not None and self.candidates < self.nominees:
+            raise InvalidParameterError(f"`candidates` ({self.candidates}) must be >= `nominees` ({self.nominees})",
+                                        "candidates")
+        if self.temperature is not None:
+            set_(self, "temperature", positive_float(self.temperature, "temperature"))
+        set_(self, "purchase_factor", positive_float(self.purchase_factor, "purchase_factor"))
+        set_(self, "tilt_rounds", bounded_int(self.tilt_rounds, "tilt_rounds", 0, 1000))
+        choice_of(self.purchase, "purchase", _PURCHASES)
+        choice_of(self.owner_greedy, "owner_greedy", _OWNER_GREEDY)
+        choice_of(self.validation_release, "validation_release", _RELEASES)
+        choice_of(self.reveal, "reveal", _REVEALS)
+        if self.choice is not None:
+            choice_of(self.choice, "choice", _CHOICES)
+            if self.choice == "kernel" and (self.purchase == "winners" or self.reveal != "points"):
+                raise InvalidParameterError("`choice='kernel'` scores raw rows: it needs purchase='quotas' or "
+                                            "'nominees' and reveal='points'", "choice")
+
+    @property
+    def resolved_choice(self) -> str:
+        """``choice``, or its default for the purchase and reveal options."""
+        if self.choice is not None:
+            return self.choice
+        return "kernel" if self.purchase in ("quotas", "nominees") and self.reveal == "points" else "hashes"
+
+    def budget(self, privacy: accounting.Budget | None) -> accounting.Budget | None:
+        """The run's validation budget: ``privacy``, or the default; None for the exact (non-private) release."""
+        if self.validation_release == "exact":
+            return None
+        return privacy if privacy is not None else DEFAULT_VALIDATION_BUDGET
+
+    def plan(self, *, size: int, owners: int, owner_rows: list[int] | None, validation_rows: int | None,
+             privacy: accounting.Budget | None, gamma_median: bool, transport_given: bool = False) -> Plan:
+        plan = super().plan(size=size, owners=owners, owner_rows=owner_rows, validation_rows=validation_rows,
+                            privacy=privacy, gamma_median=gamma_median, transport_given=transport_given)
+        if self.validation_release == "exact" and privacy is not None:
+            raise InvalidParameterError("`validation_release='exact'` releases D_v's mean without noise: no budget "
+                                        "applies", "privacy")
+        if privacy is not None and privacy.has_owners_budget and self.purchase != "quotas":
+            raise InvalidParameterError(
+                "nominations releases nothing computed from one owner's data to another (owners' epsilon is 0): an "
+                "owners' epsilon/delta in `privacy` would not be spent; give a validation-only budget, "
+                "Budget(validation_epsilon=..., validation_delta=...)", "privacy")
+        budget = self.budget(privacy)
+        if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
+            budget.check_validation_size(validation_rows)
+        M = self.resolved_nominees(size)
+        if self.purchase == "quotas":
+            if owner_rows is not None and sum(owner_rows) < size:
+                raise InvalidParameterError(f"the owners hold {sum(owner_rows)} rows, fewer than `size` ({size})", "size")
+            return plan
+        if M * owners < size:
+            raise InvalidParameterError(f"`nominees` ({M}) times the {owners} owners is below `size` ({size})", "nominees")
+        if self.candidates is not None and self.candidates < M:
+            raise InvalidParameterError(f"`candidates` ({self.candidates}) must be >= `nominees` ({M})", "candidates")
+        if owner_rows is not None:
+            pool = sum(min(M, n) for n in owner_rows)
+            if pool < size:
+                raise InvalidParameterError(
+                    f"the owners can nominate only {pool} rows (min(nominees, rows) each, nominees = {M}), fewer than "
+                    f"`size` ({size}): raise `nominees` or lower `size`", "nominees")
+        return plan
+
+    def resolved_nominees(self, size: int) -> int:
+        """``nominees``, or its default ``NOMINEES_PER_SIZE * size``."""
+        return self.nominees if self.nominees is not None else NOMINEES_PER_SIZE * size
+
+    def config(self, *, size: int, n_features: int, hasher: RFFHasher, privacy: accounting.Budget | None
+               ) -> NominationsConfig:
+        """Every public number of a run (the defaults resolved); the protocol's messages carry them."""
+        M = self.resolved_nominees(size)
+        C = self.candidates if self.candidates is not None else DEFAULT_CANDIDATE_FACTOR * M
+        budget = self.budget(privacy)
+        eps_v = delta_v = 0.0
+        if budget is not None:
+            assert budget.validation_epsilon is not None and budget.validation_delta is not None
+            eps_v, delta_v = budget.validation_epsilon, budget.validation_delta
+        steps, step_eps, eta = 0, 0.0, 0.0
+        if self.validation_release == "mwem":
+            steps, eta = int(math.floor(hasher.dim ** 1.5)), 1.0 / hasher.dim
+            step_eps = accounting.calibrate_mwem_steps(eps_v, delta_v, steps)
+        factor = STOCHASTIC_GREEDY_FACTOR if self.owner_greedy == "stochastic" else None
+        owners_budget = privacy is not None and privacy.has_owners_budget
+        return NominationsConfig(n_features=n_features, dim=hasher.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
+                                 reveal=self.reveal, purchase=self.purchase, nominees=M, candidates=C,
+                                 temperature=self.temperature, release=self.validation_release,
+                                 choice=self.resolved_choice, epsilon=eps_v, delta=delta_v, mwem_steps=steps,
+                                 mwem_step_epsilon=step_eps, eta=eta, greedy_sample_factor=factor,
+                                 owner_epsilon=float(privacy.epsilon) if owners_budget and privacy is not None
+                                 and privacy.epsilon is not None else OWNER_EPSILON,
+                                 owner_delta=float(privacy.delta) if owners_budget and privacy is not None
+                                 and privacy.delta is not None else OWNER_DELTA,
+                                 purchase_factor=self.purchase_factor, tilt_rounds=self.tilt_rounds)
+
+    def run(self, setup: RunSetup) -> SummaryResult:
+        assert setup.transport is not None
+        config = self.config(size=setup.size, n_features=setup.n_features, hasher=setup.hasher, privacy=setup.privacy)
+        result = run_nominations(setup.transport, setup.owners, setup.consumer, config, setup.rng, hasher=setup.hasher,
+                                 size=setup.size, seeded=setup.seeded, started=setup.started, extra=setup.extra,
+                                 with_labels=setup.with_labels)
+        _log.info("nominations: temperature %.4g, sigma %.4g, %d nominees per owner, choice on %s; timings %s",
+                  result.extra["temperature"], result.extra["sigma"], config.nominees, config.choice,
+                  result.extra["timings"])
+        return result

@@ -1,0 +1,251 @@
+"""``dpsumm flower``: the commands of a Flower deployment, or (``--run``) the whole federation on this machine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import DpsummError
+from ._common import NOT_PRIVATE, PROG, UsageError, jsonable, writable_dir
+from .output import build_report, ledger_text, write_outputs
+from .run_options import add_run_options, budget_arg, gamma_arg, method_arg, report_deltas
+
+__all__ = ["add_flower"]
+
+
+def add_flower(sub: Any) -> None:
+    p = sub.add_parser(
+        "flower",
+        help="print (or, with --run, run on this machine) the commands for a Flower deployment",
+        description=(
+            "Owners and the consumer as Flower SuperNodes, the aggregator as a ServerApp (docs/flower.md). "
+            "Without --run: print the exact commands to start a SuperLink, one SuperNode per owner and one for the "
+            "consumer (each on its own machine), and the run. With --run: start them all on 127.0.0.1 as separate "
+            "processes, run the summary, print it and stop every process. Needs pip install 'dpsumm[flower]'."
+        ),
+    )
+    p.add_argument("--owner", action="append", required=True, metavar="NAME=PATH",
+                   help="an owner's party name and data file on its machine (repeat per owner)")
+    p.add_argument("--labels", action="append", default=[], metavar="NAME=PATH",
+                   help="an owner's labels file on its machine (repeat per owner; every owner or none)")
+    p.add_argument("--consumer", required=True, metavar="PATH", help="the consumer's validation rows on its machine")
+    p.add_argument("--size", type=int, required=True, help="summary size")
+    p.add_argument("--n-features", type=int, default=None,
+                   help="features per row (default: read from the --consumer file if it is readable here)")
+    p.add_argument("--superlink", default="SUPERLINK_HOST:9093", metavar="HOST:PORT",
+                   help="address the SuperNodes and flwr use to reach the SuperLink (printed commands)")
+    p.add_argument("--tls-dir", default=None, metavar="DIR",
+                   help="directory with ca.crt, server.pem, server.key (printed commands; --run makes its own)")
+    p.add_argument("--insecure", action="store_true", help="no TLS (trials on a trusted network only)")
+    p.add_argument("--node-auth", action="store_true", help="SuperNode authentication (needs TLS)")
+    add_run_options(p)
+    p.add_argument("--reply-timeout", type=float, default=60.0, help="seconds before a silent party is excluded")
+    p.add_argument("--output", default=None, help="result file (.npz) on the SuperLink's machine")
+    p.add_argument("--app-dir", default="dpsumm-app", help="where to write the Flower app (default ./dpsumm-app)")
+    p.add_argument("--run", action="store_true", help="run everything on 127.0.0.1 now")
+    p.add_argument("--out", default=None,
+                   help="with --run: write summary.npy, provenance.csv and report.json (the whole ledger) here")
+    p.add_argument("--workdir", default=None, help="with --run: logs and state (default: a temporary directory)")
+    p.add_argument("--poll-interval", type=float, default=None,
+                   help="with --run: SuperNodes poll every S seconds (python -m dpsumm.flower.supernode) "
+                        "instead of Flower's 3 s")
+    p.add_argument("--json", action="store_true", help="with --run: print the result summary as JSON")
+    p.set_defaults(func=_run)
+
+
+def _flower_owners(specs: Sequence[str], what: str = "--owner") -> dict[str, str]:
+    owners: dict[str, str] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"{what} must be NAME=PATH, got {spec!r}")
+        if name in owners or name == "consumer":
+            raise UsageError(f"{what} name {name!r} is repeated or reserved")
+        owners[name] = path
+    return owners
+
+
+def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int) -> dict[str, Any]:
+    """The Flower run config of the command line (keys of dpsumm.flower.config): the shared keys, the budget, and
+    only the method options that were given (the rest keep the method object's defaults on the ServerApp too)."""
+    from pathlib import Path
+
+    method = method_arg(args)
+    if not method.distributed:
+        raise UsageError(f"--method {method.name} is a central baseline: it needs every row in one process and does "
+                         "not run on Flower")
+    budget = budget_arg(args, method, size=args.size, owners=n_owners)
+    gamma = gamma_arg(args.gamma)
+    run_config: dict[str, Any] = {"size": args.size, "owners": n_owners, "n-features": n_features,
+                                  "method": method.name, "reply-timeout": args.reply_timeout, "gamma": gamma,
+                                  "feature-low": float(args.feature_range[0]),
+                                  "feature-high": float(args.feature_range[1])}
+    for option, value in method.changed_params().items():
+        run_config[option.replace("_", "-")] = value
+    if budget is not None:
+        if budget.epsilon is not None:
+            run_config.update({"budget-epsilon": budget.epsilon, "budget-delta": budget.delta})
+        run_config.update({"budget-validation-epsilon": budget.validation_epsilon,
+                           "budget-validation-delta": budget.validation_delta})
+    if args.seed_set is not None:
+        if args.seed_set.isdigit():
+            run_config["seed-set"] = int(args.seed_set)
+        else:  # the ServerApp runs in another directory: hand it an absolute path
+            run_config["seed-set-path"] = str(Path(args.seed_set).resolve())
+    if args.random_state is not None:
+        run_config["random-state"] = args.random_state
+    return run_config
+
+
+def _run(args: argparse.Namespace) -> int:
+    import shlex
+    from pathlib import Path
+
+    owners = _flower_owners(args.owner)
+    n_features = args.n_features
+    if n_features is None:
+        try:
+            from ..datasets import load_array
+
+            n_features = int(load_array(args.consumer).shape[1])
+        except DpsummError:
+            raise UsageError("--n-features is needed (the --consumer file is not readable here)") from None
+    if args.node_auth and args.insecure:
+        raise UsageError("--node-auth needs TLS (drop --insecure)")
+    labels = _flower_owners(args.labels, what="--labels")
+    if labels and set(labels) != set(owners):
+        raise UsageError(f"--labels must name every owner ({sorted(owners)}) or none, got {sorted(labels)}")
+    if args.out and not args.run:
+        raise UsageError("--out applies to --run only (without --run the result is --output on the SuperLink)")
+    run_config = _flower_run_config(args, len(owners), n_features)
+    try:
+        from .. import flower
+        from ..flower.config import FlowerRunConfig
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+    FlowerRunConfig.from_run_config(run_config)  # a bad combination fails here, before anything starts
+    if args.run:
+        # Everything runs here: every data file must be readable here, checked before anything starts.
+        from ..datasets import read_table
+
+        for name, path in [*owners.items(), ("consumer", args.consumer)]:
+            try:
+                t = read_table(path)
+            except DpsummError as exc:
+                raise UsageError(f"--owner {name}: {exc}" if name != "consumer" else f"--consumer: {exc}") from None
+            if t.data.shape[1] != n_features:
+                raise UsageError(f"{path} has {t.data.shape[1]} features, expected {n_features}")
+        if args.output:
+            writable_dir(str(Path(args.output).resolve().parent), "--output")
+        if args.out:
+            writable_dir(args.out, "--out")
+        return _run_flower_locally(args, owners, labels, run_config)
+
+    from ..flower.config import _toml_value
+
+    q = shlex.quote
+    tls = None if args.insecure else Path(args.tls_dir or "tls")
+    host, _, port = args.superlink.rpartition(":")
+    out = args.output or "/var/lib/dpsumm/result.npz"
+    run_config["output"] = out
+    lines = ["# Every machine: pip install 'dpsumm[flower]'   (flwr==" + flower.FLWR_VERSION + ")",
+             "# Every Flower process: export FLWR_TELEMETRY_ENABLED=0 FLWR_DISABLE_UPDATE_CHECK=1", ""]
+    if tls is not None:
+        lines += ["# TLS: ca.crt goes to every machine; server.pem/server.key stay on the SuperLink's machine.",
+                  f"#   python -c \"from dpsumm.flower import make_tls; make_tls({str(tls)!r}, [{host!r}, '127.0.0.1', 'localhost'])\"",
+                  "#   (127.0.0.1 too: the SuperLink's own ServerApp process reaches it there over TLS)", ""]
+    link = ["flower-superlink", "--host", "0.0.0.0", "--port", port or "9093", "--disable-runtime-dependency-installation"]
+    if tls is None:
+        link.append("--insecure")
+    else:
+        link += ["--ssl-ca-certfile", str(tls / "ca.crt"), "--ssl-certfile", str(tls / "server.pem"),
+                 "--ssl-keyfile", str(tls / "server.key")]
+    if args.node_auth:
+        link.append("--enable-supernode-auth")
+    lines += ["# 1. SuperLink machine (runs the aggregator's ServerApp):", " ".join(q(a) for a in link), ""]
+    cli_conf = ["[superlink]", 'default = "dpsumm"', "", "[superlink.dpsumm]", f'address = "{args.superlink}"']
+    cli_conf.append("insecure = true" if tls is None else f'root-certificates = "{(tls / "ca.crt").resolve()}"')
+    parties = [(n, "owner", p) for n, p in owners.items()] + [("consumer", "consumer", args.consumer)]
+    if args.node_auth:
+        lines += ["# 2. Each party makes a key pair on its machine and sends NAME.key.pub to the SuperLink's operator:",
+                  "#   python -c \"from dpsumm.flower import make_node_key; make_node_key('keys', 'NAME')\"",
+                  "#  who registers each one (flwr CLI configured as in step 4):"]
+        lines += [f"flwr supernode register keys/{n}.key.pub dpsumm --name {q(n)}" for n, _, _ in parties]
+        lines.append("")
+    lines.append("# 3. One SuperNode per party, each on its own machine (data paths are on that machine):")
+    for name, role, path in parties:
+        cfg = f"role={_toml_value(role)} name={_toml_value(name)} data={_toml_value(path)}"
+        if name in labels:
+            cfg += f" labels={_toml_value(labels[name])}"
+        node = ["flower-supernode", "--superlink", args.superlink, "--node-config", cfg]
+        node += ["--insecure"] if tls is None else ["--root-certificates", str(tls / "ca.crt")]
+        if args.node_auth:
+            node += ["--auth-supernode-private-key", f"keys/{name}.key"]
+        lines += [f"#   {role} {name}:", " ".join(q(a) for a in node)]
+    lines += ["", "# 4. Where the run is started (any machine that reaches the SuperLink): the flwr CLI connection,",
+              "#    in $FLWR_HOME/config.toml (default ~/.flwr/config.toml):"]
+    lines += ["#   " + c for c in cli_conf]
+    lines += ["# then write the app and start the run:",
+              f"python -c \"from dpsumm.flower import write_app; write_app({args.app_dir!r})\"",
+              " ".join(["flwr", "run", q(args.app_dir), "dpsumm", "--run-config",
+                        q(" ".join(f"{k}={_toml_value(v)}" for k, v in run_config.items())), "--stream"]),
+              f"# The ServerApp writes the summary to {out} on the SuperLink's machine",
+              "# (python -c \"import dpsumm.flower as f; print(f.load_result('" + out + "'))\")."]
+    print("\n".join(lines))
+    return 0
+
+
+def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels: dict[str, str],
+                        run_config: dict[str, Any]) -> int:
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from ..flower import LocalFederation, save_result
+
+    with tempfile.TemporaryDirectory(prefix="dpsumm-flower-") as tmp:
+        work = Path(args.workdir) if args.workdir else Path(tmp)
+        t0 = time.perf_counter()
+        fed = LocalFederation(work, owners, args.consumer, labels=labels, tls=not args.insecure, node_auth=args.node_auth,
+                              node_poll_interval=args.poll_interval,
+                              allow_seeded=args.random_state is not None)
+        try:
+            fed.start()
+            print(f"started SuperLink on 127.0.0.1:{fed.port} and {len(owners) + 1} SuperNodes: pids {fed.pids}",
+                  file=sys.stderr)
+            res = fed.run(run_config)
+        finally:
+            fed.close()
+        wall = time.perf_counter() - t0
+        if args.output:
+            save_result(res, args.output)
+    rounds = [e for e in res.extra.get("exchanges_log", []) if e.get("round") is not None]
+    per_round: dict[int, float] = {}
+    for e in rounds:
+        per_round[e["round"]] = per_round.get(e["round"], 0.0) + e["seconds"]
+    summary = {
+        "size": len(res), "owners": res.owner_names, "owner": res.owner.tolist(), "index": res.index.tolist(),
+        "accessed": res.accessed.total, "events": res.events, "server_seconds": res.seconds, "wall_seconds": wall,
+        "discovery_seconds": res.extra.get("discovery_seconds"),
+        "mean_round_seconds": sum(per_round.values()) / len(per_round) if per_round else None,
+    }
+    if args.random_state is not None:
+        summary["private"] = False
+        summary["warning"] = NOT_PRIVATE
+    if args.out:
+        report = build_report(res, args, budget_arg(args), owners=owners, flower=jsonable(summary))
+        write_outputs(res, args.out, report)
+    if args.json:
+        print(json.dumps(jsonable(summary), indent=2))
+    else:
+        for k, v in summary.items():
+            print(f"{k}: {v}")
+        print("\n".join(ledger_text(res, *report_deltas(args), args.random_state is not None)))
+    if len(res) < args.size:
+        print(f"{PROG}: error: the run returned {len(res)} of {args.size} rows (see events)", file=sys.stderr)
+        return 1
+    return 0
+

@@ -1,0 +1,122 @@
+"""What a run prints and writes: the ledger's text, report.json, the summary files, the epsilon lines."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ._common import NOT_PRIVATE, jsonable
+
+__all__ = ["ledger_text", "build_report", "write_outputs", "print_epsilon"]
+
+
+def _ledger(privacy: Any) -> Any:
+    """The run's Ledger; a Flower result carries the ledger's dict form, turned back into a Ledger when
+    ``Ledger.from_dict`` exists (else the dict is returned)."""
+    from .. import accounting
+
+    if isinstance(privacy, dict):
+        from_dict = getattr(accounting.Ledger, "from_dict", None)
+        return from_dict(privacy) if from_dict is not None else privacy
+    return privacy
+
+
+def ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded: bool) -> list[str]:
+    """What the run cost and certified, per party, in plain lines (the ledger's table and notes)."""
+    lines = []
+    if seeded:
+        lines.append("seeded run (--random-state): reproducible and NOT private.")
+    if res.privacy is None:
+        lines.append(f"method {res.method!r} is not private: no party's privacy is protected or certified.")
+        return lines
+    led = _ledger(res.privacy)
+    if isinstance(led, dict):  # no Ledger.from_dict: the totals at the δ's the ServerApp saved them at
+        d = led.get("delta", {})
+        lines.append(f"epsilon at delta owners {d.get('owners')}, validation {d.get('validation')}: "
+                     f"{json.dumps(led.get('totals'))}")
+        lines += led.get("notes", [])
+        lines.append(f"aggregator saw {res.accessed.total} raw rows ({res.accessed.per_owner}).")
+        lines.append(f"certified: {'NO (seeded run)' if seeded else res.privacy_status()}.")
+        return lines
+    eps_o = led.epsilon("owners", delta_owners)
+    eps_v = led.epsilon("validation", delta_validation)
+    certified = math.isfinite(eps_o) and math.isfinite(eps_v) and not seeded
+    lines.append(led.table(delta_owners, delta_validation))
+    lines.append(f"owners: epsilon {eps_o:.4g} at delta {delta_owners:g}; validation set: epsilon {eps_v:.4g} at "
+                 f"delta {delta_validation:g} (tight accountant).")
+    seen: dict[str, dict[str, int]] = {}
+    for e in led.entries:
+        seen.setdefault(e.party, {})
+        seen[e.party][e.label] = seen[e.party].get(e.label, 0) + int(getattr(e.event, "count", 1))
+    for party, labels in seen.items():
+        lines.append(f"{party} saw: " + "; ".join(f"{lab} x{n}" for lab, n in labels.items()))
+    lines.append(f"aggregator saw {res.accessed.total} raw rows ({res.accessed.per_owner}).")
+    lines.append("certified: yes, for every party." if certified else
+                 "certified: NO" + (" (seeded run)" if seeded else " (a party's epsilon is not finite: see the notes)") + ".")
+    return lines
+
+
+def build_report(res: Any, args: argparse.Namespace, budget: Any, **extra: Any) -> dict[str, Any]:
+    seeded = args.random_state is not None
+    led = None if res.privacy is None else _ledger(res.privacy)
+    from .run_options import report_deltas
+
+    d_o, d_v = report_deltas(args)
+    privacy: Any = None
+    certified = False
+    if isinstance(led, dict):
+        privacy = led
+        certified = not seeded and res.privacy_status() == "private, certified"
+    elif led is not None:
+        privacy = led.to_dict(d_o, d_v)
+        certified = (not seeded and led.certified("owners") and led.certified("validation")
+                     and math.isfinite(led.epsilon("owners", d_o)) and math.isfinite(led.epsilon("validation", d_v)))
+    return {
+        **({"warning": NOT_PRIVATE} if seeded else {}),
+        "method": res.method, "size": len(res), **extra,
+        "gamma": res.hasher.gamma, "dim": res.hasher.dim, "hash_seed": res.hasher.seed,
+        "seeded": seeded, "private": led is not None and not seeded, "certified": certified,
+        "budget": None if budget is None else dataclasses.asdict(budget),
+        "accessed": dataclasses.asdict(res.accessed),
+        "contribution": res.contribution.tolist(), "events": res.events, "seconds": res.seconds,
+        "privacy": privacy,
+    }
+
+
+def write_outputs(res: Any, out_dir: str, report: dict[str, Any]) -> Any:
+    from pathlib import Path
+
+    import numpy as np
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    np.save(out / "summary.npy", res.points if res.points is not None else res.hashes)
+    if res.labels is not None:
+        np.save(out / "labels.npy", res.labels)
+    np.savetxt(out / "provenance.csv", np.column_stack([res.owner, res.index]), fmt="%d", delimiter=",",
+               header="owner,index", comments="")
+    (out / "report.json").write_text(json.dumps(jsonable(report), indent=2, default=str, allow_nan=False))
+    return out
+
+
+
+def print_epsilon(records: Sequence[Any]) -> None:
+    nom = [r for r in records if r.method == "nominations"]
+    if nom:
+        r = max(nom, key=lambda r: r.size)
+        print(f"nominations, size {r.size}: epsilon owners {r.epsilon_owners:.4g} (certified: what an owner receives "
+              f"depends only on its own data and the one validation release); validation {r.epsilon_validation:.4g} "
+              f"(delta {r.delta_validation:g}; replace-one in D_v); tight accountant.")
+    priv = [r for r in records if r.method == "paper"]
+    if not priv:
+        return
+    r = max(priv, key=lambda r: r.size)
+    owners = "not certified (paper's PrivAuction, see README 'Privacy')" if r.epsilon_owners is None else f"{r.epsilon_owners:.4g}"
+    print(f"private, size {r.size}: epsilon owners {owners}; h2 releases alone {r.epsilon_owners_h2:.4g} "
+          f"(delta {r.delta_owners:g}); validation {r.epsilon_validation:.4g} (delta {r.delta_validation:g}); tight accountant.")
+
+

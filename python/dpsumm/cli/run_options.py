@@ -1,0 +1,168 @@
+"""The options ``summarize`` and ``flower`` share: the method and its options, the budget, the kernel and the seed.
+
+The method's options are flags (``--nominees``, ``--purchase``, ``--dim``, ...) that default to "not given": the
+method object then keeps its own default (:mod:`dpsumm.methods`), so the CLI and the Python API cannot disagree.
+A flag the chosen method does not have is refused, naming the flag and the method it belongs to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any, Literal
+
+from ..errors import DpsummError, InvalidParameterError
+from ._common import UsageError
+
+__all__ = ["add_run_options", "gamma_arg", "seed_set_arg", "budget_arg", "method_arg", "report_deltas", "METHOD_FLAGS"]
+
+#: Method option -> (flag, type, help). Every option of every method object except ``schedule`` (an object).
+METHOD_FLAGS: dict[str, tuple[str, Any, str]] = {
+    "nominees": ("--nominees", int, "nominations: rows each owner nominates (default 2 x size)"),
+    "candidates": ("--candidates", int, "nominations: rows each owner samples for its herding (default 4 x nominees)"),
+    "temperature": ("--temperature", float, "nominations: the owners' tilt (default: from the release's noise)"),
+    "purchase": ("--purchase", str, "nominations: nominees (default; certified) or winners (fewer raw rows, but each "
+                                    "owner learns which of its rows won: outside the DP guarantee)"),
+    "choice": ("--choice", str, "nominations: the aggregator's greedy on the exact kernel or on the hashes"),
+    "owner_greedy": ("--owner-greedy", str, "nominations: stochastic (default) or exact"),
+    "validation_release": ("--validation-release", str, "nominations: gaussian (default) or mwem"),
+    "reveal": ("--reveal", str, "nominations, paper, paper-greedy: points (default; the aggregator gets the raw rows "
+                                "it buys) or hashes (only their h1 hashes)"),
+    "dim": ("--dim", int, "random features d of h1 (default: the method's, 500 for nominations and the baselines, "
+                          "140 for the paper's)"),
+    "hash_seed": ("--hash-seed", int, "public seed of h1 (default 0)"),
+    "t_init": ("--t-init", int, "paper, paper-greedy: override the schedule's MWEM steps in the first epoch"),
+    "t_subs": ("--t-subs", int, "paper, paper-greedy: override the schedule's MWEM steps in later epochs"),
+    "epsilon_auction": ("--epsilon-auction", str, "paper: PrivAuction's epsilon (default 0: ask every owner, "
+                                                  "certified; > 0 or 'theorem6': the paper's uncertified auction)"),
+}
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """--method and its options, the budget, gamma, the seed set and the seed."""
+    from ..methods import METHODS
+
+    p.add_argument("--method", default="nominations", choices=METHODS,
+                   help="nominations (default, recommended: every party certified), paper (Sarpatwar et al. Alg. 3), "
+                        "or a non-private baseline: central-greedy, paper-greedy, exact-greedy, uniform")
+    p.add_argument("--budget", type=float, default=None, metavar="EPS",
+                   help="owners' epsilon budget (the paper's protocol: with --validation-budget)")
+    p.add_argument("--delta", type=float, default=None, metavar="D",
+                   help="owners' delta: of --budget, and the delta the ledger is reported at (default 1e-6)")
+    p.add_argument("--validation-budget", type=float, default=None, metavar="EPS",
+                   help="the validation set's epsilon budget (alone: a validation-only budget, for nominations)")
+    p.add_argument("--validation-delta", type=float, default=None, metavar="D",
+                   help="validation delta: of --validation-budget, and the delta the ledger is reported at "
+                        "(default 1e-6)")
+    group = p.add_argument_group("method options (default: the method's own; a flag the method lacks is refused)")
+    for option, (flag, kind, text) in METHOD_FLAGS.items():
+        group.add_argument(flag, dest=option, type=kind, default=None, help=text)
+    p.add_argument("--gamma", default="median", metavar="FLOAT|median",
+                   help="RBF width, or 'median' (default): the median heuristic on the public seed set")
+    p.add_argument("--seed-set", default=None, metavar="COUNT|PATH",
+                   help="public seed rows: a count of rows generated uniformly in --feature-range, or a file "
+                        "(default: 150 rows for the median heuristic; the schedule's count for the paper's methods)")
+    p.add_argument("--feature-range", type=float, nargs=2, default=(0.0, 1.0), metavar=("LOW", "HIGH"),
+                   help="public box of generated seed rows (default 0 1: scale features to it, "
+                        "dpsumm.scale_to_unit)")
+    p.add_argument("--random-state", type=int, default=None,
+                   help="seed: reproducible and NOT private (default: OS entropy, the only private mode)")
+
+
+def _flag(option: str) -> str:
+    return METHOD_FLAGS[option][0] if option in METHOD_FLAGS else "--" + option.replace("_", "-")
+
+
+def method_arg(args: argparse.Namespace) -> Any:
+    """The method object of the command line (its defaults, with the method flags that were given)."""
+    from ..methods import method_from_options
+
+    options: dict[str, Any] = {o: getattr(args, o) for o in METHOD_FLAGS if getattr(args, o, None) is not None}
+    if "epsilon_auction" in options and options["epsilon_auction"] != "theorem6":
+        try:
+            options["epsilon_auction"] = float(options["epsilon_auction"])
+        except ValueError:
+            raise UsageError(f"--epsilon-auction must be a number >= 0 or 'theorem6', got {options['epsilon_auction']!r}"
+                             ) from None
+    try:
+        return method_from_options(args.method, options, spell=_flag)
+    except DpsummError as exc:
+        raise UsageError(str(exc)) from None
+
+
+_BUDGET_FLAGS = {"epsilon": "--budget", "delta": "--delta", "validation_epsilon": "--validation-budget",
+                 "validation_delta": "--validation-delta"}
+
+
+def _check_delta(value: float | None, flag: str) -> None:
+    if value is not None and not (math.isfinite(value) and 0 < value < 1):
+        raise UsageError(f"{flag} must be a number in (0, 1), got {value!r}")
+
+
+def report_deltas(args: argparse.Namespace) -> tuple[float, float]:
+    """The deltas the ledger is reported at: --delta and --validation-delta, default DEFAULT_DELTA."""
+    from ..methods import DEFAULT_DELTA
+
+    return (DEFAULT_DELTA if args.delta is None else args.delta,
+            DEFAULT_DELTA if args.validation_delta is None else args.validation_delta)
+
+
+def budget_arg(args: argparse.Namespace, method: Any = None, *, size: int | None = None,
+               owners: int | None = None) -> Any:
+    """The run's Budget (None without --budget/--validation-budget), checked against the method (and, with
+    ``size`` and ``owners``, the whole plan: schedule calibration, nominees x owners >= size) before any data is
+    read or noise drawn."""
+    _check_delta(args.delta, "--delta")
+    _check_delta(args.validation_delta, "--validation-delta")
+    from ..methods import budget_from
+
+    method = method_arg(args) if method is None else method
+    if args.budget is None and args.validation_budget is None:
+        budget = None
+    else:
+        if not method.private:
+            raise UsageError(f"--method {method.name} is not private: --budget/--validation-budget do not apply")
+        if args.validation_budget is None:
+            raise UsageError("--budget needs --validation-budget (the validation set's epsilon)")
+        if args.budget is None and method.name != "nominations":
+            raise UsageError(f"--method {method.name} needs --budget (the owners' epsilon) with --validation-budget")
+        if args.budget is not None and method.name == "nominations":
+            raise UsageError("--method nominations releases nothing computed from one owner's data to another "
+                             "(owners' epsilon 0): --budget does not apply; give --validation-budget alone")
+        try:
+            budget = budget_from(args.budget, args.delta if args.budget is not None else None, args.validation_budget,
+                                 args.validation_delta, spell=lambda o: _BUDGET_FLAGS.get(o, o))
+        except DpsummError as exc:
+            raise UsageError(str(exc)) from None
+    if size is not None and owners is not None:
+        try:
+            method.plan(size=size, owners=owners, owner_rows=None, validation_rows=None, privacy=budget,
+                        gamma_median=args.gamma == "median", transport_given=False)
+        except InvalidParameterError as exc:
+            arg = getattr(exc, "argument", None) or ""
+            flag = {"privacy": "--budget/--validation-budget", "size": "--size"}.get(arg, _flag(arg) if arg else "")
+            raise UsageError(f"{flag}: {exc}" if flag else str(exc)) from None
+    return budget
+
+
+def gamma_arg(text: str) -> float | Literal["median"]:
+    if text == "median":
+        return "median"
+    try:
+        g = float(text)
+    except ValueError:
+        raise UsageError(f"--gamma must be a number or 'median', got {text!r}") from None
+    if not (math.isfinite(g) and g > 0):
+        raise UsageError(f"--gamma must be a finite number > 0 or 'median', got {text!r}")
+    return g
+
+
+def seed_set_arg(text: str | None) -> Any:
+    """--seed-set: None, a count, or the rows of a file."""
+    if text is None:
+        return None
+    if text.isdigit():
+        return int(text)
+    from ..datasets import load_array
+
+    return load_array(text)

@@ -1,0 +1,104 @@
+"""``dpsumm summarize``: a summary from owners' files, all parties in this process."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ._common import UsageError, header_arg, jsonable, writable_dir
+from .output import build_report, ledger_text, write_outputs
+from .run_options import add_run_options, budget_arg, gamma_arg, method_arg, report_deltas, seed_set_arg
+
+__all__ = ["add_summarize"]
+
+
+def add_summarize(sub: Any) -> None:
+    p = sub.add_parser(
+        "summarize",
+        help="build a summary from owners' files (all parties in this process)",
+        description="Owners' rows and the validation rows from .npy, .csv or .parquet files (.parquet needs "
+                    "pip install 'dpsumm[parquet]'); prints the privacy ledger and writes summary.npy, labels.npy "
+                    "(with labels), provenance.csv (owner, index) and report.json (accessed rows, the whole privacy "
+                    "ledger, events) to --out.",
+    )
+    p.add_argument("--owners", nargs="+", required=True, metavar="PATH", help="one file per owner")
+    p.add_argument("--labels", nargs="+", default=None, metavar="PATH",
+                   help="one labels file per owner, in --owners order (.npy, .csv or .parquet, one column)")
+    p.add_argument("--label-column", type=int, default=None, metavar="INDEX",
+                   help="the owners' files hold the labels in this column (0-based; -1 = last): it is removed "
+                        "from the features")
+    p.add_argument("--validation", required=True, metavar="PATH", help="the consumer's validation rows")
+    p.add_argument("--size", type=int, required=True, help="summary size p")
+    p.add_argument("--out", required=True, help="output directory")
+    add_run_options(p)
+    p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
+                   help="CSV inputs: is the first line a header? auto: yes when a field is not a number or the "
+                        "line is exactly 0,1,...,n-1 (pandas to_csv(index=False)); default auto")
+    p.add_argument("--json", action="store_true", help="print report.json instead of the ledger table")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=_run)
+
+
+def _owners_with_labels(args: argparse.Namespace, header: Any = "auto") -> list[Any]:
+    import numpy as np
+
+    from .. import datasets
+    from ..results import Owner
+
+    if args.labels is not None and args.label_column is not None:
+        raise UsageError("give --labels or --label-column, not both")
+    if args.labels is not None and len(args.labels) != len(args.owners):
+        raise UsageError(f"--labels needs one file per owner ({len(args.owners)}), got {len(args.labels)}")
+    owners = []
+    for k, path in enumerate(args.owners):
+        table = datasets.read_table(path, header=header)
+        if not args.json:
+            print(f"read {table.describe()}")
+        rows = table.data
+        labels = None
+        if args.label_column is not None:
+            c = args.label_column
+            if not -rows.shape[1] <= c < rows.shape[1] or rows.shape[1] < 2:
+                raise UsageError(f"--label-column {c} is out of range for {path} ({rows.shape[1]} columns)")
+            labels = rows[:, c]
+            rows = np.delete(rows, c % rows.shape[1], axis=1)
+        elif args.labels is not None:
+            labels = datasets.load_labels(args.labels[k])
+        if labels is not None and np.all(np.mod(labels, 1) == 0):
+            labels = labels.astype(np.int64)
+        owners.append(Owner(rows, labels=labels, name=f"owner-{k}"))
+    return owners
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .. import datasets
+    from ..summarize import summarize
+
+    out_dir = writable_dir(args.out, "--out")  # before any noise is drawn
+    header = header_arg(args.header)
+    gamma = gamma_arg(args.gamma)
+    method = method_arg(args)
+    if args.size is not None and args.size < 1:
+        raise UsageError(f"--size must be >= 1, got {args.size}")
+    budget = budget_arg(args, method, size=args.size, owners=len(args.owners))  # the whole plan, before any read
+    owners = _owners_with_labels(args, header=header)
+    val_table = datasets.read_table(args.validation, header=header)
+    if not args.json:
+        print(f"read {val_table.describe()}")
+    validation = val_table.data
+    seed = seed_set_arg(args.seed_set)
+    res = summarize(owners, validation, args.size, method, seed_set=seed, gamma=gamma, privacy=budget,
+                    feature_range=tuple(args.feature_range), random_state=args.random_state,
+                    progress=not args.no_progress)
+    report = build_report(res, args, budget, owners=[str(p) for p in args.owners])
+    out = write_outputs(res, out_dir, report)
+    if args.json:
+        print(json.dumps(jsonable(report), indent=2, default=str, allow_nan=False))
+    else:
+        print("\n".join(ledger_text(res, *report_deltas(args), args.random_state is not None)))
+        print(f"wrote {len(res)} rows to {out / 'summary.npy'} (accessed {res.accessed.total} raw rows); "
+              f"report in {out / 'report.json'}")
+    return 0
+
+

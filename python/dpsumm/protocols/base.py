@@ -1,0 +1,279 @@
+"""What every summarization method shares: the method-object contract and the public setup of one run.
+
+A *method object* (:class:`dpsumm.Nominations`, :class:`dpsumm.PaperProtocol`, ... one per method, each in its
+protocol's module) is a small frozen dataclass that owns its public options, their one default, their
+validation (at construction, before any data is read or noise drawn) and how it runs over the shared parties
+and transport. The entry points (:func:`dpsumm.summarize`, the CLI, the Flower ServerApp, the estimator, the
+experiments) all build one, then
+
+1. :meth:`SummaryMethod.plan` checks the run's shape against the options (summary size, owners, rows, the
+   privacy budget) and decides the public rows the run needs (the paper's ``D_init``, or the sample of the
+   median heuristic) - every configuration error is raised here, before any noise is drawn;
+2. :func:`public_setup` draws the public seed rows and chooses the kernel width and h1 (the same for every
+   entry point);
+3. :meth:`SummaryMethod.run` runs the protocol through ``setup.transport`` and returns the
+   :class:`~dpsumm.SummaryResult`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+
+from .. import accounting
+from .._validation import bounded_int, float_matrix, real_pair, seed_value
+from ..errors import InvalidParameterError
+from ..hashing import MAX_DIM, RFFHasher
+from ..preprocessing import check_kernel, median_gamma
+from ..privacy import Csprng
+from ..results import SummaryResult
+from ..transport import Transport
+
+__all__ = ["SummaryMethod", "Plan", "RunSetup", "LocalData", "public_setup", "MEDIAN_SAMPLE_ROWS", "MAX_SEED_CELLS",
+           "MethodOptionError", "MAX_COUNT"]
+
+_log = logging.getLogger("dpsumm")
+
+#: Public rows generated for the median heuristic (``gamma="median"``) when the user gives no seed set.
+MEDIAN_SAMPLE_ROWS = 150
+#: Largest count a method option may hold (rows nominated, candidates, MWEM steps): beyond any data set, and
+#: within the 64-bit integers every party and the wire use.
+MAX_COUNT = 1 << 40
+#: Largest number of values (rows x features) of a generated seed set.
+MAX_SEED_CELLS = 1 << 26
+
+_M = TypeVar("_M", bound="SummaryMethod")
+
+
+class MethodOptionError(InvalidParameterError, TypeError):
+    """An option given where it does not belong (a method's option passed to ``summarize``, an option the chosen
+    method does not have, or a misspelled one). Also a :class:`TypeError`, as Python's own unexpected-keyword
+    error is."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a method decides from the run's shape, before any data is read in bulk or noise drawn.
+
+    Attributes
+    ----------
+    seed_rows : int
+        Public rows to generate (uniform in the public box) when the user gives no seed set; 0 for none.
+    uses_seed : bool
+        The protocol itself uses the seed rows (the paper's ``D_init``), not only the median heuristic.
+    schedule : dpsumm.accounting.Schedule or None
+        The paper's privacy schedule (calibrated to the budget when one was given).
+    """
+
+    seed_rows: int
+    uses_seed: bool = False
+    schedule: accounting.Schedule | None = None
+
+
+@dataclass
+class LocalData:
+    """Every party's rows in this process: what the central baselines need (never the private protocols)."""
+
+    datas: list[np.ndarray]
+    labels: list[np.ndarray | None]
+    validation: np.ndarray
+    rng_uniform: Csprng
+
+
+@dataclass
+class RunSetup:
+    """The validated public inputs of one run, as the aggregator holds them.
+
+    ``transport`` reaches the owners (named ``owners``) and the consumer (named ``consumer``); ``rng`` is the
+    aggregator's stream; ``local`` is set only when every party's data is in this process (in-process runs).
+    """
+
+    transport: Transport | None
+    owners: list[str]
+    consumer: str
+    n_features: int
+    size: int
+    hasher: RFFHasher
+    seed: np.ndarray
+    plan: Plan
+    privacy: accounting.Budget | None
+    rng: Csprng
+    seeded: bool
+    progress: bool
+    started: float
+    validation_rows: int | None = None
+    with_labels: bool | None = None
+    local: LocalData | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class SummaryMethod:
+    """Base of the method objects: scikit-learn style parameters, a readable repr, validation at construction.
+
+    Subclasses are frozen dataclasses (``@dataclass(frozen=True, repr=False)``) whose fields are the method's
+    public options, each with its one default. They are immutable, hashable, comparable and picklable:
+    :meth:`set_params` returns a new, validated object.
+    """
+
+    #: The method's name (``summarize(..., method=name)`` means the defaults).
+    name: ClassVar[str] = ""
+    #: Whether a run spends and certifies a privacy budget (``privacy=`` applies).
+    private: ClassVar[bool] = False
+    #: Whether the method runs over parties and a transport (in process or on Flower); the central baselines
+    #: need every row in this process.
+    distributed: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        self._validate()
+
+    def _validate(self) -> None:
+        """Check and normalise every option (subclasses extend it); raises naming the option."""
+        if hasattr(self, "dim"):
+            object.__setattr__(self, "dim", bounded_int(getattr(self, "dim"), "dim", 1, MAX_DIM))
+        if hasattr(self, "hash_seed"):
+            object.__setattr__(self, "hash_seed", seed_value(getattr(self, "hash_seed"), "hash_seed"))
+
+    # -- scikit-learn style parameters -------------------------------------------------------------
+
+    @classmethod
+    def option_names(cls) -> tuple[str, ...]:
+        """The method's options, in declaration order."""
+        return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The method's options as a dict (scikit-learn's ``get_params``)."""
+        return {name: getattr(self, name) for name in self.option_names()}
+
+    def set_params(self: _M, **params: Any) -> _M:
+        """A copy with ``params`` changed, validated like the constructor.
+
+        Method objects are immutable, so unlike a scikit-learn estimator this returns the new object and
+        leaves ``self`` unchanged: ``method = method.set_params(nominees=400)``.
+        """
+        unknown = [k for k in params if k not in self.option_names()]
+        if unknown:
+            raise MethodOptionError(
+                f"{type(self).__name__} has no option {unknown[0]!r}; its options are {', '.join(self.option_names())}",
+                unknown[0])
+        return dataclasses.replace(self, **params)  # type: ignore[type-var]
+
+    def changed_params(self) -> dict[str, Any]:
+        """The options that differ from their defaults."""
+        out = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            default = f.default if f.default is not dataclasses.MISSING else None
+            value = getattr(self, f.name)
+            if not _same(value, default):
+                out[f.name] = value
+        return out
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.changed_params().items())
+        return f"{type(self).__name__}({shown})"
+
+    # -- the run -----------------------------------------------------------------------------------
+
+    def plan(self, *, size: int, owners: int, owner_rows: list[int] | None, validation_rows: int | None,
+             privacy: accounting.Budget | None, gamma_median: bool, transport_given: bool = False) -> Plan:
+        """Check the run's shape against the options and decide the public rows; raises before any noise.
+
+        Parameters
+        ----------
+        size : int
+            Summary size.
+        owners : int
+            Number of owners.
+        owner_rows : list of int or None
+            Each owner's row count, when the entry point knows them (in process); None on Flower.
+        validation_rows : int or None
+            ``|D_v|`` when known.
+        privacy : dpsumm.Budget or None
+        gamma_median : bool
+            ``gamma="median"``: the run needs public rows for the median heuristic.
+        transport_given : bool
+            The parties are reached through a user's transport, not built from local data.
+        """
+        if privacy is not None and not isinstance(privacy, accounting.Budget):
+            raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
+        if privacy is not None and not self.private:
+            raise InvalidParameterError(
+                f"`privacy` was given but method {self.name!r} is not private (no budget is spent or certified); "
+                "use a private method (Nominations or PaperProtocol) or drop `privacy`", "privacy")
+        if transport_given and not self.distributed:
+            raise InvalidParameterError(
+                f"method {self.name!r} is a central baseline: it needs every row in this process, so `transport` "
+                "does not apply", "transport")
+        if owner_rows is not None and size > sum(owner_rows):
+            raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({sum(owner_rows)})", "size")
+        return Plan(seed_rows=MEDIAN_SAMPLE_ROWS if gamma_median else 0)
+
+    def run(self, setup: RunSetup) -> SummaryResult:
+        """Run the method; see the subclasses."""
+        raise NotImplementedError
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return a is b
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except Exception:  # noqa: BLE001 - an uncomparable value is shown
+        return False
+
+
+# ------------------------------------------------------------------------------------------ public setup
+
+
+def _seed_rows(seed_set: object, count: int, n_features: int, feature_range: tuple[float, float], rng: Csprng) -> np.ndarray:
+    """The public seed set: the user's array, or ``count`` rows uniform in the public box ``feature_range``."""
+    if seed_set is None or (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
+        m = count if seed_set is None else int(seed_set)
+        if m < 0:
+            raise InvalidParameterError("`seed_set` as a count must be >= 0", "seed_set")
+        if m * n_features > MAX_SEED_CELLS:
+            raise InvalidParameterError(
+                f"`seed_set`: {m} generated rows of {n_features} features exceed the cap of {MAX_SEED_CELLS} values", "seed_set"
+            )
+        lo, hi = real_pair(feature_range, "feature_range")
+        # The same stream as m * n_features calls of rng.uniform(), drawn in one call.
+        u = np.asarray(rng.uniform_array(m * n_features), dtype=np.float64).reshape(m, n_features)
+        return (lo + (hi - lo) * u).astype(np.float32)
+    return float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
+
+
+def public_setup(method: SummaryMethod, plan: Plan, *, seed_set: object, gamma: float | str,
+                 feature_range: tuple[float, float], n_features: int, rng_seed: Csprng,
+                 validation: np.ndarray | None = None) -> tuple[np.ndarray, RFFHasher]:
+    """The run's public rows and h1: the same for :func:`dpsumm.summarize` and the Flower ServerApp.
+
+    Public seed rows are drawn when the method uses them or ``gamma="median"`` needs them: the user's
+    ``seed_set`` array, or ``seed_set`` (a count; default ``plan.seed_rows``) rows uniform in ``feature_range``.
+    ``gamma="median"`` is :func:`dpsumm.median_gamma` of those public rows. A degenerate kernel warns
+    (:class:`dpsumm.DegenerateKernelWarning`), checked on the public rows, or on ``validation`` when given and the
+    rows were generated.
+    """
+    user_seed = not (seed_set is None or isinstance(seed_set, numbers.Integral))
+    seed = np.zeros((0, n_features), np.float32)
+    if plan.uses_seed or gamma == "median":
+        seed = _seed_rows(seed_set, plan.seed_rows, n_features, feature_range, rng_seed)
+    if gamma == "median":
+        if seed.shape[0] < 2:
+            raise InvalidParameterError("gamma='median' needs a seed set of at least two public rows", "gamma")
+        g = median_gamma(seed)
+        _log.info("gamma='median': %.6g from %d public seed rows", g, seed.shape[0])
+        if not user_seed and validation is not None:  # generated rows in the public box: the data may not live there
+            check_kernel(validation, g, what="the validation rows (gamma='median' of generated seed rows)")
+    else:
+        g = float(gamma)
+        if user_seed and seed.shape[0] >= 2:
+            check_kernel(seed, g, what="the public seed set")
+        elif validation is not None:
+            check_kernel(validation, g, what="the validation rows")
+    dim = int(getattr(method, "dim"))
+    hash_seed = getattr(method, "hash_seed")
+    return seed, RFFHasher(n_features, dim=dim, gamma=g, seed=hash_seed)
