@@ -23,9 +23,9 @@ Test beds (each repeat draws a fresh split; nothing is downloaded):
 The public seed set (for the median heuristic) is 150 rows of other digits (MNIST), 60 (digits), or 150 rows
 from N(0, 1.25 I) (synthetic). gamma: ``median`` (the heuristic on the seed set) and ``fixed`` (0.1, the
 paper's). Methods (``--methods``): ``central`` (greedy on all owners' h1 hashes, d = 500), ``exact`` (greedy on
-the exact RBF kernel over every row), ``default`` (dpsumm.summarize's default nominations), ``legacy10p`` (the
-previous default: M = 2p nominees per owner, all bought, owners' epsilon 0) and any named variant of
-:data:`VARIANTS`. The greedies are run once per repeat at the largest size and cut to each size (a greedy's
+the exact RBF kernel over every row), ``default`` (dpsumm.Nominations() as shipped: ``purchase="nominees"``,
+M = 2p nominees per owner, all bought, owners' epsilon 0: 10p rows at K = 5), ``quotas``
+(``purchase="quotas"``: the owners' DP sketches and 3p rows) and any named variant of :data:`VARIANTS`. The greedies are run once per repeat at the largest size and cut to each size (a greedy's
 first p picks are its size-p answer). Every run is seeded (reproducible, NOT private): epsilon_v = 1,
 delta_v = 1e-6, owners' budget at delta = 1e-6.
 """
@@ -60,6 +60,7 @@ ALL_BEDS = tuple(f"mnist-{s}" for s in SPLITS) + tuple(f"digits-{s}" for s in SP
 #: Named nominations configurations: fields of dpsumm.Nominations (a callable of the size for sizes).
 VARIANTS: dict[str, Callable[[int], dict[str, Any]]] = {
     "default": lambda p: {},
+    "quotas": lambda p: {"purchase": "quotas"},
     "legacy10p": lambda p: {"purchase": "nominees", "nominees": 2 * p},
 }
 
@@ -309,16 +310,21 @@ def targets(recs: list[dict[str, Any]]) -> str:
     previous default at 10p (``legacy10p``, paired by repeat: <= +10 %); raw owner rows bought (<= 3 x p);
     owners' epsilon (<= 1) and consumer's (1) at delta = 1e-6, certified.
     """
-    head = ["bed", "γ", "p", "vs central", "vs exact", "vs previous default (10p)", "rows bought / p",
+    head = ["bed", "γ", "p", "method", "vs central", "vs exact", "vs previous default (10p)", "rows bought / p",
             "owners' ε", "ε_v", "certified", "targets"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     keys = sorted({(r["bed"], r["gamma_kind"], r["size"]) for r in recs})
     for bed, gk, p in keys:
         sub = [r for r in recs if r["bed"] == bed and r["gamma_kind"] == gk and r["size"] == p]
-        de = [r for r in sub if r["method"] == "default"]
-        if not de:
-            continue
-        lg = {r["repeat"]: r["mmd2"] for r in sub if r["method"] == "legacy10p"}
+        prev = "legacy10p" if any(r["method"] == "legacy10p" for r in sub) else "default"
+        for meth in sorted({r["method"] for r in sub} - {"central", "exact"}):
+            lines.extend(_target_line(bed, gk, p, meth, [r for r in sub if r["method"] == meth],
+                                      {r["repeat"]: r["mmd2"] for r in sub if r["method"] == prev}))
+    return "\n".join(lines)
+
+
+def _target_line(bed: str, gk: str, p: int, meth: str, de: list[dict[str, Any]], lg: dict[int, float]) -> list[str]:
+    if True:
         vc = _mean([r.get("vs_central_pct") for r in de])
         ve = _mean([r.get("vs_exact_pct") for r in de])
         vl = _mean([100.0 * (r["mmd2"] / lg[r["repeat"]] - 1.0) for r in de if r["repeat"] in lg])
@@ -339,9 +345,8 @@ def targets(recs: list[dict[str, Any]]) -> str:
         if not (eo <= 1 + 1e-9 and ev <= 1 + 1e-9 and cert):
             miss.append("privacy")
         verdict = ("MISSED: " + ", ".join(miss)) if miss else ("met" if scored else "met (reported)")
-        lines.append(f"| {bed} | {gk} | {p} | {vc:+.0f} % | {ve:+.0f} % | {vl:+.0f} % | {rows:.2f} | {eo:.3f} | {ev:.3f} | "
-                     f"{'yes' if cert else 'NO'} | {verdict} |")
-    return "\n".join(lines)
+        return [f"| {bed} | {gk} | {p} | {meth} | {vc:+.0f} % | {ve:+.0f} % | {vl:+.0f} % | {rows:.2f} | {eo:.3f} | "
+                f"{ev:.3f} | {'yes' if cert else 'NO'} | {verdict} |"]
 
 
 def summarize_files(paths: list[str], out: Path) -> None:
@@ -371,7 +376,7 @@ def main() -> None:
     ap.add_argument("--gammas", nargs="+", default=["median", "fixed"], choices=["median", "fixed"])
     ap.add_argument("--sizes", type=int, nargs="+", default=None)
     ap.add_argument("--repeats", type=int, default=None)
-    ap.add_argument("--methods", nargs="+", default=["central", "exact", "default", "legacy10p"])
+    ap.add_argument("--methods", nargs="+", default=["central", "exact", "default", "quotas"])
     ap.add_argument("--no-accuracy", action="store_true", help="skip the classifier (faster)")
     ap.add_argument("--quick", action="store_true", help="p = 50, 200; 2 repeats; MNIST groups and minority, digits groups")
     ap.add_argument("--tag", default="", help="suffix of the output file names")

@@ -233,7 +233,7 @@ def test_validation_only_budget_runs_nominations_and_is_spent(tmp_path, capsys):
     (["--delta", "2"], "--delta"),
     (["--validation-budget", "1", "--validation-delta", "0"], "--validation-delta"),
     (["--budget", "1", "--validation-budget", "1"], "--budget does not apply"),  # nominations: owners' epsilon 0
-    (["--nominees", "1", "--purchase", "nominees"], "--nominees"),  # 1 x 2 owners < size 5: the plan is checked before any file is read
+    (["--nominees", "1"], "--nominees"),  # 1 x 2 owners < size 5: the plan is checked before any file is read
 ])
 def test_bad_budget_and_plan_flags_fail_before_any_file_is_read(tmp_path, capsys, extra, message):
     code, _, err = _run(["summarize", "--owners", "missing0.npy", "missing1.npy", "--validation", "missing.npy",

@@ -96,8 +96,7 @@ def test_cli_demo(tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert {r["method"] for r in rows} == {"nominations", "central-greedy", "paper", "uniform"}
     nom = [r for r in rows if r["method"] == "nominations"]
-    # the default quota purchase: each owner's two sketch releases at (1, 1e-6)
-    assert all(0.0 < r["epsilon_owners"] <= 1.0 and r["delta_validation"] == 1e-6 for r in nom)
+    assert all(r["epsilon_owners"] == 0.0 and r["delta_validation"] == 1e-6 for r in nom)
     assert all(0.9 < r["epsilon_validation"] <= 1.0 for r in nom)
     assert (tmp_path / "mmd_increase.png").exists()
 

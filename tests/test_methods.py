@@ -134,8 +134,7 @@ def test_configuration_that_cannot_produce_size_rows_is_an_error_before_the_run(
     owners, validation = blobs(K=3, n=5)
     rng = dpsumm.Csprng(1)
     with pytest.raises(dpsumm.InvalidParameterError) as err:  # 3 owners x min(nominees=4, 5 rows) = 12 < 14
-        dpsumm.summarize(owners, validation, 14, dpsumm.Nominations(nominees=4, purchase="nominees"), random_state=rng,
-                         progress=False)
+        dpsumm.summarize(owners, validation, 14, dpsumm.Nominations(nominees=4), random_state=rng, progress=False)
     assert err.value.argument == "nominees"
     assert rng.uniform() == dpsumm.Csprng(1).uniform()
     with pytest.raises(dpsumm.InvalidParameterError) as err:
@@ -210,7 +209,7 @@ def test_flower_run_config_refuses_inapplicable_and_bad_keys():
     with pytest.raises(dpsumm.InvalidParameterError):  # 0 is a value, not "default"
         FlowerRunConfig.from_run_config({**base, "nominees": 0})
     with pytest.raises(dpsumm.InvalidParameterError):  # nominees x owners < size: before any node is asked
-        FlowerRunConfig.from_run_config({**base, "nominees": 4, "purchase": "nominees"})
+        FlowerRunConfig.from_run_config({**base, "nominees": 4})
 
 
 def test_summarizer_nested_params_follow_scikit_learn():

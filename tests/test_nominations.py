@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import pickle
 
@@ -32,18 +31,6 @@ def blobs(seed=0, K=4, n=60, f=5, m=40):
 
 
 KW = dict(gamma=0.3, progress=False)
-
-
-@dataclasses.dataclass(frozen=True, repr=False)
-class _NomineesByDefault(dpsumm.Nominations):
-    purchase: str = "nominees"
-
-
-@pytest.fixture(autouse=True)
-def _purchase_nominees(monkeypatch):
-    """This file tests ``purchase="nominees"`` (owners' epsilon 0) and ``"winners"``; the default quota
-    purchase is tested in tests/test_quotas.py."""
-    monkeypatch.setattr(dpsumm, "Nominations", _NomineesByDefault)
 
 
 class Recorder:

@@ -19,7 +19,7 @@ from dpsumm.protocols.nominations import (HISTOGRAM_BINS, PURCHASE_FACTOR, histo
 from dpsumm.reference import owner_sketch as ref
 from dpsumm.transport import InProcessTransport
 
-KW = dict(method=dpsumm.Nominations(dim=64), gamma=0.3, progress=False)
+KW = dict(method=dpsumm.Nominations(dim=64, purchase="quotas"), gamma=0.3, progress=False)
 
 
 def blobs(seed=0, K=4, n=80, f=5, m=40):
