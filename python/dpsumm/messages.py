@@ -34,7 +34,7 @@ message                   from -> to             content
 :class:`PurchaseReply`    owner -> aggregator    those rows (``reveal="points"``) and labels
 ========================  =====================  ==========================================================
 
-With ``purchase="quotas"`` (the default) the nominations and purchase exchanges are replaced by two DP sketch
+With ``purchase="quotas"`` (an option) the nominations and purchase exchanges are replaced by two DP sketch
 releases of every owner and one quota purchase (docs/design.md §2.5):
 
 ========================  =====================  ==========================================================
