@@ -359,6 +359,32 @@ def test_cli_flower_run_nominations_quick_start(tmp_path: Path, monkeypatch: pyt
     np.testing.assert_array_equal(res.owner, ref.owner)
 
 
+def test_flower_quotas_equal_in_process(tmp_path: Path) -> None:
+    """``purchase="quotas"`` on Flower: the owners' two DP sketch releases and the quota purchase give the same
+    summary, quotas and ledger as in process (the owners' noise seeded on both sides: NOT private)."""
+    owners, validation, paths, vpath = _data(tmp_path)
+    ref = dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, 6,
+                           dpsumm.Nominations(dim=DIM, purchase="quotas"), random_state=RANDOM_STATE, progress=False)
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, allow_seeded=True)
+    try:
+        fed.start()
+        pids = fed.pids
+        res = fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
+                       "method": "nominations", "purchase": "quotas"}, timeout=170)
+    finally:
+        family = fed.all_pids()
+        fed.close()
+    _assert_gone(pids, family)
+    np.testing.assert_array_equal(res.owner, ref.owner)
+    np.testing.assert_array_equal(res.index, ref.index)
+    np.testing.assert_array_equal(res.points, ref.points)
+    assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6
+    assert res.extra["exchanges"] == 4 and res.events == []
+    assert res.extra["purchase"] == "quotas" and res.extra["quotas"] == ref.extra["quotas"]
+    assert res.privacy.epsilon("owners", 1e-6) == ref.privacy.epsilon("owners", 1e-6) <= 1.0
+    assert res.privacy.certified("owners") and res.privacy.certified("validation")
+
+
 def test_cli_flower_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`dpsumm flower --run` with labels, gamma='median', a seed-set file and --out: the same summary as in
     process, the ledger printed and written whole into report.json."""

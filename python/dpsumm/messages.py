@@ -34,6 +34,21 @@ message                   from -> to             content
 :class:`PurchaseReply`    owner -> aggregator    those rows (``reveal="points"``) and labels
 ========================  =====================  ==========================================================
 
+With ``purchase="quotas"`` (an option) the nominations and purchase exchanges are replaced by two DP sketch
+releases of every owner and one quota purchase (docs/design.md §2.5):
+
+========================  =====================  ==========================================================
+message                   from -> to             content
+========================  =====================  ==========================================================
+:class:`SketchRequest`    aggregator -> owner    stage ``"sum"``: public h1 parameters and the owners' budget;
+                                                 stage ``"histogram"``: also a public direction and bin edges
+:class:`SketchReply`      owner -> aggregator    its row count and the release: ``sum h1(D_k)`` or the counts
+                                                 of its scores per bin, plus a discrete Gaussian (DP)
+:class:`QuotaRequest`     aggregator -> owner    public tilt parameters, ``g~`` and the owner's quota ``n_k``
+:class:`QuotaReply`       owner -> aggregator    its ``n_k`` best rows (by its own ranking): tokens, h1 hashes,
+                                                 rows (``reveal="points"``) and labels
+========================  =====================  ==========================================================
+
 A token is the owner's opaque, stable handle for a row (the aggregator uses it only to count how many
 rounds a row was its owner's best, the ``tau`` rule, and to ask for it).
 """
@@ -64,6 +79,10 @@ __all__ = [
     "NominationReply",
     "PurchaseRequest",
     "PurchaseReply",
+    "SketchRequest",
+    "SketchReply",
+    "QuotaRequest",
+    "QuotaReply",
     "from_dict",
 ]
 
@@ -245,5 +264,71 @@ class PurchaseRequest(Message):
 class PurchaseReply(Message):
     kind: ClassVar[str] = "purchase_reply"
     tokens: np.ndarray = field(repr=False)  # (n,) int64, as requested
+    points: np.ndarray | None = field(repr=False)  # (n, n_features) when reveal="points"
+    labels: np.ndarray | None = field(repr=False)  # (n,) when the owner has labels
+
+
+# ---------------------------------------------------------------------------------- quota purchase (issue 19)
+
+
+@dataclass(frozen=True)
+class SketchRequest(Message):
+    """Ask an owner for one of its two DP sketch releases (docs/design.md §2.5).
+
+    ``stage="sum"``: ``sum_x h1(x)`` over its rows (L2 sensitivity ``2 sqrt(2)`` under replace-one);
+    ``stage="histogram"``: the counts of ``h1(x).direction`` in the bins of ``edges`` (sensitivity
+    ``sqrt(2)``). The owner calibrates the discrete Gaussian itself so that its ``releases`` releases
+    together meet ``(epsilon, delta)``.
+    """
+
+    kind: ClassVar[str] = "sketch_request"
+    n_features: int
+    dim: int
+    gamma: float
+    hash_seed: int | str
+    stage: str  # "sum" or "histogram"
+    epsilon: float
+    delta: float
+    releases: int
+    direction: np.ndarray = field(repr=False)  # (dim,) float64; empty for "sum"
+    edges: np.ndarray = field(repr=False)  # (bins - 1,) float64, increasing; empty for "sum"
+
+
+@dataclass(frozen=True)
+class SketchReply(Message):
+    kind: ClassVar[str] = "sketch_reply"
+    n_rows: int
+    values: np.ndarray = field(repr=False)  # (dim,) or (bins,) float64: the noisy release
+    sigma: float  # the noise's standard deviation per coordinate (the owner's calibration)
+    granularity: float
+
+
+@dataclass(frozen=True)
+class QuotaRequest(Message):
+    """Buy an owner's ``count`` best rows, ranked from its own data, ``g~`` and public numbers only."""
+
+    kind: ClassVar[str] = "quota_request"
+    n_features: int
+    dim: int
+    gamma: float
+    hash_seed: int | str
+    target: np.ndarray = field(repr=False)  # (dim,) float64: g~
+    direction: np.ndarray = field(repr=False)  # (dim,) float64: the public tilt direction
+    temperature: float
+    tilt_rounds: int  # self-consistent steps toward g~ (0: the public tilt direction/temperature)
+    stop_sq: float  # the discrepancy principle's threshold on ||g~ - m_lambda||^2
+    count: int
+    candidates: int
+    reveal: str
+    sample_seed: int
+    greedy_sample_factor: float | None = None
+
+
+@dataclass(frozen=True)
+class QuotaReply(Message):
+    kind: ClassVar[str] = "quota_reply"
+    n_rows: int
+    tokens: np.ndarray = field(repr=False)  # (n,) int64, distinct, in [0, n_rows)
+    hashes: np.ndarray = field(repr=False)  # (n, dim) float32: h1 of the sold rows
     points: np.ndarray | None = field(repr=False)  # (n, n_features) when reveal="points"
     labels: np.ndarray | None = field(repr=False)  # (n,) when the owner has labels

@@ -7,9 +7,12 @@ Each party is a separate object that reacts to messages (:mod:`dpsumm.messages`)
 
 from __future__ import annotations
 
+import math
+import pickle
+
 import numpy as np
 
-from . import _core
+from . import _core, accounting
 from .errors import ProtocolError
 from .h2 import H2
 from .hashing import RFFHasher
@@ -24,8 +27,12 @@ from .messages import (
     PointRequest,
     PurchaseReply,
     PurchaseRequest,
+    QuotaReply,
+    QuotaRequest,
     Setup,
     SetupReply,
+    SketchReply,
+    SketchRequest,
     TargetRelease,
     TargetRequest,
     ValidationRelease,
@@ -36,10 +43,83 @@ from .privacy import Csprng
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
 
-__all__ = ["OwnerParty", "ConsumerParty", "nominate_rows"]
+__all__ = ["OwnerParty", "ConsumerParty", "nominate_rows", "owner_stream", "owner_sketch", "sketch_calibration", "quota_rows"]
+
+
+def owner_stream(random_state: object, name: str) -> Csprng | None:
+    """Owner ``name``'s own noise stream for its sketch releases, derived the same way in process and on Flower.
+
+    None: None (the owner keys a stream from operating-system entropy: the only private mode). An int seed:
+    ``Csprng(seed).derive("owners").derive("owner:" + name)`` (reproducible, NOT private). A Csprng: a child
+    stream derived from it (NOT private).
+    """
+    if random_state is None:
+        return None
+    if isinstance(random_state, Csprng):
+        return random_state.derive(f"owner:{name}")
+    from .privacy import check_random_state
+
+    return check_random_state(random_state).derive("owners").derive(f"owner:{name}")
 
 
 # ---------------------------------------------------------------------------------------------- owner
+
+
+_SUM_SENSITIVITY = 2.0 * math.sqrt(2.0)  # ||h1(x) - h1(x')|| <= 2 sqrt(2)
+_HISTOGRAM_SENSITIVITY = math.sqrt(2.0)  # one row leaves one bin and enters another
+#: The owners' sketch releases per run (purchase="quotas"): the hash sum and the score histogram.
+SKETCH_RELEASES = 2
+
+
+
+def owner_sketch(X: np.ndarray, hasher: RFFHasher, stage: str, direction: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """An owner's exact sketch before noise (Rust, streaming): ``sum h1(X)`` or its score histogram (float64)."""
+    if stage == "sum":
+        return np.asarray(_core.owner_hash_sum(X, hasher._projection), dtype=np.float64)
+    if stage == "histogram":
+        return np.asarray(_core.owner_score_histogram(X, hasher._projection, np.ascontiguousarray(direction, np.float64),
+                                                      np.ascontiguousarray(edges, np.float64)), dtype=np.float64)
+    raise ProtocolError(f"unknown sketch stage {stage!r}")
+
+
+def sketch_calibration(stage: str, dim: int, epsilon: float, delta: float, releases: int
+                       ) -> tuple[accounting.GaussianCalibration, accounting.GaussianEvent]:
+    """The discrete Gaussian of one of an owner's ``releases`` sketch releases, and its ledger event.
+
+    Each release is calibrated at ``sqrt(releases) * (1 + 2^-9)`` times its L2 sensitivity Δ (``2 sqrt(2)`` for
+    the hash sum, ``sqrt(2)`` for the histogram), so that its noise multiplier against its own effective
+    sensitivity ``Δ + g sqrt(d)`` (``g sqrt(d) <= Δ / 2^10``, :func:`dpsumm.accounting.calibrate_gaussian`) is at
+    least ``sqrt(releases)`` times the one-release multiplier: the ``releases`` releases compose (RDP adds) to at
+    most the one-release curve, which meets ``(epsilon, delta)``. The event records the actual multiplier.
+    """
+    if stage not in ("sum", "histogram"):
+        raise ProtocolError(f"unknown sketch stage {stage!r}")
+    if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
+        raise ProtocolError(f"a sketch needs releases >= 1, got {releases!r}")
+    base = _SUM_SENSITIVITY if stage == "sum" else _HISTOGRAM_SENSITIVITY
+    cal = accounting.calibrate_gaussian(epsilon, delta, sensitivity=base * math.sqrt(releases) * (1 + 2.0 ** -9), dim=dim)
+    z = cal.sigma / (base + cal.granularity * math.sqrt(dim))
+    what = "sum of h1 over the owner's rows" if stage == "sum" else "counts of the owner's scores per public bin"
+    return cal, accounting.GaussianEvent(noise_multiplier=z, neighbour="replace-one", discrete=True,
+                                         releases=f"each owner's {what} + discrete Gaussian")
+
+
+def quota_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, direction: np.ndarray, *, temperature: float,
+               tilt_rounds: int, stop_sq: float, count: int, candidates: int, sample_seed: int,
+               greedy_sample_factor: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """An owner's ``count`` best rows: tilted herding at ``lambda`` (docs/design.md §2.5).
+
+    ``lambda`` starts at ``direction / temperature``; with ``tilt_rounds > 0`` it takes up to that many
+    self-consistent steps ``lambda <- lambda + (g~ - m_lambda) / T`` toward ``g~`` (Rust, one streaming pass
+    each), stopped by the discrepancy principle ``||g~ - m_lambda||^2 <= stop_sq``. Then
+    :func:`nominate_rows` herds ``count`` rows toward the owner's tilted mean at ``lambda``.
+    """
+    lam = np.ascontiguousarray(direction / temperature, dtype=np.float64)
+    if tilt_rounds > 0:
+        lam, _, _ = _core.owner_self_consistent_tilt(X, hasher._projection, np.ascontiguousarray(g_tilde, np.float64),
+                                                     lam, float(temperature), int(tilt_rounds), float(stop_sq))
+    return nominate_rows(X, hasher, np.asarray(lam, dtype=np.float64), temperature=1.0, nominees=count,
+                         candidates=candidates, sample_seed=sample_seed, greedy_sample_factor=greedy_sample_factor)
 
 
 def nominate_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, *, temperature: float, nominees: int,
@@ -82,10 +162,17 @@ class OwnerParty:
     labels : ndarray of shape (n_rows,), optional
         Labels sent along with a requested row.
     name : str
+    rng : Csprng, optional
+        The owner's own noise stream for its DP sketch releases (``purchase="quotas"``); None keys one from
+        operating-system entropy (the only private mode).
     """
 
-    def __init__(self, data: np.ndarray, labels: np.ndarray | None = None, name: str = "owner") -> None:
+    def __init__(self, data: np.ndarray, labels: np.ndarray | None = None, name: str = "owner",
+                 rng: Csprng | None = None) -> None:
         self.name = name
+        self._rng = rng
+        self._sketch_streams: dict[str, Csprng] | None = None
+        self._released: dict[str, tuple[bytes, SketchReply]] = {}
         self._data = data
         self._labels = labels
         self._index: BidIndex | None = None
@@ -103,6 +190,10 @@ class OwnerParty:
             return self._nominate(message)
         if isinstance(message, PurchaseRequest):
             return self._purchase(message)
+        if isinstance(message, SketchRequest):
+            return self._sketch(message)
+        if isinstance(message, QuotaRequest):
+            return self._quota(message)
         if isinstance(message, Setup):
             return self._setup(message)
         if isinstance(message, BidRequest):
@@ -173,6 +264,57 @@ class OwnerParty:
         self._sold = set()
         self._reveal = m.reveal
         return NominationReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes)
+
+    # -- quota purchase (issue 19) ---------------------------------------------------------------------
+
+    def _sketch(self, m: SketchRequest) -> SketchReply:
+        """One DP release of this owner's rows (docs/design.md §2.5): the owner calibrates it itself."""
+        from .privacy import gaussian_mean_release
+
+        if m.n_features != self._data.shape[1]:
+            raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
+        hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
+        if m.stage not in ("sum", "histogram"):
+            raise ProtocolError(f"owner {self.name!r}: unknown sketch stage {m.stage!r}")
+        key = pickle.dumps({k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in m.to_dict().items()})
+        if m.stage in self._released:
+            # One release per stage and run: the same request gets the same values back (post-processing);
+            # another request for a stage already released would spend more than the owner's budget.
+            done_key, done = self._released[m.stage]
+            if done_key != key:
+                raise ProtocolError(f"owner {self.name!r}: sketch {m.stage!r} was already released with other "
+                                    "parameters (one release per stage and run)")
+            return done
+        exact = owner_sketch(self._data, hasher, m.stage, np.asarray(m.direction, dtype=np.float64),
+                             np.asarray(m.edges, dtype=np.float64))
+        cal, _ = sketch_calibration(m.stage, len(exact), m.epsilon, m.delta, m.releases)
+        if self._rng is None:
+            self._rng = Csprng()
+        if self._sketch_streams is None:
+            # Both streams derived at once, in a fixed order: a party rebuilt per message (Flower) draws the same.
+            self._sketch_streams = {st: self._rng.derive(f"sketch-{st}") for st in ("sum", "histogram")}
+        noisy = gaussian_mean_release(exact, cal, self._sketch_streams[m.stage])
+        reply = SketchReply(n_rows=self._n_rows, values=noisy, sigma=float(cal.sigma), granularity=float(cal.granularity))
+        self._released[m.stage] = (key, reply)
+        return reply
+
+    def _quota(self, m: QuotaRequest) -> QuotaReply:
+        """Rank this owner's rows (its data, ``g~`` and public numbers only) and sell its ``count`` best."""
+        if m.n_features != self._data.shape[1]:
+            raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
+        if isinstance(m.count, bool) or not isinstance(m.count, (int, np.integer)) or m.count < 1:
+            raise ProtocolError(f"owner {self.name!r}: a quota request needs a count >= 1, got {m.count!r}")
+        hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
+        tokens, hashes = quota_rows(self._data, hasher, np.asarray(m.target, dtype=np.float64),
+                                    np.asarray(m.direction, dtype=np.float64), temperature=m.temperature,
+                                    tilt_rounds=m.tilt_rounds, stop_sq=m.stop_sq, count=int(m.count),
+                                    candidates=m.candidates, sample_seed=m.sample_seed,
+                                    greedy_sample_factor=m.greedy_sample_factor)
+        order = np.argsort(tokens, kind="stable")
+        tokens, hashes = tokens[order], hashes[order]
+        labels = None if self._labels is None else np.asarray(self._labels)[tokens]
+        points = np.array(self._data[tokens]) if m.reveal == "points" else None
+        return QuotaReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes, points=points, labels=labels)
 
     def restore_nominations(self, tokens: list[int], sold: list[int], reveal: str) -> None:
         """Rebuild the nomination state of a run (a party rebuilt per message, as on Flower)."""

@@ -18,7 +18,7 @@ from . import accounting
 from ._validation import check_hashable, float_matrix, positive_float, positive_int, real_pair
 from .errors import InvalidParameterError
 from .methods import METHODS, misplaced_options, resolve_method
-from .parties import ConsumerParty, OwnerParty
+from .parties import ConsumerParty, OwnerParty, owner_stream
 from .privacy import Csprng, check_random_state
 from .protocols.base import LocalData, RunSetup, SummaryMethod, public_setup
 from .results import Access, Owner, SummaryResult
@@ -194,7 +194,7 @@ def summarize(
     _log.info("summarize: method=%r size=%d owners=%d rows=%d features=%d gamma=%.6g dim=%d seeded=%s",
               meth, size, K, total, n_features, hasher.gamma, hasher.dim, seeded)
     if transport is None and meth.distributed:
-        transport = _in_process(names, datas, labels, val, rng_consumer)
+        transport = _in_process(names, datas, labels, val, rng_consumer, random_state)
     setup = RunSetup(transport=transport, owners=names, consumer=CONSUMER, n_features=n_features, size=size,
                      hasher=hasher, seed=seed, plan=plan, privacy=privacy, rng=rng_aggregator, seeded=seeded,
                      progress=bool(progress), started=t0, validation_rows=int(val.shape[0]),
@@ -204,9 +204,11 @@ def summarize(
 
 
 def _in_process(names: list[str], datas: list[np.ndarray], labels: list[np.ndarray | None], validation: np.ndarray,
-                rng_consumer: Csprng) -> InProcessTransport:
-    """Every party as an object in this process: one owner per name, and the consumer."""
-    parties: dict[str, Any] = {n: OwnerParty(d, lab, n) for n, d, lab in zip(names, datas, labels)}
+                rng_consumer: Csprng, random_state: object = None) -> InProcessTransport:
+    """Every party as an object in this process: one owner per name (its own noise stream for its sketch
+    releases: :func:`dpsumm.parties.owner_stream`), and the consumer."""
+    parties: dict[str, Any] = {n: OwnerParty(d, lab, n, rng=owner_stream(random_state, n))
+                               for n, d, lab in zip(names, datas, labels)}
     parties[CONSUMER] = ConsumerParty(validation, rng_consumer)
     return InProcessTransport(parties)
 

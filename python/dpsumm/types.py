@@ -20,7 +20,7 @@ Method = Literal["nominations", "paper", "central-greedy", "paper-greedy", "exac
 #: What the aggregator receives for a collected row: the raw row, or only its h1 hash (paper App. F).
 Reveal = Literal["points", "hashes"]
 #: Nominations only: buy the raw rows of every nominee (no leak) or only of the winners (leaks which won).
-Purchase = Literal["nominees", "winners"]
+Purchase = Literal["quotas", "nominees", "winners"]
 
 METHODS: tuple[str, ...] = get_args(Method)
 REVEALS: tuple[str, ...] = get_args(Reveal)

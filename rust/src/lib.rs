@@ -18,6 +18,7 @@ pub mod quantize;
 pub mod mwem;
 pub mod greedy;
 pub mod nominate;
+pub mod owner_sketch;
 pub mod kernel_greedy;
 
 #[cfg(feature = "python")]

@@ -21,8 +21,9 @@ METHOD_FLAGS: dict[str, tuple[str, Any, str]] = {
     "nominees": ("--nominees", int, "nominations: rows each owner nominates (default 2 x size)"),
     "candidates": ("--candidates", int, "nominations: rows each owner samples for its herding (default 4 x nominees)"),
     "temperature": ("--temperature", float, "nominations: the owners' tilt (default: from the release's noise)"),
-    "purchase": ("--purchase", str, "nominations: nominees (default; certified) or winners (fewer raw rows, but each "
-                                    "owner learns which of its rows won: outside the DP guarantee)"),
+    "purchase": ("--purchase", str, "nominations: nominees (default; owners' epsilon 0, K x nominees raw rows; certified), "
+                                    "quotas (owners' DP sketches, 3 x size raw rows; certified) or winners (fewer "
+                                    "raw rows, but each owner learns which of its rows won: outside the DP guarantee)"),
     "choice": ("--choice", str, "nominations: the aggregator's greedy on the exact kernel or on the hashes"),
     "owner_greedy": ("--owner-greedy", str, "nominations: stochastic (default) or exact"),
     "validation_release": ("--validation-release", str, "nominations: gaussian (default) or mwem"),

@@ -42,13 +42,15 @@ from ..messages import (
     PointRequest,
     PurchaseReply,
     PurchaseRequest,
+    QuotaRequest,
     Setup,
+    SketchRequest,
     TargetRelease,
     TargetRequest,
     ValidationRelease,
     ValidationRequest,
 )
-from ..parties import ConsumerParty, OwnerParty
+from ..parties import ConsumerParty, OwnerParty, owner_stream
 from .codec import decode, encode
 from .streams import party_streams
 
@@ -135,7 +137,7 @@ def _timing(name: str, kind: str, created: float, started: float) -> None:
 
 def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
     data = _data(context, "data")
-    party = OwnerParty(data, _labels(context, data.shape[0]), name)
+    party = OwnerParty(data, _labels(context, data.shape[0]), name, rng=_owner_rng(context, name))
     if isinstance(request, NominationRequest):
         reply = party.handle(request)
         assert isinstance(reply, NominationReply)
@@ -153,6 +155,10 @@ def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMes
             kept["sold"] = json.dumps([*sold, *(int(t) for t in reply.tokens)])
             context.state[_NOMINATIONS_STATE] = kept
         return reply
+    if isinstance(request, (SketchRequest, QuotaRequest)):
+        # The quota purchase is stateless for the owner: each message carries everything it needs (its noise
+        # streams are derived per message exactly as in process: dpsumm.parties.OwnerParty._sketch).
+        return party.handle(request)
     if isinstance(request, Setup):
         reply = party.handle(request)
         setup = {k: v for k, v in request.to_dict().items() if k != "kind"}
@@ -170,6 +176,18 @@ def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMes
         state["sent"] = json.dumps([*sent, int(request.token)])
         context.state[_OWNER_STATE] = state
     return reply
+
+
+def _owner_rng(context: Context, name: str) -> Any:
+    """The owner's noise stream for its sketch releases: OS entropy, or the run's seed only if this node's
+    operator allows it (as for the consumer); derived as in process (:func:`dpsumm.parties.owner_stream`)."""
+    seed = int(context.run_config.get("random-state", -1))  # type: ignore[arg-type]
+    if seed < 0:
+        return None
+    if context.node_config.get("allow-seeded") is not True:
+        raise ProtocolError(f"owner {name!r}: the run config sets random-state (seeded, NOT private noise) "
+                            "but this node's config does not allow it (node config allow-seeded=true)")
+    return owner_stream(seed, name)
 
 
 def _consumer(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:

@@ -145,7 +145,7 @@ class LocalFederation:
         None: stock ``flower-supernode`` (3 s idle poll). A number: ``python -m dpsumm.flower.supernode
         --poll-interval`` (see :mod:`dpsumm.flower.supernode`).
     allow_seeded : bool
-        Let a run's ``random-state`` seed the consumer's noise (node config ``allow-seeded=true``): needed to
+        Let a run's ``random-state`` seed the consumer's and the owners' noise (node config ``allow-seeded=true``): needed to
         reproduce an in-process run; NOT private.
     host : str
     """
@@ -245,7 +245,7 @@ class LocalFederation:
         cfg = f"role={_toml_value(role)} name={_toml_value(name)} data={_toml_value(str(Path(data).resolve()))}"
         if labels is not None:
             cfg += f" labels={_toml_value(str(Path(labels).resolve()))}"
-        if role == "consumer" and self.allow_seeded:
+        if self.allow_seeded:  # consumer and owners (the owners' sketch noise, purchase="quotas")
             cfg += " allow-seeded=true"
         cmd += ["--superlink", f"{self.host}:{self.port}", "--port", str(runtime_port), "--node-config", cfg]
         if self.tls_files is None:

@@ -13,8 +13,14 @@ Three exchanges in all, whatever the summary size:
    rows, but an owner learns which of its nominees won, which depends on the other owners' data: that one
    message is outside the DP guarantee, and the ledger says so).
 
-What an owner receives is a function of its own data, ``g~`` and public parameters, so the owners' epsilon of
-the run is 0; the consumer's is the release's ``(epsilon_v, delta_v)``.
+With ``purchase="nominees"`` what an owner receives is a function of its own data, ``g~`` and public
+parameters, so the owners' epsilon of the run is 0; the consumer's is the release's ``(epsilon_v, delta_v)``.
+
+``purchase="quotas"`` (an option; docs/design.md §2.5) replaces exchanges 2 and 3: every
+owner releases ``sum h1(D_k)`` and then the histogram of its rows' scores ``h1(x).(g~ - mu~)`` in public bins,
+each through the discrete Gaussian (owners' ``(OWNER_EPSILON, OWNER_DELTA)`` in all, replace-one in that
+owner's rows); the aggregator reads quotas off the released histograms (post-processing) and buys
+``PURCHASE_FACTOR * size`` rows in all, each owner selling its quota of its best rows by its own ranking.
 """
 
 from __future__ import annotations
@@ -32,9 +38,11 @@ from .._validation import bounded_int, choice_of, positive_float
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import RFFHasher
 from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select
-from ..parties import nominate_rows
+from ..parties import SKETCH_RELEASES as _SKETCH_RELEASES
+from ..parties import nominate_rows, owner_sketch, quota_rows, sketch_calibration
 from ..privacy import Csprng
-from ..messages import NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, TargetRelease, TargetRequest
+from ..messages import (NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, QuotaReply, QuotaRequest,
+                        SketchReply, SketchRequest, TargetRelease, TargetRequest)
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
 from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod
@@ -42,8 +50,12 @@ from .baselines import exact_greedy
 
 _log = logging.getLogger("dpsumm")
 
-__all__ = ["Nominations", "DEFAULT_VALIDATION_BUDGET", "DEFAULT_DIM", "NominationsConfig", "NominationsAggregator", "nominate_rows", "temperature_for", "run_nominations",
-           "TEMPERATURE_PER_SIGMA", "TEMPERATURE_FLOOR", "STOCHASTIC_GREEDY_FACTOR"]
+__all__ = ["Nominations", "DEFAULT_VALIDATION_BUDGET", "DEFAULT_DIM", "NominationsConfig", "NominationsAggregator",
+           "nominate_rows", "temperature_for", "run_nominations", "TEMPERATURE_PER_SIGMA", "TEMPERATURE_FLOOR",
+           "STOCHASTIC_GREEDY_FACTOR", "PURCHASE", "PURCHASE_FACTOR", "OWNER_EPSILON", "OWNER_DELTA",
+           "QUOTA_POOL_FACTOR", "QUOTA_UNIFORM_SHARE", "SKETCH_TEMPERATURE_PER_SIGMA", "SKETCH_TEMPERATURE_FLOOR",
+           "HISTOGRAM_BINS", "HISTOGRAM_BIN_PER_SIGMA", "HISTOGRAM_BIN_FLOOR", "TILT_ROUNDS", "owner_sketch",
+           "sketch_calibration", "sketch_temperature_for", "histogram_edges", "quotas_from_histograms", "quota_rows"]
 
 #: The tilt's temperature in units of the noise in an owner's relevance score ``h1(x).g~`` (whose standard
 #: deviation is ``sigma ||h1(x)|| ~ sigma``), measured on MNIST (docs/experiments/nominations-temperature).
@@ -54,6 +66,97 @@ TEMPERATURE_FLOOR = 0.2
 #: candidates (Mirzasoleiman et al. 2015, factor = ln(1/eps)); measured on MNIST in
 #: benches/nominate_stochastic_mnist.py (README.md, "Performance of the nominations protocol").
 STOCHASTIC_GREEDY_FACTOR = 8.0
+
+# -- the quota purchase (issue 19, docs/design.md §2.5); every number below is public ------------------------
+#: The default purchase. ``"nominees"``: owners' epsilon 0, ``K * nominees`` raw rows bought (10 x size at K = 5,
+#: 200 x size at K = 100). ``"quotas"`` (owners release two DP sketches, the aggregator buys
+#: ``PURCHASE_FACTOR * size`` rows split by quotas; certified) meets the parsimony target but not the quality
+#: targets on the issue-19 test beds (docs/experiments/testbeds/targets.md): it is an option, not the default.
+PURCHASE = "nominees"
+#: Raw owner rows bought with ``purchase="quotas"``, in units of the summary size (whatever K).
+PURCHASE_FACTOR = 3.0
+#: The owners' budget for their two sketch releases (each owner, replace-one in its own rows).
+OWNER_EPSILON = 1.0
+OWNER_DELTA = 1e-6
+#: Quotas are the owners' shares of the pooled rows whose score is among the top ``QUOTA_POOL_FACTOR * size``
+#: (read off the released histograms), mixed with a uniform share ``QUOTA_UNIFORM_SHARE``.
+QUOTA_POOL_FACTOR = 10.0
+QUOTA_UNIFORM_SHARE = 0.3
+#: ... at up to this many owners; beyond, the uniform share is ``QUOTA_UNIFORM_SHARE * QUOTA_UNIFORM_OWNERS / K``.
+QUOTA_UNIFORM_OWNERS = 5
+#: The owners' ranking tilt ``exp(h1(x).(g~ - mu~) / T)``, ``T = max(floor, per_sigma * sigma)``: about the
+#: noise of a row's score (``sigma ||h1(x)||``); the nominees' ``TEMPERATURE_PER_SIGMA = 5`` is far flatter.
+SKETCH_TEMPERATURE_PER_SIGMA = 1.5
+SKETCH_TEMPERATURE_FLOOR = 0.02
+#: The score histogram: ``HISTOGRAM_BINS`` bins of width ``max(HISTOGRAM_BIN_FLOOR, HISTOGRAM_BIN_PER_SIGMA *
+#: sigma)``, 8 of them above the score a typical validation row has, plus two open-ended bins.
+HISTOGRAM_BINS = 64
+HISTOGRAM_BIN_PER_SIGMA = 0.3
+HISTOGRAM_BIN_FLOOR = 0.005
+#: Self-consistent steps of each owner's tilt toward g~ (stopped earlier by the discrepancy principle).
+TILT_ROUNDS = 0
+def sketch_temperature_for(sigma: float) -> float:
+    """The owners' ranking temperature for a release with per-coordinate noise ``sigma`` (public)."""
+    if not math.isfinite(sigma) or sigma < 0:
+        raise InvalidParameterError(f"`sigma` must be finite and >= 0, got {sigma!r}", "sigma")
+    return max(SKETCH_TEMPERATURE_FLOOR, SKETCH_TEMPERATURE_PER_SIGMA * sigma)
+
+
+def histogram_edges(g_tilde: np.ndarray, direction: np.ndarray, sigma: float) -> np.ndarray:
+    """Public bin edges of the score histogram: around the score of a typical validation row.
+
+    ``s_ref = g~.direction - d sigma^2`` estimates ``E[h1(v).direction]`` for a validation row ``v`` (the
+    release's noise adds ``d sigma^2`` to ``g~.g~`` in expectation); bins of width
+    ``max(HISTOGRAM_BIN_FLOOR, HISTOGRAM_BIN_PER_SIGMA sigma)``, 8 above ``s_ref``. Public numbers only.
+    """
+    d = len(g_tilde)
+    s_ref = float(g_tilde @ direction) - d * sigma ** 2
+    width = max(HISTOGRAM_BIN_FLOOR, HISTOGRAM_BIN_PER_SIGMA * sigma)
+    return s_ref + width * (np.arange(HISTOGRAM_BINS + 1, dtype=np.float64) - HISTOGRAM_BINS + 8)
+
+
+def quotas_from_histograms(histograms: np.ndarray, n_rows: np.ndarray, size: int, *, factor: float = PURCHASE_FACTOR,
+                           pool: float = QUOTA_POOL_FACTOR, uniform: float | None = None) -> np.ndarray:
+    """Rows to buy from each owner, from the released histograms only (post-processing).
+
+    Budget ``B = min(ceil(factor * size), sum n_rows)``. Each owner's noisy counts are accumulated from the top
+    bin down (not clipped bin by bin: clipping each bin at 0 would add about ``0.4 sigma`` phantom rows per bin
+    to every owner, a bias toward uniform shares that grows with the number of bins and owners); the edge is the
+    first where the pooled accumulation reaches ``pool * size``; each owner's accumulated count there, clipped at
+    0, is its share. Mixed with a uniform share (default ``QUOTA_UNIFORM_SHARE * min(1, 5 / K)``: the hedge
+    against noise, thinner as K grows), times ``B``, rounded by largest remainders and capped at the owner's
+    rows (what a cap leaves goes to the others by the same rule).
+    """
+    h = np.asarray(histograms, dtype=np.float64)
+    n = np.asarray(n_rows, dtype=np.int64)
+    K = len(n)
+    if K == 0:
+        return np.zeros(0, dtype=np.int64)
+    if uniform is None:
+        uniform = QUOTA_UNIFORM_SHARE * min(1.0, QUOTA_UNIFORM_OWNERS / K)
+    B = int(min(math.ceil(factor * size), int(n.sum())))
+    cum = np.cumsum(h[:, ::-1], axis=1)
+    reached = np.flatnonzero(cum.sum(0) >= pool * size)
+    j = int(reached[0]) if len(reached) else h.shape[1] - 1
+    share = np.clip(cum[:, j], 0.0, None)
+    q = share / share.sum() if share.sum() > 0 else np.full(K, 1.0 / K)
+    q = (1.0 - uniform) * q + uniform / K
+    out = np.zeros(K, dtype=np.int64)
+    open_ = n > 0
+    left = B
+    while left > 0 and open_.any():
+        w = np.where(open_, q, 0.0)
+        w = w / w.sum() if w.sum() > 0 else open_ / open_.sum()
+        want = w * left
+        add = np.floor(want).astype(np.int64)
+        rem = left - int(add.sum())
+        order = np.lexsort((np.arange(K), -(want - add)))
+        add[order[:rem]] += 1
+        add = np.minimum(add, n - out)
+        out += add
+        left = B - int(out.sum())
+        open_ = out < n
+    return out
 
 
 def temperature_for(sigma: float) -> float:
@@ -78,7 +181,7 @@ class NominationsConfig:
     gamma: float
     hash_seed: int | str
     reveal: str  # "points" or "hashes"
-    purchase: str  # "nominees" or "winners"
+    purchase: str  # "quotas", "nominees" or "winners"
     nominees: int  # M per owner
     candidates: int  # C per owner (rows sampled for the herding, >= nominees)
     temperature: float | None  # None: temperature_for(sigma of the release)
@@ -90,6 +193,10 @@ class NominationsConfig:
     mwem_steps: int = 0  # "mwem": steps and per-step epsilon, on the grid eta
     mwem_step_epsilon: float = 0.0
     eta: float = 0.0
+    owner_epsilon: float = OWNER_EPSILON  # purchase="quotas": each owner's budget for its two sketch releases
+    owner_delta: float = OWNER_DELTA
+    purchase_factor: float = PURCHASE_FACTOR  # purchase="quotas": rows bought / size
+    tilt_rounds: int = TILT_ROUNDS  # purchase="quotas": self-consistent steps of each owner's ranking
 
 
 @dataclass
@@ -124,6 +231,8 @@ class NominationsAggregator:
         self.timings: dict[str, float] = {}
         self.exchanges = 0
         self.temperature = float("nan")
+        self.quotas: dict[str, int] = {}
+        self._size = 0
         self.validation_rows = 0
         self.sigma = float("nan")
         self.validation: np.ndarray | None = None
@@ -279,13 +388,157 @@ class NominationsAggregator:
             return "sold labels of the wrong shape"
         return None
 
+    # -- quota purchase: two sketch releases and one purchase (docs/design.md §2.5) ---------------------
+
+    def sketch(self, stage: str, direction: np.ndarray, edges: np.ndarray) -> dict[str, np.ndarray]:
+        """Every active owner's DP release of ``stage``; checks each owner's calibration and records it once."""
+        c = self.config
+        dim = c.dim if stage == "sum" else len(edges) + 1
+        cal, event = sketch_calibration(stage, dim, c.owner_epsilon, c.owner_delta, _SKETCH_RELEASES)
+        req = SketchRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed, stage=stage,
+                            epsilon=c.owner_epsilon, delta=c.owner_delta, releases=_SKETCH_RELEASES,
+                            direction=np.asarray(direction, dtype=np.float64), edges=np.asarray(edges, dtype=np.float64))
+        owners = [o for o in self.owners if self.active[o]]
+        self.exchanges += 1
+        replies = self.transport.request_many({o: req for o in owners})
+        # Parallel composition: owner k's release depends on D_k only, so one record covers every owner.
+        self._record("owners", event, f"sketch '{stage}' of each owner (replace-one in that owner's rows)")
+        out: dict[str, np.ndarray] = {}
+        for o in owners:
+            r = replies[o]
+            if isinstance(r, PartyUnavailable):
+                self._exclude(o, r.reason, f"sketch-{stage}")
+                continue
+            problem = None
+            if not isinstance(r, SketchReply):
+                problem = f"replied with {type(r).__name__}, not a sketch"
+            elif isinstance(r.n_rows, bool) or not isinstance(r.n_rows, (int, np.integer)) or r.n_rows < 0:
+                problem = f"reported an impossible row count {r.n_rows!r}"
+            elif o in self.n_rows and self.n_rows[o] != int(r.n_rows):
+                problem = "reported another row count than in its first sketch"
+            elif np.shape(r.values) != (dim,) or not np.isfinite(np.asarray(r.values, dtype=np.float64)).all():
+                problem = f"sent a malformed sketch (shape {np.shape(r.values)}, expected ({dim},))"
+            elif not math.isclose(float(r.sigma), float(cal.sigma), rel_tol=1e-9):
+                problem = f"released with sigma {r.sigma!r}, the calibration gives {cal.sigma!r}"
+            if problem is not None:
+                self._exclude(o, problem, f"sketch-{stage}")
+                continue
+            assert isinstance(r, SketchReply)
+            self.n_rows[o] = int(r.n_rows)
+            out[o] = np.asarray(r.values, dtype=np.float64)
+        return out
+
+    def quota_purchase(self, g_tilde: np.ndarray, direction: np.ndarray, temperature: float, quotas: dict[str, int]
+                       ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray | None],
+                                  dict[str, np.ndarray | None]]:
+        """Buy each owner's ``quotas[o]`` best rows; check them (exactly where the rows came: their h1)."""
+        c = self.config
+        seeds = self.rng.derive("quota-samples")
+        stop_sq = c.dim * self.sigma ** 2 if math.isfinite(self.sigma) else 0.0
+        msgs = {o: QuotaRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
+                                target=np.asarray(g_tilde, dtype=np.float64), direction=np.asarray(direction, np.float64),
+                                temperature=float(temperature), tilt_rounds=int(c.tilt_rounds), stop_sq=float(stop_sq),
+                                count=int(q), candidates=int(DEFAULT_CANDIDATE_FACTOR * q), reveal=c.reveal,
+                                sample_seed=int(seeds.integers(2**63)), greedy_sample_factor=c.greedy_sample_factor)
+                for o, q in quotas.items() if q > 0 and self.active[o]}
+        if not msgs:
+            return {}, {}, {}
+        self.exchanges += 1
+        replies = self.transport.request_many(msgs)
+        bound = math.sqrt(2.0 / c.dim) * (1 + 1e-6)
+        nominated: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        rows: dict[str, np.ndarray | None] = {}
+        labels: dict[str, np.ndarray | None] = {}
+        for o, req in msgs.items():
+            r = replies[o]
+            if isinstance(r, PartyUnavailable):
+                self._exclude(o, r.reason, "quota")
+                continue
+            problem = self._check_quota(r, req, bound)
+            if problem is not None:
+                self._exclude(o, problem, "quota")
+                continue
+            assert isinstance(r, QuotaReply)
+            tokens = np.asarray(r.tokens).astype(np.int64)
+            hashes = np.ascontiguousarray(r.hashes, dtype=np.float32)
+            self.hashes_seen[o] = 0 if r.points is not None else len(tokens)
+            if r.points is not None:
+                self.accessed[o] += len(tokens)
+            nominated[o] = (tokens, hashes)
+            rows[o] = None if r.points is None else np.asarray(r.points)
+            labels[o] = None if r.labels is None else np.asarray(r.labels)
+        return nominated, rows, labels
+
+    def _check_quota(self, r: object, req: QuotaRequest, bound: float) -> str | None:
+        c = self.config
+        if not isinstance(r, QuotaReply):
+            return f"replied with {type(r).__name__}, not a quota reply"
+        n = r.n_rows
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            return f"reported an impossible row count {n!r}"
+        tokens, hashes = np.asarray(r.tokens), np.asarray(r.hashes)
+        want = min(req.count, int(n))
+        if tokens.ndim != 1 or tokens.dtype.kind not in "iu" or len(tokens) != want:
+            return f"sold {tokens.shape} tokens, the request asks for {want} (min(quota, rows))"
+        if np.any(np.diff(tokens) <= 0) or (len(tokens) and (tokens.min() < 0 or tokens.max() >= n)):
+            return "sold repeated, unsorted or out-of-range tokens"
+        if hashes.shape != (want, c.dim) or hashes.dtype.kind != "f" or not np.isfinite(hashes).all() \
+                or (hashes.size and np.abs(hashes).max() > bound):
+            return "sent malformed hashes or hashes outside the range of h1"
+        if c.reveal == "points":
+            pts = None if r.points is None else np.asarray(r.points)
+            if pts is None or pts.shape != (want, c.n_features) or pts.dtype.kind not in "fiu" or not np.isfinite(pts).all():
+                return "sold malformed rows"
+            if not np.array_equal(self.hasher.transform(pts), np.ascontiguousarray(hashes, dtype=np.float32)):
+                return "sold rows that do not hash to the hashes it sent"
+        if r.labels is not None and np.shape(r.labels) != (want,):
+            return "sold labels of the wrong shape"
+        return None
+
+    def quota_run(self, release: TargetRelease) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]],
+                                                          dict[str, np.ndarray | None], dict[str, np.ndarray | None]]:
+        """Exchanges 2-4 of ``purchase="quotas"``: the two sketches, the quotas, the purchase."""
+        c = self.config
+        g_tilde = np.asarray(release.noisy_mean, dtype=np.float64)
+        sigma = self.public_sigma()
+        t1 = time.perf_counter()
+        sums = self.sketch("sum", np.zeros(0), np.zeros(0))
+        total = sum(self.n_rows[o] for o in sums)
+        mu = sum(sums.values()) / max(total, 1) if sums else np.zeros(c.dim)
+        direction = g_tilde - np.asarray(mu, dtype=np.float64)
+        edges = histogram_edges(g_tilde, direction, sigma)
+        hists = self.sketch("histogram", direction, edges)
+        self.timings["sketches"] = time.perf_counter() - t1
+        owners = [o for o in self.owners if o in hists and self.active[o]]
+        q = quotas_from_histograms(np.array([hists[o] for o in owners]).reshape(len(owners), len(edges) + 1),
+                                   np.array([self.n_rows[o] for o in owners], dtype=np.int64), self._size,
+                                   factor=c.purchase_factor)
+        self.quotas = {o: int(v) for o, v in zip(owners, q)}
+        temperature = c.temperature if c.temperature is not None else sketch_temperature_for(sigma)
+        self.temperature = float(temperature)
+        t2 = time.perf_counter()
+        out = self.quota_purchase(g_tilde, direction, temperature, self.quotas)
+        self.timings["purchase"] = time.perf_counter() - t2
+        return out
+
+    def public_sigma(self) -> float:
+        """The release's per-coordinate noise (the Gaussian's at the same budget for "mwem"; 0 for "exact")."""
+        c = self.config
+        if c.release == "mwem":
+            return float(accounting.calibrate_gaussian(c.epsilon, c.delta, dim=c.dim,
+                                                       sensitivity=2.0 * math.sqrt(2.0) / self.validation_rows).sigma)
+        return 0.0 if c.release == "exact" else float(self.sigma)
+
     # -- the run ---------------------------------------------------------------------------------------
 
     def run(self, size: int) -> dict[str, Any]:
         c = self.config
+        self._size = int(size)
         t0 = time.perf_counter()
         release = self.target()
         self.timings["target"] = time.perf_counter() - t0
+        if c.purchase == "quotas":
+            return self._choose(size, release, *self.quota_run(release))
         if c.temperature is not None:
             temperature = c.temperature
         else:
@@ -309,6 +562,12 @@ class NominationsAggregator:
                 else:
                     rows[o], labels[o] = bought[o]
         self.timings["purchase"] = time.perf_counter() - t2
+        return self._choose(size, release, nominated, rows, labels)
+
+    def _choose(self, size: int, release: TargetRelease, nominated: dict[str, tuple[np.ndarray, np.ndarray]],
+                rows: dict[str, np.ndarray | None], labels: dict[str, np.ndarray | None]) -> dict[str, Any]:
+        """The aggregator's greedy over the pooled bought rows (or hashes); with "winners", buy the winners."""
+        c = self.config
         exact = np.asarray(release.exact_mean, dtype=np.float64)
         bought_positions: dict[str, set[int]] = {}
         t3 = time.perf_counter()
@@ -380,7 +639,7 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     private = config.release != "exact"
     ledger = accounting.Ledger() if private else None
     if ledger is not None:
-        ledger.set_deltas(validation=config.delta)
+        ledger.set_deltas(validation=config.delta, owners=config.owner_delta if config.purchase == "quotas" else None)
         if seeded:
             ledger.mark_seeded()
 
@@ -415,6 +674,8 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     extra = dict(extra or {})
     extra.update(choice=config.choice, greedy_sample_factor=config.greedy_sample_factor, temperature=agg.temperature, sigma=agg.sigma, nominees=config.nominees,
                  candidates=config.candidates, release=config.release, purchase=config.purchase,
+                 quotas=dict(agg.quotas), owner_epsilon=config.owner_epsilon if config.purchase == "quotas" else 0.0,
+                 owner_delta=config.owner_delta if config.purchase == "quotas" else None,
                  timings=dict(agg.timings), exchanges=agg.exchanges)
     access = Access(int(sum(agg.accessed.values())), dict(agg.accessed), hashes=int(sum(agg.hashes_seen.values())),
                     hashes_per_owner=dict(agg.hashes_seen), validation_rows=agg.validation_rows,
@@ -437,7 +698,7 @@ DEFAULT_DIM = 500
 #: skewed splits (docs/experiments/mnist-nominees).
 NOMINEES_PER_SIZE = 2
 
-_PURCHASES = ("nominees", "winners")
+_PURCHASES = ("quotas", "nominees", "winners")
 _CHOICES = ("kernel", "hashes")
 _OWNER_GREEDY = ("stochastic", "exact")
 _RELEASES = ("gaussian", "mwem", "exact")
@@ -449,9 +710,15 @@ class Nominations(SummaryMethod):
     """The nominations protocol: the consumer releases its hashed validation mean once, every owner nominates
     rows ranked against it, and the aggregator buys them and chooses (docs/design.md §2-§5).
 
-    The default run certifies every party: the owners' epsilon is 0 (what an owner receives depends only on its
-    own data, the one release and public numbers) and the consumer's is the validation budget (``privacy``,
-    default :data:`DEFAULT_VALIDATION_BUDGET`; replace-one in ``D_v``).
+    The default run (``purchase="nominees"``) certifies every party: the owners' epsilon is 0 (what an owner
+    receives depends only on its own data, the one release and public numbers) and the consumer's is the
+    validation budget (``privacy``, default :data:`DEFAULT_VALIDATION_BUDGET`; replace-one in ``D_v``), at the
+    price of ``K * nominees`` raw rows bought (10 x size at K = 5, 200 x size at K = 100).
+    ``purchase="quotas"`` (docs/design.md §2.5) is certified too and buys ``purchase_factor * size`` raw rows
+    (3 x size, whatever K): each owner releases two small DP sketches of its rows (hash sum and score histogram,
+    discrete Gaussian; owners' ``(epsilon, delta)`` of ``privacy``, default ``(OWNER_EPSILON, OWNER_DELTA) =
+    (1, 1e-6)``, replace-one in that owner's rows) and the aggregator reads quotas off them; its summaries are
+    measurably worse (docs/experiments/testbeds/), so it is an option.
 
     Parameters
     ----------
@@ -462,8 +729,10 @@ class Nominations(SummaryMethod):
         (default ``4 * nominees``; a number >= the owner's rows uses them all). Must be >= ``nominees``.
     temperature : float, optional
         The owners' tilt ``w(x) ~ exp(h1(x).g~ / T)``; default :func:`temperature_for` of the release's noise.
-    purchase : {"nominees", "winners"}, default="nominees"
-        ``"nominees"``: buy every nominee's row (``K * nominees`` raw rows; certified). ``"winners"``: buy only the
+    purchase : {"nominees", "quotas", "winners"}, default="nominees"
+        ``"quotas"``: the owners' two sketch releases, then each owner's quota of its best rows (``purchase_factor
+        * size`` raw rows in all; certified, owners' epsilon as above). ``"nominees"``: buy every nominee's row
+        (``K * nominees`` raw rows; certified, owners' epsilon 0). ``"winners"``: buy only the
         ``size`` winners; each owner then learns which of its rows won, which depends on the other owners' data:
         outside the DP guarantee, and the ledger marks the owners NOT certified.
     choice : {"kernel", "hashes"}, optional
@@ -485,6 +754,14 @@ class Nominations(SummaryMethod):
         h1's number of random features.
     hash_seed : int or str, default=0
         h1's public seed.
+    purchase_factor : float, default=PURCHASE_FACTOR (3.0)
+        ``purchase="quotas"``: raw owner rows bought, in units of ``size``.
+    tilt_rounds : int, default=TILT_ROUNDS (0)
+        ``purchase="quotas"``: self-consistent steps of each owner's ranking toward ``g~``, stopped by the
+        discrepancy principle (``||g~ - m_lambda||^2 <= d sigma^2``).
+
+    ``nominees``, ``candidates`` (per nominee), ``owner_greedy`` and ``choice`` apply to both purchases;
+    ``temperature`` overrides the owners' tilt (the quota ranking's default is :func:`sketch_temperature_for`).
     """
 
     name: ClassVar[str] = "nominations"
@@ -493,13 +770,15 @@ class Nominations(SummaryMethod):
     nominees: int | None = None
     candidates: int | None = None
     temperature: float | None = None
-    purchase: Literal["nominees", "winners"] = "nominees"
+    purchase: Literal["quotas", "nominees", "winners"] = PURCHASE  # type: ignore[assignment]
     choice: Literal["kernel", "hashes"] | None = None
     owner_greedy: Literal["stochastic", "exact"] = "stochastic"
     validation_release: Literal["gaussian", "mwem", "exact"] = "gaussian"
     reveal: Literal["points", "hashes"] = "points"
     dim: int = DEFAULT_DIM
     hash_seed: int | str = 0
+    purchase_factor: float = PURCHASE_FACTOR
+    tilt_rounds: int = TILT_ROUNDS
 
     def _validate(self) -> None:
         super()._validate()
@@ -513,22 +792,24 @@ class Nominations(SummaryMethod):
                                         "candidates")
         if self.temperature is not None:
             set_(self, "temperature", positive_float(self.temperature, "temperature"))
+        set_(self, "purchase_factor", positive_float(self.purchase_factor, "purchase_factor"))
+        set_(self, "tilt_rounds", bounded_int(self.tilt_rounds, "tilt_rounds", 0, 1000))
         choice_of(self.purchase, "purchase", _PURCHASES)
         choice_of(self.owner_greedy, "owner_greedy", _OWNER_GREEDY)
         choice_of(self.validation_release, "validation_release", _RELEASES)
         choice_of(self.reveal, "reveal", _REVEALS)
         if self.choice is not None:
             choice_of(self.choice, "choice", _CHOICES)
-            if self.choice == "kernel" and (self.purchase != "nominees" or self.reveal != "points"):
-                raise InvalidParameterError("`choice='kernel'` scores raw rows: it needs purchase='nominees' and "
-                                            "reveal='points'", "choice")
+            if self.choice == "kernel" and (self.purchase == "winners" or self.reveal != "points"):
+                raise InvalidParameterError("`choice='kernel'` scores raw rows: it needs purchase='quotas' or "
+                                            "'nominees' and reveal='points'", "choice")
 
     @property
     def resolved_choice(self) -> str:
         """``choice``, or its default for the purchase and reveal options."""
         if self.choice is not None:
             return self.choice
-        return "kernel" if self.purchase == "nominees" and self.reveal == "points" else "hashes"
+        return "kernel" if self.purchase in ("quotas", "nominees") and self.reveal == "points" else "hashes"
 
     def budget(self, privacy: accounting.Budget | None) -> accounting.Budget | None:
         """The run's validation budget: ``privacy``, or the default; None for the exact (non-private) release."""
@@ -543,7 +824,7 @@ class Nominations(SummaryMethod):
         if self.validation_release == "exact" and privacy is not None:
             raise InvalidParameterError("`validation_release='exact'` releases D_v's mean without noise: no budget "
                                         "applies", "privacy")
-        if privacy is not None and privacy.has_owners_budget:
+        if privacy is not None and privacy.has_owners_budget and self.purchase != "quotas":
             raise InvalidParameterError(
                 "nominations releases nothing computed from one owner's data to another (owners' epsilon is 0): an "
                 "owners' epsilon/delta in `privacy` would not be spent; give a validation-only budget, "
@@ -552,6 +833,10 @@ class Nominations(SummaryMethod):
         if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             budget.check_validation_size(validation_rows)
         M = self.resolved_nominees(size)
+        if self.purchase == "quotas":
+            if owner_rows is not None and sum(owner_rows) < size:
+                raise InvalidParameterError(f"the owners hold {sum(owner_rows)} rows, fewer than `size` ({size})", "size")
+            return plan
         if M * owners < size:
             raise InvalidParameterError(f"`nominees` ({M}) times the {owners} owners is below `size` ({size})", "nominees")
         if self.candidates is not None and self.candidates < M:
@@ -583,11 +868,17 @@ class Nominations(SummaryMethod):
             steps, eta = int(math.floor(hasher.dim ** 1.5)), 1.0 / hasher.dim
             step_eps = accounting.calibrate_mwem_steps(eps_v, delta_v, steps)
         factor = STOCHASTIC_GREEDY_FACTOR if self.owner_greedy == "stochastic" else None
+        owners_budget = privacy is not None and privacy.has_owners_budget
         return NominationsConfig(n_features=n_features, dim=hasher.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
                                  reveal=self.reveal, purchase=self.purchase, nominees=M, candidates=C,
                                  temperature=self.temperature, release=self.validation_release,
                                  choice=self.resolved_choice, epsilon=eps_v, delta=delta_v, mwem_steps=steps,
-                                 mwem_step_epsilon=step_eps, eta=eta, greedy_sample_factor=factor)
+                                 mwem_step_epsilon=step_eps, eta=eta, greedy_sample_factor=factor,
+                                 owner_epsilon=float(privacy.epsilon) if owners_budget and privacy is not None
+                                 and privacy.epsilon is not None else OWNER_EPSILON,
+                                 owner_delta=float(privacy.delta) if owners_budget and privacy is not None
+                                 and privacy.delta is not None else OWNER_DELTA,
+                                 purchase_factor=self.purchase_factor, tilt_rounds=self.tilt_rounds)
 
     def run(self, setup: RunSetup) -> SummaryResult:
         assert setup.transport is not None

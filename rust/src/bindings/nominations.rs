@@ -8,6 +8,7 @@ use super::hashing::PyRffProjection;
 use super::{FloatArray2, detach, extract_f32_2d, raise};
 use crate::greedy;
 use crate::nominate as kernel;
+use crate::owner_sketch as sketch;
 use crate::nominate::{Candidates, NominateParams, OwnerGreedy};
 
 fn f64_vector<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray1<'py, f64>> {
@@ -159,7 +160,112 @@ fn nominate<'py>(
     Ok((indices_i64(py, &out.indices)?.into_pyarray(py), out.hashes.into_pyarray(py), out.target.into_pyarray(py), out.n_candidates))
 }
 
+/// `Σ h1(x)` over an owner's rows, float64 (streaming; `crate::owner_sketch::hash_sum`).
+#[pyfunction]
+fn owner_hash_sum<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, projection: PyRef<'py, PyRffProjection>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let p = &projection.inner;
+    let out = match FloatArray2::extract(py, x, "X")? {
+        FloatArray2::F32(a) => {
+            let v = a.as_array();
+            detach(py, || sketch::hash_sum(v, p))?
+        }
+        FloatArray2::F64(a) => {
+            let v = a.as_array();
+            detach(py, || sketch::hash_sum(v, p))?
+        }
+    };
+    Ok(out.into_pyarray(py))
+}
+
+/// Counts of the scores `h1(x)·direction` in the bins of `edges` (`len(edges) + 1` bins, int64).
+#[pyfunction]
+fn owner_score_histogram<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    projection: PyRef<'py, PyRffProjection>,
+    direction: &Bound<'py, PyAny>,
+    edges: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let g = f64_vector(py, direction, "direction")?;
+    let gs = g.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`direction` must be contiguous".into(), Some("direction")))?;
+    let e = f64_vector(py, edges, "edges")?;
+    let es = e.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`edges` must be contiguous".into(), Some("edges")))?;
+    let p = &projection.inner;
+    let out = match FloatArray2::extract(py, x, "X")? {
+        FloatArray2::F32(a) => {
+            let v = a.as_array();
+            detach(py, || sketch::score_histogram(v, p, gs, es))?
+        }
+        FloatArray2::F64(a) => {
+            let v = a.as_array();
+            detach(py, || sketch::score_histogram(v, p, gs, es))?
+        }
+    };
+    let out: Vec<i64> = out.into_iter().map(|c| i64::try_from(c).unwrap_or(i64::MAX)).collect();
+    Ok(out.into_pyarray(py))
+}
+
+/// The tilted mean of an owner's rows at `lambda` and its log normaliser (`crate::owner_sketch::tilted_mean`).
+#[pyfunction]
+fn owner_tilted_mean<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    projection: PyRef<'py, PyRffProjection>,
+    lambda_: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, f64)> {
+    let l = f64_vector(py, lambda_, "lambda")?;
+    let ls = l.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`lambda` must be contiguous".into(), Some("lambda")))?;
+    let p = &projection.inner;
+    let (m, logz) = match FloatArray2::extract(py, x, "X")? {
+        FloatArray2::F32(a) => {
+            let v = a.as_array();
+            detach(py, || sketch::tilted_mean(v, p, ls))?
+        }
+        FloatArray2::F64(a) => {
+            let v = a.as_array();
+            detach(py, || sketch::tilted_mean(v, p, ls))?
+        }
+    };
+    Ok((m.into_pyarray(py), logz))
+}
+
+/// The owner's self-consistent tilt (`crate::owner_sketch::self_consistent_tilt`): `(lambda, rounds, residual_sq)`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn owner_self_consistent_tilt<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    projection: PyRef<'py, PyRffProjection>,
+    g_tilde: &Bound<'py, PyAny>,
+    lambda0: &Bound<'py, PyAny>,
+    temperature: f64,
+    max_rounds: i64,
+    stop_sq: f64,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, usize, f64)> {
+    let g = f64_vector(py, g_tilde, "g_tilde")?;
+    let gs = g.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`g_tilde` must be contiguous".into(), Some("g_tilde")))?;
+    let l = f64_vector(py, lambda0, "lambda0")?;
+    let ls = l.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`lambda0` must be contiguous".into(), Some("lambda0")))?;
+    let rounds = count(py, max_rounds, "max_rounds", 0)?;
+    let p = &projection.inner;
+    let t = match FloatArray2::extract(py, x, "X")? {
+        FloatArray2::F32(a) => {
+            let v = a.as_array();
+            detach(py, || sketch::self_consistent_tilt(v, p, gs, ls, temperature, rounds, stop_sq))?
+        }
+        FloatArray2::F64(a) => {
+            let v = a.as_array();
+            detach(py, || sketch::self_consistent_tilt(v, p, gs, ls, temperature, rounds, stop_sq))?
+        }
+    };
+    Ok((t.lambda.into_pyarray(py), t.rounds, t.residual_sq))
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(owner_hash_sum, m)?)?;
+    m.add_function(wrap_pyfunction!(owner_score_histogram, m)?)?;
+    m.add_function(wrap_pyfunction!(owner_tilted_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(owner_self_consistent_tilt, m)?)?;
     m.add_function(wrap_pyfunction!(greedy_select, m)?)?;
     m.add_function(wrap_pyfunction!(nominate, m)?)?;
     m.add_function(wrap_pyfunction!(stochastic_greedy_select, m)?)?;
