@@ -26,7 +26,8 @@ thread. In the same process, on the same synthetic rows (``bench_scale.make_data
   array (2M rows) in one call, interleaved, best of 3.
 
 Run: ``python benches/bench_floor.py`` (both sizes, the curve and the sweep: a few minutes on an idle
-2-core machine) -> a table, ``benches/results/floor.json``. ``--sizes 2000000:20`` for one size.
+2-core machine) -> the README's tables (every number marked with its path in the results file, for
+tests/docnumbers.py), ``benches/results/floor.json``. ``--sizes 2000000:20`` for one size.
 """
 
 from __future__ import annotations
@@ -289,37 +290,49 @@ def main() -> None:
     print(table(results))
 
 
-def table(r: dict) -> str:
-    """The README's table (markdown)."""
+def table(r: dict, alias: str = "fb") -> str:
+    """The README's tables (markdown), every number marked with its path in the results file
+    (``<!--= ALIAS:PATH -->``, checked by tests/docnumbers.py; declare ``<!-- numbers: ALIAS = FILE -->``)."""
+    def m(path: str) -> str:
+        return f"<!--= {path} -->"
+
     lines = ["| rows × 64, owners | threads | load | default run (wall) | floor (wall) | run / floor, wall | "
              "run / floor, CPU time | floor / transform (4,096-row calls), wall; CPU | "
              "phases: target / nominations / purchase / choice / setup | peak RSS − rows |",
              "|---|---|---|---|---|---|---|---|---|---|"]
+    keys = ("target", "nominations", "purchase", "choice", "setup (checks, hasher, parties)")
     for e in r["sizes"]:
         for pt in e["curve"]:
+            q = f"{alias}:sizes[rows={e['rows']}].curve[threads={pt['threads']}]"
             ph = pt["phases_s"]
-            phases = " / ".join(f"{ph.get(k, 0):.2f}" for k in ("target", "nominations", "purchase", "choice",
-                                                             "setup (checks, hasher, parties)"))
+            phases = " / ".join(f"{ph.get(k, 0):.2f}{m(f'{q}.phases_s[{chr(34)}{k}{chr(34)}]')}" for k in keys)
+            head = (f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | {pt['load_before'][0]:.0f}{m(q + '.load_before[0]')} | "
+                    f"{pt['run_s']:.2f}{m(q + '.run_s')} s | ")
             if pt["floor_s"] is None:  # --reps 0: the run only
-                lines.append(f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | {pt['load_before'][0]:.0f} | {pt['run_s']:.2f} s | "
-                             f"— | — | — | — | {pt['peak_rss_minus_rows_gb']:.2f} GB |")
+                lines.append(head + f"— | — | — | — | {phases} s | {pt['peak_rss_minus_rows_gb']:.2f}{m(q + '.peak_rss_minus_rows_gb')} GB |")
                 continue
             cpu_t = pt["floor_cpu_s"] / pt["transform_4096_cpu_s"]
-            lines.append(f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | {pt['load_before'][0]:.0f} | {pt['run_s']:.2f} s | "
-                         f"{pt['floor_s']:.2f} s | {pt['ratio_run_to_floor']:.2f} | **{pt['cpu_ratio_run_to_floor']:.2f}** | "
-                         f"{pt['ratio_transform_4096_to_floor']:.2f}; {cpu_t:.2f} | {phases} s | {pt['peak_rss_minus_rows_gb']:.2f} GB |")
+            lines.append(head + f"{pt['floor_s']:.2f}{m(q + '.floor_s')} s | {pt['ratio_run_to_floor']:.2f}{m(q + '.ratio_run_to_floor')} | "
+                         f"**{pt['cpu_ratio_run_to_floor']:.2f}**{m(q + '.cpu_ratio_run_to_floor')} | "
+                         f"{pt['ratio_transform_4096_to_floor']:.2f}{m(q + '.ratio_transform_4096_to_floor')}; "
+                         f"{cpu_t:.2f}{m(f'{q}.floor_cpu_s / {q}.transform_4096_cpu_s')} | {phases} s | "
+                         f"{pt['peak_rss_minus_rows_gb']:.2f}{m(q + '.peak_rss_minus_rows_gb')} GB |")
     lines.append("")
     lines.append("| rows, owners | run speed-up (efficiency) 1 → all | floor speed-up (efficiency) | serial share (1-thread profile) "
                  "| Amdahl on 16 cores |")
     lines.append("|---|---|---|---|---|")
     for e in r["sizes"]:
-        f = e["all_cpus"]
         if e["serial_share_one_thread_profile"] is None:
             continue
-        lines.append(f"| {e['rows']:,}, K = {e['owners']} | {f['run_speedup']:.2f} ({f['run_efficiency']:.2f}) | "
-                     f"{f['floor_speedup']:.2f} ({f['floor_efficiency']:.2f}) | {100 * e['serial_share_one_thread_profile']:.1f} % "
-                     f"({100 * e['curve'][0]['main_thread_share']:.1f} % with owners' serial work) | "
-                     f"{e['amdahl_speedup_16_cores']:.1f}× |")
+        f = e["all_cpus"]
+        q = f"{alias}:sizes[rows={e['rows']}]"
+        qf = f"{q}.curve[threads={f['threads']}]"
+        lines.append(f"| {e['rows']:,}, K = {e['owners']} | {f['run_speedup']:.2f}{m(qf + '.run_speedup')} "
+                     f"({f['run_efficiency']:.2f}{m(qf + '.run_efficiency')}) | "
+                     f"{f['floor_speedup']:.2f}{m(qf + '.floor_speedup')} ({f['floor_efficiency']:.2f}{m(qf + '.floor_efficiency')}) | "
+                     f"{100 * e['serial_share_one_thread_profile']:.1f}{m('100 * ' + q + '.serial_share_one_thread_profile')} % "
+                     f"({100 * e['curve'][0]['main_thread_share']:.1f}{m('100 * ' + q + '.curve[0].main_thread_share')} % with owners' serial work) | "
+                     f"{e['amdahl_speedup_16_cores']:.1f}{m(q + '.amdahl_speedup_16_cores')}× |")
     if "sweep" in r:
         sw = r["sweep"]
         lines.append("")
@@ -327,11 +340,15 @@ def table(r: dict) -> str:
                      "transform | numpy, same chunk | transform / floor (numpy, 4,096-row chunks) | one thread, CPU time: floor / transform |")
         lines.append("|---|---|---|---|---|")
         for c in sw["calls"]:
-            same = "—" if c["numpy_same_chunk_s"] is None else f"{c['numpy_same_chunk_s']:.3f} s"
-            one = "—" if c.get("one_thread_cpu_ratio_to_floor") is None else f"{c['one_thread_cpu_ratio_to_floor']:.2f}"
-            lines.append(f"| {c['rows_per_call']:,} | {c['transform_s']:.3f} s ({c['transform_mrows_per_s']:.2f} M rows/s) | "
-                         f"{same} | **{c['ratio_to_floor']:.2f}** | {one} |")
-        lines.append(f"\nfloor: {sw['floor_4096_s']:.3f} s ({sw['floor_mrows_per_s']:.2f} M rows/s)")
+            q = f"{alias}:sweep.calls[rows_per_call={c['rows_per_call']}]"
+            same = "—" if c["numpy_same_chunk_s"] is None else f"{c['numpy_same_chunk_s']:.3f}{m(q + '.numpy_same_chunk_s')} s"
+            one = ("—" if c.get("one_thread_cpu_ratio_to_floor") is None
+                   else f"{c['one_thread_cpu_ratio_to_floor']:.2f}{m(q + '.one_thread_cpu_ratio_to_floor')}")
+            lines.append(f"| {c['rows_per_call']:,} | {c['transform_s']:.3f}{m(q + '.transform_s')} s "
+                         f"({c['transform_mrows_per_s']:.2f}{m(q + '.transform_mrows_per_s')} M rows/s) | "
+                         f"{same} | **{c['ratio_to_floor']:.2f}**{m(q + '.ratio_to_floor')} | {one} |")
+        lines.append(f"\nfloor: {sw['floor_4096_s']:.3f}{m(alias + ':sweep.floor_4096_s')} s "
+                     f"({sw['floor_mrows_per_s']:.2f}{m(alias + ':sweep.floor_mrows_per_s')} M rows/s)")
     return "\n".join(lines)
 
 

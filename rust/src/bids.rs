@@ -40,19 +40,19 @@ fn check(h: &ArrayView2<'_, f32>, offered: Option<&[bool]>, v: &[f32]) -> Result
     if h.ncols() != v.len() {
         return Err(Error::shape("v", format!("has length {}, the hashed rows have {} columns", v.len(), h.ncols())));
     }
-    if let Some(m) = offered {
-        if m.len() != h.nrows() {
-            return Err(Error::shape("offered", format!("has length {}, expected {}", m.len(), h.nrows())));
-        }
+    if let Some(m) = offered
+        && m.len() != h.nrows()
+    {
+        return Err(Error::shape("offered", format!("has length {}, expected {}", m.len(), h.nrows())));
     }
     if !h.is_standard_layout() {
         return Err(Error::shape("hashes", "must be C-contiguous (row-major)"));
     }
     // A NaN hash would win or lose every comparison silently: refuse it, as `BidIndex` does.
-    if let Some(flat) = h.as_slice() {
-        if !flat.par_iter().all(|x| x.is_finite()) {
-            return Err(Error::NonFinite { name: "hashes" });
-        }
+    if let Some(flat) = h.as_slice()
+        && !flat.par_iter().all(|x| x.is_finite())
+    {
+        return Err(Error::NonFinite { name: "hashes" });
     }
     Ok(())
 }

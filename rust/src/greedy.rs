@@ -185,10 +185,10 @@ pub fn greedy_select(h: ArrayView2<'_, f32>, target: &[f64], k: usize, taken: Op
     if target.len() != d {
         return Err(Error::shape("target", format!("has length {}, the hashes have {d} columns", target.len())));
     }
-    if let Some(m) = taken {
-        if m.len() != n {
-            return Err(Error::shape("taken", format!("has length {}, expected {n} (one per row)", m.len())));
-        }
+    if let Some(m) = taken
+        && m.len() != n
+    {
+        return Err(Error::shape("taken", format!("has length {}, expected {n} (one per row)", m.len())));
     }
     let flat = h.to_slice().ok_or_else(|| Error::shape("hashes", "must be C-contiguous (row-major)"))?;
     check_finite_f64("target", target.iter().copied())?;

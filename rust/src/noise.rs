@@ -192,10 +192,11 @@ where
 {
     loop {
         let i = rng.below(n as u64) as usize;
-        if let Some((num, den)) = exponent(i) {
-            if num / den < (1u64 << 31) && bernoulli_exp_rational(rng, num, den) {
-                return i;
-            }
+        if let Some((num, den)) = exponent(i)
+            && num / den < (1u64 << 31)
+            && bernoulli_exp_rational(rng, num, den)
+        {
+            return i;
         }
     }
 }

@@ -40,6 +40,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result, check_finite_f64, check_positive, checked_size, try_filled};
 use crate::greedy::{Selection, block_dots_f64, greedy_unchecked, stochastic_sample_size, stochastic_unchecked};
+use crate::limits::try_zeroed_f32;
 use crate::rff::{RffProjection, RowElement, block_error, rows_f32};
 use crate::simd::{dispatch_avx512_avx2, exp_neg_f64};
 
@@ -302,7 +303,7 @@ pub fn nominate<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, g: &[
     let nc = cand.len();
 
     // The candidates' hashes, recomputed from their rows in row order (bit-identical to the pass).
-    let mut ch = try_filled("candidates", checked_size("candidates", nc, d)?, 0.0f32)?;
+    let mut ch = try_zeroed_f32("candidates", checked_size("candidates", nc, d)?, usize::MAX)?;
     let chunk = DEFAULT_BLOCK_ROWS;
     ch.par_chunks_mut(chunk * d).zip(cand.par_chunks(chunk)).try_for_each_init(Vec::new, |xb: &mut Vec<f32>, (out, idx)| {
         xb.clear();
