@@ -178,11 +178,20 @@ def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMes
     return reply
 
 
+def _run_seed(context: Context) -> int | None:
+    """The run config's ``random-state``: None when not set (``""``, today's run config; -1 in older apps)."""
+    raw = context.run_config.get("random-state", "")
+    if raw in ("", None):
+        return None
+    seed = int(raw)  # type: ignore[arg-type]
+    return seed if seed >= 0 else None
+
+
 def _owner_rng(context: Context, name: str) -> Any:
     """The owner's noise stream for its sketch releases: OS entropy, or the run's seed only if this node's
     operator allows it (as for the consumer); derived as in process (:func:`dpsumm.parties.owner_stream`)."""
-    seed = int(context.run_config.get("random-state", -1))  # type: ignore[arg-type]
-    if seed < 0:
+    seed = _run_seed(context)
+    if seed is None:
         return None
     if context.node_config.get("allow-seeded") is not True:
         raise ProtocolError(f"owner {name!r}: the run config sets random-state (seeded, NOT private noise) "
@@ -211,15 +220,13 @@ def _consumer(request: ProtocolMessage, context: Context, name: str) -> Protocol
 
 def _consumer_rng(context: Context, name: str) -> Any:
     """The consumer's noise stream: OS entropy, or the run's seed only if this node's operator allows it."""
-    raw = context.run_config.get("random-state", "")
-    # Not set: "" (today's run config) or -1 (older apps); both mean OS entropy.
-    seed = -1 if raw in ("", None) else int(raw)  # type: ignore[arg-type]
-    if seed >= 0 and context.node_config.get("allow-seeded") is not True:
+    seed = _run_seed(context)
+    if seed is not None and context.node_config.get("allow-seeded") is not True:
         # Whoever starts the run chooses the run config; a seed it picks would make this party's noise
         # predictable. Only the consumer's own operator may allow it (tests, reproducible experiments).
         raise ProtocolError(f"consumer {name!r}: the run config sets random-state (seeded, NOT private noise) "
                             "but this node's config does not allow it (node config allow-seeded=true)")
-    return party_streams(seed if seed >= 0 else None)["consumer"]
+    return party_streams(seed)["consumer"]
 
 
 def _consumer_target(request: TargetRequest, context: Context, name: str) -> TargetRelease:
