@@ -297,3 +297,14 @@ def test_index_flag_reads_a_pandas_index_column_as_the_user_says(tmp_path, capsy
     code, _, err = _run([*args, "--index", "yes"], capsys)
     assert code == 0, err
     assert np.load(tmp_path / "out" / "summary.npy").shape == (4, 3)
+
+
+def test_quotas_take_the_owners_budget_from_the_command_line(tmp_path, capsys):
+    _, _, paths, _, _, _ = _files(tmp_path, n_owners=3, rows=40)
+    out = tmp_path / "out"
+    code, _, err = _run(["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "5",
+                         "--out", str(out), "--purchase", "quotas", "--budget", "0.9", "--validation-budget", "1",
+                         "--no-progress", "--json"], capsys)
+    assert code == 0, err
+    report = json.loads((out / "report.json").read_text())
+    assert report["budget"]["epsilon"] == 0.9 and report["accessed"]["total"] <= 15

@@ -127,9 +127,10 @@ def budget_arg(args: argparse.Namespace, method: Any = None, *, size: int | None
             raise UsageError("--budget needs --validation-budget (the validation set's epsilon)")
         if args.budget is None and method.name != "nominations":
             raise UsageError(f"--method {method.name} needs --budget (the owners' epsilon) with --validation-budget")
-        if args.budget is not None and method.name == "nominations":
+        if args.budget is not None and method.name == "nominations" and getattr(method, "purchase", None) != "quotas":
             raise UsageError("--method nominations releases nothing computed from one owner's data to another "
-                             "(owners' epsilon 0): --budget does not apply; give --validation-budget alone")
+                             "(owners' epsilon 0) unless --purchase quotas: --budget does not apply; give "
+                             "--validation-budget alone")
         try:
             budget = budget_from(args.budget, args.delta if args.budget is not None else None, args.validation_budget,
                                  args.validation_delta, spell=lambda o: _BUDGET_FLAGS.get(o, o))
