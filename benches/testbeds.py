@@ -43,11 +43,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-
-import dpsumm  # noqa: E402
-from dpsumm import datasets  # noqa: E402
-from dpsumm.datasets import LabelSplit  # noqa: E402
+import dpsumm
+from dpsumm import datasets
+from dpsumm.datasets import LabelSplit
 from dpsumm.metrics import mlp_accuracy, mmd2  # noqa: E402
 from dpsumm.preprocessing import median_gamma  # noqa: E402
 
@@ -374,7 +372,7 @@ def summarize_files(paths: list[str], out: Path) -> None:
         data = json.loads(Path(path).read_text())
         recs += data["records"]
         cmds.append(data["meta"]["command"])
-    text = ("# Issue 19 targets, the default configuration\n\nWritten by `python benches/testbeds.py --summarize "
+    text = ("# Issue 19 targets, the default configuration\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\nWritten by `python benches/testbeds.py --summarize "
             + " ".join(paths) + "` from the runs of:\n\n" + "\n".join(f"* `{c}`" for c in cmds) + "\n\n"
             "Means over repeats (tables with spreads: table-*.md). Targets: MMD² <= central greedy and <= +50 % above "
             "exact greedy at p = 200 and 1000 on MNIST and the K = 100 synthetic (digits reported), <= +10 % against "
@@ -433,7 +431,7 @@ def write(args: argparse.Namespace, out: Path, tag: str, beds: list[str], sizes:
                 repeats=repeats, methods=args.methods, gammas=args.gammas, seconds=time.perf_counter() - t0,
                 cpus=os.cpu_count())
     (out / f"results{tag}.json").write_text(json.dumps(dict(meta=meta, records=recs), indent=1))
-    text = (f"# Test beds (issue 19)\n\nWritten by `{meta['command'].replace(str(args.data), 'DIR') if args.data else meta['command']}` "
+    text = (f"# Test beds (issue 19)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\nWritten by `{meta['command'].replace(str(args.data), 'DIR') if args.data else meta['command']}` "
             f"({meta['seconds']:.0f} s). Means ± sample standard deviations over repeats; MMD² against central "
             f"and exact greedy of the same repeat and size; owners' ε and consumer ε_v at δ = {DELTA:g} (the "
             f"largest over repeats). Seeded runs: reproducible, NOT private.\n" + table(recs) + "\n")
