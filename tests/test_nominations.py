@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import pickle
 
@@ -90,7 +92,8 @@ def test_ledger_certifies_every_party_by_default():
     assert 0.7 < eps_v <= 0.8 + 1e-9
     assert led.certified("owners") and led.certified("validation")
     assert res.accessed.total == sum(min(20, len(o)) for o in owners)  # nominees = 2 * size by default
-    assert res.accessed.hashes == res.accessed.total and res.accessed.validation_rows == len(validation)
+    # the owners commit by digest (docs/design.md §3): the aggregator receives no hash of any row
+    assert res.accessed.hashes == 0 and res.accessed.validation_rows == len(validation)
 
 
 def test_purchase_winners_sees_size_rows_and_is_marked_uncertified():
@@ -227,21 +230,29 @@ class Faulty:
         r = self.party.handle(m)
         f = self.fault
         if isinstance(m, NominationRequest):
+            # The owner commits with h1 hashes or (purchase="nominees", the default) BLAKE2b digests of them:
+            # each fault corrupts whichever it sent.
+            field = "digests" if r.digests is not None else "hashes"
+            c = getattr(r, field)
             if f == "crash":
                 raise RuntimeError("owner crashed")
-            if f == "nan":
-                h = r.hashes.copy(); h[0, 0] = np.nan
-                return NominationReply(n_rows=r.n_rows, tokens=r.tokens, hashes=h)
+            if f == "nan":  # a non-finite hash; a digest that is not bytes
+                h = c.astype(np.float64).copy(); h[0, 0] = np.nan
+                return dataclasses.replace(r, **{field: h})
             if f == "too-many":
-                return NominationReply(n_rows=r.n_rows, tokens=np.arange(len(r.tokens) + 1), hashes=np.vstack([r.hashes, r.hashes[:1]]))
+                return dataclasses.replace(r, tokens=np.arange(len(r.tokens) + 1), **{field: np.vstack([c, c[:1]])})
             if f == "too-few":
-                return NominationReply(n_rows=r.n_rows, tokens=r.tokens[:-1], hashes=r.hashes[:-1])
-            if f == "inflated-hash":
-                h = r.hashes.copy(); h[:, :] = np.sqrt(2.0 / h.shape[1]) * 1.5
-                return NominationReply(n_rows=r.n_rows, tokens=r.tokens, hashes=h)
+                return dataclasses.replace(r, tokens=r.tokens[:-1], **{field: c[:-1]})
+            if f == "inflated-hash":  # a hash outside h1's range; a digest of no row it holds (caught at purchase)
+                h = c.copy()
+                if field == "hashes":
+                    h[:, :] = np.sqrt(2.0 / h.shape[1]) * 1.5
+                else:
+                    h[:, 0] ^= 0xFF
+                return dataclasses.replace(r, **{field: h})
             if f == "repeated":
                 t = r.tokens.copy(); t[1] = t[0]
-                return NominationReply(n_rows=r.n_rows, tokens=t, hashes=r.hashes)
+                return dataclasses.replace(r, tokens=t)
             if f == "wrong-type":
                 return TargetRelease(noisy_mean=np.zeros(3), exact_mean=np.zeros(3), n_rows=1, sigma=0.0, granularity=0.0)
         if isinstance(m, PurchaseRequest):
@@ -276,6 +287,9 @@ def test_a_faulty_owner_is_excluded_and_the_run_completes(fault, purchase):
             dpsumm.summarize(owners, validation, 20, method=dpsumm.Nominations(purchase='winners', dim=64), random_state=0, **KW).owner.tolist()):
         pytest.skip("owner-1 has no winner here, so it is never asked to sell")
     assert [e["owner"] for e in excluded] == ["owner-1"], res.events
+    if purchase == "nominees" and fault in ("inflated-hash", "altered-row", "other-row"):
+        # committed by digest: a forged digest or a row that is not the nominated one is caught at the purchase
+        assert excluded[0]["phase"] == "purchase" and "nominated digest" in excluded[0]["reason"], excluded
     assert len(res) == 20
     assert 1 not in set(res.owner.tolist())
     pairs = list(zip(res.owner.tolist(), res.index.tolist()))
@@ -309,3 +323,28 @@ def test_owner_greedy_default_is_stochastic_and_exact_is_available():
     assert b.extra["greedy_sample_factor"] is None
     assert a.privacy is not None and b.privacy is not None
     assert len(a.index) == len(b.index) == 10
+
+
+def test_hash_digests_are_blake2b_of_the_little_endian_float32_bytes():
+    import hashlib
+
+    from dpsumm.hashing import DIGEST_BYTES, hash_digests
+    H = dpsumm.RFFHasher(3, dim=8, gamma=0.5, seed=1).transform(np.arange(12.0).reshape(4, 3))
+    want = np.array([list(hashlib.blake2b(np.asarray(row, "<f4").tobytes(), digest_size=16).digest()) for row in H], np.uint8)
+    np.testing.assert_array_equal(hash_digests(H), want)
+    np.testing.assert_array_equal(hash_digests(H.astype(">f4")), want)  # byte order of the input does not matter
+    assert hash_digests(H).shape == (4, DIGEST_BYTES) and hash_digests(H[:0]).shape == (0, DIGEST_BYTES)
+    one_ulp = H.copy(); one_ulp[2, 5] = np.nextafter(one_ulp[2, 5], np.float32(1))
+    assert (hash_digests(one_ulp) != want).any(1).tolist() == [False, False, True, False]
+    with pytest.raises(dpsumm.InvalidParameterError, match="hashes"):
+        hash_digests(np.zeros(3))
+
+
+def test_default_owners_commit_by_digest_and_the_result_hashes_are_the_rows_h1():
+    owners, validation = blobs(seed=5, K=3, n=50)
+    res = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(dim=64), random_state=1, **KW)
+    assert res.accessed.hashes == 0 and res.accessed.total == sum(min(20, len(o)) for o in owners)
+    np.testing.assert_array_equal(res.hashes, res.hasher.transform(res.points))
+    # With purchase="winners" the aggregator chooses on hashes, so the owners send them.
+    win = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(dim=64, purchase="winners"), random_state=1, **KW)
+    assert win.accessed.hashes == sum(min(20, len(o)) for o in owners)

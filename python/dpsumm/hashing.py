@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ from . import _core
 from ._validation import bounded_int, float_matrix, positive_float, seed_value
 from .errors import InvalidParameterError, NotFittedError
 
-__all__ = ["RFFHasher", "MAX_DIM", "MAX_N_FEATURES", "MAX_PROJECTION", "MAX_GAMMA", "MAX_THREADS"]
+__all__ = ["RFFHasher", "hash_digests", "DIGEST_BYTES", "MAX_DIM", "MAX_N_FEATURES", "MAX_PROJECTION", "MAX_GAMMA", "MAX_THREADS"]
 
 #: Caps on the projection (rust/src/limits.rs): checked before anything is allocated.
 MAX_DIM = 1 << 20
@@ -19,6 +20,36 @@ MAX_PROJECTION = 1 << 28
 MAX_GAMMA = 1e74
 #: Most threads a transform may be given (rust/src/bindings/threads.rs).
 MAX_THREADS = 4096
+#: Length of a hash digest (:func:`hash_digests`): BLAKE2b-128.
+DIGEST_BYTES = 16
+
+
+def hash_digests(hashes: object) -> np.ndarray:
+    """A BLAKE2b-128 digest of each row of ``hashes``: the commitment an owner sends instead of its h1 hashes.
+
+    Each digest covers the row's float32 values in little-endian byte order, so it is the same on every
+    machine, as h1 itself is (docs/design.md §1). An owner that nominates digests instead of hashes commits to
+    its nominees as firmly (BLAKE2b is collision-resistant: selling a row whose h1 differs from the nominated
+    one is detected, exactly as with the hash itself) while the aggregator holds 16 bytes per nominee instead
+    of ``4 d`` and sees no hash of a row it does not buy.
+
+    Parameters
+    ----------
+    hashes : array-like of shape (n, d)
+        h1 hashes (converted to little-endian float32).
+
+    Returns
+    -------
+    ndarray of shape (n, DIGEST_BYTES), uint8
+    """
+    H = np.asarray(hashes)
+    if H.ndim != 2 or H.dtype.kind != "f":
+        raise InvalidParameterError(f"`hashes` must be a 2-D float array, got shape {H.shape} and dtype {H.dtype}", "hashes")
+    H = np.ascontiguousarray(H, dtype="<f4")
+    out = np.empty((len(H), DIGEST_BYTES), np.uint8)
+    for i, row in enumerate(H):
+        out[i] = np.frombuffer(hashlib.blake2b(row.tobytes(), digest_size=DIGEST_BYTES).digest(), np.uint8)
+    return out
 
 
 def _input(X: object) -> np.ndarray:

@@ -30,6 +30,7 @@ message                   from -> to             content
 :class:`NominationRequest` aggregator -> owner   public h1 parameters, ``g~``, the nominee count ``M``,
                                                  temperature and candidate count
 :class:`NominationReply`  owner -> aggregator    the owner's row count, its nominees' tokens and h1 hashes
+                                                 (or, by default, a 16-byte digest of each hash)
 :class:`PurchaseRequest`  aggregator -> owner    the tokens whose rows (or labels) the aggregator buys
 :class:`PurchaseReply`    owner -> aggregator    those rows (``reveal="points"``) and labels
 ========================  =====================  ==========================================================
@@ -244,6 +245,10 @@ class NominationRequest(Message):
     reveal: str
     sample_seed: int  # public seed of the owner's candidate sample (not privacy noise)
     greedy_sample_factor: float | None = None  # None: exact greedy among the candidates; r > 0: stochastic greedy
+    # What the owner commits to for each nominee: "hashes" (its h1 hash, the aggregator chooses on hashes) or
+    # "digests" (a BLAKE2b-128 digest of that hash, dpsumm.hashing.hash_digests: the aggregator chooses on the
+    # raw rows it buys and only verifies them against the digests).
+    commit: str = "hashes"
 
 
 @dataclass(frozen=True)
@@ -251,7 +256,8 @@ class NominationReply(Message):
     kind: ClassVar[str] = "nomination_reply"
     n_rows: int
     tokens: np.ndarray = field(repr=False)  # (M,) int64, distinct, in [0, n_rows)
-    hashes: np.ndarray = field(repr=False)  # (M, dim) float32: h1 of the nominated rows
+    hashes: np.ndarray | None = field(repr=False)  # (M, dim) float32: h1 of the nominated rows (commit="hashes")
+    digests: np.ndarray | None = field(default=None, repr=False)  # (M, 16) uint8 (commit="digests")
 
 
 @dataclass(frozen=True)

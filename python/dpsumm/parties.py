@@ -15,7 +15,7 @@ import numpy as np
 from . import _core, accounting
 from .errors import ProtocolError
 from .h2 import H2
-from .hashing import RFFHasher
+from .hashing import RFFHasher, hash_digests
 from .kernels import BidIndex, nominate
 from .messages import (
     Bid,
@@ -255,6 +255,8 @@ class OwnerParty:
         """Rank this owner's rows using only its data, ``g~`` and public parameters (docs/design.md §3)."""
         if m.n_features != self._data.shape[1]:
             raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
+        if m.commit not in ("hashes", "digests"):
+            raise ProtocolError(f"owner {self.name!r}: unknown commitment {m.commit!r} (expected 'hashes' or 'digests')")
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
         tokens, hashes = nominate_rows(self._data, hasher, np.asarray(m.target, dtype=np.float64),
                                        temperature=m.temperature, nominees=m.nominees,
@@ -263,6 +265,8 @@ class OwnerParty:
         self._nominated = {int(t) for t in tokens}
         self._sold = set()
         self._reveal = m.reveal
+        if m.commit == "digests":
+            return NominationReply(n_rows=self._n_rows, tokens=tokens, hashes=None, digests=hash_digests(hashes))
         return NominationReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes)
 
     # -- quota purchase (issue 19) ---------------------------------------------------------------------

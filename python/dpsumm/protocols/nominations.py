@@ -36,7 +36,7 @@ import numpy as np
 from .. import accounting
 from .._validation import bounded_int, choice_of, positive_float
 from ..errors import InvalidParameterError, ProtocolError
-from ..hashing import RFFHasher
+from ..hashing import DIGEST_BYTES, RFFHasher, hash_digests
 from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select
 from ..parties import SKETCH_RELEASES as _SKETCH_RELEASES
 from ..parties import nominate_rows, owner_sketch, quota_rows, sketch_calibration
@@ -226,6 +226,11 @@ class NominationsAggregator:
         self.active = {o: True for o in self.owners}
         self.accessed = {o: 0 for o in self.owners}
         self.hashes_seen = {o: 0 for o in self.owners}
+        # The owners commit to their nominees by a digest of each hash when the aggregator never needs the hashes
+        # (it buys every nominee's row and chooses on the exact kernel): 16 bytes per nominee instead of 4 d, and
+        # no hash of a row it does not buy. Verification stays exact (docs/design.md §3).
+        self.commit = ("digests" if config.purchase == "nominees" and config.choice == "kernel"
+                       and config.reveal == "points" else "hashes")
         self.n_rows: dict[str, int] = {}
         self.events: list[dict[str, Any]] = []
         self.timings: dict[str, float] = {}
@@ -287,7 +292,7 @@ class NominationsAggregator:
                                      target=np.asarray(g_tilde, dtype=np.float64), nominees=c.nominees,
                                      temperature=float(temperature), candidates=int(c.candidates), reveal=c.reveal,
                                      sample_seed=int(seeds.integers(2**63)),
-                                     greedy_sample_factor=c.greedy_sample_factor)
+                                     greedy_sample_factor=c.greedy_sample_factor, commit=self.commit)
                 for o in self.owners}
         self.exchanges += 1
         replies = self.transport.request_many(msgs)
@@ -305,11 +310,14 @@ class NominationsAggregator:
                 continue
             assert isinstance(r, NominationReply)
             tokens = np.asarray(r.tokens).astype(np.int64)
-            hashes = np.ascontiguousarray(r.hashes, dtype=np.float32)
+            if self.commit == "digests":
+                committed = np.ascontiguousarray(r.digests, dtype=np.uint8)
+            else:
+                committed = np.ascontiguousarray(r.hashes, dtype=np.float32)
+                self.hashes_seen[o] = int(len(tokens))
             order = np.argsort(tokens, kind="stable")  # pool in (owner, row) order: ties go to the lowest row
             self.n_rows[o] = int(r.n_rows)
-            self.hashes_seen[o] = int(len(tokens))
-            out[o] = (tokens[order], hashes[order])
+            out[o] = (tokens[order], committed[order])
         return out
 
     def _check_nomination(self, r: object, bound: float) -> str | None:
@@ -328,6 +336,14 @@ class NominationsAggregator:
             return f"sent {len(tokens)} nominees, the run asks for {want} (min(M, rows))"
         if len(np.unique(tokens)) != len(tokens) or (len(tokens) and (tokens.min() < 0 or tokens.max() >= n)):
             return "sent repeated or out-of-range tokens"
+        if self.commit == "digests":
+            digests = np.asarray(r.digests) if r.digests is not None else None
+            if digests is None or digests.shape != (want, DIGEST_BYTES) or digests.dtype != np.uint8:
+                got = "none" if digests is None else f"shape {digests.shape} and dtype {digests.dtype}"
+                return f"sent digests of {got}, expected shape ({want}, {DIGEST_BYTES}) and dtype uint8"
+            return None
+        if r.hashes is None:
+            return "sent no hashes"
         if hashes.shape != (want, c.dim) or hashes.dtype.kind != "f":
             return f"sent hashes of shape {hashes.shape}, expected ({want}, {c.dim})"
         if not np.isfinite(hashes).all() or (hashes.size and np.abs(hashes).max() > bound):
@@ -361,12 +377,15 @@ class NominationsAggregator:
             if problem is None and c.reveal == "points":
                 assert isinstance(r, PurchaseReply) and r.points is not None
                 self.accessed[o] += len(req.tokens)
-                tokens, hashes = nominated[o]
-                expected = hashes[np.searchsorted(tokens, req.tokens)]
+                tokens, committed = nominated[o]
+                expected = committed[np.searchsorted(tokens, req.tokens)]
                 got = self.hasher.transform(np.asarray(r.points))
+                if self.commit == "digests":
+                    got = hash_digests(got)
                 if not np.array_equal(got, expected):
                     bad = int(np.flatnonzero(~(got == expected).all(1))[0])
-                    problem = f"row for token {int(req.tokens[bad])} does not hash to its nominated hash"
+                    problem = f"row for token {int(req.tokens[bad])} does not hash to its nominated " \
+                              f"{'digest' if self.commit == 'digests' else 'hash'}"
             if problem is not None:
                 self._exclude(o, problem, "purchase")
                 continue
@@ -659,12 +678,16 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     nominated = out["nominated"]
     owner_idx = np.array([position[o] for o, _, _ in winners], dtype=np.int64)
     index = np.array([int(nominated[o][0][pos]) for o, pos, _ in winners], dtype=np.int64)
-    hashes = (np.stack([nominated[o][1][pos] for o, pos, _ in winners]).astype(np.float32) if winners
-              else np.zeros((0, config.dim), np.float32))
     pts = None
     if config.reveal == "points":
         pts = (np.stack([out["rows"][o][pos] for o, pos, _ in winners]) if winners
                else np.zeros((0, config.n_features)))
+    if agg.commit == "digests":  # the rows were verified against their digests: their h1 is the nominated one
+        assert pts is not None
+        hashes = agg.hasher.transform(pts) if winners else np.zeros((0, config.dim), np.float32)
+    else:
+        hashes = (np.stack([nominated[o][1][pos] for o, pos, _ in winners]).astype(np.float32) if winners
+                  else np.zeros((0, config.dim), np.float32))
     if with_labels is None:
         with_labels = any(out["labels"].get(o) is not None for o, _, _ in winners)
     labs = np.array([out["labels"][o][pos] for o, pos, _ in winners]) if with_labels and winners else None
