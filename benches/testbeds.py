@@ -347,10 +347,31 @@ def _target_line(bed: str, gk: str, p: int, meth: str, de: list[dict[str, Any]],
                 f"{ev:.3f} | {'yes' if cert else 'NO'} | {verdict} |"]
 
 
+def _marked(rs: list[dict[str, Any]], key: str, fmt: str) -> str:
+    """``mean ± std`` of ``key`` over ``rs``, each number followed by its docnumbers marker (tests/docnumbers.py)."""
+    vals = [r[key] for r in rs if r.get(key) is not None and math.isfinite(r[key])]
+    if not vals or "_alias" not in rs[0]:
+        return _pm(vals, fmt)
+    r0 = rs[0]
+    sel = (f"{r0['_alias']}:records[*bed={r0['bed']},gamma_kind={r0['gamma_kind']},size={r0['size']},"
+           f"method={r0['method']}].{key}")
+    m = float(np.mean(vals))
+    out = f"{m:{fmt}}<!--= mean({sel}) -->"
+    if len(vals) > 1:
+        out += f" ± {float(np.std(vals, ddof=1)):{fmt.replace('+', '')}}<!--= std({sel}) -->"
+    return out
+
+
 def compact(recs: list[dict[str, Any]], gamma_kind: str = "median") -> str:
-    """The README's table: per test bed and size, the default and quotas against central / exact greedy."""
-    lines = ["| test bed | p | default (`nominees`): vs central / vs exact | rows bought | `quotas`: vs central / vs exact "
-             "| rows bought |", "|---|---|---|---|---|---|"]
+    """The README's table: per test bed and size, the default and quotas against central / exact greedy.
+
+    With records read by :func:`summarize_files` (which tags each with its file's alias), every number carries
+    its marker for tests/docnumbers.py and the table starts with the aliases' declarations.
+    """
+    files = dict.fromkeys((r["_alias"], r["_file"]) for r in recs if "_alias" in r)
+    lines = [f"<!-- numbers: {a} = {f} -->" for a, f in files]
+    lines += ["| test bed | p | default (`nominees`): vs central / vs exact | rows bought | `quotas`: vs central / vs exact "
+              "| rows bought |", "|---|---|---|---|---|---|"]
     for bed, p in sorted({(r["bed"], r["size"]) for r in recs if r["gamma_kind"] == gamma_kind}):
         sub = [r for r in recs if r["bed"] == bed and r["size"] == p and r["gamma_kind"] == gamma_kind]
         cells = []
@@ -359,8 +380,13 @@ def compact(recs: list[dict[str, Any]], gamma_kind: str = "median") -> str:
             if not rs:
                 cells += ["–", "–"]
                 continue
-            cells.append(f"{_pm([r.get('vs_central_pct') for r in rs], '+.0f')} % / {_pm([r.get('vs_exact_pct') for r in rs], '+.0f')} %")
-            cells.append(f"{max(r['rows_bought'] for r in rs) / p:.0f}p")
+            cells.append(f"{_marked(rs, 'vs_central_pct', '+.0f')} % / {_marked(rs, 'vs_exact_pct', '+.0f')} %")
+            rows = f"{max(r['rows_bought'] for r in rs) / p:.0f}"
+            if "_alias" in rs[0]:
+                r0 = rs[0]
+                rows += (f"<!--= max({r0['_alias']}:records[*bed={bed},gamma_kind={gamma_kind},size={p},method={m}]"
+                         f".rows_bought) / {p} -->")
+            cells.append(rows + "×p")
         lines.append(f"| {bed} | {p} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -368,8 +394,10 @@ def compact(recs: list[dict[str, Any]], gamma_kind: str = "median") -> str:
 def summarize_files(paths: list[str], out: Path) -> None:
     recs: list[dict[str, Any]] = []
     cmds = []
-    for path in paths:
+    for k, path in enumerate(paths):
         data = json.loads(Path(path).read_text())
+        for rec in data["records"]:
+            rec["_alias"], rec["_file"] = f"tb{k}", Path(path).as_posix()
         recs += data["records"]
         cmds.append(data["meta"]["command"])
     text = ("# Issue 19 targets, the default configuration\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\nWritten by `python benches/testbeds.py --summarize "
