@@ -113,3 +113,22 @@ def test_large_results_reuse_only_freed_memory(data):
     assert d.tobytes() == fresh.transform(X).tobytes()
     e = h.transform(big)
     assert e.tobytes() == fresh.transform(big).tobytes() and pickle.loads(pickle.dumps(e)).tobytes() == e.tobytes()
+
+
+def test_check_hashable_exact_pass_in_blocks(data):
+    """Where the fast bound fails, the rows are hashed in blocks of at most 4M values (no full-size
+    output); a row beyond the cosine's domain in a later block is still found."""
+    from dpsumm._validation import check_hashable
+
+    h, X = data
+    rows = np.concatenate([X] * 4)  # 20,012 rows: three blocks of 8,388 at dim 500
+    l1 = float(np.abs(h.omega_.astype(np.float64)).sum(axis=0).max())
+    fine = rows.copy()
+    fine[15_000] = 0.0
+    fine[15_000, np.argmin(np.abs(h.omega_).max(axis=1))] = 4089.0 / l1 * 1.5  # fast bound fails, hash is fine
+    check_hashable(fine, "owners", h)
+    bad = rows.copy()
+    bad[15_000] = 1e4
+    with pytest.raises(dpsumm.InvalidParameterError, match="cannot hash") as e:
+        check_hashable(bad, "owners", h)
+    assert e.value.argument == "owners"
