@@ -15,7 +15,8 @@ thread. In the same process, on the same synthetic rows (``bench_scale.make_data
   (the previous default), on the same rows in the same process, reported as its own row. When the default
   *is* that configuration, the run is made once and reported as ``default`` with ``same_as_before``;
 * the peak resident memory of each run (VmHWM, reset just before it) against the bytes of the rows (both in
-  GB of 10^9 bytes);
+  GB of 10^9 bytes), and (``memory``) that of the owners' passes alone: summarize's input checks, and hashing
+  every row once in 100,000-row ``transform`` calls;
 * ``RFFHasher.transform`` over the same rows in 4,096-row calls against the floor;
 * the thread-scaling curve: each point is a child process pinned to the first t CPUs
   (``sched_setaffinity``; ``RAYON_NUM_THREADS`` = ``OPENBLAS_NUM_THREADS`` = t), t = 1 .. the CPUs this
@@ -177,6 +178,18 @@ def child(a: argparse.Namespace) -> dict:
     assert hasher_params is not None, "--runs names no run"
     dim, gamma, seed = hasher_params
     hasher = dpsumm.RFFHasher(a.features, dim=dim, gamma=gamma, seed=seed)
+    # Memory of the owners' passes alone, each from a reset VmHWM: summarize's input checks over every
+    # owner's rows, and hashing every row once in 100,000-row transform calls (results dropped).
+    from dpsumm._validation import check_hashable, float_matrix
+
+    memory = {"rss_before_passes_gb": round(_vm("VmRSS"), 3)}
+    for name, fn in (("input_checks", lambda: [check_hashable(float_matrix(d, "owners", n_features=a.features), "owners", hasher)
+                                               for d in datas]),
+                     ("hash_pass_100000_row_calls", lambda: _ours(datas, hasher, 100_000))):
+        gc.collect()
+        Path("/proc/self/clear_refs").write_text("5")
+        fn()
+        memory[f"{name}_peak_rss_minus_rows_gb"] = round(_vm("VmHWM") - raw_gb, 3)
     omega, offset = np.ascontiguousarray(hasher.omega_), hasher.offset_
     floor = ours = (float("nan"), float("nan"))
     for rep in range(a.reps):  # interleaved, best of reps: load from other jobs hits both alike
@@ -188,7 +201,7 @@ def child(a: argparse.Namespace) -> dict:
         r["cpu_ratio_run_to_floor"] = round(r["cpu_s"] / floor_cpu, 3)
     out = {
         "rows": a.rows, "owners": a.owners, "features": a.features, "size": a.size, "dim": dim,
-        "threads": len(cpus), "raw_rows_gb": round(raw_gb, 3), "runs": runs, "floor_s": round(floor, 3),
+        "threads": len(cpus), "raw_rows_gb": round(raw_gb, 3), "runs": runs, "memory": memory, "floor_s": round(floor, 3),
         "transform_4096_s": round(ours, 3), "ratio_transform_4096_to_floor": round(floor / ours, 3),
         "floor_mrows_per_s": round(a.rows / floor / 1e6, 3), "transform_mrows_per_s": round(a.rows / ours / 1e6, 3),
         "floor_cpu_s": round(floor_cpu, 3), "transform_4096_cpu_s": round(ours_cpu, 3),
@@ -361,6 +374,20 @@ def table(r: dict, alias: str = "fb") -> str:
                              f"**{run['cpu_ratio_run_to_floor']:.2f}**{m(qr + '.cpu_ratio_run_to_floor')} | "
                              f"{pt['ratio_transform_4096_to_floor']:.2f}{m(q + '.ratio_transform_4096_to_floor')}; "
                              f"{cpu_t:.2f}{m(f'{q}.floor_cpu_s / {q}.transform_4096_cpu_s')} | {phases} | {rss}")
+    lines.append("")
+    lines.append("| rows × 64, owners | threads | process before the passes − rows | input checks: peak RSS − rows "
+                 "| hashing every row (100,000-row calls): peak RSS − rows |")
+    lines.append("|---|---|---|---|---|")
+    for e in r["sizes"]:
+        for pt in e["curve"]:
+            if "memory" not in pt:
+                continue
+            q = f"{alias}:sizes[rows={e['rows']}].curve[threads={pt['threads']}]"
+            mem = pt["memory"]
+            lines.append(f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | "
+                         f"{mem['rss_before_passes_gb'] - pt['raw_rows_gb']:.2f}{m(f'{q}.memory.rss_before_passes_gb - {q}.raw_rows_gb')} GB | "
+                         f"{mem['input_checks_peak_rss_minus_rows_gb']:.2f}{m(q + '.memory.input_checks_peak_rss_minus_rows_gb')} GB | "
+                         f"{mem['hash_pass_100000_row_calls_peak_rss_minus_rows_gb']:.2f}{m(q + '.memory.hash_pass_100000_row_calls_peak_rss_minus_rows_gb')} GB |")
     lines.append("")
     lines.append("| rows, owners | run | run speed-up (efficiency) 1 → all | floor speed-up (efficiency) | serial share (1-thread profile) "
                  "| Amdahl on 16 cores |")
