@@ -2,8 +2,9 @@
 //!
 //! A large numpy result (more than [`RECYCLE_MIN_BYTES`]) is served by glibc from a fresh `mmap`
 //! and returned to the kernel with `munmap` when it is freed, so a caller that hashes 100,000-row
-//! chunks and drops each result pays the kernel for zeroing every page of every result again (about
-//! a quarter of the transform's CPU time on the development machine: benches/bench_floor.py, sweep).
+//! chunks and drops each result pays the kernel for zeroing every page of every result again (system
+//! time, a large share of the transform's CPU time at 100,000 rows per call: benches/bench_floor.py's
+//! sweep compares the transform with numpy's reused buffer).
 //! A [`Recycler`] (one per `RffProjection`) keeps the memory of the last large result it produced
 //! once Python frees it, and gives it to the next call whose output is no smaller and not less than
 //! half its size; the kernel then writes every element of it again (`transform_into`), so no value
