@@ -12,9 +12,11 @@
 //! once; the output is never read back. Elsewhere the product (`project`), the check and
 //! [`crate::simd::cos_scale_inplace`] are three passes over a cache-resident block. The transform runs
 //! in parallel over row blocks on the current rayon pool (the bindings' `threads=` picks the pool);
-//! small calls use smaller blocks so that every thread gets work ([`block_rows_for`]); the (N, d)
-//! output is allocated zeroed by the allocator ([`crate::limits::try_zeroed_f32`]: fresh pages, huge
-//! pages where Linux allows), so the pages are first touched by the threads that fill them.
+//! small calls use smaller blocks so that every thread gets work ([`block_rows_for`]). Every value of
+//! the (N, d) output is written once, whatever it held ([`RffProjection::transform_into`]): the
+//! transform allocates it zeroed by the allocator ([`crate::limits::try_zeroed_f32`]: fresh pages, huge
+//! pages where Linux allows), so the pages are first touched by the threads that fill them, and the
+//! Python binding may pass the memory of an earlier, freed result instead (`bindings::outbuf`).
 //!
 //! **Row-canonical.** Every projection `z_j = ω_j·x` is one fused-multiply-add chain over the features
 //! in index order, starting from +0 (`z ← fma(x_k, ω_kj, z)`, k = 0..n), whatever the block, the tile,
