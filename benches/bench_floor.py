@@ -7,9 +7,16 @@ thread. In the same process, on the same synthetic rows (``bench_scale.make_data
 64 float32 features), this script measures
 
 * the default run end to end: ``dpsumm.summarize(owners, validation, 1000)`` with every default (a
-  private run: no seed), after a small warm-up run (imports, dp-accounting start-up), its phases from
-  ``result.extra["timings"]`` (setup = total minus the phases), and the ratio run / floor;
-* the peak resident memory of the run (VmHWM, reset just before it) against the bytes of the rows;
+  private run: no seed; whatever ``dpsumm.Nominations()`` is), after a small warm-up run (imports,
+  dp-accounting start-up), its phases from ``result.extra["timings"]`` (whatever phases the protocol
+  reports; setup = total minus the phases), and the ratio run / floor;
+* (``--runs ... quotas``) the same for ``purchase="quotas"``;
+* the same for the run ``before`` the parsimonious purchase: ``method=dpsumm.Nominations(purchase="nominees")``
+  (the previous default), on the same rows in the same process, reported as its own row. When the default
+  *is* that configuration, the run is made once and reported as ``default`` with ``same_as_before``;
+* the peak resident memory of each run (VmHWM, reset just before it) against the bytes of the rows (both in
+  GB of 10^9 bytes), and (``memory``) that of the owners' passes alone: summarize's input checks, and hashing
+  every row once in 100,000-row ``transform`` calls;
 * ``RFFHasher.transform`` over the same rows in 4,096-row calls against the floor;
 * the thread-scaling curve: each point is a child process pinned to the first t CPUs
   (``sched_setaffinity``; ``RAYON_NUM_THREADS`` = ``OPENBLAS_NUM_THREADS`` = t), t = 1 .. the CPUs this
@@ -33,6 +40,7 @@ tests/docnumbers.py), ``benches/results/floor.json``. ``--sizes 2000000:20`` for
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -58,9 +66,10 @@ def _cpu_times_by_thread() -> dict[int, float]:
 
 
 def _vm(field: str) -> float:
+    """A /proc/self/status memory field in GB (10^9 bytes, the unit of ``raw_rows_gb``)."""
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024**2
+            return int(line.split()[1]) * 1024 / 1e9
     return float("nan")
 
 
@@ -111,10 +120,9 @@ def child(a: argparse.Namespace) -> dict:
     datas, V = make_data(a.rows, a.owners, a.features)
     raw_gb = sum(d.nbytes for d in datas) / 1e9
     # Warm-up: imports, dp-accounting's start-up, the rayon pool, on a small slice of the same data.
-    dpsumm.summarize([d[:3000] for d in datas[:4]], V, 100)
-    Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM: the peak below is the run's
+    dpsumm.summarize([d[:3000] for d in datas[:4]], V, 100, progress=False)
     main = threading.get_native_id()
-    # Instrumentation only (the run is unchanged): the main thread's CPU inside owners' handlers. An
+    # Instrumentation only (the runs are unchanged): the main thread's CPU inside owners' handlers. An
     # owner's work is independent of every other owner's (in-process owners answer from a thread pool
     # when CPUs allow), so it parallelises across owners even where it is serial inside one owner.
     from dpsumm.parties import OwnerParty
@@ -132,42 +140,77 @@ def child(a: argparse.Namespace) -> dict:
             in_owners[0] += time.thread_time() - t
 
     OwnerParty.handle = timed_handle  # type: ignore[method-assign]
-    cpu0 = _cpu_times_by_thread()
-    t = time.perf_counter()
-    res = dpsumm.summarize(datas, V, a.size)
-    total = time.perf_counter() - t
-    cpu1 = _cpu_times_by_thread()
-    peak = _vm("VmHWM")
-    assert res.points is not None and len(res.points) == a.size
-    cpu_all = sum(cpu1[k] - cpu0.get(k, 0.0) for k in cpu1)
-    cpu_main = cpu1[main] - cpu0.get(main, 0.0)
-    phases = {k: round(float(v), 3) for k, v in res.extra["timings"].items()}
-    phases["setup (checks, hasher, parties)"] = round(total - sum(res.extra["timings"].values()), 3)
-    omega, offset = np.ascontiguousarray(res.hasher.omega_), res.hasher.offset_
-    hasher = dpsumm.RFFHasher(a.features, dim=res.hasher.dim, gamma=res.hasher.gamma, seed=res.hasher.seed)
+    before = dpsumm.Nominations(purchase="nominees")
+    same = dpsumm.Nominations().get_params() == before.get_params()
+    runs: list[dict] = []
+    hasher_params = None
+    for name in a.runs:
+        if name == "before" and same and "default" in a.runs:
+            continue  # the default is the previous default: one run, reported as "default"
+        # None: summarize's default, whatever it is; "quotas": the parsimonious purchase option, named.
+        method = {"before": before, "quotas": dpsumm.Nominations(purchase="quotas")}.get(name)
+        gc.collect()
+        Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM: the peak below is this run's
+        in_owners[0] = 0.0
+        cpu0 = _cpu_times_by_thread()
+        t = time.perf_counter()
+        res = dpsumm.summarize(datas, V, a.size, progress=False) if method is None else \
+            dpsumm.summarize(datas, V, a.size, method=method, progress=False)
+        total = time.perf_counter() - t
+        cpu1 = _cpu_times_by_thread()
+        peak = _vm("VmHWM")
+        assert res.points is not None and len(res.points) == a.size
+        cpu_all = sum(cpu1[k] - cpu0.get(k, 0.0) for k in cpu1)
+        cpu_main = cpu1[main] - cpu0.get(main, 0.0)
+        phases = {k: round(float(v), 3) for k, v in res.extra["timings"].items()}
+        phases["setup"] = round(total - sum(res.extra["timings"].values()), 3)
+        runs.append({
+            "run": name, "same_as_before": same if name == "default" else None,
+            "method": repr(method if method is not None else dpsumm.Nominations()),
+            "run_s": round(total, 3), "phases_s": phases, "cpu_s": round(cpu_all, 2),
+            "peak_rss_gb": round(peak, 3), "peak_rss_minus_rows_gb": round(peak - raw_gb, 3),
+            "cpu_main_thread_s": round(cpu_main, 2), "cpu_main_thread_in_owners_s": round(in_owners[0], 2),
+            "main_thread_share": round(cpu_main / cpu_all, 4) if cpu_all > 0 else None,
+            "serial_share": round((cpu_main - in_owners[0]) / cpu_all, 4) if cpu_all > 0 else None,
+        })
+        hasher_params = (res.hasher.dim, res.hasher.gamma, res.hasher.seed)
+        del res
+    assert hasher_params is not None, "--runs names no run"
+    dim, gamma, seed = hasher_params
+    hasher = dpsumm.RFFHasher(a.features, dim=dim, gamma=gamma, seed=seed)
+    # Memory of the owners' passes alone, each from a reset VmHWM: summarize's input checks over every
+    # owner's rows, and hashing every row once in 100,000-row transform calls (results dropped).
+    from dpsumm._validation import check_hashable, float_matrix
+
+    memory = {"rss_before_passes_gb": round(_vm("VmRSS"), 3)}
+    for name, fn in (("input_checks", lambda: [check_hashable(float_matrix(d, "owners", n_features=a.features), "owners", hasher)
+                                               for d in datas]),
+                     ("hash_pass_100000_row_calls", lambda: _ours(datas, hasher, 100_000))):
+        gc.collect()
+        Path("/proc/self/clear_refs").write_text("5")
+        fn()
+        memory[f"{name}_peak_rss_minus_rows_gb"] = round(_vm("VmHWM") - raw_gb, 3)
+    omega, offset = np.ascontiguousarray(hasher.omega_), hasher.offset_
     floor = ours = (float("nan"), float("nan"))
     for rep in range(a.reps):  # interleaved, best of reps: load from other jobs hits both alike
         f, o = _best(lambda: _floor(datas, omega, offset), 1), _best(lambda: _ours(datas, hasher, 4096), 1)
         floor, ours = (f, o) if rep == 0 else (min(floor, f), min(ours, o))
     (floor, floor_cpu), (ours, ours_cpu) = floor, ours
+    for r in runs:
+        r["ratio_run_to_floor"] = round(r["run_s"] / floor, 3)
+        r["cpu_ratio_run_to_floor"] = round(r["cpu_s"] / floor_cpu, 3)
     out = {
-        "rows": a.rows, "owners": a.owners, "features": a.features, "size": a.size, "dim": res.hasher.dim,
-        "threads": len(cpus), "raw_rows_gb": round(raw_gb, 3),
-        "run_s": round(total, 3), "phases_s": phases, "floor_s": round(floor, 3),
-        "ratio_run_to_floor": round(total / floor, 3),
+        "rows": a.rows, "owners": a.owners, "features": a.features, "size": a.size, "dim": dim,
+        "threads": len(cpus), "raw_rows_gb": round(raw_gb, 3), "runs": runs, "memory": memory, "floor_s": round(floor, 3),
         "transform_4096_s": round(ours, 3), "ratio_transform_4096_to_floor": round(floor / ours, 3),
         "floor_mrows_per_s": round(a.rows / floor / 1e6, 3), "transform_mrows_per_s": round(a.rows / ours / 1e6, 3),
-        "cpu_ratio_run_to_floor": round(cpu_all / floor_cpu, 3), "floor_cpu_s": round(floor_cpu, 3),
-        "transform_4096_cpu_s": round(ours_cpu, 3),
-        "peak_rss_gb": round(peak, 3), "peak_rss_minus_rows_gb": round(peak - raw_gb, 3),
-        "cpu_s": round(cpu_all, 2), "cpu_main_thread_s": round(cpu_main, 2),
-        "cpu_main_thread_in_owners_s": round(in_owners[0], 2),
-        "main_thread_share": round(cpu_main / cpu_all, 4) if cpu_all > 0 else None,
-        "serial_share": round((cpu_main - in_owners[0]) / cpu_all, 4) if cpu_all > 0 else None,
+        "floor_cpu_s": round(floor_cpu, 3), "transform_4096_cpu_s": round(ours_cpu, 3),
         "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
     }
-    # --reps 0 measures the run only: the floor's fields are null, not NaN (strict JSON).
-    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()}
+    # --reps 0 measures the runs only: the floor's fields are null, not NaN (strict JSON).
+    clean = lambda v: None if isinstance(v, float) and math.isnan(v) else v  # noqa: E731
+    out["runs"] = [{k: clean(v) for k, v in r.items()} for r in runs]
+    return {k: clean(v) for k, v in out.items()}
 
 
 def sweep(a: argparse.Namespace) -> dict:
@@ -237,6 +280,10 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=2, help="floor and transform repetitions (best of; 0: run only)")
     ap.add_argument("--no-sweep", action="store_true", help="skip the rows-per-call sweep")
     ap.add_argument("--threads", type=int, nargs="+", help="thread counts of the curve (default 1 .. the CPUs)")
+    ap.add_argument("--runs", nargs="+", choices=["before", "default", "quotas"], default=["before", "default"],
+                    help='runs per point: "default" (dpsumm.summarize defaults), "before" (purchase="nominees", '
+                         'the previous default; one run when the default is the same) and, on request, "quotas" '
+                         '(purchase="quotas")')
     ap.add_argument("--sweep-only", action="store_true", help="rerun only the sweep, into the existing --out file")
     ap.add_argument("--out", default=str(HERE / "results" / "floor.json"))
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -262,25 +309,35 @@ def main() -> None:
     ncpu = len(os.sched_getaffinity(0))
     results: dict = {"command": "python benches/bench_floor.py " + " ".join(sys.argv[1:]), "cpus": ncpu,
                      "load_start": [round(x, 2) for x in os.getloadavg()], "sizes": []}
-    common = ["--features", str(a.features), "--size", str(a.size), "--reps", str(a.reps)]
+    common = ["--features", str(a.features), "--size", str(a.size), "--reps", str(a.reps), "--runs", *a.runs]
     for spec in a.sizes:
         rows, owners = (int(v) for v in spec.split(":"))
         counts = a.threads or list(range(1, ncpu + 1))
         curve = [_run_child(["--child", "--rows", str(rows), "--owners", str(owners), "--cpus", str(t), *common])
                  for t in counts]
         one, full = curve[0], curve[-1]
-        s = one["serial_share"] if one["threads"] == 1 else None
         for pt in curve:
-            pt["run_speedup"] = round(one["run_s"] / pt["run_s"], 3)
-            pt["run_efficiency"] = round(pt["run_speedup"] / pt["threads"], 3)
-            pt["floor_speedup"] = round(one["floor_s"] / pt["floor_s"], 3)
-            pt["floor_efficiency"] = round(pt["floor_speedup"] / pt["threads"], 3)
-        entry = {"rows": rows, "owners": owners, "curve": curve, "all_cpus": full,
-                 "serial_share_one_thread_profile": s,
-                 "amdahl_speedup_16_cores": round(amdahl(s, 16), 2) if s is not None else None}
-        if full["threads"] > 1:  # Karp-Flatt: the serial fraction the measured speed-up implies
-            sp, p = full["run_speedup"], full["threads"]
-            entry["karp_flatt_serial_fraction"] = round((1 / sp - 1 / p) / (1 - 1 / p), 4)
+            pt["floor_speedup"] = round(one["floor_s"] / pt["floor_s"], 3) if pt["floor_s"] else None
+            pt["floor_efficiency"] = round(pt["floor_speedup"] / pt["threads"], 3) if pt["floor_speedup"] else None
+            for r in pt["runs"]:
+                r1 = next(q for q in one["runs"] if q["run"] == r["run"])
+                r["run_speedup"] = round(r1["run_s"] / r["run_s"], 3)
+                r["run_efficiency"] = round(r["run_speedup"] / pt["threads"], 3)
+        # Per run: the serial share of the one-thread profile, Amdahl's projection to 16 cores and the
+        # Karp-Flatt serial fraction the measured speed-up (1 -> all CPUs) implies.
+        scaling = []
+        for r1 in one["runs"]:
+            s = r1["serial_share"] if one["threads"] == 1 else None
+            rf = next(q for q in full["runs"] if q["run"] == r1["run"])
+            sc = {"run": r1["run"], "serial_share_one_thread_profile": s,
+                  "main_thread_share_one_thread_profile": r1["main_thread_share"] if one["threads"] == 1 else None,
+                  "amdahl_speedup_16_cores": round(amdahl(s, 16), 2) if s is not None else None,
+                  "run_speedup_all_cpus": rf["run_speedup"], "run_efficiency_all_cpus": rf["run_efficiency"]}
+            if full["threads"] > 1:
+                sp, p = rf["run_speedup"], full["threads"]
+                sc["karp_flatt_serial_fraction"] = round((1 / sp - 1 / p) / (1 - 1 / p), 4)
+            scaling.append(sc)
+        entry = {"rows": rows, "owners": owners, "curve": curve, "all_cpus_threads": full["threads"], "scaling": scaling}
         results["sizes"].append(entry)
     if not a.no_sweep:
         results["sweep"] = _run_child(["--sweep-child", "--rows", "2000000", "--features", str(a.features)])
@@ -296,43 +353,60 @@ def table(r: dict, alias: str = "fb") -> str:
     def m(path: str) -> str:
         return f"<!--= {path} -->"
 
-    lines = ["| rows × 64, owners | threads | load | default run (wall) | floor (wall) | run / floor, wall | "
-             "run / floor, CPU time | floor / transform (4,096-row calls), wall; CPU | "
-             "phases: target / nominations / purchase / choice / setup | peak RSS − rows |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    keys = ("target", "nominations", "purchase", "choice", "setup (checks, hasher, parties)")
+    lines = ["| rows × 64, owners | threads | load | run | run (wall) | floor (wall) | run / floor, wall | "
+             "run / floor, CPU time | floor / transform (4,096-row calls), wall; CPU | phases (s) | peak RSS − rows |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in r["sizes"]:
         for pt in e["curve"]:
             q = f"{alias}:sizes[rows={e['rows']}].curve[threads={pt['threads']}]"
-            ph = pt["phases_s"]
-            phases = " / ".join(f"{ph.get(k, 0):.2f}{m(f'{q}.phases_s[{chr(34)}{k}{chr(34)}]')}" for k in keys)
-            head = (f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | {pt['load_before'][0]:.0f}{m(q + '.load_before[0]')} | "
-                    f"{pt['run_s']:.2f}{m(q + '.run_s')} s | ")
-            if pt["floor_s"] is None:  # --reps 0: the run only
-                lines.append(head + f"— | — | — | — | {phases} s | {pt['peak_rss_minus_rows_gb']:.2f}{m(q + '.peak_rss_minus_rows_gb')} GB |")
-                continue
-            cpu_t = pt["floor_cpu_s"] / pt["transform_4096_cpu_s"]
-            lines.append(head + f"{pt['floor_s']:.2f}{m(q + '.floor_s')} s | {pt['ratio_run_to_floor']:.2f}{m(q + '.ratio_run_to_floor')} | "
-                         f"**{pt['cpu_ratio_run_to_floor']:.2f}**{m(q + '.cpu_ratio_run_to_floor')} | "
-                         f"{pt['ratio_transform_4096_to_floor']:.2f}{m(q + '.ratio_transform_4096_to_floor')}; "
-                         f"{cpu_t:.2f}{m(f'{q}.floor_cpu_s / {q}.transform_4096_cpu_s')} | {phases} s | "
-                         f"{pt['peak_rss_minus_rows_gb']:.2f}{m(q + '.peak_rss_minus_rows_gb')} GB |")
+            for run in pt["runs"]:
+                qr = f"{q}.runs[run={run['run']}]"
+                label = run["run"] + (" (= before)" if run.get("same_as_before") else "")
+                phases = " / ".join(f"{k} {v:.2f}{m(f'{qr}.phases_s[{chr(34)}{k}{chr(34)}]')}" for k, v in run["phases_s"].items())
+                head = (f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | {pt['load_before'][0]:.0f}{m(q + '.load_before[0]')} | "
+                        f"{label} | {run['run_s']:.2f}{m(qr + '.run_s')} s | ")
+                rss = f"{run['peak_rss_minus_rows_gb']:.2f}{m(qr + '.peak_rss_minus_rows_gb')} GB |"
+                if pt["floor_s"] is None:  # --reps 0: the runs only
+                    lines.append(head + f"— | — | — | — | {phases} | {rss}")
+                    continue
+                cpu_t = pt["floor_cpu_s"] / pt["transform_4096_cpu_s"]
+                lines.append(head + f"{pt['floor_s']:.2f}{m(q + '.floor_s')} s | {run['ratio_run_to_floor']:.2f}{m(qr + '.ratio_run_to_floor')} | "
+                             f"**{run['cpu_ratio_run_to_floor']:.2f}**{m(qr + '.cpu_ratio_run_to_floor')} | "
+                             f"{pt['ratio_transform_4096_to_floor']:.2f}{m(q + '.ratio_transform_4096_to_floor')}; "
+                             f"{cpu_t:.2f}{m(f'{q}.floor_cpu_s / {q}.transform_4096_cpu_s')} | {phases} | {rss}")
     lines.append("")
-    lines.append("| rows, owners | run speed-up (efficiency) 1 → all | floor speed-up (efficiency) | serial share (1-thread profile) "
-                 "| Amdahl on 16 cores |")
+    lines.append("| rows × 64, owners | threads | process before the passes − rows | input checks: peak RSS − rows "
+                 "| hashing every row (100,000-row calls): peak RSS − rows |")
     lines.append("|---|---|---|---|---|")
     for e in r["sizes"]:
-        if e["serial_share_one_thread_profile"] is None:
-            continue
-        f = e["all_cpus"]
+        for pt in e["curve"]:
+            if "memory" not in pt:
+                continue
+            q = f"{alias}:sizes[rows={e['rows']}].curve[threads={pt['threads']}]"
+            mem = pt["memory"]
+            lines.append(f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | "
+                         f"{mem['rss_before_passes_gb'] - pt['raw_rows_gb']:.2f}{m(f'{q}.memory.rss_before_passes_gb - {q}.raw_rows_gb')} GB | "
+                         f"{mem['input_checks_peak_rss_minus_rows_gb']:.2f}{m(q + '.memory.input_checks_peak_rss_minus_rows_gb')} GB | "
+                         f"{mem['hash_pass_100000_row_calls_peak_rss_minus_rows_gb']:.2f}{m(q + '.memory.hash_pass_100000_row_calls_peak_rss_minus_rows_gb')} GB |")
+    lines.append("")
+    lines.append("| rows, owners | run | run speed-up (efficiency) 1 → all | floor speed-up (efficiency) | serial share (1-thread profile) "
+                 "| Amdahl on 16 cores |")
+    lines.append("|---|---|---|---|---|---|")
+    for e in r["sizes"]:
         q = f"{alias}:sizes[rows={e['rows']}]"
-        qf = f"{q}.curve[threads={f['threads']}]"
-        lines.append(f"| {e['rows']:,}, K = {e['owners']} | {f['run_speedup']:.2f}{m(qf + '.run_speedup')} "
-                     f"({f['run_efficiency']:.2f}{m(qf + '.run_efficiency')}) | "
-                     f"{f['floor_speedup']:.2f}{m(qf + '.floor_speedup')} ({f['floor_efficiency']:.2f}{m(qf + '.floor_efficiency')}) | "
-                     f"{100 * e['serial_share_one_thread_profile']:.1f}{m('100 * ' + q + '.serial_share_one_thread_profile')} % "
-                     f"({100 * e['curve'][0]['main_thread_share']:.1f}{m('100 * ' + q + '.curve[0].main_thread_share')} % with owners' serial work) | "
-                     f"{e['amdahl_speedup_16_cores']:.1f}{m(q + '.amdahl_speedup_16_cores')}× |")
+        qf = f"{q}.curve[threads={e['all_cpus_threads']}]"
+        full = next(pt for pt in e["curve"] if pt["threads"] == e["all_cpus_threads"])
+        for sc in e["scaling"]:
+            if sc["serial_share_one_thread_profile"] is None:
+                continue
+            qs = f"{q}.scaling[run={sc['run']}]"
+            floor = ("—" if full["floor_speedup"] is None else
+                     f"{full['floor_speedup']:.2f}{m(qf + '.floor_speedup')} ({full['floor_efficiency']:.2f}{m(qf + '.floor_efficiency')})")
+            lines.append(f"| {e['rows']:,}, K = {e['owners']} | {sc['run']} | {sc['run_speedup_all_cpus']:.2f}{m(qs + '.run_speedup_all_cpus')} "
+                         f"({sc['run_efficiency_all_cpus']:.2f}{m(qs + '.run_efficiency_all_cpus')}) | {floor} | "
+                         f"{100 * sc['serial_share_one_thread_profile']:.1f}{m('100 * ' + qs + '.serial_share_one_thread_profile')} % "
+                         f"({100 * sc['main_thread_share_one_thread_profile']:.1f}{m('100 * ' + qs + '.main_thread_share_one_thread_profile')} % with owners' serial work) | "
+                         f"{sc['amdahl_speedup_16_cores']:.1f}{m(qs + '.amdahl_speedup_16_cores')}× |")
     if "sweep" in r:
         sw = r["sweep"]
         lines.append("")

@@ -2,16 +2,19 @@
 
 digits label split (scikit-learn's digits scaled to [0, 1]; the consumer wants 3s and 4s), summary size
 20, d = 140, three repeats: gamma = s / median ||x - y||^2 over the public seed set, for a range of s.
-Prints the number of target rows (labels 3 or 4) among the 20 picked. The thresholds of
-dpsumm.preprocessing (DEGENERATE_LOW, DEGENERATE_HIGH) come from this table (docs/usability.md).
+Prints the number of target rows (labels 3 or 4) among the 20 picked and writes them to
+``benches/results/kernel_scale.json``. The thresholds of dpsumm.preprocessing (DEGENERATE_LOW,
+DEGENERATE_HIGH) come from this table (docs/usability.md).
 
     python benches/kernel_scale.py
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -25,8 +28,11 @@ def main() -> None:
     warnings.simplefilter("ignore", dpsumm.DegenerateKernelWarning)
     logging.getLogger("dpsumm").setLevel(logging.ERROR)
     X = dpsumm.datasets.digits()[0]
-    print(f"all digits rows: gamma=0.1 gives gamma * median squared distance {kernel_scale(X, 0.1):.3g} on [0, 1] "
-          f"pixels and {kernel_scale(X * 16, 0.1):.3g} on raw 0-16 pixels")
+    out = {"command": "python benches/kernel_scale.py", "size": 20, "dim": 140,
+           "scale_unit_pixels": round(float(kernel_scale(X, 0.1)), 4),
+           "scale_raw_pixels": round(float(kernel_scale(X * 16, 0.1)), 4), "rows": []}
+    print(f"all digits rows: gamma=0.1 gives gamma * median squared distance {out['scale_unit_pixels']:.3g} on [0, 1] "
+          f"pixels and {out['scale_raw_pixels']:.3g} on raw 0-16 pixels")
     print("s = gamma * median sq. distance (seed set) | target rows picked of 20, per repeat")
     for s in SCALES:
         picked = []
@@ -37,6 +43,9 @@ def main() -> None:
             labels = np.array([split.owner_labels[k][i] for k, i in zip(res.owner, res.index)])
             picked.append(int(np.isin(labels, [3, 4]).sum()))
         print(f"{s:>8g} | {picked}")
+        out["rows"].append({"s": s, "picked": picked})
+    path = Path(__file__).resolve().parent / "results" / "kernel_scale.json"
+    path.write_text(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

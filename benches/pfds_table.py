@@ -24,16 +24,22 @@ never derives bounds from the private rows).
 Usage::
 
     python benches/pfds_table.py [--folds 5] [--repeats 2] [--out docs/pfds_table.md]
+        [--json benches/results/pfds_table.json]
+
+With ``--json`` the results are written there too, and every number of the markdown table is marked with
+its path in that file (``<!--= ALIAS:PATH -->``, tests/docnumbers.py; ``--alias``, default ``pt``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import sys
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from sklearn import datasets as skd
@@ -215,13 +221,19 @@ def run(tasks: list[Task], epsilons: list[float], folds: int, repeats: int, seed
 METHODS = ["NP-Agt", "DP-Pred", "PFDS(s)", "PFDS"]
 
 
-def to_markdown(rows: list[dict], command: str, seconds: float, folds: int, repeats: int, lam: float) -> str:
+def to_markdown(rows: list[dict], command: str, seconds: float, folds: int, repeats: int, lam: float,
+                json_path: str | None = None, alias: str = "pt") -> str:
+    """The table; with ``json_path`` (relative to the repository root) every number is marked with its path there."""
     extra = [k for k in rows[0] if k.startswith("PFDS h_max=")]
+
+    def m(expr: str) -> str:
+        return f"<!--= {alias}:{expr} -->" if json_path else ""
     lines = [
         "# PFDS: error of the approaches (shape of Table 2 of Fioretto & Van Hentenryck, AAMAS 2019)",
         "",
         f"Command: `{command}`  ",
-        f"Run time: {seconds:.0f} s on {platform.machine()} (2 shared cores), Python {platform.python_version()}.  ",
+        *([f"<!-- numbers: {alias} = {json_path} -->"] if json_path else []),
+        f"Run time: {seconds:.0f}{m('seconds')} s on {platform.machine()} (2 shared cores), Python {platform.python_version()}.  ",
         f"{repeats} repetition(s) x {folds}-fold cross-validation (stratified for classification); each cell is "
         "mean ± standard error over the folds. Misclassification rate for Log. Reg. / SVM; MSE with labels scaled "
         "to [-1, 1] for Lin. Reg. Lower is better.",
@@ -234,11 +246,13 @@ def to_markdown(rows: list[dict], command: str, seconds: float, folds: int, repe
         "| dataset | n | d | agents | ERM task | ε | " + " | ".join(METHODS + extra) + " | NP-Pred |",
         "|---|---|---|---|---|---|" + "---|" * (len(METHODS) + len(extra)) + "---|",
     ]
-    for r in rows:
-        cells = [f"{r[m][0]:.3f} ± {r[m][1]:.3f}" for m in METHODS + extra]
+    for i, r in enumerate(rows):
+        q = f"rows[{i}]"
+        cells = [f"{r[k][0]:.3f}{m(f'{q}[{chr(34)}{k}{chr(34)}][0]')} ± {r[k][1]:.3f}{m(f'{q}[{chr(34)}{k}{chr(34)}][1]')}"
+                 for k in METHODS + extra]
         lines.append(
-            f"| {r['dataset']} | {r['n']} | {r['d']} | {r['agents']} | {r['task']} | {r['epsilon']:g} | "
-            + " | ".join(cells) + f" | {r['NP-Pred']:.3f} |"
+            f"| {r['dataset']} | {r['n']} | {r['d']} | {r['agents']} | {r['task']} | {r['epsilon']:g}{m(q + '.epsilon')} | "
+            + " | ".join(cells) + f" | {r['NP-Pred']:.3f}{m(f'{q}[{chr(34)}NP-Pred{chr(34)}]')} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -254,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--extra-hmax", type=int, default=4, help="an extra PFDS column at this h_max (0: none)")
     ap.add_argument("--agents", type=int, default=None, help="number of agents for every dataset (default 5)")
     ap.add_argument("--out", default=None, help="write the markdown table here")
+    ap.add_argument("--json", default=None, help="write the results here (a path inside the repository); marks the table")
+    ap.add_argument("--alias", default="pt", help="the numbers alias of the marked table")
     args = ap.parse_args(argv)
     tasks = load_tasks()
     if args.datasets:
@@ -265,7 +281,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = run(tasks, args.epsilons, args.folds, args.repeats, args.seed, args.lam, args.extra_hmax or None)
     seconds = time.time() - t0
     command = "python benches/pfds_table.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    md = to_markdown(rows, command.strip(), seconds, args.folds, args.repeats, args.lam)
+    json_path = None
+    if args.json:
+        root = Path(__file__).resolve().parents[1]
+        path = Path(args.json).resolve()
+        json_path = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"command": command.strip(), "seconds": round(seconds, 1), "rows": rows}, indent=1))
+    md = to_markdown(rows, command.strip(), seconds, args.folds, args.repeats, args.lam, json_path, args.alias)
     print(md)
     if args.out:
         with open(args.out, "w") as fh:

@@ -81,3 +81,54 @@ def test_unhashable_rows_are_refused_in_the_pass(data):
         assert e.value.argument == "X"
     with pytest.raises(dpsumm.InvalidParameterError, match="float32 range"):
         h.transform(np.full((2, 64), 1e300))
+
+
+def test_large_results_reuse_only_freed_memory(data):
+    """A large result (>= 32 MB) reuses the memory of the projection's last freed large result: never
+    one still referenced, and every value is rewritten (the same bits as a fresh hasher's)."""
+    h, X = data
+    h = dpsumm.RFFHasher(64, dim=500, gamma=0.1, seed="floor")
+    fresh = dpsumm.RFFHasher(64, dim=500, gamma=0.1, seed="floor")
+    big = np.concatenate([X] * 4)  # 20,012 rows: a 40 MB result
+    ptr = lambda a: a.__array_interface__["data"][0]  # noqa: E731
+    a = h.transform(big)
+    keep = a.copy()
+    b = h.transform(big[::-1].copy())  # `a` is alive: its memory is not reused
+    assert not np.shares_memory(a, b) and a.tobytes() == keep.tobytes()
+    old = ptr(a)
+    del a
+    c = h.transform(big[:17_000])  # 34 MB fits the freed 40 MB buffer
+    assert ptr(c) == old
+    assert c.tobytes() == fresh.transform(big[:17_000]).tobytes()
+    assert c.flags.c_contiguous and c.flags.writeable and c.shape == (17_000, 500) and c.dtype == np.float32
+    c[0, 0] = 5.0  # the caller owns the result
+    assert b.tobytes() == fresh.transform(big[::-1].copy()).tobytes()
+    del c
+    bad = big.copy()
+    bad[19_000, 1] = np.nan
+    with pytest.raises(dpsumm.InvalidParameterError, match="NaN"):
+        h.transform(bad)
+    # A result less than half the freed buffer's size gets fresh memory; the results stay exact.
+    d = h.transform(X)
+    assert d.tobytes() == fresh.transform(X).tobytes()
+    e = h.transform(big)
+    assert e.tobytes() == fresh.transform(big).tobytes() and pickle.loads(pickle.dumps(e)).tobytes() == e.tobytes()
+
+
+def test_check_hashable_exact_pass_in_blocks(data):
+    """Where the fast bound fails, the rows are hashed in blocks of at most 4M values (no full-size
+    output); a row beyond the cosine's domain in a later block is still found."""
+    from dpsumm._validation import check_hashable
+
+    h, X = data
+    rows = np.concatenate([X] * 4)  # 20,012 rows: three blocks of 8,388 at dim 500
+    l1 = float(np.abs(h.omega_.astype(np.float64)).sum(axis=0).max())
+    fine = rows.copy()
+    fine[15_000] = 0.0
+    fine[15_000, np.argmin(np.abs(h.omega_).max(axis=1))] = 4089.0 / l1 * 1.5  # fast bound fails, hash is fine
+    check_hashable(fine, "owners", h)
+    bad = rows.copy()
+    bad[15_000] = 1e4
+    with pytest.raises(dpsumm.InvalidParameterError, match="cannot hash") as e:
+        check_hashable(bad, "owners", h)
+    assert e.value.argument == "owners"

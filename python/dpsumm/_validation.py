@@ -77,7 +77,8 @@ def check_hashable(arr: np.ndarray, name: str, hasher: Any, projection_blame: st
     l1 = float(np.abs(np.asarray(hasher.omega_, dtype=np.float64)).sum(axis=0).max())
     if peak * l1 + 2 * math.pi < H1_ARGUMENT_LIMIT:
         return
-    step = max(1, (1 << 22) // max(1, arr.shape[1]))
+    # Blocks of at most 4M values in and out (16 MB of hashes): the check holds no full-size output.
+    step = max(1, (1 << 22) // max(1, arr.shape[1], int(hasher.dim)))
     for start in range(0, arr.shape[0], step):
         try:
             hasher.transform(arr[start : start + step])

@@ -12,9 +12,11 @@
 //! once; the output is never read back. Elsewhere the product (`project`), the check and
 //! [`crate::simd::cos_scale_inplace`] are three passes over a cache-resident block. The transform runs
 //! in parallel over row blocks on the current rayon pool (the bindings' `threads=` picks the pool);
-//! small calls use smaller blocks so that every thread gets work ([`block_rows_for`]); the (N, d)
-//! output is allocated zeroed by the allocator ([`crate::limits::try_zeroed_f32`]: fresh pages, huge
-//! pages where Linux allows), so the pages are first touched by the threads that fill them.
+//! small calls use smaller blocks so that every thread gets work ([`block_rows_for`]). Every value of
+//! the (N, d) output is written once, whatever it held ([`RffProjection::transform_into`]): the
+//! transform allocates it zeroed by the allocator ([`crate::limits::try_zeroed_f32`]: fresh pages, huge
+//! pages where Linux allows), so the pages are first touched by the threads that fill them, and the
+//! Python binding may pass the memory of an earlier, freed result instead (`bindings::outbuf`).
 //!
 //! **Row-canonical.** Every projection `z_j = ω_j·x` is one fused-multiply-add chain over the features
 //! in index order, starting from +0 (`z ← fma(x_k, ω_kj, z)`, k = 0..n), whatever the block, the tile,
@@ -150,24 +152,34 @@ impl RffProjection {
 
     fn transform_any<T: RowElement>(&self, x: ArrayView2<'_, T>) -> Result<Array2<f32>> {
         self.check_input(x.ncols(), x.nrows())?;
-        let (rows, d) = (x.nrows(), self.dim());
-        let total = rows.checked_mul(d).ok_or_else(|| Error::shape("X", "has too many rows"))?;
+        let total = x.nrows().checked_mul(self.dim()).ok_or_else(|| Error::shape("X", "has too many rows"))?;
         // Zeroed by the allocator (fresh pages for a large output): the pages are first touched by the
         // worker that hashes into them, in parallel, and never written twice.
-        let buf = try_zeroed_f32("X", total, usize::MAX / 8)?;
-        let mut out = Array2::from_shape_vec((rows, d), buf).map_err(|e| Error::shape("X", e.to_string()))?;
+        let mut buf = try_zeroed_f32("X", total, usize::MAX / 8)?;
+        self.transform_into(x, &mut buf)?;
+        Array2::from_shape_vec((x.nrows(), self.dim()), buf).map_err(|e| Error::shape("X", e.to_string()))
+    }
+
+    /// h1 of every row of `x` (f32 or f64, any strides) into `out`, the row-major (N, dim) output,
+    /// in parallel over row blocks on the current rayon pool. Every element of `out` is written (its
+    /// previous contents never matter), each block by the worker that hashes it. Bit-identical to
+    /// [`Self::transform_f32`].
+    pub fn transform_into<T: RowElement>(&self, x: ArrayView2<'_, T>, out: &mut [f32]) -> Result<()> {
+        self.check_input(x.ncols(), x.nrows())?;
+        let (rows, d) = (x.nrows(), self.dim());
+        if Some(out.len()) != rows.checked_mul(d) {
+            return Err(Error::shape("X", format!("the output holds {} values, not {rows} x {d}", out.len())));
+        }
         if d == 0 || rows == 0 {
-            return Ok(out);
+            return Ok(());
         }
         let block = block_rows_for(rows, rayon::current_num_threads());
-        let flat = out.as_slice_mut().ok_or_else(|| Error::shape("X", "output is not contiguous"))?;
-        flat.par_chunks_mut(block * d).enumerate().try_for_each_init(Vec::new, |buf, (b, out_block)| {
+        out.par_chunks_mut(block * d).enumerate().try_for_each_init(Vec::new, |buf, (b, out_block)| {
             let start = b * block;
             let n_rows = out_block.len() / d;
             let xb = rows_f32(x.slice(s![start..start + n_rows, ..]), buf);
             if self.hash_rows_checked(xb, n_rows, out_block) { Ok(()) } else { Err(block_error(xb)) }
-        })?;
-        Ok(out)
+        })
     }
 
     /// h1 of `rows` contiguous f32 rows `x` (rows × n_features) into `out` (rows × dim). The caller has
@@ -611,5 +623,11 @@ mod tests {
         assert_eq!(RffProjection::from_key([0; 32], 1 << 20, 1 << 19, 1.0).unwrap_err().argument(), Some("dim"));
         let empty = Array2::<f32>::zeros((0, 3));
         assert_eq!(p.transform_f32(empty.view()).unwrap().shape(), &[0, 4]);
+        // transform_into: the output must hold exactly rows x dim values; every one is overwritten.
+        let x = Array2::from_shape_fn((5, 3), |(i, j)| (i + j) as f32 * 0.1);
+        assert_eq!(p.transform_into(x.view(), &mut vec![0.0f32; 19]).unwrap_err().argument(), Some("X"));
+        let mut dirty = vec![f32::NAN; 20];
+        p.transform_into(x.view(), &mut dirty).unwrap();
+        assert_eq!(&dirty[..], p.transform_f32(x.view()).unwrap().as_slice().unwrap());
     }
 }

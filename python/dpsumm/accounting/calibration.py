@@ -299,7 +299,7 @@ def calibrate_gaussian(
     their multivariate zCDP theorem). It therefore satisfies every (ε, δ) that the *RDP curve* of the
     continuous Gaussian with multiplier z gives; z is the smallest such (dp-accounting's
     ``calibrate_dp_mechanism`` with ``RdpAccountant`` and ``GaussianDpEvent(z)``). The continuous
-    Gaussian's exact (analytic/PLD) calibration would allow a 5-14% smaller σ, but is not certified for
+    Gaussian's exact (analytic) calibration would allow a 5-12% smaller σ, but is not certified for
     the discrete Gaussian without CKS's multivariate (ε, δ) bound and its extra τ term, which dpsumm
     does not rely on.
 

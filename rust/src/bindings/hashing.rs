@@ -1,10 +1,13 @@
 //! Bindings for h1 (`crate::rff`).
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, ToPyArray};
+use numpy::{PyArray1, PyArray2, ToPyArray};
 use pyo3::prelude::*;
 
+use super::outbuf::Recycler;
 use super::threads::{on_threads, threads_arg};
 use super::{FloatArray2, detach, raise, to_py_err};
+use crate::error::Error;
+use crate::limits::try_zeroed_f32;
 use crate::rff::RffProjection;
 use crate::rng::{public_key_from_str, public_key_from_u64};
 
@@ -12,6 +15,8 @@ use crate::rng::{public_key_from_str, public_key_from_u64};
 #[pyclass(name = "RffProjection", module = "dpsumm._core", frozen)]
 pub struct PyRffProjection {
     pub(super) inner: RffProjection,
+    /// The memory of this projection's last large freed result (`super::outbuf`).
+    recycler: Recycler,
 }
 
 #[pymethods]
@@ -33,7 +38,7 @@ impl PyRffProjection {
             return Err(raise(py, "InvalidParameterError", format!("`dim` must be >= 1, got {dim}"), Some("dim")));
         }
         let inner = RffProjection::from_key(key, n_features as usize, dim as usize, gamma).map_err(|e| to_py_err(py, e))?;
-        Ok(PyRffProjection { inner })
+        Ok(PyRffProjection { inner, recycler: Recycler::default() })
     }
 
     #[getter]
@@ -48,21 +53,32 @@ impl PyRffProjection {
 
     /// h1 of every row of `X` (float32 or float64, any order) as a C-contiguous (N, dim) float32 array,
     /// on at most `threads` threads (None: rayon's global pool, sized by `RAYON_NUM_THREADS` or the
-    /// cores). The result is bit-identical for every thread count.
+    /// cores). The result is bit-identical for every thread count. A large result reuses the memory of
+    /// this projection's last large result that Python has freed (`super::outbuf`), else fresh pages.
     #[pyo3(signature = (x, threads=None))]
     fn transform<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, threads: Option<i64>) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let threads = threads_arg(py, threads)?;
-        let out = match FloatArray2::extract(py, x, "X")? {
+        let x = FloatArray2::extract(py, x, "X")?;
+        let (rows, d) = match &x {
+            FloatArray2::F32(a) => (a.as_array().nrows(), self.inner.dim()),
+            FloatArray2::F64(a) => (a.as_array().nrows(), self.inner.dim()),
+        };
+        let total = rows.checked_mul(d).ok_or_else(|| to_py_err(py, Error::shape("X", "has too many rows")))?;
+        let mut buf = match self.recycler.take(total) {
+            Some(b) => b,
+            None => try_zeroed_f32("X", total, usize::MAX / 8).map_err(|e| to_py_err(py, e))?,
+        };
+        match &x {
             FloatArray2::F32(a) => {
                 let v = a.as_array();
-                detach(py, || on_threads(threads, || self.inner.transform_f32(v)))?
+                detach(py, || on_threads(threads, || self.inner.transform_into(v, &mut buf)))?
             }
             FloatArray2::F64(a) => {
                 let v = a.as_array();
-                detach(py, || on_threads(threads, || self.inner.transform_f64(v)))?
+                detach(py, || on_threads(threads, || self.inner.transform_into(v, &mut buf)))?
             }
         };
-        Ok(out.into_pyarray(py))
+        self.recycler.wrap(py, buf, rows, d)
     }
 }
 
@@ -86,5 +102,6 @@ fn finite_max_abs(py: Python<'_>, x: &Bound<'_, PyAny>, threads: Option<i64>) ->
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRffProjection>()?;
+    m.add_class::<super::outbuf::OutputBuffer>()?;
     m.add_function(wrap_pyfunction!(finite_max_abs, m)?)
 }

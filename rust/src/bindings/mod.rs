@@ -12,6 +12,7 @@ mod bid_index;
 mod hashing;
 mod linalg;
 mod nominations;
+mod outbuf;
 mod privacy;
 mod threads;
 
