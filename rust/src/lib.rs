@@ -20,6 +20,7 @@ pub mod greedy;
 pub mod nominate;
 pub mod owner_sketch;
 pub mod kernel_greedy;
+pub mod digest;
 
 #[cfg(feature = "python")]
 mod bindings;

@@ -1,11 +1,11 @@
 //! Bindings for h1 (`crate::rff`).
 
-use numpy::{PyArray1, PyArray2, ToPyArray};
+use numpy::{IntoPyArray, PyArray1, PyArray2, ToPyArray};
 use pyo3::prelude::*;
 
 use super::outbuf::Recycler;
 use super::threads::{on_threads, threads_arg};
-use super::{FloatArray2, detach, raise, to_py_err};
+use super::{FloatArray2, detach, extract_f32_2d, raise, to_py_err};
 use crate::error::Error;
 use crate::limits::try_zeroed_f32;
 use crate::rff::RffProjection;
@@ -100,8 +100,20 @@ fn finite_max_abs(py: Python<'_>, x: &Bound<'_, PyAny>, threads: Option<i64>) ->
     }
 }
 
+/// The BLAKE2b-128 digest of every row of a float32 matrix of h1 hashes (`crate::digest`), as an (n, 16)
+/// uint8 array, in parallel without the GIL.
+#[pyfunction]
+#[pyo3(signature = (hashes, threads=None))]
+fn row_digests<'py>(py: Python<'py>, hashes: &Bound<'py, PyAny>, threads: Option<i64>) -> PyResult<Bound<'py, PyArray2<u8>>> {
+    let threads = threads_arg(py, threads)?;
+    let a = extract_f32_2d(py, hashes, "hashes")?;
+    let v = a.as_array();
+    Ok(detach(py, || on_threads(threads, || crate::digest::row_digests(v)))?.into_pyarray(py))
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRffProjection>()?;
     m.add_class::<super::outbuf::OutputBuffer>()?;
-    m.add_function(wrap_pyfunction!(finite_max_abs, m)?)
+    m.add_function(wrap_pyfunction!(finite_max_abs, m)?)?;
+    m.add_function(wrap_pyfunction!(row_digests, m)?)
 }
