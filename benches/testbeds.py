@@ -60,7 +60,10 @@ VARIANTS: dict[str, Callable[[int], dict[str, Any]]] = {
     "default": lambda p: {},
     "quotas": lambda p: {"purchase": "quotas"},
     "legacy10p": lambda p: {"purchase": "nominees", "nominees": 2 * p},
+    "labels": lambda p: {"purchase": "labels"},  # label_set: the bed's public label universe (LABEL_SETS)
 }
+#: Each bed's public label universe (purchase="labels"): the digit classes, or the synthetic bed's two classes.
+LABEL_SETS = {"mnist": tuple(range(10)), "digits": tuple(range(10)), "synthetic": (0, 1)}
 
 
 # ------------------------------------------------------------------------------------------------ splits
@@ -233,9 +236,13 @@ def run_bed(bed: str, gamma_kind: str, sizes: list[int], repeats: int, methods: 
                 continue
             for p in sizes:
                 kw = VARIANTS[name](p)
+                labelled = kw.get("purchase") == "labels"
+                if labelled:
+                    kw["label_set"] = LABEL_SETS[bed.split("-")[0]]
                 t0 = time.perf_counter()
                 res = dpsumm.summarize(owners, split.validation, p, method=dpsumm.Nominations(**kw), gamma=gamma,
-                                       privacy=BUDGET, random_state=r, progress=False)
+                                       privacy=BUDGET, random_state=r, progress=False,
+                                       validation_labels=split.validation_labels if labelled else None)
                 sec = time.perf_counter() - t0
                 eo, ev, cert = _eps(res)
                 assert res.points is not None

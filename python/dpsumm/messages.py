@@ -84,6 +84,8 @@ __all__ = [
     "SketchReply",
     "QuotaRequest",
     "QuotaReply",
+    "LabelHistogramRequest",
+    "LabelHistogramRelease",
     "from_dict",
 ]
 
@@ -296,8 +298,11 @@ class SketchRequest(Message):
     epsilon: float
     delta: float
     releases: int
-    direction: np.ndarray = field(repr=False)  # (dim,) float64; empty for "sum"
-    edges: np.ndarray = field(repr=False)  # (bins - 1,) float64, increasing; empty for "sum"
+    direction: np.ndarray = field(repr=False)  # (dim,) float64; empty for "sum" and "labels"
+    edges: np.ndarray = field(repr=False)  # (bins - 1,) float64, increasing; empty for "sum" and "labels"
+    # stage="labels" (purchase="labels"): the public label set; the owner releases its row count per label
+    # (sensitivity sqrt(2): one row leaves one label's count and enters another's).
+    label_set: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -328,6 +333,37 @@ class QuotaRequest(Message):
     reveal: str
     sample_seed: int
     greedy_sample_factor: float | None = None
+    # purchase="labels": sell ``label_counts[j]`` rows of label ``label_set[j]`` (or all it has, if fewer), drawn
+    # uniformly at random among its rows of that label (``count`` is their sum; the ranking fields are unused).
+    label_set: np.ndarray | None = field(default=None, repr=False)
+    label_counts: np.ndarray | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class LabelHistogramRequest(Message):
+    """Ask the consumer for its one release of ``D_v``'s label histogram (``purchase="labels"``).
+
+    The consumer calibrates the discrete Gaussian itself at ``(epsilon, delta)``, L2 sensitivity ``sqrt(2)``
+    under replace-one in ``D_v`` (one row leaves one label's count and enters another's).
+    """
+
+    kind: ClassVar[str] = "label_histogram_request"
+    label_set: np.ndarray = field(repr=False)  # (L,) the public label set
+    epsilon: float
+    delta: float
+    send_rows: bool  # also send D_v's raw rows to the trusted aggregator (exact-kernel choice)
+
+
+@dataclass(frozen=True)
+class LabelHistogramRelease(Message):
+    """The consumer's answer: ``counts`` may go to the owners; ``rows`` stay with the trusted aggregator."""
+
+    kind: ClassVar[str] = "label_histogram_release"
+    counts: np.ndarray = field(repr=False)  # (L,) float64: noisy counts of D_v's labels
+    n_rows: int
+    sigma: float
+    granularity: float
+    rows: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from .kernels import BidIndex, nominate
 from .messages import (
     Bid,
     BidRequest,
+    LabelHistogramRelease,
+    LabelHistogramRequest,
     Message,
     NominationReply,
     NominationRequest,
@@ -43,7 +45,8 @@ from .privacy import Csprng
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
 
-__all__ = ["OwnerParty", "ConsumerParty", "nominate_rows", "owner_stream", "owner_sketch", "sketch_calibration", "quota_rows"]
+__all__ = ["OwnerParty", "ConsumerParty", "nominate_rows", "owner_stream", "owner_sketch", "sketch_calibration", "quota_rows",
+           "label_counts", "label_rows", "COUNT_SENSITIVITY"]
 
 
 def owner_stream(random_state: object, name: str) -> Csprng | None:
@@ -67,9 +70,38 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
 
 _SUM_SENSITIVITY = 2.0 * math.sqrt(2.0)  # ||h1(x) - h1(x')|| <= 2 sqrt(2)
 _HISTOGRAM_SENSITIVITY = math.sqrt(2.0)  # one row leaves one bin and enters another
+#: L2 sensitivity of a histogram over public cells (bins, labels) under replace-one: one row leaves one cell and
+#: enters another.
+COUNT_SENSITIVITY = _HISTOGRAM_SENSITIVITY
 #: The owners' sketch releases per run (purchase="quotas"): the hash sum and the score histogram.
 SKETCH_RELEASES = 2
 
+
+
+def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray:
+    """Rows per label of ``label_set`` (float64; a label outside the set is not counted, ``None``: all zero)."""
+    label_set = np.asarray(label_set)
+    if labels is None:
+        return np.zeros(len(label_set))
+    labels = np.asarray(labels)
+    return np.array([np.count_nonzero(labels == lab) for lab in label_set], dtype=np.float64)
+
+
+def label_rows(labels: np.ndarray | None, label_set: np.ndarray, counts: np.ndarray, sample_seed: int) -> np.ndarray:
+    """Tokens (sorted) of ``counts[j]`` rows of label ``label_set[j]`` each (all of them if fewer), drawn uniformly
+    without replacement by a stream keyed from the public ``sample_seed`` (a sample, not privacy noise)."""
+    out: list[np.ndarray] = []
+    if labels is None:
+        return np.zeros(0, dtype=np.int64)
+    labels = np.asarray(labels)
+    stream = Csprng(int(sample_seed))
+    for lab, count in zip(np.asarray(label_set), np.asarray(counts)):
+        pool = np.flatnonzero(labels == lab)
+        if count <= 0 or len(pool) == 0:
+            continue
+        keys = stream.derive(f"label:{lab!r}").uniform_array(len(pool))
+        out.append(pool[np.argsort(keys, kind="stable")[:int(count)]])
+    return np.sort(np.concatenate(out)).astype(np.int64) if out else np.zeros(0, dtype=np.int64)
 
 
 def owner_sketch(X: np.ndarray, hasher: RFFHasher, stage: str, direction: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -92,14 +124,15 @@ def sketch_calibration(stage: str, dim: int, epsilon: float, delta: float, relea
     least ``sqrt(releases)`` times the one-release multiplier: the ``releases`` releases compose (RDP adds) to at
     most the one-release curve, which meets ``(epsilon, delta)``. The event records the actual multiplier.
     """
-    if stage not in ("sum", "histogram"):
+    if stage not in ("sum", "histogram", "labels"):
         raise ProtocolError(f"unknown sketch stage {stage!r}")
     if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
         raise ProtocolError(f"a sketch needs releases >= 1, got {releases!r}")
     base = _SUM_SENSITIVITY if stage == "sum" else _HISTOGRAM_SENSITIVITY
     cal = accounting.calibrate_gaussian(epsilon, delta, sensitivity=base * math.sqrt(releases) * (1 + 2.0 ** -9), dim=dim)
     z = cal.sigma / (base + cal.granularity * math.sqrt(dim))
-    what = "sum of h1 over the owner's rows" if stage == "sum" else "counts of the owner's scores per public bin"
+    what = {"sum": "sum of h1 over the owner's rows", "histogram": "counts of the owner's scores per public bin",
+            "labels": "row counts per public label"}[stage]
     return cal, accounting.GaussianEvent(noise_multiplier=z, neighbour="replace-one", discrete=True,
                                          releases=f"each owner's {what} + discrete Gaussian")
 
@@ -278,8 +311,10 @@ class OwnerParty:
         if m.n_features != self._data.shape[1]:
             raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
-        if m.stage not in ("sum", "histogram"):
+        if m.stage not in ("sum", "histogram", "labels"):
             raise ProtocolError(f"owner {self.name!r}: unknown sketch stage {m.stage!r}")
+        if m.stage == "labels" and (m.label_set is None or np.ndim(m.label_set) != 1 or len(m.label_set) == 0):
+            raise ProtocolError(f"owner {self.name!r}: a labels sketch needs a non-empty 1-D label set")
         key = pickle.dumps({k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in m.to_dict().items()})
         if m.stage in self._released:
             # One release per stage and run: the same request gets the same values back (post-processing);
@@ -289,14 +324,18 @@ class OwnerParty:
                 raise ProtocolError(f"owner {self.name!r}: sketch {m.stage!r} was already released with other "
                                     "parameters (one release per stage and run)")
             return done
-        exact = owner_sketch(self._data, hasher, m.stage, np.asarray(m.direction, dtype=np.float64),
-                             np.asarray(m.edges, dtype=np.float64))
+        if m.stage == "labels":
+            assert m.label_set is not None
+            exact = label_counts(self._labels, np.asarray(m.label_set))
+        else:
+            exact = owner_sketch(self._data, hasher, m.stage, np.asarray(m.direction, dtype=np.float64),
+                                 np.asarray(m.edges, dtype=np.float64))
         cal, _ = sketch_calibration(m.stage, len(exact), m.epsilon, m.delta, m.releases)
         if self._rng is None:
             self._rng = Csprng()
         if self._sketch_streams is None:
             # Both streams derived at once, in a fixed order: a party rebuilt per message (Flower) draws the same.
-            self._sketch_streams = {st: self._rng.derive(f"sketch-{st}") for st in ("sum", "histogram")}
+            self._sketch_streams = {st: self._rng.derive(f"sketch-{st}") for st in ("sum", "histogram", "labels")}
         noisy = gaussian_mean_release(exact, cal, self._sketch_streams[m.stage])
         reply = SketchReply(n_rows=self._n_rows, values=noisy, sigma=float(cal.sigma), granularity=float(cal.granularity))
         self._released[m.stage] = (key, reply)
@@ -309,6 +348,17 @@ class OwnerParty:
         if isinstance(m.count, bool) or not isinstance(m.count, (int, np.integer)) or m.count < 1:
             raise ProtocolError(f"owner {self.name!r}: a quota request needs a count >= 1, got {m.count!r}")
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
+        if m.label_counts is not None:
+            if m.label_set is None or np.shape(m.label_set) != np.shape(m.label_counts) or np.ndim(m.label_set) != 1:
+                raise ProtocolError(f"owner {self.name!r}: a label quota needs a label set and one count per label")
+            counts = np.asarray(m.label_counts)
+            if counts.dtype.kind not in "iu" or (counts < 0).any() or int(counts.sum()) != int(m.count):
+                raise ProtocolError(f"owner {self.name!r}: label counts must be integers >= 0 summing to count")
+            tokens = label_rows(self._labels, np.asarray(m.label_set), counts, m.sample_seed)
+            rows = np.ascontiguousarray(self._data[tokens])
+            return QuotaReply(n_rows=self._n_rows, tokens=tokens, hashes=hasher.transform(rows),
+                              points=np.array(rows) if m.reveal == "points" else None,
+                              labels=None if self._labels is None else np.asarray(self._labels)[tokens])
         tokens, hashes = quota_rows(self._data, hasher, np.asarray(m.target, dtype=np.float64),
                                     np.asarray(m.direction, dtype=np.float64), temperature=m.temperature,
                                     tilt_rounds=m.tilt_rounds, stop_sq=m.stop_sq, count=int(m.count),
@@ -353,14 +403,18 @@ class ConsumerParty:
     For the non-private baselines (``method="exact"`` in the request) it releases the exact mean hash.
     """
 
-    def __init__(self, validation: np.ndarray, rng: Csprng, name: str = "consumer") -> None:
+    def __init__(self, validation: np.ndarray, rng: Csprng, name: str = "consumer",
+                 labels: np.ndarray | None = None) -> None:
         self.name = name
         self._validation = validation
+        self._labels = labels
         self._rng = rng
 
     def handle(self, message: Message) -> Message:
         if isinstance(message, TargetRequest):
             return self._target(message)
+        if isinstance(message, LabelHistogramRequest):
+            return self._label_histogram(message)
         if not isinstance(message, ValidationRequest):
             raise ProtocolError(f"consumer cannot handle {message.kind!r}")
         m = message
@@ -406,3 +460,25 @@ class ConsumerParty:
             return TargetRelease(noisy_mean=np.asarray(noisy, dtype=np.float64), exact_mean=exact, n_rows=n,
                                  sigma=float("nan"), granularity=0.0, rows=rows)
         raise ProtocolError(f"consumer: unknown release {m.release!r}")
+
+    def _label_histogram(self, m: LabelHistogramRequest) -> LabelHistogramRelease:
+        """The one release of ``purchase="labels"``: ``D_v``'s counts per public label + discrete Gaussian.
+
+        The consumer calibrates it itself at ``(epsilon, delta)``, L2 sensitivity ``sqrt(2)`` under replace-one
+        in ``D_v`` (docs/design.md §2.7). Its rows go only to the trusted aggregator, when asked.
+        """
+        from .privacy import gaussian_mean_release
+
+        if self._labels is None:
+            raise ProtocolError("consumer: purchase='labels' needs the validation labels (validation_labels=...)")
+        label_set = np.asarray(m.label_set)
+        if label_set.ndim != 1 or len(label_set) == 0:
+            raise ProtocolError("consumer: a label histogram needs a non-empty 1-D label set")
+        n = int(len(self._validation))
+        if not 0.0 < m.delta < 1.0 / n:
+            raise ProtocolError(f"consumer: validation delta {m.delta!r} is not in (0, 1/|D_v|) = (0, {1.0 / n:.3g})")
+        cal = accounting.calibrate_gaussian(m.epsilon, m.delta, sensitivity=COUNT_SENSITIVITY, dim=len(label_set))
+        noisy = gaussian_mean_release(label_counts(self._labels, label_set), cal, self._rng.derive("validation-labels"))
+        return LabelHistogramRelease(counts=np.asarray(noisy, dtype=np.float64), n_rows=n, sigma=float(cal.sigma),
+                                     granularity=float(cal.granularity),
+                                     rows=np.array(self._validation) if m.send_rows else None)

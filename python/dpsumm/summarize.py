@@ -76,6 +76,7 @@ def summarize(
     random_state: RandomState = None,
     progress: bool = True,
     transport: Transport | None = None,
+    validation_labels: ArrayLike | None = None,
     **options: Any,
 ) -> SummaryResult:
     """Build a summary of ``size`` rows from the owners' data whose MMD to ``validation`` is small.
@@ -119,6 +120,9 @@ def summarize(
     transport : Transport, optional
         Deliver messages through this transport instead of in-process party objects (the parties must be
         named as the owners and ``"consumer"``). Not for the central baselines.
+    validation_labels : array-like of shape (m,), optional
+        The labels of the validation rows: needed by ``Nominations(purchase="labels")`` (with labels for every
+        owner), which releases their histogram; other methods refuse them.
     **options
         Refused: a method's option belongs on its method object (the error says which).
 
@@ -147,6 +151,7 @@ def summarize(
     datas, labels, names = _as_owners(owners, None)
     n_features = datas[0].shape[1]
     val = float_matrix(validation, "validation", n_features=n_features)
+    val_labels = _validation_labels(validation_labels, val.shape[0], meth, labels[0] is not None, transport is not None)
     for k, d in enumerate(datas):
         if d.shape[0] == 0:
             raise InvalidParameterError(f"owner {names[k]!r} has no rows", "owners")
@@ -194,7 +199,7 @@ def summarize(
     _log.info("summarize: method=%r size=%d owners=%d rows=%d features=%d gamma=%.6g dim=%d seeded=%s",
               meth, size, K, total, n_features, hasher.gamma, hasher.dim, seeded)
     if transport is None and meth.distributed:
-        transport = _in_process(names, datas, labels, val, rng_consumer, random_state)
+        transport = _in_process(names, datas, labels, val, rng_consumer, random_state, val_labels)
     setup = RunSetup(transport=transport, owners=names, consumer=CONSUMER, n_features=n_features, size=size,
                      hasher=hasher, seed=seed, plan=plan, privacy=privacy, rng=rng_aggregator, seeded=seeded,
                      progress=bool(progress), started=t0, validation_rows=int(val.shape[0]),
@@ -203,13 +208,37 @@ def summarize(
     return _finish(meth.run(setup), seeded)
 
 
+def _validation_labels(value: ArrayLike | None, m: int, method: SummaryMethod, owners_labelled: bool,
+                       transport_given: bool) -> np.ndarray | None:
+    """``validation_labels`` checked against the method (before any budget is spent)."""
+    needs = bool(getattr(method, "needs_labels", False))
+    if value is None:
+        if needs and not transport_given:
+            raise InvalidParameterError(f"{method!r} releases the validation set's label histogram: pass "
+                                        "`validation_labels` (and labels for every owner)", "validation_labels")
+        return None
+    if not needs:
+        raise InvalidParameterError(f"`validation_labels` applies only to Nominations(purchase='labels'), not to "
+                                    f"{method!r}", "validation_labels")
+    arr = np.asarray(value)
+    if arr.ndim != 1 or arr.shape[0] != m:
+        raise InvalidParameterError(f"`validation_labels` must have shape ({m},), got {arr.shape}", "validation_labels")
+    if arr.dtype.kind not in "iufUS" or (arr.dtype.kind == "f" and not np.isfinite(arr).all()):
+        raise InvalidParameterError("`validation_labels` must be finite numbers or strings", "validation_labels")
+    if not owners_labelled and not transport_given:
+        raise InvalidParameterError(f"{method!r} buys rows by label: give labels for every owner "
+                                    "(dpsumm.Owner(X, labels=y))", "owners")
+    return arr
+
+
 def _in_process(names: list[str], datas: list[np.ndarray], labels: list[np.ndarray | None], validation: np.ndarray,
-                rng_consumer: Csprng, random_state: object = None) -> InProcessTransport:
+                rng_consumer: Csprng, random_state: object = None,
+                validation_labels: np.ndarray | None = None) -> InProcessTransport:
     """Every party as an object in this process: one owner per name (its own noise stream for its sketch
     releases: :func:`dpsumm.parties.owner_stream`), and the consumer."""
     parties: dict[str, Any] = {n: OwnerParty(d, lab, n, rng=owner_stream(random_state, n))
                                for n, d, lab in zip(names, datas, labels)}
-    parties[CONSUMER] = ConsumerParty(validation, rng_consumer)
+    parties[CONSUMER] = ConsumerParty(validation, rng_consumer, labels=validation_labels)
     return InProcessTransport(parties)
 
 

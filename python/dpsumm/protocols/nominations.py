@@ -38,11 +38,13 @@ from .._validation import bounded_int, choice_of, positive_float
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import DIGEST_BYTES, RFFHasher, hash_digests
 from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select
+from ..parties import COUNT_SENSITIVITY
 from ..parties import SKETCH_RELEASES as _SKETCH_RELEASES
 from ..parties import nominate_rows, owner_sketch, quota_rows, sketch_calibration
 from ..privacy import Csprng
-from ..messages import (NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, QuotaReply, QuotaRequest,
-                        SketchReply, SketchRequest, TargetRelease, TargetRequest)
+from ..messages import (LabelHistogramRelease, LabelHistogramRequest, NominationReply, NominationRequest, PurchaseReply,
+                        PurchaseRequest, QuotaReply, QuotaRequest, SketchReply, SketchRequest, TargetRelease,
+                        TargetRequest)
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
 from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod
@@ -95,6 +97,75 @@ HISTOGRAM_BIN_PER_SIGMA = 0.3
 HISTOGRAM_BIN_FLOOR = 0.005
 #: Self-consistent steps of each owner's tilt toward g~ (stopped earlier by the discrepancy principle).
 TILT_ROUNDS = 0
+#: ``purchase="labels"``: the chance, over all L labels together, that the consumer's noisy histogram keeps a
+#: label it has no row of (a count is kept when it clears ``z sigma``, ``z = Phi^-1(1 - LABEL_FALSE_POSITIVE / L)``);
+#: the same ``z`` discounts an owner's noisy count to the rows it surely holds (docs/design.md §2.7).
+LABEL_FALSE_POSITIVE = 0.05
+
+
+def _split(weights: np.ndarray, total: int, caps: np.ndarray) -> np.ndarray:
+    """``total`` split in proportion to ``weights`` by largest remainders, capped at ``caps``; what a cap leaves
+    goes to the open entries by the same rule (uniformly among them when their weights are all 0)."""
+    q = np.asarray(weights, dtype=np.float64)
+    n = np.asarray(caps, dtype=np.int64)
+    K = len(n)
+    out = np.zeros(K, dtype=np.int64)
+    open_ = out < n
+    left = int(total)
+    while left > 0 and open_.any():
+        w = np.where(open_, q, 0.0)
+        w = w / w.sum() if w.sum() > 0 else open_ / open_.sum()
+        want = w * left
+        add = np.floor(want).astype(np.int64)
+        rem = left - int(add.sum())
+        order = np.lexsort((np.arange(K), -(want - add)))
+        add[order[:rem]] += 1
+        add = np.minimum(add, n - out)
+        out += add
+        left = int(total) - int(out.sum())
+        open_ = out < n
+    return out
+
+
+def quotas_from_labels(consumer_counts: np.ndarray, consumer_sigma: float, owner_counts: np.ndarray,
+                       owner_sigma: float, size: int, *, factor: float = PURCHASE_FACTOR,
+                       false_positive: float = LABEL_FALSE_POSITIVE) -> np.ndarray:
+    """Rows of each label to buy from each owner, from the released label histograms only (post-processing).
+
+    ``consumer_counts`` (L,) is the consumer's noisy label histogram (noise ``consumer_sigma``); ``owner_counts``
+    (K, L) the owners' noisy counts per label (noise ``owner_sigma``). With ``z = Phi^-1(1 - false_positive / L)``:
+    a label is *wanted* when its noisy count clears ``z consumer_sigma`` (if none does, the positive counts are
+    used); owner k surely holds ``s_kl = floor(max(0, n~_kl - z owner_sigma))`` rows of label l (the cap). The
+    budget ``B = ceil(factor * size)`` is split over the wanted labels in proportion to their counts and each
+    label's share over the owners in proportion to ``s_kl``, by largest remainders, capped at ``s_kl`` (what a cap
+    leaves goes to the other wanted cells). If the wanted cells hold fewer than ``size`` rows, the rest of
+    ``size`` is bought from the other cells in proportion to ``s_kl``. Returns (K, L) int64.
+    """
+    c = np.asarray(consumer_counts, dtype=np.float64)
+    N = np.asarray(owner_counts, dtype=np.float64)
+    K, L = N.shape
+    if c.shape != (L,):
+        raise InvalidParameterError(f"`consumer_counts` must have shape ({L},), got {c.shape}", "consumer_counts")
+    if not 0.0 < false_positive < 1.0:
+        raise InvalidParameterError(f"`false_positive` must be in (0, 1), got {false_positive!r}", "false_positive")
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(1.0 - false_positive / L)
+    want = np.where(c >= z * consumer_sigma, c, 0.0)
+    if want.sum() <= 0:
+        want = np.maximum(c, 0.0)
+    supply = np.floor(np.maximum(N - z * owner_sigma, 0.0)).astype(np.int64)
+    held = supply.sum(0).astype(np.float64)
+    want = np.where(held > 0, want, 0.0)
+    share = np.divide(supply, held, out=np.zeros((K, L)), where=held > 0)
+    mass = (want / want.sum())[None, :] * share if want.sum() > 0 else np.zeros((K, L))
+    wanted = (mass > 0).ravel()
+    B = int(math.ceil(factor * size))
+    out = _split(mass.ravel(), B, np.where(wanted, supply.ravel(), 0))
+    short = int(size) - int(out.sum())
+    if short > 0:
+        out += _split(supply.ravel().astype(np.float64), short, supply.ravel() - out)
+    return out.reshape(K, L)
 def sketch_temperature_for(sigma: float) -> float:
     """The owners' ranking temperature for a release with per-coordinate noise ``sigma`` (public)."""
     if not math.isfinite(sigma) or sigma < 0:
@@ -141,22 +212,7 @@ def quotas_from_histograms(histograms: np.ndarray, n_rows: np.ndarray, size: int
     share = np.clip(cum[:, j], 0.0, None)
     q = share / share.sum() if share.sum() > 0 else np.full(K, 1.0 / K)
     q = (1.0 - uniform) * q + uniform / K
-    out = np.zeros(K, dtype=np.int64)
-    open_ = n > 0
-    left = B
-    while left > 0 and open_.any():
-        w = np.where(open_, q, 0.0)
-        w = w / w.sum() if w.sum() > 0 else open_ / open_.sum()
-        want = w * left
-        add = np.floor(want).astype(np.int64)
-        rem = left - int(add.sum())
-        order = np.lexsort((np.arange(K), -(want - add)))
-        add[order[:rem]] += 1
-        add = np.minimum(add, n - out)
-        out += add
-        left = B - int(out.sum())
-        open_ = out < n
-    return out
+    return _split(q, B, n)
 
 
 def temperature_for(sigma: float) -> float:
@@ -181,7 +237,7 @@ class NominationsConfig:
     gamma: float
     hash_seed: int | str
     reveal: str  # "points" or "hashes"
-    purchase: str  # "quotas", "nominees" or "winners"
+    purchase: str  # "quotas", "nominees", "labels" or "winners"
     nominees: int  # M per owner
     candidates: int  # C per owner (rows sampled for the herding, >= nominees)
     temperature: float | None  # None: temperature_for(sigma of the release)
@@ -197,6 +253,7 @@ class NominationsConfig:
     owner_delta: float = OWNER_DELTA
     purchase_factor: float = PURCHASE_FACTOR  # purchase="quotas": rows bought / size
     tilt_rounds: int = TILT_ROUNDS  # purchase="quotas": self-consistent steps of each owner's ranking
+    label_set: tuple[Any, ...] = ()  # purchase="labels": the public label set
 
 
 @dataclass
@@ -237,6 +294,8 @@ class NominationsAggregator:
         self.exchanges = 0
         self.temperature = float("nan")
         self.quotas: dict[str, int] = {}
+        self.label_quotas: dict[str, np.ndarray] = {}
+        self.owner_sigma = float("nan")
         self._size = 0
         self.validation_rows = 0
         self.sigma = float("nan")
@@ -412,11 +471,13 @@ class NominationsAggregator:
     def sketch(self, stage: str, direction: np.ndarray, edges: np.ndarray) -> dict[str, np.ndarray]:
         """Every active owner's DP release of ``stage``; checks each owner's calibration and records it once."""
         c = self.config
-        dim = c.dim if stage == "sum" else len(edges) + 1
-        cal, event = sketch_calibration(stage, dim, c.owner_epsilon, c.owner_delta, _SKETCH_RELEASES)
+        dim = {"sum": c.dim, "labels": len(c.label_set)}.get(stage, len(edges) + 1)
+        releases = 1 if stage == "labels" else _SKETCH_RELEASES
+        cal, event = sketch_calibration(stage, dim, c.owner_epsilon, c.owner_delta, releases)
         req = SketchRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed, stage=stage,
-                            epsilon=c.owner_epsilon, delta=c.owner_delta, releases=_SKETCH_RELEASES,
-                            direction=np.asarray(direction, dtype=np.float64), edges=np.asarray(edges, dtype=np.float64))
+                            epsilon=c.owner_epsilon, delta=c.owner_delta, releases=releases,
+                            direction=np.asarray(direction, dtype=np.float64), edges=np.asarray(edges, dtype=np.float64),
+                            label_set=np.asarray(c.label_set) if stage == "labels" else None)
         owners = [o for o in self.owners if self.active[o]]
         self.exchanges += 1
         replies = self.transport.request_many({o: req for o in owners})
@@ -445,6 +506,7 @@ class NominationsAggregator:
             assert isinstance(r, SketchReply)
             self.n_rows[o] = int(r.n_rows)
             out[o] = np.asarray(r.values, dtype=np.float64)
+        self.owner_sigma = float(cal.sigma)
         return out
 
     def quota_purchase(self, g_tilde: np.ndarray, direction: np.ndarray, temperature: float, quotas: dict[str, int]
@@ -460,6 +522,13 @@ class NominationsAggregator:
                                 count=int(q), candidates=int(DEFAULT_CANDIDATE_FACTOR * q), reveal=c.reveal,
                                 sample_seed=int(seeds.integers(2**63)), greedy_sample_factor=c.greedy_sample_factor)
                 for o, q in quotas.items() if q > 0 and self.active[o]}
+        return self._buy_quotas(msgs)
+
+    def _buy_quotas(self, msgs: dict[str, QuotaRequest]) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]],
+                                                                   dict[str, np.ndarray | None],
+                                                                   dict[str, np.ndarray | None]]:
+        """Send the quota requests; check every reply (exactly where rows came: their h1); exclude the faulty."""
+        c = self.config
         if not msgs:
             return {}, {}, {}
         self.exchanges += 1
@@ -497,6 +566,11 @@ class NominationsAggregator:
             return f"reported an impossible row count {n!r}"
         tokens, hashes = np.asarray(r.tokens), np.asarray(r.hashes)
         want = min(req.count, int(n))
+        if req.label_counts is not None:  # min(count, rows) per label: the aggregator knows only the upper bound
+            problem = self._check_label_quota(r, req)
+            if problem is not None:
+                return problem
+            want = len(tokens)
         if tokens.ndim != 1 or tokens.dtype.kind not in "iu" or len(tokens) != want:
             return f"sold {tokens.shape} tokens, the request asks for {want} (min(quota, rows))"
         if np.any(np.diff(tokens) <= 0) or (len(tokens) and (tokens.min() < 0 or tokens.max() >= n)):
@@ -513,6 +587,82 @@ class NominationsAggregator:
         if r.labels is not None and np.shape(r.labels) != (want,):
             return "sold labels of the wrong shape"
         return None
+
+    @staticmethod
+    def _check_label_quota(r: QuotaReply, req: QuotaRequest) -> str | None:
+        tokens = np.asarray(r.tokens)
+        if tokens.ndim != 1:
+            return "sold tokens that are not a 1-D array"
+        if r.labels is None or np.shape(r.labels) != tokens.shape:
+            return "sold rows without their labels (purchase='labels' buys rows of given labels)"
+        labs = np.asarray(r.labels)
+        assert req.label_set is not None and req.label_counts is not None
+        asked = dict(zip(np.asarray(req.label_set).tolist(), np.asarray(req.label_counts).tolist()))
+        got: dict[Any, int] = {}
+        for lab in labs.tolist():
+            got[lab] = got.get(lab, 0) + 1
+        for lab, n in got.items():
+            if n > asked.get(lab, 0):
+                return f"sold {n} rows of label {lab!r}, the request asks for at most {asked.get(lab, 0)}"
+        return None
+
+    # -- label purchase: the consumer's label histogram, the owners' label counts, one purchase (§2.7) ----
+
+    def label_target(self) -> LabelHistogramRelease:
+        """The consumer's one release: ``D_v``'s counts per public label + discrete Gaussian; ``D_v``'s rows."""
+        c = self.config
+        L = len(c.label_set)
+        req = LabelHistogramRequest(label_set=np.asarray(c.label_set), epsilon=c.epsilon, delta=c.delta, send_rows=True)
+        self.exchanges += 1
+        reply = self.transport.request(self.consumer, req)
+        if not isinstance(reply, LabelHistogramRelease):
+            raise ProtocolError(f"consumer sent {type(reply).__name__}, not a label histogram release")
+        counts = np.asarray(reply.counts)
+        if counts.shape != (L,) or counts.dtype.kind not in "fiu" or not np.isfinite(counts).all():
+            raise ProtocolError(f"consumer sent a malformed label histogram (shape {counts.shape}, expected ({L},))")
+        if isinstance(reply.n_rows, bool) or not isinstance(reply.n_rows, (int, np.integer)) or reply.n_rows < 1:
+            raise ProtocolError(f"consumer sent an impossible validation size {reply.n_rows!r}")
+        rows = None if reply.rows is None else np.asarray(reply.rows)
+        if rows is None or rows.shape != (reply.n_rows, c.n_features) or not np.isfinite(rows).all():
+            raise ProtocolError("consumer did not send its validation rows for the exact-kernel choice")
+        cal = accounting.calibrate_gaussian(c.epsilon, c.delta, sensitivity=COUNT_SENSITIVITY, dim=L)
+        if not math.isclose(float(reply.sigma), float(cal.sigma), rel_tol=1e-9):
+            raise ProtocolError(f"consumer released with sigma {reply.sigma!r}, the calibration gives {cal.sigma!r}")
+        self.validation_rows = int(reply.n_rows)
+        self.validation = rows
+        self.sigma = float(reply.sigma)
+        self._record("validation", cal.event(), "counts of D_v's rows per public label + discrete Gaussian")
+        return reply
+
+    def label_run(self) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray | None],
+                                 dict[str, np.ndarray | None]]:
+        """Exchanges 1-3 of ``purchase="labels"``: the consumer's histogram, the owners' counts, the purchase."""
+        c = self.config
+        t0 = time.perf_counter()
+        release = self.label_target()
+        self.timings["target"] = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        counts = self.sketch("labels", np.zeros(0), np.zeros(0))
+        self.timings["sketches"] = time.perf_counter() - t1
+        owners = [o for o in self.owners if o in counts and self.active[o]]
+        L = len(c.label_set)
+        q = quotas_from_labels(np.asarray(release.counts, dtype=np.float64), self.sigma,
+                               np.array([counts[o] for o in owners]).reshape(len(owners), L), self.owner_sigma,
+                               self._size, factor=c.purchase_factor)
+        self.quotas = {o: int(v) for o, v in zip(owners, q.sum(1))}
+        self.label_quotas = {o: q[k].astype(np.int64) for k, o in enumerate(owners)}
+        seeds = self.rng.derive("label-samples")
+        label_set = np.asarray(c.label_set)
+        msgs = {o: QuotaRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
+                                target=np.zeros(0), direction=np.zeros(0), temperature=1.0, tilt_rounds=0, stop_sq=0.0,
+                                count=int(q[k].sum()), candidates=int(q[k].sum()), reveal=c.reveal,
+                                sample_seed=int(seeds.integers(2**63)), label_set=label_set,
+                                label_counts=q[k].astype(np.int64))
+                for k, o in enumerate(owners) if q[k].sum() > 0 and self.active[o]}
+        t2 = time.perf_counter()
+        out = self._buy_quotas(msgs)
+        self.timings["purchase"] = time.perf_counter() - t2
+        return out
 
     def quota_run(self, release: TargetRelease) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]],
                                                           dict[str, np.ndarray | None], dict[str, np.ndarray | None]]:
@@ -553,11 +703,13 @@ class NominationsAggregator:
     def run(self, size: int) -> dict[str, Any]:
         c = self.config
         self._size = int(size)
+        if c.purchase == "labels":
+            return self._choose(size, None, *self.label_run())
         t0 = time.perf_counter()
         release = self.target()
         self.timings["target"] = time.perf_counter() - t0
         if c.purchase == "quotas":
-            return self._choose(size, release, *self.quota_run(release))
+            return self._choose(size, release.exact_mean, *self.quota_run(release))
         if c.temperature is not None:
             temperature = c.temperature
         else:
@@ -581,13 +733,12 @@ class NominationsAggregator:
                 else:
                     rows[o], labels[o] = bought[o]
         self.timings["purchase"] = time.perf_counter() - t2
-        return self._choose(size, release, nominated, rows, labels)
+        return self._choose(size, release.exact_mean, nominated, rows, labels)
 
-    def _choose(self, size: int, release: TargetRelease, nominated: dict[str, tuple[np.ndarray, np.ndarray]],
+    def _choose(self, size: int, exact_mean: np.ndarray | None, nominated: dict[str, tuple[np.ndarray, np.ndarray]],
                 rows: dict[str, np.ndarray | None], labels: dict[str, np.ndarray | None]) -> dict[str, Any]:
         """The aggregator's greedy over the pooled bought rows (or hashes); with "winners", buy the winners."""
         c = self.config
-        exact = np.asarray(release.exact_mean, dtype=np.float64)
         bought_positions: dict[str, set[int]] = {}
         t3 = time.perf_counter()
         while True:
@@ -608,7 +759,8 @@ class NominationsAggregator:
             else:
                 # The pooled hashes are needed only here (K*M*d float32: 0.4 GB at K*M = 200,000, d = 500).
                 pool_h = np.concatenate([nominated[o][1] for o in owners])
-                picks, values = greedy_select(pool_h, exact, min(size, len(pool_h)))
+                assert exact_mean is not None
+                picks, values = greedy_select(pool_h, np.asarray(exact_mean, dtype=np.float64), min(size, len(pool_h)))
             winners = [(owners[pool_owner[i]], int(pool_pos[i]), int(i)) for i in picks]
             if c.purchase != "winners":
                 break
@@ -658,7 +810,8 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     private = config.release != "exact"
     ledger = accounting.Ledger() if private else None
     if ledger is not None:
-        ledger.set_deltas(validation=config.delta, owners=config.owner_delta if config.purchase == "quotas" else None)
+        ledger.set_deltas(validation=config.delta,
+                          owners=config.owner_delta if config.purchase in ("quotas", "labels") else None)
         if seeded:
             ledger.mark_seeded()
 
@@ -695,10 +848,12 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     for k, v in zip(owner_idx, out["values"]):
         contribution[k] += v
     extra = dict(extra or {})
+    sketched = config.purchase in ("quotas", "labels")
     extra.update(choice=config.choice, greedy_sample_factor=config.greedy_sample_factor, temperature=agg.temperature, sigma=agg.sigma, nominees=config.nominees,
                  candidates=config.candidates, release=config.release, purchase=config.purchase,
-                 quotas=dict(agg.quotas), owner_epsilon=config.owner_epsilon if config.purchase == "quotas" else 0.0,
-                 owner_delta=config.owner_delta if config.purchase == "quotas" else None,
+                 quotas=dict(agg.quotas), owner_epsilon=config.owner_epsilon if sketched else 0.0,
+                 owner_delta=config.owner_delta if sketched else None,
+                 label_quotas={o: v.tolist() for o, v in agg.label_quotas.items()},
                  timings=dict(agg.timings), exchanges=agg.exchanges)
     access = Access(int(sum(agg.accessed.values())), dict(agg.accessed), hashes=int(sum(agg.hashes_seen.values())),
                     hashes_per_owner=dict(agg.hashes_seen), validation_rows=agg.validation_rows,
@@ -721,7 +876,27 @@ DEFAULT_DIM = 500
 #: skewed splits (docs/experiments/mnist-nominees).
 NOMINEES_PER_SIZE = 2
 
-_PURCHASES = ("quotas", "nominees", "winners")
+_PURCHASES = ("quotas", "nominees", "winners", "labels")
+
+
+def _label_set(value: object) -> tuple[Any, ...]:
+    """The public label set as a tuple of distinct int, float or str labels (non-empty)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise InvalidParameterError(f"`label_set` must be a sequence of labels, got {value!r}", "label_set")
+    out: list[Any] = []
+    for lab in value:  # type: ignore[attr-defined]
+        if isinstance(lab, np.generic):
+            lab = lab.item()
+        if isinstance(lab, bool) or not isinstance(lab, (int, float, str)) or (isinstance(lab, float) and not math.isfinite(lab)):
+            raise InvalidParameterError(f"`label_set` holds {lab!r}: labels must be finite numbers or strings", "label_set")
+        out.append(lab)
+    if not out:
+        raise InvalidParameterError("`label_set` is empty", "label_set")
+    if len(set(out)) != len(out):
+        raise InvalidParameterError("`label_set` repeats a label", "label_set")
+    if len({type(x) is str for x in out}) > 1:
+        raise InvalidParameterError("`label_set` mixes strings and numbers", "label_set")
+    return tuple(out)
 _CHOICES = ("kernel", "hashes")
 _OWNER_GREEDY = ("stochastic", "exact")
 _RELEASES = ("gaussian", "mwem", "exact")
@@ -752,8 +927,14 @@ class Nominations(SummaryMethod):
         (default ``4 * nominees``; a number >= the owner's rows uses them all). Must be >= ``nominees``.
     temperature : float, optional
         The owners' tilt ``w(x) ~ exp(h1(x).g~ / T)``; default :func:`temperature_for` of the release's noise.
-    purchase : {"nominees", "quotas", "winners"}, default="nominees"
-        ``"quotas"``: the owners' two sketch releases, then each owner's quota of its best rows (``purchase_factor
+    purchase : {"nominees", "quotas", "labels", "winners"}, default="nominees"
+        ``"labels"`` (docs/design.md §2.7; needs ``label_set``, the owners' labels and ``validation_labels``):
+        the consumer releases its label histogram, every owner its row count per label (discrete Gaussian each,
+        L2 sensitivity ``sqrt(2)``; consumer ``(epsilon_v, delta_v)``, owners as for ``"quotas"``), and the
+        aggregator buys ``purchase_factor * size`` rows split over the wanted labels and the owners who hold them,
+        each owner selling rows of each label drawn uniformly at random; certified. Made for label shifts (the
+        consumer wants some labels more than the owners hold them); on a shift within labels it is no better
+        than uniform sampling of the wanted labels. ``"quotas"``: the owners' two sketch releases, then each owner's quota of its best rows (``purchase_factor
         * size`` raw rows in all; certified, owners' epsilon as above). ``"nominees"``: buy every nominee's row
         (``K * nominees`` raw rows; certified, owners' epsilon 0). ``"winners"``: buy only the
         ``size`` winners; each owner then learns which of its rows won, which depends on the other owners' data:
@@ -779,6 +960,9 @@ class Nominations(SummaryMethod):
         h1's public seed.
     purchase_factor : float, default=PURCHASE_FACTOR (3.0)
         ``purchase="quotas"``: raw owner rows bought, in units of ``size``.
+    label_set : sequence of int, float or str, optional
+        ``purchase="labels"``: the public labels a row may have (fixed before the run, not read off anybody's
+        data; rows with other labels are never bought).
     tilt_rounds : int, default=TILT_ROUNDS (0)
         ``purchase="quotas"``: self-consistent steps of each owner's ranking toward ``g~``, stopped by the
         discrepancy principle (``||g~ - m_lambda||^2 <= d sigma^2``).
@@ -793,7 +977,7 @@ class Nominations(SummaryMethod):
     nominees: int | None = None
     candidates: int | None = None
     temperature: float | None = None
-    purchase: Literal["quotas", "nominees", "winners"] = PURCHASE  # type: ignore[assignment]
+    purchase: Literal["quotas", "nominees", "winners", "labels"] = PURCHASE  # type: ignore[assignment]
     choice: Literal["kernel", "hashes"] | None = None
     owner_greedy: Literal["stochastic", "exact"] = "stochastic"
     validation_release: Literal["gaussian", "mwem", "exact"] = "gaussian"
@@ -802,6 +986,7 @@ class Nominations(SummaryMethod):
     hash_seed: int | str = 0
     purchase_factor: float = PURCHASE_FACTOR
     tilt_rounds: int = TILT_ROUNDS
+    label_set: tuple[Any, ...] | None = None
 
     def _validate(self) -> None:
         super()._validate()
@@ -818,6 +1003,19 @@ class Nominations(SummaryMethod):
         set_(self, "purchase_factor", positive_float(self.purchase_factor, "purchase_factor"))
         set_(self, "tilt_rounds", bounded_int(self.tilt_rounds, "tilt_rounds", 0, 1000))
         choice_of(self.purchase, "purchase", _PURCHASES)
+        if self.label_set is not None:
+            set_(self, "label_set", _label_set(self.label_set))
+        if self.purchase == "labels":
+            if self.label_set is None:
+                raise InvalidParameterError("`purchase='labels'` needs `label_set`, the public labels the rows may have "
+                                            "(e.g. label_set=range(10)): it must not be read off anybody's data",
+                                            "label_set")
+            if self.reveal != "points" or self.choice == "hashes" or self.validation_release != "gaussian":
+                raise InvalidParameterError("`purchase='labels'` buys raw rows and chooses on the exact kernel: it needs "
+                                            "reveal='points', choice='kernel' (or None) and validation_release='gaussian'",
+                                            "purchase")
+        elif self.label_set is not None:
+            raise InvalidParameterError("`label_set` applies only to purchase='labels'", "label_set")
         choice_of(self.owner_greedy, "owner_greedy", _OWNER_GREEDY)
         choice_of(self.validation_release, "validation_release", _RELEASES)
         choice_of(self.reveal, "reveal", _REVEALS)
@@ -832,7 +1030,12 @@ class Nominations(SummaryMethod):
         """``choice``, or its default for the purchase and reveal options."""
         if self.choice is not None:
             return self.choice
-        return "kernel" if self.purchase in ("quotas", "nominees") and self.reveal == "points" else "hashes"
+        return "kernel" if self.purchase in ("quotas", "nominees", "labels") and self.reveal == "points" else "hashes"
+
+    @property
+    def needs_labels(self) -> bool:
+        """Whether a run needs the owners' and the consumer's labels (``purchase="labels"``)."""
+        return self.purchase == "labels"
 
     def budget(self, privacy: accounting.Budget | None) -> accounting.Budget | None:
         """The run's validation budget: ``privacy``, or the default; None for the exact (non-private) release."""
@@ -847,7 +1050,7 @@ class Nominations(SummaryMethod):
         if self.validation_release == "exact" and privacy is not None:
             raise InvalidParameterError("`validation_release='exact'` releases D_v's mean without noise: no budget "
                                         "applies", "privacy")
-        if privacy is not None and privacy.has_owners_budget and self.purchase != "quotas":
+        if privacy is not None and privacy.has_owners_budget and self.purchase not in ("quotas", "labels"):
             raise InvalidParameterError(
                 "nominations releases nothing computed from one owner's data to another (owners' epsilon is 0): an "
                 "owners' epsilon/delta in `privacy` would not be spent; give a validation-only budget, "
@@ -856,7 +1059,7 @@ class Nominations(SummaryMethod):
         if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             budget.check_validation_size(validation_rows)
         M = self.resolved_nominees(size)
-        if self.purchase == "quotas":
+        if self.purchase in ("quotas", "labels"):
             if owner_rows is not None and sum(owner_rows) < size:
                 raise InvalidParameterError(f"the owners hold {sum(owner_rows)} rows, fewer than `size` ({size})", "size")
             return plan
@@ -901,7 +1104,8 @@ class Nominations(SummaryMethod):
                                  and privacy.epsilon is not None else OWNER_EPSILON,
                                  owner_delta=float(privacy.delta) if owners_budget and privacy is not None
                                  and privacy.delta is not None else OWNER_DELTA,
-                                 purchase_factor=self.purchase_factor, tilt_rounds=self.tilt_rounds)
+                                 purchase_factor=self.purchase_factor, tilt_rounds=self.tilt_rounds,
+                                 label_set=tuple(self.label_set or ()))
 
     def run(self, setup: RunSetup) -> SummaryResult:
         assert setup.transport is not None
