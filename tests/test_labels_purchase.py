@@ -1,0 +1,274 @@
+"""The label purchase of the nominations protocol (issue 19, docs/design.md §2.7): the quota rule by hand, the
+uniform draw within a label, the two DP releases and their ledger, what an owner sees, parsimony, faults and
+bad input."""
+
+from __future__ import annotations
+
+import math
+import pickle
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dpsumm
+from dpsumm import accounting
+from dpsumm.errors import InvalidParameterError, ProtocolError
+from dpsumm.messages import LabelHistogramRelease, Message, QuotaReply, SketchReply
+from dpsumm.parties import ConsumerParty, OwnerParty, label_rows, owner_stream
+from dpsumm.protocols.nominations import quotas_from_labels
+from dpsumm.transport import InProcessTransport
+
+LABELS = (0, 1, 2)
+METHOD = dpsumm.Nominations(dim=64, purchase="labels", label_set=LABELS)
+KW = dict(method=METHOD, gamma=0.3, progress=False)
+
+
+def label_shift(seed=0, K=4, n=120, f=5, m=60):
+    """Owner k holds labels 0, 1, 2 with different mixes; the consumer wants mostly label 2 and some label 0."""
+    rng = np.random.default_rng(seed)
+    mixes = [(0.6, 0.3, 0.1), (0.2, 0.7, 0.1), (0.1, 0.3, 0.6), (0.4, 0.4, 0.2)][:K]
+    owners, labels = [], []
+    for mix in mixes:
+        y = rng.choice(3, size=n, p=mix)
+        owners.append(rng.normal(loc=y[:, None] * 1.5, scale=0.5, size=(n, f)))
+        labels.append(y)
+    yv = rng.choice([0, 2], size=m, p=[0.3, 0.7])
+    validation = rng.normal(loc=yv[:, None] * 1.5, scale=0.5, size=(m, f))
+    return owners, labels, validation, yv
+
+
+# ---------------------------------------------------------------------------------- the quota rule, by hand
+
+
+def test_quotas_from_labels_hand_checked():
+    z = NormalDist().inv_cdf(1 - 0.05 / 3)  # 2.128: label 1's count 0.5 does not clear it
+    assert 2.12 < z < 2.13
+    consumer = np.array([100.0, 0.5, 50.0])
+    owners = np.array([[60.0, 10.0, 5.0], [40.7, 20.0, 100.0]])  # rows surely held: [[57, 7, 2], [38, 17, 97]]
+    # B = 60: label 0 gets 2/3 (40 rows: 57:38 -> 24, 16), label 2 1/3 (20 rows: 2:97 -> 0.40, 19.60 -> 0, 20).
+    assert quotas_from_labels(consumer, 1.0, owners, 1.0, 20).tolist() == [[24, 0, 0], [16, 0, 20]]
+    # B = 180: 72, 48, 1.21, 58.8 -> 72, 48, 1, 59; label 0 is capped at the 57 and 38 rows the owners surely
+    # hold; the 25 left go to the open cells (label 2) in proportion 0.0202 : 0.9798 (0.505, 24.49 -> 1, 24).
+    assert quotas_from_labels(consumer, 1.0, owners, 1.0, 60).tolist() == [[57, 0, 2], [38, 0, 83]]
+    # The consumer wants only label 1, of which the owners surely hold 7 + 17 = 24 < size 30: all 24 are bought,
+    # and the 6 missing rows come from the other cells in proportion to what they hold.
+    q = quotas_from_labels(np.array([0.0, 100.0, 0.0]), 1.0, owners, 1.0, 30)
+    assert q[:, 1].tolist() == [7, 17] and q.sum() == 30
+
+
+def test_quotas_from_labels_follow_only_released_values_and_never_exceed_the_budget():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        L, K = int(rng.integers(1, 8)), int(rng.integers(1, 9))
+        consumer = rng.normal(scale=30, size=L)
+        owners = rng.normal(loc=40, scale=40, size=(K, L))
+        size = int(rng.integers(1, 60))
+        q = quotas_from_labels(consumer, 3.0, owners, 2.0, size)
+        held = np.floor(np.maximum(owners - NormalDist().inv_cdf(1 - 0.05 / L) * 2.0, 0))
+        assert q.shape == (K, L) and q.dtype == np.int64 and (q >= 0).all()
+        assert (q <= held).all()  # never more than an owner surely holds
+        assert q.sum() <= math.ceil(3 * size)
+        assert q.sum() >= min(size, held.sum())  # at least size rows when the owners hold them
+
+
+# ---------------------------------------------------------------------------------- the owner's draw
+
+
+def test_label_rows_draws_uniformly_within_each_label():
+    """Each row of a label is sold with probability count / rows of that label. Chi-square over 400 seeds,
+    significance 0.001 (fixed seeds: deterministic)."""
+    from scipy.stats import chisquare
+
+    labels = np.array([0] * 20 + [1] * 10 + [2] * 5)
+    hits = np.zeros(len(labels))
+    for seed in range(400):
+        tok = label_rows(labels, np.array([0, 1]), np.array([5, 10]), seed)
+        assert len(tok) == 15 and np.all(np.diff(tok) > 0)
+        assert (labels[tok] == 0).sum() == 5 and (labels[tok] == 1).sum() == 10  # all 10 of label 1, none of 2
+        hits[tok] += 1
+    assert (hits[20:30] == 400).all() and (hits[30:] == 0).all()
+    assert chisquare(hits[:20]).pvalue > 1e-3
+    assert label_rows(labels, np.array([2]), np.array([9]), 0).tolist() == [30, 31, 32, 33, 34]  # all it has
+    assert label_rows(None, np.array([0]), np.array([3]), 0).tolist() == []
+
+
+# ---------------------------------------------------------------------------------- the run
+
+
+def test_a_run_certifies_every_party_buys_at_most_three_times_size_and_only_wanted_labels():
+    owners, labels, validation, yv = label_shift()
+    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 20,
+                           validation_labels=yv, random_state=0, **KW)
+    led = res.privacy
+    assert led.certified("owners") and led.certified("validation")
+    assert 0.97 < led.epsilon("owners", 1e-6) <= 1.0
+    assert 0.97 < led.epsilon("validation", 1e-6) <= 1.0
+    assert res.accessed.total <= 3 * 20 and res.accessed.hashes == 0
+    assert len(res) == 20 and set(res.labels.tolist()) <= {0, 2}
+    assert sum(res.extra["quotas"].values()) == res.accessed.total
+    assert all(q[1] == 0 for q in res.extra["label_quotas"].values())  # label 1 is not wanted
+    assert res.extra["owner_epsilon"] == pytest.approx(1.0)
+    assert "NOT private" in repr(res)
+
+
+def test_the_label_purchase_beats_uniform_sampling_on_a_label_shift():
+    """The point of the purchase: on a label shift its summary's MMD² is below uniform sampling's."""
+    from dpsumm.metrics import mmd2
+
+    owners, labels, validation, yv = label_shift(seed=2, n=300)
+    ours, uni = [], []
+    for seed in range(3):
+        res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 30,
+                               validation_labels=yv, random_state=seed, **KW)
+        ours.append(mmd2(res.points, validation, 0.3))
+        u = dpsumm.summarize(owners, validation, 30, "uniform", gamma=0.3, random_state=seed, progress=False)
+        uni.append(mmd2(u.points, validation, 0.3))
+    assert np.mean(ours) < 0.5 * np.mean(uni)
+
+
+class Recorder:
+    def __init__(self, party, replace=None):
+        self.party, self.replace = party, replace
+        self.received: list[bytes] = []
+        self.sketches: list[Message] = []
+
+    def handle(self, message: Message) -> Message:
+        d = message.to_dict()
+        self.received.append(pickle.dumps({k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in d.items()}))
+        reply = self.party.handle(message)
+        if isinstance(reply, (SketchReply, LabelHistogramRelease)):
+            if self.replace is not None:
+                reply = self.replace[len(self.sketches)]
+            self.sketches.append(reply)
+        return reply
+
+
+def run_recorded(owners, labels, validation, yv, size, seed, replace=None):
+    replace = replace or {}
+    parties = {f"owner-{k}": Recorder(OwnerParty(np.asarray(o), y, f"owner-{k}", rng=owner_stream(seed, f"owner-{k}")),
+                                      replace.get(f"owner-{k}"))
+               for k, (o, y) in enumerate(zip(owners, labels))}
+    parties["consumer"] = Recorder(ConsumerParty(np.asarray(validation), dpsumm.Csprng(seed).derive("consumer"),
+                                                 labels=yv), replace.get("consumer"))
+    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, size,
+                           validation_labels=yv, random_state=seed, transport=InProcessTransport(parties), **KW)
+    return res, parties
+
+
+def test_an_owners_view_changes_only_through_released_values():
+    """Owner 0's messages are a function of its own data, public numbers and the other parties' DP releases:
+    replace every other owner's rows and the consumer's, feed the aggregator the first run's releases, and owner 0
+    receives byte-identical messages; without that substitution they differ (the test can fail)."""
+    owners, labels, validation, yv = label_shift(seed=3)
+    rng = np.random.default_rng(9)
+    changed = [owners[0]] + [rng.normal(loc=3.0, size=o.shape) for o in owners[1:]]
+    changed_labels = [labels[0]] + [rng.choice(3, size=len(y), p=[0.05, 0.05, 0.9]) for y in labels[1:]]
+    yv2 = np.where(rng.random(len(yv)) < 0.5, 1, yv)
+    _, a = run_recorded(owners, labels, validation, yv, 15, seed=5)
+    kinds = [pickle.loads(b)["kind"] for b in a["owner-0"].received]
+    assert kinds == ["sketch_request", "quota_request"]
+    _, b = run_recorded(changed, changed_labels, validation, yv2, 15, seed=5)
+    assert a["owner-0"].received[0] == b["owner-0"].received[0]  # the first request is public
+    assert a["owner-0"].received != b["owner-0"].received
+    released = {name: a[name].sketches for name in a if name != "owner-0"}
+    _, c = run_recorded(changed, changed_labels, validation, yv2, 15, seed=5, replace=released)
+    assert a["owner-0"].received == c["owner-0"].received
+
+
+class Liar(OwnerParty):
+    """An owner that misreports its noise, sells labels it was not asked for, or sells rows without labels."""
+
+    def __init__(self, data, labels, mode):
+        super().__init__(data, labels, "owner-1", rng=owner_stream(0, "owner-1"))
+        self.mode = mode
+
+    def handle(self, message: Message) -> Message:
+        reply = super().handle(message)
+        if self.mode == "sigma" and isinstance(reply, SketchReply):
+            return SketchReply(n_rows=reply.n_rows, values=reply.values, sigma=reply.sigma * 0.9,
+                               granularity=reply.granularity)
+        if isinstance(reply, QuotaReply) and len(reply.tokens):
+            if self.mode == "label":
+                labs = np.full(len(reply.tokens), 1)  # label 1 was not asked for
+                return QuotaReply(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points,
+                                  labels=labs)
+            if self.mode == "unlabelled":
+                return QuotaReply(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points,
+                                  labels=None)
+            if self.mode == "rows":
+                pts = reply.points.copy()
+                pts[0, 0] += 1e-3
+                return QuotaReply(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=pts,
+                                  labels=reply.labels)
+        return reply
+
+
+@pytest.mark.parametrize("mode,phase,why", [("sigma", "sketch-labels", "sigma"), ("label", "quota", "label 1"),
+                                            ("unlabelled", "quota", "without their labels"),
+                                            ("rows", "quota", "do not hash")])
+def test_a_faulty_owner_is_excluded_and_the_run_completes(mode, phase, why):
+    owners, labels, validation, yv = label_shift(seed=4, n=200)
+    parties = {f"owner-{k}": OwnerParty(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
+               for k, (o, y) in enumerate(zip(owners, labels))}
+    parties["owner-1"] = Liar(np.asarray(owners[1]), labels[1], mode)
+    parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.Csprng(0).derive("consumer"), labels=yv)
+    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
+                           validation_labels=yv, random_state=0, transport=InProcessTransport(parties), **KW)
+    excluded = [e for e in res.events if e.get("event") == "excluded"]
+    assert [e["owner"] for e in excluded] == ["owner-1"]
+    assert excluded[0]["phase"] == phase and why in excluded[0]["reason"]
+    assert len(res) == 10 and 1 not in set(res.owner.tolist())
+
+
+def test_a_consumer_without_labels_is_refused_before_any_release():
+    owners, labels, validation, yv = label_shift()
+    parties = {f"owner-{k}": OwnerParty(np.asarray(o), y, f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))}
+    parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.Csprng(0))
+    with pytest.raises(ProtocolError, match="validation_labels"):
+        dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10, random_state=0,
+                         transport=InProcessTransport(parties), **KW)
+
+
+# ---------------------------------------------------------------------------------- bad input
+
+
+def test_bad_options_and_inputs_are_refused_naming_the_argument():
+    owners, labels, validation, yv = label_shift()
+    labelled = [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)]
+    cases = [
+        (lambda: dpsumm.Nominations(purchase="labels"), "label_set"),
+        (lambda: dpsumm.Nominations(label_set=(0, 1)), "label_set"),
+        (lambda: dpsumm.Nominations(purchase="labels", label_set=()), "label_set"),
+        (lambda: dpsumm.Nominations(purchase="labels", label_set=(0, 0)), "label_set"),
+        (lambda: dpsumm.Nominations(purchase="labels", label_set=(0, "a")), "label_set"),
+        (lambda: dpsumm.Nominations(purchase="labels", label_set=(0, float("nan"))), "label_set"),
+        (lambda: dpsumm.Nominations(purchase="labels", label_set=5), "label_set"),
+        (lambda: dpsumm.Nominations(purchase="labels", label_set=(0, 1), reveal="hashes"), "purchase"),
+        (lambda: dpsumm.Nominations(purchase="labels", label_set=(0, 1), validation_release="mwem"), "purchase"),
+        (lambda: dpsumm.summarize(labelled, validation, 10, **KW), "validation_labels"),
+        (lambda: dpsumm.summarize(owners, validation, 10, validation_labels=yv, **KW), "owners"),
+        (lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=yv[:-1], **KW), "validation_labels"),
+        (lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=np.where(yv == 0, np.nan, 1.0), **KW),
+         "validation_labels"),
+        (lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=yv, gamma=0.3, progress=False),
+         "validation_labels"),
+    ]
+    for build, arg in cases:
+        with pytest.raises(InvalidParameterError) as info:
+            build()
+        assert info.value.argument == arg, (arg, info.value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(st.none(), st.integers(), st.text(max_size=3), st.lists(st.integers(0, 3), max_size=4),
+                 st.lists(st.floats(allow_nan=True), min_size=1, max_size=3)))
+def test_any_label_set_is_accepted_or_refused_with_invalid_parameter(value):
+    try:
+        m = dpsumm.Nominations(purchase="labels", label_set=value)
+    except InvalidParameterError as exc:
+        assert exc.argument == "label_set"
+    else:
+        assert isinstance(m.label_set, tuple) and len(set(m.label_set)) == len(m.label_set) > 0
