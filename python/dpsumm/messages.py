@@ -334,7 +334,8 @@ class QuotaRequest(Message):
     sample_seed: int
     greedy_sample_factor: float | None = None
     # purchase="labels": sell ``label_counts[j]`` rows of label ``label_set[j]`` (or all it has, if fewer), drawn
-    # uniformly at random among its rows of that label (``count`` is their sum; the ranking fields are unused).
+    # by herding among its rows of that label (``count`` is their sum; ``candidates`` the herding's candidates in all;
+    # target, direction, temperature, tilt_rounds and stop_sq are unused).
     label_set: np.ndarray | None = field(default=None, repr=False)
     label_counts: np.ndarray | None = field(default=None, repr=False)
 

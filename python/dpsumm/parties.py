@@ -87,20 +87,33 @@ def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray
     return np.array([np.count_nonzero(labels == lab) for lab in label_set], dtype=np.float64)
 
 
-def label_rows(labels: np.ndarray | None, label_set: np.ndarray, counts: np.ndarray, sample_seed: int) -> np.ndarray:
-    """Tokens (sorted) of ``counts[j]`` rows of label ``label_set[j]`` each (all of them if fewer), drawn uniformly
-    without replacement by a stream keyed from the public ``sample_seed`` (a sample, not privacy noise)."""
-    out: list[np.ndarray] = []
+def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, counts: np.ndarray, hasher: RFFHasher,
+               *, candidates: int, sample_seed: int, greedy_sample_factor: float | None = None) -> np.ndarray:
+    """Tokens (sorted) of ``counts[j]`` rows of label ``label_set[j]`` each (all of them if fewer): for each label, a
+    herded sample of the owner's rows of that label (docs/design.md §2.7).
+
+    The rows of label ``l`` are herded toward their own mean hash (:func:`nominate_rows` with no tilt): a sample
+    that represents the label's rows better than a uniform draw, with no information from anybody else. Each label
+    herds among ``ceil(candidates * counts[j] / sum(counts))`` of its rows sampled uniformly, by a stream keyed from
+    the public ``sample_seed`` and the label (a sample, not privacy noise).
+    """
     if labels is None:
         return np.zeros(0, dtype=np.int64)
     labels = np.asarray(labels)
+    counts = np.asarray(counts, dtype=np.int64)
+    total = max(int(counts.sum()), 1)
     stream = Csprng(int(sample_seed))
-    for lab, count in zip(np.asarray(label_set), np.asarray(counts)):
+    zero = np.zeros(hasher.dim)
+    out: list[np.ndarray] = []
+    for lab, count in zip(np.asarray(label_set), counts):
         pool = np.flatnonzero(labels == lab)
         if count <= 0 or len(pool) == 0:
             continue
-        keys = stream.derive(f"label:{lab!r}").uniform_array(len(pool))
-        out.append(pool[np.argsort(keys, kind="stable")[:int(count)]])
+        seed = stream.derive(f"label:{lab!r}").integers(2**63)
+        tokens, _ = nominate_rows(np.ascontiguousarray(X[pool]), hasher, zero, temperature=1.0, nominees=int(count),
+                                  candidates=max(int(count), math.ceil(candidates * int(count) / total)),
+                                  sample_seed=int(seed), greedy_sample_factor=greedy_sample_factor)
+        out.append(pool[tokens])
     return np.sort(np.concatenate(out)).astype(np.int64) if out else np.zeros(0, dtype=np.int64)
 
 
@@ -354,7 +367,9 @@ class OwnerParty:
             counts = np.asarray(m.label_counts)
             if counts.dtype.kind not in "iu" or (counts < 0).any() or int(counts.sum()) != int(m.count):
                 raise ProtocolError(f"owner {self.name!r}: label counts must be integers >= 0 summing to count")
-            tokens = label_rows(self._labels, np.asarray(m.label_set), counts, m.sample_seed)
+            tokens = label_rows(self._data, self._labels, np.asarray(m.label_set), counts, hasher,
+                                candidates=int(m.candidates), sample_seed=m.sample_seed,
+                                greedy_sample_factor=m.greedy_sample_factor)
             rows = np.ascontiguousarray(self._data[tokens])
             return QuotaReply(n_rows=self._n_rows, tokens=tokens, hashes=hasher.transform(rows),
                               points=np.array(rows) if m.reveal == "points" else None,

@@ -655,8 +655,9 @@ class NominationsAggregator:
         label_set = np.asarray(c.label_set)
         msgs = {o: QuotaRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
                                 target=np.zeros(0), direction=np.zeros(0), temperature=1.0, tilt_rounds=0, stop_sq=0.0,
-                                count=int(q[k].sum()), candidates=int(q[k].sum()), reveal=c.reveal,
-                                sample_seed=int(seeds.integers(2**63)), label_set=label_set,
+                                count=int(q[k].sum()), candidates=int(DEFAULT_CANDIDATE_FACTOR * q[k].sum()),
+                                reveal=c.reveal, sample_seed=int(seeds.integers(2**63)),
+                                greedy_sample_factor=c.greedy_sample_factor, label_set=label_set,
                                 label_counts=q[k].astype(np.int64))
                 for k, o in enumerate(owners) if q[k].sum() > 0 and self.active[o]}
         t2 = time.perf_counter()
@@ -932,7 +933,7 @@ class Nominations(SummaryMethod):
         the consumer releases its label histogram, every owner its row count per label (discrete Gaussian each,
         L2 sensitivity ``sqrt(2)``; consumer ``(epsilon_v, delta_v)``, owners as for ``"quotas"``), and the
         aggregator buys ``purchase_factor * size`` rows split over the wanted labels and the owners who hold them,
-        each owner selling rows of each label drawn uniformly at random; certified. Made for label shifts (the
+        each owner selling a herded sample of its rows of each label (representative of them); certified. Made for label shifts (the
         consumer wants some labels more than the owners hold them); on a shift within labels it is no better
         than uniform sampling of the wanted labels. ``"quotas"``: the owners' two sketch releases, then each owner's quota of its best rows (``purchase_factor
         * size`` raw rows in all; certified, owners' epsilon as above). ``"nominees"``: buy every nominee's row
