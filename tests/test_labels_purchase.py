@@ -279,3 +279,14 @@ def test_any_label_set_is_accepted_or_refused_with_invalid_parameter(value):
         assert exc.argument == "label_set"
     else:
         assert isinstance(m.label_set, tuple) and len(set(m.label_set)) == len(m.label_set) > 0
+
+
+def test_the_estimator_takes_the_validation_labels_as_y():
+    owners, labels, validation, yv = label_shift()
+    labelled = [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)]
+    est = dpsumm.Summarizer(12, method=METHOD, gamma=0.3, random_state=0, progress=False).fit(labelled, validation, yv)
+    res = dpsumm.summarize(labelled, validation, 12, validation_labels=yv, random_state=0, **KW)
+    np.testing.assert_array_equal(est.points_, res.points)
+    assert est.privacy_.certified("owners")
+    with pytest.raises(InvalidParameterError, match="validation_labels"):
+        dpsumm.Summarizer(12, gamma=0.3, random_state=0, progress=False).fit(labelled, validation, yv)

@@ -118,7 +118,8 @@ class Summarizer:
             self.method = resolve_method(self.method).set_params(**nested)
         return self
 
-    def fit(self, owners: Sequence[Owner | ArrayLike], X_validation: ArrayLike) -> "Summarizer":
+    def fit(self, owners: Sequence[Owner | ArrayLike], X_validation: ArrayLike,
+            y_validation: ArrayLike | None = None) -> "Summarizer":
         """Run the summary.
 
         Parameters
@@ -127,6 +128,9 @@ class Summarizer:
             Each owner's rows (and labels, with :class:`dpsumm.Owner`).
         X_validation : array-like of shape (m, n_features)
             The consumer's validation rows.
+        y_validation : array-like of shape (m,), optional
+            Their labels: ``validation_labels`` of :func:`dpsumm.summarize`, for
+            ``Nominations(purchase="labels")`` (other methods refuse them).
 
         Returns
         -------
@@ -136,7 +140,7 @@ class Summarizer:
 
         res = summarize(owners, X_validation, self.size, self.method, privacy=self.privacy, gamma=self.gamma,
                         seed_set=self.seed_set, feature_range=self.feature_range, random_state=self.random_state,
-                        progress=self.progress)
+                        progress=self.progress, validation_labels=y_validation)
         self.result_: SummaryResult = res
         self.points_: np.ndarray | None = res.points
         self.hashes_: np.ndarray = res.hashes
