@@ -262,6 +262,8 @@ def test_bad_options_and_inputs_are_refused_naming_the_argument():
          "validation_labels"),
         (lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=yv, gamma=0.3, progress=False),
          "validation_labels"),
+        (lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=yv.astype(str), **KW),
+         "validation_labels"),
     ]
     for build, arg in cases:
         with pytest.raises(InvalidParameterError) as info:

@@ -228,6 +228,11 @@ def _validation_labels(value: ArrayLike | None, m: int, method: SummaryMethod, o
     if not owners_labelled and not transport_given:
         raise InvalidParameterError(f"{method!r} buys rows by label: give labels for every owner "
                                     "(dpsumm.Owner(X, labels=y))", "owners")
+    label_set = list(getattr(method, "label_set", None) or ())
+    if label_set and not np.isin(arr, np.asarray(label_set)).any():
+        raise InvalidParameterError(f"no validation label is in the method's label_set {tuple(label_set)!r} (labels "
+                                    f"such as {arr[:3].tolist()!r}): check that both use the same values and type",
+                                    "validation_labels")
     return arr
 
 
