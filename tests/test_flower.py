@@ -542,25 +542,25 @@ def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_id
     check_labelled(dpsumm.Nominations(), {"consumer": False, "a": False}, "consumer")  # other methods: no labels needed
 
 
-def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
-    """``purchase="labels"`` on Flower (run config ``label-set``, the consumer's node config ``labels``): the consumer's
-    label histogram, the owners' DP label counts and the label quota purchase give the same summary, quotas and
-    ledger as in process (every party's noise seeded on both sides: NOT private)."""
+def test_flower_labels_equal_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``purchase="labels"`` on Flower, started as ``dpsumm flower --run --purchase labels --label-set 0,1,2
+    --validation-labels PATH`` (run config ``label-set``, the consumer's node config ``labels``): the consumer's label
+    histogram, the owners' DP label counts and the label quota purchase give the same summary, quotas and ledger as
+    in process (every party's noise seeded on both sides: NOT private)."""
+    from dpsumm.cli import main
+
     owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp_path)
     method = dpsumm.Nominations(dim=DIM, purchase="labels", label_set=LABEL_SET)
     ref = dpsumm.summarize([dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()], validation, 6,
-                           method, validation_labels=yv, random_state=RANDOM_STATE, progress=False)
-    fed = LocalFederation(tmp_path / "fed", paths, vpath, labels=label_paths, consumer_labels=ypath, allow_seeded=True,
-                          node_poll_interval=0.1)
-    try:
-        fed.start()
-        pids = fed.pids
-        res = fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
-                       "method": "nominations", "purchase": "labels", "label-set": "0,1,2"}, timeout=170)
-    finally:
-        family = fed.all_pids()
-        fed.close()
-    _assert_gone(pids, family)
+                           method, validation_labels=yv, gamma="median", random_state=RANDOM_STATE, progress=False)
+    args = ["flower", *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
+            *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")), "--consumer", str(vpath),
+            "--validation-labels", str(ypath), "--size", "6", "--purchase", "labels", "--label-set", "0,1,2",
+            "--dim", str(DIM), "--random-state", str(RANDOM_STATE), "--insecure", "--run", "--poll-interval", "0.1",
+            "--output", str(tmp_path / "result.npz"), "--workdir", str(tmp_path / "fed")]
+    assert main(args) == 0, capsys.readouterr().err
+    assert "certified: NO (seeded run)" in capsys.readouterr().out
+    res = dpsumm.flower.load_result(tmp_path / "result.npz")
     assert res.owner_names == ref.owner_names
     np.testing.assert_array_equal(res.owner, ref.owner)
     np.testing.assert_array_equal(res.index, ref.index)
@@ -568,7 +568,7 @@ def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
     np.testing.assert_array_equal(res.labels, ref.labels)
     assert set(res.labels.tolist()) <= {0, 2}  # label 1 is not wanted
     assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6
-    assert res.extra["exchanges"] == ref.extra["exchanges"] and res.events == ref.events == []
+    assert res.extra["exchanges"] == ref.extra["exchanges"] == 3 and res.events == ref.events == []
     assert res.extra["purchase"] == "labels"
     assert res.extra["quotas"] == ref.extra["quotas"] and res.extra["label_quotas"] == ref.extra["label_quotas"]
     for party in ("owners", "validation"):

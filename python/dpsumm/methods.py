@@ -190,5 +190,11 @@ def parse_label_set(text: object, spell: Callable[[str], str] = lambda k: f"`{k}
 
 
 def label_set_text(labels: Any) -> str:
-    """The text form of a label set that :func:`parse_label_set` reads back to the same labels (a JSON list)."""
-    return json.dumps([v.item() if hasattr(v, "item") else v for v in labels])
+    """The text form of a label set that :func:`parse_label_set` reads back to the same labels: comma-separated
+    numbers (``"0,1,2"``) when every label is a number, else a compact JSON list (``'["cat","dog"]'``)."""
+    values = [v.item() if hasattr(v, "item") else v for v in labels]
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        text = ",".join(repr(v) for v in values)
+        if parse_label_set(text) == tuple(values) and [type(v) for v in parse_label_set(text)] == [type(v) for v in values]:
+            return text
+    return json.dumps(values, separators=(",", ":"))

@@ -108,9 +108,9 @@ def hello(message: Message, context: Context) -> Message:
     role, name = party_identity(context)
     from .. import __version__
 
-    hello = {"role": role, "name": name, "version": __version__,
-             "labelled": context.node_config.get("labels") not in (None, "")}
-    return Message(RecordDict({"dpsumm.hello": ConfigRecord(hello)}), reply_to=message)
+    labelled = context.node_config.get("labels") not in (None, "")
+    return Message(RecordDict({"dpsumm.hello": ConfigRecord({"role": role, "name": name, "version": __version__,
+                                                             "labelled": labelled})}), reply_to=message)
 
 
 @app.query("dpsumm")
