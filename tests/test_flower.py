@@ -359,6 +359,10 @@ def test_flower_nominations_equal_in_process(tmp_path: Path) -> None:
         with pytest.raises(FederationError, match=r"finished:failed.*nominees"):
             fed.run({"size": 3, "n-features": N_FEATURES, "nominees": -7}, timeout=170)
         assert time.monotonic() - t0 < 120
+        # purchase="labels" on nodes without labels: the ServerApp refuses before sending anything, and says why.
+        with pytest.raises(FederationError, match=r"consumer's SuperNode \('consumer'\) has no labels.*labels=PATH"):
+            fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
+                     "method": "nominations", "purchase": "labels", "label-set": "0,1"}, timeout=170)
     finally:
         family = fed.all_pids()
         fed.close()
@@ -409,10 +413,6 @@ def test_flower_quotas_equal_in_process(tmp_path: Path) -> None:
         pids = fed.pids
         res = fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
                        "method": "nominations", "purchase": "quotas"}, timeout=170)
-        # purchase="labels" on nodes without labels: the ServerApp refuses before sending anything, and says why.
-        with pytest.raises(FederationError, match=r"consumer's SuperNode \('consumer'\) has no labels.*labels=PATH"):
-            fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
-                     "method": "nominations", "purchase": "labels", "label-set": "0,1"}, timeout=170)
     finally:
         family = fed.all_pids()
         fed.close()

@@ -57,8 +57,6 @@ def add_summarize(sub: Any) -> None:
 
 
 def _owners_with_labels(args: argparse.Namespace, header: Any = "auto", index: Any = "auto") -> list[Any]:
-    import numpy as np
-
     from .. import datasets
     from ..results import Owner
 
