@@ -42,6 +42,7 @@ def test_user_error_is_one_line_and_exit_2(tmp_path, capsys):
 
 
 import argparse
+import shlex
 
 import pytest
 
@@ -161,6 +162,18 @@ def test_summarize_reads_parquet(tmp_path, capsys):
     (["--method", "paper", "--size", "0"], "size"),
     (["--method", "paper", "--budget", "-1", "--validation-budget", "1"], "--budget"),
     (["--method", "paper", "--seed-set", "missing.npy"], "file not found"),
+    # purchase="labels": the label set and the validation labels, refused naming the flag before any file is read
+    (["--purchase", "labels", "--label-set", "0,,1", "--validation-labels", "y.npy"], "--label-set has an empty label"),
+    (["--purchase", "labels", "--label-set", "[0, 1", "--validation-labels", "y.npy"], "--label-set is not a valid JSON"),
+    (["--purchase", "labels", "--label-set", "0,1,0", "--validation-labels", "y.npy"], "--label-set repeats a label"),
+    (["--purchase", "labels", "--label-set", "0,cat", "--validation-labels", "y.npy"], "--label-set mixes strings"),
+    (["--purchase", "labels", "--validation-labels", "y.npy"], "needs `label_set`"),
+    (["--purchase", "quotas", "--label-set", "0,1"], "--label-set applies only to purchase='labels'"),
+    (["--method", "paper", "--label-set", "0,1"], "--label-set does not apply to method 'paper'"),
+    (["--method", "paper", "--validation-labels", "y.npy"], "--validation-labels applies only to --method nominations"),
+    (["--purchase", "quotas", "--validation-labels", "y.npy"], "not to --method nominations --purchase quotas"),
+    (["--purchase", "labels", "--label-set", "0,1"], "give --validation-labels"),
+    (["--purchase", "labels", "--label-set", "0,1", "--validation-labels", "y.npy"], "give the owners' labels"),
 ])
 def test_summarize_user_errors_are_one_line_exit_2(tmp_path, capsys, extra, message):
     _, _, paths, _, _, _ = _files(tmp_path, n_owners=2)
@@ -208,6 +221,10 @@ def test_flower_commands_carry_the_run_options(tmp_path, capsys):
     (["--method", "paper", "--out", "x"], "--out applies to --run only"),
     (["--method", "paper-greedy", "--budget", "1", "--validation-budget", "1"], "is not private"),
     (["--method", "paper", "--gamma", "0"], "--gamma must be a finite number > 0"),
+    (["--method", "paper", "--validation-labels", "/yv.npy"], "--validation-labels applies only"),
+    (["--purchase", "labels", "--label-set", "0,1", "--validation-labels", "/yv.npy"], "give the owners' labels"),
+    (["--purchase", "labels", "--label-set", "[0, 1", "--validation-labels", "/yv.npy", "--labels", "a=/ya.npy",
+      "--labels", "b=/yb.npy"], "--label-set is not a valid JSON list"),
 ])
 def test_flower_user_errors_are_one_line_exit_2(tmp_path, capsys, extra, message):
     np.save(tmp_path / "v.npy", np.zeros((4, 3)))
@@ -308,3 +325,89 @@ def test_quotas_take_the_owners_budget_from_the_command_line(tmp_path, capsys):
     assert code == 0, err
     report = json.loads((out / "report.json").read_text())
     assert report["budget"]["epsilon"] == 0.9 and report["accessed"]["total"] <= 15
+
+
+def _label_shift_files(tmp_path):
+    """Three owners holding labels 0, 1, 2 in different mixes (labels in one-column CSV files, features in [0, 1]
+    following the label); the consumer wants mostly label 2 and some label 0."""
+    rng = np.random.default_rng(4)
+    owners, labels, paths, label_paths = [], [], [], []
+    for k, mix in enumerate([(0.6, 0.3, 0.1), (0.2, 0.7, 0.1), (0.1, 0.3, 0.6)]):
+        y = rng.choice(3, size=40, p=mix)
+        X = np.clip(rng.normal(loc=0.2 + 0.3 * y[:, None], scale=0.1, size=(40, 4)), 0, 1)
+        owners.append(X)
+        labels.append(y)
+        paths.append(str(tmp_path / f"owner{k}.npy"))
+        np.save(paths[-1], X)
+        label_paths.append(str(tmp_path / f"labels{k}.csv"))
+        np.savetxt(label_paths[-1], y, delimiter=",", fmt="%d")
+    yv = rng.choice([0, 2], size=30, p=[0.3, 0.7])
+    val = np.clip(rng.normal(loc=0.2 + 0.3 * yv[:, None], scale=0.1, size=(30, 4)), 0, 1)
+    np.save(tmp_path / "val.npy", val)
+    np.savetxt(tmp_path / "val-labels.csv", yv, delimiter=",", fmt="%d")
+    return owners, labels, paths, label_paths, val, yv
+
+
+def test_summarize_purchase_labels_equals_the_api(tmp_path, capsys):
+    """`dpsumm summarize --purchase labels --label-set 0,1,2 --validation-labels PATH`: the same summary, labels and
+    ledger as dpsumm.summarize with the same seed; every party certified (apart from the seed), owners' budget spent."""
+    owners, labels, paths, label_paths, val, yv = _label_shift_files(tmp_path)
+    out = tmp_path / "out"
+    code, text, err = _run(["summarize", "--owners", *paths, "--labels", *label_paths, "--validation",
+                            str(tmp_path / "val.npy"), "--validation-labels", str(tmp_path / "val-labels.csv"),
+                            "--size", "6", "--out", str(out), "--purchase", "labels", "--label-set", "0,1,2",
+                            "--budget", "0.8", "--validation-budget", "0.9", "--dim", "32", "--random-state", "2",
+                            "--no-progress"], capsys)
+    assert code == 0, err
+    method = dpsumm.Nominations(dim=32, purchase="labels", label_set=(0, 1, 2))
+    ref = dpsumm.summarize([dpsumm.Owner(o, labels=y, name=f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))],
+                           val, 6, method, validation_labels=yv, privacy=dpsumm.Budget(0.8, 1e-6, 0.9, 1e-6),
+                           gamma="median", random_state=2, progress=False)
+    np.testing.assert_array_equal(np.load(out / "summary.npy"), ref.points)
+    np.testing.assert_array_equal(np.load(out / "labels.npy"), ref.labels)
+    assert set(ref.labels.tolist()) <= {0, 2} and ref.accessed.total <= 3 * 6
+    report = json.loads((out / "report.json").read_text())
+    assert report["privacy"] == json.loads(json.dumps(ref.privacy.to_dict(1e-6, 1e-6)))
+    assert report["accessed"]["total"] == ref.accessed.total
+    assert ref.privacy.epsilon("owners", 1e-6) <= 0.8 and ref.privacy.epsilon("validation", 1e-6) <= 0.9
+    assert "label" in text and "certified: NO (seeded run)" in text
+
+
+def test_flower_commands_carry_the_label_purchase(tmp_path, capsys):
+    """The printed deployment: the consumer's SuperNode gets its labels, the run config the label set in a form
+    `flwr run --run-config` reads back (checked with Flower's own parser when it is installed)."""
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    args = ["flower", "--owner", "a=/data/a.npy", "--owner", "b=/data/b.npy", "--labels", "a=/data/ya.npy",
+            "--labels", "b=/data/yb.npy", "--consumer", str(tmp_path / "v.npy"), "--validation-labels", "/data/yv.npy",
+            "--size", "5", "--purchase", "labels", "--insecure"]
+    for label_set, want in (("0, 1,2", "0,1,2"), ('["cat", "dog"]', '["cat","dog"]')):
+        code, out, err = _run([*args, "--label-set", label_set], capsys)
+        assert code == 0, err
+        consumer = next(line for line in out.splitlines() if 'role="consumer"' in line)
+        assert 'labels="/data/yv.npy"' in consumer
+        run = next(line for line in out.splitlines() if line.startswith("flwr run "))
+        overrides = shlex.split(run)[shlex.split(run).index("--run-config") + 1]
+        assert 'purchase="labels"' in overrides
+        flwr_config = pytest.importorskip("flwr.common.config")
+        parsed = flwr_config.parse_config_args([overrides])
+        assert parsed["label-set"] == want
+        from dpsumm.flower.config import FlowerRunConfig
+
+        assert FlowerRunConfig.from_run_config(parsed).method.label_set == dpsumm.methods.parse_label_set(label_set)
+
+
+def test_flower_run_checks_the_validation_labels_before_starting(tmp_path, capsys):
+    """`dpsumm flower --run`: a validation labels file that does not match the validation rows is refused before any
+    process starts."""
+    for name in ("a", "b"):
+        np.save(tmp_path / f"{name}.npy", np.zeros((5, 3)))
+        np.save(tmp_path / f"y{name}.npy", np.zeros(5, dtype=int))
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    np.save(tmp_path / "yv.npy", np.zeros(3, dtype=int))
+    code, _, err = _run(["flower", "--owner", f"a={tmp_path / 'a.npy'}", "--owner", f"b={tmp_path / 'b.npy'}",
+                         "--labels", f"a={tmp_path / 'ya.npy'}", "--labels", f"b={tmp_path / 'yb.npy'}",
+                         "--consumer", str(tmp_path / "v.npy"), "--validation-labels", str(tmp_path / "yv.npy"),
+                         "--size", "2", "--purchase", "labels", "--label-set", "0,1", "--insecure", "--run",
+                         "--workdir", str(tmp_path / "fed")], capsys)
+    assert code == 2 and "--validation-labels must hold one label per validation row (4)" in err, err
+    assert not (tmp_path / "fed").exists()

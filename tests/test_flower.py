@@ -24,7 +24,18 @@ from dpsumm import accounting  # noqa: E402
 from dpsumm.flower import FederationError, LocalFederation, decode, encode, make_node_key, make_tls  # noqa: E402
 from dpsumm.flower.config import FlowerRunConfig, write_app  # noqa: E402
 from dpsumm.flower.local import flower_env, free_port, group_members  # noqa: E402
-from dpsumm.messages import Bid, BidRequest, PointReply, Setup, ValidationRelease  # noqa: E402
+from dpsumm.messages import (  # noqa: E402
+    Bid,
+    BidRequest,
+    LabelHistogramRelease,
+    LabelHistogramRequest,
+    PointReply,
+    QuotaReply,
+    QuotaRequest,
+    Setup,
+    SketchRequest,
+    ValidationRelease,
+)
 from dpsumm.transport import PartyUnavailable  # noqa: E402
 
 N_FEATURES, DIM, T_INIT = 5, 64, 300
@@ -83,6 +94,20 @@ def test_codec_round_trip() -> None:
         BidRequest(round=1, v=np.arange(8, dtype=np.float32)),
         PointReply(round=3, token=4, point=np.ones(3), hash=None, label=np.int64(2)),
         ValidationRelease(mean_hash=np.linspace(0, 1, 8), n_rows=10, private=True),
+        # purchase="labels": the label set may hold ints, floats or strings; a None label set or rows field
+        *(LabelHistogramRequest(label_set=np.asarray(ls), epsilon=1.0, delta=1e-6, send_rows=True)
+          for ls in ((0, 1, 2), (0.5, 1.5), ("cat", "dog", "0"))),
+        LabelHistogramRelease(counts=np.array([3.0, -1.0]), n_rows=5, sigma=2.5, granularity=0.01, rows=None),
+        LabelHistogramRelease(counts=np.array([3.0]), n_rows=2, sigma=2.5, granularity=0.0, rows=np.ones((2, 3))),
+        SketchRequest(n_features=3, dim=8, gamma=0.1, hash_seed=0, stage="labels", epsilon=1.0, delta=1e-6, releases=1,
+                      direction=np.zeros(0), edges=np.zeros(0), label_set=np.array(["a", "bb"])),
+        SketchRequest(n_features=3, dim=8, gamma=0.1, hash_seed=0, stage="sum", epsilon=1.0, delta=1e-6, releases=2,
+                      direction=np.zeros(0), edges=np.zeros(0), label_set=None),
+        QuotaRequest(n_features=3, dim=8, gamma=0.1, hash_seed=0, target=np.zeros(0), direction=np.zeros(0),
+                     temperature=1.0, tilt_rounds=0, stop_sq=0.0, count=5, candidates=5, reveal="points",
+                     sample_seed=2**63 - 1, label_set=np.array([1.5, 2.5]), label_counts=np.array([2, 3])),
+        QuotaReply(n_rows=9, tokens=np.array([1, 4]), hashes=np.ones((2, 8), np.float32), points=np.ones((2, 3)),
+                   labels=np.array(["cat", "dog"])),
     ]
     for m in msgs:
         back = decode(encode(m))
@@ -90,7 +115,7 @@ def test_codec_round_trip() -> None:
         for f in dataclasses.fields(m):
             a, b = getattr(m, f.name), getattr(back, f.name)
             if isinstance(a, np.ndarray):
-                assert b.dtype == a.dtype and np.array_equal(a, b)
+                assert b.dtype == a.dtype and b.shape == a.shape and np.array_equal(a, b)
             else:
                 assert a == b and type(b) is type(a.item() if isinstance(a, np.generic) else a)
 
@@ -112,6 +137,19 @@ def test_run_config_names_bad_keys(tmp_path: Path) -> None:
         FlowerRunConfig.from_run_config({"owners": 1, "n-features": 3, "sise": 3})
     with pytest.raises(dpsumm.InvalidParameterError, match="`method`"):
         FlowerRunConfig.from_run_config({"owners": 1, "n-features": 3, "method": "exact-greedy"})
+    base = {"owners": 2, "n-features": 3, "method": "nominations", "purchase": "labels"}
+    for bad, why in (("0,,1", "empty label"), ("[0, 1", "not a valid JSON list"), ("[[0], 1]", "JSON list of numbers"),
+                     ("", "needs `label_set`"), (3, "must be a string"), ("0,1,1", "repeats a label"),
+                     ("0,cat", "mixes strings and numbers"), ("[NaN]", "finite numbers or strings")):
+        with pytest.raises(dpsumm.InvalidParameterError, match=why) as info:
+            FlowerRunConfig.from_run_config({**base, "label-set": bad})
+        assert info.value.argument == "label_set"
+        assert bad == "" or "run config `label-set`" in str(info.value)
+    with pytest.raises(dpsumm.InvalidParameterError, match="run config `label-set`.*only to purchase='labels'"):
+        FlowerRunConfig.from_run_config({**base, "purchase": "quotas", "label-set": "0,1"})
+    for text, labels in (("0, 1,2", (0, 1, 2)), ('["0", "cat"]', ("0", "cat")), ("0.5,1.5", (0.5, 1.5))):
+        method = FlowerRunConfig.from_run_config({**base, "label-set": text}).method
+        assert method.label_set == labels and method == dpsumm.Nominations(purchase="labels", label_set=labels)
     text = write_app(tmp_path / "app", size=4).read_text()
     assert 'serverapp = "dpsumm.flower.server_app:app"' in text and "size = 4" in text
 
@@ -321,6 +359,10 @@ def test_flower_nominations_equal_in_process(tmp_path: Path) -> None:
         with pytest.raises(FederationError, match=r"finished:failed.*nominees"):
             fed.run({"size": 3, "n-features": N_FEATURES, "nominees": -7}, timeout=170)
         assert time.monotonic() - t0 < 120
+        # purchase="labels" on nodes without labels: the ServerApp refuses before sending anything, and says why.
+        with pytest.raises(FederationError, match=r"consumer's SuperNode \('consumer'\) has no labels.*labels=PATH"):
+            fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
+                     "method": "nominations", "purchase": "labels", "label-set": "0,1"}, timeout=170)
     finally:
         family = fed.all_pids()
         fed.close()
@@ -413,3 +455,123 @@ def test_cli_flower_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
     assert report["seeded"] is True and report["certified"] is False
     # the Flower result's ledger comes back as its dict form (a Ledger again once Ledger.from_dict exists)
     assert "one row of D_v" in text and "certified: NO (seeded run)" in text
+
+
+# ------------------------------------------------------------------------------------- purchase="labels"
+
+LABEL_SET = (0, 1, 2)
+
+
+def _labelled_data(tmp: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray,
+                                       dict[str, Path], dict[str, Path], Path, Path]:
+    """Three owners holding labels 0, 1, 2 in different mixes (row features follow the label); the consumer wants
+    mostly label 2 and some label 0 (a label shift)."""
+    rng = np.random.default_rng(3)
+    owners, labels, paths, label_paths = {}, {}, {}, {}
+    for k, mix in enumerate([(0.6, 0.3, 0.1), (0.2, 0.7, 0.1), (0.1, 0.3, 0.6)]):
+        name = f"owner-{k}"
+        y = rng.choice(3, size=60, p=mix)
+        owners[name] = rng.normal(loc=y[:, None] * 1.5, scale=0.5, size=(60, N_FEATURES))
+        labels[name] = y
+        paths[name], label_paths[name] = tmp / f"{name}.npy", tmp / f"{name}-labels.npy"
+        np.save(paths[name], owners[name])
+        np.save(label_paths[name], y)
+    yv = rng.choice([0, 2], size=40, p=[0.3, 0.7])
+    validation = rng.normal(loc=yv[:, None] * 1.5, scale=0.5, size=(40, N_FEATURES))
+    np.save(tmp / "validation.npy", validation)
+    np.save(tmp / "validation-labels.npy", yv)
+    return owners, labels, validation, yv, paths, label_paths, tmp / "validation.npy", tmp / "validation-labels.npy"
+
+
+def _context(node_config: dict[str, object], run_config: dict[str, object] | None = None) -> object:
+    from flwr.app import Context, RecordDict
+
+    return Context(run_id=1, node_id=1, node_config=node_config, state=RecordDict(), run_config=run_config or {})
+
+
+def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_identity: None) -> None:
+    """The consumer's ClientApp (no processes): node config `labels` is its validation labels; the one release equals
+    the in-process consumer's with the same stream; a repeated request gets the same release from node state, another
+    request is refused; without labels it refuses with a message naming the node config; the hello says whether a
+    node has labels, and the ServerApp refuses purchase='labels' on that before anything is sent."""
+    from dpsumm.flower.client_app import _consumer, hello
+    from dpsumm.flower.server_app import check_labelled
+    from dpsumm.flower.streams import party_streams
+    from dpsumm.parties import ConsumerParty
+
+    _, _, validation, yv, _, _, vpath, ypath = _labelled_data(tmp_path)
+    req = LabelHistogramRequest(label_set=np.array(LABEL_SET), epsilon=1.0, delta=1e-6, send_rows=True)
+    seeded = {"random-state": RANDOM_STATE}
+    ctx = _context({"role": "consumer", "data": str(vpath), "labels": str(ypath), "allow-seeded": True}, seeded)
+    first = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
+    ref = ConsumerParty(validation, party_streams(RANDOM_STATE)["consumer"], labels=yv).handle(req)
+    assert isinstance(first, LabelHistogramRelease) and isinstance(ref, LabelHistogramRelease)
+    np.testing.assert_array_equal(first.counts, ref.counts)
+    np.testing.assert_array_equal(first.rows, validation)
+    assert (first.n_rows, first.sigma, first.granularity) == (ref.n_rows, ref.sigma, ref.granularity)
+    again = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
+    np.testing.assert_array_equal(again.counts, first.counts)  # from node state, not a second draw
+    assert (again.n_rows, again.sigma) == (first.n_rows, first.sigma)
+    other = LabelHistogramRequest(label_set=np.array(LABEL_SET), epsilon=2.0, delta=1e-6, send_rows=True)
+    with pytest.raises(dpsumm.ProtocolError, match="already released"):
+        _consumer(other, ctx, "consumer")  # type: ignore[arg-type]
+    # A seeded run needs the node's consent, as for the other releases.
+    with pytest.raises(dpsumm.ProtocolError, match="allow-seeded"):
+        _consumer(req, _context({"role": "consumer", "data": str(vpath), "labels": str(ypath)}, seeded), "consumer")  # type: ignore[arg-type]
+    bare = _context({"role": "consumer", "data": str(vpath)})
+    with pytest.raises(dpsumm.ProtocolError, match=r"no validation labels.*node config labels="):
+        _consumer(req, bare, "consumer")  # type: ignore[arg-type]
+    with pytest.raises(dpsumm.InvalidParameterError, match="node config `labels` must hold 40 labels"):
+        np.save(tmp_path / "short.npy", yv[:5])
+        _consumer(req, _context({"role": "consumer", "data": str(vpath), "labels": str(tmp_path / "short.npy")}),  # type: ignore[arg-type]
+                  "consumer")
+
+    from flwr.app import Message, RecordDict
+
+    def said(ctx: object) -> bool:
+        msg = Message(RecordDict(), dst_node_id=1, message_type="query.dpsumm_hello")
+        return bool(hello(msg, ctx).content["dpsumm.hello"]["labelled"])  # type: ignore[arg-type]
+
+    assert said(ctx) is True and said(bare) is False
+    method = dpsumm.Nominations(purchase="labels", label_set=LABEL_SET)
+    with pytest.raises(dpsumm.ProtocolError, match=r"consumer's SuperNode \('consumer'\) has no labels"):
+        check_labelled(method, {"consumer": False, "a": True}, "consumer")
+    with pytest.raises(dpsumm.ProtocolError, match=r"owners \['b'\] have no labels"):
+        check_labelled(method, {"consumer": True, "a": True, "b": False}, "consumer")
+    check_labelled(method, {"consumer": True, "a": True}, "consumer")
+    check_labelled(dpsumm.Nominations(), {"consumer": False, "a": False}, "consumer")  # other methods: no labels needed
+
+
+def test_flower_labels_equal_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``purchase="labels"`` on Flower, started as ``dpsumm flower --run --purchase labels --label-set 0,1,2
+    --validation-labels PATH`` (run config ``label-set``, the consumer's node config ``labels``): the consumer's label
+    histogram, the owners' DP label counts and the label quota purchase give the same summary, quotas and ledger as
+    in process (every party's noise seeded on both sides: NOT private)."""
+    from dpsumm.cli import main
+
+    owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp_path)
+    method = dpsumm.Nominations(dim=DIM, purchase="labels", label_set=LABEL_SET)
+    ref = dpsumm.summarize([dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()], validation, 6,
+                           method, validation_labels=yv, gamma="median", random_state=RANDOM_STATE, progress=False)
+    args = ["flower", *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
+            *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")), "--consumer", str(vpath),
+            "--validation-labels", str(ypath), "--size", "6", "--purchase", "labels", "--label-set", "0,1,2",
+            "--dim", str(DIM), "--random-state", str(RANDOM_STATE), "--insecure", "--run", "--poll-interval", "0.1",
+            "--output", str(tmp_path / "result.npz"), "--workdir", str(tmp_path / "fed")]
+    assert main(args) == 0, capsys.readouterr().err
+    assert "certified: NO (seeded run)" in capsys.readouterr().out
+    res = dpsumm.flower.load_result(tmp_path / "result.npz")
+    assert res.owner_names == ref.owner_names
+    np.testing.assert_array_equal(res.owner, ref.owner)
+    np.testing.assert_array_equal(res.index, ref.index)
+    np.testing.assert_array_equal(res.points, ref.points)
+    np.testing.assert_array_equal(res.labels, ref.labels)
+    assert set(res.labels.tolist()) <= {0, 2}  # label 1 is not wanted
+    assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6
+    assert res.extra["exchanges"] == ref.extra["exchanges"] == 3 and res.events == ref.events == []
+    assert res.extra["purchase"] == "labels"
+    assert res.extra["quotas"] == ref.extra["quotas"] and res.extra["label_quotas"] == ref.extra["label_quotas"]
+    for party in ("owners", "validation"):
+        assert res.privacy.epsilon(party, 1e-6) == ref.privacy.epsilon(party, 1e-6) <= 1.0
+        assert res.privacy.certified(party)
+    assert res.privacy.to_dict() == ref.privacy.to_dict()

@@ -9,6 +9,8 @@ the user wrote (a keyword, a CLI flag or a run-config key) and where it belongs.
 from __future__ import annotations
 
 import difflib
+import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,6 +21,7 @@ from .protocols.nominations import Nominations
 from .protocols.paper import PaperGreedy, PaperProtocol
 
 __all__ = ["METHOD_CLASSES", "METHODS", "DEFAULT_DELTA", "budget_from", "resolve_method", "method_from_options", "misplaced_options",
+           "parse_label_set", "label_set_text",
            "SummaryMethod", "MethodOptionError", "Nominations", "PaperProtocol", "PaperGreedy", "CentralGreedy",
            "ExactGreedy", "Uniform"]
 
@@ -133,3 +136,65 @@ def budget_from(epsilon: float | None, delta: float | None, validation_epsilon: 
         if arg and exc.args:
             exc.args = (str(exc.args[0]).replace(f"`{arg}`", spell(arg), 1), *exc.args[1:])
         raise
+
+
+_INT_TEXT = re.compile(r"[+-]?\d+")
+_FLOAT_TEXT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
+
+
+def parse_label_set(text: object, spell: Callable[[str], str] = lambda k: f"`{k}`") -> tuple[Any, ...]:
+    """``Nominations(label_set=...)`` from its text form, as an entry point takes it (a CLI flag, a Flower run config
+    value, which are scalars): a JSON list (``'[0, 1, 2]'``, ``'["cat", "dog"]'``) or comma-separated labels
+    (``"0,1,2"``; an item that reads as an integer or a decimal number is that number, any other item a string,
+    spaces around items dropped). ``spell("label_set")`` names the input in errors (``"--label-set"``).
+
+    Only the form is checked here; :class:`dpsumm.Nominations` checks the labels (distinct, finite, not mixing
+    strings and numbers). :func:`label_set_text` writes the form back.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``argument="label_set"``: not a string, an empty item, malformed JSON, or a JSON value that is not a list of
+        numbers and strings.
+    """
+    from .errors import InvalidParameterError
+
+    name = spell("label_set")
+    example = 'e.g. "0,1,2" or a JSON list such as \'["cat", "dog"]\''
+    if not isinstance(text, str):
+        raise InvalidParameterError(f"{name} must be a string of labels ({example}), got {text!r}", "label_set")
+    body = text.strip()
+    if not body:
+        raise InvalidParameterError(f"{name} is empty: give the public labels ({example})", "label_set")
+    if body.startswith("["):
+        try:
+            value = json.loads(body)
+        except ValueError as exc:
+            raise InvalidParameterError(f"{name} is not a valid JSON list ({exc}): {text!r}", "label_set") from None
+        if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, (int, float, str))
+                                              for v in value):
+            raise InvalidParameterError(f"{name} must be a JSON list of numbers or strings, got {text!r}", "label_set")
+        return tuple(value)
+    out: list[Any] = []
+    for item in body.split(","):
+        item = item.strip()
+        if not item:
+            raise InvalidParameterError(f"{name} has an empty label in {text!r} ({example})", "label_set")
+        if _INT_TEXT.fullmatch(item):
+            out.append(int(item))
+        elif _FLOAT_TEXT.fullmatch(item):
+            out.append(float(item))
+        else:
+            out.append(item)
+    return tuple(out)
+
+
+def label_set_text(labels: Any) -> str:
+    """The text form of a label set that :func:`parse_label_set` reads back to the same labels: comma-separated
+    numbers (``"0,1,2"``) when every label is a number, else a compact JSON list (``'["cat","dog"]'``)."""
+    values = [v.item() if hasattr(v, "item") else v for v in labels]
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        text = ",".join(repr(v) for v in values)
+        if parse_label_set(text) == tuple(values) and [type(v) for v in parse_label_set(text)] == [type(v) for v in values]:
+            return text
+    return json.dumps(values, separators=(",", ":"))

@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import DpsummError
 from ._common import NOT_PRIVATE, PROG, UsageError, jsonable, writable_dir
 from .output import build_report, ledger_text, write_outputs
-from .run_options import add_run_options, budget_arg, gamma_arg, method_arg, report_deltas
+from .run_options import add_run_options, budget_arg, check_validation_labels, gamma_arg, method_arg, report_deltas
 
 __all__ = ["add_flower"]
 
@@ -32,6 +32,9 @@ def add_flower(sub: Any) -> None:
     p.add_argument("--labels", action="append", default=[], metavar="NAME=PATH",
                    help="an owner's labels file on its machine (repeat per owner; every owner or none)")
     p.add_argument("--consumer", required=True, metavar="PATH", help="the consumer's validation rows on its machine")
+    p.add_argument("--validation-labels", default=None, metavar="PATH",
+                   help="the consumer's validation labels on its machine (its node config labels): --purchase labels "
+                        "releases their histogram; other methods refuse them")
     p.add_argument("--size", type=int, required=True, help="summary size")
     p.add_argument("--n-features", type=int, default=None,
                    help="features per row (default: read from the --consumer file if it is readable here)")
@@ -84,6 +87,10 @@ def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int)
                                   "feature-low": float(args.feature_range[0]),
                                   "feature-high": float(args.feature_range[1])}
     for option, value in method.changed_params().items():
+        if option == "label_set":  # a run config value is a scalar: its text form (dpsumm.methods.parse_label_set)
+            from ..methods import label_set_text
+
+            value = label_set_text(value)
         run_config[option.replace("_", "-")] = value
     if budget is not None:
         if budget.epsilon is not None:
@@ -118,6 +125,7 @@ def _run(args: argparse.Namespace) -> int:
     labels = _flower_owners(args.labels, what="--labels")
     if labels and set(labels) != set(owners):
         raise UsageError(f"--labels must name every owner ({sorted(owners)}) or none, got {sorted(labels)}")
+    check_validation_labels(args, method_arg(args), owners_labelled=bool(labels))
     if args.out and not args.run:
         raise UsageError("--out applies to --run only (without --run the result is --output on the SuperLink)")
     if args.run:
@@ -146,6 +154,17 @@ def _run(args: argparse.Namespace) -> int:
                 raise UsageError(f"--owner {name}: {exc}" if name != "consumer" else f"--consumer: {exc}") from None
             if t.data.shape[1] != n_features:
                 raise UsageError(f"{path} has {t.data.shape[1]} features, expected {n_features}")
+        if args.validation_labels is not None:
+            from ..datasets import load_labels
+
+            try:
+                y = load_labels(args.validation_labels)
+            except DpsummError as exc:
+                raise UsageError(f"--validation-labels: {exc}") from None
+            rows = read_table(args.consumer).data.shape[0]
+            if y.shape != (rows,):
+                raise UsageError(f"--validation-labels must hold one label per validation row ({rows}), got shape "
+                                 f"{y.shape}")
         if args.output:
             writable_dir(str(Path(args.output).resolve().parent), "--output")
         if args.out:
@@ -177,6 +196,8 @@ def _run(args: argparse.Namespace) -> int:
     cli_conf = ["[superlink]", 'default = "dpsumm"', "", "[superlink.dpsumm]", f'address = "{args.superlink}"']
     cli_conf.append("insecure = true" if tls is None else f'root-certificates = "{(tls / "ca.crt").resolve()}"')
     parties = [(n, "owner", p) for n, p in owners.items()] + [("consumer", "consumer", args.consumer)]
+    if args.validation_labels is not None:
+        labels = {**labels, "consumer": args.validation_labels}
     if args.node_auth:
         lines += ["# 2. Each party makes a key pair on its machine and sends NAME.key.pub to the SuperLink's operator:",
                   "#   python -c \"from dpsumm.flower import make_node_key; make_node_key('keys', 'NAME')\"",
@@ -199,11 +220,21 @@ def _run(args: argparse.Namespace) -> int:
     lines += ["# then write the app and start the run:",
               f"python -c \"from dpsumm.flower import write_app; write_app({args.app_dir!r})\"",
               " ".join(["flwr", "run", q(args.app_dir), "dpsumm", "--run-config",
-                        q(" ".join(f"{k}={_toml_value(v)}" for k, v in run_config.items())), "--stream"]),
+                        q(" ".join(f"{k}={_override_value(v)}" for k, v in run_config.items())), "--stream"]),
               f"# The ServerApp writes the summary to {out} on the SuperLink's machine",
               "# (python -c \"import dpsumm.flower as f; print(f.load_result('" + out + "'))\")."]
     print("\n".join(lines))
     return 0
+
+
+def _override_value(v: Any) -> str:
+    """A value as ``flwr run --run-config 'k=v ...'`` reads it: TOML, but a double-quoted string may not hold a double
+    quote there (flwr splits the pairs with a regex), so such a string is a TOML literal string ``'...'``."""
+    from ..flower.config import _toml_value
+
+    if isinstance(v, str) and '"' in v and "'" not in v and "\n" not in v:
+        return f"'{v}'"
+    return _toml_value(v)
 
 
 def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels: dict[str, str],
@@ -217,7 +248,8 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels
     with tempfile.TemporaryDirectory(prefix="dpsumm-flower-") as tmp:
         work = Path(args.workdir) if args.workdir else Path(tmp)
         t0 = time.perf_counter()
-        fed = LocalFederation(work, owners, args.consumer, labels=labels, tls=not args.insecure, node_auth=args.node_auth,
+        fed = LocalFederation(work, owners, args.consumer, labels=labels, consumer_labels=args.validation_labels,
+                              tls=not args.insecure, node_auth=args.node_auth,
                               node_poll_interval=args.poll_interval,
                               allow_seeded=args.random_state is not None)
         try:

@@ -14,7 +14,8 @@ from typing import Any, Literal
 from ..errors import DpsummError, InvalidParameterError
 from ._common import UsageError
 
-__all__ = ["add_run_options", "gamma_arg", "seed_set_arg", "budget_arg", "method_arg", "report_deltas", "METHOD_FLAGS"]
+__all__ = ["add_run_options", "gamma_arg", "seed_set_arg", "budget_arg", "method_arg", "report_deltas", "METHOD_FLAGS",
+           "check_validation_labels"]
 
 #: Method option -> (flag, type, help). Every option of every method object except ``schedule`` (an object).
 METHOD_FLAGS: dict[str, tuple[str, Any, str]] = {
@@ -22,8 +23,13 @@ METHOD_FLAGS: dict[str, tuple[str, Any, str]] = {
     "candidates": ("--candidates", int, "nominations: rows each owner samples for its herding (default 4 x nominees)"),
     "temperature": ("--temperature", float, "nominations: the owners' tilt (default: from the release's noise)"),
     "purchase": ("--purchase", str, "nominations: nominees (default; owners' epsilon 0, K x nominees raw rows; certified), "
-                                    "quotas (owners' DP sketches, 3 x size raw rows; certified) or winners (fewer "
+                                    "quotas (owners' DP sketches, 3 x size raw rows; certified), labels (the consumer's "
+                                    "and the owners' DP label counts, 3 x size raw rows drawn per label; certified; "
+                                    "needs --label-set, --validation-labels and the owners' labels) or winners (fewer "
                                     "raw rows, but each owner learns which of its rows won: outside the DP guarantee)"),
+    "label_set": ("--label-set", str, "nominations with --purchase labels: the public labels a row may have, "
+                                      "comma-separated (0,1,2; numbers read as numbers) or a JSON list "
+                                      "('[\"cat\", \"dog\"]'; '[\"0\", \"1\"]' for string labels)"),
     "choice": ("--choice", str, "nominations: the aggregator's greedy on the exact kernel or on the hashes"),
     "owner_greedy": ("--owner-greedy", str, "nominations: stochastic (default) or exact"),
     "validation_release": ("--validation-release", str, "nominations: gaussian (default) or mwem"),
@@ -76,7 +82,7 @@ def _flag(option: str) -> str:
 
 def method_arg(args: argparse.Namespace) -> Any:
     """The method object of the command line (its defaults, with the method flags that were given)."""
-    from ..methods import method_from_options
+    from ..methods import method_from_options, parse_label_set
 
     options: dict[str, Any] = {o: getattr(args, o) for o in METHOD_FLAGS if getattr(args, o, None) is not None}
     if "epsilon_auction" in options and options["epsilon_auction"] != "theorem6":
@@ -86,9 +92,27 @@ def method_arg(args: argparse.Namespace) -> Any:
             raise UsageError(f"--epsilon-auction must be a number >= 0 or 'theorem6', got {options['epsilon_auction']!r}"
                              ) from None
     try:
+        if "label_set" in options:
+            options["label_set"] = parse_label_set(options["label_set"], spell=_flag)
         return method_from_options(args.method, options, spell=_flag)
     except DpsummError as exc:
         raise UsageError(str(exc)) from None
+
+
+def check_validation_labels(args: argparse.Namespace, method: Any, owners_labelled: bool) -> None:
+    """``--validation-labels`` against the method, before any file is read: ``--purchase labels`` needs it (and the
+    owners' labels); every other method refuses it."""
+    needs = bool(getattr(method, "needs_labels", False))
+    given = getattr(args, "validation_labels", None) is not None
+    if given and not needs:
+        raise UsageError(f"--validation-labels applies only to --method nominations --purchase labels (the consumer's "
+                         f"label histogram), not to --method {method.name}"
+                         + (f" --purchase {method.purchase}" if hasattr(method, "purchase") else ""))
+    if needs and not given:
+        raise UsageError("--purchase labels releases the validation set's label histogram: give --validation-labels "
+                         "PATH (the consumer's labels)")
+    if needs and not owners_labelled:
+        raise UsageError("--purchase labels buys the owners' rows by label: give the owners' labels (--labels)")
 
 
 _BUDGET_FLAGS = {"epsilon": "--budget", "delta": "--delta", "validation_epsilon": "--validation-budget",
@@ -127,9 +151,10 @@ def budget_arg(args: argparse.Namespace, method: Any = None, *, size: int | None
             raise UsageError("--budget needs --validation-budget (the validation set's epsilon)")
         if args.budget is None and method.name != "nominations":
             raise UsageError(f"--method {method.name} needs --budget (the owners' epsilon) with --validation-budget")
-        if args.budget is not None and method.name == "nominations" and getattr(method, "purchase", None) != "quotas":
+        if (args.budget is not None and method.name == "nominations"
+                and getattr(method, "purchase", None) not in ("quotas", "labels")):
             raise UsageError("--method nominations releases nothing computed from one owner's data to another "
-                             "(owners' epsilon 0) unless --purchase quotas: --budget does not apply; give "
+                             "(owners' epsilon 0) unless --purchase quotas or labels: --budget does not apply; give "
                              "--validation-budget alone")
         try:
             budget = budget_from(args.budget, args.delta if args.budget is not None else None, args.validation_budget,

@@ -9,7 +9,15 @@ from typing import Any
 from ..errors import InvalidParameterError
 from ._common import UsageError, header_arg, jsonable, writable_dir
 from .output import build_report, ledger_text, write_outputs
-from .run_options import add_run_options, budget_arg, gamma_arg, method_arg, report_deltas, seed_set_arg
+from .run_options import (
+    add_run_options,
+    budget_arg,
+    check_validation_labels,
+    gamma_arg,
+    method_arg,
+    report_deltas,
+    seed_set_arg,
+)
 
 __all__ = ["add_summarize"]
 
@@ -30,6 +38,9 @@ def add_summarize(sub: Any) -> None:
                    help="the owners' files hold the labels in this column (0-based; -1 = last): it is removed "
                         "from the features")
     p.add_argument("--validation", required=True, metavar="PATH", help="the consumer's validation rows")
+    p.add_argument("--validation-labels", default=None, metavar="PATH",
+                   help="the validation rows' labels (.npy, .csv or .parquet, one column): --purchase labels releases "
+                        "their histogram; other methods refuse them")
     p.add_argument("--size", type=int, required=True, help="summary size p")
     p.add_argument("--out", required=True, help="output directory")
     add_run_options(p)
@@ -46,8 +57,6 @@ def add_summarize(sub: Any) -> None:
 
 
 def _owners_with_labels(args: argparse.Namespace, header: Any = "auto", index: Any = "auto") -> list[Any]:
-    import numpy as np
-
     from .. import datasets
     from ..results import Owner
 
@@ -69,10 +78,17 @@ def _owners_with_labels(args: argparse.Namespace, header: Any = "auto", index: A
         labels = table.labels
         if args.label_column is None and args.labels is not None:
             labels = datasets.load_labels(args.labels[k])
-        if labels is not None and np.all(np.mod(labels, 1) == 0):
-            labels = labels.astype(np.int64)
-        owners.append(Owner(rows, labels=labels, name=f"owner-{k}"))
+        owners.append(Owner(rows, labels=_integral(labels), name=f"owner-{k}"))
     return owners
+
+
+def _integral(labels: Any) -> Any:
+    """Numeric labels that are all whole numbers as int64 (a CSV column reads as floats); others as they are."""
+    import numpy as np
+
+    if labels is not None and labels.dtype.kind in "fiu" and np.all(np.mod(labels, 1) == 0):
+        return labels.astype(np.int64)
+    return labels
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -87,15 +103,22 @@ def _run(args: argparse.Namespace) -> int:
     if args.size is not None and args.size < 1:
         raise UsageError(f"--size must be >= 1, got {args.size}")
     budget = budget_arg(args, method, size=args.size, owners=len(args.owners))  # the whole plan, before any read
+    check_validation_labels(args, method, owners_labelled=args.labels is not None or args.label_column is not None)
     owners = _owners_with_labels(args, header=header, index=index)
     val_table = datasets.read_table(args.validation, header=header, index=index)
     if not args.json:
         print(f"read {val_table.describe()}")
     validation = val_table.data
+    val_labels = None
+    if args.validation_labels is not None:
+        val_labels = _integral(datasets.load_labels(args.validation_labels, header=header))
+        if val_labels.shape != (validation.shape[0],):
+            raise UsageError(f"--validation-labels must hold one label per validation row ({validation.shape[0]}), "
+                             f"got shape {val_labels.shape}")
     seed = seed_set_arg(args.seed_set)
     res = summarize(owners, validation, args.size, method, seed_set=seed, gamma=gamma, privacy=budget,
                     feature_range=tuple(args.feature_range), random_state=args.random_state,
-                    progress=not args.no_progress)
+                    progress=not args.no_progress, validation_labels=val_labels)
     report = build_report(res, args, budget, owners=[str(p) for p in args.owners])
     out = write_outputs(res, out_dir, report)
     if args.json:

@@ -1,7 +1,8 @@
 """The Flower ``ClientApp``: one protocol party per SuperNode (an owner or the consumer).
 
 Each SuperNode's operator chooses, in its node config, the party's ``role``, ``name`` and ``data``
-(a .npy/.csv/.parquet path on that machine); owners may add ``labels``. The rows never leave the
+(a .npy/.csv/.parquet path on that machine) and optionally ``labels`` (an owner's row labels; the consumer's
+validation labels, which only ``purchase="labels"`` reads). The rows never leave the
 node except a row the aggregator asks for (``reveal="points"``) or its h1 hash (``reveal="hashes"``).
 
 Flower runs the ClientApp in a fresh process for every message, so a party is rebuilt each time from
@@ -9,11 +10,12 @@ its data and from ``context.state`` (kept by the SuperNode between messages of a
 
 * an owner keeps its :class:`~dpsumm.messages.Setup` and the tokens it has sent; rebuilding replays them
   through :meth:`OwnerParty.handle`, so it still never offers a row twice;
-* the consumer keeps its one validation release and answers a repeated request with the same release
+* the consumer keeps its one validation release (``TargetRequest``, ``ValidationRequest`` or, with
+  ``purchase="labels"``, ``LabelHistogramRequest``) and answers a repeated request with the same release
   (post-processing: a second release would cost privacy again).
 
 Two message types: ``query.dpsumm_hello`` (transport-level: the party's role and name, so the
-ServerApp can map party names to node ids) and ``query.dpsumm`` (a protocol message; the reply is the
+ServerApp can map party names to node ids, and whether its node config names ``labels``) and ``query.dpsumm`` (a protocol message; the reply is the
 party's protocol reply). A party that raises produces a Flower error reply, which the aggregator sees
 as :class:`~dpsumm.transport.PartyUnavailable`.
 """
@@ -36,6 +38,8 @@ from ..datasets import load_array, load_labels
 from ..errors import InvalidParameterError, ProtocolError
 from ..messages import Message as ProtocolMessage
 from ..messages import (
+    LabelHistogramRelease,
+    LabelHistogramRequest,
     NominationReply,
     NominationRequest,
     PointReply,
@@ -104,8 +108,9 @@ def hello(message: Message, context: Context) -> Message:
     role, name = party_identity(context)
     from .. import __version__
 
-    return Message(RecordDict({"dpsumm.hello": ConfigRecord({"role": role, "name": name, "version": __version__})}),
-                   reply_to=message)
+    labelled = context.node_config.get("labels") not in (None, "")
+    return Message(RecordDict({"dpsumm.hello": ConfigRecord({"role": role, "name": name, "version": __version__,
+                                                             "labelled": labelled})}), reply_to=message)
 
 
 @app.query("dpsumm")
@@ -202,6 +207,8 @@ def _owner_rng(context: Context, name: str) -> Any:
 def _consumer(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
     if isinstance(request, TargetRequest):
         return _consumer_target(request, context, name)
+    if isinstance(request, LabelHistogramRequest):
+        return _consumer_labels(request, context, name)
     if not isinstance(request, ValidationRequest):
         raise ProtocolError(f"consumer {name!r} cannot handle {request.kind!r}")
     kept = context.state.get(_CONSUMER_STATE)
@@ -243,4 +250,37 @@ def _consumer_target(request: TargetRequest, context: Context, name: str) -> Tar
         "noisy_mean": Array(np.asarray(release.noisy_mean)), "exact_mean": Array(np.asarray(release.exact_mean))})
     context.state[_CONSUMER_STATE + ".target.meta"] = ConfigRecord({
         "n_rows": release.n_rows, "sigma": release.sigma, "granularity": release.granularity})
+    return release
+
+
+def _label_request_key(m: LabelHistogramRequest) -> str:
+    """What a label histogram request asks for (a repeated request must ask for the same release)."""
+    return json.dumps([np.asarray(m.label_set).tolist(), str(np.asarray(m.label_set).dtype), float(m.epsilon),
+                       float(m.delta), bool(m.send_rows)])
+
+
+def _consumer_labels(request: LabelHistogramRequest, context: Context, name: str) -> LabelHistogramRelease:
+    """``purchase="labels"``: the consumer's one release of its label histogram (node config ``labels``); a repeated
+    request gets the same release back (post-processing), a request for another release is refused."""
+    data = _data(context, "data")
+    kept = context.state.get(_CONSUMER_STATE + ".labels")
+    if isinstance(kept, ArrayRecord) and "counts" in kept:
+        meta = context.state[_CONSUMER_STATE + ".labels.meta"]
+        if str(meta["request"]) != _label_request_key(request):  # type: ignore[index]
+            raise ProtocolError(f"consumer {name!r}: its label histogram was already released for another request "
+                                "(one release per run)")
+        return LabelHistogramRelease(counts=kept["counts"].numpy(), n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
+                                     sigma=float(meta["sigma"]), granularity=float(meta["granularity"]),  # type: ignore[index, arg-type]
+                                     rows=np.array(data) if request.send_rows else None)
+    labels = _labels(context, data.shape[0])
+    if labels is None:
+        raise ProtocolError(f"consumer {name!r}: purchase='labels' releases the validation set's label histogram, but "
+                            "this SuperNode has no validation labels: start it with node config "
+                            "labels=\"/path/to/validation-labels.npy\"")
+    release = ConsumerParty(data, _consumer_rng(context, name), name, labels=labels).handle(request)
+    assert isinstance(release, LabelHistogramRelease)
+    context.state[_CONSUMER_STATE + ".labels"] = ArrayRecord({"counts": Array(np.asarray(release.counts))})
+    context.state[_CONSUMER_STATE + ".labels.meta"] = ConfigRecord({
+        "n_rows": release.n_rows, "sigma": release.sigma, "granularity": release.granularity,
+        "request": _label_request_key(request)})
     return release

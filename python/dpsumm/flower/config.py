@@ -30,18 +30,24 @@ key                            default        meaning
 ``output``                     ""             where the ServerApp writes the result (.npz, on its machine)
 *method options*               ""             ``nominees``, ``candidates``, ``temperature``, ``purchase``, ``choice``,
                                               ``owner-greedy``, ``validation-release``, ``reveal``, ``dim``,
-                                              ``hash-seed``, ``t-init``, ``t-subs``, ``epsilon-auction``: the
-                                              fields of :class:`dpsumm.Nominations`, :class:`dpsumm.PaperProtocol`,
+                                              ``hash-seed``, ``purchase-factor``, ``tilt-rounds``, ``label-set``,
+                                              ``t-init``, ``t-subs``, ``epsilon-auction``: the fields of
+                                              :class:`dpsumm.Nominations`, :class:`dpsumm.PaperProtocol`,
                                               :class:`dpsumm.PaperGreedy` (their docstrings give the meaning)
+``label-set``                  ""             with ``purchase="labels"``: the public label set as text, comma-separated
+                                              (``"0,1,2"``; numbers read as numbers) or a JSON list
+                                              (``'["cat", "dog"]'``, ``'["0", "1"]'`` for string labels);
+                                              :func:`dpsumm.methods.parse_label_set`
 =============================  =============  ===============================================================
 
 Node config (``flower-supernode --node-config 'role="owner" name="hospital-a" data="/data/a.npy"'``):
 ``role`` (``owner`` or ``consumer``), ``name`` (unique party name; owners are ordered by name, which
 fixes tie-breaks and ``result.owner`` indices), ``data`` (.npy/.csv/.parquet: the owner's rows or the
-consumer's validation rows), for owners optional ``labels`` (.npy or one-column file) and, for the
-consumer, ``allow-seeded`` (``true`` lets a run's ``random-state`` seed the consumer's noise: reproducible
-and NOT private; without it the consumer refuses such a run, since the run config is chosen by whoever
-starts the run, not by the consumer).
+consumer's validation rows), optional ``labels`` (.npy or one-column file: an owner's row labels, or the
+consumer's validation labels, which ``purchase="labels"`` needs and no other method reads) and
+``allow-seeded`` (``true`` lets a run's ``random-state`` seed this party's noise: reproducible and NOT private;
+without it the party refuses such a run, since the run config is chosen by whoever starts the run, not by
+the party).
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ from typing import Any, Mapping
 
 from ..accounting import Budget
 from ..errors import InvalidParameterError
-from ..methods import METHOD_CLASSES, SummaryMethod, budget_from, method_from_options
+from ..methods import METHOD_CLASSES, SummaryMethod, budget_from, method_from_options, parse_label_set
 
 __all__ = ["RUN_CONFIG_DEFAULTS", "FlowerRunConfig", "write_app", "natural_key", "FLWR_VERSION", "METHOD_KEYS",
            "FLOWER_METHODS"]
@@ -172,6 +178,8 @@ class FlowerRunConfig:
             raise InvalidParameterError(f"run config `method` must be one of {FLOWER_METHODS} on Flower, got {name!r}",
                                         "method")
         options = {METHOD_KEYS[k]: v for k, v in cfg.items() if k in METHOD_KEYS and not _unset(v)}
+        if "label_set" in options:  # a run config value is a scalar: the label set comes as text
+            options["label_set"] = parse_label_set(options["label_set"], spell=lambda o: _spell(o.replace("_", "-")))
         method = method_from_options(name, options, spell=lambda o: _spell(o.replace("_", "-")))
         budget = budget_from(_optional_float(cfg, "budget-epsilon"), _optional_float(cfg, "budget-delta"),
                              _optional_float(cfg, "budget-validation-epsilon"),

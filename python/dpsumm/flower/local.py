@@ -136,6 +136,8 @@ class LocalFederation:
         The consumer's validation rows.
     labels : mapping of str to path, optional
         Owner name to its labels file.
+    consumer_labels : path, optional
+        The consumer's validation labels (node config ``labels``; ``Nominations(purchase="labels")`` needs them).
     tls : bool
         Serve the SuperLink over TLS with a CA generated in ``workdir/tls``.
     node_auth : bool
@@ -154,6 +156,7 @@ class LocalFederation:
     owners: Mapping[str, str | Path]
     consumer: str | Path
     labels: Mapping[str, str | Path] = field(default_factory=dict)
+    consumer_labels: str | Path | None = None
     tls: bool = False
     node_auth: bool = False
     node_poll_interval: float | None = None
@@ -287,7 +290,7 @@ class LocalFederation:
         parties: list[tuple[str, str, str | Path, str | Path | None]] = [
             (n, "owner", p, self.labels.get(n)) for n, p in self.owners.items()
         ]
-        parties.append((self.consumer_name, "consumer", self.consumer, None))
+        parties.append((self.consumer_name, "consumer", self.consumer, self.consumer_labels))
         if self.node_auth:
             for name, *_ in parties:
                 _, public = make_node_key(self.workdir / "keys", name)

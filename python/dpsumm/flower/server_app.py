@@ -70,7 +70,8 @@ def main(grid: Grid, context: Context) -> None:
 # ---------------------------------------------------------------------------------------- discovery
 
 
-def discover(grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.05) -> tuple[dict[str, int], tuple[str, int], list[dict[str, Any]]]:
+def discover(grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.05,
+             labelled: dict[str, bool] | None = None) -> tuple[dict[str, int], tuple[str, int], list[dict[str, Any]]]:
     """Find ``owners`` owner nodes and one consumer node among the SuperLink's online nodes.
 
     Parameters
@@ -81,6 +82,9 @@ def discover(grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.0
     wait : float
         Seconds to wait for them.
     poll_interval : float
+    labelled : dict, optional
+        Filled with party name -> whether its node config names ``labels`` (as the node says; a node of an older
+        dpsumm that does not say is left out).
 
     Returns
     -------
@@ -135,6 +139,8 @@ def discover(grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.0
                 if clash:
                     raise ProtocolError(f"two nodes ({clash[0]} and {node}) both claim the party name {name!r}")
                 found[node] = (role, name)
+                if labelled is not None and "labelled" in rec:
+                    labelled[name] = bool(rec["labelled"])
         owner_nodes = {name: n for n, (role, name) in found.items() if role == "owner"}
         consumers = [(name, n) for n, (role, name) in found.items() if role == "consumer"]
         if len(owner_nodes) > owners:
@@ -157,6 +163,21 @@ def discover(grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.0
 # ---------------------------------------------------------------------------------------- the run
 
 
+def check_labelled(method: Any, labelled: dict[str, bool], consumer: str) -> None:
+    """Refuse a method that needs labels (``Nominations(purchase="labels")``) when a node said it has none, before
+    anything is sent (as :func:`dpsumm.summarize` refuses before any budget is spent). A node that did not say is
+    not refused here; the consumer then refuses the request itself (its error reaches the run's error)."""
+    if not getattr(method, "needs_labels", False):
+        return
+    if labelled.get(consumer) is False:
+        raise ProtocolError(f"{method!r} releases the validation set's label histogram, but the consumer's SuperNode "
+                            f"({consumer!r}) has no labels: give it node config labels=PATH (its validation labels)")
+    missing = sorted((n for n, ok in labelled.items() if n != consumer and not ok), key=natural_key)
+    if missing:
+        raise ProtocolError(f"{method!r} buys rows by label, but the owners {missing} have no labels: give every "
+                            "owner's SuperNode node config labels=PATH")
+
+
 def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     """Discover the parties and run the method over Flower; the same result type as :func:`dpsumm.summarize`.
 
@@ -176,8 +197,10 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
         seed_arg = load_array(cfg.seed_set_path)
     seed, hasher = public_setup(method, plan, seed_set=seed_arg, gamma=cfg.gamma, feature_range=cfg.feature_range,
                                 n_features=cfg.n_features, rng_seed=streams["seed-set"])
+    labelled: dict[str, bool] = {}
     owner_nodes, (consumer_name, consumer_node), ignored = discover(grid, cfg.owners, wait=cfg.node_wait,
-                                                                   poll_interval=cfg.poll_interval)
+                                                                   poll_interval=cfg.poll_interval, labelled=labelled)
+    check_labelled(method, labelled, consumer_name)
     t_discovered = time.perf_counter()
     names = sorted(owner_nodes, key=natural_key)
     nodes = {n: owner_nodes[n] for n in names}
