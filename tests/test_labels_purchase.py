@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import pickle
-from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ from dpsumm import accounting
 from dpsumm.errors import InvalidParameterError, ProtocolError
 from dpsumm.messages import LabelHistogramRelease, Message, QuotaReply, SketchReply
 from dpsumm.parties import ConsumerParty, OwnerParty, label_rows, owner_stream
-from dpsumm.protocols.nominations import quotas_from_labels
+from dpsumm.protocols.nominations import label_threshold, quotas_from_labels
 from dpsumm.transport import InProcessTransport
 
 LABELS = (0, 1, 2)
@@ -43,20 +42,38 @@ def label_shift(seed=0, K=4, n=120, f=5, m=60):
 # ---------------------------------------------------------------------------------- the quota rule, by hand
 
 
+def test_label_threshold_hand_checked():
+    # 10 labels, sigma 4.7, |D_v| = 37: the noise on absent labels, 10 * 4.7 * phi(0) = 18.8, is below 37: z = 0.
+    assert label_threshold(10, 37, 4.7) == 0.0
+    # 1000 labels, sigma 5, |D_v| = 350: phi(z) <= 350 / 5000 = 0.07, z = sqrt(-2 ln(0.07 sqrt(2 pi))) = 1.8656.
+    assert label_threshold(1000, 350, 5.0) == pytest.approx(5.0 * 1.86562, rel=1e-4)
+    z = label_threshold(1000, 350, 5.0) / 5.0
+    assert 1000 * 5.0 * math.exp(-z * z / 2) / math.sqrt(2 * math.pi) == pytest.approx(350, rel=1e-9)
+    assert label_threshold(3, 10, 0.0) == 0.0
+    with pytest.raises(InvalidParameterError):
+        label_threshold(0, 10, 1.0)
+
+
 def test_quotas_from_labels_hand_checked():
-    z = NormalDist().inv_cdf(1 - 0.05 / 3)  # 2.128: label 1's count 0.5 does not clear it
-    assert 2.12 < z < 2.13
-    consumer = np.array([100.0, 0.5, 50.0])
-    owners = np.array([[60.0, 10.0, 5.0], [40.7, 20.0, 100.0]])  # rows surely held: [[57, 7, 2], [38, 17, 97]]
-    # B = 60: label 0 gets 2/3 (40 rows: 57:38 -> 24, 16), label 2 1/3 (20 rows: 2:97 -> 0.40, 19.60 -> 0, 20).
-    assert quotas_from_labels(consumer, 1.0, owners, 1.0, 20).tolist() == [[24, 0, 0], [16, 0, 20]]
-    # B = 180: 72, 48, 1.21, 58.8 -> 72, 48, 1, 59; label 0 is capped at the 57 and 38 rows the owners surely
-    # hold; the 25 left go to the open cells (label 2) in proportion 0.0202 : 0.9798 (0.505, 24.49 -> 1, 24).
-    assert quotas_from_labels(consumer, 1.0, owners, 1.0, 60).tolist() == [[57, 0, 2], [38, 0, 83]]
-    # The consumer wants only label 1, of which the owners surely hold 7 + 17 = 24 < size 30: all 24 are bought,
-    # and the 6 missing rows come from the other cells in proportion to what they hold.
-    q = quotas_from_labels(np.array([0.0, 100.0, 0.0]), 1.0, owners, 1.0, 30)
-    assert q[:, 1].tolist() == [7, 17] and q.sum() == 30
+    consumer = np.array([100.0, 0.5, 50.0])  # |D_v| = 150, sigma 1: threshold 0, every positive count is wanted
+    owners = np.array([[60.0, 10.0, 5.0], [40.7, 20.0, 100.0]])  # rows taken as held: [[60, 10, 5], [40, 20, 100]]
+    # B = 60 over the cells (0,0) (0,1) (0,2) (1,0) (1,1) (1,2) in proportion to label share x owner share:
+    # 23.92, 0.066, 0.949, 15.95, 0.133, 18.98 -> floors 23, 0, 0, 15, 0, 18 and the 4 largest remainders.
+    assert quotas_from_labels(consumer, 1.0, 150, owners, 20).tolist() == [[24, 0, 1], [16, 0, 19]]
+    # B = 180: 71.77, 0.199, 2.847, 47.84, 0.399, 56.95 -> 72, 0, 3, 48, 0, 57, capped at 60 and 40 for label 0; the
+    # 20 left go to the open cells in proportion (0.066, 0.944, 0.132, 18.87 -> 0, 1, 0, 19).
+    assert quotas_from_labels(consumer, 1.0, 150, owners, 60).tolist() == [[60, 0, 4], [40, 0, 76]]
+    # The consumer wants only label 1, of which the owners hold 10 + 20 = 30 < size 40: all 30 are bought, and the
+    # 10 missing rows come from the other cells in proportion to what they hold (60, 5, 40, 100 -> 3, 0, 2, 5).
+    q = quotas_from_labels(np.array([0.0, 100.0, 0.0]), 1.0, 100, owners, 40)
+    assert q.tolist() == [[3, 10, 0], [2, 20, 5]]
+    # A label whose noisy count is below the threshold is not bought (1000 labels: the threshold is 9.33): labels 0
+    # and 2 share the 30 rows 300 : 30 (halved between the two owners: 13.64, 13.64, 1.36, 1.36 -> 14, 14, 1, 1).
+    c = np.zeros(1000)
+    c[:3] = [300.0, 9.0, 30.0]
+    q = quotas_from_labels(c, 5.0, 350, np.full((2, 1000), 50.0), 10)
+    assert q[:, 1].sum() == 0 and q[:, 3:].sum() == 0
+    assert q[:, 0].tolist() == [14, 14] and q[:, 2].tolist() == [1, 1]
 
 
 def test_quotas_from_labels_follow_only_released_values_and_never_exceed_the_budget():
@@ -66,10 +83,10 @@ def test_quotas_from_labels_follow_only_released_values_and_never_exceed_the_bud
         consumer = rng.normal(scale=30, size=L)
         owners = rng.normal(loc=40, scale=40, size=(K, L))
         size = int(rng.integers(1, 60))
-        q = quotas_from_labels(consumer, 3.0, owners, 2.0, size)
-        held = np.floor(np.maximum(owners - NormalDist().inv_cdf(1 - 0.05 / L) * 2.0, 0))
+        q = quotas_from_labels(consumer, 3.0, 100, owners, size)
+        held = np.floor(np.maximum(owners, 0))
         assert q.shape == (K, L) and q.dtype == np.int64 and (q >= 0).all()
-        assert (q <= held).all()  # never more than an owner surely holds
+        assert (q <= held).all()  # never more than an owner's noisy count
         assert q.sum() <= math.ceil(3 * size)
         assert q.sum() >= min(size, held.sum())  # at least size rows when the owners hold them
 

@@ -57,6 +57,7 @@ __all__ = ["Nominations", "DEFAULT_VALIDATION_BUDGET", "DEFAULT_DIM", "Nominatio
            "STOCHASTIC_GREEDY_FACTOR", "PURCHASE", "PURCHASE_FACTOR", "OWNER_EPSILON", "OWNER_DELTA",
            "QUOTA_POOL_FACTOR", "QUOTA_UNIFORM_SHARE", "SKETCH_TEMPERATURE_PER_SIGMA", "SKETCH_TEMPERATURE_FLOOR",
            "HISTOGRAM_BINS", "HISTOGRAM_BIN_PER_SIGMA", "HISTOGRAM_BIN_FLOOR", "TILT_ROUNDS", "owner_sketch",
+           "label_threshold", "quotas_from_labels",
            "sketch_calibration", "sketch_temperature_for", "histogram_edges", "quotas_from_histograms", "quota_rows"]
 
 #: The tilt's temperature in units of the noise in an owner's relevance score ``h1(x).g~`` (whose standard
@@ -97,10 +98,6 @@ HISTOGRAM_BIN_PER_SIGMA = 0.3
 HISTOGRAM_BIN_FLOOR = 0.005
 #: Self-consistent steps of each owner's tilt toward g~ (stopped earlier by the discrepancy principle).
 TILT_ROUNDS = 0
-#: ``purchase="labels"``: the chance, over all L labels together, that the consumer's noisy histogram keeps a
-#: label it has no row of (a count is kept when it clears ``z sigma``, ``z = Phi^-1(1 - LABEL_FALSE_POSITIVE / L)``);
-#: the same ``z`` discounts an owner's noisy count to the rows it surely holds (docs/design.md §2.7).
-LABEL_FALSE_POSITIVE = 0.05
 
 
 def _split(weights: np.ndarray, total: int, caps: np.ndarray) -> np.ndarray:
@@ -127,34 +124,49 @@ def _split(weights: np.ndarray, total: int, caps: np.ndarray) -> np.ndarray:
     return out
 
 
-def quotas_from_labels(consumer_counts: np.ndarray, consumer_sigma: float, owner_counts: np.ndarray,
-                       owner_sigma: float, size: int, *, factor: float = PURCHASE_FACTOR,
-                       false_positive: float = LABEL_FALSE_POSITIVE) -> np.ndarray:
+def label_threshold(labels: int, validation_rows: int, sigma: float) -> float:
+    """The count a label of the consumer's noisy histogram must reach to be bought (docs/design.md §2.7).
+
+    A label the consumer has no row of still gets a positive noisy count half of the time; the rows bought for it
+    are wasted (the aggregator's exact greedy leaves them out), while a wanted label left out is missing from the
+    summary altogether. The threshold is therefore the lowest ``z sigma``, ``z >= 0``, at which the expected
+    count that the noise alone puts on ``L`` absent labels, ``L sigma phi(z)``, is at most ``|D_v|`` (at most
+    about half of the purchase spent on absent labels): ``z = 0`` unless ``L sigma phi(0) > |D_v|``. Public
+    numbers only.
+    """
+    if labels < 1 or validation_rows < 1 or not math.isfinite(sigma) or sigma < 0:
+        raise InvalidParameterError("label_threshold needs labels >= 1, validation_rows >= 1 and sigma >= 0", "sigma")
+    if sigma == 0:
+        return 0.0
+    ratio = validation_rows / (labels * sigma)  # phi(z) <= ratio
+    if ratio >= 1.0 / math.sqrt(2.0 * math.pi):
+        return 0.0
+    return sigma * math.sqrt(-2.0 * math.log(ratio * math.sqrt(2.0 * math.pi)))
+
+
+def quotas_from_labels(consumer_counts: np.ndarray, consumer_sigma: float, validation_rows: int,
+                       owner_counts: np.ndarray, size: int, *, factor: float = PURCHASE_FACTOR) -> np.ndarray:
     """Rows of each label to buy from each owner, from the released label histograms only (post-processing).
 
-    ``consumer_counts`` (L,) is the consumer's noisy label histogram (noise ``consumer_sigma``); ``owner_counts``
-    (K, L) the owners' noisy counts per label (noise ``owner_sigma``). With ``z = Phi^-1(1 - false_positive / L)``:
-    a label is *wanted* when its noisy count clears ``z consumer_sigma`` (if none does, the positive counts are
-    used); owner k surely holds ``s_kl = floor(max(0, n~_kl - z owner_sigma))`` rows of label l (the cap). The
-    budget ``B = ceil(factor * size)`` is split over the wanted labels in proportion to their counts and each
-    label's share over the owners in proportion to ``s_kl``, by largest remainders, capped at ``s_kl`` (what a cap
-    leaves goes to the other wanted cells). If the wanted cells hold fewer than ``size`` rows, the rest of
-    ``size`` is bought from the other cells in proportion to ``s_kl``. Returns (K, L) int64.
+    ``consumer_counts`` (L,) is the consumer's noisy label histogram (noise ``consumer_sigma``, ``|D_v| =
+    validation_rows`` public); ``owner_counts`` (K, L) the owners' noisy counts per label. A label is *wanted* when
+    its count reaches :func:`label_threshold` (if none does, the positive counts are used); owner k is taken to
+    hold ``s_kl = floor(max(0, n~_kl))`` rows of label l (an owner with fewer sells all it has). The budget
+    ``B = ceil(factor * size)`` is split over the wanted labels in proportion to their counts and each label's
+    share over the owners in proportion to ``s_kl``, by largest remainders, capped at ``s_kl`` (what a cap leaves
+    goes to the other wanted cells). If the wanted cells hold fewer than ``size`` rows, the rest of ``size`` is
+    bought from the other cells in proportion to ``s_kl``. Returns (K, L) int64.
     """
     c = np.asarray(consumer_counts, dtype=np.float64)
     N = np.asarray(owner_counts, dtype=np.float64)
     K, L = N.shape
     if c.shape != (L,):
         raise InvalidParameterError(f"`consumer_counts` must have shape ({L},), got {c.shape}", "consumer_counts")
-    if not 0.0 < false_positive < 1.0:
-        raise InvalidParameterError(f"`false_positive` must be in (0, 1), got {false_positive!r}", "false_positive")
-    from statistics import NormalDist
-
-    z = NormalDist().inv_cdf(1.0 - false_positive / L)
-    want = np.where(c >= z * consumer_sigma, c, 0.0)
+    t = label_threshold(L, validation_rows, consumer_sigma)
+    want = np.where(c >= t, np.maximum(c, 0.0), 0.0)
     if want.sum() <= 0:
         want = np.maximum(c, 0.0)
-    supply = np.floor(np.maximum(N - z * owner_sigma, 0.0)).astype(np.int64)
+    supply = np.floor(np.maximum(N, 0.0)).astype(np.int64)
     held = supply.sum(0).astype(np.float64)
     want = np.where(held > 0, want, 0.0)
     share = np.divide(supply, held, out=np.zeros((K, L)), where=held > 0)
@@ -166,24 +178,6 @@ def quotas_from_labels(consumer_counts: np.ndarray, consumer_sigma: float, owner
     if short > 0:
         out += _split(supply.ravel().astype(np.float64), short, supply.ravel() - out)
     return out.reshape(K, L)
-def sketch_temperature_for(sigma: float) -> float:
-    """The owners' ranking temperature for a release with per-coordinate noise ``sigma`` (public)."""
-    if not math.isfinite(sigma) or sigma < 0:
-        raise InvalidParameterError(f"`sigma` must be finite and >= 0, got {sigma!r}", "sigma")
-    return max(SKETCH_TEMPERATURE_FLOOR, SKETCH_TEMPERATURE_PER_SIGMA * sigma)
-
-
-def histogram_edges(g_tilde: np.ndarray, direction: np.ndarray, sigma: float) -> np.ndarray:
-    """Public bin edges of the score histogram: around the score of a typical validation row.
-
-    ``s_ref = g~.direction - d sigma^2`` estimates ``E[h1(v).direction]`` for a validation row ``v`` (the
-    release's noise adds ``d sigma^2`` to ``g~.g~`` in expectation); bins of width
-    ``max(HISTOGRAM_BIN_FLOOR, HISTOGRAM_BIN_PER_SIGMA sigma)``, 8 above ``s_ref``. Public numbers only.
-    """
-    d = len(g_tilde)
-    s_ref = float(g_tilde @ direction) - d * sigma ** 2
-    width = max(HISTOGRAM_BIN_FLOOR, HISTOGRAM_BIN_PER_SIGMA * sigma)
-    return s_ref + width * (np.arange(HISTOGRAM_BINS + 1, dtype=np.float64) - HISTOGRAM_BINS + 8)
 
 
 def quotas_from_histograms(histograms: np.ndarray, n_rows: np.ndarray, size: int, *, factor: float = PURCHASE_FACTOR,
@@ -295,7 +289,6 @@ class NominationsAggregator:
         self.temperature = float("nan")
         self.quotas: dict[str, int] = {}
         self.label_quotas: dict[str, np.ndarray] = {}
-        self.owner_sigma = float("nan")
         self._size = 0
         self.validation_rows = 0
         self.sigma = float("nan")
@@ -506,7 +499,6 @@ class NominationsAggregator:
             assert isinstance(r, SketchReply)
             self.n_rows[o] = int(r.n_rows)
             out[o] = np.asarray(r.values, dtype=np.float64)
-        self.owner_sigma = float(cal.sigma)
         return out
 
     def quota_purchase(self, g_tilde: np.ndarray, direction: np.ndarray, temperature: float, quotas: dict[str, int]
@@ -646,9 +638,9 @@ class NominationsAggregator:
         self.timings["sketches"] = time.perf_counter() - t1
         owners = [o for o in self.owners if o in counts and self.active[o]]
         L = len(c.label_set)
-        q = quotas_from_labels(np.asarray(release.counts, dtype=np.float64), self.sigma,
-                               np.array([counts[o] for o in owners]).reshape(len(owners), L), self.owner_sigma,
-                               self._size, factor=c.purchase_factor)
+        q = quotas_from_labels(np.asarray(release.counts, dtype=np.float64), self.sigma, self.validation_rows,
+                               np.array([counts[o] for o in owners]).reshape(len(owners), L), self._size,
+                               factor=c.purchase_factor)
         self.quotas = {o: int(v) for o, v in zip(owners, q.sum(1))}
         self.label_quotas = {o: q[k].astype(np.int64) for k, o in enumerate(owners)}
         seeds = self.rng.derive("label-samples")
