@@ -10,7 +10,8 @@ thread. In the same process, on the same synthetic rows (``bench_scale.make_data
   private run: no seed; whatever ``dpsumm.Nominations()`` is), after a small warm-up run (imports,
   dp-accounting start-up), its phases from ``result.extra["timings"]`` (whatever phases the protocol
   reports; setup = total minus the phases), and the ratio run / floor;
-* (``--runs ... quotas``) the same for ``purchase="quotas"``;
+* (``--runs ... quotas``) the same for ``purchase="quotas"``; (``--runs ... labels``) for ``purchase="labels"``,
+  each row's cluster (one of 20) as its label and the consumer's rows' clusters as the validation labels;
 * the same for the run ``before`` the parsimonious purchase: ``method=dpsumm.Nominations(purchase="nominees")``
   (the previous default), on the same rows in the same process, reported as its own row. When the default
   *is* that configuration, the run is made once and reported as ``default`` with ``same_as_before``;
@@ -117,7 +118,7 @@ def child(a: argparse.Namespace) -> dict:
     from bench_scale import make_data
 
     load_before = os.getloadavg()
-    datas, V = make_data(a.rows, a.owners, a.features)
+    datas, V, owner_labels, v_labels = make_data(a.rows, a.owners, a.features, labels=True)  # labels: "labels" run
     raw_gb = sum(d.nbytes for d in datas) / 1e9
     # Warm-up: imports, dp-accounting's start-up, the rayon pool, on a small slice of the same data.
     dpsumm.summarize([d[:3000] for d in datas[:4]], V, 100, progress=False)
@@ -148,14 +149,19 @@ def child(a: argparse.Namespace) -> dict:
         if name == "before" and same and "default" in a.runs:
             continue  # the default is the previous default: one run, reported as "default"
         # None: summarize's default, whatever it is; "quotas": the parsimonious purchase option, named.
-        method = {"before": before, "quotas": dpsumm.Nominations(purchase="quotas")}.get(name)
+        method = {"before": before, "quotas": dpsumm.Nominations(purchase="quotas"),
+                  "labels": dpsumm.Nominations(purchase="labels", label_set=range(20))}.get(name)
         gc.collect()
         Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM: the peak below is this run's
         in_owners[0] = 0.0
         cpu0 = _cpu_times_by_thread()
         t = time.perf_counter()
-        res = dpsumm.summarize(datas, V, a.size, progress=False) if method is None else \
-            dpsumm.summarize(datas, V, a.size, method=method, progress=False)
+        if name == "labels":  # the rows' clusters as labels (public label set: the 20 clusters)
+            res = dpsumm.summarize([dpsumm.Owner(d, labels=y) for d, y in zip(datas, owner_labels)], V, a.size,
+                                   method=method, validation_labels=v_labels, progress=False)
+        else:
+            res = dpsumm.summarize(datas, V, a.size, progress=False) if method is None else \
+                dpsumm.summarize(datas, V, a.size, method=method, progress=False)
         total = time.perf_counter() - t
         cpu1 = _cpu_times_by_thread()
         peak = _vm("VmHWM")
@@ -280,10 +286,10 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=2, help="floor and transform repetitions (best of; 0: run only)")
     ap.add_argument("--no-sweep", action="store_true", help="skip the rows-per-call sweep")
     ap.add_argument("--threads", type=int, nargs="+", help="thread counts of the curve (default 1 .. the CPUs)")
-    ap.add_argument("--runs", nargs="+", choices=["before", "default", "quotas"], default=["before", "default"],
+    ap.add_argument("--runs", nargs="+", choices=["before", "default", "quotas", "labels"], default=["before", "default"],
                     help='runs per point: "default" (dpsumm.summarize defaults), "before" (purchase="nominees", '
                          'the previous default; one run when the default is the same) and, on request, "quotas" '
-                         '(purchase="quotas")')
+                         '(purchase="quotas") and "labels" (purchase="labels", the rows\' 20 clusters as labels)')
     ap.add_argument("--sweep-only", action="store_true", help="rerun only the sweep, into the existing --out file")
     ap.add_argument("--out", default=str(HERE / "results" / "floor.json"))
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)

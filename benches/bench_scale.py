@@ -60,15 +60,16 @@ class TimingTransport(InProcessTransport):
                 self.rescored += index.last_rescored
 
 
-def make_data(rows: int, owners: int, features: int, seed: int = 0):
+def make_data(rows: int, owners: int, features: int, seed: int = 0, labels: bool = False):
     """K owners with covariate shift: owner k draws mostly from its own clusters; the validation set
-    (the consumer's target) from a few of them. Values in about [0, 1]."""
+    (the consumer's target) from a few of them. Values in about [0, 1]. With ``labels``, also each row's cluster
+    (one of 20) as its label: ``(datas, V, owner_labels, V_labels)``; the rows are the same either way."""
     rng = np.random.default_rng(seed)
     n_clusters = 20
     centres = rng.random((n_clusters, features), dtype=np.float32)
     sizes = np.full(owners, rows // owners)
     sizes[: rows % owners] += 1
-    datas = []
+    datas, owner_labels = [], []
     for k in range(owners):
         own = rng.choice(n_clusters, size=3, replace=False)
         which = np.where(rng.random(sizes[k]) < 0.8, own[rng.integers(0, 3, sizes[k])], rng.integers(0, n_clusters, sizes[k]))
@@ -76,8 +77,13 @@ def make_data(rows: int, owners: int, features: int, seed: int = 0):
         X *= np.float32(0.08)
         X += centres[which]
         datas.append(X)
+        if labels:
+            owner_labels.append(which.astype(np.int64))
     target = rng.choice(n_clusters, size=4, replace=False)
-    V = centres[target[rng.integers(0, 4, 2000)]] + np.float32(0.08) * rng.standard_normal((2000, features), dtype=np.float32)
+    v_which = target[rng.integers(0, 4, 2000)]
+    V = centres[v_which] + np.float32(0.08) * rng.standard_normal((2000, features), dtype=np.float32)
+    if labels:
+        return datas, V.astype(np.float32), owner_labels, v_which.astype(np.int64)
     return datas, V.astype(np.float32)
 
 

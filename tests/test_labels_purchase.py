@@ -309,3 +309,18 @@ def test_the_estimator_takes_the_validation_labels_as_y():
     assert est.privacy_.certified("owners")
     with pytest.raises(InvalidParameterError, match="validation_labels"):
         dpsumm.Summarizer(12, gamma=0.3, random_state=0, progress=False).fit(labelled, validation, yv)
+
+
+def test_label_counts_equal_a_count_per_label():
+    from dpsumm.parties import label_counts
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(-2, 12, size=500)
+    for label_set in (np.arange(10), np.array([7, 3, 11, 0]), np.array([2.0, 5.5])):
+        want = [np.count_nonzero(y == lab) for lab in label_set]
+        assert label_counts(y, label_set).tolist() == want
+    ys = np.array(["cat", "dog", "cat", "emu"])
+    assert label_counts(ys, np.array(["emu", "cat", "ant"])).tolist() == [1, 2, 0]
+    assert label_counts(ys, np.array([0, 1])).tolist() == [0, 0]
+    assert label_counts(y, np.array(["a"])).tolist() == [0]
+    assert label_counts(None, np.array([0, 1])).tolist() == [0, 0]

@@ -79,12 +79,24 @@ SKETCH_RELEASES = 2
 
 
 def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray:
-    """Rows per label of ``label_set`` (float64; a label outside the set is not counted, ``None``: all zero)."""
+    """Rows per label of ``label_set`` (float64; a label outside the set is not counted, ``None``: all zero).
+
+    One pass over ``labels`` (a sorted search of each label in the set), whatever the number of labels.
+    """
     label_set = np.asarray(label_set)
-    if labels is None:
-        return np.zeros(len(label_set))
+    L = len(label_set)
+    if labels is None or L == 0:
+        return np.zeros(L)
     labels = np.asarray(labels)
-    return np.array([np.count_nonzero(labels == lab) for lab in label_set], dtype=np.float64)
+    if (labels.dtype.kind in "US") != (label_set.dtype.kind in "US"):
+        return np.zeros(L)  # strings against numbers: no label of the set occurs
+    order = np.argsort(label_set, kind="stable")
+    ordered = label_set[order]
+    pos = np.minimum(np.searchsorted(ordered, labels), L - 1)
+    hit = ordered[pos] == labels
+    counts = np.zeros(L)
+    counts[order] = np.bincount(pos[hit], minlength=L)
+    return counts
 
 
 def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, counts: np.ndarray, hasher: RFFHasher,
