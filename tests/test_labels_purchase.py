@@ -64,9 +64,12 @@ def test_quotas_from_labels_hand_checked():
     # 20 left go to the open cells in proportion (0.066, 0.944, 0.132, 18.87 -> 0, 1, 0, 19).
     assert quotas_from_labels(consumer, 1.0, 150, owners, 60).tolist() == [[60, 0, 4], [40, 0, 76]]
     # The consumer wants only label 1, of which the owners hold 10 + 20 = 30 < size 40: all 30 are bought, and the
-    # 10 missing rows come from the other cells in proportion to what they hold (60, 5, 40, 100 -> 3, 0, 2, 5).
+    # other 90 rows of B = 120 come from the other cells in proportion to what they hold (60, 5, 40, 100 ->
+    # 26.34, 2.20, 17.56, 43.90 -> 26, 2, 18, 44).
     q = quotas_from_labels(np.array([0.0, 100.0, 0.0]), 1.0, 100, owners, 40)
-    assert q.tolist() == [[3, 10, 0], [2, 20, 5]]
+    assert q.tolist() == [[26, 10, 2], [18, 20, 44]]
+    # With 30 >= size 25 the wanted label fills the summary: nothing else is bought (30 rows, not B = 75).
+    assert quotas_from_labels(np.array([0.0, 100.0, 0.0]), 1.0, 100, owners, 25).tolist() == [[0, 10, 0], [0, 20, 0]]
     # A label whose noisy count is below the threshold is not bought (1000 labels: the threshold is 9.33): labels 0
     # and 2 share the 30 rows 300 : 30 (halved between the two owners: 13.64, 13.64, 1.36, 1.36 -> 14, 14, 1, 1).
     c = np.zeros(1000)
@@ -89,6 +92,8 @@ def test_quotas_from_labels_follow_only_released_values_and_never_exceed_the_bud
         assert (q <= held).all()  # never more than an owner's noisy count
         assert q.sum() <= math.ceil(3 * size)
         assert q.sum() >= min(size, held.sum())  # at least size rows when the owners hold them
+        if q.sum() < min(math.ceil(3 * size), held.sum()):  # fewer than B: the wanted labels alone fill the summary
+            assert q.sum() >= size
 
 
 # ---------------------------------------------------------------------------------- the owner's draw

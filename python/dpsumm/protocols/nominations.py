@@ -154,8 +154,9 @@ def quotas_from_labels(consumer_counts: np.ndarray, consumer_sigma: float, valid
     hold ``s_kl = floor(max(0, n~_kl))`` rows of label l (an owner with fewer sells all it has). The budget
     ``B = ceil(factor * size)`` is split over the wanted labels in proportion to their counts and each label's
     share over the owners in proportion to ``s_kl``, by largest remainders, capped at ``s_kl`` (what a cap leaves
-    goes to the other wanted cells). If the wanted cells hold fewer than ``size`` rows, the rest of ``size`` is
-    bought from the other cells in proportion to ``s_kl``. Returns (K, L) int64.
+    goes to the other wanted cells). If the wanted cells hold fewer than ``size`` rows, the rest of ``B`` is bought
+    from the other cells in proportion to ``s_kl`` (the summary needs rows of other labels, and the aggregator's
+    greedy then chooses them among as many as it chooses elsewhere). Returns (K, L) int64.
     """
     c = np.asarray(consumer_counts, dtype=np.float64)
     N = np.asarray(owner_counts, dtype=np.float64)
@@ -174,9 +175,8 @@ def quotas_from_labels(consumer_counts: np.ndarray, consumer_sigma: float, valid
     wanted = (mass > 0).ravel()
     B = int(math.ceil(factor * size))
     out = _split(mass.ravel(), B, np.where(wanted, supply.ravel(), 0))
-    short = int(size) - int(out.sum())
-    if short > 0:
-        out += _split(supply.ravel().astype(np.float64), short, supply.ravel() - out)
+    if int(out.sum()) < int(size):  # the wanted labels cannot fill the summary: the rest of B from the others
+        out += _split(supply.ravel().astype(np.float64), B - int(out.sum()), supply.ravel() - out)
     return out.reshape(K, L)
 
 
