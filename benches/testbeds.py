@@ -418,7 +418,7 @@ def summarize_files(paths: list[str], out: Path) -> None:
             rec["_alias"], rec["_file"] = f"tb{k}", Path(path).as_posix()
             recs.append(rec)
         cmds.append(data["meta"]["command"])
-    text = ("# Issue 19 targets, the default configuration\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\nWritten by `python benches/testbeds.py --summarize "
+    text = ("# Issue 19 targets, per configuration (default, labels, quotas)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\nWritten by `python benches/testbeds.py --summarize "
             + " ".join(paths) + "` from the runs of:\n\n" + "\n".join(f"* `{c}`" for c in cmds) + "\n\n"
             "Means over repeats (tables with spreads: table-*.md). Targets: MMD² <= central greedy and <= +50 % above "
             "exact greedy at p = 200 and 1000 on MNIST and the K = 100 synthetic (digits reported), <= +10 % against "
