@@ -180,6 +180,26 @@ def quotas_from_labels(consumer_counts: np.ndarray, consumer_sigma: float, valid
     return out.reshape(K, L)
 
 
+def sketch_temperature_for(sigma: float) -> float:
+    """The owners' ranking temperature for a release with per-coordinate noise ``sigma`` (public)."""
+    if not math.isfinite(sigma) or sigma < 0:
+        raise InvalidParameterError(f"`sigma` must be finite and >= 0, got {sigma!r}", "sigma")
+    return max(SKETCH_TEMPERATURE_FLOOR, SKETCH_TEMPERATURE_PER_SIGMA * sigma)
+
+
+def histogram_edges(g_tilde: np.ndarray, direction: np.ndarray, sigma: float) -> np.ndarray:
+    """Public bin edges of the score histogram: around the score of a typical validation row.
+
+    ``s_ref = g~.direction - d sigma^2`` estimates ``E[h1(v).direction]`` for a validation row ``v`` (the
+    release's noise adds ``d sigma^2`` to ``g~.g~`` in expectation); bins of width
+    ``max(HISTOGRAM_BIN_FLOOR, HISTOGRAM_BIN_PER_SIGMA sigma)``, 8 above ``s_ref``. Public numbers only.
+    """
+    d = len(g_tilde)
+    s_ref = float(g_tilde @ direction) - d * sigma ** 2
+    width = max(HISTOGRAM_BIN_FLOOR, HISTOGRAM_BIN_PER_SIGMA * sigma)
+    return s_ref + width * (np.arange(HISTOGRAM_BINS + 1, dtype=np.float64) - HISTOGRAM_BINS + 8)
+
+
 def quotas_from_histograms(histograms: np.ndarray, n_rows: np.ndarray, size: int, *, factor: float = PURCHASE_FACTOR,
                            pool: float = QUOTA_POOL_FACTOR, uniform: float | None = None) -> np.ndarray:
     """Rows to buy from each owner, from the released histograms only (post-processing).
