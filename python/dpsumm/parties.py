@@ -104,10 +104,10 @@ def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, 
     """Tokens (sorted) of ``counts[j]`` rows of label ``label_set[j]`` each (all of them if fewer): for each label, a
     herded sample of the owner's rows of that label (docs/design.md §2.7).
 
-    The rows of label ``l`` are herded toward their own mean hash (:func:`nominate_rows` with no tilt): a sample
-    that represents the label's rows better than a uniform draw, with no information from anybody else. Each label
-    herds among ``ceil(candidates * counts[j] / sum(counts))`` of its rows sampled uniformly, by a stream keyed from
-    the public ``sample_seed`` and the label (a sample, not privacy noise).
+    Each label's ``ceil(candidates * counts[j] / sum(counts))`` candidates are drawn uniformly among its rows (a
+    stream keyed from the public ``sample_seed`` and the label: a sample, not privacy noise) and only they are
+    hashed; ``counts[j]`` of them are herded toward the candidates' mean hash (:func:`nominate_rows` with no tilt):
+    a sample that represents the label's rows better than a uniform draw, with no information from anybody else.
     """
     if labels is None:
         return np.zeros(0, dtype=np.int64)
@@ -121,10 +121,14 @@ def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, 
         pool = np.flatnonzero(labels == lab)
         if count <= 0 or len(pool) == 0:
             continue
-        seed = stream.derive(f"label:{lab!r}").integers(2**63)
+        label_stream = stream.derive(f"label:{lab!r}")
+        c = max(int(count), math.ceil(candidates * int(count) / total))
+        if c < len(pool):  # with no tilt the candidates are a uniform sample: draw them first, hash only them
+            keys = label_stream.derive("candidates").uniform_array(len(pool))
+            pool = np.sort(pool[np.argpartition(keys, c - 1)[:c]])
         tokens, _ = nominate_rows(np.ascontiguousarray(X[pool]), hasher, zero, temperature=1.0, nominees=int(count),
-                                  candidates=max(int(count), math.ceil(candidates * int(count) / total)),
-                                  sample_seed=int(seed), greedy_sample_factor=greedy_sample_factor)
+                                  candidates=len(pool), sample_seed=int(label_stream.integers(2**63)),
+                                  greedy_sample_factor=greedy_sample_factor)
         out.append(pool[tokens])
     return np.sort(np.concatenate(out)).astype(np.int64) if out else np.zeros(0, dtype=np.int64)
 
