@@ -112,16 +112,18 @@ def test_label_rows_sells_the_asked_counts_of_each_label_herded_from_its_rows():
     hasher = RFFHasher(4, dim=256, gamma=0.2, seed=1)
     wins = 0
     for seed in range(40):
-        tok = label_rows(X, labels, np.array([0, 1]), np.array([20, 12]), hasher, candidates=128, sample_seed=seed)
+        tok, hashes = label_rows(X, labels, np.array([0, 1]), np.array([20, 12]), hasher, candidates=128,
+                                 sample_seed=seed)
+        np.testing.assert_array_equal(hashes, hasher.transform(X[tok]))
         assert np.all(np.diff(tok) > 0)
         assert (labels[tok] == 0).sum() == 20 and (labels[tok] == 1).sum() == 10  # all 10 of label 1, none of 2
         herded = X[tok[labels[tok] == 0]]
         uniform = X[rng.choice(300, size=20, replace=False)]
         wins += mmd2(herded, X[:300], 0.2) < mmd2(uniform, X[:300], 0.2)
     assert wins >= 36
-    assert label_rows(X, labels, np.array([2]), np.array([9]), hasher, candidates=36, sample_seed=0).tolist() == \
+    assert label_rows(X, labels, np.array([2]), np.array([9]), hasher, candidates=36, sample_seed=0)[0].tolist() == \
         [310, 311, 312, 313, 314]
-    assert label_rows(X, None, np.array([0]), np.array([3]), hasher, candidates=12, sample_seed=0).tolist() == []
+    assert label_rows(X, None, np.array([0]), np.array([3]), hasher, candidates=12, sample_seed=0)[0].tolist() == []
 
 
 # ---------------------------------------------------------------------------------- the run

@@ -78,59 +78,70 @@ SKETCH_RELEASES = 2
 
 
 
+def _label_index(labels: np.ndarray, label_set: np.ndarray) -> np.ndarray:
+    """Each row's position in ``label_set`` (int64), -1 for a label outside it: one sorted search over the rows."""
+    L = len(label_set)
+    if L == 0 or (labels.dtype.kind in "US") != (label_set.dtype.kind in "US"):
+        return np.full(len(labels), -1, dtype=np.int64)  # strings against numbers: no label of the set occurs
+    order = np.argsort(label_set, kind="stable")
+    pos = np.minimum(np.searchsorted(label_set[order], labels), L - 1)
+    return np.where(label_set[order][pos] == labels, order[pos], -1).astype(np.int64)
+
+
 def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray:
     """Rows per label of ``label_set`` (float64; a label outside the set is not counted, ``None``: all zero).
 
     One pass over ``labels`` (a sorted search of each label in the set), whatever the number of labels.
     """
     label_set = np.asarray(label_set)
-    L = len(label_set)
-    if labels is None or L == 0:
-        return np.zeros(L)
-    labels = np.asarray(labels)
-    if (labels.dtype.kind in "US") != (label_set.dtype.kind in "US"):
-        return np.zeros(L)  # strings against numbers: no label of the set occurs
-    order = np.argsort(label_set, kind="stable")
-    ordered = label_set[order]
-    pos = np.minimum(np.searchsorted(ordered, labels), L - 1)
-    hit = ordered[pos] == labels
-    counts = np.zeros(L)
-    counts[order] = np.bincount(pos[hit], minlength=L)
-    return counts
+    if labels is None:
+        return np.zeros(len(label_set))
+    idx = _label_index(np.asarray(labels), label_set)
+    return np.bincount(idx[idx >= 0], minlength=len(label_set)).astype(np.float64)
 
 
 def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, counts: np.ndarray, hasher: RFFHasher,
-               *, candidates: int, sample_seed: int, greedy_sample_factor: float | None = None) -> np.ndarray:
-    """Tokens (sorted) of ``counts[j]`` rows of label ``label_set[j]`` each (all of them if fewer): for each label, a
-    herded sample of the owner's rows of that label (docs/design.md §2.7).
+               *, candidates: int, sample_seed: int, greedy_sample_factor: float | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """``counts[j]`` rows of label ``label_set[j]`` each (all of them if fewer): for each label, a herded sample of
+    the owner's rows of that label (docs/design.md §2.7). Returns ``(tokens int64, sorted; hashes float32)``.
 
     Each label's ``ceil(candidates * counts[j] / sum(counts))`` candidates are drawn uniformly among its rows (a
     stream keyed from the public ``sample_seed`` and the label: a sample, not privacy noise) and only they are
     hashed; ``counts[j]`` of them are herded toward the candidates' mean hash (:func:`nominate_rows` with no tilt):
     a sample that represents the label's rows better than a uniform draw, with no information from anybody else.
     """
+    empty = (np.zeros(0, dtype=np.int64), np.zeros((0, hasher.dim), dtype=np.float32))
     if labels is None:
-        return np.zeros(0, dtype=np.int64)
-    labels = np.asarray(labels)
+        return empty
+    label_set = np.asarray(label_set)
+    idx = _label_index(np.asarray(labels), label_set)
     counts = np.asarray(counts, dtype=np.int64)
     total = max(int(counts.sum()), 1)
     stream = Csprng(int(sample_seed))
     zero = np.zeros(hasher.dim)
-    out: list[np.ndarray] = []
-    for lab, count in zip(np.asarray(label_set), counts):
-        pool = np.flatnonzero(labels == lab)
-        if count <= 0 or len(pool) == 0:
+    tokens_out: list[np.ndarray] = []
+    hashes_out: list[np.ndarray] = []
+    for j, (lab, count) in enumerate(zip(label_set, counts)):
+        pool = np.flatnonzero(idx == j) if count > 0 else np.zeros(0, dtype=np.int64)
+        if len(pool) == 0:
             continue
         label_stream = stream.derive(f"label:{lab!r}")
         c = max(int(count), math.ceil(candidates * int(count) / total))
         if c < len(pool):  # with no tilt the candidates are a uniform sample: draw them first, hash only them
             keys = label_stream.derive("candidates").uniform_array(len(pool))
             pool = np.sort(pool[np.argpartition(keys, c - 1)[:c]])
-        tokens, _ = nominate_rows(np.ascontiguousarray(X[pool]), hasher, zero, temperature=1.0, nominees=int(count),
-                                  candidates=len(pool), sample_seed=int(label_stream.integers(2**63)),
-                                  greedy_sample_factor=greedy_sample_factor)
-        out.append(pool[tokens])
-    return np.sort(np.concatenate(out)).astype(np.int64) if out else np.zeros(0, dtype=np.int64)
+        tokens, hashes = nominate_rows(np.ascontiguousarray(X[pool]), hasher, zero, temperature=1.0,
+                                       nominees=int(count), candidates=len(pool),
+                                       sample_seed=int(label_stream.integers(2**63)),
+                                       greedy_sample_factor=greedy_sample_factor)
+        tokens_out.append(pool[tokens])
+        hashes_out.append(hashes)
+    if not tokens_out:
+        return empty
+    tokens_all = np.concatenate(tokens_out).astype(np.int64)
+    order = np.argsort(tokens_all, kind="stable")
+    return tokens_all[order], np.ascontiguousarray(np.concatenate(hashes_out)[order], dtype=np.float32)
 
 
 def owner_sketch(X: np.ndarray, hasher: RFFHasher, stage: str, direction: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -383,12 +394,11 @@ class OwnerParty:
             counts = np.asarray(m.label_counts)
             if counts.dtype.kind not in "iu" or (counts < 0).any() or int(counts.sum()) != int(m.count):
                 raise ProtocolError(f"owner {self.name!r}: label counts must be integers >= 0 summing to count")
-            tokens = label_rows(self._data, self._labels, np.asarray(m.label_set), counts, hasher,
-                                candidates=int(m.candidates), sample_seed=m.sample_seed,
-                                greedy_sample_factor=m.greedy_sample_factor)
-            rows = np.ascontiguousarray(self._data[tokens])
-            return QuotaReply(n_rows=self._n_rows, tokens=tokens, hashes=hasher.transform(rows),
-                              points=np.array(rows) if m.reveal == "points" else None,
+            tokens, hashes = label_rows(self._data, self._labels, np.asarray(m.label_set), counts, hasher,
+                                        candidates=int(m.candidates), sample_seed=m.sample_seed,
+                                        greedy_sample_factor=m.greedy_sample_factor)
+            return QuotaReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes,
+                              points=np.array(self._data[tokens]) if m.reveal == "points" else None,
                               labels=None if self._labels is None else np.asarray(self._labels)[tokens])
         tokens, hashes = quota_rows(self._data, hasher, np.asarray(m.target, dtype=np.float64),
                                     np.asarray(m.direction, dtype=np.float64), temperature=m.temperature,

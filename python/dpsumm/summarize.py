@@ -211,7 +211,7 @@ def summarize(
 def _validation_labels(value: ArrayLike | None, m: int, method: SummaryMethod, owners_labelled: bool,
                        transport_given: bool) -> np.ndarray | None:
     """``validation_labels`` checked against the method (before any budget is spent)."""
-    needs = bool(getattr(method, "needs_labels", False))
+    needs = method.needs_labels
     if value is None:
         if needs and not transport_given:
             raise InvalidParameterError(f"{method!r} releases the validation set's label histogram: pass "

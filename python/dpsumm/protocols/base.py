@@ -128,6 +128,11 @@ class SummaryMethod:
     #: need every row in this process.
     distributed: ClassVar[bool] = True
 
+    @property
+    def needs_labels(self) -> bool:
+        """Whether a run needs the owners' and the consumer's labels (``validation_labels``)."""
+        return False
+
     def __post_init__(self) -> None:
         self._validate()
 
