@@ -100,6 +100,11 @@ HISTOGRAM_BIN_FLOOR = 0.005
 TILT_ROUNDS = 0
 
 
+#: The purchases in which every owner makes a DP release (and spends the owners' budget); the others' owners'
+#: epsilon is 0.
+OWNER_RELEASE_PURCHASES = ("quotas", "labels")
+
+
 def _split(weights: np.ndarray, total: int, caps: np.ndarray) -> np.ndarray:
     """``total`` split in proportion to ``weights`` by largest remainders, capped at ``caps``; what a cap leaves
     goes to the open entries by the same rule (uniformly among them when their weights are all 0)."""
@@ -824,7 +829,7 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     ledger = accounting.Ledger() if private else None
     if ledger is not None:
         ledger.set_deltas(validation=config.delta,
-                          owners=config.owner_delta if config.purchase in ("quotas", "labels") else None)
+                          owners=config.owner_delta if config.purchase in OWNER_RELEASE_PURCHASES else None)
         if seeded:
             ledger.mark_seeded()
 
@@ -861,7 +866,7 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     for k, v in zip(owner_idx, out["values"]):
         contribution[k] += v
     extra = dict(extra or {})
-    sketched = config.purchase in ("quotas", "labels")
+    sketched = config.purchase in OWNER_RELEASE_PURCHASES
     extra.update(choice=config.choice, greedy_sample_factor=config.greedy_sample_factor, temperature=agg.temperature, sigma=agg.sigma, nominees=config.nominees,
                  candidates=config.candidates, release=config.release, purchase=config.purchase,
                  quotas=dict(agg.quotas), owner_epsilon=config.owner_epsilon if sketched else 0.0,
@@ -1063,7 +1068,7 @@ class Nominations(SummaryMethod):
         if self.validation_release == "exact" and privacy is not None:
             raise InvalidParameterError("`validation_release='exact'` releases D_v's mean without noise: no budget "
                                         "applies", "privacy")
-        if privacy is not None and privacy.has_owners_budget and self.purchase not in ("quotas", "labels"):
+        if privacy is not None and privacy.has_owners_budget and self.purchase not in OWNER_RELEASE_PURCHASES:
             raise InvalidParameterError(
                 "nominations releases nothing computed from one owner's data to another (owners' epsilon is 0): an "
                 "owners' epsilon/delta in `privacy` would not be spent; give a validation-only budget, "
@@ -1072,7 +1077,7 @@ class Nominations(SummaryMethod):
         if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             budget.check_validation_size(validation_rows)
         M = self.resolved_nominees(size)
-        if self.purchase in ("quotas", "labels"):
+        if self.purchase in OWNER_RELEASE_PURCHASES:
             if owner_rows is not None and sum(owner_rows) < size:
                 raise InvalidParameterError(f"the owners hold {sum(owner_rows)} rows, fewer than `size` ({size})", "size")
             return plan
