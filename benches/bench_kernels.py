@@ -90,3 +90,28 @@ def test_mmd(benchmark, mmd_input, impl):
         _pedantic(benchmark, lambda: dpsumm.mmd2(A, B, 0.01), rounds=2)
     else:
         _pedantic(benchmark, lambda: reference.mmd2(A, B, 0.01), rounds=2)
+
+
+@pytest.fixture(scope="module", params=[(40_000, 64, 1000), (20_000, 784, 200)], ids=["40000x64", "20000x784"])
+def greedy_input(request):
+    n, f, k = request.param
+    rng = np.random.default_rng(1)
+    X = rng.random((n // SCALE, f), dtype=np.float32)
+    V = rng.random((300, f), dtype=np.float32)
+    gamma = 1.0 / f
+    kv = np.ascontiguousarray(dpsumm.kernels.kernel_row_means(X, V, gamma), dtype=np.float64)
+    return X, kv, k, gamma
+
+
+@pytest.mark.parametrize("impl", ["rust", "numpy"])
+def test_exact_kernel_greedy(benchmark, greedy_input, impl):
+    """The aggregator's exact-kernel greedy (every round: one kernel value per row against the last pick)."""
+    from dpsumm import _core
+
+    X, kv, k, gamma = greedy_input
+    benchmark.group = f"exact-kernel greedy {len(X)}x{X.shape[1]}, {k} picks"
+    ks0 = np.zeros(len(X))
+    if impl == "rust":
+        _pedantic(benchmark, lambda: _core.kernel_greedy(X, kv, ks0, 0, k, gamma))
+    else:
+        _pedantic(benchmark, lambda: reference.kernel_greedy(X, kv, ks0, 0, k, gamma), rounds=1)

@@ -380,3 +380,24 @@ def test_nominate_bad_greedy_sample_factor_is_rejected(factor):
     with pytest.raises(dpsumm.DpsummError) as info:
         nominate(X, h, g, temperature=0.1, nominees=5, greedy_sample_factor=factor)
     assert info.value.argument == "greedy_sample_factor"
+
+
+# ------------------------------------------------------------------ the exact-kernel greedy (rust/src/kernel_greedy.rs)
+
+
+@pytest.mark.parametrize("n,f,q0,k", [(500, 6, 0, 40), (400, 64, 3, 60), (300, 300, 0, 30)])
+def test_exact_kernel_greedy_equals_numpy_reference(n, f, q0, k):
+    """The Rust greedy picks the numpy twin's rows, and its gains agree to float64 rounding; 64 and 300 features
+    take the two dot-product paths (four rows at a time, one at a time)."""
+    from dpsumm import _core
+
+    rng = np.random.default_rng(n + f)
+    X = rng.random((n, f), dtype=np.float32)
+    V = rng.random((50, f), dtype=np.float32)
+    gamma = 1.0 / f
+    kv = ref.kernel_row_means(X, V, gamma)
+    ks0 = ref.kernel_row_means(X, V[:q0], gamma) * q0 if q0 else np.zeros(n)
+    idx, vals = _core.kernel_greedy(X, np.ascontiguousarray(kv), np.ascontiguousarray(ks0), q0, k, gamma)
+    ridx, rvals = ref.kernel_greedy(X, kv, ks0, q0, k, gamma)
+    assert list(idx) == list(ridx)
+    np.testing.assert_allclose(vals, rvals, rtol=0, atol=1e-12)

@@ -95,9 +95,10 @@ pub(crate) fn dot1<V: Copy + Into<f64>>(row: &[f32], v: &[V]) -> f64 {
     reduce8(&acc) + tail
 }
 
-/// `out[i] = h_i · v` (f64 `v`) for the rows of a row-major block, four rows at a time.
+/// `out[i] = h_i · v` for the rows of a row-major block, four rows at a time (each row's value bit-identical
+/// to [`dot1`]'s).
 #[inline(always)]
-pub(crate) fn block_dots_f64(block: &[f32], v: &[f64], out: &mut [f64]) {
+pub(crate) fn block_dots<V: Copy + Into<f64>>(block: &[f32], v: &[V], out: &mut [f64]) {
     let d = v.len();
     let n = out.len();
     let mut i = 0;
@@ -115,7 +116,7 @@ pub(crate) fn block_dots_f64(block: &[f32], v: &[f64], out: &mut [f64]) {
 
 dispatch_avx512_avx2! {
 fn row_dots_f64(block: &[f32], v: &[f64], out: &mut [f64]) -> () {
-    block_dots_f64(block, v, out)
+    block_dots(block, v, out)
 }
 }
 

@@ -39,7 +39,7 @@ use ndarray::{Array2, ArrayView2, s};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, check_finite_f64, check_positive, checked_size, try_filled};
-use crate::greedy::{Selection, block_dots_f64, greedy_unchecked, stochastic_sample_size, stochastic_unchecked};
+use crate::greedy::{Selection, block_dots, greedy_unchecked, stochastic_sample_size, stochastic_unchecked};
 use crate::limits::try_zeroed_f32;
 use crate::rff::{RffProjection, RowElement, block_error, rows_f32};
 use crate::simd::{dispatch_avx512_avx2, exp_neg_f64};
@@ -160,7 +160,7 @@ fn block_weights(s: &[f64], max: f64, temp: f64, w: &mut [f64]) -> () {
 
 dispatch_avx512_avx2! {
 fn scores_f64(block: &[f32], g: &[f64], out: &mut [f64]) -> () {
-    block_dots_f64(block, g, out);
+    block_dots(block, g, out);
     // -0.0 + 0.0 = +0.0: equal scores compare equal under the total order.
     for s in out.iter_mut() {
         *s += 0.0;

@@ -23,7 +23,7 @@ use ndarray::{ArrayView2, s};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, check_finite_f64, check_positive, checked_size, try_filled};
-use crate::greedy::block_dots_f64;
+use crate::greedy::block_dots;
 use crate::rff::{RffProjection, RowElement, rows_as_f32};
 use crate::simd::exp_neg_f64;
 
@@ -150,7 +150,7 @@ pub fn score_histogram<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection
         |sc, blk| {
             let rows = hash_block(&x, proj, blk, sc)?;
             resize_fallible(&mut sc.s, rows, "X")?;
-            block_dots_f64(&sc.h[..rows * d], g, &mut sc.s[..rows]);
+            block_dots(&sc.h[..rows * d], g, &mut sc.s[..rows]);
             let mut part = try_filled("edges", nb, 0u64)?;
             for &s in &sc.s[..rows] {
                 // The number of edges <= s: bin 0 below the first edge, bin NB + 1 at or above the last.
@@ -182,7 +182,7 @@ pub fn tilted_mean<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, la
         |sc, blk| {
             let rows = hash_block(&x, proj, blk, sc)?;
             resize_fallible(&mut sc.s, rows, "X")?;
-            block_dots_f64(&sc.h[..rows * d], lambda, &mut sc.s[..rows]);
+            block_dots(&sc.h[..rows * d], lambda, &mut sc.s[..rows]);
             let m_b = sc.s[..rows].iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let mut z_b = 0.0f64;
             let mut t_b = try_filled("lambda", d, 0.0f64)?;

@@ -6,12 +6,12 @@ speed, and are never used by the library itself. Randomized twins take a ``numpy
 and are **not** private: privacy noise in dpsumm comes only from the Rust CSPRNG.
 """
 
-from .kernels import (best_row, best_rows, greedy_select, kernel_row_means, kernel_sum, mmd2, nominate, rff_transform,
+from .kernels import (best_row, best_rows, greedy_select, kernel_greedy, kernel_row_means, kernel_sum, mmd2, nominate, rff_transform,
                       stochastic_greedy_select, stochastic_sample_size)
 from .privacy import *  # noqa: F401,F403
 from .privacy import __all__ as _privacy_all
 from .protocol import summarize_reference
 
-__all__ = ["rff_transform", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means", "greedy_select", "nominate",
-           "stochastic_greedy_select", "stochastic_sample_size",
+__all__ = ["rff_transform", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means", "greedy_select", "kernel_greedy",
+           "nominate", "stochastic_greedy_select", "stochastic_sample_size",
            "summarize_reference", *_privacy_all]

@@ -8,7 +8,8 @@ from typing import cast
 
 import numpy as np
 
-__all__ = ["rff_transform", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means", "greedy_select", "nominate"]
+__all__ = ["rff_transform", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means", "greedy_select", "kernel_greedy",
+           "nominate"]
 
 
 def rff_transform(X: np.ndarray, omega: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -89,6 +90,30 @@ def greedy_select(hashes: np.ndarray, target: np.ndarray, k: int, taken: np.ndar
         indices.append(i)
         scores.append(float(score[i]))
         blocked[i] = True
+    return np.array(indices, dtype=np.int64), np.array(scores, dtype=np.float64)
+
+
+def kernel_greedy(X: np.ndarray, kv: np.ndarray, ks0: np.ndarray, q0: int, k: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """The exact-kernel greedy (``rust/src/kernel_greedy.rs``): round ``q`` (``q0`` seed rows, then the picks)
+    takes ``argmax kv[i] - (q/(q+1)) ks[i]/q`` over rows not picked (``kv[i]`` at ``q = 0``; lowest index on ties)
+    and adds ``exp(-gamma ||x_i - x_pick||^2)`` to every ``ks[i]``; float64 throughout."""
+    X = np.asarray(X, dtype=np.float64)
+    ks = np.array(ks0, dtype=np.float64)
+    kv = np.asarray(kv, dtype=np.float64)
+    sq = np.einsum("ij,ij->i", X, X)
+    taken = np.zeros(len(X), dtype=bool)
+    indices: list[int] = []
+    scores: list[float] = []
+    for q in range(q0, q0 + min(k, len(X))):
+        if indices:
+            p = indices[-1]
+            ks += np.exp(-gamma * np.maximum(sq + sq[p] - 2.0 * (X @ X[p]), 0.0))
+        score = kv - (q / (q + 1)) * (ks / q) if q > 0 else kv.copy()
+        score[taken] = -np.inf
+        i = int(np.argmax(score))
+        indices.append(i)
+        scores.append(float(score[i]))
+        taken[i] = True
     return np.array(indices, dtype=np.int64), np.array(scores, dtype=np.float64)
 
 
