@@ -25,6 +25,19 @@ the private summary back. None of them is a dpsumm method.
   (``R`` Lloyd rounds in a ``d_c``-dimensional h1, the aggregator adding the discrete Gaussian to the pooled
   per-cell counts and sums, owners' ε = 1 over all rounds and the final counts).
 
+* ``owner-cells[exact local k-means]``: every owner clusters its own hashes (k-means, ``J_k = min(8, n_k/200)``
+  centres, computed non-privately: the ceiling of owner-local cells); the consumer's rows are assigned to the
+  nearest centre of any owner and their histogram over all owners' cells released (discrete Gaussian, √2,
+  ε_v = 1, cells under 2σ dropped); each cell's share of ``B`` is bought from its owner (capped at the cell's
+  rows) as a sample herded toward the cell's mean hash (as the label purchase does within a label).
+* ``owner-cells[DP Lloyd]``: the same with cells a protocol can afford: each owner runs ``R`` rounds of Lloyd
+  in a ``d_c``-dimensional h1 from ``J_k`` public seed rows, releasing each round's per-cell counts and hash sums
+  (discrete Gaussian, L2 sensitivity √10: one row moves between two cells) and then its final per-cell counts
+  (√2), all at the owners' ε = 1 (the ``R + 1`` releases compose in RDP); centres are the released sums over
+  the released counts, nearest-centre assignments corrected for the noise's expected ``‖Z‖²``.
+* ``tilt[g~ released at d = 64]``: the tilt fitted to a release of the consumer's mean in a 64-dimensional h1
+  (its noise is ``sqrt(64/500)`` as long as at d = 500), the tilt's family restricted accordingly.
+
 Noise is drawn from the Rust CSPRNG (``dpsumm.privacy``) under a fixed seed: the runs are reproducible and NOT
 private. Usage::
 
@@ -39,6 +52,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -264,6 +278,110 @@ def cells_dp(J: int, dim: int, rounds: int) -> Callable[[Bed, int], list[tuple[i
     return run
 
 
+def _nearest(H: np.ndarray, C: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """Index of the nearest centre: ``argmin ‖c‖² − bias − 2 h·c`` (``bias``: the expected ‖noise‖² of each centre)."""
+    return np.argmin(((C * C).sum(1) - bias)[None, :] - 2.0 * H @ C.T, axis=1)
+
+
+def _owner_cell_purchase(bed: Bed, cells: list[tuple[np.ndarray, np.ndarray]], val_cell: np.ndarray, B: int
+                         ) -> list[tuple[int, int]]:
+    """The consumer's DP histogram over every owner's cells (``cells[k] = (assignment of owner k's rows, its
+    released counts)``, ``val_cell`` the global cell of each validation row), then each cell's share of ``B``
+    bought from its owner, herded toward the cell's mean hash."""
+    sizes = [len(c) for _, c in cells]
+    offsets = np.cumsum([0] + sizes)
+    J = int(offsets[-1])
+    cal = calibrate_gaussian(1.0, DELTA, sensitivity=math.sqrt(2), dim=J)
+    hv = _gaussian(np.bincount(val_cell, minlength=J).astype(np.float64), 1.0, math.sqrt(2), bed.csprng)
+    hv[hv < 2 * cal.sigma] = 0.0
+    need = B * hv / max(hv.sum(), 1e-12)
+    out: list[tuple[int, int]] = []
+    for j in np.flatnonzero(need > 0):
+        k = int(np.searchsorted(offsets, j, side="right") - 1)
+        local = j - offsets[k]
+        assign, counts = cells[k]
+        idx = np.flatnonzero(assign == local)
+        n = min(int(round(need[j])), int(max(counts[local], 0.0)), len(idx))
+        if n <= 0:
+            continue
+        if n < len(idx):
+            Hc = bed.H[k][idx]
+            sel, _ = greedy_select(Hc, Hc.astype(np.float64).mean(0), n)
+            out += [(k, int(idx[i])) for i in sel]
+        else:
+            out += [(k, int(i)) for i in idx]
+    return out
+
+
+def owner_cells_exact(jmax: int) -> Callable[[Bed, int], list[tuple[int, int]]]:
+    def run(bed: Bed, B: int) -> list[tuple[int, int]]:
+        from sklearn.cluster import KMeans
+        key = f"_owner_cells_exact_{jmax}"
+        if not hasattr(bed, key):
+            cells, centres = [], []
+            for h in bed.H:
+                km = KMeans(min(jmax, max(1, len(h) // 200)), n_init=1, random_state=bed.repeat).fit(h)
+                cells.append((km.labels_, np.bincount(km.labels_, minlength=km.n_clusters).astype(np.float64)))
+                centres.append(km.cluster_centers_)
+            C = np.concatenate(centres).astype(np.float64)
+            val_cell = _nearest(bed.hasher.transform(bed.val).astype(np.float64), C, np.zeros(len(C)))
+            setattr(bed, key, (cells, val_cell))
+        cells, val_cell = getattr(bed, key)
+        return _owner_cell_purchase(bed, cells, val_cell, B)
+    return run
+
+
+def owner_cells_dp(jmax: int, dim: int, rounds: int) -> Callable[[Bed, int], list[tuple[int, int]]]:
+    def run(bed: Bed, B: int) -> list[tuple[int, int]]:
+        key = f"_owner_cells_dp_{jmax}_{dim}_{rounds}"
+        if not hasattr(bed, key):
+            hc = RFFHasher(bed.val.shape[1], dim=dim, gamma=bed.gamma, seed=f"owner-cells-{bed.repeat}")
+            seed = hc.transform(np.ascontiguousarray(bed.split.seed_set, np.float32)).astype(np.float64)
+            cells, centres, biases = [], [], []
+            for o in bed.owners:
+                H = hc.transform(o).astype(np.float64)
+                J = min(jmax, max(1, len(H) // 200), len(seed))
+                R = rounds if J > 1 else 1
+                scale = math.sqrt(R + 1)  # R (count, sum) releases and the final counts compose in RDP
+                C = seed[bed.rng.choice(len(seed), size=J, replace=False)]
+                bias = np.zeros(len(C))
+                for _ in range(R):
+                    a = _nearest(H, C, bias)
+                    S = np.zeros_like(C)
+                    np.add.at(S, a, H)
+                    both = _gaussian(np.concatenate([np.bincount(a, minlength=len(C)).astype(np.float64), S.ravel()]),
+                                     1.0, math.sqrt(10.0), bed.csprng, scale)
+                    cnt_n, S_n = both[:len(C)], both[len(C):].reshape(S.shape)
+                    sigma = calibrate_gaussian(1.0, DELTA, sensitivity=math.sqrt(10.0), dim=both.size).sigma * scale
+                    keep = cnt_n > 3 * sigma
+                    if not keep.any():
+                        keep = cnt_n >= cnt_n.max()
+                    C = S_n[keep] / cnt_n[keep, None]
+                    bias = dim * (sigma / cnt_n[keep]) ** 2
+                a = _nearest(H, C, bias)
+                cnt = np.maximum(_gaussian(np.bincount(a, minlength=len(C)).astype(np.float64), 1.0, math.sqrt(2), bed.csprng, scale), 0.0)
+                cells.append((a, cnt))
+                centres.append(C)
+                biases.append(bias)
+            val_cell = _nearest(hc.transform(bed.val).astype(np.float64), np.concatenate(centres), np.concatenate(biases))
+            setattr(bed, key, (cells, val_cell))
+        cells, val_cell = getattr(bed, key)
+        return _owner_cell_purchase(bed, cells, val_cell, B)
+    return run
+
+
+def tilt_low_dim(dim: int) -> Callable[[Bed, int], list[tuple[int, int]]]:
+    def run(bed: Bed, B: int) -> list[tuple[int, int]]:
+        key = f"_tilt_low_{dim}"
+        if not hasattr(bed, key):
+            hr = RFFHasher(bed.val.shape[1], dim=dim, gamma=bed.gamma, seed=f"ceiling-low-{bed.repeat}")
+            H = np.concatenate([hr.transform(o) for o in bed.owners]).astype(np.float64)
+            g = _gaussian(hr.transform(bed.val).astype(np.float64).mean(0), 1.0, 2 * math.sqrt(2) / len(bed.val), bed.csprng)
+            setattr(bed, key, fit_tilt(H, g))
+        return bed.by_weights(getattr(bed, key), B)
+    return run
+
+
 METHODS: dict[str, Callable[[Bed, int], list[tuple[int, int]] | None]] = {
     "wanted-labels": wanted_labels,
     "tilt[exact g_v]": tilt(None),
@@ -273,6 +391,9 @@ METHODS: dict[str, Callable[[Bed, int], list[tuple[int, int]] | None]] = {
     "tilt[g~, noise x 1/8]": tilt(0.125),
     "cells+histogram (exact k-means, J = 100)": cells_exact(100),
     "cells[DP k-means, J = 60, d_c = 32, R = 3]+histogram": cells_dp(60, 32, 3),
+    "tilt[g~ released at d = 64]": tilt_low_dim(64),
+    "owner-cells[exact local k-means, J_k = 8]+histogram": owner_cells_exact(8),
+    "owner-cells[DP Lloyd, J_k = 8, d_c = 64, R = 3]+histogram": owner_cells_dp(8, 64, 3),
 }
 
 
@@ -283,6 +404,9 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[200, 1000])
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--out", default="docs/experiments/testbeds")
+    ap.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
+                    help="ceilings to run (default: all)")
+    ap.add_argument("--tag", default="", help="write ceiling-TAG.json / ceiling-TAG.md instead of ceiling.json / .md")
     args = ap.parse_args()
     recs: list[dict[str, Any]] = []
     t0 = time.perf_counter()
@@ -291,8 +415,8 @@ def main() -> None:
             bed = Bed(bed_name, r, args.data, args.sizes)
             for p in args.sizes:
                 ex, ce = bed.base[p]
-                for name, f in METHODS.items():
-                    bought = f(bed, SLACK * p)
+                for name in args.methods:
+                    bought = METHODS[name](bed, SLACK * p)
                     if bought is None:
                         continue
                     v = bed.keep(bought, p)
@@ -305,10 +429,11 @@ def main() -> None:
                           f"{recs[-1]['vs_central_pct']:+.0f} % ({time.perf_counter() - t0:.0f} s)", flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    cmd = "python benches/testbeds_ceiling.py " + " ".join(a if a != args.data else "DIR" for a in sys.argv[1:])
-    (out / "ceiling.json").write_text(json.dumps({"meta": {"command": cmd, "dim": DIM, "slack": SLACK, "rho": RHO,
+    cmd = "python benches/testbeds_ceiling.py " + " ".join(shlex.quote(a) if a != args.data else "DIR" for a in sys.argv[1:])
+    stem = f"ceiling-{args.tag}" if args.tag else "ceiling"
+    (out / f"{stem}.json").write_text(json.dumps({"meta": {"command": cmd, "dim": DIM, "slack": SLACK, "rho": RHO,
                                                            "epsilon_v": 1.0, "delta": DELTA}, "records": recs}, indent=1))
-    (out / "ceiling.md").write_text(table(recs, cmd))
+    (out / f"{stem}.md").write_text(table(recs, cmd))
     print(table(recs, cmd))
 
 
