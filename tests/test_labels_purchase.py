@@ -19,6 +19,7 @@ from dpsumm.messages import LabelHistogramRelease, Message, QuotaReply, SketchRe
 from dpsumm.parties import ConsumerParty, OwnerParty, label_rows, owner_stream
 from dpsumm.protocols.nominations import label_threshold, quotas_from_labels
 from dpsumm.transport import InProcessTransport
+from recording import Recorder
 
 LABELS = (0, 1, 2)
 METHOD = dpsumm.Nominations(dim=64, purchase="labels", label_set=LABELS)
@@ -159,23 +160,6 @@ def test_the_label_purchase_beats_uniform_sampling_on_a_label_shift():
         u = dpsumm.summarize(owners, validation, 30, "uniform", gamma=0.3, random_state=seed, progress=False)
         uni.append(mmd2(u.points, validation, 0.3))
     assert np.mean(ours) < 0.5 * np.mean(uni)
-
-
-class Recorder:
-    def __init__(self, party, replace=None):
-        self.party, self.replace = party, replace
-        self.received: list[bytes] = []
-        self.sketches: list[Message] = []
-
-    def handle(self, message: Message) -> Message:
-        d = message.to_dict()
-        self.received.append(pickle.dumps({k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in d.items()}))
-        reply = self.party.handle(message)
-        if isinstance(reply, (SketchReply, LabelHistogramRelease)):
-            if self.replace is not None:
-                reply = self.replace[len(self.sketches)]
-            self.sketches.append(reply)
-        return reply
 
 
 def run_recorded(owners, labels, validation, yv, size, seed, replace=None):

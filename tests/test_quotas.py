@@ -18,6 +18,7 @@ from dpsumm.protocols.nominations import (HISTOGRAM_BINS, PURCHASE_FACTOR, histo
                                           sketch_calibration)
 from dpsumm.reference import owner_sketch as ref
 from dpsumm.transport import InProcessTransport
+from recording import Recorder
 
 KW = dict(method=dpsumm.Nominations(dim=64, purchase="quotas"), gamma=0.3, progress=False)
 
@@ -130,25 +131,6 @@ def test_default_run_certifies_every_party_and_buys_at_most_three_times_size():
     budget = dpsumm.Budget(epsilon=0.5, delta=1e-7, validation_epsilon=1.0, validation_delta=1e-6)
     res = dpsumm.summarize(owners, validation, 10, privacy=budget, random_state=1, **KW)
     assert 0.45 < res.privacy.epsilon("owners", 1e-7) <= 0.5
-
-
-class Recorder:
-    """Wrap a party: keep every message it receives as bytes; optionally replace its sketch replies."""
-
-    def __init__(self, party, replace=None):
-        self.party, self.replace = party, replace
-        self.received: list[bytes] = []
-        self.sketches: list[SketchReply] = []
-
-    def handle(self, message: Message) -> Message:
-        d = message.to_dict()
-        self.received.append(pickle.dumps({k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in d.items()}))
-        reply = self.party.handle(message)
-        if isinstance(reply, SketchReply):
-            if self.replace is not None:
-                reply = self.replace[len(self.sketches)]
-            self.sketches.append(reply)
-        return reply
 
 
 def run_recorded(owners, validation, size, seed, replace=None):
