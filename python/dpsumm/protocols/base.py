@@ -112,7 +112,27 @@ class RunSetup:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class SummaryMethod:
+class _MethodType(type):
+    """The method objects' metaclass: an option the method does not have (misspelled, or another method's) or too
+    many positional arguments is a :class:`MethodOptionError` naming it and where it belongs, not the bare
+    ``TypeError`` of the dataclass ``__init__``."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if dataclasses.is_dataclass(cls):
+            names = [f.name for f in dataclasses.fields(cls) if f.init]
+            if len(args) > len(names):
+                raise MethodOptionError(f"{cls.__name__} takes at most {len(names)} options positionally "
+                                        f"({', '.join(names)}), got {len(args)}: pass options by keyword",
+                                        names[-1] if names else "args")
+            unknown = sorted(k for k in kwargs if k not in names)
+            if unknown:
+                from ..methods import unknown_option
+
+                raise unknown_option(cls.__name__, names, unknown[0])
+        return super().__call__(*args, **kwargs)
+
+
+class SummaryMethod(metaclass=_MethodType):
     """Base of the method objects: scikit-learn style parameters, a readable repr, validation at construction.
 
     Subclasses are frozen dataclasses (``@dataclass(frozen=True, repr=False)``) whose fields are the method's
@@ -269,7 +289,10 @@ def public_setup(method: SummaryMethod, plan: Plan, *, seed_set: object, gamma: 
     if gamma == "median":
         if seed.shape[0] < 2:
             raise InvalidParameterError("gamma='median' needs a seed set of at least two public rows", "gamma")
-        g = median_gamma(seed)
+        try:
+            g = median_gamma(seed)
+        except InvalidParameterError as exc:  # the rows are the user's seed set, or generated in feature_range
+            raise InvalidParameterError(f"gamma='median': {exc}", "seed_set" if user_seed else "feature_range") from exc
         _log.info("gamma='median': %.6g from %d public seed rows", g, seed.shape[0])
         if not user_seed and validation is not None:  # generated rows in the public box: the data may not live there
             check_kernel(validation, g, what="the validation rows (gamma='median' of generated seed rows)")
