@@ -164,16 +164,17 @@ def choice_of(value: object, name: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def label_vector(value: object, name: str, n: int, label_set: tuple[Any, ...] | None = None) -> np.ndarray:
-    """``value`` as ``n`` labels that a label purchase can count: a 1-D array of finite numbers or of strings, of the
-    same kind (numbers or strings) as ``label_set`` when it is given."""
+def label_vector(value: object, name: str, n: int, label_set: tuple[Any, ...] | None = None, *,
+                 kinds: str = "iufUS") -> np.ndarray:
+    """``value`` as ``n`` labels that a label purchase can count: a 1-D array of finite numbers or of strings (numpy
+    dtype kinds ``kinds``), of the same kind (numbers or strings) as ``label_set`` when it is given."""
     try:
         arr = np.asarray(value)
     except Exception as exc:  # numpy raises many types on ragged or exotic input
         raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
     if arr.shape != (n,):
         raise InvalidParameterError(f"`{name}` must have shape ({n},), got {arr.shape}", name)
-    if arr.dtype.kind not in "iufUS" or (arr.dtype.kind == "f" and not np.isfinite(arr).all()):
+    if arr.dtype.kind not in kinds or (arr.dtype.kind == "f" and not np.isfinite(arr).all()):
         raise InvalidParameterError(f"`{name}` must be finite numbers or strings, got dtype {arr.dtype}", name)
     if label_set:
         strings = isinstance(label_set[0], str)

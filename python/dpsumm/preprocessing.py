@@ -92,6 +92,8 @@ def scale_to_unit(X: Any, low: Any, high: Any, *, clip: bool = True) -> np.ndarr
 
 
 def _bound(value: Any, name: str, n_features: int) -> np.ndarray:
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype.kind == "b"):
+        raise InvalidParameterError(f"`{name}` must be a number or one number per feature, got a bool", name)
     try:
         b = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
