@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .accounting import DEFAULT_DELTA as _accounting_default_delta
@@ -87,19 +87,6 @@ def method_from_options(method: object, options: Mapping[str, Any],
             msg = str(exc.args[0]).replace(f"`{arg}`", spell(arg), 1)
             exc.args = (msg, *exc.args[1:])
         raise
-
-
-def unknown_option(cls_name: str, own: Sequence[str], key: str) -> MethodOptionError:
-    """The error for ``cls_name(key=...)`` when the method (whose options are ``own``) has no option ``key``: names
-    the methods that have it, or the closest option."""
-    where = [o for o in _owners_of(key) if o != cls_name]
-    if where:
-        hint = f"; it is an option of {', '.join('dpsumm.' + o for o in where)}"
-    else:
-        close = difflib.get_close_matches(key, list(own), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return MethodOptionError(f"{cls_name} has no option `{key}` (its options: {', '.join(own) if own else 'none'})"
-                             f"{hint}", key)
 
 
 def misplaced_options(options: Mapping[str, Any], method: object, where: str = "summarize") -> MethodOptionError:

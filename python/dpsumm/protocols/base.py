@@ -18,6 +18,7 @@ experiments) all build one, then
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import logging
 import numbers
 from dataclasses import dataclass, field
@@ -126,10 +127,25 @@ class _MethodType(type):
                                         names[-1] if names else "args")
             unknown = sorted(k for k in kwargs if k not in names)
             if unknown:
-                from ..methods import unknown_option
-
-                raise unknown_option(cls.__name__, names, unknown[0])
+                key = unknown[0]
+                where = sorted({c.__name__ for c in _method_classes(SummaryMethod) if c is not cls and
+                                dataclasses.is_dataclass(c) and c.name and key in c.option_names()})
+                if where:
+                    hint = f"; it is an option of {', '.join('dpsumm.' + o for o in where)}"
+                else:
+                    close = difflib.get_close_matches(key, names, n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise MethodOptionError(f"{cls.__name__} has no option `{key}` (its options: "
+                                        f"{', '.join(names) if names else 'none'}){hint}", key)
         return super().__call__(*args, **kwargs)
+
+
+def _method_classes(base: type) -> list[type]:
+    """Every subclass of ``base`` defined so far."""
+    out: list[type] = []
+    for sub in base.__subclasses__():
+        out += [sub, *_method_classes(sub)]
+    return out
 
 
 class SummaryMethod(metaclass=_MethodType):
