@@ -143,7 +143,8 @@ class _MethodType(type):
 def _method_classes(base: type) -> list[type]:
     """Every subclass of ``base`` defined so far."""
     out: list[type] = []
-    for sub in base.__subclasses__():
+    subs: list[type] = base.__subclasses__()
+    for sub in subs:
         out += [sub, *_method_classes(sub)]
     return out
 
