@@ -56,7 +56,7 @@ class Schedule:
             )
         _set(self, "epsilon_epoch_step", eps)
         _set(self, "epsilon_auction", _nonneg_float(self.epsilon_auction, "epsilon_auction"))
-        _set(self, "tau", bounded_int(self.tau, "tau", 1, MAX_SIZE))
+        _set(self, "tau", positive_int(self.tau, "tau"))
         _set(self, "eta", positive_float(self.eta, "eta"))
         _set(self, "seed_set_size", bounded_int(self.seed_set_size, "seed_set_size", 1, MAX_SEED_SET_SIZE))
 
