@@ -44,6 +44,8 @@ def bounded_int(value: object, name: str, low: int, high: int) -> int:
 
 def real_pair(value: object, name: str) -> tuple[float, float]:
     """``value`` as ``(low, high)``: two finite reals with ``low < high``."""
+    if isinstance(value, np.ndarray) and value.shape == (2,) and value.dtype.kind in "iuf":
+        value = value.tolist()
     if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)) or len(value) != 2:
         raise InvalidParameterError(f"`{name}` must be a pair (low, high), got {value!r}", name)
     lo, hi = value
@@ -160,3 +162,24 @@ def choice_of(value: object, name: str, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise InvalidParameterError(f"`{name}` must be one of {', '.join(repr(c) for c in choices)}, got {value!r}", name)
     return value
+
+
+def label_vector(value: object, name: str, n: int, label_set: tuple[Any, ...] | None = None, *,
+                 kinds: str = "iufUS") -> np.ndarray:
+    """``value`` as ``n`` labels that a label purchase can count: a 1-D array of finite numbers or of strings (numpy
+    dtype kinds ``kinds``), of the same kind (numbers or strings) as ``label_set`` when it is given."""
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # numpy raises many types on ragged or exotic input
+        raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
+    if arr.shape != (n,):
+        raise InvalidParameterError(f"`{name}` must have shape ({n},), got {arr.shape}", name)
+    if arr.dtype.kind not in kinds or (arr.dtype.kind == "f" and not np.isfinite(arr).all()):
+        raise InvalidParameterError(f"`{name}` must be finite numbers or strings, got dtype {arr.dtype}", name)
+    if label_set:
+        strings = isinstance(label_set[0], str)
+        if strings != (arr.dtype.kind in "US"):
+            raise InvalidParameterError(
+                f"`{name}` holds {'strings' if arr.dtype.kind in 'US' else 'numbers'} but the label_set "
+                f"{tuple(label_set)[:5]!r} holds {'strings' if strings else 'numbers'}: no row would match a label", name)
+    return arr

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ._validation import float_matrix
 from .errors import DataFileError, DpsummError, InvalidParameterError
 
 __all__ = ["read_idx", "mnist", "digits", "LabelSplit", "label_split", "mnist_label_split", "digits_label_split", "covariate_shift", "load_array", "load_labels", "load_owners", "read_table", "Table", "MAX_FILE_BYTES", "MAX_FILE_VALUES", "LABEL_NAMES"]
@@ -108,7 +109,7 @@ def mnist(directory: str | Path, *, kind: str = "train", normalize: bool = True)
     y = read_idx(_find(d, f"{prefix}-labels-idx1-ubyte"))
     if X.ndim != 3 or y.ndim != 1 or X.shape[0] != y.shape[0]:
         raise InvalidParameterError(f"inconsistent MNIST files in {d}", "directory")
-    X = X.reshape(X.shape[0], -1)
+    X = X.reshape(X.shape[0], X.shape[1] * X.shape[2])
     return (X.astype(np.float32) / 255.0 if normalize else X), y.astype(np.int64)
 
 
@@ -182,6 +183,8 @@ def label_split(
         raise InvalidParameterError(f"`train` and `test` must be (X, y) pairs of arrays: {exc}", "train") from exc
     if X.ndim != 2 or Xt.ndim != 2 or X.shape[1] != Xt.shape[1] or y.shape != (len(X),) or yt.shape != (len(Xt),):
         raise InvalidParameterError("`train` and `test` must be (X, y) pairs with 2-D X of equal width", "train")
+    X = float_matrix(X, "train", allow_empty=True)
+    Xt = float_matrix(Xt, "test", allow_empty=True)
     if not 0.0 < validation_fraction < 1.0:
         raise InvalidParameterError("`validation_fraction` must be in (0, 1)", "validation_fraction")
     try:
@@ -195,8 +198,13 @@ def label_split(
     for g, o in zip(groups_t, owners):
         if len(o) == 0:
             raise InvalidParameterError(f"no training row has a label in group {list(g)}", "groups")
-    ratio = np.asarray(target_ratio, dtype=float)
-    if len(ratio) != len(target_labels) or (ratio <= 0).any():
+    try:
+        ratio = np.asarray(target_ratio, dtype=float)
+        n_targets = len(target_labels)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"`target_ratio` needs one positive number per target label: {exc}",
+                                    "target_ratio") from None
+    if ratio.ndim != 1 or len(ratio) != n_targets or not np.isfinite(ratio).all() or (ratio <= 0).any():
         raise InvalidParameterError("`target_ratio` needs one positive entry per target label", "target_ratio")
     ratio = ratio / ratio.sum()
     available = np.array([(yt == lab).sum() for lab in target_labels])
@@ -221,7 +229,7 @@ def label_split(
         else:
             raise InvalidParameterError("`seed_set` must be 'test-pool', 'uniform' or an array", "seed_set")
     else:
-        seed = np.asarray(seed_set, dtype=np.float32)
+        seed = float_matrix(seed_set, "seed_set", n_features=X.shape[1], allow_empty=True).astype(np.float32)
     return LabelSplit(owners, owner_labels, Xt[val_idx], yt[val_idx], Xt[test_idx], yt[test_idx], seed, seed_labels, groups_t)
 
 

@@ -26,9 +26,16 @@ __all__ = [
 
 
 def _hashes(H: object, name: str = "hashes") -> np.ndarray:
-    arr = np.asarray(H)
+    try:
+        arr = np.asarray(H)
+    except Exception as exc:  # numpy raises many types on ragged or exotic input
+        raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
     if arr.ndim != 2:
         raise InvalidParameterError(f"`{name}` must be 2-D, got {arr.ndim}-D", name)
+    if arr.dtype.kind not in "fiub":
+        raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)
+    if arr.shape[1] == 0:
+        raise InvalidParameterError(f"`{name}` has no columns (a hash has dim >= 1)", name)
     if arr.dtype != np.float32 or not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr, dtype=np.float32)
     return arr
@@ -36,8 +43,11 @@ def _hashes(H: object, name: str = "hashes") -> np.ndarray:
 
 def _vector(v: object, d: int) -> np.ndarray:
     try:
-        arr = np.ascontiguousarray(v, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
+        raw = np.asarray(v)
+        if raw.dtype.kind not in "fiub":
+            raise TypeError(f"dtype {raw.dtype}")
+        arr = np.ascontiguousarray(raw, dtype=np.float32)
+    except Exception as exc:  # numpy raises many types on ragged or exotic input
         raise InvalidParameterError(f"`v` must be a vector of real numbers: {exc}", "v") from exc
     if arr.shape != (d,):
         raise InvalidParameterError(f"`v` must have shape ({d},), got {arr.shape}", "v")
@@ -49,7 +59,13 @@ def _vector(v: object, d: int) -> np.ndarray:
 def _mask(m: object, n: int, name: str = "offered") -> np.ndarray | None:
     if m is None:
         return None
-    arr = np.ascontiguousarray(m, dtype=bool)
+    try:
+        arr = np.asarray(m)
+    except Exception as exc:  # numpy raises many types on ragged or exotic input
+        raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
+    if arr.dtype.kind not in "biu":
+        raise InvalidParameterError(f"`{name}` must be a boolean mask, got dtype {arr.dtype}", name)
+    arr = np.ascontiguousarray(arr, dtype=bool)
     if arr.shape != (n,):
         raise InvalidParameterError(f"`{name}` must have shape ({n},), got {arr.shape}", name)
     return arr

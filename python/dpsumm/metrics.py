@@ -22,7 +22,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import float_matrix, positive_float, positive_int
+from ._validation import _scan, bounded_int, float_matrix, label_vector, positive_float, positive_int
 from .errors import InvalidParameterError
 from .kernels import kernel_sum, mmd2
 
@@ -45,6 +45,9 @@ def objective(summary: object, validation: object, gamma: float) -> float:
     g = positive_float(gamma, "gamma")
     S = float_matrix(summary, "summary")
     V = float_matrix(validation, "validation", n_features=S.shape[1])
+    for arr, name in ((S, "summary"), (V, "validation")):  # the kernel computes in float32
+        if _scan(arr) is None:
+            raise InvalidParameterError(f"`{name}` has values beyond the float32 range (|x| > 3.4e38)", name)
     p, m = S.shape[0], V.shape[0]
     return cast(float, 2.0 * kernel_sum(V, S, g) / (m * p) - kernel_sum(S, S, g) / (p * p))
 
@@ -72,12 +75,16 @@ def mmd_increase_pct(alg: float, greedy: float) -> float:
 def _training_data(X: object, y: object, X_test: object, y_test: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     Xa = float_matrix(X, "X")
     Xt = float_matrix(X_test, "X_test", n_features=Xa.shape[1])
-    ya, yt = np.asarray(y), np.asarray(y_test)
-    if ya.shape != (Xa.shape[0],):
-        raise InvalidParameterError(f"`y` must have shape ({Xa.shape[0]},), got {ya.shape}", "y")
-    if yt.shape != (Xt.shape[0],):
-        raise InvalidParameterError(f"`y_test` must have shape ({Xt.shape[0]},), got {yt.shape}", "y_test")
+    ya = label_vector(y, "y", Xa.shape[0], kinds="biufUS")
+    yt = label_vector(y_test, "y_test", Xt.shape[0], kinds="biufUS")
     return Xa, ya, Xt, yt
+
+
+def _seed(random_state: object) -> int | None:
+    """A scikit-learn classifier's seed: None or an int in [0, 2**32)."""
+    if random_state is None:
+        return None
+    return bounded_int(random_state, "random_state", 0, 2**32 - 1)
 
 
 def _sklearn() -> None:
@@ -92,6 +99,9 @@ def accuracy(classifier: object, X: object, y: object, X_test: object, y_test: o
 
     With a single class in ``y`` the classifier predicts that class (no fit is possible).
     """
+    if not (callable(getattr(classifier, "fit", None)) and callable(getattr(classifier, "predict", None))):
+        raise InvalidParameterError(f"`classifier` must be an unfitted scikit-learn classifier (with fit and predict), "
+                                    f"got {type(classifier).__name__}", "classifier")
     Xa, ya, Xt, yt = _training_data(X, y, X_test, y_test)
     classes = np.unique(ya)
     if classes.size == 1:
@@ -105,7 +115,8 @@ def svm_accuracy(X: object, y: object, X_test: object, y_test: object, *, C: flo
     _sklearn()
     from sklearn.svm import LinearSVC
 
-    return accuracy(LinearSVC(C=positive_float(C, "C"), random_state=random_state, max_iter=5000), X, y, X_test, y_test)
+    return accuracy(LinearSVC(C=positive_float(C, "C"), random_state=_seed(random_state), max_iter=5000), X, y, X_test,
+                    y_test)
 
 
 def mlp_accuracy(X: object, y: object, X_test: object, y_test: object, *, hidden: int = 32, alpha: float = 1e-3,
@@ -125,7 +136,7 @@ def mlp_accuracy(X: object, y: object, X_test: object, y_test: object, *, hidden
     hidden = positive_int(hidden, "hidden")
     max_iter = positive_int(max_iter, "max_iter")
     model = MLPClassifier(hidden_layer_sizes=(hidden,), alpha=positive_float(alpha, "alpha"), max_iter=max_iter,
-                          random_state=random_state)
+                          random_state=_seed(random_state))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return accuracy(model, X, y, X_test, y_test)

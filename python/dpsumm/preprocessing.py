@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import float_matrix
+from ._validation import float_matrix, positive_float
 from .errors import InvalidParameterError
 
 __all__ = ["scale_to_unit", "median_gamma", "kernel_scale", "check_kernel", "DEGENERATE_LOW", "DEGENERATE_HIGH",
@@ -73,15 +73,27 @@ def scale_to_unit(X: Any, low: Any, high: Any, *, clip: bool = True) -> np.ndarr
     """
     arr = float_matrix(X, "X", allow_empty=True).astype(np.float64)
     lo, hi = _bound(low, "low", arr.shape[1]), _bound(high, "high", arr.shape[1])
-    if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo < hi).all()):
-        raise InvalidParameterError("`low` and `high` must be finite with low < high for every feature", "low")
-    out: np.ndarray = (arr - lo) / (hi - lo)
+    if not isinstance(clip, (bool, np.bool_)):
+        raise InvalidParameterError(f"`clip` must be a bool, got {type(clip).__name__}", "clip")
+    if not np.isfinite(lo).all():
+        raise InvalidParameterError("`low` must be finite for every feature", "low")
+    if not np.isfinite(hi).all():
+        raise InvalidParameterError("`high` must be finite for every feature", "high")
+    if not (lo < hi).all():
+        raise InvalidParameterError("`high` must be above `low` for every feature", "high")
+    with np.errstate(over="ignore"):
+        width = hi - lo
+    if not np.isfinite(width).all():
+        raise InvalidParameterError("`high` - `low` overflows: the range is beyond the float range", "high")
+    out: np.ndarray = (arr - lo) / width
     if clip:
         np.clip(out, 0.0, 1.0, out=out)
     return out
 
 
 def _bound(value: Any, name: str, n_features: int) -> np.ndarray:
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype.kind == "b"):
+        raise InvalidParameterError(f"`{name}` must be a number or one number per feature, got a bool", name)
     try:
         b = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -93,12 +105,31 @@ def _bound(value: Any, name: str, n_features: int) -> np.ndarray:
 
 
 def _median_sq_distance(rows: np.ndarray) -> float:
+    """The median squared distance over pairs of ``rows``: 0 when they are all equal, NaN when it is beyond the
+    float range (overflow or underflow of the squares)."""
     R = np.asarray(rows, dtype=np.float64)
     if len(R) > _MAX_ROWS:
         R = R[np.linspace(0, len(R) - 1, _MAX_ROWS).astype(np.int64)]
-    sq = (R * R).sum(1)
-    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * R @ R.T, 0.0)
-    return float(np.median(d2[np.triu_indices(len(R), 1)]))
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        sq = (R * R).sum(1)
+        d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * R @ R.T, 0.0)
+        med = float(np.median(d2[np.triu_indices(len(R), 1)]))
+    if 0.0 < med < math.inf:
+        return med
+    # Out of range (or all equal): again on the rows scaled to |x| <= 1, where the squares neither overflow nor
+    # underflow, then scaled back.
+    scale = float(np.abs(R).max(initial=0.0))
+    if not 0.0 < scale < math.inf:
+        return 0.0 if scale == 0.0 else math.nan
+    Rs = R / scale
+    sq = (Rs * Rs).sum(1)
+    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * Rs @ Rs.T, 0.0)
+    med = float(np.median(d2[np.triu_indices(len(Rs), 1)]))
+    if med == 0.0:
+        return 0.0
+    with np.errstate(over="ignore", under="ignore"):
+        out = float(np.float64(med) * np.float64(scale) * np.float64(scale))
+    return out if 0.0 < out < math.inf else math.nan
 
 
 def median_gamma(rows: Any) -> float:
@@ -116,17 +147,22 @@ def median_gamma(rows: Any) -> float:
     if len(R) < 2:
         raise InvalidParameterError("the median heuristic needs at least two rows", "rows")
     med = _median_sq_distance(R)
-    if med <= 0:
+    if med == 0:
         raise InvalidParameterError("the rows are all equal: no median distance", "rows")
-    return 1.0 / med
+    gamma = 1.0 / med if math.isfinite(med) else math.nan
+    if not 0.0 < gamma < math.inf:
+        raise InvalidParameterError("the rows' median squared distance is beyond the float range (|x| too large or "
+                                    "too small): no finite gamma; rescale the rows", "rows")
+    return gamma
 
 
 def kernel_scale(rows: Any, gamma: float) -> float:
     """``gamma * median ||x - y||²`` over pairs of ``rows``: about 1 for a kernel that suits the data."""
+    g = positive_float(gamma, "gamma")
     R = float_matrix(rows, "rows", allow_empty=True)
     if len(R) < 2:
         return math.nan
-    return float(gamma) * _median_sq_distance(R)
+    return g * _median_sq_distance(R)
 
 
 def check_kernel(rows: Any, gamma: float, *, what: str = "the rows") -> float:

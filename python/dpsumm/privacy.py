@@ -300,4 +300,6 @@ def gaussian_mean_release(mean: object, calibration: GaussianCalibration, rng: C
         raise InvalidParameterError(
             f"`mean` must be a real vector of shape ({calibration.dim},), got {arr.shape} {arr.dtype}", "mean"
         )
+    if not np.isfinite(arr).all():
+        raise InvalidParameterError("`mean` contains NaN or infinite values", "mean")
     return gaussian_on_grid(arr, calibration.sigma, calibration.granularity, _rng(rng))

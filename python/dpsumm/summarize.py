@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import accounting
-from ._validation import check_hashable, float_matrix, positive_float, positive_int, real_pair
+from ._validation import check_hashable, float_matrix, label_vector, positive_float, positive_int, real_pair
 from .errors import InvalidParameterError
 from .methods import METHODS, misplaced_options, resolve_method
 from .parties import ConsumerParty, OwnerParty, owner_stream
@@ -152,6 +152,14 @@ def summarize(
     n_features = datas[0].shape[1]
     val = float_matrix(validation, "validation", n_features=n_features)
     val_labels = _validation_labels(validation_labels, val.shape[0], meth, labels[0] is not None, transport is not None)
+    if meth.needs_labels:  # the owners count their rows per public label: labels they can count, of the set's kind
+        label_set = tuple(getattr(meth, "label_set", None) or ())
+        for k, lab in enumerate(labels):
+            if lab is not None:
+                try:
+                    labels[k] = label_vector(lab, f"labels of {names[k]!r}", datas[k].shape[0], label_set)
+                except InvalidParameterError as exc:
+                    raise InvalidParameterError(str(exc), "owners") from None
     for k, d in enumerate(datas):
         if d.shape[0] == 0:
             raise InvalidParameterError(f"owner {names[k]!r} has no rows", "owners")
@@ -220,15 +228,11 @@ def _validation_labels(value: ArrayLike | None, m: int, method: SummaryMethod, o
     if not needs:
         raise InvalidParameterError(f"`validation_labels` applies only to Nominations(purchase='labels'), not to "
                                     f"{method!r}", "validation_labels")
-    arr = np.asarray(value)
-    if arr.ndim != 1 or arr.shape[0] != m:
-        raise InvalidParameterError(f"`validation_labels` must have shape ({m},), got {arr.shape}", "validation_labels")
-    if arr.dtype.kind not in "iufUS" or (arr.dtype.kind == "f" and not np.isfinite(arr).all()):
-        raise InvalidParameterError("`validation_labels` must be finite numbers or strings", "validation_labels")
+    label_set = tuple(getattr(method, "label_set", None) or ())
+    arr = label_vector(value, "validation_labels", m, label_set)
     if not owners_labelled and not transport_given:
         raise InvalidParameterError(f"{method!r} buys rows by label: give labels for every owner "
                                     "(dpsumm.Owner(X, labels=y))", "owners")
-    label_set = list(getattr(method, "label_set", None) or ())
     if label_set and not np.isin(arr, np.asarray(label_set)).any():
         raise InvalidParameterError(f"no validation label is in the method's label_set {tuple(label_set)!r} (labels "
                                     f"such as {arr[:3].tolist()!r}): check that both use the same values and type",

@@ -529,6 +529,9 @@ def privacy_text(result: Any, delta_owners: float | None = None, delta_validatio
     ``result`` is a :class:`~dpsumm.SummaryResult` (its ``privacy``, ``accessed`` and ``seeded``). For a
     private run: :meth:`Ledger.report` at the given δ's (default: the run's, else :data:`DEFAULT_DELTA`).
     """
+    if not hasattr(result, "privacy"):
+        raise InvalidParameterError(f"`result` must be a dpsumm.SummaryResult (with a privacy ledger or None), got "
+                                    f"{type(result).__name__}", "result")
     led: Ledger | None = Ledger.from_dict(result.privacy) if isinstance(result.privacy, dict) else result.privacy
     cert = certification(led, seeded=bool(getattr(result, "seeded", False)))
     if led is None:

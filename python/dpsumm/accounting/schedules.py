@@ -8,9 +8,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .._validation import positive_float, positive_int
+from .._validation import bounded_int, positive_float, positive_int
 from ..errors import InvalidParameterError
-from ._checks import _delta, _dim, _epsilon, _nonneg_float, _set, _size
+from ._checks import MAX_SIZE, _delta, _dim, _epsilon, _nonneg_float, _set, _size
 from .events import AuctionEvent, Event, mwem_step_events
 from .ledger import Ledger
 
@@ -41,7 +41,7 @@ class Schedule:
 
     def __post_init__(self) -> None:
         _set(self, "size", positive_int(self.size, "size"))
-        _set(self, "owners", positive_int(self.owners, "owners"))
+        _set(self, "owners", bounded_int(self.owners, "owners", 1, MAX_SIZE))
         _set(self, "dim", positive_int(self.dim, "dim"))
         _set(self, "gamma", positive_float(self.gamma, "gamma"))
         _set(self, "t_init", positive_int(self.t_init, "t_init"))
@@ -58,7 +58,7 @@ class Schedule:
         _set(self, "epsilon_auction", _nonneg_float(self.epsilon_auction, "epsilon_auction"))
         _set(self, "tau", positive_int(self.tau, "tau"))
         _set(self, "eta", positive_float(self.eta, "eta"))
-        _set(self, "seed_set_size", positive_int(self.seed_set_size, "seed_set_size"))
+        _set(self, "seed_set_size", bounded_int(self.seed_set_size, "seed_set_size", 1, MAX_SEED_SET_SIZE))
 
     def steps(self, epoch: int) -> int:
         """MWEM steps of epoch ``epoch`` (1-based)."""
@@ -253,4 +253,5 @@ def account(
 ) -> dict[str, dict[str, float]]:
     """ε of a schedule before running it: ``{"owners": {...}, "validation": {...}}`` by accountant."""
     schedule_events(schedule, size, owners)  # validates size / owners
-    return schedule_ledger(schedule).totals(delta, validation_delta, include_auction=include_auction)
+    return schedule_ledger(schedule).totals(_delta(delta, "delta"), _delta(validation_delta, "validation_delta"),
+                                            include_auction=include_auction)

@@ -43,6 +43,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The flags that set an API argument, for an error that names the argument (``feature_range``) or the file it read
+#: (``path``) rather than the flag the user typed.
+_ARGUMENT_FLAGS: dict[str, tuple[str, ...]] = {
+    "feature_range": ("--feature-range",), "seed_set": ("--seed-set",), "size": ("--size", "--sizes"),
+    "epsilon": ("--budget", "--epsilon"), "validation_epsilon": ("--validation-budget", "--budget"),
+    "delta": ("--delta",), "delta_owners": ("--delta",), "validation_delta": ("--validation-delta", "--delta"),
+    "delta_validation": ("--validation-delta",), "directory": ("--data",), "gamma": ("--gamma",),
+    "random_state": ("--random-state",), "privacy": ("--budget", "--validation-budget"), "owners": ("--owners", "--owner"),
+    "validation": ("--validation", "--consumer"), "validation_labels": ("--validation-labels",),
+    "labels": ("--labels",), "n-features": ("--n-features",), "reply-timeout": ("--reply-timeout",),
+    "poll-interval": ("--poll-interval",), "random-state": ("--random-state",), "dim": ("--dim",),
+}
+
+
+def _flag_of(exc: BaseException, argv: list[str]) -> str | None:
+    """The command-line flag behind ``exc``: the flag given just before the file it names (a
+    :class:`~dpsumm.DataFileError`), else the flag given for the argument it names."""
+    path = getattr(exc, "path", "")
+    if path:
+        for i, token in enumerate(argv):
+            if token == path or token.endswith("=" + path):
+                flags = [t for t in argv[:i + 1] if t.startswith("--")]
+                if token.startswith("--"):
+                    return token.split("=", 1)[0]
+                if flags:
+                    return flags[-1]
+    arg = getattr(exc, "argument", None)
+    for flag in _ARGUMENT_FLAGS.get(arg, ()) if isinstance(arg, str) else ():
+        if any(t == flag or t.startswith(flag + "=") for t in argv):
+            return flag
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 2 user error)."""
     parser = build_parser()
@@ -61,6 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
     except (UsageError, DpsummError) as exc:
         msg = str(exc).replace("\n", " ")
+        flag = _flag_of(exc, list(argv) if argv is not None else sys.argv[1:])
+        if flag is not None and flag not in msg:
+            msg = f"{flag}: {msg}"
         print(f"{PROG}: error: {msg}", file=sys.stderr)
         return 2
     except OSError as exc:  # an unreadable input or an unwritable output named on the command line

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import method_legend, seeded_note, writable_dir
+from ._common import UsageError, method_legend, seeded_note, writable_dir
 from .output import print_epsilon
 
 __all__ = ["add_experiment"]
@@ -47,7 +47,7 @@ def add_experiment(sub: Any) -> None:
                    help="paper: calibrate to this owners' epsilon (and --validation-budget) instead of the paper's "
                         "schedule; nominations: its validation release runs at --validation-budget (default: this)")
     p.add_argument("--validation-budget", type=float, default=None, help="validation epsilon for --budget (default: same as --budget)")
-    p.add_argument("--delta", type=float, default=1e-5, help="delta for --budget (owners and validation; default 1e-5)")
+    p.add_argument("--delta", type=float, default=None, help="delta for --budget (owners and validation; default 1e-5)")
     p.add_argument("--pfds-epsilon", type=float, default=None,
                    help="per-agent epsilon of the pfds method (default: the private run's owners' epsilon)")
     p.add_argument("--out", required=True, help="output directory")
@@ -57,11 +57,24 @@ def add_experiment(sub: Any) -> None:
     p.set_defaults(func=_run)
 
 
+#: ``--delta`` when ``--budget`` is given without it.
+_DEFAULT_DELTA = 1e-5
+
+
 def _run(args: argparse.Namespace) -> int:
     from .. import accounting, datasets, experiments
     from ..errors import InvalidParameterError
 
     writable_dir(args.out, "--out")
+    # Options that would be silently ignored are refused, before any run.
+    if args.dataset != "mnist" and args.data is not None:
+        raise UsageError(f"--data applies to the mnist data set only (not to {args.dataset})")
+    if args.budget is None:
+        for flag, value in (("--validation-budget", args.validation_budget), ("--delta", args.delta)):
+            if value is not None:
+                raise UsageError(f"{flag} was given without --budget (it sets the budget's {flag[2:]})")
+    if args.pfds_epsilon is not None and "pfds" not in args.methods:
+        raise UsageError("--pfds-epsilon applies only with --methods ... pfds")
     if args.dataset == "mnist":
         if args.data is None:
             raise InvalidParameterError("`--data` (the MNIST directory) is required for mnist", "data")
@@ -77,10 +90,15 @@ def _run(args: argparse.Namespace) -> int:
         gamma: Any = "median" if args.gamma == "median" else float(args.gamma)
     except ValueError:
         raise InvalidParameterError(f"`--gamma` must be a number or 'median', got {args.gamma!r}", "gamma") from None
+    owner_rows = sum(len(o) for o in split(0).owners)  # every repeat's split holds about as many rows
+    if max(args.sizes) > owner_rows:
+        raise InvalidParameterError(f"--sizes: {max(args.sizes)} exceeds the owners' {owner_rows} rows of the "
+                                    f"{args.dataset} split", "sizes")
     budget = None
     if args.budget is not None:
-        budget = accounting.Budget(epsilon=args.budget, delta=args.delta,
-                                   validation_epsilon=args.validation_budget or args.budget, validation_delta=args.delta)
+        delta = _DEFAULT_DELTA if args.delta is None else args.delta
+        budget = accounting.Budget(epsilon=args.budget, delta=delta, validation_epsilon=args.budget if
+                                   args.validation_budget is None else args.validation_budget, validation_delta=delta)
     records = experiments.run_experiment(
         split, args.sizes, repeats=args.repeats, methods=args.methods, gamma=gamma, dim=args.dim, privacy=budget,
         classifier=args.classifier, pfds_epsilon=args.pfds_epsilon, random_state=args.random_state,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import json
 import sys
 from collections.abc import Sequence
@@ -111,6 +112,8 @@ def _run(args: argparse.Namespace) -> int:
     import shlex
     from pathlib import Path
 
+    if args.poll_interval is not None and not 0.0 < args.poll_interval < math.inf:
+        raise UsageError(f"--poll-interval must be a finite number of seconds > 0, got {args.poll_interval}")
     owners = _flower_owners(args.owner)
     n_features = args.n_features
     if n_features is None:

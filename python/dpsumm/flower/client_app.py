@@ -33,9 +33,9 @@ import numpy as np
 from flwr.app import ArrayRecord, Array, ConfigRecord, Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 
-from .._validation import float_matrix
+from .._validation import float_matrix, label_vector
 from ..datasets import load_array, load_labels
-from ..errors import InvalidParameterError, ProtocolError
+from ..errors import DataFileError, InvalidParameterError, ProtocolError
 from ..messages import Message as ProtocolMessage
 from ..messages import (
     LabelHistogramRelease,
@@ -82,6 +82,8 @@ def party_identity(context: Context) -> tuple[str, str]:
     if role not in ROLES:
         raise InvalidParameterError(f"node config `role` must be one of {ROLES}, got {role!r}", "role")
     name = str(cfg.get("name", f"node-{context.node_id}"))
+    if not name.strip():
+        raise InvalidParameterError("node config `name` must be a non-empty party name", "name")
     return role, name
 
 
@@ -89,7 +91,11 @@ def _data(context: Context, key: str) -> np.ndarray:
     path = context.node_config.get(key)
     if not isinstance(path, str) or not path:
         raise InvalidParameterError(f"node config `{key}` must be the path of a .npy/.csv/.parquet file", key)
-    return float_matrix(load_array(path), key)
+    try:
+        rows = load_array(path)
+    except DataFileError as exc:  # the node config key names the file, not the reader's `path`
+        raise DataFileError(f"node config `{key}`: {exc}", path, key) from exc
+    return float_matrix(rows, key)
 
 
 def _labels(context: Context, n_rows: int) -> np.ndarray | None:
@@ -99,7 +105,7 @@ def _labels(context: Context, n_rows: int) -> np.ndarray | None:
     arr = load_labels(str(path))
     if arr.shape != (n_rows,):
         raise InvalidParameterError(f"node config `labels` must hold {n_rows} labels, got shape {arr.shape}", "labels")
-    return arr
+    return label_vector(arr, "labels", n_rows)
 
 
 @app.query("dpsumm_hello")

@@ -55,18 +55,25 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..accounting import Budget
 from ..errors import InvalidParameterError
+from ..hashing import MAX_N_FEATURES
 from ..methods import METHOD_CLASSES, SummaryMethod, budget_from, method_from_options, parse_label_set
+from ..protocols.base import MAX_COUNT, MAX_SEED_CELLS
 
 __all__ = ["RUN_CONFIG_DEFAULTS", "FlowerRunConfig", "write_app", "natural_key", "FLWR_VERSION", "METHOD_KEYS",
            "FLOWER_METHODS"]
 
 FLWR_VERSION = "1.41.0"
+
+#: Longest wait a run config may ask for (``node-wait``, ``reply-timeout``, ``poll-interval``): the longest timeout
+#: the platform's locks and waits accept.
+MAX_SECONDS = float(threading.TIMEOUT_MAX)
 
 #: The methods that run over Flower (the central baselines need every row in one process).
 FLOWER_METHODS = tuple(name for name, cls in METHOD_CLASSES.items() if cls.distributed)
@@ -113,20 +120,23 @@ def _unset(v: Any) -> bool:
     return isinstance(v, str) and v == ""
 
 
-def _int(cfg: Mapping[str, Any], key: str, lo: int | None = None) -> int:
+def _int(cfg: Mapping[str, Any], key: str, lo: int | None = None, hi: int | None = None) -> int:
     v = cfg[key]
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
         raise InvalidParameterError(f"run config `{key}` must be an integer, got {v!r}", key)
     if lo is not None and int(v) < lo:
         raise InvalidParameterError(f"run config `{key}` must be >= {lo}, got {v}", key)
+    if hi is not None and int(v) > hi:
+        raise InvalidParameterError(f"run config `{key}` must be <= {hi}, got {v}", key)
     return int(v)
 
 
-def _optional_int(cfg: Mapping[str, Any], key: str, lo: int) -> int | None:
-    return None if _unset(cfg[key]) else _int(cfg, key, lo=lo)
+def _optional_int(cfg: Mapping[str, Any], key: str, lo: int, hi: int | None = None) -> int | None:
+    return None if _unset(cfg[key]) else _int(cfg, key, lo=lo, hi=hi)
 
 
-def _float(cfg: Mapping[str, Any], key: str, *, positive: bool = False, lo: float | None = None) -> float:
+def _float(cfg: Mapping[str, Any], key: str, *, positive: bool = False, lo: float | None = None,
+           hi: float | None = None) -> float:
     v = cfg[key]
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
         raise InvalidParameterError(f"run config `{key}` must be a finite number, got {v!r}", key)
@@ -134,6 +144,8 @@ def _float(cfg: Mapping[str, Any], key: str, *, positive: bool = False, lo: floa
         raise InvalidParameterError(f"run config `{key}` must be > 0, got {v}", key)
     if lo is not None and float(v) < lo:
         raise InvalidParameterError(f"run config `{key}` must be >= {lo}, got {v}", key)
+    if hi is not None and float(v) > hi:
+        raise InvalidParameterError(f"run config `{key}` must be <= {hi:g}, got {v}", key)
     return float(v)
 
 
@@ -169,6 +181,9 @@ class FlowerRunConfig:
         InvalidParameterError
             Naming the bad key.
         """
+        if not isinstance(run_config, Mapping):
+            raise InvalidParameterError(f"the run config must be a mapping of keys to values, got "
+                                        f"{type(run_config).__name__}", "run_config")
         unknown = set(run_config) - set(RUN_CONFIG_DEFAULTS)
         if unknown:
             raise InvalidParameterError(f"unknown run config keys {sorted(unknown)}", sorted(unknown)[0])
@@ -194,23 +209,23 @@ class FlowerRunConfig:
         for key in ("seed-set-path", "output"):
             if not isinstance(cfg[key], str):
                 raise InvalidParameterError(f"run config `{key}` must be a string path, got {cfg[key]!r}", key)
-        seed_set = _optional_int(cfg, "seed-set", lo=0)
+        seed_set = _optional_int(cfg, "seed-set", lo=0, hi=MAX_SEED_CELLS)
         if seed_set is not None and cfg["seed-set-path"]:
             raise InvalidParameterError("give run config `seed-set` (a count) or `seed-set-path`, not both", "seed-set")
         out = cls(
-            size=_int(cfg, "size", lo=1),
-            owners=_int(cfg, "owners", lo=1),
-            n_features=_int(cfg, "n-features", lo=1),
+            size=_int(cfg, "size", lo=1, hi=MAX_COUNT),
+            owners=_int(cfg, "owners", lo=1, hi=MAX_COUNT),
+            n_features=_int(cfg, "n-features", lo=1, hi=MAX_N_FEATURES),
             method=method,
             gamma=gamma,
             seed_set=seed_set,
             seed_set_path=cfg["seed-set-path"] or None,
             feature_range=(lo, hi),
             budget=budget,
-            random_state=_optional_int(cfg, "random-state", lo=0),
-            node_wait=_float(cfg, "node-wait", positive=True),
-            reply_timeout=_float(cfg, "reply-timeout", positive=True),
-            poll_interval=_float(cfg, "poll-interval", positive=True),
+            random_state=_optional_int(cfg, "random-state", lo=0, hi=2**64 - 1),
+            node_wait=_float(cfg, "node-wait", positive=True, hi=MAX_SECONDS),
+            reply_timeout=_float(cfg, "reply-timeout", positive=True, hi=MAX_SECONDS),
+            poll_interval=_float(cfg, "poll-interval", positive=True, hi=MAX_SECONDS),
             output=cfg["output"] or None,
         )
         # Every configuration error that does not need the data: before any node is asked anything.

@@ -92,7 +92,11 @@ class Domain:
         for j, cj in cats.items():
             if isinstance(j, bool) or not isinstance(j, numbers.Integral) or not 0 <= int(j) < d:
                 raise InvalidParameterError(f"`categories` key {j!r} is not a column index in [0, {d})", "categories")
-            vals = np.asarray(list(cj), dtype=np.float64)
+            try:
+                vals = np.asarray(list(cj), dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise InvalidParameterError(f"`categories[{j}]` must be a non-empty list of finite numbers: {exc}",
+                                            "categories") from None
             if vals.ndim != 1 or vals.size == 0 or not np.isfinite(vals).all():
                 raise InvalidParameterError(f"`categories[{j}]` must be a non-empty list of finite numbers", "categories")
             if np.unique(vals).size != vals.size:
@@ -128,9 +132,15 @@ class Domain:
         self.classes: np.ndarray | None = None
         self.label_range: tuple[float, float] | None = None
         if classes is not None:
-            cl = np.asarray(list(classes))
+            try:
+                cl = np.asarray(list(classes))
+            except Exception as exc:  # numpy raises many types on ragged or exotic input
+                raise InvalidParameterError(f"`classes` must list labels: {exc}", "classes") from None
             if cl.ndim != 1 or cl.size < 2:
                 raise InvalidParameterError("`classes` must list at least two labels", "classes")
+            if cl.dtype.kind not in "iufUSb" or (cl.dtype.kind == "f" and not np.isfinite(cl).all()):
+                raise InvalidParameterError(f"`classes` must be finite numbers or strings, got {cl.tolist()!r:.80}",
+                                            "classes")
             if np.unique(cl).size != cl.size:
                 raise InvalidParameterError("`classes` has repeated labels", "classes")
             self.classes = np.sort(cl)

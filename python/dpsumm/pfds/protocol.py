@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -170,10 +172,10 @@ def pfds(
     if sharers is None:
         S = list(range(m))
     else:
-        try:
-            S = [int(k) for k in sharers]
-        except (TypeError, ValueError) as exc:
-            raise InvalidParameterError("`sharers` must be a list of agent indices", "sharers") from exc
+        if isinstance(sharers, (str, bytes)) or not hasattr(sharers, "__iter__") or any(
+                isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) for k in sharers):
+            raise InvalidParameterError("`sharers` must be a list of agent indices (integers)", "sharers")
+        S = [int(k) for k in sharers]
         if not S or len(set(S)) != len(S) or any(not 0 <= k < m for k in S):
             raise InvalidParameterError(f"`sharers` must be distinct agent indices in [0, {m})", "sharers")
     rng = check_random_state(random_state)
@@ -218,6 +220,10 @@ def pfds_training_set(
     MNIST use ``Domain.box(784, 0.0, 1.0, classes=range(10))`` with pixels scaled to [0, 1]
     (:func:`dpsumm.datasets.mnist` with ``normalize=True``).
     """
+    unknown = sorted(set(kwargs) - {"h_max", "t", "levels", "sharers"})
+    if unknown:
+        raise InvalidParameterError(f"pfds_training_set() got an unexpected keyword `{unknown[0]}` (it passes h_max, t, "
+                                    "levels and sharers on to pfds)", unknown[0])
     return pfds(agents, labels, domain, epsilon, random_state=random_state, **kwargs).training_set()
 
 

@@ -7,7 +7,7 @@ from typing import cast
 
 import numpy as np
 
-from .._validation import positive_float, positive_int
+from .._validation import bounded_int, positive_float, positive_int
 from ..accounting import ExponentialEvent, LaplaceEvent
 from ..errors import InvalidParameterError
 from ..privacy import Csprng, check_random_state
@@ -323,8 +323,12 @@ def _grow(domain: Domain, Z: np.ndarray, yi: np.ndarray, epsilon_level: float, h
     )
 
 
+#: Most candidate split values per numeric split (``t``): each candidate is scored over the node's rows.
+MAX_SPLIT_CANDIDATES = 1 << 20
+
+
 def _check_tree_params(h_max: object, t: object) -> tuple[int, int]:
-    return positive_int(h_max, "h_max"), positive_int(t, "t")
+    return positive_int(h_max, "h_max"), bounded_int(t, "t", 1, MAX_SPLIT_CANDIDATES)
 
 
 def make_tree(

@@ -18,6 +18,7 @@ experiments) all build one, then
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import logging
 import numbers
 from dataclasses import dataclass, field
@@ -112,7 +113,43 @@ class RunSetup:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class SummaryMethod:
+class _MethodType(type):
+    """The method objects' metaclass: an option the method does not have (misspelled, or another method's) or too
+    many positional arguments is a :class:`MethodOptionError` naming it and where it belongs, not the bare
+    ``TypeError`` of the dataclass ``__init__``."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if dataclasses.is_dataclass(cls):
+            names = [f.name for f in dataclasses.fields(cls) if f.init]
+            if len(args) > len(names):
+                raise MethodOptionError(f"{cls.__name__} takes at most {len(names)} options positionally "
+                                        f"({', '.join(names)}), got {len(args)}: pass options by keyword",
+                                        names[-1] if names else "args")
+            unknown = sorted(k for k in kwargs if k not in names)
+            if unknown:
+                key = unknown[0]
+                where = sorted({c.__name__ for c in _method_classes(SummaryMethod) if c is not cls and
+                                dataclasses.is_dataclass(c) and c.name and key in c.option_names()})
+                if where:
+                    hint = f"; it is an option of {', '.join('dpsumm.' + o for o in where)}"
+                else:
+                    close = difflib.get_close_matches(key, names, n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise MethodOptionError(f"{cls.__name__} has no option `{key}` (its options: "
+                                        f"{', '.join(names) if names else 'none'}){hint}", key)
+        return super().__call__(*args, **kwargs)
+
+
+def _method_classes(base: type) -> list[type]:
+    """Every subclass of ``base`` defined so far."""
+    out: list[type] = []
+    subs: list[type] = base.__subclasses__()
+    for sub in subs:
+        out += [sub, *_method_classes(sub)]
+    return out
+
+
+class SummaryMethod(metaclass=_MethodType):
     """Base of the method objects: scikit-learn style parameters, a readable repr, validation at construction.
 
     Subclasses are frozen dataclasses (``@dataclass(frozen=True, repr=False)``) whose fields are the method's
@@ -269,7 +306,10 @@ def public_setup(method: SummaryMethod, plan: Plan, *, seed_set: object, gamma: 
     if gamma == "median":
         if seed.shape[0] < 2:
             raise InvalidParameterError("gamma='median' needs a seed set of at least two public rows", "gamma")
-        g = median_gamma(seed)
+        try:
+            g = median_gamma(seed)
+        except InvalidParameterError as exc:  # the rows are the user's seed set, or generated in feature_range
+            raise InvalidParameterError(f"gamma='median': {exc}", "seed_set" if user_seed else "feature_range") from exc
         _log.info("gamma='median': %.6g from %d public seed rows", g, seed.shape[0])
         if not user_seed and validation is not None:  # generated rows in the public box: the data may not live there
             check_kernel(validation, g, what="the validation rows (gamma='median' of generated seed rows)")

@@ -29,6 +29,7 @@ import math
 import time
 from dataclasses import dataclass
 import logging
+from collections.abc import Mapping
 from typing import Any, Callable, ClassVar, Literal
 
 import numpy as np
@@ -41,7 +42,7 @@ from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select
 from ..parties import COUNT_SENSITIVITY
 from ..parties import SKETCH_RELEASES as _SKETCH_RELEASES
 from ..parties import nominate_rows, owner_sketch, quota_rows, sketch_calibration
-from ..privacy import Csprng
+from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
 from ..messages import (LabelHistogramRelease, LabelHistogramRequest, NominationReply, NominationRequest, PurchaseReply,
                         PurchaseRequest, QuotaReply, QuotaRequest, SketchReply, SketchRequest, TargetRelease,
                         TargetRequest)
@@ -899,7 +900,7 @@ _PURCHASES = ("quotas", "nominees", "winners", "labels")
 
 def _label_set(value: object) -> tuple[Any, ...]:
     """The public label set as a tuple of distinct int, float or str labels (non-empty)."""
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
         raise InvalidParameterError(f"`label_set` must be a sequence of labels, got {value!r}", "label_set")
     out: list[Any] = []
     for lab in value:  # type: ignore[attr-defined]
@@ -1019,6 +1020,9 @@ class Nominations(SummaryMethod):
         if self.temperature is not None:
             set_(self, "temperature", positive_float(self.temperature, "temperature"))
         set_(self, "purchase_factor", positive_float(self.purchase_factor, "purchase_factor"))
+        if self.purchase_factor > MAX_COUNT:
+            raise InvalidParameterError(f"`purchase_factor` must be at most {MAX_COUNT}, got {self.purchase_factor:g}",
+                                        "purchase_factor")
         set_(self, "tilt_rounds", bounded_int(self.tilt_rounds, "tilt_rounds", 0, 1000))
         choice_of(self.purchase, "purchase", _PURCHASES)
         if self.label_set is not None:
@@ -1036,6 +1040,12 @@ class Nominations(SummaryMethod):
             raise InvalidParameterError("`label_set` applies only to purchase='labels'", "label_set")
         choice_of(self.owner_greedy, "owner_greedy", _OWNER_GREEDY)
         choice_of(self.validation_release, "validation_release", _RELEASES)
+        if self.validation_release == "mwem":  # h2's floor(dim^1.5) steps of O(dim) each: the sampler's caps
+            steps = int(math.floor(self.dim ** 1.5))
+            if steps > MAX_MWEM_STEPS or steps * self.dim > MAX_MWEM_WORK:
+                raise InvalidParameterError(f"`dim` {self.dim} is too large for validation_release='mwem' (floor(dim^1.5) "
+                                            f"= {steps} steps of {self.dim} values each exceed the caps of "
+                                            f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values)", "dim")
         choice_of(self.reveal, "reveal", _REVEALS)
         if self.choice is not None:
             choice_of(self.choice, "choice", _CHOICES)
@@ -1076,6 +1086,10 @@ class Nominations(SummaryMethod):
         budget = self.budget(privacy)
         if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             budget.check_validation_size(validation_rows)
+            self._check_calibrations(budget, privacy, validation_rows)
+        if self.purchase == "quotas" and self.purchase_factor * size > MAX_COUNT:
+            raise InvalidParameterError(f"`purchase_factor` * size = {self.purchase_factor:g} * {size} rows to buy exceeds "
+                                        f"the cap of {MAX_COUNT}", "purchase_factor")
         M = self.resolved_nominees(size)
         if self.purchase in OWNER_RELEASE_PURCHASES:
             if owner_rows is not None and sum(owner_rows) < size:
@@ -1092,6 +1106,31 @@ class Nominations(SummaryMethod):
                     f"the owners can nominate only {pool} rows (min(nominees, rows) each, nominees = {M}), fewer than "
                     f"`size` ({size}): raise `nominees` or lower `size`", "nominees")
         return plan
+
+    def _check_calibrations(self, budget: accounting.Budget, privacy: accounting.Budget | None,
+                            validation_rows: int) -> None:
+        """Calibrate every discrete Gaussian release of the run as the parties will (public numbers only), so that a
+        budget no sampler can meet is refused here, naming ``privacy``, before any party is asked anything."""
+        eps_v, delta_v = budget.validation_epsilon, budget.validation_delta
+        assert eps_v is not None and delta_v is not None
+        owners_budget = privacy is not None and privacy.has_owners_budget
+        eps_o = float(privacy.epsilon) if owners_budget and privacy is not None and privacy.epsilon is not None \
+            else OWNER_EPSILON
+        delta_o = float(privacy.delta) if owners_budget and privacy is not None and privacy.delta is not None \
+            else OWNER_DELTA
+        try:
+            if self.purchase == "labels":
+                accounting.calibrate_gaussian(eps_v, delta_v, sensitivity=COUNT_SENSITIVITY, dim=len(self.label_set or ()))
+                sketch_calibration("labels", len(self.label_set or ()), eps_o, delta_o, 1)
+                return
+            if self.validation_release == "gaussian" or self.temperature is None or self.purchase == "quotas":
+                accounting.calibrate_gaussian(eps_v, delta_v, sensitivity=2.0 * math.sqrt(2.0) / validation_rows,
+                                              dim=self.dim)
+            if self.purchase == "quotas":
+                sketch_calibration("sum", self.dim, eps_o, delta_o, _SKETCH_RELEASES)
+                sketch_calibration("histogram", HISTOGRAM_BINS + 2, eps_o, delta_o, _SKETCH_RELEASES)
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(f"`privacy`: {exc}", "privacy") from exc
 
     def resolved_nominees(self, size: int) -> int:
         """``nominees``, or its default ``NOMINEES_PER_SIZE * size``."""

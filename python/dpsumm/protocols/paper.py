@@ -23,7 +23,7 @@ from ..errors import DpsummError, InvalidParameterError, ProtocolError
 from ..h2 import H2
 from ..hashing import RFFHasher
 from ..messages import Bid, BidRequest, Message, PointReply, PointRequest, Setup, SetupReply, ValidationRelease, ValidationRequest
-from ..privacy import Csprng
+from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
 from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod
@@ -577,6 +577,15 @@ class _PaperMethod(SummaryMethod):
         if privacy is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             privacy.check_validation_size(validation_rows)
         sched = self._schedule(size, owners, privacy)
+        if self.private:  # every epoch's h2 release runs t MWEM steps of O(dim) each: the sampler's caps
+            for name in ("t_init", "t_subs"):
+                t = int(getattr(sched, name))
+                if t > MAX_MWEM_STEPS or t * self.dim > MAX_MWEM_WORK:
+                    blame = name if getattr(self, name) is not None else (
+                        "privacy" if privacy is not None else "schedule")
+                    raise InvalidParameterError(
+                        f"`{blame}`: {name} = {t} MWEM steps of {self.dim} values each exceed the caps of "
+                        f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values per release", blame)
         return Plan(seed_rows=sched.seed_set_size, uses_seed=True, schedule=sched)
 
     def run(self, setup: RunSetup) -> SummaryResult:
