@@ -35,6 +35,14 @@ the private summary back. None of them is a dpsumm method.
   (discrete Gaussian, L2 sensitivity √10: one row moves between two cells) and then its final per-cell counts
   (√2), all at the owners' ε = 1 (the ``R + 1`` releases compose in RDP); centres are the released sums over
   the released counts, nearest-centre assignments corrected for the noise's expected ``‖Z‖²``.
+* ``labels x owners[...]`` (a candidate protocol, every release DP; labelled beds): the label purchase's cells
+  split by owner. Each owner releases once its row count per label and its hash sum in a 64-dimensional h1
+  (discrete Gaussian, L2 sensitivity √10, owners' ε = 1); the consumer assigns each validation row of label y
+  to the owner, among those whose released count of y reaches 3σ, with the nearest released mean (corrected for
+  the noise's expected ‖Z‖²) and releases its histogram over (owner, label) cells (√2, ε_v = 1); cell shares of
+  ``B`` come from the noisy counts above a threshold (``hard 2σ``: counts under 2σ dropped; ``soft 1.5σ``: each
+  count minus 1.5σ, clipped at 0), capped at the owner's released count of the label, a label's excess spread
+  over its other owners by their spare counts; each owner sells a herded sample of each label.
 * ``tilt[g~ released at d = 64]``: the tilt fitted to a release of the consumer's mean in a 64-dimensional h1
   (its noise is ``sqrt(64/500)`` as long as at d = 500), the tilt's family restricted accordingly.
 
@@ -382,6 +390,65 @@ def tilt_low_dim(dim: int) -> Callable[[Bed, int], list[tuple[int, int]]]:
     return run
 
 
+def labels_by_owner(soft: float | None) -> Callable[[Bed, int], list[tuple[int, int]] | None]:
+    """``labels x owners`` of the module docs: hard 2σ threshold (``soft=None``) or soft threshold ``soft``·σ."""
+    def run(bed: Bed, B: int) -> list[tuple[int, int]] | None:
+        if bed.split.validation_labels is None or any(y is None for y in bed.split.owner_labels):
+            return None
+        labs = [np.asarray(y) for y in bed.split.owner_labels]
+        L = np.unique(np.concatenate(labs))
+        key = "_labels_by_owner"
+        if not hasattr(bed, key):
+            dim = 64
+            hc = RFFHasher(bed.val.shape[1], dim=dim, gamma=bed.gamma, seed=f"labels-owners-{bed.repeat}")
+            K = len(bed.owners)
+            cnt, cen = np.zeros((K, len(L))), np.zeros((K, dim))
+            sigma = calibrate_gaussian(1.0, DELTA, sensitivity=math.sqrt(10), dim=len(L) + dim).sigma
+            for k, o in enumerate(bed.owners):
+                H = hc.transform(o).astype(np.float64)
+                counts = np.array([(labs[k] == lab).sum() for lab in L], np.float64)
+                noisy = _gaussian(np.concatenate([counts, H.sum(0)]), 1.0, math.sqrt(10), bed.csprng)
+                cnt[k], cen[k] = noisy[:len(L)], noisy[len(L):] / len(H)
+            bias = dim * (sigma / np.array([len(o) for o in bed.owners], np.float64)) ** 2
+            hv = hc.transform(bed.val).astype(np.float64)
+            cell = np.full(len(hv), -1)
+            for i, (h, y) in enumerate(zip(hv, np.asarray(bed.split.validation_labels))):
+                j = int(np.searchsorted(L, y))
+                if j == len(L) or L[j] != y or not (ok := cnt[:, j] >= 3 * sigma).any():
+                    continue
+                d = (cen * cen).sum(1) - bias - 2 * cen @ h
+                d[~ok] = np.inf
+                cell[i] = int(np.argmin(d)) * len(L) + j
+            setattr(bed, key, (cnt, cell))
+        cnt, cell = getattr(bed, key)
+        K = cnt.shape[0]
+        J = K * len(L)
+        cal = calibrate_gaussian(1.0, DELTA, sensitivity=math.sqrt(2), dim=J)
+        hn = _gaussian(np.bincount(cell[cell >= 0], minlength=J).astype(np.float64), 1.0, math.sqrt(2), bed.csprng)
+        hn = np.where(hn >= 2 * cal.sigma, hn, 0.0) if soft is None else np.maximum(hn - soft * cal.sigma, 0.0)
+        need = (B * hn / max(hn.sum(), 1e-12)).reshape(K, len(L))
+        caps = np.maximum(cnt, 0.0)
+        take = np.minimum(need, caps)
+        for j in range(len(L)):
+            excess, spare = (need[:, j] - take[:, j]).sum(), caps[:, j] - take[:, j]
+            if excess > 0 and spare.sum() > 0:
+                take[:, j] += np.minimum(spare, excess * spare / spare.sum())
+        out: list[tuple[int, int]] = []
+        for k in range(K):
+            for j, lab in enumerate(L):
+                idx = np.flatnonzero(labs[k] == lab)
+                n = min(int(round(take[k, j])), len(idx))
+                if n <= 0:
+                    continue
+                if n < len(idx):
+                    sel, _ = greedy_select(bed.H[k][idx], bed.H[k][idx].astype(np.float64).mean(0), n)
+                    out += [(k, int(idx[i])) for i in sel]
+                else:
+                    out += [(k, int(i)) for i in idx]
+        return out
+    return run
+
+
 METHODS: dict[str, Callable[[Bed, int], list[tuple[int, int]] | None]] = {
     "wanted-labels": wanted_labels,
     "tilt[exact g_v]": tilt(None),
@@ -394,6 +461,8 @@ METHODS: dict[str, Callable[[Bed, int], list[tuple[int, int]] | None]] = {
     "tilt[g~ released at d = 64]": tilt_low_dim(64),
     "owner-cells[exact local k-means, J_k = 8]+histogram": owner_cells_exact(8),
     "owner-cells[DP Lloyd, J_k = 8, d_c = 64, R = 3]+histogram": owner_cells_dp(8, 64, 3),
+    "labels x owners[hard 2σ]": labels_by_owner(None),
+    "labels x owners[soft 1.5σ]": labels_by_owner(1.5),
 }
 
 
