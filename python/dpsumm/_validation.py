@@ -92,14 +92,20 @@ def check_hashable(arr: np.ndarray, name: str, hasher: Any, projection_blame: st
             ) from exc
 
 
+def as_array(value: object, name: str) -> np.ndarray:
+    """``np.asarray(value)``, with any failure (ragged or exotic input: numpy raises many types) an
+    :class:`InvalidParameterError` naming ``name``."""
+    try:
+        return np.asarray(value)
+    except Exception as exc:  # noqa: BLE001 - numpy raises many types on ragged or exotic input
+        raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
+
+
 def float_matrix(X: object, name: str, *, n_features: int | None = None, allow_empty: bool = False) -> np.ndarray:
     """``X`` as a 2-D float32 or float64 array with finite values (no copy when it already is one)."""
     if X is None:
         raise InvalidParameterError(f"`{name}` must be an array, got None", name)
-    try:
-        arr = np.asarray(X)
-    except Exception as exc:  # numpy raises many types on ragged or exotic input
-        raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
+    arr = as_array(X, name)
     if arr.dtype.kind not in "fiub":
         raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)
     if arr.ndim != 2:
@@ -168,10 +174,7 @@ def label_vector(value: object, name: str, n: int, label_set: tuple[Any, ...] | 
                  kinds: str = "iufUS") -> np.ndarray:
     """``value`` as ``n`` labels that a label purchase can count: a 1-D array of finite numbers or of strings (numpy
     dtype kinds ``kinds``), of the same kind (numbers or strings) as ``label_set`` when it is given."""
-    try:
-        arr = np.asarray(value)
-    except Exception as exc:  # numpy raises many types on ragged or exotic input
-        raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
+    arr = as_array(value, name)
     if arr.shape != (n,):
         raise InvalidParameterError(f"`{name}` must have shape ({n},), got {arr.shape}", name)
     if arr.dtype.kind not in kinds or (arr.dtype.kind == "f" and not np.isfinite(arr).all()):

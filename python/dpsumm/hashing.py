@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._validation import bounded_int, float_matrix, positive_float, seed_value
+from ._validation import as_array, bounded_int, float_matrix, positive_float, seed_value
 from .errors import InvalidParameterError, NotFittedError
 
 __all__ = ["RFFHasher", "hash_digests", "DIGEST_BYTES", "MAX_DIM", "MAX_N_FEATURES", "MAX_PROJECTION", "MAX_GAMMA", "MAX_THREADS"]
@@ -54,10 +54,7 @@ def _input(X: object) -> np.ndarray:
     """``X`` as an array, with scikit-learn's messages for sparse, complex and 1-D input."""
     if hasattr(X, "toarray") or hasattr(X, "tocsr"):
         raise InvalidParameterError("`X`: sparse input is not supported, pass a dense array (X.toarray())", "X")
-    try:
-        arr = np.asarray(X)
-    except Exception as exc:  # numpy raises many types
-        raise InvalidParameterError(f"`X` cannot be converted to an array: {exc}", "X") from exc
+    arr = as_array(X, "X")
     if np.iscomplexobj(arr):
         raise InvalidParameterError("`X` must hold real numbers: Complex data not supported", "X")
     if arr.dtype == object:

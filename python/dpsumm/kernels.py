@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from . import _core
-from ._validation import float_matrix, positive_float
+from ._validation import as_array, float_matrix, positive_float
 from .errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -26,10 +26,7 @@ __all__ = [
 
 
 def _hashes(H: object, name: str = "hashes") -> np.ndarray:
-    try:
-        arr = np.asarray(H)
-    except Exception as exc:  # numpy raises many types on ragged or exotic input
-        raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
+    arr = as_array(H, name)
     if arr.ndim != 2:
         raise InvalidParameterError(f"`{name}` must be 2-D, got {arr.ndim}-D", name)
     if arr.dtype.kind not in "fiub":
@@ -59,10 +56,7 @@ def _vector(v: object, d: int) -> np.ndarray:
 def _mask(m: object, n: int, name: str = "offered") -> np.ndarray | None:
     if m is None:
         return None
-    try:
-        arr = np.asarray(m)
-    except Exception as exc:  # numpy raises many types on ragged or exotic input
-        raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
+    arr = as_array(m, name)
     if arr.dtype.kind not in "biu":
         raise InvalidParameterError(f"`{name}` must be a boolean mask, got dtype {arr.dtype}", name)
     arr = np.ascontiguousarray(arr, dtype=bool)
@@ -271,10 +265,7 @@ DEFAULT_CANDIDATE_FACTOR = 4
 
 def _real_matrix(X: object, name: str) -> np.ndarray:
     """``X`` as a 2-D float32 or float64 array without copying (other real dtypes become float64)."""
-    try:
-        arr = np.asarray(X)
-    except Exception as exc:  # numpy raises many types on ragged or odd input
-        raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
+    arr = as_array(X, name)
     if arr.dtype.kind not in "fiub":
         raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)
     if arr.ndim != 2:
@@ -285,10 +276,7 @@ def _real_matrix(X: object, name: str) -> np.ndarray:
 
 
 def _f64_vector(v: object, d: int, name: str) -> np.ndarray:
-    try:
-        arr = np.asarray(v)
-    except Exception as exc:
-        raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
+    arr = as_array(v, name)
     if arr.dtype.kind not in "fiu":
         raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)
     arr = np.ascontiguousarray(arr, dtype=np.float64)

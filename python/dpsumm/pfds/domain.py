@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._validation import positive_int
+from .._validation import as_array, positive_int
 from ..accounting import Neighbour
 from ..errors import InvalidParameterError
 
@@ -192,10 +192,7 @@ class Domain:
 
     def check_rows(self, X: object, name: str) -> np.ndarray:
         """``X`` as float64 (n, d) inside the domain; raises naming ``name`` otherwise."""
-        try:
-            arr = np.asarray(X)
-        except Exception as exc:  # pragma: no cover
-            raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
+        arr = as_array(X, name)
         if arr.dtype.kind not in "fiub":
             raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)
         if arr.ndim != 2:
