@@ -276,3 +276,31 @@ def test_a_seeded_cli_run_says_not_private(purchase, tmp_path, capsys):
     assert "NOT private" in captured.out + captured.err
     report = json.loads((out / "report.json").read_text())
     assert report["privacy"]["certification"]["status"] == "seeded: NOT private"
+
+
+def test_a_flower_owner_node_releases_each_sketch_once(tmp_path):
+    """On Flower the owner is rebuilt per message with a fresh private noise stream: a repeated sketch request must
+    get the kept release back (not a second draw, which the ledger would not account), and a request for another
+    release of a stage already released is refused, as in process (tests/test_quotas.py)."""
+    pytest.importorskip("flwr")
+    from flwr.app import Context, RecordDict
+
+    from dpsumm.flower.client_app import _owner
+
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "x.npy", rng.normal(size=(30, 3)))
+    np.save(tmp_path / "y.npy", rng.integers(0, 3, 30))
+    ctx = Context(run_id=1, node_id=1, node_config={"role": "owner", "name": "a", "data": str(tmp_path / "x.npy"),
+                                                    "labels": str(tmp_path / "y.npy")}, state=RecordDict(), run_config={})
+    req = SketchRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, stage="labels", epsilon=1.0, delta=1e-6,
+                        releases=1, direction=np.zeros(0), edges=np.zeros(0), label_set=np.arange(3))
+    first = _owner(req, ctx, "a")
+    again = _owner(req, ctx, "a")
+    np.testing.assert_array_equal(again.values, first.values)  # unseeded: a second draw would differ
+    assert (again.n_rows, again.sigma, again.granularity) == (first.n_rows, first.sigma, first.granularity)
+    with pytest.raises(ProtocolError, match="already released"):
+        _owner(dataclasses.replace(req, epsilon=2.0), ctx, "a")
+    # another stage is its own release
+    hist = SketchRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, stage="sum", epsilon=1.0, delta=1e-6,
+                         releases=2, direction=np.zeros(0), edges=np.zeros(0))
+    assert _owner(hist, ctx, "a").values.shape == (8,)
