@@ -30,6 +30,7 @@ def _data():
 
 
 RUN = dict(gamma=0.3, progress=False)
+LABELS = dpsumm.Nominations(dim=32, purchase="labels", label_set=(0, 1, 2))
 
 # Each path: (how to run it, the status every surface must print).
 PATHS = {
@@ -42,6 +43,15 @@ PATHS = {
                                          seed_set=s, **RUN),
         NOT_CERTIFIED),
     "seeded": (lambda o, v, s: dpsumm.summarize(o, v, 6, dpsumm.Nominations(dim=32), random_state=0, **RUN), SEEDED),
+    # The owner-release purchases: certified by default, NOT private when seeded, on every surface.
+    "purchase='quotas'": (lambda o, v, s: dpsumm.summarize(o, v, 6, dpsumm.Nominations(dim=32, purchase="quotas"), **RUN),
+                          CERTIFIED),
+    "purchase='labels'": (lambda o, v, s: dpsumm.summarize(o, v, 6, LABELS, validation_labels=np.arange(len(v)) % 3,
+                                                           **RUN), CERTIFIED),
+    "seeded quotas": (lambda o, v, s: dpsumm.summarize(o, v, 6, dpsumm.Nominations(dim=32, purchase="quotas"),
+                                                       random_state=0, **RUN), SEEDED),
+    "seeded labels": (lambda o, v, s: dpsumm.summarize(o, v, 6, LABELS, validation_labels=np.arange(len(v)) % 3,
+                                                       random_state=0, **RUN), SEEDED),
     "validation_release='exact'": (
         lambda o, v, s: dpsumm.summarize(o, v, 6, dpsumm.Nominations(dim=32, validation_release="exact"), **RUN),
         NOT_PRIVATE),

@@ -13,7 +13,7 @@ import pickle
 import numpy as np
 
 from . import _core, accounting
-from .errors import ProtocolError
+from .errors import InvalidParameterError, ProtocolError
 from .h2 import H2
 from .hashing import RFFHasher, hash_digests
 from .kernels import BidIndex, nominate
@@ -88,6 +88,14 @@ def _label_index(labels: np.ndarray, label_set: np.ndarray) -> np.ndarray:
     return np.where(label_set[order][pos] == labels, order[pos], -1).astype(np.int64)
 
 
+def _check_row_labels(labels: np.ndarray | None, n_rows: int, name: str) -> None:
+    """A party's labels: one per row (1-D, ``n_rows`` long), so that a replaced row moves one count out of one
+    label and into one other (the L2 sensitivity ``sqrt(2)`` of the label releases, docs/design.md §2.7)."""
+    if labels is not None and np.shape(labels) != (n_rows,):
+        raise InvalidParameterError(f"`{name}` must hold one label per row, shape ({n_rows},), got "
+                                    f"{np.shape(labels)}", name)
+
+
 def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray:
     """Rows per label of ``label_set`` (float64; a label outside the set is not counted, ``None``: all zero).
 
@@ -96,7 +104,10 @@ def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray
     label_set = np.asarray(label_set)
     if labels is None:
         return np.zeros(len(label_set))
-    idx = _label_index(np.asarray(labels), label_set)
+    labels = np.asarray(labels)
+    if labels.ndim != 1:  # one label per row: a row counts in at most one cell (L2 sensitivity sqrt(2))
+        raise ProtocolError(f"labels must be one per row (1-D), got shape {labels.shape}")
+    idx = _label_index(labels, label_set)
     return np.bincount(idx[idx >= 0], minlength=len(label_set)).astype(np.float64)
 
 
@@ -242,6 +253,7 @@ class OwnerParty:
 
     def __init__(self, data: np.ndarray, labels: np.ndarray | None = None, name: str = "owner",
                  rng: Csprng | None = None) -> None:
+        _check_row_labels(labels, int(data.shape[0]), "labels")
         self.name = name
         self._rng = rng
         self._sketch_streams: dict[str, Csprng] | None = None
@@ -446,6 +458,7 @@ class ConsumerParty:
 
     def __init__(self, validation: np.ndarray, rng: Csprng, name: str = "consumer",
                  labels: np.ndarray | None = None) -> None:
+        _check_row_labels(labels, int(np.shape(validation)[0]), "labels")
         self.name = name
         self._validation = validation
         self._labels = labels

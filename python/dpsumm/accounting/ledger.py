@@ -74,8 +74,10 @@ _EVENT_KINDS: dict[str, type] = {
 class Ledger:
     """Every privacy-relevant release of one protocol run, by party.
 
-    Parties: ``"owners"`` - releases a data owner sees (h2 of the summary each epoch, the auction
-    requests); ``"validation"`` - releases of the consumer's validation set (its h2 release, or the
+    Parties: ``"owners"`` - releases a data owner sees (h2 of the summary each epoch and the auction
+    requests of the paper's protocol; the other owners' sketch or label-count releases of the nominations
+    protocol's ``purchase="quotas"``/``"labels"``, Gaussian events under replace-one in one owner's rows);
+    ``"validation"`` - releases of the consumer's validation set (its h2 release, or the
     one noisy validation mean of the nominations protocol, a :class:`GaussianEvent`). A party with no
     records has ε = 0 and is certified.
 
@@ -253,7 +255,9 @@ class Ledger:
                              f"eps = inf ({cert}).")
                 continue
             rels = ", ".join(self.neighbours(party))  # type: ignore[arg-type]
-            what = "one row of D_v (|D_v| public)" if party == "validation" else "one row of the summary D_s (its size public)"
+            what = ("one row of D_v (|D_v| public)" if party == "validation" else
+                    "one row of one owner's data D_k (n_k public)" if _owner_releases(evs) else
+                    "one row of the summary D_s (its size public)")
             notes.append(f"{party}: neighbour relation {rels} on {what}; {cert}.")
         if any(isinstance(e.event, GaussianEvent) and e.event.discrete for e in self._entries):
             notes.append(
@@ -263,7 +267,13 @@ class Ledger:
             )
         for u in self._uncertified:
             notes.append(f"{u['party']}: {u['label']} is OUTSIDE the differential-privacy guarantee: {u['reason']}")
-        if any(e.party == "owners" and not isinstance(e.event, AuctionEvent) for e in self._entries):
+        owner_evs = _private(self.events("owners"))
+        if owner_evs and _owner_releases(owner_evs):
+            notes.append(
+                "owners: each owner's releases are computed from its own rows only, recorded once for all owners "
+                "(parallel composition); the rows an owner sells are bought, outside the guarantee."
+            )
+        elif any(e.party == "owners" and not isinstance(e.event, AuctionEvent) for e in self._entries):
             notes.append(
                 "owners: h2 releases are composed over epochs; seed-set-only releases are public and free."
             )
@@ -562,9 +572,20 @@ def _party_line(ledger: Ledger, party: str) -> str:
         return (f"owners: eps bounds what an owner's view (every message it receives) reveals about one row of "
                 f"another owner's data or of D_v; no release computed from them reaches an owner (eps = 0) unless "
                 f"a message is outside the guarantee (see below); read at delta {d:g} ({src}).")
+    if _owner_releases(evs):
+        return (f"owners: {rels} of one row of one owner's data D_k (n_k public); eps bounds what the other owners "
+                f"and the consumer learn about that row from that owner's releases (not from the rows it sells); "
+                f"read at delta {d:g} ({src}).")
     return (f"owners: {rels} of one row of the summary D_s (its size public in every epoch); eps bounds what "
             f"each owner learns from the releases computed from D_s (the other owners' rows in it); read at "
             f"delta {d:g} ({src}).")
+
+
+def _owner_releases(events: Sequence[Event]) -> bool:
+    """Whether the owners' private records are the owners' own releases (the nominations protocol's sketches and
+    label counts: Gaussian events, each owner's computed from its rows only) rather than h2 of the summary D_s
+    (the paper's protocol: MWEM steps and auction rounds)."""
+    return bool(events) and all(isinstance(e, GaussianEvent) for e in events)
 
 
 def _fmt(x: float) -> str:

@@ -9,7 +9,8 @@ Flower runs the ClientApp in a fresh process for every message, so a party is re
 its data and from ``context.state`` (kept by the SuperNode between messages of a run):
 
 * an owner keeps its :class:`~dpsumm.messages.Setup` and the tokens it has sent; rebuilding replays them
-  through :meth:`OwnerParty.handle`, so it still never offers a row twice;
+  through :meth:`OwnerParty.handle`, so it still never offers a row twice; it keeps each DP sketch release
+  (``purchase="quotas"``/``"labels"``) and answers a repeated request with the same release, as in process;
 * the consumer keeps its one validation release (``TargetRequest``, ``ValidationRequest`` or, with
   ``purchase="labels"``, ``LabelHistogramRequest``) and answers a repeated request with the same release
   (post-processing: a second release would cost privacy again).
@@ -48,6 +49,7 @@ from ..messages import (
     PurchaseRequest,
     QuotaRequest,
     Setup,
+    SketchReply,
     SketchRequest,
     TargetRelease,
     TargetRequest,
@@ -166,9 +168,10 @@ def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMes
             kept["sold"] = json.dumps([*sold, *(int(t) for t in reply.tokens)])
             context.state[_NOMINATIONS_STATE] = kept
         return reply
-    if isinstance(request, (SketchRequest, QuotaRequest)):
-        # The quota purchase is stateless for the owner: each message carries everything it needs (its noise
-        # streams are derived per message exactly as in process: dpsumm.parties.OwnerParty._sketch).
+    if isinstance(request, SketchRequest):
+        return _owner_sketch(party, request, context, name)
+    if isinstance(request, QuotaRequest):
+        # Each quota request carries everything the owner needs (its ranking uses its data and public numbers).
         return party.handle(request)
     if isinstance(request, Setup):
         reply = party.handle(request)
@@ -186,6 +189,33 @@ def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMes
     if isinstance(request, PointRequest) and isinstance(reply, PointReply):
         state["sent"] = json.dumps([*sent, int(request.token)])
         context.state[_OWNER_STATE] = state
+    return reply
+
+
+def _owner_sketch(party: OwnerParty, request: SketchRequest, context: Context, name: str) -> SketchReply:
+    """One DP release per stage and run, as in process (:meth:`dpsumm.parties.OwnerParty._sketch`): the party is
+    rebuilt per message and its private noise stream is keyed from fresh entropy each time, so the release is kept
+    in node state; a repeated request gets it back (post-processing), a request for another release of a stage
+    already released is refused (it would spend more than the owner's budget)."""
+    import hashlib
+    import pickle
+
+    key = hashlib.sha256(pickle.dumps({k: (v.tobytes() if isinstance(v, np.ndarray) else v)
+                                       for k, v in request.to_dict().items()})).hexdigest()
+    state = f"{_OWNER_STATE}.sketch.{request.stage}"
+    kept = context.state.get(state)
+    if isinstance(kept, ArrayRecord) and "values" in kept:
+        meta = context.state[state + ".meta"]
+        if str(meta["request"]) != key:  # type: ignore[index]
+            raise ProtocolError(f"owner {name!r}: sketch {request.stage!r} was already released with other parameters "
+                                "(one release per stage and run)")
+        return SketchReply(n_rows=int(meta["n_rows"]), values=kept["values"].numpy(),  # type: ignore[index, arg-type]
+                           sigma=float(meta["sigma"]), granularity=float(meta["granularity"]))  # type: ignore[index, arg-type]
+    reply = party.handle(request)
+    assert isinstance(reply, SketchReply)
+    context.state[state] = ArrayRecord({"values": Array(np.asarray(reply.values))})
+    context.state[state + ".meta"] = ConfigRecord({"n_rows": int(reply.n_rows), "sigma": float(reply.sigma),
+                                                   "granularity": float(reply.granularity), "request": key})
     return reply
 
 

@@ -915,6 +915,13 @@ def _label_set(value: object) -> tuple[Any, ...]:
         raise InvalidParameterError("`label_set` repeats a label", "label_set")
     if len({type(x) is str for x in out}) > 1:
         raise InvalidParameterError("`label_set` mixes strings and numbers", "label_set")
+    # The parties count against np.asarray(label_set): it must keep every label distinct (2**53 + 1 and 2.0**53
+    # are distinct in Python but one float64) and be a plain numeric or string array (an int beyond int64 makes an
+    # object array).
+    arr = np.asarray(out)
+    if arr.dtype.kind not in "iufU" or len(np.unique(arr)) != len(out):
+        raise InvalidParameterError(f"`label_set` {tuple(out)[:5]!r} is not a set of distinct int64, float64 or "
+                                    "string labels once converted to an array", "label_set")
     return tuple(out)
 _CHOICES = ("kernel", "hashes")
 _OWNER_GREEDY = ("stochastic", "exact")

@@ -1,0 +1,306 @@
+"""An adversarial review of the owner-release purchases (``Nominations(purchase="labels")`` and ``"quotas"``,
+docs/design.md §2.5 and §2.7) against the code: sensitivity on every input the parties accept, the accounting
+re-derived independently with dp-accounting, the noise drawn at the accounted sigma, every party's view a function of
+its own data, the DP releases and public numbers, and what the ledger says."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+import dpsumm
+from dpsumm.errors import InvalidParameterError, ProtocolError
+from dpsumm.messages import LabelHistogramRelease, SketchReply, SketchRequest, TargetRelease
+from dpsumm.parties import ConsumerParty, OwnerParty, label_counts, owner_stream, sketch_calibration
+from dpsumm.transport import InProcessTransport
+
+LABELS = (0, 1, 2)
+LABEL_METHOD = dpsumm.Nominations(dim=64, purchase="labels", label_set=LABELS)
+QUOTA_METHOD = dpsumm.Nominations(dim=64, purchase="quotas")
+#: The field of each DP release that the other parties may see (the rest of a reply is public or stays with the
+#: trusted aggregator).
+RELEASED = {SketchReply: "values", LabelHistogramRelease: "counts", TargetRelease: "noisy_mean"}
+
+
+class Swap:
+    """Wrap a party: keep every message it receives as bytes; record the released values of its DP releases, or
+    replace them (only them: the reply's public fields and what goes to the trusted aggregator alone stay the party's
+    own) by ``values[i]`` for its i-th release."""
+
+    def __init__(self, party, values=None):
+        self.party, self.values = party, values
+        self.received: list[bytes] = []
+        self.released: list[np.ndarray] = []
+        self.replies: list = []  # its DP release replies, as sent
+
+    def handle(self, message):
+        d = message.to_dict()
+        self.received.append(pickle.dumps({k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in d.items()}))
+        reply = self.party.handle(message)
+        field = RELEASED.get(type(reply))
+        if field is not None:
+            if self.values is not None:
+                reply = dataclasses.replace(reply, **{field: self.values[len(self.released)]})
+            self.released.append(np.array(getattr(reply, field)))
+            self.replies.append(reply)
+        return reply
+
+
+def world(seed, sizes=(120, 120, 120, 120), m=60, f=5):
+    """Owners with labels 0..2 in different mixes and a consumer who wants labels 0 and 2."""
+    rng = np.random.default_rng(seed)
+    owners, labels = [], []
+    for k, n in enumerate(sizes):
+        mix = np.roll([0.6, 0.3, 0.1], k)
+        y = rng.choice(3, size=n, p=mix)
+        owners.append(rng.normal(loc=y[:, None] * 1.5, scale=0.5, size=(n, f)))
+        labels.append(y)
+    yv = rng.choice([0, 2], size=m, p=[0.3, 0.7])
+    return owners, labels, rng.normal(loc=yv[:, None] * 1.5, scale=0.5, size=(m, f)), yv
+
+
+def run(method, owners, labels, validation, yv, size, seed, swap=None):
+    swap = swap or {}
+    names = [f"owner-{k}" for k in range(len(owners))]
+    parties = {n: Swap(OwnerParty(np.asarray(o), y, n, rng=owner_stream(seed, n)), swap.get(n))
+               for n, o, y in zip(names, owners, labels)}
+    parties["consumer"] = Swap(ConsumerParty(np.asarray(validation), dpsumm.Csprng(seed).derive("consumer"), labels=yv),
+                               swap.get("consumer"))
+    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, size,
+                           validation_labels=yv, method=method, gamma=0.3, random_state=seed, progress=False,
+                           transport=InProcessTransport(parties))
+    return res, parties
+
+
+# ---------------------------------------------------------------------------------- 1. sensitivity
+
+
+def test_labels_one_per_row_or_refused():
+    """Labels of another shape would count one row in several cells (2-D labels: a replaced row moves 2 sqrt(2) in
+    L2, not sqrt(2)): every party refuses them when it is built, naming the argument, before any release."""
+    X = np.zeros((3, 2))
+    for bad in (np.zeros((3, 2)), np.zeros(4), np.zeros(2)):
+        with pytest.raises(InvalidParameterError) as info:
+            OwnerParty(X, bad)
+        assert info.value.argument == "labels"
+        with pytest.raises(InvalidParameterError) as info:
+            ConsumerParty(X, dpsumm.Csprng(0), labels=bad)
+        assert info.value.argument == "labels"
+    with pytest.raises(ProtocolError):
+        label_counts(np.zeros((3, 2)), np.array([0, 1]))
+
+
+@pytest.mark.parametrize("label_set", [(2**53 + 1, 2.0**53), (2**70, 1)])
+def test_a_label_set_that_numpy_would_merge_or_make_objects_of_is_refused(label_set):
+    with pytest.raises(InvalidParameterError) as info:
+        dpsumm.Nominations(purchase="labels", label_set=label_set)
+    assert info.value.argument == "label_set"
+
+
+def test_label_counts_move_by_at_most_sqrt2_for_any_replaced_row():
+    """Every replacement of one row's label (in the set, out of it, float for int, a string, NaN) moves the count
+    vector by at most sqrt(2) in L2, 1 when one side is outside the set; exhaustively over a small alphabet."""
+    label_set = np.array([0, 1, 2])
+    alphabet = [0, 1, 2, 1.0, 2.5, -1, np.nan, 7]
+    base = np.array([0, 1, 1, 2, 2, 2, 5], dtype=np.float64)
+    for i in range(len(base)):
+        for new in alphabet:
+            y = base.copy()
+            y[i] = new
+            move = np.linalg.norm(label_counts(y, label_set) - label_counts(base, label_set))
+            assert move <= math.sqrt(2) + 1e-12
+            inside = [v in (0.0, 1.0, 2.0) for v in (base[i], new)]
+            if not all(inside):
+                assert move <= 1.0
+    strings = np.array(["a", "b", "c"])
+    assert np.linalg.norm(label_counts(np.array(["a", "b"]), strings) - label_counts(np.array(["a", "z"]), strings)) == 1
+
+
+# ---------------------------------------------------------------------------------- 2. calibration = accounting
+
+
+def _rdp_epsilon(multipliers, delta):
+    from dp_accounting import GaussianDpEvent
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    acc = rdp.RdpAccountant(neighboring_relation=rdp.NeighborRel.REPLACE_ONE)
+    for z in multipliers:
+        acc.compose(GaussianDpEvent(noise_multiplier=z))
+    return acc.get_epsilon(delta)
+
+
+def test_the_ledger_equals_an_independent_accounting_of_the_mechanisms_run():
+    """Re-derive each party's epsilon from the sigma it reported (the one it drew with, next test) and the true
+    sensitivity, with dp-accounting directly: the RDP curve of the Gaussian at sigma / sensitivity (a label or bin
+    count is an integer, on the lattice: its effective sensitivity is exactly sqrt(2)), and the exact PLD of the
+    discrete Gaussian for the worst shift (one count -1, one +1). The ledger's figure is at least the independent RDP
+    figure (it charges the lattice's g sqrt(d) too), within 1% of it, and at most the budget; the exact discrete PLD
+    is below both."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    owners, labels, validation, yv = world(0)
+    res, parties = run(LABEL_METHOD, owners, labels, validation, yv, 15, seed=3)
+    for party, name in (("validation", "consumer"), ("owners", "owner-0")):
+        (reply,) = parties[name].replies
+        ledger = res.privacy.epsilon(party, 1e-6)
+        independent = _rdp_epsilon([reply.sigma / math.sqrt(2)], 1e-6)
+        assert independent <= ledger <= 1.0 and ledger <= 1.01 * independent
+        steps = 1 / reply.granularity
+        assert steps.is_integer()  # integer counts lie on the lattice
+        one = pld.from_discrete_gaussian_mechanism(reply.sigma * steps, sensitivity=int(steps),
+                                                   value_discretization_interval=1e-3)
+        assert one.compose(one).get_epsilon_for_delta(1e-6) <= independent
+    res, parties = run(QUOTA_METHOD, owners, [None] * 4, validation, None, 12, seed=3)
+    sums, hists = parties["owner-0"].replies
+    z_sum = sums.sigma / (2 * math.sqrt(2) + sums.granularity * math.sqrt(64))  # a real vector: the lattice's g sqrt(d)
+    z_hist = hists.sigma / math.sqrt(2)
+    independent = _rdp_epsilon([z_sum, z_hist], 1e-6)
+    ledger = res.privacy.epsilon("owners", 1e-6)
+    assert independent <= ledger <= 1.0 and ledger <= 1.01 * independent
+    (target,) = parties["consumer"].replies
+    z_v = target.sigma / (2 * math.sqrt(2) / len(validation) + target.granularity * math.sqrt(64))
+    independent = _rdp_epsilon([z_v], 1e-6)
+    assert independent <= res.privacy.epsilon("validation", 1e-6) <= 1.0
+    assert res.privacy.epsilon("validation", 1e-6) <= 1.01 * independent
+
+
+def test_an_owner_draws_its_label_counts_with_the_sigma_it_reports():
+    """The noise an owner adds to its label counts has the variance of the sigma it reports (and the ledger
+    accounts): 600 owners x 4 labels, the sample variance / sigma^2 within 5 standard errors of 1 (the chi-square's
+    sd is sqrt(2/2400) = 0.029; a sigma off by 10% moves it by 0.2), and the mean within 5 standard errors of 0."""
+    y = np.repeat(np.arange(4), [3, 0, 5, 9])
+    X = np.zeros((len(y), 2))
+    req = SketchRequest(n_features=2, dim=8, gamma=0.5, hash_seed=0, stage="labels", epsilon=1.0, delta=1e-6,
+                        releases=1, direction=np.zeros(0), edges=np.zeros(0), label_set=np.arange(4))
+    noise, sigma = [], None
+    for k in range(600):
+        reply = OwnerParty(X, y, f"o{k}", rng=owner_stream(11, f"o{k}")).handle(req)
+        noise.append(reply.values - np.array([3, 0, 5, 9]))
+        sigma = reply.sigma
+    cal, _ = sketch_calibration("labels", 4, 1.0, 1e-6, 1)
+    assert sigma == cal.sigma
+    z = np.concatenate(noise) / sigma
+    assert abs(z.var() - 1.0) < 5 * math.sqrt(2 / z.size)
+    assert abs(z.mean()) < 5 / math.sqrt(z.size)
+
+
+# ---------------------------------------------------------------------------------- 3. views
+
+
+def test_labels_an_owners_view_depends_on_the_others_only_through_their_released_counts():
+    """Owner 0's messages in a label purchase: change every other owner's rows, labels AND row counts, and the
+    consumer's rows and labels (|D_v| public, kept), feed the aggregator the first run's released values only (each
+    reply's other fields are the new parties' own): owner 0 receives byte-identical messages. Without the
+    substitution they differ (the test can fail)."""
+    owners, labels, validation, yv = world(1)
+    o2, l2, v2, yv2 = world(2, sizes=(120, 60, 200, 90))
+    o2[0], l2[0] = owners[0], labels[0]
+    yv2 = np.where(np.arange(len(yv2)) % 3 == 0, 1, yv2)
+    _, a = run(LABEL_METHOD, owners, labels, validation, yv, 15, seed=5)
+    _, b = run(LABEL_METHOD, o2, l2, v2, yv2, 15, seed=5)
+    assert a["owner-0"].received != b["owner-0"].received
+    swap = {n: a[n].released for n in a if n != "owner-0"}
+    _, c = run(LABEL_METHOD, o2, l2, v2, yv2, 15, seed=5, swap=swap)
+    assert a["owner-0"].received == c["owner-0"].received
+    # the consumer receives one public request, whatever the owners hold
+    assert a["consumer"].received == b["consumer"].received and len(a["consumer"].received) == 1
+
+
+def test_quotas_an_owners_view_depends_on_the_others_only_through_releases_and_public_counts():
+    """Owner 0's messages in a quota purchase: change every other owner's rows (their row counts n_k are public and
+    kept) and the consumer's rows (|D_v| kept), feed the aggregator the first run's released values only (g~ and
+    the sketches; the exact mean and D_v's rows, which only the trusted aggregator sees, are the new consumer's):
+    owner 0 receives byte-identical messages. A changed n_k does reach owner 0 (the pooled mean divides by sum n_k,
+    the quotas are capped at n_k): the neighbour relation keeps n_k public (docs/design.md §2.5)."""
+    owners, _, validation, _ = world(1)
+    o2, _, v2, _ = world(2)
+    o2[0] = owners[0]
+    none = [None] * len(owners)
+    _, a = run(QUOTA_METHOD, owners, none, validation, None, 12, seed=5)
+    _, b = run(QUOTA_METHOD, o2, none, v2, None, 12, seed=5)
+    assert a["owner-0"].received != b["owner-0"].received
+    swap = {n: a[n].released for n in a if n != "owner-0"}
+    _, c = run(QUOTA_METHOD, o2, none, v2, None, 12, seed=5, swap=swap)
+    assert a["owner-0"].received == c["owner-0"].received
+    o3 = [owners[0], owners[1][:100], *owners[2:]]
+    _, d = run(QUOTA_METHOD, o3, none, validation, None, 12, seed=5, swap=swap)
+    assert a["owner-0"].received != d["owner-0"].received
+
+
+# ---------------------------------------------------------------------------------- 4. certified by default, said
+
+
+@pytest.mark.parametrize("method", [LABEL_METHOD, QUOTA_METHOD], ids=["labels", "quotas"])
+def test_the_ledger_names_the_owners_relation_of_the_run(method):
+    """The owners' epsilon of an owner-release purchase is under replace-one in one owner's rows (n_k public): every
+    text and the dict form say so, not the paper protocol's 'row of the summary D_s' / h2 epochs."""
+    owners, labels, validation, yv = world(0)
+    if method is QUOTA_METHOD:
+        labels, yv = [None] * len(owners), None
+    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
+                           validation_labels=yv, method=method, gamma=0.3, progress=False)
+    assert res.certification().status == "private, certified"
+    for text in (res.privacy.table(), res.privacy_text(), json.dumps(res.privacy.to_dict())):
+        assert "one owner's data D_k (n_k public)" in text and "D_s" not in text and "h2" not in text
+    back = dpsumm.accounting.Ledger.from_dict(json.loads(json.dumps(res.privacy.to_dict())))
+    assert back.notes() == res.privacy.notes()
+
+
+@pytest.mark.parametrize("purchase", ["labels", "quotas"])
+def test_a_seeded_cli_run_says_not_private(purchase, tmp_path, capsys):
+    from dpsumm.cli import main
+
+    owners, labels, validation, yv = world(0, sizes=(60, 60, 60))
+    args = []
+    for k, (o, y) in enumerate(zip(owners, labels)):
+        np.save(tmp_path / f"o{k}.npy", o)
+        args.append(str(tmp_path / f"o{k}.npy"))
+    np.save(tmp_path / "v.npy", validation)
+    extra = ["--purchase", purchase]
+    if purchase == "labels":
+        for k, y in enumerate(labels):
+            np.save(tmp_path / f"y{k}.npy", y)
+        np.save(tmp_path / "yv.npy", yv)
+        extra += ["--label-set", "0,1,2", "--labels", *(str(tmp_path / f"y{k}.npy") for k in range(len(labels))),
+                  "--validation-labels", str(tmp_path / "yv.npy")]
+    out = tmp_path / "out"
+    code = main(["summarize", "--owners", *args, "--validation", str(tmp_path / "v.npy"), "--size", "6", *extra,
+                 "--dim", "32", "--gamma", "0.3", "--random-state", "0", "--out", str(out), "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "NOT private" in captured.out + captured.err
+    report = json.loads((out / "report.json").read_text())
+    assert report["privacy"]["certification"]["status"] == "seeded: NOT private"
+
+
+def test_a_flower_owner_node_releases_each_sketch_once(tmp_path):
+    """On Flower the owner is rebuilt per message with a fresh private noise stream: a repeated sketch request must
+    get the kept release back (not a second draw, which the ledger would not account), and a request for another
+    release of a stage already released is refused, as in process (tests/test_quotas.py)."""
+    pytest.importorskip("flwr")
+    from flwr.app import Context, RecordDict
+
+    from dpsumm.flower.client_app import _owner
+
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "x.npy", rng.normal(size=(30, 3)))
+    np.save(tmp_path / "y.npy", rng.integers(0, 3, 30))
+    ctx = Context(run_id=1, node_id=1, node_config={"role": "owner", "name": "a", "data": str(tmp_path / "x.npy"),
+                                                    "labels": str(tmp_path / "y.npy")}, state=RecordDict(), run_config={})
+    req = SketchRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, stage="labels", epsilon=1.0, delta=1e-6,
+                        releases=1, direction=np.zeros(0), edges=np.zeros(0), label_set=np.arange(3))
+    first = _owner(req, ctx, "a")
+    again = _owner(req, ctx, "a")
+    np.testing.assert_array_equal(again.values, first.values)  # unseeded: a second draw would differ
+    assert (again.n_rows, again.sigma, again.granularity) == (first.n_rows, first.sigma, first.granularity)
+    with pytest.raises(ProtocolError, match="already released"):
+        _owner(dataclasses.replace(req, epsilon=2.0), ctx, "a")
+    # another stage is its own release
+    hist = SketchRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, stage="sum", epsilon=1.0, delta=1e-6,
+                         releases=2, direction=np.zeros(0), edges=np.zeros(0))
+    assert _owner(hist, ctx, "a").values.shape == (8,)
