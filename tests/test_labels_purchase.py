@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import dpsumm
 from dpsumm import accounting
 from dpsumm.errors import InvalidParameterError, ProtocolError
-from dpsumm.messages import LabelHistogramRelease, Message, QuotaReply, SketchReply
+from dpsumm.messages import Message, QuotaReply, SketchReply
 from dpsumm.parties import ConsumerParty, OwnerParty, label_rows, owner_stream
 from dpsumm.protocols.nominations import label_threshold, quotas_from_labels
 from dpsumm.transport import InProcessTransport
@@ -189,7 +189,7 @@ def test_an_owners_view_changes_only_through_released_values():
     _, b = run_recorded(changed, changed_labels, validation, yv2, 15, seed=5)
     assert a["owner-0"].received[0] == b["owner-0"].received[0]  # the first request is public
     assert a["owner-0"].received != b["owner-0"].received
-    released = {name: a[name].sketches for name in a if name != "owner-0"}
+    released = {name: a[name].replies for name in a if name != "owner-0"}
     _, c = run_recorded(changed, changed_labels, validation, yv2, 15, seed=5, replace=released)
     assert a["owner-0"].received == c["owner-0"].received
 

@@ -8,49 +8,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import pickle
 
 import numpy as np
 import pytest
 
 import dpsumm
 from dpsumm.errors import InvalidParameterError, ProtocolError
-from dpsumm.messages import LabelHistogramRelease, SketchReply, SketchRequest, TargetRelease
+from dpsumm.messages import SketchRequest
 from dpsumm.parties import ConsumerParty, OwnerParty, label_counts, owner_stream, sketch_calibration
 from dpsumm.transport import InProcessTransport
+from recording import Recorder
 
 LABELS = (0, 1, 2)
 LABEL_METHOD = dpsumm.Nominations(dim=64, purchase="labels", label_set=LABELS)
 QUOTA_METHOD = dpsumm.Nominations(dim=64, purchase="quotas")
-#: The field of each DP release that the other parties may see (the rest of a reply is public or stays with the
-#: trusted aggregator).
-RELEASED = {SketchReply: "values", LabelHistogramRelease: "counts", TargetRelease: "noisy_mean"}
-
-
-class Swap:
-    """Wrap a party: keep every message it receives as bytes; record the released values of its DP releases, or
-    replace them (only them: the reply's public fields and what goes to the trusted aggregator alone stay the party's
-    own) by ``values[i]`` for its i-th release."""
-
-    def __init__(self, party, values=None):
-        self.party, self.values = party, values
-        self.received: list[bytes] = []
-        self.released: list[np.ndarray] = []
-        self.replies: list = []  # its DP release replies, as sent
-
-    def handle(self, message):
-        d = message.to_dict()
-        self.received.append(pickle.dumps({k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in d.items()}))
-        reply = self.party.handle(message)
-        field = RELEASED.get(type(reply))
-        if field is not None:
-            if self.values is not None:
-                reply = dataclasses.replace(reply, **{field: self.values[len(self.released)]})
-            self.released.append(np.array(getattr(reply, field)))
-            self.replies.append(reply)
-        return reply
-
-
 def world(seed, sizes=(120, 120, 120, 120), m=60, f=5):
     """Owners with labels 0..2 in different mixes and a consumer who wants labels 0 and 2."""
     rng = np.random.default_rng(seed)
@@ -67,10 +38,10 @@ def world(seed, sizes=(120, 120, 120, 120), m=60, f=5):
 def run(method, owners, labels, validation, yv, size, seed, swap=None):
     swap = swap or {}
     names = [f"owner-{k}" for k in range(len(owners))]
-    parties = {n: Swap(OwnerParty(np.asarray(o), y, n, rng=owner_stream(seed, n)), swap.get(n))
+    parties = {n: Recorder(OwnerParty(np.asarray(o), y, n, rng=owner_stream(seed, n)), values=swap.get(n))
                for n, o, y in zip(names, owners, labels)}
-    parties["consumer"] = Swap(ConsumerParty(np.asarray(validation), dpsumm.Csprng(seed).derive("consumer"), labels=yv),
-                               swap.get("consumer"))
+    parties["consumer"] = Recorder(ConsumerParty(np.asarray(validation), dpsumm.Csprng(seed).derive("consumer"), labels=yv),
+                                   values=swap.get("consumer"))
     res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, size,
                            validation_labels=yv, method=method, gamma=0.3, random_state=seed, progress=False,
                            transport=InProcessTransport(parties))
@@ -192,6 +163,16 @@ def test_an_owner_draws_its_label_counts_with_the_sigma_it_reports():
 # ---------------------------------------------------------------------------------- 3. views
 
 
+def first_second_swapped(method, first, second, size):
+    """Runs of ``method`` on two worlds ``(owners, labels, validation, yv)`` and on the second world with every
+    party but owner 0 returning the first run's released values: the three runs' recorders."""
+    _, a = run(method, *first, size, seed=5)
+    _, b = run(method, *second, size, seed=5)
+    swap = {n: a[n].released for n in a if n != "owner-0"}
+    _, c = run(method, *second, size, seed=5, swap=swap)
+    return a, b, c
+
+
 def test_labels_an_owners_view_depends_on_the_others_only_through_their_released_counts():
     """Owner 0's messages in a label purchase: change every other owner's rows, labels AND row counts, and the
     consumer's rows and labels (|D_v| public, kept), feed the aggregator the first run's released values only (each
@@ -201,11 +182,8 @@ def test_labels_an_owners_view_depends_on_the_others_only_through_their_released
     o2, l2, v2, yv2 = world(2, sizes=(120, 60, 200, 90))
     o2[0], l2[0] = owners[0], labels[0]
     yv2 = np.where(np.arange(len(yv2)) % 3 == 0, 1, yv2)
-    _, a = run(LABEL_METHOD, owners, labels, validation, yv, 15, seed=5)
-    _, b = run(LABEL_METHOD, o2, l2, v2, yv2, 15, seed=5)
+    a, b, c = first_second_swapped(LABEL_METHOD, (owners, labels, validation, yv), (o2, l2, v2, yv2), 15)
     assert a["owner-0"].received != b["owner-0"].received
-    swap = {n: a[n].released for n in a if n != "owner-0"}
-    _, c = run(LABEL_METHOD, o2, l2, v2, yv2, 15, seed=5, swap=swap)
     assert a["owner-0"].received == c["owner-0"].received
     # the consumer receives one public request, whatever the owners hold
     assert a["consumer"].received == b["consumer"].received and len(a["consumer"].received) == 1
@@ -221,12 +199,10 @@ def test_quotas_an_owners_view_depends_on_the_others_only_through_releases_and_p
     o2, _, v2, _ = world(2)
     o2[0] = owners[0]
     none = [None] * len(owners)
-    _, a = run(QUOTA_METHOD, owners, none, validation, None, 12, seed=5)
-    _, b = run(QUOTA_METHOD, o2, none, v2, None, 12, seed=5)
+    a, b, c = first_second_swapped(QUOTA_METHOD, (owners, none, validation, None), (o2, none, v2, None), 12)
     assert a["owner-0"].received != b["owner-0"].received
-    swap = {n: a[n].released for n in a if n != "owner-0"}
-    _, c = run(QUOTA_METHOD, o2, none, v2, None, 12, seed=5, swap=swap)
     assert a["owner-0"].received == c["owner-0"].received
+    swap = {n: a[n].released for n in a if n != "owner-0"}
     o3 = [owners[0], owners[1][:100], *owners[2:]]
     _, d = run(QUOTA_METHOD, o3, none, validation, None, 12, seed=5, swap=swap)
     assert a["owner-0"].received != d["owner-0"].received

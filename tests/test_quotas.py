@@ -155,7 +155,7 @@ def test_an_owners_view_changes_only_through_released_values():
     _, b = run_recorded(changed, validation, 12, seed=5)
     assert a["owner-0"].received[0] == b["owner-0"].received[0]  # the first request is public
     assert a["owner-0"].received != b["owner-0"].received  # the releases carry information (the test can fail)
-    released = {f"owner-{k}": a[f"owner-{k}"].sketches for k in range(1, len(owners))}
+    released = {f"owner-{k}": a[f"owner-{k}"].replies for k in range(1, len(owners))}
     _, c = run_recorded(changed, validation, 12, seed=5, replace=released)
     assert a["owner-0"].received == c["owner-0"].received
 

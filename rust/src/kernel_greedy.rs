@@ -31,7 +31,7 @@ const CHUNK_ROWS: usize = 2048;
 
 /// Rows of at most this many features take their dot products four at a time (more independent sums: 1.7x
 /// faster at 64 features, where `X` stays in cache); wider rows stream from memory, where one row at a time
-/// measured faster (benches/bench_kernels.py, `test_exact_kernel_greedy`). Both give the same bits.
+/// measured 1.2x faster at 784 features. Both give the same bits (test `four_rows_at_a_time_gives_the_same_bits`).
 const NARROW_ROWS: usize = 256;
 
 /// Rows per sub-block of [`add_kernel_to_pick`]: their exponents are computed in one vectorised pass.
