@@ -15,7 +15,9 @@ Test beds (each repeat draws a fresh split; nothing is downloaded):
   0.7 : 0.3); ``apart`` (the same, but 3 and 4 at different owners: (0,3),(1,4),(5,6),(7,8),(9,2));
   ``spread`` (every label's rows divided equally among three owners, label l at owners l, l+1, l+3 mod 5;
   the consumer wants 3s and 4s); ``minority`` (the consumer wants 3s only; five owners of equal size, 8,000
-  rows on MNIST, 120 on digits, hold 3s at 24 / 11 / 4.5 / 1.3 / 0 % of their rows, the rest other digits).
+  rows on MNIST, 120 on digits, hold 3s at 24 / 11 / 4.5 / 1.3 / 0 % of their rows, the rest other digits);
+  ``many`` (many owners with the same distribution: 100 owners on MNIST, 20 on digits, each an equal random
+  share of the training rows; the consumer wants 3s and 4s, 0.7 : 0.3).
 * ``synthetic-k100``: 100 owners of 500 rows in 10 features, owner k ~ N(c_k, 0.5² I) with random centres
   c_k ~ N(0, I); the consumer's distribution is the mixture of owners 0..3 (0.4, 0.3, 0.2, 0.1); labels
   1[x_0 > x_1]; |D_v| = 300.
@@ -52,7 +54,7 @@ from dpsumm.preprocessing import median_gamma  # noqa: E402
 DELTA = 1e-6
 BUDGET = dpsumm.Budget(validation_epsilon=1.0, validation_delta=DELTA)
 FIXED_GAMMA = 0.1
-SPLITS = ("groups", "apart", "spread", "minority")
+SPLITS = ("groups", "apart", "spread", "minority", "many")
 ALL_BEDS = tuple(f"mnist-{s}" for s in SPLITS) + tuple(f"digits-{s}" for s in SPLITS) + ("synthetic-k100",)
 
 #: Named nominations configurations: fields of dpsumm.Nominations (a callable of the size for sizes).
@@ -138,6 +140,11 @@ def image_split(source: str, split: str, repeat: int, data: str | None) -> Label
     elif split == "spread":
         shares = {lab: {lab % 5: 1.0, (lab + 1) % 5: 1.0, (lab + 3) % 5: 1.0} for lab in range(10)}
         owners, labels = _by_shares(train, shares, None, rng)
+    elif split == "many":
+        K = 100 if source == "mnist" else 20
+        order = rng.permutation(len(train[1]))
+        owners = [train[0][np.sort(part)] for part in np.array_split(order, K)]
+        labels = [train[1][np.sort(part)] for part in np.array_split(order, K)]
     elif split == "minority":
         targets, ratio = (3,), (1.0,)
         frac = (0.24, 0.11, 0.045, 0.013, 0.0)

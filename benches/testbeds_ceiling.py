@@ -390,15 +390,55 @@ def tilt_low_dim(dim: int) -> Callable[[Bed, int], list[tuple[int, int]]]:
     return run
 
 
-def labels_by_owner(soft: float | None) -> Callable[[Bed, int], list[tuple[int, int]] | None]:
-    """``labels x owners`` of the module docs: hard 2σ threshold (``soft=None``) or soft threshold ``soft``·σ."""
+def eb_posterior_mean(x: np.ndarray, sigma: float, grid: int = 256, iters: int = 500) -> np.ndarray:
+    """Empirical-Bayes posterior means of nonnegative counts seen as ``x = c + N(0, sigma²)``.
+
+    The prior of ``c`` is the nonparametric maximum-likelihood mixing distribution (Kiefer & Wolfowitz 1956; EM
+    on a fixed grid of ``[0, max(x) + sigma]``, Jiang & Zhang 2009, Koenker & Mizera 2014) fitted to ``x``
+    itself; the posterior mean shrinks noise-only counts toward 0 when most values are noise and leaves them at
+    the common level when all are alike. Post-processing of the release: no privacy cost.
+    """
+    x = np.asarray(x, np.float64)
+    top = max(float(x.max()), 0.0) + sigma
+    a = np.linspace(0.0, top, grid)
+    L = np.exp(-0.5 * ((x[:, None] - a[None, :]) / sigma) ** 2)
+    w = np.full(grid, 1.0 / grid)
+    for _ in range(iters):
+        post = L * w
+        post /= np.maximum(post.sum(1, keepdims=True), 1e-300)
+        w = post.mean(0)
+    post = L * w
+    return (post @ a) / np.maximum(post.sum(1), 1e-300)
+
+
+def _water_fill(need: np.ndarray, caps: np.ndarray, total: float) -> np.ndarray:
+    """``min(caps, λ·need)`` with the largest ``λ`` whose total is at most ``total`` (bisection on ``λ``)."""
+    need = np.maximum(need, 0.0)
+    if need.sum() <= 0:
+        return np.zeros_like(need)
+    lo, hi = 0.0, 1.0
+    while np.minimum(caps, hi * need).sum() < total and hi < 1e12:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if np.minimum(caps, mid * need).sum() <= total else (lo, mid)
+    return np.minimum(caps, lo * need)
+
+
+def labels_by_owner(soft: float | str | None, fill: bool = False, split: bool = True
+                    ) -> Callable[[Bed, int], list[tuple[int, int]] | None]:
+    """``labels x owners`` of the module docs: hard 2σ threshold (``soft=None``), soft threshold ``soft``·σ, or
+    ``"eb"``: each label's column of counts replaced by its empirical-Bayes posterior means. ``split=False``:
+    one cell per owner (every row given the same label)."""
     def run(bed: Bed, B: int) -> list[tuple[int, int]] | None:
         if bed.split.validation_labels is None or any(y is None for y in bed.split.owner_labels):
             return None
-        labs = [np.asarray(y) for y in bed.split.owner_labels]
+        labs = [np.asarray(y) if split else np.zeros(len(y), np.int64) for y in bed.split.owner_labels]
         L = np.unique(np.concatenate(labs))
-        key = "_labels_by_owner"
+        vlabels = np.asarray(bed.split.validation_labels) if split else np.zeros(len(bed.val), np.int64)
+        key = f"_labels_by_owner_{split}"
         if not hasattr(bed, key):
+            owner_rng = check_random_state(80_000 + 1000 * bed.repeat)  # the owners' releases: one draw per repeat
             dim = 64
             hc = RFFHasher(bed.val.shape[1], dim=dim, gamma=bed.gamma, seed=f"labels-owners-{bed.repeat}")
             K = len(bed.owners)
@@ -407,12 +447,12 @@ def labels_by_owner(soft: float | None) -> Callable[[Bed, int], list[tuple[int, 
             for k, o in enumerate(bed.owners):
                 H = hc.transform(o).astype(np.float64)
                 counts = np.array([(labs[k] == lab).sum() for lab in L], np.float64)
-                noisy = _gaussian(np.concatenate([counts, H.sum(0)]), 1.0, math.sqrt(10), bed.csprng)
+                noisy = _gaussian(np.concatenate([counts, H.sum(0)]), 1.0, math.sqrt(10), owner_rng)
                 cnt[k], cen[k] = noisy[:len(L)], noisy[len(L):] / len(H)
             bias = dim * (sigma / np.array([len(o) for o in bed.owners], np.float64)) ** 2
             hv = hc.transform(bed.val).astype(np.float64)
             cell = np.full(len(hv), -1)
-            for i, (h, y) in enumerate(zip(hv, np.asarray(bed.split.validation_labels))):
+            for i, (h, y) in enumerate(zip(hv, vlabels)):
                 j = int(np.searchsorted(L, y))
                 if j == len(L) or L[j] != y or not (ok := cnt[:, j] >= 3 * sigma).any():
                     continue
@@ -424,10 +464,35 @@ def labels_by_owner(soft: float | None) -> Callable[[Bed, int], list[tuple[int, 
         K = cnt.shape[0]
         J = K * len(L)
         cal = calibrate_gaussian(1.0, DELTA, sensitivity=math.sqrt(2), dim=J)
-        hn = _gaussian(np.bincount(cell[cell >= 0], minlength=J).astype(np.float64), 1.0, math.sqrt(2), bed.csprng)
-        hn = np.where(hn >= 2 * cal.sigma, hn, 0.0) if soft is None else np.maximum(hn - soft * cal.sigma, 0.0)
-        need = (B * hn / max(hn.sum(), 1e-12)).reshape(K, len(L))
+        # every variant sees the same draw of the consumer's release (paired comparisons)
+        hn = _gaussian(np.bincount(cell[cell >= 0], minlength=J).astype(np.float64), 1.0, math.sqrt(2),
+                       check_random_state(90_000 + 1000 * bed.repeat + B))
+        if soft == "owner-then-cell":  # owners whose total over labels reaches 2σ√L, then their positive cells
+            M = hn.reshape(K, len(L))
+            keep_owner = M.sum(1) >= 2 * cal.sigma * math.sqrt(len(L))
+            hn = np.where(keep_owner[:, None] & (M > 0), M, 0.0).ravel()
+        elif soft == "label-threshold":
+            from dpsumm.protocols.nominations import label_threshold
+            t = label_threshold(J, len(bed.val), cal.sigma)
+            hn = np.where(hn >= t, hn, 0.0)
+        elif soft == "eb":
+            hn = np.concatenate([eb_posterior_mean(col, cal.sigma)[:, None] for col in hn.reshape(K, len(L)).T], axis=1).ravel()
+        elif soft is None:
+            hn = np.where(hn >= 2 * cal.sigma, hn, 0.0)
+        else:
+            hn = np.maximum(hn - float(soft) * cal.sigma, 0.0)
         caps = np.maximum(cnt, 0.0)
+        if fill:
+            take = _water_fill(hn.reshape(K, len(L)), caps, B)
+            left = B - take.sum()
+            label_need = hn.reshape(K, len(L)).sum(0)
+            if left > 0.5 and label_need.sum() > 0:  # then the wanted labels' rows at other owners, by spare counts
+                spare = caps - take
+                per_label = _water_fill(label_need[None, :], spare.sum(0)[None, :], left)[0]
+                take += spare * (per_label / np.maximum(spare.sum(0), 1e-12))[None, :]
+            need = take
+        else:
+            need = (B * hn / max(hn.sum(), 1e-12)).reshape(K, len(L))
         take = np.minimum(need, caps)
         for j in range(len(L)):
             excess, spare = (need[:, j] - take[:, j]).sum(), caps[:, j] - take[:, j]
@@ -449,6 +514,140 @@ def labels_by_owner(soft: float | None) -> Callable[[Bed, int], list[tuple[int, 
     return run
 
 
+def _group_owners(means: np.ndarray, noise_var: np.ndarray, counts: np.ndarray, z: float) -> list[list[int]]:
+    """Agglomerate owners whose released label means are indistinguishable: merge the pair with the smallest
+    standardised excess ``(‖m_a − m_b‖² − E₀) / sd₀`` while it is at most ``z`` (E₀, sd₀: mean and sd of the
+    squared distance of two equal means under the release's noise and row sampling, chi-square approximation)."""
+    groups = [[k] for k in range(len(means))]
+    S = means * counts[:, None]
+    n = counts.astype(np.float64).copy()
+    V = noise_var * counts ** 2  # summed noise variance per coordinate
+    d = means.shape[1]
+    while len(groups) > 1:
+        m = S / n[:, None]
+        var = d * V / n ** 2 + np.maximum(1.0 - (m * m).sum(1), 0.0) / n  # E‖m_g − μ_g‖² per group
+        D = ((m[:, None, :] - m[None, :, :]) ** 2).sum(-1)
+        E0 = var[:, None] + var[None, :]
+        stat = (D - E0) / (math.sqrt(2.0 / d) * E0)
+        np.fill_diagonal(stat, np.inf)
+        a, b = np.unravel_index(np.argmin(stat), stat.shape)
+        if stat[a, b] > z:
+            break
+        a, b = min(a, b), max(a, b)
+        groups[a] += groups[b]
+        S[a] += S[b]; n[a] += n[b]; V[a] += V[b]
+        del groups[b]
+        S, n, V = np.delete(S, b, 0), np.delete(n, b), np.delete(V, b)
+    return groups
+
+
+def labels_by_groups(z: float, whole: bool = False, tiers: bool = False, share: bool = False
+                     ) -> Callable[[Bed, int], list[tuple[int, int]] | None]:
+    """``labels x owner groups``: every owner releases its counts and hash sums per label (64-dimensional h1,
+    L2 sensitivity √10, owners' ε = 1); per label, owners whose released means are indistinguishable at ``z``
+    are merged into groups; the consumer assigns each validation row of label y to the nearest group mean of y
+    and releases its histogram over (group, label) cells (√2, ε_v = 1, counts under 2σ dropped); each cell's
+    share of ``B`` is water-filled and split over the group's owners by their released counts. ``whole``: the
+    owners release one hash sum over all their rows (as ``labels x owners``), are grouped once on those means,
+    and the validation rows of label y go to the nearest group among those holding y."""
+    def run(bed: Bed, B: int) -> list[tuple[int, int]] | None:
+        if bed.split.validation_labels is None or any(y is None for y in bed.split.owner_labels):
+            return None
+        labs = [np.asarray(y) for y in bed.split.owner_labels]
+        L = np.unique(np.concatenate(labs))
+        key = f"_labels_by_groups_{z}_{whole}"
+        K, dim = len(bed.owners), 64
+        if not hasattr(bed, key):
+            owner_rng = check_random_state(80_000 + 1000 * bed.repeat)  # the owners' releases: one draw per repeat
+            hc = RFFHasher(bed.val.shape[1], dim=dim, gamma=bed.gamma, seed=f"labels-owners-{bed.repeat}")
+            cnt, sums = np.zeros((K, len(L))), np.zeros((K, len(L), dim))
+            sigma = calibrate_gaussian(1.0, DELTA, sensitivity=math.sqrt(10), dim=len(L) * (1 + dim)).sigma
+            if whole:
+                sigma = calibrate_gaussian(1.0, DELTA, sensitivity=math.sqrt(10), dim=len(L) + dim).sigma
+                tot, n_rows = np.zeros((K, dim)), np.array([len(o) for o in bed.owners], np.float64)
+                for k, o in enumerate(bed.owners):
+                    H = hc.transform(o).astype(np.float64)
+                    counts = np.array([(labs[k] == lab).sum() for lab in L], np.float64)
+                    noisy = _gaussian(np.concatenate([counts, H.sum(0)]), 1.0, math.sqrt(10), owner_rng)
+                    cnt[k], tot[k] = noisy[:len(L)], noisy[len(L):]
+                groups_all = _group_owners(tot / n_rows[:, None], (sigma / n_rows) ** 2, n_rows, z)
+            for k, o in enumerate(bed.owners if not whole else []):
+                H = hc.transform(o).astype(np.float64)
+                counts = np.array([(labs[k] == lab).sum() for lab in L], np.float64)
+                S = np.stack([H[labs[k] == lab].sum(0) for lab in L])
+                noisy = _gaussian(np.concatenate([counts, S.ravel()]), 1.0, math.sqrt(10), owner_rng)
+                cnt[k], sums[k] = noisy[:len(L)], noisy[len(L):].reshape(len(L), dim)
+            hv = hc.transform(bed.val).astype(np.float64)
+            vy = np.asarray(bed.split.validation_labels)
+            cells: list[tuple[int, list[int]]] = []  # (label index, owners)
+            cell = np.full(len(hv), -1)
+            for j in range(len(L)):
+                hold = np.flatnonzero(cnt[:, j] >= 3 * sigma)
+                if len(hold) == 0:
+                    continue
+                if whole:
+                    held = set(hold.tolist())
+                    own_groups = [[k for k in g if k in held] for g in groups_all]
+                    own_groups = [g for g in own_groups if g]
+                    gm = np.stack([tot[g].sum(0) / n_rows[g].sum() for g in own_groups])
+                    gbias = np.array([dim * len(g) * sigma ** 2 / n_rows[g].sum() ** 2 for g in own_groups])
+                else:
+                    n = cnt[hold, j]
+                    own_groups = [[int(hold[i]) for i in g] for g in _group_owners(sums[hold, j] / n[:, None], (sigma / n) ** 2, n, z)]
+                    gm = np.stack([sums[g, j].sum(0) / cnt[g, j].sum() for g in own_groups])
+                    gbias = np.array([dim * len(g) * sigma ** 2 / cnt[g, j].sum() ** 2 for g in own_groups])
+                base = len(cells)
+                cells += [(j, g) for g in own_groups]
+                rows = np.flatnonzero(vy == L[j])
+                if len(rows):
+                    cell[rows] = base + _nearest(hv[rows], gm, gbias)
+            setattr(bed, key, (cnt, cells, cell))
+        cnt, cells, cell = getattr(bed, key)
+        J = len(cells)
+        cal = calibrate_gaussian(1.0, DELTA, sensitivity=math.sqrt(2), dim=J)
+        hn = _gaussian(np.bincount(cell[cell >= 0], minlength=J).astype(np.float64), 1.0, math.sqrt(2),
+                       check_random_state(90_000 + 1000 * bed.repeat + B))
+        caps = np.maximum(cnt, 0.0)
+        cell_caps = np.array([caps[own, j].sum() for j, own in cells])
+        unsure = mid_need = np.zeros(J)
+        if tiers:  # cells between 1σ and 2σ: their proportional share of the summary first (no slack) ...
+            mid_need = np.where((hn >= cal.sigma) & (hn < 2 * cal.sigma), hn, 0.0)
+            unsure = np.minimum(cell_caps, mid_need * (B / SLACK) / len(bed.val))
+        if share:  # the lowest threshold z σ at which the noise of J empty cells, J σ φ(z), is <= |D_v| / (SLACK - 1)
+            ratio = len(bed.val) / (SLACK - 1) / (J * cal.sigma)
+            zt = 0.0 if ratio >= 1 / math.sqrt(2 * math.pi) else math.sqrt(-2 * math.log(ratio * math.sqrt(2 * math.pi)))
+            hn = np.where(hn >= zt * cal.sigma, hn, 0.0)
+        else:
+            hn = np.where(hn >= 2 * cal.sigma, hn, 0.0)
+        take_c = unsure + _water_fill(hn, cell_caps - unsure, B - unsure.sum())
+        if tiers and B - take_c.sum() > 0.5:  # ... and what the cells over 2σ cannot hold
+            take_c += _water_fill(mid_need, cell_caps - take_c, B - take_c.sum())
+        take = np.zeros_like(caps)
+        for c, (j, own) in enumerate(cells):
+            if take_c[c] > 0:
+                take[own, j] += take_c[c] * caps[own, j] / max(caps[own, j].sum(), 1e-12)
+        left = B - take.sum()
+        label_need = np.bincount([j for j, _ in cells], weights=hn, minlength=len(L))
+        if left > 0.5 and label_need.sum() > 0:  # then the wanted labels' rows at other owners, by spare counts
+            spare = caps - take
+            per_label = _water_fill(label_need[None, :], spare.sum(0)[None, :], left)[0]
+            take += spare * (per_label / np.maximum(spare.sum(0), 1e-12))[None, :]
+        out: list[tuple[int, int]] = []
+        for k in range(K):
+            for j, lab in enumerate(L):
+                idx = np.flatnonzero(labs[k] == lab)
+                n_ = min(int(round(take[k, j])), len(idx))
+                if n_ <= 0:
+                    continue
+                if n_ < len(idx):
+                    sel, _ = greedy_select(bed.H[k][idx], bed.H[k][idx].astype(np.float64).mean(0), n_)
+                    out += [(k, int(idx[i])) for i in sel]
+                else:
+                    out += [(k, int(i)) for i in idx]
+        return out
+    return run
+
+
 METHODS: dict[str, Callable[[Bed, int], list[tuple[int, int]] | None]] = {
     "wanted-labels": wanted_labels,
     "tilt[exact g_v]": tilt(None),
@@ -463,6 +662,16 @@ METHODS: dict[str, Callable[[Bed, int], list[tuple[int, int]] | None]] = {
     "owner-cells[DP Lloyd, J_k = 8, d_c = 64, R = 3]+histogram": owner_cells_dp(8, 64, 3),
     "labels x owners[hard 2σ]": labels_by_owner(None),
     "labels x owners[soft 1.5σ]": labels_by_owner(1.5),
+    "labels x owners[EB]": labels_by_owner("eb"),
+    "labels x owners[owner then cell]": labels_by_owner("owner-then-cell"),
+    "labels x owners[label_threshold]": labels_by_owner("label-threshold"),
+    "labels x owners[label_threshold, fill]": labels_by_owner("label-threshold", True),
+    "owners[hard 2σ]": labels_by_owner(None, split=False),
+    "labels x owner groups[z = 1.645]": labels_by_groups(1.645),
+    "labels x owner groups[z = 3.09]": labels_by_groups(3.09),
+    "labels x owner groups[whole means, z = 3.09]": labels_by_groups(3.09, whole=True),
+    "labels x owner groups[whole means, z = 3.09, two tiers]": labels_by_groups(3.09, whole=True, tiers=True),
+    "labels x owner groups[whole means, z = 3.09, noise share 1/3]": labels_by_groups(3.09, whole=True, share=True),
 }
 
 
