@@ -85,6 +85,14 @@ def _alive(pid: int) -> bool:
 # ------------------------------------------------------------------------------------- no processes
 
 
+
+def label_request(label_set: tuple, n_features: int, epsilon: float = 1.0) -> LabelHistogramRequest:
+    """A consumer's label histogram request with one cell per label (centres at the origin of an 8-d h1)."""
+    L = len(label_set)
+    return LabelHistogramRequest(label_set=np.asarray(label_set), epsilon=epsilon, delta=1e-6, send_rows=True,
+                                 n_features=n_features, dim=8, gamma=0.5, hash_seed="cells:0",
+                                 cell_labels=np.arange(L, dtype=np.int64), centres=np.zeros((L, 8)), bias=np.zeros(L))
+
 def test_codec_round_trip() -> None:
     msgs = [
         Setup(n_features=3, dim=8, gamma=0.1, hash_seed=2**64 - 1, reveal="points"),
@@ -95,8 +103,7 @@ def test_codec_round_trip() -> None:
         PointReply(round=3, token=4, point=np.ones(3), hash=None, label=np.int64(2)),
         ValidationRelease(mean_hash=np.linspace(0, 1, 8), n_rows=10, private=True),
         # purchase="labels": the label set may hold ints, floats or strings; a None label set or rows field
-        *(LabelHistogramRequest(label_set=np.asarray(ls), epsilon=1.0, delta=1e-6, send_rows=True)
-          for ls in ((0, 1, 2), (0.5, 1.5), ("cat", "dog", "0"))),
+        *(label_request(ls, 3) for ls in ((0, 1, 2), (0.5, 1.5), ("cat", "dog", "0"))),
         LabelHistogramRelease(counts=np.array([3.0, -1.0]), n_rows=5, sigma=2.5, granularity=0.01, rows=None),
         LabelHistogramRelease(counts=np.array([3.0]), n_rows=2, sigma=2.5, granularity=0.0, rows=np.ones((2, 3))),
         SketchRequest(n_features=3, dim=8, gamma=0.1, hash_seed=0, stage="labels", epsilon=1.0, delta=1e-6, releases=1,
@@ -500,7 +507,7 @@ def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_id
     from dpsumm.parties import ConsumerParty
 
     _, _, validation, yv, _, _, vpath, ypath = _labelled_data(tmp_path)
-    req = LabelHistogramRequest(label_set=np.array(LABEL_SET), epsilon=1.0, delta=1e-6, send_rows=True)
+    req = label_request(LABEL_SET, validation.shape[1])
     seeded = {"random-state": RANDOM_STATE}
     ctx = _context({"role": "consumer", "data": str(vpath), "labels": str(ypath), "allow-seeded": True}, seeded)
     first = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
@@ -512,7 +519,7 @@ def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_id
     again = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
     np.testing.assert_array_equal(again.counts, first.counts)  # from node state, not a second draw
     assert (again.n_rows, again.sigma) == (first.n_rows, first.sigma)
-    other = LabelHistogramRequest(label_set=np.array(LABEL_SET), epsilon=2.0, delta=1e-6, send_rows=True)
+    other = label_request(LABEL_SET, validation.shape[1], epsilon=2.0)
     with pytest.raises(dpsumm.ProtocolError, match="already released"):
         _consumer(other, ctx, "consumer")  # type: ignore[arg-type]
     # A seeded run needs the node's consent, as for the other releases.

@@ -17,7 +17,7 @@ from dpsumm import accounting
 from dpsumm.errors import InvalidParameterError, ProtocolError
 from dpsumm.messages import Message, QuotaReply, SketchReply
 from dpsumm.parties import ConsumerParty, OwnerParty, label_rows, owner_stream
-from dpsumm.protocols.nominations import label_threshold, quotas_from_labels
+from dpsumm.protocols.nominations import LabelCells, cell_threshold, label_cells, owner_groups, quotas_from_cells
 from dpsumm.transport import InProcessTransport
 from recording import Recorder
 
@@ -43,58 +43,104 @@ def label_shift(seed=0, K=4, n=120, f=5, m=60):
 # ---------------------------------------------------------------------------------- the quota rule, by hand
 
 
-def test_label_threshold_hand_checked():
-    # 10 labels, sigma 4.7, |D_v| = 37: the noise on absent labels, 10 * 4.7 * phi(0) = 18.8, is below 37: z = 0.
-    assert label_threshold(10, 37, 4.7) == 0.0
-    # 1000 labels, sigma 5, |D_v| = 350: phi(z) <= 350 / 5000 = 0.07, z = sqrt(-2 ln(0.07 sqrt(2 pi))) = 1.8656.
-    assert label_threshold(1000, 350, 5.0) == pytest.approx(5.0 * 1.86562, rel=1e-4)
-    z = label_threshold(1000, 350, 5.0) / 5.0
-    assert 1000 * 5.0 * math.exp(-z * z / 2) / math.sqrt(2 * math.pi) == pytest.approx(350, rel=1e-9)
-    assert label_threshold(3, 10, 0.0) == 0.0
+def test_cell_threshold_hand_checked():
+    # 10 cells, sigma 4.7, |D_v| = 100, factor 3: the noise on empty cells, 10 * 4.7 * phi(0) = 18.8, is below
+    # 100 / 2: z = 0.
+    assert cell_threshold(10, 100, 4.7) == 0.0
+    # |D_v| = 37: phi(z) <= 37 / 2 / 47 = 0.3936, z = sqrt(-2 ln(0.3936 sqrt(2 pi))) = 0.16394.
+    assert cell_threshold(10, 37, 4.7) == pytest.approx(4.7 * 0.163941, rel=1e-4)
+    for J, m, sigma, factor in [(10, 37, 4.7, 3.0), (1000, 350, 5.0, 3.0), (200, 300, 6.4, 2.0), (50, 20, 3.0, 5.0)]:
+        z = cell_threshold(J, m, sigma, factor) / sigma
+        assert J * sigma * math.exp(-z * z / 2) / math.sqrt(2 * math.pi) == pytest.approx(m / (factor - 1), rel=1e-9)
+    assert cell_threshold(3, 10, 0.0) == 0.0 and cell_threshold(1000, 10, 5.0, factor=1.0) == 0.0
     with pytest.raises(InvalidParameterError):
-        label_threshold(0, 10, 1.0)
+        cell_threshold(0, 10, 1.0)
 
 
-def test_quotas_from_labels_hand_checked():
-    consumer = np.array([100.0, 0.5, 50.0])  # |D_v| = 150, sigma 1: threshold 0, every positive count is wanted
-    owners = np.array([[60.0, 10.0, 5.0], [40.7, 20.0, 100.0]])  # rows taken as held: [[60, 10, 5], [40, 20, 100]]
-    # B = 60 over the cells (0,0) (0,1) (0,2) (1,0) (1,1) (1,2) in proportion to label share x owner share:
-    # 23.92, 0.066, 0.949, 15.95, 0.133, 18.98 -> floors 23, 0, 0, 15, 0, 18 and the 4 largest remainders.
-    assert quotas_from_labels(consumer, 1.0, 150, owners, 20).tolist() == [[24, 0, 1], [16, 0, 19]]
-    # B = 180: 71.77, 0.199, 2.847, 47.84, 0.399, 56.95 -> 72, 0, 3, 48, 0, 57, capped at 60 and 40 for label 0; the
-    # 20 left go to the open cells in proportion (0.066, 0.944, 0.132, 18.87 -> 0, 1, 0, 19).
-    assert quotas_from_labels(consumer, 1.0, 150, owners, 60).tolist() == [[60, 0, 4], [40, 0, 76]]
-    # The consumer wants only label 1, of which the owners hold 10 + 20 = 30 < size 40: all 30 are bought, and the
-    # other 90 rows of B = 120 come from the other cells in proportion to what they hold (60, 5, 40, 100 ->
-    # 26.34, 2.20, 17.56, 43.90 -> 26, 2, 18, 44).
-    q = quotas_from_labels(np.array([0.0, 100.0, 0.0]), 1.0, 100, owners, 40)
-    assert q.tolist() == [[26, 10, 2], [18, 20, 44]]
-    # With 30 >= size 25 the wanted label fills the summary: nothing else is bought (30 rows, not B = 75).
-    assert quotas_from_labels(np.array([0.0, 100.0, 0.0]), 1.0, 100, owners, 25).tolist() == [[0, 10, 0], [0, 20, 0]]
-    # A label whose noisy count is below the threshold is not bought (1000 labels: the threshold is 9.33): labels 0
-    # and 2 share the 30 rows 300 : 30 (halved between the two owners: 13.64, 13.64, 1.36, 1.36 -> 14, 14, 1, 1).
-    c = np.zeros(1000)
-    c[:3] = [300.0, 9.0, 30.0]
-    q = quotas_from_labels(c, 5.0, 350, np.full((2, 1000), 50.0), 10)
-    assert q[:, 1].sum() == 0 and q[:, 3:].sum() == 0
-    assert q[:, 0].tolist() == [14, 14] and q[:, 2].tolist() == [1, 1]
+CELLS = LabelCells(labels=np.array([0, 2, 2]), owners=((0, 1), (0,), (1,)), centres=np.zeros((3, 4)), bias=np.zeros(3))
+OWNER_COUNTS = np.array([[60.0, 10.0, 5.0], [40.7, 20.0, 100.0]])  # rows taken as held: [[60, 10, 5], [40, 20, 100]]
 
 
-def test_quotas_from_labels_follow_only_released_values_and_never_exceed_the_budget():
+def test_quotas_from_cells_hand_checked():
+    # Cells: label 0 at owners 0 and 1 (one group), label 2 at owner 0, label 2 at owner 1. |D_v| = 150, sigma 1:
+    # threshold 0, every positive count is wanted. Masses: cell 0's 100 split 60 : 40 by the owners' label-0 rows,
+    # then 2 and 50: [0,0] 60, [1,0] 40, [0,2] 2, [1,2] 50 of 152.
+    c = np.array([100.0, 2.0, 50.0])
+    # B = 60: 23.68, 15.79, 0.789, 19.74 -> floors 23, 15, 0, 19 and the 3 largest remainders (0.789 twice, 0.737).
+    assert quotas_from_cells(c, 1.0, 150, CELLS, OWNER_COUNTS, 20).tolist() == [[23, 0, 1], [16, 0, 20]]
+    # B = 180: 71.05, 47.37, 2.37, 59.21 -> 71, 47, 3 (the tied remainder goes to the first cell), 59; capped at 60
+    # and 40 for label 0, the 18 left go to the open cells 2 : 50 (0.69, 17.31 -> 1, 17).
+    assert quotas_from_cells(c, 1.0, 150, CELLS, OWNER_COUNTS, 60).tolist() == [[60, 0, 4], [40, 0, 76]]
+    # The consumer wants only label 2 at owner 0, which holds 5: the other 25 rows of B = 30 are label 2's rows at
+    # its other owner (the label's spare rows), and 30 >= size 10: nothing else is bought.
+    only = np.array([0.0, 30.0, 0.0])
+    assert quotas_from_cells(only, 1.0, 30, CELLS, OWNER_COUNTS, 10).tolist() == [[0, 0, 5], [0, 0, 25]]
+    # size 200 (B = 600): label 2 holds 105 < 200 rows, so the rest comes from the other labels (all 130 of them).
+    assert quotas_from_cells(only, 1.0, 30, CELLS, OWNER_COUNTS, 200).tolist() == [[60, 10, 5], [40, 20, 100]]
+    # A cell under the threshold is not bought: 300 cells, sigma 5, |D_v| = 100: phi(z) <= 50 / 1500, z = 2.228,
+    # threshold 11.14; the cell counting 11 is left out and its label (2) is bought only at owner 0, through the cell counting 30.
+    many = LabelCells(labels=np.array([0, 2, 2] + [1] * 297), owners=((0, 1), (0,), (1,)) + ((0,),) * 297,
+                      centres=np.zeros((300, 4)), bias=np.zeros(300))
+    counts = np.concatenate([[0.0, 30.0, 11.0], np.zeros(297)])
+    assert cell_threshold(300, 100, 5.0) == pytest.approx(5.0 * 2.2281, rel=1e-4)
+    q = quotas_from_cells(counts, 5.0, 100, many, OWNER_COUNTS, 1)
+    assert q.tolist() == [[0, 0, 3], [0, 0, 0]]
+
+
+def test_quotas_from_cells_follow_only_released_values_and_never_exceed_the_budget():
     rng = np.random.default_rng(0)
     for _ in range(50):
-        L, K = int(rng.integers(1, 8)), int(rng.integers(1, 9))
-        consumer = rng.normal(scale=30, size=L)
+        L, K = int(rng.integers(1, 6)), int(rng.integers(1, 7))
+        cells = [(j, tuple(sorted(rng.choice(K, size=int(rng.integers(1, K + 1)), replace=False).tolist())))
+                 for j in range(L) for _ in range(int(rng.integers(0, 3)))]
+        lc = LabelCells(labels=np.array([j for j, _ in cells], dtype=np.int64), owners=tuple(o for _, o in cells),
+                        centres=np.zeros((len(cells), 2)), bias=np.zeros(len(cells)))
+        consumer = rng.normal(scale=30, size=len(cells))
         owners = rng.normal(loc=40, scale=40, size=(K, L))
         size = int(rng.integers(1, 60))
-        q = quotas_from_labels(consumer, 3.0, 100, owners, size)
+        q = quotas_from_cells(consumer, 3.0, 100, lc, owners, size)
         held = np.floor(np.maximum(owners, 0))
         assert q.shape == (K, L) and q.dtype == np.int64 and (q >= 0).all()
         assert (q <= held).all()  # never more than an owner's noisy count
         assert q.sum() <= math.ceil(3 * size)
         assert q.sum() >= min(size, held.sum())  # at least size rows when the owners hold them
-        if q.sum() < min(math.ceil(3 * size), held.sum()):  # fewer than B: the wanted labels alone fill the summary
-            assert q.sum() >= size
+
+
+def test_owner_groups_merge_owners_of_one_distribution_and_keep_others_apart():
+    """Two pairs of owners with equal means, ||m_a - m_b||^2 = 0.5 apart, 1,000 rows each: with little noise the
+    pairs are two groups (the pair's excess is -5.7 standard deviations, the other pairs' far above 3.09); with a
+    noise variance of 1 per coordinate nothing can be told apart and all four are one group."""
+    d = 64
+    a = np.zeros(d)
+    a[0] = math.sqrt(0.5)
+    b = np.zeros(d)
+    b[1] = math.sqrt(0.5)
+    means = np.stack([a, a, b, b])
+    n = np.full(4, 1000.0)
+    assert owner_groups(means, np.zeros(4), n) == [[0, 1], [2, 3]]
+    assert owner_groups(means, np.ones(4), n) == [[0, 1, 2, 3]]
+    assert owner_groups(means[[0, 2, 1, 3]], np.zeros(4), n) == [[0, 2], [1, 3]]
+    assert owner_groups(np.zeros((0, d)), np.zeros(0), np.zeros(0)) == []
+    # 100 owners of one distribution (means that differ by their rows' sampling only) end in one group.
+    rng = np.random.default_rng(0)
+    many = a + rng.normal(scale=math.sqrt(0.5 / (600 * d)), size=(100, d))
+    assert owner_groups(many, np.zeros(100), np.full(100, 600.0)) == [list(range(100))]
+    with pytest.raises(InvalidParameterError):
+        owner_groups(means, np.zeros(4), np.array([1000.0, 0.0, 1.0, 1.0]))
+
+
+def test_label_cells_hand_checked():
+    """Owners 0 and 1 share a distribution, owner 2 differs; a count reaching 3 sigma = 3 makes a holder."""
+    d = 64
+    a, b = np.zeros(d), np.zeros(d)
+    a[0], b[1] = 0.7, 0.7
+    n = np.array([100.0, 100.0, 100.0])
+    sums = np.stack([a, a, b]) * n[:, None]
+    counts = np.array([[100.0, 0.5], [90.0, 80.0], [0.2, 70.0]])
+    cells = label_cells(counts, sums, n, 1.0)
+    assert cells.labels.tolist() == [0, 1, 1] and cells.owners == ((0, 1), (1,), (2,))
+    np.testing.assert_allclose(cells.centres, np.stack([a, a, b]))
+    np.testing.assert_allclose(cells.bias, [d * 2 / 200.0 ** 2, d / 100.0 ** 2, d / 100.0 ** 2])
 
 
 # ---------------------------------------------------------------------------------- the owner's draw

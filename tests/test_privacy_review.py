@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import dpsumm
+from dpsumm.hashing import RFFHasher
 from dpsumm.errors import InvalidParameterError, ProtocolError
 from dpsumm.messages import SketchRequest
 from dpsumm.parties import ConsumerParty, OwnerParty, label_counts, owner_stream, sketch_calibration
@@ -116,16 +117,22 @@ def test_the_ledger_equals_an_independent_accounting_of_the_mechanisms_run():
 
     owners, labels, validation, yv = world(0)
     res, parties = run(LABEL_METHOD, owners, labels, validation, yv, 15, seed=3)
-    for party, name in (("validation", "consumer"), ("owners", "owner-0")):
-        (reply,) = parties[name].replies
-        ledger = res.privacy.epsilon(party, 1e-6)
-        independent = _rdp_epsilon([reply.sigma / math.sqrt(2)], 1e-6)
-        assert independent <= ledger <= 1.0 and ledger <= 1.01 * independent
-        steps = 1 / reply.granularity
-        assert steps.is_integer()  # integer counts lie on the lattice
-        one = pld.from_discrete_gaussian_mechanism(reply.sigma * steps, sensitivity=int(steps),
-                                                   value_discretization_interval=1e-3)
-        assert one.compose(one).get_epsilon_for_delta(1e-6) <= independent
+    (reply,) = parties["consumer"].replies  # counts per cell
+    ledger = res.privacy.epsilon("validation", 1e-6)
+    independent = _rdp_epsilon([reply.sigma / math.sqrt(2)], 1e-6)
+    assert independent <= ledger <= 1.0 and ledger <= 1.01 * independent
+    steps = 1 / reply.granularity
+    assert steps.is_integer()  # integer counts lie on the lattice
+    one = pld.from_discrete_gaussian_mechanism(reply.sigma * steps, sensitivity=int(steps),
+                                               value_discretization_interval=1e-3)
+    assert one.compose(one).get_epsilon_for_delta(1e-6) <= independent
+    # An owner's counts per label with its sum of the cells' h1 (a real vector: the lattice's g sqrt(d) counts):
+    # sqrt(2 + 8).
+    (reply,) = parties["owner-0"].replies
+    z_owner = reply.sigma / (math.sqrt(10) + reply.granularity * math.sqrt(len(reply.values)))
+    independent = _rdp_epsilon([z_owner], 1e-6)
+    ledger = res.privacy.epsilon("owners", 1e-6)
+    assert independent <= ledger <= 1.0 and ledger <= 1.01 * independent
     res, parties = run(QUOTA_METHOD, owners, [None] * 4, validation, None, 12, seed=3)
     sums, hists = parties["owner-0"].replies
     z_sum = sums.sigma / (2 * math.sqrt(2) + sums.granularity * math.sqrt(64))  # a real vector: the lattice's g sqrt(d)
@@ -141,19 +148,21 @@ def test_the_ledger_equals_an_independent_accounting_of_the_mechanisms_run():
 
 
 def test_an_owner_draws_its_label_counts_with_the_sigma_it_reports():
-    """The noise an owner adds to its label counts has the variance of the sigma it reports (and the ledger
-    accounts): 600 owners x 4 labels, the sample variance / sigma^2 within 5 standard errors of 1 (the chi-square's
-    sd is sqrt(2/2400) = 0.029; a sigma off by 10% moves it by 0.2), and the mean within 5 standard errors of 0."""
+    """The noise an owner adds to its label counts and hash sum has the variance of the sigma it reports (and the
+    ledger accounts): 600 owners x (4 labels + 8 coordinates), the sample variance / sigma^2 within 5 standard
+    errors of 1 (the chi-square's sd is sqrt(2/7200) = 0.017; a sigma off by 10% moves it by 0.2), and the mean
+    within 5 standard errors of 0."""
     y = np.repeat(np.arange(4), [3, 0, 5, 9])
     X = np.zeros((len(y), 2))
     req = SketchRequest(n_features=2, dim=8, gamma=0.5, hash_seed=0, stage="labels", epsilon=1.0, delta=1e-6,
                         releases=1, direction=np.zeros(0), edges=np.zeros(0), label_set=np.arange(4))
     noise, sigma = [], None
+    exact_sum = RFFHasher(2, dim=8, gamma=0.5, seed=0).transform(X).astype(np.float64).sum(0)
     for k in range(600):
         reply = OwnerParty(X, y, f"o{k}", rng=owner_stream(11, f"o{k}")).handle(req)
-        noise.append(reply.values - np.array([3, 0, 5, 9]))
+        noise.append(reply.values - np.concatenate([[3, 0, 5, 9], exact_sum]))
         sigma = reply.sigma
-    cal, _ = sketch_calibration("labels", 4, 1.0, 1e-6, 1)
+    cal, _ = sketch_calibration("labels", 4 + 8, 1.0, 1e-6, 1)
     assert sigma == cal.sigma
     z = np.concatenate(noise) / sigma
     assert abs(z.var() - 1.0) < 5 * math.sqrt(2 / z.size)
@@ -173,20 +182,26 @@ def first_second_swapped(method, first, second, size):
     return a, b, c
 
 
-def test_labels_an_owners_view_depends_on_the_others_only_through_their_released_counts():
-    """Owner 0's messages in a label purchase: change every other owner's rows, labels AND row counts, and the
-    consumer's rows and labels (|D_v| public, kept), feed the aggregator the first run's released values only (each
-    reply's other fields are the new parties' own): owner 0 receives byte-identical messages. Without the
-    substitution they differ (the test can fail)."""
+def test_labels_an_owners_view_depends_on_the_others_only_through_their_released_values():
+    """Owner 0's messages in a label purchase: change every other owner's rows and labels (their row counts n_k are
+    public and kept) and the consumer's rows and labels (|D_v| public, kept), feed the aggregator the first run's
+    released values only (each reply's other fields are the new parties' own): owner 0 receives byte-identical
+    messages, and so does the consumer (its one request, the cells, is a function of the owners' releases and
+    public numbers). Without the substitution they differ (the test can fail). A changed n_k does reach owner 0 (an
+    owner's mean hash is its released sum over n_k): the neighbour relation keeps n_k public (docs/design.md §2.7)."""
     owners, labels, validation, yv = world(1)
-    o2, l2, v2, yv2 = world(2, sizes=(120, 60, 200, 90))
+    o2, l2, v2, yv2 = world(2)
     o2[0], l2[0] = owners[0], labels[0]
     yv2 = np.where(np.arange(len(yv2)) % 3 == 0, 1, yv2)
     a, b, c = first_second_swapped(LABEL_METHOD, (owners, labels, validation, yv), (o2, l2, v2, yv2), 15)
     assert a["owner-0"].received != b["owner-0"].received
     assert a["owner-0"].received == c["owner-0"].received
-    # the consumer receives one public request, whatever the owners hold
-    assert a["consumer"].received == b["consumer"].received and len(a["consumer"].received) == 1
+    assert a["consumer"].received != b["consumer"].received
+    assert a["consumer"].received == c["consumer"].received and len(a["consumer"].received) == 1
+    swap = {n: a[n].released for n in a if n != "owner-0"}
+    o3, l3 = [owners[0], owners[1][:30], *owners[2:]], [labels[0], labels[1][:30], *labels[2:]]
+    _, d = run(LABEL_METHOD, o3, l3, validation, yv, 15, seed=5, swap=swap)
+    assert a["consumer"].received != d["consumer"].received
 
 
 def test_quotas_an_owners_view_depends_on_the_others_only_through_releases_and_public_counts():

@@ -300,8 +300,9 @@ class SketchRequest(Message):
     releases: int
     direction: np.ndarray = field(repr=False)  # (dim,) float64; empty for "sum" and "labels"
     edges: np.ndarray = field(repr=False)  # (bins - 1,) float64, increasing; empty for "sum" and "labels"
-    # stage="labels" (purchase="labels"): the public label set; the owner releases its row count per label
-    # (sensitivity sqrt(2): one row leaves one label's count and enters another's).
+    # stage="labels" (purchase="labels"): the public label set; the owner releases its row count per label and
+    # the sum of h1 (n_features, dim, gamma, hash_seed: the cells' h1) over all its rows (L2 sensitivity
+    # sqrt(2 + 8): one row leaves one label's count and enters another's, and moves the sum by at most 2 sqrt(2)).
     label_set: np.ndarray | None = field(default=None, repr=False)
 
 
@@ -342,10 +343,13 @@ class QuotaRequest(Message):
 
 @dataclass(frozen=True)
 class LabelHistogramRequest(Message):
-    """Ask the consumer for its one release of ``D_v``'s label histogram (``purchase="labels"``).
+    """Ask the consumer for its one release of ``D_v``'s histogram over the label purchase's cells.
 
-    The consumer calibrates the discrete Gaussian itself at ``(epsilon, delta)``, L2 sensitivity ``sqrt(2)``
-    under replace-one in ``D_v`` (one row leaves one label's count and enters another's).
+    Cell ``j`` holds the validation rows of label ``label_set[cell_labels[j]]`` whose hash in the cells' h1
+    (``n_features``, ``dim``, ``gamma``, ``hash_seed``) is nearest to ``centres[j]`` among the cells of that label,
+    by ``||c||^2 - bias - 2 h.c`` (the cells are functions of the owners' releases and public numbers). The
+    consumer calibrates the discrete Gaussian itself at ``(epsilon, delta)``, L2 sensitivity ``sqrt(2)`` under
+    replace-one in ``D_v`` (one row leaves one cell's count and enters another's).
     """
 
     kind: ClassVar[str] = "label_histogram_request"
@@ -353,6 +357,13 @@ class LabelHistogramRequest(Message):
     epsilon: float
     delta: float
     send_rows: bool  # also send D_v's raw rows to the trusted aggregator (exact-kernel choice)
+    n_features: int
+    dim: int  # the cells' h1
+    gamma: float
+    hash_seed: int | str
+    cell_labels: np.ndarray = field(repr=False)  # (J,) int64: each cell's position in label_set
+    centres: np.ndarray = field(repr=False)  # (J, dim) float64
+    bias: np.ndarray = field(repr=False)  # (J,) float64
 
 
 @dataclass(frozen=True)
@@ -360,7 +371,7 @@ class LabelHistogramRelease(Message):
     """The consumer's answer: ``counts`` may go to the owners; ``rows`` stay with the trusted aggregator."""
 
     kind: ClassVar[str] = "label_histogram_release"
-    counts: np.ndarray = field(repr=False)  # (L,) float64: noisy counts of D_v's labels
+    counts: np.ndarray = field(repr=False)  # (J,) float64: noisy counts of D_v's rows per cell
     n_rows: int
     sigma: float
     granularity: float

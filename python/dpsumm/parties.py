@@ -46,7 +46,7 @@ from .privacy import Csprng
 _BID_INDEX_MAX_DIM = 65_000
 
 __all__ = ["OwnerParty", "ConsumerParty", "nominate_rows", "owner_stream", "owner_sketch", "sketch_calibration", "quota_rows",
-           "label_counts", "label_rows", "COUNT_SENSITIVITY"]
+           "label_counts", "cell_counts", "label_rows", "COUNT_SENSITIVITY"]
 
 
 def owner_stream(random_state: object, name: str) -> Csprng | None:
@@ -70,6 +70,8 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
 
 _SUM_SENSITIVITY = 2.0 * math.sqrt(2.0)  # ||h1(x) - h1(x')|| <= 2 sqrt(2)
 _HISTOGRAM_SENSITIVITY = math.sqrt(2.0)  # one row leaves one bin and enters another
+#: The label purchase's owner release, counts per label and the hash sum: sqrt(2 + (2 sqrt(2))^2).
+_LABELS_SENSITIVITY = math.sqrt(_HISTOGRAM_SENSITIVITY ** 2 + _SUM_SENSITIVITY ** 2)
 #: L2 sensitivity of a histogram over public cells (bins, labels) under replace-one: one row leaves one cell and
 #: enters another.
 COUNT_SENSITIVITY = _HISTOGRAM_SENSITIVITY
@@ -109,6 +111,46 @@ def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray
         raise ProtocolError(f"labels must be one per row (1-D), got shape {labels.shape}")
     idx = _label_index(labels, label_set)
     return np.bincount(idx[idx >= 0], minlength=len(label_set)).astype(np.float64)
+
+
+def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> np.ndarray:
+    """Rows per cell of the label purchase (float64, shape ``(J,)``; docs/design.md §2.7).
+
+    A row of label ``label_set[j]`` goes to the nearest centre, ``argmin ||c||^2 - bias - 2 h.c`` with ``h`` its
+    hash in the cells' h1, among the cells of label ``j``; a row whose label is outside the set, or that no cell
+    holds, is not counted. Each row is counted at most once (L2 sensitivity ``sqrt(2)`` under replace-one).
+    """
+    centres = np.asarray(m.centres, dtype=np.float64)
+    cell_labels = np.asarray(m.cell_labels)
+    bias = np.asarray(m.bias, dtype=np.float64)
+    J = len(cell_labels)
+    if cell_labels.ndim != 1 or cell_labels.dtype.kind not in "iu" or centres.shape != (J, m.dim) \
+            or bias.shape != (J,) or not np.isfinite(centres).all() or not np.isfinite(bias).all():
+        raise ProtocolError(f"a label histogram request needs (J,) integer cell labels, (J, {m.dim}) centres and (J,) "
+                            f"biases, all finite; got {cell_labels.shape}, {centres.shape}, {bias.shape}")
+    label_set = np.asarray(m.label_set)
+    if J and (cell_labels.min() < 0 or cell_labels.max() >= len(label_set)):
+        raise ProtocolError("a label histogram request names a cell label outside the label set")
+    if m.n_features != np.shape(X)[1]:
+        raise ProtocolError(f"the consumer has {np.shape(X)[1]} features, the request says {m.n_features}")
+    out = np.zeros(J)
+    idx = _label_index(np.asarray(labels), label_set)
+    if J == 0 or not (idx >= 0).any():
+        return out
+    hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
+    rows = np.flatnonzero(idx >= 0)
+    base = (centres * centres).sum(1) - bias
+    for start in range(0, len(rows), _CELL_BLOCK):  # (block, J) scores at a time
+        block = rows[start:start + _CELL_BLOCK]
+        H = np.asarray(hasher.transform(np.ascontiguousarray(np.asarray(X)[block])), dtype=np.float64)
+        score = base[None, :] - 2.0 * (H @ centres.T)
+        score[cell_labels[None, :] != idx[block][:, None]] = np.inf
+        held = np.isfinite(score).any(1)
+        np.add.at(out, np.argmin(score[held], axis=1), 1.0)
+    return out
+
+
+_CELL_BLOCK = 4096
 
 
 def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, counts: np.ndarray, hasher: RFFHasher,
@@ -170,7 +212,7 @@ def sketch_calibration(stage: str, dim: int, epsilon: float, delta: float, relea
     """The discrete Gaussian of one of an owner's ``releases`` sketch releases, and its ledger event.
 
     Each release is calibrated at ``sqrt(releases) * (1 + 2^-9)`` times its L2 sensitivity Δ (``2 sqrt(2)`` for
-    the hash sum, ``sqrt(2)`` for the histogram), so that its noise multiplier against its own effective
+    the hash sum, ``sqrt(2)`` for the histogram, ``sqrt(10)`` for the counts per label with the hash sum), so that its noise multiplier against its own effective
     sensitivity ``Δ + g sqrt(d)`` (``g sqrt(d) <= Δ / 2^10``, :func:`dpsumm.accounting.calibrate_gaussian`) is at
     least ``sqrt(releases)`` times the one-release multiplier: the ``releases`` releases compose (RDP adds) to at
     most the one-release curve, which meets ``(epsilon, delta)``. The event records the actual multiplier.
@@ -179,11 +221,11 @@ def sketch_calibration(stage: str, dim: int, epsilon: float, delta: float, relea
         raise ProtocolError(f"unknown sketch stage {stage!r}")
     if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
         raise ProtocolError(f"a sketch needs releases >= 1, got {releases!r}")
-    base = _SUM_SENSITIVITY if stage == "sum" else _HISTOGRAM_SENSITIVITY
+    base = {"sum": _SUM_SENSITIVITY, "histogram": _HISTOGRAM_SENSITIVITY, "labels": _LABELS_SENSITIVITY}[stage]
     cal = accounting.calibrate_gaussian(epsilon, delta, sensitivity=base * math.sqrt(releases) * (1 + 2.0 ** -9), dim=dim)
     z = cal.sigma / (base + cal.granularity * math.sqrt(dim))
     what = {"sum": "sum of h1 over the owner's rows", "histogram": "counts of the owner's scores per public bin",
-            "labels": "row counts per public label"}[stage]
+            "labels": "row counts per public label and sum of the cells' h1"}[stage]
     return cal, accounting.GaussianEvent(noise_multiplier=z, neighbour="replace-one", discrete=True,
                                          releases=f"each owner's {what} + discrete Gaussian")
 
@@ -376,9 +418,10 @@ class OwnerParty:
                 raise ProtocolError(f"owner {self.name!r}: sketch {m.stage!r} was already released with other "
                                     "parameters (one release per stage and run)")
             return done
-        if m.stage == "labels":
+        if m.stage == "labels":  # counts per label, then the sum of the cells' h1 over all its rows
             assert m.label_set is not None
-            exact = label_counts(self._labels, np.asarray(m.label_set))
+            exact = np.concatenate([label_counts(self._labels, np.asarray(m.label_set)),
+                                    owner_sketch(self._data, hasher, "sum", np.zeros(0), np.zeros(0))])
         else:
             exact = owner_sketch(self._data, hasher, m.stage, np.asarray(m.direction, dtype=np.float64),
                                  np.asarray(m.edges, dtype=np.float64))
@@ -516,7 +559,8 @@ class ConsumerParty:
         raise ProtocolError(f"consumer: unknown release {m.release!r}")
 
     def _label_histogram(self, m: LabelHistogramRequest) -> LabelHistogramRelease:
-        """The one release of ``purchase="labels"``: ``D_v``'s counts per public label + discrete Gaussian.
+        """The one release of ``purchase="labels"``: ``D_v``'s counts per cell (:func:`cell_counts`) + discrete
+        Gaussian.
 
         The consumer calibrates it itself at ``(epsilon, delta)``, L2 sensitivity ``sqrt(2)`` under replace-one
         in ``D_v`` (docs/design.md §2.7). Its rows go only to the trusted aggregator, when asked.
@@ -531,8 +575,9 @@ class ConsumerParty:
         n = int(len(self._validation))
         if not 0.0 < m.delta < 1.0 / n:
             raise ProtocolError(f"consumer: validation delta {m.delta!r} is not in (0, 1/|D_v|) = (0, {1.0 / n:.3g})")
-        cal = accounting.calibrate_gaussian(m.epsilon, m.delta, sensitivity=COUNT_SENSITIVITY, dim=len(label_set))
-        noisy = gaussian_mean_release(label_counts(self._labels, label_set), cal, self._rng.derive("validation-labels"))
+        counts = cell_counts(self._validation, self._labels, m)
+        cal = accounting.calibrate_gaussian(m.epsilon, m.delta, sensitivity=COUNT_SENSITIVITY, dim=len(counts))
+        noisy = gaussian_mean_release(counts, cal, self._rng.derive("validation-labels"))
         return LabelHistogramRelease(counts=np.asarray(noisy, dtype=np.float64), n_rows=n, sigma=float(cal.sigma),
                                      granularity=float(cal.granularity),
                                      rows=np.array(self._validation) if m.send_rows else None)

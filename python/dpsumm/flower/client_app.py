@@ -290,9 +290,18 @@ def _consumer_target(request: TargetRequest, context: Context, name: str) -> Tar
 
 
 def _label_request_key(m: LabelHistogramRequest) -> str:
-    """What a label histogram request asks for (a repeated request must ask for the same release)."""
-    return json.dumps([np.asarray(m.label_set).tolist(), str(np.asarray(m.label_set).dtype), float(m.epsilon),
-                       float(m.delta), bool(m.send_rows)])
+    """What a label histogram request asks for (a repeated request must ask for the same release): a digest of
+    every field, the cells included."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for k, v in sorted(m.to_dict().items()):
+        arr = v if isinstance(v, np.ndarray) else None
+        h.update(json.dumps([k, None if arr is not None else repr(v),
+                             None if arr is None else [str(arr.dtype), list(arr.shape)]]).encode())
+        if arr is not None:
+            h.update(np.ascontiguousarray(arr).tobytes() if arr.dtype.kind != "O" else repr(arr.tolist()).encode())
+    return h.hexdigest()
 
 
 def _consumer_labels(request: LabelHistogramRequest, context: Context, name: str) -> LabelHistogramRelease:

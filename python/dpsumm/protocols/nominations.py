@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import time
+from statistics import NormalDist
 from dataclasses import dataclass
 import logging
 from collections.abc import Mapping
@@ -58,7 +59,8 @@ __all__ = ["Nominations", "DEFAULT_VALIDATION_BUDGET", "DEFAULT_DIM", "Nominatio
            "STOCHASTIC_GREEDY_FACTOR", "PURCHASE", "PURCHASE_FACTOR", "OWNER_EPSILON", "OWNER_DELTA",
            "QUOTA_POOL_FACTOR", "QUOTA_UNIFORM_SHARE", "SKETCH_TEMPERATURE_PER_SIGMA", "SKETCH_TEMPERATURE_FLOOR",
            "HISTOGRAM_BINS", "HISTOGRAM_BIN_PER_SIGMA", "HISTOGRAM_BIN_FLOOR", "TILT_ROUNDS", "owner_sketch",
-           "label_threshold", "quotas_from_labels",
+           "owner_groups", "LabelCells", "label_cells", "cell_threshold", "quotas_from_cells", "CELL_DIM",
+           "GROUP_LEVEL", "HOLDER_SIGMAS",
            "sketch_calibration", "sketch_temperature_for", "histogram_edges", "quotas_from_histograms", "quota_rows"]
 
 #: The tilt's temperature in units of the noise in an owner's relevance score ``h1(x).g~`` (whose standard
@@ -97,6 +99,17 @@ SKETCH_TEMPERATURE_FLOOR = 0.02
 HISTOGRAM_BINS = 64
 HISTOGRAM_BIN_PER_SIGMA = 0.3
 HISTOGRAM_BIN_FLOOR = 0.005
+
+# -- the label purchase (docs/design.md §2.7); every number below is public ------------------------------------
+#: The dimension of the h1 in which the owners release their hash sums and the consumer places its rows in cells
+#: (the same gamma as the run's h1, its own seed): 64 keeps the release's noise short (its L2 sensitivity does not
+#: depend on the dimension) while the mean hashes still tell owners with different data apart.
+CELL_DIM = 64
+#: Owners stay in separate cells unless their mean hashes are equal at this significance level
+#: (:func:`owner_groups`): a small level merges owners readily, so that owners of one distribution share a cell.
+GROUP_LEVEL = 1e-3
+#: An owner holds a label when its noisy count of it reaches this many standard deviations of the noise.
+HOLDER_SIGMAS = 3.0
 #: Self-consistent steps of each owner's tilt toward g~ (stopped earlier by the discrepancy principle).
 TILT_ROUNDS = 0
 
@@ -130,60 +143,163 @@ def _split(weights: np.ndarray, total: int, caps: np.ndarray) -> np.ndarray:
     return out
 
 
-def label_threshold(labels: int, validation_rows: int, sigma: float) -> float:
-    """The count a label of the consumer's noisy histogram must reach to be bought (docs/design.md §2.7).
+def owner_groups(means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *, level: float = GROUP_LEVEL
+                 ) -> list[list[int]]:
+    """Owners grouped where their released mean hashes cannot be told apart (post-processing; docs/design.md §2.7).
 
-    A label the consumer has no row of still gets a positive noisy count half of the time; the rows bought for it
-    are wasted (the aggregator's exact greedy leaves them out), while a wanted label left out is missing from the
-    summary altogether. The threshold is therefore the lowest ``z sigma``, ``z >= 0``, at which the expected
-    count that the noise alone puts on ``L`` absent labels, ``L sigma phi(z)``, is at most ``|D_v|`` (at most
-    about half of the purchase spent on absent labels): ``z = 0`` unless ``L sigma phi(0) > |D_v|``. Public
-    numbers only.
+    ``means`` (K, d) are the owners' released hash sums over their public row counts ``n_rows``, each with noise
+    of variance ``noise_var[k]`` per coordinate. Two owners cannot be told apart when the squared distance of
+    their means, ``D = ||m_a - m_b||^2``, exceeds its expectation for two equal distributions, ``E0 = v_a + v_b``
+    (``v_k = d noise_var[k] + (1 - ||m_k||^2) / n_k``: the release's noise and the rows' sampling), by at most
+    ``z = Phi^-1(1 - level)`` standard deviations ``sqrt(2/d) E0`` (a chi-square approximation). The groups are
+    the connected components of that relation (single linkage; each pair is tested once on the owners' own
+    releases: re-testing merged groups would test means fitted to the noise): owners that hold one distribution
+    end in one group, owners whose data differ stay apart. Returns the groups (lists of owner indices, each
+    sorted), ordered by their first owner.
     """
-    if labels < 1 or validation_rows < 1 or not math.isfinite(sigma) or sigma < 0:
-        raise InvalidParameterError("label_threshold needs labels >= 1, validation_rows >= 1 and sigma >= 0", "sigma")
-    if sigma == 0:
+    m = np.asarray(means, dtype=np.float64)
+    K = m.shape[0]
+    if K == 0:
+        return []
+    n = np.asarray(n_rows, dtype=np.float64)
+    if np.any(n <= 0):
+        raise InvalidParameterError("owner_groups needs every owner's row count > 0", "n_rows")
+    d = m.shape[1]
+    z = float(NormalDist().inv_cdf(1.0 - level))
+    sq = (m * m).sum(1)
+    v = d * np.asarray(noise_var, dtype=np.float64) + np.maximum(1.0 - sq, 0.0) / n
+    D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (m @ m.T), 0.0)
+    e0 = v[:, None] + v[None, :]
+    alike = (D - e0) <= z * math.sqrt(2.0 / d) * e0
+    parent = list(range(K))
+
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for a, b in zip(*np.nonzero(np.triu(alike, 1))):
+        ra, rb = root(int(a)), root(int(b))
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[int, list[int]] = {}
+    for k in range(K):
+        groups.setdefault(root(k), []).append(k)
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
+@dataclass(frozen=True)
+class LabelCells:
+    """The public cells of the label purchase: (group of owners, label) pairs with their centres."""
+
+    labels: np.ndarray  # (J,) int64: each cell's position in the label set
+    owners: tuple[tuple[int, ...], ...]  # each cell's owners (indices into the owners that released)
+    centres: np.ndarray  # (J, dim) float64: the pooled released mean hash of the cell's owners
+    bias: np.ndarray  # (J,) float64: the expected squared norm of each centre's noise
+
+
+def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma: float, *,
+                level: float = GROUP_LEVEL) -> LabelCells:
+    """The label purchase's cells from the owners' releases only (post-processing; docs/design.md §2.7).
+
+    ``counts`` (K, L) are the owners' noisy row counts per label, ``sums`` (K, d) their noisy hash sums over all
+    their rows (noise ``sigma`` per coordinate), ``n_rows`` their public row counts. Owners are grouped by
+    :func:`owner_groups` on their mean hashes; owner k holds label j when its noisy count reaches
+    ``HOLDER_SIGMAS * sigma`` (the noise alone reaches 3 sigma with probability 0.13 %). Each group's holders of
+    label j form one cell, centred at their pooled mean hash.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    sums = np.asarray(sums, dtype=np.float64)
+    n = np.asarray(n_rows, dtype=np.float64)
+    K, L = counts.shape
+    d = sums.shape[1]
+    groups = owner_groups(sums / n[:, None], np.full(K, float(sigma) ** 2) / n ** 2, n, level=level) if K else []
+    labels, owners, centres, bias = [], [], [], []
+    for j in range(L):
+        holds = counts[:, j] >= HOLDER_SIGMAS * sigma
+        for g in groups:
+            members = [k for k in g if holds[k]]
+            if not members:
+                continue
+            total = float(n[members].sum())
+            labels.append(j)
+            owners.append(tuple(members))
+            centres.append(sums[members].sum(0) / total)
+            bias.append(d * len(members) * float(sigma) ** 2 / total ** 2)
+    return LabelCells(labels=np.asarray(labels, dtype=np.int64), owners=tuple(owners),
+                      centres=np.asarray(centres, dtype=np.float64).reshape(len(labels), d),
+                      bias=np.asarray(bias, dtype=np.float64))
+
+
+def cell_threshold(cells: int, validation_rows: int, sigma: float, factor: float = PURCHASE_FACTOR) -> float:
+    """The count a cell of the consumer's noisy histogram must reach to be bought (docs/design.md §2.7).
+
+    A cell the consumer has no row in still gets a positive noisy count half of the time, and the rows bought
+    for it are wasted (the aggregator's exact greedy leaves them out), while a wanted cell left out is missing
+    from the summary. The threshold is the lowest ``z sigma``, ``z >= 0``, at which the count the noise alone is
+    expected to put on ``J`` empty cells, ``J sigma phi(z)``, is at most ``|D_v| / (factor - 1)``: the noise then
+    takes at most about ``1 / factor`` of the ``factor * size`` rows bought, and the wanted cells at least
+    ``(factor - 1) * size`` (``z = 0`` when ``factor <= 1``). Public numbers only.
+    """
+    if cells < 1 or validation_rows < 1 or not math.isfinite(sigma) or sigma < 0 or not factor > 0:
+        raise InvalidParameterError("cell_threshold needs cells >= 1, validation_rows >= 1, sigma >= 0 and "
+                                    "factor > 0", "sigma")
+    if sigma == 0 or factor <= 1:
         return 0.0
-    ratio = validation_rows / (labels * sigma)  # phi(z) <= ratio
+    ratio = validation_rows / (factor - 1.0) / (cells * sigma)  # phi(z) <= ratio
     if ratio >= 1.0 / math.sqrt(2.0 * math.pi):
         return 0.0
     return sigma * math.sqrt(-2.0 * math.log(ratio * math.sqrt(2.0 * math.pi)))
 
 
-def quotas_from_labels(consumer_counts: np.ndarray, consumer_sigma: float, validation_rows: int,
-                       owner_counts: np.ndarray, size: int, *, factor: float = PURCHASE_FACTOR) -> np.ndarray:
-    """Rows of each label to buy from each owner, from the released label histograms only (post-processing).
+def quotas_from_cells(consumer_counts: np.ndarray, consumer_sigma: float, validation_rows: int, cells: LabelCells,
+                      owner_counts: np.ndarray, size: int, *, factor: float = PURCHASE_FACTOR) -> np.ndarray:
+    """Rows of each label to buy from each owner, from released values only (post-processing; docs/design.md §2.7).
 
-    ``consumer_counts`` (L,) is the consumer's noisy label histogram (noise ``consumer_sigma``, ``|D_v| =
-    validation_rows`` public); ``owner_counts`` (K, L) the owners' noisy counts per label. A label is *wanted* when
-    its count reaches :func:`label_threshold` (if none does, the positive counts are used); owner k is taken to
-    hold ``s_kl = floor(max(0, n~_kl))`` rows of label l (an owner with fewer sells all it has). The budget
-    ``B = ceil(factor * size)`` is split over the wanted labels in proportion to their counts and each label's
-    share over the owners in proportion to ``s_kl``, by largest remainders, capped at ``s_kl`` (what a cap leaves
-    goes to the other wanted cells). If the wanted cells hold fewer than ``size`` rows, the rest of ``B`` is bought
-    from the other cells in proportion to ``s_kl`` (the summary needs rows of other labels, and the aggregator's
-    greedy then chooses them among as many as it chooses elsewhere). Returns (K, L) int64.
+    ``consumer_counts`` (J,) is the consumer's noisy histogram over ``cells`` (noise ``consumer_sigma``,
+    ``|D_v| = validation_rows`` public); ``owner_counts`` (K, L) the owners' noisy counts per label. A cell is
+    *wanted* when its count reaches :func:`cell_threshold` (if none does, the positive counts are used); owner k
+    is taken to hold ``s_kl = floor(max(0, n~_kl))`` rows of label l (an owner with fewer sells all it has). The
+    budget ``B = ceil(factor * size)`` is split in proportion to the wanted cells' counts, each cell's share over
+    its owners in proportion to ``s_kl``, by largest remainders, capped at ``s_kl`` (what a cap leaves goes to the
+    other wanted cells). What the wanted cells cannot hold goes to the wanted labels' rows at their other owners
+    (in proportion to the labels' counts, each label's share by the owners' spare ``s_kl``); if all that holds
+    fewer than ``size`` rows, the rest of ``B`` comes from the other labels in proportion to ``s_kl`` (the summary
+    needs rows of other labels). Returns (K, L) int64.
     """
     c = np.asarray(consumer_counts, dtype=np.float64)
     N = np.asarray(owner_counts, dtype=np.float64)
     K, L = N.shape
-    if c.shape != (L,):
-        raise InvalidParameterError(f"`consumer_counts` must have shape ({L},), got {c.shape}", "consumer_counts")
-    t = label_threshold(L, validation_rows, consumer_sigma)
-    want = np.where(c >= t, np.maximum(c, 0.0), 0.0)
-    if want.sum() <= 0:
-        want = np.maximum(c, 0.0)
+    J = len(cells.labels)
+    if c.shape != (J,):
+        raise InvalidParameterError(f"`consumer_counts` must have shape ({J},), got {c.shape}", "consumer_counts")
     supply = np.floor(np.maximum(N, 0.0)).astype(np.int64)
-    held = supply.sum(0).astype(np.float64)
-    want = np.where(held > 0, want, 0.0)
-    share = np.divide(supply, held, out=np.zeros((K, L)), where=held > 0)
-    mass = (want / want.sum())[None, :] * share if want.sum() > 0 else np.zeros((K, L))
-    wanted = (mass > 0).ravel()
     B = int(math.ceil(factor * size))
-    out = _split(mass.ravel(), B, np.where(wanted, supply.ravel(), 0))
+    out = np.zeros((K, L), dtype=np.int64)
+    if J:
+        t = cell_threshold(J, validation_rows, consumer_sigma, factor)
+        want = np.where(c >= t, np.maximum(c, 0.0), 0.0)
+        if want.sum() <= 0:
+            want = np.maximum(c, 0.0)
+        mass = np.zeros((K, L))
+        label_mass = np.zeros(L)
+        for w, j, own in zip(want, cells.labels, cells.owners):
+            held = supply[list(own), j].astype(np.float64)
+            if w <= 0 or held.sum() <= 0:
+                continue
+            mass[list(own), j] += w * held / held.sum()
+            label_mass[j] += w
+        out = _split(mass.ravel(), B, np.where(mass.ravel() > 0, supply.ravel(), 0)).reshape(K, L)
+        left = B - int(out.sum())
+        if left > 0 and label_mass.sum() > 0:  # the wanted labels' rows at their other owners
+            spare = (supply - out).astype(np.float64)
+            per = np.divide(spare, spare.sum(0), out=np.zeros((K, L)), where=spare.sum(0) > 0)
+            w2 = (label_mass[None, :] * per).ravel()
+            out += _split(w2, left, np.where(w2 > 0, (supply - out).ravel(), 0)).reshape(K, L)
     if int(out.sum()) < int(size):  # the wanted labels cannot fill the summary: the rest of B from the others
-        out += _split(supply.ravel().astype(np.float64), B - int(out.sum()), supply.ravel() - out)
-    return out.reshape(K, L)
+        out += _split(supply.ravel().astype(np.float64), B - int(out.sum()), (supply - out).ravel()).reshape(K, L)
+    return out
 
 
 def sketch_temperature_for(sigma: float) -> float:
@@ -315,6 +431,8 @@ class NominationsAggregator:
         self.temperature = float("nan")
         self.quotas: dict[str, int] = {}
         self.label_quotas: dict[str, np.ndarray] = {}
+        self.cells: LabelCells | None = None  # purchase="labels": its cells (owner indices into cell_owner_names)
+        self.cell_owner_names: list[str] = []
         self._size = 0
         self.validation_rows = 0
         self.sigma = float("nan")
@@ -490,10 +608,12 @@ class NominationsAggregator:
     def sketch(self, stage: str, direction: np.ndarray, edges: np.ndarray) -> dict[str, np.ndarray]:
         """Every active owner's DP release of ``stage``; checks each owner's calibration and records it once."""
         c = self.config
-        dim = {"sum": c.dim, "labels": len(c.label_set)}.get(stage, len(edges) + 1)
+        dim = {"sum": c.dim, "labels": len(c.label_set) + CELL_DIM}.get(stage, len(edges) + 1)
         releases = 1 if stage == "labels" else _SKETCH_RELEASES
         cal, event = sketch_calibration(stage, dim, c.owner_epsilon, c.owner_delta, releases)
-        req = SketchRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed, stage=stage,
+        # the label purchase's release hashes in the cells' h1 (CELL_DIM, its own seed)
+        hash_dim, hash_seed = (CELL_DIM, self.cell_hash_seed) if stage == "labels" else (c.dim, c.hash_seed)
+        req = SketchRequest(n_features=c.n_features, dim=hash_dim, gamma=c.gamma, hash_seed=hash_seed, stage=stage,
                             epsilon=c.owner_epsilon, delta=c.owner_delta, releases=releases,
                             direction=np.asarray(direction, dtype=np.float64), edges=np.asarray(edges, dtype=np.float64),
                             label_set=np.asarray(c.label_set) if stage == "labels" else None)
@@ -624,49 +744,66 @@ class NominationsAggregator:
                 return f"sold {n} rows of label {lab!r}, the request asks for at most {asked.get(lab, 0)}"
         return None
 
-    # -- label purchase: the consumer's label histogram, the owners' label counts, one purchase (§2.7) ----
+    # -- label purchase: the owners' counts and hash sums, the consumer's cell histogram, one purchase (§2.7) --
 
-    def label_target(self) -> LabelHistogramRelease:
-        """The consumer's one release: ``D_v``'s counts per public label + discrete Gaussian; ``D_v``'s rows."""
+    @property
+    def cell_hash_seed(self) -> str:
+        """The seed of the cells' h1 (public, derived from the run's hash seed)."""
+        return f"cells:{self.config.hash_seed}"
+
+    def label_target(self, cells: LabelCells) -> LabelHistogramRelease:
+        """The consumer's one release: ``D_v``'s counts per cell + discrete Gaussian; ``D_v``'s rows."""
         c = self.config
-        L = len(c.label_set)
-        req = LabelHistogramRequest(label_set=np.asarray(c.label_set), epsilon=c.epsilon, delta=c.delta, send_rows=True)
+        J = len(cells.labels)
+        req = LabelHistogramRequest(label_set=np.asarray(c.label_set), epsilon=c.epsilon, delta=c.delta, send_rows=True,
+                                    n_features=c.n_features, dim=CELL_DIM, gamma=c.gamma, hash_seed=self.cell_hash_seed,
+                                    cell_labels=cells.labels, centres=cells.centres, bias=cells.bias)
         self.exchanges += 1
         reply = self.transport.request(self.consumer, req)
         if not isinstance(reply, LabelHistogramRelease):
             raise ProtocolError(f"consumer sent {type(reply).__name__}, not a label histogram release")
         counts = np.asarray(reply.counts)
-        if counts.shape != (L,) or counts.dtype.kind not in "fiu" or not np.isfinite(counts).all():
-            raise ProtocolError(f"consumer sent a malformed label histogram (shape {counts.shape}, expected ({L},))")
+        if counts.shape != (J,) or counts.dtype.kind not in "fiu" or not np.isfinite(counts).all():
+            raise ProtocolError(f"consumer sent a malformed cell histogram (shape {counts.shape}, expected ({J},))")
         if isinstance(reply.n_rows, bool) or not isinstance(reply.n_rows, (int, np.integer)) or reply.n_rows < 1:
             raise ProtocolError(f"consumer sent an impossible validation size {reply.n_rows!r}")
         rows = None if reply.rows is None else np.asarray(reply.rows)
         if rows is None or rows.shape != (reply.n_rows, c.n_features) or not np.isfinite(rows).all():
             raise ProtocolError("consumer did not send its validation rows for the exact-kernel choice")
-        cal = accounting.calibrate_gaussian(c.epsilon, c.delta, sensitivity=COUNT_SENSITIVITY, dim=L)
+        cal = accounting.calibrate_gaussian(c.epsilon, c.delta, sensitivity=COUNT_SENSITIVITY, dim=J)
         if not math.isclose(float(reply.sigma), float(cal.sigma), rel_tol=1e-9):
             raise ProtocolError(f"consumer released with sigma {reply.sigma!r}, the calibration gives {cal.sigma!r}")
         self.validation_rows = int(reply.n_rows)
         self.validation = rows
         self.sigma = float(reply.sigma)
-        self._record("validation", cal.event(), "counts of D_v's rows per public label + discrete Gaussian")
+        self._record("validation", cal.event(), "counts of D_v's rows per cell (owner group, label) + discrete Gaussian")
         return reply
 
     def label_run(self) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray | None],
                                  dict[str, np.ndarray | None]]:
-        """Exchanges 1-3 of ``purchase="labels"``: the consumer's histogram, the owners' counts, the purchase."""
+        """Exchanges 1-3 of ``purchase="labels"``: the owners' releases, the consumer's histogram, the purchase."""
         c = self.config
-        t0 = time.perf_counter()
-        release = self.label_target()
-        self.timings["target"] = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        counts = self.sketch("labels", np.zeros(0), np.zeros(0))
-        self.timings["sketches"] = time.perf_counter() - t1
-        owners = [o for o in self.owners if o in counts and self.active[o]]
         L = len(c.label_set)
-        q = quotas_from_labels(np.asarray(release.counts, dtype=np.float64), self.sigma, self.validation_rows,
-                               np.array([counts[o] for o in owners]).reshape(len(owners), L), self._size,
-                               factor=c.purchase_factor)
+        t0 = time.perf_counter()
+        released = self.sketch("labels", np.zeros(0), np.zeros(0))
+        self.timings["sketches"] = time.perf_counter() - t0
+        owners = [o for o in self.owners if o in released and self.active[o]]
+        counts = np.array([released[o][:L] for o in owners]).reshape(len(owners), L)
+        holders = [k for k, o in enumerate(owners) if self.n_rows[o] > 0]
+        sigma_o = float(sketch_calibration("labels", L + CELL_DIM, c.owner_epsilon, c.owner_delta, 1)[0].sigma)
+        sub = label_cells(counts[holders], np.array([released[owners[k]][L:] for k in holders]).reshape(len(holders), CELL_DIM),
+                          np.array([self.n_rows[owners[k]] for k in holders]), sigma_o)
+        cells = LabelCells(labels=sub.labels, owners=tuple(tuple(holders[i] for i in own) for own in sub.owners),
+                           centres=sub.centres, bias=sub.bias)
+        if not len(cells.labels):
+            raise ProtocolError("no owner's released count of any label of `label_set` reaches "
+                                f"{HOLDER_SIGMAS:g} sigma: there is nothing to buy (the consumer released nothing)")
+        self.cells, self.cell_owner_names = cells, owners
+        t1 = time.perf_counter()
+        release = self.label_target(cells)
+        self.timings["target"] = time.perf_counter() - t1
+        q = quotas_from_cells(np.asarray(release.counts, dtype=np.float64), self.sigma, self.validation_rows, cells,
+                              counts, self._size, factor=c.purchase_factor)
         self.quotas = {o: int(v) for o, v in zip(owners, q.sum(1))}
         self.label_quotas = {o: q[k].astype(np.int64) for k, o in enumerate(owners)}
         seeds = self.rng.derive("label-samples")
@@ -873,6 +1010,9 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
                  quotas=dict(agg.quotas), owner_epsilon=config.owner_epsilon if sketched else 0.0,
                  owner_delta=config.owner_delta if sketched else None,
                  label_quotas={o: v.tolist() for o, v in agg.label_quotas.items()},
+                 label_cells=None if agg.cells is None else [
+                     {"label": config.label_set[int(j)], "owners": [agg.cell_owner_names[k] for k in own]}
+                     for j, own in zip(agg.cells.labels, agg.cells.owners)],
                  timings=dict(agg.timings), exchanges=agg.exchanges)
     access = Access(int(sum(agg.accessed.values())), dict(agg.accessed), hashes=int(sum(agg.hashes_seen.values())),
                     hashes_per_owner=dict(agg.hashes_seen), validation_rows=agg.validation_rows,
@@ -955,12 +1095,14 @@ class Nominations(SummaryMethod):
         The owners' tilt ``w(x) ~ exp(h1(x).g~ / T)``; default :func:`temperature_for` of the release's noise.
     purchase : {"nominees", "quotas", "labels", "winners"}, default="nominees"
         ``"labels"`` (docs/design.md §2.7; needs ``label_set``, the owners' labels and ``validation_labels``):
-        the consumer releases its label histogram, every owner its row count per label (discrete Gaussian each,
-        L2 sensitivity ``sqrt(2)``; consumer ``(epsilon_v, delta_v)``, owners as for ``"quotas"``), and the
-        aggregator buys ``purchase_factor * size`` rows split over the wanted labels and the owners who hold them,
-        each owner selling a herded sample of its rows of each label (representative of them); certified. Made for label shifts (the
-        consumer wants some labels more than the owners hold them); on a shift within labels it is no better
-        than uniform sampling of the wanted labels. ``"quotas"``: the owners' two sketch releases, then each owner's quota of its best rows (``purchase_factor
+        every owner releases its row count per label and its hash sum in a 64-coordinate h1 (one discrete
+        Gaussian, L2 sensitivity ``sqrt(10)``, owners as for ``"quotas"``); the aggregator groups the owners whose
+        mean hashes cannot be told apart and makes one cell per (group, label); the consumer releases its
+        histogram over the cells (discrete Gaussian, L2 sensitivity ``sqrt(2)``, ``(epsilon_v, delta_v)``), and
+        the aggregator buys ``purchase_factor * size`` rows split over the wanted cells and their owners, each
+        owner selling a herded sample of its rows of each label; certified. Made for shifts in the labels and
+        between owners; on a shift within one owner's rows of a label it is no better than a representative
+        sample of the wanted (owner, label) cells. ``"quotas"``: the owners' two sketch releases, then each owner's quota of its best rows (``purchase_factor
         * size`` raw rows in all; certified, owners' epsilon as above). ``"nominees"``: buy every nominee's row
         (``K * nominees`` raw rows; certified, owners' epsilon 0). ``"winners"``: buy only the
         ``size`` winners; each owner then learns which of its rows won, which depends on the other owners' data:
