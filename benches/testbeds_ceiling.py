@@ -43,6 +43,21 @@ the private summary back. None of them is a dpsumm method.
   ``B`` come from the noisy counts above a threshold (``hard 2σ``: counts under 2σ dropped; ``soft 1.5σ``: each
   count minus 1.5σ, clipped at 0), capped at the owner's released count of the label, a label's excess spread
   over its other owners by their spare counts; each owner sells a herded sample of each label.
+  Allocation variants (the consumer's histogram drawn from one stream per repeat and purchase size, and the owners'
+  releases from one stream per repeat, so that variants compare on the same noise): ``EB`` (each label's column of
+  counts replaced by its empirical-Bayes posterior means, a nonparametric prior fitted by EM), ``owner then cell``
+  (owners whose total over labels reaches ``2σ√L``, then their positive cells), ``label_threshold`` (the lowest
+  threshold at which the noise of the empty cells is expected to put at most ``|D_v|`` counts on them),
+  ``label_threshold, fill`` (the same, cells water-filled up to their owners' counts and the rest spread over the
+  wanted labels' other owners); ``owners[hard 2σ]``: one cell per owner (labels ignored).
+* ``labels x owner groups[...]``: the cells are (group of owners, label) pairs: owners whose released means cannot
+  be told apart (squared distance within ``z`` standard deviations of what the noise and the rows' sampling give,
+  agglomerative: the closest pair of groups merged and re-tested) share one cell, so that owners of one
+  distribution do not split a label's validation rows among them. ``z = 1.645`` or ``3.09``; per-label means
+  (each owner releases a hash sum per label) or ``whole means`` (one hash sum per owner, as ``labels x owners``);
+  counts under 2σ dropped, or ``two tiers`` (cells between 1σ and 2σ get their proportional share first), or
+  ``noise share 1/3`` (the lowest threshold at which the empty cells' noise is expected to take at most a third of
+  the purchase, the rule of ``purchase="labels"``, whose groups are single-linkage components instead).
 * ``tilt[g~ released at d = 64]``: the tilt fitted to a release of the consumer's mean in a 64-dimensional h1
   (its noise is ``sqrt(64/500)`` as long as at d = 500), the tilt's family restricted accordingly.
 
@@ -411,6 +426,23 @@ def eb_posterior_mean(x: np.ndarray, sigma: float, grid: int = 256, iters: int =
     return (post @ a) / np.maximum(post.sum(1), 1e-300)
 
 
+def _herded_sale(bed: Bed, labs: list[np.ndarray], L: np.ndarray, take: np.ndarray) -> list[tuple[int, int]]:
+    """Owner k sells ``round(take[k, j])`` rows of label ``L[j]`` (all if fewer), herded toward their mean hash."""
+    out: list[tuple[int, int]] = []
+    for k in range(len(labs)):
+        for j, lab in enumerate(L):
+            idx = np.flatnonzero(labs[k] == lab)
+            n = min(int(round(take[k, j])), len(idx))
+            if n <= 0:
+                continue
+            if n < len(idx):
+                sel, _ = greedy_select(bed.H[k][idx], bed.H[k][idx].astype(np.float64).mean(0), n)
+                out += [(k, int(idx[i])) for i in sel]
+            else:
+                out += [(k, int(i)) for i in idx]
+    return out
+
+
 def _water_fill(need: np.ndarray, caps: np.ndarray, total: float) -> np.ndarray:
     """``min(caps, λ·need)`` with the largest ``λ`` whose total is at most ``total`` (bisection on ``λ``)."""
     need = np.maximum(need, 0.0)
@@ -498,19 +530,7 @@ def labels_by_owner(soft: float | str | None, fill: bool = False, split: bool = 
             excess, spare = (need[:, j] - take[:, j]).sum(), caps[:, j] - take[:, j]
             if excess > 0 and spare.sum() > 0:
                 take[:, j] += np.minimum(spare, excess * spare / spare.sum())
-        out: list[tuple[int, int]] = []
-        for k in range(K):
-            for j, lab in enumerate(L):
-                idx = np.flatnonzero(labs[k] == lab)
-                n = min(int(round(take[k, j])), len(idx))
-                if n <= 0:
-                    continue
-                if n < len(idx):
-                    sel, _ = greedy_select(bed.H[k][idx], bed.H[k][idx].astype(np.float64).mean(0), n)
-                    out += [(k, int(idx[i])) for i in sel]
-                else:
-                    out += [(k, int(i)) for i in idx]
-        return out
+        return _herded_sale(bed, labs, L, take)
     return run
 
 
@@ -632,19 +652,7 @@ def labels_by_groups(z: float, whole: bool = False, tiers: bool = False, share: 
             spare = caps - take
             per_label = _water_fill(label_need[None, :], spare.sum(0)[None, :], left)[0]
             take += spare * (per_label / np.maximum(spare.sum(0), 1e-12))[None, :]
-        out: list[tuple[int, int]] = []
-        for k in range(K):
-            for j, lab in enumerate(L):
-                idx = np.flatnonzero(labs[k] == lab)
-                n_ = min(int(round(take[k, j])), len(idx))
-                if n_ <= 0:
-                    continue
-                if n_ < len(idx):
-                    sel, _ = greedy_select(bed.H[k][idx], bed.H[k][idx].astype(np.float64).mean(0), n_)
-                    out += [(k, int(idx[i])) for i in sel]
-                else:
-                    out += [(k, int(i)) for i in idx]
-        return out
+        return _herded_sale(bed, labs, L, take)
     return run
 
 

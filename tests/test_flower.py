@@ -551,9 +551,9 @@ def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_id
 
 def test_flower_labels_equal_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``purchase="labels"`` on Flower, started as ``dpsumm flower --run --purchase labels --label-set 0,1,2
-    --validation-labels PATH`` (run config ``label-set``, the consumer's node config ``labels``): the consumer's label
-    histogram, the owners' DP label counts and the label quota purchase give the same summary, quotas and ledger as
-    in process (every party's noise seeded on both sides: NOT private)."""
+    --validation-labels PATH`` (run config ``label-set``, the consumer's node config ``labels``): the owners' DP label
+    counts and hash sums, the cells, the consumer's histogram over them and the label quota purchase give the same
+    summary, cells, quotas and ledger as in process (every party's noise seeded on both sides: NOT private)."""
     from dpsumm.cli import main
 
     owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp_path)
@@ -578,6 +578,7 @@ def test_flower_labels_equal_in_process(tmp_path: Path, capsys: pytest.CaptureFi
     assert res.extra["exchanges"] == ref.extra["exchanges"] == 3 and res.events == ref.events == []
     assert res.extra["purchase"] == "labels"
     assert res.extra["quotas"] == ref.extra["quotas"] and res.extra["label_quotas"] == ref.extra["label_quotas"]
+    assert res.extra["label_cells"] == ref.extra["label_cells"] and len(ref.extra["label_cells"]) >= 2
     for party in ("owners", "validation"):
         assert res.privacy.epsilon(party, 1e-6) == ref.privacy.epsilon(party, 1e-6) <= 1.0
         assert res.privacy.certified(party)

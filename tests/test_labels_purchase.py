@@ -4,6 +4,7 @@ bad input."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import pickle
 
@@ -141,6 +142,33 @@ def test_label_cells_hand_checked():
     assert cells.labels.tolist() == [0, 1, 1] and cells.owners == ((0, 1), (1,), (2,))
     np.testing.assert_allclose(cells.centres, np.stack([a, a, b]))
     np.testing.assert_allclose(cells.bias, [d * 2 / 200.0 ** 2, d / 100.0 ** 2, d / 100.0 ** 2])
+
+
+def test_cell_counts_put_each_row_in_the_nearest_cell_of_its_label():
+    """Rows at A, A, B of label 0, one at A of label 1 (no cell of label 1), one of a label outside the set; cells of
+    label 0 centred at h_c(A) and h_c(B), one of label 2 at h_c(A): counts 2, 1, 0. A bias lowers a centre's score
+    (the expected squared norm of its noise), so a large one moves rows to that cell."""
+    from dpsumm.hashing import RFFHasher
+    from dpsumm.messages import LabelHistogramRequest
+    from dpsumm.parties import cell_counts
+
+    A, B = np.zeros(3), np.array([3.0, 0.0, 0.0])
+    X = np.stack([A, A, B, A, B])
+    y = np.array([0, 0, 0, 1, 7])
+    h = RFFHasher(3, dim=64, gamma=0.5, seed="cells:x")
+    centres = h.transform(np.stack([A, B, A])).astype(np.float64)
+
+    def req(bias):
+        return LabelHistogramRequest(label_set=np.array([0, 1, 2]), epsilon=1.0, delta=1e-6, send_rows=False,
+                                     n_features=3, dim=64, gamma=0.5, hash_seed="cells:x",
+                                     cell_labels=np.array([0, 0, 2]), centres=centres, bias=np.asarray(bias, float))
+
+    assert cell_counts(X, y, req([0.0, 0.0, 0.0])).tolist() == [2.0, 1.0, 0.0]
+    assert cell_counts(X, y, req([0.0, 10.0, 0.0])).tolist() == [0.0, 3.0, 0.0]
+    with pytest.raises(ProtocolError):
+        cell_counts(X, y, dataclasses.replace(req([0.0, 0.0, 0.0]), cell_labels=np.array([0, 0, 3])))
+    with pytest.raises(ProtocolError):
+        cell_counts(X, y, dataclasses.replace(req([0.0, 0.0, 0.0]), centres=centres[:2]))
 
 
 # ---------------------------------------------------------------------------------- the owner's draw
