@@ -390,3 +390,24 @@ def test_label_counts_equal_a_count_per_label():
     assert label_counts(ys, np.array([0, 1])).tolist() == [0, 0]
     assert label_counts(y, np.array(["a"])).tolist() == [0]
     assert label_counts(None, np.array([0, 1])).tolist() == [0, 0]
+
+
+_ANY = st.one_of(st.none(), st.integers(-3, 3), st.floats(allow_nan=True, allow_infinity=True),
+                 st.lists(st.floats(-5, 5), max_size=4), st.lists(st.lists(st.floats(allow_nan=True), max_size=3), max_size=3),
+                 st.text(max_size=3))
+
+
+@settings(max_examples=150, deadline=None)
+@given(means=_ANY, noise=_ANY, n=_ANY, counts=_ANY, consumer=_ANY, sigma=_ANY)
+def test_the_cell_functions_refuse_bad_input_naming_it(means, noise, n, counts, consumer, sigma):
+    """Whatever they are given, the label purchase's public post-processing functions return or raise
+    InvalidParameterError naming an argument: never another exception."""
+    cells = LabelCells(labels=np.array([0]), owners=((0,),), centres=np.zeros((1, 2)), bias=np.zeros(1))
+    calls = [lambda: owner_groups(means, noise, n), lambda: label_cells(counts, means, n, sigma),
+             lambda: quotas_from_cells(consumer, 1.0, 10, cells, counts, 3),
+             lambda: cell_threshold(3, 10, sigma)]
+    for call in calls:
+        try:
+            call()
+        except InvalidParameterError as err:
+            assert err.argument

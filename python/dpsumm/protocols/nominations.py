@@ -36,7 +36,7 @@ from typing import Any, Callable, ClassVar, Literal
 import numpy as np
 
 from .. import accounting
-from .._validation import bounded_int, choice_of, positive_float
+from .._validation import as_array, bounded_int, choice_of, positive_float
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import DIGEST_BYTES, RFFHasher, hash_digests
 from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select
@@ -143,6 +143,19 @@ def _split(weights: np.ndarray, total: int, caps: np.ndarray) -> np.ndarray:
     return out
 
 
+def _finite(value: object, name: str, shape: tuple[int | None, ...]) -> np.ndarray:
+    """``value`` as a finite float64 array of ``shape`` (``None``: any length), or InvalidParameterError naming it."""
+    arr = as_array(value, name)
+    if arr.dtype.kind not in "fiub" or arr.ndim != len(shape) \
+            or any(want is not None and got != want for got, want in zip(arr.shape, shape)):
+        raise InvalidParameterError(f"`{name}` must be a real array of shape "
+                                    f"{tuple('?' if w is None else w for w in shape)}, got {arr.dtype} {arr.shape}", name)
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        raise InvalidParameterError(f"`{name}` must be finite", name)
+    return arr
+
+
 def owner_groups(means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *, level: float = GROUP_LEVEL
                  ) -> list[list[int]]:
     """Owners grouped where their released mean hashes cannot be told apart (post-processing; docs/design.md §2.7).
@@ -157,17 +170,20 @@ def owner_groups(means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *
     end in one group, owners whose data differ stay apart. Returns the groups (lists of owner indices, each
     sorted), ordered by their first owner.
     """
-    m = np.asarray(means, dtype=np.float64)
-    K = m.shape[0]
+    m = _finite(means, "means", (None, None))
+    K, d = m.shape
+    n = _finite(n_rows, "n_rows", (K,))
+    noise = _finite(noise_var, "noise_var", (K,))
+    if not 0.0 < level < 1.0:
+        raise InvalidParameterError(f"`level` must be in (0, 1), got {level!r}", "level")
     if K == 0:
         return []
-    n = np.asarray(n_rows, dtype=np.float64)
-    if np.any(n <= 0):
-        raise InvalidParameterError("owner_groups needs every owner's row count > 0", "n_rows")
-    d = m.shape[1]
+    if d == 0 or np.any(n <= 0) or np.any(noise < 0):
+        raise InvalidParameterError("owner_groups needs d >= 1, every owner's row count > 0 and noise variances >= 0",
+                                    "n_rows" if np.any(n <= 0) else "noise_var" if np.any(noise < 0) else "means")
     z = float(NormalDist().inv_cdf(1.0 - level))
     sq = (m * m).sum(1)
-    v = d * np.asarray(noise_var, dtype=np.float64) + np.maximum(1.0 - sq, 0.0) / n
+    v = d * noise + np.maximum(1.0 - sq, 0.0) / n
     D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (m @ m.T), 0.0)
     e0 = v[:, None] + v[None, :]
     alike = (D - e0) <= z * math.sqrt(2.0 / d) * e0
@@ -209,11 +225,14 @@ def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma:
     ``HOLDER_SIGMAS * sigma`` (the noise alone reaches 3 sigma with probability 0.13 %). Each group's holders of
     label j form one cell, centred at their pooled mean hash.
     """
-    counts = np.asarray(counts, dtype=np.float64)
-    sums = np.asarray(sums, dtype=np.float64)
-    n = np.asarray(n_rows, dtype=np.float64)
+    counts = _finite(counts, "counts", (None, None))
     K, L = counts.shape
+    sums = _finite(sums, "sums", (K, None))
+    n = _finite(n_rows, "n_rows", (K,))
     d = sums.shape[1]
+    if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.integer, np.floating)) \
+            or not (math.isfinite(sigma) and sigma >= 0):
+        raise InvalidParameterError(f"`sigma` must be finite and >= 0, got {sigma!r}", "sigma")
     groups = owner_groups(sums / n[:, None], np.full(K, float(sigma) ** 2) / n ** 2, n, level=level) if K else []
     labels, owners, centres, bias = [], [], [], []
     for j in range(L):
@@ -242,9 +261,14 @@ def cell_threshold(cells: int, validation_rows: int, sigma: float, factor: float
     takes at most about ``1 / factor`` of the ``factor * size`` rows bought, and the wanted cells at least
     ``(factor - 1) * size`` (``z = 0`` when ``factor <= 1``). Public numbers only.
     """
-    if cells < 1 or validation_rows < 1 or not math.isfinite(sigma) or sigma < 0 or not factor > 0:
-        raise InvalidParameterError("cell_threshold needs cells >= 1, validation_rows >= 1, sigma >= 0 and "
-                                    "factor > 0", "sigma")
+    for name, value in (("cells", cells), ("validation_rows", validation_rows)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise InvalidParameterError(f"`{name}` must be an integer >= 1, got {value!r}", name)
+    for name, value in (("sigma", sigma), ("factor", factor)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(value) or value < 0 or (name == "factor" and value == 0):
+            raise InvalidParameterError(f"`{name}` must be a finite number {'>' if name == 'factor' else '>='} 0, "
+                                        f"got {value!r}", name)
     if sigma == 0 or factor <= 1:
         return 0.0
     ratio = validation_rows / (factor - 1.0) / (cells * sigma)  # phi(z) <= ratio
@@ -268,12 +292,18 @@ def quotas_from_cells(consumer_counts: np.ndarray, consumer_sigma: float, valida
     fewer than ``size`` rows, the rest of ``B`` comes from the other labels in proportion to ``s_kl`` (the summary
     needs rows of other labels). Returns (K, L) int64.
     """
-    c = np.asarray(consumer_counts, dtype=np.float64)
-    N = np.asarray(owner_counts, dtype=np.float64)
+    N = _finite(owner_counts, "owner_counts", (None, None))
     K, L = N.shape
     J = len(cells.labels)
-    if c.shape != (J,):
-        raise InvalidParameterError(f"`consumer_counts` must have shape ({J},), got {c.shape}", "consumer_counts")
+    c = _finite(consumer_counts, "consumer_counts", (J,))
+    if len(cells.owners) != J or any(not own or min(own) < 0 or max(own) >= K for own in cells.owners) \
+            or (J and (int(np.min(cells.labels)) < 0 or int(np.max(cells.labels)) >= L)):
+        raise InvalidParameterError(f"`cells` must name owners in [0, {K}) and labels in [0, {L}), one entry per cell",
+                                    "cells")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+        raise InvalidParameterError(f"`size` must be an integer >= 0, got {size!r}", "size")
+    if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0):
+        raise InvalidParameterError(f"`factor` must be a finite number > 0, got {factor!r}", "factor")
     supply = np.floor(np.maximum(N, 0.0)).astype(np.int64)
     B = int(math.ceil(factor * size))
     out = np.zeros((K, L), dtype=np.int64)
