@@ -261,9 +261,9 @@ def cell_threshold(cells: int, validation_rows: int, sigma: float, factor: float
     takes at most about ``1 / factor`` of the ``factor * size`` rows bought, and the wanted cells at least
     ``(factor - 1) * size`` (``z = 0`` when ``factor <= 1``). Public numbers only.
     """
-    for name, value in (("cells", cells), ("validation_rows", validation_rows)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise InvalidParameterError(f"`{name}` must be an integer >= 1, got {value!r}", name)
+    for name, count in (("cells", cells), ("validation_rows", validation_rows)):
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+            raise InvalidParameterError(f"`{name}` must be an integer >= 1, got {count!r}", name)
     for name, value in (("sigma", sigma), ("factor", factor)):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
                 or not math.isfinite(value) or value < 0 or (name == "factor" and value == 0):
