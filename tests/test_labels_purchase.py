@@ -137,11 +137,16 @@ def test_label_cells_hand_checked():
     a[0], b[1] = 0.7, 0.7
     n = np.array([100.0, 100.0, 100.0])
     sums = np.stack([a, a, b]) * n[:, None]
-    counts = np.array([[100.0, 0.5], [90.0, 80.0], [0.2, 70.0]])
+    counts = np.array([[100.0, -3.0], [90.0, 80.0], [-1.0, 70.0]])
     cells = label_cells(counts, sums, n, 1.0)
     assert cells.labels.tolist() == [0, 1, 1] and cells.owners == ((0, 1), (1,), (2,))
     np.testing.assert_allclose(cells.centres, np.stack([a, a, b]))
     np.testing.assert_allclose(cells.bias, [d * 2 / 200.0 ** 2, d / 100.0 ** 2, d / 100.0 ** 2])
+    # Counts within the noise (sigma 40: threshold 120): a label nobody can be shown to hold is one cell over the
+    # owners whose count is positive (label 0: owners 0 and 1; label 1: owners 1 and 2), whatever the groups.
+    small = label_cells(counts, sums, n, 40.0)
+    assert small.labels.tolist() == [0, 1] and small.owners == ((0, 1), (1, 2))
+    np.testing.assert_allclose(small.centres[1], (a + b) / 2)
 
 
 def test_cell_counts_put_each_row_in_the_nearest_cell_of_its_label():

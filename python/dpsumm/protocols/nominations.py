@@ -223,7 +223,9 @@ def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma:
     their rows (noise ``sigma`` per coordinate), ``n_rows`` their public row counts. Owners are grouped by
     :func:`owner_groups` on their mean hashes; owner k holds label j when its noisy count reaches
     ``HOLDER_SIGMAS * sigma`` (the noise alone reaches 3 sigma with probability 0.13 %). Each group's holders of
-    label j form one cell, centred at their pooled mean hash.
+    label j form one cell, centred at their pooled mean hash. A label no owner reaches the threshold for (owners
+    too small for their counts to stand out of the noise) is one cell over every owner whose count of it is
+    positive.
     """
     counts = _finite(counts, "counts", (None, None))
     K, L = counts.shape
@@ -237,8 +239,11 @@ def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma:
     labels, owners, centres, bias = [], [], [], []
     for j in range(L):
         holds = counts[:, j] >= HOLDER_SIGMAS * sigma
-        for g in groups:
-            members = [k for k in g if holds[k]]
+        # A label no owner can be shown to hold (small owners: counts within the noise) is one cell over every owner
+        # whose count of it is positive: the histogram over labels, where owners cannot be resolved.
+        label_groups = groups if holds.any() else [[k for k in range(K) if counts[k, j] > 0]]
+        for g in label_groups:
+            members = [k for k in g if holds[k] or not holds.any()]
             if not members:
                 continue
             total = float(n[members].sum())
