@@ -144,6 +144,11 @@ def test_label_cells_hand_checked():
     np.testing.assert_allclose(cells.bias, [d * 2 / 200.0 ** 2, d / 100.0 ** 2, d / 100.0 ** 2])
     # Counts within the noise (sigma 40: threshold 120): a label nobody can be shown to hold is one cell over the
     # owners whose count is positive (label 0: owners 0 and 1; label 1: owners 1 and 2), whatever the groups.
+    # sigma 10 (threshold 30; the means' noise makes every owner one group): label 1 is placed by its holders 1 and
+    # 2, and sold by owner 0 too, whose count 20 is positive but under the threshold.
+    some = label_cells(np.array([[100.0, 20.0], [90.0, 80.0], [-1.0, 70.0]]), sums, n, 10.0)
+    assert some.labels.tolist() == [0, 1] and some.owners == ((0, 1), (0, 1, 2))
+    np.testing.assert_allclose(some.centres[1], (a + b) / 2)
     small = label_cells(counts, sums, n, 40.0)
     assert small.labels.tolist() == [0, 1] and small.owners == ((0, 1), (1, 2))
     np.testing.assert_allclose(small.centres[1], (a + b) / 2)

@@ -223,7 +223,9 @@ def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma:
     their rows (noise ``sigma`` per coordinate), ``n_rows`` their public row counts. Owners are grouped by
     :func:`owner_groups` on their mean hashes; owner k holds label j when its noisy count reaches
     ``HOLDER_SIGMAS * sigma`` (the noise alone reaches 3 sigma with probability 0.13 %). Each group's holders of
-    label j form one cell, centred at their pooled mean hash. A label no owner reaches the threshold for (owners
+    label j form one cell, centred at their pooled mean hash, whose rows are sold by every owner of the group with a
+    positive count of j (a holder too small to reach the threshold still sells). A label no owner reaches the
+    threshold for (owners
     too small for their counts to stand out of the noise) is one cell over every owner whose count of it is
     positive.
     """
@@ -248,7 +250,9 @@ def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma:
                 continue
             total = float(n[members].sum())
             labels.append(j)
-            owners.append(tuple(members))
+            # sold by every member of the group whose count is positive: an owner too small to stand out of the
+            # noise still sells its rows of the label (the holders only place the cell)
+            owners.append(tuple(k for k in g if k in members or counts[k, j] > 0))
             centres.append(sums[members].sum(0) / total)
             bias.append(d * len(members) * float(sigma) ** 2 / total ** 2)
     return LabelCells(labels=np.asarray(labels, dtype=np.int64), owners=tuple(owners),
