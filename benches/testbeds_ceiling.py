@@ -426,6 +426,13 @@ def eb_posterior_mean(x: np.ndarray, sigma: float, grid: int = 256, iters: int =
     return (post @ a) / np.maximum(post.sum(1), 1e-300)
 
 
+def _noise_threshold(cells: int, sigma: float, allowance: float) -> float:
+    """The lowest ``z sigma``, ``z >= 0``, at which the noise of ``cells`` empty cells, ``cells sigma phi(z)``, is
+    expected to put at most ``allowance`` counts above it."""
+    ratio = allowance / (cells * sigma)
+    return 0.0 if ratio >= 1 / math.sqrt(2 * math.pi) else sigma * math.sqrt(-2 * math.log(ratio * math.sqrt(2 * math.pi)))
+
+
 def _herded_sale(bed: Bed, labs: list[np.ndarray], L: np.ndarray, take: np.ndarray) -> list[tuple[int, int]]:
     """Owner k sells ``round(take[k, j])`` rows of label ``L[j]`` (all if fewer), herded toward their mean hash."""
     out: list[tuple[int, int]] = []
@@ -504,8 +511,7 @@ def labels_by_owner(soft: float | str | None, fill: bool = False, split: bool = 
             keep_owner = M.sum(1) >= 2 * cal.sigma * math.sqrt(len(L))
             hn = np.where(keep_owner[:, None] & (M > 0), M, 0.0).ravel()
         elif soft == "label-threshold":
-            from dpsumm.protocols.nominations import label_threshold
-            t = label_threshold(J, len(bed.val), cal.sigma)
+            t = _noise_threshold(J, cal.sigma, len(bed.val))
             hn = np.where(hn >= t, hn, 0.0)
         elif soft == "eb":
             hn = np.concatenate([eb_posterior_mean(col, cal.sigma)[:, None] for col in hn.reshape(K, len(L)).T], axis=1).ravel()
@@ -634,9 +640,7 @@ def labels_by_groups(z: float, whole: bool = False, tiers: bool = False, share: 
             mid_need = np.where((hn >= cal.sigma) & (hn < 2 * cal.sigma), hn, 0.0)
             unsure = np.minimum(cell_caps, mid_need * (B / SLACK) / len(bed.val))
         if share:  # the lowest threshold z σ at which the noise of J empty cells, J σ φ(z), is <= |D_v| / (SLACK - 1)
-            ratio = len(bed.val) / (SLACK - 1) / (J * cal.sigma)
-            zt = 0.0 if ratio >= 1 / math.sqrt(2 * math.pi) else math.sqrt(-2 * math.log(ratio * math.sqrt(2 * math.pi)))
-            hn = np.where(hn >= zt * cal.sigma, hn, 0.0)
+            hn = np.where(hn >= _noise_threshold(J, cal.sigma, len(bed.val) / (SLACK - 1)), hn, 0.0)
         else:
             hn = np.where(hn >= 2 * cal.sigma, hn, 0.0)
         take_c = unsure + _water_fill(hn, cell_caps - unsure, B - unsure.sum())
