@@ -133,6 +133,8 @@ def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> 
         raise ProtocolError("a label histogram request names a cell label outside the label set")
     if m.n_features != np.shape(X)[1]:
         raise ProtocolError(f"the consumer has {np.shape(X)[1]} features, the request says {m.n_features}")
+    if J > _MAX_CELLS:
+        raise ProtocolError(f"a label histogram request names {J} cells, more than {_MAX_CELLS}")
     out = np.zeros(J)
     idx = _label_index(np.asarray(labels), label_set)
     if J == 0 or not (idx >= 0).any():
@@ -140,8 +142,9 @@ def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> 
     hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
     rows = np.flatnonzero(idx >= 0)
     base = (centres * centres).sum(1) - bias
-    for start in range(0, len(rows), _CELL_BLOCK):  # (block, J) scores at a time
-        block = rows[start:start + _CELL_BLOCK]
+    step = max(1, min(_CELL_BLOCK, _CELL_SCORES // max(J, 1)))
+    for start in range(0, len(rows), step):  # (step, J) scores at a time: at most _CELL_SCORES float64
+        block = rows[start:start + step]
         H = np.asarray(hasher.transform(np.ascontiguousarray(np.asarray(X)[block])), dtype=np.float64)
         score = base[None, :] - 2.0 * (H @ centres.T)
         score[cell_labels[None, :] != idx[block][:, None]] = np.inf
@@ -151,6 +154,8 @@ def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> 
 
 
 _CELL_BLOCK = 4096
+_CELL_SCORES = 1 << 22  # 32 MB of scores at a time
+_MAX_CELLS = 1 << 24  # cells a label histogram may have (K owners x L labels)
 
 
 def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, counts: np.ndarray, hasher: RFFHasher,
