@@ -184,9 +184,6 @@ def owner_groups(means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *
     z = float(NormalDist().inv_cdf(1.0 - level))
     sq = (m * m).sum(1)
     v = d * noise + np.maximum(1.0 - sq, 0.0) / n
-    D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (m @ m.T), 0.0)
-    e0 = v[:, None] + v[None, :]
-    alike = (D - e0) <= z * math.sqrt(2.0 / d) * e0
     parent = list(range(K))
 
     def root(k: int) -> int:
@@ -195,10 +192,16 @@ def owner_groups(means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *
             k = parent[k]
         return k
 
-    for a, b in zip(*np.nonzero(np.triu(alike, 1))):
-        ra, rb = root(int(a)), root(int(b))
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
+    step = max(1, (1 << 22) // K)  # (step, K) distances at a time
+    for start in range(0, K, step):
+        rows = np.arange(start, min(K, start + step))
+        D = np.maximum(sq[rows, None] + sq[None, :] - 2.0 * (m[rows] @ m.T), 0.0)
+        e0 = v[rows, None] + v[None, :]
+        alike = ((D - e0) <= z * math.sqrt(2.0 / d) * e0) & (np.arange(K)[None, :] > rows[:, None])
+        for a, b in zip(*np.nonzero(alike)):
+            ra, rb = root(int(rows[a])), root(int(b))
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
     groups: dict[int, list[int]] = {}
     for k in range(K):
         groups.setdefault(root(k), []).append(k)
