@@ -23,6 +23,7 @@ as :class:`~dpsumm.transport.PartyUnavailable`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -197,11 +198,7 @@ def _owner_sketch(party: OwnerParty, request: SketchRequest, context: Context, n
     rebuilt per message and its private noise stream is keyed from fresh entropy each time, so the release is kept
     in node state; a repeated request gets it back (post-processing), a request for another release of a stage
     already released is refused (it would spend more than the owner's budget)."""
-    import hashlib
-    import pickle
-
-    key = hashlib.sha256(pickle.dumps({k: (v.tobytes() if isinstance(v, np.ndarray) else v)
-                                       for k, v in request.to_dict().items()})).hexdigest()
+    key = _request_key(request)
     state = f"{_OWNER_STATE}.sketch.{request.stage}"
     kept = context.state.get(state)
     if isinstance(kept, ArrayRecord) and "values" in kept:
@@ -289,11 +286,9 @@ def _consumer_target(request: TargetRequest, context: Context, name: str) -> Tar
     return release
 
 
-def _label_request_key(m: LabelHistogramRequest) -> str:
-    """What a label histogram request asks for (a repeated request must ask for the same release): a digest of
-    every field, the cells included."""
-    import hashlib
-
+def _request_key(m: ProtocolMessage) -> str:
+    """What a release request asks for (a repeated request must ask for the same release): a digest of every
+    field, arrays with their dtype and shape."""
     h = hashlib.sha256()
     for k, v in sorted(m.to_dict().items()):
         arr = v if isinstance(v, np.ndarray) else None
@@ -311,7 +306,7 @@ def _consumer_labels(request: LabelHistogramRequest, context: Context, name: str
     kept = context.state.get(_CONSUMER_STATE + ".labels")
     if isinstance(kept, ArrayRecord) and "counts" in kept:
         meta = context.state[_CONSUMER_STATE + ".labels.meta"]
-        if str(meta["request"]) != _label_request_key(request):  # type: ignore[index]
+        if str(meta["request"]) != _request_key(request):  # type: ignore[index]
             raise ProtocolError(f"consumer {name!r}: its label histogram was already released for another request "
                                 "(one release per run)")
         return LabelHistogramRelease(counts=kept["counts"].numpy(), n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
@@ -327,5 +322,5 @@ def _consumer_labels(request: LabelHistogramRequest, context: Context, name: str
     context.state[_CONSUMER_STATE + ".labels"] = ArrayRecord({"counts": Array(np.asarray(release.counts))})
     context.state[_CONSUMER_STATE + ".labels.meta"] = ConfigRecord({
         "n_rows": release.n_rows, "sigma": release.sigma, "granularity": release.granularity,
-        "request": _label_request_key(request)})
+        "request": _request_key(request)})
     return release

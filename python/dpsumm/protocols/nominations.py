@@ -156,6 +156,15 @@ def _finite(value: object, name: str, shape: tuple[int | None, ...]) -> np.ndarr
     return arr
 
 
+def _number(value: object, name: str, *, positive: bool = False) -> float:
+    """``value`` as a finite real number >= 0 (> 0 with ``positive``), or InvalidParameterError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise InvalidParameterError(f"`{name}` must be a finite number {'>' if positive else '>='} 0, got {value!r}",
+                                    name)
+    return float(value)
+
+
 def owner_groups(means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *, level: float = GROUP_LEVEL
                  ) -> list[list[int]]:
     """Owners grouped where their released mean hashes cannot be told apart (post-processing; docs/design.md §2.7).
@@ -228,36 +237,38 @@ def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma:
     ``HOLDER_SIGMAS * sigma`` (the noise alone reaches 3 sigma with probability 0.13 %). Each group's holders of
     label j form one cell, centred at their pooled mean hash, whose rows are sold by every owner of the group with a
     positive count of j (a holder too small to reach the threshold still sells). A label no owner reaches the
-    threshold for (owners
-    too small for their counts to stand out of the noise) is one cell over every owner whose count of it is
-    positive.
+    threshold for (owners too small for their counts to stand out of the noise) is one cell over every owner whose
+    count of it is positive.
     """
     counts = _finite(counts, "counts", (None, None))
     K, L = counts.shape
     sums = _finite(sums, "sums", (K, None))
     n = _finite(n_rows, "n_rows", (K,))
     d = sums.shape[1]
-    if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.integer, np.floating)) \
-            or not (math.isfinite(sigma) and sigma >= 0):
-        raise InvalidParameterError(f"`sigma` must be finite and >= 0, got {sigma!r}", "sigma")
-    groups = owner_groups(sums / n[:, None], np.full(K, float(sigma) ** 2) / n ** 2, n, level=level) if K else []
+    sigma = _number(sigma, "sigma")
+    groups = owner_groups(sums / n[:, None], np.full(K, sigma ** 2) / n ** 2, n, level=level) if K else []
     labels, owners, centres, bias = [], [], [], []
     for j in range(L):
         holds = counts[:, j] >= HOLDER_SIGMAS * sigma
+        positive = counts[:, j] > 0
         # A label no owner can be shown to hold (small owners: counts within the noise) is one cell over every owner
         # whose count of it is positive: the histogram over labels, where owners cannot be resolved.
-        label_groups = groups if holds.any() else [[k for k in range(K) if counts[k, j] > 0]]
+        if not holds.any():
+            holds = positive
+            label_groups = [[int(k) for k in np.flatnonzero(positive)]]
+        else:
+            label_groups = groups
         for g in label_groups:
-            members = [k for k in g if holds[k] or not holds.any()]
-            if not members:
+            placing = [k for k in g if holds[k]]
+            if not placing:
                 continue
-            total = float(n[members].sum())
+            total = float(n[placing].sum())
             labels.append(j)
             # sold by every member of the group whose count is positive: an owner too small to stand out of the
             # noise still sells its rows of the label (the holders only place the cell)
-            owners.append(tuple(k for k in g if k in members or counts[k, j] > 0))
-            centres.append(sums[members].sum(0) / total)
-            bias.append(d * len(members) * float(sigma) ** 2 / total ** 2)
+            owners.append(tuple(k for k in g if holds[k] or positive[k]))
+            centres.append(sums[placing].sum(0) / total)
+            bias.append(d * len(placing) * sigma ** 2 / total ** 2)
     return LabelCells(labels=np.asarray(labels, dtype=np.int64), owners=tuple(owners),
                       centres=np.asarray(centres, dtype=np.float64).reshape(len(labels), d),
                       bias=np.asarray(bias, dtype=np.float64))
@@ -276,11 +287,7 @@ def cell_threshold(cells: int, validation_rows: int, sigma: float, factor: float
     for name, count in (("cells", cells), ("validation_rows", validation_rows)):
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
             raise InvalidParameterError(f"`{name}` must be an integer >= 1, got {count!r}", name)
-    for name, value in (("sigma", sigma), ("factor", factor)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(value) or value < 0 or (name == "factor" and value == 0):
-            raise InvalidParameterError(f"`{name}` must be a finite number {'>' if name == 'factor' else '>='} 0, "
-                                        f"got {value!r}", name)
+    sigma, factor = _number(sigma, "sigma"), _number(factor, "factor", positive=True)
     if sigma == 0 or factor <= 1:
         return 0.0
     ratio = validation_rows / (factor - 1.0) / (cells * sigma)  # phi(z) <= ratio
@@ -314,8 +321,7 @@ def quotas_from_cells(consumer_counts: np.ndarray, consumer_sigma: float, valida
                                     "cells")
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
         raise InvalidParameterError(f"`size` must be an integer >= 0, got {size!r}", "size")
-    if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0):
-        raise InvalidParameterError(f"`factor` must be a finite number > 0, got {factor!r}", "factor")
+    factor = _number(factor, "factor", positive=True)
     supply = np.floor(np.maximum(N, 0.0)).astype(np.int64)
     B = int(math.ceil(factor * size))
     out = np.zeros((K, L), dtype=np.int64)
@@ -475,6 +481,7 @@ class NominationsAggregator:
         self.label_quotas: dict[str, np.ndarray] = {}
         self.cells: LabelCells | None = None  # purchase="labels": its cells (owner indices into cell_owner_names)
         self.cell_owner_names: list[str] = []
+        self.sketch_sigma: dict[str, float] = {}  # each sketch stage's calibrated sigma (public)
         self._size = 0
         self.validation_rows = 0
         self.sigma = float("nan")
@@ -653,6 +660,7 @@ class NominationsAggregator:
         dim = {"sum": c.dim, "labels": len(c.label_set) + CELL_DIM}.get(stage, len(edges) + 1)
         releases = 1 if stage == "labels" else _SKETCH_RELEASES
         cal, event = sketch_calibration(stage, dim, c.owner_epsilon, c.owner_delta, releases)
+        self.sketch_sigma[stage] = float(cal.sigma)
         # the label purchase's release hashes in the cells' h1 (CELL_DIM, its own seed)
         hash_dim, hash_seed = (CELL_DIM, self.cell_hash_seed) if stage == "labels" else (c.dim, c.hash_seed)
         req = SketchRequest(n_features=c.n_features, dim=hash_dim, gamma=c.gamma, hash_seed=hash_seed, stage=stage,
@@ -831,15 +839,15 @@ class NominationsAggregator:
         self.timings["sketches"] = time.perf_counter() - t0
         owners = [o for o in self.owners if o in released and self.active[o]]
         counts = np.array([released[o][:L] for o in owners]).reshape(len(owners), L)
-        holders = [k for k, o in enumerate(owners) if self.n_rows[o] > 0]
-        sigma_o = float(sketch_calibration("labels", L + CELL_DIM, c.owner_epsilon, c.owner_delta, 1)[0].sigma)
-        sub = label_cells(counts[holders], np.array([released[owners[k]][L:] for k in holders]).reshape(len(holders), CELL_DIM),
-                          np.array([self.n_rows[owners[k]] for k in holders]), sigma_o)
-        cells = LabelCells(labels=sub.labels, owners=tuple(tuple(holders[i] for i in own) for own in sub.owners),
+        nonempty = [k for k, o in enumerate(owners) if self.n_rows[o] > 0]  # a mean hash needs rows
+        sub = label_cells(counts[nonempty],
+                          np.array([released[owners[k]][L:] for k in nonempty]).reshape(len(nonempty), CELL_DIM),
+                          np.array([self.n_rows[owners[k]] for k in nonempty]), self.sketch_sigma["labels"])
+        cells = LabelCells(labels=sub.labels, owners=tuple(tuple(nonempty[i] for i in own) for own in sub.owners),
                            centres=sub.centres, bias=sub.bias)
         if not len(cells.labels):
-            raise ProtocolError("no owner's released count of any label of `label_set` reaches "
-                                f"{HOLDER_SIGMAS:g} sigma: there is nothing to buy (the consumer released nothing)")
+            raise ProtocolError("no owner's released count of any label of `label_set` is positive: there is nothing "
+                                "to buy (the consumer released nothing)")
         self.cells, self.cell_owner_names = cells, owners
         t1 = time.perf_counter()
         release = self.label_target(cells)
