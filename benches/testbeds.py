@@ -25,8 +25,10 @@ Test beds (each repeat draws a fresh split; nothing is downloaded):
 The public seed set (for the median heuristic) is 150 rows of other digits (MNIST), 60 (digits), or 150 rows
 from N(0, 1.25 I) (synthetic). gamma: ``median`` (the heuristic on the seed set) and ``fixed`` (0.1, the
 paper's). Methods (``--methods``): ``central`` (greedy on all owners' h1 hashes, d = 500), ``exact`` (greedy on
-the exact RBF kernel over every row), ``default`` (dpsumm.Nominations() as shipped: ``purchase="nominees"``,
-M = 2p nominees per owner, all bought, owners' epsilon 0: 10p rows at K = 5), ``quotas``
+the exact RBF kernel over every row), ``default`` (dpsumm.Nominations() as shipped, with no label set: the
+default then resolves to ``purchase="nominees"``, M = 2p nominees per owner, all bought, owners' epsilon 0: 10p
+rows at K = 5), ``labels`` (``purchase="labels"`` with the bed's label set: what the default resolves to when a
+label set is given), ``quotas``
 (``purchase="quotas"``: the owners' DP sketches and 3p rows) and any named variant of :data:`VARIANTS`. The greedies are run once per repeat at the largest size and cut to each size (a greedy's
 first p picks are its size-p answer). Every run is seeded (reproducible, NOT private): epsilon_v = 1,
 delta_v = 1e-6, owners' budget at delta = 1e-6.
@@ -377,7 +379,8 @@ def _marked(rs: list[dict[str, Any]], key: str, fmt: str) -> str:
 
 
 #: The methods of the README's table, in order, with their column headings (a method without records is left out).
-COMPACT_METHODS = {"default": "default (`nominees`)", "labels": "`labels`", "quotas": "`quotas`"}
+COMPACT_METHODS = {"default": "`nominees` (the default without a label set)",
+                   "labels": "`labels` (the default with a label set)", "quotas": "`quotas`"}
 
 
 def compact(recs: list[dict[str, Any]], gamma_kind: str = "median") -> str:
@@ -425,7 +428,9 @@ def summarize_files(paths: list[str], out: Path) -> None:
             rec["_alias"], rec["_file"] = f"tb{k}", Path(path).as_posix()
             recs.append(rec)
         cmds.append(data["meta"]["command"])
-    text = ("# Issue 19 targets, per configuration (default, labels, quotas)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\nWritten by `python benches/testbeds.py --summarize "
+    text = ("# Issue 19 targets, per configuration (default, labels, quotas)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\n"
+            "Methods: `default` is `dpsumm.Nominations()` with no label set (it resolves to `purchase=\"nominees\"`); "
+            "`labels` is `purchase=\"labels\"`, what the default resolves to when a label set is given.\n\nWritten by `python benches/testbeds.py --summarize "
             + " ".join(paths) + "` from the runs of:\n\n" + "\n".join(f"* `{c}`" for c in cmds) + "\n\n"
             "Means over repeats (tables with spreads: table-*.md). Targets: MMD² <= central greedy and <= +50 % above "
             "exact greedy at p = 200 and 1000 on MNIST and the K = 100 synthetic (digits reported), <= +10 % against "

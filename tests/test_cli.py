@@ -348,14 +348,16 @@ def _label_shift_files(tmp_path):
     return owners, labels, paths, label_paths, val, yv
 
 
-def test_summarize_purchase_labels_equals_the_api(tmp_path, capsys):
-    """`dpsumm summarize --purchase labels --label-set 0,1,2 --validation-labels PATH`: the same summary, labels and
-    ledger as dpsumm.summarize with the same seed; every party certified (apart from the seed), owners' budget spent."""
+@pytest.mark.parametrize("purchase", [["--purchase", "labels"], []])
+def test_summarize_purchase_labels_equals_the_api(tmp_path, capsys, purchase):
+    """`dpsumm summarize --purchase labels --label-set 0,1,2 --validation-labels PATH` (or without --purchase: the
+    default with a label set): the same summary, labels and ledger as dpsumm.summarize with the same seed; every
+    party certified (apart from the seed), owners' budget spent."""
     owners, labels, paths, label_paths, val, yv = _label_shift_files(tmp_path)
     out = tmp_path / "out"
     code, text, err = _run(["summarize", "--owners", *paths, "--labels", *label_paths, "--validation",
                             str(tmp_path / "val.npy"), "--validation-labels", str(tmp_path / "val-labels.csv"),
-                            "--size", "6", "--out", str(out), "--purchase", "labels", "--label-set", "0,1,2",
+                            "--size", "6", "--out", str(out), *purchase, "--label-set", "0,1,2",
                             "--budget", "0.8", "--validation-budget", "0.9", "--dim", "32", "--random-state", "2",
                             "--no-progress"], capsys)
     assert code == 0, err

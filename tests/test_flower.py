@@ -157,6 +157,11 @@ def test_run_config_names_bad_keys(tmp_path: Path) -> None:
     for text, labels in (("0, 1,2", (0, 1, 2)), ('["0", "cat"]', ("0", "cat")), ("0.5,1.5", (0.5, 1.5))):
         method = FlowerRunConfig.from_run_config({**base, "label-set": text}).method
         assert method.label_set == labels and method == dpsumm.Nominations(purchase="labels", label_set=labels)
+    # Without `purchase`, a label set selects the label purchase (the default, "auto"); without both, the nominees.
+    auto = FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "method": "nominations", "label-set": "0,1"})
+    assert auto.method.resolved_purchase == "labels" and auto.method.needs_labels
+    plain = FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "method": "nominations"})
+    assert plain.method.resolved_purchase == "nominees" and not plain.method.needs_labels
     text = write_app(tmp_path / "app", size=4).read_text()
     assert 'serverapp = "dpsumm.flower.server_app:app"' in text and "size = 4" in text
 

@@ -231,6 +231,28 @@ def test_a_run_certifies_every_party_buys_at_most_three_times_size_and_only_want
     assert "NOT private" in repr(res)
 
 
+def test_the_default_purchase_is_labels_with_a_label_set_and_nominees_without():
+    assert dpsumm.Nominations().purchase == "auto" and dpsumm.Nominations().resolved_purchase == "nominees"
+    assert dpsumm.Nominations(label_set=LABELS).resolved_purchase == "labels"
+    assert dpsumm.Nominations(label_set=LABELS).needs_labels and not dpsumm.Nominations().needs_labels
+    owners, labels, validation, yv = label_shift()
+    labelled = [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)]
+    runs = [dpsumm.summarize(labelled, validation, 20, method=m, gamma=0.3, progress=False, validation_labels=yv,
+                             random_state=3)
+            for m in (dpsumm.Nominations(dim=64, label_set=LABELS), METHOD)]
+    # The default with a label set is the label purchase, run for run: same rows, same releases, same ledger.
+    assert runs[0].extra["purchase"] == runs[1].extra["purchase"] == "labels"
+    assert np.array_equal(runs[0].owner, runs[1].owner) and np.array_equal(runs[0].index, runs[1].index)
+    assert runs[0].extra["label_quotas"] == runs[1].extra["label_quotas"]
+    assert runs[0].privacy.epsilon("owners", 1e-6) == runs[1].privacy.epsilon("owners", 1e-6) > 0.97
+    assert runs[0].accessed.total <= 3 * 20
+    # Without one it is the nominees purchase: the owners release nothing (epsilon 0) and K * 2 * size rows are bought.
+    plain = dpsumm.summarize(owners, validation, 20, method=dpsumm.Nominations(dim=64), gamma=0.3, progress=False,
+                             random_state=3)
+    assert plain.extra["purchase"] == "nominees" and plain.extra["owner_epsilon"] == 0.0
+    assert plain.accessed.total == sum(min(40, len(o)) for o in owners)
+
+
 def test_the_label_purchase_beats_uniform_sampling_on_a_label_shift():
     """The point of the purchase: on a label shift its summary's MMD² is below uniform sampling's."""
     from dpsumm.metrics import mmd2
@@ -340,7 +362,11 @@ def test_bad_options_and_inputs_are_refused_naming_the_argument():
     labelled = [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)]
     cases = [
         (lambda: dpsumm.Nominations(purchase="labels"), "label_set"),
-        (lambda: dpsumm.Nominations(label_set=(0, 1)), "label_set"),
+        (lambda: dpsumm.Nominations(purchase="quotas", label_set=(0, 1)), "label_set"),
+        (lambda: dpsumm.Nominations(purchase="nominees", label_set=(0, 1)), "label_set"),
+        (lambda: dpsumm.Nominations(label_set=(0, 1), reveal="hashes"), "purchase"),
+        (lambda: dpsumm.Nominations(label_set=(0, 1), choice="hashes"), "purchase"),
+        (lambda: dpsumm.Nominations(purchase="auto", label_set=()), "label_set"),
         (lambda: dpsumm.Nominations(purchase="labels", label_set=()), "label_set"),
         (lambda: dpsumm.Nominations(purchase="labels", label_set=(0, 0)), "label_set"),
         (lambda: dpsumm.Nominations(purchase="labels", label_set=(0, "a")), "label_set"),

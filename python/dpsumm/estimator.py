@@ -130,7 +130,7 @@ class Summarizer:
             The consumer's validation rows.
         y_validation : array-like of shape (m,), optional
             Their labels: ``validation_labels`` of :func:`dpsumm.summarize`, for
-            ``Nominations(purchase="labels")`` (other methods refuse them).
+            ``Nominations(label_set=...)`` (the label purchase; other methods refuse them).
 
         Returns
         -------

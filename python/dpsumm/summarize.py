@@ -121,8 +121,8 @@ def summarize(
         Deliver messages through this transport instead of in-process party objects (the parties must be
         named as the owners and ``"consumer"``). Not for the central baselines.
     validation_labels : array-like of shape (m,), optional
-        The labels of the validation rows: needed by ``Nominations(purchase="labels")`` (with labels for every
-        owner), which releases their histogram; other methods refuse them.
+        The labels of the validation rows: needed by ``Nominations(label_set=...)`` (the label purchase, with labels
+        for every owner), which releases their histogram; other methods refuse them.
     **options
         Refused: a method's option belongs on its method object (the error says which).
 
@@ -226,7 +226,8 @@ def _validation_labels(value: ArrayLike | None, m: int, method: SummaryMethod, o
                                         "`validation_labels` (and labels for every owner)", "validation_labels")
         return None
     if not needs:
-        raise InvalidParameterError(f"`validation_labels` applies only to Nominations(purchase='labels'), not to "
+        raise InvalidParameterError("`validation_labels` applies only to the label purchase "
+                                    f"(Nominations(label_set=...)), not to "
                                     f"{method!r}", "validation_labels")
     label_set = tuple(getattr(method, "label_set", None) or ())
     arr = label_vector(value, "validation_labels", m, label_set)

@@ -22,12 +22,14 @@ METHOD_FLAGS: dict[str, tuple[str, Any, str]] = {
     "nominees": ("--nominees", int, "nominations: rows each owner nominates (default 2 x size)"),
     "candidates": ("--candidates", int, "nominations: rows each owner samples for its herding (default 4 x nominees)"),
     "temperature": ("--temperature", float, "nominations: the owners' tilt (default: from the release's noise)"),
-    "purchase": ("--purchase", str, "nominations: nominees (default; owners' epsilon 0, K x nominees raw rows; certified), "
+    "purchase": ("--purchase", str, "nominations: auto (default: labels with --label-set, else nominees), nominees "
+                                    "(owners' epsilon 0, K x nominees raw rows; certified), "
                                     "quotas (owners' DP sketches, 3 x size raw rows; certified), labels (the consumer's "
                                     "and the owners' DP label counts, 3 x size raw rows drawn per label; certified; "
                                     "needs --label-set, --validation-labels and the owners' labels) or winners (fewer "
                                     "raw rows, but each owner learns which of its rows won: outside the DP guarantee)"),
-    "label_set": ("--label-set", str, "nominations with --purchase labels: the public labels a row may have, "
+    "label_set": ("--label-set", str, "nominations: the public labels a row may have (selects --purchase labels by "
+                                      "default), "
                                       "comma-separated (0,1,2; numbers read as numbers) or a JSON list "
                                       "('[\"cat\", \"dog\"]'; '[\"0\", \"1\"]' for string labels)"),
     "choice": ("--choice", str, "nominations: the aggregator's greedy on the exact kernel or on the hashes"),
@@ -105,14 +107,16 @@ def check_validation_labels(args: argparse.Namespace, method: Any, owners_labell
     needs = bool(getattr(method, "needs_labels", False))
     given = getattr(args, "validation_labels", None) is not None
     if given and not needs:
-        raise UsageError(f"--validation-labels applies only to --method nominations --purchase labels (the consumer's "
-                         f"label histogram), not to --method {method.name}"
+        raise UsageError(f"--validation-labels applies only to --method nominations --purchase labels (the default "
+                         f"with --label-set; the consumer's label histogram), not to --method {method.name}"
                          + (f" --purchase {method.purchase}" if hasattr(method, "purchase") else ""))
     if needs and not given:
-        raise UsageError("--purchase labels releases the validation set's label histogram: give --validation-labels "
+        raise UsageError("--purchase labels (the default with --label-set) releases the validation set's label "
+                         "histogram: give --validation-labels "
                          "PATH (the consumer's labels)")
     if needs and not owners_labelled:
-        raise UsageError("--purchase labels buys the owners' rows by label: give the owners' labels (--labels)")
+        raise UsageError("--purchase labels (the default with --label-set) buys the owners' rows by label: give "
+                         "the owners' labels (--labels)")
 
 
 _BUDGET_FLAGS = {"epsilon": "--budget", "delta": "--delta", "validation_epsilon": "--validation-budget",
@@ -152,10 +156,10 @@ def budget_arg(args: argparse.Namespace, method: Any = None, *, size: int | None
         if args.budget is None and method.name != "nominations":
             raise UsageError(f"--method {method.name} needs --budget (the owners' epsilon) with --validation-budget")
         if (args.budget is not None and method.name == "nominations"
-                and getattr(method, "purchase", None) not in ("quotas", "labels")):
+                and getattr(method, "resolved_purchase", None) not in ("quotas", "labels")):
             raise UsageError("--method nominations releases nothing computed from one owner's data to another "
-                             "(owners' epsilon 0) unless --purchase quotas or labels: --budget does not apply; give "
-                             "--validation-budget alone")
+                             "(owners' epsilon 0) unless --purchase quotas or labels (the default with --label-set): "
+                             "--budget does not apply; give --validation-budget alone")
         try:
             budget = budget_from(args.budget, args.delta if args.budget is not None else None, args.validation_budget,
                                  args.validation_delta, spell=lambda o: _BUDGET_FLAGS.get(o, o))

@@ -34,8 +34,9 @@ key                            default        meaning
                                               ``t-init``, ``t-subs``, ``epsilon-auction``: the fields of
                                               :class:`dpsumm.Nominations`, :class:`dpsumm.PaperProtocol`,
                                               :class:`dpsumm.PaperGreedy` (their docstrings give the meaning)
-``label-set``                  ""             with ``purchase="labels"``: the public label set as text, comma-separated
-                                              (``"0,1,2"``; numbers read as numbers) or a JSON list
+``label-set``                  ""             the public label set (the default purchase is then ``"labels"``),
+                                              as text, comma-separated (``"0,1,2"``; numbers read as numbers) or
+                                              a JSON list
                                               (``'["cat", "dog"]'``, ``'["0", "1"]'`` for string labels);
                                               :func:`dpsumm.methods.parse_label_set`
 =============================  =============  ===============================================================

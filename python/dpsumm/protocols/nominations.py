@@ -74,11 +74,13 @@ TEMPERATURE_FLOOR = 0.2
 STOCHASTIC_GREEDY_FACTOR = 8.0
 
 # -- the quota purchase (issue 19, docs/design.md §2.5); every number below is public ------------------------
-#: The default purchase. ``"nominees"``: owners' epsilon 0, ``K * nominees`` raw rows bought (10 x size at K = 5,
-#: 200 x size at K = 100). ``"quotas"`` (owners release two DP sketches, the aggregator buys
-#: ``PURCHASE_FACTOR * size`` rows split by quotas; certified) meets the parsimony target but not the quality
-#: targets on the issue-19 test beds (docs/experiments/testbeds/targets.md): it is an option, not the default.
-PURCHASE = "nominees"
+#: The default purchase, ``"auto"``: ``"labels"`` when the run has a public ``label_set`` (every owner releases its
+#: counts per label and a 64-coordinate hash sum once, owners' epsilon <= 1; ``PURCHASE_FACTOR * size`` raw rows
+#: bought whatever K; certified), else ``"nominees"`` (owners' epsilon 0, ``K * nominees`` raw rows bought: 10 x size
+#: at K = 5, 200 x size at K = 100). On the issue-19 test beds the label purchase is better than the nominees at
+#: K = 5 and worse at K = 100, where the nominees buy 67 times more rows (docs/experiments/testbeds/targets.md).
+#: ``"quotas"`` (two DP sketches per owner, ``PURCHASE_FACTOR * size`` rows) misses the quality targets: an option.
+PURCHASE = "auto"
 #: Raw owner rows bought with ``purchase="quotas"``, in units of the summary size (whatever K).
 PURCHASE_FACTOR = 3.0
 #: The owners' budget for their two sketch releases (each owner, replace-one in its own rows).
@@ -1085,7 +1087,7 @@ DEFAULT_DIM = 500
 #: skewed splits (docs/experiments/mnist-nominees).
 NOMINEES_PER_SIZE = 2
 
-_PURCHASES = ("quotas", "nominees", "winners", "labels")
+_PURCHASES = ("auto", "quotas", "nominees", "winners", "labels")
 
 
 def _label_set(value: object) -> tuple[Any, ...]:
@@ -1124,15 +1126,21 @@ class Nominations(SummaryMethod):
     """The nominations protocol: the consumer releases its hashed validation mean once, every owner nominates
     rows ranked against it, and the aggregator buys them and chooses (docs/design.md §2-§5).
 
-    The default run (``purchase="nominees"``) certifies every party: the owners' epsilon is 0 (what an owner
-    receives depends only on its own data, the one release and public numbers) and the consumer's is the
-    validation budget (``privacy``, default :data:`DEFAULT_VALIDATION_BUDGET`; replace-one in ``D_v``), at the
-    price of ``K * nominees`` raw rows bought (10 x size at K = 5, 200 x size at K = 100).
-    ``purchase="quotas"`` (docs/design.md §2.5) is certified too and buys ``purchase_factor * size`` raw rows
-    (3 x size, whatever K): each owner releases two small DP sketches of its rows (hash sum and score histogram,
-    discrete Gaussian; owners' ``(epsilon, delta)`` of ``privacy``, default ``(OWNER_EPSILON, OWNER_DELTA) =
-    (1, 1e-6)``, replace-one in that owner's rows) and the aggregator reads quotas off them; its summaries are
-    measurably worse (docs/experiments/testbeds/), so it is an option.
+    Every purchase but ``"winners"`` certifies every party. The default, ``purchase="auto"``, is:
+
+    * with a public ``label_set`` (labelled owners and ``validation_labels``): ``"labels"`` (docs/design.md
+      §2.7). ``purchase_factor * size`` raw rows bought (3 x size, whatever K). Each owner makes one DP release
+      (owners' ``(epsilon, delta)`` of ``privacy``, default ``(OWNER_EPSILON, OWNER_DELTA) = (1, 1e-6)``,
+      replace-one in that owner's rows); the consumer one (the validation budget, ``privacy``, default
+      :data:`DEFAULT_VALIDATION_BUDGET`; replace-one in ``D_v``).
+    * without: ``"nominees"``. The owners' epsilon is 0 (what an owner receives depends only on its own data, the
+      one release and public numbers) and the consumer's is the validation budget, at the price of
+      ``K * nominees`` raw rows bought (10 x size at K = 5, 200 x size at K = 100).
+
+    ``purchase="quotas"`` (docs/design.md §2.5) buys ``purchase_factor * size`` raw rows with no labels: each owner
+    releases two small DP sketches of its rows (hash sum and score histogram, discrete Gaussian, owners' budget as
+    above) and the aggregator reads quotas off them; its summaries are measurably worse
+    (docs/experiments/testbeds/), so it is an option.
 
     Parameters
     ----------
@@ -1143,7 +1151,8 @@ class Nominations(SummaryMethod):
         (default ``4 * nominees``; a number >= the owner's rows uses them all). Must be >= ``nominees``.
     temperature : float, optional
         The owners' tilt ``w(x) ~ exp(h1(x).g~ / T)``; default :func:`temperature_for` of the release's noise.
-    purchase : {"nominees", "quotas", "labels", "winners"}, default="nominees"
+    purchase : {"auto", "nominees", "quotas", "labels", "winners"}, default="auto"
+        ``"auto"``: ``"labels"`` when ``label_set`` is given, else ``"nominees"`` (:attr:`resolved_purchase`).
         ``"labels"`` (docs/design.md §2.7; needs ``label_set``, the owners' labels and ``validation_labels``):
         every owner releases its row count per label and its hash sum in a 64-coordinate h1 (one discrete
         Gaussian, L2 sensitivity ``sqrt(10)``, owners as for ``"quotas"``); the aggregator groups the owners whose
@@ -1179,8 +1188,8 @@ class Nominations(SummaryMethod):
     purchase_factor : float, default=PURCHASE_FACTOR (3.0)
         ``purchase="quotas"``: raw owner rows bought, in units of ``size``.
     label_set : sequence of int, float or str, optional
-        ``purchase="labels"``: the public labels a row may have (fixed before the run, not read off anybody's
-        data; rows with other labels are never bought).
+        The public labels a row may have (fixed before the run, not read off anybody's data; rows with other
+        labels are never bought). Giving it selects ``purchase="labels"`` by default.
     tilt_rounds : int, default=TILT_ROUNDS (0)
         ``purchase="quotas"``: self-consistent steps of each owner's ranking toward ``g~``, stopped by the
         discrepancy principle (``||g~ - m_lambda||^2 <= d sigma^2``).
@@ -1195,7 +1204,7 @@ class Nominations(SummaryMethod):
     nominees: int | None = None
     candidates: int | None = None
     temperature: float | None = None
-    purchase: Literal["quotas", "nominees", "winners", "labels"] = PURCHASE  # type: ignore[assignment]
+    purchase: Literal["auto", "quotas", "nominees", "winners", "labels"] = PURCHASE  # type: ignore[assignment]
     choice: Literal["kernel", "hashes"] | None = None
     owner_greedy: Literal["stochastic", "exact"] = "stochastic"
     validation_release: Literal["gaussian", "mwem", "exact"] = "gaussian"
@@ -1226,17 +1235,23 @@ class Nominations(SummaryMethod):
         choice_of(self.purchase, "purchase", _PURCHASES)
         if self.label_set is not None:
             set_(self, "label_set", _label_set(self.label_set))
-        if self.purchase == "labels":
+        purchase = self.resolved_purchase
+        if purchase == "labels":
             if self.label_set is None:
                 raise InvalidParameterError("`purchase='labels'` needs `label_set`, the public labels the rows may have "
                                             "(e.g. label_set=range(10)): it must not be read off anybody's data",
                                             "label_set")
             if self.reveal != "points" or self.choice == "hashes" or self.validation_release != "gaussian":
-                raise InvalidParameterError("`purchase='labels'` buys raw rows and chooses on the exact kernel: it needs "
-                                            "reveal='points', choice='kernel' (or None) and validation_release='gaussian'",
-                                            "purchase")
+                how = "`purchase='labels'`" if self.purchase == "labels" else \
+                    "with a `label_set`, the default purchase ('auto') is 'labels', which"
+                raise InvalidParameterError(f"{how} buys raw rows and chooses on the exact kernel: it needs reveal="
+                                            "'points', choice='kernel' (or None) and validation_release='gaussian'"
+                                            + ("" if self.purchase == "labels" else
+                                               "; for another reveal, choice or release give purchase='nominees' and "
+                                               "no label_set"), "purchase")
         elif self.label_set is not None:
-            raise InvalidParameterError("`label_set` applies only to purchase='labels'", "label_set")
+            raise InvalidParameterError("`label_set` applies only to purchase='labels' (or 'auto', the default)",
+                                        "label_set")
         choice_of(self.owner_greedy, "owner_greedy", _OWNER_GREEDY)
         choice_of(self.validation_release, "validation_release", _RELEASES)
         if self.validation_release == "mwem":  # h2's floor(dim^1.5) steps of O(dim) each: the sampler's caps
@@ -1253,16 +1268,26 @@ class Nominations(SummaryMethod):
                                             "'nominees' and reveal='points'", "choice")
 
     @property
+    def resolved_purchase(self) -> str:
+        """``purchase``, with ``"auto"`` (the default) resolved: ``"labels"`` when ``label_set`` is given, else
+        ``"nominees"``."""
+        if self.purchase != "auto":
+            return self.purchase
+        return "labels" if self.label_set is not None else "nominees"
+
+    @property
     def resolved_choice(self) -> str:
         """``choice``, or its default for the purchase and reveal options."""
         if self.choice is not None:
             return self.choice
-        return "kernel" if self.purchase in ("quotas", "nominees", "labels") and self.reveal == "points" else "hashes"
+        return ("kernel" if self.resolved_purchase in ("quotas", "nominees", "labels") and self.reveal == "points"
+                else "hashes")
 
     @property
     def needs_labels(self) -> bool:
-        """Whether a run needs the owners' and the consumer's labels (``purchase="labels"``)."""
-        return self.purchase == "labels"
+        """Whether a run needs the owners' and the consumer's labels (``purchase="labels"``, or the default with a
+        ``label_set``)."""
+        return self.resolved_purchase == "labels"
 
     def budget(self, privacy: accounting.Budget | None) -> accounting.Budget | None:
         """The run's validation budget: ``privacy``, or the default; None for the exact (non-private) release."""
@@ -1277,7 +1302,8 @@ class Nominations(SummaryMethod):
         if self.validation_release == "exact" and privacy is not None:
             raise InvalidParameterError("`validation_release='exact'` releases D_v's mean without noise: no budget "
                                         "applies", "privacy")
-        if privacy is not None and privacy.has_owners_budget and self.purchase not in OWNER_RELEASE_PURCHASES:
+        purchase = self.resolved_purchase
+        if privacy is not None and privacy.has_owners_budget and purchase not in OWNER_RELEASE_PURCHASES:
             raise InvalidParameterError(
                 "nominations releases nothing computed from one owner's data to another (owners' epsilon is 0): an "
                 "owners' epsilon/delta in `privacy` would not be spent; give a validation-only budget, "
@@ -1286,11 +1312,11 @@ class Nominations(SummaryMethod):
         if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             budget.check_validation_size(validation_rows)
             self._check_calibrations(budget, privacy, validation_rows)
-        if self.purchase == "quotas" and self.purchase_factor * size > MAX_COUNT:
+        if purchase == "quotas" and self.purchase_factor * size > MAX_COUNT:
             raise InvalidParameterError(f"`purchase_factor` * size = {self.purchase_factor:g} * {size} rows to buy exceeds "
                                         f"the cap of {MAX_COUNT}", "purchase_factor")
         M = self.resolved_nominees(size)
-        if self.purchase in OWNER_RELEASE_PURCHASES:
+        if purchase in OWNER_RELEASE_PURCHASES:
             if owner_rows is not None and sum(owner_rows) < size:
                 raise InvalidParameterError(f"the owners hold {sum(owner_rows)} rows, fewer than `size` ({size})", "size")
             return plan
@@ -1317,15 +1343,16 @@ class Nominations(SummaryMethod):
             else OWNER_EPSILON
         delta_o = float(privacy.delta) if owners_budget and privacy is not None and privacy.delta is not None \
             else OWNER_DELTA
+        purchase = self.resolved_purchase
         try:
-            if self.purchase == "labels":
+            if purchase == "labels":
                 accounting.calibrate_gaussian(eps_v, delta_v, sensitivity=COUNT_SENSITIVITY, dim=len(self.label_set or ()))
                 sketch_calibration("labels", len(self.label_set or ()), eps_o, delta_o, 1)
                 return
-            if self.validation_release == "gaussian" or self.temperature is None or self.purchase == "quotas":
+            if self.validation_release == "gaussian" or self.temperature is None or purchase == "quotas":
                 accounting.calibrate_gaussian(eps_v, delta_v, sensitivity=2.0 * math.sqrt(2.0) / validation_rows,
                                               dim=self.dim)
-            if self.purchase == "quotas":
+            if purchase == "quotas":
                 sketch_calibration("sum", self.dim, eps_o, delta_o, _SKETCH_RELEASES)
                 sketch_calibration("histogram", HISTOGRAM_BINS + 2, eps_o, delta_o, _SKETCH_RELEASES)
         except InvalidParameterError as exc:
@@ -1352,7 +1379,7 @@ class Nominations(SummaryMethod):
         factor = STOCHASTIC_GREEDY_FACTOR if self.owner_greedy == "stochastic" else None
         owners_budget = privacy is not None and privacy.has_owners_budget
         return NominationsConfig(n_features=n_features, dim=hasher.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
-                                 reveal=self.reveal, purchase=self.purchase, nominees=M, candidates=C,
+                                 reveal=self.reveal, purchase=self.resolved_purchase, nominees=M, candidates=C,
                                  temperature=self.temperature, release=self.validation_release,
                                  choice=self.resolved_choice, epsilon=eps_v, delta=delta_v, mwem_steps=steps,
                                  mwem_step_epsilon=step_eps, eta=eta, greedy_sample_factor=factor,
