@@ -17,7 +17,7 @@ import dpsumm
 from dpsumm import accounting
 from dpsumm.errors import InvalidParameterError, ProtocolError
 from dpsumm.messages import Message, QuotaReply, SketchReply
-from dpsumm.parties import ConsumerParty, OwnerParty, label_rows, owner_stream
+from dpsumm.parties import ConsumerParty, OwnerParty, label_rows, owner_stream, substitute_counts
 from dpsumm.protocols.nominations import LabelCells, cell_threshold, label_cells, owner_groups, quotas_from_cells
 from dpsumm.transport import InProcessTransport
 from recording import Recorder
@@ -184,10 +184,25 @@ def test_cell_counts_put_each_row_in_the_nearest_cell_of_its_label():
 # ---------------------------------------------------------------------------------- the owner's draw
 
 
+def test_substitute_counts_hand_checked():
+    held = np.array([5, 10, 3, 0])
+    # Nothing short: the asks, unchanged.
+    assert substitute_counts(held, np.array([5, 2, 3, 0]), None).tolist() == [5, 2, 3, 0]
+    # 3 short of label 0 and 2 of label 3: the 5 come from label 2 (preference 0.9, but only 3 - 3 = 0 left), then
+    # label 1 (0.5): [5, 5, 3, 0], 13 rows as asked.
+    assert substitute_counts(held, np.array([8, 0, 3, 2]), np.array([0.1, 0.5, 0.9, 2.0])).tolist() == [5, 5, 3, 0]
+    # Equal preferences: the labels the owner holds most of first (label 1), then label order.
+    assert substitute_counts(held, np.array([0, 0, 5, 0]), None).tolist() == [0, 2, 3, 0]
+    assert substitute_counts(held, np.array([7, 0, 0, 0]), np.array([0.0, 0.0, 1.0, 0.0])).tolist() == [5, 0, 2, 0]
+    # Asked for more than it holds in all: everything it has.
+    assert substitute_counts(held, np.array([30, 0, 0, 0]), None).tolist() == [5, 10, 3, 0]
+
+
 def test_label_rows_sells_the_asked_counts_of_each_label_herded_from_its_rows():
-    """Counts per label are exact (all rows of a label when fewer), and the herded sample of a label represents its
-    rows better than uniform draws do: over 40 seeds, its MMD² to the label's rows is below the uniform draws'
-    in at least 36 (a sign test; under "no better than uniform" the chance of >= 36 of 40 is 1e-7)."""
+    """Counts per label are exact (a label short of its ask made up from the others), and the herded sample of a
+    label represents its rows better than uniform draws do: over 40 seeds, its MMD² to the label's rows is below
+    the uniform draws' in at least 36 (a sign test; under "no better than uniform" the chance of >= 36 of 40 is
+    1e-7)."""
     from dpsumm.hashing import RFFHasher
     from dpsumm.metrics import mmd2
 
@@ -201,9 +216,10 @@ def test_label_rows_sells_the_asked_counts_of_each_label_herded_from_its_rows():
                                  sample_seed=seed)
         np.testing.assert_array_equal(hashes, hasher.transform(X[tok]))
         assert np.all(np.diff(tok) > 0)
-        assert (labels[tok] == 0).sum() == 20 and (labels[tok] == 1).sum() == 10  # all 10 of label 1, none of 2
+        # all 10 of label 1, the 2 it lacks from label 0 (the only other label asked about), none of label 2
+        assert (labels[tok] == 0).sum() == 22 and (labels[tok] == 1).sum() == 10 and len(tok) == 32
         herded = X[tok[labels[tok] == 0]]
-        uniform = X[rng.choice(300, size=20, replace=False)]
+        uniform = X[rng.choice(300, size=22, replace=False)]
         wins += mmd2(herded, X[:300], 0.2) < mmd2(uniform, X[:300], 0.2)
     assert wins >= 36
     assert label_rows(X, labels, np.array([2]), np.array([9]), hasher, candidates=36, sample_seed=0)[0].tolist() == \
@@ -229,6 +245,27 @@ def test_a_run_certifies_every_party_buys_at_most_three_times_size_and_only_want
     assert bought[0] > 0 and bought[2] > bought[0] and bought[1] <= bought.sum() / 3
     assert res.extra["owner_epsilon"] == pytest.approx(1.0)
     assert "NOT private" in repr(res)
+
+
+def test_owners_short_of_a_label_sell_other_rows_so_that_the_summary_is_full():
+    """Owner a holds 60 rows of label 0 (the only label the consumer has) and 40 of label 1; owner b 100 of label 2.
+    With counts released at sigma ~ 14, the aggregator often asks a for more than its 60 rows of label 0 and, the
+    ask being >= size, for nothing else: before owners made up a shortfall from their other rows, 4 of these 20
+    seeds gave a summary shorter than size (60, 60, 60 and 56 rows of 70)."""
+    rng = np.random.default_rng(0)
+    A = rng.normal(0, 1, (100, 4))
+    yA = np.array([0] * 60 + [1] * 40)
+    A[yA == 1] += 3
+    B = rng.normal(5, 1, (100, 4))
+    owners = [dpsumm.Owner(A, labels=yA, name="a"), dpsumm.Owner(B, labels=np.full(100, 2), name="b")]
+    V = rng.normal(0, 1, (40, 4))
+    for seed in range(20):
+        res = dpsumm.summarize(owners, V, 70, method=dpsumm.Nominations(label_set=(0, 1, 2), dim=64),
+                               validation_labels=np.zeros(40, int), gamma=0.3, random_state=seed, progress=False)
+        asked = {o: sum(q) for o, q in res.extra["label_quotas"].items()}
+        assert len(res) == 70 and not [e for e in res.events if e.get("event") in ("short", "excluded")], seed
+        # each owner sold what it was asked for, or all its rows
+        assert res.accessed.per_owner == {o: min(asked[o], 100) for o in asked}, seed
 
 
 def test_the_default_purchase_is_labels_with_a_label_set_and_nominees_without():
@@ -303,8 +340,8 @@ def test_an_owners_view_changes_only_through_released_values():
 class Liar(OwnerParty):
     """An owner that misreports its noise, sells labels it was not asked for, or sells rows without labels."""
 
-    def __init__(self, data, labels, mode):
-        super().__init__(data, labels, "owner-1", rng=owner_stream(0, "owner-1"))
+    def __init__(self, data, labels, mode, name="owner-1"):
+        super().__init__(data, labels, name, rng=owner_stream(0, name))
         self.mode = mode
 
     def handle(self, message: Message) -> Message:
@@ -313,10 +350,20 @@ class Liar(OwnerParty):
             return SketchReply(n_rows=reply.n_rows, values=reply.values, sigma=reply.sigma * 0.9,
                                granularity=reply.granularity)
         if isinstance(reply, QuotaReply) and len(reply.tokens):
-            if self.mode == "label":
-                labs = np.full(len(reply.tokens), 1)  # label 1 was not asked for
+            if self.mode in ("label", "hidden"):
+                # "label": a label outside the set; "hidden": everything as label 1, which it holds, claiming to
+                # hold none of the labels asked for (its released counts say otherwise)
+                labs = np.full(len(reply.tokens), 7 if self.mode == "label" else 1)
                 return QuotaReply(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points,
                                   labels=labs)
+            if self.mode == "surplus":  # one row more than asked, hashed and labelled correctly
+                from dpsumm.hashing import RFFHasher
+
+                extra = int(np.setdiff1d(np.arange(reply.n_rows), reply.tokens)[0])
+                tokens = np.sort(np.append(reply.tokens, extra))
+                h = RFFHasher(message.n_features, dim=message.dim, gamma=message.gamma, seed=message.hash_seed)
+                return QuotaReply(n_rows=reply.n_rows, tokens=tokens, hashes=h.transform(self._data[tokens]),
+                                  points=np.array(self._data[tokens]), labels=np.asarray(self._labels)[tokens])
             if self.mode == "unlabelled":
                 return QuotaReply(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points,
                                   labels=None)
@@ -328,21 +375,25 @@ class Liar(OwnerParty):
         return reply
 
 
-@pytest.mark.parametrize("mode,phase,why", [("sigma", "sketch-labels", "sigma"), ("label", "quota", "label 1"),
-                                            ("unlabelled", "quota", "without their labels"),
-                                            ("rows", "quota", "do not hash")])
-def test_a_faulty_owner_is_excluded_and_the_run_completes(mode, phase, why):
-    owners, labels, validation, yv = label_shift(seed=4, n=200)
+@pytest.mark.parametrize("mode,phase,why,n,liar", [("sigma", "sketch-labels", "sigma", 200, 1),
+                                                   ("label", "quota", "outside the label set", 200, 1),
+                                                   ("surplus", "quota", "beyond the labels' asks", 200, 1),
+                                                   # owner 0 holds 1,184 rows of label 0 (released ~1,184 +- 14)
+                                                   ("hidden", "quota", "noise sigmas above", 2000, 0),
+                                                   ("unlabelled", "quota", "without their labels", 200, 1),
+                                                   ("rows", "quota", "do not hash", 200, 1)])
+def test_a_faulty_owner_is_excluded_and_the_run_completes(mode, phase, why, n, liar):
+    owners, labels, validation, yv = label_shift(seed=4, n=n)
     parties = {f"owner-{k}": OwnerParty(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
                for k, (o, y) in enumerate(zip(owners, labels))}
-    parties["owner-1"] = Liar(np.asarray(owners[1]), labels[1], mode)
+    parties[f"owner-{liar}"] = Liar(np.asarray(owners[liar]), labels[liar], mode, f"owner-{liar}")
     parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.Csprng(0).derive("consumer"), labels=yv)
     res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
                            validation_labels=yv, random_state=0, transport=InProcessTransport(parties), **KW)
     excluded = [e for e in res.events if e.get("event") == "excluded"]
-    assert [e["owner"] for e in excluded] == ["owner-1"]
+    assert [e["owner"] for e in excluded] == [f"owner-{liar}"]
     assert excluded[0]["phase"] == phase and why in excluded[0]["reason"]
-    assert len(res) == 10 and 1 not in set(res.owner.tolist())
+    assert len(res) == 10 and liar not in set(res.owner.tolist())
 
 
 def test_a_consumer_without_labels_is_refused_before_any_release():

@@ -334,11 +334,14 @@ class QuotaRequest(Message):
     reveal: str
     sample_seed: int
     greedy_sample_factor: float | None = None
-    # purchase="labels": sell ``label_counts[j]`` rows of label ``label_set[j]`` (or all it has, if fewer), drawn
-    # by herding among its rows of that label (``count`` is their sum; ``candidates`` the herding's candidates in all;
-    # target, direction, temperature, tilt_rounds and stop_sq are unused).
+    # purchase="labels": sell ``label_counts[j]`` rows of label ``label_set[j]``, drawn by herding among its rows of
+    # that label (``count`` is their sum; ``candidates`` the herding's candidates in all; target, direction,
+    # temperature, tilt_rounds and stop_sq are unused). An owner holding fewer rows of a label than asked sells as
+    # many of its other rows instead, from the labels of highest ``label_preference`` first (public: the consumer's
+    # released mass per label), so that it sells ``min(count, its rows)`` rows.
     label_set: np.ndarray | None = field(default=None, repr=False)
     label_counts: np.ndarray | None = field(default=None, repr=False)
+    label_preference: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from .privacy import Csprng
 _BID_INDEX_MAX_DIM = 65_000
 
 __all__ = ["OwnerParty", "ConsumerParty", "nominate_rows", "owner_stream", "owner_sketch", "sketch_calibration", "quota_rows",
-           "label_counts", "cell_counts", "label_rows", "COUNT_SENSITIVITY"]
+           "label_counts", "cell_counts", "label_rows", "substitute_counts", "COUNT_SENSITIVITY"]
 
 
 def owner_stream(random_state: object, name: str) -> Csprng | None:
@@ -158,11 +158,34 @@ _CELL_SCORES = 1 << 22  # 32 MB of scores at a time
 _MAX_CELLS = 1 << 24  # cells a label histogram may have (K owners x L labels)
 
 
+def substitute_counts(held: np.ndarray, counts: np.ndarray, preference: np.ndarray | None) -> np.ndarray:
+    """The rows of each label an owner sells for a label quota (docs/design.md §2.7): ``min(counts[j], held[j])``,
+    and the shortfall ``sum_j max(0, counts[j] - held[j])`` taken from its other rows, label by label in decreasing
+    ``preference`` (then decreasing ``held``, then label order), so that it sells ``min(sum(counts), sum(held))``
+    rows. ``held`` is the owner's own count per label: the substitution depends on its data and the request only.
+    """
+    held = np.asarray(held, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    out = np.minimum(counts, held)
+    short = int((counts - out).sum())
+    if short <= 0:
+        return out
+    pref = np.zeros(len(held)) if preference is None else np.asarray(preference, dtype=np.float64)
+    for j in np.lexsort((np.arange(len(held)), -held, -pref)):  # the last key is the primary one
+        take = min(short, int(held[j] - out[j]))
+        out[j] += take
+        short -= take
+        if short == 0:
+            break
+    return out
+
+
 def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, counts: np.ndarray, hasher: RFFHasher,
-               *, candidates: int, sample_seed: int, greedy_sample_factor: float | None = None
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """``counts[j]`` rows of label ``label_set[j]`` each (all of them if fewer): for each label, a herded sample of
-    the owner's rows of that label (docs/design.md §2.7). Returns ``(tokens int64, sorted; hashes float32)``.
+               *, candidates: int, sample_seed: int, greedy_sample_factor: float | None = None,
+               preference: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``counts[j]`` rows of label ``label_set[j]`` each, a label the owner holds fewer rows of made up from its
+    other labels (:func:`substitute_counts`, by ``preference``): for each label, a herded sample of the owner's
+    rows of that label (docs/design.md §2.7). Returns ``(tokens int64, sorted; hashes float32)``.
 
     Each label's ``ceil(candidates * counts[j] / sum(counts))`` candidates are drawn uniformly among its rows (a
     stream keyed from the public ``sample_seed`` and the label: a sample, not privacy noise) and only they are
@@ -174,7 +197,8 @@ def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, 
         return empty
     label_set = np.asarray(label_set)
     idx = _label_index(np.asarray(labels), label_set)
-    counts = np.asarray(counts, dtype=np.int64)
+    held = np.bincount(idx[idx >= 0], minlength=len(label_set))
+    counts = substitute_counts(held, np.asarray(counts, dtype=np.int64), preference)
     total = max(int(counts.sum()), 1)
     stream = Csprng(int(sample_seed))
     zero = np.zeros(hasher.dim)
@@ -454,9 +478,13 @@ class OwnerParty:
             counts = np.asarray(m.label_counts)
             if counts.dtype.kind not in "iu" or (counts < 0).any() or int(counts.sum()) != int(m.count):
                 raise ProtocolError(f"owner {self.name!r}: label counts must be integers >= 0 summing to count")
+            pref = None if m.label_preference is None else np.asarray(m.label_preference)
+            if pref is not None and (pref.shape != counts.shape or pref.dtype.kind not in "fiu"
+                                     or not np.isfinite(pref).all()):
+                raise ProtocolError(f"owner {self.name!r}: a label preference needs one finite number per label")
             tokens, hashes = label_rows(self._data, self._labels, np.asarray(m.label_set), counts, hasher,
                                         candidates=int(m.candidates), sample_seed=m.sample_seed,
-                                        greedy_sample_factor=m.greedy_sample_factor)
+                                        greedy_sample_factor=m.greedy_sample_factor, preference=pref)
             return QuotaReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes,
                               points=np.array(self._data[tokens]) if m.reveal == "points" else None,
                               labels=None if self._labels is None else np.asarray(self._labels)[tokens])

@@ -60,7 +60,7 @@ __all__ = ["Nominations", "DEFAULT_VALIDATION_BUDGET", "DEFAULT_DIM", "Nominatio
            "QUOTA_POOL_FACTOR", "QUOTA_UNIFORM_SHARE", "SKETCH_TEMPERATURE_PER_SIGMA", "SKETCH_TEMPERATURE_FLOOR",
            "HISTOGRAM_BINS", "HISTOGRAM_BIN_PER_SIGMA", "HISTOGRAM_BIN_FLOOR", "TILT_ROUNDS", "owner_sketch",
            "owner_groups", "LabelCells", "label_cells", "cell_threshold", "quotas_from_cells", "CELL_DIM",
-           "GROUP_LEVEL", "HOLDER_SIGMAS",
+           "GROUP_LEVEL", "HOLDER_SIGMAS", "SHORTFALL_SIGMAS",
            "sketch_calibration", "sketch_temperature_for", "histogram_edges", "quotas_from_histograms", "quota_rows"]
 
 #: The tilt's temperature in units of the noise in an owner's relevance score ``h1(x).g~`` (whose standard
@@ -112,6 +112,9 @@ CELL_DIM = 64
 GROUP_LEVEL = 1e-3
 #: An owner holds a label when its noisy count of it reaches this many standard deviations of the noise.
 HOLDER_SIGMAS = 3.0
+#: An owner that sells fewer rows of a label than asked claims to hold no more: the aggregator excludes it when its
+#: released count of the label is more than this many noise sigmas above (false alarm 2.9e-7 per label).
+SHORTFALL_SIGMAS = 5.0
 #: Self-consistent steps of each owner's tilt toward g~ (stopped earlier by the discrepancy principle).
 TILT_ROUNDS = 0
 
@@ -483,6 +486,7 @@ class NominationsAggregator:
         self.label_quotas: dict[str, np.ndarray] = {}
         self.cells: LabelCells | None = None  # purchase="labels": its cells (owner indices into cell_owner_names)
         self.cell_owner_names: list[str] = []
+        self.released_counts: dict[str, np.ndarray] = {}  # purchase="labels": each owner's released counts per label
         self.sketch_sigma: dict[str, float] = {}  # each sketch stage's calibrated sigma (public)
         self._size = 0
         self.validation_rows = 0
@@ -732,7 +736,7 @@ class NominationsAggregator:
             if isinstance(r, PartyUnavailable):
                 self._exclude(o, r.reason, "quota")
                 continue
-            problem = self._check_quota(r, req, bound)
+            problem = self._check_quota(r, req, bound, o)
             if problem is not None:
                 self._exclude(o, problem, "quota")
                 continue
@@ -747,7 +751,7 @@ class NominationsAggregator:
             labels[o] = None if r.labels is None else np.asarray(r.labels)
         return nominated, rows, labels
 
-    def _check_quota(self, r: object, req: QuotaRequest, bound: float) -> str | None:
+    def _check_quota(self, r: object, req: QuotaRequest, bound: float, owner: str) -> str | None:
         c = self.config
         if not isinstance(r, QuotaReply):
             return f"replied with {type(r).__name__}, not a quota reply"
@@ -757,7 +761,8 @@ class NominationsAggregator:
         tokens, hashes = np.asarray(r.tokens), np.asarray(r.hashes)
         want = min(req.count, int(n))
         if req.label_counts is not None:  # min(count, rows) per label: the aggregator knows only the upper bound
-            problem = self._check_label_quota(r, req)
+            problem = self._check_label_quota(r, req, self.released_counts.get(owner),
+                                              self.sketch_sigma.get("labels", 0.0))
             if problem is not None:
                 return problem
             want = len(tokens)
@@ -779,7 +784,9 @@ class NominationsAggregator:
         return None
 
     @staticmethod
-    def _check_label_quota(r: QuotaReply, req: QuotaRequest) -> str | None:
+    def _check_label_quota(r: QuotaReply, req: QuotaRequest, released: np.ndarray | None, sigma: float) -> str | None:
+        """A label sale against its request: labels in the set, substitutes only for a shortfall, and a shortfall the
+        owner's own released counts make plausible (``released`` its noisy counts, noise ``sigma``)."""
         tokens = np.asarray(r.tokens)
         if tokens.ndim != 1:
             return "sold tokens that are not a 1-D array"
@@ -791,9 +798,21 @@ class NominationsAggregator:
         got: dict[Any, int] = {}
         for lab in labs.tolist():
             got[lab] = got.get(lab, 0) + 1
-        for lab, n in got.items():
-            if n > asked.get(lab, 0):
-                return f"sold {n} rows of label {lab!r}, the request asks for at most {asked.get(lab, 0)}"
+        if any(lab not in asked for lab in got):
+            return "sold rows of a label outside the label set"
+        # An owner short of a label sells as many rows of other labels instead (substitute_counts): rows beyond a
+        # label's ask must be matched by rows missing from the others'.
+        extra = sum(max(0, got.get(lab, 0) - n) for lab, n in asked.items())
+        missing = sum(max(0, n - got.get(lab, 0)) for lab, n in asked.items())
+        if extra > missing:
+            return (f"sold {extra} rows beyond the labels' asks but is short of only {missing} (substitutes must make "
+                    "up a shortfall)")
+        if released is not None and sigma > 0:
+            # Short of label j, the owner sold all it holds of it: its released count must agree, within the noise.
+            for j, (lab, n) in enumerate(asked.items()):
+                if got.get(lab, 0) < n and released[j] - got.get(lab, 0) > SHORTFALL_SIGMAS * sigma:
+                    return (f"sold {got.get(lab, 0)} rows of label {lab!r} (short of the {n} asked), but released a "
+                            f"count of {released[j]:.1f}, more than {SHORTFALL_SIGMAS:g} noise sigmas above")
         return None
 
     # -- label purchase: the owners' counts and hash sums, the consumer's cell histogram, one purchase (§2.7) --
@@ -851,6 +870,7 @@ class NominationsAggregator:
             raise ProtocolError("no owner's released count of any label of `label_set` is positive: there is nothing "
                                 "to buy (the consumer released nothing)")
         self.cells, self.cell_owner_names = cells, owners
+        self.released_counts = {o: counts[k] for k, o in enumerate(owners)}
         t1 = time.perf_counter()
         release = self.label_target(cells)
         self.timings["target"] = time.perf_counter() - t1
@@ -860,12 +880,15 @@ class NominationsAggregator:
         self.label_quotas = {o: q[k].astype(np.int64) for k, o in enumerate(owners)}
         seeds = self.rng.derive("label-samples")
         label_set = np.asarray(c.label_set)
+        # An owner short of a label sells its rows of the labels the consumer's release weighs most (post-processing).
+        preference = np.zeros(L)
+        np.add.at(preference, cells.labels, np.maximum(np.asarray(release.counts, dtype=np.float64), 0.0))
         msgs = {o: QuotaRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
                                 target=np.zeros(0), direction=np.zeros(0), temperature=1.0, tilt_rounds=0, stop_sq=0.0,
                                 count=int(q[k].sum()), candidates=int(DEFAULT_CANDIDATE_FACTOR * q[k].sum()),
                                 reveal=c.reveal, sample_seed=int(seeds.integers(2**63)),
                                 greedy_sample_factor=c.greedy_sample_factor, label_set=label_set,
-                                label_counts=q[k].astype(np.int64))
+                                label_counts=q[k].astype(np.int64), label_preference=preference)
                 for k, o in enumerate(owners) if q[k].sum() > 0 and self.active[o]}
         t2 = time.perf_counter()
         out = self._buy_quotas(msgs)
