@@ -166,7 +166,7 @@ def substitute_counts(held: np.ndarray, counts: np.ndarray, preference: np.ndarr
     """
     held = np.asarray(held, dtype=np.int64)
     counts = np.asarray(counts, dtype=np.int64)
-    out = np.minimum(counts, held)
+    out: np.ndarray = np.minimum(counts, held)
     short = int((counts - out).sum())
     if short <= 0:
         return out
