@@ -85,8 +85,9 @@ class BudgetAccountant:
     accountant at that party's δ. :meth:`check` raises :class:`PrivacyBudgetError` before anything is
     drawn if a party would exceed its ε; :meth:`spend` checks, then records.
 
-    A party without a budget (None) may not spend anything private: the nominations protocol, whose
-    owners see nothing computed from other owners' data, only needs the validation pair.
+    A party without a budget (None) may not spend anything private: the nominations protocol's nominees
+    purchase (owners release nothing) only needs the validation pair; its label purchase (the default with a
+    label set) also needs the owners' pair.
 
     Parameters
     ----------
