@@ -187,3 +187,67 @@ def test_zero_size_arrays_give_a_result_or_a_named_error(rows, cols, which):
         assert out.shape == (cols,) and not out.any()
     elif which == "finite_max_abs":
         assert out == 0.0
+
+
+# ------------------------------------------------ integer arguments of the core: a named error, never OverflowError
+
+P = _core.RffProjection(3, 4, 1.0, 0)
+X = np.zeros((5, 3), np.float32)
+H = np.zeros((5, 4), np.float32)
+T = np.zeros(4)
+
+INT_ARGUMENTS = [
+    ("n_features", lambda b: _core.RffProjection(b, 4, 1.0, 0)),
+    ("dim", lambda b: _core.RffProjection(3, b, 1.0, 0)),
+    ("threads", lambda b: P.transform(X, threads=b)),
+    ("threads", lambda b: _core.finite_max_abs(X, threads=b)),
+    ("threads", lambda b: _core.row_digests(H, threads=b)),
+    ("index", lambda b: _core.BidIndex.from_hashes(H).mark_offered(b)),
+    ("index", lambda b: _core.BidIndex.from_hashes(H).is_offered(b)),
+    ("index", lambda b: _core.BidIndex.from_hashes(H).hash_row(b)),
+    ("k", lambda b: _core.greedy_select(H, T, b)),
+    ("k", lambda b: _core.stochastic_greedy_select(H, T, b, 1, 0)),
+    ("sample_size", lambda b: _core.stochastic_greedy_select(H, T, 2, b, 0)),
+    ("seed", lambda b: _core.stochastic_greedy_select(H, T, 2, 1, b)),
+    ("q0", lambda b: _core.kernel_greedy(X, np.zeros(5), np.zeros(5), b, 1, 1.0)),
+    ("k", lambda b: _core.kernel_greedy(X, np.zeros(5), np.zeros(5), 0, b, 1.0)),
+    ("nominees", lambda b: _core.nominate(X, P, T, 1.0, b, 4)),
+    ("candidates", lambda b: _core.nominate(X, P, T, 1.0, 2, b)),
+    ("sample_seed", lambda b: _core.nominate(X, P, T, 1.0, 2, 4, sample_seed=b)),
+    ("block_rows", lambda b: _core.nominate(X, P, T, 1.0, 2, 4, block_rows=b)),
+    ("max_rounds", lambda b: _core.owner_self_consistent_tilt(X, P, T, T, 1.0, b, 0.0)),
+    ("dim", lambda b: _core.ProductMwem(b, 0.5, "replace-one", _core.Csprng(0))),
+    ("n_rows", lambda b: _core.ProductMwem(4, 0.5, "replace-one", _core.Csprng(0)).release(T, b, 1, 1.0)),
+    ("steps", lambda b: _core.ProductMwem(4, 0.5, "replace-one", _core.Csprng(0)).release(T, 4, b, 1.0)),
+    ("n_rows", lambda b: _core.ProductMwem(4, 0.5, "replace-one", _core.Csprng(0))._release_noiseless(T, b, 1)),
+]
+
+
+@pytest.mark.parametrize("bad", [-1, -2**70, 2**70, 2**200, -2**200, 1.5, True, "3", None, np.float64(2.0)],
+                         ids=repr)
+@pytest.mark.parametrize("argument,call", INT_ARGUMENTS, ids=[f"{a}-{i}" for i, (a, _) in enumerate(INT_ARGUMENTS)])
+def test_a_bad_integer_argument_is_a_named_error(argument, call, bad):
+    if bad is None and argument in ("threads", "sample_seed"):
+        call(bad)  # None is their default
+        return
+    if bad is None:
+        # None for a required int: pyo3's argument conversion (a TypeError), as for any other type.
+        with pytest.raises((TypeError, DpsummError)):
+            call(bad)
+        return
+    refused(lambda: call(bad), argument)
+
+
+def test_integer_arguments_still_accept_numpy_integers_and_the_full_seed_range():
+    assert _core.greedy_select(H, T, np.int64(2))[0].tolist() == [0, 1]
+    assert _core.stochastic_greedy_select(H, T, 2, 1, 2**64 - 1)[0].shape == (2,)
+    assert len(_core.nominate(X, P, T, 1.0, np.int32(2), 4, sample_seed=2**64 - 1, block_rows=np.uint8(2))[0]) == 2
+    assert _core.BidIndex.from_hashes(H).hash_row(np.int64(4)).shape == (4,)
+
+
+def test_the_tilt_round_count_is_bounded():
+    # Each round is a pass over the owner's rows; a count of 2**62 used to be accepted (it would run for ever
+    # whenever the discrepancy is never reached).
+    refused(lambda: _core.owner_self_consistent_tilt(X + 0.1, P, T + 5.0, T, 1.0, 2**62, 0.0), "max_rounds")
+    lam, rounds, _ = _core.owner_self_consistent_tilt(X + 0.1, P, T, T, 1.0, 10_000, 1e9)
+    assert rounds == 0 and lam.shape == (4,)

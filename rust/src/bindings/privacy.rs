@@ -8,7 +8,7 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
 
 use crate::limits::{MAX_ARRAY, try_filled};
 
-use super::{detach, raise, to_py_err};
+use super::{IntArg, detach, raise, to_py_err};
 use crate::mwem::{Neighbour, ProductMwem};
 use crate::rng::Csprng;
 use crate::{noise, quantize};
@@ -270,7 +270,8 @@ pub struct PyProductMwem {
 #[pymethods]
 impl PyProductMwem {
     #[new]
-    fn new(py: Python<'_>, dim: usize, eta: f64, neighbour: &str, rng: &Bound<'_, PyAny>) -> PyResult<Self> {
+    fn new(py: Python<'_>, dim: IntArg, eta: f64, neighbour: &str, rng: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let dim = dim.usize(py, "dim", 1, crate::limits::MAX_DIM)?;
         let rng = rng_arg(py, rng)?;
         let n = Neighbour::parse(neighbour).map_err(|e| to_py_err(py, e))?;
         let inner = ProductMwem::new(dim, eta, n).map_err(|e| to_py_err(py, e))?;
@@ -278,8 +279,9 @@ impl PyProductMwem {
     }
 
     /// Run `steps` private MWEM steps at per-step `epsilon`; returns w(P_avg)/q.
-    fn release<'py>(&mut self, py: Python<'py>, column_sums: PyReadonlyArray1<'py, f64>, n_rows: u64, steps: u64, epsilon: f64) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn release<'py>(&mut self, py: Python<'py>, column_sums: PyReadonlyArray1<'py, f64>, n_rows: IntArg, steps: IntArg, epsilon: f64) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let sums = vec_f64(py, &column_sums, "column_sums", MAX_ARRAY)?;
+        let (n_rows, steps) = (n_rows.u64(py, "n_rows")?, steps.u64(py, "steps")?);
         let rng = self.rng.clone();
         let inner = &mut self.inner;
         let out = detach(py, || inner.release(&mut *rng.guard()?, &sums, n_rows, steps, epsilon))?;
@@ -287,8 +289,9 @@ impl PyProductMwem {
     }
 
     /// The same update path without noise (argmax selection, exact measurement). Not private: tests only.
-    fn _release_noiseless<'py>(&mut self, py: Python<'py>, column_sums: PyReadonlyArray1<'py, f64>, n_rows: u64, steps: u64) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn _release_noiseless<'py>(&mut self, py: Python<'py>, column_sums: PyReadonlyArray1<'py, f64>, n_rows: IntArg, steps: IntArg) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let sums = vec_f64(py, &column_sums, "column_sums", MAX_ARRAY)?;
+        let (n_rows, steps) = (n_rows.u64(py, "n_rows")?, steps.u64(py, "steps")?);
         let out = self.inner.release_noiseless(&sums, n_rows, steps).map_err(|e| to_py_err(py, e))?;
         Ok(out.into_pyarray(py))
     }
