@@ -242,6 +242,10 @@ impl BidIndex {
     pub fn from_hashes(h: ArrayView2<'_, f32>) -> Result<Self> {
         let (n, d) = h.dim();
         check_dim(d)?;
+        // Allocate the codes before reading `h`: a broadcast view can describe far more rows than memory
+        // holds, and the scan of its values would run for hours before the allocation failed. The step
+        // is set once the scan has measured `max |h|`.
+        let mut index = Self::empty(n, d, 0.0)?;
         let hmax = h
             .axis_chunks_iter(ndarray::Axis(0), CHUNK_GROUPS * GROUP)
             .into_par_iter()
@@ -253,7 +257,7 @@ impl BidIndex {
         }
         // a = max|h| / 127 rounded to f32; any a > 0 is valid because E and S are measured.
         let step = ((hmax / 127.0).max(f32::MIN_POSITIVE)) as f64;
-        let mut index = Self::empty(n, d, step)?;
+        index.step = step;
         let chunk_rows = CHUNK_GROUPS * GROUP;
         let (words, cb) = (index.words, index.chunk_bytes());
         let (err, max) = index
@@ -872,5 +876,17 @@ mod tests {
         let empty = Array2::<f32>::zeros((0, 3));
         let e = BidIndex::from_hashes(empty.view()).unwrap();
         assert_eq!(e.best(&[1.0; 3], &HashSource(empty.view())).unwrap(), None);
+    }
+
+    #[test]
+    fn a_broadcast_source_too_large_to_index_fails_at_once() {
+        // One row broadcast to 2^50 rows (a numpy stride-0 view): its codes (2^52 bytes) cannot be
+        // allocated. The index used to scan all 2^52 values for max |h| first (hours) before failing.
+        let row = [0.25f32; 4];
+        let one = ndarray::ArrayView2::from_shape((1, 4), &row[..]).unwrap();
+        let tall = one.broadcast((1usize << 50, 4)).unwrap();
+        let t0 = std::time::Instant::now();
+        assert_eq!(BidIndex::from_hashes(tall).unwrap_err().argument(), Some("X"));
+        assert!(t0.elapsed().as_secs() < 10, "took {:?}", t0.elapsed());
     }
 }

@@ -36,7 +36,8 @@ pub(crate) fn better(a: Option<Best>, b: Option<Best>) -> Option<Best> {
 }
 
 /// Validate one owner's inputs: `h` is (N, d) in standard layout, `offered` has N entries, `v` has d.
-fn check(h: &ArrayView2<'_, f32>, offered: Option<&[bool]>, v: &[f32]) -> Result<()> {
+/// Returns `h` as its row-major slice (`N·d` values).
+fn check<'a>(h: &ArrayView2<'a, f32>, offered: Option<&[bool]>, v: &[f32]) -> Result<&'a [f32]> {
     if h.ncols() != v.len() {
         return Err(Error::shape("v", format!("has length {}, the hashed rows have {} columns", v.len(), h.ncols())));
     }
@@ -45,33 +46,29 @@ fn check(h: &ArrayView2<'_, f32>, offered: Option<&[bool]>, v: &[f32]) -> Result
     {
         return Err(Error::shape("offered", format!("has length {}, expected {}", m.len(), h.nrows())));
     }
-    if !h.is_standard_layout() {
-        return Err(Error::shape("hashes", "must be C-contiguous (row-major)"));
-    }
+    let flat = h.to_slice().ok_or_else(|| Error::shape("hashes", "must be C-contiguous (row-major)"))?;
     // A NaN hash would win or lose every comparison silently: refuse it, as `BidIndex` does.
-    if let Some(flat) = h.as_slice()
-        && !flat.par_iter().all(|x| x.is_finite())
-    {
+    if !flat.par_iter().all(|x| x.is_finite()) {
         return Err(Error::NonFinite { name: "hashes" });
     }
-    Ok(())
+    Ok(flat)
 }
 
 /// The best row of `h` not marked in `offered` for the broadcast `v`; `None` when every row is offered
 /// (or `h` is empty). Parallel over row blocks.
 pub fn best_row(h: ArrayView2<'_, f32>, offered: Option<&[bool]>, v: &[f32]) -> Result<Option<Best>> {
-    check(&h, offered, v)?;
+    let flat = check(&h, offered, v)?;
     check_finite_f32("v", v.iter().copied())?;
-    Ok(best_row_unchecked(h, offered, v))
+    Ok(best_row_unchecked(flat, h.nrows(), offered, v))
 }
 
-fn best_row_unchecked(h: ArrayView2<'_, f32>, offered: Option<&[bool]>, v: &[f32]) -> Option<Best> {
+/// [`best_row`] on the validated row-major slice `flat` of `n` rows of `v.len()` values (`offered`, if
+/// any, has `n` entries).
+fn best_row_unchecked(flat: &[f32], n: usize, offered: Option<&[bool]>, v: &[f32]) -> Option<Best> {
     let d = v.len();
-    let n = h.nrows();
     if n == 0 {
         return None;
     }
-    let flat = h.to_slice().expect("checked standard layout");
     if d == 0 {
         let first = (0..n).find(|&i| !offered.is_some_and(|m| m[i]))?;
         return Some(Best { value: 0.0, index: first });
@@ -87,14 +84,14 @@ fn best_row_unchecked(h: ArrayView2<'_, f32>, offered: Option<&[bool]>, v: &[f32
 /// The exact kernel's value `h_i · v` of every row (f32 products summed in f64 in the fixed order of
 /// [`best_row`]), in parallel over row blocks. Used by the aggregator to score its pool without BLAS.
 pub fn row_dots(h: ArrayView2<'_, f32>, v: &[f32]) -> Result<Vec<f64>> {
-    check(&h, None, v)?;
+    let flat = check(&h, None, v)?;
     check_finite_f32("v", v.iter().copied())?;
     let d = v.len();
-    let mut out = vec![0.0f64; h.nrows()];
+    // Fallible: with no columns, `h` holds no values and its row count is unbounded (numpy allows (2**40, 0)).
+    let mut out = crate::error::try_filled("hashes", h.nrows(), 0.0f64)?;
     if d == 0 || h.nrows() == 0 {
         return Ok(out);
     }
-    let flat = h.to_slice().expect("checked standard layout");
     out.par_chunks_mut(BLOCK_ROWS).zip(flat.par_chunks(BLOCK_ROWS * d)).for_each(|(o, block)| {
         for (x, row) in o.iter_mut().zip(block.chunks_exact(d)) {
             *x = simd::dot_f32_f64(row, v);
@@ -112,10 +109,8 @@ pub struct OwnerRows<'a> {
 /// [`best_row`] for several owners against the same broadcast `v`, in parallel over owners and blocks.
 pub fn best_rows(owners: &[OwnerRows<'_>], v: &[f32]) -> Result<Vec<Option<Best>>> {
     check_finite_f32("v", v.iter().copied())?;
-    for o in owners {
-        check(&o.hashes, o.offered, v)?;
-    }
-    Ok(owners.par_iter().map(|o| best_row_unchecked(o.hashes.view(), o.offered, v)).collect())
+    let flats = owners.iter().map(|o| check(&o.hashes, o.offered, v)).collect::<Result<Vec<_>>>()?;
+    Ok(owners.par_iter().zip(&flats).map(|(o, flat)| best_row_unchecked(flat, o.hashes.nrows(), o.offered, v)).collect())
 }
 
 #[cfg(test)]
@@ -155,6 +150,17 @@ mod tests {
         assert_eq!(best_row(h.view(), Some(&offered), &v).unwrap().unwrap().index, BLOCK_ROWS + 3);
         offered.iter_mut().for_each(|o| *o = true);
         assert_eq!(best_row(h.view(), Some(&offered), &v).unwrap(), None);
+    }
+
+    #[test]
+    fn zero_width_hashes_with_huge_row_counts_never_abort() {
+        // A (2^45, 0) array holds no values; row_dots used to allocate its 2^45 outputs with `vec!` (an
+        // allocation abort). best_row answers without allocating.
+        let none: [f32; 0] = [];
+        let h = ArrayView2::from_shape((1usize << 45, 0), &none[..]).unwrap();
+        assert_eq!(row_dots(h, &[]).unwrap_err().argument(), Some("hashes"));
+        assert_eq!(best_row(h, None, &[]).unwrap(), Some(Best { value: 0.0, index: 0 }));
+        assert_eq!(row_dots(Array2::<f32>::zeros((3, 0)).view(), &[]).unwrap(), vec![0.0; 3]);
     }
 
     #[test]

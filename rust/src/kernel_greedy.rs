@@ -91,6 +91,9 @@ fn kernel_greedy_with(x: ArrayView2<'_, f32>, kv: &[f64], ks0: &[f64], q0: usize
     check_finite_f64("kv", kv.iter().copied())?;
     check_finite_f64("ks", ks0.iter().copied())?;
     let k = k.min(n);
+    // The rounds are q = q0, ..., q0 + k − 1: refuse a q0 whose last round overflows (it used to wrap and
+    // silently return fewer picks, or panic with overflow checks on).
+    let last = q0.checked_add(k).ok_or_else(|| Error::value("q0", format!("q0 + k = {q0} + {k} overflows")))?;
     let mut sel = Selection::default();
     sel.indices.try_reserve_exact(k).map_err(|_| Error::value("k", format!("{k} picks could not be allocated")))?;
     sel.scores.try_reserve_exact(k).map_err(|_| Error::value("k", format!("{k} picks could not be allocated")))?;
@@ -108,7 +111,7 @@ fn kernel_greedy_with(x: ArrayView2<'_, f32>, kv: &[f64], ks0: &[f64], q0: usize
     let mut taken = try_filled("X", n, false)?;
     let mut prev: Option<usize> = None;
     let mut pick64 = try_filled("X", f, 0.0f64)?;
-    for q in q0..q0 + k {
+    for q in q0..last {
         let qf = q as f64;
         let factor = qf / (qf + 1.0);
         if let Some(i) = prev {
@@ -228,5 +231,8 @@ mod tests {
         bad[[1, 1]] = f32::NAN;
         assert_eq!(kernel_greedy(bad.view(), &z, &z, 0, 1, 1.0).unwrap_err(), Error::NonFinite { name: "X" });
         assert_eq!(kernel_greedy(x.view(), &[f64::NAN; 4], &z, 0, 1, 1.0).unwrap_err().argument(), Some("kv"));
+        // q0 + k overflows: an error naming q0 (it used to wrap to an empty range of rounds: no picks).
+        assert_eq!(kernel_greedy(x.view(), &z, &z, usize::MAX - 1, 3, 1.0).unwrap_err().argument(), Some("q0"));
+        assert_eq!(kernel_greedy(x.view(), &z, &z, usize::MAX - 3, 3, 1.0).unwrap().indices.len(), 3);
     }
 }

@@ -12,6 +12,7 @@
 //! | [`MAX_ARRAY`] | 2^28 | elements of one array a sampler returns (`uniform_array`) |
 //! | [`MAX_MWEM_STEPS`] | 10^6 | steps of one MWEM release |
 //! | [`MAX_MWEM_WORK`] | 2^33 | `steps · dim` of one MWEM release (each step is O(dim)) |
+//! | [`MAX_TILT_ROUNDS`] | 10^4 | rounds of an owner's self-consistent tilt (each is a pass over its rows) |
 
 use crate::error::{Error, Result};
 
@@ -27,6 +28,8 @@ pub const MAX_ARRAY: usize = 1 << 28;
 pub const MAX_MWEM_STEPS: u64 = 1_000_000;
 /// Largest `steps * dim` of one MWEM release.
 pub const MAX_MWEM_WORK: u64 = 1 << 33;
+/// Largest `max_rounds` of an owner's self-consistent tilt (the protocols use at most 1000).
+pub const MAX_TILT_ROUNDS: usize = 10_000;
 
 /// `Err(InvalidValue)` unless `1 <= value <= max`.
 pub fn check_count(name: &'static str, value: u64, max: u64) -> Result<()> {

@@ -126,10 +126,22 @@ impl ProductMwem {
         self.steps_taken = 0;
     }
 
-    /// The marginals `P_i(s)`, row-major d × |S|.
-    pub fn marginals(&self) -> Vec<f64> {
+    /// The marginals `P_i(s)`, row-major d × |S|. `d` and `|S|` are each at most about 2^20, so the
+    /// product can reach 2^40 values (8 TiB): `Err` naming `dim` beyond [`crate::limits::MAX_ARRAY`]
+    /// values or when the allocator refuses, never an abort.
+    pub fn marginals(&self) -> Result<Vec<f64>> {
         let m = self.points.len();
-        let mut out = vec![0.0; self.dim * m];
+        let cells = self.dim.checked_mul(m).filter(|&c| c <= crate::limits::MAX_ARRAY).ok_or_else(|| {
+            Error::value(
+                "dim",
+                format!(
+                    "the marginals would hold dim * grid points = {} * {m} values, more than the cap of {}",
+                    self.dim,
+                    crate::limits::MAX_ARRAY
+                ),
+            )
+        })?;
+        let mut out = crate::limits::try_filled("dim", cells, crate::limits::MAX_ARRAY, 0.0f64)?;
         for (i, &th) in self.theta.iter().enumerate() {
             let top = th.abs(); // max over s in [-1, 1] of th·s
             let row = &mut out[i * m..(i + 1) * m];
@@ -140,7 +152,7 @@ impl ProductMwem {
             }
             row.iter_mut().for_each(|o| *o /= z);
         }
-        out
+        Ok(out)
     }
 
     fn check(&self, column_sums: &[f64], n_rows: u64, steps: u64, epsilon: Option<f64>) -> Result<()> {
@@ -268,7 +280,7 @@ mod tests {
         let mean0 = (c - a) / (a + b + c);
         assert!((out[0] - mean0).abs() < 1e-15);
         assert_eq!(out[1], 0.0);
-        let marg = m.marginals();
+        let marg = m.marginals().unwrap();
         assert!((marg[0] - a / (a + b + c)).abs() < 1e-15);
         assert_eq!(m.steps_taken(), 1);
         // Two steps: P_avg averages P_1 and P_2.
@@ -354,5 +366,15 @@ mod tests {
         assert_eq!(m.release(&mut rng, &[9.0, 0.0, 0.0], 5, 1, 1.0).unwrap_err().argument(), Some("column_sums"));
         assert_eq!(m.release(&mut rng, &[0.0; 3], 5, 0, 1.0).unwrap_err().argument(), Some("steps"));
         assert_eq!(m.release(&mut rng, &[0.0; 3], 5, 1, 0.0).unwrap_err().argument(), Some("epsilon"));
+    }
+
+    #[test]
+    fn marginals_too_large_to_materialise_are_an_error_not_an_abort() {
+        // dim = 2^20 and 2^20 + 1 grid points are each within their caps: the (dim, |S|) marginals would
+        // be 8 TiB of f64 (an allocation abort before marginals() was fallible).
+        let m = ProductMwem::new(1 << 20, 2.0 / (1u64 << 20) as f64, Neighbour::ReplaceOne).unwrap();
+        assert_eq!(m.marginals().unwrap_err().argument(), Some("dim"));
+        let small = ProductMwem::new(3, 0.5, Neighbour::ReplaceOne).unwrap();
+        assert_eq!(small.marginals().unwrap(), vec![0.2; 15]);
     }
 }

@@ -249,6 +249,10 @@ pub fn self_consistent_tilt<T: RowElement>(
     if !(stop_sq.is_finite() && stop_sq >= 0.0) {
         return Err(Error::value("stop_sq", format!("must be finite and >= 0, got {stop_sq}")));
     }
+    // Each round is a full pass over the rows: a caller-chosen loop count is bounded (crate::limits).
+    if max_rounds > crate::limits::MAX_TILT_ROUNDS {
+        return Err(Error::value("max_rounds", format!("must be at most {}, got {max_rounds}", crate::limits::MAX_TILT_ROUNDS)));
+    }
     let mut lambda = lambda0.to_vec();
     let mut rounds = 0;
     loop {
@@ -340,5 +344,10 @@ mod tests {
         let t = self_consistent_tilt(x.view(), &p, &g, &[0.0; 8], 0.5, 3, 0.0).unwrap();
         assert_eq!(t.rounds, 3);
         assert!(self_consistent_tilt(x.view(), &p, &g, &[0.0; 8], 0.0, 3, 0.0).is_err());
+        // The round count is bounded (each round is a pass over the rows): 2^63 rounds used to be accepted.
+        let over = self_consistent_tilt(x.view(), &p, &g, &[0.0; 8], 0.5, usize::MAX, 1e9);
+        assert_eq!(over.unwrap_err().argument(), Some("max_rounds"));
+        let at_cap = self_consistent_tilt(x.view(), &p, &g, &[0.0; 8], 0.5, crate::limits::MAX_TILT_ROUNDS, 1e9);
+        assert_eq!(at_cap.unwrap().rounds, 0);
     }
 }

@@ -65,15 +65,31 @@ impl Grid {
     }
 }
 
-fn block_streams(rng: &mut Csprng, n_rows: usize) -> Vec<Csprng> {
-    (0..n_rows.div_ceil(BLOCK_ROWS)).map(|b| rng.derive(&(b as u64).to_le_bytes())).collect()
+/// One derived stream per block of `BLOCK_ROWS` rows, reserved fallibly (`n_rows` comes from the caller).
+fn block_streams(rng: &mut Csprng, n_rows: usize) -> Result<Vec<Csprng>> {
+    let n_blocks = n_rows.div_ceil(BLOCK_ROWS);
+    let mut streams = Vec::new();
+    streams
+        .try_reserve_exact(n_blocks)
+        .map_err(|_| Error::value("values", format!("{n_rows} rows need {n_blocks} block streams, which could not be allocated")))?;
+    streams.extend((0..n_blocks).map(|b| rng.derive(&(b as u64).to_le_bytes())));
+    Ok(streams)
 }
 
 /// Every value rounded to the grid (for tests and inspection).
+///
+/// An input with no values (a zero dimension; the other may be huge, numpy allows `(2**40, 0)`) gives an
+/// empty array of the same shape and draws nothing. The output is allocated fallibly.
 pub fn stochastic_round(values: ArrayView2<'_, f64>, eta: f64, rng: &mut Csprng) -> Result<Array2<f64>> {
     let grid = Grid::new(eta)?;
-    let mut streams = block_streams(rng, values.nrows());
-    let mut out = Array2::<f64>::zeros(values.raw_dim());
+    let (rows, cols) = values.dim();
+    let len = rows.checked_mul(cols).ok_or_else(|| Error::shape("values", format!("{rows} x {cols} values overflow the address space")))?;
+    let flat = crate::error::try_filled("values", len, 0.0f64)?;
+    let mut out = Array2::from_shape_vec((rows, cols), flat).map_err(|e| Error::shape("values", e.to_string()))?;
+    if len == 0 {
+        return Ok(out);
+    }
+    let mut streams = block_streams(rng, rows)?;
     out.axis_chunks_iter_mut(Axis(0), BLOCK_ROWS)
         .into_par_iter()
         .zip(values.axis_chunks_iter(Axis(0), BLOCK_ROWS).into_par_iter())
@@ -88,16 +104,25 @@ pub fn stochastic_round(values: ArrayView2<'_, f64>, eta: f64, rng: &mut Csprng)
 }
 
 /// Column sums of the quantized rows, `w(D_Q, i) = −n + η·Σ_rows k̃_i`, exact in integer arithmetic.
+///
+/// The `d` sums are allocated fallibly (`d` may be huge for an input with no rows); an input with no
+/// values draws nothing.
 pub fn quantize_column_sums(values: ArrayView2<'_, f32>, eta: f64, rng: &mut Csprng) -> Result<Vec<f64>> {
     let grid = Grid::new(eta)?;
     let d = values.ncols();
-    let mut streams = block_streams(rng, values.nrows());
+    let n = values.nrows() as f64;
+    let mut sums = crate::error::try_filled("values", d, 0.0f64)?;
+    if values.is_empty() {
+        // No rows: every sum is −0·1 + η·0 = 0. No columns: nothing to return.
+        return Ok(sums);
+    }
+    let mut streams = block_streams(rng, values.nrows())?;
     let partial: Vec<Vec<u64>> = values
         .axis_chunks_iter(Axis(0), BLOCK_ROWS)
         .into_par_iter()
         .zip(streams.par_iter_mut())
         .map(|(v, r)| -> Result<Vec<u64>> {
-            let mut k = vec![0u64; d];
+            let mut k = crate::error::try_filled("values", d, 0u64)?;
             for row in v.outer_iter() {
                 for (ki, &x) in k.iter_mut().zip(row.iter()) {
                     *ki += grid.round_index(x as f64, r)? as u64;
@@ -106,13 +131,11 @@ pub fn quantize_column_sums(values: ArrayView2<'_, f32>, eta: f64, rng: &mut Csp
             Ok(k)
         })
         .collect::<Result<_>>()?;
-    let n = values.nrows() as f64;
-    Ok((0..d)
-        .map(|i| {
-            let total: u64 = partial.iter().map(|p| p[i]).sum();
-            -n + grid.eta() * total as f64
-        })
-        .collect())
+    for (i, s) in sums.iter_mut().enumerate() {
+        let total: u64 = partial.iter().map(|p| p[i]).sum();
+        *s = -n + grid.eta() * total as f64;
+    }
+    Ok(sums)
 }
 
 #[cfg(test)]
@@ -172,5 +195,24 @@ mod tests {
         assert_eq!(quantize_column_sums(bad.view(), 0.1, &mut Csprng::from_seed_u64(5)).unwrap_err().argument(), Some("values"));
         bad[[2500, 1]] = f32::NAN;
         assert!(quantize_column_sums(bad.view(), 0.1, &mut Csprng::from_seed_u64(5)).is_err());
+    }
+
+    #[test]
+    fn zero_size_inputs_with_a_huge_dimension_never_abort() {
+        // numpy allows (2**40, 0) and (0, 2**40) arrays without memory. Before: 2^30 block streams were
+        // derived and collected (an allocation abort) or 2^40 sums were collected (capacity overflow).
+        let none: [f32; 0] = [];
+        let tall = ArrayView2::from_shape((1usize << 40, 0), &none[..]).unwrap();
+        let wide = ArrayView2::from_shape((0, 1usize << 45), &none[..]).unwrap();
+        let mut rng = Csprng::from_seed_u64(3);
+        assert_eq!(quantize_column_sums(tall, 0.5, &mut rng).unwrap(), Vec::<f64>::new());
+        assert_eq!(quantize_column_sums(wide, 0.5, &mut rng).unwrap_err().argument(), Some("values"));
+        let none64: [f64; 0] = [];
+        let tall64 = ArrayView2::from_shape((1usize << 40, 0), &none64[..]).unwrap();
+        assert_eq!(stochastic_round(tall64, 0.5, &mut rng).unwrap().dim(), (1 << 40, 0));
+        let wide64 = ArrayView2::from_shape((0, 1usize << 40), &none64[..]).unwrap();
+        assert_eq!(stochastic_round(wide64, 0.5, &mut rng).unwrap().dim(), (0, 1 << 40));
+        // Ordinary empty inputs are unchanged.
+        assert_eq!(quantize_column_sums(Array2::<f32>::zeros((0, 3)).view(), 0.5, &mut rng).unwrap(), vec![0.0; 3]);
     }
 }

@@ -35,6 +35,11 @@ pub fn finite_max_abs<T: RowElement>(x: ArrayView2<'_, T>) -> Option<f32> {
         }
         finite.then_some(peak)
     };
+    // No values: nothing to scan. Without this, a (2**50, 0) array (numpy allows it, without memory)
+    // would walk 2^38 empty chunks, for hours.
+    if x.is_empty() {
+        return Some(0.0);
+    }
     x.axis_chunks_iter(Axis(0), SCAN_ROWS)
         .into_par_iter()
         .map(block)
@@ -66,5 +71,9 @@ mod tests {
         z[[5, 5]] = 1e300;
         assert_eq!(finite_max_abs(z.view()), None);
         assert_eq!(finite_max_abs(Array2::<f32>::zeros((0, 3)).view()), Some(0.0));
+        // Zero-size with a huge row count: answered at once (it used to walk 2^38 empty chunks).
+        let none: [f64; 0] = [];
+        let tall = ndarray::ArrayView2::from_shape((1usize << 50, 0), &none[..]).unwrap();
+        assert_eq!(finite_max_abs(tall), Some(0.0));
     }
 }

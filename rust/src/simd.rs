@@ -119,6 +119,10 @@ dispatch_avx512_avx2! {
 fn cos_scale_inplace(xs: &mut [f32], offset: &[f32], scale: f32) -> () {
     // xs is a row-major block with rows of length offset.len(): x <- scale * cos(x + offset).
     let d = offset.len();
+    // Zero-width rows have nothing to transform (and `chunks_exact_mut(0)` would panic).
+    if d == 0 {
+        return;
+    }
     for row in xs.chunks_exact_mut(d) {
         for (x, &b) in row.iter_mut().zip(offset) {
             *x = scale * cos_f32(*x + b);
@@ -167,6 +171,10 @@ fn sum_rbf_block(sq_a: &[f64], sq_b: &[f64], gram: &[f32], gamma: f64) -> f64 {
     // sum_{i,j} exp(-gamma * max(0, |a_i|^2 + |b_j|^2 - 2 <a_i, b_j>)) over a row-major block.
     // Written as simple element-wise passes over a row buffer so that each pass vectorises.
     let nb = sq_b.len();
+    // An empty block sums to 0 (and `chunks_exact(0)` would panic).
+    if nb == 0 {
+        return 0.0;
+    }
     let mut buf = vec![0.0f64; nb];
     let mut total = 0.0f64;
     for (i, row) in gram.chunks_exact(nb).enumerate() {

@@ -4,7 +4,7 @@ use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2, ToPyArray};
 use pyo3::prelude::*;
 
 use super::hashing::PyRffProjection;
-use super::{FloatArray2, detach, extract_f32_2d, raise, to_py_err};
+use super::{FloatArray2, IntArg, detach, extract_f32_2d, raise, to_py_err};
 use crate::bid_index::{BidIndex, ExactSource, HashSource, RowSource};
 use crate::rff::RffProjection;
 
@@ -35,11 +35,12 @@ fn changed_shape(py: Python<'_>, e: crate::error::Error) -> PyErr {
     )
 }
 
-fn index_arg(py: Python<'_>, i: i64, n: usize) -> PyResult<usize> {
-    if i < 0 || i as u64 >= n as u64 {
-        return Err(raise(py, "InvalidParameterError", format!("`index` must be a row in [0, {n}), got {i}"), Some("index")));
+fn index_arg(py: Python<'_>, i: &IntArg, n: usize) -> PyResult<usize> {
+    match i {
+        IntArg::Value(v) if *v >= 0 && *v < n as i128 => Ok(*v as usize),
+        IntArg::Value(v) => Err(raise(py, "InvalidParameterError", format!("`index` must be a row in [0, {n}), got {v}"), Some("index"))),
+        other => other.usize(py, "index", 0, n.saturating_sub(1)),
     }
-    Ok(i as usize)
 }
 
 #[pymethods]
@@ -99,20 +100,20 @@ impl PyBidIndex {
     }
 
     /// Mark row `index` offered: it never wins again. Returns False if it already was offered.
-    fn mark_offered(&mut self, py: Python<'_>, index: i64) -> PyResult<bool> {
-        let i = index_arg(py, index, self.inner.n_rows())?;
+    fn mark_offered(&mut self, py: Python<'_>, index: IntArg) -> PyResult<bool> {
+        let i = index_arg(py, &index, self.inner.n_rows())?;
         self.inner.mark_offered(i).map_err(|e| to_py_err(py, e))
     }
 
-    fn is_offered(&self, py: Python<'_>, index: i64) -> PyResult<bool> {
-        let i = index_arg(py, index, self.inner.n_rows())?;
+    fn is_offered(&self, py: Python<'_>, index: IntArg) -> PyResult<bool> {
+        let i = index_arg(py, &index, self.inner.n_rows())?;
         Ok(self.inner.is_offered(i))
     }
 
     /// The exact f32 hash of row `index` (recomputed from the raw row, or copied from the hashes).
-    fn hash_row<'py>(&self, py: Python<'py>, index: i64) -> PyResult<Bound<'py, PyArray1<f32>>> {
+    fn hash_row<'py>(&self, py: Python<'py>, index: IntArg) -> PyResult<Bound<'py, PyArray1<f32>>> {
         let (n, d) = (self.inner.n_rows(), self.inner.dim());
-        let i = index_arg(py, index, n)?;
+        let i = index_arg(py, &index, n)?;
         let src = self.source.bind(py);
         let out: Vec<f32> = match &self.kind {
             Source::Hashes => {

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 
 use super::outbuf::Recycler;
 use super::threads::{on_threads, threads_arg};
-use super::{FloatArray2, detach, extract_f32_2d, raise, to_py_err};
+use super::{FloatArray2, IntArg, detach, extract_f32_2d, raise, to_py_err};
 use crate::error::Error;
 use crate::limits::try_zeroed_f32;
 use crate::rff::RffProjection;
@@ -23,7 +23,7 @@ pub struct PyRffProjection {
 impl PyRffProjection {
     #[new]
     #[pyo3(signature = (n_features, dim, gamma, seed))]
-    fn new(py: Python<'_>, n_features: i64, dim: i64, gamma: f64, seed: &Bound<'_, PyAny>) -> PyResult<Self> {
+    fn new(py: Python<'_>, n_features: IntArg, dim: IntArg, gamma: f64, seed: &Bound<'_, PyAny>) -> PyResult<Self> {
         let key = if let Ok(s) = seed.extract::<String>() {
             public_key_from_str("h1", &s)
         } else if let Ok(i) = seed.extract::<u64>() {
@@ -31,13 +31,10 @@ impl PyRffProjection {
         } else {
             return Err(raise(py, "InvalidParameterError", "`seed` must be a non-negative int or a str".into(), Some("seed")));
         };
-        if n_features < 1 {
-            return Err(raise(py, "InvalidParameterError", format!("`n_features` must be >= 1, got {n_features}"), Some("n_features")));
-        }
-        if dim < 1 {
-            return Err(raise(py, "InvalidParameterError", format!("`dim` must be >= 1, got {dim}"), Some("dim")));
-        }
-        let inner = RffProjection::from_key(key, n_features as usize, dim as usize, gamma).map_err(|e| to_py_err(py, e))?;
+        // The caps (MAX_N_FEATURES, MAX_DIM, MAX_PROJECTION) are the kernel's: it names the argument.
+        let n_features = n_features.usize(py, "n_features", 1, usize::MAX)?;
+        let dim = dim.usize(py, "dim", 1, usize::MAX)?;
+        let inner = RffProjection::from_key(key, n_features, dim, gamma).map_err(|e| to_py_err(py, e))?;
         Ok(PyRffProjection { inner, recycler: Recycler::default() })
     }
 
@@ -56,7 +53,7 @@ impl PyRffProjection {
     /// cores). The result is bit-identical for every thread count. A large result reuses the memory of
     /// this projection's last large result that Python has freed (`super::outbuf`), else fresh pages.
     #[pyo3(signature = (x, threads=None))]
-    fn transform<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, threads: Option<i64>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    fn transform<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, threads: Option<IntArg>) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let threads = threads_arg(py, threads)?;
         let x = FloatArray2::extract(py, x, "X")?;
         let (rows, d) = match &x {
@@ -86,7 +83,7 @@ impl PyRffProjection {
 /// `|x|`, or None when a value is NaN, infinite or beyond the float32 range.
 #[pyfunction]
 #[pyo3(signature = (x, threads=None))]
-fn finite_max_abs(py: Python<'_>, x: &Bound<'_, PyAny>, threads: Option<i64>) -> PyResult<Option<f32>> {
+fn finite_max_abs(py: Python<'_>, x: &Bound<'_, PyAny>, threads: Option<IntArg>) -> PyResult<Option<f32>> {
     let threads = threads_arg(py, threads)?;
     match FloatArray2::extract(py, x, "X")? {
         FloatArray2::F32(a) => {
@@ -104,7 +101,7 @@ fn finite_max_abs(py: Python<'_>, x: &Bound<'_, PyAny>, threads: Option<i64>) ->
 /// uint8 array, in parallel without the GIL.
 #[pyfunction]
 #[pyo3(signature = (hashes, threads=None))]
-fn row_digests<'py>(py: Python<'py>, hashes: &Bound<'py, PyAny>, threads: Option<i64>) -> PyResult<Bound<'py, PyArray2<u8>>> {
+fn row_digests<'py>(py: Python<'py>, hashes: &Bound<'py, PyAny>, threads: Option<IntArg>) -> PyResult<Bound<'py, PyArray2<u8>>> {
     let threads = threads_arg(py, threads)?;
     let a = extract_f32_2d(py, hashes, "hashes")?;
     let v = a.as_array();

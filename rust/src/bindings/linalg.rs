@@ -4,7 +4,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use super::{FloatArray2, detach, extract_f32_2d, raise};
+use super::{FloatArray2, detach, extract_f32_2d, raise, to_py_err};
 use crate::bids::{self, OwnerRows};
 
 fn extract_mask<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Option<PyReadonlyArray1<'py, bool>>> {
@@ -80,12 +80,26 @@ fn row_dots<'py>(py: Python<'py>, hashes: &Bound<'py, PyAny>, v: &Bound<'py, PyA
     Ok(detach(py, || bids::row_dots(hv, vs))?.into_pyarray(py))
 }
 
-fn as_f32<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &str) -> PyResult<ndarray::Array2<f32>> {
+/// An owned row-major f32 copy of `v`, allocated fallibly: a broadcast numpy view (stride 0) can
+/// describe far more values than memory holds, and an infallible copy of it would abort the process.
+fn owned_f32<T: Copy>(v: ndarray::ArrayView2<'_, T>, name: &'static str, convert: impl Fn(T) -> f32) -> crate::Result<ndarray::Array2<f32>> {
+    let (rows, cols) = v.dim();
+    let len = crate::error::checked_size(name, rows, cols)?;
+    let mut flat: Vec<f32> = Vec::new();
+    flat.try_reserve_exact(len).map_err(|_| {
+        crate::Error::value(name, format!("a float32 copy of its {rows} x {cols} values could not be allocated"))
+    })?;
+    flat.extend(v.iter().map(|&x| convert(x)));
+    ndarray::Array2::from_shape_vec((rows, cols), flat).map_err(|e| crate::Error::shape(name, e.to_string()))
+}
+
+fn as_f32<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &'static str) -> PyResult<ndarray::Array2<f32>> {
     // Evaluation kernels compute inner products in f32; a float64 input is rounded once here.
-    Ok(match FloatArray2::extract(py, obj, name)? {
-        FloatArray2::F32(a) => a.as_array().to_owned(),
-        FloatArray2::F64(a) => a.as_array().mapv(|v| v as f32),
-    })
+    match FloatArray2::extract(py, obj, name)? {
+        FloatArray2::F32(a) => owned_f32(a.as_array(), name, |x| x),
+        FloatArray2::F64(a) => owned_f32(a.as_array(), name, |x| x as f32),
+    }
+    .map_err(|e| to_py_err(py, e))
 }
 
 /// Biased MMD² between the rows of `A` and `B` under `exp(-gamma |x - y|^2)`.

@@ -47,6 +47,67 @@ where
     py.detach(f).map_err(|e| to_py_err(py, e))
 }
 
+/// An integer argument as Python passed it. Its extraction never fails, so that every bad value (a
+/// negative count, `2**70`, a float, a bool, a str) becomes an `InvalidParameterError` naming the
+/// argument ([`IntArg::get`]); pyo3's own `i64`/`u64` extraction raises a bare `OverflowError`.
+pub(crate) enum IntArg {
+    /// The value (every Python int fits i128 here, or is `Huge`).
+    Value(i128),
+    /// An int beyond the i128 range, with its sign.
+    Huge { negative: bool },
+    /// Not an integer: the type name.
+    NotInt(String),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for IntArg {
+    type Error = PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let type_name = || obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an object".into());
+        // bool is an int subclass and float/str are not ints: refuse all three as counts.
+        if obj.is_instance_of::<pyo3::types::PyBool>() || obj.is_instance_of::<pyo3::types::PyFloat>() {
+            return Ok(IntArg::NotInt(type_name()));
+        }
+        if !(obj.is_instance_of::<pyo3::types::PyInt>() || obj.hasattr("__index__").unwrap_or(false)) {
+            return Ok(IntArg::NotInt(type_name()));
+        }
+        if let Ok(v) = obj.extract::<i128>() {
+            return Ok(IntArg::Value(v));
+        }
+        match obj.call_method0("__index__").and_then(|i| i.lt(0)) {
+            Ok(negative) => Ok(IntArg::Huge { negative }),
+            Err(_) => Ok(IntArg::NotInt(type_name())),
+        }
+    }
+}
+
+impl IntArg {
+    /// The value when it is an integer in `[min, max]`, else an `InvalidParameterError` naming `name`.
+    pub(crate) fn get(&self, py: Python<'_>, name: &str, min: i128, max: i128) -> PyResult<i128> {
+        let range = |got: String| {
+            raise(py, "InvalidParameterError", format!("`{name}` must be an integer between {min} and {max}, got {got}"), Some(name))
+        };
+        match self {
+            IntArg::Value(v) if (min..=max).contains(v) => Ok(*v),
+            IntArg::Value(v) => Err(range(v.to_string())),
+            IntArg::Huge { negative: true } => Err(range("a negative int below -2**127".into())),
+            IntArg::Huge { negative: false } => Err(range("an int above 2**127".into())),
+            IntArg::NotInt(t) => Err(raise(py, "InvalidParameterError", format!("`{name}` must be an integer, got {t}"), Some(name))),
+        }
+    }
+
+    /// [`Self::get`] as a `usize` in `[min, max]` (`max` at most `usize::MAX`).
+    pub(crate) fn usize(&self, py: Python<'_>, name: &str, min: usize, max: usize) -> PyResult<usize> {
+        // The range check makes the conversion exact.
+        self.get(py, name, min as i128, max as i128).map(|v| v as usize)
+    }
+
+    /// [`Self::get`] as a `u64` in `[0, 2**64)` (a seed).
+    pub(crate) fn u64(&self, py: Python<'_>, name: &str) -> PyResult<u64> {
+        self.get(py, name, 0, u64::MAX as i128).map(|v| v as u64)
+    }
+}
+
 /// A 2-D float array argument accepted as float32 or float64, any memory order.
 pub(crate) enum FloatArray2<'py> {
     F32(PyReadonlyArray2<'py, f32>),

@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
 
 use super::hashing::PyRffProjection;
-use super::{FloatArray2, detach, extract_f32_2d, raise};
+use super::{FloatArray2, IntArg, detach, extract_f32_2d, raise};
 use crate::greedy;
 use crate::nominate as kernel;
 use crate::owner_sketch as sketch;
@@ -16,11 +16,8 @@ fn f64_vector<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &str) -> PyRe
         .map_err(|_| raise(py, "InvalidParameterError", format!("`{name}` must be a 1-D float64 numpy array"), Some(name)))
 }
 
-fn count(py: Python<'_>, v: i64, name: &str, min: i64) -> PyResult<usize> {
-    if v < min {
-        return Err(raise(py, "InvalidParameterError", format!("`{name}` must be >= {min}, got {v}"), Some(name)));
-    }
-    usize::try_from(v).map_err(|_| raise(py, "InvalidParameterError", format!("`{name}` is too large: {v}"), Some(name)))
+fn count(py: Python<'_>, v: IntArg, name: &str, min: usize) -> PyResult<usize> {
+    v.usize(py, name, min, usize::MAX)
 }
 
 fn indices_i64(py: Python<'_>, v: &[usize]) -> PyResult<Vec<i64>> {
@@ -39,7 +36,7 @@ fn greedy_select<'py>(
     py: Python<'py>,
     hashes: &Bound<'py, PyAny>,
     target: &Bound<'py, PyAny>,
-    k: i64,
+    k: IntArg,
     taken: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<SelectionTuple<'py>> {
     let h = extract_f32_2d(py, hashes, "hashes")?;
@@ -69,14 +66,15 @@ fn stochastic_greedy_select<'py>(
     py: Python<'py>,
     hashes: &Bound<'py, PyAny>,
     target: &Bound<'py, PyAny>,
-    k: i64,
-    sample_size: i64,
-    seed: u64,
+    k: IntArg,
+    sample_size: IntArg,
+    seed: IntArg,
 ) -> PyResult<SelectionTuple<'py>> {
     let h = extract_f32_2d(py, hashes, "hashes")?;
     let t = f64_vector(py, target, "target")?;
     let k = count(py, k, "k", 0)?;
     let s = count(py, sample_size, "sample_size", 1)?;
+    let seed = seed.u64(py, "seed")?;
     let ts = t.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`target` must be contiguous".into(), Some("target")))?;
     let hv = h.as_array();
     let sel = detach(py, || greedy::stochastic_greedy_select(hv, ts, k, s, seed))?;
@@ -92,8 +90,8 @@ fn kernel_greedy<'py>(
     x: &Bound<'py, PyAny>,
     kv: &Bound<'py, PyAny>,
     ks: &Bound<'py, PyAny>,
-    q0: i64,
-    k: i64,
+    q0: IntArg,
+    k: IntArg,
     gamma: f64,
 ) -> PyResult<SelectionTuple<'py>> {
     let xa = extract_f32_2d(py, x, "X")?;
@@ -116,7 +114,7 @@ type NominationTuple<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray2<f32>
 /// greedy evaluating `⌈(C/M)·r⌉` random candidates per round, keyed by `sample_seed` (0 if None).
 /// `(indices int64, hashes float32 (M, d), target float64 (d,), n_candidates)`.
 #[pyfunction]
-#[pyo3(signature = (x, projection, g_tilde, temperature, nominees, candidates, sample_seed=None, block_rows=kernel::DEFAULT_BLOCK_ROWS as i64, greedy_sample_factor=None))]
+#[pyo3(signature = (x, projection, g_tilde, temperature, nominees, candidates, sample_seed=None, block_rows=IntArg::Value(kernel::DEFAULT_BLOCK_ROWS as i128), greedy_sample_factor=None))]
 #[allow(clippy::too_many_arguments)]
 fn nominate<'py>(
     py: Python<'py>,
@@ -124,14 +122,18 @@ fn nominate<'py>(
     projection: PyRef<'py, PyRffProjection>,
     g_tilde: &Bound<'py, PyAny>,
     temperature: f64,
-    nominees: i64,
-    candidates: i64,
-    sample_seed: Option<u64>,
-    block_rows: i64,
+    nominees: IntArg,
+    candidates: IntArg,
+    sample_seed: Option<IntArg>,
+    block_rows: IntArg,
     greedy_sample_factor: Option<f64>,
 ) -> PyResult<NominationTuple<'py>> {
     let g = f64_vector(py, g_tilde, "g_tilde")?;
     let gs = g.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`g_tilde` must be contiguous".into(), Some("g_tilde")))?;
+    let sample_seed = match sample_seed {
+        Some(s) => Some(s.u64(py, "sample_seed")?),
+        None => None,
+    };
     let params = NominateParams {
         temperature,
         nominees: count(py, nominees, "nominees", 1)?,
@@ -239,7 +241,7 @@ fn owner_self_consistent_tilt<'py>(
     g_tilde: &Bound<'py, PyAny>,
     lambda0: &Bound<'py, PyAny>,
     temperature: f64,
-    max_rounds: i64,
+    max_rounds: IntArg,
     stop_sq: f64,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, usize, f64)> {
     let g = f64_vector(py, g_tilde, "g_tilde")?;

@@ -8,7 +8,7 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
 
 use crate::limits::{MAX_ARRAY, try_filled};
 
-use super::{detach, raise, to_py_err};
+use super::{IntArg, detach, raise, to_py_err};
 use crate::mwem::{Neighbour, ProductMwem};
 use crate::rng::Csprng;
 use crate::{noise, quantize};
@@ -51,6 +51,50 @@ fn arg_f64(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<f64> 
     }
     obj.extract::<f64>()
         .map_err(|_| bad(py, name, format!("`{name}` must be a real number, got {}", type_name(obj))))
+}
+
+/// A fallible owned copy of a 1-D float64 array argument of at most `max` values. A broadcast numpy view
+/// (stride 0) can describe more values than memory holds: an infallible copy would abort the process.
+fn vec_f64(py: Python<'_>, a: &PyReadonlyArray1<'_, f64>, name: &str, max: usize) -> PyResult<Vec<f64>> {
+    let v = a.as_array();
+    if v.len() > max {
+        return Err(bad(py, name, format!("`{name}` has {} values, more than the cap of {max}", v.len())));
+    }
+    let mut out: Vec<f64> = Vec::new();
+    out.try_reserve_exact(v.len())
+        .map_err(|_| bad(py, name, format!("a copy of the {} values of `{name}` could not be allocated", v.len())))?;
+    match v.as_slice() {
+        Some(s) => out.extend_from_slice(s),
+        None => out.extend(v.iter().copied()),
+    }
+    Ok(out)
+}
+
+/// A sequence of real numbers as a Vec, with at most `max` items. pyo3's `Vec` extraction reserves
+/// `len(obj)` slots up front, so a sequence whose `len` is huge (a broadcast numpy view, or a lying
+/// `__len__`) made it panic (capacity overflow) or abort (allocation failure); an iterator longer than
+/// its `len` is cut off at `max + 1` items here.
+fn real_sequence(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str, max: usize) -> PyResult<Vec<f64>> {
+    let not_reals = || bad(py, name, format!("`{name}` must be a sequence of real numbers, got {}", type_name(obj)));
+    // SAFETY: `obj` is a live object; PySequence_Check only reads its type (the check pyo3's own `Vec`
+    // extraction makes, so the same objects are accepted as before).
+    if obj.is_instance_of::<PyString>() || unsafe { pyo3::ffi::PySequence_Check(obj.as_ptr()) } == 0 {
+        return Err(not_reals());
+    }
+    let too_many = || bad(py, name, format!("`{name}` has more than {max} entries"));
+    let len = obj.len().map_err(|_| not_reals())?;
+    if len > max {
+        return Err(too_many());
+    }
+    let mut out: Vec<f64> = Vec::new();
+    out.try_reserve_exact(len).map_err(|_| too_many())?;
+    for item in obj.try_iter().map_err(|_| not_reals())? {
+        if out.len() >= max {
+            return Err(too_many());
+        }
+        out.push(item.and_then(|x| x.extract::<f64>()).map_err(|_| not_reals())?);
+    }
+    Ok(out)
 }
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
@@ -170,11 +214,7 @@ impl PyCsprng {
     fn gaussian_on_grid<'py>(&self, py: Python<'py>, values: PyReadonlyArray1<'py, f64>, sigma: &Bound<'py, PyAny>, granularity: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let sigma = arg_f64(py, sigma, "sigma")?;
         let granularity = arg_f64(py, granularity, "granularity")?;
-        let v = values.as_array();
-        let owned: Vec<f64> = match v.as_slice() {
-            Some(s) => s.to_vec(),
-            None => v.iter().copied().collect(),
-        };
+        let owned = vec_f64(py, &values, "values", MAX_ARRAY)?;
         let rng = self.clone();
         let out = detach(py, || {
             let mut g = rng.guard()?;
@@ -185,15 +225,7 @@ impl PyCsprng {
 
     /// The exponential mechanism: index i with probability ∝ exp(epsilon * scores[i] / (2 sensitivity)).
     fn exponential_mechanism(&self, py: Python<'_>, scores: &Bound<'_, PyAny>, epsilon: &Bound<'_, PyAny>, sensitivity: &Bound<'_, PyAny>) -> PyResult<usize> {
-        if scores.is_instance_of::<PyString>() {
-            return Err(bad(py, "scores", "`scores` must be a sequence of real numbers, got str".into()));
-        }
-        let scores: Vec<f64> = scores
-            .extract()
-            .map_err(|_| bad(py, "scores", format!("`scores` must be a sequence of real numbers, got {}", type_name(scores))))?;
-        if scores.len() > MAX_ARRAY {
-            return Err(bad(py, "scores", format!("`scores` has more than {MAX_ARRAY} entries")));
-        }
+        let scores = real_sequence(py, scores, "scores", MAX_ARRAY)?;
         let epsilon = arg_f64(py, epsilon, "epsilon")?;
         let sensitivity = arg_f64(py, sensitivity, "sensitivity")?;
         noise::exponential_mechanism(&mut *self.guard_py(py)?, &scores, epsilon, sensitivity).map_err(|e| to_py_err(py, e))
@@ -238,7 +270,8 @@ pub struct PyProductMwem {
 #[pymethods]
 impl PyProductMwem {
     #[new]
-    fn new(py: Python<'_>, dim: usize, eta: f64, neighbour: &str, rng: &Bound<'_, PyAny>) -> PyResult<Self> {
+    fn new(py: Python<'_>, dim: IntArg, eta: f64, neighbour: &str, rng: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let dim = dim.usize(py, "dim", 1, crate::limits::MAX_DIM)?;
         let rng = rng_arg(py, rng)?;
         let n = Neighbour::parse(neighbour).map_err(|e| to_py_err(py, e))?;
         let inner = ProductMwem::new(dim, eta, n).map_err(|e| to_py_err(py, e))?;
@@ -246,8 +279,9 @@ impl PyProductMwem {
     }
 
     /// Run `steps` private MWEM steps at per-step `epsilon`; returns w(P_avg)/q.
-    fn release<'py>(&mut self, py: Python<'py>, column_sums: PyReadonlyArray1<'py, f64>, n_rows: u64, steps: u64, epsilon: f64) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let sums = column_sums.as_array().to_vec();
+    fn release<'py>(&mut self, py: Python<'py>, column_sums: PyReadonlyArray1<'py, f64>, n_rows: IntArg, steps: IntArg, epsilon: f64) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let sums = vec_f64(py, &column_sums, "column_sums", MAX_ARRAY)?;
+        let (n_rows, steps) = (n_rows.u64(py, "n_rows")?, steps.u64(py, "steps")?);
         let rng = self.rng.clone();
         let inner = &mut self.inner;
         let out = detach(py, || inner.release(&mut *rng.guard()?, &sums, n_rows, steps, epsilon))?;
@@ -255,8 +289,9 @@ impl PyProductMwem {
     }
 
     /// The same update path without noise (argmax selection, exact measurement). Not private: tests only.
-    fn _release_noiseless<'py>(&mut self, py: Python<'py>, column_sums: PyReadonlyArray1<'py, f64>, n_rows: u64, steps: u64) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let sums = column_sums.as_array().to_vec();
+    fn _release_noiseless<'py>(&mut self, py: Python<'py>, column_sums: PyReadonlyArray1<'py, f64>, n_rows: IntArg, steps: IntArg) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let sums = vec_f64(py, &column_sums, "column_sums", MAX_ARRAY)?;
+        let (n_rows, steps) = (n_rows.u64(py, "n_rows")?, steps.u64(py, "steps")?);
         let out = self.inner.release_noiseless(&sums, n_rows, steps).map_err(|e| to_py_err(py, e))?;
         Ok(out.into_pyarray(py))
     }
@@ -268,7 +303,7 @@ impl PyProductMwem {
     #[getter]
     fn marginals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let m = self.inner.grid().len();
-        let flat = self.inner.marginals();
+        let flat = self.inner.marginals().map_err(|e| to_py_err(py, e))?;
         let arr = ndarray::Array2::from_shape_vec((self.inner.dim(), m), flat)
             .map_err(|e| raise(py, "DpsummError", e.to_string(), None))?;
         Ok(arr.into_pyarray(py))

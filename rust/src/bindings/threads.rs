@@ -10,17 +10,18 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::prelude::*;
 
-use super::raise;
+use super::{IntArg, raise};
 
 /// Largest accepted `threads`.
 pub(crate) const MAX_THREADS: i64 = 4096;
 
 /// Validate a `threads` argument: None or an int in `1..=MAX_THREADS`.
-pub(crate) fn threads_arg(py: Python<'_>, threads: Option<i64>) -> PyResult<Option<usize>> {
+pub(crate) fn threads_arg(py: Python<'_>, threads: Option<IntArg>) -> PyResult<Option<usize>> {
     match threads {
         None => Ok(None),
-        Some(k) if (1..=MAX_THREADS).contains(&k) => Ok(Some(k as usize)),
-        Some(k) => Err(raise(py, "InvalidParameterError", format!("`threads` must be None or between 1 and {MAX_THREADS}, got {k}"), Some("threads"))),
+        Some(IntArg::Value(k)) if (1..=MAX_THREADS as i128).contains(&k) => Ok(Some(k as usize)),
+        Some(IntArg::Value(k)) => Err(raise(py, "InvalidParameterError", format!("`threads` must be None or between 1 and {MAX_THREADS}, got {k}"), Some("threads"))),
+        Some(other) => other.get(py, "threads", 1, MAX_THREADS as i128).map(|k| Some(k as usize)),
     }
 }
 
