@@ -434,6 +434,13 @@ def test_bad_options_and_inputs_are_refused_naming_the_argument():
          "validation_labels"),
         (lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=yv.astype(str), **KW),
          "validation_labels"),
+        # owners whose labels lie outside the label set: nothing they hold is ever sold
+        (lambda: dpsumm.summarize([dpsumm.Owner(o, labels=y + 7) for o, y in zip(owners, labels)], validation, 10,
+                                  validation_labels=yv, **KW), "owners"),
+        # 3 rows per owner in the set, 12 in all: a summary of 20 cannot be filled
+        (lambda: dpsumm.summarize([dpsumm.Owner(o, labels=np.where(np.arange(len(y)) < 3, y, 9))
+                                   for o, y in zip(owners, labels)], validation, 20, validation_labels=yv, **KW),
+         "size"),
     ]
     for build, arg in cases:
         with pytest.raises(InvalidParameterError) as info:

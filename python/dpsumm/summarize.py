@@ -63,6 +63,28 @@ def _as_owners(owners: object, n_features: int | None) -> tuple[list[np.ndarray]
     return datas, labels, names
 
 
+def _check_sellable(labels: list[np.ndarray | None], names: list[str], label_set: tuple[Any, ...], size: int) -> None:
+    """Refuse a label purchase that cannot fill ``size`` rows: only rows whose label is in the public ``label_set`` are
+    ever sold (an owner short of a label makes it up from its other labels in the set, never from outside it).
+
+    A check each in-process owner makes on its own rows before anything is released (no budget is spent).
+    """
+    allowed = np.asarray(label_set)
+    sellable = [int(np.isin(np.asarray(lab), allowed).sum()) for lab in labels]
+    total = sum(sellable)
+    if total == 0:
+        examples = np.unique(np.concatenate([np.asarray(lab)[:1000] for lab in labels if lab is not None]))[:5]
+        raise InvalidParameterError(
+            f"no owner holds a row whose label is in the method's label_set {label_set[:10]!r} (owners' labels such "
+            f"as {examples.tolist()!r}): rows with other labels are never sold; check that the owners' labels and "
+            "the label_set use the same values", "owners")
+    if total < size:
+        outside = sum(len(lab) for lab in labels if lab is not None) - total
+        raise InvalidParameterError(
+            f"`size` ({size}) exceeds the owners' rows whose label is in label_set ({total}; {outside} rows hold "
+            "labels outside it and are never sold)", "size")
+
+
 def summarize(
     owners: Sequence[Owner | ArrayLike],
     validation: ArrayLike,
@@ -160,6 +182,8 @@ def summarize(
                     labels[k] = label_vector(lab, f"labels of {names[k]!r}", datas[k].shape[0], label_set)
                 except InvalidParameterError as exc:
                     raise InvalidParameterError(str(exc), "owners") from None
+        if all(lab is not None for lab in labels):
+            _check_sellable(labels, names, label_set, positive_int(size, "size"))
     for k, d in enumerate(datas):
         if d.shape[0] == 0:
             raise InvalidParameterError(f"owner {names[k]!r} has no rows", "owners")
