@@ -505,3 +505,21 @@ def test_the_cell_functions_refuse_bad_input_naming_it(means, noise, n, counts, 
             call()
         except InvalidParameterError as err:
             assert err.argument
+
+
+def test_a_summary_short_of_size_says_so_in_its_events_and_repr():
+    # 176 rows in the label set: the aggregator's quotas follow the owners' noisy counts, so a size this close to
+    # what the owners hold can come out short; the result must then say so.
+    rng = np.random.default_rng(0)
+    owners = [dpsumm.Owner(rng.normal(size=(300, 5)), labels=np.where(rng.random(300) < 0.2, 1, 5)) for _ in range(3)]
+    validation, yv = rng.normal(size=(40, 5)), rng.integers(0, 3, 40)
+    outcomes = set()
+    for size in (150, 176):
+        res = dpsumm.summarize(owners, validation, size, method=dpsumm.Nominations(label_set=range(3)),
+                               validation_labels=yv, random_state=0, progress=False)
+        short = [e for e in res.events if e.get("event") == "short"]
+        assert len(res) <= size
+        assert bool(short) == (len(res) < size), (size, len(res), res.events)
+        assert ("fewer rows than asked" in repr(res)) == (len(res) < size)
+        outcomes.add(len(res) < size)
+    assert outcomes == {False, True}  # both branches are exercised (seeded: deterministic)

@@ -102,7 +102,7 @@ class SummaryResult:
     trace : list of RoundRecord
         Per round: bids, requests, winner, pool size, and fault events.
     events : list of dict
-        Every fault event of the run (owners excluded, early stop).
+        Every fault event of the run (owners excluded, an early stop, a summary short of ``size``).
     hasher : RFFHasher
         The public h1 used.
     method : str
@@ -160,6 +160,8 @@ class SummaryResult:
     def __repr__(self) -> str:
         excluded = [e["owner"] for e in self.events if e.get("event") == "excluded"]
         ex = f", excluded={excluded}" if excluded else ""
+        if any(e.get("event") in ("short", "stopped") for e in self.events):
+            ex += ", fewer rows than asked (see .events)"
         return (
             f"SummaryResult(method={self.method!r}, size={len(self)}, owners={len(self.owner_names)}, "
             f"accessed={self.accessed.total}{ex}, {self.privacy_status()})"
