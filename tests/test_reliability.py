@@ -481,3 +481,28 @@ def test_in_process_parties_answer_concurrently_with_the_same_replies():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(dpsumm.InvalidParameterError):
             InProcessTransport(parties, max_workers=bad)
+
+
+def test_summarize_reads_each_owners_rows_once_for_its_input_checks(monkeypatch):
+    # Finiteness and the hashing bound come from one parallel read of each owner's rows (issue 22: no second
+    # pass over the input for checks).
+    from dpsumm import _validation
+
+    rng = np.random.default_rng(0)
+    owners = [rng.random((500, 6)).astype(np.float32) for _ in range(3)]
+    reads: list[int] = []
+    real = _validation._core.finite_max_abs
+
+    def counting(arr, *args, **kwargs):
+        reads.extend(k for k, o in enumerate(owners) if np.shares_memory(arr, o))
+        return real(arr, *args, **kwargs)
+
+    monkeypatch.setattr(_validation._core, "finite_max_abs", counting)
+    dpsumm.summarize(owners, rng.random((40, 6)), 10, gamma=0.5, random_state=0, progress=False)
+    assert sorted(reads) == [0, 1, 2]
+    # A value beyond float32 is still refused, naming the owners, from that one read.
+    big = [o.astype(np.float64) for o in owners]
+    big[1][3, 2] = 1e39
+    with pytest.raises(dpsumm.InvalidParameterError, match="float32") as info:
+        dpsumm.summarize(big, rng.random((40, 6)), 10, gamma=0.5, random_state=0, progress=False)
+    assert info.value.argument == "owners"

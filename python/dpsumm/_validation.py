@@ -61,18 +61,21 @@ def real_pair(value: object, name: str) -> tuple[float, float]:
 H1_ARGUMENT_LIMIT = 4089.0
 
 
-def check_hashable(arr: np.ndarray, name: str, hasher: Any, projection_blame: str | None = None) -> None:
+def check_hashable(arr: np.ndarray, name: str, hasher: Any, projection_blame: str | None = None,
+                   peak: float | None = None) -> None:
     """Refuse rows that h1 cannot hash: beyond float32, or ``|omega . x|`` beyond the cosine's domain.
 
     A fast bound first: ``|omega_j . x| <= max|x| * max_j ||omega_j||_1`` (plus ``b < 2 pi``). Only when
     the bound fails are the rows hashed, which checks every projection exactly. Raises
     :class:`InvalidParameterError` naming ``name`` (or ``projection_blame`` for a projection out of range,
-    when another argument, e.g. a user's ``gamma``, is what to change).
+    when another argument, e.g. a user's ``gamma``, is what to change). ``peak``: ``max |x|`` from an earlier
+    read of the same rows (:func:`float_matrix_peak`; ``inf`` when a value is beyond float32), so that the rows
+    are not read again; None reads them.
     """
     if arr.size == 0:
         return
-    scanned = _scan(arr)  # one parallel read: finiteness in float32 and max |x|
-    if scanned is None:
+    scanned = _scan(arr) if peak is None else peak  # one parallel read: finiteness in float32 and max |x|
+    if scanned is None or not math.isfinite(scanned):
         raise InvalidParameterError(
             f"`{name}` contains NaN or infinite values (or values beyond the float32 range, |x| > 3.4e38)", name)
     peak = scanned
@@ -101,8 +104,10 @@ def as_array(value: object, name: str) -> np.ndarray:
         raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
 
 
-def float_matrix(X: object, name: str, *, n_features: int | None = None, allow_empty: bool = False) -> np.ndarray:
-    """``X`` as a 2-D float32 or float64 array with finite values (no copy when it already is one)."""
+def float_matrix(X: object, name: str, *, n_features: int | None = None, allow_empty: bool = False,
+                 check_finite: bool = True) -> np.ndarray:
+    """``X`` as a 2-D float32 or float64 array with finite values (no copy when it already is one;
+    ``check_finite=False``: the caller checks the values itself)."""
     if X is None:
         raise InvalidParameterError(f"`{name}` must be an array, got None", name)
     arr = as_array(X, name)
@@ -120,9 +125,22 @@ def float_matrix(X: object, name: str, *, n_features: int | None = None, allow_e
         raise InvalidParameterError(
             f"`{name}` has {arr.shape[1]} features per row, expected {n_features}", name
         )
-    if not all_finite(arr):
+    if check_finite and not all_finite(arr):
         raise InvalidParameterError(f"`{name}` contains NaN or infinite values", name)
     return arr
+
+
+def float_matrix_peak(X: object, name: str, *, n_features: int | None = None) -> tuple[np.ndarray, float]:
+    """:func:`float_matrix` and ``max |x|`` from the same single read of the rows (``inf`` when a value is finite
+    but beyond the float32 range, which :func:`check_hashable` then refuses): for rows that are checked for
+    hashing next, whose second read this saves."""
+    arr = float_matrix(X, name, n_features=n_features, check_finite=False)
+    peak = _scan(arr)
+    if peak is None:
+        if not all_finite(arr):
+            raise InvalidParameterError(f"`{name}` contains NaN or infinite values", name)
+        peak = math.inf
+    return arr, peak
 
 
 def _scan(arr: np.ndarray) -> float | None:

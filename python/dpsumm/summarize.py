@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import accounting
-from ._validation import check_hashable, float_matrix, label_vector, positive_float, positive_int, real_pair
+from ._validation import check_hashable, float_matrix, float_matrix_peak, label_vector, positive_float, positive_int, real_pair
 from .errors import InvalidParameterError
 from .methods import METHODS, misplaced_options, resolve_method
 from .parties import ConsumerParty, OwnerParty, owner_stream
@@ -35,7 +35,10 @@ CONSUMER = "consumer"
 # ------------------------------------------------------------------------------------------ validation
 
 
-def _as_owners(owners: object, n_features: int | None) -> tuple[list[np.ndarray], list[np.ndarray | None], list[str]]:
+def _as_owners(owners: object, n_features: int | None,
+               peaks: list[float] | None = None) -> tuple[list[np.ndarray], list[np.ndarray | None], list[str]]:
+    """The owners' rows, labels and names, checked; ``peaks`` (when given) receives each owner's ``max |x|`` from
+    the same read of its rows, for :func:`check_hashable`."""
     if isinstance(owners, np.ndarray) or not isinstance(owners, Sequence) or len(owners) == 0:
         raise InvalidParameterError("`owners` must be a non-empty list of arrays or dpsumm.Owner", "owners")
     datas, labels, names = [], [], []
@@ -44,7 +47,11 @@ def _as_owners(owners: object, n_features: int | None) -> tuple[list[np.ndarray]
             data, lab, name = o.data, o.labels, o.name or f"owner-{k}"
         else:
             data, lab, name = o, None, f"owner-{k}"
-        arr = float_matrix(data, "owners", n_features=n_features)
+        if peaks is None:
+            arr = float_matrix(data, "owners", n_features=n_features)
+        else:
+            arr, peak = float_matrix_peak(data, "owners", n_features=n_features)
+            peaks.append(peak)
         if n_features is None:
             n_features = arr.shape[1]
         if lab is not None:
@@ -170,7 +177,8 @@ def summarize(
         raise InvalidParameterError("`transport` must be a dpsumm.transport.Transport or None", "transport")
     feature_range = real_pair(feature_range, "feature_range")
     rng = check_random_state(random_state)
-    datas, labels, names = _as_owners(owners, None)
+    peaks: list[float] = []
+    datas, labels, names = _as_owners(owners, None, peaks)
     n_features = datas[0].shape[1]
     val = float_matrix(validation, "validation", n_features=n_features)
     val_labels = _validation_labels(validation_labels, val.shape[0], meth, labels[0] is not None, transport is not None)
@@ -217,8 +225,8 @@ def summarize(
         # Every row is hashed in float32: refuse rows whose projection would overflow, before any noise.
         # A number gamma the user chose is what makes rows unhashable; with "median" it is the data's scale.
         blame = None if median else "gamma"
-        for d in datas:
-            check_hashable(d, "owners", hasher, projection_blame=blame)
+        for d, peak in zip(datas, peaks):
+            check_hashable(d, "owners", hasher, projection_blame=blame, peak=peak)
         check_hashable(val, "validation", hasher, projection_blame=blame)
         if seed.shape[0]:
             user_seed = isinstance(seed_set, np.ndarray)
