@@ -146,8 +146,8 @@ class Summarizer:
                             progress=self.progress, validation_labels=y_validation)
         except InvalidParameterError as exc:  # summarize's names for fit's arguments
             renamed = _FIT_NAMES.get(exc.argument or "")
-            if renamed is not None and exc.args:
-                exc.args = (str(exc.args[0]).replace(f"`{exc.argument}`", f"`{renamed}`"), *exc.args[1:])
+            if renamed is not None and exc.args:  # the message keeps summarize's name, after fit's
+                exc.args = (f"`{renamed}` (summarize's `{exc.argument}`): {exc.args[0]}", *exc.args[1:])
                 exc.argument = renamed
             raise
         self.result_: SummaryResult = res
