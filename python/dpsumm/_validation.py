@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -12,13 +13,38 @@ from . import _core
 from .errors import InvalidParameterError
 
 
+def _brief(value: object) -> str:
+    """``repr(value)`` cut to 60 characters (an int of 10**400 has 401 digits)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def real_number(value: object, name: str) -> float:
+    """``value`` as a float: a real number (an int, a float, a numpy scalar, a Fraction; not a bool or a numpy bool),
+    within the float range. An int or Fraction beyond it (``10**400``) is an :class:`InvalidParameterError` naming
+    ``name``, not Python's bare ``OverflowError``. NaN and infinities pass: the caller decides."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise InvalidParameterError(f"`{name}` must be a real number, got {type(value).__name__}", name)
+    try:
+        return float(value)
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise InvalidParameterError(f"`{name}` is beyond the float range (|x| > 1.8e308), got {_brief(value)}",
+                                    name) from exc
+
+
+def finite_float(value: object, name: str) -> float:
+    """``value`` as a finite float (:func:`real_number`, then NaN and infinities refused)."""
+    v = real_number(value, name)
+    if not math.isfinite(v):
+        raise InvalidParameterError(f"`{name}` must be a finite number, got {_brief(value)}", name)
+    return v
+
+
 def positive_float(value: object, name: str) -> float:
     """``value`` as a finite float > 0."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidParameterError(f"`{name}` must be a real number, got {type(value).__name__}", name)
-    v = float(value)
-    if not np.isfinite(v) or v <= 0:
-        raise InvalidParameterError(f"`{name}` must be a finite number > 0, got {value!r}", name)
+    v = real_number(value, name)
+    if not math.isfinite(v) or v <= 0:
+        raise InvalidParameterError(f"`{name}` must be a finite number > 0, got {_brief(value)}", name)
     return v
 
 
@@ -48,13 +74,16 @@ def real_pair(value: object, name: str) -> tuple[float, float]:
         value = value.tolist()
     if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)) or len(value) != 2:
         raise InvalidParameterError(f"`{name}` must be a pair (low, high), got {value!r}", name)
-    lo, hi = value
-    for x in (lo, hi):
-        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(float(x)):
-            raise InvalidParameterError(f"`{name}` must hold two finite real numbers, got {value!r}", name)
-    if not float(lo) < float(hi):
-        raise InvalidParameterError(f"`{name}` must be (low, high) with low < high, got {value!r}", name)
-    return float(lo), float(hi)
+    pair = []
+    for x in value:
+        try:
+            pair.append(finite_float(x, name))
+        except InvalidParameterError:
+            raise InvalidParameterError(f"`{name}` must hold two finite real numbers, got {_brief(value)}", name) from None
+    lo, hi = pair
+    if not lo < hi:
+        raise InvalidParameterError(f"`{name}` must be (low, high) with low < high, got {_brief(value)}", name)
+    return lo, hi
 
 
 #: h1's float32 cosine is accurate for |omega . x + b| below this (rust/src/simd.rs COS_DOMAIN, margin 7).
@@ -97,11 +126,38 @@ def check_hashable(arr: np.ndarray, name: str, hasher: Any, projection_blame: st
 
 def as_array(value: object, name: str) -> np.ndarray:
     """``np.asarray(value)``, with any failure (ragged or exotic input: numpy raises many types) an
-    :class:`InvalidParameterError` naming ``name``."""
+    :class:`InvalidParameterError` naming ``name``.
+
+    A masked array with masked entries is refused: ``np.asarray`` would use the values under the mask as data.
+    An iterator or generator is refused too (numpy makes a 0-d object array of it)."""
+    if isinstance(value, np.ma.MaskedArray) and np.ma.getmaskarray(value).any():
+        raise InvalidParameterError(f"`{name}` is a masked array with {int(np.ma.getmaskarray(value).sum())} masked "
+                                    "entries: fill them (np.ma.filled) or drop their rows first", name)
+    if isinstance(value, Iterator):
+        raise InvalidParameterError(f"`{name}` must be an array or a list, got {type(value).__name__} (an iterator): "
+                                    "pass list(...) of it", name)
     try:
         return np.asarray(value)
     except Exception as exc:  # noqa: BLE001 - numpy raises many types on ragged or exotic input
-        raise InvalidParameterError(f"`{name}` cannot be converted to an array: {exc}", name) from exc
+        raise InvalidParameterError(f"`{name}` cannot be converted to an array: {str(exc)[:200]}", name) from exc
+
+
+def real_vector(value: object, name: str, length: int | None = None, *, finite: bool = True,
+                kinds: str = "fiu") -> np.ndarray:
+    """``value`` as a C-contiguous 1-D float64 array of real numbers (numpy dtype kinds ``kinds``; strings, objects,
+    complex numbers and datetimes refused, never cast), of ``length`` entries when given, finite unless
+    ``finite=False``."""
+    arr = as_array(value, name)
+    if arr.dtype.kind not in kinds:
+        raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)
+    if arr.ndim != 1:
+        raise InvalidParameterError(f"`{name}` must be a 1-D array, got shape {arr.shape}", name)
+    if length is not None and arr.shape[0] != length:
+        raise InvalidParameterError(f"`{name}` must have shape ({length},), got {arr.shape}", name)
+    out = np.ascontiguousarray(arr, dtype=np.float64)
+    if finite and not np.isfinite(out).all():
+        raise InvalidParameterError(f"`{name}` contains NaN or infinite values", name)
+    return out
 
 
 def float_matrix(X: object, name: str, *, n_features: int | None = None, allow_empty: bool = False,
@@ -195,6 +251,8 @@ def label_vector(value: object, name: str, n: int, label_set: tuple[Any, ...] | 
     arr = as_array(value, name)
     if arr.shape != (n,):
         raise InvalidParameterError(f"`{name}` must have shape ({n},), got {arr.shape}", name)
+    if arr.dtype == object and arr.size and "U" in kinds and all(isinstance(v, str) for v in arr.tolist()):
+        arr = arr.astype(str)  # strings in an object array (a pandas Series of str)
     if arr.dtype.kind not in kinds or (arr.dtype.kind == "f" and not np.isfinite(arr).all()):
         raise InvalidParameterError(f"`{name}` must be finite numbers or strings, got dtype {arr.dtype}", name)
     if label_set:

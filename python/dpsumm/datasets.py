@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ._validation import float_matrix
+from ._validation import _scan, as_array, float_matrix, positive_float, real_vector
 from .errors import DataFileError, DpsummError, InvalidParameterError
 
 __all__ = ["read_idx", "mnist", "digits", "LabelSplit", "label_split", "mnist_label_split", "digits_label_split", "covariate_shift", "load_array", "load_labels", "load_owners", "read_table", "Table", "MAX_FILE_BYTES", "MAX_FILE_VALUES", "LABEL_NAMES"]
@@ -30,6 +30,10 @@ _IDX_DTYPES: dict[int, Any] = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i
 
 #: Largest number of values (rows x features) a generator here makes.
 _MAX_CELLS = 1 << 28
+
+
+#: Largest ``shift * n_owners`` of :func:`covariate_shift` (its rows are float32).
+_MAX_SHIFT = 1e30
 
 
 def _int_arg(value: object, name: str, low: int, high: int) -> int:
@@ -176,21 +180,16 @@ def label_split(
         if isinstance(pair, (str, bytes)) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise InvalidParameterError(f"`{name}` must be an (X, y) pair", name)
     rng = _generator(random_state)
-    try:
-        X, y = (np.asarray(a) for a in train)
-        Xt, yt = (np.asarray(a) for a in test)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(f"`train` and `test` must be (X, y) pairs of arrays: {exc}", "train") from exc
-    if X.ndim != 2 or Xt.ndim != 2 or X.shape[1] != Xt.shape[1] or y.shape != (len(X),) or yt.shape != (len(Xt),):
-        raise InvalidParameterError("`train` and `test` must be (X, y) pairs with 2-D X of equal width", "train")
-    X = float_matrix(X, "train", allow_empty=True)
-    Xt = float_matrix(Xt, "test", allow_empty=True)
+    X, y = _labelled_rows(train, "train")
+    Xt, yt = _labelled_rows(test, "test")
+    if X.shape[1] != Xt.shape[1]:
+        raise InvalidParameterError(f"`test` rows have {Xt.shape[1]} features, `train` rows {X.shape[1]}", "test")
     if not 0.0 < validation_fraction < 1.0:
         raise InvalidParameterError("`validation_fraction` must be in (0, 1)", "validation_fraction")
     try:
-        groups_t = tuple(tuple(int(v) for v in g) for g in groups)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(f"`groups` must be a list of label lists: {exc}", "groups") from exc
+        groups_t = tuple(tuple(_label_int(v) for v in g) for g in groups)  # type: ignore[union-attr]
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidParameterError(f"`groups` must be a list of lists of integer labels: {exc}", "groups") from exc
     if not groups_t or any(not g for g in groups_t):
         raise InvalidParameterError("`groups` must be a non-empty list of non-empty label lists", "groups")
     owners = [X[np.isin(y, g)] for g in groups_t]
@@ -198,19 +197,21 @@ def label_split(
     for g, o in zip(groups_t, owners):
         if len(o) == 0:
             raise InvalidParameterError(f"no training row has a label in group {list(g)}", "groups")
-    try:
-        ratio = np.asarray(target_ratio, dtype=float)
-        n_targets = len(target_labels)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(f"`target_ratio` needs one positive number per target label: {exc}",
-                                    "target_ratio") from None
-    if ratio.ndim != 1 or len(ratio) != n_targets or not np.isfinite(ratio).all() or (ratio <= 0).any():
-        raise InvalidParameterError("`target_ratio` needs one positive entry per target label", "target_ratio")
+    if isinstance(target_labels, (str, bytes)) or not isinstance(target_labels, Sequence) or not target_labels:
+        raise InvalidParameterError(f"`target_labels` must be a non-empty list of labels, got {target_labels!r:.60}",
+                                    "target_labels")
+    n_targets = len(target_labels)
+    ratio = real_vector(target_ratio, "target_ratio") if not isinstance(target_ratio, (str, bytes)) else np.zeros(0)
+    if ratio.ndim != 1 or len(ratio) != n_targets or (ratio <= 0).any():
+        raise InvalidParameterError(f"`target_ratio` needs one positive number per target label ({n_targets})",
+                                    "target_ratio")
+    ratio = ratio / ratio.max()  # in (0, 1]: the sum below cannot overflow
     ratio = ratio / ratio.sum()
     available = np.array([(yt == lab).sum() for lab in target_labels])
     if (available == 0).any():
         raise InvalidParameterError("every target label needs test rows", "target_labels")
-    binding = int(np.argmin(available / ratio))
+    with np.errstate(over="ignore", divide="ignore"):  # a tiny ratio: that label cannot bind (inf)
+        binding = int(np.argmin(available / ratio))
     counts = np.minimum(np.round(ratio / ratio[binding] * available[binding]).astype(int), available)
     picked = np.concatenate([rng.choice(np.flatnonzero(yt == lab), size=c, replace=False) for lab, c in zip(target_labels, counts)])
     rng.shuffle(picked)
@@ -229,8 +230,34 @@ def label_split(
         else:
             raise InvalidParameterError("`seed_set` must be 'test-pool', 'uniform' or an array", "seed_set")
     else:
-        seed = float_matrix(seed_set, "seed_set", n_features=X.shape[1], allow_empty=True).astype(np.float32)
+        seed = float_matrix(seed_set, "seed_set", n_features=X.shape[1], allow_empty=True)
+        if seed.size and _scan(seed) is None:
+            raise InvalidParameterError("`seed_set` has values beyond the float32 range (|x| > 3.4e38)", "seed_set")
+        seed = seed.astype(np.float32)
     return LabelSplit(owners, owner_labels, Xt[val_idx], yt[val_idx], Xt[test_idx], yt[test_idx], seed, seed_labels, groups_t)
+
+
+def _labelled_rows(pair: object, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """An ``(X, y)`` pair: 2-D real rows and one finite number (or string) label per row, naming ``name``."""
+    if isinstance(pair, (str, bytes)) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise InvalidParameterError(f"`{name}` must be an (X, y) pair", name)
+    X = float_matrix(pair[0], name, allow_empty=True)
+    y = as_array(pair[1], name)
+    if y.shape != (X.shape[0],):
+        raise InvalidParameterError(f"`{name}` labels must have shape ({X.shape[0]},), one per row, got {y.shape}", name)
+    if y.dtype.kind not in "biufUS" or (y.dtype.kind == "f" and not np.isfinite(y).all()):
+        raise InvalidParameterError(f"`{name}` labels must be finite numbers or strings, got dtype {y.dtype}", name)
+    return X, y
+
+
+def _label_int(v: object) -> int:
+    """An integer label of ``groups`` (a bool or a fractional number is refused, never truncated)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+        raise ValueError(f"{v!r} is not an integer label")
+    x = float(v)
+    if not x.is_integer():
+        raise ValueError(f"{v!r} is not an integer label")
+    return int(v) if isinstance(v, numbers.Integral) else int(x)
 
 
 def mnist_label_split(directory: str | Path, **kwargs: Any) -> LabelSplit:
@@ -652,7 +679,16 @@ def load_owners(paths: Sequence[str | Path]) -> list[np.ndarray]:
     """:func:`load_array` for each owner's file."""
     if isinstance(paths, (str, bytes, Path)) or not isinstance(paths, Sequence) or not paths:
         raise InvalidParameterError("`paths` must be a non-empty list of file paths", "paths")
-    return [load_array(p) for p in paths]
+    out = []
+    for k, p in enumerate(paths):
+        try:
+            out.append(load_array(p))
+        except InvalidParameterError as exc:  # load_array names its own argument `path`
+            if exc.argument == "path" and exc.args:
+                exc.args = (str(exc.args[0]).replace("`path`", f"`paths[{k}]`", 1), *exc.args[1:])
+                exc.argument = "paths"
+            raise
+    return out
 
 
 def covariate_shift(
@@ -680,8 +716,10 @@ def covariate_shift(
     validation_size = _int_arg(validation_size, "validation_size", 1, 10**8)
     test_size = _int_arg(test_size, "test_size", 1, 10**8)
     seed_set_size = _int_arg(seed_set_size, "seed_set_size", 0, 10**8)
-    if isinstance(shift, bool) or not isinstance(shift, numbers.Real) or not math.isfinite(float(shift)) or float(shift) <= 0:
-        raise InvalidParameterError(f"`shift` must be a finite number > 0, got {shift!r}", "shift")
+    shift = positive_float(shift, "shift")
+    if shift * n_owners > _MAX_SHIFT:  # the rows are float32: centres up to shift * n_owners must stay far inside it
+        raise InvalidParameterError(f"`shift` * n_owners must be at most {_MAX_SHIFT:g} (the rows are float32), got "
+                                    f"{shift:g} * {n_owners}", "shift")
     for name, count in (("rows_per_owner", n_owners * rows_per_owner), ("validation_size", validation_size), ("test_size", test_size)):
         if count * n_features > _MAX_CELLS:
             raise InvalidParameterError(f"`{name}`: {count} rows of {n_features} features exceed the cap of {_MAX_CELLS} values", name)

@@ -17,6 +17,8 @@ from .types import ArrayLike, Method, RandomState
 
 __all__ = ["Summarizer"]
 
+#: summarize()'s argument names for the arguments of Summarizer.fit.
+_FIT_NAMES = {"validation": "X_validation", "validation_labels": "y_validation"}
 _PARAMS = ("size", "method", "privacy", "gamma", "seed_set", "feature_range", "random_state", "progress")
 
 
@@ -107,15 +109,15 @@ class Summarizer:
     def set_params(self, **params: Any) -> "Summarizer":
         """Set constructor parameters, or the method's options as ``method__<option>`` (scikit-learn API)."""
         nested = {k.split("__", 1)[1]: v for k, v in params.items() if k.startswith("method__")}
-        for key, value in params.items():
-            if key.startswith("method__"):
-                continue
+        plain = {k: v for k, v in params.items() if not k.startswith("method__")}
+        for key in plain:
             if key not in _PARAMS:
                 raise MethodOptionError(f"invalid parameter {key!r} for Summarizer; valid: {sorted(_PARAMS)} and "
                                         "method__<option>", key)
+        if nested:  # built before anything is set: a refused option leaves the estimator unchanged
+            plain["method"] = resolve_method(plain.get("method", self.method)).set_params(**nested)
+        for key, value in plain.items():
             setattr(self, key, value)
-        if nested:
-            self.method = resolve_method(self.method).set_params(**nested)
         return self
 
     def fit(self, owners: Sequence[Owner | ArrayLike], X_validation: ArrayLike,
@@ -138,9 +140,16 @@ class Summarizer:
         """
         from .summarize import summarize
 
-        res = summarize(owners, X_validation, self.size, self.method, privacy=self.privacy, gamma=self.gamma,
-                        seed_set=self.seed_set, feature_range=self.feature_range, random_state=self.random_state,
-                        progress=self.progress, validation_labels=y_validation)
+        try:
+            res = summarize(owners, X_validation, self.size, self.method, privacy=self.privacy, gamma=self.gamma,
+                            seed_set=self.seed_set, feature_range=self.feature_range, random_state=self.random_state,
+                            progress=self.progress, validation_labels=y_validation)
+        except InvalidParameterError as exc:  # summarize's names for fit's arguments
+            renamed = _FIT_NAMES.get(exc.argument or "")
+            if renamed is not None and exc.args:  # the message keeps summarize's name, after fit's
+                exc.args = (f"`{renamed}` (summarize's `{exc.argument}`): {exc.args[0]}", *exc.args[1:])
+                exc.argument = renamed
+            raise
         self.result_: SummaryResult = res
         self.points_: np.ndarray | None = res.points
         self.hashes_: np.ndarray = res.hashes

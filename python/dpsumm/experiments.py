@@ -26,6 +26,7 @@ import numpy as np
 
 from . import accounting
 from .datasets import LabelSplit
+from ._validation import bounded_int, positive_float
 from .errors import InvalidParameterError
 from .h2 import H2
 from .hashing import RFFHasher
@@ -43,6 +44,15 @@ EXPERIMENT_METHODS = ("nominations", "central-greedy", "paper", "paper-greedy", 
 #: The baseline of ``mmd_increase_pct``: the first of these among the methods run.
 BASELINES = ("central-greedy", "paper-greedy")
 CLASSIFIERS = ("mlp", "svm")
+#: The Record fields :func:`plot_records` can draw.
+PLOT_FIELDS = ("mmd2", "mmd_increase_pct", "accuracy", "accessed", "seconds", "epsilon_owners", "epsilon_validation",
+               "epsilon_owners_h2")
+#: Largest h1 dimension (``dim``) a plot title names (rust/src/limits.rs MAX_DIM).
+MAX_DIM = 1 << 20
+#: Most repeats of :func:`run_experiment` (each repeat runs every method at every size).
+MAX_REPEATS = 100_000
+#: Largest summary size an experiment asks for (the method objects' cap on counts).
+MAX_COUNT = 1 << 40
 DELTA_OWNERS = 1e-4  # the paper's δ for the summary (Section 4)
 DELTA_VALIDATION = 1e-2  # the paper's δ for the validation set
 
@@ -87,6 +97,33 @@ class Record:
         return dataclasses.asdict(self)
 
 
+def _records(records: object, name: str = "records") -> list[Record]:
+    """``records`` as a list of :class:`Record` (what :func:`run_experiment` and :func:`load_results` return)."""
+    if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Sequence):
+        raise InvalidParameterError(f"`{name}` must be a list of experiment Records (from run_experiment or "
+                                    f"load_results), got {type(records).__name__}", name)
+    for rec in records:
+        if not isinstance(rec, Record):
+            raise InvalidParameterError(f"`{name}` must hold experiment Records, got {type(rec).__name__}", name)
+    return list(records)
+
+
+def _text(value: object, name: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidParameterError(f"`{name}` must be a str, got {type(value).__name__}", name)
+    return value
+
+
+def _flag(value: object, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidParameterError(f"`{name}` must be a bool, got {type(value).__name__}", name)
+    return bool(value)
+
+
+def _optional_dim(dim: object) -> int | None:
+    return None if dim is None else bounded_int(dim, "dim", 1, MAX_DIM)
+
+
 def _finite_or_none(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
@@ -123,7 +160,7 @@ def _with_dim(build: Callable[[int], SummaryMethod], dim: int) -> Callable[[int]
 def _method_specs(methods: Sequence[Any], dim: int | None, probe: int) -> list[tuple[str, Callable[[int], Any]]]:
     """``(name, size -> method object)`` of each entry of ``methods`` (``"pfds"`` builds nothing); callables and
     ``dim`` are tried at the summary size ``probe``, so a bad option fails before any run."""
-    if isinstance(methods, str) or not methods:
+    if isinstance(methods, (str, bytes)) or not isinstance(methods, Sequence) or not methods:
         raise InvalidParameterError(f"`methods` must be a non-empty sequence of names or method objects, got {methods!r}",
                                     "methods")
     specs: list[tuple[str, Callable[[int], Any]]] = []
@@ -206,25 +243,34 @@ def run_experiment(
     random_state : int
         Base seed: repeat ``r`` seeds the protocol with ``random_state + r`` (NOT private).
     """
-    sizes = [int(s) for s in sizes]
-    if not sizes or any(s < 1 for s in sizes):
-        raise InvalidParameterError("`sizes` must be a non-empty list of integers >= 1", "sizes")
-    if int(repeats) < 1:
-        raise InvalidParameterError("`repeats` must be >= 1", "repeats")
+    if not callable(split):
+        raise InvalidParameterError(f"`split` must be a callable repeat -> LabelSplit, got {type(split).__name__}",
+                                    "split")
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (Sequence, np.ndarray)) or len(sizes) == 0:
+        raise InvalidParameterError(f"`sizes` must be a non-empty list of integers >= 1, got {sizes!r:.60}", "sizes")
+    sizes = [bounded_int(s, "sizes", 1, MAX_COUNT) for s in sizes]
+    repeats = bounded_int(repeats, "repeats", 1, MAX_REPEATS)
+    seed0 = bounded_int(random_state, "random_state", 0, 2**64 - 1 - repeats)
+    if not isinstance(progress, (bool, np.bool_)):
+        raise InvalidParameterError(f"`progress` must be a bool, got {type(progress).__name__}", "progress")
+    if not isinstance(variant, str):
+        raise InvalidParameterError(f"`variant` must be a str, got {type(variant).__name__}", "variant")
     specs = _method_specs(methods, dim, sizes[0])
-    if classifier not in CLASSIFIERS:
-        raise InvalidParameterError(f"`classifier` must be one of {CLASSIFIERS}, got {classifier!r}", "classifier")
+    if not isinstance(classifier, str) or classifier not in CLASSIFIERS:
+        raise InvalidParameterError(f"`classifier` must be one of {CLASSIFIERS}, got {classifier!r:.60}", "classifier")
     median = isinstance(gamma, str) and gamma == "median"
-    if not (median or (isinstance(gamma, (int, float)) and not isinstance(gamma, bool) and 0 < gamma < math.inf)):
-        raise InvalidParameterError(f"`gamma` must be a positive number or 'median', got {type(gamma).__name__}",
-                                    "gamma")
+    if not median:
+        if isinstance(gamma, str):
+            raise InvalidParameterError(f"`gamma` must be a positive number or 'median', got {gamma!r:.60}", "gamma")
+        gamma = positive_float(gamma, "gamma")
     if privacy is not None and not isinstance(privacy, accounting.Budget):
         raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
     names = [name for name, _ in specs]
     if pfds_epsilon is None and "pfds" in names and "paper" not in names:
         raise InvalidParameterError("`pfds_epsilon` is needed when 'paper' is not among the methods", "pfds_epsilon")
-    if pfds_epsilon is not None and not (isinstance(pfds_epsilon, (int, float)) and 0 < pfds_epsilon < math.inf):
-        raise InvalidParameterError(f"`pfds_epsilon` must be a positive number, got {pfds_epsilon!r}", "pfds_epsilon")
+    if pfds_epsilon is not None:
+        pfds_epsilon = positive_float(pfds_epsilon, "pfds_epsilon")
+    random_state = seed0
     schedules: dict[int, accounting.Schedule] = {}
     # baselines first (the others are reported against them), the paper's run before pfds (pfds takes its ε)
     rank = {"central-greedy": 0, "paper-greedy": 0, "paper": 1, "pfds": 3}
@@ -240,6 +286,13 @@ def run_experiment(
     try:
         for r in range(int(repeats)):
             data = split(r)
+            if not isinstance(data, LabelSplit):
+                raise InvalidParameterError(f"`split` must return a dpsumm.datasets.LabelSplit, got "
+                                            f"{type(data).__name__} for repeat {r}", "split")
+            rows = sum(len(o) for o in data.owners)
+            if max(sizes) > rows:
+                raise InvalidParameterError(f"`sizes`: {max(sizes)} exceeds the {rows} owner rows of repeat {r}'s split",
+                                            "sizes")
             g = median_gamma(data.seed_set) if median else float(gamma)
             owners = [Owner(o, labels=lab, name=f"owner-{k}") for k, (o, lab) in enumerate(zip(data.owners, data.owner_labels))]
             for size in sizes:
@@ -351,6 +404,8 @@ def _stats(records: Sequence[Record], field: str) -> dict[tuple[str, int], tuple
 
 def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
     """Mean ± standard deviation over repeats of MMD², its increase over greedy and accuracy, per method and size."""
+    records = _records(records)
+    markdown = _flag(markdown, "markdown")
     mmd, inc, acc, sec, seen = (_stats(records, f) for f in ("mmd2", "mmd_increase_pct", "accuracy", "seconds", "accessed"))
     methods = sorted(dict.fromkeys(_label(r) for r in records), key=_display_rank)
     sizes = sorted({r.size for r in records})
@@ -374,7 +429,7 @@ def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
         return "\n".join(lines)
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(head)]
     out = ["  ".join(h.ljust(w) for h, w in zip(head, widths)), "  ".join("-" * w for w in widths)]
     out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     return "\n".join(out)
@@ -402,6 +457,9 @@ def _range(values: Sequence[float], fmt: str = ".3g") -> str:
 def plot_title(records: Sequence[Record], title: str = "", *, dim: int | None = None) -> str:
     """``"<title>: <method> ε owners …, ε_v … (δ_v …); …, γ …, d …"`` from the records: the privacy each private
     method actually ran at (ranges over sizes and repeats), then the non-private ones."""
+    records = _records(records)
+    title = _text(title, "title")
+    dim = _optional_dim(dim)
     parts = []
     private = sorted({r.method for r in records if r.epsilon_owners_h2 is not None or r.epsilon_validation is not None},
                      key=_display_rank)
@@ -447,6 +505,14 @@ def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str,
     from matplotlib.figure import Figure
     from matplotlib.ticker import NullFormatter, NullLocator
 
+    records = _records(records)
+    if not isinstance(field, str) or field not in PLOT_FIELDS:
+        raise InvalidParameterError(f"`field` must be one of {PLOT_FIELDS}, got {field!r:.60}", "field")
+    ylabel, title = _text(ylabel, "ylabel"), _text(title, "title")
+    if isinstance(skip, (str, bytes)) or not isinstance(skip, (Sequence, set, frozenset)) or \
+            not all(isinstance(s, str) for s in skip):
+        raise InvalidParameterError(f"`skip` must be a list of method labels, got {skip!r:.60}", "skip")
+    logy = _flag(logy, "logy")
     stats = _stats(records, field)
     methods = sorted((m for m in dict.fromkeys(_label(r) for r in records) if m not in skip), key=_display_rank)
     fig = Figure(figsize=(6.4, 4.0), dpi=120)
@@ -503,14 +569,20 @@ RESULT_FIELDS = ("method", "size", "repeat", "mmd2", "mmd_increase_pct", "accura
 
 def load_results(path: str | Path) -> list[Record]:
     """Records from a ``results.json`` written by :func:`write_results` (a file or its directory)."""
-    p = Path(path)
-    if p.is_dir():
+    from .datasets import _is_dir, _is_file, _os_error, _path_like
+
+    p = _path_like(path, "path")
+    if _is_dir(p, "path"):
         p = p / "results.json"
-    if not p.is_file():
+    if not _is_file(p, "path"):
         raise InvalidParameterError(f"no results file at {p}", "path")
     try:
         rows = json.loads(p.read_text())
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            raise ValueError("expected a JSON list of records")
         return [Record(**row) for row in rows]
+    except OSError as exc:
+        raise _os_error(exc, p, "path") from exc
     except (ValueError, TypeError) as exc:
         raise InvalidParameterError(f"{p} is not a dpsumm results file: {exc}", "path") from exc
 
@@ -522,8 +594,17 @@ def write_results(records: Sequence[Record], out: str | Path, *, title: str = ""
 
     The plots' titles carry ``title`` (the dataset), ε, γ and ``dim`` (d); the caller's matplotlib
     backend is never changed."""
-    d = Path(out)
-    d.mkdir(parents=True, exist_ok=True)
+    from .datasets import _os_error, _path_like
+
+    records = _records(records)
+    title = _text(title, "title")
+    plots = _flag(plots, "plots")
+    dim = _optional_dim(dim)
+    d = _path_like(out, "out")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _os_error(exc, d, "out") from exc
     paths = {"json": d / "results.json", "csv": d / "results.csv", "table": d / "table.md"}
     rows = [r.to_dict() for r in records]
     paths["json"].write_text(json.dumps(rows, indent=1))
@@ -573,8 +654,14 @@ def broadcast_error(
     between private and exact ``v``; the owners' bids rank rows by ``h1(x).v``, so a cosine near 0
     means the bids carry no information). Seeded: NOT private (a diagnostic).
     """
+    if not isinstance(split, LabelSplit):
+        raise InvalidParameterError(f"`split` must be a dpsumm.datasets.LabelSplit, got {type(split).__name__}", "split")
     if not isinstance(schedule, accounting.Schedule):
         raise InvalidParameterError("`schedule` must be a dpsumm.accounting.Schedule", "schedule")
+    gamma = positive_float(gamma, "gamma")
+    if isinstance(rounds, (str, bytes)) or not isinstance(rounds, (Sequence, np.ndarray, set, frozenset)):
+        raise InvalidParameterError(f"`rounds` must be a list of round numbers >= 1, got {rounds!r:.60}", "rounds")
+    rounds = [bounded_int(r, "rounds", 1, MAX_COUNT) for r in rounds]
     rng = check_random_state(random_state)
     size = schedule.size
     owners = [Owner(o) for o in split.owners]

@@ -207,18 +207,12 @@ class RFFHasher:
     @property
     def omega_(self) -> np.ndarray:
         """``omega`` (n_features, dim), float32."""
-        try:
-            return self._projection.omega
-        except NotFittedError as exc:
-            raise AttributeError(str(exc)) from None
+        return self._projection.omega  # unfitted: NotFittedError, an AttributeError (hasattr is False)
 
     @property
     def offset_(self) -> np.ndarray:
         """The phases ``b`` (dim,), float32."""
-        try:
-            return self._projection.offset
-        except NotFittedError as exc:
-            raise AttributeError(str(exc)) from None
+        return self._projection.offset  # unfitted: NotFittedError, an AttributeError (hasattr is False)
 
     def fit(self, X: object, y: object = None) -> "RFFHasher":
         """Learn ``n_features_in_`` from ``X`` (the projection itself is fixed by the public seed).
@@ -259,7 +253,7 @@ class RFFHasher:
         ndarray of shape (n_samples, dim), float32, C-contiguous
         """
         n_features = self._features()
-        arr = X if isinstance(X, np.ndarray) else _input(X)
+        arr = X if isinstance(X, np.ndarray) and not isinstance(X, np.ma.MaskedArray) else _input(X)
         if not (arr.dtype in (np.float32, np.float64) and arr.ndim == 2):
             arr = float_matrix(_input(arr), "X", allow_empty=True)
         if arr.shape[1] != n_features:

@@ -157,16 +157,26 @@ class BidIndex:
 
         if not isinstance(hasher, RFFHasher):
             raise InvalidParameterError("`hasher` must be a dpsumm.RFFHasher", "hasher")
-        arr = np.asarray(rows)
+        n_features = hasher.n_features if hasher.n_features is not None else getattr(hasher, "n_features_in_", None)
+        if n_features is None:
+            raise InvalidParameterError("`hasher` has no n_features: give RFFHasher(n_features=...) or fit it first",
+                                        "hasher")
+        arr = as_array(rows, "rows")
         if arr.ndim != 2:
             raise InvalidParameterError(f"`rows` must be 2-D, got {arr.ndim}-D", "rows")
         if arr.dtype not in (np.float32, np.float64):
             if arr.dtype.kind not in "iub":
                 raise InvalidParameterError(f"`rows` must hold real numbers, got dtype {arr.dtype}", "rows")
             arr = arr.astype(np.float64)
-        if arr.shape[1] != hasher.n_features:
-            raise InvalidParameterError(f"`rows` has {arr.shape[1]} features, the hasher {hasher.n_features}", "rows")
-        return cls(_core.BidIndex.from_rows(arr, hasher._projection))
+        if arr.shape[1] != n_features:
+            raise InvalidParameterError(f"`rows` has {arr.shape[1]} features, the hasher {n_features}", "rows")
+        projection = hasher._projection
+        try:
+            return cls(_core.BidIndex.from_rows(arr, projection))
+        except InvalidParameterError as exc:  # the core names its input X
+            if exc.argument != "X":
+                raise
+            raise InvalidParameterError(str(exc).replace("`X`", "`rows`"), "rows") from exc
 
     def best(self, v: object) -> tuple[float, int] | None:
         """``(value, index)`` of the best row not offered for ``v`` (as :func:`best_row`), or None."""

@@ -18,11 +18,10 @@ from __future__ import annotations
 from typing import cast
 
 import math
-import numbers
 
 import numpy as np
 
-from ._validation import _scan, bounded_int, float_matrix, label_vector, positive_float, positive_int
+from ._validation import _scan, bounded_int, float_matrix, label_vector, positive_float, positive_int, real_number
 from .errors import InvalidParameterError
 from .kernels import kernel_sum, mmd2
 
@@ -57,11 +56,8 @@ def mmd_increase_pct(alg: float, greedy: float) -> float:
 
     Negative when the algorithm beats the greedy. ``greedy`` must be positive.
     """
-    for name, x in (("alg", alg), ("greedy", greedy)):
-        if isinstance(x, bool) or not isinstance(x, numbers.Real):
-            raise InvalidParameterError(f"`{name}` must be a real number, got {type(x).__name__}", name)
-    a = float(alg)
-    g = float(greedy)
+    a = real_number(alg, "alg")
+    g = real_number(greedy, "greedy")
     if not (math.isfinite(a) and a >= 0):
         raise InvalidParameterError(f"`alg` must be a finite MMD² >= 0, got {alg!r}", "alg")
     if not (math.isfinite(g) and g > 0):
@@ -75,9 +71,29 @@ def mmd_increase_pct(alg: float, greedy: float) -> float:
 def _training_data(X: object, y: object, X_test: object, y_test: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     Xa = float_matrix(X, "X")
     Xt = float_matrix(X_test, "X_test", n_features=Xa.shape[1])
-    ya = label_vector(y, "y", Xa.shape[0], kinds="biufUS")
-    yt = label_vector(y_test, "y_test", Xt.shape[0], kinds="biufUS")
+    ya = _class_labels(y, "y", Xa.shape[0])
+    yt = _class_labels(y_test, "y_test", Xt.shape[0])
+    if (ya.dtype.kind in "US") != (yt.dtype.kind in "US"):
+        raise InvalidParameterError(
+            f"`y_test` holds {'strings' if yt.dtype.kind in 'US' else 'numbers'} but `y` holds "
+            f"{'strings' if ya.dtype.kind in 'US' else 'numbers'}: no prediction would ever match a test label", "y_test")
     return Xa, ya, Xt, yt
+
+
+#: Largest |label| of a class given as a float (integers beyond 2**53 are not exact in float64).
+_MAX_FLOAT_LABEL = 2.0**53
+
+
+def _class_labels(value: object, name: str, n: int) -> np.ndarray:
+    """Class labels: integers, bools, strings, or floats with integer values (a classifier has no use for 0.5)."""
+    arr = label_vector(value, name, n, kinds="biufUS")
+    if arr.dtype.kind == "f" and arr.size:
+        v = arr.astype(np.float64)
+        bad = (v != np.round(v)) | (np.abs(v) > _MAX_FLOAT_LABEL)
+        if bad.any():
+            raise InvalidParameterError(f"`{name}` must hold class labels (integers or strings), got non-integer "
+                                        f"numbers such as {v[bad][:3].tolist()}", name)
+    return arr
 
 
 def _seed(random_state: object) -> int | None:
@@ -115,8 +131,45 @@ def svm_accuracy(X: object, y: object, X_test: object, y_test: object, *, C: flo
     _sklearn()
     from sklearn.svm import LinearSVC
 
-    return accuracy(LinearSVC(C=positive_float(C, "C"), random_state=_seed(random_state), max_iter=5000), X, y, X_test,
-                    y_test)
+    c = positive_float(C, "C")
+    if not _MIN_C <= c <= _MAX_C:
+        raise InvalidParameterError(f"`C` must lie in [{_MIN_C:g}, {_MAX_C:g}] (liblinear's solver does not terminate "
+                                    f"beyond), got {C!r:.60}", "C")
+    seed = _seed(random_state)
+    Xa, ya, Xt, yt = _training_data(X, y, X_test, y_test)
+    peak = _feature_peak(Xa, "X", Xt)
+    if c * max(1.0, peak) ** 2 > _MAX_C:
+        raise InvalidParameterError(f"`X` has values up to {peak:.3g}: at C = {c:g}, C * max|x|^2 must be at most "
+                                    f"{_MAX_C:g} for liblinear's solver to terminate; scale the features "
+                                    "(dpsumm.scale_to_unit)", "X")
+    return accuracy(LinearSVC(C=c, random_state=seed, max_iter=5000), Xa, ya, Xt, yt)
+
+
+#: Largest |feature| the classifier helpers train or predict on: beyond, their float64 products overflow (MLP's
+#: squared gradients, the linear decision values) and the accuracy is garbage.
+_MAX_FEATURE = 1e100
+
+
+def _feature_peak(X: np.ndarray, name: str, X_test: np.ndarray) -> float:
+    """max |x| of the training rows; refuse rows (or test rows) beyond :data:`_MAX_FEATURE`."""
+    peaks = []
+    for arr, arg in ((X, name), (X_test, "X_test")):
+        peak = _scan(arr)
+        if peak is None or peak > _MAX_FEATURE:
+            raise InvalidParameterError(f"`{arg}` has values beyond {_MAX_FEATURE:g} in magnitude: the classifier's "
+                                        "arithmetic overflows; scale the features (dpsumm.scale_to_unit)", arg)
+        peaks.append(peak)
+    return peaks[0]
+
+
+#: The range of LinearSVC's C that liblinear's dual solver handles (it loops without end at C = 1e-200 or 1e200,
+#: and whenever C * max|x|^2 overflows its products).
+_MIN_C = 1e-100
+_MAX_C = 1e100
+#: Largest hidden layer and L2 penalty of :func:`mlp_accuracy` (beyond, MLPClassifier's arrays do not fit in memory,
+#: or its penalty overflows).
+_MAX_HIDDEN = 1 << 20
+_MAX_ALPHA = 1e100
 
 
 def mlp_accuracy(X: object, y: object, X_test: object, y_test: object, *, hidden: int = 32, alpha: float = 1e-3,
@@ -133,10 +186,15 @@ def mlp_accuracy(X: object, y: object, X_test: object, y_test: object, *, hidden
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
 
-    hidden = positive_int(hidden, "hidden")
+    hidden = bounded_int(hidden, "hidden", 1, _MAX_HIDDEN)
     max_iter = positive_int(max_iter, "max_iter")
-    model = MLPClassifier(hidden_layer_sizes=(hidden,), alpha=positive_float(alpha, "alpha"), max_iter=max_iter,
-                          random_state=_seed(random_state))
+    a = positive_float(alpha, "alpha")
+    if a > _MAX_ALPHA:
+        raise InvalidParameterError(f"`alpha` must be at most {_MAX_ALPHA:g} (the L2 penalty overflows beyond), got "
+                                    f"{alpha!r:.60}", "alpha")
+    model = MLPClassifier(hidden_layer_sizes=(hidden,), alpha=a, max_iter=max_iter, random_state=_seed(random_state))
+    Xa, ya, Xt, yt = _training_data(X, y, X_test, y_test)
+    _feature_peak(Xa, "X", Xt)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return accuracy(model, X, y, X_test, y_test)
+        return accuracy(model, Xa, ya, Xt, yt)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import float_matrix, positive_float
+from ._validation import all_finite, as_array, float_matrix, positive_float
 from .errors import InvalidParameterError
 
 __all__ = ["scale_to_unit", "median_gamma", "kernel_scale", "check_kernel", "DEGENERATE_LOW", "DEGENERATE_HIGH",
@@ -85,19 +85,24 @@ def scale_to_unit(X: Any, low: Any, high: Any, *, clip: bool = True) -> np.ndarr
         width = hi - lo
     if not np.isfinite(width).all():
         raise InvalidParameterError("`high` - `low` overflows: the range is beyond the float range", "high")
-    out: np.ndarray = (arr - lo) / width
+    with np.errstate(over="ignore", invalid="ignore"):
+        out: np.ndarray = (arr - lo) / width
     if clip:
-        np.clip(out, 0.0, 1.0, out=out)
+        np.clip(out, 0.0, 1.0, out=out)  # a value beyond the float range lies outside [low, high]: clipped
+    elif not all_finite(out):
+        raise InvalidParameterError("`X` has values so far outside [low, high] that (X - low) / (high - low) is beyond "
+                                    "the float range; check the range or pass clip=True", "X")
     return out
 
 
 def _bound(value: Any, name: str, n_features: int) -> np.ndarray:
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype.kind == "b"):
         raise InvalidParameterError(f"`{name}` must be a number or one number per feature, got a bool", name)
-    try:
-        b = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(f"`{name}` must be a number or one number per feature: {exc}", name) from None
+    raw = as_array(value, name)
+    if raw.dtype.kind not in "fiu":  # strings, objects (ints beyond the float range), complex numbers, datetimes
+        raise InvalidParameterError(f"`{name}` must be a number or one number per feature, got {type(value).__name__} "
+                                    f"of dtype {raw.dtype}", name)
+    b = raw.astype(np.float64)
     if b.ndim > 1 or (b.ndim == 1 and b.shape[0] != n_features):
         raise InvalidParameterError(f"`{name}` must be a scalar or have one value per feature ({n_features}), "
                                     f"got shape {b.shape}", name)
@@ -157,21 +162,47 @@ def median_gamma(rows: Any) -> float:
 
 
 def kernel_scale(rows: Any, gamma: float) -> float:
-    """``gamma * median ||x - y||²`` over pairs of ``rows``: about 1 for a kernel that suits the data."""
+    """``gamma * median ||x - y||²`` over pairs of ``rows``: about 1 for a kernel that suits the data.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``rows`` has fewer than two rows (no pair), or a median squared distance beyond the float range
+        (argument ``"rows"``); ``gamma`` is not a finite number > 0.
+    """
     g = positive_float(gamma, "gamma")
     R = float_matrix(rows, "rows", allow_empty=True)
     if len(R) < 2:
-        return math.nan
-    return g * _median_sq_distance(R)
+        raise InvalidParameterError(f"`rows` needs at least two rows for a median distance, got {len(R)}", "rows")
+    med = _median_sq_distance(R)
+    if not math.isfinite(med):
+        raise InvalidParameterError("the rows' median squared distance is beyond the float range (|x| too large or too "
+                                    "small): rescale the rows", "rows")
+    return _times(g, med)
+
+
+def _times(g: float, med: float) -> float:
+    with np.errstate(over="ignore"):
+        scale = float(np.float64(g) * np.float64(med))
+    if not math.isfinite(scale):
+        raise InvalidParameterError(f"gamma * median squared distance overflows (gamma = {g:g}, median = {med:g})",
+                                    "gamma")
+    return scale
 
 
 def check_kernel(rows: Any, gamma: float, *, what: str = "the rows") -> float:
     """Warn (:class:`DegenerateKernelWarning`, a ``UserWarning``, and a log record on ``"dpsumm"``) when
     ``gamma * median ||x - y||²`` over ``rows`` is outside ``[DEGENERATE_LOW, DEGENERATE_HIGH]``.
 
-    Returns the scale (NaN with fewer than two rows, when nothing is checked).
+    Returns the scale, or NaN when nothing is checked: fewer than two rows, or a median squared distance beyond
+    the float range (rows an entry point refuses on its own terms).
     """
-    s = kernel_scale(rows, gamma)
+    g = positive_float(gamma, "gamma")
+    R = float_matrix(rows, "rows", allow_empty=True)
+    med = _median_sq_distance(R) if len(R) >= 2 else math.nan
+    if not math.isfinite(med):
+        return math.nan
+    s = _times(g, med)
     if math.isfinite(s) and not (DEGENERATE_LOW <= s <= DEGENERATE_HIGH):
         side = "far apart: every row looks unrelated to every other" if s > DEGENERATE_HIGH else \
             "close: every row looks like every other"

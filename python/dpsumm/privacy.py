@@ -23,6 +23,7 @@ Samplers (exact, integer arithmetic; Canonne, Kamath & Steinke 2020):
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -30,7 +31,7 @@ import numpy as np
 from . import _core
 from typing import TYPE_CHECKING
 
-from ._validation import bounded_int, positive_float, positive_int
+from ._validation import as_array, bounded_int, positive_float, real_vector
 from .errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -74,13 +75,13 @@ def check_random_state(random_state: object) -> Csprng:
 def _eta(eta: object) -> float:
     e = positive_float(eta, "eta")
     m = 2.0 / e
-    if abs(m - round(m)) > 1e-9 * m or not 1 <= round(m) <= 2**20:
+    if not math.isfinite(m) or abs(m - round(m)) > 1e-9 * m or not 1 <= round(m) <= 2**20:
         raise InvalidParameterError(f"`eta` must make 2/eta an integer between 1 and 2**20, got 2/eta = {m}", "eta")
     return e
 
 
 def _unit_matrix(values: object, dtype: type) -> np.ndarray:
-    arr = np.asarray(values)
+    arr = as_array(values, "values")
     if arr.ndim != 2:
         raise InvalidParameterError(f"`values` must be 2-D, got {arr.ndim}-D", "values")
     if arr.dtype.kind not in "fiu":
@@ -148,14 +149,7 @@ class ProductMWEM:
         self._state = _core.ProductMwem(self.dim, self.eta, neighbour, check_random_state(random_state))
 
     def _check(self, column_sums: object, n_rows: object, steps: object) -> tuple[np.ndarray, int, int]:
-        try:
-            sums = np.ascontiguousarray(column_sums, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InvalidParameterError(f"`column_sums` must be a 1-D array of real numbers: {exc}", "column_sums") from exc
-        if sums.shape != (self.dim,):
-            raise InvalidParameterError(f"`column_sums` must have shape ({self.dim},), got {sums.shape}", "column_sums")
-        if not np.isfinite(sums).all():
-            raise InvalidParameterError("`column_sums` contains NaN or infinite values", "column_sums")
+        sums = real_vector(column_sums, "column_sums", self.dim)
         steps_ = bounded_int(steps, "steps", 1, MAX_MWEM_STEPS)
         if steps_ * self.dim > MAX_MWEM_WORK:
             raise InvalidParameterError(
@@ -252,12 +246,7 @@ def gaussian_on_grid(values: object, sigma: float, granularity: float, rng: Cspr
     -----
     Privacy: see :func:`gaussian_mean_release` (sensitivity ``Δ + g·sqrt(d)`` after rounding).
     """
-    arr = np.asarray(values)
-    if arr.ndim != 1 or arr.dtype.kind not in "fiu":
-        raise InvalidParameterError(f"`values` must be a 1-D array of real numbers, got shape {arr.shape}", "values")
-    v = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.isfinite(v).all():
-        raise InvalidParameterError("`values` contains NaN or infinite values", "values")
+    v = real_vector(values, "values")
     return _rng(rng).gaussian_on_grid(v, positive_float(sigma, "sigma"), positive_float(granularity, "granularity"))
 
 
@@ -295,11 +284,11 @@ def gaussian_mean_release(mean: object, calibration: GaussianCalibration, rng: C
 
     if not isinstance(calibration, GaussianCalibration):
         raise InvalidParameterError("`calibration` must come from dpsumm.accounting.calibrate_gaussian", "calibration")
-    arr = np.asarray(mean)
-    if arr.shape != (calibration.dim,) or arr.dtype.kind not in "fiu":
-        raise InvalidParameterError(
-            f"`mean` must be a real vector of shape ({calibration.dim},), got {arr.shape} {arr.dtype}", "mean"
-        )
-    if not np.isfinite(arr).all():
-        raise InvalidParameterError("`mean` contains NaN or infinite values", "mean")
-    return gaussian_on_grid(arr, calibration.sigma, calibration.granularity, _rng(rng))
+    arr = real_vector(mean, "mean", calibration.dim)
+    generator = _rng(rng)
+    try:
+        return gaussian_on_grid(arr, calibration.sigma, calibration.granularity, generator)
+    except InvalidParameterError as exc:
+        if exc.argument != "values":
+            raise
+        raise InvalidParameterError(str(exc).replace("`values`", "`mean`"), "mean") from exc

@@ -15,7 +15,8 @@ from typing import Any, Literal
 import numpy as np
 
 from . import accounting
-from ._validation import check_hashable, float_matrix, float_matrix_peak, label_vector, positive_float, positive_int, real_pair
+from ._validation import (as_array, check_hashable, float_matrix, float_matrix_peak, label_vector, positive_float,
+                          positive_int, real_pair)
 from .errors import InvalidParameterError
 from .methods import METHODS, misplaced_options, resolve_method
 from .parties import ConsumerParty, OwnerParty, owner_stream
@@ -55,9 +56,15 @@ def _as_owners(owners: object, n_features: int | None,
         if n_features is None:
             n_features = arr.shape[1]
         if lab is not None:
-            lab = np.asarray(lab)
+            lab = as_array(lab, "owners")
             if lab.shape != (arr.shape[0],):
                 raise InvalidParameterError(f"labels of {name!r} must have shape ({arr.shape[0]},), got {lab.shape}", "owners")
+            # Sent with each row sold: numbers or strings (an object label could not be sent, and the owner would be
+            # excluded mid-run, leaving a short summary).
+            try:
+                lab = label_vector(lab, f"labels of {name!r}", arr.shape[0], kinds="biufUS")
+            except InvalidParameterError as exc:
+                raise InvalidParameterError(str(exc), "owners") from None
         datas.append(arr)
         labels.append(lab)
         names.append(str(name))

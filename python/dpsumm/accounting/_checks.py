@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Literal
 
 import numpy as np
 
-from .._validation import positive_int
+from .._validation import positive_int, real_number
 from ..errors import InvalidParameterError
 
 
@@ -29,9 +28,7 @@ PARTIES: tuple[str, ...] = ("owners", "validation")
 
 def _delta(value: object, name: str = "delta") -> float:
     """``value`` as a float in the open interval (0, 1)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidParameterError(f"`{name}` must be a real number, got {type(value).__name__}", name)
-    v = float(value)
+    v = real_number(value, name)
     if not (0.0 < v < 1.0):
         raise InvalidParameterError(f"`{name}` must lie in the open interval (0, 1), got {value!r}", name)
     return v
@@ -82,9 +79,7 @@ def _party(value: object, name: str = "party") -> str:
 
 
 def _nonneg_float(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidParameterError(f"`{name}` must be a real number, got {type(value).__name__}", name)
-    v = float(value)
+    v = real_number(value, name)
     if not math.isfinite(v) or v < 0:
         raise InvalidParameterError(f"`{name}` must be a finite number >= 0, got {value!r}", name)
     return v
@@ -109,12 +104,7 @@ MAX_NOISE_MULTIPLIER = 1e9
 
 
 def _real(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidParameterError(f"`{name}` must be a real number, got {type(value).__name__}", name)
-    try:
-        return float(value)
-    except (OverflowError, ValueError) as exc:
-        raise InvalidParameterError(f"`{name}` is out of range: {exc}", name) from None
+    return real_number(value, name)
 
 
 def _epsilon(value: object, name: str = "epsilon", *, target: bool = False, zero: bool = False) -> float:

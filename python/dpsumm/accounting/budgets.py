@@ -74,6 +74,14 @@ class Budget:
         return {"owners": self.delta, "validation": self.validation_delta}
 
 
+def _planned_events(events: object) -> list[Event]:
+    """:func:`_check_events`, naming the accountant's argument ``planned``."""
+    try:
+        return _check_events(events)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(str(exc).replace("`events`", "`planned`", 1), "planned") from exc
+
+
 PlannedEvents = Union["Ledger", Sequence[tuple[str, Event]], dict[str, Sequence[Event]]]
 
 
@@ -151,13 +159,13 @@ class BudgetAccountant:
             return out
         if isinstance(planned, dict):
             for p, evs in planned.items():
-                out[_party(p, "planned")].extend(_check_events(evs))
+                out[_party(p, "planned")].extend(_planned_events(evs))
             return out
-        if isinstance(planned, Iterable):
+        if isinstance(planned, Iterable) and not isinstance(planned, (str, bytes)):
             for item in planned:
                 if not (isinstance(item, tuple) and len(item) == 2):
                     raise InvalidParameterError("`planned` pairs must be (party, event)", "planned")
-                out[_party(item[0], "planned")].extend(_check_events([item[1]]))
+                out[_party(item[0], "planned")].extend(_planned_events([item[1]]))
             return out
         raise InvalidParameterError(
             "`planned` must be a Ledger, a list of (party, event) or a dict party -> events", "planned"

@@ -167,11 +167,13 @@ def calibrate(
     k = positive_int(owners, "owners")
     eps_auc = _nonneg_float(epsilon_auction, "epsilon_auction")
     if eps_auc > 0 and k > 1:
-        raise PrivacyBudgetError(
+        err = PrivacyBudgetError(
             f"no budget can be met with PrivAuction at epsilon_auction = {eps_auc:g}: its requests are "
             "not differentially private as specified (proof of Theorem 6 is wrong; see "
             "dpsumm.accounting.AuctionEvent); use epsilon_auction = 0 (ask every owner every round)"
         )
+        err.argument = "epsilon_auction"
+        raise err
     own_eps, own_delta = budget.epsilon, budget.delta
     val_eps, val_delta = budget.validation_epsilon, budget.validation_delta
     assert own_eps is not None and own_delta is not None and val_eps is not None and val_delta is not None

@@ -316,6 +316,7 @@ def mwem_step_events(
     (its measurement), both at ``epsilon`` with ``sensitivity`` under ``neighbour`` (DESIGN §3.5:
     Δ = 2 under replace-one with q public).
     """
+    steps = _count(steps, "steps")
     return [
         ExponentialEvent(epsilon, sensitivity, neighbour, count=steps, public=public),
         LaplaceEvent(epsilon, sensitivity, neighbour, count=steps, granularity=granularity, public=public),

@@ -110,8 +110,12 @@ class Ledger:
         if deltas is not None:
             if not isinstance(deltas, dict) or not set(deltas) <= set(PARTIES):
                 raise InvalidParameterError(
-                    f"`deltas` must be None or a dict with keys 'owners' and/or 'validation', got {deltas!r}", "deltas")
-            self.set_deltas(**deltas)
+                    f"`deltas` must be None or a dict with keys 'owners' and/or 'validation', got {deltas!r:.80}",
+                    "deltas")
+            try:
+                self.set_deltas(**deltas)
+            except InvalidParameterError as exc:
+                raise InvalidParameterError(f"`deltas`: {exc}", "deltas") from exc
 
     def record_uncertified(self, party: Party, *, label: str, reason: str) -> None:
         """Record a message ``party`` receives that is outside the differential-privacy guarantee.
@@ -121,8 +125,9 @@ class Ledger:
         request, which tells an owner which of its nominees won.
         """
         p = _party(party)
-        if not isinstance(label, str) or not label or not isinstance(reason, str) or not reason:
-            raise InvalidParameterError("`label` and `reason` must be non-empty strings", "label")
+        for name, value in (("label", label), ("reason", reason)):
+            if not isinstance(value, str) or not value:
+                raise InvalidParameterError(f"`{name}` must be a non-empty string, got {value!r:.60}", name)
         self._uncertified.append({"party": p, "label": label, "reason": reason})
 
     @property
@@ -179,10 +184,11 @@ class Ledger:
     def events(self, party: Party, *, include_auction: bool = True) -> list[Event]:
         """The events recorded for ``party``."""
         p = _party(party)
+        with_auction = _flag(include_auction, "include_auction")
         return [
             e.event
             for e in self._entries
-            if e.party == p and (include_auction or not isinstance(e.event, AuctionEvent))
+            if e.party == p and (with_auction or not isinstance(e.event, AuctionEvent))
         ]
 
     def certified(self, party: Party) -> bool:
@@ -230,10 +236,11 @@ class Ledger:
         the ledger's)."""
         out: dict[str, dict[str, float]] = {}
         given = {"owners": delta_owners, "validation": delta_validation}
+        include_auction = _flag(include_auction, "include_auction")
         for party in PARTIES:
             d = given[party]
             d = self._default_delta(party) if d is None else d
-            _delta(d, "delta_owners" if party == "owners" else "delta_validation")
+            d = _delta(d, "delta_owners" if party == "owners" else "delta_validation")
             evs = self.events(party, include_auction=include_auction)  # type: ignore[arg-type]
             if any(u["party"] == party for u in self._uncertified):
                 out[party] = {name: math.inf for name in ACCOUNTANTS}
@@ -349,8 +356,9 @@ class Ledger:
     def table(self, delta_owners: float | None = None, delta_validation: float | None = None) -> str:
         """A plain-text table of ε per party and accountant (default δ's: the run's budget's, else
         :data:`DEFAULT_DELTA`), then what each party's ε is relative to, and the notes."""
-        d_own = self._default_delta("owners") if delta_owners is None else delta_owners
-        d_val = self._default_delta("validation") if delta_validation is None else delta_validation
+        d_own = self._default_delta("owners") if delta_owners is None else _delta(delta_owners, "delta_owners")
+        d_val = (self._default_delta("validation") if delta_validation is None
+                 else _delta(delta_validation, "delta_validation"))
         tot = self.totals(d_own, d_val)
         h2 = self.totals(d_own, d_val, include_auction=False)["owners"]
         rows = [
@@ -372,6 +380,11 @@ class Ledger:
 
         The text the CLI prints after a run (``dpsumm summarize``, ``dpsumm flower --run``).
         """
+        from ..results import Access
+
+        if accessed is not None and not isinstance(accessed, Access):
+            raise InvalidParameterError(f"`accessed` must be a dpsumm.Access (a result's `accessed`) or None, got "
+                                        f"{type(accessed).__name__}", "accessed")
         lines = [self.table(delta_owners, delta_validation)]
         if accessed is not None:
             lines.append(aggregator_line(accessed))
@@ -482,7 +495,7 @@ def certification(ledger: Ledger | dict[str, Any] | None, *, seeded: bool = Fals
     """
     seeded = _flag(seeded, "seeded")
     if isinstance(ledger, dict):
-        ledger = Ledger.from_dict(ledger)
+        ledger = _ledger_of(ledger, "ledger")
     if ledger is None:
         return Certification(NOT_PRIVATE, False, False, bool(seeded), (), (_NO_LEDGER_REASON,))
     if not isinstance(ledger, Ledger):
@@ -507,6 +520,18 @@ def certification(ledger: Ledger | dict[str, Any] | None, *, seeded: bool = Fals
     else:
         status = CERTIFIED if certified else NOT_CERTIFIED
     return Certification(status, not is_seeded, certified, is_seeded, parties, tuple(reasons))
+
+
+def _ledger_of(data: dict[str, Any], argument: str) -> Ledger:
+    """:meth:`Ledger.from_dict` of an argument's dict form; a :class:`LedgerFormatError` names ``argument``."""
+    from ..errors import LedgerFormatError
+
+    try:
+        return Ledger.from_dict(data)
+    except LedgerFormatError as exc:
+        err = LedgerFormatError("", exc.where, argument)
+        err.args = (str(exc).replace("`data`", f"`{argument}`", 1),)
+        raise err from exc
 
 
 def verdict_line(cert: Certification) -> str:
@@ -542,7 +567,10 @@ def privacy_text(result: Any, delta_owners: float | None = None, delta_validatio
     if not hasattr(result, "privacy"):
         raise InvalidParameterError(f"`result` must be a dpsumm.SummaryResult (with a privacy ledger or None), got "
                                     f"{type(result).__name__}", "result")
-    led: Ledger | None = Ledger.from_dict(result.privacy) if isinstance(result.privacy, dict) else result.privacy
+    for name, d in (("delta_owners", delta_owners), ("delta_validation", delta_validation)):
+        if d is not None:
+            _delta(d, name)  # checked even when a non-private result does not read it
+    led: Ledger | None = _ledger_of(result.privacy, "result") if isinstance(result.privacy, dict) else result.privacy
     cert = certification(led, seeded=bool(getattr(result, "seeded", False)))
     if led is None:
         lines = [f"privacy: {cert.status} (method {getattr(result, 'method', '?')!r})"]

@@ -8,9 +8,11 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+
 from .._validation import bounded_int, positive_float, positive_int
 from ..errors import InvalidParameterError
-from ._checks import MAX_SIZE, _delta, _dim, _epsilon, _nonneg_float, _set, _size
+from ._checks import MAX_COUNT, MAX_SIZE, _delta, _dim, _epsilon, _flag, _nonneg_float, _set, _size
 from .events import AuctionEvent, Event, mwem_step_events
 from .ledger import Ledger
 
@@ -40,15 +42,21 @@ class Schedule:
     seed_set_size: int
 
     def __post_init__(self) -> None:
-        _set(self, "size", positive_int(self.size, "size"))
+        _set(self, "size", _size(self.size))
         _set(self, "owners", bounded_int(self.owners, "owners", 1, MAX_SIZE))
         _set(self, "dim", positive_int(self.dim, "dim"))
         _set(self, "gamma", positive_float(self.gamma, "gamma"))
-        _set(self, "t_init", positive_int(self.t_init, "t_init"))
-        _set(self, "t_subs", positive_int(self.t_subs, "t_subs"))
+        # Step counts within what an event records (a diagnostic may take per-step epsilons beyond an event's:
+        # broadcast_error's noise-free limit; accounting such a schedule names it, see schedule_events).
+        _set(self, "t_init", bounded_int(self.t_init, "t_init", 1, MAX_COUNT))
+        _set(self, "t_subs", bounded_int(self.t_subs, "t_subs", 1, MAX_COUNT))
         _set(self, "epsilon_validation_step", positive_float(self.epsilon_validation_step, "epsilon_validation_step"))
         _set(self, "epsilon_first_epoch_step", positive_float(self.epsilon_first_epoch_step, "epsilon_first_epoch_step"))
-        eps = tuple(positive_float(e, "epsilon_epoch_step") for e in self.epsilon_epoch_step)
+        steps = self.epsilon_epoch_step
+        if isinstance(steps, (str, bytes)) or not isinstance(steps, (tuple, list, np.ndarray)):
+            raise InvalidParameterError(f"`epsilon_epoch_step` must be a sequence of one epsilon per epoch, got "
+                                        f"{type(steps).__name__}", "epsilon_epoch_step")
+        eps = tuple(positive_float(e, "epsilon_epoch_step") for e in steps)
         if len(eps) != self.size:
             raise InvalidParameterError(
                 f"`epsilon_epoch_step` must have one entry per epoch ({self.size}), got {len(eps)}",
@@ -216,6 +224,13 @@ def schedule_events(schedule: Schedule, size: int | None = None, owners: int | N
         raise InvalidParameterError(f"`size` {size} does not match the schedule's {schedule.size}", "size")
     if owners is not None and positive_int(owners, "owners") != schedule.owners:
         raise InvalidParameterError(f"`owners` {owners} does not match the schedule's {schedule.owners}", "owners")
+    try:
+        return _events(schedule)
+    except InvalidParameterError as exc:  # a per-step epsilon or count no event takes: the schedule's value
+        raise InvalidParameterError(f"`schedule` cannot be accounted: {exc}", "schedule") from exc
+
+
+def _events(schedule: Schedule) -> list[tuple[str, Event]]:
     out: list[tuple[str, Event]] = []
     for e in mwem_step_events(schedule.epsilon_validation_step, schedule.t_init):
         out.append(("validation", e))
@@ -254,4 +269,4 @@ def account(
     """ε of a schedule before running it: ``{"owners": {...}, "validation": {...}}`` by accountant."""
     schedule_events(schedule, size, owners)  # validates size / owners
     return schedule_ledger(schedule).totals(_delta(delta, "delta"), _delta(validation_delta, "validation_delta"),
-                                            include_auction=include_auction)
+                                            include_auction=_flag(include_auction, "include_auction"))

@@ -54,6 +54,8 @@ _ARGUMENT_FLAGS: dict[str, tuple[str, ...]] = {
     "validation": ("--validation", "--consumer"), "validation_labels": ("--validation-labels",),
     "labels": ("--labels",), "n-features": ("--n-features",), "reply-timeout": ("--reply-timeout",),
     "poll-interval": ("--poll-interval",), "random-state": ("--random-state",), "dim": ("--dim",),
+    "epsilon_auction": ("--epsilon-auction",), "sizes": ("--sizes", "--size"), "repeats": ("--repeats",),
+    "methods": ("--methods",), "pfds_epsilon": ("--pfds-epsilon",), "variant": ("--variant",),
 }
 
 

@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..accounting import Budget
+from .._validation import finite_float
 from ..errors import InvalidParameterError
 from ..hashing import MAX_N_FEATURES
 from ..methods import METHOD_CLASSES, SummaryMethod, budget_from, method_from_options, parse_label_set
@@ -138,16 +139,18 @@ def _optional_int(cfg: Mapping[str, Any], key: str, lo: int, hi: int | None = No
 
 def _float(cfg: Mapping[str, Any], key: str, *, positive: bool = False, lo: float | None = None,
            hi: float | None = None) -> float:
-    v = cfg[key]
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
-        raise InvalidParameterError(f"run config `{key}` must be a finite number, got {v!r}", key)
-    if positive and float(v) <= 0:
-        raise InvalidParameterError(f"run config `{key}` must be > 0, got {v}", key)
-    if lo is not None and float(v) < lo:
-        raise InvalidParameterError(f"run config `{key}` must be >= {lo}, got {v}", key)
-    if hi is not None and float(v) > hi:
-        raise InvalidParameterError(f"run config `{key}` must be <= {hi:g}, got {v}", key)
-    return float(v)
+    raw = cfg[key]
+    try:
+        v = finite_float(raw, key)
+    except InvalidParameterError:
+        raise InvalidParameterError(f"run config `{key}` must be a finite number, got {raw!r:.60}", key) from None
+    if positive and v <= 0:
+        raise InvalidParameterError(f"run config `{key}` must be > 0, got {raw}", key)
+    if lo is not None and v < lo:
+        raise InvalidParameterError(f"run config `{key}` must be >= {lo}, got {raw}", key)
+    if hi is not None and v > hi:
+        raise InvalidParameterError(f"run config `{key}` must be <= {hi:g}, got {raw}", key)
+    return v
 
 
 def _optional_float(cfg: Mapping[str, Any], key: str) -> float | None:

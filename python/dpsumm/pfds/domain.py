@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from typing import Any, cast
 
 import numpy as np
 
-from .._validation import as_array, positive_int
+from .._validation import as_array, bounded_int
 from ..accounting import Neighbour
 from ..errors import InvalidParameterError
 
@@ -18,6 +18,10 @@ from ..errors import InvalidParameterError
 REGRESSION_BUCKETS = 10
 #: The neighbour relation under which every ε in this module holds.
 NEIGHBOUR: Neighbour = "add-remove"
+#: Most attributes of a :meth:`Domain.box` (the projection caps of h1: rust/src/limits.rs).
+MAX_FEATURES = 1 << 24
+#: Most classes a domain may list (every leaf of every tree holds a noisy count per class).
+MAX_CLASSES = 1 << 16
 #: Refuse trees with more leaves than this (categorical attributes multiply the branching).
 MAX_LEAVES = 1 << 18
 #: The exact dense non-negative least squares (Lawson-Hanson) is used up to this many leaves; above
@@ -74,6 +78,8 @@ class Domain:
         if not isinstance(cats, Mapping):
             raise InvalidParameterError("`categories` must be a mapping {column: [values]}", "categories")
         if isinstance(bounds, np.ndarray):
+            if bounds.dtype.kind not in "fiu":
+                raise InvalidParameterError(f"`bounds` must hold real numbers, got dtype {bounds.dtype}", "bounds")
             arr = np.asarray(bounds, dtype=np.float64)
             if arr.ndim != 2 or arr.shape[1] != 2:
                 raise InvalidParameterError(f"`bounds` must have shape (d, 2), got {arr.shape}", "bounds")
@@ -113,7 +119,7 @@ class Domain:
                 raise InvalidParameterError(f"missing bounds for numeric attribute {j} (and no categories)", "bounds")
             try:
                 lo, hi = (float(v) for v in b)
-            except (TypeError, ValueError) as exc:
+            except (TypeError, ValueError, OverflowError) as exc:
                 raise InvalidParameterError(f"`bounds[{j}]` must be a pair (low, high), got {b!r}", "bounds") from exc
             if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
                 raise InvalidParameterError(
@@ -132,12 +138,20 @@ class Domain:
         self.classes: np.ndarray | None = None
         self.label_range: tuple[float, float] | None = None
         if classes is not None:
+            if isinstance(classes, (str, bytes)) or not isinstance(classes, Iterable):
+                raise InvalidParameterError(f"`classes` must be a list of labels, got {type(classes).__name__}", "classes")
+            if isinstance(classes, Sized) and len(classes) > MAX_CLASSES:
+                raise InvalidParameterError(f"`classes` lists {len(classes)} labels, more than the cap of {MAX_CLASSES}",
+                                            "classes")
             try:
                 cl = np.asarray(list(classes))
             except Exception as exc:  # numpy raises many types on ragged or exotic input
                 raise InvalidParameterError(f"`classes` must list labels: {exc}", "classes") from None
             if cl.ndim != 1 or cl.size < 2:
                 raise InvalidParameterError("`classes` must list at least two labels", "classes")
+            if cl.size > MAX_CLASSES:
+                raise InvalidParameterError(f"`classes` lists {cl.size} labels, more than the cap of {MAX_CLASSES}",
+                                            "classes")
             if cl.dtype.kind not in "iufUSb" or (cl.dtype.kind == "f" and not np.isfinite(cl).all()):
                 raise InvalidParameterError(f"`classes` must be finite numbers or strings, got {cl.tolist()!r:.80}",
                                             "classes")
@@ -147,7 +161,7 @@ class Domain:
         else:
             try:
                 lo, hi = (float(v) for v in label_range)  # type: ignore[union-attr]
-            except (TypeError, ValueError) as exc:
+            except (TypeError, ValueError, OverflowError) as exc:
                 raise InvalidParameterError("`label_range` must be a pair (low, high)", "label_range") from exc
             if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
                 raise InvalidParameterError("`label_range` must be finite with low < high", "label_range")
@@ -164,9 +178,19 @@ class Domain:
         label_range: tuple[float, float] | None = None,
     ) -> Domain:
         """An all-numeric domain ``[lower, upper]^d`` (scalars broadcast)."""
-        d = positive_int(n_features, "n_features")
-        lo = np.broadcast_to(np.asarray(lower, dtype=np.float64), (d,))
-        hi = np.broadcast_to(np.asarray(upper, dtype=np.float64), (d,))
+        d = bounded_int(n_features, "n_features", 1, MAX_FEATURES)
+        ends = []
+        for name, value in (("lower", lower), ("upper", upper)):
+            arr = as_array(value, name)
+            if arr.dtype.kind not in "fiu" or arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != d):
+                raise InvalidParameterError(f"`{name}` must be a number or {d} numbers (one per feature), got "
+                                            f"{type(value).__name__} of shape {arr.shape} and dtype {arr.dtype}", name)
+            ends.append(np.broadcast_to(arr.astype(np.float64), (d,)))
+        lo, hi = ends
+        if not np.isfinite(lo).all():
+            raise InvalidParameterError("`lower` must be finite for every feature", "lower")
+        if not (np.isfinite(hi).all() and (lo < hi).all()):
+            raise InvalidParameterError("`upper` must be finite and above `lower` for every feature", "upper")
         return cls(np.stack([lo, hi], axis=1), classes=classes, label_range=label_range)
 
     @property
@@ -251,7 +275,9 @@ class Domain:
 
     def check_labels(self, y: object, n: int, name: str) -> np.ndarray:
         """Labels as class indices in ``[0, n_classes)`` (regression: bucket indices)."""
-        arr = np.asarray(y)
+        arr = as_array(y, name)
+        if arr.dtype.kind not in "biufUSO":
+            raise InvalidParameterError(f"`{name}` must hold labels (numbers or strings), got dtype {arr.dtype}", name)
         if arr.ndim != 1 or arr.shape[0] != n:
             raise InvalidParameterError(f"`{name}` must be 1-D with {n} labels (one per row), got shape {arr.shape}", name)
         if n == 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 from collections.abc import Sequence
@@ -10,14 +11,14 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._validation import positive_float
+from .._validation import bounded_int, finite_float, float_matrix, positive_float
 from ..accounting import ACCOUNTANTS, Ledger, _format_table
 from ..errors import InvalidParameterError
 from ..privacy import check_random_state
 from .domain import NEIGHBOUR, Domain
 from .labelling import _labels_from_index, _vote
 from .synthetic import SyntheticData, _check_levels, _opt_private_gen
-from .tree import PrivateTree, _check_tree_params, _grow
+from .tree import PrivateTree, _check_tree_params, _grow, check_mechanism_epsilon
 
 
 # ----------------------------------------------------------------------------------------------
@@ -167,6 +168,9 @@ def pfds(
     eps = positive_float(epsilon, "epsilon")
     h, tt = _check_tree_params(h_max, t)
     p = _check_levels(levels, h)
+    # the tree's levels and the level counts (eps/2 each), checked before any noise is drawn
+    check_mechanism_epsilon(eps / (2 * h), "epsilon", "epsilon / (2 h_max)")
+    check_mechanism_epsilon(eps / 2 / (p - 1), "epsilon", "epsilon / 2 / (levels - 1)")
     Xs, ys = _check_agents(agents, labels, domain)
     m = len(Xs)
     if sharers is None:
@@ -227,6 +231,11 @@ def pfds_training_set(
     return pfds(agents, labels, domain, epsilon, random_state=random_state, **kwargs).training_set()
 
 
+#: Most agents, and most row x agent weights (float64), of :func:`partition_agents`.
+MAX_AGENTS = 1 << 16
+MAX_PARTITION_WEIGHTS = 1 << 26
+
+
 def partition_agents(
     X: np.ndarray, n_agents: int, attribute: int, low: float, high: float, rng: np.random.Generator
 ) -> np.ndarray:
@@ -235,6 +244,21 @@ def partition_agents(
     Agent i gets an anchor :math:`a_i \sim U[\text{low}, \text{high}]`; a row goes to agent i with
     probability :math:`\propto 1/|x_a - a_i|`. Returns the agent index of every row.
     """
+    arr = float_matrix(X, "X", allow_empty=True)
+    k = bounded_int(n_agents, "n_agents", 1, MAX_AGENTS)
+    j = bounded_int(attribute, "attribute", 0, arr.shape[1] - 1)
+    low = finite_float(low, "low")
+    high = finite_float(high, "high")
+    if not low < high:
+        raise InvalidParameterError(f"`high` must be above `low`, got ({low:g}, {high:g})", "high")
+    if not math.isfinite(high - low):
+        raise InvalidParameterError(f"`high` - `low` overflows: ({low:g}, {high:g})", "high")
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidParameterError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}", "rng")
+    if arr.shape[0] * k > MAX_PARTITION_WEIGHTS:
+        raise InvalidParameterError(f"`n_agents`: {arr.shape[0]} rows x {k} agents exceed the cap of "
+                                    f"{MAX_PARTITION_WEIGHTS} weights", "n_agents")
+    X, n_agents, attribute = arr, k, j
     anchors: np.ndarray = rng.uniform(low, high, size=n_agents)
     dist = np.abs(X[:, attribute][:, None] - anchors[None, :])
     w = 1.0 / np.maximum(dist, 1e-12 * (high - low))

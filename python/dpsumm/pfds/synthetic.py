@@ -13,7 +13,7 @@ from ..accounting import LaplaceEvent
 from ..errors import InvalidParameterError
 from ..privacy import Csprng, check_random_state
 from .domain import _DENSE_MAX_LEAVES, NEIGHBOUR
-from .tree import PrivateTree
+from .tree import PrivateTree, check_mechanism_epsilon
 
 
 # ----------------------------------------------------------------------------------------------
@@ -78,6 +78,10 @@ class SyntheticData:
                 LaplaceEvent(per_level, 1.0, NEIGHBOUR, count=len(self.measured_levels), granularity=1.0),
             )
         ]
+
+
+#: Most values (rows x attributes) of one agent's synthetic data.
+MAX_SYNTHETIC_VALUES = 1 << 28
 
 
 def _solve_wls(incidence: np.ndarray, node_noisy: np.ndarray, node_w: np.ndarray, leaf_noisy: np.ndarray,
@@ -151,8 +155,12 @@ def _opt_private_gen(tree: PrivateTree, Z: np.ndarray, levels: int, epsilon: flo
     frac = leaf_fit - np.floor(leaf_fit)
     leaf_size = (np.floor(leaf_fit) + (round_rng.uniform_array(leaves.size) < frac)).astype(np.int64)
     N = int(leaf_size.sum())
-    leaf_of_row = np.repeat(leaves, leaf_size)
     d = tree.domain.n_features
+    if N * d > MAX_SYNTHETIC_VALUES:  # a tiny epsilon: noisy counts far beyond the data
+        raise InvalidParameterError(f"`epsilon` is too small for this tree: the level counts' noise at {epsilon:g} asks for {N} "
+                                    f"synthetic rows of {d} values, beyond the cap of {MAX_SYNTHETIC_VALUES} values; "
+                                    "use a larger epsilon", "epsilon")
+    leaf_of_row = np.repeat(leaves, leaf_size)
     Zs = sample_rng.uniform_array(N * d).reshape(N, d) if N else np.zeros((0, d))
     start = 0
     for leaf, size in zip(leaves, leaf_size):  # rows of a leaf are contiguous (np.repeat)
@@ -237,6 +245,7 @@ def opt_private_gen(
         raise InvalidParameterError("`tree` must be a PrivateTree from make_tree", "tree")
     p = _check_levels(levels, tree.h_max)
     eps = positive_float(epsilon, "epsilon")
+    check_mechanism_epsilon(eps / (p - 1), "epsilon", "epsilon / (levels - 1)")
     Z = tree.domain.to_index(tree.domain.check_rows(X, "X"))
     return _opt_private_gen(tree, Z, p, eps, check_random_state(random_state))
 

@@ -327,8 +327,25 @@ def _grow(domain: Domain, Z: np.ndarray, yi: np.ndarray, epsilon_level: float, h
 MAX_SPLIT_CANDIDATES = 1 << 20
 
 
+def check_mechanism_epsilon(epsilon: float, name: str, what: str) -> None:
+    """Refuse a budget whose per-mechanism epsilon (``what``, e.g. ``"epsilon / (2 h_max)"``) the ledger cannot
+    record (outside [MIN_EVENT_EPSILON, MAX_EPSILON] of :mod:`dpsumm.accounting`; below it the Laplace scale also
+    leaves the sampler's range), naming ``name``, before any noise is drawn."""
+    from ..accounting._checks import MAX_EPSILON, MIN_EVENT_EPSILON
+
+    if not MIN_EVENT_EPSILON <= epsilon <= MAX_EPSILON:
+        raise InvalidParameterError(f"`{name}` gives each mechanism {what} = {epsilon:g}, outside "
+                                    f"[{MIN_EVENT_EPSILON:g}, {MAX_EPSILON:g}] (the range a privacy ledger records)",
+                                    name)
+
+
+#: Largest ``h_max`` (every level below it splits each node in two or more: beyond 19 levels a tree over any numeric
+#: attribute has more than MAX_LEAVES leaves; only an all-categorical domain stops earlier).
+MAX_TREE_DEPTH = 1024
+
+
 def _check_tree_params(h_max: object, t: object) -> tuple[int, int]:
-    return positive_int(h_max, "h_max"), bounded_int(t, "t", 1, MAX_SPLIT_CANDIDATES)
+    return bounded_int(h_max, "h_max", 1, MAX_TREE_DEPTH), bounded_int(t, "t", 1, MAX_SPLIT_CANDIDATES)
 
 
 def make_tree(
@@ -385,6 +402,7 @@ def make_tree(
     if not isinstance(domain, Domain):
         raise InvalidParameterError("`domain` must be a dpsumm.pfds.Domain", "domain")
     eps = positive_float(epsilon_level, "epsilon_level")
+    check_mechanism_epsilon(eps, "epsilon_level", "epsilon_level")
     h, tt = _check_tree_params(h_max, t)
     Xa = domain.check_rows(X, "X")
     yi = domain.check_labels(y, Xa.shape[0], "y")

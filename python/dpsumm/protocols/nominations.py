@@ -36,7 +36,7 @@ from typing import Any, Callable, ClassVar, Literal
 import numpy as np
 
 from .. import accounting
-from .._validation import as_array, bounded_int, choice_of, positive_float
+from .._validation import as_array, bounded_int, choice_of, positive_float, real_number
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import DIGEST_BYTES, RFFHasher, hash_digests
 from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select
@@ -163,11 +163,11 @@ def _finite(value: object, name: str, shape: tuple[int | None, ...]) -> np.ndarr
 
 def _number(value: object, name: str, *, positive: bool = False) -> float:
     """``value`` as a finite real number >= 0 (> 0 with ``positive``), or InvalidParameterError naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(value) or value < 0 or (positive and value == 0):
-        raise InvalidParameterError(f"`{name}` must be a finite number {'>' if positive else '>='} 0, got {value!r}",
+    v = real_number(value, name) if isinstance(value, (int, float, np.integer, np.floating)) else math.nan
+    if not math.isfinite(v) or v < 0 or (positive and v == 0):
+        raise InvalidParameterError(f"`{name}` must be a finite number {'>' if positive else '>='} 0, got {value!r:.60}",
                                     name)
-    return float(value)
+    return v
 
 
 def owner_groups(means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *, level: float = GROUP_LEVEL

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Literal
@@ -18,7 +17,7 @@ from typing import Any, Callable, ClassVar, Literal
 import numpy as np
 
 from .. import _core, accounting
-from .._validation import bounded_int, choice_of
+from .._validation import bounded_int, choice_of, real_number
 from ..errors import DpsummError, InvalidParameterError, ProtocolError
 from ..h2 import H2
 from ..hashing import RFFHasher
@@ -646,11 +645,12 @@ class PaperProtocol(_PaperMethod):
             if e != "theorem6":
                 raise InvalidParameterError(f"`epsilon_auction` must be a number >= 0 or 'theorem6', got {e!r}",
                                             "epsilon_auction")
-        elif isinstance(e, bool) or not isinstance(e, numbers.Real) or not math.isfinite(float(e)) or float(e) < 0:
-            raise InvalidParameterError(f"`epsilon_auction` must be a finite number >= 0 or 'theorem6', got {e!r}",
-                                        "epsilon_auction")
         else:
-            object.__setattr__(self, "epsilon_auction", float(e))
+            v = real_number(e, "epsilon_auction")
+            if not math.isfinite(v) or v < 0:
+                raise InvalidParameterError(f"`epsilon_auction` must be a finite number >= 0 or 'theorem6', got {e!r}",
+                                            "epsilon_auction")
+            object.__setattr__(self, "epsilon_auction", v)
         if isinstance(self.schedule, accounting.Schedule) and not (isinstance(e, float) and e == 0.0):
             raise InvalidParameterError("`epsilon_auction` applies to the paper's schedule; a `schedule` object "
                                         "carries its own", "epsilon_auction")

@@ -44,10 +44,23 @@ fn bad(py: Python<'_>, name: &str, msg: String) -> PyErr {
     raise(py, "InvalidParameterError", msg, Some(name))
 }
 
+/// Whether `obj` is a real number: an instance of `numbers.Real` other than a bool. numpy's bool and every complex
+/// number are not `numbers.Real` (their `__float__` would turn True into 1.0, or drop an imaginary part with only a
+/// warning).
+fn is_real(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(false);
+    }
+    if obj.is_exact_instance_of::<PyFloat>() || obj.is_exact_instance_of::<PyInt>() {
+        return Ok(true);
+    }
+    obj.is_instance(&py.import("numbers")?.getattr("Real")?)
+}
+
 /// A real-number argument (int or float, not bool, not str).
 fn arg_f64(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<f64> {
-    if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyString>() || obj.is_none() {
-        return Err(bad(py, name, format!("`{name}` must be a real number, got {}", obj.get_type().name()?)));
+    if obj.is_none() || !is_real(py, obj)? {
+        return Err(bad(py, name, format!("`{name}` must be a real number, got {}", type_name(obj))));
     }
     obj.extract::<f64>()
         .map_err(|_| bad(py, name, format!("`{name}` must be a real number, got {}", type_name(obj))))
@@ -82,6 +95,21 @@ fn real_sequence(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str, max: usize)
         return Err(not_reals());
     }
     let too_many = || bad(py, name, format!("`{name}` has more than {max} entries"));
+    // A numpy array of real numbers (kind f, i or u) has real items; any other dtype (bool, complex, object,
+    // strings, datetimes) is refused whole. Other sequences are checked item by item.
+    let typed = match obj.getattr("dtype").and_then(|d| d.getattr("kind")).and_then(|k| k.extract::<String>()) {
+        Ok(kind) if obj.hasattr("ndim").unwrap_or(false) => {
+            if !matches!(kind.as_str(), "f" | "i" | "u") {
+                return Err(bad(py, name, format!("`{name}` must hold real numbers, got a numpy array of kind {kind:?}")));
+            }
+            let ndim = obj.getattr("ndim").and_then(|n| n.extract::<usize>()).unwrap_or(0);
+            if ndim != 1 {
+                return Err(bad(py, name, format!("`{name}` must be 1-D, got {ndim}-D")));
+            }
+            true
+        }
+        _ => false,
+    };
     let len = obj.len().map_err(|_| not_reals())?;
     if len > max {
         return Err(too_many());
@@ -92,7 +120,11 @@ fn real_sequence(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str, max: usize)
         if out.len() >= max {
             return Err(too_many());
         }
-        out.push(item.and_then(|x| x.extract::<f64>()).map_err(|_| not_reals())?);
+        let item = item.map_err(|_| not_reals())?;
+        if !typed && !is_real(py, &item)? {
+            return Err(not_reals());
+        }
+        out.push(item.extract::<f64>().map_err(|_| not_reals())?);
     }
     Ok(out)
 }
@@ -211,10 +243,14 @@ impl PyCsprng {
     }
 
     /// The Gaussian mechanism on the grid `granularity * Z`, per coordinate (see `dpsumm.privacy`).
-    fn gaussian_on_grid<'py>(&self, py: Python<'py>, values: PyReadonlyArray1<'py, f64>, sigma: &Bound<'py, PyAny>, granularity: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn gaussian_on_grid<'py>(&self, py: Python<'py>, values: &Bound<'py, PyAny>, sigma: &Bound<'py, PyAny>, granularity: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let sigma = arg_f64(py, sigma, "sigma")?;
         let granularity = arg_f64(py, granularity, "granularity")?;
-        let owned = vec_f64(py, &values, "values", MAX_ARRAY)?;
+        // A 1-D float64 array is copied as is (fallibly); any other sequence of real numbers item by item.
+        let owned = match values.extract::<PyReadonlyArray1<'py, f64>>() {
+            Ok(array) => vec_f64(py, &array, "values", MAX_ARRAY)?,
+            Err(_) => real_sequence(py, values, "values", MAX_ARRAY)?,
+        };
         let rng = self.clone();
         let out = detach(py, || {
             let mut g = rng.guard()?;
