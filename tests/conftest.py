@@ -56,3 +56,15 @@ def mnist_dir() -> Path:
             pytest.fail(msg + "; CI needs them", pytrace=False)
         pytest.skip(msg)
     return d
+
+
+@pytest.fixture
+def no_messages(monkeypatch):
+    """(For the bad-input tests.) Fail the test if any message reaches a party (a release, a nomination, a purchase)."""
+    from dpsumm.transport import InProcessTransport
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a party was asked something before the bad input was refused")
+
+    monkeypatch.setattr(InProcessTransport, "request", refuse)
+    monkeypatch.setattr(InProcessTransport, "request_many", refuse)

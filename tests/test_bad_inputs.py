@@ -30,7 +30,6 @@ import dpsumm
 from dpsumm import DpsummError, InvalidParameterError, Owner
 from dpsumm import accounting as acc
 from dpsumm import datasets, experiments, metrics, pfds
-from dpsumm.transport import InProcessTransport
 
 RNG = np.random.default_rng(7)
 OWNERS = [RNG.uniform(size=(30, 3)) for _ in range(3)]
@@ -54,16 +53,6 @@ def refused(call, argument, kind=InvalidParameterError):
     assert info.value.argument == argument, (info.value.argument, str(info.value))
     assert str(info.value).strip() and "Traceback" not in str(info.value)
     return info.value
-
-
-@pytest.fixture
-def no_messages(monkeypatch):
-    """Fail the test if any message reaches a party (a release, a nomination, a purchase)."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("a party was asked something before the bad input was refused")
-
-    monkeypatch.setattr(InProcessTransport, "request", refuse)
-    monkeypatch.setattr(InProcessTransport, "request_many", refuse)
 
 
 def _ledger():

@@ -40,6 +40,13 @@ def finite_float(value: object, name: str) -> float:
     return v
 
 
+def bool_flag(value: object, name: str) -> bool:
+    """``value`` as a bool: a Python or numpy bool only (the string "False" or the int 0 is refused)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidParameterError(f"`{name}` must be a bool, got {type(value).__name__}", name)
+    return bool(value)
+
+
 def positive_float(value: object, name: str) -> float:
     """``value`` as a finite float > 0."""
     v = real_number(value, name)

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import accounting
 from .datasets import LabelSplit
-from ._validation import bounded_int, positive_float
+from ._validation import bool_flag, bounded_int, positive_float
 from .errors import InvalidParameterError
 from .h2 import H2
 from .hashing import RFFHasher
@@ -112,12 +112,6 @@ def _text(value: object, name: str) -> str:
     if not isinstance(value, str):
         raise InvalidParameterError(f"`{name}` must be a str, got {type(value).__name__}", name)
     return value
-
-
-def _flag(value: object, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise InvalidParameterError(f"`{name}` must be a bool, got {type(value).__name__}", name)
-    return bool(value)
 
 
 def _optional_dim(dim: object) -> int | None:
@@ -405,7 +399,7 @@ def _stats(records: Sequence[Record], field: str) -> dict[tuple[str, int], tuple
 def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
     """Mean ± standard deviation over repeats of MMD², its increase over greedy and accuracy, per method and size."""
     records = _records(records)
-    markdown = _flag(markdown, "markdown")
+    markdown = bool_flag(markdown, "markdown")
     mmd, inc, acc, sec, seen = (_stats(records, f) for f in ("mmd2", "mmd_increase_pct", "accuracy", "seconds", "accessed"))
     methods = sorted(dict.fromkeys(_label(r) for r in records), key=_display_rank)
     sizes = sorted({r.size for r in records})
@@ -512,7 +506,7 @@ def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str,
     if isinstance(skip, (str, bytes)) or not isinstance(skip, (Sequence, set, frozenset)) or \
             not all(isinstance(s, str) for s in skip):
         raise InvalidParameterError(f"`skip` must be a list of method labels, got {skip!r:.60}", "skip")
-    logy = _flag(logy, "logy")
+    logy = bool_flag(logy, "logy")
     stats = _stats(records, field)
     methods = sorted((m for m in dict.fromkeys(_label(r) for r in records) if m not in skip), key=_display_rank)
     fig = Figure(figsize=(6.4, 4.0), dpi=120)
@@ -598,7 +592,7 @@ def write_results(records: Sequence[Record], out: str | Path, *, title: str = ""
 
     records = _records(records)
     title = _text(title, "title")
-    plots = _flag(plots, "plots")
+    plots = bool_flag(plots, "plots")
     dim = _optional_dim(dim)
     d = _path_like(out, "out")
     try:

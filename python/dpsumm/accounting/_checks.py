@@ -7,7 +7,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import positive_int, real_number
+from .._validation import bool_flag, positive_int, real_number
 from ..errors import InvalidParameterError
 
 
@@ -34,11 +34,8 @@ def _delta(value: object, name: str = "delta") -> float:
     return v
 
 
-def _flag(value: object, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise InvalidParameterError(f"`{name}` must be a bool, got {type(value).__name__}", name)
-    return bool(value)
-
+#: A Python or numpy bool (the accounting modules' name for it).
+_flag = bool_flag
 
 #: Largest summary size a schedule is made for (one entry per epoch).
 MAX_SIZE = 10_000_000
