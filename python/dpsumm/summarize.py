@@ -36,23 +36,19 @@ CONSUMER = "consumer"
 # ------------------------------------------------------------------------------------------ validation
 
 
-def _as_owners(owners: object, n_features: int | None,
-               peaks: list[float] | None = None) -> tuple[list[np.ndarray], list[np.ndarray | None], list[str]]:
-    """The owners' rows, labels and names, checked; ``peaks`` (when given) receives each owner's ``max |x|`` from
-    the same read of its rows, for :func:`check_hashable`."""
+def _as_owners(owners: object) -> tuple[list[np.ndarray], list[np.ndarray | None], list[str], list[float]]:
+    """The owners' rows, labels and names, checked, and each owner's ``max |x|`` from the same read of its rows
+    (for :func:`check_hashable`)."""
     if isinstance(owners, np.ndarray) or not isinstance(owners, Sequence) or len(owners) == 0:
         raise InvalidParameterError("`owners` must be a non-empty list of arrays or dpsumm.Owner", "owners")
-    datas, labels, names = [], [], []
+    datas, labels, names, peaks = [], [], [], []
+    n_features: int | None = None
     for k, o in enumerate(owners):
         if isinstance(o, Owner):
             data, lab, name = o.data, o.labels, o.name or f"owner-{k}"
         else:
             data, lab, name = o, None, f"owner-{k}"
-        if peaks is None:
-            arr = float_matrix(data, "owners", n_features=n_features)
-        else:
-            arr, peak = float_matrix_peak(data, "owners", n_features=n_features)
-            peaks.append(peak)
+        arr, peak = float_matrix_peak(data, "owners", n_features=n_features)
         if n_features is None:
             n_features = arr.shape[1]
         if lab is not None:
@@ -68,32 +64,32 @@ def _as_owners(owners: object, n_features: int | None,
         datas.append(arr)
         labels.append(lab)
         names.append(str(name))
+        peaks.append(peak)
     if len(set(names)) != len(names):
         raise InvalidParameterError("owner names must be unique", "owners")
     if CONSUMER in names:
         raise InvalidParameterError(f"an owner may not be named {CONSUMER!r}: that is the consumer's party name", "owners")
     if any(lab is None for lab in labels) and any(lab is not None for lab in labels):
         raise InvalidParameterError("give labels for every owner or for none", "owners")
-    return datas, labels, names
+    return datas, labels, names, peaks
 
 
-def _check_sellable(labels: list[np.ndarray | None], names: list[str], label_set: tuple[Any, ...], size: int) -> None:
+def _check_sellable(labels: list[np.ndarray], label_set: tuple[Any, ...], size: int) -> None:
     """Refuse a label purchase that cannot fill ``size`` rows: only rows whose label is in the public ``label_set`` are
     ever sold (an owner short of a label makes it up from its other labels in the set, never from outside it).
 
     A check each in-process owner makes on its own rows before anything is released (no budget is spent).
     """
     allowed = np.asarray(label_set)
-    sellable = [int(np.isin(np.asarray(lab), allowed).sum()) for lab in labels]
-    total = sum(sellable)
+    total = sum(int(np.isin(lab, allowed).sum()) for lab in labels)
     if total == 0:
-        examples = np.unique(np.concatenate([np.asarray(lab)[:1000] for lab in labels if lab is not None]))[:5]
+        examples = np.unique(np.concatenate([lab[:1000] for lab in labels]))[:5]
         raise InvalidParameterError(
             f"no owner holds a row whose label is in the method's label_set {label_set[:10]!r} (owners' labels such "
             f"as {examples.tolist()!r}): rows with other labels are never sold; check that the owners' labels and "
             "the label_set use the same values", "owners")
     if total < size:
-        outside = sum(len(lab) for lab in labels if lab is not None) - total
+        outside = sum(len(lab) for lab in labels) - total
         raise InvalidParameterError(
             f"`size` ({size}) exceeds the owners' rows whose label is in label_set ({total}; {outside} rows hold "
             "labels outside it and are never sold)", "size")
@@ -184,25 +180,25 @@ def summarize(
         raise InvalidParameterError("`transport` must be a dpsumm.transport.Transport or None", "transport")
     feature_range = real_pair(feature_range, "feature_range")
     rng = check_random_state(random_state)
-    peaks: list[float] = []
-    datas, labels, names = _as_owners(owners, None, peaks)
+    datas, labels, names, peaks = _as_owners(owners)
     n_features = datas[0].shape[1]
     val = float_matrix(validation, "validation", n_features=n_features)
     val_labels = _validation_labels(validation_labels, val.shape[0], meth, labels[0] is not None, transport is not None)
-    if meth.needs_labels:  # the owners count their rows per public label: labels they can count, of the set's kind
+    size = positive_int(size, "size")
+    if meth.needs_labels and labels[0] is not None:  # labels for every owner or none (_as_owners)
+        # The owners count their rows per public label: labels of the set's kind, enough of them in the set.
         label_set = tuple(getattr(meth, "label_set", None) or ())
+        in_set = []
         for k, lab in enumerate(labels):
-            if lab is not None:
-                try:
-                    labels[k] = label_vector(lab, f"labels of {names[k]!r}", datas[k].shape[0], label_set)
-                except InvalidParameterError as exc:
-                    raise InvalidParameterError(str(exc), "owners") from None
-        if all(lab is not None for lab in labels):
-            _check_sellable(labels, names, label_set, positive_int(size, "size"))
+            try:
+                in_set.append(label_vector(lab, f"labels of {names[k]!r}", datas[k].shape[0], label_set))
+            except InvalidParameterError as exc:
+                raise InvalidParameterError(str(exc), "owners") from None
+        _check_sellable(in_set, label_set, size)
+        labels = list(in_set)
     for k, d in enumerate(datas):
         if d.shape[0] == 0:
             raise InvalidParameterError(f"owner {names[k]!r} has no rows", "owners")
-    size = positive_int(size, "size")
     if seed_set is not None and not (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
         seed_set = float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
     K = len(datas)
