@@ -31,7 +31,12 @@ thread. In the same process, on the same synthetic rows (``bench_scale.make_data
   ``s`` is the rest, over the process's CPU time; Amdahl's law projects the speed-up on 16 cores as
   ``1 / (s + (1 - s) / 16)``. Both shares are in the results file;
 * (``--sweep``) the transform against the floor at 256, 4,096, 100,000 rows per call and the whole
-  array (2M rows) in one call, interleaved, best of 3.
+  array (2M rows) in one call, interleaved, best of 3, and numpy at the same rows per call (a result of that
+  many rows per call, as the transform returns; for the whole array a fresh 4 GB result per call, whose
+  pages the kernel must first touch, as it must the transform's).
+
+CPU times are ``time.process_time`` (the process) and ``time.thread_time`` (the main thread): clock_gettime,
+not /proc's 10 ms ticks, which are too coarse for a main thread's share of tens of milliseconds.
 
 Run: ``python benches/bench_floor.py`` (both sizes, the curve and the sweep: a few minutes on an idle
 2-core machine) -> the README's tables (every number marked with its path in the results file, for
@@ -51,19 +56,6 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-
-
-def _cpu_times_by_thread() -> dict[int, float]:
-    """CPU seconds (user + system) of every thread of this process, by thread id."""
-    tick = os.sysconf("SC_CLK_TCK")
-    out = {}
-    for task in Path("/proc/self/task").iterdir():
-        try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        out[int(task.name)] = (int(fields[11]) + int(fields[12])) / tick
-    return out
 
 
 def _vm(field: str) -> float:
@@ -154,7 +146,8 @@ def child(a: argparse.Namespace) -> dict:
         gc.collect()
         Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM: the peak below is this run's
         in_owners[0] = 0.0
-        cpu0 = _cpu_times_by_thread()
+        # CPU time in ns resolution (clock_gettime), not /proc's 10 ms ticks: the main thread's share is tens of ms
+        cpu0, main0 = time.process_time(), time.thread_time()
         t = time.perf_counter()
         if name == "labels":  # the rows' clusters as labels (public label set: the 20 clusters)
             res = dpsumm.summarize([dpsumm.Owner(d, labels=y) for d, y in zip(datas, owner_labels)], V, a.size,
@@ -163,19 +156,19 @@ def child(a: argparse.Namespace) -> dict:
             res = dpsumm.summarize(datas, V, a.size, progress=False) if method is None else \
                 dpsumm.summarize(datas, V, a.size, method=method, progress=False)
         total = time.perf_counter() - t
-        cpu1 = _cpu_times_by_thread()
+        cpu1, main1 = time.process_time(), time.thread_time()
         peak = _vm("VmHWM")
         assert res.points is not None and len(res.points) == a.size
-        cpu_all = sum(cpu1[k] - cpu0.get(k, 0.0) for k in cpu1)
-        cpu_main = cpu1[main] - cpu0.get(main, 0.0)
+        cpu_all = cpu1 - cpu0
+        cpu_main = main1 - main0
         phases = {k: round(float(v), 3) for k, v in res.extra["timings"].items()}
         phases["setup"] = round(total - sum(res.extra["timings"].values()), 3)
         runs.append({
             "run": name, "same_as_before": same if name == "default" else None,
             "method": repr(method if method is not None else dpsumm.Nominations()),
-            "run_s": round(total, 3), "phases_s": phases, "cpu_s": round(cpu_all, 2),
+            "run_s": round(total, 3), "phases_s": phases, "cpu_s": round(cpu_all, 3),
             "peak_rss_gb": round(peak, 3), "peak_rss_minus_rows_gb": round(peak - raw_gb, 3),
-            "cpu_main_thread_s": round(cpu_main, 2), "cpu_main_thread_in_owners_s": round(in_owners[0], 2),
+            "cpu_main_thread_s": round(cpu_main, 3), "cpu_main_thread_in_owners_s": round(in_owners[0], 3),
             "main_thread_share": round(cpu_main / cpu_all, 4) if cpu_all > 0 else None,
             "serial_share": round((cpu_main - in_owners[0]) / cpu_all, 4) if cpu_all > 0 else None,
         })
@@ -235,12 +228,14 @@ def sweep(a: argparse.Namespace) -> dict:
     calls = [256, 4096, 100_000, len(X)]
     floor = float("inf")
     best = {c: float("inf") for c in calls}
-    numpy_same = {c: float("inf") for c in calls[:3]}
+    # numpy at the same rows per call, the whole array included: one (rows, 500) float32 result per call, as the
+    # transform returns (at 2M rows, 4 GB of fresh pages each call: both pay the kernel's first touch of them)
+    numpy_same = {c: float("inf") for c in calls}
     for _ in range(3):
         floor = min(floor, _best(lambda: _floor([X], omega, offset, 4096), 1)[0])
         for c in calls:
             best[c] = min(best[c], _best(lambda: _ours([X], h, c), 1)[0])
-        for c in calls[:3]:
+        for c in calls:
             numpy_same[c] = min(numpy_same[c], _best(lambda: _floor([X], omega, offset, c), 1)[0])
     # The same comparison on one thread in CPU time (time.process_time), which other jobs' load disturbs
     # far less than wall time: one BLAS thread for numpy, threads=1 for the transform.

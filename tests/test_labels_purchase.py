@@ -523,3 +523,49 @@ def test_a_summary_short_of_size_says_so_in_its_events_and_repr():
         assert ("fewer rows than asked" in repr(res)) == (len(res) < size)
         outcomes.add(len(res) < size)
     assert outcomes == {False, True}  # both branches are exercised (seeded: deterministic)
+
+
+@settings(max_examples=300, deadline=None)
+@given(dtype=st.sampled_from(["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float64"]),
+       values=st.lists(st.integers(-2**63, 2**64 - 1), min_size=0, max_size=40),
+       allowed=st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=6))
+def test_the_sellable_count_equals_isin_for_every_integer_dtype(dtype, values, allowed):
+    """summarize's count of rows with a label in the set (a bincount for small integer ranges) is np.isin's, at the
+    dtype's extremes too (a label below or above the set's range must not wrap into it)."""
+    from dpsumm.summarize import _rows_in_set
+
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        values = [min(max(v, int(info.min)), int(info.max)) for v in values] + [int(info.min), int(info.max)]
+        near = [min(max(a, int(info.min)), int(info.max)) for a in allowed]
+        allowed = allowed + near
+    labels = np.asarray(values, dtype=dt)
+    for subset in (allowed, allowed[:1], [a for a in allowed if abs(a) < 300] or [0]):
+        arr = np.asarray(tuple(subset))
+        assert _rows_in_set(labels, arr) == int(np.isin(labels, arr).sum())
+
+
+def test_cell_counts_equal_the_nearest_cell_of_the_rows_label_over_every_cell():
+    """The consumer's counts per cell (each row scored against its own label's cells only) equal the definition: the
+    first nearest cell, by ``||c||^2 - bias - 2 h.c``, among every cell with the other labels' cells masked; a row whose
+    label has no cell, or is outside the set, is not counted."""
+    from dpsumm.hashing import RFFHasher
+    from dpsumm.messages import LabelHistogramRequest
+    from dpsumm.parties import cell_counts
+
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        L, J, n = int(rng.integers(1, 6)), int(rng.integers(1, 12)), int(rng.integers(1, 200))
+        X, labels = rng.normal(size=(n, 3)), rng.integers(-1, L + 1, n)
+        m = LabelHistogramRequest(label_set=np.arange(L), epsilon=1.0, delta=1e-6, send_rows=False, n_features=3, dim=8,
+                                  gamma=0.5, hash_seed="s", cell_labels=rng.integers(0, L, J),
+                                  centres=rng.normal(size=(J, 8)) * 0.3, bias=rng.random(J) * 0.01)
+        H = np.asarray(RFFHasher(3, dim=8, gamma=0.5, seed="s").transform(X), dtype=np.float64)
+        score = (m.centres ** 2).sum(1) - m.bias - 2.0 * H @ m.centres.T
+        score[m.cell_labels[None, :] != labels[:, None]] = np.inf
+        want = np.zeros(J)
+        for row in score:
+            if np.isfinite(row).any():
+                want[np.argmin(row)] += 1
+        assert np.array_equal(cell_counts(X, labels, m), want)

@@ -142,14 +142,20 @@ def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> 
     hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
     rows = np.flatnonzero(idx >= 0)
     base = (centres * centres).sum(1) - bias
+    # a row is scored against its own label's cells only (the first nearest in cell order, as an argmin over every
+    # cell with the others masked would pick): the work is |D_v| x J / L, not |D_v| x J
+    label_cells = {j: np.flatnonzero(cell_labels == j) for j in np.unique(cell_labels).tolist()}
     step = max(1, min(_CELL_BLOCK, _CELL_SCORES // max(J, 1)))
-    for start in range(0, len(rows), step):  # (step, J) scores at a time: at most _CELL_SCORES float64
+    for start in range(0, len(rows), step):  # at most (step, J) scores at a time: _CELL_SCORES float64
         block = rows[start:start + step]
         H = np.asarray(hasher.transform(np.ascontiguousarray(np.asarray(X)[block])), dtype=np.float64)
-        score = base[None, :] - 2.0 * (H @ centres.T)
-        score[cell_labels[None, :] != idx[block][:, None]] = np.inf
-        held = np.isfinite(score).any(1)
-        np.add.at(out, np.argmin(score[held], axis=1), 1.0)
+        row_labels = idx[block]
+        for j in np.unique(row_labels).tolist():
+            cells = label_cells.get(j)
+            if cells is None:  # no cell holds this label: its rows are not counted
+                continue
+            score = base[cells][None, :] - 2.0 * (H[row_labels == j] @ centres[cells].T)
+            np.add.at(out, cells[np.argmin(score, axis=1)], 1.0)
     return out
 
 
