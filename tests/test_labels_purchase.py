@@ -529,10 +529,11 @@ def test_a_summary_short_of_size_says_so_in_its_events_and_repr():
 @given(dtype=st.sampled_from(["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float64"]),
        values=st.lists(st.integers(-2**63, 2**64 - 1), min_size=0, max_size=40),
        allowed=st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=6))
-def test_the_sellable_count_equals_isin_for_every_integer_dtype(dtype, values, allowed):
-    """summarize's count of rows with a label in the set (a bincount for small integer ranges) is np.isin's, at the
-    dtype's extremes too (a label below or above the set's range must not wrap into it)."""
-    from dpsumm.summarize import _rows_in_set
+def test_the_label_positions_by_table_equal_the_sorted_search_for_every_integer_dtype(dtype, values, allowed):
+    """The owners' label positions (a lookup table for a set of integers over a small range) are the sorted search's,
+    at the dtype's extremes too (a label below or above the set's range must not wrap into it); the count of rows in
+    the set, which summarize checks before a label purchase, is np.isin's."""
+    from dpsumm.parties import label_index, _label_index_sorted, label_counts
 
     dt = np.dtype(dtype)
     if dt.kind in "iu":
@@ -542,8 +543,11 @@ def test_the_sellable_count_equals_isin_for_every_integer_dtype(dtype, values, a
         allowed = allowed + near
     labels = np.asarray(values, dtype=dt)
     for subset in (allowed, allowed[:1], [a for a in allowed if abs(a) < 300] or [0]):
-        arr = np.asarray(tuple(subset))
-        assert _rows_in_set(labels, arr) == int(np.isin(labels, arr).sum())
+        arr = np.asarray(tuple(dict.fromkeys(subset)))  # a label set is distinct
+        positions = _label_index_sorted(labels, arr)
+        assert np.array_equal(label_index(labels, arr), positions)
+        assert np.array_equal(label_counts(labels, arr), np.bincount(positions[positions >= 0], minlength=len(arr)))
+        assert label_counts(labels, arr).sum() == int(np.isin(labels, arr).sum())
 
 
 def test_cell_counts_equal_the_nearest_cell_of_the_rows_label_over_every_cell():

@@ -82,6 +82,18 @@ def test_kernel_scale_thresholds_bracket_the_measurements():
     assert kernel_scale(X, dpsumm.median_gamma(X)) == pytest.approx(1.0)
 
 
+def test_the_kernel_check_is_the_scale_of_an_evenly_spaced_subsample_within_a_few_percent_of_every_row():
+    """check_kernel's median is over 256 evenly spaced rows (exactly), and on digits (1,797 rows) that is within 5 %
+    of the median over the heuristic's 1,000 rows: far inside the warning's range of a factor of 5,000."""
+    from dpsumm.preprocessing import check_kernel
+
+    X = dpsumm.datasets.digits()[0]
+    sub = X[np.linspace(0, len(X) - 1, 256).astype(np.int64)]
+    assert check_kernel(X, 0.1) == kernel_scale(sub, 0.1)
+    assert check_kernel(X[:200], 0.1) == kernel_scale(X[:200], 0.1)  # 256 rows or fewer: every row
+    assert check_kernel(X, 0.1) == pytest.approx(kernel_scale(X, 0.1), rel=0.05)
+
+
 def test_scale_to_unit():
     X = np.array([[0.0, 10.0], [8.0, 20.0], [16.0, 40.0]])
     out = dpsumm.scale_to_unit(X, [0, 10], [16, 30])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import pickle
+from typing import Any
 
 import numpy as np
 
@@ -80,13 +81,52 @@ SKETCH_RELEASES = 2
 
 
 
-def _label_index(labels: np.ndarray, label_set: np.ndarray) -> np.ndarray:
-    """Each row's position in ``label_set`` (int64), -1 for a label outside it: one sorted search over the rows."""
-    L = len(label_set)
-    if L == 0 or (labels.dtype.kind in "US") != (label_set.dtype.kind in "US"):
+#: Widest range of an integer label set that :func:`label_index` looks up in a table (one int64 per value).
+_TABLE_SPAN = 1 << 16
+
+
+def _fits_int64(dtype: np.dtype[Any]) -> bool:
+    """Integers every value of which converts to int64 exactly."""
+    return dtype.kind == "i" or (dtype.kind == "u" and dtype.itemsize <= 4)
+
+
+def label_index(labels: np.ndarray, label_set: np.ndarray) -> np.ndarray:
+    """Each row's position in ``label_set`` (int64), -1 for a label outside it.
+
+    Numbers match by value (``1.0`` is ``1``), strings never match numbers. Integer labels against a set of integers
+    spanning at most ``_TABLE_SPAN`` values: one lookup in a table of positions (every label below the set's range
+    lands on its first entry, every label above on its last, both -1); otherwise one sorted search over the rows.
+    The two give the same positions (tests/test_labels_purchase.py).
+    """
+    if len(label_set) == 0 or (labels.dtype.kind in "US") != (label_set.dtype.kind in "US"):
         return np.full(len(labels), -1, dtype=np.int64)  # strings against numbers: no label of the set occurs
+    by_table = _label_slots(labels, label_set)
+    if by_table is not None:
+        slot, table = by_table
+        return np.asarray(table[slot], dtype=np.int64)
+    return _label_index_sorted(labels, label_set)
+
+
+def _label_slots(labels: np.ndarray, label_set: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """For integer labels against a set of integers spanning at most ``_TABLE_SPAN`` values: each row's slot in a
+    table (int64; slot 0 below the set's range, the last slot above it) and the table of positions in ``label_set``
+    per slot (-1 where no label of the set is). None for any other labels or set."""
+    if not (_fits_int64(labels.dtype) and _fits_int64(label_set.dtype)) or len(label_set) == 0:
+        return None
+    lo, hi = int(label_set.min()), int(label_set.max())
+    if hi - lo > _TABLE_SPAN or lo == np.iinfo(np.int64).min or hi == np.iinfo(np.int64).max:
+        return None
+    table = np.full(hi - lo + 3, -1, dtype=np.int64)
+    table[label_set.astype(np.int64) - (lo - 1)] = np.arange(len(label_set))
+    slot = np.clip(labels.astype(np.int64, copy=False), lo - 1, hi + 1)
+    slot -= lo - 1
+    return slot, table
+
+
+def _label_index_sorted(labels: np.ndarray, label_set: np.ndarray) -> np.ndarray:
+    """:func:`label_index` by one sorted search of the rows in ``label_set`` (any kinds it compares)."""
     order = np.argsort(label_set, kind="stable")
-    pos = np.minimum(np.searchsorted(label_set[order], labels), L - 1)
+    pos = np.minimum(np.searchsorted(label_set[order], labels), len(label_set) - 1)
     return np.where(label_set[order][pos] == labels, order[pos], -1).astype(np.int64)
 
 
@@ -101,7 +141,8 @@ def _check_row_labels(labels: np.ndarray | None, n_rows: int, name: str) -> None
 def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray:
     """Rows per label of ``label_set`` (float64; a label outside the set is not counted, ``None``: all zero).
 
-    One pass over ``labels`` (a sorted search of each label in the set), whatever the number of labels.
+    One pass over ``labels`` whatever the number of labels: a count per slot of :func:`label_index`'s table for integer
+    labels against a set of integers over a small range, else a sorted search of each label in the set.
     """
     label_set = np.asarray(label_set)
     if labels is None:
@@ -109,7 +150,15 @@ def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray
     labels = np.asarray(labels)
     if labels.ndim != 1:  # one label per row: a row counts in at most one cell (L2 sensitivity sqrt(2))
         raise ProtocolError(f"labels must be one per row (1-D), got shape {labels.shape}")
-    idx = _label_index(labels, label_set)
+    by_table = _label_slots(labels, label_set)
+    if by_table is not None:  # count per slot, then read off the set's slots
+        slot, table = by_table
+        per_slot = np.bincount(slot, minlength=len(table))
+        out = np.zeros(len(label_set))
+        in_set = table >= 0
+        out[table[in_set]] = per_slot[in_set]
+        return out
+    idx = label_index(labels, label_set)
     return np.bincount(idx[idx >= 0], minlength=len(label_set)).astype(np.float64)
 
 
@@ -136,7 +185,7 @@ def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> 
     if J > _MAX_CELLS:
         raise ProtocolError(f"a label histogram request names {J} cells, more than {_MAX_CELLS}")
     out = np.zeros(J)
-    idx = _label_index(np.asarray(labels), label_set)
+    idx = label_index(np.asarray(labels), label_set)
     if J == 0 or not (idx >= 0).any():
         return out
     hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
@@ -144,14 +193,14 @@ def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> 
     base = (centres * centres).sum(1) - bias
     # a row is scored against its own label's cells only (the first nearest in cell order, as an argmin over every
     # cell with the others masked would pick): the work is |D_v| x J / L, not |D_v| x J
-    label_cells = {j: np.flatnonzero(cell_labels == j) for j in np.unique(cell_labels).tolist()}
+    cells_of_label = {j: np.flatnonzero(cell_labels == j) for j in np.unique(cell_labels).tolist()}
     step = max(1, min(_CELL_BLOCK, _CELL_SCORES // max(J, 1)))
     for start in range(0, len(rows), step):  # at most (step, J) scores at a time: _CELL_SCORES float64
         block = rows[start:start + step]
         H = np.asarray(hasher.transform(np.ascontiguousarray(np.asarray(X)[block])), dtype=np.float64)
         row_labels = idx[block]
         for j in np.unique(row_labels).tolist():
-            cells = label_cells.get(j)
+            cells = cells_of_label.get(j)
             if cells is None:  # no cell holds this label: its rows are not counted
                 continue
             score = base[cells][None, :] - 2.0 * (H[row_labels == j] @ centres[cells].T)
@@ -202,7 +251,7 @@ def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, 
     if labels is None:
         return empty
     label_set = np.asarray(label_set)
-    idx = _label_index(np.asarray(labels), label_set)
+    idx = label_index(np.asarray(labels), label_set)
     held = np.bincount(idx[idx >= 0], minlength=len(label_set))
     counts = substitute_counts(held, np.asarray(counts, dtype=np.int64), preference)
     total = max(int(counts.sum()), 1)

@@ -19,7 +19,7 @@ from ._validation import (as_array, check_hashable, float_matrix, float_matrix_p
                           positive_int, real_pair)
 from .errors import InvalidParameterError
 from .methods import METHODS, misplaced_options, resolve_method
-from .parties import ConsumerParty, OwnerParty, owner_stream
+from .parties import ConsumerParty, OwnerParty, label_counts, owner_stream
 from .privacy import Csprng, check_random_state
 from .protocols.base import LocalData, RunSetup, SummaryMethod, public_setup
 from .results import Access, Owner, SummaryResult
@@ -74,20 +74,6 @@ def _as_owners(owners: object) -> tuple[list[np.ndarray], list[np.ndarray | None
     return datas, labels, names, peaks
 
 
-def _rows_in_set(labels: np.ndarray, allowed: np.ndarray) -> int:
-    """How many of ``labels`` are values of ``allowed`` (``np.isin(labels, allowed).sum()``): for integer labels and a
-    set of integers spanning a small range, one clip and one bincount pass (a third of isin's time on 100,000 rows)."""
-    small_int = labels.dtype.kind == "i" or (labels.dtype.kind == "u" and labels.dtype.itemsize <= 4)
-    if small_int and allowed.dtype.kind in "iu" and allowed.size:
-        lo, hi = int(allowed.min()), int(allowed.max())
-        if hi - lo <= 1 << 16 and lo > np.iinfo(np.int64).min and hi < np.iinfo(np.int64).max:
-            # every label below the set's range lands in bin 0, every label above it in the last bin
-            binned = np.clip(labels.astype(np.int64, copy=False), lo - 1, hi + 1) - (lo - 1)
-            counts = np.bincount(binned.ravel(), minlength=hi - lo + 3)
-            return int(counts[np.unique(allowed).astype(np.int64) - lo + 1].sum())
-    return int(np.isin(labels, allowed).sum())
-
-
 def _check_sellable(labels: list[np.ndarray], label_set: tuple[Any, ...], size: int) -> None:
     """Refuse a label purchase that cannot fill ``size`` rows: only rows whose label is in the public ``label_set`` are
     ever sold (an owner short of a label makes it up from its other labels in the set, never from outside it).
@@ -95,7 +81,11 @@ def _check_sellable(labels: list[np.ndarray], label_set: tuple[Any, ...], size: 
     A check each in-process owner makes on its own rows before anything is released (no budget is spent).
     """
     allowed = np.asarray(label_set)
-    total = sum(_rows_in_set(lab, allowed) for lab in labels)
+    total = 0
+    for lab in labels:  # what the owners count (parties.label_counts), owner by owner until the summary is filled
+        total += int(label_counts(lab, allowed).sum())
+        if total >= max(size, 1):
+            return
     if total == 0:
         examples = np.unique(np.concatenate([lab[:1000] for lab in labels]))[:5]
         raise InvalidParameterError(

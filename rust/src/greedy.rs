@@ -223,25 +223,29 @@ pub(crate) fn greedy_unchecked(flat: &[f32], d: usize, target: &[f64], k: usize,
     };
     base.par_chunks_mut(CHUNK_ROWS).zip(flat.par_chunks(CHUNK_ROWS * d)).for_each(|(b, block)| row_dots_f64(block, target, b));
     let mut prev: Option<usize> = None;
-    for r in 0..k {
-        let denom = (r + 1) as f64;
-        let p = prev.map(|i| &flat[i * d..(i + 1) * d]);
-        let best = cross
-            .par_chunks_mut(CHUNK_ROWS)
-            .zip(flat.par_chunks(CHUNK_ROWS * d))
-            .zip(base.par_chunks(CHUNK_ROWS))
-            .zip(blocked.par_chunks(CHUNK_ROWS))
-            .enumerate()
-            .map(|(c, (((cr, block), b), bl))| {
-                round_chunk(cr, block, b, bl, p, denom, c * CHUNK_ROWS).map(|(value, index)| Best { value, index })
-            })
-            .reduce(|| None, better);
-        let Some(best) = best else { break };
-        sel.indices.push(best.index);
-        sel.scores.push(best.value);
-        blocked[best.index] = true;
-        prev = Some(best.index);
-    }
+    // The rounds run on a worker of the current pool (`rayon::scope`), not one injection per round from the
+    // caller's thread (see `kernel_greedy`).
+    rayon::scope(|_| {
+        for r in 0..k {
+            let denom = (r + 1) as f64;
+            let p = prev.map(|i| &flat[i * d..(i + 1) * d]);
+            let best = cross
+                .par_chunks_mut(CHUNK_ROWS)
+                .zip(flat.par_chunks(CHUNK_ROWS * d))
+                .zip(base.par_chunks(CHUNK_ROWS))
+                .zip(blocked.par_chunks(CHUNK_ROWS))
+                .enumerate()
+                .map(|(c, (((cr, block), b), bl))| {
+                    round_chunk(cr, block, b, bl, p, denom, c * CHUNK_ROWS).map(|(value, index)| Best { value, index })
+                })
+                .reduce(|| None, better);
+            let Some(best) = best else { break };
+            sel.indices.push(best.index);
+            sel.scores.push(best.value);
+            blocked[best.index] = true;
+            prev = Some(best.index);
+        }
+    });
     Ok(sel)
 }
 

@@ -64,9 +64,9 @@ def exact_greedy(datas: list[np.ndarray], validation: np.ndarray, seed: np.ndarr
     # round at 200,000 pooled rows (benches/bench_scale_e2e.py).
     idx, vals = _core.kernel_greedy(np.ascontiguousarray(X, dtype=np.float32), np.ascontiguousarray(kv, dtype=np.float64),
                                     np.ascontiguousarray(ks_sum, dtype=np.float64), len(seed), size, float(gamma))
-    picks = [(int(owner_of[i]), int(index_of[i])) for i in idx]
-    values = [float(v) for v in vals]
-    return picks, values
+    idx = np.asarray(idx, dtype=np.int64)
+    picks = list(zip(owner_of[idx].tolist(), index_of[idx].tolist()))
+    return picks, np.asarray(vals, dtype=np.float64).tolist()
 
 
 def central_greedy(datas: list[np.ndarray], validation: np.ndarray, size: int, hasher: RFFHasher) -> tuple[list[tuple[int, int]], list[float]]:

@@ -42,7 +42,7 @@ from ..hashing import DIGEST_BYTES, RFFHasher, hash_digests
 from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select
 from ..parties import COUNT_SENSITIVITY
 from ..parties import SKETCH_RELEASES as _SKETCH_RELEASES
-from ..parties import nominate_rows, owner_sketch, quota_rows, sketch_calibration
+from ..parties import label_index, nominate_rows, owner_sketch, quota_rows, sketch_calibration
 from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
 from ..messages import (LabelHistogramRelease, LabelHistogramRequest, NominationReply, NominationRequest, PurchaseReply,
                         PurchaseRequest, QuotaReply, QuotaRequest, SketchReply, SketchRequest, TargetRelease,
@@ -793,26 +793,27 @@ class NominationsAggregator:
         if r.labels is None or np.shape(r.labels) != tokens.shape:
             return "sold rows without their labels (purchase='labels' buys rows of given labels)"
         labs = np.asarray(r.labels)
+        if labs.dtype.kind not in "biufUS":
+            return f"sold labels of dtype {labs.dtype}, not numbers or strings"
         assert req.label_set is not None and req.label_counts is not None
-        asked = dict(zip(np.asarray(req.label_set).tolist(), np.asarray(req.label_counts).tolist()))
-        got: dict[Any, int] = {}
-        for lab in labs.tolist():
-            got[lab] = got.get(lab, 0) + 1
-        if any(lab not in asked for lab in got):
+        label_set, asked = np.asarray(req.label_set), np.asarray(req.label_counts, dtype=np.int64)
+        idx = label_index(labs, label_set)  # the owners' own matching of labels to the set
+        if (idx < 0).any():
             return "sold rows of a label outside the label set"
+        got = np.bincount(idx, minlength=len(label_set))
         # An owner short of a label sells as many rows of other labels instead (substitute_counts): rows beyond a
         # label's ask must be matched by rows missing from the others'.
-        extra = sum(max(0, got.get(lab, 0) - n) for lab, n in asked.items())
-        missing = sum(max(0, n - got.get(lab, 0)) for lab, n in asked.items())
+        extra, missing = int(np.maximum(got - asked, 0).sum()), int(np.maximum(asked - got, 0).sum())
         if extra > missing:
             return (f"sold {extra} rows beyond the labels' asks but is short of only {missing} (substitutes must make "
                     "up a shortfall)")
         if released is not None and sigma > 0:
             # Short of label j, the owner sold all it holds of it: its released count must agree, within the noise.
-            for j, (lab, n) in enumerate(asked.items()):
-                if got.get(lab, 0) < n and released[j] - got.get(lab, 0) > SHORTFALL_SIGMAS * sigma:
-                    return (f"sold {got.get(lab, 0)} rows of label {lab!r} (short of the {n} asked), but released a "
-                            f"count of {released[j]:.1f}, more than {SHORTFALL_SIGMAS:g} noise sigmas above")
+            implausible = np.flatnonzero((got < asked) & (np.asarray(released) - got > SHORTFALL_SIGMAS * sigma))
+            if len(implausible):
+                j = int(implausible[0])
+                return (f"sold {got[j]} rows of label {label_set[j].item()!r} (short of the {asked[j]} asked), but "
+                        f"released a count of {released[j]:.1f}, more than {SHORTFALL_SIGMAS:g} noise sigmas above")
         return None
 
     # -- label purchase: the owners' counts and hash sums, the consumer's cell histogram, one purchase (§2.7) --
@@ -985,14 +986,16 @@ class NominationsAggregator:
                 kpicks, kvalues = exact_greedy([np.asarray(rows[o]) for o in owners], self.validation,
                                                np.zeros((0, c.n_features), np.float32), min(size, len(pool_owner)), c.gamma)
                 offsets = np.cumsum([0] + [len(nominated[o][0]) for o in owners])
-                picks = np.array([offsets[k] + i for k, i in kpicks], dtype=np.int64)
+                kp = np.asarray(kpicks, dtype=np.int64).reshape(-1, 2)
+                picks = offsets[kp[:, 0]] + kp[:, 1]
                 values = np.asarray(kvalues)
             else:
                 # The pooled hashes are needed only here (K*M*d float32: 0.4 GB at K*M = 200,000, d = 500).
                 pool_h = np.concatenate([nominated[o][1] for o in owners])
                 assert exact_mean is not None
                 picks, values = greedy_select(pool_h, np.asarray(exact_mean, dtype=np.float64), min(size, len(pool_h)))
-            winners = [(owners[pool_owner[i]], int(pool_pos[i]), int(i)) for i in picks]
+            picks = np.asarray(picks, dtype=np.int64)
+            winners = list(zip([owners[k] for k in pool_owner[picks].tolist()], pool_pos[picks].tolist(), picks.tolist()))
             if c.purchase != "winners":
                 break
             want: dict[str, list[int]] = {}
