@@ -189,7 +189,95 @@ def test_csv_fuzz(tmp_path_factory, text):
         t = datasets.read_table(p)
     except dpsumm.DpsummError:
         return
-    assert t.data.ndim == 2 and t.data.dtype == np.float64
+    assert t.data.ndim == 2 and t.data.dtype == np.float64 and np.isfinite(t.data).all()
+
+
+# ---------------------------------------------------------------------------------------------- non-finite values
+
+
+def _write(path, X, header=None):
+    """``X`` (2-D floats) as ``path``'s format: .npy, .csv (``repr`` of each value, so nan and inf too) or .parquet."""
+    if path.suffix == ".npy":
+        np.save(path, X)
+    elif path.suffix == ".csv":
+        lines = ([",".join(header)] if header else []) + [",".join(repr(float(x)) for x in r) for r in X]
+        path.write_text("\n".join(lines) + "\n")
+    else:
+        pd = pytest.importorskip("pandas")
+        pytest.importorskip("pyarrow")
+        pd.DataFrame(X, columns=header or [f"f{j}" for j in range(X.shape[1])]).to_parquet(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".csv", ".parquet"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_non_finite_value_is_refused_when_read_naming_the_file_and_its_position(tmp_path, suffix, bad):
+    # Was: the array returned with the NaN/inf in it, refused (if at all) by whatever used it, far from the file.
+    X = np.arange(12.0).reshape(4, 3) + 0.5
+    X[2, 1] = bad
+    X[3, 0] = np.nan  # a later one: the first is named
+    p = _write(tmp_path / f"rows{suffix}", X, header=["a", "b", "c"])
+    np.save(tmp_path / "ok.npy", np.ones((2, 3)))
+    for read, argument in ((datasets.read_table, "path"), (datasets.load_array, "path"),
+                           (lambda q: datasets.load_owners([tmp_path / "ok.npy", q]), "paths")):
+        with pytest.raises(DataFileError) as err:
+            read(p)
+        msg = str(err.value)
+        assert err.value.argument == argument and err.value.path == str(p)
+        assert f"rows{suffix}" in msg and "row 2, column 1" in msg and str(bad) in msg, msg
+        assert ("'b'" in msg) == (suffix != ".npy") and ("line 4 of the file" in msg) == (suffix == ".csv"), msg
+    assert "`paths[1]`" in str(pytest.raises(DataFileError, datasets.load_owners, [tmp_path / "ok.npy", p]).value)
+
+
+def test_a_csv_number_beyond_the_float_range_is_refused_as_infinite(tmp_path):
+    # Was: float("1e400") = inf, returned.
+    (tmp_path / "big.csv").write_text("1,2\n3,-1e400\n")
+    with pytest.raises(DataFileError, match=r"-inf \(or a number beyond the float range.*row 1, column 1.*line 2"):
+        datasets.read_table(tmp_path / "big.csv")
+
+
+@pytest.mark.parametrize("name,content,where", [
+    ("y.npy", np.array([0.0, 1.0, np.nan, 1.0]), "entry 2"),
+    ("y2.npy", np.array([[0.0], [np.inf]]), "row 1, column 0"),
+    ("y.csv", "label\n0\n1\nnan\n", "row 2, column 0 ('label'; counting from 0; line 4 of the file)"),
+])
+def test_labels_with_a_non_finite_value_are_refused_when_read(tmp_path, name, content, where):
+    p = tmp_path / name
+    np.save(p, content) if name.endswith(".npy") else p.write_text(content)
+    with pytest.raises(DataFileError) as err:
+        datasets.load_labels(p)
+    assert err.value.argument == "labels" and name in str(err.value) and where in str(err.value), str(err.value)
+
+
+def test_an_idx_file_with_a_non_finite_value_is_refused(tmp_path):
+    body = np.array([[[1, 2], [3, 4]], [[5, np.inf], [7, 8]]], dtype=">f4")
+    raw = b"\x00\x00\x0d\x03" + b"".join(n.to_bytes(4, "big") for n in body.shape) + body.tobytes()
+    (tmp_path / "f-idx3").write_bytes(raw)
+    with pytest.raises(DataFileError, match=r"holds inf at index \(1, 0, 1\)") as err:
+        datasets.read_idx(tmp_path / "f-idx3")
+    assert err.value.argument == "path"
+    (tmp_path / "g-idx3").write_bytes(raw.replace(body.tobytes(), np.nan_to_num(body, posinf=6).tobytes()))
+    np.testing.assert_array_equal(datasets.read_idx(tmp_path / "g-idx3")[1, 0], [5, 6])
+
+
+@FAST
+@given(rows=st.integers(1, 30), cols=st.integers(1, 4), suffix=st.sampled_from([".npy", ".csv"]),
+       bad=st.lists(st.tuples(st.integers(0, 29), st.integers(0, 3), st.sampled_from([np.nan, np.inf, -np.inf])),
+                    max_size=3), seed=st.integers(0, 2**16))
+def test_a_file_reads_back_finite_or_is_refused_at_its_first_non_finite_value(tmp_path_factory, rows, cols, suffix,
+                                                                                bad, seed):
+    X = np.random.default_rng(seed).normal(size=(rows, cols))
+    for i, j, v in bad:
+        X[i % rows, j % cols] = v
+    p = _write(tmp_path_factory.mktemp("nf") / f"x{suffix}", X, header=[f"f{j}" for j in range(cols)])
+    first = np.argwhere(~np.isfinite(X))
+    try:
+        t = datasets.read_table(p, index=False)
+    except DataFileError as exc:
+        assert len(first) and f"at row {first[0][0]}, column {first[0][1]} (" in str(exc), (first, str(exc))
+        return
+    assert not len(first)
+    np.testing.assert_array_equal(t.data, X)
 
 
 # ---------------------------------------------------------------------------------------------- accounting

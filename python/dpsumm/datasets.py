@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ._validation import _scan, as_array, float_matrix, positive_float, real_vector
+from ._validation import _scan, all_finite, as_array, float_matrix, positive_float, real_vector
 from .errors import DataFileError, DpsummError, InvalidParameterError
 
 __all__ = ["read_idx", "mnist", "digits", "LabelSplit", "label_split", "mnist_label_split", "digits_label_split", "covariate_shift", "load_array", "load_labels", "load_owners", "read_table", "Table", "MAX_FILE_BYTES", "MAX_FILE_VALUES", "LABEL_NAMES"]
@@ -55,7 +55,8 @@ def _generator(random_state: object) -> np.random.Generator:
 def read_idx(path: str | Path) -> np.ndarray:
     """Read an IDX file (LeCun's MNIST format), gzipped or not (detected from the first bytes).
 
-    Returns an array of the file's dtype (native byte order) and shape.
+    Returns an array of the file's dtype (native byte order) and shape. A float file holding a NaN or an
+    infinity is refused (:class:`DataFileError` naming the file and the index of the first one).
     """
     p = _path_arg(path)
     raw = _read_bytes(p, "path")
@@ -75,7 +76,9 @@ def read_idx(path: str | Path) -> np.ndarray:
     expected = math.prod(shape) * dtype.itemsize
     if len(raw) - header != expected:
         raise DataFileError(f"{p}: IDX body has {len(raw) - header} bytes, shape {shape} needs {expected}", p, "path")
-    return np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
+    arr = np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
+    _refuse_non_finite(arr, p, "path")
+    return arr
 
 
 def _read_bytes(p: Path, argument: str) -> bytes:
@@ -434,6 +437,49 @@ def _load_npy(p: Path, argument: str) -> np.ndarray:
     return cast(np.ndarray, arr)
 
 
+def _first_non_finite(arr: np.ndarray, block_bytes: int = 1 << 24) -> tuple[int, ...] | None:
+    """The index of ``arr``'s first NaN or infinite value in row-major order, or None (integer arrays: None).
+    Read once (:func:`all_finite`) when every value is finite, else searched in row blocks of about 16 MB."""
+    if arr.dtype.kind not in "fc" or arr.size == 0 or all_finite(arr):
+        return None
+    if arr.ndim == 0:
+        return ()
+    rows = arr.reshape(arr.shape[0], -1)
+    step = max(1, block_bytes // (rows.shape[1] * arr.itemsize))
+    for start in range(0, rows.shape[0], step):
+        bad = ~np.isfinite(rows[start : start + step])
+        if bad.any():
+            flat = start * rows.shape[1] + int(np.argmax(bad))
+            return tuple(int(i) for i in np.unravel_index(flat, arr.shape))
+    return None
+
+
+def _refuse_non_finite(arr: np.ndarray, p: Path, argument: str, names: list[str] | None = None,
+                       first_line: int | None = None) -> None:
+    """Refuse a file whose values hold a NaN or an infinity, naming the file and where the first one is: its row
+    and column (counted from 0; ``names``: the column's header; ``first_line``: the file line of row 0, for a
+    CSV), an entry of a 1-D array, or an index. Every consumer of the rows and labels refuses such values; here
+    the error names the file rather than an argument far from it."""
+    where = _first_non_finite(arr)
+    if where is None:
+        return
+    value = arr[where]
+    if len(where) == 2:
+        row, col = where
+        details = ([repr(names[col])] if names is not None else []) + ["counting from 0"]
+        if first_line is not None:
+            details.append(f"line {row + first_line} of the file")
+        pos = f"row {row}, column {col} ({'; '.join(details)})"
+    elif len(where) == 1:
+        pos = f"entry {where[0]} (counting from 0)"
+    else:
+        pos = f"index {where}"
+    if first_line is not None and np.isinf(value):
+        value = f"{value} (or a number beyond the float range, like 1e400)"
+    raise DataFileError(f"`{argument}`: {p} holds {value} at {pos}: NaN and infinities are refused when read (no use "
+                        "of the data takes them); fill or drop them first", p, argument)
+
+
 def _is_number(field: str) -> bool:
     try:
         float(field)
@@ -518,8 +564,10 @@ def read_table(path: str | Path, *, header: object = "auto", index: object = "au
     ------
     DataFileError
         ``argument="path"`` for a missing, unreadable, over-long, corrupt, truncated, oversized, pickled,
-        object-dtype, binary or ragged file, or an index or label column that cannot be told apart from
-        the features; the message names the file and what to do.
+        object-dtype, binary or ragged file, a file holding a NaN or an infinity (in any column, index and
+        labels included; the message gives the row and column of the first, and for a CSV its line), or an
+        index or label column that cannot be told apart from the features; the message names the file and
+        what to do.
     InvalidParameterError
         ``argument="header"``, ``"index"`` or ``"label_column"`` for a bad option.
     """
@@ -543,6 +591,8 @@ def read_table(path: str | Path, *, header: object = "auto", index: object = "au
         raise DataFileError(f"`path`: unknown file type {suffix!r} of {p} (use .npy, .csv or .parquet)", p, "path")
     if arr.ndim != 2:
         raise DataFileError(f"`path`: {p}: expected a 2-D table, got {arr.ndim}-D", p, "path")
+    first_line = (2 if names is not None else 1) if suffix == ".csv" else None
+    _refuse_non_finite(arr, p, "path", names, first_line)
     return _split_columns(p, arr, names, index, label_column)
 
 
@@ -658,11 +708,13 @@ def load_array(path: str | Path, *, header: object = "auto", index: object = "au
 def load_labels(path: str | Path, *, header: object = "auto") -> np.ndarray:
     """Labels from a ``.npy`` file (1-D, or one column) or a one-column ``.csv``/``.parquet`` file, as a 1-D array.
 
-    Raises :class:`DataFileError` (``argument="labels"``) for a file that cannot be read or is not one column.
+    Raises :class:`DataFileError` (``argument="labels"``) for a file that cannot be read, is not one column, or
+    holds a NaN or an infinity (the message gives the position of the first).
     """
     p = _path_arg(path, "labels")
     if p.suffix.lower() == ".npy":
         arr = _load_npy(p, "labels")
+        _refuse_non_finite(arr, p, "labels")
         if arr.ndim == 1:
             return arr
     else:

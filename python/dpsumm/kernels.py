@@ -346,24 +346,32 @@ def greedy_select(hashes: object, target: object, k: int, taken: object = None) 
     H = np.ascontiguousarray(H, dtype=np.float32)
     t = _f64_vector(target, H.shape[1], "target")
     kk = _count(k, "k", 0)
-    mask = None
-    if taken is not None:
-        mask = np.asarray(taken)
-        if mask.dtype != np.bool_:
-            raise InvalidParameterError(f"`taken` must be a bool array, got dtype {mask.dtype}", "taken")
-        if mask.shape != (H.shape[0],):
-            raise InvalidParameterError(f"`taken` must have shape ({H.shape[0]},), got {mask.shape}", "taken")
-        mask = np.ascontiguousarray(mask)
-    return _core.greedy_select(H, t, kk, mask)
+    return _core.greedy_select(H, t, kk, _taken(taken, H.shape[0]))
+
+
+def _taken(taken: object, n: int) -> np.ndarray | None:
+    """None, or ``taken`` as a C-contiguous bool array of shape (n,) (bool dtype only: not a 0/1 array)."""
+    if taken is None:
+        return None
+    mask = as_array(taken, "taken")
+    if mask.dtype != np.bool_:
+        raise InvalidParameterError(f"`taken` must be a bool array, got dtype {mask.dtype}", "taken")
+    if mask.shape != (n,):
+        raise InvalidParameterError(f"`taken` must have shape ({n},), got {mask.shape}", "taken")
+    return np.ascontiguousarray(mask)
 
 
 def stochastic_sample_size(n: int, k: int, factor: float) -> int:
     """Rows a round of :func:`stochastic_greedy_select` evaluates in :func:`nominate`: ``ceil(n / min(k, n) *
     factor)`` clipped to ``[1, n]`` (0 when ``n`` or ``k`` is 0). Mirzasoleiman et al. (2015) take
-    ``factor = ln(1 / eps)``."""
+    ``factor = ln(1 / eps)``. ``n`` and ``k`` are integers ``>= 0``, ``factor`` a finite number ``> 0``."""
+    n = _count(n, "n", 0)
+    k = _count(k, "k", 0)
+    factor = positive_float(factor, "factor")
     if n <= 0 or k <= 0:
         return 0
-    return int(min(n, max(1, math.ceil(n / min(k, n) * factor))))
+    rows = n / min(k, n) * factor
+    return n if rows >= n else int(max(1, math.ceil(rows)))
 
 
 def stochastic_greedy_select(hashes: object, target: object, k: int, sample_size: int,
@@ -408,9 +416,9 @@ def stochastic_greedy_select(hashes: object, target: object, k: int, sample_size
     return _core.stochastic_greedy_select(H, t, kk, s, seed)
 
 
-def _seed(random_state: object) -> int:
+def _seed(random_state: object, name: str = "random_state") -> int:
     if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or not 0 <= int(random_state) < 2**64:
-        raise InvalidParameterError(f"`random_state` must be an int in [0, 2**64), got {random_state!r}", "random_state")
+        raise InvalidParameterError(f"`{name}` must be an int in [0, 2**64), got {random_state!r}", name)
     return int(random_state)
 
 

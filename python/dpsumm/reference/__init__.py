@@ -3,7 +3,9 @@
 They exist to test the Rust core (same inputs, same outputs: to float tolerance for deterministic
 kernels, in distribution for randomized ones) and to benchmark it. They are written for clarity, not
 speed, and are never used by the library itself. Randomized twins take a ``numpy.random.Generator``
-and are **not** private: privacy noise in dpsumm comes only from the Rust CSPRNG.
+and are **not** private: privacy noise in dpsumm comes only from the Rust CSPRNG. Each checks its arguments as
+its Rust-backed twin does: a bad one is refused with the same :class:`~dpsumm.DpsummError` subclass, naming
+it, before any work (tests/test_reference_bad_inputs.py).
 """
 
 from .kernels import (best_row, best_rows, greedy_select, kernel_greedy, kernel_row_means, kernel_sum, mmd2, nominate, rff_transform,

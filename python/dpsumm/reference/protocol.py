@@ -7,12 +7,16 @@ baseline for speed, never private, and not used by the library.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from .kernels import rff_transform
-from .privacy import ProductMWEM, quantize_column_sums
+from .._validation import positive_int, real_vector
+from ..errors import InvalidParameterError
+from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, _eta
+from .kernels import _float32_rows, rff_transform
+from .privacy import ProductMWEM, _generator, quantize_column_sums
 
 __all__ = ["summarize_reference"]
 
@@ -30,11 +34,50 @@ def summarize_reference(
     method: str = "paper",
 ) -> dict[str, np.ndarray]:
     """Run Algorithm 3 in numpy. ``omega``/``offset`` are the public h1 projection
-    (``RFFHasher.omega_``/``offset_``); ``schedule`` is a :class:`dpsumm.accounting.Schedule`.
+    (``RFFHasher.omega_``/``offset_``); ``schedule`` is a :class:`dpsumm.accounting.Schedule` for ``omega``'s dim
+    and at least ``size`` epochs; ``seed_set`` is not empty; ``size`` is at most the owners' total rows.
+    Arguments are checked as :func:`dpsumm.summarize` checks them, before any work.
 
     Returns ``{"owner": (size,), "index": (size,), "accessed": int}``.
     """
+    from ..accounting import Schedule
+    from ..protocols.base import MethodOptionError
+
+    if not isinstance(method, str) or method not in ("paper", "paper-greedy"):
+        raise MethodOptionError(f"`method` must be 'paper' or 'paper-greedy', got {method!r}", "method")
+    if isinstance(owners, np.ndarray) or not isinstance(owners, Sequence) or len(owners) == 0:
+        raise InvalidParameterError("`owners` must be a non-empty list of arrays", "owners")
+    checked: list[np.ndarray] = []
+    for o in owners:  # every owner with the first one's features
+        checked.append(_float32_rows(o, "owners", n_features=checked[0].shape[1] if checked else None))
+    owners = checked
+    n_features = owners[0].shape[1]
+    validation = _float32_rows(validation, "validation", n_features=n_features)
+    size = positive_int(size, "size")
+    if size > sum(len(o) for o in owners):
+        raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({sum(len(o) for o in owners)})",
+                                    "size")
+    seed_set = _float32_rows(seed_set, "seed_set", n_features=n_features)
+    omega = _float32_rows(omega, "omega")
+    if omega.shape[0] != n_features:
+        raise InvalidParameterError(f"`omega` projects {omega.shape[0]} features, the rows have {n_features}", "omega")
     d = omega.shape[1]
+    offset = real_vector(offset, "offset", d)
+    if not isinstance(schedule, Schedule):
+        raise InvalidParameterError(f"`schedule` must be a dpsumm.accounting.Schedule, got {type(schedule).__name__}",
+                                    "schedule")
+    if schedule.size < size or schedule.dim != d:
+        raise InvalidParameterError(f"`schedule` was made for size {schedule.size} and dim {schedule.dim}; this run "
+                                    f"has size {size} and dim {d}", "schedule")
+    try:
+        _eta(schedule.eta)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(f"`schedule`: {exc}", "schedule") from None
+    for steps in (schedule.t_init, schedule.t_subs):
+        if method == "paper" and (steps > MAX_MWEM_STEPS or steps * d > MAX_MWEM_WORK):
+            raise InvalidParameterError(f"`schedule`: {steps} MWEM steps of {d} values each exceed the caps of "
+                                        f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values per release", "schedule")
+    rng = _generator(rng, "rng")
     scale = np.sqrt(d / 2.0)
     private = method == "paper"
     H = [rff_transform(o, omega, offset) for o in owners]
