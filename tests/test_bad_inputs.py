@@ -29,7 +29,7 @@ from hypothesis.extra import numpy as hnp
 import dpsumm
 from dpsumm import DpsummError, InvalidParameterError, Owner
 from dpsumm import accounting as acc
-from dpsumm import datasets, experiments, metrics, pfds
+from dpsumm import datasets, experiments, kernels, metrics, pfds
 
 RNG = np.random.default_rng(7)
 OWNERS = [RNG.uniform(size=(30, 3)) for _ in range(3)]
@@ -584,3 +584,68 @@ def test_cli_experiment_names_sizes(tmp_path, no_messages):
 def test_a_results_file_round_trips(records, tmp_path):
     paths = experiments.write_results(records, tmp_path, plots=False)
     assert json.loads(paths["json"].read_text()) and experiments.load_results(tmp_path) == records
+
+
+# ------------------------------------------- the Rust-backed kernels: huge but finite vectors, values beyond float32
+
+KH = dpsumm.RFFHasher(3, dim=64, gamma=0.5, seed=0)
+KX = RNG.uniform(size=(50, 3))
+KHASH = KH.transform(KX)  # entries up to sqrt(2/64) = 0.18
+KSTEP = np.where(np.arange(64) % 2, 1e308, -1e308)  # finite; scores h . v far beyond float64
+
+
+@pytest.mark.parametrize("call,argument", [
+    # was: scores [inf, inf, inf]
+    (lambda: kernels.greedy_select(KHASH, KSTEP, 3), "target"),
+    # was: scores [1.7e308, inf, inf]
+    (lambda: kernels.stochastic_greedy_select(KHASH, KSTEP, 3, 5), "target"),
+    # was: a nan target (weights exp(inf - inf)), nominees chosen toward it
+    (lambda: kernels.nominate(KX, KH, KSTEP, temperature=1.0, nominees=3, random_state=0), "g_tilde"),
+    (lambda: kernels.nominate(KX, KH, KSTEP, temperature=1.0, nominees=3, sampling="top"), "g_tilde"),
+    # was: accepted; s / T = inf for every row with a positive score, the Gumbel keys tied at +inf
+    (lambda: kernels.nominate(KX, KH, KHASH.mean(0) * 1e10, temperature=1e-300, nominees=3, random_state=0),
+     "g_tilde"),
+    # hashes that are not h1's: max|h| 3e38 times ||target||_1 4e270 (was: scores inf)
+    (lambda: kernels.greedy_select(np.full((3, 4), 3e38), np.full(4, 1e270), 2), "target"),
+])
+def test_a_finite_vector_whose_scores_overflow_float64_is_refused(call, argument):
+    err = refused(call, argument)
+    assert "overflow float64" in str(err)
+
+
+@pytest.mark.parametrize("call,argument", [
+    (lambda: kernels.best_row(KHASH, np.full(64, 1e308)), "v"),
+    (lambda: kernels.best_row(np.full((3, 4), 1e39), np.ones(4)), "hashes"),
+    (lambda: kernels.best_rows([KHASH], np.full(64, -4e38)), "v"),
+    (lambda: kernels.best_rows([np.full((3, 4), 1e39)], np.ones(4)), "hashes"),
+    (lambda: dpsumm.BidIndex.from_hashes(KHASH).best(np.full(64, 1e308)), "v"),
+    (lambda: dpsumm.BidIndex.from_hashes(np.full((3, 4), 1e39)), "hashes"),
+    (lambda: kernels.greedy_select(np.full((3, 4), 1e39), np.zeros(4), 2), "hashes"),
+    (lambda: kernels.stochastic_greedy_select(np.full((3, 4), -1e39), np.zeros(4), 2, 2), "hashes"),
+    # was: no refusal at all, the digests of float32 infinities
+    (lambda: dpsumm.hashing.hash_digests(np.full((3, 4), 1e39)), "hashes"),
+])
+def test_values_beyond_float32_are_refused_before_the_cast_warns(call, argument):
+    # Was: numpy's "overflow encountered in cast" RuntimeWarning, then "contains NaN or infinite values"
+    # (values the caller never passed); refused() turns any RuntimeWarning into an error.
+    err = refused(call, argument)
+    assert "float32 range" in str(err)
+
+
+def test_the_noisiest_release_is_still_scored():
+    # epsilon 1e-6, the least a target may be; one row's replace-one sensitivity 2 sqrt(2); at dim 64 the noisiest
+    # the exact sampler allows (delta 1e-3; 1e-4 is refused): sigma ~ 1.8e3 per coordinate, ||g||_1 * sqrt(2/64)
+    # ~ 2e4, against a bound of 4.5e307 (times the temperature for nominate).
+    cal = acc.calibrate_gaussian(1e-6, 1e-3, sensitivity=2 * math.sqrt(2), dim=64)
+    g = dpsumm.gaussian_mean_release(KHASH.astype(np.float64).mean(0), cal, dpsumm.Csprng(1))
+    assert cal.sigma > 1e3 and np.abs(g).max() > 1e3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isfinite(kernels.greedy_select(KHASH, g, 5)[1]).all()
+        assert np.isfinite(kernels.stochastic_greedy_select(KHASH, g, 5, 10)[1]).all()
+        for temperature in (1e-6, 0.02, 0.2, 5 * cal.sigma):
+            nom = kernels.nominate(KX, KH, g, temperature=temperature, nominees=5, random_state=0)
+            assert np.isfinite(nom.target).all() and len(nom.indices) == 5
+        assert kernels.best_row(KHASH, g) is not None
+        # float32's largest values themselves are not beyond its range
+        assert kernels.best_row(np.full((2, 4), np.finfo(np.float32).max, dtype=np.float64), np.ones(4))[1] == 0

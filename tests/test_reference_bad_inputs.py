@@ -24,6 +24,7 @@ from hypothesis.extra import numpy as hnp
 import dpsumm
 from dpsumm import DpsummError, InvalidParameterError, _core, kernels, reference
 from dpsumm import accounting as acc
+from dpsumm.reference import owner_sketch
 from test_bad_inputs import HUGE, refused  # the audit's check: the error names the argument, no numpy warning first
 
 RNG = np.random.default_rng(11)
@@ -36,6 +37,9 @@ HASHER = dpsumm.RFFHasher(3, dim=4, gamma=0.5)
 OMEGA, OFFSET = HASHER.omega_, HASHER.offset_
 FLAT = dpsumm.RFFHasher(3, dim=4, gamma=1e-80)
 OWNERS = [X[:3], X[3:]]
+HX = HASHER.transform(X)  # h1 of X: the owner sketches' twins take the hashes, the Rust kernels the rows
+PROJ = HASHER._projection
+EDGES = np.array([-0.1, 0.0, 0.1])
 SCHEDULE = dataclasses.replace(acc.paper_schedule(3, 2, dim=4), t_init=5, t_subs=2)
 #: dpsumm.summarize (the twin of summarize_reference) at gamma 1e-80 warns of the degenerate kernel
 pytestmark = pytest.mark.filterwarnings("ignore::dpsumm.DegenerateKernelWarning")
@@ -136,6 +140,23 @@ TWINS: dict[str, Twin] = {
                                 _same("column_sums", "n_rows", "steps", "epsilon")),
     "summarize_reference": Twin(_summarize_reference, {}, _summarize, {},
                                 _same("owners", "validation", "size", "seed_set", "method")),
+    # dpsumm.reference.owner_sketch (a public submodule, not re-exported): twins of the Rust kernels themselves,
+    # which take the rows X and the projection where the twins take the hashes H = h1(X).
+    "owner_sketch.hash_sum": Twin(owner_sketch.hash_sum, dict(H=HX), lambda **kw: _core.owner_hash_sum(X, PROJ)),
+    "owner_sketch.score_histogram": Twin(
+        owner_sketch.score_histogram, dict(H=HX, direction=T, edges=EDGES),
+        lambda **kw: _core.owner_score_histogram(X, PROJ, kw["direction"], kw["edges"]),
+        dict(direction=T, edges=EDGES), _same("direction", "edges")),
+    "owner_sketch.tilted_mean": Twin(owner_sketch.tilted_mean, dict(H=HX, lam=3.0 * T),
+                                     lambda **kw: _core.owner_tilted_mean(X, PROJ, kw["lambda"]), {"lambda": 3.0 * T},
+                                     {"lam": "lambda"}),
+    "owner_sketch.self_consistent_tilt": Twin(
+        owner_sketch.self_consistent_tilt,
+        dict(H=HX, g_tilde=T, lambda0=np.zeros(4), temperature=0.5, max_rounds=3, stop_sq=0.0),
+        lambda **kw: _core.owner_self_consistent_tilt(X, PROJ, kw["g_tilde"], kw["lambda0"], kw["temperature"],
+                                                      kw["max_rounds"], kw["stop_sq"]),
+        dict(g_tilde=T, lambda0=np.zeros(4), temperature=0.5, max_rounds=3, stop_sq=0.0),
+        _same("g_tilde", "lambda0", "temperature", "max_rounds", "stop_sq")),
 }
 
 
@@ -161,8 +182,8 @@ def _finite(out: object) -> bool:
 
 
 def test_every_exported_name_is_covered_and_takes_good_arguments():
-    covered = {name.split(".")[0] for name in TWINS}
-    assert covered == set(reference.__all__)
+    covered = {name if name.startswith("owner_sketch.") else name.split(".")[0] for name in TWINS}
+    assert covered == set(reference.__all__) | {f"owner_sketch.{n}" for n in owner_sketch.__all__}
     for name, twin in TWINS.items():
         out = twin.reference(**twin.arguments)
         assert _finite(out), name
@@ -279,6 +300,32 @@ BAD = [
     ("summarize_reference", "schedule", dataclasses.replace(SCHEDULE, eta=0.3)),
     ("summarize_reference", "rng", 0),
     ("summarize_reference", "omega", OMEGA[:2]),  # 2 features, the rows 3: was numpy's matmul ValueError
+    # dpsumm.reference.owner_sketch checked nothing either
+    ("owner_sketch.hash_sum", "H", np.zeros((0, 4))),  # was: zeros (the Rust kernel: "X has no rows")
+    ("owner_sketch.hash_sum", "H", HX[0]),  # was: a scalar
+    ("owner_sketch.hash_sum", "H", np.full((2, 4), np.nan)),  # was: nan
+    ("owner_sketch.hash_sum", "H", np.full((2, 4), 1e39)),  # was: 2e39, beyond what the Rust kernel reads
+    ("owner_sketch.score_histogram", "H", np.zeros((0, 4))),  # was: counts of nothing
+    ("owner_sketch.score_histogram", "direction", np.full(4, np.nan)),  # was: every row in the last bin
+    ("owner_sketch.score_histogram", "direction", T[:3]),  # was: numpy's matmul ValueError
+    ("owner_sketch.score_histogram", "edges", np.zeros(0)),  # was: one bin holding every row
+    ("owner_sketch.score_histogram", "edges", np.array([0.1, 0.0])),  # was: counts from unsorted edges
+    ("owner_sketch.score_histogram", "edges", np.array([0.0, np.nan])),
+    ("owner_sketch.score_histogram", "edges", np.zeros((2, 2))),  # was: numpy's searchsorted ValueError
+    ("owner_sketch.tilted_mean", "lam", np.full(4, np.nan)),  # was: nan
+    ("owner_sketch.tilted_mean", "lam", T[:3]),  # was: numpy's matmul ValueError
+    ("owner_sketch.tilted_mean", "H", np.zeros((0, 4))),  # was: numpy's ValueError (max of nothing)
+    ("owner_sketch.self_consistent_tilt", "g_tilde", T[:3]),  # was: numpy's broadcast ValueError
+    ("owner_sketch.self_consistent_tilt", "g_tilde", np.full(4, np.nan)),  # was: max_rounds steps to nan
+    ("owner_sketch.self_consistent_tilt", "lambda0", np.full(4, np.inf)),  # was: nan
+    ("owner_sketch.self_consistent_tilt", "temperature", 0.0),  # was: a RuntimeWarning and an infinite lambda
+    ("owner_sketch.self_consistent_tilt", "temperature", float("nan")),
+    ("owner_sketch.self_consistent_tilt", "max_rounds", -1),  # was: no step, silently
+    ("owner_sketch.self_consistent_tilt", "max_rounds", 10_001),  # the Rust kernel's cap
+    ("owner_sketch.self_consistent_tilt", "max_rounds", 2.5),  # was: 3 rounds
+    ("owner_sketch.self_consistent_tilt", "stop_sq", -1.0),  # was: max_rounds steps
+    ("owner_sketch.self_consistent_tilt", "stop_sq", float("nan")),
+    ("owner_sketch.self_consistent_tilt", "stop_sq", float("inf")),  # was: no step
 ]
 
 
@@ -409,3 +456,120 @@ def test_an_array_of_any_dtype_and_shape_is_used_or_refused_as_the_twin_does(cas
                 assert type(exc) is refusal, (refusal, str(exc))
             else:
                 assert blamed is None, (value.dtype, value)
+
+
+# ------------------------------------------------------------------ vectors whose scores would overflow float64
+
+
+#: (function, argument) of every float64 vector a twin scores rows with (``h . v``, then ``exp``)
+SCORED = [("greedy_select", "target"), ("stochastic_greedy_select", "target"), ("nominate", "g_tilde"),
+          ("owner_sketch.score_histogram", "direction"), ("owner_sketch.tilted_mean", "lam"),
+          ("owner_sketch.self_consistent_tilt", "lambda0")]
+#: finite (below 1.8e308), but ||v||_1 * max|h| beyond float64: scores inf, or inf - inf
+OVERFLOWING = [np.full(4, 1e308), np.array([1e308, -1e308, 1e308, -1e308]), np.full(4, -1.7e308)]
+
+
+@pytest.mark.parametrize("value", OVERFLOWING, ids=["same-sign", "alternating", "negative"])
+@pytest.mark.parametrize("name,argument", SCORED)
+def test_a_finite_vector_whose_scores_overflow_is_refused_as_the_twin_refuses_it(name, argument, value):
+    # Was: accepted, the scores computed near or beyond float64's max. With h1 hashes of dim 64 (entries up to
+    # sqrt(2/64) = 0.18) and alternating 1e308: greedy scores inf, nominate's target nan, the tilted mean nan, the
+    # histogram's nan scores counted in its last bin; numpy's overflow warnings in the twins.
+    if name.startswith("owner_sketch."):  # the Rust kernels themselves (no Python wrapper) do not refuse these
+        refused(lambda: TWINS[name].call(argument, value), argument)
+    else:
+        _refused_alike(name, argument, value)
+
+
+def test_the_score_bound_follows_the_hashes_and_the_temperature():
+    # ||t||_1 * max|h| <= float max / 4: 4 * 1e307 * 0.3 passes for hashes of entries <= 0.3, not for 10x larger ones
+    t = np.full(4, 1e307)
+    assert np.isfinite(reference.greedy_select(H, t, 3)[1]).all()
+    refused(lambda: reference.greedy_select(H * 10, t, 3), "target")
+    refused(lambda: kernels.greedy_select(H * 10, t, 3), "target")
+    # nominate divides the scores by the temperature (exp(s / T), the Gumbel key s / T + G): was nan, or ties of +inf
+    g = HASHER.transform(X).astype(np.float64).mean(0)
+    for T_ in (1e-310, 1e-300):
+        refused(lambda: reference.nominate(HASHER.transform(X), g * 1e10, T_, 2, 4), "g_tilde")
+        refused(lambda: kernels.nominate(X, HASHER, g * 1e10, temperature=T_, nominees=2, candidates=4), "g_tilde")
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=st.sampled_from(SCORED), data=st.data())
+def test_a_finite_vector_of_any_magnitude_is_refused_or_scored_finitely(case, data):
+    """Finite float64 vectors of any magnitude (up to 1.8e308): refused naming the argument, or a finite result
+    without a numpy warning; the Rust-backed twin refuses exactly the same ones, or returns a finite result too."""
+    name, argument = case
+    value = data.draw(hnp.arrays(np.float64, 4, elements=st.floats(allow_nan=False, allow_infinity=False)))
+    twin = TWINS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            out = twin.call(argument, value)
+        except InvalidParameterError as exc:
+            assert exc.argument == argument, str(exc)
+            refusal: InvalidParameterError | None = exc
+        else:
+            assert _finite(out), out
+            refusal = None
+        if name.startswith("owner_sketch."):
+            return
+        try:
+            twin_out = twin.call_twin(argument, value)
+        except InvalidParameterError as exc:
+            assert refusal is not None and exc.argument == twin.shared[argument], (value, str(exc))
+        else:
+            assert refusal is None, (value, str(refusal))
+            assert _finite(twin_out), twin_out
+
+
+def test_a_release_at_the_smallest_epsilon_is_accepted_by_every_scoring_twin():
+    # The noisiest release the library makes: epsilon 1e-6 (the least a target may be), replace-one sensitivity of
+    # one row's hash (2 sqrt(2)); sigma ~ 2e4 per coordinate. Its ||g||_1 * sqrt(2/d) / T is below 1e6 / T: far
+    # from 4.5e307 for any temperature the protocol uses (>= 0.02) and for the 1e-6 nominate's docstring names.
+    cal = acc.calibrate_gaussian(1e-6, 1e-4, sensitivity=2 * math.sqrt(2), dim=4)
+    assert cal.sigma > 1e4
+    g = dpsumm.gaussian_mean_release(HX.astype(np.float64).mean(0), cal, dpsumm.Csprng(0))
+    assert np.abs(g).max() > 100
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for T_ in (1e-6, 0.02, 1.0):
+            assert _finite(reference.nominate(HX, g, T_, 2, 4, sample_seed=0))
+            assert _finite(kernels.nominate(X, HASHER, g, temperature=T_, nominees=2, candidates=4, random_state=0))
+            assert _finite(owner_sketch.self_consistent_tilt(HX, g, g / T_, T_, 3, 0.0))
+        assert _finite(reference.greedy_select(HX, g, 3)) and _finite(kernels.greedy_select(HX, g, 3))
+        assert _finite(reference.stochastic_greedy_select(HX, g, 3, 2, 0))
+        assert _finite(kernels.stochastic_greedy_select(HX, g, 3, 2))
+        assert _finite(owner_sketch.tilted_mean(HX, g / 0.02))
+        assert owner_sketch.score_histogram(HX, g, EDGES).sum() == len(HX)
+        # and a vector a million billion times larger still passes the bound (||g||_1 * 0.71 ~ 1e20)
+        assert _finite(reference.greedy_select(HX, g * 1e15, 3)) and _finite(kernels.greedy_select(HX, g * 1e15, 3))
+
+
+# --------------------------------------------------------------- values beyond float32, cast without a warning
+
+
+BEYOND_FLOAT32 = [("best_row", "hashes", np.full((6, 4), 1e39)), ("best_row", "v", np.full(4, 1e308)),
+                  ("best_rows", "hashes", [H, np.full((6, 4), -1e39)]), ("best_rows", "v", np.full(4, 4e38)),
+                  ("greedy_select", "hashes", np.full((6, 4), 1e39)),
+                  ("stochastic_greedy_select", "hashes", np.full((6, 4), 1e39))]
+
+
+@pytest.mark.parametrize("name,argument,value", BEYOND_FLOAT32, ids=[f"{n}-{a}" for n, a, _ in BEYOND_FLOAT32])
+def test_values_beyond_float32_are_refused_without_an_overflow_warning(name, argument, value):
+    # Was: numpy's "overflow encountered in cast" RuntimeWarning from the Rust-backed twin (and from the reference
+    # best_row's v), then "contains NaN or infinite values", which the caller never passed.
+    _refused_alike(name, argument, value)
+    err = refused(lambda: TWINS[name].call_twin(argument, value), argument)
+    assert "float32 range" in str(err)
+
+
+def test_exponential_mechanism_probabilities_of_scores_far_apart_without_a_warning():
+    # Was: [1, 0] with numpy's "overflow encountered in subtract" (or "in divide" for a tiny sensitivity): s - max s
+    # overflows only to -inf, whose weight 0 is the exact limit, as the Rust sampler's choice of index 0 is.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for scores, sensitivity in (([1e308, -1e308], 1.0), ([1e300, 0.0], 1e-10)):
+            p = reference.exponential_mechanism_probabilities(np.array(scores), 1.0, sensitivity)
+            assert p.tolist() == [1.0, 0.0]
+            assert dpsumm.Csprng(0).exponential_mechanism(np.array(scores), 1.0, sensitivity) == 0

@@ -167,6 +167,53 @@ def real_vector(value: object, name: str, length: int | None = None, *, finite: 
     return out
 
 
+#: Largest finite float32 value (3.4e38).
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def float32_array(arr: np.ndarray, name: str) -> np.ndarray:
+    """``arr`` (real numbers) as a C-contiguous float32 array, cast without numpy's "overflow encountered in cast"
+    warning: a finite value beyond the float32 range (|x| > 3.4e38, which the cast makes infinite) is an
+    :class:`InvalidParameterError` naming ``name``. NaN and infinities pass: the caller (or the kernel) refuses them."""
+    if arr.dtype == np.float32 and arr.flags.c_contiguous:
+        return arr
+    with np.errstate(over="ignore"):
+        out = np.ascontiguousarray(arr, dtype=np.float32)
+    if arr.dtype.kind == "f" and arr.dtype.itemsize > 4 and not all_finite(out) and all_finite(arr):
+        raise InvalidParameterError(f"`{name}` has values beyond the float32 range (|x| > {FLOAT32_MAX:.3g})", name)
+    return out
+
+
+#: Largest ``|score|`` a float64 score ``h . v`` may reach (:func:`check_score_bound`): a quarter of float64's max.
+SCORE_LIMIT = float(np.finfo(np.float64).max) / 4
+
+
+def check_score_bound(vector: np.ndarray, name: str, peak: float, temperature: float = 1.0) -> None:
+    """Refuse a finite float64 ``vector`` whose scores ``h . vector / temperature`` could overflow, for rows ``h``
+    with ``|h_i| <= peak``: ``||vector||_1 * peak / temperature > SCORE_LIMIT`` (float64 max / 4, 4.5e307) is an
+    :class:`InvalidParameterError` naming ``name``.
+
+    Why this bound: ``|h . v| <= sum_i |h_i| |v_i| <= peak ||v||_1``; float64's rounding of a sum of ``d <= 2^20``
+    terms adds at most a factor ``1 + d 2^-53 < 1 + 2^-32``. The kernels then take differences of two such scores
+    (the greedy's ``h . t`` minus its cross term, the log-sum-exp's ``s - max s``) and add small terms (Gumbel
+    variates, below 40): a factor 2 for the difference, 2 for the rest, hence a quarter of float64's max. Dividing
+    by a ``temperature`` (``s / T`` in the exponential weights) scales the bound by it.
+    ``||v||_1`` is computed as ``max|v| * sum(|v| / max|v|)`` so that it cannot overflow on the way (inf when the
+    norm itself is beyond float64: refused)."""
+    if vector.size == 0 or peak == 0.0:
+        return
+    top = float(np.abs(vector).max())
+    if top == 0.0:
+        return
+    l1 = top * float((np.abs(vector) / top).sum())
+    if not l1 * peak / temperature <= SCORE_LIMIT:  # peak > 0 here: inf (an overflowing norm or product) is refused
+        per = "" if temperature == 1.0 else f" / temperature {temperature:.3g}"
+        norm = f"{l1:.3g}" if math.isfinite(l1) else "beyond the float64 range"
+        raise InvalidParameterError(
+            f"`{name}` is too large: ||{name}||_1 = {norm} times the largest hash entry {peak:.3g}{per} exceeds "
+            f"{SCORE_LIMIT:.3g}, where its scores h . {name}{per and ' / temperature'} would overflow float64", name)
+
+
 def float_matrix(X: object, name: str, *, n_features: int | None = None, allow_empty: bool = False,
                  check_finite: bool = True) -> np.ndarray:
     """``X`` as a 2-D float32 or float64 array with finite values (no copy when it already is one;

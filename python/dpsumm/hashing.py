@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._validation import as_array, bounded_int, float_matrix, positive_float, seed_value
+from ._validation import as_array, bounded_int, float32_array, float_matrix, positive_float, seed_value
 from .errors import InvalidParameterError, NotFittedError
 
 __all__ = ["RFFHasher", "hash_digests", "DIGEST_BYTES", "MAX_DIM", "MAX_N_FEATURES", "MAX_PROJECTION", "MAX_GAMMA", "MAX_THREADS"]
@@ -35,7 +35,7 @@ def hash_digests(hashes: object) -> np.ndarray:
     Parameters
     ----------
     hashes : array-like of shape (n, d)
-        h1 hashes (converted to little-endian float32).
+        h1 hashes (converted to little-endian float32: values beyond the float32 range are refused).
 
     Returns
     -------
@@ -46,7 +46,7 @@ def hash_digests(hashes: object) -> np.ndarray:
         raise InvalidParameterError(f"`hashes` must be a 2-D float array, got shape {H.shape} and dtype {H.dtype}", "hashes")
     # float32 values (the digest covers their little-endian bytes: the Rust kernel writes each value with
     # to_le_bytes, whatever the input's byte order); digested in parallel without the GIL (rust/src/digest.rs).
-    digests: np.ndarray = _core.row_digests(np.ascontiguousarray(H, dtype=np.float32))
+    digests: np.ndarray = _core.row_digests(float32_array(H, "hashes"))
     return digests
 
 

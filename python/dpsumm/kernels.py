@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from . import _core
-from ._validation import as_array, float_matrix, positive_float
+from ._validation import as_array, check_score_bound, float32_array, float_matrix, positive_float
 from .errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -33,9 +33,7 @@ def _hashes(H: object, name: str = "hashes") -> np.ndarray:
         raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)
     if arr.shape[1] == 0:
         raise InvalidParameterError(f"`{name}` has no columns (a hash has dim >= 1)", name)
-    if arr.dtype != np.float32 or not arr.flags.c_contiguous:
-        arr = np.ascontiguousarray(arr, dtype=np.float32)
-    return arr
+    return float32_array(arr, name)
 
 
 def _vector(v: object, d: int) -> np.ndarray:
@@ -43,9 +41,9 @@ def _vector(v: object, d: int) -> np.ndarray:
         raw = np.asarray(v)
         if raw.dtype.kind not in "fiub":
             raise TypeError(f"dtype {raw.dtype}")
-        arr = np.ascontiguousarray(raw, dtype=np.float32)
     except Exception as exc:  # numpy raises many types on ragged or exotic input
         raise InvalidParameterError(f"`v` must be a vector of real numbers: {exc}", "v") from exc
+    arr = float32_array(raw, "v")
     if arr.shape != (d,):
         raise InvalidParameterError(f"`v` must have shape ({d},), got {arr.shape}", "v")
     if not np.isfinite(arr).all():
@@ -74,9 +72,9 @@ def best_row(hashes: object, v: object, offered: object = None) -> tuple[float, 
     Parameters
     ----------
     hashes : ndarray of shape (n, d)
-        Hashed rows (converted to C-contiguous float32 if needed).
+        Hashed rows (converted to C-contiguous float32 if needed: values beyond the float32 range are refused).
     v : ndarray of shape (d,)
-        The broadcast vector.
+        The broadcast vector (read in float32: finite, within the float32 range).
     offered : ndarray of shape (n,), bool, optional
         Rows to skip.
 
@@ -297,6 +295,19 @@ def _f64_vector(v: object, d: int, name: str) -> np.ndarray:
     return arr
 
 
+def hash_peak(hashes: np.ndarray) -> float:
+    """``max |h|`` over float32 ``hashes`` (0 when empty or when a value is not finite: the kernel refuses those)."""
+    if hashes.size == 0:
+        return 0.0
+    peak = _core.finite_max_abs(hashes)
+    return 0.0 if peak is None else float(peak)
+
+
+def h1_peak(dim: int) -> float:
+    """The largest ``|h|`` of an h1 hash of ``dim`` coordinates: ``sqrt(2/dim) |cos|``, with float32's rounding."""
+    return math.sqrt(2.0 / dim) * (1.0 + 2.0**-20)
+
+
 def _count(value: object, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise InvalidParameterError(f"`{name}` must be an integer, got {type(value).__name__}", name)
@@ -326,7 +337,9 @@ def greedy_select(hashes: object, target: object, k: int, taken: object = None) 
     hashes : array-like of shape (n, d)
         Hashed rows, converted to C-contiguous float32 if needed. Values must be finite.
     target : array-like of shape (d,)
-        The vector to approach (float64), e.g. the validation hash mean.
+        The vector to approach (float64), e.g. the validation hash mean. Finite, with
+        ``||target||_1 * max|hashes| <= 4.5e307`` (float64 max / 4) so that no score overflows
+        (:func:`dpsumm._validation.check_score_bound`); a released mean is below it by ~290 orders of magnitude.
     k : int
         Rows to pick (``>= 0``).
     taken : array-like of bool, shape (n,), optional
@@ -343,8 +356,9 @@ def greedy_select(hashes: object, target: object, k: int, taken: object = None) 
     H = _real_matrix(hashes, "hashes")
     if H.shape[1] == 0:
         raise InvalidParameterError("`hashes` has no columns", "hashes")
-    H = np.ascontiguousarray(H, dtype=np.float32)
+    H = float32_array(H, "hashes")
     t = _f64_vector(target, H.shape[1], "target")
+    check_score_bound(t, "target", hash_peak(H))
     kk = _count(k, "k", 0)
     return _core.greedy_select(H, t, kk, _taken(taken, H.shape[0]))
 
@@ -392,7 +406,8 @@ def stochastic_greedy_select(hashes: object, target: object, k: int, sample_size
     hashes : array-like of shape (n, d)
         Hashed rows (converted to C-contiguous float32). Values must be finite.
     target : array-like of shape (d,)
-        The vector to approach (float64).
+        The vector to approach (float64): finite, ``||target||_1 * max|hashes| <= 4.5e307``, as in
+        :func:`greedy_select`.
     k : int
         Rows to pick (``>= 0``; at most ``n`` are returned).
     sample_size : int
@@ -408,8 +423,9 @@ def stochastic_greedy_select(hashes: object, target: object, k: int, sample_size
     H = _real_matrix(hashes, "hashes")
     if H.shape[1] == 0:
         raise InvalidParameterError("`hashes` has no columns", "hashes")
-    H = np.ascontiguousarray(H, dtype=np.float32)
+    H = float32_array(H, "hashes")
     t = _f64_vector(target, H.shape[1], "target")
+    check_score_bound(t, "target", hash_peak(H))
     kk = _count(k, "k", 0)
     s = _count(sample_size, "sample_size", 1)
     seed = _seed(random_state)
@@ -490,7 +506,10 @@ def nominate(
     hasher : RFFHasher
         The public h1.
     g_tilde : array-like of shape (hasher.dim,)
-        The released noisy validation hash mean.
+        The released noisy validation hash mean. Finite, with ``||g_tilde||_1 * sqrt(2 / dim) / temperature <=
+        4.5e307`` (float64 max / 4; ``sqrt(2/dim)`` bounds an h1 entry) so that no weight exponent
+        ``h1(x) . g_tilde / temperature`` overflows (:func:`dpsumm._validation.check_score_bound`): a release at any
+        epsilon the library accepts (``|g_tilde_i|`` below ~1e12) is far below it for any temperature above 1e-280.
     temperature : float
         ``T > 0`` of the relevance weights.
     nominees : int
@@ -524,6 +543,7 @@ def nominate(
         raise InvalidParameterError(f"`X` has {arr.shape[1]} features per row, the hasher {hasher.n_features}", "X")
     g = _f64_vector(g_tilde, hasher.dim, "g_tilde")
     T = positive_float(temperature, "temperature")
+    check_score_bound(g, "g_tilde", h1_peak(hasher.dim), T)
     M = _count(nominees, "nominees", 1)
     C = DEFAULT_CANDIDATE_FACTOR * M if candidates is None else _count(candidates, "candidates", 1)
     if C < M:

@@ -15,9 +15,9 @@ from typing import cast
 
 import numpy as np
 
-from .._validation import as_array, float_matrix, float_matrix_peak, positive_float, real_vector
+from .._validation import as_array, check_score_bound, float32_array, float_matrix, float_matrix_peak, positive_float, real_vector
 from ..errors import InvalidParameterError
-from ..kernels import _count, _f64_vector, _mask, _seed, _taken, _vector
+from ..kernels import _count, _f64_vector, _mask, _seed, _taken, _vector, h1_peak, hash_peak
 
 __all__ = ["rff_transform", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means", "greedy_select", "kernel_greedy",
            "nominate"]
@@ -123,9 +123,11 @@ def kernel_row_means(A: np.ndarray, B: np.ndarray, gamma: float) -> np.ndarray:
 
 def greedy_select(hashes: np.ndarray, target: np.ndarray, k: int, taken: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Greedy toward ``target``: round ``r`` picks ``argmax h.t - (1/(r+1)) sum_{s chosen} h.h_s`` over
-    rows not chosen or taken (lowest index on ties), in float64 matrix-vector products."""
+    rows not chosen or taken (lowest index on ties), in float64 matrix-vector products. ``target`` is bounded as in
+    :func:`dpsumm.kernels.greedy_select` (``||target||_1 * max|hashes| <= 4.5e307``)."""
     hashes = _float32_rows(hashes, "hashes", allow_empty=True)
     target = _f64_vector(target, hashes.shape[1], "target")
+    check_score_bound(target, "target", hash_peak(float32_array(hashes, "hashes")))  # as the Rust twin reads them
     k = _count(k, "k", 0)
     taken = _taken(taken, hashes.shape[0])
     H = np.asarray(hashes, dtype=np.float64)
@@ -222,6 +224,7 @@ def stochastic_greedy_select(hashes: np.ndarray, target: np.ndarray, k: int, sam
     h.sum_S / (q+1)`` (lowest index on ties) is picked."""
     hashes = _float32_rows(hashes, "hashes", allow_empty=True)
     target = _f64_vector(target, hashes.shape[1], "target")
+    check_score_bound(target, "target", hash_peak(float32_array(hashes, "hashes")))  # as the Rust twin reads them
     k = _count(k, "k", 0)
     sample_size = _count(sample_size, "sample_size", 1)
     seed = _seed(seed, "seed")
@@ -262,11 +265,15 @@ def nominate(hashes: np.ndarray, g_tilde: np.ndarray, temperature: float, nomine
     Scores ``s = H g``, weights ``exp((s - max s) / T)``, target ``t = w H / sum w``, the ``candidates``
     rows with the largest key (``s``, or ``s / T + gumbel(sample_seed)`` for the weighted sample; ties to
     the lowest index) in row order, then :func:`greedy_select` of ``nominees`` of them toward ``t``.
-    Returns ``(indices, hashes, target, n_candidates)``.
+    Returns ``(indices, hashes, target, n_candidates)``. ``g_tilde`` is bounded as in :func:`dpsumm.kernels.nominate`
+    (``||g_tilde||_1 * max(sqrt(2/d), max|hashes|) / temperature <= 4.5e307``).
     """
     hashes = _float32_rows(hashes, "hashes")
     g_tilde = _f64_vector(g_tilde, hashes.shape[1], "g_tilde")
     temperature = positive_float(temperature, "temperature")
+    # The Rust twin bounds h1's entries by sqrt(2/d); hashes that are not h1's may be larger.
+    check_score_bound(g_tilde, "g_tilde", max(h1_peak(hashes.shape[1]), hash_peak(float32_array(hashes, "hashes"))),
+                      temperature)
     nominees = _count(nominees, "nominees", 1)
     candidates = _count(candidates, "candidates", 1)
     if candidates < nominees:

@@ -55,7 +55,10 @@ def exponential_mechanism_probabilities(scores: np.ndarray, epsilon: float, sens
         raise InvalidParameterError("`scores` must not be empty", "scores")
     epsilon = positive_float(epsilon, "epsilon")
     sensitivity = positive_float(sensitivity, "sensitivity")
-    w = np.exp(epsilon * (s - s.max()) / (2.0 * sensitivity))
+    # s - max s <= 0: a difference or quotient beyond float64 overflows only to -inf, whose weight exp(-inf) = 0 is
+    # the exact limit (as the Rust sampler's), so numpy's overflow warning is not a fault here.
+    with np.errstate(over="ignore"):
+        w = np.exp(epsilon * (s - s.max()) / (2.0 * sensitivity))
     return cast(np.ndarray, w / w.sum())
 
 
