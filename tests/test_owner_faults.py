@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import dpsumm
-from dpsumm.messages import Bid, BidRequest, Message, PointReply, PointRequest
+from dpsumm.messages import Bid, BidRequest, Message, PointReply, PointRequest, TargetRelease
 from dpsumm.parties import ConsumerParty, OwnerParty
 from dpsumm.transport import InProcessTransport
 
@@ -181,3 +181,51 @@ def test_honest_run_has_no_event(method: str) -> None:
     res, datas = _run(method, lambda o, m, r: r, "points")
     assert len(res) == SIZE and res.events == []
     assert res.seeded and not res.private and "not private" in repr(res).lower()
+
+
+class _FarConsumer(ConsumerParty):
+    """A consumer whose target release is moved by ``shift`` (noisy mean) or ``exact_shift`` (exact mean)."""
+
+    def __init__(self, validation: np.ndarray, shift: float, exact_shift: float = 0.0) -> None:
+        super().__init__(validation, dpsumm.Csprng(7))
+        self.shift, self.exact_shift = shift, exact_shift
+
+    def handle(self, message: Message) -> Message:
+        reply = super().handle(message)
+        if isinstance(reply, TargetRelease):
+            reply = dataclasses.replace(reply, noisy_mean=reply.noisy_mean + self.shift,
+                                        exact_mean=reply.exact_mean + self.exact_shift)
+        return reply
+
+
+class _CountingOwner(OwnerParty):
+    messages = 0
+
+    def handle(self, message: Message) -> Message:
+        type(self).messages += 1
+        return super().handle(message)
+
+
+@pytest.mark.parametrize("shift, exact_shift, words", [(1e300, 0.0, "noise reaches"), (5.0, 0.0, "noise reaches"),
+                                                       (0.0, 1.0, "range of h1")])
+def test_a_release_beyond_its_noise_is_refused_before_any_owner_is_asked(shift: float, exact_shift: float,
+                                                                         words: str) -> None:
+    """A consumer's noisy mean farther from its exact mean than RELEASE_SIGMAS of its noise (a finite g~ of 1e300
+    used to reach every owner, whose kernels then refused it or overflowed), or an exact mean outside h1's range, is
+    a ProtocolError naming the consumer's release; no owner receives anything. The honest release (shift 0) runs."""
+    datas, validation = _data()
+    names = [f"owner-{k}" for k in range(N_OWNERS)]
+
+    def run(s: float, e: float) -> dpsumm.SummaryResult:
+        parties: dict[str, Any] = {n: _CountingOwner(d, None, n) for n, d in zip(names, datas)}
+        parties["consumer"] = _FarConsumer(validation, s, e)
+        return dpsumm.summarize([dpsumm.Owner(d, name=n) for d, n in zip(datas, names)], validation, SIZE,
+                                method=dpsumm.Nominations(dim=32), random_state=3, progress=False,
+                                transport=InProcessTransport(parties))
+
+    _CountingOwner.messages = 0
+    with pytest.raises(dpsumm.ProtocolError, match=words):
+        run(shift, exact_shift)
+    assert _CountingOwner.messages == 0
+    assert len(run(0.0, 0.0)) == SIZE
+    assert _CountingOwner.messages > 0

@@ -115,6 +115,11 @@ HOLDER_SIGMAS = 3.0
 #: An owner that sells fewer rows of a label than asked claims to hold no more: the aggregator excludes it when its
 #: released count of the label is more than this many noise sigmas above (false alarm 2.9e-7 per label).
 SHORTFALL_SIGMAS = 5.0
+#: The consumer's noisy mean may differ from its exact mean by at most this many noise sigmas per coordinate (plus the
+#: grid step): the discrete Gaussian is subgaussian (Canonne, Kamath & Steinke 2020), so an honest release is further
+#: with probability at most 2 exp(-72) = 1.1e-31 per coordinate. A release further away (a faulty consumer's
+#: g~ of 1e300, say) is refused before it reaches the owners.
+RELEASE_SIGMAS = 12.0
 #: Self-consistent steps of each owner's tilt toward g~ (stopped earlier by the discrepancy principle).
 TILT_ROUNDS = 0
 
@@ -523,16 +528,31 @@ class NominationsAggregator:
                 raise ProtocolError("consumer did not send its validation rows for the exact-kernel choice")
             self.validation = rows
         self.sigma = float(reply.sigma)
+        exact = np.asarray(reply.exact_mean, dtype=np.float64)
+        if np.abs(exact).max() > math.sqrt(2.0 / c.dim) * (1 + 1e-6):
+            raise ProtocolError("consumer sent an exact mean outside the range of h1 (|g_i| <= sqrt(2/d))")
         if c.release == "gaussian":
             cal = accounting.calibrate_gaussian(c.epsilon, c.delta, sensitivity=2.0 * math.sqrt(2.0) / reply.n_rows,
                                                 dim=c.dim)
             if not math.isclose(float(reply.sigma), float(cal.sigma), rel_tol=1e-9):
                 raise ProtocolError(f"consumer released with sigma {reply.sigma!r}, the calibration gives {cal.sigma!r}")
+            self._check_release_noise(np.asarray(reply.noisy_mean, dtype=np.float64), exact,
+                                      RELEASE_SIGMAS * float(cal.sigma) + float(cal.granularity))
             self._record("validation", cal.event(), "g~ = mean h1(D_v) + discrete Gaussian")
+        elif c.release == "exact":
+            self._check_release_noise(np.asarray(reply.noisy_mean, dtype=np.float64), exact, 0.0)
         elif c.release == "mwem":
             for event in accounting.mwem_step_events(c.mwem_step_epsilon, c.mwem_steps):
                 self._record("validation", event, "g~ = h2(h1(D_v))")
         return reply
+
+    @staticmethod
+    def _check_release_noise(noisy: np.ndarray, exact: np.ndarray, reach: float) -> None:
+        """Refuse a release farther from the exact mean than its noise reaches (``RELEASE_SIGMAS``)."""
+        far = float(np.abs(noisy - exact).max())
+        if not far <= reach:
+            raise ProtocolError(f"consumer released a noisy mean {far:.3g} away from its exact mean in a coordinate, "
+                                f"more than its noise reaches ({reach:.3g}: {RELEASE_SIGMAS:g} sigmas and the grid step)")
 
     # -- exchange 2 ------------------------------------------------------------------------------------
 
