@@ -39,7 +39,7 @@ from .. import accounting
 from .._validation import as_array, bounded_int, choice_of, positive_float, real_number
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import DIGEST_BYTES, RFFHasher, hash_digests
-from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select
+from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select, h1_peak
 from ..parties import COUNT_SENSITIVITY
 from ..parties import SKETCH_RELEASES as _SKETCH_RELEASES
 from ..parties import label_index, nominate_rows, owner_sketch, quota_rows, sketch_calibration
@@ -529,7 +529,7 @@ class NominationsAggregator:
             self.validation = rows
         self.sigma = float(reply.sigma)
         exact = np.asarray(reply.exact_mean, dtype=np.float64)
-        if np.abs(exact).max() > math.sqrt(2.0 / c.dim) * (1 + 1e-6):
+        if np.abs(exact).max() > h1_peak(c.dim):
             raise ProtocolError("consumer sent an exact mean outside the range of h1 (|g_i| <= sqrt(2/d))")
         if c.release == "gaussian":
             cal = accounting.calibrate_gaussian(c.epsilon, c.delta, sensitivity=2.0 * math.sqrt(2.0) / reply.n_rows,
@@ -568,7 +568,7 @@ class NominationsAggregator:
         self.exchanges += 1
         replies = self.transport.request_many(msgs)
         out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        bound = math.sqrt(2.0 / c.dim) * (1 + 1e-6)
+        bound = h1_peak(c.dim)
         for o in self.owners:
             # pop: each reply's arrays are freed once copied into `out` (K·M·d float32 held once, not twice)
             r = replies.pop(o)
@@ -747,7 +747,7 @@ class NominationsAggregator:
             return {}, {}, {}
         self.exchanges += 1
         replies = self.transport.request_many(msgs)
-        bound = math.sqrt(2.0 / c.dim) * (1 + 1e-6)
+        bound = h1_peak(c.dim)
         nominated: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         rows: dict[str, np.ndarray | None] = {}
         labels: dict[str, np.ndarray | None] = {}

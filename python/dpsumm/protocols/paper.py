@@ -21,6 +21,7 @@ from .._validation import bounded_int, choice_of, real_number
 from ..errors import DpsummError, InvalidParameterError, ProtocolError
 from ..h2 import H2
 from ..hashing import RFFHasher
+from ..kernels import h1_peak
 from ..messages import Bid, BidRequest, Message, PointReply, PointRequest, Setup, SetupReply, ValidationRelease, ValidationRequest
 from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
 from ..results import Access, SummaryResult
@@ -226,7 +227,7 @@ class Aggregator:
             h = h_raw.astype(np.float32)
             if not np.array_equal(h.astype(np.float64), h_raw.astype(np.float64)):
                 return "sent a hash that is not float32 (h1 is computed in float32)"
-            bound = float(np.float32(math.sqrt(2.0 / c.dim))) * (1 + 1e-6)
+            bound = h1_peak(c.dim)
             if float(np.abs(h).max()) > bound:
                 return f"sent a hash outside the h1 cube |h_j| <= sqrt(2/dim) = {bound:.6g}"
             x = None
