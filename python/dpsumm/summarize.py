@@ -84,7 +84,7 @@ def _check_sellable(labels: list[np.ndarray], label_set: tuple[Any, ...], size: 
     total = 0
     for lab in labels:  # what the owners count (parties.label_counts), owner by owner until the summary is filled
         total += int(label_counts(lab, allowed).sum())
-        if total >= max(size, 1):
+        if total >= size:
             return
     if total == 0:
         examples = np.unique(np.concatenate([lab[:1000] for lab in labels]))[:5]
