@@ -165,12 +165,16 @@ def image_split(source: str, split: str, repeat: int, data: str | None) -> Label
     return LabelSplit(owners, labels, val, val_y, tst, tst_y, seed, seed_y, ())
 
 
+#: The synthetic bed's consumer: a mixture of owners 0, 1, 2, 3's distributions in these proportions.
+SYNTHETIC_MIX = (0.4, 0.3, 0.2, 0.1)
+
+
 def synthetic_k100(repeat: int) -> LabelSplit:
     rng = np.random.default_rng(2000 + repeat)
     K, n, f = 100, 500, 10
     centres = rng.normal(size=(K, f))
     owners = [(centres[k] + 0.5 * rng.normal(size=(n, f))).astype(np.float32) for k in range(K)]
-    mix = np.array([0.4, 0.3, 0.2, 0.1])
+    mix = np.array(SYNTHETIC_MIX)
 
     def target(m: int) -> np.ndarray:
         comp = rng.choice(4, size=m, p=mix)

@@ -8,6 +8,10 @@ the private summary back. None of them is a dpsumm method.
 
 * ``wanted-labels`` (MNIST only): ``B`` rows drawn uniformly from the rows whose label the consumer wants, in
   the validation set's label mix. The ceiling of "find the right region, sample it evenly".
+* ``consumer's owners`` (synthetic only): ``B`` rows drawn uniformly from exactly the owners whose distributions
+  make up the consumer's mixture, in its proportions (at most their rows: at p = 1,000 that is all 2,000 of them,
+  fewer than ``B``); ``consumer's owners, then the nearest owners``: the rest of ``B`` from the other owners in order
+  of their centres' distance to the consumer's owners'. The ceiling of "find the consumer's owners and sample them".
 * ``tilt[exact g_v]``: the entropic kernel-mean-matching tilt fitted over the pooled hashes of every owner to
   the exact ``g_v = mean h1(D_v)``: ``w(x) ∝ exp(λ·h1(x))``, ``λ = argmin logsumexp(Hλ) − λ·g + ρ/2 ‖λ‖²``
   (damped Newton, ``ρ = 1e-3``); each owner's quota is ``B`` times its share of the tilted mass (released with
@@ -246,6 +250,34 @@ def wanted_labels(bed: Bed, B: int) -> list[tuple[int, int]] | None:
         take = min(len(pool), int(round(B * c / len(vy))))
         out += [pool[j] for j in bed.rng.choice(len(pool), size=take, replace=False)]
     return out
+
+
+def consumer_owners(then_nearest: bool) -> Callable[[Bed, int], list[tuple[int, int]] | None]:
+    """The synthetic bed only: rows drawn uniformly from the owners whose distributions make up the consumer's
+    mixture, ``B`` split in the mixture's proportions (capped at each owner's rows, what a cap leaves to the others
+    of them); with ``then_nearest``, what they cannot hold comes from the other owners in order of the distance of
+    their centre (mean row) to the nearest of theirs, uniformly within an owner. Both know what no protocol knows."""
+    def run(bed: Bed, B: int) -> list[tuple[int, int]] | None:
+        if bed.bed != "synthetic-k100":
+            return None
+        mix = np.asarray(tb.SYNTHETIC_MIX)
+        k_mix = len(mix)
+        n = _allocate(mix, B, bed.caps[:k_mix])
+        take = dict(enumerate(n.tolist()))
+        left = B - int(n.sum())
+        if then_nearest and left > 0:
+            centres = np.array([o.mean(0) for o in bed.owners], np.float64)
+            dist = np.linalg.norm(centres[k_mix:, None] - centres[None, :k_mix], axis=2).min(1)
+            for k in k_mix + np.argsort(dist, kind="stable"):
+                take[int(k)] = min(left, int(bed.caps[k]))
+                left -= take[int(k)]
+                if left <= 0:
+                    break
+        out: list[tuple[int, int]] = []
+        for k, m in take.items():
+            out += [(k, i) for i in _draw(bed.rng, np.arange(bed.caps[k]), int(m))]
+        return out
+    return run
 
 
 def tilt(scale: float | None) -> Callable[[Bed, int], list[tuple[int, int]]]:
@@ -662,6 +694,8 @@ def labels_by_groups(z: float, whole: bool = False, tiers: bool = False, share: 
 
 METHODS: dict[str, Callable[[Bed, int], list[tuple[int, int]] | None]] = {
     "wanted-labels": wanted_labels,
+    "consumer's owners": consumer_owners(False),
+    "consumer's owners, then the nearest owners": consumer_owners(True),
     "tilt[exact g_v]": tilt(None),
     "tilt[g~, noise x 1]": tilt(1.0),
     "tilt[g~, noise x 1/2]": tilt(0.5),

@@ -88,6 +88,24 @@ def test_quotas_from_cells_hand_checked():
     assert q.tolist() == [[0, 0, 3], [0, 0, 0]]
 
 
+def test_what_a_cap_leaves_goes_by_the_evidence_above_the_threshold():
+    # Three cells of label 0 at owners 0, 1, 2 (they hold 10, 100 and 100 rows of it) among 300 cells: sigma 5,
+    # |D_v| = 100, threshold t = 11.14 (as above). Counts 60, 40 and 13 are wanted; size 20, B = 60. The first
+    # split, 60 x (60, 40, 13) / 113 = 31.86, 21.24, 6.90, gives 32, 21, 7 (the two largest remainders); owner 0
+    # holds 10, so 22 rows are left. They go by the counts above t, 48.86 : 28.86 : 1.86 over the open cells:
+    # 20.67 and 1.33 -> 21 and 1. Split by the counts instead (40 : 13), the cell that barely passed the threshold,
+    # as the noise's cells do, would have taken 5 of them.
+    cells = LabelCells(labels=np.array([0, 0, 0] + [1] * 297), owners=((0,), (1,), (2,)) + ((0,),) * 297,
+                       centres=np.zeros((300, 4)), bias=np.zeros(300))
+    counts = np.concatenate([[60.0, 40.0, 13.0], np.zeros(297)])
+    owners = np.array([[10.0, 5.0], [100.0, 5.0], [100.0, 5.0]])
+    t = cell_threshold(300, 100, 5.0)
+    assert 22 * (40 - t) / (53 - 2 * t) == pytest.approx(20.67, abs=0.01)
+    assert quotas_from_cells(counts, 5.0, 100, cells, owners, 20).tolist() == [[10, 0], [42, 0], [8, 0]]
+    # With threshold 0 (sigma 1) the counts above it are the counts: the rule is the first split's own.
+    assert quotas_from_cells(counts, 1.0, 100, cells, owners, 20).tolist() == [[10, 0], [38, 0], [12, 0]]
+
+
 def test_quotas_from_cells_follow_only_released_values_and_never_exceed_the_budget():
     rng = np.random.default_rng(0)
     for _ in range(50):

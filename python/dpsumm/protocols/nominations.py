@@ -129,24 +129,27 @@ TILT_ROUNDS = 0
 OWNER_RELEASE_PURCHASES = ("quotas", "labels")
 
 
+def _largest_remainders(weights: np.ndarray, total: int) -> np.ndarray:
+    """``total`` split in proportion to ``weights`` (>= 0, not all 0) by largest remainders (ties to the first)."""
+    w = np.asarray(weights, dtype=np.float64)
+    want = w / w.sum() * total
+    add: np.ndarray = np.floor(want).astype(np.int64)
+    order = np.lexsort((np.arange(len(w)), -(want - add)))
+    add[order[:total - int(add.sum())]] += 1
+    return add
+
+
 def _split(weights: np.ndarray, total: int, caps: np.ndarray) -> np.ndarray:
     """``total`` split in proportion to ``weights`` by largest remainders, capped at ``caps``; what a cap leaves
     goes to the open entries by the same rule (uniformly among them when their weights are all 0)."""
     q = np.asarray(weights, dtype=np.float64)
     n = np.asarray(caps, dtype=np.int64)
-    K = len(n)
-    out = np.zeros(K, dtype=np.int64)
+    out = np.zeros(len(n), dtype=np.int64)
     open_ = out < n
     left = int(total)
     while left > 0 and open_.any():
         w = np.where(open_, q, 0.0)
-        w = w / w.sum() if w.sum() > 0 else open_ / open_.sum()
-        want = w * left
-        add = np.floor(want).astype(np.int64)
-        rem = left - int(add.sum())
-        order = np.lexsort((np.arange(K), -(want - add)))
-        add[order[:rem]] += 1
-        add = np.minimum(add, n - out)
+        add = np.minimum(_largest_remainders(w if w.sum() > 0 else open_.astype(np.float64), left), n - out)
         out += add
         left = int(total) - int(out.sum())
         open_ = out < n
@@ -312,14 +315,16 @@ def quotas_from_cells(consumer_counts: np.ndarray, consumer_sigma: float, valida
 
     ``consumer_counts`` (J,) is the consumer's noisy histogram over ``cells`` (noise ``consumer_sigma``,
     ``|D_v| = validation_rows`` public); ``owner_counts`` (K, L) the owners' noisy counts per label. A cell is
-    *wanted* when its count reaches :func:`cell_threshold` (if none does, the positive counts are used); owner k
-    is taken to hold ``s_kl = floor(max(0, n~_kl))`` rows of label l (an owner with fewer sells all it has). The
+    *wanted* when its count reaches :func:`cell_threshold` ``t`` (if none does, the positive counts are used); owner
+    k is taken to hold ``s_kl = floor(max(0, n~_kl))`` rows of label l (an owner with fewer sells all it has). The
     budget ``B = ceil(factor * size)`` is split in proportion to the wanted cells' counts, each cell's share over
-    its owners in proportion to ``s_kl``, by largest remainders, capped at ``s_kl`` (what a cap leaves goes to the
-    other wanted cells). What the wanted cells cannot hold goes to the wanted labels' rows at their other owners
-    (in proportion to the labels' counts, each label's share by the owners' spare ``s_kl``); if all that holds
-    fewer than ``size`` rows, the rest of ``B`` comes from the other labels in proportion to ``s_kl`` (the summary
-    needs rows of other labels). Returns (K, L) int64.
+    its owners in proportion to ``s_kl``, by largest remainders, capped at ``s_kl``. What the caps leave goes to the
+    open wanted cells in proportion to their counts *above the threshold*, ``c~ - t``: a cell the noise alone put
+    there barely passes ``t`` and gets little of it, a cell of many validation rows most (with ``t = 0`` this is
+    the first split's own rule). What the wanted cells cannot hold goes to the wanted labels' rows at their other
+    owners (in proportion to the labels' counts, each label's share by the owners' spare ``s_kl``); if all that
+    holds fewer than ``size`` rows, the rest of ``B`` comes from the other labels in proportion to ``s_kl`` (the
+    summary needs rows of other labels). Returns (K, L) int64.
     """
     N = _finite(owner_counts, "owner_counts", (None, None))
     K, L = N.shape
@@ -340,15 +345,25 @@ def quotas_from_cells(consumer_counts: np.ndarray, consumer_sigma: float, valida
         want = np.where(c >= t, np.maximum(c, 0.0), 0.0)
         if want.sum() <= 0:
             want = np.maximum(c, 0.0)
+        above = np.where(want > 0, np.maximum(c - t, 0.0), 0.0)  # the evidence beyond the noise's reach
         mass = np.zeros((K, L))
+        mass_above = np.zeros((K, L))
         label_mass = np.zeros(L)
-        for w, j, own in zip(want, cells.labels, cells.owners):
+        for w, a, j, own in zip(want, above, cells.labels, cells.owners):
             held = supply[list(own), j].astype(np.float64)
             if w <= 0 or held.sum() <= 0:
                 continue
             mass[list(own), j] += w * held / held.sum()
+            mass_above[list(own), j] += a * held / held.sum()
             label_mass[j] += w
-        out = _split(mass.ravel(), B, np.where(mass.ravel() > 0, supply.ravel(), 0)).reshape(K, L)
+        flat, caps = mass.ravel(), np.where(mass.ravel() > 0, supply.ravel(), 0)
+        if flat.sum() > 0 and B > 0:
+            got = np.minimum(_largest_remainders(flat, B), caps)  # the first split, capped
+            for w in (mass_above.ravel(), flat):  # what the caps leave: by the evidence, then by the counts
+                left = B - int(got.sum())
+                if left > 0 and (w * (got < caps)).sum() > 0:
+                    got += _split(w, left, np.where(w > 0, caps - got, 0))
+            out = got.reshape(K, L)
         left = B - int(out.sum())
         if left > 0 and label_mass.sum() > 0:  # the wanted labels' rows at their other owners
             spare = (supply - out).astype(np.float64)
