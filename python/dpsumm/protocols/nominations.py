@@ -357,12 +357,10 @@ def quotas_from_cells(consumer_counts: np.ndarray, consumer_sigma: float, valida
             mass_above[list(own), j] += a * held / held.sum()
             label_mass[j] += w
         flat, caps = mass.ravel(), np.where(mass.ravel() > 0, supply.ravel(), 0)
-        if flat.sum() > 0 and B > 0:
+        if flat.sum() > 0:
             got = np.minimum(_largest_remainders(flat, B), caps)  # the first split, capped
             for w in (mass_above.ravel(), flat):  # what the caps leave: by the evidence, then by the counts
-                left = B - int(got.sum())
-                if left > 0 and (w * (got < caps)).sum() > 0:
-                    got += _split(w, left, np.where(w > 0, caps - got, 0))
+                got += _split(w, B - int(got.sum()), np.where(w > 0, caps - got, 0))
             out = got.reshape(K, L)
         left = B - int(out.sum())
         if left > 0 and label_mass.sum() > 0:  # the wanted labels' rows at their other owners
