@@ -10,6 +10,8 @@ import pytest
 
 import dpsumm
 from dpsumm import reference
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 @pytest.fixture(scope="module")
@@ -132,3 +134,81 @@ def test_check_hashable_exact_pass_in_blocks(data):
     with pytest.raises(dpsumm.InvalidParameterError, match="cannot hash") as e:
         check_hashable(bad, "owners", h)
     assert e.value.argument == "owners"
+
+
+def test_transform_into_out_writes_the_same_bits_and_returns_out(data):
+    """``out=``: the hashes land in the caller's array (returned as is), bit-identical to a new result, for
+    float32 and float64 rows in any memory order and any thread count; the array is reused call after call."""
+    h, X = data
+    whole = h.transform(X)
+    out = np.full((len(X), 500), np.nan, dtype=np.float32)
+    for rows, expected in [(X, whole), (X.astype(np.float64), whole), (np.asfortranarray(X), whole),
+                           (X[::-1].copy(), whole[::-1])]:
+        for threads in (None, 1, 3):
+            ht = dpsumm.RFFHasher(64, dim=500, gamma=0.1, seed="floor", threads=threads)
+            out.fill(np.nan)
+            got = ht.transform(rows, out=out)
+            assert got is out
+            assert out.tobytes() == np.ascontiguousarray(expected).tobytes()
+    # A slice of a larger C-contiguous array (whole rows) is C-contiguous: the rows outside it stay untouched.
+    big = np.zeros((len(X) + 10, 500), dtype=np.float32)
+    h.transform(X, out=big[5:-5])
+    assert big[5:-5].tobytes() == whole.tobytes() and not big[:5].any() and not big[-5:].any()
+    empty = np.empty((0, 500), dtype=np.float32)
+    assert h.transform(X[:0], out=empty) is empty
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda n: np.empty((n, 500)), "float32"),                                   # float64
+    (lambda n: np.empty((n, 500), dtype=np.float16), "float32"),
+    (lambda n: np.empty((n * 500,), dtype=np.float32), "2-D float32"),           # 1-D
+    (lambda n: np.empty((n, 500, 1), dtype=np.float32), "2-D float32"),
+    (lambda n: np.empty((n - 1, 500), dtype=np.float32), r"shape \(299, 500\)"),
+    (lambda n: np.empty((n, 499), dtype=np.float32), r"shape \(300, 499\)"),
+    (lambda n: np.empty((n, 500), dtype=np.float32, order="F"), "C-contiguous"),
+    (lambda n: np.empty((n, 1000), dtype=np.float32)[:, ::2], "C-contiguous"),
+    (lambda n: np.empty((n, 500), dtype=np.float32).tolist(), "numpy array"),
+    (lambda n: np.ma.masked_array(np.empty((n, 500), dtype=np.float32)), "numpy array"),
+    (lambda n: "out", "numpy array"),
+])
+def test_a_bad_out_is_refused_naming_it(data, make, match):
+    h, X = data
+    with pytest.raises(dpsumm.InvalidParameterError, match=match) as e:
+        h.transform(X[:300], out=make(300))
+    assert e.value.argument == "out"
+
+
+def test_out_that_is_read_only_or_shares_memory_with_x_is_refused(data):
+    """Writing hashes over rows still being read would hash half-overwritten rows: the binding holds X borrowed
+    read-only, and numpy's borrow checker refuses a writeable borrow of memory X shares (also through the
+    Rust core directly, below the Python wrapper)."""
+    h, X = data
+    frozen = np.empty((300, 500), dtype=np.float32)
+    frozen.flags.writeable = False
+    shared = np.zeros((300, 500), dtype=np.float32)
+    shared[:, :64] = X[:300]
+    for x, out in [(X[:300], frozen), (shared[:, :64], shared), (shared[:, 100:164], shared)]:
+        for call in (lambda: h.transform(x, out=out), lambda: h._projection.transform(x, out=out)):
+            with pytest.raises(dpsumm.InvalidParameterError, match="writeable and share no memory") as e:
+                call()
+            assert e.value.argument == "out"
+    assert np.array_equal(shared[:, :64], X[:300]) and not shared[:, 64:].any()  # untouched
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(0, 40), cols=st.sampled_from([0, 1, 15, 16, 17, 32]),
+       dtype=st.sampled_from([np.float32, np.float64, np.int32, np.float16]), order=st.sampled_from("CF"),
+       step=st.sampled_from([1, 2]))
+def test_any_out_is_filled_exactly_or_refused_naming_it(rows, cols, dtype, order, step):
+    """Property: whatever array is passed as ``out``, the call either writes exactly the new result's bits into it
+    or raises InvalidParameterError naming ``out`` (never a panic, never scrambled hashes)."""
+    h = dpsumm.RFFHasher(8, dim=16, gamma=0.5, seed=3)
+    X = np.random.default_rng(rows).random((20, 8), dtype=np.float32)
+    out = np.zeros((rows, cols * step), dtype=dtype, order=order)[:, ::step]
+    try:
+        got = h.transform(X, out=out)
+    except dpsumm.InvalidParameterError as e:
+        assert e.argument == "out"
+        assert not (rows == 20 and cols == 16 and dtype == np.float32 and out.flags.c_contiguous)
+        return
+    assert got is out and got.tobytes() == h.transform(X).tobytes()

@@ -239,7 +239,7 @@ class RFFHasher:
         self._projection  # build it now: transform leaves the estimator's state alone
         return self
 
-    def transform(self, X: object) -> np.ndarray:
+    def transform(self, X: object, out: np.ndarray | None = None) -> np.ndarray:
         """Hash the rows of ``X``.
 
         Parameters
@@ -247,10 +247,16 @@ class RFFHasher:
         X : array-like of shape (n_samples, n_features)
             float32 or float64 in any memory order (C-contiguous float32 is fastest); other real dtypes
             are converted to float64 first. Values must be finite.
+        out : ndarray of shape (n_samples, dim), float32, C-contiguous, writeable, optional
+            Write the hashes into this array (sharing no memory with ``X``) and return it, as numpy's ``out=``:
+            repeated calls then reuse one array. A new result of gigabytes is fresh memory the kernel must
+            supply first, which can take longer than hashing into it (benches/bench_floor.py's sweep). If the
+            call raises, the contents of ``out`` are unspecified.
 
         Returns
         -------
         ndarray of shape (n_samples, dim), float32, C-contiguous
+            ``out`` when given.
         """
         n_features = self._features()
         arr = X if isinstance(X, np.ndarray) and not isinstance(X, np.ma.MaskedArray) else _input(X)
@@ -259,9 +265,11 @@ class RFFHasher:
         if arr.shape[1] != n_features:
             raise InvalidParameterError(f"X has {arr.shape[1]} features, but RFFHasher is expecting {n_features} "
                                         "features as input", "X")
+        if out is not None and (not isinstance(out, np.ndarray) or isinstance(out, np.ma.MaskedArray)):
+            raise InvalidParameterError(f"`out` must be a numpy array, got {type(out).__name__}", "out")
         threads = None if self.threads is None else int(self.threads)
-        out: np.ndarray = self._projection.transform(arr, threads=threads)
-        return out
+        result: np.ndarray = self._projection.transform(arr, threads=threads, out=out)
+        return result
 
     def fit_transform(self, X: object, y: object = None) -> np.ndarray:
         """``fit(X).transform(X)``."""

@@ -1,6 +1,6 @@
 //! Bindings for h1 (`crate::rff`).
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, ToPyArray};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods, ToPyArray};
 use pyo3::prelude::*;
 
 use super::outbuf::Recycler;
@@ -52,8 +52,12 @@ impl PyRffProjection {
     /// on at most `threads` threads (None: rayon's global pool, sized by `RAYON_NUM_THREADS` or the
     /// cores). The result is bit-identical for every thread count. A large result reuses the memory of
     /// this projection's last large result that Python has freed (`super::outbuf`), else fresh pages.
-    #[pyo3(signature = (x, threads=None))]
-    fn transform<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, threads: Option<IntArg>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    /// With `out` (a writeable, C-contiguous (N, dim) float32 array sharing no memory with `X`), the hashes
+    /// are written into it and it is returned: no new memory (a whole-array call on fresh pages waits for the
+    /// kernel to supply them, seconds for gigabytes).
+    #[pyo3(signature = (x, threads=None, out=None))]
+    fn transform<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, threads: Option<IntArg>, out: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let threads = threads_arg(py, threads)?;
         let x = FloatArray2::extract(py, x, "X")?;
         let (rows, d) = match &x {
@@ -61,6 +65,33 @@ impl PyRffProjection {
             FloatArray2::F64(a) => (a.as_array().nrows(), self.inner.dim()),
         };
         let total = rows.checked_mul(d).ok_or_else(|| to_py_err(py, Error::shape("X", "has too many rows")))?;
+        if let Some(out) = out {
+            let bad = |what: String| raise(py, "InvalidParameterError", format!("`out` {what}"), Some("out"));
+            let arr = out.cast::<PyArray2<f32>>().map_err(|_| bad("must be a 2-D float32 numpy array".into()))?;
+            if arr.shape() != [rows, d] {
+                let (a, b) = (arr.shape()[0], arr.shape()[1]);
+                return Err(bad(format!("has shape ({a}, {b}), not ({rows}, {d}) (X's rows by the hash dimension)")));
+            }
+            // Checked here: `as_slice_mut` also takes a Fortran-ordered array, which row-major hashes would scramble.
+            if !arr.is_c_contiguous() {
+                return Err(bad("must be C-contiguous".into()));
+            }
+            // `X` is borrowed read-only above: numpy's borrow checker refuses a writeable borrow of memory it shares.
+            let mut rw = arr.try_readwrite().map_err(|_| bad("must be writeable and share no memory with X".into()))?;
+            let buf = rw.as_slice_mut().map_err(|_| bad("must be C-contiguous".into()))?;
+            match &x {
+                FloatArray2::F32(a) => {
+                    let v = a.as_array();
+                    detach(py, || on_threads(threads, || self.inner.transform_into(v, buf)))?
+                }
+                FloatArray2::F64(a) => {
+                    let v = a.as_array();
+                    detach(py, || on_threads(threads, || self.inner.transform_into(v, buf)))?
+                }
+            };
+            drop(rw);
+            return Ok(arr.clone());
+        }
         let mut buf = match self.recycler.take(total) {
             Some(b) => b,
             None => try_zeroed_f32("X", total, usize::MAX / 8).map_err(|e| to_py_err(py, e))?,
