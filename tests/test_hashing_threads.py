@@ -75,12 +75,14 @@ def test_threads_option_is_a_parameter():
 
 def test_unhashable_rows_are_refused_in_the_pass(data):
     h, X = data
-    for value, match in [(np.nan, "NaN"), (np.inf, "NaN"), (1e30, "4089")]:
-        bad = X[:300].copy()
-        bad[257, 3] = value
-        with pytest.raises(dpsumm.InvalidParameterError, match=match) as e:
-            h.transform(bad)
-        assert e.value.argument == "X"
+    # threads=1 hashes on the calling thread (no pool): the same refusals.
+    for hasher in (h, dpsumm.RFFHasher(64, dim=500, gamma=0.1, seed="floor", threads=1)):
+        for value, match in [(np.nan, "NaN"), (np.inf, "NaN"), (1e30, "4089")]:
+            bad = X[:300].copy()
+            bad[257, 3] = value
+            with pytest.raises(dpsumm.InvalidParameterError, match=match) as e:
+                hasher.transform(bad)
+            assert e.value.argument == "X"
     with pytest.raises(dpsumm.InvalidParameterError, match="float32 range"):
         h.transform(np.full((2, 64), 1e300))
 

@@ -80,14 +80,8 @@ impl PyRffProjection {
             let mut rw = arr.try_readwrite().map_err(|_| bad("must be writeable and share no memory with X".into()))?;
             let buf = rw.as_slice_mut().map_err(|_| bad("must be C-contiguous".into()))?;
             match &x {
-                FloatArray2::F32(a) => {
-                    let v = a.as_array();
-                    detach(py, || on_threads(threads, || self.inner.transform_into(v, buf)))?
-                }
-                FloatArray2::F64(a) => {
-                    let v = a.as_array();
-                    detach(py, || on_threads(threads, || self.inner.transform_into(v, buf)))?
-                }
+                FloatArray2::F32(a) => self.hash_into(py, threads, a.as_array(), buf)?,
+                FloatArray2::F64(a) => self.hash_into(py, threads, a.as_array(), buf)?,
             };
             drop(rw);
             return Ok(arr.clone());
@@ -97,16 +91,23 @@ impl PyRffProjection {
             None => try_zeroed_f32("X", total, usize::MAX / 8).map_err(|e| to_py_err(py, e))?,
         };
         match &x {
-            FloatArray2::F32(a) => {
-                let v = a.as_array();
-                detach(py, || on_threads(threads, || self.inner.transform_into(v, &mut buf)))?
-            }
-            FloatArray2::F64(a) => {
-                let v = a.as_array();
-                detach(py, || on_threads(threads, || self.inner.transform_into(v, &mut buf)))?
-            }
+            FloatArray2::F32(a) => self.hash_into(py, threads, a.as_array(), &mut buf)?,
+            FloatArray2::F64(a) => self.hash_into(py, threads, a.as_array(), &mut buf)?,
         };
         self.recycler.wrap(py, buf, rows, d)
+    }
+}
+
+impl PyRffProjection {
+    /// h1 of `x` into `out` without the GIL: on the calling thread when the caller allows one thread (`threads=1`,
+    /// or rayon's global pool has one), else on the pool `threads` asks for.
+    fn hash_into<T: crate::rff::RowElement>(&self, py: Python<'_>, threads: Option<usize>, x: numpy::ndarray::ArrayView2<'_, T>,
+                                             out: &mut [f32]) -> PyResult<()> {
+        if threads == Some(1) || (threads.is_none() && rayon::current_num_threads() == 1) {
+            detach(py, || self.inner.transform_into_here(x, out))
+        } else {
+            detach(py, || on_threads(threads, || self.inner.transform_into(x, out)))
+        }
     }
 }
 
