@@ -161,10 +161,11 @@ def test_transform_into_out_writes_the_same_bits_and_returns_out(data):
 
 
 @pytest.mark.parametrize("make, match", [
-    (lambda n: np.empty((n, 500)), "float32"),                                   # float64
+    (lambda n: np.empty((n, 500)), "float32"),                                    # float64
     (lambda n: np.empty((n, 500), dtype=np.float16), "float32"),
-    (lambda n: np.empty((n * 500,), dtype=np.float32), "2-D float32"),           # 1-D
-    (lambda n: np.empty((n, 500, 1), dtype=np.float32), "2-D float32"),
+    (lambda n: np.empty((n * 500,), dtype=np.float32), "2-D numpy array of float32"),  # 1-D
+    (lambda n: np.empty((n, 500, 1), dtype=np.float32), "2-D numpy array of float32"),
+    (lambda n: np.empty((n, 500), dtype=">f4"), "native byte order"),                # big-endian float32
     (lambda n: np.empty((n - 1, 500), dtype=np.float32), r"shape \(299, 500\)"),
     (lambda n: np.empty((n, 499), dtype=np.float32), r"shape \(300, 499\)"),
     (lambda n: np.empty((n, 500), dtype=np.float32, order="F"), "C-contiguous"),

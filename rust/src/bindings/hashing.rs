@@ -67,7 +67,7 @@ impl PyRffProjection {
         let total = rows.checked_mul(d).ok_or_else(|| to_py_err(py, Error::shape("X", "has too many rows")))?;
         if let Some(out) = out {
             let bad = |what: String| raise(py, "InvalidParameterError", format!("`out` {what}"), Some("out"));
-            let arr = out.cast::<PyArray2<f32>>().map_err(|_| bad("must be a 2-D float32 numpy array".into()))?;
+            let arr = out.cast::<PyArray2<f32>>().map_err(|_| bad("must be a 2-D numpy array of float32 in native byte order".into()))?;
             if arr.shape() != [rows, d] {
                 let (a, b) = (arr.shape()[0], arr.shape()[1]);
                 return Err(bad(format!("has shape ({a}, {b}), not ({rows}, {d}) (X's rows by the hash dimension)")));
