@@ -170,12 +170,9 @@ impl RffProjection {
         }
         let (rows, d) = (x.nrows(), self.dim());
         let block = block_rows_for(rows, rayon::current_num_threads());
-        out.par_chunks_mut(block * d).enumerate().try_for_each_init(Vec::new, |buf, (b, out_block)| {
-            let start = b * block;
-            let n_rows = out_block.len() / d;
-            let xb = rows_f32(x.slice(s![start..start + n_rows, ..]), buf);
-            if self.hash_rows_checked(xb, n_rows, out_block) { Ok(()) } else { Err(block_error(xb)) }
-        })
+        out.par_chunks_mut(block * d)
+            .enumerate()
+            .try_for_each_init(Vec::new, |buf, (b, out_block)| self.hash_block(&x, b * block, out_block, buf))
     }
 
     /// [`Self::transform_into`] on the calling thread alone, in blocks of `BLOCK_ROWS` rows, with no rayon:
@@ -185,17 +182,18 @@ impl RffProjection {
         if !self.check_output(&x, out)? {
             return Ok(());
         }
-        let d = self.dim();
         let mut buf = Vec::new();
-        for (b, out_block) in out.chunks_mut(BLOCK_ROWS * d).enumerate() {
-            let start = b * BLOCK_ROWS;
-            let n_rows = out_block.len() / d;
-            let xb = rows_f32(x.slice(s![start..start + n_rows, ..]), &mut buf);
-            if !self.hash_rows_checked(xb, n_rows, out_block) {
-                return Err(block_error(xb));
-            }
-        }
-        Ok(())
+        out.chunks_mut(BLOCK_ROWS * self.dim())
+            .enumerate()
+            .try_for_each(|(b, out_block)| self.hash_block(&x, b * BLOCK_ROWS, out_block, &mut buf))
+    }
+
+    /// h1 of the rows of `x` from `start` on into `out_block` (whole rows of the output); `buf` holds a
+    /// float32 copy of rows that are not contiguous float32.
+    fn hash_block<T: RowElement>(&self, x: &ArrayView2<'_, T>, start: usize, out_block: &mut [f32], buf: &mut Vec<f32>) -> Result<()> {
+        let n_rows = out_block.len() / self.dim();
+        let xb = rows_f32(x.slice(s![start..start + n_rows, ..]), buf);
+        if self.hash_rows_checked(xb, n_rows, out_block) { Ok(()) } else { Err(block_error(xb)) }
     }
 
     /// The checks of a transform into `out`: `Ok(false)` when there is nothing to hash.
@@ -519,12 +517,18 @@ mod tests {
         assert!(a.offset.iter().all(|&b| (0.0..=std::f32::consts::TAU).contains(&b)));
     }
 
-    #[test]
-    fn transform_matches_f64_reference_in_any_layout() {
-        let p = proj(7, 33, 0.5);
+    /// 600 rows of 7 features as float64, float32 and Fortran-ordered float32.
+    fn layouts() -> (Array2<f64>, Array2<f32>, Array2<f32>) {
         let x64 = Array2::from_shape_fn((600, 7), |(i, j)| ((i * 7 + j) as f64 * 0.37).sin());
         let x32 = x64.mapv(|v| v as f32);
         let fortran = x32.t().as_standard_layout().into_owned().reversed_axes();
+        (x64, x32, fortran)
+    }
+
+    #[test]
+    fn transform_matches_f64_reference_in_any_layout() {
+        let p = proj(7, 33, 0.5);
+        let (x64, x32, fortran) = layouts();
         let h = p.transform_f32(x32.view()).unwrap();
         let hf = p.transform_f32(fortran.view()).unwrap();
         let h64 = p.transform_f64(x64.view()).unwrap();
@@ -542,9 +546,7 @@ mod tests {
     fn hashing_on_the_calling_thread_gives_the_same_bits_and_errors() {
         let p = proj(7, 33, 0.5);
         // 600 rows: three blocks of BLOCK_ROWS, the last partial; any layout and dtype.
-        let x64 = Array2::from_shape_fn((600, 7), |(i, j)| ((i * 7 + j) as f64 * 0.37).sin());
-        let x32 = x64.mapv(|v| v as f32);
-        let fortran = x32.t().as_standard_layout().into_owned().reversed_axes();
+        let (x64, x32, fortran) = layouts();
         let want = p.transform_f32(x32.view()).unwrap();
         for out in [
             { let mut o = vec![f32::NAN; 600 * 33]; p.transform_into_here(x32.view(), &mut o).unwrap(); o },
