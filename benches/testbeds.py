@@ -214,7 +214,7 @@ def _eps(res: dpsumm.SummaryResult) -> tuple[float | None, float | None, bool]:
 
 
 def run_bed(bed: str, gamma_kind: str, sizes: list[int], repeats: int, methods: list[str], data: str | None,
-            accuracy: bool, log: Callable[[str], None]) -> list[dict[str, Any]]:
+            accuracy: bool, log: Callable[[str], None], budget: dpsumm.Budget = BUDGET) -> list[dict[str, Any]]:
     recs: list[dict[str, Any]] = []
     pmax = max(sizes)
     for r in range(repeats):
@@ -254,7 +254,7 @@ def run_bed(bed: str, gamma_kind: str, sizes: list[int], repeats: int, methods: 
                     kw["label_set"] = LABEL_SETS[bed.split("-")[0]]
                 t0 = time.perf_counter()
                 res = dpsumm.summarize(owners, split.validation, p, method=dpsumm.Nominations(**kw), gamma=gamma,
-                                       privacy=BUDGET, random_state=r, progress=False,
+                                       privacy=budget, random_state=r, progress=False,
                                        validation_labels=split.validation_labels if labelled else None)
                 sec = time.perf_counter() - t0
                 eo, ev, cert = _eps(res)
@@ -461,6 +461,9 @@ def main() -> None:
     ap.add_argument("--no-accuracy", action="store_true", help="skip the classifier (faster)")
     ap.add_argument("--quick", action="store_true", help="p = 50, 200; 2 repeats; MNIST groups and minority, digits groups")
     ap.add_argument("--tag", default="", help="suffix of the output file names")
+    ap.add_argument("--validation-epsilon", type=float, default=1.0,
+                    help="the consumer's epsilon_v (default 1, the issue's target; larger values measure how much the "
+                         "consumer's release noise holds a purchase back: a ceiling, not a target run)")
     args = ap.parse_args()
     if args.summarize:
         Path(args.out).mkdir(parents=True, exist_ok=True)
@@ -484,7 +487,8 @@ def main() -> None:
             bed_sizes = [s for s in sizes if not bed.startswith("digits") or s <= 200]
             bed_sizes = sorted({min(s, 80) if bed.startswith("digits") else s for s in bed_sizes})
             recs += run_bed(bed, gk, bed_sizes, repeats, args.methods, args.data, not args.no_accuracy,
-                            lambda s: print(f"[{time.perf_counter() - t0:7.1f} s] {s}", flush=True))
+                            lambda s: print(f"[{time.perf_counter() - t0:7.1f} s] {s}", flush=True),
+                            dpsumm.Budget(validation_epsilon=args.validation_epsilon, validation_delta=DELTA))
             write(args, out, tag, beds, sizes, repeats, recs, t0)
 
 
