@@ -477,6 +477,7 @@ def main() -> None:
     for m in args.methods:
         if m not in ("central", "exact") and m not in VARIANTS:
             raise SystemExit(f"unknown method {m!r}; known: central, exact, {', '.join(VARIANTS)}")
+    budget = dpsumm.Budget(validation_epsilon=args.validation_epsilon, validation_delta=DELTA)  # refused before any run
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     recs: list[dict[str, Any]] = []
@@ -487,8 +488,7 @@ def main() -> None:
             bed_sizes = [s for s in sizes if not bed.startswith("digits") or s <= 200]
             bed_sizes = sorted({min(s, 80) if bed.startswith("digits") else s for s in bed_sizes})
             recs += run_bed(bed, gk, bed_sizes, repeats, args.methods, args.data, not args.no_accuracy,
-                            lambda s: print(f"[{time.perf_counter() - t0:7.1f} s] {s}", flush=True),
-                            dpsumm.Budget(validation_epsilon=args.validation_epsilon, validation_delta=DELTA))
+                            lambda s: print(f"[{time.perf_counter() - t0:7.1f} s] {s}", flush=True), budget)
             write(args, out, tag, beds, sizes, repeats, recs, t0)
 
 
