@@ -89,7 +89,7 @@ def _alive(pid: int) -> bool:
 def label_request(label_set: tuple, n_features: int, epsilon: float = 1.0) -> LabelHistogramRequest:
     """A consumer's label histogram request with one cell per label (centres at the origin of an 8-d h1)."""
     L = len(label_set)
-    return LabelHistogramRequest(label_set=np.asarray(label_set), epsilon=epsilon, delta=1e-6, send_rows=True,
+    return LabelHistogramRequest(label_set=np.asarray(label_set), epsilon=epsilon, send_rows=True,
                                  n_features=n_features, dim=8, gamma=0.5, hash_seed="cells:0",
                                  cell_labels=np.arange(L, dtype=np.int64), centres=np.zeros((L, 8)), bias=np.zeros(L))
 
@@ -104,8 +104,8 @@ def test_codec_round_trip() -> None:
         ValidationRelease(mean_hash=np.linspace(0, 1, 8), n_rows=10, private=True),
         # purchase="labels": the label set may hold ints, floats or strings; a None label set or rows field
         *(label_request(ls, 3) for ls in ((0, 1, 2), (0.5, 1.5), ("cat", "dog", "0"))),
-        LabelHistogramRelease(counts=np.array([3.0, -1.0]), n_rows=5, sigma=2.5, granularity=0.01, rows=None),
-        LabelHistogramRelease(counts=np.array([3.0]), n_rows=2, sigma=2.5, granularity=0.0, rows=np.ones((2, 3))),
+        LabelHistogramRelease(counts=np.array([3.0, -1.0]), n_rows=5, scale=2.0, rows=None),
+        LabelHistogramRelease(counts=np.array([3.0]), n_rows=2, scale=2.0, rows=np.ones((2, 3))),
         SketchRequest(n_features=3, dim=8, gamma=0.1, hash_seed=0, stage="labels", epsilon=1.0, delta=1e-6, releases=1,
                       direction=np.zeros(0), edges=np.zeros(0), label_set=np.array(["a", "bb"])),
         SketchRequest(n_features=3, dim=8, gamma=0.1, hash_seed=0, stage="sum", epsilon=1.0, delta=1e-6, releases=2,
@@ -520,10 +520,10 @@ def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_id
     assert isinstance(first, LabelHistogramRelease) and isinstance(ref, LabelHistogramRelease)
     np.testing.assert_array_equal(first.counts, ref.counts)
     np.testing.assert_array_equal(first.rows, validation)
-    assert (first.n_rows, first.sigma, first.granularity) == (ref.n_rows, ref.sigma, ref.granularity)
+    assert (first.n_rows, first.scale) == (ref.n_rows, ref.scale)
     again = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
     np.testing.assert_array_equal(again.counts, first.counts)  # from node state, not a second draw
-    assert (again.n_rows, again.sigma) == (first.n_rows, first.sigma)
+    assert (again.n_rows, again.scale) == (first.n_rows, first.scale)
     other = label_request(LABEL_SET, validation.shape[1], epsilon=2.0)
     with pytest.raises(dpsumm.ProtocolError, match="already released"):
         _consumer(other, ctx, "consumer")  # type: ignore[arg-type]

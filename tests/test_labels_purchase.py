@@ -44,16 +44,37 @@ def label_shift(seed=0, K=4, n=120, f=5, m=60):
 # ---------------------------------------------------------------------------------- the quota rule, by hand
 
 
+def _dlap_tail(t, b, kmax=4000):
+    """P(Z >= t) and E[Z 1{Z >= t}] of the discrete Laplace of scale b, by summing its pmf (independent of the
+    closed forms in cell_threshold)."""
+    r = math.exp(-1.0 / b)
+    pmf = [(1 - r) / (1 + r) * r ** k for k in range(t, kmax)]
+    return sum(pmf), sum(k * p for k, p in zip(range(t, kmax), pmf))
+
+
 def test_cell_threshold_hand_checked():
-    # 10 cells, sigma 4.7, |D_v| = 100, factor 3: the noise on empty cells, 10 * 4.7 * phi(0) = 18.8, is below
-    # 100 / 2: z = 0.
-    assert cell_threshold(10, 100, 4.7) == 0.0
-    # |D_v| = 37: phi(z) <= 37 / 2 / 47 = 0.3936, z = sqrt(-2 ln(0.3936 sqrt(2 pi))) = 0.16394.
-    assert cell_threshold(10, 37, 4.7) == pytest.approx(4.7 * 0.163941, rel=1e-4)
-    for J, m, sigma, factor in [(10, 37, 4.7, 3.0), (1000, 350, 5.0, 3.0), (200, 300, 6.4, 2.0), (50, 20, 3.0, 5.0)]:
-        z = cell_threshold(J, m, sigma, factor) / sigma
-        assert J * sigma * math.exp(-z * z / 2) / math.sqrt(2 * math.pi) == pytest.approx(m / (factor - 1), rel=1e-9)
-    assert cell_threshold(3, 10, 0.0) == 0.0 and cell_threshold(1000, 10, 5.0, factor=1.0) == 0.0
+    # Scale 2 (epsilon_v = 1), r = exp(-1/2) = 0.60653. 10 cells, |D_v| = 100: 10 r^t / (1 + r) <= 1 first at
+    # t >= 2 ln(10 / 1.60653) = 3.657, so t = 4; the noise's mass there, 10 e^-2 (4 (1 - r) + r) / ((1 - r)(1 + r))
+    # = 4.67, is below 100 / 2.
+    assert cell_threshold(10, 100, 2.0) == 4.0
+    # 200 cells, |D_v| = 300: 2 ln(200 / 1.60653) = 9.648 -> 10 (mass 9.68 <= 150).
+    assert cell_threshold(200, 300, 2.0) == 10.0
+    # 1,000 cells, |D_v| = 10: the first rule gives 13 (2 ln(1000 / 1.60653) = 12.87), but the noise's mass at 13,
+    # 14, 15 is 13.6, 8.82, 5.70 > 10 / 2; at 16 it is 3.66: t = 16.
+    assert cell_threshold(1000, 10, 2.0) == 16.0
+    for J, m, b, factor in [(10, 37, 4.7, 3.0), (1000, 350, 2.0, 3.0), (200, 300, 0.5, 2.0), (50, 5, 3.0, 5.0),
+                            (3, 1000, 2.0, 3.0), (100_000, 40, 1.0, 3.0), (500, 100, 8.0, 1.0)]:
+        t = int(cell_threshold(J, m, b, factor))
+        cap = m / (factor - 1) if factor > 1 else math.inf
+
+        def ok(k):
+            p, mass = _dlap_tail(k, b)
+            return J * p <= 1 + 1e-9 and J * mass <= cap * (1 + 1e-9)
+
+        assert t >= 1 and ok(t) and (t == 1 or not ok(t - 1)), (J, m, b, factor, t)
+    # Noise-free counts: a cell with one row. factor <= 1: only the first rule.
+    assert cell_threshold(3, 10, 0.0) == 1.0
+    assert cell_threshold(1000, 10, 2.0, factor=1.0) == 13.0
     with pytest.raises(InvalidParameterError):
         cell_threshold(0, 10, 1.0)
 
@@ -63,47 +84,51 @@ OWNER_COUNTS = np.array([[60.0, 10.0, 5.0], [40.7, 20.0, 100.0]])  # rows taken 
 
 
 def test_quotas_from_cells_hand_checked():
-    # Cells: label 0 at owners 0 and 1 (one group), label 2 at owner 0, label 2 at owner 1. |D_v| = 150, sigma 1:
-    # threshold 0, every positive count is wanted. Masses: cell 0's 100 split 60 : 40 by the owners' label-0 rows,
-    # then 2 and 50: [0,0] 60, [1,0] 40, [0,2] 2, [1,2] 50 of 152.
+    # Cells: label 0 at owners 0 and 1 (one group), label 2 at owner 0, label 2 at owner 1. |D_v| = 150, noise-free
+    # counts (scale 0): threshold 1, every count of one row or more is wanted. Masses: cell 0's 100 split 60 : 40 by
+    # the owners' label-0 rows, then 2 and 50: [0,0] 60, [1,0] 40, [0,2] 2, [1,2] 50 of 152.
     c = np.array([100.0, 2.0, 50.0])
     # B = 60: 23.68, 15.79, 0.789, 19.74 -> floors 23, 15, 0, 19 and the 3 largest remainders (0.789 twice, 0.737).
-    assert quotas_from_cells(c, 1.0, 150, CELLS, OWNER_COUNTS, 20).tolist() == [[23, 0, 1], [16, 0, 20]]
+    assert quotas_from_cells(c, 0.0, 150, CELLS, OWNER_COUNTS, 20).tolist() == [[23, 0, 1], [16, 0, 20]]
     # B = 180: 71.05, 47.37, 2.37, 59.21 -> 71, 47, 3 (the tied remainder goes to the first cell), 59; capped at 60
-    # and 40 for label 0, the 18 left go to the open cells 2 : 50 (0.69, 17.31 -> 1, 17).
-    assert quotas_from_cells(c, 1.0, 150, CELLS, OWNER_COUNTS, 60).tolist() == [[60, 0, 4], [40, 0, 76]]
+    # and 40 for label 0, the 18 left go to the open cells by their counts above the threshold, 1 : 49 (0.36, 17.64
+    # -> 0, 18).
+    assert quotas_from_cells(c, 0.0, 150, CELLS, OWNER_COUNTS, 60).tolist() == [[60, 0, 3], [40, 0, 77]]
     # The consumer wants only label 2 at owner 0, which holds 5: the other 25 rows of B = 30 are label 2's rows at
     # its other owner (the label's spare rows), and 30 >= size 10: nothing else is bought.
     only = np.array([0.0, 30.0, 0.0])
-    assert quotas_from_cells(only, 1.0, 30, CELLS, OWNER_COUNTS, 10).tolist() == [[0, 0, 5], [0, 0, 25]]
+    assert quotas_from_cells(only, 0.0, 30, CELLS, OWNER_COUNTS, 10).tolist() == [[0, 0, 5], [0, 0, 25]]
     # size 200 (B = 600): label 2 holds 105 < 200 rows, so the rest comes from the other labels (all 130 of them).
-    assert quotas_from_cells(only, 1.0, 30, CELLS, OWNER_COUNTS, 200).tolist() == [[60, 10, 5], [40, 20, 100]]
-    # A cell under the threshold is not bought: 300 cells, sigma 5, |D_v| = 100: phi(z) <= 50 / 1500, z = 2.228,
-    # threshold 11.14; the cell counting 11 is left out and its label (2) is bought only at owner 0, through the cell counting 30.
+    assert quotas_from_cells(only, 0.0, 30, CELLS, OWNER_COUNTS, 200).tolist() == [[60, 10, 5], [40, 20, 100]]
+    # A cell under the threshold is not bought: 300 cells, scale 2, |D_v| = 100: 2 ln(300 / 1.60653) = 10.46, t = 11
+    # (the noise's mass there, 9.57, is below 50); the cell counting 10 is left out and its label (2) is bought only
+    # at owner 0, through the cell counting 30.
     many = LabelCells(labels=np.array([0, 2, 2] + [1] * 297), owners=((0, 1), (0,), (1,)) + ((0,),) * 297,
                       centres=np.zeros((300, 4)), bias=np.zeros(300))
-    counts = np.concatenate([[0.0, 30.0, 11.0], np.zeros(297)])
-    assert cell_threshold(300, 100, 5.0) == pytest.approx(5.0 * 2.2281, rel=1e-4)
-    q = quotas_from_cells(counts, 5.0, 100, many, OWNER_COUNTS, 1)
+    counts = np.concatenate([[0.0, 30.0, 10.0], np.zeros(297)])
+    assert cell_threshold(300, 100, 2.0) == 11.0
+    q = quotas_from_cells(counts, 2.0, 100, many, OWNER_COUNTS, 1)
     assert q.tolist() == [[0, 0, 3], [0, 0, 0]]
+    counts[2] = 11.0  # at the threshold it is bought: 3 x 11 / 41 of B = 3 -> 1 row at owner 1
+    assert quotas_from_cells(counts, 2.0, 100, many, OWNER_COUNTS, 1).tolist() == [[0, 0, 2], [0, 0, 1]]
 
 
 def test_what_a_cap_leaves_goes_by_the_evidence_above_the_threshold():
-    # Three cells of label 0 at owners 0, 1, 2 (they hold 10, 100 and 100 rows of it) among 300 cells: sigma 5,
-    # |D_v| = 100, threshold t = 11.14 (as above). Counts 60, 40 and 13 are wanted; size 20, B = 60. The first
+    # Three cells of label 0 at owners 0, 1, 2 (they hold 10, 100 and 100 rows of it) among 300 cells: scale 2,
+    # |D_v| = 100, threshold t = 11 (as above). Counts 60, 40 and 13 are wanted; size 20, B = 60. The first
     # split, 60 x (60, 40, 13) / 113 = 31.86, 21.24, 6.90, gives 32, 21, 7 (the two largest remainders); owner 0
-    # holds 10, so 22 rows are left. They go by the counts above t, 48.86 : 28.86 : 1.86 over the open cells:
-    # 20.67 and 1.33 -> 21 and 1. Split by the counts instead (40 : 13), the cell that barely passed the threshold,
-    # as the noise's cells do, would have taken 5 of them.
+    # holds 10, so 22 rows are left. They go by the counts above t, 49 : 29 : 2 over the open cells: 20.58 and
+    # 1.42 -> 21 and 1. Split by the counts instead (40 : 13), the cell that barely passed the threshold, as the
+    # noise's cells do, would have taken 5 of them.
     cells = LabelCells(labels=np.array([0, 0, 0] + [1] * 297), owners=((0,), (1,), (2,)) + ((0,),) * 297,
                        centres=np.zeros((300, 4)), bias=np.zeros(300))
     counts = np.concatenate([[60.0, 40.0, 13.0], np.zeros(297)])
     owners = np.array([[10.0, 5.0], [100.0, 5.0], [100.0, 5.0]])
-    t = cell_threshold(300, 100, 5.0)
-    assert 22 * (40 - t) / (53 - 2 * t) == pytest.approx(20.67, abs=0.01)
-    assert quotas_from_cells(counts, 5.0, 100, cells, owners, 20).tolist() == [[10, 0], [42, 0], [8, 0]]
-    # With threshold 0 (sigma 1) the counts above it are the counts: the rule is the first split's own.
-    assert quotas_from_cells(counts, 1.0, 100, cells, owners, 20).tolist() == [[10, 0], [38, 0], [12, 0]]
+    t = cell_threshold(300, 100, 2.0)
+    assert 22 * (40 - t) / (53 - 2 * t) == pytest.approx(20.58, abs=0.01)
+    assert quotas_from_cells(counts, 2.0, 100, cells, owners, 20).tolist() == [[10, 0], [42, 0], [8, 0]]
+    # With noise-free counts (threshold 1) the counts above it are nearly the counts: 39 : 12 -> 16.82, 5.18.
+    assert quotas_from_cells(counts, 0.0, 100, cells, owners, 20).tolist() == [[10, 0], [38, 0], [12, 0]]
 
 
 def test_quotas_from_cells_follow_only_released_values_and_never_exceed_the_budget():
@@ -187,7 +212,7 @@ def test_cell_counts_put_each_row_in_the_nearest_cell_of_its_label():
     centres = h.transform(np.stack([A, B, A])).astype(np.float64)
 
     def req(bias):
-        return LabelHistogramRequest(label_set=np.array([0, 1, 2]), epsilon=1.0, delta=1e-6, send_rows=False,
+        return LabelHistogramRequest(label_set=np.array([0, 1, 2]), epsilon=1.0, send_rows=False,
                                      n_features=3, dim=64, gamma=0.5, hash_seed="cells:x",
                                      cell_labels=np.array([0, 0, 2]), centres=centres, bias=np.asarray(bias, float))
 
@@ -255,7 +280,10 @@ def test_a_run_certifies_every_party_buys_at_most_three_times_size_and_only_want
     led = res.privacy
     assert led.certified("owners") and led.certified("validation")
     assert 0.97 < led.epsilon("owners", 1e-6) <= 1.0
-    assert 0.97 < led.epsilon("validation", 1e-6) <= 1.0
+    # the consumer's histogram: the discrete Laplace at scale 2 / epsilon_v, pure epsilon_v-DP (at any delta)
+    # (the tight accountant's PLD gives 1 - 2e-6 at delta = 1e-6: the pure bound is reached with probability > 1e-6)
+    for delta in (1e-6, 1e-12):
+        assert 0.9999 < led.epsilon("validation", delta) <= 1.0
     assert res.accessed.total <= 3 * 20 and res.accessed.hashes == 0
     assert len(res) == 20 and sum(res.extra["quotas"].values()) == res.accessed.total
     # Label 1 (no validation row) is bought only for the noise on its count: most of the purchase is labels 0 and 2.
@@ -580,7 +608,7 @@ def test_cell_counts_equal_the_nearest_cell_of_the_rows_label_over_every_cell():
     for _ in range(40):
         L, J, n = int(rng.integers(1, 6)), int(rng.integers(1, 12)), int(rng.integers(1, 200))
         X, labels = rng.normal(size=(n, 3)), rng.integers(-1, L + 1, n)
-        m = LabelHistogramRequest(label_set=np.arange(L), epsilon=1.0, delta=1e-6, send_rows=False, n_features=3, dim=8,
+        m = LabelHistogramRequest(label_set=np.arange(L), epsilon=1.0, send_rows=False, n_features=3, dim=8,
                                   gamma=0.5, hash_seed="s", cell_labels=rng.integers(0, L, J),
                                   centres=rng.normal(size=(J, 8)) * 0.3, bias=rng.random(J) * 0.01)
         H = np.asarray(RFFHasher(3, dim=8, gamma=0.5, seed="s").transform(X), dtype=np.float64)
@@ -591,3 +619,42 @@ def test_cell_counts_equal_the_nearest_cell_of_the_rows_label_over_every_cell():
             if np.isfinite(row).any():
                 want[np.argmin(row)] += 1
         assert np.array_equal(cell_counts(X, labels, m), want)
+
+
+def test_the_consumers_histogram_is_its_counts_plus_the_discrete_laplace():
+    """The consumer's one release is its counts per cell plus the discrete Laplace of scale 2 / epsilon_v drawn from
+    its own stream (equality with the sampler), and that sampler's noise has the discrete Laplace's pmf: chi-square
+    over z in [-6, 6] and the two tails (15 cells, 14 dof), critical value 36.12 at alpha = 0.001, fixed seed."""
+    from dpsumm.hashing import RFFHasher
+    from dpsumm.messages import LabelHistogramRequest
+    from dpsumm.parties import cell_counts, count_release_event
+    from dpsumm.privacy import laplace_count_release
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 3)), rng.integers(0, 3, size=40)
+    h = RFFHasher(3, dim=16, gamma=0.5, seed="cells:t")
+    req = LabelHistogramRequest(label_set=np.array([0, 1, 2]), epsilon=0.5, send_rows=False, n_features=3, dim=16,
+                                gamma=0.5, hash_seed="cells:t", cell_labels=np.array([0, 1, 2, 2]),
+                                centres=h.transform(rng.normal(size=(4, 3))).astype(np.float64), bias=np.zeros(4))
+    reply = ConsumerParty(X, dpsumm.Csprng(7), labels=y).handle(req)
+    assert reply.scale == 4.0
+    expected = laplace_count_release(cell_counts(X, y, req), count_release_event(0.5),
+                                     dpsumm.Csprng(7).derive("validation-labels"))
+    np.testing.assert_array_equal(reply.counts, expected)
+    noise = laplace_count_release(np.zeros(20_000), count_release_event(1.0), dpsumm.Csprng(3))
+    assert (noise == np.round(noise)).all()
+    r = math.exp(-1 / 2.0)
+    norm = (1 - r) / (1 + r)
+    probs = np.array([norm * r ** 7 / (1 - r)] + [norm * r ** abs(z) for z in range(-6, 7)] + [norm * r ** 7 / (1 - r)])
+    observed = np.array([(noise < -6).sum()] + [(noise == z).sum() for z in range(-6, 7)] + [(noise > 6).sum()])
+    chi2 = float((((observed - len(noise) * probs) ** 2) / (len(noise) * probs)).sum())
+    assert chi2 < 36.12, chi2
+    with pytest.raises(InvalidParameterError) as info:
+        laplace_count_release([1.5, 2.0], count_release_event(1.0), dpsumm.Csprng(0))
+    assert info.value.argument == "counts"
+    with pytest.raises(InvalidParameterError) as info:
+        laplace_count_release([1.0], accounting.LaplaceEvent(1.0, 2.0, "replace-one"), dpsumm.Csprng(0))
+    assert info.value.argument == "event"
+    with pytest.raises(InvalidParameterError) as info:
+        count_release_event(0.0)
+    assert info.value.argument == "epsilon"

@@ -107,25 +107,24 @@ def _rdp_epsilon(multipliers, delta):
 
 
 def test_the_ledger_equals_an_independent_accounting_of_the_mechanisms_run():
-    """Re-derive each party's epsilon from the sigma it reported (the one it drew with, next test) and the true
-    sensitivity, with dp-accounting directly: the RDP curve of the Gaussian at sigma / sensitivity (a label or bin
-    count is an integer, on the lattice: its effective sensitivity is exactly sqrt(2)), and the exact PLD of the
-    discrete Gaussian for the worst shift (one count -1, one +1). The ledger's figure is at least the independent RDP
-    figure (it charges the lattice's g sqrt(d) too), within 1% of it, and at most the budget; the exact discrete PLD
-    is below both."""
+    """Re-derive each party's epsilon from the noise it reported (the one it drew with: next tests and
+    rust/src/noise.rs) and the true sensitivity, with dp-accounting directly. The consumer's cell counts: the exact
+    PLD of the discrete Laplace at its reported scale for the worst replacement (one count -1, another +1: two
+    mechanisms of sensitivity 1), at most the ledger's figure (which accounts one mechanism of sensitivity 2, whose
+    loss reaches 2 / scale more often), and both at most the budget. An owner's release: the RDP curve of the
+    Gaussian at sigma / sensitivity; the ledger's figure is at least that (it charges the lattice's g sqrt(d) too),
+    within 1% of it, and at most the budget."""
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     owners, labels, validation, yv = world(0)
     res, parties = run(LABEL_METHOD, owners, labels, validation, yv, 15, seed=3)
     (reply,) = parties["consumer"].replies  # counts per cell
+    assert reply.scale == 2.0  # 2 / epsilon_v, epsilon_v = 1
+    assert (reply.counts == np.round(reply.counts)).all()  # integer counts + integer noise
     ledger = res.privacy.epsilon("validation", 1e-6)
-    independent = _rdp_epsilon([reply.sigma / math.sqrt(2)], 1e-6)
-    assert independent <= ledger <= 1.0 and ledger <= 1.01 * independent
-    steps = 1 / reply.granularity
-    assert steps.is_integer()  # integer counts lie on the lattice
-    one = pld.from_discrete_gaussian_mechanism(reply.sigma * steps, sensitivity=int(steps),
-                                               value_discretization_interval=1e-3)
-    assert one.compose(one).get_epsilon_for_delta(1e-6) <= independent
+    one = pld.from_discrete_laplace_mechanism(1 / reply.scale, sensitivity=1, value_discretization_interval=1e-4)
+    exact = one.compose(one).get_epsilon_for_delta(1e-6)
+    assert 0.999 < exact <= ledger + 1e-9 and ledger <= 1.0
     # An owner's counts per label with its sum of the cells' h1 (a real vector: the lattice's g sqrt(d) counts):
     # sqrt(2 + 8).
     (reply,) = parties["owner-0"].replies

@@ -351,14 +351,13 @@ class LabelHistogramRequest(Message):
     Cell ``j`` holds the validation rows of label ``label_set[cell_labels[j]]`` whose hash in the cells' h1
     (``n_features``, ``dim``, ``gamma``, ``hash_seed``) is nearest to ``centres[j]`` among the cells of that label,
     by ``||c||^2 - bias - 2 h.c`` (the cells are functions of the owners' releases and public numbers). The
-    consumer calibrates the discrete Gaussian itself at ``(epsilon, delta)``, L2 sensitivity ``sqrt(2)`` under
-    replace-one in ``D_v`` (one row leaves one cell's count and enters another's).
+    consumer draws the discrete Laplace itself at ``epsilon`` (pure), scale ``2 / epsilon``: L1 sensitivity 2
+    under replace-one in ``D_v`` (one row leaves one cell's count and enters another's).
     """
 
     kind: ClassVar[str] = "label_histogram_request"
     label_set: np.ndarray = field(repr=False)  # (L,) the public label set
     epsilon: float
-    delta: float
     send_rows: bool  # also send D_v's raw rows to the trusted aggregator (exact-kernel choice)
     n_features: int
     dim: int  # the cells' h1
@@ -374,10 +373,9 @@ class LabelHistogramRelease(Message):
     """The consumer's answer: ``counts`` may go to the owners; ``rows`` stay with the trusted aggregator."""
 
     kind: ClassVar[str] = "label_histogram_release"
-    counts: np.ndarray = field(repr=False)  # (J,) float64: noisy counts of D_v's rows per cell
+    counts: np.ndarray = field(repr=False)  # (J,) float64: noisy counts of D_v's rows per cell (integers)
     n_rows: int
-    sigma: float
-    granularity: float
+    scale: float  # the discrete Laplace's scale, 2 / epsilon
     rows: np.ndarray | None = field(default=None, repr=False)
 
 

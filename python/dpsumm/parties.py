@@ -47,7 +47,8 @@ from .privacy import Csprng
 _BID_INDEX_MAX_DIM = 65_000
 
 __all__ = ["OwnerParty", "ConsumerParty", "nominate_rows", "owner_stream", "owner_sketch", "sketch_calibration", "quota_rows",
-           "label_counts", "cell_counts", "label_rows", "substitute_counts", "COUNT_SENSITIVITY"]
+           "label_counts", "cell_counts", "label_rows", "substitute_counts", "COUNT_SENSITIVITY",
+           "count_release_event"]
 
 
 def owner_stream(random_state: object, name: str) -> Csprng | None:
@@ -73,9 +74,9 @@ _SUM_SENSITIVITY = 2.0 * math.sqrt(2.0)  # ||h1(x) - h1(x')|| <= 2 sqrt(2)
 _HISTOGRAM_SENSITIVITY = math.sqrt(2.0)  # one row leaves one bin and enters another
 #: The label purchase's owner release, counts per label and the hash sum: sqrt(2 + (2 sqrt(2))^2).
 _LABELS_SENSITIVITY = math.sqrt(_HISTOGRAM_SENSITIVITY ** 2 + _SUM_SENSITIVITY ** 2)
-#: L2 sensitivity of a histogram over public cells (bins, labels) under replace-one: one row leaves one cell and
-#: enters another.
-COUNT_SENSITIVITY = _HISTOGRAM_SENSITIVITY
+#: L1 sensitivity of the consumer's histogram over the label purchase's cells under replace-one in D_v: one row
+#: leaves one cell and enters another (or none).
+COUNT_SENSITIVITY = 2.0
 #: The owners' sketch releases per run (purchase="quotas"): the hash sum and the score histogram.
 SKETCH_RELEASES = 2
 
@@ -648,24 +649,29 @@ class ConsumerParty:
 
     def _label_histogram(self, m: LabelHistogramRequest) -> LabelHistogramRelease:
         """The one release of ``purchase="labels"``: ``D_v``'s counts per cell (:func:`cell_counts`) + discrete
-        Gaussian.
+        Laplace.
 
-        The consumer calibrates it itself at ``(epsilon, delta)``, L2 sensitivity ``sqrt(2)`` under replace-one
-        in ``D_v`` (docs/design.md §2.7). Its rows go only to the trusted aggregator, when asked.
+        The consumer draws it itself at ``epsilon`` (pure), L1 sensitivity 2 under replace-one in ``D_v``
+        (:func:`count_release_event`, :func:`dpsumm.privacy.laplace_count_release`; docs/design.md §2.7). Its rows
+        go only to the trusted aggregator, when asked.
         """
-        from .privacy import gaussian_mean_release
+        from .privacy import laplace_count_release
 
         if self._labels is None:
             raise ProtocolError("consumer: purchase='labels' needs the validation labels (validation_labels=...)")
         label_set = np.asarray(m.label_set)
         if label_set.ndim != 1 or len(label_set) == 0:
             raise ProtocolError("consumer: a label histogram needs a non-empty 1-D label set")
-        n = int(len(self._validation))
-        if not 0.0 < m.delta < 1.0 / n:
-            raise ProtocolError(f"consumer: validation delta {m.delta!r} is not in (0, 1/|D_v|) = (0, {1.0 / n:.3g})")
+        event = count_release_event(m.epsilon)
         counts = cell_counts(self._validation, self._labels, m)
-        cal = accounting.calibrate_gaussian(m.epsilon, m.delta, sensitivity=COUNT_SENSITIVITY, dim=len(counts))
-        noisy = gaussian_mean_release(counts, cal, self._rng.derive("validation-labels"))
-        return LabelHistogramRelease(counts=np.asarray(noisy, dtype=np.float64), n_rows=n, sigma=float(cal.sigma),
-                                     granularity=float(cal.granularity),
+        noisy = laplace_count_release(counts, event, self._rng.derive("validation-labels"))
+        return LabelHistogramRelease(counts=noisy, n_rows=int(len(self._validation)),
+                                     scale=event.sensitivity / event.epsilon,
                                      rows=np.array(self._validation) if m.send_rows else None)
+
+
+def count_release_event(epsilon: float) -> accounting.LaplaceEvent:
+    """The ledger event of the consumer's cell histogram at ``epsilon``: the discrete Laplace on the integers,
+    scale ``COUNT_SENSITIVITY / epsilon``, replace-one in ``D_v`` (pure epsilon-DP; docs/design.md §2.7).
+    Raises :class:`InvalidParameterError` naming ``epsilon`` outside ``[1e-12, 100]``."""
+    return accounting.LaplaceEvent(epsilon, COUNT_SENSITIVITY, "replace-one", granularity=1.0)

@@ -8,6 +8,8 @@ Samplers (exact, integer arithmetic; Canonne, Kamath & Steinke 2020):
 
 * ``Csprng.bernoulli_exp(x)``: Bernoulli(exp(-x)), ``x`` rounded up to the 2^-32 grid.
 * ``Csprng.discrete_laplace(scale)``: ``P(z) ∝ exp(-|z| / scale)``, scale rounded up to the 2^-20 grid.
+* ``Csprng.discrete_laplace_counts(counts, scale)``: integer counts plus independent discrete Laplace noise per
+  cell; see :func:`laplace_count_release` for its privacy statement.
 * ``Csprng.laplace(value, scale, granularity)``: the Laplace mechanism on the grid ``granularity · Z``:
   ``round(value/g)·g + g·DLap(scale/g)``. For a query of sensitivity Δ, ``scale = (Δ + g)/ε`` gives
   ε-DP under the query's neighbour relation (rounding to the grid adds at most ``g`` to Δ). Unlike the
@@ -35,7 +37,7 @@ from ._validation import as_array, bounded_int, positive_float, real_vector
 from .errors import InvalidParameterError
 
 if TYPE_CHECKING:
-    from .accounting import GaussianCalibration
+    from .accounting import GaussianCalibration, LaplaceEvent
 
 __all__ = [
     "Csprng",
@@ -47,6 +49,7 @@ __all__ = [
     "discrete_gaussian",
     "gaussian_on_grid",
     "gaussian_mean_release",
+    "laplace_count_release",
 ]
 
 Csprng = _core.Csprng
@@ -292,3 +295,42 @@ def gaussian_mean_release(mean: object, calibration: GaussianCalibration, rng: C
         if exc.argument != "values":
             raise
         raise InvalidParameterError(str(exc).replace("`values`", "`mean`"), "mean") from exc
+
+
+def laplace_count_release(counts: object, event: LaplaceEvent, rng: Csprng) -> np.ndarray:
+    r"""Release integer counts once through the discrete Laplace mechanism of ``event``: ``counts + DLap(Δ₁/ε)``.
+
+    Privacy statement (OpenDP style). Neighbour relation: ``event.neighbour`` (for the label purchase's histogram,
+    replace one row of the validation set D_v, |D_v| public). Query: a histogram over cells fixed before the data
+    enter, each row counted in at most one cell, so that neighbours' count vectors differ by at most
+    ``Δ₁ = event.sensitivity`` in L1 (2 under replace-one: one cell loses the row, another gains it). The noise is
+    the discrete Laplace ``P(z) ∝ exp(-|z|/b)`` on the integers, independently per cell, with ``b = Δ₁/ε`` rounded
+    UP to the 2^-20 grid (more noise, never less); the counts are integers, so the output is an integer vector and
+    every output has an exactly known probability (no floating point in the noise; Canonne, Kamath & Steinke 2020,
+    Algorithm 2). Moving one cell's count by 1 changes the log-probability of any output by at most ``1/b``, so
+    neighbours change it by at most ``Δ₁/b <= ε``: the release is ε-DP, pure (δ = 0; Dwork et al. 2006, the
+    geometric mechanism of Ghosh, Roughgarden & Sundararajan 2009). ``event`` is what the ledger records.
+    Sensitivity is the caller's claim.
+
+    Parameters
+    ----------
+    counts : array_like of shape (J,)
+        Integer counts (float or integer dtype), each within ±2^52.
+    event : LaplaceEvent
+        ε, Δ₁ and the neighbour relation; its ``granularity`` must be 1 (noise on the integers).
+    rng : Csprng
+        OS-keyed for a private release; a seeded stream is NOT private.
+
+    Returns
+    -------
+    ndarray of shape (J,), float64 (integer values)
+    """
+    from .accounting import LaplaceEvent
+
+    if not isinstance(event, LaplaceEvent) or event.granularity != 1.0 or event.public:
+        raise InvalidParameterError("`event` must be a private dpsumm.accounting.LaplaceEvent with granularity 1.0 "
+                                    "(noise on the integers)", "event")
+    arr = real_vector(counts, "counts")
+    if not (arr == np.round(arr)).all():
+        raise InvalidParameterError("`counts` must hold integers", "counts")
+    return np.asarray(_rng(rng).discrete_laplace_counts(arr, event.sensitivity / event.epsilon), dtype=np.float64)

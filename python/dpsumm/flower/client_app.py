@@ -310,7 +310,7 @@ def _consumer_labels(request: LabelHistogramRequest, context: Context, name: str
             raise ProtocolError(f"consumer {name!r}: its label histogram was already released for another request "
                                 "(one release per run)")
         return LabelHistogramRelease(counts=kept["counts"].numpy(), n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
-                                     sigma=float(meta["sigma"]), granularity=float(meta["granularity"]),  # type: ignore[index, arg-type]
+                                     scale=float(meta["scale"]),  # type: ignore[index, arg-type]
                                      rows=np.array(data) if request.send_rows else None)
     labels = _labels(context, data.shape[0])
     if labels is None:
@@ -321,6 +321,6 @@ def _consumer_labels(request: LabelHistogramRequest, context: Context, name: str
     assert isinstance(release, LabelHistogramRelease)
     context.state[_CONSUMER_STATE + ".labels"] = ArrayRecord({"counts": Array(np.asarray(release.counts))})
     context.state[_CONSUMER_STATE + ".labels.meta"] = ConfigRecord({
-        "n_rows": release.n_rows, "sigma": release.sigma, "granularity": release.granularity,
+        "n_rows": release.n_rows, "scale": release.scale,
         "request": _request_key(request)})
     return release

@@ -40,7 +40,7 @@ from .._validation import as_array, bounded_int, choice_of, positive_float, real
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import DIGEST_BYTES, RFFHasher, hash_digests
 from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select, h1_peak
-from ..parties import COUNT_SENSITIVITY
+from ..parties import count_release_event
 from ..parties import SKETCH_RELEASES as _SKETCH_RELEASES
 from ..parties import label_index, nominate_rows, owner_sketch, quota_rows, sketch_calibration
 from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
@@ -287,33 +287,59 @@ def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma:
                       bias=np.asarray(bias, dtype=np.float64))
 
 
-def cell_threshold(cells: int, validation_rows: int, sigma: float, factor: float = PURCHASE_FACTOR) -> float:
+def cell_threshold(cells: int, validation_rows: int, scale: float, factor: float = PURCHASE_FACTOR) -> float:
     """The count a cell of the consumer's noisy histogram must reach to be bought (docs/design.md §2.7).
 
-    A cell the consumer has no row in still gets a positive noisy count half of the time, and the rows bought
-    for it are wasted (the aggregator's exact greedy leaves them out), while a wanted cell left out is missing
-    from the summary. The threshold is the lowest ``z sigma``, ``z >= 0``, at which the count the noise alone is
-    expected to put on ``J`` empty cells, ``J sigma phi(z)``, is at most ``|D_v| / (factor - 1)``: the noise then
-    takes at most about ``1 / factor`` of the ``factor * size`` rows bought, and the wanted cells at least
-    ``(factor - 1) * size`` (``z = 0`` when ``factor <= 1``). Public numbers only.
+    The histogram's noise is the discrete Laplace of scale ``b`` (``P(z) ∝ r^|z|``, ``r = exp(-1/b)``). A cell the
+    consumer has no row in still gets a positive noisy count, and the rows bought for it are wasted (the
+    aggregator's exact greedy leaves them out), while a wanted cell left out is missing from the summary. The
+    threshold is the lowest integer ``t >= 1`` that meets both of:
+
+    * the noise alone is expected to lift at most one of the ``J`` empty cells to ``t``:
+      ``J P(Z >= t) = J r^t / (1 + r) <= 1`` (a real cell of ``c`` rows is kept unless its noise is below
+      ``t - c``: probability ``r^(c - t + 1) / (1 + r)``);
+    * the count the noise alone is expected to put on the empty cells that reach ``t``,
+      ``J E[Z 1{Z >= t}] = J r^t (t (1 - r) + r) / ((1 - r)(1 + r))``, is at most ``|D_v| / (factor - 1)``: the
+      noise then takes at most about ``1 / factor`` of the ``factor * size`` rows bought (no bound when
+      ``factor <= 1``).
+
+    ``scale == 0`` (noise-free counts): ``t = 1``, a cell with a row. Public numbers only.
     """
     for name, count in (("cells", cells), ("validation_rows", validation_rows)):
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
             raise InvalidParameterError(f"`{name}` must be an integer >= 1, got {count!r}", name)
-    sigma, factor = _number(sigma, "sigma"), _number(factor, "factor", positive=True)
-    if sigma == 0 or factor <= 1:
-        return 0.0
-    ratio = validation_rows / (factor - 1.0) / (cells * sigma)  # phi(z) <= ratio
-    if ratio >= 1.0 / math.sqrt(2.0 * math.pi):
-        return 0.0
-    return sigma * math.sqrt(-2.0 * math.log(ratio * math.sqrt(2.0 * math.pi)))
+    scale, factor = _number(scale, "scale"), _number(factor, "factor", positive=True)
+    if scale == 0:
+        return 1.0
+    r = math.exp(-1.0 / scale)
+    one_minus_r = -math.expm1(-1.0 / scale)
+    # J r^t / (1 + r) <= 1: t >= b log(J / (1 + r)); the smallest integer, at least 1
+    t = max(1, math.ceil(scale * math.log(cells / (1.0 + r)) - 1e-9))
+    if factor > 1:
+        log_cap = math.log(validation_rows / (factor - 1.0))
+
+        def too_much(k: int) -> bool:  # log J E[Z 1{Z >= k}] > log cap, in logs (no underflow at large k / b)
+            return (math.log(cells) - k / scale + math.log(k * one_minus_r + r)
+                    - math.log(one_minus_r * (1.0 + r))) > log_cap
+
+        if too_much(t):  # the mass decreases in k >= 1: find the first k where it is low enough by bisection
+            low, step = t, 1
+            while too_much(low + step):
+                low, step = low + step, 2 * step
+            high = low + step  # too_much(low), not too_much(high)
+            while high - low > 1:
+                mid = (low + high) // 2
+                low, high = (mid, high) if too_much(mid) else (low, mid)
+            t = high
+    return float(t)
 
 
-def quotas_from_cells(consumer_counts: np.ndarray, consumer_sigma: float, validation_rows: int, cells: LabelCells,
+def quotas_from_cells(consumer_counts: np.ndarray, consumer_scale: float, validation_rows: int, cells: LabelCells,
                       owner_counts: np.ndarray, size: int, *, factor: float = PURCHASE_FACTOR) -> np.ndarray:
     """Rows of each label to buy from each owner, from released values only (post-processing; docs/design.md §2.7).
 
-    ``consumer_counts`` (J,) is the consumer's noisy histogram over ``cells`` (noise ``consumer_sigma``,
+    ``consumer_counts`` (J,) is the consumer's noisy histogram over ``cells`` (discrete Laplace noise of scale
+    ``consumer_scale``,
     ``|D_v| = validation_rows`` public); ``owner_counts`` (K, L) the owners' noisy counts per label. A cell is
     *wanted* when its count reaches :func:`cell_threshold` ``t`` (if none does, the positive counts are used); owner
     k is taken to hold ``s_kl = floor(max(0, n~_kl))`` rows of label l (an owner with fewer sells all it has). The
@@ -341,7 +367,7 @@ def quotas_from_cells(consumer_counts: np.ndarray, consumer_sigma: float, valida
     B = int(math.ceil(factor * size))
     out = np.zeros((K, L), dtype=np.int64)
     if J:
-        t = cell_threshold(J, validation_rows, consumer_sigma, factor)
+        t = cell_threshold(J, validation_rows, consumer_scale, factor)
         want = np.where(c >= t, np.maximum(c, 0.0), 0.0)
         if want.sum() <= 0:
             want = np.maximum(c, 0.0)
@@ -509,6 +535,7 @@ class NominationsAggregator:
         self._size = 0
         self.validation_rows = 0
         self.sigma = float("nan")
+        self.count_scale = float("nan")  # purchase="labels": the consumer's discrete Laplace scale (public)
         self.validation: np.ndarray | None = None
 
     def _exclude(self, owner: str, reason: str, phase: str) -> None:
@@ -857,10 +884,10 @@ class NominationsAggregator:
         return f"cells:{self.config.hash_seed}"
 
     def label_target(self, cells: LabelCells) -> LabelHistogramRelease:
-        """The consumer's one release: ``D_v``'s counts per cell + discrete Gaussian; ``D_v``'s rows."""
+        """The consumer's one release: ``D_v``'s counts per cell + discrete Laplace; ``D_v``'s rows."""
         c = self.config
         J = len(cells.labels)
-        req = LabelHistogramRequest(label_set=np.asarray(c.label_set), epsilon=c.epsilon, delta=c.delta, send_rows=True,
+        req = LabelHistogramRequest(label_set=np.asarray(c.label_set), epsilon=c.epsilon, send_rows=True,
                                     n_features=c.n_features, dim=CELL_DIM, gamma=c.gamma, hash_seed=self.cell_hash_seed,
                                     cell_labels=cells.labels, centres=cells.centres, bias=cells.bias)
         self.exchanges += 1
@@ -875,13 +902,17 @@ class NominationsAggregator:
         rows = None if reply.rows is None else np.asarray(reply.rows)
         if rows is None or rows.shape != (reply.n_rows, c.n_features) or not np.isfinite(rows).all():
             raise ProtocolError("consumer did not send its validation rows for the exact-kernel choice")
-        cal = accounting.calibrate_gaussian(c.epsilon, c.delta, sensitivity=COUNT_SENSITIVITY, dim=J)
-        if not math.isclose(float(reply.sigma), float(cal.sigma), rel_tol=1e-9):
-            raise ProtocolError(f"consumer released with sigma {reply.sigma!r}, the calibration gives {cal.sigma!r}")
+        event = count_release_event(c.epsilon)
+        scale = event.sensitivity / event.epsilon
+        if isinstance(reply.scale, bool) or not isinstance(reply.scale, (int, float, np.floating)) \
+                or not math.isclose(float(reply.scale), scale, rel_tol=1e-12):
+            raise ProtocolError(f"consumer released with scale {reply.scale!r}, the mechanism's is {scale!r}")
+        if not (counts == np.round(counts)).all():
+            raise ProtocolError("consumer sent a cell histogram that is not integer (counts + discrete Laplace are)")
         self.validation_rows = int(reply.n_rows)
         self.validation = rows
-        self.sigma = float(reply.sigma)
-        self._record("validation", cal.event(), "counts of D_v's rows per cell (owner group, label) + discrete Gaussian")
+        self.count_scale = scale
+        self._record("validation", event, "counts of D_v's rows per cell (owner group, label) + discrete Laplace")
         return reply
 
     def label_run(self) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray | None],
@@ -908,7 +939,7 @@ class NominationsAggregator:
         t1 = time.perf_counter()
         release = self.label_target(cells)
         self.timings["target"] = time.perf_counter() - t1
-        q = quotas_from_cells(np.asarray(release.counts, dtype=np.float64), self.sigma, self.validation_rows, cells,
+        q = quotas_from_cells(np.asarray(release.counts, dtype=np.float64), self.count_scale, self.validation_rows, cells,
                               counts, self._size, factor=c.purchase_factor)
         self.quotas = {o: int(v) for o, v in zip(owners, q.sum(1))}
         self.label_quotas = {o: q[k].astype(np.int64) for k, o in enumerate(owners)}
@@ -1116,7 +1147,8 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
         contribution[k] += v
     extra = dict(extra or {})
     sketched = config.purchase in OWNER_RELEASE_PURCHASES
-    extra.update(choice=config.choice, greedy_sample_factor=config.greedy_sample_factor, temperature=agg.temperature, sigma=agg.sigma, nominees=config.nominees,
+    extra.update(choice=config.choice, greedy_sample_factor=config.greedy_sample_factor, temperature=agg.temperature, sigma=agg.sigma,
+                 count_scale=agg.count_scale, nominees=config.nominees,
                  candidates=config.candidates, release=config.release, purchase=config.purchase,
                  quotas=dict(agg.quotas), owner_epsilon=config.owner_epsilon if sketched else 0.0,
                  owner_delta=config.owner_delta if sketched else None,
@@ -1405,7 +1437,7 @@ class Nominations(SummaryMethod):
         purchase = self.resolved_purchase
         try:
             if purchase == "labels":
-                accounting.calibrate_gaussian(eps_v, delta_v, sensitivity=COUNT_SENSITIVITY, dim=len(self.label_set or ()))
+                count_release_event(eps_v)
                 sketch_calibration("labels", len(self.label_set or ()), eps_o, delta_o, 1)
                 return
             if self.validation_release == "gaussian" or self.temperature is None or purchase == "quotas":

@@ -219,6 +219,22 @@ impl PyCsprng {
         noise::discrete_laplace(&mut *self.guard_py(py)?, scale).map_err(|e| to_py_err(py, e))
     }
 
+    /// Integer counts plus independent exact discrete Laplace noise of scale `scale` per cell (rounded up to
+    /// the 2^-20 grid): the label purchase's histogram (see `dpsumm.privacy.laplace_count_release`).
+    fn discrete_laplace_counts<'py>(&self, py: Python<'py>, counts: &Bound<'py, PyAny>, scale: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let scale = arg_f64(py, scale, "scale")?;
+        let owned = match counts.extract::<PyReadonlyArray1<'py, f64>>() {
+            Ok(array) => vec_f64(py, &array, "counts", MAX_ARRAY)?,
+            Err(_) => real_sequence(py, counts, "counts", MAX_ARRAY)?,
+        };
+        let rng = self.clone();
+        let out = detach(py, || {
+            let mut g = rng.guard()?;
+            noise::discrete_laplace_counts(&mut g, &owned, scale)
+        })?;
+        Ok(out.into_pyarray(py))
+    }
+
     /// The Laplace mechanism on the grid `granularity * Z` (see `dpsumm.privacy`).
     #[pyo3(signature = (value, scale, granularity=None))]
     fn laplace(&self, py: Python<'_>, value: &Bound<'_, PyAny>, scale: &Bound<'_, PyAny>, granularity: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
