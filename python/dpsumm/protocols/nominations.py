@@ -1248,7 +1248,8 @@ class Nominations(SummaryMethod):
         every owner releases its row count per label and its hash sum in a 64-coordinate h1 (one discrete
         Gaussian, L2 sensitivity ``sqrt(10)``, owners as for ``"quotas"``); the aggregator groups the owners whose
         mean hashes cannot be told apart and makes one cell per (group, label); the consumer releases its
-        histogram over the cells (discrete Gaussian, L2 sensitivity ``sqrt(2)``, ``(epsilon_v, delta_v)``), and
+        histogram over the cells (discrete Laplace of scale ``2 / epsilon_v``: L1 sensitivity 2, pure
+        ``epsilon_v``-DP), and
         the aggregator buys ``purchase_factor * size`` rows split over the wanted cells and their owners, each
         owner selling a herded sample of its rows of each label; certified. Made for shifts in the labels and
         between owners; on a shift within one owner's rows of a label it is no better than a representative
