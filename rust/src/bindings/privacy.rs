@@ -223,16 +223,8 @@ impl PyCsprng {
     /// the 2^-20 grid): the label purchase's histogram (see `dpsumm.privacy.laplace_count_release`).
     fn discrete_laplace_counts<'py>(&self, py: Python<'py>, counts: &Bound<'py, PyAny>, scale: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let scale = arg_f64(py, scale, "scale")?;
-        let owned = match counts.extract::<PyReadonlyArray1<'py, f64>>() {
-            Ok(array) => vec_f64(py, &array, "counts", MAX_ARRAY)?,
-            Err(_) => real_sequence(py, counts, "counts", MAX_ARRAY)?,
-        };
-        let rng = self.clone();
-        let out = detach(py, || {
-            let mut g = rng.guard()?;
-            noise::discrete_laplace_counts(&mut g, &owned, scale)
-        })?;
-        Ok(out.into_pyarray(py))
+        let owned = owned_values(py, counts, "counts")?;
+        self.draw_vector(py, move |g| noise::discrete_laplace_counts(g, &owned, scale))
     }
 
     /// The Laplace mechanism on the grid `granularity * Z` (see `dpsumm.privacy`).
@@ -262,17 +254,8 @@ impl PyCsprng {
     fn gaussian_on_grid<'py>(&self, py: Python<'py>, values: &Bound<'py, PyAny>, sigma: &Bound<'py, PyAny>, granularity: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let sigma = arg_f64(py, sigma, "sigma")?;
         let granularity = arg_f64(py, granularity, "granularity")?;
-        // A 1-D float64 array is copied as is (fallibly); any other sequence of real numbers item by item.
-        let owned = match values.extract::<PyReadonlyArray1<'py, f64>>() {
-            Ok(array) => vec_f64(py, &array, "values", MAX_ARRAY)?,
-            Err(_) => real_sequence(py, values, "values", MAX_ARRAY)?,
-        };
-        let rng = self.clone();
-        let out = detach(py, || {
-            let mut g = rng.guard()?;
-            noise::gaussian_on_grid(&mut g, &owned, sigma, granularity)
-        })?;
-        Ok(out.into_pyarray(py))
+        let owned = owned_values(py, values, "values")?;
+        self.draw_vector(py, move |g| noise::gaussian_on_grid(g, &owned, sigma, granularity))
     }
 
     /// The exponential mechanism: index i with probability ∝ exp(epsilon * scores[i] / (2 sensitivity)).
@@ -285,6 +268,29 @@ impl PyCsprng {
 
     fn __repr__(&self) -> String {
         if self.lock_raw().is_seeded() { "Csprng(seeded: NOT private)".into() } else { "Csprng(os entropy)".into() }
+    }
+}
+
+/// A 1-D float64 array copied as is (fallibly), or any other sequence of real numbers item by item.
+fn owned_values<'py>(py: Python<'py>, values: &Bound<'py, PyAny>, name: &'static str) -> PyResult<Vec<f64>> {
+    match values.extract::<PyReadonlyArray1<'py, f64>>() {
+        Ok(array) => vec_f64(py, &array, name, MAX_ARRAY),
+        Err(_) => real_sequence(py, values, name, MAX_ARRAY),
+    }
+}
+
+impl PyCsprng {
+    /// Run a vector sampler on this stream with the GIL released; its output as a numpy array.
+    fn draw_vector<'py, F>(&self, py: Python<'py>, draw: F) -> PyResult<Bound<'py, PyArray1<f64>>>
+    where
+        F: FnOnce(&mut Csprng) -> crate::Result<Vec<f64>> + Send,
+    {
+        let rng = self.clone();
+        let out = detach(py, || {
+            let mut g = rng.guard()?;
+            draw(&mut g)
+        })?;
+        Ok(out.into_pyarray(py))
     }
 }
 
