@@ -442,6 +442,46 @@ def test_a_faulty_owner_is_excluded_and_the_run_completes(mode, phase, why, n, l
     assert len(res) == 10 and liar not in set(res.owner.tolist())
 
 
+class LyingConsumer(ConsumerParty):
+    """A consumer whose histogram release is not the mechanism the ledger records."""
+
+    def __init__(self, *args, mode: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.mode = mode
+
+    def handle(self, message):
+        reply = super().handle(message)
+        if self.mode == "scale":  # claims less noise than the mechanism's 2 / epsilon_v
+            return dataclasses.replace(reply, scale=1.0)
+        if self.mode == "fraction":  # counts that integer counts + integer noise cannot give
+            return dataclasses.replace(reply, counts=reply.counts + 0.5)
+        if self.mode == "shape":
+            return dataclasses.replace(reply, counts=reply.counts[:-1])
+        return dataclasses.replace(reply, scale="2.0")
+
+
+@pytest.mark.parametrize("mode,why", [("scale", "scale"), ("fraction", "not integer"), ("shape", "malformed"),
+                                      ("type", "scale")])
+def test_a_consumer_whose_release_is_not_the_recorded_mechanism_is_refused(mode, why):
+    """The aggregator recomputes the consumer's scale (2 / epsilon_v) and checks the histogram's shape and that it
+    is integer: a release the ledger would misstate stops the run before any purchase."""
+    owners, labels, validation, yv = label_shift()
+    asked: list[str] = []
+
+    class Owner(OwnerParty):
+        def handle(self, message):
+            asked.append(type(message).__name__)
+            return super().handle(message)
+
+    parties = {f"owner-{k}": Owner(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
+               for k, (o, y) in enumerate(zip(owners, labels))}
+    parties["consumer"] = LyingConsumer(np.asarray(validation), dpsumm.Csprng(0), labels=yv, mode=mode)
+    with pytest.raises(ProtocolError, match=why):
+        dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
+                         validation_labels=yv, random_state=0, transport=InProcessTransport(parties), **KW)
+    assert asked and "QuotaRequest" not in asked  # the owners released their sketches; nobody was asked to sell
+
+
 def test_a_consumer_without_labels_is_refused_before_any_release():
     owners, labels, validation, yv = label_shift()
     parties = {f"owner-{k}": OwnerParty(np.asarray(o), y, f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))}
