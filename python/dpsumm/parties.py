@@ -666,7 +666,7 @@ class ConsumerParty:
         counts = cell_counts(self._validation, self._labels, m)
         noisy = laplace_count_release(counts, event, self._rng.derive("validation-labels"))
         return LabelHistogramRelease(counts=noisy, n_rows=int(len(self._validation)),
-                                     scale=event.sensitivity / event.epsilon,
+                                     scale=event.scale,
                                      rows=np.array(self._validation) if m.send_rows else None)
 
 

@@ -330,7 +330,5 @@ def laplace_count_release(counts: object, event: LaplaceEvent, rng: Csprng) -> n
     if not isinstance(event, LaplaceEvent) or event.granularity != 1.0 or event.public:
         raise InvalidParameterError("`event` must be a private dpsumm.accounting.LaplaceEvent with granularity 1.0 "
                                     "(noise on the integers)", "event")
-    arr = real_vector(counts, "counts")
-    if not (arr == np.round(arr)).all():
-        raise InvalidParameterError("`counts` must hold integers", "counts")
-    return np.asarray(_rng(rng).discrete_laplace_counts(arr, event.sensitivity / event.epsilon), dtype=np.float64)
+    # the kernel refuses counts that are not integers within ±2^52, naming `counts`
+    return np.asarray(_rng(rng).discrete_laplace_counts(real_vector(counts, "counts"), event.scale), dtype=np.float64)

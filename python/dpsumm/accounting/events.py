@@ -81,6 +81,11 @@ class LaplaceEvent:
         """Basic-composition cost of the record: ``count · ε`` (0 when public)."""
         return 0.0 if self.public else self.count * self.epsilon
 
+    @property
+    def scale(self) -> float:
+        """The noise scale of one measurement, ``Δ/ε``."""
+        return self.sensitivity / self.epsilon
+
 
 @dataclass(frozen=True)
 class ExponentialEvent:

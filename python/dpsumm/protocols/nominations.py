@@ -903,7 +903,7 @@ class NominationsAggregator:
         if rows is None or rows.shape != (reply.n_rows, c.n_features) or not np.isfinite(rows).all():
             raise ProtocolError("consumer did not send its validation rows for the exact-kernel choice")
         event = count_release_event(c.epsilon)
-        scale = event.sensitivity / event.epsilon
+        scale = event.scale
         if isinstance(reply.scale, bool) or not isinstance(reply.scale, (int, float, np.floating)) \
                 or not math.isclose(float(reply.scale), scale, rel_tol=1e-12):
             raise ProtocolError(f"consumer released with scale {reply.scale!r}, the mechanism's is {scale!r}")
