@@ -29,7 +29,9 @@ the exact RBF kernel over every row), ``default`` (dpsumm.Nominations() as shipp
 default then resolves to ``purchase="nominees"``, M = 2p nominees per owner, all bought, owners' epsilon 0: 10p
 rows at K = 5), ``labels`` (``purchase="labels"`` with the bed's label set: what the default resolves to when a
 label set is given), ``quotas``
-(``purchase="quotas"``: the owners' DP sketches and 3p rows) and any named variant of :data:`VARIANTS`. The greedies are run once per repeat at the largest size and cut to each size (a greedy's
+(``purchase="quotas"``: the owners' DP sketches and 3p rows), ``nominees-T0.1`` / ``nominees-T0.05`` (the
+nominees purchase with the owners' temperature fixed at 0.1 / 0.05 instead of ``temperature_for``'s) and any
+named variant of :data:`VARIANTS`. The greedies are run once per repeat at the largest size and cut to each size (a greedy's
 first p picks are its size-p answer). Every run is seeded (reproducible, NOT private): epsilon_v = 1,
 delta_v = 1e-6, owners' budget at delta = 1e-6.
 """
@@ -65,6 +67,9 @@ VARIANTS: dict[str, Callable[[int], dict[str, Any]]] = {
     "quotas": lambda p: {"purchase": "quotas"},
     "legacy10p": lambda p: {"purchase": "nominees", "nominees": 2 * p},
     "labels": lambda p: {"purchase": "labels"},  # label_set: the bed's public label universe (LABEL_SETS)
+    # The nominees purchase with a sharper owners' tilt than temperature_for's (docs/experiments/nominations-temperature).
+    "nominees-T0.1": lambda p: {"purchase": "nominees", "temperature": 0.1},
+    "nominees-T0.05": lambda p: {"purchase": "nominees", "temperature": 0.05},
 }
 #: Each bed's public label universe (purchase="labels"): the digit classes, or the synthetic bed's two classes.
 LABEL_SETS = {"mnist": tuple(range(10)), "digits": tuple(range(10)), "synthetic": (0, 1)}
