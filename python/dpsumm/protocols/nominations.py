@@ -1242,6 +1242,10 @@ class Nominations(SummaryMethod):
         (default ``4 * nominees``; a number >= the owner's rows uses them all). Must be >= ``nominees``.
     temperature : float, optional
         The owners' tilt ``w(x) ~ exp(h1(x).g~ / T)``; default :func:`temperature_for` of the release's noise.
+        A sharper tilt (e.g. ``0.1`` with the median-heuristic gamma) finds wanted rows that are a small share at
+        every owner, when the validation set has hundreds of rows; it costs a few points where owners' rows are
+        largely wanted and fails with a few dozen validation rows (measured per shift:
+        docs/experiments/nominations-temperature/README.md).
     purchase : {"auto", "nominees", "quotas", "labels", "winners"}, default="auto"
         ``"auto"``: ``"labels"`` when ``label_set`` is given, else ``"nominees"`` (:attr:`resolved_purchase`).
         ``"labels"`` (docs/design.md §2.7; needs ``label_set``, the owners' labels and ``validation_labels``):
