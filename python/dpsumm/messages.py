@@ -342,6 +342,9 @@ class QuotaRequest(Message):
     label_set: np.ndarray | None = field(default=None, repr=False)
     label_counts: np.ndarray | None = field(default=None, repr=False)
     label_preference: np.ndarray | None = field(default=None, repr=False)
+    # purchase="labels": ``label_herded[j]`` says whether label j's rows are herded (True) or drawn uniformly among the
+    # owner's rows of the label (False); public, from the asks (protocols.nominations.herded_sales). None: all herded.
+    label_herded: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

@@ -238,15 +238,19 @@ def substitute_counts(held: np.ndarray, counts: np.ndarray, preference: np.ndarr
 
 def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, counts: np.ndarray, hasher: RFFHasher,
                *, candidates: int, sample_seed: int, greedy_sample_factor: float | None = None,
-               preference: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+               preference: np.ndarray | None = None, herded: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """``counts[j]`` rows of label ``label_set[j]`` each, a label the owner holds fewer rows of made up from its
     other labels (:func:`substitute_counts`, by ``preference``): for each label, a herded sample of the owner's
-    rows of that label (docs/design.md §2.7). Returns ``(tokens int64, sorted; hashes float32)``.
+    rows of that label, or a uniform one where ``herded[j]`` is False (docs/design.md §2.7). Returns
+    ``(tokens int64, sorted; hashes float32)``.
 
     Each label's ``ceil(candidates * counts[j] / sum(counts))`` candidates are drawn uniformly among its rows (a
     stream keyed from the public ``sample_seed`` and the label: a sample, not privacy noise) and only they are
     hashed; ``counts[j]`` of them are herded toward the candidates' mean hash (:func:`nominate_rows` with no tilt):
     a sample that represents the label's rows better than a uniform draw, with no information from anybody else.
+    A label with ``herded[j]`` False keeps the first ``counts[j]`` rows of that uniform draw instead (owners of
+    one distribution that share a cell: their herds would all lean to its centre).
     """
     empty = (np.zeros(0, dtype=np.int64), np.zeros((0, hasher.dim), dtype=np.float32))
     if labels is None:
@@ -265,10 +269,15 @@ def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, 
         if len(pool) == 0:
             continue
         label_stream = stream.derive(f"label:{lab!r}")
-        c = max(int(count), math.ceil(candidates * int(count) / total))
+        herd = herded is None or bool(herded[j])
+        c = max(int(count), math.ceil(candidates * int(count) / total)) if herd else int(count)
         if c < len(pool):  # with no tilt the candidates are a uniform sample: draw them first, hash only them
             keys = label_stream.derive("candidates").uniform_array(len(pool))
             pool = np.sort(pool[np.argpartition(keys, c - 1)[:c]])
+        if not herd:  # the uniform sample itself: every candidate is sold
+            tokens_out.append(pool)
+            hashes_out.append(np.ascontiguousarray(hasher.transform(np.ascontiguousarray(X[pool])), dtype=np.float32))
+            continue
         tokens, hashes = nominate_rows(np.ascontiguousarray(X[pool]), hasher, zero, temperature=1.0,
                                        nominees=int(count), candidates=len(pool),
                                        sample_seed=int(label_stream.integers(2**63)),
@@ -538,9 +547,13 @@ class OwnerParty:
             if pref is not None and (pref.shape != counts.shape or pref.dtype.kind not in "fiu"
                                      or not np.isfinite(pref).all()):
                 raise ProtocolError(f"owner {self.name!r}: a label preference needs one finite number per label")
+            herded = None if m.label_herded is None else np.asarray(m.label_herded)
+            if herded is not None and (herded.shape != counts.shape or herded.dtype != np.bool_):
+                raise ProtocolError(f"owner {self.name!r}: label_herded needs one bool per label")
             tokens, hashes = label_rows(self._data, self._labels, np.asarray(m.label_set), counts, hasher,
                                         candidates=int(m.candidates), sample_seed=m.sample_seed,
-                                        greedy_sample_factor=m.greedy_sample_factor, preference=pref)
+                                        greedy_sample_factor=m.greedy_sample_factor, preference=pref,
+                                        herded=herded)
             return QuotaReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes,
                               points=np.array(self._data[tokens]) if m.reveal == "points" else None,
                               labels=None if self._labels is None else np.asarray(self._labels)[tokens])

@@ -59,7 +59,7 @@ __all__ = ["Nominations", "DEFAULT_VALIDATION_BUDGET", "DEFAULT_DIM", "Nominatio
            "STOCHASTIC_GREEDY_FACTOR", "PURCHASE", "PURCHASE_FACTOR", "OWNER_EPSILON", "OWNER_DELTA",
            "QUOTA_POOL_FACTOR", "QUOTA_UNIFORM_SHARE", "SKETCH_TEMPERATURE_PER_SIGMA", "SKETCH_TEMPERATURE_FLOOR",
            "HISTOGRAM_BINS", "HISTOGRAM_BIN_PER_SIGMA", "HISTOGRAM_BIN_FLOOR", "TILT_ROUNDS", "owner_sketch",
-           "owner_groups", "LabelCells", "label_cells", "cell_threshold", "quotas_from_cells", "CELL_DIM",
+           "owner_groups", "LabelCells", "label_cells", "cell_threshold", "quotas_from_cells", "herded_sales", "CELL_DIM",
            "GROUP_LEVEL", "HOLDER_SIGMAS", "SHORTFALL_SIGMAS",
            "sketch_calibration", "sketch_temperature_for", "histogram_edges", "quotas_from_histograms", "quota_rows"]
 
@@ -397,6 +397,33 @@ def quotas_from_cells(consumer_counts: np.ndarray, consumer_scale: float, valida
     if int(out.sum()) < int(size):  # the wanted labels cannot fill the summary: the rest of B from the others
         out += _split(supply.ravel().astype(np.float64), B - int(out.sum()), (supply - out).ravel()).reshape(K, L)
     return out
+
+
+def herded_sales(quotas: np.ndarray, cells: LabelCells) -> np.ndarray:
+    """Which of the label purchase's per-label sales each owner draws by herding (post-processing; §2.7).
+
+    ``quotas`` (K, L) are the rows of each label asked of each owner (:func:`quotas_from_cells`). Owner k's sale of
+    label j is herded when its ask ``b`` is at least the number ``G`` of owners asked for label j in the same cell
+    (owners that cannot be told apart), and drawn uniformly among its rows of the label otherwise. Herding ``b`` of
+    an owner's rows represents its distribution with an error of order ``1/b``, but that error is a bias toward the
+    centre of the distribution, which ``G`` owners of one distribution each repeat: the union of their herds keeps
+    it. Uniform draws are independent, and their union of ``G b`` rows is off by order ``1/sqrt(G b)``. The first is
+    smaller when ``b >= G``: an owner that sells a cell alone (``G = 1``) always herds; 100 owners asked for 4 rows
+    each of one label draw them uniformly. An ask outside every cell (the purchase's later steps) is herded. Public
+    numbers only. Returns (K, L) bool.
+    """
+    q = np.asarray(quotas)
+    if q.ndim != 2 or q.dtype.kind not in "iu":
+        raise InvalidParameterError(f"`quotas` must be a 2-D integer array, got {q.dtype} of shape {q.shape}", "quotas")
+    K, L = q.shape
+    sellers = np.ones((K, L), dtype=np.int64)
+    for j, own in zip(cells.labels, cells.owners):
+        own = [k for k in own if 0 <= k < K]
+        if int(j) >= L or not own:
+            continue
+        asked = [k for k in own if q[k, j] > 0]
+        sellers[asked, j] = max(len(asked), 1)
+    return q >= sellers
 
 
 def sketch_temperature_for(sigma: float) -> float:
@@ -948,12 +975,14 @@ class NominationsAggregator:
         # An owner short of a label sells its rows of the labels the consumer's release weighs most (post-processing).
         preference = np.zeros(L)
         np.add.at(preference, cells.labels, np.maximum(np.asarray(release.counts, dtype=np.float64), 0.0))
+        herded = herded_sales(q, cells)
         msgs = {o: QuotaRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
                                 target=np.zeros(0), direction=np.zeros(0), temperature=1.0, tilt_rounds=0, stop_sq=0.0,
                                 count=int(q[k].sum()), candidates=int(DEFAULT_CANDIDATE_FACTOR * q[k].sum()),
                                 reveal=c.reveal, sample_seed=int(seeds.integers(2**63)),
                                 greedy_sample_factor=c.greedy_sample_factor, label_set=label_set,
-                                label_counts=q[k].astype(np.int64), label_preference=preference)
+                                label_counts=q[k].astype(np.int64), label_preference=preference,
+                                label_herded=herded[k])
                 for k, o in enumerate(owners) if q[k].sum() > 0 and self.active[o]}
         t2 = time.perf_counter()
         out = self._buy_quotas(msgs)
