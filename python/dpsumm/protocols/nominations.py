@@ -409,21 +409,21 @@ def herded_sales(quotas: np.ndarray, cells: LabelCells) -> np.ndarray:
     centre of the distribution, which ``G`` owners of one distribution each repeat: the union of their herds keeps
     it. Uniform draws are independent, and their union of ``G b`` rows is off by order ``1/sqrt(G b)``. The first is
     smaller when ``b >= G``: an owner that sells a cell alone (``G = 1``) always herds; 100 owners asked for 4 rows
-    each of one label draw them uniformly. An ask outside every cell (the purchase's later steps) is herded. Public
-    numbers only. Returns (K, L) bool.
+    each of one label draw them uniformly. An ask outside every cell (the purchase's later steps) is herded, and so
+    is (vacuously) a label not asked for. Public numbers only. Returns (K, L) bool.
     """
     q = np.asarray(quotas)
     if q.ndim != 2 or q.dtype.kind not in "iu":
         raise InvalidParameterError(f"`quotas` must be a 2-D integer array, got {q.dtype} of shape {q.shape}", "quotas")
     K, L = q.shape
     sellers = np.ones((K, L), dtype=np.int64)
-    for j, own in zip(cells.labels, cells.owners):
-        own = [k for k in own if 0 <= k < K]
-        if int(j) >= L or not own:
+    for j, cell_owners in zip(cells.labels, cells.owners):
+        if not 0 <= int(j) < L:
             continue
-        asked = [k for k in own if q[k, j] > 0]
+        asked = [k for k in cell_owners if 0 <= k < K and q[k, j] > 0]
         sellers[asked, j] = max(len(asked), 1)
-    return q >= sellers
+    out: np.ndarray = (q >= sellers) | (q == 0)
+    return out
 
 
 def sketch_temperature_for(sigma: float) -> float:
