@@ -289,6 +289,35 @@ def test_herded_sales_hand_checked():
         herded_sales(q.astype(float), cells)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 7), st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_herded_sales_compares_each_ask_with_the_askers_of_its_cell(K, L, seed):
+    """For random asks and cells (each label's owners split into groups): an ask of 0 is True (vacuously), an ask
+    in a cell is herded exactly when it is at least the number of owners asked in that cell, an ask outside every
+    cell is herded."""
+    rng = np.random.default_rng(seed)
+    q = rng.integers(0, 6, size=(K, L)) * (rng.random((K, L)) < 0.7)
+    labels, owners = [], []
+    for j in range(L):
+        members = [k for k in range(K) if rng.random() < 0.8]
+        groups = rng.integers(0, 2, size=len(members))
+        for g in (0, 1):
+            own = tuple(k for k, gk in zip(members, groups) if gk == g)
+            if own:
+                labels.append(j)
+                owners.append(own)
+    cells = LabelCells(labels=np.array(labels, dtype=np.int64), owners=tuple(owners),
+                       centres=np.zeros((len(labels), 2)), bias=np.zeros(len(labels)))
+    out = herded_sales(q, cells)
+    assert out.shape == (K, L) and out.dtype == np.bool_
+    expected = np.ones((K, L), dtype=bool)
+    for j, own in zip(labels, owners):
+        asked = [k for k in own if q[k, j] > 0]
+        for k in asked:
+            expected[k, j] = q[k, j] >= len(asked)
+    np.testing.assert_array_equal(out, expected)
+
+
 def test_label_rows_draws_uniformly_where_not_herded():
     """With ``herded`` False for a label the owner sells a uniform sample of its rows of it: the asked count, rows
     of that label only, hashes equal to h1 of the rows; over 200 seeds every row of the label is sold about equally
@@ -316,6 +345,38 @@ def test_label_rows_draws_uniformly_where_not_herded():
     expected = 200 * 3 / 30
     assert ((sold - expected) ** 2 / expected).sum() < 58.3
     assert ((herd_sold - expected) ** 2 / expected).sum() > 58.3
+
+
+def test_owners_of_one_distribution_draw_their_small_sales_uniformly_in_a_run():
+    """30 owners of one distribution share each label's cell; asked for a few rows each of the wanted label, they
+    are told to draw them uniformly (fewer rows asked than owners asked), and the run still buys at most 3 x size,
+    fills the summary and certifies both parties."""
+    rng = np.random.default_rng(5)
+    K, n = 30, 90
+    owners, labels = [], []
+    for _ in range(K):
+        y = rng.integers(0, 3, size=n)
+        owners.append(rng.normal(loc=y[:, None] * 1.5, scale=0.5, size=(n, 4)))
+        labels.append(y)
+    yv = np.full(60, 2)
+    validation = rng.normal(loc=3.0, scale=0.5, size=(60, 4))
+    modes: list[np.ndarray] = []
+
+    class Owner(OwnerParty):
+        def handle(self, message):
+            if isinstance(message, QuotaRequest):
+                assert message.label_herded is not None and message.label_herded.dtype == np.bool_
+                modes.append(np.asarray(message.label_herded))
+            return super().handle(message)
+
+    parties = {f"owner-{k}": Owner(o, y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
+               for k, (o, y) in enumerate(zip(owners, labels))}
+    parties["consumer"] = ConsumerParty(validation, dpsumm.Csprng(0).derive("consumer"), labels=yv)
+    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 20,
+                           validation_labels=yv, random_state=0, transport=InProcessTransport(parties), **KW)
+    assert len(modes) >= 10 and sum(not m[2] for m in modes) >= 10  # label 2's sales: uniform draws
+    assert len(res) == 20 and res.accessed.total <= 60
+    assert res.privacy.certified("owners") and res.privacy.certified("validation")
 
 
 def test_an_owner_refuses_a_malformed_sale_mode():
