@@ -20,7 +20,10 @@ to its file by an HTML comment right after it (invisible when rendered):
   decimals (``1.67`` matches 1.672, ``13.6`` matches 13.63; ``2.10e-5`` compares mantissas).
 
 ``python tests/docnumbers.py [FILE.md ...]`` prints every marked number with its value (default: README.md
-and docs/*.md); tests/test_numbers.py checks them all in CI.
+and docs/*.md); tests/test_numbers.py checks them all in CI. ``python tests/docnumbers.py --rewrite [FILE.md ...]``
+writes each marked number that no longer matches its file back as the file's value, at the written number's
+precision, sign style and digit grouping (after re-running an experiment: read the prose around each changed
+number, which no tool checks).
 """
 
 from __future__ import annotations
@@ -276,12 +279,69 @@ def scan(doc: Path, root: Path = ROOT) -> list[Marked]:
     return out
 
 
+def format_like(written: str, value: float) -> str:
+    """``value`` written as ``written`` is: its decimals (or mantissa digits), sign style and thousands commas."""
+    m = NUMBER.fullmatch(written.strip())
+    if m is None:
+        raise NumbersError(f"not a number: {written!r}")
+    sign, whole, frac, exp = m.groups()
+    decimals = len(frac) - 1 if frac else 0
+    e = int(exp.replace("−", "-")) if exp else 0
+    mantissa = abs(value) / 10.0 ** e
+    body = f"{mantissa:,.{decimals}f}" if "," in whole else f"{mantissa:.{decimals}f}"
+    if exp:
+        body += written[written.lower().rindex("e"):]
+    negative = value < 0 and float(body.replace(",", "").split("e")[0].split("E")[0]) != 0.0
+    if negative:
+        return ("−" if sign == "−" or (not sign and "−" in written) else "-") + body
+    return ("+" if sign else "") + body
+
+
+def rewrite(doc: Path, root: Path = ROOT) -> int:
+    """Rewrite every marked number of ``doc`` that does not match its file; returns how many were rewritten."""
+    changed = {(r.line, r.written, r.expr): r.value for r in scan(doc, root)
+               if r.error is None and r.value is not None and not r.ok}
+    if not changed:
+        return 0
+    lines = doc.read_text().split("\n")
+    count = 0
+    for i, line in enumerate(lines):
+        lineno = i + 1
+        if not any(k[0] == lineno for k in changed):
+            continue
+        edits: list[tuple[int, int, str]] = []
+        prev_end = 0
+        for m in sorted(list(DECLARE.finditer(line)) + list(MARK.finditer(line)), key=lambda x: x.start()):
+            if m.re is DECLARE:
+                prev_end = m.end()
+                continue
+            nums = list(NUMBER.finditer(line, prev_end, m.start()))
+            key = (lineno, nums[-1].group(0) if nums else "", m.group(1))
+            if nums and key in changed:
+                value = changed[key]
+                assert value is not None
+                edits.append((nums[-1].start(), nums[-1].end(), format_like(nums[-1].group(0), value)))
+            prev_end = m.end()
+        for a, b, text in reversed(edits):
+            line = line[:a] + text + line[b:]
+            count += 1
+        lines[i] = line
+    doc.write_text("\n".join(lines))
+    return count
+
+
 def documents(root: Path = ROOT) -> list[Path]:
     """README.md and every docs/**/*.md."""
     return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--rewrite"]:
+        for doc in [Path(a) for a in argv[1:]] or documents():
+            n = rewrite(doc)
+            if n:
+                print(f"{doc}: {n} numbers rewritten")
+        argv = argv[1:]
     docs = [Path(a) for a in argv] or documents()
     failed = 0
     for doc in docs:

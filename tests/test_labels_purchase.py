@@ -404,6 +404,7 @@ def test_a_run_certifies_every_party_buys_at_most_three_times_size_and_only_want
     assert 0.97 < led.epsilon("owners", 1e-6) <= 1.0
     # the consumer's histogram: the discrete Laplace at scale 2 / epsilon_v, pure epsilon_v-DP (at any delta)
     # (the tight accountant's PLD gives 1 - 2e-6 at delta = 1e-6: the pure bound is reached with probability > 1e-6)
+    assert [type(e).__name__ for e in led.events("validation")] == ["LaplaceEvent"]
     for delta in (1e-6, 1e-12):
         assert 0.9999 < led.epsilon("validation", delta) <= 1.0
     assert res.accessed.total <= 3 * 20 and res.accessed.hashes == 0
@@ -413,6 +414,82 @@ def test_a_run_certifies_every_party_buys_at_most_three_times_size_and_only_want
     assert bought[0] > 0 and bought[2] > bought[0] and bought[1] <= bought.sum() / 3
     assert res.extra["owner_epsilon"] == pytest.approx(1.0)
     assert "NOT private" in repr(res)
+
+
+def test_with_the_tilt_the_consumer_makes_two_releases_that_compose_within_its_budget():
+    """``sale_tilt_share=0.3``: the consumer's histogram at 0.7 epsilon_v (the discrete Laplace at scale 2 / 0.7,
+    pure) and its g~ (the discrete Gaussian at (0.3 epsilon_v, 1e-6)), composed by the ledger below epsilon_v = 1 at
+    delta_v = 1e-6; every owner's quota request carries g~ (d values) and the temperature max(0.2, 5 sigma)."""
+    owners, labels, validation, yv = label_shift()
+    asked: list[QuotaRequest] = []
+
+    class Owner(OwnerParty):
+        def handle(self, message):
+            if isinstance(message, QuotaRequest):
+                asked.append(message)
+            return super().handle(message)
+
+    parties = {f"owner-{k}": Owner(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
+               for k, (o, y) in enumerate(zip(owners, labels))}
+    parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.Csprng(0).derive("consumer"), labels=yv)
+    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 20,
+                           validation_labels=yv, random_state=0, transport=InProcessTransport(parties),
+                           **{**KW, "method": METHOD.set_params(sale_tilt_share=0.3)})
+    led = res.privacy
+    assert led.certified("validation") and led.certified("owners")
+    events = led.events("validation")
+    assert sorted(type(e).__name__ for e in events) == ["GaussianEvent", "LaplaceEvent"]
+    laplace = next(e for e in events if isinstance(e, accounting.LaplaceEvent))
+    assert laplace.epsilon == pytest.approx(0.7) and laplace.scale == pytest.approx(2 / 0.7, rel=1e-5)
+    assert 0.98 < led.epsilon("validation", 1e-6) <= 1.0
+    temperature = max(0.2, 5 * res.extra["sigma"])
+    assert res.extra["temperature"] == pytest.approx(temperature)
+    assert asked and all(np.asarray(m.target).shape == (64,) and m.temperature == pytest.approx(temperature)
+                         for m in asked)
+    assert len(res) == 20 and res.accessed.total <= 60 and res.extra["exchanges"] == 4
+
+
+def test_a_tilted_sale_leans_toward_the_target_inside_a_label():
+    """One label whose rows come from two clusters A (x ~ +2) and B (x ~ -2), 150 each; the target is A's mean hash.
+    Untilted, a herded sale of 40 rows represents the label (about half A); tilted at T = 0.05 toward A, at least
+    35 of the 40 are A rows, herded and drawn alike; with the tilt pointed at B, at most 5 are. Fixed seeds."""
+    from dpsumm.hashing import RFFHasher
+
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(2.0, 0.5, size=(150, 3)), rng.normal(-2.0, 0.5, size=(150, 3))])
+    y = np.zeros(300, dtype=np.int64)
+    is_a = np.arange(300) < 150
+    hasher = RFFHasher(3, dim=128, gamma=0.3, seed=1)
+    H = hasher.transform(X).astype(np.float64)
+    toward_a, toward_b = H[is_a].mean(0), H[~is_a].mean(0)
+    counts = np.array([40])
+    plain, _ = label_rows(X, y, np.array([0]), counts, hasher, candidates=160, sample_seed=3)
+    assert 10 <= is_a[plain].sum() <= 30
+    for herded in (True, False):
+        mode = np.array([herded])
+        a, ha = label_rows(X, y, np.array([0]), counts, hasher, candidates=160, sample_seed=3, herded=mode,
+                           target=toward_a, temperature=0.05)
+        b, _ = label_rows(X, y, np.array([0]), counts, hasher, candidates=160, sample_seed=3, herded=mode,
+                          target=toward_b, temperature=0.05)
+        assert len(a) == len(b) == 40 and len(np.unique(a)) == 40
+        assert is_a[a].sum() >= 35 and is_a[b].sum() <= 5, (herded, is_a[a].sum(), is_a[b].sum())
+        np.testing.assert_allclose(ha, hasher.transform(X[a]), rtol=0, atol=1e-6)
+
+
+def test_an_owner_refuses_a_malformed_tilt():
+    """A tilted label quota with a g~ of the wrong length, a non-finite g~ or a temperature that is not > 0 is a
+    protocol error, before the owner reads its rows."""
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    owner = OwnerParty(X, np.array([0, 1] * 10), "o")
+    base = dict(n_features=3, dim=16, gamma=0.5, hash_seed=0, direction=np.zeros(0), tilt_rounds=0, stop_sq=0.0,
+                count=4, candidates=16, reveal="points", sample_seed=1, greedy_sample_factor=None,
+                label_set=np.array([0, 1]), label_counts=np.array([2, 2]), label_preference=None, label_herded=None)
+    ok = owner.handle(QuotaRequest(target=np.full(16, 0.1), temperature=0.5, **base))
+    assert len(ok.tokens) == 4
+    for target, temperature in [(np.full(15, 0.1), 0.5), (np.full(16, np.nan), 0.5), (np.full(16, 0.1), 0.0),
+                                (np.full(16, 0.1), float("inf")), (np.full(16, 0.1), True)]:
+        with pytest.raises(ProtocolError, match="tilted label quota"):
+            owner.handle(QuotaRequest(target=target, temperature=temperature, **base))
 
 
 def test_owners_short_of_a_label_sell_other_rows_so_that_the_summary_is_full():
@@ -800,8 +877,10 @@ def test_the_consumers_histogram_is_its_counts_plus_the_discrete_laplace():
                                 centres=h.transform(rng.normal(size=(4, 3))).astype(np.float64), bias=np.zeros(4))
     reply = ConsumerParty(X, dpsumm.Csprng(7), labels=y).handle(req)
     assert reply.scale == 4.0
-    expected = laplace_count_release(cell_counts(X, y, req), count_release_event(0.5),
-                                     dpsumm.Csprng(7).derive("validation-labels"))
+    # its stream: the second of the consumer's release streams (ConsumerParty.RELEASE_STREAMS: g~'s, then this one)
+    root = dpsumm.Csprng(7)
+    root.derive("validation-gaussian")
+    expected = laplace_count_release(cell_counts(X, y, req), count_release_event(0.5), root.derive("validation-labels"))
     np.testing.assert_array_equal(reply.counts, expected)
     noise = laplace_count_release(np.zeros(20_000), count_release_event(1.0), dpsumm.Csprng(3))
     assert (noise == np.round(noise)).all()
@@ -820,3 +899,35 @@ def test_the_consumers_histogram_is_its_counts_plus_the_discrete_laplace():
     with pytest.raises(InvalidParameterError) as info:
         count_release_event(0.0)
     assert info.value.argument == "epsilon"
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.0, 1.5, float("nan"), float("inf"), "0.3", True, None, [0.3]])
+def test_a_bad_sale_tilt_share_is_refused_naming_it(value):
+    with pytest.raises(InvalidParameterError) as info:
+        dpsumm.Nominations(label_set=LABELS, sale_tilt_share=value)
+    assert info.value.argument == "sale_tilt_share"
+
+
+def test_the_sale_tilt_share_applies_only_to_the_label_purchase():
+    with pytest.raises(InvalidParameterError, match="sale_tilt_share") as info:
+        dpsumm.Nominations(purchase="nominees", sale_tilt_share=0.5)
+    assert info.value.argument == "sale_tilt_share"
+    assert dpsumm.Nominations(label_set=LABELS, sale_tilt_share=0.3).sale_tilt_share == 0.3
+    assert dpsumm.Nominations().sale_tilt_share == dpsumm.Nominations(label_set=LABELS).sale_tilt_share == 0.0
+
+
+def test_a_validation_budget_the_tilts_gaussian_cannot_meet_is_refused_before_any_release():
+    """The g~ of the tilted sale is calibrated at (share * epsilon_v, delta_v) before anybody is asked anything: a
+    budget so small that no discrete Gaussian meets it (epsilon_v = 1e-3: a noise multiplier of 7e5 at 0.3e-3,
+    beyond the exact sampler's range) is refused naming `privacy`; without the tilt the histogram alone runs."""
+    owners, labels, validation, yv = label_shift()
+    with pytest.raises(InvalidParameterError) as info:
+        dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
+                         validation_labels=yv, random_state=0, privacy=dpsumm.Budget(validation_epsilon=1e-3,
+                                                                                      validation_delta=1e-6),
+                         **{**KW, "method": METHOD.set_params(sale_tilt_share=0.3)})
+    assert info.value.argument == "privacy"
+    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
+                           validation_labels=yv, random_state=0, privacy=dpsumm.Budget(validation_epsilon=1e-3,
+                                                                                       validation_delta=1e-6), **KW)
+    assert len(res) == 10

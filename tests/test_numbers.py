@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from docnumbers import ROOT, NumbersError, documents, evaluate, matches, scan, walk
+from docnumbers import ROOT, NumbersError, documents, evaluate, format_like, matches, rewrite, scan, walk
 
 
 @pytest.mark.parametrize("doc", documents(), ids=lambda p: str(p.relative_to(ROOT)))
@@ -43,3 +43,20 @@ def test_checker_reads_paths_expressions_and_precision(tmp_path: Path) -> None:
     assert "0.48" in recs[2].describe() and "nothing at" in str(recs[3].error) and "not declared" in str(recs[4].error)
     with pytest.raises(NumbersError):
         evaluate("__import__('os')", {"r": data})
+
+
+def test_rewrite_writes_each_stale_number_as_its_file_gives_it(tmp_path: Path) -> None:
+    """``--rewrite`` replaces a number that no longer matches its file by the file's value, at the written
+    precision, sign style and digit grouping; a matching number, an unmarked one and code spans stay as written."""
+    (tmp_path / "r.json").write_text(json.dumps({"a": -49.6, "b": 2045.7, "c": 0.9934, "d": 3.2, "e": 46.2}))
+    doc = tmp_path / "d.md"
+    doc.write_text("<!-- numbers: r = r.json -->\n"
+                   "x −53<!--= r:a --> % and +1,839<!--= r:b --> and 0.998<!--= r:c --> unmarked 7\n"
+                   "| -15<!--= r:d --> | +46<!--= r:e --> | `9<!--= r:d -->` |\n")
+    assert rewrite(doc, root=tmp_path) == 4
+    assert doc.read_text() == ("<!-- numbers: r = r.json -->\n"
+                               "x −50<!--= r:a --> % and +2,046<!--= r:b --> and 0.993<!--= r:c --> unmarked 7\n"
+                               "| +3<!--= r:d --> | +46<!--= r:e --> | `9<!--= r:d -->` |\n")
+    assert all(rec.ok for rec in scan(doc, root=tmp_path))
+    assert rewrite(doc, root=tmp_path) == 0
+    assert format_like("2.10e-5", 3.456e-5) == "3.46e-5" and format_like("+0", -0.2) == "+0"

@@ -117,6 +117,7 @@ def test_the_ledger_equals_an_independent_accounting_of_the_mechanisms_run():
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     owners, labels, validation, yv = world(0)
+    # The default (no tilt): the histogram alone, at the whole epsilon_v.
     res, parties = run(LABEL_METHOD, owners, labels, validation, yv, 15, seed=3)
     (reply,) = parties["consumer"].replies  # counts per cell
     assert reply.scale == 2.0  # 2 / epsilon_v, epsilon_v = 1
@@ -125,6 +126,18 @@ def test_the_ledger_equals_an_independent_accounting_of_the_mechanisms_run():
     one = pld.from_discrete_laplace_mechanism(1 / reply.scale, sensitivity=1, value_discretization_interval=1e-4)
     exact = one.compose(one).get_epsilon_for_delta(1e-6)
     assert 0.999 < exact <= ledger + 1e-9 and ledger <= 1.0
+    # With the tilt (sale_tilt_share=0.3): the histogram at 0.7 epsilon_v and the tilt's g~ (the discrete Gaussian at
+    # (0.3 epsilon_v, 1e-6)), composed by dp-accounting's PLD from what the consumer reported: at most the ledger's
+    # figure (up to the PLD's discretisation), and at most 1.
+    res, parties = run(LABEL_METHOD.set_params(sale_tilt_share=0.3), owners, labels, validation, yv, 15, seed=3)
+    hist, target = parties["consumer"].replies
+    assert hist.scale == pytest.approx(2 / 0.7, rel=1e-5)
+    z_v = target.sigma / (2 * math.sqrt(2) / len(validation) + target.granularity * math.sqrt(64))
+    one = pld.from_discrete_laplace_mechanism(1 / hist.scale, sensitivity=1, value_discretization_interval=1e-4)
+    gauss = pld.from_gaussian_mechanism(z_v, sensitivity=1, value_discretization_interval=1e-4)
+    exact = one.compose(one).compose(gauss).get_epsilon_for_delta(1e-6)
+    ledger = res.privacy.epsilon("validation", 1e-6)
+    assert 0.9 < exact <= ledger + 1e-3 and ledger <= 1.0
     # An owner's counts per label with its sum of the cells' h1 (a real vector: the lattice's g sqrt(d) counts):
     # sqrt(2 + 8).
     (reply,) = parties["owner-0"].replies
@@ -181,25 +194,27 @@ def first_second_swapped(method, first, second, size):
     return a, b, c
 
 
-def test_labels_an_owners_view_depends_on_the_others_only_through_their_released_values():
+@pytest.mark.parametrize("share,requests", [(0.0, 1), (0.3, 2)], ids=["untilted", "tilted"])
+def test_labels_an_owners_view_depends_on_the_others_only_through_their_released_values(share, requests):
     """Owner 0's messages in a label purchase: change every other owner's rows and labels (their row counts n_k are
     public and kept) and the consumer's rows and labels (|D_v| public, kept), feed the aggregator the first run's
     released values only (each reply's other fields are the new parties' own): owner 0 receives byte-identical
-    messages, and so does the consumer (its one request, the cells, is a function of the owners' releases and
-    public numbers). Without the substitution they differ (the test can fail). A changed n_k does reach owner 0 (an
+    messages, and so does the consumer (its request of the cells, a function of the owners' releases and public
+    numbers; with the tilt also the request of g~, public numbers only, and owner 0's quota request carries g~). Without the substitution they differ (the test can fail). A changed n_k does reach owner 0 (an
     owner's mean hash is its released sum over n_k): the neighbour relation keeps n_k public (docs/design.md §2.7)."""
     owners, labels, validation, yv = world(1)
     o2, l2, v2, yv2 = world(2)
     o2[0], l2[0] = owners[0], labels[0]
     yv2 = np.where(np.arange(len(yv2)) % 3 == 0, 1, yv2)
-    a, b, c = first_second_swapped(LABEL_METHOD, (owners, labels, validation, yv), (o2, l2, v2, yv2), 15)
+    method = LABEL_METHOD.set_params(sale_tilt_share=share)
+    a, b, c = first_second_swapped(method, (owners, labels, validation, yv), (o2, l2, v2, yv2), 15)
     assert a["owner-0"].received != b["owner-0"].received
     assert a["owner-0"].received == c["owner-0"].received
     assert a["consumer"].received != b["consumer"].received
-    assert a["consumer"].received == c["consumer"].received and len(a["consumer"].received) == 1
+    assert a["consumer"].received == c["consumer"].received and len(a["consumer"].received) == requests
     swap = {n: a[n].released for n in a if n != "owner-0"}
     o3, l3 = [owners[0], owners[1][:30], *owners[2:]], [labels[0], labels[1][:30], *labels[2:]]
-    _, d = run(LABEL_METHOD, o3, l3, validation, yv, 15, seed=5, swap=swap)
+    _, d = run(method, o3, l3, validation, yv, 15, seed=5, swap=swap)
     assert a["consumer"].received != d["consumer"].received
 
 

@@ -238,12 +238,18 @@ def substitute_counts(held: np.ndarray, counts: np.ndarray, preference: np.ndarr
 
 def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, counts: np.ndarray, hasher: RFFHasher,
                *, candidates: int, sample_seed: int, greedy_sample_factor: float | None = None,
-               preference: np.ndarray | None = None, herded: np.ndarray | None = None
+               preference: np.ndarray | None = None, herded: np.ndarray | None = None,
+               target: np.ndarray | None = None, temperature: float = 1.0
                ) -> tuple[np.ndarray, np.ndarray]:
     """``counts[j]`` rows of label ``label_set[j]`` each, a label the owner holds fewer rows of made up from its
     other labels (:func:`substitute_counts`, by ``preference``): for each label, a herded sample of the owner's
     rows of that label, or a uniform one where ``herded[j]`` is False (docs/design.md §2.7). Returns
     ``(tokens int64, sorted; hashes float32)``.
+
+    With a ``target`` (the consumer's released ``g~``, the tilted sale) every sale leans toward it: each label's
+    candidates are drawn with probability ``~ exp(h1(x).g~ / temperature)`` among all its rows (one streaming
+    pass that hashes every row of the label, :func:`nominate_rows`), and the herded sale herds toward their tilted
+    mean; a sale that is not herded is the tilted draw itself.
 
     Each label's ``ceil(candidates * counts[j] / sum(counts))`` candidates are drawn uniformly among its rows (a
     stream keyed from the public ``sample_seed`` and the label: a sample, not privacy noise) and only they are
@@ -262,6 +268,7 @@ def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, 
     total = max(int(counts.sum()), 1)
     stream = Csprng(int(sample_seed))
     zero = np.zeros(hasher.dim)
+    tilted = target is not None and len(target) > 0
     tokens_out: list[np.ndarray] = []
     hashes_out: list[np.ndarray] = []
     for j, (lab, count) in enumerate(zip(label_set, counts)):
@@ -271,6 +278,15 @@ def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, 
         label_stream = stream.derive(f"label:{lab!r}")
         herd = herded is None or bool(herded[j])
         c = max(int(count), math.ceil(candidates * int(count) / total)) if herd else int(count)
+        if tilted:  # the tilted draw of c candidates among all the label's rows; herded (c > count) or sold as drawn
+            assert target is not None
+            tokens, hashes = nominate_rows(np.ascontiguousarray(X[pool]), hasher, np.asarray(target, dtype=np.float64),
+                                           temperature=float(temperature), nominees=int(count), candidates=c,
+                                           sample_seed=int(label_stream.integers(2**63)),
+                                           greedy_sample_factor=greedy_sample_factor)
+            tokens_out.append(pool[tokens])
+            hashes_out.append(hashes)
+            continue
         if c < len(pool):  # with no tilt the candidates are a uniform sample: draw them first, hash only them
             keys = label_stream.derive("candidates").uniform_array(len(pool))
             pool = np.sort(pool[np.argpartition(keys, c - 1)[:c]])
@@ -550,10 +566,20 @@ class OwnerParty:
             herded = None if m.label_herded is None else np.asarray(m.label_herded)
             if herded is not None and (herded.shape != counts.shape or herded.dtype != np.bool_):
                 raise ProtocolError(f"owner {self.name!r}: label_herded needs one bool per label")
+            target = np.asarray(m.target)
+            if target.size and (target.shape != (m.dim,) or target.dtype.kind not in "fiu"
+                                or not np.isfinite(target).all()):
+                raise ProtocolError(f"owner {self.name!r}: a tilted label quota needs a finite g~ of {m.dim} values, "
+                                    f"got {target.dtype} of shape {target.shape}")
+            if target.size and (isinstance(m.temperature, bool) or not isinstance(m.temperature, (int, float, np.floating))
+                                or not (math.isfinite(m.temperature) and m.temperature > 0)):
+                raise ProtocolError(f"owner {self.name!r}: a tilted label quota needs a temperature > 0, "
+                                    f"got {m.temperature!r}")
             tokens, hashes = label_rows(self._data, self._labels, np.asarray(m.label_set), counts, hasher,
                                         candidates=int(m.candidates), sample_seed=m.sample_seed,
                                         greedy_sample_factor=m.greedy_sample_factor, preference=pref,
-                                        herded=herded)
+                                        herded=herded, target=target.astype(np.float64) if target.size else None,
+                                        temperature=float(m.temperature))
             return QuotaReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes,
                               points=np.array(self._data[tokens]) if m.reveal == "points" else None,
                               labels=None if self._labels is None else np.asarray(self._labels)[tokens])
@@ -608,6 +634,21 @@ class ConsumerParty:
         self._validation = validation
         self._labels = labels
         self._rng = rng
+        self._release_streams: dict[str, Csprng] = {}
+
+    #: The streams of the nominations protocol's releases, derived from the consumer's stream in this order whichever
+    #: release is asked for first (the label purchase asks for its histogram, then for the tilt's g~), so that a
+    #: party rebuilt for every message (a Flower node) draws the same noise as one that answers them all; the
+    #: nominees purchase's one release keeps the first stream.
+    RELEASE_STREAMS = ("validation-gaussian", "validation-labels")
+
+    def _release_stream(self, label: str) -> Csprng:
+        for name in self.RELEASE_STREAMS:
+            if name not in self._release_streams:
+                self._release_streams[name] = self._rng.derive(name)
+            if name == label:
+                break
+        return self._release_streams[label]
 
     def handle(self, message: Message) -> Message:
         if isinstance(message, TargetRequest):
@@ -649,7 +690,7 @@ class ConsumerParty:
             if not 0.0 < m.delta < 1.0 / n:
                 raise ProtocolError(f"consumer: validation delta {m.delta!r} is not in (0, 1/|D_v|) = (0, {1.0 / n:.3g})")
             cal = accounting.calibrate_gaussian(m.epsilon, m.delta, sensitivity=2.0 * np.sqrt(2.0) / n, dim=m.dim)
-            noisy = gaussian_mean_release(exact, cal, self._rng.derive("validation-gaussian"))
+            noisy = gaussian_mean_release(exact, cal, self._release_stream("validation-gaussian"))
             return TargetRelease(noisy_mean=noisy, exact_mean=exact, n_rows=n, sigma=float(cal.sigma),
                                  granularity=float(cal.granularity), rows=rows)
         if m.release == "mwem":
@@ -677,7 +718,7 @@ class ConsumerParty:
             raise ProtocolError("consumer: a label histogram needs a non-empty 1-D label set")
         event = count_release_event(m.epsilon)
         counts = cell_counts(self._validation, self._labels, m)
-        noisy = laplace_count_release(counts, event, self._rng.derive("validation-labels"))
+        noisy = laplace_count_release(counts, event, self._release_stream("validation-labels"))
         return LabelHistogramRelease(counts=noisy, n_rows=int(len(self._validation)),
                                      scale=event.scale,
                                      rows=np.array(self._validation) if m.send_rows else None)

@@ -40,6 +40,14 @@ METHOD_FLAGS: dict[str, tuple[str, Any, str]] = {
     "dim": ("--dim", int, "random features d of h1 (default: the method's, 500 for nominations and the baselines, "
                           "140 for the paper's)"),
     "hash_seed": ("--hash-seed", int, "public seed of h1 (default 0)"),
+    "purchase_factor": ("--purchase-factor", float, "nominations: raw owner rows bought with --purchase quotas or "
+                                                    "labels, in units of the size (default 3)"),
+    "tilt_rounds": ("--tilt-rounds", int, "nominations, --purchase quotas: self-consistent steps of each owner's "
+                                          "ranking toward g~ (default 0)"),
+    "sale_tilt_share": ("--sale-tilt-share", float, "nominations, --purchase labels: the share of the validation "
+                                                    "budget spent on the hashed mean that tilts each owner's sale "
+                                                    "toward the consumer inside a label (default 0: none; 0.3 for a subgroup "
+                                                    "inside the labels)"),
     "t_init": ("--t-init", int, "paper, paper-greedy: override the schedule's MWEM steps in the first epoch"),
     "t_subs": ("--t-subs", int, "paper, paper-greedy: override the schedule's MWEM steps in later epochs"),
     "epsilon_auction": ("--epsilon-auction", str, "paper: PrivAuction's epsilon (default 0: ask every owner, "

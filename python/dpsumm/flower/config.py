@@ -30,7 +30,8 @@ key                            default        meaning
 ``output``                     ""             where the ServerApp writes the result (.npz, on its machine)
 *method options*               ""             ``nominees``, ``candidates``, ``temperature``, ``purchase``, ``choice``,
                                               ``owner-greedy``, ``validation-release``, ``reveal``, ``dim``,
-                                              ``hash-seed``, ``purchase-factor``, ``tilt-rounds``, ``label-set``,
+                                              ``hash-seed``, ``purchase-factor``, ``tilt-rounds``,
+                                              ``sale-tilt-share``, ``label-set``,
                                               ``t-init``, ``t-subs``, ``epsilon-auction``: the fields of
                                               :class:`dpsumm.Nominations`, :class:`dpsumm.PaperProtocol`,
                                               :class:`dpsumm.PaperGreedy` (their docstrings give the meaning)
