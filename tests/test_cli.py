@@ -348,11 +348,12 @@ def _label_shift_files(tmp_path):
     return owners, labels, paths, label_paths, val, yv
 
 
-@pytest.mark.parametrize("purchase", [["--purchase", "labels"], []])
+@pytest.mark.parametrize("purchase", [["--purchase", "labels"], [], ["--sale-tilt-share", "0.3"]])
 def test_summarize_purchase_labels_equals_the_api(tmp_path, capsys, purchase):
     """`dpsumm summarize --purchase labels --label-set 0,1,2 --validation-labels PATH` (or without --purchase: the
-    default with a label set): the same summary, labels and ledger as dpsumm.summarize with the same seed; every
-    party certified (apart from the seed), owners' budget spent."""
+    default with a label set; or with the tilt of the sales, `--sale-tilt-share 0.3`): the same summary, labels and
+    ledger as dpsumm.summarize with the same seed; every party certified (apart from the seed), owners' budget
+    spent."""
     owners, labels, paths, label_paths, val, yv = _label_shift_files(tmp_path)
     out = tmp_path / "out"
     code, text, err = _run(["summarize", "--owners", *paths, "--labels", *label_paths, "--validation",
@@ -361,7 +362,8 @@ def test_summarize_purchase_labels_equals_the_api(tmp_path, capsys, purchase):
                             "--budget", "0.8", "--validation-budget", "0.9", "--dim", "32", "--random-state", "2",
                             "--no-progress"], capsys)
     assert code == 0, err
-    method = dpsumm.Nominations(dim=32, purchase="labels", label_set=(0, 1, 2))
+    share = float(purchase[1]) if purchase[:1] == ["--sale-tilt-share"] else 0.0
+    method = dpsumm.Nominations(dim=32, purchase="labels", label_set=(0, 1, 2), sale_tilt_share=share)
     ref = dpsumm.summarize([dpsumm.Owner(o, labels=y, name=f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))],
                            val, 6, method, validation_labels=yv, privacy=dpsumm.Budget(0.8, 1e-6, 0.9, 1e-6),
                            gamma="median", random_state=2, progress=False)
@@ -372,7 +374,18 @@ def test_summarize_purchase_labels_equals_the_api(tmp_path, capsys, purchase):
     assert report["privacy"] == json.loads(json.dumps(ref.privacy.to_dict(1e-6, 1e-6)))
     assert report["accessed"]["total"] == ref.accessed.total
     assert ref.privacy.epsilon("owners", 1e-6) <= 0.8 and ref.privacy.epsilon("validation", 1e-6) <= 0.9
+    assert len(ref.privacy.events("validation")) == (2 if share else 1)
     assert "label" in text and "certified: NO (seeded run)" in text
+
+
+def test_the_sale_tilt_share_flag_is_refused_for_a_purchase_without_labels(tmp_path, capsys):
+    """`--sale-tilt-share` with `--purchase nominees`: refused before anything runs, naming the flag."""
+    owners, labels, paths, label_paths, val, yv = _label_shift_files(tmp_path)
+    code, text, err = _run(["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "6",
+                            "--out", str(tmp_path / "out"), "--purchase", "nominees", "--sale-tilt-share", "0.3",
+                            "--random-state", "2",
+                            "--no-progress"], capsys)
+    assert code != 0 and "--sale-tilt-share" in err and "labels" in err
 
 
 def test_flower_commands_carry_the_label_purchase(tmp_path, capsys):
