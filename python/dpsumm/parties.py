@@ -689,7 +689,7 @@ class ConsumerParty:
         if m.release == "gaussian":
             if not 0.0 < m.delta < 1.0 / n:
                 raise ProtocolError(f"consumer: validation delta {m.delta!r} is not in (0, 1/|D_v|) = (0, {1.0 / n:.3g})")
-            cal = accounting.calibrate_gaussian(m.epsilon, m.delta, sensitivity=2.0 * np.sqrt(2.0) / n, dim=m.dim)
+            cal = accounting.calibrate_gaussian(m.epsilon, m.delta, sensitivity=mean_release_sensitivity(n), dim=m.dim)
             noisy = gaussian_mean_release(exact, cal, self._release_stream("validation-gaussian"))
             return TargetRelease(noisy_mean=noisy, exact_mean=exact, n_rows=n, sigma=float(cal.sigma),
                                  granularity=float(cal.granularity), rows=rows)
@@ -722,6 +722,12 @@ class ConsumerParty:
         return LabelHistogramRelease(counts=noisy, n_rows=int(len(self._validation)),
                                      scale=event.scale,
                                      rows=np.array(self._validation) if m.send_rows else None)
+
+
+def mean_release_sensitivity(n_rows: int) -> float:
+    """The L2 sensitivity of ``mean h1(D_v)`` under replace-one in ``D_v`` (``|D_v| = n_rows`` public):
+    ``||h1(v) - h1(v')|| / n_rows <= 2 sqrt(2) / n_rows`` (``||h1||^2 <= 2``; docs/design.md §2.1)."""
+    return 2.0 * math.sqrt(2.0) / n_rows
 
 
 def count_release_event(epsilon: float) -> accounting.LaplaceEvent:

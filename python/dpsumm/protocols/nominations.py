@@ -40,7 +40,7 @@ from .._validation import as_array, bounded_int, choice_of, positive_float, real
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import DIGEST_BYTES, RFFHasher, hash_digests
 from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select, h1_peak
-from ..parties import count_release_event
+from ..parties import count_release_event, mean_release_sensitivity
 from ..parties import SKETCH_RELEASES as _SKETCH_RELEASES
 from ..parties import label_index, nominate_rows, owner_sketch, quota_rows, sketch_calibration
 from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
@@ -617,7 +617,7 @@ class NominationsAggregator:
         if np.abs(exact).max() > h1_peak(c.dim):
             raise ProtocolError("consumer sent an exact mean outside the range of h1 (|g_i| <= sqrt(2/d))")
         if c.release == "gaussian":
-            cal = accounting.calibrate_gaussian(eps, c.delta, sensitivity=2.0 * math.sqrt(2.0) / reply.n_rows,
+            cal = accounting.calibrate_gaussian(eps, c.delta, sensitivity=mean_release_sensitivity(reply.n_rows),
                                                 dim=c.dim)
             if not math.isclose(float(reply.sigma), float(cal.sigma), rel_tol=1e-9):
                 raise ProtocolError(f"consumer released with sigma {reply.sigma!r}, the calibration gives {cal.sigma!r}")
@@ -1054,7 +1054,7 @@ class NominationsAggregator:
         c = self.config
         if c.release == "mwem":
             return float(accounting.calibrate_gaussian(c.epsilon, c.delta, dim=c.dim,
-                                                       sensitivity=2.0 * math.sqrt(2.0) / self.validation_rows).sigma)
+                                                       sensitivity=mean_release_sensitivity(self.validation_rows)).sigma)
         return 0.0 if c.release == "exact" else float(self.sigma)
 
     # -- the run ---------------------------------------------------------------------------------------
@@ -1075,7 +1075,7 @@ class NominationsAggregator:
             sigma = self.sigma
             if c.release == "mwem":  # the Gaussian's sigma at the same (epsilon_v, delta_v): a public number
                 sigma = accounting.calibrate_gaussian(c.epsilon, c.delta, dim=c.dim,
-                                                      sensitivity=2.0 * math.sqrt(2.0) / self.validation_rows).sigma
+                                                      sensitivity=mean_release_sensitivity(self.validation_rows)).sigma
             temperature = temperature_for(sigma)
         self.temperature = float(temperature)
         t1 = time.perf_counter()
@@ -1423,12 +1423,11 @@ class Nominations(SummaryMethod):
         elif self.label_set is not None:
             raise InvalidParameterError("`label_set` applies only to purchase='labels' (or 'auto', the default)",
                                         "label_set")
-        share = self.sale_tilt_share
-        if isinstance(share, bool) or not isinstance(share, (int, float, np.integer, np.floating)) \
-                or not 0.0 <= float(share) < 1.0:
+        share = real_number(self.sale_tilt_share, "sale_tilt_share")
+        if not 0.0 <= share < 1.0:
             raise InvalidParameterError(f"`sale_tilt_share` must be a number in [0, 1) (the share of epsilon_v spent on "
                                         f"the tilt's g~; the histogram needs the rest), got {share!r}", "sale_tilt_share")
-        set_(self, "sale_tilt_share", float(share))
+        set_(self, "sale_tilt_share", share)
         if purchase != "labels" and self.sale_tilt_share != SALE_TILT_SHARE:
             raise InvalidParameterError("`sale_tilt_share` applies only to purchase='labels' (or 'auto' with a "
                                         "label_set)", "sale_tilt_share")
@@ -1529,11 +1528,11 @@ class Nominations(SummaryMethod):
                 count_release_event(eps_v * (1.0 - self.sale_tilt_share))
                 if self.sale_tilt_share > 0:
                     accounting.calibrate_gaussian(eps_v * self.sale_tilt_share, delta_v,
-                                                  sensitivity=2.0 * math.sqrt(2.0) / validation_rows, dim=self.dim)
+                                                  sensitivity=mean_release_sensitivity(validation_rows), dim=self.dim)
                 sketch_calibration("labels", len(self.label_set or ()), eps_o, delta_o, 1)
                 return
             if self.validation_release == "gaussian" or self.temperature is None or purchase == "quotas":
-                accounting.calibrate_gaussian(eps_v, delta_v, sensitivity=2.0 * math.sqrt(2.0) / validation_rows,
+                accounting.calibrate_gaussian(eps_v, delta_v, sensitivity=mean_release_sensitivity(validation_rows),
                                               dim=self.dim)
             if purchase == "quotas":
                 sketch_calibration("sum", self.dim, eps_o, delta_o, _SKETCH_RELEASES)
