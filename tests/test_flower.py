@@ -225,33 +225,6 @@ def test_transport_times_out_and_reports_errors(task_identity: None) -> None:
 # ------------------------------------------------------------------------------------- real processes
 
 
-def test_flower_run_equals_in_process(tmp_path: Path) -> None:
-    """SuperLink + 3 owner SuperNodes + a consumer SuperNode (stock flower-supernode): 3 rounds."""
-    owners, validation, paths, vpath = _data(tmp_path)
-    ref = _in_process(owners, validation, 3)
-    started = time.monotonic()
-    fed = LocalFederation(tmp_path / "fed", paths, vpath, allow_seeded=True)
-    try:
-        fed.start()
-        pids = fed.pids
-        assert len(pids) == 5
-        res = fed.run(_run_config(3), timeout=170)
-    finally:
-        family = fed.all_pids()
-        fed.close()
-    _assert_gone(pids, family)
-    assert time.monotonic() - started < 180
-    assert res.owner_names == ref.owner_names == ["owner-0", "owner-1", "owner-2"]
-    np.testing.assert_array_equal(res.owner, ref.owner)
-    np.testing.assert_array_equal(res.index, ref.index)
-    np.testing.assert_array_equal(res.points, ref.points)
-    np.testing.assert_array_equal(res.hashes, ref.hashes)
-    assert res.accessed == ref.accessed
-    assert [r.winner for r in res.trace] == [r.winner for r in ref.trace]
-    assert res.events == [] and ref.events == []
-    assert res.privacy is not None and res.privacy == ref.privacy
-
-
 def test_owner_node_killed_mid_run(tmp_path: Path) -> None:
     """An owner's SuperNode vanishes (SIGKILL) after round 1: it is excluded and the run completes."""
     owners, validation, paths, vpath = _data(tmp_path)
@@ -284,10 +257,14 @@ def test_owner_node_killed_mid_run(tmp_path: Path) -> None:
     assert any(e in r.events for r in res.trace for e in excluded)
 
 
-def test_tls_and_node_authentication(tmp_path: Path) -> None:
-    """TLS with a CA made here, node keys made here and registered; an unregistered node is refused."""
-    owners, validation, paths, vpath = _data(tmp_path, n_owners=2, rows=30)
-    ref = _in_process(owners, validation, 1)
+def test_flower_run_equals_in_process_over_tls_with_node_authentication(tmp_path: Path) -> None:
+    """The paper's protocol on Flower equals the in-process run (SuperLink + 3 owner SuperNodes + a consumer
+    SuperNode, 3 rounds: the same rows, hashes, trace, rows accessed and ledger), over TLS with a CA made here and
+    node keys made here and registered; an unregistered node is refused. (The nodes poll every 0.1 s; the stock
+    flower-supernode, 3 s idle poll, runs in the docs test of README.md's quick start.)"""
+    owners, validation, paths, vpath = _data(tmp_path)
+    ref = _in_process(owners, validation, 3)
+    started = time.monotonic()
     fed = LocalFederation(tmp_path / "fed", paths, vpath, tls=True, node_auth=True, node_poll_interval=0.1,
                           allow_seeded=True)
     intruder: subprocess.Popen[bytes] | None = None
@@ -303,7 +280,8 @@ def test_tls_and_node_authentication(tmp_path: Path) -> None:
         with (tmp_path / "intruder.log").open("wb") as fh:
             intruder = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
                                         env=flower_env(tmp_path / "intruder"))
-        res = fed.run(_run_config(1, owners=2), timeout=170)
+        assert len(pids) == 5
+        res = fed.run(_run_config(3), timeout=170)
     finally:
         if intruder is not None:
             try:
@@ -314,8 +292,17 @@ def test_tls_and_node_authentication(tmp_path: Path) -> None:
         family = fed.all_pids()
         fed.close()
     _assert_gone(pids, family)
+    assert time.monotonic() - started < 300
+    assert res.owner_names == ref.owner_names == ["owner-0", "owner-1", "owner-2"]
+    np.testing.assert_array_equal(res.owner, ref.owner)
+    np.testing.assert_array_equal(res.index, ref.index)
     np.testing.assert_array_equal(res.points, ref.points)
-    assert sorted(res.extra["node_ids"]) == ["consumer", "owner-0", "owner-1"]
+    np.testing.assert_array_equal(res.hashes, ref.hashes)
+    assert res.accessed == ref.accessed
+    assert [r.winner for r in res.trace] == [r.winner for r in ref.trace]
+    assert res.events == [] and ref.events == []
+    assert res.privacy is not None and res.privacy == ref.privacy
+    assert sorted(res.extra["node_ids"]) == ["consumer", "owner-0", "owner-1", "owner-2"]
     # The intruder never got a node id: the SuperLink refused its unregistered key.
     assert "SuperNode ID" not in (tmp_path / "intruder.log").read_text(errors="replace")
 
@@ -350,14 +337,16 @@ def test_cli_prints_deployment_commands(tmp_path: Path, capsys: pytest.CaptureFi
     assert "NAME=PATH" in capsys.readouterr().err
 
 
-def test_flower_nominations_equal_in_process(tmp_path: Path) -> None:
-    """The nominations protocol on Flower (3 owners + consumer as SuperNodes): the same summary as in process."""
+def test_flower_nominations_and_quotas_equal_in_process(tmp_path: Path) -> None:
+    """The nominations protocol on Flower (3 owners + consumer as SuperNodes): the same summary as in process, with
+    the default purchase and with ``purchase="quotas"`` (the owners' two DP sketch releases and the quota purchase:
+    the same summary, quotas and ledger; the owners' noise seeded on both sides: NOT private). One federation serves
+    the four runs (a SuperLink keeps no state of a run that another run could read)."""
     owners, validation, paths, vpath = _data(tmp_path)
     kw = dict(random_state=RANDOM_STATE, progress=False)
-    ref = dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, 6,
-                           dpsumm.Nominations(dim=DIM), **kw)
-    # Nodes poll every 0.1 s (test_flower_run_equals_in_process and the docs test's quick start use the stock
-    # flower-supernode).
+    as_owners = [dpsumm.Owner(a, name=n) for n, a in owners.items()]
+    ref = dpsumm.summarize(as_owners, validation, 6, dpsumm.Nominations(dim=DIM), **kw)
+    ref_q = dpsumm.summarize(as_owners, validation, 6, dpsumm.Nominations(dim=DIM, purchase="quotas"), **kw)
     fed = LocalFederation(tmp_path / "fed", paths, vpath, allow_seeded=True, node_poll_interval=0.1)
     try:
         fed.start()
@@ -375,6 +364,8 @@ def test_flower_nominations_equal_in_process(tmp_path: Path) -> None:
         with pytest.raises(FederationError, match=r"consumer's SuperNode \('consumer'\) has no labels.*labels=PATH"):
             fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
                      "method": "nominations", "purchase": "labels", "label-set": "0,1"}, timeout=170)
+        res_q = fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
+                         "method": "nominations", "purchase": "quotas"}, timeout=170)
     finally:
         family = fed.all_pids()
         fed.close()
@@ -385,6 +376,15 @@ def test_flower_nominations_equal_in_process(tmp_path: Path) -> None:
     np.testing.assert_array_equal(res.points, ref.points)
     assert res.accessed == ref.accessed
     assert res.extra["exchanges"] == 3 and res.events == []
+    # purchase="quotas"
+    np.testing.assert_array_equal(res_q.owner, ref_q.owner)
+    np.testing.assert_array_equal(res_q.index, ref_q.index)
+    np.testing.assert_array_equal(res_q.points, ref_q.points)
+    assert res_q.accessed == ref_q.accessed and res_q.accessed.total <= 3 * 6
+    assert res_q.extra["exchanges"] == 4 and res_q.events == []
+    assert res_q.extra["purchase"] == "quotas" and res_q.extra["quotas"] == ref_q.extra["quotas"]
+    assert res_q.privacy.epsilon("owners", 1e-6) == ref_q.privacy.epsilon("owners", 1e-6) <= 1.0
+    assert res_q.privacy.certified("owners") and res_q.privacy.certified("validation")
 
 
 def test_cli_flower_run_nominations_quick_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -411,32 +411,6 @@ def test_cli_flower_run_nominations_quick_start(tmp_path: Path, monkeypatch: pyt
     assert res.method == ref.method == "nominations"
     np.testing.assert_array_equal(res.points, ref.points)
     np.testing.assert_array_equal(res.owner, ref.owner)
-
-
-def test_flower_quotas_equal_in_process(tmp_path: Path) -> None:
-    """``purchase="quotas"`` on Flower: the owners' two DP sketch releases and the quota purchase give the same
-    summary, quotas and ledger as in process (the owners' noise seeded on both sides: NOT private)."""
-    owners, validation, paths, vpath = _data(tmp_path)
-    ref = dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, 6,
-                           dpsumm.Nominations(dim=DIM, purchase="quotas"), random_state=RANDOM_STATE, progress=False)
-    fed = LocalFederation(tmp_path / "fed", paths, vpath, allow_seeded=True)
-    try:
-        fed.start()
-        pids = fed.pids
-        res = fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
-                       "method": "nominations", "purchase": "quotas"}, timeout=170)
-    finally:
-        family = fed.all_pids()
-        fed.close()
-    _assert_gone(pids, family)
-    np.testing.assert_array_equal(res.owner, ref.owner)
-    np.testing.assert_array_equal(res.index, ref.index)
-    np.testing.assert_array_equal(res.points, ref.points)
-    assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6
-    assert res.extra["exchanges"] == 4 and res.events == []
-    assert res.extra["purchase"] == "quotas" and res.extra["quotas"] == ref.extra["quotas"]
-    assert res.privacy.epsilon("owners", 1e-6) == ref.privacy.epsilon("owners", 1e-6) <= 1.0
-    assert res.privacy.certified("owners") and res.privacy.certified("validation")
 
 
 def test_cli_flower_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -554,42 +528,59 @@ def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_id
     check_labelled(dpsumm.Nominations(), {"consumer": False, "a": False}, "consumer")  # other methods: no labels needed
 
 
-@pytest.mark.parametrize("share", [0.0, 0.3], ids=["untilted", "tilted"])
-def test_flower_labels_equal_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str], share: float) -> None:
-    """``purchase="labels"`` on Flower, started as ``dpsumm flower --run --purchase labels --label-set 0,1,2
-    --validation-labels PATH`` (run config ``label-set``, the consumer's node config ``labels``): the owners' DP label
-    counts and hash sums, the cells, the consumer's histogram over them and the label quota purchase give the same
-    summary, cells, quotas and ledger as in process (every party's noise seeded on both sides: NOT private); with the
-    tilt (``--sale-tilt-share 0.3``) the consumer's second release, g~, too (its noise stream derived in the same
-    order by the node, which rebuilds its party for every message, and in process)."""
-    from dpsumm.cli import main
+def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
+    """``purchase="labels"`` on Flower, untilted (the default) and with the tilt (``--sale-tilt-share 0.3``), two
+    runs on one federation (owners with their labels, the consumer with node config ``labels``), each run config
+    built by ``dpsumm flower``'s parser from ``--purchase labels --label-set 0,1,2 --sale-tilt-share S``: the
+    owners' DP label counts and hash sums, the cells, the consumer's histogram over them and the label quota
+    purchase give the same summary, cells, quotas and ledger as in process (every party's noise seeded on both sides:
+    NOT private); with the tilt the consumer's second release, g~, too (its noise stream derived in the same order
+    by the node, which rebuilds its party for every message, and in process). (``dpsumm flower --run`` itself, which
+    starts such a federation, runs in test_cli_flower_run_end_to_end and the quick-start tests.)"""
+    from dpsumm.cli import build_parser
+    from dpsumm.cli.flower import _flower_run_config
 
     owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp_path)
-    method = dpsumm.Nominations(dim=DIM, purchase="labels", label_set=LABEL_SET, sale_tilt_share=share)
-    ref = dpsumm.summarize([dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()], validation, 6,
-                           method, validation_labels=yv, gamma="median", random_state=RANDOM_STATE, progress=False)
-    args = ["flower", *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
+    shares = (0.0, 0.3)
+    refs, configs = {}, {}
+    for share in shares:
+        method = dpsumm.Nominations(dim=DIM, purchase="labels", label_set=LABEL_SET, sale_tilt_share=share)
+        refs[share] = dpsumm.summarize([dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()],
+                                       validation, 6, method, validation_labels=yv, gamma="median",
+                                       random_state=RANDOM_STATE, progress=False)
+        args = build_parser().parse_args([
+            "flower", *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
             *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")), "--consumer", str(vpath),
             "--validation-labels", str(ypath), "--size", "6", "--purchase", "labels", "--label-set", "0,1,2",
-            "--sale-tilt-share", str(share),
-            "--dim", str(DIM), "--random-state", str(RANDOM_STATE), "--insecure", "--run", "--poll-interval", "0.1",
-            "--output", str(tmp_path / "result.npz"), "--workdir", str(tmp_path / "fed")]
-    assert main(args) == 0, capsys.readouterr().err
-    assert "certified: NO (seeded run)" in capsys.readouterr().out
-    res = dpsumm.flower.load_result(tmp_path / "result.npz")
-    assert res.owner_names == ref.owner_names
-    np.testing.assert_array_equal(res.owner, ref.owner)
-    np.testing.assert_array_equal(res.index, ref.index)
-    np.testing.assert_array_equal(res.points, ref.points)
-    np.testing.assert_array_equal(res.labels, ref.labels)
-    assert np.isin(res.labels, [0, 2]).sum() >= 5  # label 1 is not wanted (its noisy count may buy a row of it)
-    assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6
-    # the owners' sketches, the consumer's histogram, with the tilt its g~, the purchase
-    assert res.extra["exchanges"] == ref.extra["exchanges"] == (4 if share else 3) and res.events == ref.events == []
-    assert res.extra["purchase"] == "labels"
-    assert res.extra["quotas"] == ref.extra["quotas"] and res.extra["label_quotas"] == ref.extra["label_quotas"]
-    assert res.extra["label_cells"] == ref.extra["label_cells"] and len(ref.extra["label_cells"]) >= 2
-    for party in ("owners", "validation"):
-        assert res.privacy.epsilon(party, 1e-6) == ref.privacy.epsilon(party, 1e-6) <= 1.0
-        assert res.privacy.certified(party)
-    assert res.privacy.to_dict() == ref.privacy.to_dict()
+            "--sale-tilt-share", str(share), "--dim", str(DIM), "--random-state", str(RANDOM_STATE)])
+        configs[share] = _flower_run_config(args, n_owners=len(owners), n_features=N_FEATURES)
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, labels=label_paths, consumer_labels=ypath,
+                          allow_seeded=True, node_poll_interval=0.1)
+    try:
+        fed.start()
+        pids = fed.pids
+        results = {share: fed.run(configs[share], timeout=170) for share in shares}
+    finally:
+        family = fed.all_pids()
+        fed.close()
+    _assert_gone(pids, family)
+    for share in shares:
+        res, ref = results[share], refs[share]
+        assert res.owner_names == ref.owner_names
+        np.testing.assert_array_equal(res.owner, ref.owner)
+        np.testing.assert_array_equal(res.index, ref.index)
+        np.testing.assert_array_equal(res.points, ref.points)
+        np.testing.assert_array_equal(res.labels, ref.labels)
+        assert np.isin(res.labels, [0, 2]).sum() >= 5  # label 1 is not wanted (its noisy count may buy a row of it)
+        assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6
+        # the owners' sketches, the consumer's histogram, with the tilt its g~, the purchase
+        assert res.extra["exchanges"] == ref.extra["exchanges"] == (4 if share else 3)
+        assert res.events == ref.events == []
+        assert res.extra["purchase"] == "labels"
+        assert res.extra["quotas"] == ref.extra["quotas"] and res.extra["label_quotas"] == ref.extra["label_quotas"]
+        assert res.extra["label_cells"] == ref.extra["label_cells"] and len(ref.extra["label_cells"]) >= 2
+        for party in ("owners", "validation"):
+            assert res.privacy.epsilon(party, 1e-6) == ref.privacy.epsilon(party, 1e-6) <= 1.0
+            assert res.privacy.certified(party)
+        assert res.privacy.to_dict() == ref.privacy.to_dict()
+        assert res.privacy_status() == ref.privacy_status() == "seeded: NOT private"
