@@ -1,32 +1,13 @@
 //! Small numeric kernels written so that the compiler vectorises them (fixed evaluation order, no
-//! fast-math), with an AVX2 copy chosen at run time on x86-64. The AVX2 copy runs the same operations in
-//! the same order (no FMA contraction), so results are bit-identical whichever copy runs.
+//! fast-math), with an AVX-512F and an AVX2 copy chosen at run time on x86-64. Every copy runs the same
+//! operations in the same order (no FMA contraction), so results are bit-identical whichever copy runs.
 //!
 //! The polynomial constants keep the digits of their published sources (Cephes); each is rounded to
 //! its float type once, at compile time.
 #![allow(clippy::excessive_precision)]
 
-/// Run `$body` through an AVX2-compiled copy when the CPU has AVX2, else the baseline copy.
-macro_rules! dispatch_avx2 {
-    (fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty $body:block) => {
-        pub fn $name($($arg: $ty),*) -> $ret {
-            #[inline(always)]
-            fn imp($($arg: $ty),*) -> $ret $body
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx2")]
-                unsafe fn avx2($($arg: $ty),*) -> $ret { imp($($arg),*) }
-                if std::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU supports AVX2, checked just above.
-                    return unsafe { avx2($($arg),*) };
-                }
-            }
-            imp($($arg),*)
-        }
-    };
-}
-
-/// As `dispatch_avx2!`, preferring an AVX-512F copy (same operations in the same order: bit-identical).
+/// Run `$body` through an AVX-512F-compiled copy when the CPU has AVX-512F, else an AVX2 copy when it has AVX2,
+/// else the baseline copy: the same operations in the same order (no FMA contraction), so bit-identical results.
 macro_rules! dispatch_avx512_avx2 {
     (fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty $body:block) => {
         pub fn $name($($arg: $ty),*) -> $ret {
@@ -166,7 +147,7 @@ pub fn exp_neg_f64(x: f64) -> f64 {
     if under { 0.0 } else { y }
 }
 
-dispatch_avx2! {
+dispatch_avx512_avx2! {
 fn sum_rbf_block(sq_a: &[f64], sq_b: &[f64], gram: &[f32], gamma: f64) -> f64 {
     // sum_{i,j} exp(-gamma * max(0, |a_i|^2 + |b_j|^2 - 2 <a_i, b_j>)) over a row-major block.
     // Written as simple element-wise passes over a row buffer so that each pass vectorises.
@@ -200,7 +181,7 @@ fn sum_rbf_block(sq_a: &[f64], sq_b: &[f64], gram: &[f32], gamma: f64) -> f64 {
 }
 }
 
-dispatch_avx2! {
+dispatch_avx512_avx2! {
 fn best_in_block(block: &[f32], v: &[f32], offered: Option<&[bool]>, start: usize) -> Option<(f64, usize)> {
     // The largest `row . v` over the rows of a row-major block not marked in `offered[start..]`;
     // the lowest index wins ties.
@@ -242,7 +223,7 @@ fn dot_exact(a: &[f32], b: &[f32]) -> f64 {
     ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail
 }
 
-dispatch_avx2! {
+dispatch_avx512_avx2! {
 fn dot_f32_f64(a: &[f32], b: &[f32]) -> f64 {
     dot_exact(a, b)
 }
