@@ -584,3 +584,53 @@ def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
             assert res.privacy.certified(party)
         assert res.privacy.to_dict() == ref.privacy.to_dict()
         assert res.privacy_status() == ref.privacy_status() == "seeded: NOT private"
+
+
+def test_cli_flower_run_hands_the_labels_to_the_federation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`dpsumm flower --run --purchase labels --labels NAME=PATH --validation-labels PATH` (no processes: the
+    federation is a stand-in that records what the CLI gives it): every owner's labels file and the consumer's go to
+    the federation's nodes, the run config is the one `_flower_run_config` builds from the same flags (the one
+    test_flower_labels_equal_in_process runs on real SuperNodes), a seeded run is allowed and reported NOT private,
+    and the result is written to --output."""
+    import dpsumm.flower as flower_pkg
+    from dpsumm.cli import build_parser, main
+    from dpsumm.cli.flower import _flower_run_config
+
+    owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp_path)
+    method = dpsumm.Nominations(dim=DIM, purchase="labels", label_set=LABEL_SET)
+    ref = dpsumm.summarize([dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()], validation, 6,
+                           method, validation_labels=yv, gamma="median", random_state=RANDOM_STATE, progress=False)
+    seen: dict[str, object] = {}
+
+    class Federation:
+        def __init__(self, workdir: Path, owners_: dict[str, str], consumer: str, **kw: object) -> None:
+            seen.update(owners=dict(owners_), consumer=consumer, **kw)
+            self.port, self.pids = 0, {}
+
+        def start(self) -> None:
+            seen["started"] = True
+
+        def run(self, run_config: dict[str, object]) -> dpsumm.SummaryResult:
+            seen["run_config"] = run_config
+            return ref
+
+        def close(self) -> None:
+            seen["closed"] = True
+
+    monkeypatch.setattr(flower_pkg, "LocalFederation", Federation)
+    flags = ["flower", *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
+             *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")), "--consumer", str(vpath),
+             "--validation-labels", str(ypath), "--size", "6", "--purchase", "labels", "--label-set", "0,1,2",
+             "--dim", str(DIM), "--random-state", str(RANDOM_STATE), "--insecure", "--poll-interval", "0.1"]
+    assert main([*flags, "--run", "--output", str(tmp_path / "result.npz")]) == 0, capsys.readouterr().err
+    assert "certified: NO (seeded run)" in capsys.readouterr().out
+    assert seen["owners"] == {n: str(p) for n, p in paths.items()} and seen["consumer"] == str(vpath)
+    assert seen["labels"] == {n: str(p) for n, p in label_paths.items()} and seen["consumer_labels"] == str(ypath)
+    assert seen["allow_seeded"] is True and seen["node_poll_interval"] == 0.1 and seen["tls"] is False
+    assert seen["started"] and seen["closed"]
+    expected = _flower_run_config(build_parser().parse_args(flags), n_owners=len(owners), n_features=N_FEATURES)
+    assert seen["run_config"] == expected and expected["purchase"] == "labels"
+    res = dpsumm.flower.load_result(tmp_path / "result.npz")
+    np.testing.assert_array_equal(res.points, ref.points)
+    np.testing.assert_array_equal(res.labels, ref.labels)
