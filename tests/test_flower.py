@@ -390,60 +390,42 @@ def test_flower_nominations_and_quotas_equal_in_process(tmp_path: Path) -> None:
     assert res_q.privacy.certified("owners") and res_q.privacy.certified("validation")
 
 
-def test_cli_flower_run_nominations_quick_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
-    """`dpsumm flower ... --run` as docs/flower.md's quick start runs it: nominations with the default
-    gamma='median', TLS, separate processes; relative --seed-set and --output paths (the ServerApp runs in
-    another directory) resolved; the same summary as in process for the same seed; exit 0."""
+def test_cli_flower_run_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`dpsumm flower ... --run` as docs/flower.md's quick start runs it (nominations, the default gamma='median',
+    TLS, separate processes), with the owners' labels files, a seed-set file, --delta/--validation-delta, --output
+    and --out, every path relative (the ServerApp runs in another directory: each is resolved): exit 0, the same
+    summary and labels as in process for the same seed, the ledger printed and written whole into report.json, the
+    run reported NOT private (seeded)."""
     from dpsumm.cli import main
 
     owners, validation, paths, vpath = _data(tmp_path, n_owners=2, rows=30)
+    for k, name in enumerate(owners):
+        np.save(tmp_path / f"{name}-labels.npy", np.full(30, k))
     seed = np.random.default_rng(5).normal(loc=0.5, scale=0.5, size=(12, N_FEATURES))
     np.save(tmp_path / "seed.npy", seed)
     monkeypatch.chdir(tmp_path)
-    args = ["flower", *(a for n in paths for a in ("--owner", f"{n}={n}.npy")), "--consumer", "validation.npy",
-            "--size", "4", "--seed-set", "seed.npy", "--output", "result.npz", "--dim", str(DIM),
-            "--random-state", "3", "--poll-interval", "0.1", "--run"]
+    args = ["flower", *(a for n in paths for a in ("--owner", f"{n}={n}.npy")),
+            *(a for n in paths for a in ("--labels", f"{n}={n}-labels.npy")), "--consumer", "validation.npy",
+            "--size", "4", "--seed-set", "seed.npy", "--output", "result.npz", "--out", "out", "--dim", str(DIM),
+            "--delta", "1e-4", "--validation-delta", "1e-2", "--random-state", "3", "--poll-interval", "0.1", "--run"]
     assert main(args) == 0
-    out = capsys.readouterr().out
-    assert "exchanges: 3" in out
-    ref = dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, 4,
-                           method=dpsumm.Nominations(dim=DIM), seed_set=seed, gamma="median", random_state=3,
-                           progress=False)
+    text = capsys.readouterr().out
+    assert "exchanges: 3" in text
+    assert "one row of D_v" in text and "certified: NO (seeded run)" in text
+    ref = dpsumm.summarize([dpsumm.Owner(a, labels=np.full(30, k), name=n) for k, (n, a) in enumerate(owners.items())],
+                           validation, 4, method=dpsumm.Nominations(dim=DIM), seed_set=seed, gamma="median",
+                           random_state=3, progress=False)
     res = dpsumm.flower.load_result(tmp_path / "result.npz")
     assert res.method == ref.method == "nominations"
     np.testing.assert_array_equal(res.points, ref.points)
     np.testing.assert_array_equal(res.owner, ref.owner)
-
-
-def test_cli_flower_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`dpsumm flower --run` with labels, gamma='median', a seed-set file and --out: the same summary as in
-    process, the ledger printed and written whole into report.json."""
-    from dpsumm.cli import main
-
-    owners, validation, paths, vpath = _data(tmp_path, n_owners=2, rows=20)
-    labels = {}
-    for k, name in enumerate(owners):
-        labels[name] = tmp_path / f"{name}-labels.npy"
-        np.save(labels[name], np.full(20, k))
-    seed = np.random.default_rng(5).normal(loc=0.5, scale=0.5, size=(12, N_FEATURES))
-    np.save(tmp_path / "seed.npy", seed)
-    deltas = ["--delta", "1e-4", "--validation-delta", "1e-2"]
-    args = ["flower", *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
-            *(a for n, p in labels.items() for a in ("--labels", f"{n}={p}")), "--consumer", str(vpath), "--size", "2",
-            "--method", "paper", *deltas, "--gamma", "median", "--seed-set", str(tmp_path / "seed.npy"),
-            "--dim", str(DIM), "--random-state", "3", "--insecure", "--run", "--poll-interval", "0.1",
-            "--out", str(tmp_path / "out")]
-    assert main(args) == 0
-    text = capsys.readouterr().out
-    ref = dpsumm.summarize([dpsumm.Owner(a, labels=np.full(20, k), name=n) for k, (n, a) in enumerate(owners.items())], validation, 2, method=dpsumm.PaperProtocol(dim=DIM), seed_set=seed, gamma='median', random_state=3, progress=False)
+    np.testing.assert_array_equal(res.labels, ref.labels)
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "summary.npy"), ref.points)
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "labels.npy"), ref.labels)
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["privacy"] == json.loads(json.dumps(ref.privacy.to_dict(1e-4, 1e-2)))
     assert report["seeded"] is True and report["certified"] is False
-    # the Flower result's ledger comes back as its dict form (a Ledger again once Ledger.from_dict exists)
-    assert "one row of D_v" in text and "certified: NO (seeded run)" in text
 
 
 # ------------------------------------------------------------------------------------- purchase="labels"
