@@ -125,8 +125,8 @@ pub(crate) fn block_dots(block: &[f32], v: &[f64], out: &mut [f64]) {
 /// [`block_dots`] with explicit AVX-512 registers: one row's eight lanes of [`dot1`] in one zmm register (lane
 /// `l` sums the products of entries `l, l + 8, l + 16, …` in order, each product `f64(x) · v`, then `+`: no FMA),
 /// four rows in flight, then [`reduce8`] and the tail in [`dot1`]'s order, so each value has [`dot1`]'s bits.
-/// (The compiler's own vectorisation of [`dot4`] shuffles four rows' scalars into registers: on a 2-core AVX-512
-/// Xeon the exact-kernel greedy's round ran at 27 ns per row of 64 features with it.)
+/// (The compiler's own vectorisation of [`dot4`] shuffles four rows' scalars into registers instead: the
+/// exact-kernel greedy's rounds were measurably slower with it.)
 ///
 /// # Safety
 /// The CPU supports AVX-512F and `block.len() >= out.len() * v.len()`.
