@@ -513,6 +513,14 @@ def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_id
     check_labelled(dpsumm.Nominations(), {"consumer": False, "a": False}, "consumer")  # other methods: no labels needed
 
 
+def _labels_cli_flags(paths: dict[str, Path], label_paths: dict[str, Path], vpath: Path, ypath: Path) -> list[str]:
+    """`dpsumm flower` flags of a seeded label purchase over the `_labelled_data` files (summary of 6 rows)."""
+    return ["flower", *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
+            *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")), "--consumer", str(vpath),
+            "--validation-labels", str(ypath), "--size", "6", "--purchase", "labels", "--label-set", "0,1,2",
+            "--dim", str(DIM), "--random-state", str(RANDOM_STATE)]
+
+
 def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
     """``purchase="labels"`` on Flower, untilted (the default) and with the tilt (``--sale-tilt-share 0.3``), two
     runs on one federation (owners with their labels, the consumer with node config ``labels``), each run config
@@ -533,11 +541,8 @@ def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
         refs[share] = dpsumm.summarize([dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()],
                                        validation, 6, method, validation_labels=yv, gamma="median",
                                        random_state=RANDOM_STATE, progress=False)
-        args = build_parser().parse_args([
-            "flower", *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
-            *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")), "--consumer", str(vpath),
-            "--validation-labels", str(ypath), "--size", "6", "--purchase", "labels", "--label-set", "0,1,2",
-            "--sale-tilt-share", str(share), "--dim", str(DIM), "--random-state", str(RANDOM_STATE)])
+        args = build_parser().parse_args(
+            [*_labels_cli_flags(paths, label_paths, vpath, ypath), "--sale-tilt-share", str(share)])
         configs[share] = _flower_run_config(args, n_owners=len(owners), n_features=N_FEATURES)
     fed = LocalFederation(tmp_path / "fed", paths, vpath, labels=label_paths, consumer_labels=ypath,
                           allow_seeded=True, node_poll_interval=0.1)
@@ -604,10 +609,7 @@ def test_cli_flower_run_hands_the_labels_to_the_federation(tmp_path: Path, monke
             seen["closed"] = True
 
     monkeypatch.setattr(flower_pkg, "LocalFederation", Federation)
-    flags = ["flower", *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
-             *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")), "--consumer", str(vpath),
-             "--validation-labels", str(ypath), "--size", "6", "--purchase", "labels", "--label-set", "0,1,2",
-             "--dim", str(DIM), "--random-state", str(RANDOM_STATE), "--insecure", "--poll-interval", "0.1"]
+    flags = [*_labels_cli_flags(paths, label_paths, vpath, ypath), "--insecure", "--poll-interval", "0.1"]
     assert main([*flags, "--run", "--output", str(tmp_path / "result.npz")]) == 0, capsys.readouterr().err
     assert "certified: NO (seeded run)" in capsys.readouterr().out
     assert seen["owners"] == {n: str(p) for n, p in paths.items()} and seen["consumer"] == str(vpath)
