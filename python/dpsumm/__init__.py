@@ -1,78 +1,66 @@
 """dpsumm: differentially private distributed data summarization under covariate shift.
 
-An implementation of Sarpatwar et al., *Differentially Private Distributed Data Summarization under
-Covariate Shift* (NeurIPS 2019), with a Rust core.
+A data buyer (the consumer, with a small validation set) assembles a training set from many private data
+owners through a trusted but parsimonious aggregator, so that no owner learns about the others' data or the
+buyer's, and the buyer pays for few raw rows. :func:`summarize` runs it in one process; :mod:`dpsumm.flower` runs
+each party on its own Flower node.
+
+The names here are what a user calls; the primitives live in their submodules (:mod:`dpsumm.kernels`,
+:mod:`dpsumm.privacy`, :mod:`dpsumm.hashing`, :mod:`dpsumm.accounting`, ...).
 """
 
 from __future__ import annotations
 
-from . import accounting, datasets, experiments, methods, metrics, pfds, preprocessing, reference
-from .accounting import Budget, Ledger, Schedule, paper_schedule
+import importlib
+import warnings
+from typing import Any
+
+from . import accounting, datasets, metrics, pfds
+from .accounting import Budget, Ledger
 from .errors import (DataFileError, DpsummError, EntropyError, InvalidParameterError, LedgerFormatError, NotFittedError,
                      PrivacyBudgetError, ProtocolError)
 from .estimator import Summarizer
-from .preprocessing import DegenerateKernelWarning, median_gamma, scale_to_unit
 from .hashing import RFFHasher
-from .results import Access, Owner, SummaryResult
+from .methods import (ByLabel, CentralGreedy, ExactGreedy, Nominations, Nominees, PaperGreedy, PaperProtocol, Uniform,
+                      Winners)
+from .preprocessing import median_gamma, scale_to_unit
+from .results import Owner, SummaryResult
 from .summarize import summarize
-from .methods import METHODS, CentralGreedy, ExactGreedy, MethodOptionError, Nominations, PaperGreedy, PaperProtocol, SummaryMethod, Uniform
-from .kernels import BidIndex, best_row, best_rows, kernel_row_means, kernel_sum, mmd2
-from .pfds import PFDSResult, make_tree, opt_private_gen, pfds_training_set, share_data
-from .privacy import *  # noqa: F401,F403
-from .privacy import __all__ as _privacy_all
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Access",
-    "BidIndex",
-    "Budget",
-    "Ledger",
-    "METHODS",
-    "SummaryMethod",
-    "Nominations",
-    "PaperProtocol",
-    "PaperGreedy",
-    "CentralGreedy",
-    "ExactGreedy",
-    "Uniform",
-    "MethodOptionError",
-    "Owner",
-    "Schedule",
-    "SummaryResult",
-    "accounting",
-    "datasets",
-    "experiments",
-    "metrics",
-    "paper_schedule",
-    "summarize",
-    "Summarizer",
-    "preprocessing",
-    "scale_to_unit",
-    "median_gamma",
-    "DegenerateKernelWarning",
-    "NotFittedError",
-    "DpsummError",
-    "DataFileError",
-    "LedgerFormatError",
-    "EntropyError",
-    "InvalidParameterError",
-    "PrivacyBudgetError",
-    "ProtocolError",
-    "RFFHasher",
-    "best_row",
-    "best_rows",
-    "kernel_row_means",
-    "kernel_sum",
-    "mmd2",
-    "reference",
-    # PFDS (Fioretto & Van Hentenryck 2019): the module, with the entry point dpsumm.pfds.pfds and
-    # dpsumm.pfds.Domain. The function is not re-exported under the module's name, which it would shadow.
-    "pfds",
-    "PFDSResult",
-    "make_tree",
-    "opt_private_gen",
-    "pfds_training_set",
-    "share_data",
-    *_privacy_all,
+    "summarize", "Summarizer", "Owner", "SummaryResult", "Budget", "Ledger",
+    "Nominations", "Nominees", "ByLabel", "Winners", "PaperProtocol", "PaperGreedy", "CentralGreedy", "ExactGreedy",
+    "Uniform", "RFFHasher", "scale_to_unit", "median_gamma",
+    "DpsummError", "InvalidParameterError", "ProtocolError", "PrivacyBudgetError", "DataFileError", "NotFittedError",
+    "EntropyError", "LedgerFormatError",
+    "accounting", "datasets", "metrics", "pfds",
 ]
+
+#: Names this package exported before 0.2, and where they live now: ``dpsumm.NAME`` still works for one release,
+#: with a DeprecationWarning naming the new path.
+_MOVED: dict[str, str] = {
+    **{name: "dpsumm.privacy" for name in ("Csprng", "ProductMWEM", "stochastic_round", "quantize_column_sums",
+                                           "check_random_state", "NEIGHBOURS", "discrete_gaussian", "gaussian_on_grid",
+                                           "gaussian_mean_release", "laplace_count_release")},
+    **{name: "dpsumm.kernels" for name in ("BidIndex", "best_row", "best_rows", "kernel_row_means", "kernel_sum",
+                                           "mmd2")},
+    **{name: "dpsumm.pfds" for name in ("PFDSResult", "make_tree", "opt_private_gen", "pfds_training_set",
+                                        "share_data")},
+    **{name: "dpsumm.methods" for name in ("METHODS", "SummaryMethod", "MethodOptionError")},
+    "Schedule": "dpsumm.accounting", "paper_schedule": "dpsumm.accounting", "Access": "dpsumm.results",
+    "DegenerateKernelWarning": "dpsumm.preprocessing",
+    "experiments": "dpsumm", "preprocessing": "dpsumm", "reference": "dpsumm",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _MOVED.get(name)
+    if where is None:
+        raise AttributeError(f"module 'dpsumm' has no attribute {name!r}")
+    if where == "dpsumm":  # a submodule: importing it is its own access path, not deprecated
+        return importlib.import_module(f"dpsumm.{name}")
+    warnings.warn(f"dpsumm.{name} moved to {where}.{name}; the old path goes in the next release",
+                  DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(where), name)

@@ -35,20 +35,10 @@ message                   from -> to             content
 :class:`PurchaseReply`    owner -> aggregator    those rows (``reveal="points"``) and labels
 ========================  =====================  ==========================================================
 
-With ``purchase="quotas"`` (an option) the nominations and purchase exchanges are replaced by two DP sketch
-releases of every owner and one quota purchase (docs/design.md §2.5):
-
-========================  =====================  ==========================================================
-message                   from -> to             content
-========================  =====================  ==========================================================
-:class:`SketchRequest`    aggregator -> owner    stage ``"sum"``: public h1 parameters and the owners' budget;
-                                                 stage ``"histogram"``: also a public direction and bin edges
-:class:`SketchReply`      owner -> aggregator    its row count and the release: ``sum h1(D_k)`` or the counts
-                                                 of its scores per bin, plus a discrete Gaussian (DP)
-:class:`QuotaRequest`     aggregator -> owner    public tilt parameters, ``g~`` and the owner's quota ``n_k``
-:class:`QuotaReply`       owner -> aggregator    its ``n_k`` best rows (by its own ranking): tokens, h1 hashes,
-                                                 rows (``reveal="points"``) and labels
-========================  =====================  ==========================================================
+Each purchase (:mod:`dpsumm.protocols.nominations`) may add its own requests to an owner, defined in its own
+module as subclasses of :class:`OwnerRequest`, which an owner answers by :meth:`OwnerRequest.answer` (the label
+purchase's :class:`~dpsumm.protocols.nominations.by_label.LabelReleaseRequest` and
+:class:`~dpsumm.protocols.nominations.by_label.LabelSaleRequest`), and the consumer's label histogram below.
 
 A token is the owner's opaque, stable handle for a row (the aggregator uses it only to count how many
 rounds a row was its owner's best, the ``tau`` rule, and to ask for it).
@@ -57,6 +47,8 @@ rounds a row was its owner's best, the ``tau`` rule, and to ask for it).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -80,13 +72,11 @@ __all__ = [
     "NominationReply",
     "PurchaseRequest",
     "PurchaseReply",
-    "SketchRequest",
-    "SketchReply",
-    "QuotaRequest",
-    "QuotaReply",
     "LabelHistogramRequest",
     "LabelHistogramRelease",
+    "OwnerRequest",
     "from_dict",
+    "request_key",
 ]
 
 _REGISTRY: dict[str, type["Message"]] = {}
@@ -109,6 +99,18 @@ class Message:
             out[f.name] = getattr(self, f.name)
         return out
 
+
+
+@dataclass(frozen=True)
+class OwnerRequest(Message):
+    """A request that an owner answers by :meth:`answer`: each purchase's own requests to the owners subclass it, in
+    the purchase's module, so that an owner (in process or on a Flower node) runs any purchase without knowing it."""
+
+    kind: ClassVar[str] = "owner_request"
+
+    def answer(self, owner: Any) -> Message:
+        """The owner's reply (``owner`` is a :class:`dpsumm.parties.OwnerParty`); raises ProtocolError."""
+        raise NotImplementedError
 
 def from_dict(data: dict[str, Any]) -> Message:
     """Rebuild a message from :meth:`Message.to_dict` output, checking the schema."""
@@ -276,75 +278,7 @@ class PurchaseReply(Message):
     labels: np.ndarray | None = field(repr=False)  # (n,) when the owner has labels
 
 
-# ---------------------------------------------------------------------------------- quota purchase (issue 19)
-
-
-@dataclass(frozen=True)
-class SketchRequest(Message):
-    """Ask an owner for one of its two DP sketch releases (docs/design.md §2.5).
-
-    ``stage="sum"``: ``sum_x h1(x)`` over its rows (L2 sensitivity ``2 sqrt(2)`` under replace-one);
-    ``stage="histogram"``: the counts of ``h1(x).direction`` in the bins of ``edges`` (sensitivity
-    ``sqrt(2)``). The owner calibrates the discrete Gaussian itself so that its ``releases`` releases
-    together meet ``(epsilon, delta)``.
-    """
-
-    kind: ClassVar[str] = "sketch_request"
-    n_features: int
-    dim: int
-    gamma: float
-    hash_seed: int | str
-    stage: str  # "sum" or "histogram"
-    epsilon: float
-    delta: float
-    releases: int
-    direction: np.ndarray = field(repr=False)  # (dim,) float64; empty for "sum" and "labels"
-    edges: np.ndarray = field(repr=False)  # (bins - 1,) float64, increasing; empty for "sum" and "labels"
-    # stage="labels" (purchase="labels"): the public label set; the owner releases its row count per label and
-    # the sum of h1 (n_features, dim, gamma, hash_seed: the cells' h1) over all its rows (L2 sensitivity
-    # sqrt(2 + 8): one row leaves one label's count and enters another's, and moves the sum by at most 2 sqrt(2)).
-    label_set: np.ndarray | None = field(default=None, repr=False)
-
-
-@dataclass(frozen=True)
-class SketchReply(Message):
-    kind: ClassVar[str] = "sketch_reply"
-    n_rows: int
-    values: np.ndarray = field(repr=False)  # (dim,) or (bins,) float64: the noisy release
-    sigma: float  # the noise's standard deviation per coordinate (the owner's calibration)
-    granularity: float
-
-
-@dataclass(frozen=True)
-class QuotaRequest(Message):
-    """Buy an owner's ``count`` best rows, ranked from its own data, ``g~`` and public numbers only."""
-
-    kind: ClassVar[str] = "quota_request"
-    n_features: int
-    dim: int
-    gamma: float
-    hash_seed: int | str
-    target: np.ndarray = field(repr=False)  # (dim,) float64: g~
-    direction: np.ndarray = field(repr=False)  # (dim,) float64: the public tilt direction
-    temperature: float
-    tilt_rounds: int  # self-consistent steps toward g~ (0: the public tilt direction/temperature)
-    stop_sq: float  # the discrepancy principle's threshold on ||g~ - m_lambda||^2
-    count: int
-    candidates: int
-    reveal: str
-    sample_seed: int
-    greedy_sample_factor: float | None = None
-    # purchase="labels": sell ``label_counts[j]`` rows of label ``label_set[j]``, drawn by herding among its rows of
-    # that label (``count`` is their sum; ``candidates`` the herding's candidates in all; target, direction,
-    # temperature, tilt_rounds and stop_sq are unused). An owner holding fewer rows of a label than asked sells as
-    # many of its other rows instead, from the labels of highest ``label_preference`` first (public: the consumer's
-    # released mass per label), so that it sells ``min(count, its rows)`` rows.
-    label_set: np.ndarray | None = field(default=None, repr=False)
-    label_counts: np.ndarray | None = field(default=None, repr=False)
-    label_preference: np.ndarray | None = field(default=None, repr=False)
-    # purchase="labels": ``label_herded[j]`` says whether label j's rows are herded (True) or drawn uniformly among the
-    # owner's rows of the label (False); public, from the asks (protocols.nominations.herded_sales). None: all herded.
-    label_herded: np.ndarray | None = field(default=None, repr=False)
+# ---------------------------------------------------------------------------------- the label purchase's consumer
 
 
 @dataclass(frozen=True)
@@ -382,11 +316,14 @@ class LabelHistogramRelease(Message):
     rows: np.ndarray | None = field(default=None, repr=False)
 
 
-@dataclass(frozen=True)
-class QuotaReply(Message):
-    kind: ClassVar[str] = "quota_reply"
-    n_rows: int
-    tokens: np.ndarray = field(repr=False)  # (n,) int64, distinct, in [0, n_rows)
-    hashes: np.ndarray = field(repr=False)  # (n, dim) float32: h1 of the sold rows
-    points: np.ndarray | None = field(repr=False)  # (n, n_features) when reveal="points"
-    labels: np.ndarray | None = field(repr=False)  # (n,) when the owner has labels
+def request_key(message: Message) -> str:
+    """What a request asks for, as a digest of every field (arrays with their dtype and shape): a party that keeps
+    a release answers a repeated request with the same key by the same release, and refuses another."""
+    h = hashlib.sha256()
+    for k, v in sorted(message.to_dict().items()):
+        arr = v if isinstance(v, np.ndarray) else None
+        h.update(json.dumps([k, None if arr is not None else repr(v),
+                             None if arr is None else [str(arr.dtype), list(arr.shape)]]).encode())
+        if arr is not None:
+            h.update(np.ascontiguousarray(arr).tobytes() if arr.dtype.kind != "O" else repr(arr.tolist()).encode())
+    return h.hexdigest()

@@ -8,6 +8,7 @@ the user wrote (a keyword, a CLI flag or a run-config key) and where it belongs.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import re
@@ -17,13 +18,13 @@ from typing import Any
 from .accounting import DEFAULT_DELTA as _accounting_default_delta
 from .protocols.base import MethodOptionError, SummaryMethod
 from .protocols.baselines import CentralGreedy, ExactGreedy, Uniform
-from .protocols.nominations import Nominations
+from .protocols.nominations import PURCHASES, ByLabel, Nominations, Nominees, Purchase, Winners
 from .protocols.paper import PaperGreedy, PaperProtocol
 
-__all__ = ["METHOD_CLASSES", "METHODS", "DEFAULT_DELTA", "budget_from", "resolve_method", "method_from_options", "misplaced_options",
-           "parse_label_set", "label_set_text",
-           "SummaryMethod", "MethodOptionError", "Nominations", "PaperProtocol", "PaperGreedy", "CentralGreedy",
-           "ExactGreedy", "Uniform"]
+__all__ = ["METHOD_CLASSES", "METHODS", "PURCHASES", "DEFAULT_DELTA", "OptionDeclaration", "option_declarations",
+           "budget_from", "resolve_method", "method_from_options", "flat_options", "misplaced_options", "parse_label_set",
+           "label_set_text", "SummaryMethod", "MethodOptionError", "Nominations", "PaperProtocol", "PaperGreedy",
+           "CentralGreedy", "ExactGreedy", "Uniform", "Purchase", "Nominees", "Winners", "ByLabel"]
 
 #: Every method class by its name, recommended first.
 METHOD_CLASSES: dict[str, type[SummaryMethod]] = {
@@ -50,8 +51,91 @@ def resolve_method(method: object) -> SummaryMethod:
         f"{', '.join(repr(m) for m in METHODS)}, got {method!r}{hint}", "method")
 
 
+@dataclasses.dataclass(frozen=True)
+class OptionDeclaration:
+    """One option as its class declares it (:func:`dpsumm.protocols.base.option`): the entry points' flags, run
+    config keys and the docs' option tables are made from these."""
+
+    name: str
+    owners: tuple[str, ...]  # the method or purchase classes that declare it
+    help: str
+    kind: type  # how its text form reads (a CLI flag's or a run config value's type): int, float or str
+    parse: str | None  # a text form read by a parser of its own ("label_set", "purchase")
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def run_config_key(self) -> str:
+        return self.name.replace("_", "-")
+
+
+def _kind(annotation: object) -> type:
+    text = str(annotation)
+    if text.startswith("int"):
+        return int
+    if text.startswith("float"):
+        return float
+    return str
+
+
+def option_declarations() -> dict[str, OptionDeclaration]:
+    """Every option of every method and purchase class, by name (the first declaration's help and kind)."""
+    out: dict[str, OptionDeclaration] = {}
+    for cls in (*METHOD_CLASSES.values(), *PURCHASES.values()):
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            if f.name == "schedule":  # an object: t_init / t_subs / epsilon_auction set what a flag can
+                continue
+            known = out.get(f.name)
+            if known is not None:
+                out[f.name] = dataclasses.replace(known, owners=(*known.owners, cls.__name__))
+                continue
+            out[f.name] = OptionDeclaration(f.name, (cls.__name__,), str(f.metadata.get("help", "")),
+                                            _kind(f.type), f.metadata.get("parse"))
+    return out
+
+
 def _owners_of(option: str) -> list[str]:
-    return [cls.__name__ for cls in METHOD_CLASSES.values() if option in cls.option_names()]
+    return [cls.__name__ for cls in (*METHOD_CLASSES.values(), *PURCHASES.values()) if option in cls.option_names()]
+
+
+def _purchase_from(base: SummaryMethod, options: dict[str, Any], spell: Callable[[str], str]) -> None:
+    """Replace the flat purchase options of an entry point (``purchase`` as a name, ``label_set``, ...) in
+    ``options`` by one purchase object: the named purchase, or the one that has every purchase option given (the
+    method's current purchase first)."""
+    own = [k for k in options if k not in base.option_names() or k == "purchase"]
+    given = {k: options.pop(k) for k in own if k != "purchase"}
+    name = options.pop("purchase", None)
+    if isinstance(name, Purchase):
+        if given:
+            raise MethodOptionError(f"{spell(sorted(given)[0])} is an option of the purchase object: set it there",
+                                    sorted(given)[0])
+        options["purchase"] = name
+        return
+    current = getattr(base, "purchase")
+    if name is None:
+        if not given:
+            return
+        fits = [cls for cls in (type(current), *PURCHASES.values()) if set(given) <= set(cls.option_names())]
+        if not fits:
+            key = sorted(given)[0]
+            raise MethodOptionError(f"{spell(key)} does not apply to one purchase with the other options given "
+                                    f"({', '.join(spell(k) for k in sorted(given))})", key)
+        cls: type[Purchase] = fits[0]
+    elif isinstance(name, str) and name in PURCHASES:
+        cls = PURCHASES[name]
+    else:
+        close = difflib.get_close_matches(str(name), list(PURCHASES), n=1)
+        raise MethodOptionError(f"{spell('purchase')} must be one of {', '.join(repr(p) for p in PURCHASES)}, got "
+                                f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""), "purchase")
+    for key in given:
+        if key not in cls.option_names():
+            raise MethodOptionError(f"{spell(key)} does not apply to purchase {cls.name!r} ({cls.__name__} has "
+                                    f"{', '.join(cls.option_names()) or 'no options'}); it is an option of "
+                                    f"{', '.join(_owners_of(key))}", key)
+    base_opts = current.get_params() if type(current) is cls else {}
+    options["purchase"] = cls(**{**base_opts, **given})
 
 
 def method_from_options(method: object, options: Mapping[str, Any],
@@ -68,6 +152,17 @@ def method_from_options(method: object, options: Mapping[str, Any],
     """
     base = resolve_method(method)
     own = base.option_names()
+    options = dict(options)
+    if "purchase" in own:
+        try:
+            _purchase_from(base, options, spell)
+        except MethodOptionError:
+            raise
+        except Exception as exc:  # a bad purchase option's value: say which, as the user spelled it
+            arg = getattr(exc, "argument", None)
+            if isinstance(arg, str) and exc.args:
+                exc.args = (str(exc.args[0]).replace(f"`{arg}`", spell(arg), 1), *exc.args[1:])
+            raise
     for key in options:
         if key not in own:
             where = _owners_of(key)
@@ -89,6 +184,22 @@ def method_from_options(method: object, options: Mapping[str, Any],
         raise
 
 
+def flat_options(method: SummaryMethod) -> dict[str, Any]:
+    """The options of ``method`` that differ from their defaults, flat, as an entry point takes them
+    (:func:`method_from_options` reads them back): the purchase as its name with its own changed options, a label
+    set as its text form (:func:`label_set_text`)."""
+    out: dict[str, Any] = {}
+    for key, value in method.changed_params().items():
+        if isinstance(value, Purchase):
+            out["purchase"] = value.name
+            out.update(value.changed_params())
+        else:
+            out[key] = value
+    if "label_set" in out:
+        out["label_set"] = label_set_text(out["label_set"])
+    return out
+
+
 def misplaced_options(options: Mapping[str, Any], method: object, where: str = "summarize") -> MethodOptionError:
     """The error for keywords given to ``where`` that belong to a method object (or to nothing)."""
     key = sorted(options)[0]
@@ -96,10 +207,13 @@ def misplaced_options(options: Mapping[str, Any], method: object, where: str = "
     if owners:
         cls: Any = METHOD_CLASSES.get(method) if isinstance(method, str) else type(method)
         example: str = cls.__name__ if cls is not None and key in getattr(cls, "option_names", lambda: ())() else owners[0]
+        call = f"dpsumm.{example}({key}=...)"
+        if any(p.__name__ == example for p in PURCHASES.values()):
+            call = f"dpsumm.Nominations(purchase={call})"
         return MethodOptionError(
             f"`{key}` is an option of {', '.join('dpsumm.' + o for o in owners)}, not of {where}(): pass it on the "
-            f"method object, e.g. {where}(..., method=dpsumm.{example}({key}=...))", key)
-    everything = sorted({o for cls in METHOD_CLASSES.values() for o in cls.option_names()})
+            f"{'purchase' if 'purchase=' in call else 'method'} object, e.g. {where}(..., method={call})", key)
+    everything = sorted(option_declarations())
     close = difflib.get_close_matches(key, everything, n=1)
     hint = f" (did you mean {close[0]!r}, an option of {', '.join(_owners_of(close[0]))}?)" if close else ""
     return MethodOptionError(f"{where}() got an unexpected keyword `{key}`{hint}", key)

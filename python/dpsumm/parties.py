@@ -8,7 +8,7 @@ Each party is a separate object that reacts to messages (:mod:`dpsumm.messages`)
 from __future__ import annotations
 
 import math
-import pickle
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,35 +24,34 @@ from .messages import (
     LabelHistogramRelease,
     LabelHistogramRequest,
     Message,
+    OwnerRequest,
     NominationReply,
     NominationRequest,
     PointReply,
     PointRequest,
     PurchaseReply,
     PurchaseRequest,
-    QuotaReply,
-    QuotaRequest,
     Setup,
     SetupReply,
-    SketchReply,
-    SketchRequest,
     TargetRelease,
     TargetRequest,
     ValidationRelease,
     ValidationRequest,
+    from_dict,
+    request_key,
 )
 from .privacy import Csprng
 
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
 
-__all__ = ["OwnerParty", "ConsumerParty", "nominate_rows", "owner_stream", "owner_sketch", "sketch_calibration", "quota_rows",
-           "label_counts", "cell_counts", "label_rows", "substitute_counts", "COUNT_SENSITIVITY",
-           "count_release_event"]
+__all__ = ["OwnerParty", "ConsumerParty", "nominate_rows", "owner_stream", "owner_release_calibration",
+           "label_index", "label_counts", "cell_counts", "label_rows", "substitute_counts", "COUNT_SENSITIVITY",
+           "count_release_event", "mean_release_sensitivity"]
 
 
 def owner_stream(random_state: object, name: str) -> Csprng | None:
-    """Owner ``name``'s own noise stream for its sketch releases, derived the same way in process and on Flower.
+    """Owner ``name``'s own noise stream for its DP releases, derived the same way in process and on Flower.
 
     None: None (the owner keys a stream from operating-system entropy: the only private mode). An int seed:
     ``Csprng(seed).derive("owners").derive("owner:" + name)`` (reproducible, NOT private). A Csprng: a child
@@ -77,8 +76,6 @@ _LABELS_SENSITIVITY = math.sqrt(_HISTOGRAM_SENSITIVITY ** 2 + _SUM_SENSITIVITY *
 #: L1 sensitivity of the consumer's histogram over the label purchase's cells under replace-one in D_v: one row
 #: leaves one cell and enters another (or none).
 COUNT_SENSITIVITY = 2.0
-#: The owners' sketch releases per run (purchase="quotas"): the hash sum and the score histogram.
-SKETCH_RELEASES = 2
 
 
 
@@ -307,55 +304,23 @@ def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, 
     return tokens_all[order], np.ascontiguousarray(np.concatenate(hashes_out)[order], dtype=np.float32)
 
 
-def owner_sketch(X: np.ndarray, hasher: RFFHasher, stage: str, direction: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """An owner's exact sketch before noise (Rust, streaming): ``sum h1(X)`` or its score histogram (float64)."""
-    if stage == "sum":
-        return np.asarray(_core.owner_hash_sum(X, hasher._projection), dtype=np.float64)
-    if stage == "histogram":
-        return np.asarray(_core.owner_score_histogram(X, hasher._projection, np.ascontiguousarray(direction, np.float64),
-                                                      np.ascontiguousarray(edges, np.float64)), dtype=np.float64)
-    raise ProtocolError(f"unknown sketch stage {stage!r}")
+def owner_release_calibration(dim: int, epsilon: float, delta: float
+                              ) -> tuple[accounting.GaussianCalibration, accounting.GaussianEvent]:
+    """The discrete Gaussian of an owner's one DP release in the label purchase (its row counts per public label and
+    the sum of the cells' h1 over its rows, ``dim`` values), and its ledger event.
 
-
-def sketch_calibration(stage: str, dim: int, epsilon: float, delta: float, releases: int
-                       ) -> tuple[accounting.GaussianCalibration, accounting.GaussianEvent]:
-    """The discrete Gaussian of one of an owner's ``releases`` sketch releases, and its ledger event.
-
-    Each release is calibrated at ``sqrt(releases) * (1 + 2^-9)`` times its L2 sensitivity Δ (``2 sqrt(2)`` for
-    the hash sum, ``sqrt(2)`` for the histogram, ``sqrt(10)`` for the counts per label with the hash sum), so that its noise multiplier against its own effective
-    sensitivity ``Δ + g sqrt(d)`` (``g sqrt(d) <= Δ / 2^10``, :func:`dpsumm.accounting.calibrate_gaussian`) is at
-    least ``sqrt(releases)`` times the one-release multiplier: the ``releases`` releases compose (RDP adds) to at
-    most the one-release curve, which meets ``(epsilon, delta)``. The event records the actual multiplier.
+    Calibrated at ``(1 + 2^-9)`` times the release's L2 sensitivity ``Δ = sqrt(2 + 8)`` under replace-one in the
+    owner's rows (one row leaves one label's count and enters another's: ``sqrt(2)``; it moves the hash sum by at
+    most ``2 sqrt(2)``), so that the noise multiplier against the effective sensitivity ``Δ + g sqrt(d)``
+    (``g sqrt(d) <= Δ / 2^10``, :func:`dpsumm.accounting.calibrate_gaussian`) still meets ``(epsilon, delta)``. The
+    event records the actual multiplier.
     """
-    if stage not in ("sum", "histogram", "labels"):
-        raise ProtocolError(f"unknown sketch stage {stage!r}")
-    if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
-        raise ProtocolError(f"a sketch needs releases >= 1, got {releases!r}")
-    base = {"sum": _SUM_SENSITIVITY, "histogram": _HISTOGRAM_SENSITIVITY, "labels": _LABELS_SENSITIVITY}[stage]
-    cal = accounting.calibrate_gaussian(epsilon, delta, sensitivity=base * math.sqrt(releases) * (1 + 2.0 ** -9), dim=dim)
+    base = _LABELS_SENSITIVITY
+    cal = accounting.calibrate_gaussian(epsilon, delta, sensitivity=base * (1 + 2.0 ** -9), dim=dim)
     z = cal.sigma / (base + cal.granularity * math.sqrt(dim))
-    what = {"sum": "sum of h1 over the owner's rows", "histogram": "counts of the owner's scores per public bin",
-            "labels": "row counts per public label and sum of the cells' h1"}[stage]
     return cal, accounting.GaussianEvent(noise_multiplier=z, neighbour="replace-one", discrete=True,
-                                         releases=f"each owner's {what} + discrete Gaussian")
-
-
-def quota_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, direction: np.ndarray, *, temperature: float,
-               tilt_rounds: int, stop_sq: float, count: int, candidates: int, sample_seed: int,
-               greedy_sample_factor: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """An owner's ``count`` best rows: tilted herding at ``lambda`` (docs/design.md §2.5).
-
-    ``lambda`` starts at ``direction / temperature``; with ``tilt_rounds > 0`` it takes up to that many
-    self-consistent steps ``lambda <- lambda + (g~ - m_lambda) / T`` toward ``g~`` (Rust, one streaming pass
-    each), stopped by the discrepancy principle ``||g~ - m_lambda||^2 <= stop_sq``. Then
-    :func:`nominate_rows` herds ``count`` rows toward the owner's tilted mean at ``lambda``.
-    """
-    lam = np.ascontiguousarray(direction / temperature, dtype=np.float64)
-    if tilt_rounds > 0:
-        lam, _, _ = _core.owner_self_consistent_tilt(X, hasher._projection, np.ascontiguousarray(g_tilde, np.float64),
-                                                     lam, float(temperature), int(tilt_rounds), float(stop_sq))
-    return nominate_rows(X, hasher, np.asarray(lam, dtype=np.float64), temperature=1.0, nominees=count,
-                         candidates=candidates, sample_seed=sample_seed, greedy_sample_factor=greedy_sample_factor)
+                                         releases="each owner's row counts per public label and sum of the cells' h1 "
+                                                  "+ discrete Gaussian")
 
 
 def nominate_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, *, temperature: float, nominees: int,
@@ -399,7 +364,7 @@ class OwnerParty:
         Labels sent along with a requested row.
     name : str
     rng : Csprng, optional
-        The owner's own noise stream for its DP sketch releases (``purchase="quotas"``); None keys one from
+        The owner's own noise stream for its DP releases (the ByLabel purchase); None keys one from
         operating-system entropy (the only private mode).
     """
 
@@ -408,8 +373,7 @@ class OwnerParty:
         _check_row_labels(labels, int(data.shape[0]), "labels")
         self.name = name
         self._rng = rng
-        self._sketch_streams: dict[str, Csprng] | None = None
-        self._released: dict[str, tuple[bytes, SketchReply]] = {}
+        self._release_stream: Csprng | None = None
         self._data = data
         self._labels = labels
         self._index: BidIndex | None = None
@@ -418,19 +382,71 @@ class OwnerParty:
         self._offered = np.zeros(0, dtype=bool)
         self._n_rows = int(data.shape[0])
         self._reveal = "points"
-        # Nominations protocol: the tokens this owner nominated, and those it has sold.
+        # What the owner keeps between messages of a run (state() / restore()): the paper protocol's setup and the
+        # tokens sent, the tokens nominated and sold, and each DP release made (answered again, never redrawn).
+        self._setup_message: Setup | None = None
+        self._sent: list[int] = []
         self._nominated: set[int] = set()
         self._sold: set[int] = set()
+        self._releases: dict[str, tuple[str, Message]] = {}
+
+    # -- what a purchase's handler reads -------------------------------------------------------------------
+
+    @property
+    def data(self) -> np.ndarray:
+        """The owner's rows (read by the handlers of its own requests, never sent unless a row is sold)."""
+        return self._data
+
+    @property
+    def labels(self) -> np.ndarray | None:
+        """The owner's row labels, or None."""
+        return self._labels
+
+    @property
+    def n_rows(self) -> int:
+        return self._n_rows
+
+    @property
+    def n_features(self) -> int:
+        return int(self._data.shape[1])
+
+    def hash_sum(self, hasher: RFFHasher) -> np.ndarray:
+        """``sum h1(x)`` over the owner's rows (float64; Rust, streaming)."""
+        return np.asarray(_core.owner_hash_sum(self._data, hasher._projection), dtype=np.float64)
+
+    def release_once(self, stage: str, request: Message, release: Callable[[Csprng], Message]) -> Message:
+        """The owner's one DP release of ``stage`` in a run: ``release(stream)`` draws it from the owner's own noise
+        stream the first time; the same request later gets the same release back (post-processing), another
+        request for ``stage`` is refused (it would spend more than the owner's budget)."""
+        key = request_key(request)
+        if stage in self._releases:
+            done_key, done = self._releases[stage]
+            if done_key != key:
+                raise ProtocolError(f"owner {self.name!r}: release {stage!r} was already made with other parameters "
+                                    "(one release per stage and run)")
+            return done
+        if self._rng is None:
+            self._rng = Csprng()
+        if self._release_stream is None:
+            # The owner's release stream is the third child of its stream, as it was when owners had three kinds of
+            # release: seeded runs draw the same noise as before.
+            for child in ("sketch-sum", "sketch-histogram", "sketch-labels"):
+                self._release_stream = self._rng.derive(child)
+        assert self._release_stream is not None
+        reply = release(self._release_stream)
+        self._releases[stage] = (key, reply)
+        return reply
+
+    # -- messages ------------------------------------------------------------------------------------------
 
     def handle(self, message: Message) -> Message:
+        """The owner's reply to ``message``: a shared exchange of the protocols, or a purchase's own request."""
+        if isinstance(message, OwnerRequest):
+            return message.answer(self)
         if isinstance(message, NominationRequest):
             return self._nominate(message)
         if isinstance(message, PurchaseRequest):
             return self._purchase(message)
-        if isinstance(message, SketchRequest):
-            return self._sketch(message)
-        if isinstance(message, QuotaRequest):
-            return self._quota(message)
         if isinstance(message, Setup):
             return self._setup(message)
         if isinstance(message, BidRequest):
@@ -438,6 +454,29 @@ class OwnerParty:
         if isinstance(message, PointRequest):
             return self._point(message)
         raise ProtocolError(f"owner {self.name!r} cannot handle {message.kind!r}")
+
+    def state(self) -> dict[str, Any]:
+        """What the owner keeps between the messages of a run, as JSON-ready values (a Flower node keeps it in its
+        node state and rebuilds the party from it for every message: :meth:`restore`)."""
+        return {"setup": None if self._setup_message is None else _jsonable(self._setup_message.to_dict()),
+                "sent": list(self._sent), "nominated": sorted(self._nominated), "sold": sorted(self._sold),
+                "reveal": self._reveal,
+                "releases": {stage: [key, _jsonable(reply.to_dict())] for stage, (key, reply) in self._releases.items()}}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Rebuild the party's run from :meth:`state` (replaying the paper protocol's setup and the rows sent)."""
+        try:
+            if state.get("setup") is not None:
+                self._setup(from_dict(_from_jsonable(state["setup"])))  # type: ignore[arg-type]
+                for token in state["sent"]:  # replay: rows already sent are never offered again
+                    self._point(PointRequest(round=0, token=int(token)))
+            self._nominated = {int(t) for t in state["nominated"]}
+            self._sold = {int(t) for t in state["sold"]}
+            self._reveal = str(state["reveal"])
+            self._releases = {str(stage): (str(key), from_dict(_from_jsonable(reply)))
+                              for stage, (key, reply) in state["releases"].items()}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(f"owner {self.name!r}: its kept state is malformed ({exc})") from None
 
     def _setup(self, m: Setup) -> SetupReply:
         if m.n_features != self._data.shape[1]:
@@ -450,6 +489,8 @@ class OwnerParty:
             self._hashes = hasher.transform(self._data)
             self._offered = np.zeros(self._n_rows, dtype=bool)
         self._reveal = m.reveal
+        self._setup_message = m
+        self._sent = []
         return SetupReply(n_rows=int(self._data.shape[0]), n_features=int(self._data.shape[1]))
 
     def _bid(self, m: BidRequest) -> Bid:
@@ -479,6 +520,7 @@ class OwnerParty:
             self._index.mark_offered(t)
         else:
             self._offered[t] = True
+        self._sent.append(int(t))
         label = None if self._labels is None else self._labels[t].item()
         if self._reveal == "hashes":
             h = self._index.hash_row(t) if self._index is not None else self._hashes[t].copy()  # type: ignore[index]
@@ -505,100 +547,6 @@ class OwnerParty:
         if m.commit == "digests":
             return NominationReply(n_rows=self._n_rows, tokens=tokens, hashes=None, digests=hash_digests(hashes))
         return NominationReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes)
-
-    # -- quota purchase (issue 19) ---------------------------------------------------------------------
-
-    def _sketch(self, m: SketchRequest) -> SketchReply:
-        """One DP release of this owner's rows (docs/design.md §2.5): the owner calibrates it itself."""
-        from .privacy import gaussian_mean_release
-
-        if m.n_features != self._data.shape[1]:
-            raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
-        hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
-        if m.stage not in ("sum", "histogram", "labels"):
-            raise ProtocolError(f"owner {self.name!r}: unknown sketch stage {m.stage!r}")
-        if m.stage == "labels" and (m.label_set is None or np.ndim(m.label_set) != 1 or len(m.label_set) == 0):
-            raise ProtocolError(f"owner {self.name!r}: a labels sketch needs a non-empty 1-D label set")
-        key = pickle.dumps({k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in m.to_dict().items()})
-        if m.stage in self._released:
-            # One release per stage and run: the same request gets the same values back (post-processing);
-            # another request for a stage already released would spend more than the owner's budget.
-            done_key, done = self._released[m.stage]
-            if done_key != key:
-                raise ProtocolError(f"owner {self.name!r}: sketch {m.stage!r} was already released with other "
-                                    "parameters (one release per stage and run)")
-            return done
-        if m.stage == "labels":  # counts per label, then the sum of the cells' h1 over all its rows
-            assert m.label_set is not None
-            exact = np.concatenate([label_counts(self._labels, np.asarray(m.label_set)),
-                                    owner_sketch(self._data, hasher, "sum", np.zeros(0), np.zeros(0))])
-        else:
-            exact = owner_sketch(self._data, hasher, m.stage, np.asarray(m.direction, dtype=np.float64),
-                                 np.asarray(m.edges, dtype=np.float64))
-        cal, _ = sketch_calibration(m.stage, len(exact), m.epsilon, m.delta, m.releases)
-        if self._rng is None:
-            self._rng = Csprng()
-        if self._sketch_streams is None:
-            # Both streams derived at once, in a fixed order: a party rebuilt per message (Flower) draws the same.
-            self._sketch_streams = {st: self._rng.derive(f"sketch-{st}") for st in ("sum", "histogram", "labels")}
-        noisy = gaussian_mean_release(exact, cal, self._sketch_streams[m.stage])
-        reply = SketchReply(n_rows=self._n_rows, values=noisy, sigma=float(cal.sigma), granularity=float(cal.granularity))
-        self._released[m.stage] = (key, reply)
-        return reply
-
-    def _quota(self, m: QuotaRequest) -> QuotaReply:
-        """Rank this owner's rows (its data, ``g~`` and public numbers only) and sell its ``count`` best."""
-        if m.n_features != self._data.shape[1]:
-            raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
-        if isinstance(m.count, bool) or not isinstance(m.count, (int, np.integer)) or m.count < 1:
-            raise ProtocolError(f"owner {self.name!r}: a quota request needs a count >= 1, got {m.count!r}")
-        hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
-        if m.label_counts is not None:
-            if m.label_set is None or np.shape(m.label_set) != np.shape(m.label_counts) or np.ndim(m.label_set) != 1:
-                raise ProtocolError(f"owner {self.name!r}: a label quota needs a label set and one count per label")
-            counts = np.asarray(m.label_counts)
-            if counts.dtype.kind not in "iu" or (counts < 0).any() or int(counts.sum()) != int(m.count):
-                raise ProtocolError(f"owner {self.name!r}: label counts must be integers >= 0 summing to count")
-            pref = None if m.label_preference is None else np.asarray(m.label_preference)
-            if pref is not None and (pref.shape != counts.shape or pref.dtype.kind not in "fiu"
-                                     or not np.isfinite(pref).all()):
-                raise ProtocolError(f"owner {self.name!r}: a label preference needs one finite number per label")
-            herded = None if m.label_herded is None else np.asarray(m.label_herded)
-            if herded is not None and (herded.shape != counts.shape or herded.dtype != np.bool_):
-                raise ProtocolError(f"owner {self.name!r}: label_herded needs one bool per label")
-            target = np.asarray(m.target)
-            if target.size and (target.shape != (m.dim,) or target.dtype.kind not in "fiu"
-                                or not np.isfinite(target).all()):
-                raise ProtocolError(f"owner {self.name!r}: a tilted label quota needs a finite g~ of {m.dim} values, "
-                                    f"got {target.dtype} of shape {target.shape}")
-            if target.size and (isinstance(m.temperature, bool) or not isinstance(m.temperature, (int, float, np.floating))
-                                or not (math.isfinite(m.temperature) and m.temperature > 0)):
-                raise ProtocolError(f"owner {self.name!r}: a tilted label quota needs a temperature > 0, "
-                                    f"got {m.temperature!r}")
-            tokens, hashes = label_rows(self._data, self._labels, np.asarray(m.label_set), counts, hasher,
-                                        candidates=int(m.candidates), sample_seed=m.sample_seed,
-                                        greedy_sample_factor=m.greedy_sample_factor, preference=pref,
-                                        herded=herded, target=target.astype(np.float64) if target.size else None,
-                                        temperature=float(m.temperature))
-            return QuotaReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes,
-                              points=np.array(self._data[tokens]) if m.reveal == "points" else None,
-                              labels=None if self._labels is None else np.asarray(self._labels)[tokens])
-        tokens, hashes = quota_rows(self._data, hasher, np.asarray(m.target, dtype=np.float64),
-                                    np.asarray(m.direction, dtype=np.float64), temperature=m.temperature,
-                                    tilt_rounds=m.tilt_rounds, stop_sq=m.stop_sq, count=int(m.count),
-                                    candidates=m.candidates, sample_seed=m.sample_seed,
-                                    greedy_sample_factor=m.greedy_sample_factor)
-        order = np.argsort(tokens, kind="stable")
-        tokens, hashes = tokens[order], hashes[order]
-        labels = None if self._labels is None else np.asarray(self._labels)[tokens]
-        points = np.array(self._data[tokens]) if m.reveal == "points" else None
-        return QuotaReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes, points=points, labels=labels)
-
-    def restore_nominations(self, tokens: list[int], sold: list[int], reveal: str) -> None:
-        """Rebuild the nomination state of a run (a party rebuilt per message, as on Flower)."""
-        self._nominated = {int(t) for t in tokens}
-        self._sold = {int(t) for t in sold}
-        self._reveal = reveal
 
     def _purchase(self, m: PurchaseRequest) -> PurchaseReply:
         """Sell the rows (or, with ``reveal="hashes"``, only the labels) of nominated tokens, each once."""
@@ -735,3 +683,21 @@ def count_release_event(epsilon: float) -> accounting.LaplaceEvent:
     scale ``COUNT_SENSITIVITY / epsilon``, replace-one in ``D_v`` (pure epsilon-DP; docs/design.md §2.7).
     Raises :class:`InvalidParameterError` naming ``epsilon`` outside ``[1e-12, 100]``."""
     return accounting.LaplaceEvent(epsilon, COUNT_SENSITIVITY, "replace-one", granularity=1.0)
+
+
+def _jsonable(fields: dict[str, Any]) -> dict[str, Any]:
+    """A message's fields as JSON values: arrays as ``{"array": values, "dtype": ...}`` (floats round-trip exactly)."""
+    out: dict[str, Any] = {}
+    for k, v in fields.items():
+        if isinstance(v, np.ndarray):
+            out[k] = {"array": v.tolist(), "dtype": str(v.dtype), "shape": list(v.shape)}
+        elif isinstance(v, np.generic):
+            out[k] = v.item()
+        else:
+            out[k] = v
+    return out
+
+
+def _from_jsonable(fields: dict[str, Any]) -> dict[str, Any]:
+    return {k: (np.asarray(v["array"], dtype=np.dtype(v["dtype"])).reshape(v["shape"]) if isinstance(v, dict) else v)
+            for k, v in fields.items()}

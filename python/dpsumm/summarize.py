@@ -157,7 +157,7 @@ def summarize(
         Deliver messages through this transport instead of in-process party objects (the parties must be
         named as the owners and ``"consumer"``). Not for the central baselines.
     validation_labels : array-like of shape (m,), optional
-        The labels of the validation rows: needed by ``Nominations(label_set=...)`` (the label purchase, with labels
+        The labels of the validation rows: needed by ``Nominations(purchase=ByLabel(label_set=...))`` (the label purchase, with labels
         for every owner), which releases their histogram; other methods refuse them.
     **options
         Refused: a method's option belongs on its method object (the error says which).
@@ -191,7 +191,7 @@ def summarize(
     size = positive_int(size, "size")
     if meth.needs_labels and labels[0] is not None:  # labels for every owner or none (_as_owners)
         # The owners count their rows per public label: labels of the set's kind, enough of them in the set.
-        label_set = tuple(getattr(meth, "label_set", None) or ())
+        label_set = tuple(meth.public_labels() or ())
         in_set = []
         for k, lab in enumerate(labels):
             try:
@@ -266,9 +266,9 @@ def _validation_labels(value: ArrayLike | None, m: int, method: SummaryMethod, o
         return None
     if not needs:
         raise InvalidParameterError("`validation_labels` applies only to the label purchase "
-                                    f"(Nominations(label_set=...)), not to "
+                                    f"(Nominations(purchase=ByLabel(label_set=...))), not to "
                                     f"{method!r}", "validation_labels")
-    label_set = tuple(getattr(method, "label_set", None) or ())
+    label_set = tuple(method.public_labels() or ())
     arr = label_vector(value, "validation_labels", m, label_set)
     if not owners_labelled and not transport_given:
         raise InvalidParameterError(f"{method!r} buys rows by label: give labels for every owner "

@@ -87,11 +87,9 @@ def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int)
                                   "method": method.name, "reply-timeout": args.reply_timeout, "gamma": gamma,
                                   "feature-low": float(args.feature_range[0]),
                                   "feature-high": float(args.feature_range[1])}
-    for option, value in method.changed_params().items():
-        if option == "label_set":  # a run config value is a scalar: its text form (dpsumm.methods.parse_label_set)
-            from ..methods import label_set_text
+    from ..methods import flat_options
 
-            value = label_set_text(value)
+    for option, value in flat_options(method).items():  # a run config value is a scalar
         run_config[option.replace("_", "-")] = value
     if budget is not None:
         if budget.epsilon is not None:

@@ -17,42 +17,16 @@ from ._common import UsageError
 __all__ = ["add_run_options", "gamma_arg", "seed_set_arg", "budget_arg", "method_arg", "report_deltas", "METHOD_FLAGS",
            "check_validation_labels"]
 
-#: Method option -> (flag, type, help). Every option of every method object except ``schedule`` (an object).
-METHOD_FLAGS: dict[str, tuple[str, Any, str]] = {
-    "nominees": ("--nominees", int, "nominations: rows each owner nominates (default 2 x size)"),
-    "candidates": ("--candidates", int, "nominations: rows each owner samples for its herding (default 4 x nominees)"),
-    "temperature": ("--temperature", float, "nominations: the owners' tilt (default: from the release's noise)"),
-    "purchase": ("--purchase", str, "nominations: auto (default: labels with --label-set, else nominees), nominees "
-                                    "(owners' epsilon 0, K x nominees raw rows; certified), "
-                                    "quotas (owners' DP sketches, 3 x size raw rows; certified), labels (the consumer's "
-                                    "and the owners' DP label counts, 3 x size raw rows drawn per label; certified; "
-                                    "needs --label-set, --validation-labels and the owners' labels) or winners (fewer "
-                                    "raw rows, but each owner learns which of its rows won: outside the DP guarantee)"),
-    "label_set": ("--label-set", str, "nominations: the public labels a row may have (selects --purchase labels by "
-                                      "default), "
-                                      "comma-separated (0,1,2; numbers read as numbers) or a JSON list "
-                                      "('[\"cat\", \"dog\"]'; '[\"0\", \"1\"]' for string labels)"),
-    "choice": ("--choice", str, "nominations: the aggregator's greedy on the exact kernel or on the hashes"),
-    "owner_greedy": ("--owner-greedy", str, "nominations: stochastic (default) or exact"),
-    "validation_release": ("--validation-release", str, "nominations: gaussian (default) or mwem"),
-    "reveal": ("--reveal", str, "nominations, paper, paper-greedy: points (default; the aggregator gets the raw rows "
-                                "it buys) or hashes (only their h1 hashes)"),
-    "dim": ("--dim", int, "random features d of h1 (default: the method's, 500 for nominations and the baselines, "
-                          "140 for the paper's)"),
-    "hash_seed": ("--hash-seed", int, "public seed of h1 (default 0)"),
-    "purchase_factor": ("--purchase-factor", float, "nominations: raw owner rows bought with --purchase quotas or "
-                                                    "labels, in units of the size (default 3)"),
-    "tilt_rounds": ("--tilt-rounds", int, "nominations, --purchase quotas: self-consistent steps of each owner's "
-                                          "ranking toward g~ (default 0)"),
-    "sale_tilt_share": ("--sale-tilt-share", float, "nominations, --purchase labels: the share of the validation "
-                                                    "budget spent on the hashed mean that tilts each owner's sale "
-                                                    "toward the consumer inside a label (default 0: none; 0.3 for a subgroup "
-                                                    "inside the labels)"),
-    "t_init": ("--t-init", int, "paper, paper-greedy: override the schedule's MWEM steps in the first epoch"),
-    "t_subs": ("--t-subs", int, "paper, paper-greedy: override the schedule's MWEM steps in later epochs"),
-    "epsilon_auction": ("--epsilon-auction", str, "paper: PrivAuction's epsilon (default 0: ask every owner, "
-                                                  "certified; > 0 or 'theorem6': the paper's uncertified auction)"),
-}
+def _method_flags() -> dict[str, tuple[str, Any, str]]:
+    """Option -> (flag, type, help), for every option of every method and purchase object (their declarations:
+    :func:`dpsumm.methods.option_declarations`)."""
+    from ..methods import option_declarations
+
+    return {name: (d.flag, d.kind, f"{', '.join(d.owners)}: {d.help}") for name, d in option_declarations().items()}
+
+
+#: Method and purchase option -> (flag, type, help), made from the options' declarations.
+METHOD_FLAGS: dict[str, tuple[str, Any, str]] = _method_flags()
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -117,7 +91,7 @@ def check_validation_labels(args: argparse.Namespace, method: Any, owners_labell
     if given and not needs:
         raise UsageError(f"--validation-labels applies only to --method nominations --purchase labels (the default "
                          f"with --label-set; the consumer's label histogram), not to --method {method.name}"
-                         + (f" --purchase {method.purchase}" if hasattr(method, "purchase") else ""))
+                         + (f" --purchase {method.purchase.name}" if hasattr(method, "purchase") else ""))
     if needs and not given:
         raise UsageError("--purchase labels (the default with --label-set) releases the validation set's label "
                          "histogram: give --validation-labels "
@@ -163,11 +137,6 @@ def budget_arg(args: argparse.Namespace, method: Any = None, *, size: int | None
             raise UsageError("--budget needs --validation-budget (the validation set's epsilon)")
         if args.budget is None and method.name != "nominations":
             raise UsageError(f"--method {method.name} needs --budget (the owners' epsilon) with --validation-budget")
-        if (args.budget is not None and method.name == "nominations"
-                and getattr(method, "resolved_purchase", None) not in ("quotas", "labels")):
-            raise UsageError("--method nominations releases nothing computed from one owner's data to another "
-                             "(owners' epsilon 0) unless --purchase quotas or labels (the default with --label-set): "
-                             "--budget does not apply; give --validation-budget alone")
         try:
             budget = budget_from(args.budget, args.delta if args.budget is not None else None, args.validation_budget,
                                  args.validation_delta, spell=lambda o: _BUDGET_FLAGS.get(o, o))

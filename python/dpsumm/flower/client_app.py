@@ -8,9 +8,10 @@ node except a row the aggregator asks for (``reveal="points"``) or its h1 hash (
 Flower runs the ClientApp in a fresh process for every message, so a party is rebuilt each time from
 its data and from ``context.state`` (kept by the SuperNode between messages of a run):
 
-* an owner keeps its :class:`~dpsumm.messages.Setup` and the tokens it has sent; rebuilding replays them
-  through :meth:`OwnerParty.handle`, so it still never offers a row twice; it keeps each DP sketch release
-  (``purchase="quotas"``/``"labels"``) and answers a repeated request with the same release, as in process;
+* an owner keeps :meth:`OwnerParty.state` (the paper protocol's setup and the rows it has sent, the tokens it
+  nominated and sold, each DP release it made) and is rebuilt from it by :meth:`OwnerParty.restore`, whatever the
+  purchase: it still never offers a row twice and answers a repeated release request with the same release, as in
+  process;
 * the consumer keeps its one validation release (``TargetRequest``, ``ValidationRequest`` or, with
   ``purchase="labels"``, ``LabelHistogramRequest``) and answers a repeated request with the same release
   (post-processing: a second release would cost privacy again).
@@ -23,7 +24,6 @@ as :class:`~dpsumm.transport.PartyUnavailable`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -42,20 +42,11 @@ from ..messages import Message as ProtocolMessage
 from ..messages import (
     LabelHistogramRelease,
     LabelHistogramRequest,
-    NominationReply,
-    NominationRequest,
-    PointReply,
-    PointRequest,
-    PurchaseReply,
-    PurchaseRequest,
-    QuotaRequest,
-    Setup,
-    SketchReply,
-    SketchRequest,
     TargetRelease,
     TargetRequest,
     ValidationRelease,
     ValidationRequest,
+    request_key,
 )
 from ..parties import ConsumerParty, OwnerParty, owner_stream
 from .codec import decode, encode
@@ -67,7 +58,6 @@ HELLO_TYPE = "query.dpsumm_hello"
 ROLES = ("owner", "consumer")
 _OWNER_STATE = "dpsumm.owner"
 _CONSUMER_STATE = "dpsumm.consumer"
-_NOMINATIONS_STATE = "dpsumm.owner.nominations"
 
 app = ClientApp()
 
@@ -150,69 +140,14 @@ def _timing(name: str, kind: str, created: float, started: float) -> None:
 
 
 def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
+    """Rebuild the owner from its data and its kept state, answer, keep its new state (every request alike)."""
     data = _data(context, "data")
     party = OwnerParty(data, _labels(context, data.shape[0]), name, rng=_owner_rng(context, name))
-    if isinstance(request, NominationRequest):
-        reply = party.handle(request)
-        assert isinstance(reply, NominationReply)
-        context.state[_NOMINATIONS_STATE] = ConfigRecord({
-            "nominated": json.dumps([int(t) for t in reply.tokens]), "sold": "[]", "reveal": request.reveal})
-        return reply
-    if isinstance(request, PurchaseRequest):
-        kept = context.state.get(_NOMINATIONS_STATE)
-        if not isinstance(kept, ConfigRecord):
-            raise ProtocolError(f"owner {name!r} got a purchase request before nominating")
-        sold: list[int] = json.loads(str(kept["sold"]))
-        party.restore_nominations(json.loads(str(kept["nominated"])), sold, str(kept["reveal"]))
-        reply = party.handle(request)
-        if isinstance(reply, PurchaseReply):
-            kept["sold"] = json.dumps([*sold, *(int(t) for t in reply.tokens)])
-            context.state[_NOMINATIONS_STATE] = kept
-        return reply
-    if isinstance(request, SketchRequest):
-        return _owner_sketch(party, request, context, name)
-    if isinstance(request, QuotaRequest):
-        # Each quota request carries everything the owner needs (its ranking uses its data and public numbers).
-        return party.handle(request)
-    if isinstance(request, Setup):
-        reply = party.handle(request)
-        setup = {k: v for k, v in request.to_dict().items() if k != "kind"}
-        context.state[_OWNER_STATE] = ConfigRecord({"setup": json.dumps(setup), "sent": "[]"})
-        return reply
-    state = context.state.get(_OWNER_STATE)
-    if not isinstance(state, ConfigRecord):
-        raise ProtocolError(f"owner {name!r} got {request.kind!r} before setup")
-    party.handle(Setup(**json.loads(str(state["setup"]))))
-    sent: list[int] = json.loads(str(state["sent"]))
-    for token in sent:  # replay: rows already sent are never offered again
-        party.handle(PointRequest(round=0, token=token))
+    kept = context.state.get(_OWNER_STATE)
+    if isinstance(kept, ConfigRecord) and "state" in kept:
+        party.restore(json.loads(str(kept["state"])))
     reply = party.handle(request)
-    if isinstance(request, PointRequest) and isinstance(reply, PointReply):
-        state["sent"] = json.dumps([*sent, int(request.token)])
-        context.state[_OWNER_STATE] = state
-    return reply
-
-
-def _owner_sketch(party: OwnerParty, request: SketchRequest, context: Context, name: str) -> SketchReply:
-    """One DP release per stage and run, as in process (:meth:`dpsumm.parties.OwnerParty._sketch`): the party is
-    rebuilt per message and its private noise stream is keyed from fresh entropy each time, so the release is kept
-    in node state; a repeated request gets it back (post-processing), a request for another release of a stage
-    already released is refused (it would spend more than the owner's budget)."""
-    key = _request_key(request)
-    state = f"{_OWNER_STATE}.sketch.{request.stage}"
-    kept = context.state.get(state)
-    if isinstance(kept, ArrayRecord) and "values" in kept:
-        meta = context.state[state + ".meta"]
-        if str(meta["request"]) != key:  # type: ignore[index]
-            raise ProtocolError(f"owner {name!r}: sketch {request.stage!r} was already released with other parameters "
-                                "(one release per stage and run)")
-        return SketchReply(n_rows=int(meta["n_rows"]), values=kept["values"].numpy(),  # type: ignore[index, arg-type]
-                           sigma=float(meta["sigma"]), granularity=float(meta["granularity"]))  # type: ignore[index, arg-type]
-    reply = party.handle(request)
-    assert isinstance(reply, SketchReply)
-    context.state[state] = ArrayRecord({"values": Array(np.asarray(reply.values))})
-    context.state[state + ".meta"] = ConfigRecord({"n_rows": int(reply.n_rows), "sigma": float(reply.sigma),
-                                                   "granularity": float(reply.granularity), "request": key})
+    context.state[_OWNER_STATE] = ConfigRecord({"state": json.dumps(party.state())})
     return reply
 
 
@@ -286,19 +221,6 @@ def _consumer_target(request: TargetRequest, context: Context, name: str) -> Tar
     return release
 
 
-def _request_key(m: ProtocolMessage) -> str:
-    """What a release request asks for (a repeated request must ask for the same release): a digest of every
-    field, arrays with their dtype and shape."""
-    h = hashlib.sha256()
-    for k, v in sorted(m.to_dict().items()):
-        arr = v if isinstance(v, np.ndarray) else None
-        h.update(json.dumps([k, None if arr is not None else repr(v),
-                             None if arr is None else [str(arr.dtype), list(arr.shape)]]).encode())
-        if arr is not None:
-            h.update(np.ascontiguousarray(arr).tobytes() if arr.dtype.kind != "O" else repr(arr.tolist()).encode())
-    return h.hexdigest()
-
-
 def _consumer_labels(request: LabelHistogramRequest, context: Context, name: str) -> LabelHistogramRelease:
     """``purchase="labels"``: the consumer's one release of its label histogram (node config ``labels``); a repeated
     request gets the same release back (post-processing), a request for another release is refused."""
@@ -306,7 +228,7 @@ def _consumer_labels(request: LabelHistogramRequest, context: Context, name: str
     kept = context.state.get(_CONSUMER_STATE + ".labels")
     if isinstance(kept, ArrayRecord) and "counts" in kept:
         meta = context.state[_CONSUMER_STATE + ".labels.meta"]
-        if str(meta["request"]) != _request_key(request):  # type: ignore[index]
+        if str(meta["request"]) != request_key(request):  # type: ignore[index]
             raise ProtocolError(f"consumer {name!r}: its label histogram was already released for another request "
                                 "(one release per run)")
         return LabelHistogramRelease(counts=kept["counts"].numpy(), n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
@@ -322,5 +244,5 @@ def _consumer_labels(request: LabelHistogramRequest, context: Context, name: str
     context.state[_CONSUMER_STATE + ".labels"] = ArrayRecord({"counts": Array(np.asarray(release.counts))})
     context.state[_CONSUMER_STATE + ".labels.meta"] = ConfigRecord({
         "n_rows": release.n_rows, "scale": release.scale,
-        "request": _request_key(request)})
+        "request": request_key(request)})
     return release

@@ -66,7 +66,8 @@ from ..accounting import Budget
 from .._validation import finite_float
 from ..errors import InvalidParameterError
 from ..hashing import MAX_N_FEATURES
-from ..methods import METHOD_CLASSES, SummaryMethod, budget_from, method_from_options, parse_label_set
+from ..methods import (METHOD_CLASSES, PURCHASES, SummaryMethod, budget_from, method_from_options, option_declarations,
+                       parse_label_set)
 from ..protocols.base import MAX_COUNT, MAX_SEED_CELLS
 
 __all__ = ["RUN_CONFIG_DEFAULTS", "FlowerRunConfig", "write_app", "natural_key", "FLWR_VERSION", "METHOD_KEYS",
@@ -80,11 +81,14 @@ MAX_SECONDS = float(threading.TIMEOUT_MAX)
 
 #: The methods that run over Flower (the central baselines need every row in one process).
 FLOWER_METHODS = tuple(name for name, cls in METHOD_CLASSES.items() if cls.distributed)
+#: The classes whose options a run config may set: those methods and every purchase.
+FLOWER_CLASSES = {*(METHOD_CLASSES[name].__name__ for name in FLOWER_METHODS), *(c.__name__ for c in PURCHASES.values())}
 
 #: Run config key -> method option, for every option of a method that runs on Flower, except ``schedule``
 #: (an object; ``t-init``/``t-subs``/``epsilon-auction`` set what a run config can).
 METHOD_KEYS: dict[str, str] = {
-    o.replace("_", "-"): o for name in FLOWER_METHODS for o in METHOD_CLASSES[name].option_names() if o != "schedule"
+    d.run_config_key: name for name, d in option_declarations().items()
+    if any(owner in FLOWER_CLASSES for owner in d.owners)
 }
 
 RUN_CONFIG_DEFAULTS: dict[str, Any] = {

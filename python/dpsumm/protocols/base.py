@@ -35,7 +35,7 @@ from ..privacy import Csprng
 from ..results import SummaryResult
 from ..transport import Transport
 
-__all__ = ["SummaryMethod", "Plan", "RunSetup", "LocalData", "public_setup", "MEDIAN_SAMPLE_ROWS", "MAX_SEED_CELLS",
+__all__ = ["OptionsObject", "option", "SummaryMethod", "Plan", "RunSetup", "LocalData", "public_setup", "MEDIAN_SAMPLE_ROWS", "MAX_SEED_CELLS",
            "MethodOptionError", "MAX_COUNT"]
 
 _log = logging.getLogger("dpsumm")
@@ -48,7 +48,7 @@ MAX_COUNT = 1 << 40
 #: Largest number of values (rows x features) of a generated seed set.
 MAX_SEED_CELLS = 1 << 26
 
-_M = TypeVar("_M", bound="SummaryMethod")
+_M = TypeVar("_M", bound="OptionsObject")
 
 
 class MethodOptionError(InvalidParameterError, TypeError):
@@ -113,8 +113,15 @@ class RunSetup:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def option(default: Any, *, help: str, parse: str | None = None) -> Any:
+    """One option of a method or purchase object, declared once: its default and its help text (``parse`` names a
+    text form the command line and the Flower run config read it from, e.g. ``"label_set"``). The CLI flags, the
+    run config keys and the docs' option tables are made from these declarations."""
+    return field(default=default, metadata={"help": help, "parse": parse})
+
+
 class _MethodType(type):
-    """The method objects' metaclass: an option the method does not have (misspelled, or another method's) or too
+    """The options objects' metaclass: an option the method does not have (misspelled, or another method's) or too
     many positional arguments is a :class:`MethodOptionError` naming it and where it belongs, not the bare
     ``TypeError`` of the dataclass ``__init__``."""
 
@@ -128,7 +135,7 @@ class _MethodType(type):
             unknown = sorted(k for k in kwargs if k not in names)
             if unknown:
                 key = unknown[0]
-                where = sorted({c.__name__ for c in _method_classes(SummaryMethod) if c is not cls and
+                where = sorted({c.__name__ for c in _method_classes(OptionsObject) if c is not cls and
                                 dataclasses.is_dataclass(c) and c.name and key in c.option_names()})
                 if where:
                     hint = f"; it is an option of {', '.join('dpsumm.' + o for o in where)}"
@@ -149,36 +156,23 @@ def _method_classes(base: type) -> list[type]:
     return out
 
 
-class SummaryMethod(metaclass=_MethodType):
-    """Base of the method objects: scikit-learn style parameters, a readable repr, validation at construction.
+class OptionsObject(metaclass=_MethodType):
+    """Base of the method and purchase objects: scikit-learn style parameters, a readable repr, validation at
+    construction.
 
-    Subclasses are frozen dataclasses (``@dataclass(frozen=True, repr=False)``) whose fields are the method's
-    public options, each with its one default. They are immutable, hashable, comparable and picklable:
-    :meth:`set_params` returns a new, validated object.
+    Subclasses are frozen dataclasses (``@dataclass(frozen=True, repr=False)``) whose fields are their public
+    options, each with its one default. They are immutable, hashable, comparable and picklable: :meth:`set_params`
+    returns a new, validated object.
     """
 
-    #: The method's name (``summarize(..., method=name)`` means the defaults).
+    #: The object's name (a method's ``summarize(..., method=name)``; a purchase's ``--purchase NAME``).
     name: ClassVar[str] = ""
-    #: Whether a run spends and certifies a privacy budget (``privacy=`` applies).
-    private: ClassVar[bool] = False
-    #: Whether the method runs over parties and a transport (in process or on Flower); the central baselines
-    #: need every row in this process.
-    distributed: ClassVar[bool] = True
-
-    @property
-    def needs_labels(self) -> bool:
-        """Whether a run needs the owners' and the consumer's labels (``validation_labels``)."""
-        return False
 
     def __post_init__(self) -> None:
         self._validate()
 
     def _validate(self) -> None:
         """Check and normalise every option (subclasses extend it); raises naming the option."""
-        if hasattr(self, "dim"):
-            object.__setattr__(self, "dim", bounded_int(getattr(self, "dim"), "dim", 1, MAX_DIM))
-        if hasattr(self, "hash_seed"):
-            object.__setattr__(self, "hash_seed", seed_value(getattr(self, "hash_seed"), "hash_seed"))
 
     # -- scikit-learn style parameters -------------------------------------------------------------
 
@@ -217,6 +211,32 @@ class SummaryMethod(metaclass=_MethodType):
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.changed_params().items())
         return f"{type(self).__name__}({shown})"
+
+
+
+class SummaryMethod(OptionsObject):
+    """Base of the method objects (:class:`dpsumm.Nominations`, :class:`dpsumm.PaperProtocol`, ...)."""
+
+    #: Whether a run spends and certifies a privacy budget (``privacy=`` applies).
+    private: ClassVar[bool] = False
+    #: Whether the method runs over parties and a transport (in process or on Flower); the central baselines
+    #: need every row in this process.
+    distributed: ClassVar[bool] = True
+
+    @property
+    def needs_labels(self) -> bool:
+        """Whether a run needs the owners' and the consumer's labels (``validation_labels``)."""
+        return False
+
+    def public_labels(self) -> tuple[Any, ...] | None:
+        """The public label set the run's labels are read against (None: the method reads no labels)."""
+        return None
+
+    def _validate(self) -> None:
+        if hasattr(self, "dim"):
+            object.__setattr__(self, "dim", bounded_int(getattr(self, "dim"), "dim", 1, MAX_DIM))
+        if hasattr(self, "hash_seed"):
+            object.__setattr__(self, "hash_seed", seed_value(getattr(self, "hash_seed"), "hash_seed"))
 
     # -- the run -----------------------------------------------------------------------------------
 

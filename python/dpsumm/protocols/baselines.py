@@ -14,7 +14,7 @@ from ..kernels import greedy_select, kernel_row_means
 from ..errors import InvalidParameterError
 from ..privacy import Csprng
 from ..results import Access, SummaryResult
-from .base import LocalData, RunSetup, SummaryMethod
+from .base import LocalData, RunSetup, SummaryMethod, option
 
 __all__ = ["CentralGreedy", "ExactGreedy", "Uniform", "BASELINE_DIM", "uniform_picks", "exact_greedy", "central_greedy"]
 
@@ -97,8 +97,8 @@ class _CentralMethod(SummaryMethod):
 
     distributed: ClassVar[bool] = False
 
-    dim: int = BASELINE_DIM
-    hash_seed: int | str = 0
+    dim: int = option(BASELINE_DIM, help="random features d of h1")
+    hash_seed: int | str = option(0, help="public seed of h1")
 
     def picks(self, local: LocalData, size: int, hasher: RFFHasher) -> tuple[list[tuple[int, int]], list[float]]:
         """``(owner, row)`` of each summary row, and its greedy gain."""

@@ -26,7 +26,7 @@ from ..messages import Bid, BidRequest, Message, PointReply, PointRequest, Setup
 from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
-from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod
+from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod, option
 
 __all__ = ["PaperProtocol", "PaperGreedy", "PAPER_DIM", "Aggregator", "ProtocolConfig", "RoundRecord", "make_config", "run_protocol"]
 
@@ -525,11 +525,12 @@ class _PaperMethod(SummaryMethod):
     """Options and planning shared by the paper's private protocol and its greedy baseline."""
 
     schedule: accounting.Schedule | Literal["paper"] = "paper"
-    t_init: int | None = None
-    t_subs: int | None = None
-    reveal: Literal["points", "hashes"] = "points"
-    dim: int = PAPER_DIM
-    hash_seed: int | str = 0
+    t_init: int | None = option(None, help="override the schedule's MWEM steps in the first epoch")
+    t_subs: int | None = option(None, help="override the schedule's MWEM steps in later epochs")
+    reveal: Literal["points", "hashes"] = option(
+        "points", help="points (default; the aggregator gets the raw rows it buys) or hashes (only their h1)")
+    dim: int = option(PAPER_DIM, help="random features d of h1")
+    hash_seed: int | str = option(0, help="public seed of h1")
 
     def _validate(self) -> None:
         super()._validate()
@@ -637,7 +638,9 @@ class PaperProtocol(_PaperMethod):
     name: ClassVar[str] = "paper"
     private: ClassVar[bool] = True
 
-    epsilon_auction: float | Literal["theorem6"] = 0.0
+    epsilon_auction: float | Literal["theorem6"] = option(
+        0.0, help="PrivAuction's epsilon (default 0: ask every owner, certified; > 0 or 'theorem6': the paper's "
+                  "uncertified auction)", parse="epsilon_auction")
 
     def _validate(self) -> None:
         super()._validate()

@@ -1,0 +1,30 @@
+"""The nominations protocol: the consumer releases what it wants privately, the owners offer rows, the trusted
+aggregator buys and chooses (docs/design.md §2-§5).
+
+* :mod:`.method` - :class:`Nominations`, the method object, and :func:`run_nominations`;
+* :mod:`.aggregator` - the exchanges every purchase shares;
+* :mod:`.purchase` - what a purchase is; one module per purchase: :mod:`.nominees`, :mod:`.winners`,
+  :mod:`.by_label` (with the cell arithmetic of :mod:`.cells`).
+
+A new purchase is one module (a :class:`Purchase` subclass with its options, messages and owners' handlers), one
+line in :data:`PURCHASES`, one test module and one docs page.
+"""
+
+from __future__ import annotations
+
+from .aggregator import Aggregator, NominationsConfig, temperature_for
+from .by_label import ByLabel
+from .method import DEFAULT_DIM, DEFAULT_VALIDATION_BUDGET, Nominations, run_nominations
+from .nominees import Nominees
+from .purchase import Purchase
+from .winners import Winners
+
+__all__ = ["Nominations", "Purchase", "Nominees", "Winners", "ByLabel", "PURCHASES", "Aggregator",
+           "NominationsConfig", "run_nominations", "temperature_for", "DEFAULT_DIM", "DEFAULT_VALIDATION_BUDGET"]
+
+#: Every purchase class by its name (``--purchase NAME``, run config ``purchase``); the default first.
+PURCHASES: dict[str, type[Purchase]] = {cls.name: cls for cls in (
+    Nominees,
+    ByLabel,
+    Winners,
+)}

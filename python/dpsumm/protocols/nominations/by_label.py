@@ -1,0 +1,487 @@
+"""The label purchase: rows bought by public cell from the owners' and the consumer's DP counts (docs/design.md §2.7).
+
+Exchanges:
+
+1. every owner releases its row count per label of the public ``label_set`` and the sum of the cells' h1 over
+   its rows (:class:`LabelReleaseRequest`; one discrete Gaussian release, replace-one in that owner's rows, at the
+   owners' ``(epsilon, delta)``); the aggregator groups owners whose released means cannot be told apart and
+   forms the cells (group of owners, label) from these releases only (:func:`~.cells.label_cells`);
+2. the consumer releases ``D_v``'s counts per cell (:class:`LabelHistogramRequest`; discrete Laplace, pure
+   ``epsilon_v``, replace-one in ``D_v``) and sends its rows to the trusted aggregator;
+3. the aggregator asks each owner for rows of each label (:func:`~.cells.quotas_from_cells`: ``purchase_factor *
+   size`` rows in all, whatever K; post-processing) and each owner sells them, herded or drawn uniformly among
+   its rows of the label (:class:`LabelSaleRequest`); with ``sale_tilt_share > 0`` the consumer first spends that
+   share of ``epsilon_v`` on its hashed mean ``g~``, toward which every sale leans.
+
+The aggregator then chooses the summary on the exact kernel of the bought rows toward ``D_v``. Every party is
+certified: the owners at their ``(epsilon, delta)``, the consumer at ``(epsilon_v, delta_v)``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ... import accounting
+from ..._validation import positive_float, real_number
+from ...errors import InvalidParameterError, ProtocolError
+from ...hashing import RFFHasher
+from ...kernels import DEFAULT_CANDIDATE_FACTOR, h1_peak
+from ...messages import LabelHistogramRelease, LabelHistogramRequest, Message, OwnerRequest
+from ...parties import (count_release_event, label_counts, label_index, label_rows, mean_release_sensitivity,
+                        owner_release_calibration)
+from ...privacy import gaussian_mean_release
+from ..base import MAX_COUNT, option
+from .aggregator import Aggregator, Pool, temperature_for
+from .cells import CELL_DIM, PURCHASE_FACTOR, LabelCells, herded_sales, label_cells, quotas_from_cells
+from .purchase import Purchase
+
+__all__ = ["ByLabel", "LabelReleaseRequest", "LabelRelease", "LabelSaleRequest", "LabelSale", "SALE_TILT_SHARE",
+           "SHORTFALL_SIGMAS", "label_set_tuple"]
+
+#: The default share of the consumer's epsilon_v spent on its hashed mean ``g~``, which tilts each owner's sale of a
+#: label toward the consumer's rows inside the label; 0: no tilt (docs/design.md §2.7, "The tilted sale").
+SALE_TILT_SHARE = 0.0
+#: An owner that sells fewer rows of a label than asked claims to hold no more: the aggregator excludes it when its
+#: released count of the label is more than this many noise sigmas above (false alarm 2.9e-7 per label).
+SHORTFALL_SIGMAS = 5.0
+
+
+# -- messages -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LabelReleaseRequest(OwnerRequest):
+    """Ask an owner for its one DP release: its row count per label of ``label_set`` and the sum of the cells' h1
+    (``n_features``, ``dim``, ``gamma``, ``hash_seed``) over its rows, plus a discrete Gaussian that the owner
+    calibrates itself to ``(epsilon, delta)`` (L2 sensitivity ``sqrt(2 + 8)`` under replace-one in its rows: one
+    row leaves one label's count and enters another's, and moves the sum by at most ``2 sqrt(2)``)."""
+
+    kind: ClassVar[str] = "label_release_request"
+    n_features: int
+    dim: int
+    gamma: float
+    hash_seed: int | str
+    epsilon: float
+    delta: float
+    label_set: np.ndarray = field(repr=False)
+
+    def answer(self, owner: Any) -> LabelRelease:
+        if self.n_features != owner.n_features:
+            raise ProtocolError(f"owner {owner.name!r} has {owner.n_features} features, the request says "
+                                f"{self.n_features}")
+        if np.ndim(self.label_set) != 1 or len(self.label_set) == 0:
+            raise ProtocolError(f"owner {owner.name!r}: a label release needs a non-empty 1-D label set")
+
+        def release(stream: Any) -> LabelRelease:
+            hasher = RFFHasher(self.n_features, dim=self.dim, gamma=self.gamma, seed=self.hash_seed)
+            exact = np.concatenate([label_counts(owner.labels, np.asarray(self.label_set)), owner.hash_sum(hasher)])
+            cal, _ = owner_release_calibration(len(exact), self.epsilon, self.delta)
+            noisy = gaussian_mean_release(exact, cal, stream)
+            return LabelRelease(n_rows=owner.n_rows, values=noisy, sigma=float(cal.sigma),
+                                granularity=float(cal.granularity))
+
+        reply = owner.release_once("labels", self, release)
+        assert isinstance(reply, LabelRelease)
+        return reply
+
+
+@dataclass(frozen=True)
+class LabelRelease(Message):
+    kind: ClassVar[str] = "label_release"
+    n_rows: int
+    values: np.ndarray = field(repr=False)  # (L + dim,) float64: noisy counts per label, then the noisy hash sum
+    sigma: float  # the noise's standard deviation per coordinate (the owner's calibration)
+    granularity: float
+
+
+@dataclass(frozen=True)
+class LabelSaleRequest(OwnerRequest):
+    """Buy ``label_counts[j]`` rows of label ``label_set[j]`` from an owner, drawn among its rows of that label
+    (herded where ``label_herded[j]``, else uniformly); a label it holds fewer rows of is made up from its other
+    labels by ``label_preference`` (public: the consumer's released mass per label). With a non-empty ``target``
+    (``g~``) each sale leans toward it at ``temperature``."""
+
+    kind: ClassVar[str] = "label_sale_request"
+    n_features: int
+    dim: int
+    gamma: float
+    hash_seed: int | str
+    count: int
+    candidates: int
+    reveal: str
+    sample_seed: int
+    label_set: np.ndarray = field(repr=False)
+    label_counts: np.ndarray = field(repr=False)
+    label_preference: np.ndarray = field(repr=False)
+    label_herded: np.ndarray = field(repr=False)
+    target: np.ndarray = field(repr=False)  # (dim,) float64 g~, or empty: no tilt
+    temperature: float = 1.0
+    greedy_sample_factor: float | None = None
+
+    def answer(self, owner: Any) -> LabelSale:
+        name = owner.name
+        if self.n_features != owner.n_features:
+            raise ProtocolError(f"owner {name!r} has {owner.n_features} features, the request says {self.n_features}")
+        if isinstance(self.count, bool) or not isinstance(self.count, (int, np.integer)) or self.count < 1:
+            raise ProtocolError(f"owner {name!r}: a label sale needs a count >= 1, got {self.count!r}")
+        if np.ndim(self.label_set) != 1 or np.shape(self.label_set) != np.shape(self.label_counts):
+            raise ProtocolError(f"owner {name!r}: a label sale needs a label set and one count per label")
+        counts = np.asarray(self.label_counts)
+        if counts.dtype.kind not in "iu" or (counts < 0).any() or int(counts.sum()) != int(self.count):
+            raise ProtocolError(f"owner {name!r}: label counts must be integers >= 0 summing to count")
+        pref = np.asarray(self.label_preference)
+        if pref.shape != counts.shape or pref.dtype.kind not in "fiu" or not np.isfinite(pref).all():
+            raise ProtocolError(f"owner {name!r}: a label preference needs one finite number per label")
+        herded = np.asarray(self.label_herded)
+        if herded.shape != counts.shape or herded.dtype != np.bool_:
+            raise ProtocolError(f"owner {name!r}: label_herded needs one bool per label")
+        target = np.asarray(self.target)
+        if target.size and (target.shape != (self.dim,) or target.dtype.kind not in "fiu"
+                            or not np.isfinite(target).all()):
+            raise ProtocolError(f"owner {name!r}: a tilted label sale needs a finite g~ of {self.dim} values, "
+                                f"got {target.dtype} of shape {target.shape}")
+        if target.size and (isinstance(self.temperature, bool)
+                            or not isinstance(self.temperature, (int, float, np.floating))
+                            or not (math.isfinite(self.temperature) and self.temperature > 0)):
+            raise ProtocolError(f"owner {name!r}: a tilted label sale needs a temperature > 0, got {self.temperature!r}")
+        hasher = RFFHasher(self.n_features, dim=self.dim, gamma=self.gamma, seed=self.hash_seed)
+        tokens, hashes = label_rows(owner.data, owner.labels, np.asarray(self.label_set), counts, hasher,
+                                    candidates=int(self.candidates), sample_seed=self.sample_seed,
+                                    greedy_sample_factor=self.greedy_sample_factor, preference=pref,
+                                    herded=herded, target=target.astype(np.float64) if target.size else None,
+                                    temperature=float(self.temperature))
+        return LabelSale(n_rows=owner.n_rows, tokens=tokens, hashes=hashes,
+                         points=np.array(owner.data[tokens]) if self.reveal == "points" else None,
+                         labels=None if owner.labels is None else np.asarray(owner.labels)[tokens])
+
+
+@dataclass(frozen=True)
+class LabelSale(Message):
+    kind: ClassVar[str] = "label_sale"
+    n_rows: int
+    tokens: np.ndarray = field(repr=False)  # (n,) int64, distinct, sorted, in [0, n_rows)
+    hashes: np.ndarray = field(repr=False)  # (n, dim) float32: h1 of the sold rows
+    points: np.ndarray | None = field(repr=False)  # (n, n_features) when reveal="points"
+    labels: np.ndarray | None = field(repr=False)  # (n,) when the owner has labels
+
+
+# -- the purchase object --------------------------------------------------------------------------------------
+
+
+def label_set_tuple(value: object) -> tuple[Any, ...]:
+    """The public label set as a tuple of distinct int, float or str labels (non-empty)."""
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        raise InvalidParameterError(f"`label_set` must be a sequence of labels, got {value!r}", "label_set")
+    out: list[Any] = []
+    for lab in value:
+        if isinstance(lab, np.generic):
+            lab = lab.item()
+        if isinstance(lab, bool) or not isinstance(lab, (int, float, str)) \
+                or (isinstance(lab, float) and not math.isfinite(lab)):
+            raise InvalidParameterError(f"`label_set` holds {lab!r}: labels must be finite numbers or strings",
+                                        "label_set")
+        out.append(lab)
+    if not out:
+        raise InvalidParameterError("`label_set` is empty", "label_set")
+    if len(set(out)) != len(out):
+        raise InvalidParameterError("`label_set` repeats a label", "label_set")
+    if len({type(x) is str for x in out}) > 1:
+        raise InvalidParameterError("`label_set` mixes strings and numbers", "label_set")
+    # The parties count against np.asarray(label_set): it must keep every label distinct (2**53 + 1 and 2.0**53
+    # are distinct in Python but one float64) and be a plain numeric or string array (an int beyond int64 makes an
+    # object array).
+    arr = np.asarray(out)
+    if arr.dtype.kind not in "iufU" or len(np.unique(arr)) != len(out):
+        raise InvalidParameterError(f"`label_set` {tuple(out)[:5]!r} is not a set of distinct int64, float64 or "
+                                    "string labels once converted to an array", "label_set")
+    return tuple(out)
+
+
+@dataclass(frozen=True, repr=False)
+class ByLabel(Purchase):
+    """Buy rows by public label (and owner group), from the owners' and the consumer's DP counts.
+
+    ``purchase_factor * size`` raw rows bought (3 x size by default), whatever the number of owners. Every party
+    is certified: each owner makes one DP release (the owners' ``(epsilon, delta)`` of the run's budget, default
+    ``(1, 1e-6)``, replace-one in that owner's rows); the consumer its histogram over the cells (and, with
+    ``sale_tilt_share > 0``, its hashed mean), replace-one in ``D_v``. Needs the owners' labels and the
+    consumer's ``validation_labels``; a run chooses on the exact kernel of the bought rows.
+
+    Parameters
+    ----------
+    label_set : sequence of int, float or str
+        The public labels a row may have; it must not be read off anybody's data. Rows with other labels are
+        never sold.
+    purchase_factor : float, default 3.0
+        Raw owner rows bought, in units of the summary size.
+    sale_tilt_share : float, default 0.0
+        The share of the consumer's ``epsilon_v`` spent on its hashed mean ``g~``, toward which each owner's sale
+        of a label leans (a shift inside the labels); the histogram gets the rest. In ``[0, 1)``.
+    """
+
+    name: ClassVar[str] = "labels"
+    owner_release: ClassVar[bool] = True
+    needs_labels: ClassVar[bool] = True
+    nominates: ClassVar[bool] = False
+
+    label_set: tuple[Any, ...] = option(
+        (), help="the public labels a row may have, comma-separated (0,1,2; numbers read as numbers) or a JSON list "
+                 "('[\"cat\", \"dog\"]')", parse="label_set")
+    purchase_factor: float = option(PURCHASE_FACTOR, help="raw owner rows bought, in units of the size")
+    sale_tilt_share: float = option(
+        SALE_TILT_SHARE, help="the share of the validation budget spent on the hashed mean that tilts each owner's "
+                              "sale toward the consumer inside a label (0: none)")
+
+    def _validate(self) -> None:
+        set_ = object.__setattr__
+        if self.label_set == ():
+            raise InvalidParameterError("ByLabel needs `label_set`, the public labels the rows may have (e.g. "
+                                        "label_set=range(10)): it must not be read off anybody's data", "label_set")
+        set_(self, "label_set", label_set_tuple(self.label_set))
+        set_(self, "purchase_factor", positive_float(self.purchase_factor, "purchase_factor"))
+        if not 1.0 <= self.purchase_factor <= MAX_COUNT:
+            raise InvalidParameterError(f"`purchase_factor` must be in [1, {MAX_COUNT}] (rows bought per summary row: "
+                                        f"below 1 the summary could not be filled), got {self.purchase_factor:g}",
+                                        "purchase_factor")
+        share = real_number(self.sale_tilt_share, "sale_tilt_share")
+        if not 0.0 <= share < 1.0:
+            raise InvalidParameterError(f"`sale_tilt_share` must be a number in [0, 1) (the share of epsilon_v spent on "
+                                        f"the tilt's g~; the histogram needs the rest), got {share!r}", "sale_tilt_share")
+        set_(self, "sale_tilt_share", share)
+
+    def public_labels(self) -> tuple[Any, ...] | None:
+        return self.label_set
+
+    def check_method(self, method: Any) -> None:
+        if method.reveal != "points" or method.choice == "hashes" or method.validation_release != "gaussian":
+            raise InvalidParameterError("the ByLabel purchase buys raw rows and chooses on the exact kernel: it needs "
+                                        "reveal='points', choice='kernel' (or None) and validation_release='gaussian'",
+                                        "purchase")
+        for unread in ("nominees", "candidates"):
+            if getattr(method, unread) is not None:
+                raise InvalidParameterError(f"`{unread}` applies to the purchases in which owners nominate rows "
+                                            "(Nominees, Winners), not to ByLabel", unread)
+        if method.temperature is not None and self.sale_tilt_share == 0:
+            raise InvalidParameterError("`temperature` tilts the owners' rows toward g~: with ByLabel it applies only "
+                                        "with sale_tilt_share > 0", "temperature")
+
+    def check_plan(self, method: Any, *, size: int, owners: int, owner_rows: list[int] | None,
+                   validation_rows: int | None, budget: accounting.Budget | None, owner_epsilon: float,
+                   owner_delta: float) -> None:
+        if self.purchase_factor * size > MAX_COUNT:
+            raise InvalidParameterError(f"`purchase_factor` * size = {self.purchase_factor:g} * {size} rows to buy "
+                                        f"exceeds the cap of {MAX_COUNT}", "purchase_factor")
+        if owner_rows is not None and sum(owner_rows) < size:
+            raise InvalidParameterError(f"the owners hold {sum(owner_rows)} rows, fewer than `size` ({size})", "size")
+        if budget is None or validation_rows is None:
+            return
+        eps_v, delta_v = budget.validation_epsilon, budget.validation_delta
+        assert eps_v is not None and delta_v is not None
+        try:
+            count_release_event(eps_v * (1.0 - self.sale_tilt_share))
+            if self.sale_tilt_share > 0:
+                accounting.calibrate_gaussian(eps_v * self.sale_tilt_share, delta_v,
+                                              sensitivity=mean_release_sensitivity(validation_rows), dim=method.dim)
+            owner_release_calibration(len(self.label_set) + CELL_DIM, owner_epsilon, owner_delta)
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(f"`privacy`: {exc}", "privacy") from exc
+
+    # -- the aggregator's side ------------------------------------------------------------------------------------
+
+    def buy(self, aggregator: Aggregator, size: int) -> Pool:
+        agg, c = aggregator, aggregator.config
+        L = len(self.label_set)
+        t0 = time.perf_counter()
+        released, sigma = self._owner_releases(agg)
+        agg.timings["sketches"] = time.perf_counter() - t0
+        owners = [o for o in agg.owners if o in released and agg.active[o]]
+        counts = np.array([released[o][:L] for o in owners]).reshape(len(owners), L)
+        nonempty = [k for k, o in enumerate(owners) if agg.n_rows[o] > 0]  # a mean hash needs rows
+        sub = label_cells(counts[nonempty],
+                          np.array([released[owners[k]][L:] for k in nonempty]).reshape(len(nonempty), CELL_DIM),
+                          np.array([agg.n_rows[owners[k]] for k in nonempty]), sigma)
+        cells = LabelCells(labels=sub.labels, owners=tuple(tuple(nonempty[i] for i in own) for own in sub.owners),
+                           centres=sub.centres, bias=sub.bias)
+        if not len(cells.labels):
+            raise ProtocolError("no owner's released count of any label of `label_set` is positive: there is nothing "
+                                "to buy (the consumer released nothing)")
+        t1 = time.perf_counter()
+        histogram, scale = self._consumer_histogram(agg, cells)
+        agg.timings["target"] = time.perf_counter() - t1
+        q = quotas_from_cells(histogram, scale, agg.validation_rows, cells, counts, size, factor=self.purchase_factor)
+        # The tilt of the sales: the consumer's hashed mean at the rest of epsilon_v; each owner's sale of a label
+        # then leans toward the consumer's rows inside it (post-processing of a DP release).
+        target, temperature = np.zeros(0), 1.0
+        if self.sale_tilt_share > 0:
+            t1 = time.perf_counter()
+            g_release = agg.target(epsilon=c.epsilon * self.sale_tilt_share, send_rows=False)
+            agg.timings["target"] += time.perf_counter() - t1
+            target = np.asarray(g_release.noisy_mean, dtype=np.float64)
+            temperature = c.temperature if c.temperature is not None else temperature_for(agg.sigma)
+            agg.temperature = float(temperature)
+        seeds = agg.rng.derive("label-samples")
+        # An owner short of a label sells its rows of the labels the consumer's release weighs most (post-processing).
+        preference = np.zeros(L)
+        np.add.at(preference, cells.labels, np.maximum(histogram, 0.0))
+        herded = herded_sales(q, cells)
+        label_set = np.asarray(self.label_set)
+        msgs = {o: LabelSaleRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
+                                    count=int(q[k].sum()), candidates=int(DEFAULT_CANDIDATE_FACTOR * q[k].sum()),
+                                    reveal=c.reveal, sample_seed=int(seeds.integers(2**63)), label_set=label_set,
+                                    label_counts=q[k].astype(np.int64), label_preference=preference,
+                                    label_herded=herded[k], target=target, temperature=float(temperature),
+                                    greedy_sample_factor=c.greedy_sample_factor)
+                for k, o in enumerate(owners) if q[k].sum() > 0 and agg.active[o]}
+        t2 = time.perf_counter()
+        released_counts = {o: counts[k] for k, o in enumerate(owners)}
+        replies = agg.request_owners(msgs, "label-sale",
+                                     lambda o, r: self._check_sale(agg, r, msgs[o], released_counts[o], sigma))
+        pool = Pool(report={
+            "count_scale": scale, "owner_epsilon": c.owner_epsilon, "owner_delta": c.owner_delta,
+            "quotas": {o: int(v) for o, v in zip(owners, q.sum(1))},
+            "label_quotas": {o: q[k].astype(np.int64).tolist() for k, o in enumerate(owners)},
+            "label_cells": [{"label": self.label_set[int(j)], "owners": [owners[k] for k in own]}
+                            for j, own in zip(cells.labels, cells.owners)]})
+        for o, r in replies.items():
+            tokens = np.asarray(r.tokens).astype(np.int64)
+            pool.offered[o] = (tokens, np.ascontiguousarray(r.hashes, dtype=np.float32))
+            pool.rows[o] = None if r.points is None else np.asarray(r.points)
+            pool.labels[o] = None if r.labels is None else np.asarray(r.labels)
+            agg.hashes_seen[o] = 0 if r.points is not None else len(tokens)
+            if r.points is not None:
+                agg.accessed[o] += len(tokens)
+        agg.timings["purchase"] = time.perf_counter() - t2
+        return pool
+
+    def _owner_releases(self, agg: Aggregator) -> tuple[dict[str, np.ndarray], float]:
+        """Every active owner's DP release (counts per label, the cells' hash sum), checked; recorded once."""
+        c = agg.config
+        dim = len(self.label_set) + CELL_DIM
+        cal, event = owner_release_calibration(dim, c.owner_epsilon, c.owner_delta)
+        req = LabelReleaseRequest(n_features=c.n_features, dim=CELL_DIM, gamma=c.gamma,
+                                  hash_seed=cell_hash_seed(c.hash_seed), epsilon=c.owner_epsilon, delta=c.owner_delta,
+                                  label_set=np.asarray(self.label_set))
+        owners = [o for o in agg.owners if agg.active[o]]
+        # Parallel composition: owner k's release depends on D_k only, so one record covers every owner.
+        agg.record("owners", event, "each owner's row counts per public label and sum of the cells' h1 "
+                                    "(replace-one in that owner's rows)")
+
+        def check(o: str, r: object) -> str | None:
+            if not isinstance(r, LabelRelease):
+                return f"replied with {type(r).__name__}, not a label release"
+            if isinstance(r.n_rows, bool) or not isinstance(r.n_rows, (int, np.integer)) or r.n_rows < 0:
+                return f"reported an impossible row count {r.n_rows!r}"
+            if np.shape(r.values) != (dim,) or not np.isfinite(np.asarray(r.values, dtype=np.float64)).all():
+                return f"sent a malformed release (shape {np.shape(r.values)}, expected ({dim},))"
+            if not math.isclose(float(r.sigma), float(cal.sigma), rel_tol=1e-9):
+                return f"released with sigma {r.sigma!r}, the calibration gives {cal.sigma!r}"
+            return None
+
+        replies = agg.request_owners({o: req for o in owners}, "label-release", check)
+        out: dict[str, np.ndarray] = {}
+        for o, r in replies.items():
+            agg.n_rows[o] = int(r.n_rows)
+            out[o] = np.asarray(r.values, dtype=np.float64)
+        return out, float(cal.sigma)
+
+    def _consumer_histogram(self, agg: Aggregator, cells: LabelCells) -> tuple[np.ndarray, float]:
+        """The consumer's histogram release over ``cells`` (counts + discrete Laplace) and its scale; keeps
+        ``D_v``'s rows for the choice."""
+        c = agg.config
+        J = len(cells.labels)
+        epsilon = c.epsilon * (1.0 - self.sale_tilt_share)
+        req = LabelHistogramRequest(label_set=np.asarray(self.label_set), epsilon=epsilon, send_rows=True,
+                                    n_features=c.n_features, dim=CELL_DIM, gamma=c.gamma,
+                                    hash_seed=cell_hash_seed(c.hash_seed), cell_labels=cells.labels,
+                                    centres=cells.centres, bias=cells.bias)
+        agg.exchanges += 1
+        reply = agg.transport.request(agg.consumer, req)
+        if not isinstance(reply, LabelHistogramRelease):
+            raise ProtocolError(f"consumer sent {type(reply).__name__}, not a label histogram release")
+        counts = np.asarray(reply.counts)
+        if counts.shape != (J,) or counts.dtype.kind not in "fiu" or not np.isfinite(counts).all():
+            raise ProtocolError(f"consumer sent a malformed cell histogram (shape {counts.shape}, expected ({J},))")
+        agg.check_validation_size(reply.n_rows)
+        agg.keep_validation_rows(reply.rows, int(reply.n_rows))
+        event = count_release_event(epsilon)
+        if isinstance(reply.scale, bool) or not isinstance(reply.scale, (int, float, np.floating)) \
+                or not math.isclose(float(reply.scale), event.scale, rel_tol=1e-12):
+            raise ProtocolError(f"consumer released with scale {reply.scale!r}, the mechanism's is {event.scale!r}")
+        if not (counts == np.round(counts)).all():
+            raise ProtocolError("consumer sent a cell histogram that is not integer (counts + discrete Laplace are)")
+        agg.record("validation", event, "counts of D_v's rows per cell (owner group, label) + discrete Laplace")
+        return counts.astype(np.float64), float(event.scale)
+
+    def _check_sale(self, agg: Aggregator, r: object, req: LabelSaleRequest, released: np.ndarray,
+                    sigma: float) -> str | None:
+        """A sale against its request: well-formed rows that hash to the hashes sent, labels in the set,
+        substitutes only for a shortfall, and a shortfall the owner's own released counts make plausible."""
+        c = agg.config
+        if not isinstance(r, LabelSale):
+            return f"replied with {type(r).__name__}, not a label sale"
+        n = r.n_rows
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            return f"reported an impossible row count {n!r}"
+        tokens, hashes = np.asarray(r.tokens), np.asarray(r.hashes)
+        problem = _check_label_sale(r, req, released, sigma)
+        if problem is not None:
+            return problem
+        want = len(tokens)
+        if tokens.dtype.kind not in "iu" or want > req.count:
+            return f"sold {tokens.shape} tokens, the request asks for {req.count}"
+        if np.any(np.diff(tokens) <= 0) or (len(tokens) and (tokens.min() < 0 or tokens.max() >= n)):
+            return "sold repeated, unsorted or out-of-range tokens"
+        if hashes.shape != (want, c.dim) or hashes.dtype.kind != "f" or not np.isfinite(hashes).all() \
+                or (hashes.size and np.abs(hashes).max() > h1_peak(c.dim)):
+            return "sent malformed hashes or hashes outside the range of h1"
+        if c.reveal == "points":
+            pts = None if r.points is None else np.asarray(r.points)
+            if pts is None or pts.shape != (want, c.n_features) or pts.dtype.kind not in "fiu" \
+                    or not np.isfinite(pts).all():
+                return "sold malformed rows"
+            if not np.array_equal(agg.hasher.transform(pts), np.ascontiguousarray(hashes, dtype=np.float32)):
+                return "sold rows that do not hash to the hashes it sent"
+        return None
+
+
+def cell_hash_seed(hash_seed: int | str) -> str:
+    """The seed of the cells' h1 (public, derived from the run's hash seed)."""
+    return f"cells:{hash_seed}"
+
+
+def _check_label_sale(r: LabelSale, req: LabelSaleRequest, released: np.ndarray, sigma: float) -> str | None:
+    """A label sale against its request: labels in the set, substitutes only for a shortfall, and a shortfall the
+    owner's own released counts make plausible (``released`` its noisy counts, noise ``sigma``)."""
+    tokens = np.asarray(r.tokens)
+    if tokens.ndim != 1:
+        return "sold tokens that are not a 1-D array"
+    if r.labels is None or np.shape(r.labels) != tokens.shape:
+        return "sold rows without their labels (the ByLabel purchase buys rows of given labels)"
+    labs = np.asarray(r.labels)
+    if labs.dtype.kind not in "biufUS":
+        return f"sold labels of dtype {labs.dtype}, not numbers or strings"
+    label_set, asked = np.asarray(req.label_set), np.asarray(req.label_counts, dtype=np.int64)
+    idx = label_index(labs, label_set)  # the owners' own matching of labels to the set
+    if (idx < 0).any():
+        return "sold rows of a label outside the label set"
+    got = np.bincount(idx, minlength=len(label_set))
+    # An owner short of a label sells as many rows of other labels instead (substitute_counts): rows beyond a
+    # label's ask must be matched by rows missing from the others'.
+    extra, missing = int(np.maximum(got - asked, 0).sum()), int(np.maximum(asked - got, 0).sum())
+    if extra > missing:
+        return (f"sold {extra} rows beyond the labels' asks but is short of only {missing} (substitutes must make "
+                "up a shortfall)")
+    if sigma > 0:
+        # Short of label j, the owner sold all it holds of it: its released count must agree, within the noise.
+        implausible = np.flatnonzero((got < asked) & (np.asarray(released) - got > SHORTFALL_SIGMAS * sigma))
+        if len(implausible):
+            j = int(implausible[0])
+            return (f"sold {got[j]} rows of label {label_set[j].item()!r} (short of the {asked[j]} asked), but "
+                    f"released a count of {released[j]:.1f}, more than {SHORTFALL_SIGMAS:g} noise sigmas above")
+    return None

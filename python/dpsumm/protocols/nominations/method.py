@@ -1,0 +1,327 @@
+"""The nominations method object and the one place a nominations run becomes a result (docs/design.md §2-§5)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from ... import accounting
+from ..._validation import bounded_int, choice_of, positive_float
+from ...errors import InvalidParameterError
+from ...hashing import RFFHasher
+from ...kernels import DEFAULT_CANDIDATE_FACTOR
+from ...parties import mean_release_sensitivity
+from ...privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
+from ...results import Access, SummaryResult
+from ...transport import Transport
+from ..base import MAX_COUNT, Plan, RunSetup, SummaryMethod, option
+from .aggregator import STOCHASTIC_GREEDY_FACTOR, Aggregator, NominationsConfig
+from .nominees import Nominees
+from .purchase import Purchase
+
+_log = logging.getLogger("dpsumm")
+
+__all__ = ["Nominations", "run_nominations", "DEFAULT_VALIDATION_BUDGET", "DEFAULT_DIM", "NOMINEES_PER_SIZE",
+           "OWNER_EPSILON", "OWNER_DELTA"]
+
+#: The validation release's budget when a run gives none: ``(epsilon_v, delta_v) = (1, 1e-6)``.
+DEFAULT_VALIDATION_BUDGET = accounting.Budget(validation_epsilon=1.0, validation_delta=1e-6)
+#: h1's dimension for nominations: no per-coordinate noise is added to an owner's hashes, so ``d`` costs no
+#: privacy here; d = 500 gives several times lower MMD² than the paper's 140 (docs/experiments/).
+DEFAULT_DIM = 500
+#: Rows each owner nominates per summary row when ``nominees`` is None (``M = 2 * size``): smaller ``M`` loses on
+#: skewed splits (docs/experiments/mnist-nominees).
+NOMINEES_PER_SIZE = 2
+#: The owners' budget for a purchase in which every owner makes a DP release, when the run's budget has none.
+OWNER_EPSILON = 1.0
+OWNER_DELTA = 1e-6
+
+_CHOICES = ("kernel", "hashes")
+_OWNER_GREEDY = ("stochastic", "exact")
+_RELEASES = ("gaussian", "mwem", "exact")
+_REVEALS = ("points", "hashes")
+
+
+@dataclass(frozen=True, repr=False)
+class Nominations(SummaryMethod):
+    """The nominations protocol: the consumer releases what it wants privately, the owners offer rows ranked
+    against it, and the aggregator buys them and chooses (docs/design.md §2-§5).
+
+    How the aggregator gets rows is the ``purchase`` object (:class:`dpsumm.Nominees`, the default;
+    :class:`dpsumm.ByLabel`; :class:`dpsumm.Winners`); its own options live on it. Every purchase but
+    :class:`~dpsumm.Winners` certifies every party.
+
+    Parameters
+    ----------
+    purchase : Purchase, default=Nominees()
+        :class:`~dpsumm.Nominees`: the consumer releases its hashed validation mean ``g~`` once, every owner
+        nominates ``nominees`` rows ranked against it and the aggregator buys them all (``K * nominees`` raw rows;
+        owners' epsilon 0). :class:`~dpsumm.ByLabel`: rows bought by public label from the owners' and the
+        consumer's DP counts (``3 * size`` raw rows whatever K; needs labels). :class:`~dpsumm.Winners`: only the
+        ``size`` winners are bought, and each owner learns which of its rows won (NOT certified for the owners).
+    nominees : int, optional
+        Rows each owner nominates (Nominees, Winners; public, the same for every owner). Default ``2 * size``.
+    candidates : int, optional
+        Each owner herds among ``candidates`` of its rows, sampled with probability ``~ exp(h1(x).g~ / T)``
+        (default ``4 * nominees``; a number >= the owner's rows uses them all). Must be >= ``nominees``.
+    temperature : float, optional
+        The owners' tilt ``w(x) ~ exp(h1(x).g~ / T)``; default :func:`temperature_for` of the release's noise.
+        A sharper tilt (e.g. ``0.1`` with the median-heuristic gamma) finds wanted rows that are a small share at
+        every owner, when the validation set has hundreds of rows (docs/experiments/nominations-temperature).
+    choice : {"kernel", "hashes"}, optional
+        The aggregator's greedy: the exact RBF kernel of the bought rows against ``D_v`` (``"kernel"``; the
+        consumer then sends ``D_v`` to the trusted aggregator), or their h1 hashes against ``mean h1(D_v)``
+        (``"hashes"``). Default: the purchase's (the kernel when raw rows are bought before choosing).
+    owner_greedy : {"stochastic", "exact"}, default="stochastic"
+        How each owner picks its rows among its candidates: the stochastic greedy (each round evaluates
+        ``ceil((C/M) * STOCHASTIC_GREEDY_FACTOR)`` random candidates, Mirzasoleiman et al. 2015) or the exact one.
+    validation_release : {"gaussian", "mwem", "exact"}, default="gaussian"
+        The mechanism of the validation release: the discrete Gaussian, the paper's h2 (MWEM) at the same
+        ``(epsilon_v, delta_v)``, or ``"exact"``: the exact mean, NOT private for the consumer (no ledger).
+    reveal : {"points", "hashes"}, default="points"
+        ``"hashes"``: the aggregator receives only the h1 hashes of the rows it buys (labels, no raw row).
+    dim : int, default=500
+        h1's number of random features.
+    hash_seed : int or str, default=0
+        h1's public seed.
+    """
+
+    name: ClassVar[str] = "nominations"
+    private: ClassVar[bool] = True
+
+    purchase: Purchase = option(Nominees(), help="how the aggregator gets rows: nominees (default; owners' epsilon "
+                                                 "0, K x nominees raw rows), labels (3 x size raw rows by public "
+                                                 "label; needs labels) or winners (size raw rows; owners NOT "
+                                                 "certified)", parse="purchase")
+    nominees: int | None = option(None, help="rows each owner nominates (default 2 x size)")
+    candidates: int | None = option(None, help="rows each owner samples for its herding (default 4 x nominees)")
+    temperature: float | None = option(None, help="the owners' tilt toward g~ (default: from the release's noise)")
+    choice: Literal["kernel", "hashes"] | None = option(
+        None, help="the aggregator's greedy on the exact kernel or on the hashes (default: the purchase's)")
+    owner_greedy: Literal["stochastic", "exact"] = option("stochastic", help="stochastic (default) or exact")
+    validation_release: Literal["gaussian", "mwem", "exact"] = option(
+        "gaussian", help="the consumer's release: gaussian (default) or mwem")
+    reveal: Literal["points", "hashes"] = option(
+        "points", help="points (default; the aggregator gets the raw rows it buys) or hashes (only their h1)")
+    dim: int = option(DEFAULT_DIM, help="random features d of h1")
+    hash_seed: int | str = option(0, help="public seed of h1")
+
+    def _validate(self) -> None:
+        super()._validate()
+        set_ = object.__setattr__
+        if not isinstance(self.purchase, Purchase):
+            raise InvalidParameterError(f"`purchase` must be a purchase object (dpsumm.Nominees(), dpsumm.ByLabel("
+                                        f"label_set=...), dpsumm.Winners()), got {self.purchase!r}", "purchase")
+        if self.nominees is not None:
+            set_(self, "nominees", bounded_int(self.nominees, "nominees", 1, MAX_COUNT))
+        if self.candidates is not None:
+            set_(self, "candidates", bounded_int(self.candidates, "candidates", 1, MAX_COUNT))
+        if self.nominees is not None and self.candidates is not None and self.candidates < self.nominees:
+            raise InvalidParameterError(f"`candidates` ({self.candidates}) must be >= `nominees` ({self.nominees})",
+                                        "candidates")
+        if self.temperature is not None:
+            set_(self, "temperature", positive_float(self.temperature, "temperature"))
+        choice_of(self.owner_greedy, "owner_greedy", _OWNER_GREEDY)
+        choice_of(self.validation_release, "validation_release", _RELEASES)
+        if self.validation_release == "mwem":  # h2's floor(dim^1.5) steps of O(dim) each: the sampler's caps
+            steps = int(math.floor(self.dim ** 1.5))
+            if steps > MAX_MWEM_STEPS or steps * self.dim > MAX_MWEM_WORK:
+                raise InvalidParameterError(f"`dim` {self.dim} is too large for validation_release='mwem' (floor(dim^1.5) "
+                                            f"= {steps} steps of {self.dim} values each exceed the caps of "
+                                            f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values)", "dim")
+        choice_of(self.reveal, "reveal", _REVEALS)
+        if self.choice is not None:
+            choice_of(self.choice, "choice", _CHOICES)
+            if self.choice == "kernel" and self.reveal != "points":
+                raise InvalidParameterError("`choice='kernel'` scores raw rows: it needs reveal='points'", "choice")
+        self.purchase.check_method(self)
+
+    @property
+    def resolved_choice(self) -> str:
+        """``choice``, or its default for the purchase and reveal."""
+        return self.choice if self.choice is not None else self.purchase.default_choice(self.reveal)
+
+    @property
+    def needs_labels(self) -> bool:
+        """Whether a run needs the owners' and the consumer's labels (the purchase's)."""
+        return self.purchase.needs_labels
+
+    def public_labels(self) -> tuple[Any, ...] | None:
+        """The public label set of the run's purchase (None: it reads no labels)."""
+        return self.purchase.public_labels()
+
+    def budget(self, privacy: accounting.Budget | None) -> accounting.Budget | None:
+        """The run's validation budget: ``privacy``, or the default; None for the exact (non-private) release."""
+        if self.validation_release == "exact":
+            return None
+        return privacy if privacy is not None else DEFAULT_VALIDATION_BUDGET
+
+    @staticmethod
+    def owner_budget(privacy: accounting.Budget | None) -> tuple[float, float]:
+        """The owners' ``(epsilon, delta)`` for a purchase with owners' releases: ``privacy``'s, or the default.
+
+        A budget is a cap: a purchase with no owners' release spends none of it (the ledger says what was spent).
+        """
+        if privacy is not None and privacy.has_owners_budget and privacy.epsilon is not None \
+                and privacy.delta is not None:
+            return float(privacy.epsilon), float(privacy.delta)
+        return OWNER_EPSILON, OWNER_DELTA
+
+    def plan(self, *, size: int, owners: int, owner_rows: list[int] | None, validation_rows: int | None,
+             privacy: accounting.Budget | None, gamma_median: bool, transport_given: bool = False) -> Plan:
+        plan = super().plan(size=size, owners=owners, owner_rows=owner_rows, validation_rows=validation_rows,
+                            privacy=privacy, gamma_median=gamma_median, transport_given=transport_given)
+        if self.validation_release == "exact" and privacy is not None:
+            raise InvalidParameterError("`validation_release='exact'` releases D_v's mean without noise: no budget "
+                                        "applies", "privacy")
+        budget = self.budget(privacy)
+        if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
+            budget.check_validation_size(validation_rows)
+            self._check_release_calibration(budget, validation_rows)
+        eps_o, delta_o = self.owner_budget(privacy)
+        self.purchase.check_plan(self, size=size, owners=owners, owner_rows=owner_rows,
+                                 validation_rows=validation_rows, budget=budget, owner_epsilon=eps_o,
+                                 owner_delta=delta_o)
+        if not self.purchase.nominates:
+            return plan
+        M = self.resolved_nominees(size)
+        if M * owners < size:
+            raise InvalidParameterError(f"`nominees` ({M}) times the {owners} owners is below `size` ({size})", "nominees")
+        if self.candidates is not None and self.candidates < M:
+            raise InvalidParameterError(f"`candidates` ({self.candidates}) must be >= `nominees` ({M})", "candidates")
+        if owner_rows is not None:
+            pool = sum(min(M, n) for n in owner_rows)
+            if pool < size:
+                raise InvalidParameterError(
+                    f"the owners can nominate only {pool} rows (min(nominees, rows) each, nominees = {M}), fewer than "
+                    f"`size` ({size}): raise `nominees` or lower `size`", "nominees")
+        return plan
+
+    def _check_release_calibration(self, budget: accounting.Budget, validation_rows: int) -> None:
+        """Calibrate the consumer's hashed-mean release as the consumer will (public numbers only), so that a budget
+        no sampler can meet is refused here, naming ``privacy``, before any party is asked anything."""
+        if not self.purchase.nominates:
+            return
+        if self.validation_release != "gaussian" and self.temperature is not None:
+            return
+        assert budget.validation_epsilon is not None and budget.validation_delta is not None
+        try:
+            accounting.calibrate_gaussian(budget.validation_epsilon, budget.validation_delta,
+                                          sensitivity=mean_release_sensitivity(validation_rows), dim=self.dim)
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(f"`privacy`: {exc}", "privacy") from exc
+
+    def resolved_nominees(self, size: int) -> int:
+        """``nominees``, or its default ``NOMINEES_PER_SIZE * size``."""
+        return self.nominees if self.nominees is not None else NOMINEES_PER_SIZE * size
+
+    def config(self, *, size: int, n_features: int, hasher: RFFHasher, privacy: accounting.Budget | None
+               ) -> NominationsConfig:
+        """Every public number of a run (the defaults resolved); the protocol's messages carry them."""
+        M = self.resolved_nominees(size)
+        C = self.candidates if self.candidates is not None else DEFAULT_CANDIDATE_FACTOR * M
+        budget = self.budget(privacy)
+        eps_v = delta_v = 0.0
+        if budget is not None:
+            assert budget.validation_epsilon is not None and budget.validation_delta is not None
+            eps_v, delta_v = budget.validation_epsilon, budget.validation_delta
+        steps, step_eps, eta = 0, 0.0, 0.0
+        if self.validation_release == "mwem":
+            steps, eta = int(math.floor(hasher.dim ** 1.5)), 1.0 / hasher.dim
+            step_eps = accounting.calibrate_mwem_steps(eps_v, delta_v, steps)
+        factor = STOCHASTIC_GREEDY_FACTOR if self.owner_greedy == "stochastic" else None
+        eps_o, delta_o = self.owner_budget(privacy) if self.purchase.owner_release else (0.0, 0.0)
+        return NominationsConfig(n_features=n_features, dim=hasher.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
+                                 reveal=self.reveal, purchase=self.purchase, nominees=M, candidates=C,
+                                 temperature=self.temperature, release=self.validation_release,
+                                 choice=self.resolved_choice, epsilon=eps_v, delta=delta_v, mwem_steps=steps,
+                                 mwem_step_epsilon=step_eps, eta=eta, greedy_sample_factor=factor,
+                                 owner_epsilon=eps_o, owner_delta=delta_o)
+
+    def run(self, setup: RunSetup) -> SummaryResult:
+        assert setup.transport is not None
+        config = self.config(size=setup.size, n_features=setup.n_features, hasher=setup.hasher, privacy=setup.privacy)
+        result = run_nominations(setup.transport, setup.owners, setup.consumer, config, setup.rng, hasher=setup.hasher,
+                                 size=setup.size, seeded=setup.seeded, started=setup.started, extra=setup.extra,
+                                 with_labels=setup.with_labels)
+        _log.info("nominations (%s): temperature %.4g, sigma %.4g, choice on %s; timings %s", config.purchase.name,
+                  result.extra["temperature"], result.extra["sigma"], config.choice, result.extra["timings"])
+        return result
+
+
+def run_nominations(transport: Transport, owners: list[str], consumer: str, config: NominationsConfig, rng: Csprng, *,
+                    hasher: RFFHasher, size: int, method: str = "nominations", seeded: bool = False,
+                    started: float | None = None, extra: dict[str, Any] | None = None,
+                    with_labels: bool | None = None) -> SummaryResult:
+    """Run the nominations protocol through ``transport`` and assemble the :class:`SummaryResult` and ledger.
+
+    The one place that turns a nominations run into a result, for :func:`dpsumm.summarize` (in-process
+    parties) and for ``dpsumm.flower`` (parties on Flower nodes).
+    """
+    t0 = time.perf_counter() if started is None else started
+    purchase = config.purchase
+    private = config.release != "exact"
+    ledger = accounting.Ledger() if private else None
+    if ledger is not None:
+        ledger.set_deltas(validation=config.delta, owners=config.owner_delta if purchase.owner_release else None)
+        if seeded:
+            ledger.mark_seeded()
+
+    def record(party: str, event: Any, label: str) -> None:
+        if ledger is not None:
+            ledger.record(party, event, label=label)  # type: ignore[arg-type]
+
+    agg = Aggregator(transport, owners, consumer, config, rng, record)
+    pool = purchase.buy(agg, int(size))
+    t1 = time.perf_counter()
+    choice = purchase.choose(agg, int(size), pool)
+    agg.timings["choice"] = time.perf_counter() - t1
+    winners = choice.winners
+    if len(winners) < size:
+        agg.events.append({"phase": "choice", "event": "short",
+                           "reason": f"the pool holds {sum(len(v[0]) for v in pool.offered.values())} usable offers, "
+                                     f"fewer than size {size}"})
+    if ledger is not None and purchase.uncertified is not None:
+        ledger.record_uncertified("owners", label=f"the {type(purchase).__name__} purchase's request",
+                                  reason=purchase.uncertified)
+    position = {name: k for k, name in enumerate(owners)}
+    offered = pool.offered
+    owner_idx = np.array([position[o] for o, _, _ in winners], dtype=np.int64)
+    index = np.array([int(offered[o][0][pos]) for o, pos, _ in winners], dtype=np.int64)
+    pts = None
+    if config.reveal == "points":
+        pts = (np.stack([np.asarray(pool.rows[o])[pos] for o, pos, _ in winners]) if winners
+               else np.zeros((0, config.n_features)))
+    if agg.commit == "digests":  # the rows were verified against their digests: their h1 is the nominated one
+        assert pts is not None
+        hashes = agg.hasher.transform(pts) if winners else np.zeros((0, config.dim), np.float32)
+    else:
+        hashes = (np.stack([offered[o][1][pos] for o, pos, _ in winners]).astype(np.float32) if winners
+                  else np.zeros((0, config.dim), np.float32))
+    if with_labels is None:
+        with_labels = any(pool.labels.get(o) is not None for o, _, _ in winners)
+    labs = np.array([np.asarray(pool.labels[o])[pos] for o, pos, _ in winners]) if with_labels and winners else None
+    contribution = np.zeros(len(owners))
+    for k, v in zip(owner_idx, choice.values):
+        contribution[k] += v
+    extra = dict(extra or {})
+    extra.update(choice=config.choice, greedy_sample_factor=config.greedy_sample_factor, temperature=agg.temperature,
+                 sigma=agg.sigma, count_scale=float("nan"), nominees=config.nominees, candidates=config.candidates,
+                 release=config.release, purchase=purchase.name, quotas={},
+                 owner_epsilon=config.owner_epsilon if purchase.owner_release else 0.0,
+                 owner_delta=config.owner_delta if purchase.owner_release else None,
+                 label_quotas={}, label_cells=None, timings=dict(agg.timings), exchanges=agg.exchanges)
+    extra.update(pool.report)
+    access = Access(int(sum(agg.accessed.values())), dict(agg.accessed), hashes=int(sum(agg.hashes_seen.values())),
+                    hashes_per_owner=dict(agg.hashes_seen), validation_rows=agg.validation_rows,
+                    validation_raw_rows=agg.validation_rows if config.choice == "kernel" else 0)
+    return SummaryResult(
+        points=pts, hashes=hashes, labels=labs, owner=owner_idx, index=index, owner_names=list(owners),
+        accessed=access, contribution=contribution, privacy=ledger, trace=[], events=list(agg.events),
+        hasher=hasher, method=method, schedule=None, seconds=time.perf_counter() - t0, extra=extra,
+    )
