@@ -14,7 +14,7 @@ both papers. (PFDS's guarantee is stated under add/remove; under replace-one PFD
 Rows must satisfy the papers' norm assumptions, which :func:`unit_features` enforces from the public
 domain bounds (no private data is read for scaling).
 
-All noise comes from :class:`dpsumm.Csprng`: continuous quantities (the Gamma norm, the Gaussian
+All noise comes from :class:`dpsumm.privacy.Csprng`: continuous quantities (the Gamma norm, the Gaussian
 direction) are computed in floating point from its uniforms; the functional mechanism's Laplace noise
 uses the exact grid sampler :meth:`Csprng.laplace` with the grid-rounding term added to Δ.
 """

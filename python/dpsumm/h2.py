@@ -2,7 +2,7 @@
 
 :class:`H2` holds a growing multiset of h1 rows as the column sums of their quantized values (each row is
 quantized once, when it is added) and a warm-started product-distribution MWEM
-(:class:`dpsumm.ProductMWEM`). :meth:`H2.release` runs ``steps`` MWEM steps at ``epsilon`` each and
+(:class:`dpsumm.privacy.ProductMWEM`). :meth:`H2.release` runs ``steps`` MWEM steps at ``epsilon`` each and
 returns the DP estimate of ``mean h1`` over the rows held so far. Carrying the MWEM state from one
 release to the next is post-processing of earlier releases (docs/design.md §6.2).
 

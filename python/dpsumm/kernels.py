@@ -126,9 +126,9 @@ class BidIndex:
     >>> import numpy as np, dpsumm
     >>> X = np.random.default_rng(0).random((1000, 5), dtype=np.float32)
     >>> h = dpsumm.RFFHasher(5, dim=16, seed=0)
-    >>> index = dpsumm.BidIndex.from_rows(X, h)
+    >>> index = dpsumm.kernels.BidIndex.from_rows(X, h)
     >>> v = np.ones(16, dtype=np.float32)
-    >>> index.best(v) == dpsumm.best_row(h.transform(X), v)
+    >>> index.best(v) == dpsumm.kernels.best_row(h.transform(X), v)
     True
     """
 

@@ -351,7 +351,7 @@ class OwnerParty:
     The owner never offers a row twice (paper Alg. 3 line 16): a row it has sent is excluded from all
     later bids.
 
-    At setup the owner builds a :class:`~dpsumm.BidIndex` from its raw rows: 8-bit codes of its hashes
+    At setup the owner builds a :class:`~dpsumm.kernels.BidIndex` from its raw rows: 8-bit codes of its hashes
     (about ``n_rows * dim`` bytes, no float32 copy of the hashes) and the offered mask. Each bid is exactly
     ``best_row(h1(data), v, offered)``, found with a quarter of the memory traffic.
 

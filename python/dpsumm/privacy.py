@@ -70,7 +70,7 @@ def check_random_state(random_state: object) -> Csprng:
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and 0 <= int(random_state) < 2**64:
         return Csprng(int(random_state))
     raise InvalidParameterError(
-        "`random_state` must be None (OS entropy, private), a non-negative int or a dpsumm.Csprng (seeded: not private)",
+        "`random_state` must be None (OS entropy, private), a non-negative int or a dpsumm.privacy.Csprng (seeded: not private)",
         "random_state",
     )
 
@@ -206,7 +206,7 @@ class ProductMWEM:
 
 def _rng(rng: object) -> Csprng:
     if not isinstance(rng, Csprng):
-        raise InvalidParameterError("`rng` must be a dpsumm.Csprng", "rng")
+        raise InvalidParameterError("`rng` must be a dpsumm.privacy.Csprng", "rng")
     return rng
 
 

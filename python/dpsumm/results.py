@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .access import Access
 from .hashing import RFFHasher
 
 if TYPE_CHECKING:
@@ -46,31 +47,6 @@ class Owner:
         rows = f"{shape[0]}x{shape[1]}" if shape is not None and len(shape) == 2 else type(self.data).__name__
         lab = "" if self.labels is None else ", labelled"
         return f"Owner(name={self.name!r}, rows={rows}{lab})"
-
-
-@dataclass(frozen=True)
-class Access:
-    """What the aggregator saw (its parsimony, paper Lemma 5).
-
-    Attributes
-    ----------
-    total, per_owner
-        Raw rows the aggregator received, in total and per owner.
-    hashes, hashes_per_owner
-        h1 hashes of rows it received without the rows (the nominations protocol's nominees).
-    validation_rows
-        ``|D_v|``: the consumer's validation set size.
-    validation_raw_rows
-        Raw validation rows the aggregator received (the trusted aggregator may see ``D_v`` in the paper's
-        model; the nominations protocol sends them only for the exact-kernel choice).
-    """
-
-    total: int
-    per_owner: dict[str, int]
-    hashes: int = 0
-    hashes_per_owner: dict[str, int] = field(default_factory=dict)
-    validation_rows: int = 0
-    validation_raw_rows: int = 0
 
 
 @dataclass

@@ -5,10 +5,20 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .events import GaussianEvent
+
+class GaussianEvent(Protocol):
+    """What these bounds read of a :class:`dpsumm.accounting.GaussianEvent` (events import this module)."""
+
+    @property
+    def count(self) -> int: ...
+    @property
+    def noise_multiplier(self) -> float: ...
+    @property
+    def discrete(self) -> bool: ...
+    @property
+    def public(self) -> bool: ...
 
 
 def _gaussian_part_epsilon(gauss: Sequence[GaussianEvent], delta: float) -> float:

@@ -11,15 +11,18 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from ..errors import DpsummError, LedgerFormatError
 from ._checks import PARTIES
 from .composition import ACCOUNTANTS
 from .events import AuctionEvent, ExponentialEvent, GaussianEvent, LaplaceEvent
 
-if TYPE_CHECKING:
-    from .ledger import Ledger
+#: The version of the ledger's dict form that :meth:`Ledger.to_dict` writes and this module reads.
+LEDGER_SCHEMA_VERSION = 1
+#: The note and warning every seeded run's ledger carries.
+SEEDED_WARNING = "seeded run: NOT private (the noise is reproducible from the seed)"
+_L = TypeVar("_L")
 
 #: Most entries (or uncertified messages) a ledger dict may hold: a run records a handful per epoch.
 MAX_RECORDS = 100_000
@@ -160,10 +163,8 @@ def _same(stored: object, computed: object) -> bool:
     return stored == computed  # pragma: no cover
 
 
-def ledger_from_dict(cls: type[Ledger], data: object) -> Ledger:
+def ledger_from_dict(cls: type[_L], data: object) -> _L:
     """The ledger ``data`` describes (see the module docstring), or :class:`LedgerFormatError`."""
-    from .ledger import LEDGER_SCHEMA_VERSION, _SEEDED_WARNING
-
     if not isinstance(data, dict):
         raise _fail("", f"expected a dict from Ledger.to_dict(), got {_type_name(data)}")
     version = data.get("version")
@@ -174,8 +175,8 @@ def ledger_from_dict(cls: type[Ledger], data: object) -> Ledger:
     seeded = _bool(data.get("seeded"), "seeded") if "seeded" in data else None
     _dict(data, "", _TOP_KEYS, frozenset({"warning"}) if seeded else frozenset())
     assert seeded is not None
-    if seeded and data.get("warning") != _SEEDED_WARNING:
-        raise _fail("warning", f"a seeded ledger carries the warning {_SEEDED_WARNING!r}, got {data.get('warning')!r}")
+    if seeded and data.get("warning") != SEEDED_WARNING:
+        raise _fail("warning", f"a seeded ledger carries the warning {SEEDED_WARNING!r}, got {data.get('warning')!r}")
     if _bool(data["private"], "private") != (not seeded):
         raise _fail("private", f"is {data['private']} but seeded is {seeded}: a ledger is private exactly when not seeded")
 

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from ..access import Access
 from ..errors import InvalidParameterError
+from ._schema import LEDGER_SCHEMA_VERSION, SEEDED_WARNING as _SEEDED_WARNING, ledger_from_dict
 from ._checks import AccountantName, PARTIES, Party, _delta, _flag, _party
 from .events import AuctionEvent, Event, ExponentialEvent, GaussianEvent, LaplaceEvent, _EVENT_TYPES, _private
 from .composition import ACCOUNTANTS, _accountant_name
 
-if TYPE_CHECKING:
-    from ..results import Access
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,6 @@ DEFAULT_DELTA = 1e-6
 _DEFAULT_DELTAS = {"owners": DEFAULT_DELTA, "validation": DEFAULT_DELTA}
 
 #: Version of the dict form :meth:`Ledger.to_dict` writes and :meth:`Ledger.from_dict` reads.
-LEDGER_SCHEMA_VERSION = 1
 
 #: The four statuses of :func:`certification`, in the words every surface prints.
 NOT_PRIVATE: Final = "not private"
@@ -60,7 +59,6 @@ CERTIFIED: Final = "private, certified"
 NOT_CERTIFIED: Final = "private, NOT certified"
 
 
-_SEEDED_WARNING = "seeded run: NOT private (the noise is reproducible from the seed)"
 
 
 _EVENT_KINDS: dict[str, type] = {
@@ -349,8 +347,6 @@ class Ledger:
         dpsumm.errors.LedgerFormatError
             The dict is not one :meth:`to_dict` writes; ``where`` names the offending value.
         """
-        from ._schema import ledger_from_dict
-
         return ledger_from_dict(cls, data)
 
     def table(self, delta_owners: float | None = None, delta_validation: float | None = None) -> str:
@@ -380,10 +376,8 @@ class Ledger:
 
         The text the CLI prints after a run (``dpsumm summarize``, ``dpsumm flower --run``).
         """
-        from ..results import Access
-
         if accessed is not None and not isinstance(accessed, Access):
-            raise InvalidParameterError(f"`accessed` must be a dpsumm.Access (a result's `accessed`) or None, got "
+            raise InvalidParameterError(f"`accessed` must be a dpsumm.results.Access (a result's `accessed`) or None, got "
                                         f"{type(accessed).__name__}", "accessed")
         lines = [self.table(delta_owners, delta_validation)]
         if accessed is not None:

@@ -248,7 +248,7 @@ class LocalFederation:
         cfg = f"role={_toml_value(role)} name={_toml_value(name)} data={_toml_value(str(Path(data).resolve()))}"
         if labels is not None:
             cfg += f" labels={_toml_value(str(Path(labels).resolve()))}"
-        if self.allow_seeded:  # consumer and owners (the owners' sketch noise, purchase="quotas")
+        if self.allow_seeded:  # consumer and owners (the owners' release noise, the ByLabel purchase)
             cfg += " allow-seeded=true"
         cmd += ["--superlink", f"{self.host}:{self.port}", "--port", str(runtime_port), "--node-config", cfg]
         if self.tls_files is None:

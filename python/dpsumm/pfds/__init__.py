@@ -42,7 +42,7 @@ Noise. Leaf and level counts use the discrete Laplace mechanism on the integers,
 :math:`\varepsilon`-DP for integer queries of sensitivity 1; split selection uses the exact
 exponential mechanism :meth:`Csprng.exponential_mechanism`, probability
 :math:`\propto \exp(\varepsilon u / (2\Delta_u))`. All randomness (including the public candidate
-values and the synthetic rows) comes from :class:`dpsumm.Csprng`. ``random_state=None`` (OS entropy)
+values and the synthetic rows) comes from :class:`dpsumm.privacy.Csprng`. ``random_state=None`` (OS entropy)
 is the only private mode; a fixed seed is reproducible and **not private**.
 
 Differences from the authors' research code (DESIGN §8): split candidates are selected by the

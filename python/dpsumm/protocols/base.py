@@ -126,6 +126,7 @@ class _MethodType(type):
     ``TypeError`` of the dataclass ``__init__``."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        kwargs = cls._legacy_options(kwargs)  # type: ignore[attr-defined]
         if dataclasses.is_dataclass(cls):
             names = [f.name for f in dataclasses.fields(cls) if f.init]
             if len(args) > len(names):
@@ -170,6 +171,11 @@ class OptionsObject(metaclass=_MethodType):
 
     def __post_init__(self) -> None:
         self._validate()
+
+    @classmethod
+    def _legacy_options(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Keywords of an earlier release rewritten to today's (with a DeprecationWarning); none by default."""
+        return kwargs
 
     def _validate(self) -> None:
         """Check and normalise every option (subclasses extend it); raises naming the option."""
@@ -316,7 +322,7 @@ def public_setup(method: SummaryMethod, plan: Plan, *, seed_set: object, gamma: 
     Public seed rows are drawn when the method uses them or ``gamma="median"`` needs them: the user's
     ``seed_set`` array, or ``seed_set`` (a count; default ``plan.seed_rows``) rows uniform in ``feature_range``.
     ``gamma="median"`` is :func:`dpsumm.median_gamma` of those public rows. A degenerate kernel warns
-    (:class:`dpsumm.DegenerateKernelWarning`), checked on the public rows, or on ``validation`` when given and the
+    (:class:`dpsumm.preprocessing.DegenerateKernelWarning`), checked on the public rows, or on ``validation`` when given and the
     rows were generated.
     """
     user_seed = not (seed_set is None or isinstance(seed_set, numbers.Integral))

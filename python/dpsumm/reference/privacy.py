@@ -65,7 +65,7 @@ def exponential_mechanism_probabilities(scores: np.ndarray, epsilon: float, sens
 class ProductMWEM:
     """Naive numpy MWEM over a product distribution: O(d |S|) per step (recomputes everything).
 
-    ``dim``, ``eta`` and ``neighbour`` as :class:`dpsumm.ProductMWEM`; ``random_state`` a numpy Generator or None
+    ``dim``, ``eta`` and ``neighbour`` as :class:`dpsumm.privacy.ProductMWEM`; ``random_state`` a numpy Generator or None
     (a fresh ``np.random.default_rng()``).
     """
 
@@ -81,7 +81,7 @@ class ProductMWEM:
 
     def release(self, column_sums: np.ndarray, n_rows: int, steps: int, epsilon: float = 1.0, noise: bool = True) -> np.ndarray:
         """``steps`` steps against ``column_sums`` (dim,) of ``n_rows`` quantized rows (``|sum| <= n_rows``), as
-        :meth:`dpsumm.ProductMWEM.release`; ``noise=False``: argmax selection and exact measurements.
+        :meth:`dpsumm.privacy.ProductMWEM.release`; ``noise=False``: argmax selection and exact measurements.
 
         Raises :class:`~dpsumm.InvalidParameterError` naming ``epsilon`` when a Laplace measurement overflows the
         naive multiplicative update (``exp`` beyond the float range: a noise scale of about ``1400 n_rows`` or
@@ -120,7 +120,7 @@ class ProductMWEM:
             if not np.isfinite(P[i]).all():
                 raise InvalidParameterError(
                     f"`epsilon`: the Laplace measurement at epsilon={epsilon:g} overflowed this naive twin's update "
-                    f"(measurement {mu:.3g} for a column sum of {column_sums[i]:.3g}); dpsumm.ProductMWEM takes it",
+                    f"(measurement {mu:.3g} for a column sum of {column_sums[i]:.3g}); dpsumm.privacy.ProductMWEM takes it",
                     "epsilon")
             total += P
         self.marginals_ = P

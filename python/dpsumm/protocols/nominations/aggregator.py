@@ -1,7 +1,7 @@
 """The trusted aggregator of the nominations protocol: the exchanges every purchase shares (docs/design.md §2-§5).
 
 :class:`Aggregator` reaches the consumer and the owners only through a transport. It knows no purchase by name:
-the run's :class:`~dpsumm.protocols.nominations.purchase.Purchase` object drives it (``purchase.buy`` fills a
+the run's purchase object (:mod:`dpsumm.protocols.nominations.purchase`) drives it (``purchase.buy`` fills a
 :class:`Pool` through these exchanges, ``purchase.choose`` picks the summary from it). An owner that fails, sends a
 malformed or non-finite reply, too many or too few nominees, or rows that do not hash to what it committed to, is
 excluded with an event and the run completes with the others.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -26,9 +26,6 @@ from ...parties import mean_release_sensitivity
 from ...privacy import Csprng
 from ...transport import PartyUnavailable, Transport
 from ..baselines import exact_greedy
-
-if TYPE_CHECKING:
-    from .purchase import Purchase
 
 __all__ = ["NominationsConfig", "Aggregator", "Pool", "Choice", "temperature_for", "TEMPERATURE_PER_SIGMA",
            "TEMPERATURE_FLOOR", "STOCHASTIC_GREEDY_FACTOR", "RELEASE_SIGMAS"]
@@ -64,14 +61,14 @@ def temperature_for(sigma: float) -> float:
 
 @dataclass(frozen=True)
 class NominationsConfig:
-    """Every public number of a nominations run, and its purchase."""
+    """Every public number of a nominations run."""
 
     n_features: int
     dim: int
     gamma: float
     hash_seed: int | str
     reveal: str  # "points" or "hashes"
-    purchase: Purchase
+    commit: str  # how owners commit to their offers: "hashes" (h1), or "digests" (16 bytes of each hash)
     nominees: int  # M per owner
     candidates: int  # C per owner (rows sampled for the herding, >= nominees)
     temperature: float | None  # None: temperature_for(sigma of the release)
@@ -127,9 +124,7 @@ class Aggregator:
         self.active = {o: True for o in self.owners}
         self.accessed = {o: 0 for o in self.owners}
         self.hashes_seen = {o: 0 for o in self.owners}
-        # How the owners commit to what they offer: h1 hashes, or a 16-byte digest of each when the aggregator never
-        # needs the hashes (it buys every offer and chooses on the exact kernel); verification is exact either way.
-        self.commit = config.purchase.commitment(config)
+        self.commit = config.commit
         self.n_rows: dict[str, int] = {}
         self.events: list[dict[str, Any]] = []
         self.timings: dict[str, float] = {}

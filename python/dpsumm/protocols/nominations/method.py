@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -110,6 +111,36 @@ class Nominations(SummaryMethod):
         "points", help="points (default; the aggregator gets the raw rows it buys) or hashes (only their h1)")
     dim: int = option(DEFAULT_DIM, help="random features d of h1")
     hash_seed: int | str = option(0, help="public seed of h1")
+
+    @classmethod
+    def _legacy_options(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """0.1's ``Nominations(purchase="labels", label_set=..., purchase_factor=..., sale_tilt_share=...)``: the
+        purchase by name with its options on the method. Rewritten to the purchase object, with a
+        DeprecationWarning; gone in the next release."""
+        moved = {k: kwargs[k] for k in ("label_set", "purchase_factor", "sale_tilt_share", "tilt_rounds")
+                 if k in kwargs}
+        name = kwargs.get("purchase")
+        if not moved and not isinstance(name, str):
+            return kwargs
+        from .by_label import ByLabel
+        from .winners import Winners
+
+        if name == "quotas" or "tilt_rounds" in moved:
+            raise InvalidParameterError("the quota purchase (purchase='quotas', tilt_rounds) was removed in 0.2: use "
+                                        "purchase=dpsumm.ByLabel(label_set=...) with labels, else the default "
+                                        "dpsumm.Nominees()", "purchase")
+        if name in (None, "auto"):
+            name = "labels" if "label_set" in moved else "nominees"
+        classes: dict[str, type[Purchase]] = {"nominees": Nominees, "winners": Winners, "labels": ByLabel}
+        if name not in classes:
+            raise InvalidParameterError(f"`purchase` must be a purchase object (dpsumm.Nominees(), dpsumm.ByLabel("
+                                        f"label_set=...), dpsumm.Winners()), got {name!r}", "purchase")
+        given = ", ".join([f"purchase={name!r}", *(f"{k}=..." for k in moved)])
+        warnings.warn(f"Nominations({given}) is deprecated: pass "
+                      f"purchase=dpsumm.{classes[name].__name__}(...) with the purchase's options on it",
+                      DeprecationWarning, stacklevel=3)
+        rest = {k: v for k, v in kwargs.items() if k not in moved and k != "purchase"}
+        return {**rest, "purchase": classes[name](**moved)}
 
     def _validate(self) -> None:
         super()._validate()
@@ -237,7 +268,8 @@ class Nominations(SummaryMethod):
         factor = STOCHASTIC_GREEDY_FACTOR if self.owner_greedy == "stochastic" else None
         eps_o, delta_o = self.owner_budget(privacy) if self.purchase.owner_release else (0.0, 0.0)
         return NominationsConfig(n_features=n_features, dim=hasher.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
-                                 reveal=self.reveal, purchase=self.purchase, nominees=M, candidates=C,
+                                 reveal=self.reveal, commit=self.purchase.commitment(self.reveal, self.resolved_choice),
+                                 nominees=M, candidates=C,
                                  temperature=self.temperature, release=self.validation_release,
                                  choice=self.resolved_choice, epsilon=eps_v, delta=delta_v, mwem_steps=steps,
                                  mwem_step_epsilon=step_eps, eta=eta, greedy_sample_factor=factor,
@@ -246,15 +278,17 @@ class Nominations(SummaryMethod):
     def run(self, setup: RunSetup) -> SummaryResult:
         assert setup.transport is not None
         config = self.config(size=setup.size, n_features=setup.n_features, hasher=setup.hasher, privacy=setup.privacy)
-        result = run_nominations(setup.transport, setup.owners, setup.consumer, config, setup.rng, hasher=setup.hasher,
+        result = run_nominations(setup.transport, setup.owners, setup.consumer, self.purchase, config, setup.rng,
+                                 hasher=setup.hasher,
                                  size=setup.size, seeded=setup.seeded, started=setup.started, extra=setup.extra,
                                  with_labels=setup.with_labels)
-        _log.info("nominations (%s): temperature %.4g, sigma %.4g, choice on %s; timings %s", config.purchase.name,
+        _log.info("nominations (%s): temperature %.4g, sigma %.4g, choice on %s; timings %s", self.purchase.name,
                   result.extra["temperature"], result.extra["sigma"], config.choice, result.extra["timings"])
         return result
 
 
-def run_nominations(transport: Transport, owners: list[str], consumer: str, config: NominationsConfig, rng: Csprng, *,
+def run_nominations(transport: Transport, owners: list[str], consumer: str, purchase: Purchase,
+                    config: NominationsConfig, rng: Csprng, *,
                     hasher: RFFHasher, size: int, method: str = "nominations", seeded: bool = False,
                     started: float | None = None, extra: dict[str, Any] | None = None,
                     with_labels: bool | None = None) -> SummaryResult:
@@ -264,7 +298,6 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     parties) and for ``dpsumm.flower`` (parties on Flower nodes).
     """
     t0 = time.perf_counter() if started is None else started
-    purchase = config.purchase
     private = config.release != "exact"
     ledger = accounting.Ledger() if private else None
     if ledger is not None:

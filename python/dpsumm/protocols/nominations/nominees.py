@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .aggregator import Aggregator, NominationsConfig, Pool
+from .aggregator import Aggregator, Pool
 from .purchase import Purchase
 
 __all__ = ["Nominees"]
@@ -26,8 +26,10 @@ class Nominees(Purchase):
 
     name: ClassVar[str] = "nominees"
 
-    def commitment(self, config: NominationsConfig) -> str:
-        return "digests" if config.choice == "kernel" and config.reveal == "points" else "hashes"
+    def commitment(self, reveal: str, choice: str) -> str:
+        # A digest of each hash when the aggregator never needs the hashes (it buys every nominee and chooses on
+        # the exact kernel): 16 bytes per nominee instead of 4 d, and no hash of a row it does not buy.
+        return "digests" if choice == "kernel" and reveal == "points" else "hashes"
 
     def buy(self, aggregator: Aggregator, size: int) -> Pool:
         t0 = time.perf_counter()

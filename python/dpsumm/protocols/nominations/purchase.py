@@ -17,7 +17,7 @@ from ..base import OptionsObject
 
 if TYPE_CHECKING:
     from ... import accounting
-    from .aggregator import Aggregator, Choice, NominationsConfig, Pool
+    from .aggregator import Aggregator, Choice, Pool
 
 __all__ = ["Purchase"]
 
@@ -53,7 +53,7 @@ class Purchase(OptionsObject):
                    owner_delta: float) -> None:
         """Refuse a run this purchase cannot serve (sizes, budgets), before any party is asked anything."""
 
-    def commitment(self, config: NominationsConfig) -> str:
+    def commitment(self, reveal: str, choice: str) -> str:
         """How owners commit to their offers: ``"hashes"`` (h1) or ``"digests"`` (16 bytes of each hash)."""
         return "hashes"
 
