@@ -153,6 +153,8 @@ def method_from_options(method: object, options: Mapping[str, Any],
     base = resolve_method(method)
     own = base.option_names()
     options = dict(options)
+    if isinstance(options.get("label_set"), str):  # its text form (a flag, a run config value)
+        options["label_set"] = parse_label_set(options["label_set"], spell=spell)
     if "purchase" in own:
         try:
             _purchase_from(base, options, spell)
