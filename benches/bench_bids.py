@@ -44,14 +44,14 @@ def case(request):
         summary = np.concatenate([h[rng.integers(0, len(h), 30)] for h in hashes]).astype(np.float64)
         q = len(summary)
         vs = [(g_valid - q / (q + 1) * summary.mean(0) + 0.01 * rng.normal(size=D) * r / 10).astype(np.float32) for r in range(5)]
-        index_rows = [dpsumm.BidIndex.from_rows(X, hasher) for X in datas]
+        index_rows = [dpsumm.kernels.BidIndex.from_rows(X, hasher) for X in datas]
     else:
         H = rng.uniform(-0.12, 0.12, size=(N, D)).astype(np.float32)
         hashes = [np.ascontiguousarray(h) for h in np.array_split(H, K)]
         del H
         vs = [rng.normal(size=D).astype(np.float32) for _ in range(5)]
         index_rows = None
-    index_hashes = [dpsumm.BidIndex.from_hashes(h) for h in hashes]
+    index_hashes = [dpsumm.kernels.BidIndex.from_hashes(h) for h in hashes]
     want = [_core.best_rows(hashes, v, None) for v in vs]
     return {"name": request.param, "hashes": hashes, "vs": vs, "want": want, "index_hashes": index_hashes,
             "index_rows": index_rows}

@@ -87,7 +87,7 @@ def test_mmd(benchmark, mmd_input, impl):
     A, B = mmd_input
     benchmark.group = "mmd2 10000 vs 10000 x 784"
     if impl == "rust":
-        _pedantic(benchmark, lambda: dpsumm.mmd2(A, B, 0.01), rounds=2)
+        _pedantic(benchmark, lambda: dpsumm.kernels.mmd2(A, B, 0.01), rounds=2)
     else:
         _pedantic(benchmark, lambda: reference.mmd2(A, B, 0.01), rounds=2)
 

@@ -23,7 +23,7 @@ def sums():
 def test_mwem(benchmark, sums, impl):
     benchmark.group = "mwem T=1656 d=140 |S|=281"
     if impl == "rust":
-        run = lambda: dpsumm.ProductMWEM(D, ETA, random_state=1).release(sums, Q, T, 0.01)  # noqa: E731
+        run = lambda: dpsumm.privacy.ProductMWEM(D, ETA, random_state=1).release(sums, Q, T, 0.01)  # noqa: E731
         rounds = 10
     else:
         gen = np.random.default_rng(1)

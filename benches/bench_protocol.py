@@ -39,7 +39,7 @@ def test_protocol(benchmark, split, size, impl):
         run = lambda: dpsumm.summarize(s.owners, s.validation, size, seed_set=s.seed_set, random_state=0, progress=False)  # noqa: E731
     else:
         h = dpsumm.RFFHasher(784, dim=140, gamma=0.1, seed=0)
-        sched = dpsumm.paper_schedule(size, 5)
+        sched = dpsumm.accounting.paper_schedule(size, 5)
         run = lambda: reference.summarize_reference(  # noqa: E731
             s.owners, s.validation, size, seed_set=s.seed_set, omega=h.omega_, offset=h.offset_, schedule=sched,
             rng=np.random.default_rng(0))

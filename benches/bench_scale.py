@@ -90,7 +90,7 @@ def make_data(rows: int, owners: int, features: int, seed: int = 0, labels: bool
 def run(method: str, datas, V, size: int, dim: int, seed: int = 0) -> dict:
     names = [f"owner-{k}" for k in range(len(datas))]
     parties = {n: OwnerParty(d, None, n) for n, d in zip(names, datas)}
-    parties["consumer"] = ConsumerParty(V, dpsumm.Csprng(seed).derive("consumer"))
+    parties["consumer"] = ConsumerParty(V, dpsumm.privacy.Csprng(seed).derive("consumer"))
     transport = TimingTransport(parties)
     t0 = time.perf_counter()
     res = dpsumm.summarize(datas, V, size, method=dpsumm.methods.resolve_method(method).set_params(dim=dim), random_state=seed, progress=False, transport=transport)

@@ -66,7 +66,7 @@ class TimingTransport(InProcessTransport):
 def timed_run(method: str, datas, V, size: int, **kw):
     names = [f"owner-{k}" for k in range(len(datas))]
     parties = {n: OwnerParty(d, None, n) for n, d in zip(names, datas)}
-    parties["consumer"] = ConsumerParty(V, dpsumm.Csprng(0).derive("consumer"))
+    parties["consumer"] = ConsumerParty(V, dpsumm.privacy.Csprng(0).derive("consumer"))
     transport = TimingTransport(parties)
     t0 = time.perf_counter()
     res = dpsumm.summarize(datas, V, size, method=method, random_state=0, progress=False, transport=transport, **kw)

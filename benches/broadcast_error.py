@@ -29,7 +29,7 @@ def main() -> None:
     from _data import mnist_dir
 
     split = datasets.mnist_label_split(mnist_dir(args.data), random_state=0)
-    paper = dpsumm.paper_schedule(args.size, len(split.owners))
+    paper = dpsumm.accounting.paper_schedule(args.size, len(split.owners))
     noiseless = dataclasses.replace(paper, epsilon_validation_step=1e4, epsilon_first_epoch_step=1e4,
                                     epsilon_epoch_step=(1e4,) * args.size)
     out = {}

@@ -25,7 +25,7 @@ SCALES = (0.0001, 0.001, 0.01, 0.1, 1, 3, 5, 10, 20, 50, 240)
 
 
 def main() -> None:
-    warnings.simplefilter("ignore", dpsumm.DegenerateKernelWarning)
+    warnings.simplefilter("ignore", dpsumm.preprocessing.DegenerateKernelWarning)
     logging.getLogger("dpsumm").setLevel(logging.ERROR)
     X = dpsumm.datasets.digits()[0]
     out = {"command": "python benches/kernel_scale.py", "size": 20, "dim": 140,

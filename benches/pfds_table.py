@@ -48,7 +48,7 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.svm import LinearSVC
 
-from dpsumm import Csprng
+from dpsumm.privacy import Csprng
 from dpsumm.dp_erm import functional_mechanism, objective_perturbation, unit_features
 from dpsumm.pfds import Domain, partition_agents, pfds
 

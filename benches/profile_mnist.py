@@ -45,7 +45,7 @@ def main() -> None:
     gamma = float(median_gamma(s.seed_set))
     names = [f"owner-{k}" for k in range(len(s.owners))]
     parties = {n: OwnerParty(d, None, n) for n, d in zip(names, s.owners)}
-    parties["consumer"] = ConsumerParty(s.validation, dpsumm.Csprng(0).derive("consumer"))
+    parties["consumer"] = ConsumerParty(s.validation, dpsumm.privacy.Csprng(0).derive("consumer"))
     tr = TimingTransport(parties)
     t = time.perf_counter()
     res = dpsumm.summarize(s.owners, s.validation, 1000, gamma=gamma, random_state=0, progress=False, transport=tr)
@@ -65,7 +65,7 @@ def main() -> None:
     for method in ("paper-greedy", "paper"):
         names = [f"owner-{k}" for k in range(len(s.owners))]
         parties = {n: OwnerParty(d, None, n) for n, d in zip(names, s.owners)}
-        parties["consumer"] = ConsumerParty(s.validation, dpsumm.Csprng(0).derive("consumer"))
+        parties["consumer"] = ConsumerParty(s.validation, dpsumm.privacy.Csprng(0).derive("consumer"))
         tr = TimingTransport(parties)
         t = time.perf_counter()
         res = dpsumm.summarize(s.owners, s.validation, 1000, method=method, seed_set=s.seed_set, gamma=gamma, random_state=0,

@@ -42,7 +42,7 @@ def point(n, k, d, with_numpy=True):
     datas, V = make_data(n, k, 64, seed=n + k + d)
     hasher = dpsumm.RFFHasher(64, dim=d, gamma=0.1, seed=0)
     vs = broadcasts(hasher, datas, V)
-    idx = [dpsumm.BidIndex.from_rows(X, hasher) for X in datas]
+    idx = [dpsumm.kernels.BidIndex.from_rows(X, hasher) for X in datas]
 
     def ours(v):
         return [i.best(v) for i in idx]

@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from dpsumm.messages import LabelHistogramRelease, Message, SketchReply, TargetRelease
+from dpsumm.messages import LabelHistogramRelease, Message, TargetRelease
+from dpsumm.protocols.nominations.by_label import LabelRelease
 
 #: Each DP release reply and its field that the other parties may see (the rest of the reply is public or stays
 #: with the trusted aggregator).
-RELEASED = {SketchReply: "values", LabelHistogramRelease: "counts", TargetRelease: "noisy_mean"}
+RELEASED = {LabelRelease: "values", LabelHistogramRelease: "counts", TargetRelease: "noisy_mean"}
 
 
 class Recorder:

@@ -22,7 +22,7 @@ OWNERS = [RNG.uniform(size=(30, 3)) for _ in range(3)]
 VALIDATION = RNG.uniform(size=(20, 3))
 LABELS = [RNG.integers(0, 3, size=30) for _ in range(3)]
 VALIDATION_LABELS = RNG.integers(0, 3, size=20)
-LABEL_METHOD = dpsumm.Nominations(purchase="labels", label_set=(0, 1, 2))
+LABEL_METHOD = dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1, 2)))
 KW = dict(progress=False, random_state=0)
 
 
@@ -53,11 +53,16 @@ def test_a_method_object_refuses_an_option_it_does_not_have(build, argument, hin
 
 @pytest.mark.parametrize("method,privacy", [
     (dpsumm.Nominations(), Budget(validation_epsilon=1e-6, validation_delta=1e-6)),
-    (dpsumm.Nominations(purchase="quotas"), Budget(1e-6, 1e-6, 1.0, 1e-6)),
-    (dpsumm.Nominations(purchase="quotas"), Budget(1.0, 1e-6, 1e-6, 1e-6)),
+    # the owners' label release at an owners' epsilon no sampler can meet
+    (LABEL_METHOD, Budget(1e-6, 1e-6, 1.0, 1e-6)),
+    # the tilt's hashed mean at sale_tilt_share * epsilon_v
+    (dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1, 2), sale_tilt_share=0.5)), Budget(1.0, 1e-6, 1e-6, 1e-6)),
 ])
 def test_an_uncalibratable_budget_is_refused_before_any_release(method, privacy, no_messages):
-    refused(lambda: dpsumm.summarize(OWNERS, VALIDATION, 5, method, privacy=privacy, **KW), "privacy")
+    owners = [Owner(o, labels=y) for o, y in zip(OWNERS, LABELS)] if method.needs_labels else OWNERS
+    labels = VALIDATION_LABELS if method.needs_labels else None
+    refused(lambda: dpsumm.summarize(owners, VALIDATION, 5, method, privacy=privacy, validation_labels=labels, **KW),
+            "privacy")
 
 
 def test_mwem_steps_beyond_the_sampler_are_refused(no_messages):
@@ -66,8 +71,9 @@ def test_mwem_steps_beyond_the_sampler_are_refused(no_messages):
 
 
 def test_purchase_factor_is_capped():
-    refused(lambda: dpsumm.Nominations(purchase="quotas", purchase_factor=1e300), "purchase_factor")
-    refused(lambda: dpsumm.Nominations(purchase="labels", label_set={0: 1}), "label_set")
+    refused(lambda: dpsumm.ByLabel(label_set=(0, 1), purchase_factor=1e300), "purchase_factor")
+    refused(lambda: dpsumm.ByLabel(label_set=(0, 1), purchase_factor=0.5), "purchase_factor")
+    refused(lambda: dpsumm.ByLabel(label_set={0: 1}), "label_set")
 
 
 # ------------------------------------------------------------ the label purchase: labels the owners can count
@@ -136,13 +142,13 @@ Y = RNG.integers(0, 2, size=20)
     (lambda: dpsumm.scale_to_unit(VALIDATION, 0, 1, clip="no"), "clip"),
     (lambda: dpsumm.preprocessing.kernel_scale(VALIDATION, "x"), "gamma"),
     (lambda: dpsumm.preprocessing.check_kernel(VALIDATION, float("nan")), "gamma"),
-    (lambda: dpsumm.best_row([["a", "b"]], np.zeros(2)), "hashes"),
-    (lambda: dpsumm.best_row([[1, 2], [3]], np.zeros(2)), "hashes"),
-    (lambda: dpsumm.BidIndex.from_hashes(np.zeros((3, 4), complex)), "hashes"),
-    (lambda: dpsumm.best_row(np.zeros((3, 0), np.float32), np.zeros(0)), "hashes"),
-    (lambda: dpsumm.best_row(np.zeros((3, 2), np.float32), np.zeros(2), "x"), "offered"),
-    (lambda: dpsumm.gaussian_mean_release(np.full(3, np.nan), dpsumm.accounting.calibrate_gaussian(
-        1.0, 1e-6, sensitivity=0.1, dim=3), dpsumm.Csprng(0)), "mean"),
+    (lambda: dpsumm.kernels.best_row([["a", "b"]], np.zeros(2)), "hashes"),
+    (lambda: dpsumm.kernels.best_row([[1, 2], [3]], np.zeros(2)), "hashes"),
+    (lambda: dpsumm.kernels.BidIndex.from_hashes(np.zeros((3, 4), complex)), "hashes"),
+    (lambda: dpsumm.kernels.best_row(np.zeros((3, 0), np.float32), np.zeros(0)), "hashes"),
+    (lambda: dpsumm.kernels.best_row(np.zeros((3, 2), np.float32), np.zeros(2), "x"), "offered"),
+    (lambda: dpsumm.privacy.gaussian_mean_release(np.full(3, np.nan), dpsumm.accounting.calibrate_gaussian(
+        1.0, 1e-6, sensitivity=0.1, dim=3), dpsumm.privacy.Csprng(0)), "mean"),
 ])
 def test_evaluation_helpers_name_the_bad_argument(call, argument):
     refused(call, argument)
@@ -157,14 +163,14 @@ DOMAIN = dpsumm.pfds.Domain.box(3, 0.0, 1.0, classes=range(2))
 
 
 @pytest.mark.parametrize("call,argument", [
-    (lambda: dpsumm.paper_schedule(5, 2**70), "owners"),
-    (lambda: dpsumm.paper_schedule(5, 3, seed_set_size=2**70), "seed_set_size"),
-    (lambda: dpsumm.accounting.account(dpsumm.paper_schedule(5, 3), delta=2.0), "delta"),
+    (lambda: dpsumm.accounting.paper_schedule(5, 2**70), "owners"),
+    (lambda: dpsumm.accounting.paper_schedule(5, 3, seed_set_size=2**70), "seed_set_size"),
+    (lambda: dpsumm.accounting.account(dpsumm.accounting.paper_schedule(5, 3), delta=2.0), "delta"),
     (lambda: dpsumm.accounting.privacy_text("x"), "result"),
     (lambda: dpsumm.pfds.pfds(AGENTS, AGENT_LABELS, DOMAIN, 1.0, t=2**70, random_state=0), "t"),
     (lambda: dpsumm.pfds.pfds(AGENTS, AGENT_LABELS, DOMAIN, 1.0, sharers=[0.5], random_state=0), "sharers"),
     (lambda: dpsumm.pfds.pfds(AGENTS, AGENT_LABELS, DOMAIN, 1.0, sharers=[True], random_state=0), "sharers"),
-    (lambda: dpsumm.pfds_training_set(AGENTS, AGENT_LABELS, DOMAIN, 1.0, foo=1), "foo"),
+    (lambda: dpsumm.pfds.pfds_training_set(AGENTS, AGENT_LABELS, DOMAIN, 1.0, foo=1), "foo"),
     (lambda: dpsumm.pfds.Domain([None], {0: "x"}, classes=[0, 1]), "categories"),
     (lambda: dpsumm.pfds.Domain([(0, 1)], classes=[float("nan"), 1.0]), "classes"),
     (lambda: dpsumm.datasets.label_split((AGENTS[0], AGENT_LABELS[0]), (AGENTS[1], AGENT_LABELS[1]),

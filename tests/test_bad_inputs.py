@@ -80,15 +80,15 @@ AGENT_LABELS = [RNG.integers(0, 2, 20) for _ in range(2)]
     (lambda: dpsumm.Nominations(temperature=HUGE), "temperature"),
     (lambda: dpsumm.Nominations(purchase_factor=HUGE_FRACTION), "purchase_factor"),
     (lambda: dpsumm.PaperProtocol(epsilon_auction=HUGE), "epsilon_auction"),
-    (lambda: dpsumm.mmd2(OWNERS[0], VALIDATION, HUGE), "gamma"),
-    (lambda: dpsumm.kernel_sum(OWNERS[0], VALIDATION, HUGE_FRACTION), "gamma"),
+    (lambda: dpsumm.kernels.mmd2(OWNERS[0], VALIDATION, HUGE), "gamma"),
+    (lambda: dpsumm.kernels.kernel_sum(OWNERS[0], VALIDATION, HUGE_FRACTION), "gamma"),
     (lambda: metrics.mmd_increase_pct(HUGE, 1.0), "alg"),
     (lambda: metrics.mmd_increase_pct(1.0, -HUGE), "greedy"),
     (lambda: metrics.svm_accuracy(VALIDATION, Y, VALIDATION, Y, C=HUGE), "C"),
     (lambda: dpsumm.scale_to_unit(VALIDATION, HUGE, 1.0), "low"),
     (lambda: dpsumm.scale_to_unit(VALIDATION, 0.0, HUGE_FRACTION), "high"),
-    (lambda: dpsumm.ProductMWEM(4, HUGE), "eta"),
-    (lambda: dpsumm.discrete_gaussian(HUGE, dpsumm.Csprng(0)), "sigma"),
+    (lambda: dpsumm.privacy.ProductMWEM(4, HUGE), "eta"),
+    (lambda: dpsumm.privacy.discrete_gaussian(HUGE, dpsumm.privacy.Csprng(0)), "sigma"),
     (lambda: acc.LaplaceEvent(0.1, HUGE, "replace-one"), "sensitivity"),
     (lambda: acc.LaplaceEvent(0.1, 1.0, "replace-one", granularity=HUGE_FRACTION), "granularity"),
     (lambda: acc.AuctionEvent(HUGE, 1, 3), "epsilon"),
@@ -121,20 +121,20 @@ def test_no_real_number_argument_raises_overflow_error(value):
 
 def test_eta_whose_grid_overflows_is_refused():
     # 2 / 5e-324 is infinite: round() raised OverflowError.
-    refused(lambda: dpsumm.stochastic_round(U, 5e-324, dpsumm.Csprng(0)), "eta")
-    refused(lambda: dpsumm.ProductMWEM(4, 5e-324), "eta")
+    refused(lambda: dpsumm.privacy.stochastic_round(U, 5e-324, dpsumm.privacy.Csprng(0)), "eta")
+    refused(lambda: dpsumm.privacy.ProductMWEM(4, 5e-324), "eta")
 
 
 # ------------------------------------------------------------------------ ragged lists, masked arrays, iterators
 
 
 @pytest.mark.parametrize("call,argument", [
-    (lambda: dpsumm.stochastic_round(RAGGED, 0.5, dpsumm.Csprng(0)), "values"),
-    (lambda: dpsumm.quantize_column_sums(RAGGED, 0.5, dpsumm.Csprng(0)), "values"),
-    (lambda: dpsumm.gaussian_on_grid(RAGGED, 1.0, 0.1, dpsumm.Csprng(0)), "values"),
-    (lambda: dpsumm.gaussian_mean_release(RAGGED, acc.calibrate_gaussian(1.0, 1e-6, sensitivity=0.1, dim=2),
-                                          dpsumm.Csprng(0)), "mean"),
-    (lambda: dpsumm.BidIndex.from_rows(RAGGED, dpsumm.RFFHasher(2, dim=4)), "rows"),
+    (lambda: dpsumm.privacy.stochastic_round(RAGGED, 0.5, dpsumm.privacy.Csprng(0)), "values"),
+    (lambda: dpsumm.privacy.quantize_column_sums(RAGGED, 0.5, dpsumm.privacy.Csprng(0)), "values"),
+    (lambda: dpsumm.privacy.gaussian_on_grid(RAGGED, 1.0, 0.1, dpsumm.privacy.Csprng(0)), "values"),
+    (lambda: dpsumm.privacy.gaussian_mean_release(RAGGED, acc.calibrate_gaussian(1.0, 1e-6, sensitivity=0.1, dim=2),
+                                          dpsumm.privacy.Csprng(0)), "mean"),
+    (lambda: dpsumm.kernels.BidIndex.from_rows(RAGGED, dpsumm.RFFHasher(2, dim=4)), "rows"),
     (lambda: dpsumm.summarize([Owner(o, labels=[[1], [2, 3]] + [[0]] * 28) for o in OWNERS], VALIDATION, 5,
                               "uniform", **KW), "owners"),
     (lambda: pfds.make_tree(AGENTS[0], [[0], [1, 0]] + [[0]] * 18, DOMAIN, 0.5, random_state=0), "y"),
@@ -153,10 +153,10 @@ def _masked(X):
 @pytest.mark.parametrize("call,argument", [
     (lambda: dpsumm.summarize([_masked(OWNERS[0]), *OWNERS[1:]], VALIDATION, 5, "uniform", **KW), "owners"),
     (lambda: dpsumm.summarize(OWNERS, _masked(VALIDATION), 5, "uniform", **KW), "validation"),
-    (lambda: dpsumm.mmd2(_masked(OWNERS[0]), VALIDATION, 0.1), "A"),
+    (lambda: dpsumm.kernels.mmd2(_masked(OWNERS[0]), VALIDATION, 0.1), "A"),
     (lambda: dpsumm.RFFHasher(3, dim=4).transform(_masked(VALIDATION)), "X"),
     (lambda: metrics.svm_accuracy(VALIDATION, np.ma.masked_array(Y, Y == 0), VALIDATION, Y), "y"),
-    (lambda: dpsumm.gaussian_on_grid(_masked(np.zeros(3)), 1.0, 0.1, dpsumm.Csprng(0)), "values"),
+    (lambda: dpsumm.privacy.gaussian_on_grid(_masked(np.zeros(3)), 1.0, 0.1, dpsumm.privacy.Csprng(0)), "values"),
 ])
 def test_a_masked_array_with_masked_entries_is_refused(call, argument):
     # np.asarray drops the mask: the values under it were used as data.
@@ -166,7 +166,7 @@ def test_a_masked_array_with_masked_entries_is_refused(call, argument):
 def test_a_masked_array_without_masked_entries_and_a_generator():
     res = dpsumm.summarize([np.ma.masked_array(OWNERS[0]), *OWNERS[1:]], VALIDATION, 5, "uniform", **KW)
     assert len(res) == 5
-    err = refused(lambda: dpsumm.mmd2((r for r in OWNERS[0]), VALIDATION, 0.1), "A")
+    err = refused(lambda: dpsumm.kernels.mmd2((r for r in OWNERS[0]), VALIDATION, 0.1), "A")
     assert "iterator" in str(err)
 
 
@@ -174,19 +174,19 @@ def test_a_masked_array_without_masked_entries_and_a_generator():
 
 
 @pytest.mark.parametrize("call,argument", [
-    (lambda: dpsumm.ProductMWEM(4, 0.5, random_state=0).release(np.array(["0"] * 4), 10, 2, 0.5), "column_sums"),
-    (lambda: dpsumm.ProductMWEM(4, 0.5, random_state=0).release(np.zeros(4, complex), 10, 2, 0.5), "column_sums"),
-    (lambda: dpsumm.ProductMWEM(4, 0.5, random_state=0).release(np.zeros(4, "datetime64[s]"), 10, 2, 0.5),
+    (lambda: dpsumm.privacy.ProductMWEM(4, 0.5, random_state=0).release(np.array(["0"] * 4), 10, 2, 0.5), "column_sums"),
+    (lambda: dpsumm.privacy.ProductMWEM(4, 0.5, random_state=0).release(np.zeros(4, complex), 10, 2, 0.5), "column_sums"),
+    (lambda: dpsumm.privacy.ProductMWEM(4, 0.5, random_state=0).release(np.zeros(4, "datetime64[s]"), 10, 2, 0.5),
      "column_sums"),
     (lambda: dpsumm.scale_to_unit(VALIDATION, "0", 1.0), "low"),
     (lambda: dpsumm.scale_to_unit(VALIDATION, np.zeros(3, complex), 1.0), "low"),
     (lambda: dpsumm.scale_to_unit(VALIDATION, 0.0, np.array(["1"] * 3)), "high"),
-    (lambda: dpsumm.Csprng(0).discrete_gaussian(np.bool_(True)), "sigma"),
-    (lambda: dpsumm.Csprng(0).laplace(0.0, np.bool_(True)), "scale"),
-    (lambda: dpsumm.Csprng(0).exponential_mechanism([True, False], 1.0, 1.0), "scores"),
-    (lambda: dpsumm.Csprng(0).gaussian_on_grid(np.zeros((3, 1)), 1.0, 0.1), "values"),
-    (lambda: dpsumm.Csprng(0).gaussian_on_grid("abc", 1.0, 0.1), "values"),
-    (lambda: dpsumm.Csprng(0).gaussian_on_grid(None, 1.0, 0.1), "values"),
+    (lambda: dpsumm.privacy.Csprng(0).discrete_gaussian(np.bool_(True)), "sigma"),
+    (lambda: dpsumm.privacy.Csprng(0).laplace(0.0, np.bool_(True)), "scale"),
+    (lambda: dpsumm.privacy.Csprng(0).exponential_mechanism([True, False], 1.0, 1.0), "scores"),
+    (lambda: dpsumm.privacy.Csprng(0).gaussian_on_grid(np.zeros((3, 1)), 1.0, 0.1), "values"),
+    (lambda: dpsumm.privacy.Csprng(0).gaussian_on_grid("abc", 1.0, 0.1), "values"),
+    (lambda: dpsumm.privacy.Csprng(0).gaussian_on_grid(None, 1.0, 0.1), "values"),
     (lambda: pfds.make_tree(AGENTS[0], AGENT_LABELS[0].astype(complex), DOMAIN, 0.5, random_state=0), "y"),
     (lambda: pfds.Domain(np.array([["a", "b"]]), classes=[0, 1]), "bounds"),
     (lambda: pfds.Domain([(0, 1)], classes="ab"), "classes"),
@@ -203,12 +203,12 @@ def test_complex_scores_are_refused_not_truncated_with_a_warning():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with pytest.raises(InvalidParameterError) as info:
-            dpsumm.Csprng(0).exponential_mechanism(np.array([0.0, 1.0 + 5j, 2.0]), 1.0, 1.0)
+            dpsumm.privacy.Csprng(0).exponential_mechanism(np.array([0.0, 1.0 + 5j, 2.0]), 1.0, 1.0)
     assert info.value.argument == "scores" and not caught
 
 
 def test_csprng_gaussian_on_grid_takes_any_real_sequence():
-    rng = dpsumm.Csprng(0)
+    rng = dpsumm.privacy.Csprng(0)
     for values in ([0.0, 1.0, 2.0], np.zeros(3, np.float32), np.arange(3), (0, 1, 2)):
         out = rng.gaussian_on_grid(values, 1.0, 0.1)
         assert out.shape == (3,) and np.isfinite(out).all()
@@ -223,9 +223,9 @@ def test_a_vector_of_any_dtype_is_used_or_refused_naming_it(values):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         # (call, argument, largest |value| it takes: column sums of 10 rows in [-1, 1]; the lattice's integer range)
-        for call, argument, bound in ((lambda: dpsumm.ProductMWEM(4, 0.5, random_state=0).release(values, 10, 2, 0.5),
+        for call, argument, bound in ((lambda: dpsumm.privacy.ProductMWEM(4, 0.5, random_state=0).release(values, 10, 2, 0.5),
                                        "column_sums", 10.0),
-                                      (lambda: dpsumm.gaussian_on_grid(values, 1.0, 0.5, dpsumm.Csprng(0)), "values",
+                                      (lambda: dpsumm.privacy.gaussian_on_grid(values, 1.0, 0.5, dpsumm.privacy.Csprng(0)), "values",
                                        2.0**50)):  # |value / granularity| below 2**52
             real = values.dtype.kind in "fiu"
             try:
@@ -244,16 +244,16 @@ def test_a_vector_of_any_dtype_is_used_or_refused_naming_it(values):
 
 def test_gaussian_mean_release_names_mean_not_values():
     cal = acc.calibrate_gaussian(1.0, 1e-6, sensitivity=0.1, dim=3)
-    refused(lambda: dpsumm.gaussian_mean_release(np.full(3, 1e300), cal, dpsumm.Csprng(0)), "mean")
+    refused(lambda: dpsumm.privacy.gaussian_mean_release(np.full(3, 1e300), cal, dpsumm.privacy.Csprng(0)), "mean")
 
 
 def test_bid_index_from_rows_names_rows_and_the_unfitted_hasher():
     h = dpsumm.RFFHasher(3, dim=4)
-    refused(lambda: dpsumm.BidIndex.from_rows(np.full((4, 3), np.nan), h), "rows")
-    refused(lambda: dpsumm.BidIndex.from_rows(VALIDATION * 1e30, h), "rows")
-    refused(lambda: dpsumm.BidIndex.from_rows(VALIDATION, dpsumm.RFFHasher(dim=4)), "hasher")
+    refused(lambda: dpsumm.kernels.BidIndex.from_rows(np.full((4, 3), np.nan), h), "rows")
+    refused(lambda: dpsumm.kernels.BidIndex.from_rows(VALIDATION * 1e30, h), "rows")
+    refused(lambda: dpsumm.kernels.BidIndex.from_rows(VALIDATION, dpsumm.RFFHasher(dim=4)), "hasher")
     fitted = dpsumm.RFFHasher(dim=4).fit(VALIDATION)
-    assert dpsumm.BidIndex.from_rows(VALIDATION, fitted).n_rows == 20
+    assert dpsumm.kernels.BidIndex.from_rows(VALIDATION, fitted).n_rows == 20
 
 
 def test_an_unfitted_hasher_attribute_is_a_not_fitted_error_and_an_attribute_error():
@@ -423,11 +423,11 @@ def test_pfds_refuses_before_any_noise(call, argument):
 
 @pytest.mark.parametrize("epsilon", [1e4, 5e-324, 1e-300])
 def test_pfds_budget_refused_before_the_stream_is_touched(epsilon):
-    rng = dpsumm.Csprng(77)
+    rng = dpsumm.privacy.Csprng(77)
     refused(lambda: pfds.pfds(AGENTS, AGENT_LABELS, DOMAIN, epsilon, h_max=3, t=3, levels=2, random_state=rng),
             "epsilon")
     # No noise drawn: at 1e4 the trees were grown before the ledger refused their events.
-    assert rng.uniform() == dpsumm.Csprng(77).uniform()
+    assert rng.uniform() == dpsumm.privacy.Csprng(77).uniform()
 
 
 def test_partition_agents_takes_lists():
@@ -618,8 +618,8 @@ def test_a_finite_vector_whose_scores_overflow_float64_is_refused(call, argument
     (lambda: kernels.best_row(np.full((3, 4), 1e39), np.ones(4)), "hashes"),
     (lambda: kernels.best_rows([KHASH], np.full(64, -4e38)), "v"),
     (lambda: kernels.best_rows([np.full((3, 4), 1e39)], np.ones(4)), "hashes"),
-    (lambda: dpsumm.BidIndex.from_hashes(KHASH).best(np.full(64, 1e308)), "v"),
-    (lambda: dpsumm.BidIndex.from_hashes(np.full((3, 4), 1e39)), "hashes"),
+    (lambda: dpsumm.kernels.BidIndex.from_hashes(KHASH).best(np.full(64, 1e308)), "v"),
+    (lambda: dpsumm.kernels.BidIndex.from_hashes(np.full((3, 4), 1e39)), "hashes"),
     (lambda: kernels.greedy_select(np.full((3, 4), 1e39), np.zeros(4), 2), "hashes"),
     (lambda: kernels.stochastic_greedy_select(np.full((3, 4), -1e39), np.zeros(4), 2, 2), "hashes"),
     # was: no refusal at all, the digests of float32 infinities
@@ -637,7 +637,7 @@ def test_the_noisiest_release_is_still_scored():
     # the exact sampler allows (delta 1e-3; 1e-4 is refused): sigma ~ 1.8e3 per coordinate, ||g||_1 * sqrt(2/64)
     # ~ 2e4, against a bound of 4.5e307 (times the temperature for nominate).
     cal = acc.calibrate_gaussian(1e-6, 1e-3, sensitivity=2 * math.sqrt(2), dim=64)
-    g = dpsumm.gaussian_mean_release(KHASH.astype(np.float64).mean(0), cal, dpsumm.Csprng(1))
+    g = dpsumm.privacy.gaussian_mean_release(KHASH.astype(np.float64).mean(0), cal, dpsumm.privacy.Csprng(1))
     assert cal.sigma > 1e3 and np.abs(g).max() > 1e3
     with warnings.catch_warnings():
         warnings.simplefilter("error")

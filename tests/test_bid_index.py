@@ -1,6 +1,6 @@
 """The 8-bit bid index (issue 8) picks exactly the winner of the exact kernel.
 
-Reference: ``dpsumm.best_row`` (float32 products summed in float64 in a fixed order, lowest index on
+Reference: ``dpsumm.kernels.best_row`` (float32 products summed in float64 in a fixed order, lowest index on
 ties), itself tested against numpy in test_kernels.py. Every case compares the value bit for bit and the
 index, on random and adversarial inputs: ties, near-ties, all-equal rows, offered masks, a zero vector,
 huge and tiny scales.
@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import dpsumm
-from dpsumm import BidIndex, InvalidParameterError, best_row
+from dpsumm import InvalidParameterError
+from dpsumm.kernels import BidIndex, best_row
 
 
 def exact(H, v, offered=None):

@@ -7,7 +7,8 @@ import pytest
 from scipy import stats
 from scipy.optimize import minimize
 
-from dpsumm import Csprng, InvalidParameterError
+from dpsumm import InvalidParameterError
+from dpsumm.privacy import Csprng
 from dpsumm.dp_erm import _gamma_int, _gaussian, functional_mechanism, objective_perturbation, unit_features
 
 

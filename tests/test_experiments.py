@@ -33,7 +33,7 @@ def test_run_experiment_records_and_files(tmp_path):
         if m == "paper":
             # Paper schedule with the certified auction (eps_auc = 0, the default): the owners' epsilon is the
             # h2 releases', what the accountant computes from the schedule (0.0246 at p = 10).
-            planned = dpsumm.accounting.schedule_ledger(dpsumm.paper_schedule(size, 5))
+            planned = dpsumm.accounting.schedule_ledger(dpsumm.accounting.paper_schedule(size, 5))
             assert r.epsilon_owners == pytest.approx(r.epsilon_owners_h2, rel=1e-9)
             assert r.epsilon_owners_h2 == pytest.approx(planned.epsilon("owners", 1e-4, include_auction=False), rel=1e-9)
             assert 0.02 < r.epsilon_owners_h2 < 0.03
@@ -106,7 +106,7 @@ def test_broadcast_error_exact_side_and_noise_free_limit():
     import dataclasses
 
     s = datasets.digits_label_split(random_state=0)
-    sched = dpsumm.paper_schedule(20, 5, seed_set_size=60)
+    sched = dpsumm.accounting.paper_schedule(20, 5, seed_set_size=60)
     rows = experiments.broadcast_error(s, sched, rounds=(1, 20), random_state=0)
     assert [r["round"] for r in rows] == [1, 20]
     # The exact side is the greedy summary's: recompute it from the public pieces.

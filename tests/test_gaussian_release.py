@@ -22,7 +22,7 @@ ALPHA = 1e-3  # significance of every statistical test here (fixed seeds: determ
 
 
 def test_discrete_gaussian_pmf_through_the_binding():
-    rng = dpsumm.Csprng(31)
+    rng = dpsumm.privacy.Csprng(31)
     sigma = 2.0
     draws = np.array([privacy.discrete_gaussian(sigma, rng) for _ in range(30_000)])
     cells = np.arange(-6, 7)
@@ -37,7 +37,7 @@ def test_discrete_gaussian_pmf_through_the_binding():
 
 
 def test_gaussian_on_grid_is_on_the_grid_with_the_stated_variance():
-    rng = dpsumm.Csprng(32)
+    rng = dpsumm.privacy.Csprng(32)
     g = 2.0**-12
     values = np.linspace(-1, 1, 20_000)
     out = privacy.gaussian_on_grid(values, 0.3, g, rng)
@@ -57,7 +57,7 @@ def test_gaussian_on_grid_is_on_the_grid_with_the_stated_variance():
 )
 def test_bad_sigma_is_a_typed_error_naming_it(sigma):
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        privacy.gaussian_on_grid(np.zeros(3), sigma, 2.0**-10, dpsumm.Csprng(1))
+        privacy.gaussian_on_grid(np.zeros(3), sigma, 2.0**-10, dpsumm.privacy.Csprng(1))
     assert e.value.argument == "sigma"
 
 
@@ -74,7 +74,7 @@ def test_bad_sigma_is_a_typed_error_naming_it(sigma):
 )
 def test_bad_values_and_grid_are_typed_errors(values, granularity, arg):
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        privacy.gaussian_on_grid(values, 1.0, granularity, dpsumm.Csprng(1))
+        privacy.gaussian_on_grid(values, 1.0, granularity, dpsumm.privacy.Csprng(1))
     assert e.value.argument == arg
 
 
@@ -82,7 +82,7 @@ def test_gaussian_mean_release_is_unbiased_on_its_lattice():
     d, m = 64, 500
     cal = acc.calibrate_gaussian(1.0, 1e-6, sensitivity=2 * math.sqrt(2) / m, dim=d)
     mean = np.random.default_rng(0).uniform(-math.sqrt(2 / d), math.sqrt(2 / d), size=d) / 3
-    rng = dpsumm.Csprng(33)
+    rng = dpsumm.privacy.Csprng(33)
     reps = np.array([privacy.gaussian_mean_release(mean, cal, rng) for _ in range(300)])
     g = cal.granularity
     assert np.array_equal(np.round(reps / g), reps / g)

@@ -154,7 +154,7 @@ def test_best_row_matches_numpy_twin():
     H = rng.uniform(-0.1, 0.1, size=(20000, 140)).astype(np.float32)
     v = rng.normal(size=140).astype(np.float32)
     offered = rng.random(20000) < 0.3
-    got = dpsumm.best_row(H, v, offered)
+    got = dpsumm.kernels.best_row(H, v, offered)
     want = reference.best_row(H, v, offered)
     assert got[1] == want[1]
     assert got[0] == pytest.approx(want[0], rel=1e-5)
@@ -165,9 +165,9 @@ def test_best_row_exact_on_ties():
     H = np.ones((10, 4), dtype=np.float32)
     offered = np.zeros(10, dtype=bool)
     offered[:3] = True
-    assert dpsumm.best_row(H, np.ones(4, np.float32), offered) == (4.0, 3)
-    assert dpsumm.best_row(H, np.ones(4, np.float32), np.ones(10, bool)) is None
-    assert dpsumm.best_row(np.empty((0, 4), np.float32), np.ones(4, np.float32)) is None
+    assert dpsumm.kernels.best_row(H, np.ones(4, np.float32), offered) == (4.0, 3)
+    assert dpsumm.kernels.best_row(H, np.ones(4, np.float32), np.ones(10, bool)) is None
+    assert dpsumm.kernels.best_row(np.empty((0, 4), np.float32), np.ones(4, np.float32)) is None
 
 
 def test_best_rows_batch_matches_single():
@@ -175,24 +175,24 @@ def test_best_rows_batch_matches_single():
     Hs = [rng.normal(size=(n, 16)).astype(np.float32) for n in (100, 0, 5000, 1)]
     masks = [rng.random(len(H)) < 0.5 for H in Hs]
     v = rng.normal(size=16).astype(np.float32)
-    got = dpsumm.best_rows(Hs, v, masks)
-    assert got == [dpsumm.best_row(H, v, m) for H, m in zip(Hs, masks)]
+    got = dpsumm.kernels.best_rows(Hs, v, masks)
+    assert got == [dpsumm.kernels.best_row(H, v, m) for H, m in zip(Hs, masks)]
     assert [g and g[1] for g in got] == [w and w[1] for w in reference.best_rows(Hs, v, masks)]
 
 
 def test_best_row_bad_input():
     H = np.zeros((5, 3), np.float32)
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        dpsumm.best_row(H, np.zeros(4))
+        dpsumm.kernels.best_row(H, np.zeros(4))
     assert e.value.argument == "v"
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        dpsumm.best_row(H, np.array([np.nan, 0, 0]))
+        dpsumm.kernels.best_row(H, np.array([np.nan, 0, 0]))
     assert e.value.argument == "v"
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        dpsumm.best_row(H, np.zeros(3), np.zeros(4, bool))
+        dpsumm.kernels.best_row(H, np.zeros(3), np.zeros(4, bool))
     assert e.value.argument == "offered"
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        dpsumm.best_rows([H, np.zeros((2, 4), np.float32)], np.zeros(3))
+        dpsumm.kernels.best_rows([H, np.zeros((2, 4), np.float32)], np.zeros(3))
     assert e.value.argument == "hashes"
     # The raw binding refuses what the wrapper would convert.
     with pytest.raises(dpsumm.InvalidParameterError):
@@ -209,26 +209,26 @@ def test_mmd_matches_numpy_twin():
     rng = np.random.default_rng(4)
     A = rng.random((700, 30))
     B = rng.random((450, 30)) + 0.1
-    got = dpsumm.mmd2(A, B, 0.2)
+    got = dpsumm.kernels.mmd2(A, B, 0.2)
     want = reference.mmd2(A, B, 0.2)
     assert got == pytest.approx(want, rel=1e-4)
-    assert dpsumm.kernel_sum(A, B, 0.2) == pytest.approx(reference.kernel_sum(A, B, 0.2), rel=1e-5)
-    np.testing.assert_allclose(dpsumm.kernel_row_means(A, B, 0.2), reference.kernel_row_means(A, B, 0.2), rtol=1e-5)
+    assert dpsumm.kernels.kernel_sum(A, B, 0.2) == pytest.approx(reference.kernel_sum(A, B, 0.2), rel=1e-5)
+    np.testing.assert_allclose(dpsumm.kernels.kernel_row_means(A, B, 0.2), reference.kernel_row_means(A, B, 0.2), rtol=1e-5)
 
 
 def test_mmd_hand_computed():
     # Two single points at squared distance 2: MMD^2 = 1 + 1 - 2 exp(-2 gamma).
     A = np.array([[0.0, 0.0]])
     B = np.array([[1.0, 1.0]])
-    assert dpsumm.mmd2(A, B, 0.5) == pytest.approx(2 - 2 * np.exp(-1.0), rel=1e-7)
-    assert dpsumm.mmd2(A, A, 0.5) == 0.0
+    assert dpsumm.kernels.mmd2(A, B, 0.5) == pytest.approx(2 - 2 * np.exp(-1.0), rel=1e-7)
+    assert dpsumm.kernels.mmd2(A, A, 0.5) == 0.0
 
 
 def test_mmd_is_thread_count_independent_and_symmetric():
     rng = np.random.default_rng(5)
     A, B = rng.random((600, 8)), rng.random((300, 8))
-    assert dpsumm.mmd2(A, B, 1.0) == pytest.approx(dpsumm.mmd2(B, A, 1.0), rel=1e-12)
-    assert dpsumm.mmd2(A, B, 1.0) == dpsumm.mmd2(A, B, 1.0)
+    assert dpsumm.kernels.mmd2(A, B, 1.0) == pytest.approx(dpsumm.kernels.mmd2(B, A, 1.0), rel=1e-12)
+    assert dpsumm.kernels.mmd2(A, B, 1.0) == dpsumm.kernels.mmd2(A, B, 1.0)
 
 
 @pytest.mark.parametrize(
@@ -242,7 +242,7 @@ def test_mmd_is_thread_count_independent_and_symmetric():
 )
 def test_mmd_bad_input(A, B, gamma, arg):
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        dpsumm.mmd2(A, B, gamma)
+        dpsumm.kernels.mmd2(A, B, gamma)
     assert e.value.argument == arg
 
 

@@ -16,15 +16,17 @@ from hypothesis import strategies as st
 import dpsumm
 from dpsumm import accounting
 from dpsumm.errors import InvalidParameterError, ProtocolError
-from dpsumm.messages import Message, QuotaReply, QuotaRequest, SketchReply
+from dpsumm.messages import Message
 from dpsumm.parties import ConsumerParty, OwnerParty, label_rows, owner_stream, substitute_counts
-from dpsumm.protocols.nominations import (LabelCells, cell_threshold, herded_sales, label_cells, owner_groups,
-                                         quotas_from_cells)
+from dpsumm.protocols.nominations.by_label import LabelRelease, LabelSale, LabelSaleRequest
+from dpsumm.protocols.nominations.cells import (LabelCells, cell_threshold, herded_sales, label_cells, owner_groups,
+                                               quotas_from_cells)
 from dpsumm.transport import InProcessTransport
 from recording import Recorder
 
 LABELS = (0, 1, 2)
-METHOD = dpsumm.Nominations(dim=64, purchase="labels", label_set=LABELS)
+METHOD = dpsumm.Nominations(dim=64, purchase=dpsumm.ByLabel(label_set=LABELS))
+TILTED = METHOD.set_params(purchase=METHOD.purchase.set_params(sale_tilt_share=0.3))
 KW = dict(method=METHOD, gamma=0.3, progress=False)
 
 
@@ -364,14 +366,14 @@ def test_owners_of_one_distribution_draw_their_small_sales_uniformly_in_a_run():
 
     class Owner(OwnerParty):
         def handle(self, message):
-            if isinstance(message, QuotaRequest):
+            if isinstance(message, LabelSaleRequest):
                 assert message.label_herded is not None and message.label_herded.dtype == np.bool_
                 modes.append(np.asarray(message.label_herded))
             return super().handle(message)
 
     parties = {f"owner-{k}": Owner(o, y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
                for k, (o, y) in enumerate(zip(owners, labels))}
-    parties["consumer"] = ConsumerParty(validation, dpsumm.Csprng(0).derive("consumer"), labels=yv)
+    parties["consumer"] = ConsumerParty(validation, dpsumm.privacy.Csprng(0).derive("consumer"), labels=yv)
     res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 20,
                            validation_labels=yv, random_state=0, transport=InProcessTransport(parties), **KW)
     assert len(modes) >= 10 and sum(not m[2] for m in modes) >= 10  # label 2's sales: uniform draws
@@ -382,14 +384,14 @@ def test_owners_of_one_distribution_draw_their_small_sales_uniformly_in_a_run():
 def test_an_owner_refuses_a_malformed_sale_mode():
     X = np.random.default_rng(0).normal(size=(20, 3))
     owner = OwnerParty(X, np.array([0, 1] * 10), "o")
-    base = dict(n_features=3, dim=8, gamma=0.3, hash_seed=0, target=np.zeros(0), direction=np.zeros(0),
-                temperature=1.0, tilt_rounds=0, stop_sq=0.0, count=3, candidates=12, reveal="points", sample_seed=1,
-                label_set=np.array([0, 1]), label_counts=np.array([1, 2]))
+    base = dict(n_features=3, dim=8, gamma=0.3, hash_seed=0, target=np.zeros(0), temperature=1.0, count=3,
+                candidates=12, reveal="points", sample_seed=1, label_set=np.array([0, 1]),
+                label_counts=np.array([1, 2]), label_preference=np.zeros(2))
     for bad in (np.array([True]), np.array([1, 0]), np.array([[True, False]])):
         with pytest.raises(ProtocolError, match="label_herded"):
-            owner.handle(QuotaRequest(**base, label_herded=bad))
-    reply = owner.handle(QuotaRequest(**base, label_herded=np.array([False, True])))
-    assert isinstance(reply, QuotaReply) and len(reply.tokens) == 3
+            owner.handle(LabelSaleRequest(**base, label_herded=bad))
+    reply = owner.handle(LabelSaleRequest(**base, label_herded=np.array([False, True])))
+    assert isinstance(reply, LabelSale) and len(reply.tokens) == 3
 
 
 # ---------------------------------------------------------------------------------- the run
@@ -419,22 +421,22 @@ def test_a_run_certifies_every_party_buys_at_most_three_times_size_and_only_want
 def test_with_the_tilt_the_consumer_makes_two_releases_that_compose_within_its_budget():
     """``sale_tilt_share=0.3``: the consumer's histogram at 0.7 epsilon_v (the discrete Laplace at scale 2 / 0.7,
     pure) and its g~ (the discrete Gaussian at (0.3 epsilon_v, 1e-6)), composed by the ledger below epsilon_v = 1 at
-    delta_v = 1e-6; every owner's quota request carries g~ (d values) and the temperature max(0.2, 5 sigma)."""
+    delta_v = 1e-6; every owner's sale request carries g~ (d values) and the temperature max(0.2, 5 sigma)."""
     owners, labels, validation, yv = label_shift()
-    asked: list[QuotaRequest] = []
+    asked: list[LabelSaleRequest] = []
 
     class Owner(OwnerParty):
         def handle(self, message):
-            if isinstance(message, QuotaRequest):
+            if isinstance(message, LabelSaleRequest):
                 asked.append(message)
             return super().handle(message)
 
     parties = {f"owner-{k}": Owner(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
                for k, (o, y) in enumerate(zip(owners, labels))}
-    parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.Csprng(0).derive("consumer"), labels=yv)
+    parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(0).derive("consumer"), labels=yv)
     res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 20,
                            validation_labels=yv, random_state=0, transport=InProcessTransport(parties),
-                           **{**KW, "method": METHOD.set_params(sale_tilt_share=0.3)})
+                           **{**KW, "method": TILTED})
     led = res.privacy
     assert led.certified("validation") and led.certified("owners")
     events = led.events("validation")
@@ -477,19 +479,19 @@ def test_a_tilted_sale_leans_toward_the_target_inside_a_label():
 
 
 def test_an_owner_refuses_a_malformed_tilt():
-    """A tilted label quota with a g~ of the wrong length, a non-finite g~ or a temperature that is not > 0 is a
+    """A tilted label sale with a g~ of the wrong length, a non-finite g~ or a temperature that is not > 0 is a
     protocol error, before the owner reads its rows."""
     X = np.random.default_rng(0).normal(size=(20, 3))
     owner = OwnerParty(X, np.array([0, 1] * 10), "o")
-    base = dict(n_features=3, dim=16, gamma=0.5, hash_seed=0, direction=np.zeros(0), tilt_rounds=0, stop_sq=0.0,
-                count=4, candidates=16, reveal="points", sample_seed=1, greedy_sample_factor=None,
-                label_set=np.array([0, 1]), label_counts=np.array([2, 2]), label_preference=None, label_herded=None)
-    ok = owner.handle(QuotaRequest(target=np.full(16, 0.1), temperature=0.5, **base))
+    base = dict(n_features=3, dim=16, gamma=0.5, hash_seed=0, count=4, candidates=16, reveal="points", sample_seed=1,
+                greedy_sample_factor=None, label_set=np.array([0, 1]), label_counts=np.array([2, 2]),
+                label_preference=np.zeros(2), label_herded=np.array([True, True]))
+    ok = owner.handle(LabelSaleRequest(target=np.full(16, 0.1), temperature=0.5, **base))
     assert len(ok.tokens) == 4
     for target, temperature in [(np.full(15, 0.1), 0.5), (np.full(16, np.nan), 0.5), (np.full(16, 0.1), 0.0),
                                 (np.full(16, 0.1), float("inf")), (np.full(16, 0.1), True)]:
-        with pytest.raises(ProtocolError, match="tilted label quota"):
-            owner.handle(QuotaRequest(target=target, temperature=temperature, **base))
+        with pytest.raises(ProtocolError, match="tilted label sale"):
+            owner.handle(LabelSaleRequest(target=target, temperature=temperature, **base))
 
 
 def test_owners_short_of_a_label_sell_other_rows_so_that_the_summary_is_full():
@@ -505,7 +507,7 @@ def test_owners_short_of_a_label_sell_other_rows_so_that_the_summary_is_full():
     owners = [dpsumm.Owner(A, labels=yA, name="a"), dpsumm.Owner(B, labels=np.full(100, 2), name="b")]
     V = rng.normal(0, 1, (40, 4))
     for seed in range(20):
-        res = dpsumm.summarize(owners, V, 70, method=dpsumm.Nominations(label_set=(0, 1, 2), dim=64),
+        res = dpsumm.summarize(owners, V, 70, method=dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1, 2)), dim=64),
                                validation_labels=np.zeros(40, int), gamma=0.3, random_state=seed, progress=False)
         asked = {o: sum(q) for o, q in res.extra["label_quotas"].items()}
         assert len(res) == 70 and not [e for e in res.events if e.get("event") in ("short", "excluded")], seed
@@ -513,16 +515,18 @@ def test_owners_short_of_a_label_sell_other_rows_so_that_the_summary_is_full():
         assert res.accessed.per_owner == {o: min(asked[o], 100) for o in asked}, seed
 
 
-def test_the_default_purchase_is_labels_with_a_label_set_and_nominees_without():
-    assert dpsumm.Nominations().purchase == "auto" and dpsumm.Nominations().resolved_purchase == "nominees"
-    assert dpsumm.Nominations(label_set=LABELS).resolved_purchase == "labels"
-    assert dpsumm.Nominations(label_set=LABELS).needs_labels and not dpsumm.Nominations().needs_labels
+def test_the_default_purchase_is_nominees_and_the_deprecated_label_set_is_the_label_purchase():
+    assert dpsumm.Nominations().purchase == dpsumm.Nominees() and dpsumm.Nominations().purchase.name == "nominees"
+    with pytest.warns(DeprecationWarning, match="ByLabel"):
+        legacy = dpsumm.Nominations(dim=64, label_set=LABELS)
+    assert type(legacy.purchase) is dpsumm.ByLabel and legacy.purchase == METHOD.purchase
+    assert legacy.needs_labels and METHOD.needs_labels and not dpsumm.Nominations().needs_labels
     owners, labels, validation, yv = label_shift()
     labelled = [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)]
     runs = [dpsumm.summarize(labelled, validation, 20, method=m, gamma=0.3, progress=False, validation_labels=yv,
                              random_state=3)
-            for m in (dpsumm.Nominations(dim=64, label_set=LABELS), METHOD)]
-    # The default with a label set is the label purchase, run for run: same rows, same releases, same ledger.
+            for m in (legacy, METHOD)]
+    # The deprecated spelling is the label purchase, run for run: same rows, same releases, same ledger.
     assert runs[0].extra["purchase"] == runs[1].extra["purchase"] == "labels"
     assert np.array_equal(runs[0].owner, runs[1].owner) and np.array_equal(runs[0].index, runs[1].index)
     assert runs[0].extra["label_quotas"] == runs[1].extra["label_quotas"]
@@ -555,7 +559,7 @@ def run_recorded(owners, labels, validation, yv, size, seed, replace=None):
     parties = {f"owner-{k}": Recorder(OwnerParty(np.asarray(o), y, f"owner-{k}", rng=owner_stream(seed, f"owner-{k}")),
                                       replace.get(f"owner-{k}"))
                for k, (o, y) in enumerate(zip(owners, labels))}
-    parties["consumer"] = Recorder(ConsumerParty(np.asarray(validation), dpsumm.Csprng(seed).derive("consumer"),
+    parties["consumer"] = Recorder(ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(seed).derive("consumer"),
                                                  labels=yv), replace.get("consumer"))
     res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, size,
                            validation_labels=yv, random_state=seed, transport=InProcessTransport(parties), **KW)
@@ -573,7 +577,7 @@ def test_an_owners_view_changes_only_through_released_values():
     yv2 = np.where(rng.random(len(yv)) < 0.5, 1, yv)
     _, a = run_recorded(owners, labels, validation, yv, 15, seed=5)
     kinds = [pickle.loads(b)["kind"] for b in a["owner-0"].received]
-    assert kinds == ["sketch_request", "quota_request"]
+    assert kinds == ["label_release_request", "label_sale_request"]
     _, b = run_recorded(changed, changed_labels, validation, yv2, 15, seed=5)
     assert a["owner-0"].received[0] == b["owner-0"].received[0]  # the first request is public
     assert a["owner-0"].received != b["owner-0"].received
@@ -591,15 +595,15 @@ class Liar(OwnerParty):
 
     def handle(self, message: Message) -> Message:
         reply = super().handle(message)
-        if self.mode == "sigma" and isinstance(reply, SketchReply):
-            return SketchReply(n_rows=reply.n_rows, values=reply.values, sigma=reply.sigma * 0.9,
+        if self.mode == "sigma" and isinstance(reply, LabelRelease):
+            return LabelRelease(n_rows=reply.n_rows, values=reply.values, sigma=reply.sigma * 0.9,
                                granularity=reply.granularity)
-        if isinstance(reply, QuotaReply) and len(reply.tokens):
+        if isinstance(reply, LabelSale) and len(reply.tokens):
             if self.mode in ("label", "hidden"):
                 # "label": a label outside the set; "hidden": everything as label 1, which it holds, claiming to
                 # hold none of the labels asked for (its released counts say otherwise)
                 labs = np.full(len(reply.tokens), 7 if self.mode == "label" else 1)
-                return QuotaReply(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points,
+                return LabelSale(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points,
                                   labels=labs)
             if self.mode == "surplus":  # one row more than asked, hashed and labelled correctly
                 from dpsumm.hashing import RFFHasher
@@ -607,32 +611,32 @@ class Liar(OwnerParty):
                 extra = int(np.setdiff1d(np.arange(reply.n_rows), reply.tokens)[0])
                 tokens = np.sort(np.append(reply.tokens, extra))
                 h = RFFHasher(message.n_features, dim=message.dim, gamma=message.gamma, seed=message.hash_seed)
-                return QuotaReply(n_rows=reply.n_rows, tokens=tokens, hashes=h.transform(self._data[tokens]),
+                return LabelSale(n_rows=reply.n_rows, tokens=tokens, hashes=h.transform(self._data[tokens]),
                                   points=np.array(self._data[tokens]), labels=np.asarray(self._labels)[tokens])
             if self.mode == "unlabelled":
-                return QuotaReply(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points,
+                return LabelSale(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points,
                                   labels=None)
             if self.mode == "rows":
                 pts = reply.points.copy()
                 pts[0, 0] += 1e-3
-                return QuotaReply(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=pts,
+                return LabelSale(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=pts,
                                   labels=reply.labels)
         return reply
 
 
-@pytest.mark.parametrize("mode,phase,why,n,liar", [("sigma", "sketch-labels", "sigma", 200, 1),
-                                                   ("label", "quota", "outside the label set", 200, 1),
-                                                   ("surplus", "quota", "beyond the labels' asks", 200, 1),
+@pytest.mark.parametrize("mode,phase,why,n,liar", [("sigma", "label-release", "sigma", 200, 1),
+                                                   ("label", "label-sale", "outside the label set", 200, 1),
+                                                   ("surplus", "label-sale", "beyond the labels' asks", 200, 1),
                                                    # owner 0 holds 1,184 rows of label 0 (released ~1,184 +- 14)
-                                                   ("hidden", "quota", "noise sigmas above", 2000, 0),
-                                                   ("unlabelled", "quota", "without their labels", 200, 1),
-                                                   ("rows", "quota", "do not hash", 200, 1)])
+                                                   ("hidden", "label-sale", "noise sigmas above", 2000, 0),
+                                                   ("unlabelled", "label-sale", "without their labels", 200, 1),
+                                                   ("rows", "label-sale", "do not hash", 200, 1)])
 def test_a_faulty_owner_is_excluded_and_the_run_completes(mode, phase, why, n, liar):
     owners, labels, validation, yv = label_shift(seed=4, n=n)
     parties = {f"owner-{k}": OwnerParty(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
                for k, (o, y) in enumerate(zip(owners, labels))}
     parties[f"owner-{liar}"] = Liar(np.asarray(owners[liar]), labels[liar], mode, f"owner-{liar}")
-    parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.Csprng(0).derive("consumer"), labels=yv)
+    parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(0).derive("consumer"), labels=yv)
     res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
                            validation_labels=yv, random_state=0, transport=InProcessTransport(parties), **KW)
     excluded = [e for e in res.events if e.get("event") == "excluded"]
@@ -674,17 +678,17 @@ def test_a_consumer_whose_release_is_not_the_recorded_mechanism_is_refused(mode,
 
     parties = {f"owner-{k}": Owner(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
                for k, (o, y) in enumerate(zip(owners, labels))}
-    parties["consumer"] = LyingConsumer(np.asarray(validation), dpsumm.Csprng(0), labels=yv, mode=mode)
+    parties["consumer"] = LyingConsumer(np.asarray(validation), dpsumm.privacy.Csprng(0), labels=yv, mode=mode)
     with pytest.raises(ProtocolError, match=why):
         dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
                          validation_labels=yv, random_state=0, transport=InProcessTransport(parties), **KW)
-    assert asked and "QuotaRequest" not in asked  # the owners released their sketches; nobody was asked to sell
+    assert asked and "LabelSaleRequest" not in asked  # the owners released their counts; nobody was asked to sell
 
 
 def test_a_consumer_without_labels_is_refused_before_any_release():
     owners, labels, validation, yv = label_shift()
     parties = {f"owner-{k}": OwnerParty(np.asarray(o), y, f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))}
-    parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.Csprng(0))
+    parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(0))
     with pytest.raises(ProtocolError, match="validation_labels"):
         dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10, random_state=0,
                          transport=InProcessTransport(parties), **KW)
@@ -697,19 +701,22 @@ def test_bad_options_and_inputs_are_refused_naming_the_argument():
     owners, labels, validation, yv = label_shift()
     labelled = [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)]
     cases = [
-        (lambda: dpsumm.Nominations(purchase="labels"), "label_set"),
-        (lambda: dpsumm.Nominations(purchase="quotas", label_set=(0, 1)), "label_set"),
-        (lambda: dpsumm.Nominations(purchase="nominees", label_set=(0, 1)), "label_set"),
-        (lambda: dpsumm.Nominations(label_set=(0, 1), reveal="hashes"), "purchase"),
-        (lambda: dpsumm.Nominations(label_set=(0, 1), choice="hashes"), "purchase"),
-        (lambda: dpsumm.Nominations(purchase="auto", label_set=()), "label_set"),
-        (lambda: dpsumm.Nominations(purchase="labels", label_set=()), "label_set"),
-        (lambda: dpsumm.Nominations(purchase="labels", label_set=(0, 0)), "label_set"),
-        (lambda: dpsumm.Nominations(purchase="labels", label_set=(0, "a")), "label_set"),
-        (lambda: dpsumm.Nominations(purchase="labels", label_set=(0, float("nan"))), "label_set"),
-        (lambda: dpsumm.Nominations(purchase="labels", label_set=5), "label_set"),
-        (lambda: dpsumm.Nominations(purchase="labels", label_set=(0, 1), reveal="hashes"), "purchase"),
-        (lambda: dpsumm.Nominations(purchase="labels", label_set=(0, 1), validation_release="mwem"), "purchase"),
+        (lambda: dpsumm.ByLabel(), "label_set"),
+        (lambda: dpsumm.Nominations(purchase="quotas"), "purchase"),  # removed in 0.2
+        (lambda: dpsumm.Nominations(purchase="labels"), "label_set"),  # the deprecated spelling, still validated
+        (lambda: dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)), reveal="hashes"), "purchase"),
+        (lambda: dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)), choice="hashes"), "purchase"),
+        (lambda: dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)), validation_release="mwem"),
+         "purchase"),
+        (lambda: dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)), nominees=5), "nominees"),
+        (lambda: dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)), candidates=5), "candidates"),
+        (lambda: dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)), temperature=0.5), "temperature"),
+        (lambda: dpsumm.Nominations(purchase="labels_please"), "purchase"),
+        (lambda: dpsumm.ByLabel(label_set=()), "label_set"),
+        (lambda: dpsumm.ByLabel(label_set=(0, 0)), "label_set"),
+        (lambda: dpsumm.ByLabel(label_set=(0, "a")), "label_set"),
+        (lambda: dpsumm.ByLabel(label_set=(0, float("nan"))), "label_set"),
+        (lambda: dpsumm.ByLabel(label_set=5), "label_set"),
         (lambda: dpsumm.summarize(labelled, validation, 10, **KW), "validation_labels"),
         (lambda: dpsumm.summarize(owners, validation, 10, validation_labels=yv, **KW), "owners"),
         (lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=yv[:-1], **KW), "validation_labels"),
@@ -738,7 +745,7 @@ def test_bad_options_and_inputs_are_refused_naming_the_argument():
                  st.lists(st.floats(allow_nan=True), min_size=1, max_size=3)))
 def test_any_label_set_is_accepted_or_refused_with_invalid_parameter(value):
     try:
-        m = dpsumm.Nominations(purchase="labels", label_set=value)
+        m = dpsumm.ByLabel(label_set=value)
     except InvalidParameterError as exc:
         assert exc.argument == "label_set"
     else:
@@ -800,7 +807,7 @@ def test_a_summary_short_of_size_says_so_in_its_events_and_repr():
     validation, yv = rng.normal(size=(40, 5)), rng.integers(0, 3, 40)
     outcomes = set()
     for size in (150, 176):
-        res = dpsumm.summarize(owners, validation, size, method=dpsumm.Nominations(label_set=range(3)),
+        res = dpsumm.summarize(owners, validation, size, method=dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=range(3))),
                                validation_labels=yv, random_state=0, progress=False)
         short = [e for e in res.events if e.get("event") == "short"]
         assert len(res) <= size
@@ -875,14 +882,14 @@ def test_the_consumers_histogram_is_its_counts_plus_the_discrete_laplace():
     req = LabelHistogramRequest(label_set=np.array([0, 1, 2]), epsilon=0.5, send_rows=False, n_features=3, dim=16,
                                 gamma=0.5, hash_seed="cells:t", cell_labels=np.array([0, 1, 2, 2]),
                                 centres=h.transform(rng.normal(size=(4, 3))).astype(np.float64), bias=np.zeros(4))
-    reply = ConsumerParty(X, dpsumm.Csprng(7), labels=y).handle(req)
+    reply = ConsumerParty(X, dpsumm.privacy.Csprng(7), labels=y).handle(req)
     assert reply.scale == 4.0
     # its stream: the second of the consumer's release streams (ConsumerParty.RELEASE_STREAMS: g~'s, then this one)
-    root = dpsumm.Csprng(7)
+    root = dpsumm.privacy.Csprng(7)
     root.derive("validation-gaussian")
     expected = laplace_count_release(cell_counts(X, y, req), count_release_event(0.5), root.derive("validation-labels"))
     np.testing.assert_array_equal(reply.counts, expected)
-    noise = laplace_count_release(np.zeros(20_000), count_release_event(1.0), dpsumm.Csprng(3))
+    noise = laplace_count_release(np.zeros(20_000), count_release_event(1.0), dpsumm.privacy.Csprng(3))
     assert (noise == np.round(noise)).all()
     r = math.exp(-1 / 2.0)
     norm = (1 - r) / (1 + r)
@@ -891,10 +898,10 @@ def test_the_consumers_histogram_is_its_counts_plus_the_discrete_laplace():
     chi2 = float((((observed - len(noise) * probs) ** 2) / (len(noise) * probs)).sum())
     assert chi2 < 36.12, chi2
     with pytest.raises(InvalidParameterError) as info:
-        laplace_count_release([1.5, 2.0], count_release_event(1.0), dpsumm.Csprng(0))
+        laplace_count_release([1.5, 2.0], count_release_event(1.0), dpsumm.privacy.Csprng(0))
     assert info.value.argument == "counts"
     with pytest.raises(InvalidParameterError) as info:
-        laplace_count_release([1.0], accounting.LaplaceEvent(1.0, 2.0, "replace-one"), dpsumm.Csprng(0))
+        laplace_count_release([1.0], accounting.LaplaceEvent(1.0, 2.0, "replace-one"), dpsumm.privacy.Csprng(0))
     assert info.value.argument == "event"
     with pytest.raises(InvalidParameterError) as info:
         count_release_event(0.0)
@@ -904,16 +911,20 @@ def test_the_consumers_histogram_is_its_counts_plus_the_discrete_laplace():
 @pytest.mark.parametrize("value", [-0.1, 1.0, 1.5, float("nan"), float("inf"), "0.3", True, None, [0.3]])
 def test_a_bad_sale_tilt_share_is_refused_naming_it(value):
     with pytest.raises(InvalidParameterError) as info:
-        dpsumm.Nominations(label_set=LABELS, sale_tilt_share=value)
+        dpsumm.ByLabel(label_set=LABELS, sale_tilt_share=value)
     assert info.value.argument == "sale_tilt_share"
 
 
 def test_the_sale_tilt_share_applies_only_to_the_label_purchase():
-    with pytest.raises(InvalidParameterError, match="sale_tilt_share") as info:
-        dpsumm.Nominations(purchase="nominees", sale_tilt_share=0.5)
+    for other in (dpsumm.Nominees, dpsumm.Winners):
+        with pytest.raises(dpsumm.DpsummError) as info:
+            other(sale_tilt_share=0.5)
+        assert info.value.argument == "sale_tilt_share"
+    with pytest.raises(dpsumm.DpsummError) as info:
+        dpsumm.Nominations(sale_tilt_share=0.5)
     assert info.value.argument == "sale_tilt_share"
-    assert dpsumm.Nominations(label_set=LABELS, sale_tilt_share=0.3).sale_tilt_share == 0.3
-    assert dpsumm.Nominations().sale_tilt_share == dpsumm.Nominations(label_set=LABELS).sale_tilt_share == 0.0
+    assert dpsumm.ByLabel(label_set=LABELS, sale_tilt_share=0.3).sale_tilt_share == 0.3
+    assert dpsumm.ByLabel(label_set=LABELS).sale_tilt_share == 0.0
 
 
 def test_a_validation_budget_the_tilts_gaussian_cannot_meet_is_refused_before_any_release():
@@ -925,7 +936,7 @@ def test_a_validation_budget_the_tilts_gaussian_cannot_meet_is_refused_before_an
         dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
                          validation_labels=yv, random_state=0, privacy=dpsumm.Budget(validation_epsilon=1e-3,
                                                                                       validation_delta=1e-6),
-                         **{**KW, "method": METHOD.set_params(sale_tilt_share=0.3)})
+                         **{**KW, "method": TILTED})
     assert info.value.argument == "privacy"
     res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
                            validation_labels=yv, random_state=0, privacy=dpsumm.Budget(validation_epsilon=1e-3,

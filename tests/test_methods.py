@@ -28,7 +28,7 @@ def blobs(seed=0, K=3, n=40, f=4, m=30):
 
 
 def test_one_class_per_method_name_exported_at_top_level():
-    assert set(METHOD_CLASSES) == set(dpsumm.METHODS)
+    assert set(METHOD_CLASSES) == set(dpsumm.methods.METHODS)
     for name, cls in METHOD_CLASSES.items():
         assert cls.name == name and getattr(dpsumm, cls.__name__) is cls
         assert resolve_method(name) == cls() and resolve_method(cls) == cls()
@@ -102,13 +102,13 @@ def test_hypothesis_bad_nominations_options_raise_typed_errors(nominees, tempera
 ])
 def test_method_options_given_to_summarize_are_refused_before_any_noise(method, options):
     owners, validation = blobs()
-    rng = dpsumm.Csprng(5)
+    rng = dpsumm.privacy.Csprng(5)
     with pytest.raises(MethodOptionError) as err:
         dpsumm.summarize(owners, validation, 10, method=method, random_state=rng, progress=False, **options)
     key = next(iter(options))
     assert err.value.argument == key and isinstance(err.value, TypeError)
     assert "method object" in str(err.value)
-    assert rng.uniform() == dpsumm.Csprng(5).uniform()  # the stream was not touched
+    assert rng.uniform() == dpsumm.privacy.Csprng(5).uniform()  # the stream was not touched
 
 
 def test_a_misspelled_keyword_suggests_the_option():
@@ -132,11 +132,11 @@ def test_an_option_the_method_lacks_names_where_it_belongs(method, options, bad)
 
 def test_configuration_that_cannot_produce_size_rows_is_an_error_before_the_run():
     owners, validation = blobs(K=3, n=5)
-    rng = dpsumm.Csprng(1)
+    rng = dpsumm.privacy.Csprng(1)
     with pytest.raises(dpsumm.InvalidParameterError) as err:  # 3 owners x min(nominees=4, 5 rows) = 12 < 14
         dpsumm.summarize(owners, validation, 14, dpsumm.Nominations(nominees=4), random_state=rng, progress=False)
     assert err.value.argument == "nominees"
-    assert rng.uniform() == dpsumm.Csprng(1).uniform()
+    assert rng.uniform() == dpsumm.privacy.Csprng(1).uniform()
     with pytest.raises(dpsumm.InvalidParameterError) as err:
         dpsumm.summarize(owners, validation, 16, "uniform", progress=False)
     assert err.value.argument == "size"

@@ -21,7 +21,7 @@ from dpsumm.messages import (
     TargetRelease,
 )
 from dpsumm.parties import ConsumerParty, OwnerParty
-from dpsumm.protocols.nominations import TEMPERATURE_FLOOR, TEMPERATURE_PER_SIGMA, temperature_for
+from dpsumm.protocols.nominations.aggregator import TEMPERATURE_FLOOR, TEMPERATURE_PER_SIGMA, temperature_for
 from dpsumm.transport import InProcessTransport
 
 
@@ -50,7 +50,7 @@ class Recorder:
 
 def run_recorded(owners, validation, size, seed, **kw):
     parties = {f"owner-{k}": Recorder(OwnerParty(np.asarray(o), None, f"owner-{k}")) for k, o in enumerate(owners)}
-    parties["consumer"] = Recorder(ConsumerParty(np.asarray(validation), dpsumm.Csprng(seed).derive("consumer")))
+    parties["consumer"] = Recorder(ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(seed).derive("consumer")))
     res = dpsumm.summarize(owners, validation, size, method=dpsumm.Nominations(dim=64), random_state=seed, transport=InProcessTransport(parties), **KW, **kw)
     return res, parties
 
@@ -98,11 +98,11 @@ def test_ledger_certifies_every_party_by_default():
 
 def test_purchase_winners_sees_size_rows_and_is_marked_uncertified():
     owners, validation = blobs()
-    res = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(purchase='winners', dim=64), random_state=2, **KW)
+    res = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(purchase=dpsumm.Winners(), dim=64), random_state=2, **KW)
     assert len(res) == 10 and res.accessed.total == 10
     assert not res.privacy.certified("owners")
     assert any("OUTSIDE" in n for n in res.privacy.notes())
-    same = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(purchase='nominees', choice='hashes', dim=64), random_state=2, **KW)
+    same = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(purchase=dpsumm.Nominees(), choice='hashes', dim=64), random_state=2, **KW)
     assert np.array_equal(res.index, same.index) and np.array_equal(res.owner, same.owner)
 
 
@@ -193,7 +193,7 @@ def test_exact_and_central_greedy_keep_no_seed_rows_paper_greedy_does():
     (dict(temperature=-1.0), {}, "temperature"),
     (dict(purchase="all"), {}, "purchase"),
     (dict(validation_release="laplace"), {}, "validation_release"),
-    (dict(choice="kernel", purchase="winners"), {}, "choice"),
+    (dict(choice="kernel", purchase=dpsumm.Winners()), {}, "choice"),
     (dict(choice="exact"), {}, "choice"),
     (dict(owner_greedy="lazy"), {}, "owner_greedy"),
     ({}, dict(privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=0.05)), "validation_delta"),  # >= 1/|D_v|
@@ -213,7 +213,7 @@ def test_an_owner_named_like_the_consumer_and_a_transport_lacking_owners_are_ref
         dpsumm.summarize(named, validation, 10, **KW)
     assert info.value.argument == "owners"
     parties = {"owner-0": OwnerParty(np.asarray(owners[0]), None, "owner-0"),
-               "consumer": ConsumerParty(np.asarray(validation), dpsumm.Csprng(0))}
+               "consumer": ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(0))}
     with pytest.raises(dpsumm.InvalidParameterError, match="owner-1") as info:
         dpsumm.summarize(owners, validation, 10, transport=InProcessTransport(parties), **KW)
     assert info.value.argument == "transport"
@@ -274,20 +274,20 @@ FAULTS = ["crash", "nan", "too-many", "too-few", "inflated-hash", "repeated", "w
           "altered-row", "other-row", "nan-row"]
 
 
-@pytest.mark.parametrize("purchase", ["nominees", "winners"])
+@pytest.mark.parametrize("purchase", [dpsumm.Nominees(), dpsumm.Winners()], ids=["nominees", "winners"])
 @pytest.mark.parametrize("fault", FAULTS)
 def test_a_faulty_owner_is_excluded_and_the_run_completes(fault, purchase):
     owners, validation = blobs(seed=3, K=4, n=60)
     parties = {f"owner-{k}": OwnerParty(o, None, f"owner-{k}") for k, o in enumerate(owners)}
     parties["owner-1"] = Faulty(parties["owner-1"], fault)
-    parties["consumer"] = ConsumerParty(validation, dpsumm.Csprng(0).derive("consumer"))
+    parties["consumer"] = ConsumerParty(validation, dpsumm.privacy.Csprng(0).derive("consumer"))
     res = dpsumm.summarize(owners, validation, 20, method=dpsumm.Nominations(purchase=purchase, dim=64), random_state=0, transport=InProcessTransport(parties), **KW)
     excluded = [e for e in res.events if e["event"] == "excluded"]
-    if purchase == "winners" and fault in ("purchase-crash", "altered-row", "other-row", "nan-row") and 1 not in set(
-            dpsumm.summarize(owners, validation, 20, method=dpsumm.Nominations(purchase='winners', dim=64), random_state=0, **KW).owner.tolist()):
+    if purchase.name == "winners" and fault in ("purchase-crash", "altered-row", "other-row", "nan-row") and 1 not in set(
+            dpsumm.summarize(owners, validation, 20, method=dpsumm.Nominations(purchase=dpsumm.Winners(), dim=64), random_state=0, **KW).owner.tolist()):
         pytest.skip("owner-1 has no winner here, so it is never asked to sell")
     assert [e["owner"] for e in excluded] == ["owner-1"], res.events
-    if purchase == "nominees" and fault in ("inflated-hash", "altered-row", "other-row"):
+    if purchase.name == "nominees" and fault in ("inflated-hash", "altered-row", "other-row"):
         # committed by digest: a forged digest or a row that is not the nominated one is caught at the purchase
         assert excluded[0]["phase"] == "purchase" and "nominated digest" in excluded[0]["reason"], excluded
     assert len(res) == 20
@@ -314,7 +314,7 @@ def test_on_digits_nominations_beats_uniform_in_every_repeat():
 
 def test_owner_greedy_default_is_stochastic_and_exact_is_available():
     """The default owners' greedy is the stochastic one with the library's factor; "exact" switches it off."""
-    from dpsumm.protocols.nominations import STOCHASTIC_GREEDY_FACTOR
+    from dpsumm.protocols.nominations.aggregator import STOCHASTIC_GREEDY_FACTOR
 
     owners, validation = blobs(seed=12, K=3, n=60)
     a = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(choice='hashes', dim=64), random_state=3, **KW)
@@ -346,5 +346,5 @@ def test_default_owners_commit_by_digest_and_the_result_hashes_are_the_rows_h1()
     assert res.accessed.hashes == 0 and res.accessed.total == sum(min(20, len(o)) for o in owners)
     np.testing.assert_array_equal(res.hashes, res.hasher.transform(res.points))
     # With purchase="winners" the aggregator chooses on hashes, so the owners send them.
-    win = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(dim=64, purchase="winners"), random_state=1, **KW)
+    win = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(dim=64, purchase=dpsumm.Winners()), random_state=1, **KW)
     assert win.accessed.hashes == sum(min(20, len(o)) for o in owners)

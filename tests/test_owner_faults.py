@@ -144,7 +144,7 @@ def _run(method: str, fault: Any, reveal: str) -> tuple[dpsumm.SummaryResult, li
     parties: dict[str, Any] = {names[0]: FaultyOwner(datas[0], names[0], fault)}
     for k in range(1, N_OWNERS):
         parties[names[k]] = OwnerParty(datas[k], None, names[k])
-    parties["consumer"] = ConsumerParty(validation, dpsumm.Csprng(7))
+    parties["consumer"] = ConsumerParty(validation, dpsumm.privacy.Csprng(7))
     res = dpsumm.summarize([dpsumm.Owner(d, name=n) for d, n in zip(datas, names)], validation, SIZE, method=dpsumm.methods.resolve_method(method).set_params(dim=32, reveal=reveal), random_state=3, progress=False, seed_set=8, feature_range=(-1.0, 6.0), transport=InProcessTransport(parties))
     return res, datas
 
@@ -187,7 +187,7 @@ class _FarConsumer(ConsumerParty):
     """A consumer whose target release is moved by ``shift`` (noisy mean) or ``exact_shift`` (exact mean)."""
 
     def __init__(self, validation: np.ndarray, shift: float, exact_shift: float = 0.0) -> None:
-        super().__init__(validation, dpsumm.Csprng(7))
+        super().__init__(validation, dpsumm.privacy.Csprng(7))
         self.shift, self.exact_shift = shift, exact_shift
 
     def handle(self, message: Message) -> Message:

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import dpsumm
-from dpsumm import Csprng, InvalidParameterError
+from dpsumm import InvalidParameterError
+from dpsumm.privacy import Csprng
 from dpsumm import accounting as acc
 from dpsumm.pfds import (
     REGRESSION_BUCKETS,
@@ -312,7 +313,7 @@ def test_synthetic_size_tracks_the_data_size():
 
 
 def test_top_level_exports():
-    assert dpsumm.pfds.pfds is pfds and dpsumm.pfds_training_set is pfds_training_set
+    assert dpsumm.pfds.pfds is pfds and dpsumm.pfds.pfds_training_set is pfds_training_set
     assert isinstance(make_tree(*numeric_data(n=50)[:3], 1.0, h_max=2, random_state=0), PrivateTree)
 
 

@@ -20,18 +20,18 @@ ALPHA = 1e-3  # significance of every statistical test in this file (fixed seeds
 
 
 def test_seeded_streams_repeat_and_os_streams_differ():
-    a, b = dpsumm.Csprng(5), dpsumm.Csprng(5)
+    a, b = dpsumm.privacy.Csprng(5), dpsumm.privacy.Csprng(5)
     assert [a.integers(1000) for _ in range(20)] == [b.integers(1000) for _ in range(20)]
-    assert a.is_seeded and not dpsumm.Csprng().is_seeded
-    assert [dpsumm.Csprng().integers(2**62) for _ in range(2)] != [dpsumm.Csprng().integers(2**62) for _ in range(2)]
+    assert a.is_seeded and not dpsumm.privacy.Csprng().is_seeded
+    assert [dpsumm.privacy.Csprng().integers(2**62) for _ in range(2)] != [dpsumm.privacy.Csprng().integers(2**62) for _ in range(2)]
     # Derived streams: deterministic from a seeded parent, different per label.
-    assert dpsumm.Csprng(1).derive("x").uniform() == dpsumm.Csprng(1).derive("x").uniform()
-    assert dpsumm.Csprng(1).derive("x").uniform() != dpsumm.Csprng(1).derive("y").uniform()
-    assert "NOT private" in repr(dpsumm.Csprng(1))
+    assert dpsumm.privacy.Csprng(1).derive("x").uniform() == dpsumm.privacy.Csprng(1).derive("x").uniform()
+    assert dpsumm.privacy.Csprng(1).derive("x").uniform() != dpsumm.privacy.Csprng(1).derive("y").uniform()
+    assert "NOT private" in repr(dpsumm.privacy.Csprng(1))
 
 
 def test_discrete_laplace_pmf():
-    rng = dpsumm.Csprng(7)
+    rng = dpsumm.privacy.Csprng(7)
     scale = 2.5
     draws = np.array([rng.discrete_laplace(scale) for _ in range(40_000)])
     cells = np.arange(-8, 9)
@@ -44,7 +44,7 @@ def test_discrete_laplace_pmf():
 
 
 def test_laplace_on_grid_matches_the_continuous_law():
-    rng = dpsumm.Csprng(8)
+    rng = dpsumm.privacy.Csprng(8)
     g = 2.0**-10
     draws = np.array([rng.laplace(1.0, 0.5, g) for _ in range(20_000)])
     assert np.all(np.round(draws / g) == draws / g)
@@ -53,7 +53,7 @@ def test_laplace_on_grid_matches_the_continuous_law():
 
 
 def test_bernoulli_exp_frequencies():
-    rng = dpsumm.Csprng(9)
+    rng = dpsumm.privacy.Csprng(9)
     for x in (0.0, 0.3, 1.0, 3.0):
         hits = sum(rng.bernoulli_exp(x) for _ in range(20_000))
         assert stats.binomtest(hits, 20_000, math.exp(-x)).pvalue > ALPHA or x == 0.0
@@ -62,7 +62,7 @@ def test_bernoulli_exp_frequencies():
 
 
 def test_exponential_mechanism_matches_the_twin_probabilities():
-    rng = dpsumm.Csprng(10)
+    rng = dpsumm.privacy.Csprng(10)
     scores = np.array([0.0, 3.0, 1.0, -2.0, 2.5, 3.0])
     p = reference.exponential_mechanism_probabilities(scores, 0.8, 1.0)
     counts = np.bincount([rng.exponential_mechanism(scores.tolist(), 0.8, 1.0) for _ in range(30_000)], minlength=6)
@@ -87,14 +87,14 @@ def test_exponential_mechanism_matches_the_twin_probabilities():
 )
 def test_sampler_bad_input(call, arg):
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        call(dpsumm.Csprng(1))
+        call(dpsumm.privacy.Csprng(1))
     assert e.value.argument == arg
 
 
 @pytest.mark.parametrize("seed", [-1, 2**64, 1.5, "x", True])
 def test_csprng_bad_seed(seed):
     with pytest.raises(dpsumm.InvalidParameterError):
-        dpsumm.Csprng(seed)
+        dpsumm.privacy.Csprng(seed)
 
 
 # ------------------------------------------------------------------ quantizer
@@ -103,7 +103,7 @@ def test_csprng_bad_seed(seed):
 def test_quantizer_is_unbiased_and_matches_the_twin_in_distribution():
     x = np.linspace(-1, 1, 13)
     values = np.tile(x, (20_000, 1))
-    got = dpsumm.stochastic_round(values, 0.25, dpsumm.Csprng(11))
+    got = dpsumm.privacy.stochastic_round(values, 0.25, dpsumm.privacy.Csprng(11))
     twin = reference.stochastic_round(values, 0.25, np.random.default_rng(11))
     for j in range(len(x)):
         lo = -1 + np.minimum(np.floor((x[j] + 1) / 0.25), 7) * 0.25
@@ -120,18 +120,18 @@ def test_quantizer_is_unbiased_and_matches_the_twin_in_distribution():
 def test_column_sums_are_on_the_lattice():
     rng = np.random.default_rng(0)
     values = rng.uniform(-1, 1, size=(3001, 7)).astype(np.float32)
-    sums = dpsumm.quantize_column_sums(values, 1 / 140, dpsumm.Csprng(3))
+    sums = dpsumm.privacy.quantize_column_sums(values, 1 / 140, dpsumm.privacy.Csprng(3))
     k = (sums + 3001) * 140
     np.testing.assert_allclose(k, np.round(k), atol=1e-6)
     assert np.abs(sums - values.sum(0)).max() < 5 * math.sqrt(3001) / 280
     # Same seed, same sums (independent of thread count by construction).
-    assert np.array_equal(sums, dpsumm.quantize_column_sums(values, 1 / 140, dpsumm.Csprng(3)))
+    assert np.array_equal(sums, dpsumm.privacy.quantize_column_sums(values, 1 / 140, dpsumm.privacy.Csprng(3)))
 
 
 @given(eta=st.floats(min_value=1e-3, max_value=2.0).filter(lambda e: abs(2 / e - round(2 / e)) > 1e-6))
 def test_quantizer_rejects_eta_without_integer_grid(eta):
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        dpsumm.quantize_column_sums(np.zeros((2, 2), np.float32), eta, dpsumm.Csprng(1))
+        dpsumm.privacy.quantize_column_sums(np.zeros((2, 2), np.float32), eta, dpsumm.privacy.Csprng(1))
     assert e.value.argument == "eta"
 
 
@@ -142,13 +142,13 @@ def test_quantizer_rejects_eta_without_integer_grid(eta):
 )
 def test_quantizer_bad_values(values):
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        dpsumm.quantize_column_sums(values, 0.5, dpsumm.Csprng(1))
+        dpsumm.privacy.quantize_column_sums(values, 0.5, dpsumm.privacy.Csprng(1))
     assert e.value.argument == "values"
 
 
 def test_quantizer_accepts_fortran_order():
     v = np.asfortranarray(np.random.default_rng(1).uniform(-1, 1, (50, 3)))
-    assert dpsumm.quantize_column_sums(v, 0.5, dpsumm.Csprng(1)).shape == (3,)
+    assert dpsumm.privacy.quantize_column_sums(v, 0.5, dpsumm.privacy.Csprng(1)).shape == (3,)
 
 
 # ------------------------------------------------------------------ MWEM
@@ -158,7 +158,7 @@ def test_mwem_noiseless_path_equals_the_numpy_twin():
     rng = np.random.default_rng(2)
     d, q = 12, 300
     sums = rng.uniform(-0.6, 0.6, d) * q
-    rust = dpsumm.ProductMWEM(d, 0.1, random_state=0)
+    rust = dpsumm.privacy.ProductMWEM(d, 0.1, random_state=0)
     twin = reference.ProductMWEM(d, 0.1)
     for steps in (1, 7, 40):  # warm start: the state carries over between calls in both
         np.testing.assert_allclose(rust._release_noiseless(sums, q, steps), twin.release(sums, q, steps, noise=False), atol=1e-12)
@@ -174,7 +174,7 @@ def test_mwem_private_release_matches_the_twin_in_distribution():
     errs_rust, errs_twin = [], []
     gen = np.random.default_rng(3)
     for rep in range(60):
-        r = dpsumm.ProductMWEM(d, 0.1, random_state=rep).release(sums, q, 60, 0.5)
+        r = dpsumm.privacy.ProductMWEM(d, 0.1, random_state=rep).release(sums, q, 60, 0.5)
         t = reference.ProductMWEM(d, 0.1, random_state=gen).release(sums, q, 60, 0.5)
         errs_rust.extend(r - truth)
         errs_twin.extend(t - truth)
@@ -185,7 +185,7 @@ def test_mwem_error_shrinks_with_steps_and_warm_start_helps():
     d, q = 16, 1000
     truth = np.sin(np.arange(d))
     sums = 0.8 * truth * q
-    m = dpsumm.ProductMWEM(d, 1 / 16, random_state=4)
+    m = dpsumm.privacy.ProductMWEM(d, 1 / 16, random_state=4)
     e1 = np.abs(m.release(sums, q, 30, 1.0) - 0.8 * truth).max()
     e2 = np.abs(m.release(sums, q, 600, 1.0) - 0.8 * truth).max()
     assert e2 < e1 and e2 < 0.1
@@ -202,7 +202,7 @@ def test_mwem_error_shrinks_with_steps_and_warm_start_helps():
 )
 def test_mwem_bad_construction(kwargs, arg):
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        dpsumm.ProductMWEM(**kwargs)
+        dpsumm.privacy.ProductMWEM(**kwargs)
     assert e.value.argument == arg
 
 
@@ -219,7 +219,7 @@ def test_mwem_bad_construction(kwargs, arg):
     ],
 )
 def test_mwem_bad_release(args, arg):
-    m = dpsumm.ProductMWEM(3, 0.5, neighbour="add-remove", random_state=1)
+    m = dpsumm.privacy.ProductMWEM(3, 0.5, neighbour="add-remove", random_state=1)
     with pytest.raises(dpsumm.InvalidParameterError) as e:
         m.release(*args)
     assert e.value.argument == arg

@@ -41,7 +41,7 @@ def run(method, owners, labels, validation, yv, size, seed, swap=None):
     names = [f"owner-{k}" for k in range(len(owners))]
     parties = {n: Recorder(OwnerParty(np.asarray(o), y, n, rng=owner_stream(seed, n)), values=swap.get(n))
                for n, o, y in zip(names, owners, labels)}
-    parties["consumer"] = Recorder(ConsumerParty(np.asarray(validation), dpsumm.Csprng(seed).derive("consumer"), labels=yv),
+    parties["consumer"] = Recorder(ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(seed).derive("consumer"), labels=yv),
                                    values=swap.get("consumer"))
     res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, size,
                            validation_labels=yv, method=method, gamma=0.3, random_state=seed, progress=False,
@@ -61,7 +61,7 @@ def test_labels_one_per_row_or_refused():
             OwnerParty(X, bad)
         assert info.value.argument == "labels"
         with pytest.raises(InvalidParameterError) as info:
-            ConsumerParty(X, dpsumm.Csprng(0), labels=bad)
+            ConsumerParty(X, dpsumm.privacy.Csprng(0), labels=bad)
         assert info.value.argument == "labels"
     with pytest.raises(ProtocolError):
         label_counts(np.zeros((3, 2)), np.array([0, 1]))

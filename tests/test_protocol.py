@@ -158,9 +158,9 @@ def test_private_summary_is_close_to_greedy():
                            epsilon_epoch_step=(1.0,) * 30, t_subs=20)
     private = dpsumm.summarize(owners, validation, 30, method=dpsumm.PaperProtocol(schedule=sched, dim=128), **kw)
     uniform = dpsumm.summarize(owners, validation, 30, method=dpsumm.Uniform(dim=128), **kw)
-    m_g = dpsumm.mmd2(greedy.points, validation, 0.3)
-    m_p = dpsumm.mmd2(private.points, validation, 0.3)
-    m_u = dpsumm.mmd2(uniform.points, validation, 0.3)
+    m_g = dpsumm.kernels.mmd2(greedy.points, validation, 0.3)
+    m_p = dpsumm.kernels.mmd2(private.points, validation, 0.3)
+    m_u = dpsumm.kernels.mmd2(uniform.points, validation, 0.3)
     assert m_p < m_u
     assert m_p < 2.0 * m_g
 
@@ -184,7 +184,7 @@ def test_aggregator_reaches_owners_only_through_messages():
     owners, validation, seed_set = blobs(K=3)
     names = [f"owner-{k}" for k in range(3)]
     parties = {n: Guarded(OwnerParty(o, None, n)) for n, o in zip(names, owners)}
-    parties["consumer"] = dpsumm.parties.ConsumerParty(validation, dpsumm.Csprng(1))
+    parties["consumer"] = dpsumm.parties.ConsumerParty(validation, dpsumm.privacy.Csprng(1))
     res = dpsumm.summarize(owners, validation, 10, method=dpsumm.PaperProtocol(dim=64, schedule=small_schedule(10, 3)), seed_set=seed_set, progress=False, random_state=1, transport=InProcessTransport(parties))
     assert len(res) == 10 and not res.events
 
@@ -291,7 +291,7 @@ def test_misbehaving_owner_is_excluded_and_the_run_completes(bad_cls, reason):
     names = ["a", "b", "c"]
     parties = {n: OwnerParty(o, None, n) for n, o in zip(names, owners)}
     parties["b"] = bad_cls(owners[1], None, "b")
-    parties["consumer"] = dpsumm.parties.ConsumerParty(validation, dpsumm.Csprng(2))
+    parties["consumer"] = dpsumm.parties.ConsumerParty(validation, dpsumm.privacy.Csprng(2))
     res = dpsumm.summarize([dpsumm.Owner(o, name=n) for n, o in zip(names, owners)], validation, 15, method=dpsumm.PaperProtocol(dim=64, schedule=small_schedule(15, 3, epsilon_auction=0.01)), seed_set=seed_set, progress=False, random_state=5, transport=InProcessTransport(parties))
     assert len(res) == 15
     excluded = [e for e in res.events if e["event"] == "excluded"]
@@ -376,7 +376,7 @@ def test_a_seeded_run_does_not_depend_on_the_thread_count():
         "import numpy as np, dpsumm, hashlib, dataclasses\n"
         "rng = np.random.default_rng(0)\n"
         "owners = [rng.normal(size=(3000, 6)) + k for k in range(3)]\n"
-        "s = dataclasses.replace(dpsumm.paper_schedule(12, 3, dim=64), t_init=300)\n"
+        "s = dataclasses.replace(dpsumm.accounting.paper_schedule(12, 3, dim=64), t_init=300)\n"
         "r = dpsumm.summarize(owners, rng.normal(size=(50, 6)), 12, seed_set=rng.normal(size=(20, 6)),\n"
         "                     method=dpsumm.PaperProtocol(schedule=s, dim=64), random_state=3, progress=False)\n"
         "n = dpsumm.summarize(owners, rng.normal(size=(50, 6)), 12, dpsumm.Nominations(dim=64, choice='hashes'),\n"

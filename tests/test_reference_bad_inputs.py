@@ -42,7 +42,7 @@ PROJ = HASHER._projection
 EDGES = np.array([-0.1, 0.0, 0.1])
 SCHEDULE = dataclasses.replace(acc.paper_schedule(3, 2, dim=4), t_init=5, t_subs=2)
 #: dpsumm.summarize (the twin of summarize_reference) at gamma 1e-80 warns of the degenerate kernel
-pytestmark = pytest.mark.filterwarnings("ignore::dpsumm.DegenerateKernelWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::dpsumm.preprocessing.DegenerateKernelWarning")
 
 
 def _mwem_release(**kw: Any) -> object:
@@ -120,22 +120,22 @@ TWINS: dict[str, Twin] = {
     "stochastic_sample_size": Twin(reference.stochastic_sample_size, dict(n=10, k=3, factor=2.0),
                                    kernels.stochastic_sample_size, dict(n=10, k=3, factor=2.0), _same("n", "k", "factor")),
     "stochastic_round": Twin(reference.stochastic_round, dict(values=U, eta=0.5, rng=np.random.default_rng(0)),
-                             dpsumm.stochastic_round, dict(values=U, eta=0.5, rng=dpsumm.Csprng(0)),
+                             dpsumm.privacy.stochastic_round, dict(values=U, eta=0.5, rng=dpsumm.privacy.Csprng(0)),
                              _same("values", "eta")),
     # (not `values`: the Rust twin reads them in float32, so 1 + 1e-16 is 1 there and refused here)
     "quantize_column_sums": Twin(reference.quantize_column_sums, dict(values=U, eta=0.5, rng=np.random.default_rng(0)),
-                                 dpsumm.quantize_column_sums, dict(values=U, eta=0.5, rng=dpsumm.Csprng(0)),
+                                 dpsumm.privacy.quantize_column_sums, dict(values=U, eta=0.5, rng=dpsumm.privacy.Csprng(0)),
                                  _same("eta")),
     "exponential_mechanism_probabilities": Twin(
         reference.exponential_mechanism_probabilities, dict(scores=np.array([0.0, 1.0, 3.0]), epsilon=1.0,
                                                             sensitivity=1.0),
-        lambda **kw: dpsumm.Csprng(0).exponential_mechanism(**kw),
+        lambda **kw: dpsumm.privacy.Csprng(0).exponential_mechanism(**kw),
         dict(scores=np.array([0.0, 1.0, 3.0]), epsilon=1.0, sensitivity=1.0), _same("scores", "epsilon", "sensitivity")),
     "ProductMWEM": Twin(reference.ProductMWEM, dict(dim=4, eta=0.5, neighbour="replace-one", random_state=None),
-                        dpsumm.ProductMWEM, dict(dim=4, eta=0.5, neighbour="replace-one", random_state=0),
+                        dpsumm.privacy.ProductMWEM, dict(dim=4, eta=0.5, neighbour="replace-one", random_state=0),
                         _same("dim", "eta", "neighbour")),
     "ProductMWEM.release": Twin(_mwem_release, dict(column_sums=U.sum(0), n_rows=5, steps=3, epsilon=1.0, noise=True),
-                                lambda **kw: dpsumm.ProductMWEM(4, 0.5, random_state=0).release(**kw),
+                                lambda **kw: dpsumm.privacy.ProductMWEM(4, 0.5, random_state=0).release(**kw),
                                 dict(column_sums=U.sum(0), n_rows=5, steps=3, epsilon=1.0),
                                 _same("column_sums", "n_rows", "steps", "epsilon")),
     "summarize_reference": Twin(_summarize_reference, {}, _summarize, {},
@@ -262,7 +262,7 @@ BAD = [
     ("stochastic_round", "values", np.full((2, 2), np.nan)),  # was: nan
     ("stochastic_round", "values", np.full((2, 2), 5.0)),  # was: clipped to 1
     ("stochastic_round", "values", U[0]),
-    ("stochastic_round", "rng", dpsumm.Csprng(0)),  # was: AttributeError
+    ("stochastic_round", "rng", dpsumm.privacy.Csprng(0)),  # was: AttributeError
     ("stochastic_round", "rng", None),
     ("quantize_column_sums", "values", U[0]),  # was: a scalar
     ("quantize_column_sums", "rng", 0),
@@ -352,10 +352,10 @@ def test_mwem_noise_that_overflows_the_naive_update_is_refused_not_nan():
         warnings.simplefilter("error", RuntimeWarning)
         with pytest.raises(InvalidParameterError) as info:
             mwem.release(U.sum(0), 5, 3, epsilon=1e-6)
-    assert info.value.argument == "epsilon" and "dpsumm.ProductMWEM" in str(info.value)
+    assert info.value.argument == "epsilon" and "dpsumm.privacy.ProductMWEM" in str(info.value)
     np.testing.assert_array_equal(mwem.marginals_, before)
     assert mwem.steps_taken_ == 0
-    assert np.isfinite(dpsumm.ProductMWEM(4, 0.5, random_state=1).release(U.sum(0), 5, 3, 1e-6)).all()
+    assert np.isfinite(dpsumm.privacy.ProductMWEM(4, 0.5, random_state=1).release(U.sum(0), 5, 3, 1e-6)).all()
 
 
 def test_stochastic_sample_size_saturates_at_n():
@@ -529,7 +529,7 @@ def test_a_release_at_the_smallest_epsilon_is_accepted_by_every_scoring_twin():
     # from 4.5e307 for any temperature the protocol uses (>= 0.02) and for the 1e-6 nominate's docstring names.
     cal = acc.calibrate_gaussian(1e-6, 1e-4, sensitivity=2 * math.sqrt(2), dim=4)
     assert cal.sigma > 1e4
-    g = dpsumm.gaussian_mean_release(HX.astype(np.float64).mean(0), cal, dpsumm.Csprng(0))
+    g = dpsumm.privacy.gaussian_mean_release(HX.astype(np.float64).mean(0), cal, dpsumm.privacy.Csprng(0))
     assert np.abs(g).max() > 100
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -572,4 +572,4 @@ def test_exponential_mechanism_probabilities_of_scores_far_apart_without_a_warni
         for scores, sensitivity in (([1e308, -1e308], 1.0), ([1e300, 0.0], 1e-10)):
             p = reference.exponential_mechanism_probabilities(np.array(scores), 1.0, sensitivity)
             assert p.tolist() == [1.0, 0.0]
-            assert dpsumm.Csprng(0).exponential_mechanism(np.array(scores), 1.0, sensitivity) == 0
+            assert dpsumm.privacy.Csprng(0).exponential_mechanism(np.array(scores), 1.0, sensitivity) == 0

@@ -55,14 +55,14 @@ def _typed(fn, argument, also=()):
         (lambda: dpsumm.RFFHasher(2**70, dim=4), "n_features"),
         (lambda: dpsumm.RFFHasher(2**20, dim=2**19), "dim"),
         (lambda: dpsumm.RFFHasher(3, dim=4, gamma=1e308), "gamma"),
-        (lambda: dpsumm.ProductMWEM(2**40, 0.5), "dim"),
-        (lambda: dpsumm.Csprng(1).uniform_array(10**11), "n"),
-        (lambda: dpsumm.Csprng(1).uniform_array(-1), "n"),
-        (lambda: dpsumm.ProductMWEM(3, 0.5, random_state=1).release([0, 0, 0], 5, 10**11, 1.0), "steps"),
-        (lambda: dpsumm.ProductMWEM(3, 0.5, random_state=1).release([0, 0, 0], 5, 2**70, 1.0), "steps"),
-        (lambda: dpsumm.ProductMWEM(3, 0.5, random_state=1).release([0, 0, 0], 2**70, 5, 1.0), "n_rows"),
-        (lambda: dpsumm.ProductMWEM(3, 0.5, random_state=1).release("abc", 5, 5, 1.0), "column_sums"),
-        (lambda: dpsumm.best_row(np.full((2, 4), np.nan, np.float32), np.ones(4, np.float32)), "hashes"),
+        (lambda: dpsumm.privacy.ProductMWEM(2**40, 0.5), "dim"),
+        (lambda: dpsumm.privacy.Csprng(1).uniform_array(10**11), "n"),
+        (lambda: dpsumm.privacy.Csprng(1).uniform_array(-1), "n"),
+        (lambda: dpsumm.privacy.ProductMWEM(3, 0.5, random_state=1).release([0, 0, 0], 5, 10**11, 1.0), "steps"),
+        (lambda: dpsumm.privacy.ProductMWEM(3, 0.5, random_state=1).release([0, 0, 0], 5, 2**70, 1.0), "steps"),
+        (lambda: dpsumm.privacy.ProductMWEM(3, 0.5, random_state=1).release([0, 0, 0], 2**70, 5, 1.0), "n_rows"),
+        (lambda: dpsumm.privacy.ProductMWEM(3, 0.5, random_state=1).release("abc", 5, 5, 1.0), "column_sums"),
+        (lambda: dpsumm.kernels.best_row(np.full((2, 4), np.nan, np.float32), np.ones(4, np.float32)), "hashes"),
         (lambda: dpsumm.accounting.theorem2_schedule(1.0, 1e-4, 200, 3, 140), "dim"),
     ],
     ids=["hasher-dim", "hasher-n_features", "hasher-n_features-2^70", "hasher-product", "hasher-gamma",
@@ -101,7 +101,7 @@ def test_summarize_refuses_rows_that_overflow_h1_before_any_noise():
 @FAST
 @given(x=junk)
 def test_samplers_take_only_valid_numbers(x):
-    c = dpsumm.Csprng(1)
+    c = dpsumm.privacy.Csprng(1)
     for name, fn in [
         ("n", lambda: c.integers(x)),
         ("n", lambda: c.uniform_array(x)),
@@ -113,7 +113,7 @@ def test_samplers_take_only_valid_numbers(x):
         ("epsilon", lambda: c.exponential_mechanism([0.0, 1.0], x, 1.0)),
         ("scores", lambda: c.exponential_mechanism(x, 1.0, 1.0)),
         ("label", lambda: c.derive(x)),
-        ("seed", lambda: dpsumm.Csprng(x)),
+        ("seed", lambda: dpsumm.privacy.Csprng(x)),
     ]:
         # A tiny granularity makes scale / granularity too large: either argument may be named.
         out = _typed(fn, name, also=("scale",) if name == "granularity" else ())
@@ -128,7 +128,7 @@ def test_samplers_take_only_valid_numbers(x):
 
 
 def test_laplace_scale_in_user_units_and_large_values():
-    c = dpsumm.Csprng(1)
+    c = dpsumm.privacy.Csprng(1)
     with pytest.raises(dpsumm.InvalidParameterError) as e:
         c.laplace(0, -1)
     assert e.value.argument == "scale" and "got -1" in str(e.value) and "1048576" not in str(e.value)
@@ -155,14 +155,14 @@ def _draw_after_fork(c):
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_os_keyed_stream_is_rekeyed_after_fork():
-    parent, child = _draw_after_fork(dpsumm.Csprng())
+    parent, child = _draw_after_fork(dpsumm.privacy.Csprng())
     assert child.shape == (4,)
     assert not np.array_equal(parent, child)  # equal with probability 2^-212
-    derived = dpsumm.Csprng().derive("owner")
+    derived = dpsumm.privacy.Csprng().derive("owner")
     parent, child = _draw_after_fork(derived)
     assert not np.array_equal(parent, child)
     # A seeded stream is reproducible by design: both sides draw the same numbers (and it is NOT private).
-    parent, child = _draw_after_fork(dpsumm.Csprng(5))
+    parent, child = _draw_after_fork(dpsumm.privacy.Csprng(5))
     np.testing.assert_array_equal(parent, child)
 
 

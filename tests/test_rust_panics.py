@@ -79,11 +79,11 @@ def test_mwem_marginals_too_large_to_materialise():
 
 
 def test_quantizer_on_zero_size_arrays_with_a_huge_dimension():
-    res = in_child("call = lambda: privacy.stochastic_round(np.empty((2**40, 0)), 0.5, dpsumm.Csprng(0))")
+    res = in_child("call = lambda: privacy.stochastic_round(np.empty((2**40, 0)), 0.5, dpsumm.privacy.Csprng(0))")
     assert res["ok"] and res["shape"] == [2**40, 0], res
-    res = in_child("call = lambda: privacy.quantize_column_sums(np.empty((2**40, 0)), 0.5, dpsumm.Csprng(0))")
+    res = in_child("call = lambda: privacy.quantize_column_sums(np.empty((2**40, 0)), 0.5, dpsumm.privacy.Csprng(0))")
     assert res["ok"] and res["shape"] == [0], res
-    refused_in_child("call = lambda: privacy.quantize_column_sums(np.empty((0, 2**45)), 0.5, dpsumm.Csprng(0))",
+    refused_in_child("call = lambda: privacy.quantize_column_sums(np.empty((0, 2**45)), 0.5, dpsumm.privacy.Csprng(0))",
                      "values")
     refused_in_child("""
         v = np.broadcast_to(np.zeros((1, 1)), (2**44, 1))

@@ -64,12 +64,12 @@ def test_degenerate_kernel_warns_and_logs_on_raw_digits(caplog):
     """Raw 0-16 digits pixels at gamma=0.1 (the issue's failure): warned; scaled to [0, 1]: silent."""
     split = dpsumm.datasets.digits_label_split(random_state=0)
     raw = [o * 16.0 for o in split.owners]  # the split is scaled to [0, 1]; undo it
-    with caplog.at_level(logging.WARNING, logger="dpsumm"), pytest.warns(dpsumm.DegenerateKernelWarning,
+    with caplog.at_level(logging.WARNING, logger="dpsumm"), pytest.warns(dpsumm.preprocessing.DegenerateKernelWarning,
                                                                          match="degenerate"):
         dpsumm.summarize(raw, split.validation * 16.0, 10, method=dpsumm.PaperGreedy(dim=32), seed_set=split.seed_set * 16.0, gamma=0.1, random_state=0, progress=False)
     assert any("degenerate" in r.getMessage() for r in caplog.records)
     with warnings.catch_warnings():
-        warnings.simplefilter("error", dpsumm.DegenerateKernelWarning)
+        warnings.simplefilter("error", dpsumm.preprocessing.DegenerateKernelWarning)
         dpsumm.summarize(split.owners, split.validation, 10, method=dpsumm.PaperGreedy(dim=32), seed_set=split.seed_set, gamma=0.1, random_state=0, progress=False)
 
 
@@ -124,7 +124,7 @@ def test_non_private_method_with_privacy_is_refused_before_any_work(data, method
 def test_schedule_with_privacy_is_refused(data, monkeypatch):
     owners, validation, _ = data
     monkeypatch.setattr(dpsumm.accounting, "calibrate", lambda *a, **k: pytest.fail("calibrated"))
-    sched = dpsumm.paper_schedule(4, 3, 140)
+    sched = dpsumm.accounting.paper_schedule(4, 3, 140)
     for schedule in (sched,):  # schedule="paper" is the default: with a budget, the run calibrates instead
         with pytest.raises(dpsumm.InvalidParameterError) as e:
             dpsumm.summarize(owners, validation, 4, method=dpsumm.PaperProtocol(schedule=schedule), privacy=_budget(), progress=False)
@@ -157,7 +157,7 @@ def test_reprs_are_short_and_say_the_privacy_status(data):
     auction = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperProtocol(dim=16, epsilon_auction=0.01), seed_set=seed_set, progress=False)
     # the paper's randomized auction (eps_auc > 0) only on an explicit argument: uncertified
     assert auction.privacy_status() == "private, NOT certified"
-    certified = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperProtocol(dim=16, schedule=dpsumm.paper_schedule(5, 3, 16, epsilon_auction=0.0)), seed_set=seed_set, progress=False)
+    certified = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperProtocol(dim=16, schedule=dpsumm.accounting.paper_schedule(5, 3, 16, epsilon_auction=0.0)), seed_set=seed_set, progress=False)
     assert repr(certified).endswith("private, certified)")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from typing import Any, TypeVar
+from typing import Any
 
 from ..errors import DpsummError, LedgerFormatError
 from ._checks import PARTIES
@@ -22,7 +22,6 @@ from .events import AuctionEvent, ExponentialEvent, GaussianEvent, LaplaceEvent
 LEDGER_SCHEMA_VERSION = 1
 #: The note and warning every seeded run's ledger carries.
 SEEDED_WARNING = "seeded run: NOT private (the noise is reproducible from the seed)"
-_L = TypeVar("_L")
 
 #: Most entries (or uncertified messages) a ledger dict may hold: a run records a handful per epoch.
 MAX_RECORDS = 100_000
@@ -163,7 +162,7 @@ def _same(stored: object, computed: object) -> bool:
     return stored == computed  # pragma: no cover
 
 
-def ledger_from_dict(cls: type[_L], data: object) -> _L:
+def ledger_from_dict(cls: Any, data: object) -> Any:
     """The ledger ``data`` describes (see the module docstring), or :class:`LedgerFormatError`."""
     if not isinstance(data, dict):
         raise _fail("", f"expected a dict from Ledger.to_dict(), got {_type_name(data)}")

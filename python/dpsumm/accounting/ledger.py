@@ -347,7 +347,8 @@ class Ledger:
         dpsumm.errors.LedgerFormatError
             The dict is not one :meth:`to_dict` writes; ``where`` names the offending value.
         """
-        return ledger_from_dict(cls, data)
+        ledger: Ledger = ledger_from_dict(cls, data)
+        return ledger
 
     def table(self, delta_owners: float | None = None, delta_validation: float | None = None) -> str:
         """A plain-text table of ε per party and accountant (default δ's: the run's budget's, else
