@@ -30,11 +30,14 @@ from dpsumm.messages import (  # noqa: E402
     LabelHistogramRelease,
     LabelHistogramRequest,
     PointReply,
-    QuotaReply,
-    QuotaRequest,
     Setup,
-    SketchRequest,
     ValidationRelease,
+)
+from dpsumm.protocols.nominations.by_label import (  # noqa: E402
+    LabelRelease,
+    LabelReleaseRequest,
+    LabelSale,
+    LabelSaleRequest,
 )
 from dpsumm.transport import PartyUnavailable  # noqa: E402
 
@@ -106,15 +109,15 @@ def test_codec_round_trip() -> None:
         *(label_request(ls, 3) for ls in ((0, 1, 2), (0.5, 1.5), ("cat", "dog", "0"))),
         LabelHistogramRelease(counts=np.array([3.0, -1.0]), n_rows=5, scale=2.0, rows=None),
         LabelHistogramRelease(counts=np.array([3.0]), n_rows=2, scale=2.0, rows=np.ones((2, 3))),
-        SketchRequest(n_features=3, dim=8, gamma=0.1, hash_seed=0, stage="labels", epsilon=1.0, delta=1e-6, releases=1,
-                      direction=np.zeros(0), edges=np.zeros(0), label_set=np.array(["a", "bb"])),
-        SketchRequest(n_features=3, dim=8, gamma=0.1, hash_seed=0, stage="sum", epsilon=1.0, delta=1e-6, releases=2,
-                      direction=np.zeros(0), edges=np.zeros(0), label_set=None),
-        QuotaRequest(n_features=3, dim=8, gamma=0.1, hash_seed=0, target=np.zeros(0), direction=np.zeros(0),
-                     temperature=1.0, tilt_rounds=0, stop_sq=0.0, count=5, candidates=5, reveal="points",
-                     sample_seed=2**63 - 1, label_set=np.array([1.5, 2.5]), label_counts=np.array([2, 3])),
-        QuotaReply(n_rows=9, tokens=np.array([1, 4]), hashes=np.ones((2, 8), np.float32), points=np.ones((2, 3)),
-                   labels=np.array(["cat", "dog"])),
+        LabelReleaseRequest(n_features=3, dim=8, gamma=0.1, hash_seed=0, epsilon=1.0, delta=1e-6,
+                            label_set=np.array(["a", "bb"])),
+        LabelRelease(n_rows=9, values=np.linspace(-1, 1, 10), sigma=0.5, granularity=1e-9),
+        LabelSaleRequest(n_features=3, dim=8, gamma=0.1, hash_seed=0, count=5, candidates=5, reveal="points",
+                         sample_seed=2**63 - 1, label_set=np.array([1.5, 2.5]), label_counts=np.array([2, 3]),
+                         label_preference=np.array([0.0, 1.0]), label_herded=np.array([True, False]),
+                         target=np.zeros(0), temperature=1.0, greedy_sample_factor=None),
+        LabelSale(n_rows=9, tokens=np.array([1, 4]), hashes=np.ones((2, 8), np.float32), points=np.ones((2, 3)),
+                  labels=np.array(["cat", "dog"])),
     ]
     for m in msgs:
         back = decode(encode(m))
@@ -146,22 +149,25 @@ def test_run_config_names_bad_keys(tmp_path: Path) -> None:
         FlowerRunConfig.from_run_config({"owners": 1, "n-features": 3, "method": "exact-greedy"})
     base = {"owners": 2, "n-features": 3, "method": "nominations", "purchase": "labels"}
     for bad, why in (("0,,1", "empty label"), ("[0, 1", "not a valid JSON list"), ("[[0], 1]", "JSON list of numbers"),
-                     ("", "needs `label_set`"), (3, "must be a string"), ("0,1,1", "repeats a label"),
+                     ("", "needs run config `label-set`"), (3, "must be a string"), ("0,1,1", "repeats a label"),
                      ("0,cat", "mixes strings and numbers"), ("[NaN]", "finite numbers or strings")):
         with pytest.raises(dpsumm.InvalidParameterError, match=why) as info:
             FlowerRunConfig.from_run_config({**base, "label-set": bad})
         assert info.value.argument == "label_set"
         assert bad == "" or "run config `label-set`" in str(info.value)
-    with pytest.raises(dpsumm.InvalidParameterError, match="run config `label-set`.*only to purchase='labels'"):
-        FlowerRunConfig.from_run_config({**base, "purchase": "quotas", "label-set": "0,1"})
+    with pytest.raises(dpsumm.InvalidParameterError, match="run config `label-set` does not apply to purchase 'winners'"):
+        FlowerRunConfig.from_run_config({**base, "purchase": "winners", "label-set": "0,1"})
+    with pytest.raises(dpsumm.InvalidParameterError, match="run config `purchase` must be one of"):
+        FlowerRunConfig.from_run_config({**base, "purchase": "quotas"})
     for text, labels in (("0, 1,2", (0, 1, 2)), ('["0", "cat"]', ("0", "cat")), ("0.5,1.5", (0.5, 1.5))):
         method = FlowerRunConfig.from_run_config({**base, "label-set": text}).method
-        assert method.label_set == labels and method == dpsumm.Nominations(purchase="labels", label_set=labels)
-    # Without `purchase`, a label set selects the label purchase (the default, "auto"); without both, the nominees.
+        assert method == dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=labels))
+        assert method.purchase.label_set == labels
+    # Without `purchase`, a label set selects the purchase that has it; without both, the default Nominees.
     auto = FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "method": "nominations", "label-set": "0,1"})
-    assert auto.method.resolved_purchase == "labels" and auto.method.needs_labels
+    assert isinstance(auto.method.purchase, dpsumm.ByLabel) and auto.method.needs_labels
     plain = FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "method": "nominations"})
-    assert plain.method.resolved_purchase == "nominees" and not plain.method.needs_labels
+    assert isinstance(plain.method.purchase, dpsumm.Nominees) and not plain.method.needs_labels
     text = write_app(tmp_path / "app", size=4).read_text()
     assert 'serverapp = "dpsumm.flower.server_app:app"' in text and "size = 4" in text
 
@@ -340,16 +346,16 @@ def test_cli_prints_deployment_commands(tmp_path: Path, capsys: pytest.CaptureFi
     assert "NAME=PATH" in capsys.readouterr().err
 
 
-def test_flower_nominations_and_quotas_equal_in_process(tmp_path: Path) -> None:
+def test_flower_nominations_and_winners_equal_in_process(tmp_path: Path) -> None:
     """The nominations protocol on Flower (3 owners + consumer as SuperNodes): the same summary as in process, with
-    the default purchase and with ``purchase="quotas"`` (the owners' two DP sketch releases and the quota purchase:
-    the same summary, quotas and ledger; the owners' noise seeded on both sides: NOT private). One federation serves
-    the four runs (a SuperLink keeps no state of a run that another run could read)."""
+    the default purchase and with the Winners purchase (the owners keep their nominations between the messages of a
+    run through the one state hand-over). One federation serves the four runs (a SuperLink keeps no state of a run
+    that another run could read)."""
     owners, validation, paths, vpath = _data(tmp_path)
     kw = dict(random_state=RANDOM_STATE, progress=False)
     as_owners = [dpsumm.Owner(a, name=n) for n, a in owners.items()]
     ref = dpsumm.summarize(as_owners, validation, 6, dpsumm.Nominations(dim=DIM), **kw)
-    ref_q = dpsumm.summarize(as_owners, validation, 6, dpsumm.Nominations(dim=DIM, purchase="quotas"), **kw)
+    ref_q = dpsumm.summarize(as_owners, validation, 6, dpsumm.Nominations(dim=DIM, purchase=dpsumm.Winners()), **kw)
     fed = LocalFederation(tmp_path / "fed", paths, vpath, allow_seeded=True, node_poll_interval=0.1)
     try:
         fed.start()
@@ -368,7 +374,7 @@ def test_flower_nominations_and_quotas_equal_in_process(tmp_path: Path) -> None:
             fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
                      "method": "nominations", "purchase": "labels", "label-set": "0,1"}, timeout=170)
         res_q = fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
-                         "method": "nominations", "purchase": "quotas"}, timeout=170)
+                         "method": "nominations", "purchase": "winners"}, timeout=170)
     finally:
         family = fed.all_pids()
         fed.close()
@@ -379,15 +385,15 @@ def test_flower_nominations_and_quotas_equal_in_process(tmp_path: Path) -> None:
     np.testing.assert_array_equal(res.points, ref.points)
     assert res.accessed == ref.accessed
     assert res.extra["exchanges"] == 3 and res.events == []
-    # purchase="quotas"
+    # the Winners purchase: only the winners bought, the owners NOT certified, on both sides alike
     np.testing.assert_array_equal(res_q.owner, ref_q.owner)
     np.testing.assert_array_equal(res_q.index, ref_q.index)
     np.testing.assert_array_equal(res_q.points, ref_q.points)
-    assert res_q.accessed == ref_q.accessed and res_q.accessed.total <= 3 * 6
-    assert res_q.extra["exchanges"] == 4 and res_q.events == []
-    assert res_q.extra["purchase"] == "quotas" and res_q.extra["quotas"] == ref_q.extra["quotas"]
-    assert res_q.privacy.epsilon("owners", 1e-6) == ref_q.privacy.epsilon("owners", 1e-6) <= 1.0
-    assert res_q.privacy.certified("owners") and res_q.privacy.certified("validation")
+    assert res_q.accessed == ref_q.accessed and res_q.accessed.total == 6
+    assert res_q.extra["exchanges"] == ref_q.extra["exchanges"] and res_q.events == []
+    assert res_q.extra["purchase"] == "winners"
+    assert not res_q.privacy.certified("owners") and not ref_q.privacy.certified("owners")
+    assert res_q.privacy.certified("validation")
 
 
 def test_cli_flower_run_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -504,7 +510,7 @@ def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_id
         return bool(hello(msg, ctx).content["dpsumm.hello"]["labelled"])  # type: ignore[arg-type]
 
     assert said(ctx) is True and said(bare) is False
-    method = dpsumm.Nominations(purchase="labels", label_set=LABEL_SET)
+    method = dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=LABEL_SET))
     with pytest.raises(dpsumm.ProtocolError, match=r"consumer's SuperNode \('consumer'\) has no labels"):
         check_labelled(method, {"consumer": False, "a": True}, "consumer")
     with pytest.raises(dpsumm.ProtocolError, match=r"owners \['b'\] have no labels"):
@@ -537,7 +543,7 @@ def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
     shares = (0.0, 0.3)
     refs, configs = {}, {}
     for share in shares:
-        method = dpsumm.Nominations(dim=DIM, purchase="labels", label_set=LABEL_SET, sale_tilt_share=share)
+        method = dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByLabel(label_set=LABEL_SET, sale_tilt_share=share))
         refs[share] = dpsumm.summarize([dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()],
                                        validation, 6, method, validation_labels=yv, gamma="median",
                                        random_state=RANDOM_STATE, progress=False)
@@ -588,7 +594,7 @@ def test_cli_flower_run_hands_the_labels_to_the_federation(tmp_path: Path, monke
     from dpsumm.cli.flower import _flower_run_config
 
     owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp_path)
-    method = dpsumm.Nominations(dim=DIM, purchase="labels", label_set=LABEL_SET)
+    method = dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByLabel(label_set=LABEL_SET))
     ref = dpsumm.summarize([dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()], validation, 6,
                            method, validation_labels=yv, gamma="median", random_state=RANDOM_STATE, progress=False)
     seen: dict[str, object] = {}
