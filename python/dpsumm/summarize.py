@@ -283,7 +283,7 @@ def _validation_labels(value: ArrayLike | None, m: int, method: SummaryMethod, o
 def _in_process(names: list[str], datas: list[np.ndarray], labels: list[np.ndarray | None], validation: np.ndarray,
                 rng_consumer: Csprng, random_state: object = None,
                 validation_labels: np.ndarray | None = None) -> InProcessTransport:
-    """Every party as an object in this process: one owner per name (its own noise stream for its sketch
+    """Every party as an object in this process: one owner per name (its own noise stream for its DP
     releases: :func:`dpsumm.parties.owner_stream`), and the consumer."""
     parties: dict[str, Any] = {n: OwnerParty(d, lab, n, rng=owner_stream(random_state, n))
                                for n, d, lab in zip(names, datas, labels)}

@@ -73,8 +73,8 @@ class Ledger:
     """Every privacy-relevant release of one protocol run, by party.
 
     Parties: ``"owners"`` - releases a data owner sees (h2 of the summary each epoch and the auction
-    requests of the paper's protocol; the other owners' sketch or label-count releases of the nominations
-    protocol's ``purchase="quotas"``/``"labels"``, Gaussian events under replace-one in one owner's rows);
+    requests of the paper's protocol; the other owners' label-count releases of the nominations
+    protocol's ByLabel purchase, Gaussian events under replace-one in one owner's rows);
     ``"validation"`` - releases of the consumer's validation set (its h2 release, or the
     one noisy validation mean of the nominations protocol, a :class:`GaussianEvent`). A party with no
     records has ε = 0 and is certified.

@@ -161,7 +161,7 @@ def _run_seed(context: Context) -> int | None:
 
 
 def _owner_rng(context: Context, name: str) -> Any:
-    """The owner's noise stream for its sketch releases: OS entropy, or the run's seed only if this node's
+    """The owner's noise stream for its DP releases: OS entropy, or the run's seed only if this node's
     operator allows it (as for the consumer); derived as in process (:func:`dpsumm.parties.owner_stream`)."""
     seed = _run_seed(context)
     if seed is None:

@@ -28,14 +28,13 @@ key                            default        meaning
 ``reply-timeout``              60.0           seconds an exchange waits before a silent party is excluded
 ``poll-interval``              0.05           seconds between two polls of the SuperLink for replies
 ``output``                     ""             where the ServerApp writes the result (.npz, on its machine)
-*method options*               ""             ``nominees``, ``candidates``, ``temperature``, ``purchase``, ``choice``,
-                                              ``owner-greedy``, ``validation-release``, ``reveal``, ``dim``,
-                                              ``hash-seed``, ``purchase-factor``, ``tilt-rounds``,
-                                              ``sale-tilt-share``, ``label-set``,
-                                              ``t-init``, ``t-subs``, ``epsilon-auction``: the fields of
-                                              :class:`dpsumm.Nominations`, :class:`dpsumm.PaperProtocol`,
-                                              :class:`dpsumm.PaperGreedy` (their docstrings give the meaning)
-``label-set``                  ""             the public label set (the default purchase is then ``"labels"``),
+*method options*               ""             one key per option of the methods that run on Flower and of every
+                                              purchase (:data:`METHOD_KEYS`, made from the options'
+                                              declarations: ``nominees``, ``purchase``, ``dim``, ``label-set``,
+                                              ...; their classes' docstrings give the meaning). ``purchase`` is a
+                                              purchase's name (``nominees``, ``labels``, ``winners``); a purchase
+                                              option alone picks the purchase that has it
+``label-set``                  ""             the public label set (a purchase option alone picks ``labels``),
                                               as text, comma-separated (``"0,1,2"``; numbers read as numbers) or
                                               a JSON list
                                               (``'["cat", "dog"]'``, ``'["0", "1"]'`` for string labels);
@@ -46,7 +45,7 @@ Node config (``flower-supernode --node-config 'role="owner" name="hospital-a" da
 ``role`` (``owner`` or ``consumer``), ``name`` (unique party name; owners are ordered by name, which
 fixes tie-breaks and ``result.owner`` indices), ``data`` (.npy/.csv/.parquet: the owner's rows or the
 consumer's validation rows), optional ``labels`` (.npy or one-column file: an owner's row labels, or the
-consumer's validation labels, which ``purchase="labels"`` needs and no other method reads) and
+consumer's validation labels, which the ByLabel purchase needs and no other method reads) and
 ``allow-seeded`` (``true`` lets a run's ``random-state`` seed this party's noise: reproducible and NOT private;
 without it the party refuses such a run, since the run config is chosen by whoever starts the run, not by
 the party).

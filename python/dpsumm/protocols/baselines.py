@@ -60,8 +60,8 @@ def exact_greedy(datas: list[np.ndarray], validation: np.ndarray, seed: np.ndarr
     index_of = np.concatenate([np.arange(len(d)) for d in datas])
     kv = kernel_row_means(X, validation, gamma)
     ks_sum = np.zeros(len(X)) if len(seed) == 0 else kernel_row_means(X, seed, gamma) * len(seed)
-    # One fused Rust pass per round (rust/src/kernel_greedy.rs): the numpy loop it replaces cost 11 ms per
-    # round at 200,000 pooled rows (benches/bench_scale_e2e.py).
+    # One fused Rust pass per round (rust/src/kernel_greedy.rs; its speed against the numpy loop it replaces:
+    # benches/bench_scale_e2e.py).
     idx, vals = _core.kernel_greedy(np.ascontiguousarray(X, dtype=np.float32), np.ascontiguousarray(kv, dtype=np.float64),
                                     np.ascontiguousarray(ks_sum, dtype=np.float64), len(seed), size, float(gamma))
     idx = np.asarray(idx, dtype=np.int64)
