@@ -74,7 +74,7 @@ def _kernel_rows(X: object, name: str, n_features: int | None = None, min_rows: 
 
 
 def _offdiagonal_mean(T: np.ndarray, gamma: float) -> float:
-    n = T.shape[0]
+    n = int(T.shape[0])
     total = 0.0
     for i in range(0, n, _HELD_OUT_BLOCK):
         Ti = T[i:i + _HELD_OUT_BLOCK]
