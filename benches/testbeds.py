@@ -41,8 +41,8 @@ their own diagonal dropped (``mmd2_population``: :func:`dpsumm.metrics.populatio
 exact and the central greedy of the same repeat and size, beside the downstream accuracy (an MLP trained on the
 summary, tested on the held-out rows), the raw owner rows bought and each party's epsilon.
 
-The public seed set (for the median heuristic) is 150 rows of other digits (MNIST), 60 (digits), or 150 rows
-from N(0, 1.25 I) (synthetic). gamma: ``median`` (the heuristic on the seed set) and ``fixed`` (0.1, the
+The public seed set (for the median heuristic) is 150 rows of other digits (MNIST), 60 (digits), 150 rows
+from N(0, 1.25 I) (synthetic-k100), or 150 rows of the groups the consumer does not want (synthetic-census). gamma: ``median`` (the heuristic on the seed set) and ``fixed`` (0.1, the
 paper's). Methods (``--methods``): ``central`` (greedy on all owners' h1 hashes, d = 500), ``exact`` (greedy on
 the exact RBF kernel over every row), ``perfect`` (the perfect purchase, a ceiling no protocol reaches: 3p owners'
 rows drawn from the wanted population, i.e. each component of the consumer's mixture (:class:`BedData`) gets its
