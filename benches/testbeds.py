@@ -595,7 +595,8 @@ def targets(recs: list[dict[str, Any]]) -> str:
     ``default``; raw owner rows bought (<= 3 x p); owners' epsilon (<= 1) and consumer's (1) at delta = 1e-6,
     certified.
     """
-    head = ["bed", "γ", "p", "method", "vs central", "vs exact", "vs previous default (10p rows)", "rows bought / p",
+    head = ["bed", "γ", "p", "method", "vs central", "vs exact", "held-out vs exact", "vs previous default (10p rows)",
+            "rows bought / p",
             "owners' ε", "ε_v", "certified", "targets"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     keys = sorted({(r["bed"], r["gamma_kind"], r["size"]) for r in recs})
@@ -612,6 +613,7 @@ def _target_line(bed: str, gk: str, p: int, meth: str, de: list[dict[str, Any]],
     if True:
         vc = _mean([r.get("vs_central_pct") for r in de])
         ve = _mean([r.get("vs_exact_pct") for r in de])
+        vp = _mean([r.get("population_vs_exact_pct") for r in de])  # NaN for records before the population view
         vl = _mean([100.0 * (r["mmd2"] / lg[r["repeat"]] - 1.0) for r in de if r["repeat"] in lg])
         rows = max(r["rows_bought"] for r in de) / p
         eo = max((r["epsilon_owners"] or 0.0) for r in de)
@@ -630,7 +632,8 @@ def _target_line(bed: str, gk: str, p: int, meth: str, de: list[dict[str, Any]],
         if not (eo <= 1 + 1e-9 and ev <= 1 + 1e-9 and cert):
             miss.append("privacy")
         verdict = ("MISSED: " + ", ".join(miss)) if miss else ("met" if scored else "met (reported)")
-        return [f"| {bed} | {gk} | {p} | {meth} | {vc:+.0f} % | {ve:+.0f} % | {vl:+.0f} % | {rows:.2f} | {eo:.3f} | "
+        held = "–" if math.isnan(vp) else f"{vp:+.0f} %"
+        return [f"| {bed} | {gk} | {p} | {meth} | {vc:+.0f} % | {ve:+.0f} % | {held} | {vl:+.0f} % | {rows:.2f} | {eo:.3f} | "
                 f"{ev:.3f} | {'yes' if cert else 'NO'} | {verdict} |"]
 
 
