@@ -1,4 +1,5 @@
-"""Test beds of issue 19: the nominations protocol against central and exact greedy on shifts nobody tuned for.
+"""Test beds of issues 19 and 41: the nominations protocol against central and exact greedy on shifts nobody tuned
+for, on the consumer's population (held-out rows) and on D_v.
 
 One command runs every test bed and writes ``results.json`` (one record per run) and ``table.md`` (one table
 per test bed and gamma: means ± sample standard deviations over repeats) into ``--out``:
@@ -6,6 +7,8 @@ per test bed and gamma: means ± sample standard deviations over repeats) into `
     python benches/testbeds.py --data DIR            # full run (MNIST IDX files in DIR)
     python benches/testbeds.py --data DIR --quick    # iteration: p = 50, 200, 2 repeats, groups + minority
     python benches/testbeds.py --beds digits-groups synthetic-k100 --sizes 50 200 --repeats 3
+    python benches/testbeds.py --beds synthetic-census --gammas median --sizes 200 --repeats 2 \
+        --methods central exact perfect labels strata default
 
 Test beds (each repeat draws a fresh split; nothing is downloaded):
 
@@ -24,11 +27,28 @@ Test beds (each repeat draws a fresh split; nothing is downloaded):
 * ``synthetic-k100``: 100 owners of 500 rows in 10 features, owner k ~ N(c_k, 0.5² I) with random centres
   c_k ~ N(0, I); the consumer's distribution is the mixture of owners 0..3 (0.4, 0.3, 0.2, 0.1); labels
   1[x_0 > x_1]; |D_v| = 300.
+* ``synthetic-census`` (:func:`synthetic_census`): census-like, the consumer's shift inside both labels and a public
+  group attribute carrying it: five groups of people x an income-like binary label, 14 features (8 continuous, 6
+  binary); five owners of 6,000 rows holding mixes of groups (the wanted group 0 at 30 / 15 / 6 / 2 / 0 % of their
+  rows); the consumer wants group 0 (90 % of its rows) in both labels; |D_v| = 300, 1,000 held-out rows; the 150
+  public seed rows hold none of the wanted group. The ``subgroup`` beds also carry a group attribute: the digit.
 
-The public seed set (for the median heuristic) is 150 rows of other digits (MNIST), 60 (digits), or 150 rows
-from N(0, 1.25 I) (synthetic). gamma: ``median`` (the heuristic on the seed set) and ``fixed`` (0.1, the
+Every bed keeps held-out rows of the consumer's population (``split.test``, seen by no party: 1,000 on the synthetic
+beds, the three quarters of the consumer's test images not in ``D_v`` on the image beds). Each
+method is measured in two views: MMD² to ``D_v`` (``mmd2``) and, the population view, MMD² to the held-out rows with
+their own diagonal dropped (``mmd2_population``: :func:`dpsumm.metrics.population_mmd2`, an estimate of
+``||mu_S - mu_target||^2`` that does not add the held-out sample's noise to every method), each as % against the
+exact and the central greedy of the same repeat and size, beside the downstream accuracy (an MLP trained on the
+summary, tested on the held-out rows), the raw owner rows bought and each party's epsilon.
+
+The public seed set (for the median heuristic) is 150 rows of other digits (MNIST), 60 (digits), 150 rows
+from N(0, 1.25 I) (synthetic-k100), or 150 rows of the groups the consumer does not want (synthetic-census). gamma: ``median`` (the heuristic on the seed set) and ``fixed`` (0.1, the
 paper's). Methods (``--methods``): ``central`` (greedy on all owners' h1 hashes, d = 500), ``exact`` (greedy on
-the exact RBF kernel over every row), ``default`` (dpsumm.Nominations() as shipped, with no label set: the
+the exact RBF kernel over every row), ``perfect`` (the perfect purchase, a ceiling no protocol reaches: 3p owners'
+rows drawn from the wanted population, i.e. each component of the consumer's mixture (:class:`BedData`) gets its
+share, uniformly over the owners' rows of it, then the exact greedy toward ``D_v`` keeps p), ``strata`` (the label
+purchase given the group x label product as the labels, on the beds with a group attribute: what strata would pass),
+``default`` (dpsumm.Nominations() as shipped, with no label set: the
 default then resolves to ``purchase="nominees"``, M = 2p nominees per owner, all bought, owners' epsilon 0: 10p
 rows at K = 5), ``labels`` (``purchase="labels"`` with the bed's label set: what the default resolves to when a
 label set is given), ``quotas``
@@ -49,6 +69,7 @@ import math
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -57,14 +78,15 @@ import numpy as np
 import dpsumm
 from dpsumm import datasets
 from dpsumm.datasets import LabelSplit
-from dpsumm.metrics import mlp_accuracy, mmd2  # noqa: E402
+from dpsumm.metrics import mlp_accuracy, mmd2, offdiagonal_kernel_mean, population_mmd2  # noqa: E402
 from dpsumm.preprocessing import median_gamma  # noqa: E402
 
 DELTA = 1e-6
 BUDGET = dpsumm.Budget(validation_epsilon=1.0, validation_delta=DELTA)
 FIXED_GAMMA = 0.1
 SPLITS = ("groups", "apart", "spread", "minority", "many", "subgroup")
-ALL_BEDS = tuple(f"mnist-{s}" for s in SPLITS) + tuple(f"digits-{s}" for s in SPLITS) + ("synthetic-k100",)
+ALL_BEDS = (tuple(f"mnist-{s}" for s in SPLITS) + tuple(f"digits-{s}" for s in SPLITS)
+            + ("synthetic-k100", "synthetic-census"))
 
 #: Named nominations configurations: fields of dpsumm.Nominations as a callable of the size p and the owners K.
 VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
@@ -75,6 +97,9 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     # shipped (2p per owner), at K = 100 a tenth of a default that buys 200p. Issue 19's "today's default at 10p".
     "nominees-10p": lambda p, K: {"purchase": "nominees", "nominees": max(1, math.ceil(10 * p / K))},
     "labels": lambda p, K: {"purchase": "labels"},  # label_set: the bed's public label universe (label_set_for)
+    # The label purchase given the group x label product as the labels (the beds with a group attribute:
+    # synthetic-census, the subgroup beds): what strata would pass, the cells carrying the consumer's shift.
+    "strata": lambda p, K: {"purchase": "labels"},
     # The label purchase with its sales tilted toward a g~ that takes 0.3 or 0.5 of epsilon_v (the histogram the
     # rest): the option sale_tilt_share, docs/design.md §2.7 "The tilted sale".
     "labels-tilt0.3": lambda p, K: {"purchase": "labels", "sale_tilt_share": 0.3},
@@ -94,6 +119,33 @@ def label_set_for(bed: str) -> tuple[int, ...]:
 
 
 # ------------------------------------------------------------------------------------------------ splits
+
+
+@dataclass(frozen=True)
+class BedData:
+    """One repeat of a test bed: the split, and the population's components (ground truth no party is told).
+
+    ``owner_cells[k][i]`` is the component of the bed's generative model that owner ``k``'s row ``i`` comes from (the
+    digit on the image beds, the owner on the synthetic K = 100 bed, the (group, income) pair on the census-like
+    bed), ``consumer_cells`` the component of each of the consumer's rows (validation, then held-out): the wanted
+    population is the consumer's mixture of components, which the perfect purchase samples. ``owner_groups`` /
+    ``validation_groups`` / ``test_groups`` are the bed's public group attribute of every row (values in
+    ``range(n_groups)``), None on beds without one.
+    """
+
+    split: LabelSplit
+    owner_cells: list[np.ndarray]
+    consumer_cells: np.ndarray
+    owner_groups: list[np.ndarray] | None = None
+    validation_groups: np.ndarray | None = None
+    test_groups: np.ndarray | None = None
+    n_groups: int = 0
+
+    def wanted(self) -> dict[int, float]:
+        """The consumer's mixture of components: each component's share of its validation and held-out rows."""
+        cells, counts = np.unique(self.consumer_cells, return_counts=True)
+        return {int(c): float(n) / float(counts.sum()) for c, n in zip(cells, counts)}
+
 
 
 def _by_shares(train: tuple[np.ndarray, np.ndarray], shares: dict[int, dict[int, float]] | None,
@@ -144,7 +196,7 @@ def _consumer(test: tuple[np.ndarray, np.ndarray], targets: tuple[int, ...], rat
     return Xt[vi], yt[vi], Xt[ti], yt[ti], Xt[si], yt[si]
 
 
-def image_split(source: str, split: str, repeat: int, data: str | None) -> LabelSplit:
+def image_split(source: str, split: str, repeat: int, data: str | None) -> BedData:
     rng = np.random.default_rng(1000 + repeat)
     if source == "mnist":
         if data is None:
@@ -185,42 +237,117 @@ def image_split(source: str, split: str, repeat: int, data: str | None) -> Label
     else:
         raise ValueError(split)
     val, val_y, tst, tst_y, seed, seed_y = _consumer(test, targets, ratio, seed_size, rng)
+    # The population's components are the digits (what no party is told on the subgroup bed).
+    owner_cells, consumer_cells = list(labels), np.concatenate([val_y, tst_y])
+    groups: dict[str, Any] = {}
     if split == "subgroup":  # the public labels are the digits' parity: the wanted 3s are a subgroup of "odd"
+        # The digit is the bed's public group attribute (a strata run passes digit x parity as the labels).
+        groups = dict(owner_groups=list(labels), validation_groups=val_y, test_groups=tst_y, n_groups=10)
         labels = [lab % 2 for lab in labels]
         val_y, tst_y, seed_y = val_y % 2, tst_y % 2, seed_y % 2
-    return LabelSplit(owners, labels, val, val_y, tst, tst_y, seed, seed_y, ())
+    return BedData(LabelSplit(owners, labels, val, val_y, tst, tst_y, seed, seed_y, ()), owner_cells, consumer_cells,
+                   **groups)
 
 
 #: The synthetic bed's consumer: a mixture of owners 0, 1, 2, 3's distributions in these proportions.
 SYNTHETIC_MIX = (0.4, 0.3, 0.2, 0.1)
 
 
-def synthetic_k100(repeat: int) -> LabelSplit:
+def synthetic_k100(repeat: int) -> BedData:
     rng = np.random.default_rng(2000 + repeat)
     K, n, f = 100, 500, 10
     centres = rng.normal(size=(K, f))
     owners = [(centres[k] + 0.5 * rng.normal(size=(n, f))).astype(np.float32) for k in range(K)]
     mix = np.array(SYNTHETIC_MIX)
 
-    def target(m: int) -> np.ndarray:
+    def target(m: int) -> tuple[np.ndarray, np.ndarray]:
         comp = rng.choice(4, size=m, p=mix)
-        return (centres[comp] + 0.5 * rng.normal(size=(m, f))).astype(np.float32)
+        return (centres[comp] + 0.5 * rng.normal(size=(m, f))).astype(np.float32), comp
 
     def label(X: np.ndarray) -> np.ndarray:
         return (X[:, 0] > X[:, 1]).astype(np.int64)
 
-    val, tst = target(300), target(1000)
+    (val, val_c), (tst, tst_c) = target(300), target(1000)
     seed = (rng.normal(size=(150, f)) * math.sqrt(1.25)).astype(np.float32)
-    return LabelSplit(owners, [label(o) for o in owners], val, label(val), tst, label(tst), seed, None, ())
+    split = LabelSplit(owners, [label(o) for o in owners], val, label(val), tst, label(tst), seed, None, ())
+    return BedData(split, [np.full(n, k) for k in range(K)], np.concatenate([val_c, tst_c]))
+
+
+#: The census-like bed: groups of people (a public attribute of every row), each with its share of the income-like
+#: label 1, the wanted group's share of every owner's rows, and the consumer's share of the wanted group.
+CENSUS_GROUPS = 5
+CENSUS_INCOME = (0.35, 0.15, 0.25, 0.45, 0.20)
+CENSUS_WANTED_SHARE = (0.30, 0.15, 0.06, 0.02, 0.0)
+CENSUS_CONSUMER_WANTED = 0.9
+CENSUS_ROWS, CENSUS_CONTINUOUS, CENSUS_BINARY = 6000, 8, 6
+
+
+def synthetic_census(repeat: int) -> BedData:
+    """The census-like bed: the consumer's shift lies inside both labels, and a public group attribute carries it.
+
+    Five groups of people; a row of group g with income label y in {0, 1} (P(y = 1 | g) from
+    :data:`CENSUS_INCOME`) has a latent profile ``z = mu_g + y * (w + u_g) + 0.6 N(0, I)`` in 8 dimensions (group
+    centres ``mu_g ~ N(0, I)``, a common income direction ``w`` of norm 1.5 and a group-specific part ``u_g ~ 0.5
+    N(0, I)``); its 14 features are the 8 continuous ``z`` and 6 binary indicators ``1[a_j . z + 0.5 N(0, 1) > 0]``
+    (census-like one-hot answers, ``a_j ~ N(0, I / 8)``). Five owners (sites) of 6,000 rows: the wanted group 0 is
+    30 / 15 / 6 / 2 / 0 % of their rows, the rest spread over groups 1 .. 4 with each owner leaning to one of them.
+    The consumer wants group 0 (90 % of its rows, the other 10 % spread evenly over the other groups), both income
+    labels in each group's own proportions: |D_v| = 300, 1,000 held-out rows. The public seed set holds 150 rows of
+    groups 1 .. 4 only (none of the wanted group, as public data about a minority often does). Every row's group is
+    public (``BedData.owner_groups``); the training labels are the income labels.
+    """
+    rng = np.random.default_rng(3000 + repeat)
+    G, f, b = CENSUS_GROUPS, CENSUS_CONTINUOUS, CENSUS_BINARY
+    centres = rng.normal(size=(G, f))
+    w = rng.normal(size=f)
+    w *= 1.5 / np.linalg.norm(w)
+    income = w + 0.5 * rng.normal(size=(G, f))
+    A = rng.normal(size=(f, b)) / math.sqrt(f)
+    p_income = np.array(CENSUS_INCOME)
+
+    def rows(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        y = (rng.random(len(groups)) < p_income[groups]).astype(np.int64)
+        z = centres[groups] + y[:, None] * income[groups] + 0.6 * rng.normal(size=(len(groups), f))
+        binary = (z @ A + 0.5 * rng.normal(size=(len(groups), b)) > 0).astype(np.float64)
+        return np.hstack([z, binary]).astype(np.float32), y
+
+    owners, labels, groups = [], [], []
+    for k, share in enumerate(CENSUS_WANTED_SHARE):
+        lean = np.ones(G - 1)
+        lean[k % (G - 1)] += 2.0
+        mix = np.concatenate([[share], (1.0 - share) * lean / lean.sum()])
+        g = rng.choice(G, size=CENSUS_ROWS, p=mix)
+        X, y = rows(g)
+        owners.append(X)
+        labels.append(y)
+        groups.append(g)
+    consumer_mix = np.full(G, (1.0 - CENSUS_CONSUMER_WANTED) / (G - 1))
+    consumer_mix[0] = CENSUS_CONSUMER_WANTED
+    val_g, tst_g = rng.choice(G, size=300, p=consumer_mix), rng.choice(G, size=1000, p=consumer_mix)
+    (val, val_y), (tst, tst_y) = rows(val_g), rows(tst_g)
+    seed, seed_y = rows(rng.choice(np.arange(1, G), size=150))
+    split = LabelSplit(owners, labels, val, val_y, tst, tst_y, seed, seed_y, ())
+    # The population's components: (group, income) cells.
+    return BedData(split, [2 * g + y for g, y in zip(groups, labels)], np.concatenate([2 * val_g + val_y, 2 * tst_g + tst_y]),
+                   owner_groups=groups, validation_groups=val_g, test_groups=tst_g, n_groups=G)
+
+
+def load_bed_data(bed: str, repeat: int, data: str | None) -> BedData:
+    """One repeat of a test bed with its population's components and its public group attribute (if any)."""
+    if bed == "synthetic-k100":
+        return synthetic_k100(repeat)
+    if bed == "synthetic-census":
+        return synthetic_census(repeat)
+    source, split = bed.split("-", 1)
+    if bed == "digits-groups":  # the library's digits split (|D_v| = 44 at repeat 0)
+        s = datasets.digits_label_split(random_state=repeat)
+        return BedData(s, list(s.owner_labels), np.concatenate([s.validation_labels, s.test_labels]))
+    return image_split(source, split, repeat, data)
 
 
 def load_bed(bed: str, repeat: int, data: str | None) -> LabelSplit:
-    if bed == "synthetic-k100":
-        return synthetic_k100(repeat)
-    source, split = bed.split("-", 1)
-    if bed == "digits-groups":  # the library's digits split (|D_v| = 44 at repeat 0)
-        return datasets.digits_label_split(random_state=repeat)
-    return image_split(source, split, repeat, data)
+    """One repeat of a test bed: owners, the consumer's validation and held-out rows, the public seed set."""
+    return load_bed_data(bed, repeat, data).split
 
 
 # ------------------------------------------------------------------------------------------------ runs
@@ -239,23 +366,100 @@ def _eps(res: dpsumm.SummaryResult) -> tuple[float | None, float | None, bool]:
     return eo, ev, certified
 
 
+#: The methods that are not a dpsumm.Nominations variant: the greedies over every row, and the perfect purchase.
+BASELINES = ("central", "exact", "perfect")
+#: Raw rows the perfect purchase buys, in units of the summary size.
+PERFECT_FACTOR = 3
+
+
+def _allocate(shares: dict[int, float], total: int, caps: dict[int, int]) -> dict[int, int]:
+    """``total`` rows split over components in proportion to ``shares`` (largest remainders), each capped at its
+    rows in ``caps``; what a capped component cannot hold goes to the others in proportion to their shares."""
+    take = {c: 0 for c in shares}
+    left = min(total, sum(caps.get(c, 0) for c in shares))
+    while left > 0:
+        open_ = [c for c in shares if take[c] < caps.get(c, 0) and shares[c] > 0]
+        if not open_:
+            break
+        mass = sum(shares[c] for c in open_)
+        exact = {c: left * shares[c] / mass for c in open_}
+        grant = {c: min(int(exact[c]), caps[c] - take[c]) for c in open_}
+        rest = left - sum(grant.values())
+        for c in sorted(open_, key=lambda c: (-(exact[c] - int(exact[c])), c)):
+            if rest <= 0:
+                break
+            if take[c] + grant[c] < caps[c]:
+                grant[c] += 1
+                rest -= 1
+        if not any(grant.values()):
+            break
+        for c in open_:
+            take[c] += grant[c]
+        left -= sum(grant.values())
+    return take
+
+
+def perfect_purchase(data: BedData, rows: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` owners' rows drawn from the wanted population (the ceiling of a purchase, no protocol can run it):
+    each component of the consumer's mixture gets its share of ``rows`` (capped at the owners' rows of it),
+    drawn uniformly without replacement from every owner's rows of that component. Returns the rows and their
+    training labels."""
+    wanted = data.wanted()
+    pools = {c: [(k, np.flatnonzero(cells == c)) for k, cells in enumerate(data.owner_cells)] for c in wanted}
+    caps = {c: int(sum(len(i) for _, i in pool)) for c, pool in pools.items()}
+    take = _allocate(wanted, rows, caps)
+    X, y = [], []
+    for c, n in take.items():
+        if n == 0:
+            continue
+        owner = np.concatenate([np.full(len(i), k) for k, i in pools[c]])
+        index = np.concatenate([i for _, i in pools[c]])
+        pick = rng.choice(len(index), size=n, replace=False)
+        X += [data.split.owners[k][i] for k, i in zip(owner[pick], index[pick])]
+        y += [data.split.owner_labels[k][i] for k, i in zip(owner[pick], index[pick])]
+    return np.asarray(X, np.float32), np.asarray(y)
+
+
+def strata_labels(data: BedData, label_set: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray, tuple[int, ...]]:
+    """The group x label product as labels (what strata would be): cell ``group * L + j`` for a row of group
+    ``group`` and label ``label_set[j]``; returns the owners' cells, the validation rows' cells and the cell set
+    (every pair, ``n_groups * L`` cells, whether or not a row holds it)."""
+    assert data.owner_groups is not None and data.validation_groups is not None
+    L = len(label_set)
+    index = {lab: j for j, lab in enumerate(label_set)}
+
+    def cells(groups: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        return np.asarray(groups, np.int64) * L + np.array([index[int(v)] for v in labels], np.int64)
+
+    owners = [cells(g, y) for g, y in zip(data.owner_groups, data.split.owner_labels)]
+    return owners, cells(data.validation_groups, data.split.validation_labels), tuple(range(data.n_groups * L))
+
+
 def run_bed(bed: str, gamma_kind: str, sizes: list[int], repeats: int, methods: list[str], data: str | None,
             accuracy: bool, log: Callable[[str], None], budget: dpsumm.Budget = BUDGET) -> list[dict[str, Any]]:
+    """Every method at every size on ``repeats`` fresh splits of ``bed``: one record per run, with MMD² to ``D_v``
+    (``mmd2``) and to the consumer's held-out rows with their own diagonal dropped (``mmd2_population``, the
+    population view: :func:`dpsumm.metrics.population_mmd2`), each against the central and the exact greedy of the
+    same repeat and size (``vs_central_pct``, ``vs_exact_pct``, ``population_vs_central_pct``,
+    ``population_vs_exact_pct``)."""
     recs: list[dict[str, Any]] = []
     pmax = max(sizes)
     for r in range(repeats):
-        split = load_bed(bed, r, data)
+        bd = load_bed_data(bed, r, data)
+        split = bd.split
         gamma = median_gamma(split.seed_set) if gamma_kind == "median" else FIXED_GAMMA
+        held_out_term = offdiagonal_kernel_mean(split.test, gamma)
         owners = [dpsumm.Owner(o, labels=lab, name=f"owner-{k}") for k, (o, lab) in enumerate(zip(split.owners, split.owner_labels))]
-        base: dict[str, dict[str, Any]] = {}
 
         def record(method: str, size: int, pts: np.ndarray, labs: np.ndarray | None, rows: int, hashes: int,
                    vrows: int, eo: float | None, ev: float | None, certified: bool, seconds: float) -> None:
             value = float(mmd2(pts, split.validation, gamma))
+            pop = float(population_mmd2(pts, split.test, gamma, held_out_term=held_out_term))
             acc = float(mlp_accuracy(pts, labs, split.test, split.test_labels)) if accuracy and labs is not None else None
             recs.append(dict(bed=bed, gamma_kind=gamma_kind, gamma=float(gamma), repeat=r, size=size, method=method,
-                             mmd2=value, accuracy=acc, rows_bought=int(rows), hashes=int(hashes),
+                             mmd2=value, mmd2_population=pop, accuracy=acc, rows_bought=int(rows), hashes=int(hashes),
                              validation_rows_seen=int(vrows), validation_size=int(len(split.validation)),
+                             held_out_size=int(len(split.test)),
                              epsilon_owners=eo, epsilon_validation=ev, certified=certified, seconds=seconds,
                              owners=len(owners)))
         for g in ("central", "exact"):
@@ -270,29 +474,52 @@ def run_bed(bed: str, gamma_kind: str, sizes: list[int], repeats: int, methods: 
             for p in sizes:
                 record(g, p, res.points[:p], None if res.labels is None else res.labels[:p],
                        res.accessed.total, 0, len(split.validation), None, None, True, sec)
+        if "perfect" in methods:
+            for p in sizes:
+                t0 = time.perf_counter()
+                Xb, yb = perfect_purchase(bd, PERFECT_FACTOR * p, np.random.default_rng([4000, r, p]))
+                res = dpsumm.summarize([dpsumm.Owner(Xb, labels=yb, name="perfect")], split.validation, min(p, len(Xb)),
+                                       method="exact-greedy", gamma=gamma, random_state=r, progress=False)
+                assert res.points is not None
+                record("perfect", p, res.points, res.labels, len(Xb), 0, len(split.validation), None, None, True,
+                       time.perf_counter() - t0)
         for name in methods:
-            if name in ("central", "exact"):
+            if name in BASELINES:
+                continue
+            strata = name.startswith("strata")
+            if strata and bd.owner_groups is None:
+                log(f"{bed} has no group attribute: {name} skipped")
                 continue
             for p in sizes:
                 kw = VARIANTS[name](p, len(owners))
                 labelled = kw.get("purchase") == "labels"
-                if labelled:
+                run_owners, vlabels = owners, split.validation_labels
+                if strata:  # the group x label product as the labels (emulates strata: the cells carry the shift)
+                    owner_cells, vlabels, kw["label_set"] = strata_labels(bd, label_set_for(bed))
+                    run_owners = [dpsumm.Owner(o, labels=c, name=f"owner-{k}")
+                                  for k, (o, c) in enumerate(zip(split.owners, owner_cells))]
+                elif labelled:
                     kw["label_set"] = label_set_for(bed)
                 t0 = time.perf_counter()
-                res = dpsumm.summarize(owners, split.validation, p, method=dpsumm.Nominations(**kw), gamma=gamma,
+                res = dpsumm.summarize(run_owners, split.validation, p, method=dpsumm.Nominations(**kw), gamma=gamma,
                                        privacy=budget, random_state=r, progress=False,
-                                       validation_labels=split.validation_labels if labelled else None)
+                                       validation_labels=vlabels if labelled else None)
                 sec = time.perf_counter() - t0
                 eo, ev, cert = _eps(res)
                 assert res.points is not None
-                record(name, p, res.points, res.labels, res.accessed.total, res.accessed.hashes,
+                labs = res.labels
+                if strata and labs is not None:  # the purchase returns the cells: their training labels
+                    ls = label_set_for(bed)
+                    labs = np.asarray([ls[int(c) % len(ls)] for c in labs])
+                record(name, p, res.points, labs, res.accessed.total, res.accessed.hashes,
                        res.accessed.validation_raw_rows, eo, ev, cert, sec)
         for rec in recs:
             if rec["repeat"] == r and rec["bed"] == bed and rec["gamma_kind"] == gamma_kind:
                 for g in ("central", "exact"):
-                    b = next((x["mmd2"] for x in recs if x["method"] == g and x["size"] == rec["size"] and x["repeat"] == r
-                              and x["bed"] == bed and x["gamma_kind"] == gamma_kind), None)
-                    rec[f"vs_{g}_pct"] = None if b is None or b <= 0 else 100.0 * (rec["mmd2"] / b - 1.0)
+                    for key, out in (("mmd2", f"vs_{g}_pct"), ("mmd2_population", f"population_vs_{g}_pct")):
+                        b = next((x[key] for x in recs if x["method"] == g and x["size"] == rec["size"] and x["repeat"] == r
+                                  and x["bed"] == bed and x["gamma_kind"] == gamma_kind), None)
+                        rec[out] = None if b is None or b <= 0 else 100.0 * (rec[key] / b - 1.0)
         log(f"{bed} gamma={gamma_kind} repeat {r} done")
     return recs
 
@@ -311,16 +538,24 @@ def _pm(vals: list[float], fmt: str) -> str:
 
 
 def table(recs: list[dict[str, Any]]) -> str:
-    head = ["p", "method", "MMD² vs central greedy (%)", "MMD² vs exact greedy (%)", "accuracy", "raw owner rows bought",
-            "hashes received", "|D_v| rows seen", "owners' ε", "consumer ε_v", "seconds"]
+    """One table per test bed and gamma: each method's MMD² against the central and exact greedy of the same repeat
+    and size, to the consumer's held-out rows (the population view) and to ``D_v``, beside accuracy, rows bought and
+    the epsilons. Records written before the population view (without ``mmd2_population``) show "–" there."""
+    head = ["p", "method", "held-out MMD² vs exact greedy (%)", "held-out MMD² vs central greedy (%)",
+            "MMD² to D_v vs exact greedy (%)", "MMD² to D_v vs central greedy (%)", "held-out MMD²", "MMD² to D_v",
+            "accuracy", "raw owner rows bought", "hashes received", "|D_v| rows seen", "owners' ε", "consumer ε_v",
+            "seconds"]
     out: list[str] = []
     keys = list(dict.fromkeys((r["bed"], r["gamma_kind"]) for r in recs))
     for bed, gk in keys:
         sub = [r for r in recs if r["bed"] == bed and r["gamma_kind"] == gk]
         n_rep = len({r["repeat"] for r in sub})
         gam = sorted({round(r["gamma"], 6) for r in sub})
+        held = [r["held_out_size"] for r in sub if "held_out_size" in r]
         out.append(f"\n### {bed}, gamma {gk} ({', '.join(f'{g:.4g}' for g in gam)}), |D_v| = "
-                   f"{_pm([r['validation_size'] for r in sub], '.0f')}, {sub[0]['owners']} owners, {n_rep} repeats\n")
+                   f"{_pm([r['validation_size'] for r in sub], '.0f')}"
+                   + (f", {_pm(held, '.0f')} held-out rows" if held else "")
+                   + f", {sub[0]['owners']} owners, {n_rep} repeats\n")
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "---|" * len(head))
         methods = list(dict.fromkeys(r["method"] for r in sub))
@@ -332,8 +567,12 @@ def table(recs: list[dict[str, Any]]) -> str:
                 eo = [r["epsilon_owners"] for r in rs if r["epsilon_owners"] is not None]
                 ev = [r["epsilon_validation"] for r in rs if r["epsilon_validation"] is not None]
                 out.append("| " + " | ".join([
-                    str(p), m, _pm([r.get("vs_central_pct") for r in rs], "+.1f") if m != "central" else "0",
+                    str(p), m,
+                    _pm([r.get("population_vs_exact_pct") for r in rs], "+.1f") if m != "exact" else "0",
+                    _pm([r.get("population_vs_central_pct") for r in rs], "+.1f") if m != "central" else "0",
                     _pm([r.get("vs_exact_pct") for r in rs], "+.1f") if m != "exact" else "0",
+                    _pm([r.get("vs_central_pct") for r in rs], "+.1f") if m != "central" else "0",
+                    _pm([r.get("mmd2_population") for r in rs], ".5f"), _pm([r["mmd2"] for r in rs], ".5f"),
                     _pm([r["accuracy"] for r in rs], ".3f"), _pm([r["rows_bought"] for r in rs], ".0f"),
                     _pm([r["hashes"] for r in rs], ".0f"), _pm([r["validation_rows_seen"] for r in rs], ".0f"),
                     ("–" if not eo else f"{max(eo):.3g}" + ("" if all(r["certified"] for r in rs) else " (NOT certified)")),
@@ -356,14 +595,15 @@ def targets(recs: list[dict[str, Any]]) -> str:
     ``default``; raw owner rows bought (<= 3 x p); owners' epsilon (<= 1) and consumer's (1) at delta = 1e-6,
     certified.
     """
-    head = ["bed", "γ", "p", "method", "vs central", "vs exact", "vs previous default (10p rows)", "rows bought / p",
+    head = ["bed", "γ", "p", "method", "vs central", "vs exact", "held-out vs exact", "vs previous default (10p rows)",
+            "rows bought / p",
             "owners' ε", "ε_v", "certified", "targets"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     keys = sorted({(r["bed"], r["gamma_kind"], r["size"]) for r in recs})
     for bed, gk, p in keys:
         sub = [r for r in recs if r["bed"] == bed and r["gamma_kind"] == gk and r["size"] == p]
         prev = next((m for m in ("nominees-10p", "legacy10p") if any(r["method"] == m for r in sub)), "default")
-        for meth in sorted({r["method"] for r in sub} - {"central", "exact"}):
+        for meth in sorted({r["method"] for r in sub} - set(BASELINES)):
             lines.extend(_target_line(bed, gk, p, meth, [r for r in sub if r["method"] == meth],
                                       {r["repeat"]: r["mmd2"] for r in sub if r["method"] == prev}))
     return "\n".join(lines)
@@ -373,6 +613,7 @@ def _target_line(bed: str, gk: str, p: int, meth: str, de: list[dict[str, Any]],
     if True:
         vc = _mean([r.get("vs_central_pct") for r in de])
         ve = _mean([r.get("vs_exact_pct") for r in de])
+        vp = _mean([r.get("population_vs_exact_pct") for r in de])  # NaN for records before the population view
         vl = _mean([100.0 * (r["mmd2"] / lg[r["repeat"]] - 1.0) for r in de if r["repeat"] in lg])
         rows = max(r["rows_bought"] for r in de) / p
         eo = max((r["epsilon_owners"] or 0.0) for r in de)
@@ -391,7 +632,8 @@ def _target_line(bed: str, gk: str, p: int, meth: str, de: list[dict[str, Any]],
         if not (eo <= 1 + 1e-9 and ev <= 1 + 1e-9 and cert):
             miss.append("privacy")
         verdict = ("MISSED: " + ", ".join(miss)) if miss else ("met" if scored else "met (reported)")
-        return [f"| {bed} | {gk} | {p} | {meth} | {vc:+.0f} % | {ve:+.0f} % | {vl:+.0f} % | {rows:.2f} | {eo:.3f} | "
+        held = "–" if math.isnan(vp) else f"{vp:+.0f} %"
+        return [f"| {bed} | {gk} | {p} | {meth} | {vc:+.0f} % | {ve:+.0f} % | {held} | {vl:+.0f} % | {rows:.2f} | {eo:.3f} | "
                 f"{ev:.3f} | {'yes' if cert else 'NO'} | {verdict} |"]
 
 
@@ -505,8 +747,8 @@ def main() -> None:
     sizes = args.sizes or ([50, 200] if args.quick else [50, 200, 1000])
     repeats = args.repeats or (2 if args.quick else 3)
     for m in args.methods:
-        if m not in ("central", "exact") and m not in VARIANTS:
-            raise SystemExit(f"unknown method {m!r}; known: central, exact, {', '.join(VARIANTS)}")
+        if m not in BASELINES and m not in VARIANTS:
+            raise SystemExit(f"unknown method {m!r}; known: {', '.join(BASELINES)}, {', '.join(VARIANTS)}")
     budget = dpsumm.Budget(validation_epsilon=args.validation_epsilon, validation_delta=DELTA)  # refused before any run
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -529,10 +771,13 @@ def write(args: argparse.Namespace, out: Path, tag: str, beds: list[str], sizes:
                 repeats=repeats, methods=args.methods, gammas=args.gammas, seconds=time.perf_counter() - t0,
                 cpus=os.cpu_count())
     (out / f"results{tag}.json").write_text(json.dumps(dict(meta=meta, records=recs), indent=1))
-    text = (f"# Test beds (issue 19)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\nWritten by `{meta['command'].replace(str(args.data), 'DIR') if args.data else meta['command']}` "
-            f"({meta['seconds']:.0f} s). Means ± sample standard deviations over repeats; MMD² against central "
-            f"and exact greedy of the same repeat and size; owners' ε and consumer ε_v at δ = {DELTA:g} (the "
-            f"largest over repeats). Seeded runs: reproducible, NOT private.\n" + table(recs) + "\n")
+    text = (f"# Test beds (issues 19, 41)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\nWritten by `{meta['command'].replace(str(args.data), 'DIR') if args.data else meta['command']}` "
+            f"({meta['seconds']:.0f} s). Means ± sample standard deviations over repeats. MMD² in two views: to the "
+            f"consumer's held-out rows with their own diagonal dropped (the population view, "
+            f"dpsumm.metrics.population_mmd2) and to D_v; each against central and exact greedy of the same repeat "
+            f"and size; `perfect`: 3p rows drawn from the wanted population, the exact greedy keeps p (a ceiling); "
+            f"owners' ε and consumer ε_v at δ = {DELTA:g} (the largest over repeats). Seeded runs: reproducible, NOT "
+            f"private.\n" + table(recs) + "\n")
     (out / f"table{tag}.md").write_text(text)
     print(text)
 

@@ -76,3 +76,106 @@ def test_accuracy_helpers_learn_a_separable_problem():
     with pytest.raises(dpsumm.InvalidParameterError) as e:
         metrics.mlp_accuracy(X, y, Xt[:, :3], yt)
     assert e.value.argument == "X_test"
+
+
+# -- the population view: MMD² to held-out rows with their own diagonal dropped -----------------------------------
+
+
+def population_reference(S, T, g):
+    """Pure numpy (float64) MMD²_pop = mean k(S,S) - 2 mean k(S,T) + mean_{i != j} k(T,T)."""
+    KT = rbf(T, T, g)
+    n = len(T)
+    return rbf(S, S, g).mean() - 2 * rbf(S, T, g).mean() + (KT.sum() - np.trace(KT)) / (n * (n - 1))
+
+
+def test_population_mmd2_by_hand():
+    # S = {0}, T = {1, 2} on the line: 1 - 2 (e^-g + e^-4g) / 2 + e^-g = 1 - e^-4g.
+    g = 0.3
+    S, T = np.array([[0.0]]), np.array([[1.0], [2.0]])
+    assert metrics.population_mmd2(S, T, g) == pytest.approx(1 - math.exp(-4 * g), rel=1e-6)
+    # S = {0}, T = {0, 1}: 1 - (1 + e^-g) + e^-g = 0 (the biased MMD² to T is (1 - e^-g) / 2 > 0).
+    assert metrics.population_mmd2(S, np.array([[0.0], [1.0]]), g) == pytest.approx(0.0, abs=1e-7)
+    assert metrics.mmd2(S, np.array([[0.0], [1.0]]), g) == pytest.approx((1 - math.exp(-g)) / 2, rel=1e-6)
+    # The held-out term alone: T = {1, 2} has one pair, at distance 1.
+    assert metrics.offdiagonal_kernel_mean(T, g) == pytest.approx(math.exp(-g), rel=1e-6)
+
+
+@pytest.mark.parametrize("block", [3, 2048])
+def test_population_mmd2_equals_the_numpy_reference(monkeypatch, block):
+    # block = 3: 40 held-out rows in 14 blocks (the last one short), only the blocks on or above the diagonal summed.
+    monkeypatch.setattr(metrics, "_HELD_OUT_BLOCK", block)
+    rng = np.random.default_rng(3)
+    S, T = rng.normal(size=(9, 4)), rng.normal(0.5, 1.2, size=(40, 4))
+    for g in (0.05, 0.4):
+        ref = population_reference(S, T, g)
+        assert metrics.population_mmd2(S, T, g) == pytest.approx(ref, rel=1e-5)
+        KT = rbf(T, T, g)
+        assert metrics.offdiagonal_kernel_mean(T, g) == pytest.approx((KT.sum() - 40) / (40 * 39), rel=1e-6)
+
+
+def test_population_mmd2_is_the_biased_mmd2_with_the_held_out_diagonal_dropped():
+    rng = np.random.default_rng(4)
+    S, T = rng.normal(1.0, 1.0, size=(12, 3)), rng.normal(size=(30, 3))
+    g = 0.2
+    correction = metrics.offdiagonal_kernel_mean(T, g) - rbf(T, T, g).mean()
+    assert correction < 0  # the diagonal's ones raise the biased mean: dropping them lowers every value alike
+    assert metrics.population_mmd2(S, T, g) == pytest.approx(metrics.mmd2(S, T, g) + correction, rel=1e-5)
+
+
+def test_population_mmd2_of_the_held_out_rows_themselves():
+    # S = T: MMD²(T, T) = 0, so the value is mean_{i != j} - mean_{i, j} = -(1 - mean_{i != j} k) / n.
+    rng = np.random.default_rng(5)
+    T = rng.normal(size=(25, 3))
+    g = 0.3
+    off = metrics.offdiagonal_kernel_mean(T, g)
+    assert metrics.population_mmd2(T, T, g) == pytest.approx(-(1 - off) / 25, rel=1e-5)
+
+
+def test_population_mmd2_invariances_and_cached_term():
+    rng = np.random.default_rng(6)
+    S, T = rng.normal(size=(8, 5)), rng.normal(0.3, 1.0, size=(33, 5))
+    g = 0.15
+    value = metrics.population_mmd2(S, T, g)
+    # Row order of either set, a common translation, a common rotation: the kernel sees only distances.
+    Q, _ = np.linalg.qr(rng.normal(size=(5, 5)))
+    shift = rng.normal(size=5)
+    assert metrics.population_mmd2(S[::-1], T[rng.permutation(33)], g) == pytest.approx(value, rel=1e-5)
+    assert metrics.population_mmd2(S + shift, T + shift, g) == pytest.approx(value, rel=1e-4)
+    assert metrics.population_mmd2(S @ Q, T @ Q, g) == pytest.approx(value, rel=1e-4)
+    # The held-out term computed once and passed: the same value.
+    term = metrics.offdiagonal_kernel_mean(T, g)
+    assert metrics.population_mmd2(S, T, g, held_out_term=term) == pytest.approx(value, rel=1e-12)
+    # A summary nearer the held-out rows' distribution scores lower.
+    near = rng.normal(0.3, 1.0, size=(8, 5))
+    far = rng.normal(3.0, 1.0, size=(8, 5))
+    assert metrics.population_mmd2(near, T, g) < metrics.population_mmd2(far, T, g)
+
+
+@pytest.mark.parametrize("kwargs, argument", [
+    (dict(held_out=np.zeros((1, 2))), "held_out"),
+    (dict(held_out=np.zeros((4, 3))), "held_out"),
+    (dict(held_out=np.array([[0.0, np.nan], [1.0, 1.0]])), "held_out"),
+    (dict(summary=np.zeros((0, 2))), "summary"),
+    (dict(summary=np.full((2, 2), 1e300)), "summary"),
+    (dict(gamma=0.0), "gamma"),
+    (dict(gamma=float("inf")), "gamma"),
+    (dict(held_out_term=1.5), "held_out_term"),
+    (dict(held_out_term=float("nan")), "held_out_term"),
+    (dict(held_out_term=True), "held_out_term"),
+])
+def test_population_mmd2_refuses_bad_input(kwargs, argument):
+    args = dict(summary=np.zeros((3, 2)), held_out=np.ones((4, 2)), gamma=0.5) | kwargs
+    with pytest.raises(dpsumm.InvalidParameterError) as e:
+        metrics.population_mmd2(**args)
+    assert e.value.argument == argument
+    if argument == "held_out" and args["held_out"].shape[1] == 2:  # bad on its own, not only against the summary
+        with pytest.raises(dpsumm.InvalidParameterError) as e:
+            metrics.offdiagonal_kernel_mean(args["held_out"], 0.5)
+        assert e.value.argument == "rows"
+
+
+@given(st.integers(1, 6), st.integers(2, 9), st.floats(0.01, 3.0), st.integers(0, 2**32 - 1))
+def test_population_mmd2_matches_the_reference_on_random_sets(p, n, g, seed):
+    rng = np.random.default_rng(seed)
+    S, T = rng.normal(size=(p, 2)), rng.normal(size=(n, 2))
+    assert metrics.population_mmd2(S, T, g) == pytest.approx(population_reference(S, T, g), rel=1e-4, abs=1e-6)
