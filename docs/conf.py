@@ -49,7 +49,7 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 
 # Docstrings write set sizes as |D_v| (a reST substitution reference): shown as written.
-rst_epilog = "\n".join(f".. |{name}| replace:: \\|{name}\\|" for name in ("D_v", "D_init", "S", "z"))
+rst_epilog = "\n".join(f".. |{name}| replace:: \\|{name}\\|" for name in ("D_v", "D_s", "D_init", "S", "z"))
 
 html_theme = "pydata_sphinx_theme"
 html_title = "dpsumm"
@@ -85,3 +85,19 @@ def _summary_keeping_literals(extract):  # type: ignore[no-untyped-def]
 import sphinx.ext.autosummary as _autosummary  # noqa: E402
 
 _autosummary.extract_summary = _summary_keeping_literals(_autosummary.extract_summary)
+
+
+def _check_every_public_name_has_a_page(app, exception):  # type: ignore[no-untyped-def]
+    """The API reference documents every name of ``dpsumm.__all__``: a name without its page is a warning (-W: an error)."""
+    if exception is not None:
+        return
+    generated = HERE / "generated"
+    missing = [name for name in dpsumm.__all__ if not (generated / f"dpsumm.{name}.rst").is_file()]
+    if missing:
+        from sphinx.util import logging
+
+        logging.getLogger(__name__).warning("the API reference has no page for dpsumm.%s", ", dpsumm.".join(missing))
+
+
+def setup(app):  # type: ignore[no-untyped-def]
+    app.connect("build-finished", _check_every_public_name_has_a_page)
