@@ -214,7 +214,7 @@ def _has(dotted: str) -> bool:
 
 
 def _need_api(block: Block) -> None:
-    missing = [name for name in block.requires if not _has(name)]
+    missing = [name.removeprefix("dpsumm.") for name in block.requires if not _has(name)]
     if missing:
         msg = f"{block.id} uses dpsumm.{', dpsumm.'.join(missing)}, which the installed dpsumm does not have"
         if in_ci():
