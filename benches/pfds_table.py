@@ -23,7 +23,7 @@ never derives bounds from the private rows).
 
 Usage::
 
-    python benches/pfds_table.py [--folds 5] [--repeats 2] [--out docs/pfds_table.md]
+    python benches/pfds_table.py [--folds 5] [--repeats 2] [--out docs/results/pfds-table.md]
         [--json benches/results/pfds_table.json]
 
 With ``--json`` the results are written there too, and every number of the markdown table is marked with

@@ -331,8 +331,8 @@ def rewrite(doc: Path, root: Path = ROOT) -> int:
 
 
 def documents(root: Path = ROOT) -> list[Path]:
-    """README.md and every docs/**/*.md."""
-    return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    """README.md and every docs/**/*.md (not the built site's copies under docs/_build)."""
+    return [root / "README.md", *sorted(p for p in (root / "docs").rglob("*.md") if "_build" not in p.relative_to(root).parts)]
 
 
 def main(argv: list[str]) -> int:

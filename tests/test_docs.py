@@ -15,6 +15,9 @@ A block may be preceded by directives (HTML comments, invisible when rendered), 
   sizes, or ``true`` for an install step that CI performs itself); the reason is required.
 * ``<!-- docs-test: setup COMMAND -->``: a shell command run first (e.g. writing the input files a
   command-line example names).
+* ``<!-- docs-test: requires NAME (why) -->``: the block uses ``dpsumm.NAME`` (a dotted path below ``dpsumm``), an
+  API that lands in another change: where the installed dpsumm lacks it the block is skipped, and in CI
+  (``CI=true``) that fails instead, so the text cannot outlive or precede its API unnoticed.
 * ``<!-- docs-test: help (why) -->``: the block is not run, every command in it is checked instead: a
   ``dpsumm`` command is parsed by dpsumm's own parser (every option and value), ``python -c`` runs, and any
   other program must exist and list each ``--option`` used in its ``--help``. For servers that run until
@@ -45,7 +48,7 @@ import pytest
 from conftest import find_mnist, in_ci, mnist_location
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted(d for d in (ROOT / "docs").rglob("*.md") if "_build" not in d.relative_to(ROOT).parts)]
 SHELL = ("bash", "sh", "shell")
 TIMEOUT = 420
 
@@ -64,6 +67,7 @@ class Block:
     replace: list[tuple[str, str]] = field(default_factory=list)
     setup: list[str] = field(default_factory=list)
     help_reason: str | None = None
+    requires: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -109,6 +113,12 @@ def parse(doc: Path) -> list[Block]:
                     block.replace.append((r.group(2), r.group(4)))
                 elif d.startswith("setup "):
                     block.setup.append(d[len("setup "):])
+                elif d.startswith("requires "):
+                    req = re.match(r"^requires\s+([A-Za-z_][\w.]*)\s*\((.+)\)$", d)
+                    if req is None:
+                        raise AssertionError(f"{doc}:{i}: `requires` needs a name and a reason: "
+                                             "<!-- docs-test: requires NAME (why) -->")
+                    block.requires.append(req.group(1))
                 elif d.startswith("help"):
                     reason = re.match(r"^help\s*\((.+)\)$", d)
                     if reason is None:
@@ -186,6 +196,27 @@ def _clone(doc: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _need_mnist(block: Block, env: dict[str, str]) -> None:
     if block.needs_mnist and "MNIST_DIR" not in env:
         msg = f"{block.id} needs MNIST: files not found in {mnist_location()} (set DPSUMM_MNIST_DIR)"
+        if in_ci():
+            pytest.fail(msg, pytrace=False)
+        pytest.skip(msg)
+
+
+def _has(dotted: str) -> bool:
+    """Does the installed dpsumm have ``dpsumm.<dotted>``?"""
+    import importlib
+
+    node: object = importlib.import_module("dpsumm")
+    for part in dotted.removeprefix("dpsumm.").split("."):
+        if not hasattr(node, part):
+            return False
+        node = getattr(node, part)
+    return True
+
+
+def _need_api(block: Block) -> None:
+    missing = [name.removeprefix("dpsumm.") for name in block.requires if not _has(name)]
+    if missing:
+        msg = f"{block.id} uses dpsumm.{', dpsumm.'.join(missing)}, which the installed dpsumm does not have"
         if in_ci():
             pytest.fail(msg, pytrace=False)
         pytest.skip(msg)
@@ -273,6 +304,7 @@ def test_directives_are_well_formed() -> None:
 def test_shell_block(block: Block, doc_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> None:
     env = dict(doc_env)
     _need_mnist(block, env)
+    _need_api(block)
     cwd = _clone(block.doc, tmp_path_factory)
     code = block.text(env)
     for cmd in block.setup:
@@ -300,6 +332,7 @@ def test_python_blocks(doc: Path, doc_env: dict[str, str], tmp_path_factory: pyt
     blocks = [b for b in ALL if b.doc == doc and b.lang == "python"]
     for b in blocks:
         _need_mnist(b, env)
+        _need_api(b)
     cwd = _clone(doc, tmp_path_factory)
     parts = ["import sys", "ns = {'__name__': '__main__'}"]
     for b in blocks:
@@ -330,3 +363,71 @@ def test_inline_commands(doc: Path, doc_env: dict[str, str], tmp_path_factory: p
         line = text[:m.start()].count("\n") + 1
         argv = [a for a in shlex.split(cmd.replace("...", "")) if a not in ("[", "]")]
         check_at_help_level(argv, cwd, doc_env, f"{doc.relative_to(ROOT)}:{line}")
+
+
+# ------------------------------------------------------------------------------------------- results files
+
+
+RESULTS_DIRS = ("benches/results", "docs/experiments")
+#: Where a results file may be cited: every page, the generator of the results pages, and the tests and benchmark
+#: scripts (a file a test or a script reads is in use).
+CITING = ("README.md", "docs/**/*.md", "docs/*.py", "tests/*.py", "benches/*.py")
+
+
+def _citing_text() -> str:
+    files = {p for pattern in CITING for p in ROOT.glob(pattern) if "_build" not in p.relative_to(ROOT).parts}
+    return "\n".join(p.read_text() for p in sorted(files))
+
+
+def _cited(rel: str, text: str) -> bool:
+    """``rel`` (a path from the repository root) is named in ``text``: from the root, or from docs/ as the pages
+    link it (``../experiments/...``), or an experiment directory's file by the directory the generator lists."""
+    forms = {rel}
+    if rel.startswith("docs/"):
+        forms.add(rel[len("docs/"):])
+    return any(f in text for f in forms)
+
+
+def test_every_results_file_is_cited() -> None:
+    """A results file that no page, test or benchmark script names is stale: remove it (or cite it where its
+    numbers are used)."""
+    text = _citing_text()
+    stale = [str(p.relative_to(ROOT)) for d in RESULTS_DIRS for p in sorted((ROOT / d).rglob("*"))
+             if p.is_file() and not _cited(str(p.relative_to(ROOT)), text)
+             and not _cited_by_generator(p) and not _report_of_cited(p, text)]
+    assert not stale, "results files that nothing cites (remove them, or cite them):\n" + "\n".join(stale)
+
+
+def _report_of_cited(path: Path, text: str) -> bool:
+    """benches/testbeds.py and testbeds_ceiling.py write a markdown report beside each results file
+    (``table-TAG.md`` beside ``results-TAG.json``, ``ceiling-X.md`` beside ``ceiling-X.json``): it is cited with it."""
+    if path.suffix != ".md" or path.parent != ROOT / "docs" / "experiments" / "testbeds":
+        return False
+    stem = path.stem.replace("table-", "results-", 1) if path.stem.startswith("table-") else path.stem
+    return _cited(str((path.parent / f"{stem}.json").relative_to(ROOT)), text)
+
+
+def _cited_by_generator(path: Path) -> bool:
+    """The generated experiments page cites each listed experiment directory's files (results.json, results.csv,
+    table.md and every plot): the directory's name is in docs/generate_results.py's EXPERIMENTS."""
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        import generate_results
+    finally:
+        sys.path.pop(0)
+    rel = path.relative_to(ROOT / "docs" / "experiments") if (ROOT / "docs" / "experiments") in path.parents else None
+    return rel is not None and len(rel.parts) == 2 and rel.parts[0] in {e[0] for e in generate_results.EXPERIMENTS}
+
+
+def test_the_stale_results_check_can_fail(tmp_path: Path) -> None:
+    """The check is not vacuous: an uncited file in a results directory is reported."""
+    text = _citing_text()
+    assert not _cited("benches/results/" + "-".join(["never", "cited"]) + ".json", text)
+    assert _cited("benches/results/floor.json", text) and _cited("docs/experiments/testbeds/ceiling.json", text)
+
+
+def test_generated_results_pages_are_up_to_date() -> None:
+    """docs/results/testbeds.md and experiments.md are what docs/generate_results.py writes from today's files."""
+    done = subprocess.run([sys.executable, str(ROOT / "docs" / "generate_results.py"), "--check"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,210 @@
+"""Write the site's generated results pages from the results files (docs/results/testbeds.md, experiments.md).
+
+    python docs/generate_results.py            # rewrite the pages
+    python docs/generate_results.py --check    # exit 1 if a page differs from what the files give (tests/test_docs.py)
+
+Every number written carries its ``<!--= ... -->`` marker (tests/docnumbers.py), so the numbers check covers the
+generated tables too. The sources are listed here, not discovered: a results file that no list below and no
+hand-written page cites is stale, and tests/test_docs.py fails on it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+TESTBEDS = "docs/experiments/testbeds"
+
+#: (results file under docs/experiments/testbeds, what it is). Each file's table-TAG.md is its own page.
+TESTBED_FILES = [
+    ("results-mnist-labels-median.json", "MNIST test beds, γ by the median heuristic: every purchase and baseline"),
+    ("results-mnist-labels-fixed.json", "MNIST test beds, the paper's fixed γ = 0.1"),
+    ("results-synthetic-digits-labels.json", "digits test beds and the synthetic K = 100 bed, both γ"),
+    ("results-synthetic-labels-10.json", "the synthetic K = 100 bed, 10 repeats, with the tilted label sale"),
+    ("results-mnist-many-labels-10.json", "MNIST with 100 owners of one distribution, 10 repeats"),
+    ("results-subgroup-tilt.json", "a shift inside a label (MNIST subgroup), with the tilted label sale"),
+    ("results-mnist-temperature.json", "the nominees purchase at sharper owners' temperatures, MNIST"),
+    ("results-synthetic-digits-temperature.json", "the nominees purchase at sharper owners' temperatures, digits and synthetic"),
+]
+
+#: Column order and names of the methods benches/testbeds.py runs.
+METHODS = {
+    "exact": "exact greedy (every raw row, not private)",
+    "central": "central greedy (every hash, not private)",
+    "labels": "`ByLabel` (3p rows)",
+    "labels-tilt0.3": "`ByLabel`, sale_tilt_share 0.3",
+    "labels-tilt0.5": "`ByLabel`, sale_tilt_share 0.5",
+    "default": "`Nominees()` (K·2p rows)",
+    "nominees-10p": "nominees, 10p rows",
+    "nominees-T0.1": "nominees, T = 0.1",
+    "nominees-T0.05": "nominees, T = 0.05",
+    "quotas": "quotas (removed)",
+}
+
+#: (directory under docs/experiments, title, the command that wrote it).
+EXPERIMENTS = [
+    ("mnist-nominations", "Nominations against the baselines on MNIST",
+     "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts main"),
+    ("digits-nominations", "Nominations against the baselines on digits",
+     "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts digits"),
+    ("digits-nominations-variants", "Why nominations miss on digits: variants",
+     "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts digits-variants"),
+    ("mnist-epsilon", "The consumer's ε_v", "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts epsilon"),
+    ("mnist-nominees", "The number of nominees M", "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts nominees"),
+    ("mnist-release", "The validation release: Gaussian against MWEM",
+     "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts release"),
+    ("mnist-parsimony", "MMD² against the raw rows the aggregator saw",
+     "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts parsimony"),
+    ("mnist-temperature", "The owners' temperature",
+     "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts temperature"),
+    ("mnist-paper", "The paper's protocol on MNIST, fixed γ (reproduction)", "dpsumm experiment mnist ... --out docs/experiments/mnist-paper"),
+    ("mnist-median", "The paper's protocol on MNIST, median γ", "dpsumm experiment mnist ... --out docs/experiments/mnist-median"),
+    ("mnist-median-eps10", "The paper's protocol on MNIST at ε = 10", "dpsumm experiment mnist ... --out docs/experiments/mnist-median-eps10"),
+]
+
+#: Notes and run records of an experiment directory that are pages or files of their own.
+EXPERIMENT_NOTES = [
+    ("nominations-temperature/README.md", "the owners' temperature: what it does and when it helps"),
+    ("digits-nominations/README.md", "why nominations miss the +10 % target on digits"),
+    ("nominations_experiments.json", "the options of the last `benches/nominations_experiments.py` run"),
+    ("broadcast_error.json", "the paper's private broadcast against the exact one ([reproducing the paper](../reproducing.md))"),
+]
+
+
+def _sci(v: float) -> str:
+    """3 significant digits, ``4.81e-4`` (what tests/docnumbers.py reads as a mantissa and an exponent)."""
+    if v == 0 or not math.isfinite(v):
+        return "0"
+    e = math.floor(math.log10(abs(v)))
+    m = v / 10.0 ** e
+    if round(m, 2) >= 10:
+        m, e = m / 10, e + 1
+    return f"{m:.2f}e{e}"
+
+
+def _std(v: list[float]) -> float:
+    if len(v) < 2:
+        return 0.0
+    m = sum(v) / len(v)
+    return math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
+
+
+def _same_exponent(std: float, mean: float) -> str:
+    """``std`` written at the exponent of ``mean`` (one decimal of its mantissa)."""
+    if mean == 0 or not math.isfinite(mean):
+        return "0"
+    e = math.floor(math.log10(abs(mean)))
+    if round(mean / 10.0 ** e, 2) >= 10:
+        e += 1
+    return f"{std / 10.0 ** e:.2f}e{e}"
+
+
+def testbeds_page() -> str:
+    out = ["# Test beds: MMD² against the summary size",
+           "<!-- docs-test: inline commands help (the test-bed runs take hours: tests/test_docs.py checks that the "
+           "script accepts the options quoted, with --help) -->",
+           "",
+           "Generated by `python docs/generate_results.py` from the results files of `python benches/testbeds.py` "
+           "(each file's command is below it). MMD² of the summary to the consumer's validation set `D_v` (its sample "
+           "of the population it wants), mean ± sample standard deviation over the repeats; lower is better. The "
+           "exact greedy sees every raw row and is the ceiling; central greedy sees every owner's hashes. Seeded "
+           "runs: reproducible and NOT private. What the figures say: [the label purchase](label-purchase.md) and "
+           "[the explanation](../explanation/limits-3p.md).",
+           ""]
+    for i, (name, what) in enumerate(TESTBED_FILES):
+        path = f"{TESTBEDS}/{name}"
+        data = json.loads((ROOT / path).read_text())
+        recs, meta = data["records"], data.get("meta", {})
+        alias = f"f{i}"
+        tag = name[len("results-"):-len(".json")]
+        out += [f"## {what}", "", f"<!-- numbers: {alias} = {path} -->",
+                f"`{path}`, from `{meta.get('command', '?')}` ({meta.get('repeats', '?')} repeats; "
+                f"its table with the targets: {{download}}`table-{tag}.md <../experiments/testbeds/table-{tag}.md>`).", ""]
+        beds = sorted({r["bed"] for r in recs})
+        gammas = [g for g in ("median", "fixed") if any(r["gamma_kind"] == g for r in recs)]
+        for bed in beds:
+            for g in gammas:
+                sel = [r for r in recs if r["bed"] == bed and r["gamma_kind"] == g]
+                if not sel:
+                    continue
+                methods = [m for m in METHODS if any(r["method"] == m for r in sel)]
+                methods += sorted({r["method"] for r in sel} - set(methods))
+                sizes = sorted({r["size"] for r in sel})
+                out += [f"### {bed}, γ {'by the median heuristic' if g == 'median' else '= 0.1'}", "",
+                        "| p | " + " | ".join(METHODS.get(m, m) for m in methods) + " |",
+                        "|---|" + "---|" * len(methods)]
+                for p in sizes:
+                    cells = []
+                    for m in methods:
+                        vals = [r["mmd2"] for r in sel if r["size"] == p and r["method"] == m]
+                        if not vals:
+                            cells.append("")
+                            continue
+                        q = f"{alias}:records[*bed={bed},gamma_kind={g},size={p},method=\"{m}\"].mmd2"
+                        mean = sum(vals) / len(vals)
+                        cell = f"{_sci(mean)}<!--= mean({q}) -->"
+                        if len(vals) > 1:
+                            cell += f" ± {_same_exponent(_std(vals), mean)}<!--= std({q}) -->"
+                        cells.append(cell)
+                    out.append(f"| {p} | " + " | ".join(cells) + " |")
+                out.append("")
+    return "\n".join(out)
+
+
+def experiments_page() -> str:
+    out = ["# Experiment directories",
+           "<!-- docs-test: inline commands help (the experiments take minutes to hours: tests/test_docs.py checks "
+           "that each script accepts the options quoted, with --help) -->",
+           "",
+           "Generated by `python docs/generate_results.py`. Each directory under `docs/experiments/` is one "
+           "experiment's output, written by the command given: `results.json` (one record per run), "
+           "`results.csv`, `table.md` (means ± standard deviations) and plots. Seeded runs: reproducible and NOT "
+           "private. What they say: [nominations on MNIST and digits](nominations-mnist.md) and "
+           "[reproducing the paper](../reproducing.md).", ""]
+    hidden = []
+    for name, title, command in EXPERIMENTS:
+        d = ROOT / "docs" / "experiments" / name
+        out += [f"## {title}", "", f"`{command}` → `docs/experiments/{name}/`: "
+                f"{{download}}`table.md <../experiments/{name}/table.md>`, "
+                f"{{download}}`results.json <../experiments/{name}/results.json>`, "
+                f"{{download}}`results.csv <../experiments/{name}/results.csv>`.", "",
+                f"```{{include}} ../experiments/{name}/table.md", "```", ""]
+        for png in sorted(d.glob("*.png")):
+            out += [f"![{title}: {png.stem.replace('_', ' ')}](../experiments/{name}/{png.name})", ""]
+    out += ["## Notes and run records", ""]
+    for rel, what in EXPERIMENT_NOTES:
+        if rel.endswith(".md"):
+            out.append(f"* [{what}](../experiments/{rel})")
+            hidden.append(f"../experiments/{rel[:-3]}")
+        else:
+            out.append(f"* {{download}}`{rel} <../experiments/{rel}>`: {what}")
+    out += ["", "```{toctree}", ":hidden:", "", *hidden, "```", ""]
+    return "\n".join(out)
+
+
+PAGES = {"docs/results/testbeds.md": testbeds_page, "docs/results/experiments.md": experiments_page}
+
+
+def main(argv: list[str]) -> int:
+    stale = []
+    for rel, make in PAGES.items():
+        text = make()
+        path = ROOT / rel
+        if "--check" in argv:
+            if not path.is_file() or path.read_text() != text:
+                stale.append(rel)
+        else:
+            path.write_text(text)
+            print(f"wrote {rel}")
+    if stale:
+        print("out of date (run python docs/generate_results.py): " + ", ".join(stale))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
