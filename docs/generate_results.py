@@ -29,6 +29,10 @@ TESTBED_FILES = [
     ("results-subgroup-tilt.json", "a shift inside a label (MNIST subgroup), with the tilted label sale"),
     ("results-mnist-temperature.json", "the nominees purchase at sharper owners' temperatures, MNIST"),
     ("results-synthetic-digits-temperature.json", "the nominees purchase at sharper owners' temperatures, digits and synthetic"),
+    ("results-census-population.json", "the census-like bed (a shift inside the labels, carried by a public group), "
+                                       "in the population view"),
+    ("results-census-population-10.json", "the census-like bed, 10 repeats, p = 200 and 1,000, population view"),
+    ("results-mnist-population.json", "MNIST minority and subgroup in the population view, with group x label strata"),
 ]
 
 #: Column order and names of the methods benches/testbeds.py runs.
