@@ -17,12 +17,29 @@ from typing import Any
 
 from . import accounting, datasets, metrics, pfds
 from .accounting import Budget, Ledger
-from .errors import (DataFileError, DpsummError, EntropyError, InvalidParameterError, LedgerFormatError, NotFittedError,
-                     PrivacyBudgetError, ProtocolError)
+from .errors import (
+    DataFileError,
+    DpsummError,
+    EntropyError,
+    InvalidParameterError,
+    LedgerFormatError,
+    NotFittedError,
+    PrivacyBudgetError,
+    ProtocolError,
+)
 from .estimator import Summarizer
 from .hashing import RFFHasher
-from .methods import (ByLabel, CentralGreedy, ExactGreedy, Nominations, Nominees, PaperGreedy, PaperProtocol, Uniform,
-                      Winners)
+from .methods import (
+    ByLabel,
+    CentralGreedy,
+    ExactGreedy,
+    Nominations,
+    Nominees,
+    PaperGreedy,
+    PaperProtocol,
+    Uniform,
+    Winners,
+)
 from .preprocessing import median_gamma, scale_to_unit
 from .results import Owner, SummaryResult
 from .summarize import summarize
@@ -30,28 +47,72 @@ from .summarize import summarize
 __version__ = "0.1.0"
 
 __all__ = [
-    "summarize", "Summarizer", "Owner", "SummaryResult", "Budget", "Ledger",
-    "Nominations", "Nominees", "ByLabel", "Winners", "PaperProtocol", "PaperGreedy", "CentralGreedy", "ExactGreedy",
-    "Uniform", "RFFHasher", "scale_to_unit", "median_gamma",
-    "DpsummError", "InvalidParameterError", "ProtocolError", "PrivacyBudgetError", "DataFileError", "NotFittedError",
-    "EntropyError", "LedgerFormatError",
-    "accounting", "datasets", "metrics", "pfds",
+    "summarize",
+    "Summarizer",
+    "Owner",
+    "SummaryResult",
+    "Budget",
+    "Ledger",
+    "Nominations",
+    "Nominees",
+    "ByLabel",
+    "Winners",
+    "PaperProtocol",
+    "PaperGreedy",
+    "CentralGreedy",
+    "ExactGreedy",
+    "Uniform",
+    "RFFHasher",
+    "scale_to_unit",
+    "median_gamma",
+    "DpsummError",
+    "InvalidParameterError",
+    "ProtocolError",
+    "PrivacyBudgetError",
+    "DataFileError",
+    "NotFittedError",
+    "EntropyError",
+    "LedgerFormatError",
+    "accounting",
+    "datasets",
+    "metrics",
+    "pfds",
 ]
 
 #: Names this package exported before 0.2, and where they live now: ``dpsumm.NAME`` still works for one release,
 #: with a DeprecationWarning naming the new path.
 _MOVED: dict[str, str] = {
-    **{name: "dpsumm.privacy" for name in ("Csprng", "ProductMWEM", "stochastic_round", "quantize_column_sums",
-                                           "check_random_state", "NEIGHBOURS", "discrete_gaussian", "gaussian_on_grid",
-                                           "gaussian_mean_release", "laplace_count_release")},
-    **{name: "dpsumm.kernels" for name in ("BidIndex", "best_row", "best_rows", "kernel_row_means", "kernel_sum",
-                                           "mmd2")},
-    **{name: "dpsumm.pfds" for name in ("PFDSResult", "make_tree", "opt_private_gen", "pfds_training_set",
-                                        "share_data")},
+    **{
+        name: "dpsumm.privacy"
+        for name in (
+            "Csprng",
+            "ProductMWEM",
+            "stochastic_round",
+            "quantize_column_sums",
+            "check_random_state",
+            "NEIGHBOURS",
+            "discrete_gaussian",
+            "gaussian_on_grid",
+            "gaussian_mean_release",
+            "laplace_count_release",
+        )
+    },
+    **{
+        name: "dpsumm.kernels"
+        for name in ("BidIndex", "best_row", "best_rows", "kernel_row_means", "kernel_sum", "mmd2")
+    },
+    **{
+        name: "dpsumm.pfds"
+        for name in ("PFDSResult", "make_tree", "opt_private_gen", "pfds_training_set", "share_data")
+    },
     **{name: "dpsumm.methods" for name in ("METHODS", "SummaryMethod", "MethodOptionError")},
-    "Schedule": "dpsumm.accounting", "paper_schedule": "dpsumm.accounting", "Access": "dpsumm.results",
+    "Schedule": "dpsumm.accounting",
+    "paper_schedule": "dpsumm.accounting",
+    "Access": "dpsumm.results",
     "DegenerateKernelWarning": "dpsumm.preprocessing",
-    "experiments": "dpsumm", "preprocessing": "dpsumm", "reference": "dpsumm",
+    "experiments": "dpsumm",
+    "preprocessing": "dpsumm",
+    "reference": "dpsumm",
 }
 
 
@@ -61,6 +122,9 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'dpsumm' has no attribute {name!r}")
     if where == "dpsumm":  # a submodule: importing it is its own access path, not deprecated
         return importlib.import_module(f"dpsumm.{name}")
-    warnings.warn(f"dpsumm.{name} moved to {where}.{name}; the old path goes in the next release",
-                  DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        f"dpsumm.{name} moved to {where}.{name}; the old path goes in the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return getattr(importlib.import_module(where), name)

@@ -31,4 +31,3 @@ class Access:
     hashes_per_owner: dict[str, int] = field(default_factory=dict)
     validation_rows: int = 0
     validation_raw_rows: int = 0
-

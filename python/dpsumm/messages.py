@@ -79,7 +79,7 @@ __all__ = [
     "request_key",
 ]
 
-_REGISTRY: dict[str, type["Message"]] = {}
+_REGISTRY: dict[str, type[Message]] = {}
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,6 @@ class Message:
         return out
 
 
-
 @dataclass(frozen=True)
 class OwnerRequest(Message):
     """A request that an owner answers by :meth:`answer`: each purchase's own requests to the owners subclass it, in
@@ -111,6 +110,7 @@ class OwnerRequest(Message):
     def answer(self, owner: Any) -> Message:
         """The owner's reply (``owner`` is a :class:`dpsumm.parties.OwnerParty`); raises ProtocolError."""
         raise NotImplementedError
+
 
 def from_dict(data: dict[str, Any]) -> Message:
     """Rebuild a message from :meth:`Message.to_dict` output, checking the schema."""
@@ -322,8 +322,11 @@ def request_key(message: Message) -> str:
     h = hashlib.sha256()
     for k, v in sorted(message.to_dict().items()):
         arr = v if isinstance(v, np.ndarray) else None
-        h.update(json.dumps([k, None if arr is not None else repr(v),
-                             None if arr is None else [str(arr.dtype), list(arr.shape)]]).encode())
+        h.update(
+            json.dumps(
+                [k, None if arr is not None else repr(v), None if arr is None else [str(arr.dtype), list(arr.shape)]]
+            ).encode()
+        )
         if arr is not None:
             h.update(np.ascontiguousarray(arr).tobytes() if arr.dtype.kind != "O" else repr(arr.tolist()).encode())
     return h.hexdigest()

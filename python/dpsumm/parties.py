@@ -24,9 +24,9 @@ from .messages import (
     LabelHistogramRelease,
     LabelHistogramRequest,
     Message,
-    OwnerRequest,
     NominationReply,
     NominationRequest,
+    OwnerRequest,
     PointReply,
     PointRequest,
     PurchaseReply,
@@ -45,9 +45,21 @@ from .privacy import Csprng
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
 
-__all__ = ["OwnerParty", "ConsumerParty", "nominate_rows", "owner_stream", "owner_release_calibration",
-           "label_index", "label_counts", "cell_counts", "label_rows", "substitute_counts", "COUNT_SENSITIVITY",
-           "count_release_event", "mean_release_sensitivity"]
+__all__ = [
+    "OwnerParty",
+    "ConsumerParty",
+    "nominate_rows",
+    "owner_stream",
+    "owner_release_calibration",
+    "label_index",
+    "label_counts",
+    "cell_counts",
+    "label_rows",
+    "substitute_counts",
+    "COUNT_SENSITIVITY",
+    "count_release_event",
+    "mean_release_sensitivity",
+]
 
 
 def owner_stream(random_state: object, name: str) -> Csprng | None:
@@ -72,11 +84,10 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
 _SUM_SENSITIVITY = 2.0 * math.sqrt(2.0)  # ||h1(x) - h1(x')|| <= 2 sqrt(2)
 _HISTOGRAM_SENSITIVITY = math.sqrt(2.0)  # one row leaves one bin and enters another
 #: The label purchase's owner release, counts per label and the hash sum: sqrt(2 + (2 sqrt(2))^2).
-_LABELS_SENSITIVITY = math.sqrt(_HISTOGRAM_SENSITIVITY ** 2 + _SUM_SENSITIVITY ** 2)
+_LABELS_SENSITIVITY = math.sqrt(_HISTOGRAM_SENSITIVITY**2 + _SUM_SENSITIVITY**2)
 #: L1 sensitivity of the consumer's histogram over the label purchase's cells under replace-one in D_v: one row
 #: leaves one cell and enters another (or none).
 COUNT_SENSITIVITY = 2.0
-
 
 
 #: Widest range of an integer label set that :func:`label_index` looks up in a table (one int64 per value).
@@ -132,8 +143,9 @@ def _check_row_labels(labels: np.ndarray | None, n_rows: int, name: str) -> None
     """A party's labels: one per row (1-D, ``n_rows`` long), so that a replaced row moves one count out of one
     label and into one other (the L2 sensitivity ``sqrt(2)`` of the label releases, docs/design.md §2.7)."""
     if labels is not None and np.shape(labels) != (n_rows,):
-        raise InvalidParameterError(f"`{name}` must hold one label per row, shape ({n_rows},), got "
-                                    f"{np.shape(labels)}", name)
+        raise InvalidParameterError(
+            f"`{name}` must hold one label per row, shape ({n_rows},), got {np.shape(labels)}", name
+        )
 
 
 def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray:
@@ -171,10 +183,18 @@ def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> 
     cell_labels = np.asarray(m.cell_labels)
     bias = np.asarray(m.bias, dtype=np.float64)
     J = len(cell_labels)
-    if cell_labels.ndim != 1 or cell_labels.dtype.kind not in "iu" or centres.shape != (J, m.dim) \
-            or bias.shape != (J,) or not np.isfinite(centres).all() or not np.isfinite(bias).all():
-        raise ProtocolError(f"a label histogram request needs (J,) integer cell labels, (J, {m.dim}) centres and (J,) "
-                            f"biases, all finite; got {cell_labels.shape}, {centres.shape}, {bias.shape}")
+    if (
+        cell_labels.ndim != 1
+        or cell_labels.dtype.kind not in "iu"
+        or centres.shape != (J, m.dim)
+        or bias.shape != (J,)
+        or not np.isfinite(centres).all()
+        or not np.isfinite(bias).all()
+    ):
+        raise ProtocolError(
+            f"a label histogram request needs (J,) integer cell labels, (J, {m.dim}) centres and (J,) "
+            f"biases, all finite; got {cell_labels.shape}, {centres.shape}, {bias.shape}"
+        )
     label_set = np.asarray(m.label_set)
     if J and (cell_labels.min() < 0 or cell_labels.max() >= len(label_set)):
         raise ProtocolError("a label histogram request names a cell label outside the label set")
@@ -194,7 +214,7 @@ def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> 
     cells_of_label = {j: np.flatnonzero(cell_labels == j) for j in np.unique(cell_labels).tolist()}
     step = max(1, min(_CELL_BLOCK, _CELL_SCORES // max(J, 1)))
     for start in range(0, len(rows), step):  # at most (step, J) scores at a time: _CELL_SCORES float64
-        block = rows[start:start + step]
+        block = rows[start : start + step]
         H = np.asarray(hasher.transform(np.ascontiguousarray(np.asarray(X)[block])), dtype=np.float64)
         row_labels = idx[block]
         for j in np.unique(row_labels).tolist():
@@ -233,11 +253,21 @@ def substitute_counts(held: np.ndarray, counts: np.ndarray, preference: np.ndarr
     return out
 
 
-def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, counts: np.ndarray, hasher: RFFHasher,
-               *, candidates: int, sample_seed: int, greedy_sample_factor: float | None = None,
-               preference: np.ndarray | None = None, herded: np.ndarray | None = None,
-               target: np.ndarray | None = None, temperature: float = 1.0
-               ) -> tuple[np.ndarray, np.ndarray]:
+def label_rows(
+    X: np.ndarray,
+    labels: np.ndarray | None,
+    label_set: np.ndarray,
+    counts: np.ndarray,
+    hasher: RFFHasher,
+    *,
+    candidates: int,
+    sample_seed: int,
+    greedy_sample_factor: float | None = None,
+    preference: np.ndarray | None = None,
+    herded: np.ndarray | None = None,
+    target: np.ndarray | None = None,
+    temperature: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
     """``counts[j]`` rows of label ``label_set[j]`` each, a label the owner holds fewer rows of made up from its
     other labels (:func:`substitute_counts`, by ``preference``): for each label, a herded sample of the owner's
     rows of that label, or a uniform one where ``herded[j]`` is False (docs/design.md §2.7). Returns
@@ -277,10 +307,16 @@ def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, 
         c = max(int(count), math.ceil(candidates * int(count) / total)) if herd else int(count)
         if tilted:  # the tilted draw of c candidates among all the label's rows; herded (c > count) or sold as drawn
             assert target is not None
-            tokens, hashes = nominate_rows(np.ascontiguousarray(X[pool]), hasher, np.asarray(target, dtype=np.float64),
-                                           temperature=float(temperature), nominees=int(count), candidates=c,
-                                           sample_seed=int(label_stream.integers(2**63)),
-                                           greedy_sample_factor=greedy_sample_factor)
+            tokens, hashes = nominate_rows(
+                np.ascontiguousarray(X[pool]),
+                hasher,
+                np.asarray(target, dtype=np.float64),
+                temperature=float(temperature),
+                nominees=int(count),
+                candidates=c,
+                sample_seed=int(label_stream.integers(2**63)),
+                greedy_sample_factor=greedy_sample_factor,
+            )
             tokens_out.append(pool[tokens])
             hashes_out.append(hashes)
             continue
@@ -291,10 +327,16 @@ def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, 
             tokens_out.append(pool)
             hashes_out.append(np.ascontiguousarray(hasher.transform(np.ascontiguousarray(X[pool])), dtype=np.float32))
             continue
-        tokens, hashes = nominate_rows(np.ascontiguousarray(X[pool]), hasher, zero, temperature=1.0,
-                                       nominees=int(count), candidates=len(pool),
-                                       sample_seed=int(label_stream.integers(2**63)),
-                                       greedy_sample_factor=greedy_sample_factor)
+        tokens, hashes = nominate_rows(
+            np.ascontiguousarray(X[pool]),
+            hasher,
+            zero,
+            temperature=1.0,
+            nominees=int(count),
+            candidates=len(pool),
+            sample_seed=int(label_stream.integers(2**63)),
+            greedy_sample_factor=greedy_sample_factor,
+        )
         tokens_out.append(pool[tokens])
         hashes_out.append(hashes)
     if not tokens_out:
@@ -304,8 +346,9 @@ def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, 
     return tokens_all[order], np.ascontiguousarray(np.concatenate(hashes_out)[order], dtype=np.float32)
 
 
-def owner_release_calibration(dim: int, epsilon: float, delta: float
-                              ) -> tuple[accounting.GaussianCalibration, accounting.GaussianEvent]:
+def owner_release_calibration(
+    dim: int, epsilon: float, delta: float
+) -> tuple[accounting.GaussianCalibration, accounting.GaussianEvent]:
     """The discrete Gaussian of an owner's one DP release in the label purchase (its row counts per public label and
     the sum of the cells' h1 over its rows, ``dim`` values), and its ledger event.
 
@@ -316,16 +359,27 @@ def owner_release_calibration(dim: int, epsilon: float, delta: float
     event records the actual multiplier.
     """
     base = _LABELS_SENSITIVITY
-    cal = accounting.calibrate_gaussian(epsilon, delta, sensitivity=base * (1 + 2.0 ** -9), dim=dim)
+    cal = accounting.calibrate_gaussian(epsilon, delta, sensitivity=base * (1 + 2.0**-9), dim=dim)
     z = cal.sigma / (base + cal.granularity * math.sqrt(dim))
-    return cal, accounting.GaussianEvent(noise_multiplier=z, neighbour="replace-one", discrete=True,
-                                         releases="each owner's row counts per public label and sum of the cells' h1 "
-                                                  "+ discrete Gaussian")
+    return cal, accounting.GaussianEvent(
+        noise_multiplier=z,
+        neighbour="replace-one",
+        discrete=True,
+        releases="each owner's row counts per public label and sum of the cells' h1 + discrete Gaussian",
+    )
 
 
-def nominate_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, *, temperature: float, nominees: int,
-                  candidates: int, sample_seed: int, greedy_sample_factor: float | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def nominate_rows(
+    X: np.ndarray,
+    hasher: RFFHasher,
+    g_tilde: np.ndarray,
+    *,
+    temperature: float,
+    nominees: int,
+    candidates: int,
+    sample_seed: int,
+    greedy_sample_factor: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """An owner's nominees: the tilted herding of :func:`dpsumm.kernels.nominate` (docs/design.md §2.2).
 
     One streaming pass scores every row ``s(x) = h1(x).g~``, builds the tilted target ``t = sum w(x) h1(x)``,
@@ -338,11 +392,17 @@ def nominate_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, *, temp
     n = int(X.shape[0])
     if nominees >= n:
         return np.arange(n, dtype=np.int64), np.ascontiguousarray(hasher.transform(X), dtype=np.float32)
-    nom = nominate(X, hasher, g_tilde, temperature=temperature, nominees=nominees, candidates=max(candidates, nominees),
-                   random_state=sample_seed, greedy_sample_factor=greedy_sample_factor)
+    nom = nominate(
+        X,
+        hasher,
+        g_tilde,
+        temperature=temperature,
+        nominees=nominees,
+        candidates=max(candidates, nominees),
+        random_state=sample_seed,
+        greedy_sample_factor=greedy_sample_factor,
+    )
     return np.asarray(nom.indices, dtype=np.int64), np.ascontiguousarray(nom.hashes, dtype=np.float32)
-
-
 
 
 class OwnerParty:
@@ -368,8 +428,9 @@ class OwnerParty:
         operating-system entropy (the only private mode).
     """
 
-    def __init__(self, data: np.ndarray, labels: np.ndarray | None = None, name: str = "owner",
-                 rng: Csprng | None = None) -> None:
+    def __init__(
+        self, data: np.ndarray, labels: np.ndarray | None = None, name: str = "owner", rng: Csprng | None = None
+    ) -> None:
         _check_row_labels(labels, int(data.shape[0]), "labels")
         self.name = name
         self._rng = rng
@@ -422,8 +483,10 @@ class OwnerParty:
         if stage in self._releases:
             done_key, done = self._releases[stage]
             if done_key != key:
-                raise ProtocolError(f"owner {self.name!r}: release {stage!r} was already made with other parameters "
-                                    "(one release per stage and run)")
+                raise ProtocolError(
+                    f"owner {self.name!r}: release {stage!r} was already made with other parameters "
+                    "(one release per stage and run)"
+                )
             return done
         if self._rng is None:
             self._rng = Csprng()
@@ -458,10 +521,14 @@ class OwnerParty:
     def state(self) -> dict[str, Any]:
         """What the owner keeps between the messages of a run, as JSON-ready values (a Flower node keeps it in its
         node state and rebuilds the party from it for every message: :meth:`restore`)."""
-        return {"setup": None if self._setup_message is None else _jsonable(self._setup_message.to_dict()),
-                "sent": list(self._sent), "nominated": sorted(self._nominated), "sold": sorted(self._sold),
-                "reveal": self._reveal,
-                "releases": {stage: [key, _jsonable(reply.to_dict())] for stage, (key, reply) in self._releases.items()}}
+        return {
+            "setup": None if self._setup_message is None else _jsonable(self._setup_message.to_dict()),
+            "sent": list(self._sent),
+            "nominated": sorted(self._nominated),
+            "sold": sorted(self._sold),
+            "reveal": self._reveal,
+            "releases": {stage: [key, _jsonable(reply.to_dict())] for stage, (key, reply) in self._releases.items()},
+        }
 
     def restore(self, state: dict[str, Any]) -> None:
         """Rebuild the party's run from :meth:`state` (replaying the paper protocol's setup and the rows sent)."""
@@ -473,8 +540,10 @@ class OwnerParty:
             self._nominated = {int(t) for t in state["nominated"]}
             self._sold = {int(t) for t in state["sold"]}
             self._reveal = str(state["reveal"])
-            self._releases = {str(stage): (str(key), from_dict(_from_jsonable(reply)))
-                              for stage, (key, reply) in state["releases"].items()}
+            self._releases = {
+                str(stage): (str(key), from_dict(_from_jsonable(reply)))
+                for stage, (key, reply) in state["releases"].items()
+            }
         except (KeyError, TypeError, ValueError) as exc:
             raise ProtocolError(f"owner {self.name!r}: its kept state is malformed ({exc})") from None
 
@@ -527,20 +596,29 @@ class OwnerParty:
             return PointReply(round=m.round, token=t, point=None, hash=h, label=label)
         return PointReply(round=m.round, token=t, point=np.array(self._data[t]), hash=None, label=label)
 
-
     # -- nominations protocol -------------------------------------------------------------------------
 
     def _nominate(self, m: NominationRequest) -> NominationReply:
         """Rank this owner's rows using only its data, ``g~`` and public parameters (docs/design.md §3)."""
         if m.n_features != self._data.shape[1]:
-            raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
+            raise ProtocolError(
+                f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}"
+            )
         if m.commit not in ("hashes", "digests"):
-            raise ProtocolError(f"owner {self.name!r}: unknown commitment {m.commit!r} (expected 'hashes' or 'digests')")
+            raise ProtocolError(
+                f"owner {self.name!r}: unknown commitment {m.commit!r} (expected 'hashes' or 'digests')"
+            )
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
-        tokens, hashes = nominate_rows(self._data, hasher, np.asarray(m.target, dtype=np.float64),
-                                       temperature=m.temperature, nominees=m.nominees,
-                                       candidates=m.candidates, sample_seed=m.sample_seed,
-                                       greedy_sample_factor=m.greedy_sample_factor)
+        tokens, hashes = nominate_rows(
+            self._data,
+            hasher,
+            np.asarray(m.target, dtype=np.float64),
+            temperature=m.temperature,
+            nominees=m.nominees,
+            candidates=m.candidates,
+            sample_seed=m.sample_seed,
+            greedy_sample_factor=m.greedy_sample_factor,
+        )
         self._nominated = {int(t) for t in tokens}
         self._sold = set()
         self._reveal = m.reveal
@@ -575,8 +653,9 @@ class ConsumerParty:
     For the non-private baselines (``method="exact"`` in the request) it releases the exact mean hash.
     """
 
-    def __init__(self, validation: np.ndarray, rng: Csprng, name: str = "consumer",
-                 labels: np.ndarray | None = None) -> None:
+    def __init__(
+        self, validation: np.ndarray, rng: Csprng, name: str = "consumer", labels: np.ndarray | None = None
+    ) -> None:
         _check_row_labels(labels, int(np.shape(validation)[0]), "labels")
         self.name = name
         self._validation = validation
@@ -632,21 +711,36 @@ class ConsumerParty:
         exact = H.astype(np.float64).mean(0)
         rows = np.array(self._validation) if m.send_rows else None
         if m.release == "exact":
-            return TargetRelease(noisy_mean=exact.copy(), exact_mean=exact, n_rows=n, sigma=0.0, granularity=0.0,
-                                 rows=rows)
+            return TargetRelease(
+                noisy_mean=exact.copy(), exact_mean=exact, n_rows=n, sigma=0.0, granularity=0.0, rows=rows
+            )
         if m.release == "gaussian":
             if not 0.0 < m.delta < 1.0 / n:
-                raise ProtocolError(f"consumer: validation delta {m.delta!r} is not in (0, 1/|D_v|) = (0, {1.0 / n:.3g})")
+                raise ProtocolError(
+                    f"consumer: validation delta {m.delta!r} is not in (0, 1/|D_v|) = (0, {1.0 / n:.3g})"
+                )
             cal = accounting.calibrate_gaussian(m.epsilon, m.delta, sensitivity=mean_release_sensitivity(n), dim=m.dim)
             noisy = gaussian_mean_release(exact, cal, self._release_stream("validation-gaussian"))
-            return TargetRelease(noisy_mean=noisy, exact_mean=exact, n_rows=n, sigma=float(cal.sigma),
-                                 granularity=float(cal.granularity), rows=rows)
+            return TargetRelease(
+                noisy_mean=noisy,
+                exact_mean=exact,
+                n_rows=n,
+                sigma=float(cal.sigma),
+                granularity=float(cal.granularity),
+                rows=rows,
+            )
         if m.release == "mwem":
             h2 = H2(m.dim, m.eta, self._rng.derive("validation-h2"))
             h2.add(H)
             noisy = h2.release(m.steps, m.epsilon)
-            return TargetRelease(noisy_mean=np.asarray(noisy, dtype=np.float64), exact_mean=exact, n_rows=n,
-                                 sigma=float("nan"), granularity=0.0, rows=rows)
+            return TargetRelease(
+                noisy_mean=np.asarray(noisy, dtype=np.float64),
+                exact_mean=exact,
+                n_rows=n,
+                sigma=float("nan"),
+                granularity=0.0,
+                rows=rows,
+            )
         raise ProtocolError(f"consumer: unknown release {m.release!r}")
 
     def _label_histogram(self, m: LabelHistogramRequest) -> LabelHistogramRelease:
@@ -667,9 +761,12 @@ class ConsumerParty:
         event = count_release_event(m.epsilon)
         counts = cell_counts(self._validation, self._labels, m)
         noisy = laplace_count_release(counts, event, self._release_stream("validation-labels"))
-        return LabelHistogramRelease(counts=noisy, n_rows=int(len(self._validation)),
-                                     scale=event.scale,
-                                     rows=np.array(self._validation) if m.send_rows else None)
+        return LabelHistogramRelease(
+            counts=noisy,
+            n_rows=int(len(self._validation)),
+            scale=event.scale,
+            rows=np.array(self._validation) if m.send_rows else None,
+        )
 
 
 def mean_release_sensitivity(n_rows: int) -> float:
@@ -699,5 +796,7 @@ def _jsonable(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _from_jsonable(fields: dict[str, Any]) -> dict[str, Any]:
-    return {k: (np.asarray(v["array"], dtype=np.dtype(v["dtype"])).reshape(v["shape"]) if isinstance(v, dict) else v)
-            for k, v in fields.items()}
+    return {
+        k: (np.asarray(v["array"], dtype=np.dtype(v["dtype"])).reshape(v["shape"]) if isinstance(v, dict) else v)
+        for k, v in fields.items()
+    }

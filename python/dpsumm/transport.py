@@ -59,7 +59,7 @@ class Transport(ABC):
                 out[party] = exc
         return out
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (optional to override: not abstract)
         """Release resources (connections, processes). The default does nothing."""
 
 

@@ -58,10 +58,13 @@ from __future__ import annotations
 from ._bounds import _kov_from_groups as _kov_from_groups
 from ._bounds import _kov_terms as _kov_terms
 from ._bounds import _rdp_gaussian_epsilon as _rdp_gaussian_epsilon
-from ._checks import MAX_DIM, MAX_SIZE, NEIGHBOURS, PARTIES
+from ._checks import MAX_DIM as MAX_DIM
+from ._checks import MAX_SIZE as MAX_SIZE
+from ._checks import NEIGHBOURS, PARTIES
 from ._checks import AccountantName as AccountantName
 from ._checks import Neighbour as Neighbour
 from ._checks import Party as Party
+from ._schema import LEDGER_SCHEMA_VERSION
 from .budgets import Budget, BudgetAccountant
 from .budgets import PlannedEvents as PlannedEvents
 from .calibration import (
@@ -74,11 +77,12 @@ from .calibration import _calibrate_mwem_steps as _calibrate_mwem_steps
 from .calibration import _gaussian_noise_multiplier as _gaussian_noise_multiplier
 from .composition import ACCOUNTANTS, advanced, basic, compose, kov, tight, tight_details
 from .events import AuctionEvent, Event, ExponentialEvent, GaussianEvent, LaplaceEvent, mwem_step_events
-from ._schema import LEDGER_SCHEMA_VERSION
 from .ledger import DEFAULT_DELTA, Certification, Ledger, LedgerEntry, certification, privacy_text
 from .ledger import _format_table as _format_table
 from .schedules import (
-    MAX_SEED_SET_SIZE,
+    MAX_SEED_SET_SIZE as MAX_SEED_SET_SIZE,
+)
+from .schedules import (
     Schedule,
     account,
     paper_schedule,

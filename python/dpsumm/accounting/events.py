@@ -10,11 +10,11 @@ from typing import Union
 
 from .._validation import positive_float, positive_int
 from ..errors import InvalidParameterError
+from ._bounds import _gaussian_part_epsilon, _kov_from_groups
 from ._checks import Neighbour, _count, _delta, _epsilon, _flag, _neighbour, _noise_multiplier, _nonneg_float, _set
 
 #: Most lattice steps per sensitivity of a discrete Laplace event (the PLD grows with it).
 _MAX_LATTICE_STEPS = float(1 << 20)
-from ._bounds import _gaussian_part_epsilon, _kov_from_groups
 
 
 @dataclass(frozen=True)
@@ -297,7 +297,7 @@ class GaussianEvent:
         return _gaussian_part_epsilon([self], _delta(delta))
 
 
-Event = Union[LaplaceEvent, ExponentialEvent, AuctionEvent, GaussianEvent]
+Event = Union[LaplaceEvent, ExponentialEvent, AuctionEvent, GaussianEvent]  # noqa: UP007 (a runtime alias: 3.10)
 
 
 _EVENT_TYPES = (LaplaceEvent, ExponentialEvent, AuctionEvent, GaussianEvent)

@@ -14,8 +14,17 @@ from typing import Any, Literal
 from ..errors import DpsummError, InvalidParameterError
 from ._common import UsageError
 
-__all__ = ["add_run_options", "gamma_arg", "seed_set_arg", "budget_arg", "method_arg", "report_deltas", "METHOD_FLAGS",
-           "check_validation_labels"]
+__all__ = [
+    "add_run_options",
+    "gamma_arg",
+    "seed_set_arg",
+    "budget_arg",
+    "method_arg",
+    "report_deltas",
+    "METHOD_FLAGS",
+    "check_validation_labels",
+]
+
 
 def _method_flags() -> dict[str, tuple[str, Any, str]]:
     """Option -> (flag, type, help), for every option of every method and purchase object (their declarations:
@@ -33,31 +42,71 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     """--method and its options, the budget, gamma, the seed set and the seed."""
     from ..methods import METHODS
 
-    p.add_argument("--method", default="nominations", choices=METHODS,
-                   help="nominations (default, recommended: every party certified), paper (Sarpatwar et al. Alg. 3), "
-                        "or a non-private baseline: central-greedy, paper-greedy, exact-greedy, uniform")
-    p.add_argument("--budget", type=float, default=None, metavar="EPS",
-                   help="owners' epsilon budget (the paper's protocol: with --validation-budget)")
-    p.add_argument("--delta", type=float, default=None, metavar="D",
-                   help="owners' delta: of --budget, and the delta the ledger is reported at (default 1e-6)")
-    p.add_argument("--validation-budget", type=float, default=None, metavar="EPS",
-                   help="the validation set's epsilon budget (alone: a validation-only budget, for nominations)")
-    p.add_argument("--validation-delta", type=float, default=None, metavar="D",
-                   help="validation delta: of --validation-budget, and the delta the ledger is reported at "
-                        "(default 1e-6)")
+    p.add_argument(
+        "--method",
+        default="nominations",
+        choices=METHODS,
+        help="nominations (default, recommended: every party certified), paper (Sarpatwar et al. Alg. 3), "
+        "or a non-private baseline: central-greedy, paper-greedy, exact-greedy, uniform",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        metavar="EPS",
+        help="owners' epsilon budget (the paper's protocol: with --validation-budget)",
+    )
+    p.add_argument(
+        "--delta",
+        type=float,
+        default=None,
+        metavar="D",
+        help="owners' delta: of --budget, and the delta the ledger is reported at (default 1e-6)",
+    )
+    p.add_argument(
+        "--validation-budget",
+        type=float,
+        default=None,
+        metavar="EPS",
+        help="the validation set's epsilon budget (alone: a validation-only budget, for nominations)",
+    )
+    p.add_argument(
+        "--validation-delta",
+        type=float,
+        default=None,
+        metavar="D",
+        help="validation delta: of --validation-budget, and the delta the ledger is reported at (default 1e-6)",
+    )
     group = p.add_argument_group("method options (default: the method's own; a flag the method lacks is refused)")
     for option, (flag, kind, text) in METHOD_FLAGS.items():
         group.add_argument(flag, dest=option, type=kind, default=None, help=text)
-    p.add_argument("--gamma", default="median", metavar="FLOAT|median",
-                   help="RBF width, or 'median' (default): the median heuristic on the public seed set")
-    p.add_argument("--seed-set", default=None, metavar="COUNT|PATH",
-                   help="public seed rows: a count of rows generated uniformly in --feature-range, or a file "
-                        "(default: 150 rows for the median heuristic; the schedule's count for the paper's methods)")
-    p.add_argument("--feature-range", type=float, nargs=2, default=(0.0, 1.0), metavar=("LOW", "HIGH"),
-                   help="public box of generated seed rows (default 0 1: scale features to it, "
-                        "dpsumm.scale_to_unit)")
-    p.add_argument("--random-state", type=int, default=None,
-                   help="seed: reproducible and NOT private (default: OS entropy, the only private mode)")
+    p.add_argument(
+        "--gamma",
+        default="median",
+        metavar="FLOAT|median",
+        help="RBF width, or 'median' (default): the median heuristic on the public seed set",
+    )
+    p.add_argument(
+        "--seed-set",
+        default=None,
+        metavar="COUNT|PATH",
+        help="public seed rows: a count of rows generated uniformly in --feature-range, or a file "
+        "(default: 150 rows for the median heuristic; the schedule's count for the paper's methods)",
+    )
+    p.add_argument(
+        "--feature-range",
+        type=float,
+        nargs=2,
+        default=(0.0, 1.0),
+        metavar=("LOW", "HIGH"),
+        help="public box of generated seed rows (default 0 1: scale features to it, dpsumm.scale_to_unit)",
+    )
+    p.add_argument(
+        "--random-state",
+        type=int,
+        default=None,
+        help="seed: reproducible and NOT private (default: OS entropy, the only private mode)",
+    )
 
 
 def _flag(option: str) -> str:
@@ -73,8 +122,9 @@ def method_arg(args: argparse.Namespace) -> Any:
         try:
             options["epsilon_auction"] = float(options["epsilon_auction"])
         except ValueError:
-            raise UsageError(f"--epsilon-auction must be a number >= 0 or 'theorem6', got {options['epsilon_auction']!r}"
-                             ) from None
+            raise UsageError(
+                f"--epsilon-auction must be a number >= 0 or 'theorem6', got {options['epsilon_auction']!r}"
+            ) from None
     try:
         if "label_set" in options:
             options["label_set"] = parse_label_set(options["label_set"], spell=_flag)
@@ -89,20 +139,30 @@ def check_validation_labels(args: argparse.Namespace, method: Any, owners_labell
     needs = bool(getattr(method, "needs_labels", False))
     given = getattr(args, "validation_labels", None) is not None
     if given and not needs:
-        raise UsageError(f"--validation-labels applies only to --method nominations --purchase labels (the default "
-                         f"with --label-set; the consumer's label histogram), not to --method {method.name}"
-                         + (f" --purchase {method.purchase.name}" if hasattr(method, "purchase") else ""))
+        raise UsageError(
+            f"--validation-labels applies only to --method nominations --purchase labels (the default "
+            f"with --label-set; the consumer's label histogram), not to --method {method.name}"
+            + (f" --purchase {method.purchase.name}" if hasattr(method, "purchase") else "")
+        )
     if needs and not given:
-        raise UsageError("--purchase labels (the default with --label-set) releases the validation set's label "
-                         "histogram: give --validation-labels "
-                         "PATH (the consumer's labels)")
+        raise UsageError(
+            "--purchase labels (the default with --label-set) releases the validation set's label "
+            "histogram: give --validation-labels "
+            "PATH (the consumer's labels)"
+        )
     if needs and not owners_labelled:
-        raise UsageError("--purchase labels (the default with --label-set) buys the owners' rows by label: give "
-                         "the owners' labels (--labels)")
+        raise UsageError(
+            "--purchase labels (the default with --label-set) buys the owners' rows by label: give "
+            "the owners' labels (--labels)"
+        )
 
 
-_BUDGET_FLAGS = {"epsilon": "--budget", "delta": "--delta", "validation_epsilon": "--validation-budget",
-                 "validation_delta": "--validation-delta"}
+_BUDGET_FLAGS = {
+    "epsilon": "--budget",
+    "delta": "--delta",
+    "validation_epsilon": "--validation-budget",
+    "validation_delta": "--validation-delta",
+}
 
 
 def _check_delta(value: float | None, flag: str) -> None:
@@ -114,12 +174,15 @@ def report_deltas(args: argparse.Namespace) -> tuple[float, float]:
     """The deltas the ledger is reported at: --delta and --validation-delta, default DEFAULT_DELTA."""
     from ..methods import DEFAULT_DELTA
 
-    return (DEFAULT_DELTA if args.delta is None else args.delta,
-            DEFAULT_DELTA if args.validation_delta is None else args.validation_delta)
+    return (
+        DEFAULT_DELTA if args.delta is None else args.delta,
+        DEFAULT_DELTA if args.validation_delta is None else args.validation_delta,
+    )
 
 
-def budget_arg(args: argparse.Namespace, method: Any = None, *, size: int | None = None,
-               owners: int | None = None) -> Any:
+def budget_arg(
+    args: argparse.Namespace, method: Any = None, *, size: int | None = None, owners: int | None = None
+) -> Any:
     """The run's Budget (None without --budget/--validation-budget), checked against the method (and, with
     ``size`` and ``owners``, the whole plan: schedule calibration, nominees x owners >= size) before any data is
     read or noise drawn."""
@@ -138,14 +201,26 @@ def budget_arg(args: argparse.Namespace, method: Any = None, *, size: int | None
         if args.budget is None and method.name != "nominations":
             raise UsageError(f"--method {method.name} needs --budget (the owners' epsilon) with --validation-budget")
         try:
-            budget = budget_from(args.budget, args.delta if args.budget is not None else None, args.validation_budget,
-                                 args.validation_delta, spell=lambda o: _BUDGET_FLAGS.get(o, o))
+            budget = budget_from(
+                args.budget,
+                args.delta if args.budget is not None else None,
+                args.validation_budget,
+                args.validation_delta,
+                spell=lambda o: _BUDGET_FLAGS.get(o, o),
+            )
         except DpsummError as exc:
             raise UsageError(str(exc)) from None
     if size is not None and owners is not None:
         try:
-            method.plan(size=size, owners=owners, owner_rows=None, validation_rows=None, privacy=budget,
-                        gamma_median=args.gamma == "median", transport_given=False)
+            method.plan(
+                size=size,
+                owners=owners,
+                owner_rows=None,
+                validation_rows=None,
+                privacy=budget,
+                gamma_median=args.gamma == "median",
+                transport_given=False,
+            )
         except InvalidParameterError as exc:
             arg = getattr(exc, "argument", None) or ""
             flag = {"privacy": "--budget/--validation-budget", "size": "--size"}.get(arg, _flag(arg) if arg else "")

@@ -28,17 +28,15 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from flwr.app import ArrayRecord, Array, ConfigRecord, Context, Message, RecordDict
+from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 
 from .._validation import float_matrix, label_vector
 from ..datasets import load_array, load_labels
 from ..errors import DataFileError, InvalidParameterError, ProtocolError
-from ..messages import Message as ProtocolMessage
 from ..messages import (
     LabelHistogramRelease,
     LabelHistogramRequest,
@@ -48,6 +46,7 @@ from ..messages import (
     ValidationRequest,
     request_key,
 )
+from ..messages import Message as ProtocolMessage
 from ..parties import ConsumerParty, OwnerParty, owner_stream
 from .codec import decode, encode
 from .streams import party_streams
@@ -108,8 +107,12 @@ def hello(message: Message, context: Context) -> Message:
     from .. import __version__
 
     labelled = context.node_config.get("labels") not in (None, "")
-    return Message(RecordDict({"dpsumm.hello": ConfigRecord({"role": role, "name": name, "version": __version__,
-                                                             "labelled": labelled})}), reply_to=message)
+    return Message(
+        RecordDict(
+            {"dpsumm.hello": ConfigRecord({"role": role, "name": name, "version": __version__, "labelled": labelled})}
+        ),
+        reply_to=message,
+    )
 
 
 @app.query("dpsumm")
@@ -135,8 +138,12 @@ def _timing(name: str, kind: str, created: float, started: float) -> None:
     except (OSError, ValueError, AttributeError):
         proc_start = float("nan")
     now = time.time()
-    print(f"dpsumm-timing party={name} kind={kind} spawn_after={proc_start - created:.3f} "
-          f"handler_after={started - created:.3f} handler_seconds={now - started:.3f}", file=sys.stderr, flush=True)
+    print(
+        f"dpsumm-timing party={name} kind={kind} spawn_after={proc_start - created:.3f} "
+        f"handler_after={started - created:.3f} handler_seconds={now - started:.3f}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
@@ -167,8 +174,10 @@ def _owner_rng(context: Context, name: str) -> Any:
     if seed is None:
         return None
     if context.node_config.get("allow-seeded") is not True:
-        raise ProtocolError(f"owner {name!r}: the run config sets random-state (seeded, NOT private noise) "
-                            "but this node's config does not allow it (node config allow-seeded=true)")
+        raise ProtocolError(
+            f"owner {name!r}: the run config sets random-state (seeded, NOT private noise) "
+            "but this node's config does not allow it (node config allow-seeded=true)"
+        )
     return owner_stream(seed, name)
 
 
@@ -183,8 +192,11 @@ def _consumer(request: ProtocolMessage, context: Context, name: str) -> Protocol
     if isinstance(kept, ArrayRecord) and "mean_hash" in kept:
         # One release per run: answer a repeated request with the same values (free post-processing).
         meta = context.state[_CONSUMER_STATE + ".meta"]
-        return ValidationRelease(mean_hash=kept["mean_hash"].numpy(), n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
-                                 private=bool(meta["private"]))  # type: ignore[index]
+        return ValidationRelease(
+            mean_hash=kept["mean_hash"].numpy(),
+            n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
+            private=bool(meta["private"]),
+        )  # type: ignore[index]
     rng = _consumer_rng(context, name)
     release = ConsumerParty(_data(context, "data"), rng, name).handle(request)
     assert isinstance(release, ValidationRelease)
@@ -199,8 +211,10 @@ def _consumer_rng(context: Context, name: str) -> Any:
     if seed is not None and context.node_config.get("allow-seeded") is not True:
         # Whoever starts the run chooses the run config; a seed it picks would make this party's noise
         # predictable. Only the consumer's own operator may allow it (tests, reproducible experiments).
-        raise ProtocolError(f"consumer {name!r}: the run config sets random-state (seeded, NOT private noise) "
-                            "but this node's config does not allow it (node config allow-seeded=true)")
+        raise ProtocolError(
+            f"consumer {name!r}: the run config sets random-state (seeded, NOT private noise) "
+            "but this node's config does not allow it (node config allow-seeded=true)"
+        )
     return party_streams(seed)["consumer"]
 
 
@@ -209,15 +223,21 @@ def _consumer_target(request: TargetRequest, context: Context, name: str) -> Tar
     kept = context.state.get(_CONSUMER_STATE + ".target")
     if isinstance(kept, ArrayRecord) and "noisy_mean" in kept:
         meta = context.state[_CONSUMER_STATE + ".target.meta"]
-        return TargetRelease(noisy_mean=kept["noisy_mean"].numpy(), exact_mean=kept["exact_mean"].numpy(),
-                             n_rows=int(meta["n_rows"]), sigma=float(meta["sigma"]),  # type: ignore[index, arg-type]
-                             granularity=float(meta["granularity"]))  # type: ignore[index, arg-type]
+        return TargetRelease(
+            noisy_mean=kept["noisy_mean"].numpy(),
+            exact_mean=kept["exact_mean"].numpy(),
+            n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
+            sigma=float(meta["sigma"]),  # type: ignore[index, arg-type]
+            granularity=float(meta["granularity"]),  # type: ignore[index, arg-type]
+        )
     release = ConsumerParty(_data(context, "data"), _consumer_rng(context, name), name).handle(request)
     assert isinstance(release, TargetRelease)
-    context.state[_CONSUMER_STATE + ".target"] = ArrayRecord({
-        "noisy_mean": Array(np.asarray(release.noisy_mean)), "exact_mean": Array(np.asarray(release.exact_mean))})
-    context.state[_CONSUMER_STATE + ".target.meta"] = ConfigRecord({
-        "n_rows": release.n_rows, "sigma": release.sigma, "granularity": release.granularity})
+    context.state[_CONSUMER_STATE + ".target"] = ArrayRecord(
+        {"noisy_mean": Array(np.asarray(release.noisy_mean)), "exact_mean": Array(np.asarray(release.exact_mean))}
+    )
+    context.state[_CONSUMER_STATE + ".target.meta"] = ConfigRecord(
+        {"n_rows": release.n_rows, "sigma": release.sigma, "granularity": release.granularity}
+    )
     return release
 
 
@@ -229,20 +249,26 @@ def _consumer_labels(request: LabelHistogramRequest, context: Context, name: str
     if isinstance(kept, ArrayRecord) and "counts" in kept:
         meta = context.state[_CONSUMER_STATE + ".labels.meta"]
         if str(meta["request"]) != request_key(request):  # type: ignore[index]
-            raise ProtocolError(f"consumer {name!r}: its label histogram was already released for another request "
-                                "(one release per run)")
-        return LabelHistogramRelease(counts=kept["counts"].numpy(), n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
-                                     scale=float(meta["scale"]),  # type: ignore[index, arg-type]
-                                     rows=np.array(data) if request.send_rows else None)
+            raise ProtocolError(
+                f"consumer {name!r}: its label histogram was already released for another request (one release per run)"
+            )
+        return LabelHistogramRelease(
+            counts=kept["counts"].numpy(),
+            n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
+            scale=float(meta["scale"]),  # type: ignore[index, arg-type]
+            rows=np.array(data) if request.send_rows else None,
+        )
     labels = _labels(context, data.shape[0])
     if labels is None:
-        raise ProtocolError(f"consumer {name!r}: purchase='labels' releases the validation set's label histogram, but "
-                            "this SuperNode has no validation labels: start it with node config "
-                            "labels=\"/path/to/validation-labels.npy\"")
+        raise ProtocolError(
+            f"consumer {name!r}: purchase='labels' releases the validation set's label histogram, but "
+            "this SuperNode has no validation labels: start it with node config "
+            'labels="/path/to/validation-labels.npy"'
+        )
     release = ConsumerParty(data, _consumer_rng(context, name), name, labels=labels).handle(request)
     assert isinstance(release, LabelHistogramRelease)
     context.state[_CONSUMER_STATE + ".labels"] = ArrayRecord({"counts": Array(np.asarray(release.counts))})
-    context.state[_CONSUMER_STATE + ".labels.meta"] = ConfigRecord({
-        "n_rows": release.n_rows, "scale": release.scale,
-        "request": request_key(request)})
+    context.state[_CONSUMER_STATE + ".labels.meta"] = ConfigRecord(
+        {"n_rows": release.n_rows, "scale": release.scale, "request": request_key(request)}
+    )
     return release

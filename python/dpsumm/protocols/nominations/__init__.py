@@ -19,12 +19,27 @@ from .nominees import Nominees
 from .purchase import Purchase
 from .winners import Winners
 
-__all__ = ["Nominations", "Purchase", "Nominees", "Winners", "ByLabel", "PURCHASES", "Aggregator",
-           "NominationsConfig", "run_nominations", "temperature_for", "DEFAULT_DIM", "DEFAULT_VALIDATION_BUDGET"]
+__all__ = [
+    "Nominations",
+    "Purchase",
+    "Nominees",
+    "Winners",
+    "ByLabel",
+    "PURCHASES",
+    "Aggregator",
+    "NominationsConfig",
+    "run_nominations",
+    "temperature_for",
+    "DEFAULT_DIM",
+    "DEFAULT_VALIDATION_BUDGET",
+]
 
 #: Every purchase class by its name (``--purchase NAME``, run config ``purchase``); the default first.
-PURCHASES: dict[str, type[Purchase]] = {cls.name: cls for cls in (
-    Nominees,
-    ByLabel,
-    Winners,
-)}
+PURCHASES: dict[str, type[Purchase]] = {
+    cls.name: cls
+    for cls in (
+        Nominees,
+        ByLabel,
+        Winners,
+    )
+}

@@ -20,15 +20,23 @@ from ... import accounting
 from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import DIGEST_BYTES, RFFHasher, hash_digests
 from ...kernels import greedy_select, h1_peak
-from ...messages import (NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, TargetRelease,
-                         TargetRequest)
+from ...messages import NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, TargetRelease, TargetRequest
 from ...parties import mean_release_sensitivity
 from ...privacy import Csprng
 from ...transport import PartyUnavailable, Transport
 from ..baselines import exact_greedy
 
-__all__ = ["NominationsConfig", "Aggregator", "Pool", "Choice", "temperature_for", "TEMPERATURE_PER_SIGMA",
-           "TEMPERATURE_FLOOR", "STOCHASTIC_GREEDY_FACTOR", "RELEASE_SIGMAS"]
+__all__ = [
+    "NominationsConfig",
+    "Aggregator",
+    "Pool",
+    "Choice",
+    "temperature_for",
+    "TEMPERATURE_PER_SIGMA",
+    "TEMPERATURE_FLOOR",
+    "STOCHASTIC_GREEDY_FACTOR",
+    "RELEASE_SIGMAS",
+]
 
 #: The tilt's temperature in units of the noise in an owner's relevance score ``h1(x).g~`` (whose standard
 #: deviation is ``sigma ||h1(x)|| ~ sigma``), measured on MNIST (docs/experiments/nominations-temperature).
@@ -112,8 +120,15 @@ class Aggregator:
     :meth:`buy` and :meth:`request_owners`; ``purchase.choose`` picks the summary with :meth:`greedy`.
     """
 
-    def __init__(self, transport: Transport, owners: list[str], consumer: str, config: NominationsConfig,
-                 rng: Csprng, record: Callable[..., None] | None = None) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        owners: list[str],
+        consumer: str,
+        config: NominationsConfig,
+        rng: Csprng,
+        record: Callable[..., None] | None = None,
+    ) -> None:
         self.transport = transport
         self.owners = list(owners)
         self.consumer = consumer
@@ -141,8 +156,9 @@ class Aggregator:
         self.active[owner] = False
         self.events.append({"phase": phase, "owner": owner, "event": "excluded", "reason": reason})
 
-    def request_owners(self, messages: dict[str, Any], phase: str,
-                       check: Callable[[str, Any], str | None]) -> dict[str, Any]:
+    def request_owners(
+        self, messages: dict[str, Any], phase: str, check: Callable[[str, Any], str | None]
+    ) -> dict[str, Any]:
         """Send ``messages`` (owner -> request) in one exchange; an owner that is unavailable or whose reply
         ``check(owner, reply)`` finds a problem in is excluded (``phase`` names the exchange). Returns the good
         replies."""
@@ -171,9 +187,18 @@ class Aggregator:
         c = self.config
         eps = c.epsilon if epsilon is None else float(epsilon)
         rows_wanted = c.choice == "kernel" if send_rows is None else bool(send_rows)
-        req = TargetRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
-                            release=c.release, epsilon=c.mwem_step_epsilon if c.release == "mwem" else eps,
-                            delta=c.delta, steps=c.mwem_steps, eta=c.eta, send_rows=rows_wanted)
+        req = TargetRequest(
+            n_features=c.n_features,
+            dim=c.dim,
+            gamma=c.gamma,
+            hash_seed=c.hash_seed,
+            release=c.release,
+            epsilon=c.mwem_step_epsilon if c.release == "mwem" else eps,
+            delta=c.delta,
+            steps=c.mwem_steps,
+            eta=c.eta,
+            send_rows=rows_wanted,
+        )
         self.exchanges += 1
         reply = self.transport.request(self.consumer, req)
         if not isinstance(reply, TargetRelease):
@@ -181,7 +206,9 @@ class Aggregator:
         for name in ("noisy_mean", "exact_mean"):
             arr = np.asarray(getattr(reply, name))
             if arr.shape != (c.dim,) or not np.isfinite(arr).all():
-                raise ProtocolError(f"consumer sent a malformed {name} (shape {arr.shape}, finite {np.isfinite(arr).all()})")
+                raise ProtocolError(
+                    f"consumer sent a malformed {name} (shape {arr.shape}, finite {np.isfinite(arr).all()})"
+                )
         self.check_validation_size(reply.n_rows)
         if rows_wanted:
             self.keep_validation_rows(reply.rows, int(reply.n_rows))
@@ -190,12 +217,18 @@ class Aggregator:
         if np.abs(exact).max() > h1_peak(c.dim):
             raise ProtocolError("consumer sent an exact mean outside the range of h1 (|g_i| <= sqrt(2/d))")
         if c.release == "gaussian":
-            cal = accounting.calibrate_gaussian(eps, c.delta, sensitivity=mean_release_sensitivity(reply.n_rows),
-                                                dim=c.dim)
+            cal = accounting.calibrate_gaussian(
+                eps, c.delta, sensitivity=mean_release_sensitivity(reply.n_rows), dim=c.dim
+            )
             if not math.isclose(float(reply.sigma), float(cal.sigma), rel_tol=1e-9):
-                raise ProtocolError(f"consumer released with sigma {reply.sigma!r}, the calibration gives {cal.sigma!r}")
-            self._check_release_noise(np.asarray(reply.noisy_mean, dtype=np.float64), exact,
-                                      RELEASE_SIGMAS * float(cal.sigma) + float(cal.granularity))
+                raise ProtocolError(
+                    f"consumer released with sigma {reply.sigma!r}, the calibration gives {cal.sigma!r}"
+                )
+            self._check_release_noise(
+                np.asarray(reply.noisy_mean, dtype=np.float64),
+                exact,
+                RELEASE_SIGMAS * float(cal.sigma) + float(cal.granularity),
+            )
             self.record("validation", cal.event(), "g~ = mean h1(D_v) + discrete Gaussian")
         elif c.release == "exact":
             self._check_release_noise(np.asarray(reply.noisy_mean, dtype=np.float64), exact, 0.0)
@@ -215,8 +248,12 @@ class Aggregator:
     def keep_validation_rows(self, rows: object, n_rows: int) -> None:
         """Keep ``D_v``'s raw rows (for the exact-kernel choice), checked."""
         arr = None if rows is None else np.asarray(rows)
-        if arr is None or arr.shape != (n_rows, self.config.n_features) or arr.dtype.kind not in "fiu" \
-                or not np.isfinite(arr).all():
+        if (
+            arr is None
+            or arr.shape != (n_rows, self.config.n_features)
+            or arr.dtype.kind not in "fiu"
+            or not np.isfinite(arr).all()
+        ):
             raise ProtocolError("consumer did not send its validation rows for the exact-kernel choice")
         self.validation = arr
 
@@ -225,15 +262,20 @@ class Aggregator:
         """Refuse a release farther from the exact mean than its noise reaches (``RELEASE_SIGMAS``)."""
         far = float(np.abs(noisy - exact).max())
         if not far <= reach:
-            raise ProtocolError(f"consumer released a noisy mean {far:.3g} away from its exact mean in a coordinate, "
-                                f"more than its noise reaches ({reach:.3g}: {RELEASE_SIGMAS:g} sigmas and the grid step)")
+            raise ProtocolError(
+                f"consumer released a noisy mean {far:.3g} away from its exact mean in a coordinate, "
+                f"more than its noise reaches ({reach:.3g}: {RELEASE_SIGMAS:g} sigmas and the grid step)"
+            )
 
     def public_sigma(self) -> float:
         """The release's per-coordinate noise (the Gaussian's at the same budget for "mwem"; 0 for "exact")."""
         c = self.config
         if c.release == "mwem":
-            return float(accounting.calibrate_gaussian(c.epsilon, c.delta, dim=c.dim,
-                                                       sensitivity=mean_release_sensitivity(self.validation_rows)).sigma)
+            return float(
+                accounting.calibrate_gaussian(
+                    c.epsilon, c.delta, dim=c.dim, sensitivity=mean_release_sensitivity(self.validation_rows)
+                ).sigma
+            )
         return 0.0 if c.release == "exact" else float(self.sigma)
 
     # -- nominations -----------------------------------------------------------------------------------
@@ -242,12 +284,23 @@ class Aggregator:
         """Every active owner's nominees, ranked against ``g~``: sorted tokens and their commitments."""
         c = self.config
         seeds = self.rng.derive("nomination-samples")
-        msgs = {o: NominationRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
-                                     target=np.asarray(g_tilde, dtype=np.float64), nominees=c.nominees,
-                                     temperature=float(temperature), candidates=int(c.candidates), reveal=c.reveal,
-                                     sample_seed=int(seeds.integers(2**63)),
-                                     greedy_sample_factor=c.greedy_sample_factor, commit=self.commit)
-                for o in self.owners}
+        msgs = {
+            o: NominationRequest(
+                n_features=c.n_features,
+                dim=c.dim,
+                gamma=c.gamma,
+                hash_seed=c.hash_seed,
+                target=np.asarray(g_tilde, dtype=np.float64),
+                nominees=c.nominees,
+                temperature=float(temperature),
+                candidates=int(c.candidates),
+                reveal=c.reveal,
+                sample_seed=int(seeds.integers(2**63)),
+                greedy_sample_factor=c.greedy_sample_factor,
+                commit=self.commit,
+            )
+            for o in self.owners
+        }
         bound = h1_peak(c.dim)
         replies = self.request_owners(msgs, "nominations", lambda o, r: self._check_nomination(r, bound))
         out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -304,8 +357,9 @@ class Aggregator:
 
     # -- buying nominated rows -------------------------------------------------------------------------
 
-    def buy(self, wanted: dict[str, np.ndarray], nominated: dict[str, tuple[np.ndarray, np.ndarray]]
-            ) -> dict[str, tuple[np.ndarray | None, np.ndarray | None]]:
+    def buy(
+        self, wanted: dict[str, np.ndarray], nominated: dict[str, tuple[np.ndarray, np.ndarray]]
+    ) -> dict[str, tuple[np.ndarray | None, np.ndarray | None]]:
         """Buy ``wanted[o]`` (nominated tokens) from each owner; verify every row against its commitment.
 
         Verification is exact: h1 is deterministic and bit-identical on every machine, so the aggregator
@@ -314,13 +368,17 @@ class Aggregator:
         sees the rows).
         """
         requests = {o: PurchaseRequest(tokens=np.asarray(t, dtype=np.int64)) for o, t in wanted.items() if len(t)}
-        replies = self.request_owners(requests, "purchase",
-                                      lambda o, r: self._check_purchase(o, r, requests[o].tokens, nominated))
-        return {o: (None if r.points is None else np.asarray(r.points), None if r.labels is None else np.asarray(r.labels))
-                for o, r in replies.items()}
+        replies = self.request_owners(
+            requests, "purchase", lambda o, r: self._check_purchase(o, r, requests[o].tokens, nominated)
+        )
+        return {
+            o: (None if r.points is None else np.asarray(r.points), None if r.labels is None else np.asarray(r.labels))
+            for o, r in replies.items()
+        }
 
-    def _check_purchase(self, owner: str, r: object, tokens: np.ndarray,
-                        nominated: dict[str, tuple[np.ndarray, np.ndarray]]) -> str | None:
+    def _check_purchase(
+        self, owner: str, r: object, tokens: np.ndarray, nominated: dict[str, tuple[np.ndarray, np.ndarray]]
+    ) -> str | None:
         c = self.config
         if not isinstance(r, PurchaseReply):
             return f"replied with {type(r).__name__}, not a purchase reply"
@@ -331,7 +389,12 @@ class Aggregator:
         if c.reveal != "points":
             return None
         pts = None if r.points is None else np.asarray(r.points)
-        if pts is None or pts.shape != (len(tokens), c.n_features) or pts.dtype.kind not in "fiu" or not np.isfinite(pts).all():
+        if (
+            pts is None
+            or pts.shape != (len(tokens), c.n_features)
+            or pts.dtype.kind not in "fiu"
+            or not np.isfinite(pts).all()
+        ):
             return "sold malformed rows"
         self.accessed[owner] += len(tokens)
         offered, committed = nominated[owner]
@@ -341,8 +404,10 @@ class Aggregator:
             got = hash_digests(got)
         if not np.array_equal(got, expected):
             bad = int(np.flatnonzero(~(got == expected).all(1))[0])
-            return (f"row for token {int(tokens[bad])} does not hash to its nominated "
-                    f"{'digest' if self.commit == 'digests' else 'hash'}")
+            return (
+                f"row for token {int(tokens[bad])} does not hash to its nominated "
+                f"{'digest' if self.commit == 'digests' else 'hash'}"
+            )
         return None
 
     # -- the choice ------------------------------------------------------------------------------------
@@ -358,8 +423,13 @@ class Aggregator:
         pool_pos = np.concatenate([np.arange(len(pool.offered[o][0])) for o in owners])
         if c.choice == "kernel":
             assert self.validation is not None
-            kpicks, kvalues = exact_greedy([np.asarray(pool.rows[o]) for o in owners], self.validation,
-                                           np.zeros((0, c.n_features), np.float32), min(size, len(pool_owner)), c.gamma)
+            kpicks, kvalues = exact_greedy(
+                [np.asarray(pool.rows[o]) for o in owners],
+                self.validation,
+                np.zeros((0, c.n_features), np.float32),
+                min(size, len(pool_owner)),
+                c.gamma,
+            )
             offsets = np.cumsum([0] + [len(pool.offered[o][0]) for o in owners])
             kp = np.asarray(kpicks, dtype=np.int64).reshape(-1, 2)
             picks = offsets[kp[:, 0]] + kp[:, 1]

@@ -33,16 +33,30 @@ from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import RFFHasher
 from ...kernels import DEFAULT_CANDIDATE_FACTOR, h1_peak
 from ...messages import LabelHistogramRelease, LabelHistogramRequest, Message, OwnerRequest
-from ...parties import (count_release_event, label_counts, label_index, label_rows, mean_release_sensitivity,
-                        owner_release_calibration)
+from ...parties import (
+    count_release_event,
+    label_counts,
+    label_index,
+    label_rows,
+    mean_release_sensitivity,
+    owner_release_calibration,
+)
 from ...privacy import gaussian_mean_release
 from ..base import MAX_COUNT, option
 from .aggregator import Aggregator, Pool, temperature_for
 from .cells import CELL_DIM, PURCHASE_FACTOR, LabelCells, herded_sales, label_cells, quotas_from_cells
 from .purchase import Purchase
 
-__all__ = ["ByLabel", "LabelReleaseRequest", "LabelRelease", "LabelSaleRequest", "LabelSale", "SALE_TILT_SHARE",
-           "SHORTFALL_SIGMAS", "label_set_tuple"]
+__all__ = [
+    "ByLabel",
+    "LabelReleaseRequest",
+    "LabelRelease",
+    "LabelSaleRequest",
+    "LabelSale",
+    "SALE_TILT_SHARE",
+    "SHORTFALL_SIGMAS",
+    "label_set_tuple",
+]
 
 #: The default share of the consumer's epsilon_v spent on its hashed mean ``g~``, which tilts each owner's sale of a
 #: label toward the consumer's rows inside the label; 0: no tilt (docs/design.md §2.7, "The tilted sale").
@@ -73,8 +87,9 @@ class LabelReleaseRequest(OwnerRequest):
 
     def answer(self, owner: Any) -> LabelRelease:
         if self.n_features != owner.n_features:
-            raise ProtocolError(f"owner {owner.name!r} has {owner.n_features} features, the request says "
-                                f"{self.n_features}")
+            raise ProtocolError(
+                f"owner {owner.name!r} has {owner.n_features} features, the request says {self.n_features}"
+            )
         if np.ndim(self.label_set) != 1 or len(self.label_set) == 0:
             raise ProtocolError(f"owner {owner.name!r}: a label release needs a non-empty 1-D label set")
 
@@ -83,8 +98,9 @@ class LabelReleaseRequest(OwnerRequest):
             exact = np.concatenate([label_counts(owner.labels, np.asarray(self.label_set)), owner.hash_sum(hasher)])
             cal, _ = owner_release_calibration(len(exact), self.epsilon, self.delta)
             noisy = gaussian_mean_release(exact, cal, stream)
-            return LabelRelease(n_rows=owner.n_rows, values=noisy, sigma=float(cal.sigma),
-                                granularity=float(cal.granularity))
+            return LabelRelease(
+                n_rows=owner.n_rows, values=noisy, sigma=float(cal.sigma), granularity=float(cal.granularity)
+            )
 
         reply = owner.release_once("labels", self, release)
         assert isinstance(reply, LabelRelease)
@@ -142,23 +158,43 @@ class LabelSaleRequest(OwnerRequest):
         if herded.shape != counts.shape or herded.dtype != np.bool_:
             raise ProtocolError(f"owner {name!r}: label_herded needs one bool per label")
         target = np.asarray(self.target)
-        if target.size and (target.shape != (self.dim,) or target.dtype.kind not in "fiu"
-                            or not np.isfinite(target).all()):
-            raise ProtocolError(f"owner {name!r}: a tilted label sale needs a finite g~ of {self.dim} values, "
-                                f"got {target.dtype} of shape {target.shape}")
-        if target.size and (isinstance(self.temperature, bool)
-                            or not isinstance(self.temperature, (int, float, np.floating))
-                            or not (math.isfinite(self.temperature) and self.temperature > 0)):
-            raise ProtocolError(f"owner {name!r}: a tilted label sale needs a temperature > 0, got {self.temperature!r}")
+        if target.size and (
+            target.shape != (self.dim,) or target.dtype.kind not in "fiu" or not np.isfinite(target).all()
+        ):
+            raise ProtocolError(
+                f"owner {name!r}: a tilted label sale needs a finite g~ of {self.dim} values, "
+                f"got {target.dtype} of shape {target.shape}"
+            )
+        if target.size and (
+            isinstance(self.temperature, bool)
+            or not isinstance(self.temperature, (int, float, np.floating))
+            or not (math.isfinite(self.temperature) and self.temperature > 0)
+        ):
+            raise ProtocolError(
+                f"owner {name!r}: a tilted label sale needs a temperature > 0, got {self.temperature!r}"
+            )
         hasher = RFFHasher(self.n_features, dim=self.dim, gamma=self.gamma, seed=self.hash_seed)
-        tokens, hashes = label_rows(owner.data, owner.labels, np.asarray(self.label_set), counts, hasher,
-                                    candidates=int(self.candidates), sample_seed=self.sample_seed,
-                                    greedy_sample_factor=self.greedy_sample_factor, preference=pref,
-                                    herded=herded, target=target.astype(np.float64) if target.size else None,
-                                    temperature=float(self.temperature))
-        return LabelSale(n_rows=owner.n_rows, tokens=tokens, hashes=hashes,
-                         points=np.array(owner.data[tokens]) if self.reveal == "points" else None,
-                         labels=None if owner.labels is None else np.asarray(owner.labels)[tokens])
+        tokens, hashes = label_rows(
+            owner.data,
+            owner.labels,
+            np.asarray(self.label_set),
+            counts,
+            hasher,
+            candidates=int(self.candidates),
+            sample_seed=self.sample_seed,
+            greedy_sample_factor=self.greedy_sample_factor,
+            preference=pref,
+            herded=herded,
+            target=target.astype(np.float64) if target.size else None,
+            temperature=float(self.temperature),
+        )
+        return LabelSale(
+            n_rows=owner.n_rows,
+            tokens=tokens,
+            hashes=hashes,
+            points=np.array(owner.data[tokens]) if self.reveal == "points" else None,
+            labels=None if owner.labels is None else np.asarray(owner.labels)[tokens],
+        )
 
 
 @dataclass(frozen=True)
@@ -182,10 +218,14 @@ def label_set_tuple(value: object) -> tuple[Any, ...]:
     for lab in value:
         if isinstance(lab, np.generic):
             lab = lab.item()
-        if isinstance(lab, bool) or not isinstance(lab, (int, float, str)) \
-                or (isinstance(lab, float) and not math.isfinite(lab)):
-            raise InvalidParameterError(f"`label_set` holds {lab!r}: labels must be finite numbers or strings",
-                                        "label_set")
+        if (
+            isinstance(lab, bool)
+            or not isinstance(lab, (int, float, str))
+            or (isinstance(lab, float) and not math.isfinite(lab))
+        ):
+            raise InvalidParameterError(
+                f"`label_set` holds {lab!r}: labels must be finite numbers or strings", "label_set"
+            )
         out.append(lab)
     if not out:
         raise InvalidParameterError("`label_set` is empty", "label_set")
@@ -198,8 +238,11 @@ def label_set_tuple(value: object) -> tuple[Any, ...]:
     # object array).
     arr = np.asarray(out)
     if arr.dtype.kind not in "iufU" or len(np.unique(arr)) != len(out):
-        raise InvalidParameterError(f"`label_set` {tuple(out)[:5]!r} is not a set of distinct int64, float64 or "
-                                    "string labels once converted to an array", "label_set")
+        raise InvalidParameterError(
+            f"`label_set` {tuple(out)[:5]!r} is not a set of distinct int64, float64 or "
+            "string labels once converted to an array",
+            "label_set",
+        )
     return tuple(out)
 
 
@@ -231,28 +274,41 @@ class ByLabel(Purchase):
     nominates: ClassVar[bool] = False
 
     label_set: tuple[Any, ...] = option(
-        (), help="the public labels a row may have, comma-separated (0,1,2; numbers read as numbers) or a JSON list "
-                 "('[\"cat\", \"dog\"]')", parse="label_set")
+        (),
+        help="the public labels a row may have, comma-separated (0,1,2; numbers read as numbers) or a JSON list "
+        '(\'["cat", "dog"]\')',
+        parse="label_set",
+    )
     purchase_factor: float = option(PURCHASE_FACTOR, help="raw owner rows bought, in units of the size")
     sale_tilt_share: float = option(
-        SALE_TILT_SHARE, help="the share of the validation budget spent on the hashed mean that tilts each owner's "
-                              "sale toward the consumer inside a label (0: none)")
+        SALE_TILT_SHARE,
+        help="the share of the validation budget spent on the hashed mean that tilts each owner's "
+        "sale toward the consumer inside a label (0: none)",
+    )
 
     def _validate(self) -> None:
         set_ = object.__setattr__
         if self.label_set == ():
-            raise InvalidParameterError("ByLabel needs `label_set`, the public labels the rows may have (e.g. "
-                                        "label_set=range(10)): it must not be read off anybody's data", "label_set")
+            raise InvalidParameterError(
+                "ByLabel needs `label_set`, the public labels the rows may have (e.g. "
+                "label_set=range(10)): it must not be read off anybody's data",
+                "label_set",
+            )
         set_(self, "label_set", label_set_tuple(self.label_set))
         set_(self, "purchase_factor", positive_float(self.purchase_factor, "purchase_factor"))
         if not 1.0 <= self.purchase_factor <= MAX_COUNT:
-            raise InvalidParameterError(f"`purchase_factor` must be in [1, {MAX_COUNT}] (rows bought per summary row: "
-                                        f"below 1 the summary could not be filled), got {self.purchase_factor:g}",
-                                        "purchase_factor")
+            raise InvalidParameterError(
+                f"`purchase_factor` must be in [1, {MAX_COUNT}] (rows bought per summary row: "
+                f"below 1 the summary could not be filled), got {self.purchase_factor:g}",
+                "purchase_factor",
+            )
         share = real_number(self.sale_tilt_share, "sale_tilt_share")
         if not 0.0 <= share < 1.0:
-            raise InvalidParameterError(f"`sale_tilt_share` must be a number in [0, 1) (the share of epsilon_v spent on "
-                                        f"the tilt's g~; the histogram needs the rest), got {share!r}", "sale_tilt_share")
+            raise InvalidParameterError(
+                f"`sale_tilt_share` must be a number in [0, 1) (the share of epsilon_v spent on "
+                f"the tilt's g~; the histogram needs the rest), got {share!r}",
+                "sale_tilt_share",
+            )
         set_(self, "sale_tilt_share", share)
 
     def public_labels(self) -> tuple[Any, ...] | None:
@@ -260,23 +316,42 @@ class ByLabel(Purchase):
 
     def check_method(self, method: Any) -> None:
         if method.reveal != "points" or method.choice == "hashes" or method.validation_release != "gaussian":
-            raise InvalidParameterError("the ByLabel purchase buys raw rows and chooses on the exact kernel: it needs "
-                                        "reveal='points', choice='kernel' (or None) and validation_release='gaussian'",
-                                        "purchase")
+            raise InvalidParameterError(
+                "the ByLabel purchase buys raw rows and chooses on the exact kernel: it needs "
+                "reveal='points', choice='kernel' (or None) and validation_release='gaussian'",
+                "purchase",
+            )
         for unread in ("nominees", "candidates"):
             if getattr(method, unread) is not None:
-                raise InvalidParameterError(f"`{unread}` applies to the purchases in which owners nominate rows "
-                                            "(Nominees, Winners), not to ByLabel", unread)
+                raise InvalidParameterError(
+                    f"`{unread}` applies to the purchases in which owners nominate rows "
+                    "(Nominees, Winners), not to ByLabel",
+                    unread,
+                )
         if method.temperature is not None and self.sale_tilt_share == 0:
-            raise InvalidParameterError("`temperature` tilts the owners' rows toward g~: with ByLabel it applies only "
-                                        "with sale_tilt_share > 0", "temperature")
+            raise InvalidParameterError(
+                "`temperature` tilts the owners' rows toward g~: with ByLabel it applies only with sale_tilt_share > 0",
+                "temperature",
+            )
 
-    def check_plan(self, method: Any, *, size: int, owners: int, owner_rows: list[int] | None,
-                   validation_rows: int | None, budget: accounting.Budget | None, owner_epsilon: float,
-                   owner_delta: float) -> None:
+    def check_plan(
+        self,
+        method: Any,
+        *,
+        size: int,
+        owners: int,
+        owner_rows: list[int] | None,
+        validation_rows: int | None,
+        budget: accounting.Budget | None,
+        owner_epsilon: float,
+        owner_delta: float,
+    ) -> None:
         if self.purchase_factor * size > MAX_COUNT:
-            raise InvalidParameterError(f"`purchase_factor` * size = {self.purchase_factor:g} * {size} rows to buy "
-                                        f"exceeds the cap of {MAX_COUNT}", "purchase_factor")
+            raise InvalidParameterError(
+                f"`purchase_factor` * size = {self.purchase_factor:g} * {size} rows to buy "
+                f"exceeds the cap of {MAX_COUNT}",
+                "purchase_factor",
+            )
         if owner_rows is not None and sum(owner_rows) < size:
             raise InvalidParameterError(f"the owners hold {sum(owner_rows)} rows, fewer than `size` ({size})", "size")
         if budget is None or validation_rows is None:
@@ -286,8 +361,12 @@ class ByLabel(Purchase):
         try:
             count_release_event(eps_v * (1.0 - self.sale_tilt_share))
             if self.sale_tilt_share > 0:
-                accounting.calibrate_gaussian(eps_v * self.sale_tilt_share, delta_v,
-                                              sensitivity=mean_release_sensitivity(validation_rows), dim=method.dim)
+                accounting.calibrate_gaussian(
+                    eps_v * self.sale_tilt_share,
+                    delta_v,
+                    sensitivity=mean_release_sensitivity(validation_rows),
+                    dim=method.dim,
+                )
             owner_release_calibration(len(self.label_set) + CELL_DIM, owner_epsilon, owner_delta)
         except InvalidParameterError as exc:
             raise InvalidParameterError(f"`privacy`: {exc}", "privacy") from exc
@@ -303,14 +382,23 @@ class ByLabel(Purchase):
         owners = [o for o in agg.owners if o in released and agg.active[o]]
         counts = np.array([released[o][:L] for o in owners]).reshape(len(owners), L)
         nonempty = [k for k, o in enumerate(owners) if agg.n_rows[o] > 0]  # a mean hash needs rows
-        sub = label_cells(counts[nonempty],
-                          np.array([released[owners[k]][L:] for k in nonempty]).reshape(len(nonempty), CELL_DIM),
-                          np.array([agg.n_rows[owners[k]] for k in nonempty]), sigma)
-        cells = LabelCells(labels=sub.labels, owners=tuple(tuple(nonempty[i] for i in own) for own in sub.owners),
-                           centres=sub.centres, bias=sub.bias)
+        sub = label_cells(
+            counts[nonempty],
+            np.array([released[owners[k]][L:] for k in nonempty]).reshape(len(nonempty), CELL_DIM),
+            np.array([agg.n_rows[owners[k]] for k in nonempty]),
+            sigma,
+        )
+        cells = LabelCells(
+            labels=sub.labels,
+            owners=tuple(tuple(nonempty[i] for i in own) for own in sub.owners),
+            centres=sub.centres,
+            bias=sub.bias,
+        )
         if not len(cells.labels):
-            raise ProtocolError("no owner's released count of any label of `label_set` is positive: there is nothing "
-                                "to buy (the consumer released nothing)")
+            raise ProtocolError(
+                "no owner's released count of any label of `label_set` is positive: there is nothing "
+                "to buy (the consumer released nothing)"
+            )
         t1 = time.perf_counter()
         histogram, scale = self._consumer_histogram(agg, cells)
         agg.timings["target"] = time.perf_counter() - t1
@@ -331,23 +419,45 @@ class ByLabel(Purchase):
         np.add.at(preference, cells.labels, np.maximum(histogram, 0.0))
         herded = herded_sales(q, cells)
         label_set = np.asarray(self.label_set)
-        msgs = {o: LabelSaleRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
-                                    count=int(q[k].sum()), candidates=int(DEFAULT_CANDIDATE_FACTOR * q[k].sum()),
-                                    reveal=c.reveal, sample_seed=int(seeds.integers(2**63)), label_set=label_set,
-                                    label_counts=q[k].astype(np.int64), label_preference=preference,
-                                    label_herded=herded[k], target=target, temperature=float(temperature),
-                                    greedy_sample_factor=c.greedy_sample_factor)
-                for k, o in enumerate(owners) if q[k].sum() > 0 and agg.active[o]}
+        msgs = {
+            o: LabelSaleRequest(
+                n_features=c.n_features,
+                dim=c.dim,
+                gamma=c.gamma,
+                hash_seed=c.hash_seed,
+                count=int(q[k].sum()),
+                candidates=int(DEFAULT_CANDIDATE_FACTOR * q[k].sum()),
+                reveal=c.reveal,
+                sample_seed=int(seeds.integers(2**63)),
+                label_set=label_set,
+                label_counts=q[k].astype(np.int64),
+                label_preference=preference,
+                label_herded=herded[k],
+                target=target,
+                temperature=float(temperature),
+                greedy_sample_factor=c.greedy_sample_factor,
+            )
+            for k, o in enumerate(owners)
+            if q[k].sum() > 0 and agg.active[o]
+        }
         t2 = time.perf_counter()
         released_counts = {o: counts[k] for k, o in enumerate(owners)}
-        replies = agg.request_owners(msgs, "label-sale",
-                                     lambda o, r: self._check_sale(agg, r, msgs[o], released_counts[o], sigma))
-        pool = Pool(report={
-            "count_scale": scale, "owner_epsilon": c.owner_epsilon, "owner_delta": c.owner_delta,
-            "quotas": {o: int(v) for o, v in zip(owners, q.sum(1))},
-            "label_quotas": {o: q[k].astype(np.int64).tolist() for k, o in enumerate(owners)},
-            "label_cells": [{"label": self.label_set[int(j)], "owners": [owners[k] for k in own]}
-                            for j, own in zip(cells.labels, cells.owners)]})
+        replies = agg.request_owners(
+            msgs, "label-sale", lambda o, r: self._check_sale(agg, r, msgs[o], released_counts[o], sigma)
+        )
+        pool = Pool(
+            report={
+                "count_scale": scale,
+                "owner_epsilon": c.owner_epsilon,
+                "owner_delta": c.owner_delta,
+                "quotas": {o: int(v) for o, v in zip(owners, q.sum(1))},
+                "label_quotas": {o: q[k].astype(np.int64).tolist() for k, o in enumerate(owners)},
+                "label_cells": [
+                    {"label": self.label_set[int(j)], "owners": [owners[k] for k in own]}
+                    for j, own in zip(cells.labels, cells.owners)
+                ],
+            }
+        )
         for o, r in replies.items():
             tokens = np.asarray(r.tokens).astype(np.int64)
             pool.offered[o] = (tokens, np.ascontiguousarray(r.hashes, dtype=np.float32))
@@ -364,13 +474,22 @@ class ByLabel(Purchase):
         c = agg.config
         dim = len(self.label_set) + CELL_DIM
         cal, event = owner_release_calibration(dim, c.owner_epsilon, c.owner_delta)
-        req = LabelReleaseRequest(n_features=c.n_features, dim=CELL_DIM, gamma=c.gamma,
-                                  hash_seed=cell_hash_seed(c.hash_seed), epsilon=c.owner_epsilon, delta=c.owner_delta,
-                                  label_set=np.asarray(self.label_set))
+        req = LabelReleaseRequest(
+            n_features=c.n_features,
+            dim=CELL_DIM,
+            gamma=c.gamma,
+            hash_seed=cell_hash_seed(c.hash_seed),
+            epsilon=c.owner_epsilon,
+            delta=c.owner_delta,
+            label_set=np.asarray(self.label_set),
+        )
         owners = [o for o in agg.owners if agg.active[o]]
         # Parallel composition: owner k's release depends on D_k only, so one record covers every owner.
-        agg.record("owners", event, "each owner's row counts per public label and sum of the cells' h1 "
-                                    "(replace-one in that owner's rows)")
+        agg.record(
+            "owners",
+            event,
+            "each owner's row counts per public label and sum of the cells' h1 (replace-one in that owner's rows)",
+        )
 
         def check(o: str, r: object) -> str | None:
             if not isinstance(r, LabelRelease):
@@ -396,10 +515,18 @@ class ByLabel(Purchase):
         c = agg.config
         J = len(cells.labels)
         epsilon = c.epsilon * (1.0 - self.sale_tilt_share)
-        req = LabelHistogramRequest(label_set=np.asarray(self.label_set), epsilon=epsilon, send_rows=True,
-                                    n_features=c.n_features, dim=CELL_DIM, gamma=c.gamma,
-                                    hash_seed=cell_hash_seed(c.hash_seed), cell_labels=cells.labels,
-                                    centres=cells.centres, bias=cells.bias)
+        req = LabelHistogramRequest(
+            label_set=np.asarray(self.label_set),
+            epsilon=epsilon,
+            send_rows=True,
+            n_features=c.n_features,
+            dim=CELL_DIM,
+            gamma=c.gamma,
+            hash_seed=cell_hash_seed(c.hash_seed),
+            cell_labels=cells.labels,
+            centres=cells.centres,
+            bias=cells.bias,
+        )
         agg.exchanges += 1
         reply = agg.transport.request(agg.consumer, req)
         if not isinstance(reply, LabelHistogramRelease):
@@ -410,16 +537,20 @@ class ByLabel(Purchase):
         agg.check_validation_size(reply.n_rows)
         agg.keep_validation_rows(reply.rows, int(reply.n_rows))
         event = count_release_event(epsilon)
-        if isinstance(reply.scale, bool) or not isinstance(reply.scale, (int, float, np.floating)) \
-                or not math.isclose(float(reply.scale), event.scale, rel_tol=1e-12):
+        if (
+            isinstance(reply.scale, bool)
+            or not isinstance(reply.scale, (int, float, np.floating))
+            or not math.isclose(float(reply.scale), event.scale, rel_tol=1e-12)
+        ):
             raise ProtocolError(f"consumer released with scale {reply.scale!r}, the mechanism's is {event.scale!r}")
         if not (counts == np.round(counts)).all():
             raise ProtocolError("consumer sent a cell histogram that is not integer (counts + discrete Laplace are)")
         agg.record("validation", event, "counts of D_v's rows per cell (owner group, label) + discrete Laplace")
         return counts.astype(np.float64), float(event.scale)
 
-    def _check_sale(self, agg: Aggregator, r: object, req: LabelSaleRequest, released: np.ndarray,
-                    sigma: float) -> str | None:
+    def _check_sale(
+        self, agg: Aggregator, r: object, req: LabelSaleRequest, released: np.ndarray, sigma: float
+    ) -> str | None:
         """A sale against its request: well-formed rows that hash to the hashes sent, labels in the set,
         substitutes only for a shortfall, and a shortfall the owner's own released counts make plausible."""
         c = agg.config
@@ -437,13 +568,21 @@ class ByLabel(Purchase):
             return f"sold {tokens.shape} tokens, the request asks for {req.count}"
         if np.any(np.diff(tokens) <= 0) or (len(tokens) and (tokens.min() < 0 or tokens.max() >= n)):
             return "sold repeated, unsorted or out-of-range tokens"
-        if hashes.shape != (want, c.dim) or hashes.dtype.kind != "f" or not np.isfinite(hashes).all() \
-                or (hashes.size and np.abs(hashes).max() > h1_peak(c.dim)):
+        if (
+            hashes.shape != (want, c.dim)
+            or hashes.dtype.kind != "f"
+            or not np.isfinite(hashes).all()
+            or (hashes.size and np.abs(hashes).max() > h1_peak(c.dim))
+        ):
             return "sent malformed hashes or hashes outside the range of h1"
         if c.reveal == "points":
             pts = None if r.points is None else np.asarray(r.points)
-            if pts is None or pts.shape != (want, c.n_features) or pts.dtype.kind not in "fiu" \
-                    or not np.isfinite(pts).all():
+            if (
+                pts is None
+                or pts.shape != (want, c.n_features)
+                or pts.dtype.kind not in "fiu"
+                or not np.isfinite(pts).all()
+            ):
                 return "sold malformed rows"
             if not np.array_equal(agg.hasher.transform(pts), np.ascontiguousarray(hashes, dtype=np.float32)):
                 return "sold rows that do not hash to the hashes it sent"
@@ -475,13 +614,17 @@ def _check_label_sale(r: LabelSale, req: LabelSaleRequest, released: np.ndarray,
     # label's ask must be matched by rows missing from the others'.
     extra, missing = int(np.maximum(got - asked, 0).sum()), int(np.maximum(asked - got, 0).sum())
     if extra > missing:
-        return (f"sold {extra} rows beyond the labels' asks but is short of only {missing} (substitutes must make "
-                "up a shortfall)")
+        return (
+            f"sold {extra} rows beyond the labels' asks but is short of only {missing} (substitutes must make "
+            "up a shortfall)"
+        )
     if sigma > 0:
         # Short of label j, the owner sold all it holds of it: its released count must agree, within the noise.
         implausible = np.flatnonzero((got < asked) & (np.asarray(released) - got > SHORTFALL_SIGMAS * sigma))
         if len(implausible):
             j = int(implausible[0])
-            return (f"sold {got[j]} rows of label {label_set[j].item()!r} (short of the {asked[j]} asked), but "
-                    f"released a count of {released[j]:.1f}, more than {SHORTFALL_SIGMAS:g} noise sigmas above")
+            return (
+                f"sold {got[j]} rows of label {label_set[j].item()!r} (short of the {asked[j]} asked), but "
+                f"released a count of {released[j]:.1f}, more than {SHORTFALL_SIGMAS:g} noise sigmas above"
+            )
     return None

@@ -15,8 +15,18 @@ import numpy as np
 from ..._validation import as_array, real_number
 from ...errors import InvalidParameterError
 
-__all__ = ["CELL_DIM", "GROUP_LEVEL", "HOLDER_SIGMAS", "PURCHASE_FACTOR", "LabelCells", "owner_groups", "label_cells",
-           "cell_threshold", "quotas_from_cells", "herded_sales"]
+__all__ = [
+    "CELL_DIM",
+    "GROUP_LEVEL",
+    "HOLDER_SIGMAS",
+    "PURCHASE_FACTOR",
+    "LabelCells",
+    "owner_groups",
+    "label_cells",
+    "cell_threshold",
+    "quotas_from_cells",
+    "herded_sales",
+]
 
 #: Raw owner rows the label purchase buys, in units of the summary size (whatever K).
 PURCHASE_FACTOR = 3.0
@@ -37,7 +47,7 @@ def _largest_remainders(weights: np.ndarray, total: int) -> np.ndarray:
     want = w / w.sum() * total
     add: np.ndarray = np.floor(want).astype(np.int64)
     order = np.lexsort((np.arange(len(w)), -(want - add)))
-    add[order[:total - int(add.sum())]] += 1
+    add[order[: total - int(add.sum())]] += 1
     return add
 
 
@@ -61,10 +71,16 @@ def _split(weights: np.ndarray, total: int, caps: np.ndarray) -> np.ndarray:
 def _finite(value: object, name: str, shape: tuple[int | None, ...]) -> np.ndarray:
     """``value`` as a finite float64 array of ``shape`` (``None``: any length), or InvalidParameterError naming it."""
     arr = as_array(value, name)
-    if arr.dtype.kind not in "fiub" or arr.ndim != len(shape) \
-            or any(want is not None and got != want for got, want in zip(arr.shape, shape)):
-        raise InvalidParameterError(f"`{name}` must be a real array of shape "
-                                    f"{tuple('?' if w is None else w for w in shape)}, got {arr.dtype} {arr.shape}", name)
+    if (
+        arr.dtype.kind not in "fiub"
+        or arr.ndim != len(shape)
+        or any(want is not None and got != want for got, want in zip(arr.shape, shape))
+    ):
+        raise InvalidParameterError(
+            f"`{name}` must be a real array of shape "
+            f"{tuple('?' if w is None else w for w in shape)}, got {arr.dtype} {arr.shape}",
+            name,
+        )
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         raise InvalidParameterError(f"`{name}` must be finite", name)
@@ -75,13 +91,15 @@ def _number(value: object, name: str, *, positive: bool = False) -> float:
     """``value`` as a finite real number >= 0 (> 0 with ``positive``), or InvalidParameterError naming it."""
     v = real_number(value, name) if isinstance(value, (int, float, np.integer, np.floating)) else math.nan
     if not math.isfinite(v) or v < 0 or (positive and v == 0):
-        raise InvalidParameterError(f"`{name}` must be a finite number {'>' if positive else '>='} 0, got {value!r:.60}",
-                                    name)
+        raise InvalidParameterError(
+            f"`{name}` must be a finite number {'>' if positive else '>='} 0, got {value!r:.60}", name
+        )
     return v
 
 
-def owner_groups(means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *, level: float = GROUP_LEVEL
-                 ) -> list[list[int]]:
+def owner_groups(
+    means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *, level: float = GROUP_LEVEL
+) -> list[list[int]]:
     """Owners grouped where their released mean hashes cannot be told apart (post-processing; docs/design.md §2.7).
 
     ``means`` (K, d) are the owners' released hash sums over their public row counts ``n_rows``, each with noise
@@ -103,8 +121,10 @@ def owner_groups(means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *
     if K == 0:
         return []
     if d == 0 or np.any(n <= 0) or np.any(noise < 0):
-        raise InvalidParameterError("owner_groups needs d >= 1, every owner's row count > 0 and noise variances >= 0",
-                                    "n_rows" if np.any(n <= 0) else "noise_var" if np.any(noise < 0) else "means")
+        raise InvalidParameterError(
+            "owner_groups needs d >= 1, every owner's row count > 0 and noise variances >= 0",
+            "n_rows" if np.any(n <= 0) else "noise_var" if np.any(noise < 0) else "means",
+        )
     z = float(NormalDist().inv_cdf(1.0 - level))
     sq = (m * m).sum(1)
     v = d * noise + np.maximum(1.0 - sq, 0.0) / n
@@ -142,8 +162,9 @@ class LabelCells:
     bias: np.ndarray  # (J,) float64: the expected squared norm of each centre's noise
 
 
-def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma: float, *,
-                level: float = GROUP_LEVEL) -> LabelCells:
+def label_cells(
+    counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma: float, *, level: float = GROUP_LEVEL
+) -> LabelCells:
     """The label purchase's cells from the owners' releases only (post-processing; docs/design.md §2.7).
 
     ``counts`` (K, L) are the owners' noisy row counts per label, ``sums`` (K, d) their noisy hash sums over all
@@ -161,7 +182,7 @@ def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma:
     n = _finite(n_rows, "n_rows", (K,))
     d = sums.shape[1]
     sigma = _number(sigma, "sigma")
-    groups = owner_groups(sums / n[:, None], np.full(K, sigma ** 2) / n ** 2, n, level=level) if K else []
+    groups = owner_groups(sums / n[:, None], np.full(K, sigma**2) / n**2, n, level=level) if K else []
     labels, owners, centres, bias = [], [], [], []
     for j in range(L):
         holds = counts[:, j] >= HOLDER_SIGMAS * sigma
@@ -183,10 +204,13 @@ def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma:
             # noise still sells its rows of the label (the holders only place the cell)
             owners.append(tuple(k for k in g if holds[k] or positive[k]))
             centres.append(sums[placing].sum(0) / total)
-            bias.append(d * len(placing) * sigma ** 2 / total ** 2)
-    return LabelCells(labels=np.asarray(labels, dtype=np.int64), owners=tuple(owners),
-                      centres=np.asarray(centres, dtype=np.float64).reshape(len(labels), d),
-                      bias=np.asarray(bias, dtype=np.float64))
+            bias.append(d * len(placing) * sigma**2 / total**2)
+    return LabelCells(
+        labels=np.asarray(labels, dtype=np.int64),
+        owners=tuple(owners),
+        centres=np.asarray(centres, dtype=np.float64).reshape(len(labels), d),
+        bias=np.asarray(bias, dtype=np.float64),
+    )
 
 
 def cell_threshold(cells: int, validation_rows: int, scale: float, factor: float = PURCHASE_FACTOR) -> float:
@@ -221,8 +245,9 @@ def cell_threshold(cells: int, validation_rows: int, scale: float, factor: float
         log_cap = math.log(validation_rows / (factor - 1.0))
 
         def too_much(k: int) -> bool:  # log J E[Z 1{Z >= k}] > log cap, in logs (no underflow at large k / b)
-            return (math.log(cells) - k / scale + math.log(k * one_minus_r + r)
-                    - math.log(one_minus_r * (1.0 + r))) > log_cap
+            return (
+                math.log(cells) - k / scale + math.log(k * one_minus_r + r) - math.log(one_minus_r * (1.0 + r))
+            ) > log_cap
 
         if too_much(t):  # the mass decreases in k >= 1: find the first k where it is low enough by bisection
             low, step = t, 1
@@ -236,8 +261,16 @@ def cell_threshold(cells: int, validation_rows: int, scale: float, factor: float
     return float(t)
 
 
-def quotas_from_cells(consumer_counts: np.ndarray, consumer_scale: float, validation_rows: int, cells: LabelCells,
-                      owner_counts: np.ndarray, size: int, *, factor: float = PURCHASE_FACTOR) -> np.ndarray:
+def quotas_from_cells(
+    consumer_counts: np.ndarray,
+    consumer_scale: float,
+    validation_rows: int,
+    cells: LabelCells,
+    owner_counts: np.ndarray,
+    size: int,
+    *,
+    factor: float = PURCHASE_FACTOR,
+) -> np.ndarray:
     """Rows of each label to buy from each owner, from released values only (post-processing; docs/design.md §2.7).
 
     ``consumer_counts`` (J,) is the consumer's noisy histogram over ``cells`` (discrete Laplace noise of scale
@@ -258,10 +291,14 @@ def quotas_from_cells(consumer_counts: np.ndarray, consumer_scale: float, valida
     K, L = N.shape
     J = len(cells.labels)
     c = _finite(consumer_counts, "consumer_counts", (J,))
-    if len(cells.owners) != J or any(not own or min(own) < 0 or max(own) >= K for own in cells.owners) \
-            or (J and (int(np.min(cells.labels)) < 0 or int(np.max(cells.labels)) >= L)):
-        raise InvalidParameterError(f"`cells` must name owners in [0, {K}) and labels in [0, {L}), one entry per cell",
-                                    "cells")
+    if (
+        len(cells.owners) != J
+        or any(not own or min(own) < 0 or max(own) >= K for own in cells.owners)
+        or (J and (int(np.min(cells.labels)) < 0 or int(np.max(cells.labels)) >= L))
+    ):
+        raise InvalidParameterError(
+            f"`cells` must name owners in [0, {K}) and labels in [0, {L}), one entry per cell", "cells"
+        )
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
         raise InvalidParameterError(f"`size` must be an integer >= 0, got {size!r}", "size")
     factor = _number(factor, "factor", positive=True)
@@ -326,5 +363,3 @@ def herded_sales(quotas: np.ndarray, cells: LabelCells) -> np.ndarray:
         sellers[asked, j] = max(len(asked), 1)
     out: np.ndarray = (q >= sellers) | (q == 0)
     return out
-
-

@@ -27,8 +27,15 @@ from .purchase import Purchase
 
 _log = logging.getLogger("dpsumm")
 
-__all__ = ["Nominations", "run_nominations", "DEFAULT_VALIDATION_BUDGET", "DEFAULT_DIM", "NOMINEES_PER_SIZE",
-           "OWNER_EPSILON", "OWNER_DELTA"]
+__all__ = [
+    "Nominations",
+    "run_nominations",
+    "DEFAULT_VALIDATION_BUDGET",
+    "DEFAULT_DIM",
+    "NOMINEES_PER_SIZE",
+    "OWNER_EPSILON",
+    "OWNER_DELTA",
+]
 
 #: The validation release's budget when a run gives none: ``(epsilon_v, delta_v) = (1, 1e-6)``.
 DEFAULT_VALIDATION_BUDGET = accounting.Budget(validation_epsilon=1.0, validation_delta=1e-6)
@@ -95,20 +102,27 @@ class Nominations(SummaryMethod):
     name: ClassVar[str] = "nominations"
     private: ClassVar[bool] = True
 
-    purchase: Purchase = option(Nominees(), help="how the aggregator gets rows: nominees (default; owners' epsilon "
-                                                 "0, K x nominees raw rows), labels (3 x size raw rows by public "
-                                                 "label; needs labels) or winners (size raw rows; owners NOT "
-                                                 "certified)", parse="purchase")
+    purchase: Purchase = option(
+        Nominees(),
+        help="how the aggregator gets rows: nominees (default; owners' epsilon "
+        "0, K x nominees raw rows), labels (3 x size raw rows by public "
+        "label; needs labels) or winners (size raw rows; owners NOT "
+        "certified)",
+        parse="purchase",
+    )
     nominees: int | None = option(None, help="rows each owner nominates (default 2 x size)")
     candidates: int | None = option(None, help="rows each owner samples for its herding (default 4 x nominees)")
     temperature: float | None = option(None, help="the owners' tilt toward g~ (default: from the release's noise)")
     choice: Literal["kernel", "hashes"] | None = option(
-        None, help="the aggregator's greedy on the exact kernel or on the hashes (default: the purchase's)")
+        None, help="the aggregator's greedy on the exact kernel or on the hashes (default: the purchase's)"
+    )
     owner_greedy: Literal["stochastic", "exact"] = option("stochastic", help="stochastic (default) or exact")
     validation_release: Literal["gaussian", "mwem", "exact"] = option(
-        "gaussian", help="the consumer's release: gaussian (default) or mwem")
+        "gaussian", help="the consumer's release: gaussian (default) or mwem"
+    )
     reveal: Literal["points", "hashes"] = option(
-        "points", help="points (default; the aggregator gets the raw rows it buys) or hashes (only their h1)")
+        "points", help="points (default; the aggregator gets the raw rows it buys) or hashes (only their h1)"
+    )
     dim: int = option(DEFAULT_DIM, help="random features d of h1")
     hash_seed: int | str = option(0, help="public seed of h1")
 
@@ -117,8 +131,9 @@ class Nominations(SummaryMethod):
         """0.1's ``Nominations(purchase="labels", label_set=..., purchase_factor=..., sale_tilt_share=...)``: the
         purchase by name with its options on the method. Rewritten to the purchase object, with a
         DeprecationWarning; gone in the next release."""
-        moved = {k: kwargs[k] for k in ("label_set", "purchase_factor", "sale_tilt_share", "tilt_rounds")
-                 if k in kwargs}
+        moved = {
+            k: kwargs[k] for k in ("label_set", "purchase_factor", "sale_tilt_share", "tilt_rounds") if k in kwargs
+        }
         name = kwargs.get("purchase")
         if not moved and not isinstance(name, str):
             return kwargs
@@ -126,19 +141,28 @@ class Nominations(SummaryMethod):
         from .winners import Winners
 
         if name == "quotas" or "tilt_rounds" in moved:
-            raise InvalidParameterError("the quota purchase (purchase='quotas', tilt_rounds) was removed in 0.2: use "
-                                        "purchase=dpsumm.ByLabel(label_set=...) with labels, else the default "
-                                        "dpsumm.Nominees()", "purchase")
+            raise InvalidParameterError(
+                "the quota purchase (purchase='quotas', tilt_rounds) was removed in 0.2: use "
+                "purchase=dpsumm.ByLabel(label_set=...) with labels, else the default "
+                "dpsumm.Nominees()",
+                "purchase",
+            )
         if name in (None, "auto"):
             name = "labels" if "label_set" in moved else "nominees"
         classes: dict[str, type[Purchase]] = {"nominees": Nominees, "winners": Winners, "labels": ByLabel}
         if name not in classes:
-            raise InvalidParameterError(f"`purchase` must be a purchase object (dpsumm.Nominees(), dpsumm.ByLabel("
-                                        f"label_set=...), dpsumm.Winners()), got {name!r}", "purchase")
+            raise InvalidParameterError(
+                f"`purchase` must be a purchase object (dpsumm.Nominees(), dpsumm.ByLabel("
+                f"label_set=...), dpsumm.Winners()), got {name!r}",
+                "purchase",
+            )
         given = ", ".join([f"purchase={name!r}", *(f"{k}=..." for k in moved)])
-        warnings.warn(f"Nominations({given}) is deprecated: pass "
-                      f"purchase=dpsumm.{classes[name].__name__}(...) with the purchase's options on it",
-                      DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            f"Nominations({given}) is deprecated: pass "
+            f"purchase=dpsumm.{classes[name].__name__}(...) with the purchase's options on it",
+            DeprecationWarning,
+            stacklevel=3,
+        )
         rest = {k: v for k, v in kwargs.items() if k not in moved and k != "purchase"}
         return {**rest, "purchase": classes[name](**moved)}
 
@@ -146,25 +170,32 @@ class Nominations(SummaryMethod):
         super()._validate()
         set_ = object.__setattr__
         if not isinstance(self.purchase, Purchase):
-            raise InvalidParameterError(f"`purchase` must be a purchase object (dpsumm.Nominees(), dpsumm.ByLabel("
-                                        f"label_set=...), dpsumm.Winners()), got {self.purchase!r}", "purchase")
+            raise InvalidParameterError(
+                f"`purchase` must be a purchase object (dpsumm.Nominees(), dpsumm.ByLabel("
+                f"label_set=...), dpsumm.Winners()), got {self.purchase!r}",
+                "purchase",
+            )
         if self.nominees is not None:
             set_(self, "nominees", bounded_int(self.nominees, "nominees", 1, MAX_COUNT))
         if self.candidates is not None:
             set_(self, "candidates", bounded_int(self.candidates, "candidates", 1, MAX_COUNT))
         if self.nominees is not None and self.candidates is not None and self.candidates < self.nominees:
-            raise InvalidParameterError(f"`candidates` ({self.candidates}) must be >= `nominees` ({self.nominees})",
-                                        "candidates")
+            raise InvalidParameterError(
+                f"`candidates` ({self.candidates}) must be >= `nominees` ({self.nominees})", "candidates"
+            )
         if self.temperature is not None:
             set_(self, "temperature", positive_float(self.temperature, "temperature"))
         choice_of(self.owner_greedy, "owner_greedy", _OWNER_GREEDY)
         choice_of(self.validation_release, "validation_release", _RELEASES)
         if self.validation_release == "mwem":  # h2's floor(dim^1.5) steps of O(dim) each: the sampler's caps
-            steps = int(math.floor(self.dim ** 1.5))
+            steps = int(math.floor(self.dim**1.5))
             if steps > MAX_MWEM_STEPS or steps * self.dim > MAX_MWEM_WORK:
-                raise InvalidParameterError(f"`dim` {self.dim} is too large for validation_release='mwem' (floor(dim^1.5) "
-                                            f"= {steps} steps of {self.dim} values each exceed the caps of "
-                                            f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values)", "dim")
+                raise InvalidParameterError(
+                    f"`dim` {self.dim} is too large for validation_release='mwem' (floor(dim^1.5) "
+                    f"= {steps} steps of {self.dim} values each exceed the caps of "
+                    f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values)",
+                    "dim",
+                )
         choice_of(self.reveal, "reveal", _REVEALS)
         if self.choice is not None:
             choice_of(self.choice, "choice", _CHOICES)
@@ -198,31 +229,61 @@ class Nominations(SummaryMethod):
 
         A budget is a cap: a purchase with no owners' release spends none of it (the ledger says what was spent).
         """
-        if privacy is not None and privacy.has_owners_budget and privacy.epsilon is not None \
-                and privacy.delta is not None:
+        if (
+            privacy is not None
+            and privacy.has_owners_budget
+            and privacy.epsilon is not None
+            and privacy.delta is not None
+        ):
             return float(privacy.epsilon), float(privacy.delta)
         return OWNER_EPSILON, OWNER_DELTA
 
-    def plan(self, *, size: int, owners: int, owner_rows: list[int] | None, validation_rows: int | None,
-             privacy: accounting.Budget | None, gamma_median: bool, transport_given: bool = False) -> Plan:
-        plan = super().plan(size=size, owners=owners, owner_rows=owner_rows, validation_rows=validation_rows,
-                            privacy=privacy, gamma_median=gamma_median, transport_given=transport_given)
+    def plan(
+        self,
+        *,
+        size: int,
+        owners: int,
+        owner_rows: list[int] | None,
+        validation_rows: int | None,
+        privacy: accounting.Budget | None,
+        gamma_median: bool,
+        transport_given: bool = False,
+    ) -> Plan:
+        plan = super().plan(
+            size=size,
+            owners=owners,
+            owner_rows=owner_rows,
+            validation_rows=validation_rows,
+            privacy=privacy,
+            gamma_median=gamma_median,
+            transport_given=transport_given,
+        )
         if self.validation_release == "exact" and privacy is not None:
-            raise InvalidParameterError("`validation_release='exact'` releases D_v's mean without noise: no budget "
-                                        "applies", "privacy")
+            raise InvalidParameterError(
+                "`validation_release='exact'` releases D_v's mean without noise: no budget applies", "privacy"
+            )
         budget = self.budget(privacy)
         if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             budget.check_validation_size(validation_rows)
             self._check_release_calibration(budget, validation_rows)
         eps_o, delta_o = self.owner_budget(privacy)
-        self.purchase.check_plan(self, size=size, owners=owners, owner_rows=owner_rows,
-                                 validation_rows=validation_rows, budget=budget, owner_epsilon=eps_o,
-                                 owner_delta=delta_o)
+        self.purchase.check_plan(
+            self,
+            size=size,
+            owners=owners,
+            owner_rows=owner_rows,
+            validation_rows=validation_rows,
+            budget=budget,
+            owner_epsilon=eps_o,
+            owner_delta=delta_o,
+        )
         if not self.purchase.nominates:
             return plan
         M = self.resolved_nominees(size)
         if M * owners < size:
-            raise InvalidParameterError(f"`nominees` ({M}) times the {owners} owners is below `size` ({size})", "nominees")
+            raise InvalidParameterError(
+                f"`nominees` ({M}) times the {owners} owners is below `size` ({size})", "nominees"
+            )
         if self.candidates is not None and self.candidates < M:
             raise InvalidParameterError(f"`candidates` ({self.candidates}) must be >= `nominees` ({M})", "candidates")
         if owner_rows is not None:
@@ -230,7 +291,9 @@ class Nominations(SummaryMethod):
             if pool < size:
                 raise InvalidParameterError(
                     f"the owners can nominate only {pool} rows (min(nominees, rows) each, nominees = {M}), fewer than "
-                    f"`size` ({size}): raise `nominees` or lower `size`", "nominees")
+                    f"`size` ({size}): raise `nominees` or lower `size`",
+                    "nominees",
+                )
         return plan
 
     def _check_release_calibration(self, budget: accounting.Budget, validation_rows: int) -> None:
@@ -242,8 +305,12 @@ class Nominations(SummaryMethod):
             return
         assert budget.validation_epsilon is not None and budget.validation_delta is not None
         try:
-            accounting.calibrate_gaussian(budget.validation_epsilon, budget.validation_delta,
-                                          sensitivity=mean_release_sensitivity(validation_rows), dim=self.dim)
+            accounting.calibrate_gaussian(
+                budget.validation_epsilon,
+                budget.validation_delta,
+                sensitivity=mean_release_sensitivity(validation_rows),
+                dim=self.dim,
+            )
         except InvalidParameterError as exc:
             raise InvalidParameterError(f"`privacy`: {exc}", "privacy") from exc
 
@@ -251,8 +318,9 @@ class Nominations(SummaryMethod):
         """``nominees``, or its default ``NOMINEES_PER_SIZE * size``."""
         return self.nominees if self.nominees is not None else NOMINEES_PER_SIZE * size
 
-    def config(self, *, size: int, n_features: int, hasher: RFFHasher, privacy: accounting.Budget | None
-               ) -> NominationsConfig:
+    def config(
+        self, *, size: int, n_features: int, hasher: RFFHasher, privacy: accounting.Budget | None
+    ) -> NominationsConfig:
         """Every public number of a run (the defaults resolved); the protocol's messages carry them."""
         M = self.resolved_nominees(size)
         C = self.candidates if self.candidates is not None else DEFAULT_CANDIDATE_FACTOR * M
@@ -263,35 +331,76 @@ class Nominations(SummaryMethod):
             eps_v, delta_v = budget.validation_epsilon, budget.validation_delta
         steps, step_eps, eta = 0, 0.0, 0.0
         if self.validation_release == "mwem":
-            steps, eta = int(math.floor(hasher.dim ** 1.5)), 1.0 / hasher.dim
+            steps, eta = int(math.floor(hasher.dim**1.5)), 1.0 / hasher.dim
             step_eps = accounting.calibrate_mwem_steps(eps_v, delta_v, steps)
         factor = STOCHASTIC_GREEDY_FACTOR if self.owner_greedy == "stochastic" else None
         eps_o, delta_o = self.owner_budget(privacy) if self.purchase.owner_release else (0.0, 0.0)
-        return NominationsConfig(n_features=n_features, dim=hasher.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
-                                 reveal=self.reveal, commit=self.purchase.commitment(self.reveal, self.resolved_choice),
-                                 nominees=M, candidates=C,
-                                 temperature=self.temperature, release=self.validation_release,
-                                 choice=self.resolved_choice, epsilon=eps_v, delta=delta_v, mwem_steps=steps,
-                                 mwem_step_epsilon=step_eps, eta=eta, greedy_sample_factor=factor,
-                                 owner_epsilon=eps_o, owner_delta=delta_o)
+        return NominationsConfig(
+            n_features=n_features,
+            dim=hasher.dim,
+            gamma=hasher.gamma,
+            hash_seed=hasher.seed,
+            reveal=self.reveal,
+            commit=self.purchase.commitment(self.reveal, self.resolved_choice),
+            nominees=M,
+            candidates=C,
+            temperature=self.temperature,
+            release=self.validation_release,
+            choice=self.resolved_choice,
+            epsilon=eps_v,
+            delta=delta_v,
+            mwem_steps=steps,
+            mwem_step_epsilon=step_eps,
+            eta=eta,
+            greedy_sample_factor=factor,
+            owner_epsilon=eps_o,
+            owner_delta=delta_o,
+        )
 
     def run(self, setup: RunSetup) -> SummaryResult:
         assert setup.transport is not None
         config = self.config(size=setup.size, n_features=setup.n_features, hasher=setup.hasher, privacy=setup.privacy)
-        result = run_nominations(setup.transport, setup.owners, setup.consumer, self.purchase, config, setup.rng,
-                                 hasher=setup.hasher,
-                                 size=setup.size, seeded=setup.seeded, started=setup.started, extra=setup.extra,
-                                 with_labels=setup.with_labels)
-        _log.info("nominations (%s): temperature %.4g, sigma %.4g, choice on %s; timings %s", self.purchase.name,
-                  result.extra["temperature"], result.extra["sigma"], config.choice, result.extra["timings"])
+        result = run_nominations(
+            setup.transport,
+            setup.owners,
+            setup.consumer,
+            self.purchase,
+            config,
+            setup.rng,
+            hasher=setup.hasher,
+            size=setup.size,
+            seeded=setup.seeded,
+            started=setup.started,
+            extra=setup.extra,
+            with_labels=setup.with_labels,
+        )
+        _log.info(
+            "nominations (%s): temperature %.4g, sigma %.4g, choice on %s; timings %s",
+            self.purchase.name,
+            result.extra["temperature"],
+            result.extra["sigma"],
+            config.choice,
+            result.extra["timings"],
+        )
         return result
 
 
-def run_nominations(transport: Transport, owners: list[str], consumer: str, purchase: Purchase,
-                    config: NominationsConfig, rng: Csprng, *,
-                    hasher: RFFHasher, size: int, method: str = "nominations", seeded: bool = False,
-                    started: float | None = None, extra: dict[str, Any] | None = None,
-                    with_labels: bool | None = None) -> SummaryResult:
+def run_nominations(
+    transport: Transport,
+    owners: list[str],
+    consumer: str,
+    purchase: Purchase,
+    config: NominationsConfig,
+    rng: Csprng,
+    *,
+    hasher: RFFHasher,
+    size: int,
+    method: str = "nominations",
+    seeded: bool = False,
+    started: float | None = None,
+    extra: dict[str, Any] | None = None,
+    with_labels: bool | None = None,
+) -> SummaryResult:
     """Run the nominations protocol through ``transport`` and assemble the :class:`SummaryResult` and ledger.
 
     The one place that turns a nominations run into a result, for :func:`dpsumm.summarize` (in-process
@@ -316,26 +425,38 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, purc
     agg.timings["choice"] = time.perf_counter() - t1
     winners = choice.winners
     if len(winners) < size:
-        agg.events.append({"phase": "choice", "event": "short",
-                           "reason": f"the pool holds {sum(len(v[0]) for v in pool.offered.values())} usable offers, "
-                                     f"fewer than size {size}"})
+        agg.events.append(
+            {
+                "phase": "choice",
+                "event": "short",
+                "reason": f"the pool holds {sum(len(v[0]) for v in pool.offered.values())} usable offers, "
+                f"fewer than size {size}",
+            }
+        )
     if ledger is not None and purchase.uncertified is not None:
-        ledger.record_uncertified("owners", label=f"the {type(purchase).__name__} purchase's request",
-                                  reason=purchase.uncertified)
+        ledger.record_uncertified(
+            "owners", label=f"the {type(purchase).__name__} purchase's request", reason=purchase.uncertified
+        )
     position = {name: k for k, name in enumerate(owners)}
     offered = pool.offered
     owner_idx = np.array([position[o] for o, _, _ in winners], dtype=np.int64)
     index = np.array([int(offered[o][0][pos]) for o, pos, _ in winners], dtype=np.int64)
     pts = None
     if config.reveal == "points":
-        pts = (np.stack([np.asarray(pool.rows[o])[pos] for o, pos, _ in winners]) if winners
-               else np.zeros((0, config.n_features)))
+        pts = (
+            np.stack([np.asarray(pool.rows[o])[pos] for o, pos, _ in winners])
+            if winners
+            else np.zeros((0, config.n_features))
+        )
     if agg.commit == "digests":  # the rows were verified against their digests: their h1 is the nominated one
         assert pts is not None
         hashes = agg.hasher.transform(pts) if winners else np.zeros((0, config.dim), np.float32)
     else:
-        hashes = (np.stack([offered[o][1][pos] for o, pos, _ in winners]).astype(np.float32) if winners
-                  else np.zeros((0, config.dim), np.float32))
+        hashes = (
+            np.stack([offered[o][1][pos] for o, pos, _ in winners]).astype(np.float32)
+            if winners
+            else np.zeros((0, config.dim), np.float32)
+        )
     if with_labels is None:
         with_labels = any(pool.labels.get(o) is not None for o, _, _ in winners)
     labs = np.array([np.asarray(pool.labels[o])[pos] for o, pos, _ in winners]) if with_labels and winners else None
@@ -343,18 +464,48 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, purc
     for k, v in zip(owner_idx, choice.values):
         contribution[k] += v
     extra = dict(extra or {})
-    extra.update(choice=config.choice, greedy_sample_factor=config.greedy_sample_factor, temperature=agg.temperature,
-                 sigma=agg.sigma, count_scale=float("nan"), nominees=config.nominees, candidates=config.candidates,
-                 release=config.release, purchase=purchase.name, quotas={},
-                 owner_epsilon=config.owner_epsilon if purchase.owner_release else 0.0,
-                 owner_delta=config.owner_delta if purchase.owner_release else None,
-                 label_quotas={}, label_cells=None, timings=dict(agg.timings), exchanges=agg.exchanges)
+    extra.update(
+        choice=config.choice,
+        greedy_sample_factor=config.greedy_sample_factor,
+        temperature=agg.temperature,
+        sigma=agg.sigma,
+        count_scale=float("nan"),
+        nominees=config.nominees,
+        candidates=config.candidates,
+        release=config.release,
+        purchase=purchase.name,
+        quotas={},
+        owner_epsilon=config.owner_epsilon if purchase.owner_release else 0.0,
+        owner_delta=config.owner_delta if purchase.owner_release else None,
+        label_quotas={},
+        label_cells=None,
+        timings=dict(agg.timings),
+        exchanges=agg.exchanges,
+    )
     extra.update(pool.report)
-    access = Access(int(sum(agg.accessed.values())), dict(agg.accessed), hashes=int(sum(agg.hashes_seen.values())),
-                    hashes_per_owner=dict(agg.hashes_seen), validation_rows=agg.validation_rows,
-                    validation_raw_rows=agg.validation_rows if config.choice == "kernel" else 0)
+    access = Access(
+        int(sum(agg.accessed.values())),
+        dict(agg.accessed),
+        hashes=int(sum(agg.hashes_seen.values())),
+        hashes_per_owner=dict(agg.hashes_seen),
+        validation_rows=agg.validation_rows,
+        validation_raw_rows=agg.validation_rows if config.choice == "kernel" else 0,
+    )
     return SummaryResult(
-        points=pts, hashes=hashes, labels=labs, owner=owner_idx, index=index, owner_names=list(owners),
-        accessed=access, contribution=contribution, privacy=ledger, trace=[], events=list(agg.events),
-        hasher=hasher, method=method, schedule=None, seconds=time.perf_counter() - t0, extra=extra,
+        points=pts,
+        hashes=hashes,
+        labels=labs,
+        owner=owner_idx,
+        index=index,
+        owner_names=list(owners),
+        accessed=access,
+        contribution=contribution,
+        privacy=ledger,
+        trace=[],
+        events=list(agg.events),
+        hasher=hasher,
+        method=method,
+        schedule=None,
+        seconds=time.perf_counter() - t0,
+        extra=extra,
     )

@@ -48,9 +48,18 @@ class Purchase(OptionsObject):
         """The aggregator's greedy when the method leaves ``choice`` unset: the exact kernel of bought rows."""
         return "kernel" if reveal == "points" else "hashes"
 
-    def check_plan(self, method: Any, *, size: int, owners: int, owner_rows: list[int] | None,
-                   validation_rows: int | None, budget: accounting.Budget | None, owner_epsilon: float,
-                   owner_delta: float) -> None:
+    def check_plan(
+        self,
+        method: Any,
+        *,
+        size: int,
+        owners: int,
+        owner_rows: list[int] | None,
+        validation_rows: int | None,
+        budget: accounting.Budget | None,
+        owner_epsilon: float,
+        owner_delta: float,
+    ) -> None:
         """Refuse a run this purchase cannot serve (sizes, budgets), before any party is asked anything."""
 
     def commitment(self, reveal: str, choice: str) -> str:

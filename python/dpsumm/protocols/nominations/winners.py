@@ -29,12 +29,16 @@ class Winners(Purchase):
     name: ClassVar[str] = "winners"
     uncertified: ClassVar[str | None] = (
         "the purchase request tells each owner which of its nominees won, which depends on the other owners' data "
-        "and on D_v; no finite owners' epsilon is certified for this run (the Nominees purchase is)")
+        "and on D_v; no finite owners' epsilon is certified for this run (the Nominees purchase is)"
+    )
 
     def check_method(self, method: Any) -> None:
         if method.choice == "kernel":
-            raise InvalidParameterError("`choice='kernel'` scores raw rows, which the Winners purchase buys only after "
-                                        "choosing: it chooses on the hashes (choice='hashes' or None)", "choice")
+            raise InvalidParameterError(
+                "`choice='kernel'` scores raw rows, which the Winners purchase buys only after "
+                "choosing: it chooses on the hashes (choice='hashes' or None)",
+                "choice",
+            )
 
     def default_choice(self, reveal: str) -> str:
         return "hashes"
