@@ -28,7 +28,7 @@ import numpy as np
 import dpsumm
 from dpsumm.kernels import greedy_select, nominate
 from dpsumm.protocols.baselines import exact_greedy
-from dpsumm.protocols.nominations import STOCHASTIC_GREEDY_FACTOR
+from dpsumm.protocols.nominations.aggregator import STOCHASTIC_GREEDY_FACTOR
 
 OUT = Path(__file__).resolve().parent / "results"
 F, P, M, C = 64, 1000, 2000, 8000

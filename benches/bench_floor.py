@@ -12,9 +12,9 @@ thread. In the same process, on the same synthetic rows (``bench_scale.make_data
   reports; setup = total minus the phases), and the ratio run / floor. A run is repeated until
   ``--min-run-s`` seconds (default 3) have gone, at least once, and its fastest repeat is reported (a 0.6 s
   run varies by a fifth from one repeat to the next on this machine; the floor is best of ``--reps`` too);
-* (``--runs ... quotas``) the same for ``purchase="quotas"``; (``--runs ... labels``) for ``purchase="labels"``,
-  each row's cluster (one of 20) as its label and the consumer's rows' clusters as the validation labels;
-* the same for the run ``before`` the parsimonious purchase: ``method=dpsumm.Nominations(purchase="nominees")``
+* (``--runs ... labels``) the same for ``purchase=dpsumm.ByLabel(label_set=range(20))``, each row's cluster (one
+  of 20) as its label and the consumer's rows' clusters as the validation labels;
+* the same for the run ``before`` the parsimonious purchase: ``method=dpsumm.Nominations(purchase=dpsumm.Nominees())``
   (the previous default), on the same rows in the same process, reported as its own row. When the default
   *is* that configuration, the run is made once and reported as ``default`` with ``same_as_before``;
 * the peak resident memory of each run (VmHWM, reset just before it) against the bytes of the rows (both in
@@ -154,18 +154,18 @@ def child(a: argparse.Namespace) -> dict:
             in_owners[0] += time.thread_time() - t
 
     OwnerParty.handle = timed_handle  # type: ignore[method-assign]
-    before = dpsumm.Nominations(purchase="nominees")
-    # The default as it runs on these rows (no label set): purchase="auto" resolves to the purchase it makes.
+    before = dpsumm.Nominations(purchase=dpsumm.Nominees())
+    # The default as it runs on these rows: its purchase object (today Nominees(), the previous default).
     default = dpsumm.Nominations()
-    same = default.set_params(purchase=default.resolved_purchase).get_params() == before.get_params()
+    same = default.get_params() == before.get_params()
     runs: list[dict] = []
     hasher_params = None
     for name in a.runs:
         if name == "before" and same and "default" in a.runs:
             continue  # the default is the previous default: one run, reported as "default"
-        # None: summarize's default, whatever it is; "quotas": the parsimonious purchase option, named.
-        method = {"before": before, "quotas": dpsumm.Nominations(purchase="quotas"),
-                  "labels": dpsumm.Nominations(purchase="labels", label_set=range(20))}.get(name)
+        # None: summarize's default, whatever it is; "labels": the label purchase over the rows' 20 clusters.
+        method = {"before": before,
+                  "labels": dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=range(20)))}.get(name)
         def measure() -> tuple[dict, tuple]:
             gc.collect()
             Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM: the peak below is this run's
@@ -346,10 +346,10 @@ def main() -> None:
                     help="repeat each run until this many seconds have gone (at least once); report the fastest")
     ap.add_argument("--no-sweep", action="store_true", help="skip the rows-per-call sweep")
     ap.add_argument("--threads", type=int, nargs="+", help="thread counts of the curve (default 1 .. the CPUs)")
-    ap.add_argument("--runs", nargs="+", choices=["before", "default", "quotas", "labels"], default=["before", "default"],
-                    help='runs per point: "default" (dpsumm.summarize defaults), "before" (purchase="nominees", '
-                         'the previous default; one run when the default is the same) and, on request, "quotas" '
-                         '(purchase="quotas") and "labels" (purchase="labels", the rows\' 20 clusters as labels)')
+    ap.add_argument("--runs", nargs="+", choices=["before", "default", "labels"], default=["before", "default"],
+                    help='runs per point: "default" (dpsumm.summarize defaults), "before" (purchase=Nominees(), '
+                         'the previous default; one run when the default is the same) and, on request, "labels" '
+                         '(purchase=ByLabel(label_set=range(20)), the rows\' 20 clusters as labels)')
     ap.add_argument("--sweep-only", action="store_true", help="rerun only the sweep, into the existing --out file")
     ap.add_argument("--out", default=str(HERE / "results" / "floor.json"))
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)

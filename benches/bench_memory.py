@@ -11,8 +11,7 @@ itself adds).
 * ``hash_sum``: each owner's streaming hash pass (``_core.owner_hash_sum``: every row hashed, nothing kept);
 * ``transform_4096`` / ``transform_100000``: ``RFFHasher.transform`` over every row in calls of that many
   rows, each result dropped (the hashing-only pass as a user would write it);
-* ``run_default``: ``dpsumm.summarize(owners, validation, 1000)`` with every default (private);
-* ``run_quotas``: the same with ``method=dpsumm.Nominations(purchase="quotas")``.
+* ``run_default``: ``dpsumm.summarize(owners, validation, 1000)`` with every default (private).
 
 Run: ``python benches/bench_memory.py`` (10M rows, K = 100: a few minutes) -> ``benches/results/memory.json``.
 """
@@ -28,7 +27,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PASSES = ("input_checks", "hash_sum", "transform_4096", "transform_100000", "run_default", "run_quotas")
+PASSES = ("input_checks", "hash_sum", "transform_4096", "transform_100000", "run_default")
 
 
 def _vm(field: str) -> float:
@@ -55,7 +54,6 @@ def child(a: argparse.Namespace) -> dict:
         "input_checks": lambda: [check_hashable(float_matrix(d, "owners", n_features=64), "owners", h) for d in datas],
         "hash_sum": lambda: [_core.owner_hash_sum(d, h._projection) for d in datas],
         "run_default": lambda: dpsumm.summarize(datas, V, 1000, progress=False),
-        "run_quotas": lambda: dpsumm.summarize(datas, V, 1000, method=dpsumm.Nominations(purchase="quotas"), progress=False),
     }
     gc.collect()
     before = _vm("VmRSS")

@@ -33,7 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import mnist_dir  # noqa: E402
 
 MNIST = mnist_dir()  # $DPSUMM_MNIST_DIR, $MNIST_DIR or ./mnist
-summarize_module = sys.modules["dpsumm.protocols.nominations"]  # holds STOCHASTIC_GREEDY_FACTOR
+# Nominations.config reads STOCHASTIC_GREEDY_FACTOR from the method's module (imported there from .aggregator).
+summarize_module = sys.modules["dpsumm.protocols.nominations.method"]
 
 
 def run(owners: list[np.ndarray], V: np.ndarray, p: int, gamma: float, seed: int, greedy: str,

@@ -134,10 +134,10 @@ def main() -> None:
     if "parsimony" in args.parts:
         sizes = [s for s in args.sizes if s <= 200] or args.sizes[:1]
         recs = _run(mnist, sizes, min(args.repeats, 2), ("central-greedy", "uniform", "paper"))
-        for purchase in ("nominees", "winners"):
+        for purchase in (dpsumm.Nominees(), dpsumm.Winners()):
             recs += experiments.relative_to_baseline(
                 _run(mnist, sizes, min(args.repeats, 2), (dpsumm.Nominations(purchase=purchase),),
-                     variant=f"purchase={purchase}", privacy=BUDGET), [recs])
+                     variant=f"purchase={purchase.name}", privacy=BUDGET), [recs])
         paths = experiments.write_results(recs, out / "mnist-parsimony", title="MNIST, MMD² against rows seen")
         experiments.plot_parsimony(recs, paths["json"].parent / "parsimony.png",
                                    title="MNIST label split: MMD² against raw rows the aggregator saw")

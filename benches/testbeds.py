@@ -48,11 +48,9 @@ the exact RBF kernel over every row), ``perfect`` (the perfect purchase, a ceili
 rows drawn from the wanted population, i.e. each component of the consumer's mixture (:class:`BedData`) gets its
 share, uniformly over the owners' rows of it, then the exact greedy toward ``D_v`` keeps p), ``strata`` (the label
 purchase given the group x label product as the labels, on the beds with a group attribute: what strata would pass),
-``default`` (dpsumm.Nominations() as shipped, with no label set: the
-default then resolves to ``purchase="nominees"``, M = 2p nominees per owner, all bought, owners' epsilon 0: 10p
-rows at K = 5), ``labels`` (``purchase="labels"`` with the bed's label set: what the default resolves to when a
-label set is given), ``quotas``
-(``purchase="quotas"``: the owners' DP sketches and 3p rows), ``nominees-10p`` (the nominees purchase buying
+``default`` (dpsumm.Nominations() as shipped: the purchase
+``dpsumm.Nominees()``, M = 2p nominees per owner, all bought, owners' epsilon 0: 10p rows at K = 5), ``labels``
+(``purchase=dpsumm.ByLabel(label_set=...)`` with the bed's label set: 3p rows), ``nominees-10p`` (the nominees purchase buying
 10p rows at any K: ceil(10p / K) nominees per owner, the default as shipped at K = 5; the yardstick of the
 issue's "today's default at 10p" where it is present), ``nominees-T0.1`` / ``nominees-T0.05`` (the
 nominees purchase with the owners' temperature fixed at 0.1 / 0.05 instead of ``temperature_for``'s) and any
@@ -78,6 +76,7 @@ import numpy as np
 import dpsumm
 from dpsumm import datasets
 from dpsumm.datasets import LabelSplit
+from dpsumm.methods import method_from_options
 from dpsumm.metrics import mlp_accuracy, mmd2, offdiagonal_kernel_mean, population_mmd2  # noqa: E402
 from dpsumm.preprocessing import median_gamma  # noqa: E402
 
@@ -88,10 +87,11 @@ SPLITS = ("groups", "apart", "spread", "minority", "many", "subgroup")
 ALL_BEDS = (tuple(f"mnist-{s}" for s in SPLITS) + tuple(f"digits-{s}" for s in SPLITS)
             + ("synthetic-k100", "synthetic-census"))
 
-#: Named nominations configurations: fields of dpsumm.Nominations as a callable of the size p and the owners K.
+#: Named nominations configurations: flat options of dpsumm.Nominations (``purchase`` by name, with the purchase's
+#: own options beside it, as on the command line; dpsumm.methods.method_from_options builds the method object) as a
+#: callable of the size p and the owners K.
 VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     "default": lambda p, K: {},
-    "quotas": lambda p, K: {"purchase": "quotas"},
     "legacy10p": lambda p, K: {"purchase": "nominees", "nominees": 2 * p},
     # The nominees purchase buying 10p rows at any K (ceil(10p / K) nominees per owner): at K = 5 the default as
     # shipped (2p per owner), at K = 100 a tenth of a default that buys 200p. Issue 19's "today's default at 10p".
@@ -108,13 +108,13 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     "nominees-T0.1": lambda p, K: {"purchase": "nominees", "temperature": 0.1},
     "nominees-T0.05": lambda p, K: {"purchase": "nominees", "temperature": 0.05},
 }
-#: Each bed's public label universe (purchase="labels"): the digit classes, the synthetic bed's two classes, or the
+#: Each bed's public label universe (the ByLabel purchase's label_set): the digit classes, the synthetic bed's two classes, or the
 #: parity of the digit on the "subgroup" beds.
 LABEL_SETS = {"mnist": tuple(range(10)), "digits": tuple(range(10)), "synthetic": (0, 1), "subgroup": (0, 1)}
 
 
 def label_set_for(bed: str) -> tuple[int, ...]:
-    """The public label set of a test bed (what ``purchase="labels"`` is given)."""
+    """The public label set of a test bed (what ``dpsumm.ByLabel(label_set=...)`` is given)."""
     return LABEL_SETS["subgroup" if bed.endswith("-subgroup") else bed.split("-")[0]]
 
 
@@ -501,7 +501,7 @@ def run_bed(bed: str, gamma_kind: str, sizes: list[int], repeats: int, methods: 
                 elif labelled:
                     kw["label_set"] = label_set_for(bed)
                 t0 = time.perf_counter()
-                res = dpsumm.summarize(run_owners, split.validation, p, method=dpsumm.Nominations(**kw), gamma=gamma,
+                res = dpsumm.summarize(run_owners, split.validation, p, method=method_from_options("nominations", kw), gamma=gamma,
                                        privacy=budget, random_state=r, progress=False,
                                        validation_labels=vlabels if labelled else None)
                 sec = time.perf_counter() - t0
@@ -653,12 +653,11 @@ def _marked(rs: list[dict[str, Any]], key: str, fmt: str) -> str:
 
 
 #: The methods of the README's table, in order, with their column headings (a method without records is left out).
-COMPACT_METHODS = {"default": "`nominees` (the default without a label set)",
-                   "labels": "`labels` (the default with a label set)", "quotas": "`quotas`"}
+COMPACT_METHODS = {"default": "`nominees` (the default)", "labels": "`labels` (ByLabel with the bed's label set)"}
 
 
 def compact(recs: list[dict[str, Any]], gamma_kind: str = "median") -> str:
-    """The README's table: per test bed and size, the default, labels and quotas against central / exact greedy.
+    """The README's table: per test bed and size, the default and labels against central / exact greedy.
 
     With records read by :func:`summarize_files` (which tags each with its file's alias), every number carries
     its marker for tests/docnumbers.py and the table starts with the aliases' declarations.
@@ -702,9 +701,9 @@ def summarize_files(paths: list[str], out: Path) -> None:
             rec["_alias"], rec["_file"] = f"tb{k}", Path(path).as_posix()
             recs.append(rec)
         cmds.append(data["meta"]["command"])
-    text = ("# Issue 19 targets, per configuration (default, labels, quotas)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\n"
-            "Methods: `default` is `dpsumm.Nominations()` with no label set (it resolves to `purchase=\"nominees\"`); "
-            "`labels` is `purchase=\"labels\"`, what the default resolves to when a label set is given.\n\nWritten by `python benches/testbeds.py --summarize "
+    text = ("# Issue 19 targets, per configuration (default, labels)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\n"
+            "Methods: `default` is `dpsumm.Nominations()` (the purchase `dpsumm.Nominees()`); "
+            "`labels` is `dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=...))` with the bed's label set.\n\nWritten by `python benches/testbeds.py --summarize "
             + " ".join(paths) + "` from the runs of:\n\n" + "\n".join(f"* `{c}`" for c in cmds) + "\n\n"
             "Means over repeats (tables with spreads: table-*.md). Targets: MMD² <= central greedy and <= +50 % above "
             "exact greedy at p = 200 and 1000 on MNIST and the K = 100 synthetic (digits reported), <= +10 % against "
@@ -729,7 +728,7 @@ def main() -> None:
     ap.add_argument("--gammas", nargs="+", default=["median", "fixed"], choices=["median", "fixed"])
     ap.add_argument("--sizes", type=int, nargs="+", default=None)
     ap.add_argument("--repeats", type=int, default=None)
-    ap.add_argument("--methods", nargs="+", default=["central", "exact", "default", "quotas"])
+    ap.add_argument("--methods", nargs="+", default=["central", "exact", "default", "labels"])
     ap.add_argument("--no-accuracy", action="store_true", help="skip the classifier (faster)")
     ap.add_argument("--quick", action="store_true", help="p = 50, 200; 2 repeats; MNIST groups and minority, digits groups")
     ap.add_argument("--tag", default="", help="suffix of the output file names")

@@ -61,7 +61,7 @@ the private summary back. None of them is a dpsumm method.
   (each owner releases a hash sum per label) or ``whole means`` (one hash sum per owner, as ``labels x owners``);
   counts under 2σ dropped, or ``two tiers`` (cells between 1σ and 2σ get their proportional share first), or
   ``noise share 1/3`` (the lowest threshold at which the empty cells' noise is expected to take at most a third of
-  the purchase, the rule of ``purchase="labels"``, whose groups are single-linkage components instead).
+  the purchase, the rule of the ``ByLabel`` purchase, whose groups are single-linkage components instead).
 * ``tilt[g~ released at d = 64]``: the tilt fitted to a release of the consumer's mean in a 64-dimensional h1
   (its noise is ``sqrt(64/500)`` as long as at d = 500), the tilt's family restricted accordingly.
 

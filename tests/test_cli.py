@@ -167,11 +167,15 @@ def test_summarize_reads_parquet(tmp_path, capsys):
     (["--purchase", "labels", "--label-set", "[0, 1", "--validation-labels", "y.npy"], "--label-set is not a valid JSON"),
     (["--purchase", "labels", "--label-set", "0,1,0", "--validation-labels", "y.npy"], "--label-set repeats a label"),
     (["--purchase", "labels", "--label-set", "0,cat", "--validation-labels", "y.npy"], "--label-set mixes strings"),
-    (["--purchase", "labels", "--validation-labels", "y.npy"], "needs `label_set`"),
-    (["--purchase", "quotas", "--label-set", "0,1"], "--label-set applies only to purchase='labels'"),
+    (["--purchase", "labels", "--validation-labels", "y.npy"], "ByLabel needs --label-set"),
+    (["--purchase", "winners", "--label-set", "0,1"], "--label-set does not apply to purchase 'winners'"),
+    (["--purchase", "labels", "--label-set", "0,1", "--purchase-factor", "0.5", "--validation-labels", "y.npy"],
+     "--purchase-factor must be in [1, "),
+    (["--purchase", "quotas"], "--purchase must be one of 'nominees', 'labels', 'winners', got 'quotas'"),  # removed
+    (["--tilt-rounds", "2"], "unrecognized arguments: --tilt-rounds"),  # the quota purchase's flag: removed
     (["--method", "paper", "--label-set", "0,1"], "--label-set does not apply to method 'paper'"),
     (["--method", "paper", "--validation-labels", "y.npy"], "--validation-labels applies only to --method nominations"),
-    (["--purchase", "quotas", "--validation-labels", "y.npy"], "not to --method nominations --purchase quotas"),
+    (["--purchase", "winners", "--validation-labels", "y.npy"], "not to --method nominations --purchase winners"),
     (["--purchase", "labels", "--label-set", "0,1"], "give --validation-labels"),
     (["--purchase", "labels", "--label-set", "0,1", "--validation-labels", "y.npy"], "give the owners' labels"),
 ])
@@ -289,7 +293,6 @@ def test_validation_only_budget_runs_nominations_and_is_spent(tmp_path, capsys):
 @pytest.mark.parametrize("extra, message", [
     (["--delta", "2"], "--delta"),
     (["--validation-budget", "1", "--validation-delta", "0"], "--validation-delta"),
-    (["--budget", "1", "--validation-budget", "1"], "--budget does not apply"),  # nominations: owners' epsilon 0
     (["--nominees", "1"], "--nominees"),  # 1 x 2 owners < size 5: the plan is checked before any file is read
 ])
 def test_bad_budget_and_plan_flags_fail_before_any_file_is_read(tmp_path, capsys, extra, message):
@@ -316,15 +319,20 @@ def test_index_flag_reads_a_pandas_index_column_as_the_user_says(tmp_path, capsy
     assert np.load(tmp_path / "out" / "summary.npy").shape == (4, 3)
 
 
-def test_quotas_take_the_owners_budget_from_the_command_line(tmp_path, capsys):
+def test_a_budget_is_a_cap_for_a_purchase_without_owners_releases(tmp_path, capsys):
+    """`--budget` with the default purchase (Nominees: the owners release nothing): the run is not refused, the
+    report keeps the budget given, and the ledger spends nothing of the owners' epsilon."""
     _, _, paths, _, _, _ = _files(tmp_path, n_owners=3, rows=40)
     out = tmp_path / "out"
     code, _, err = _run(["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "5",
-                         "--out", str(out), "--purchase", "quotas", "--budget", "0.9", "--validation-budget", "1",
-                         "--no-progress", "--json"], capsys)
+                         "--out", str(out), "--budget", "0.9", "--validation-budget", "1", "--no-progress", "--json"],
+                        capsys)
     assert code == 0, err
     report = json.loads((out / "report.json").read_text())
-    assert report["budget"]["epsilon"] == 0.9 and report["accessed"]["total"] <= 15
+    assert report["budget"]["epsilon"] == 0.9 and report["method"] == "nominations"
+    ledger = dpsumm.accounting.Ledger.from_dict(report["privacy"])
+    assert ledger.events("owners") == [] and ledger.epsilon("owners", 1e-6) == 0.0
+    assert 0 < ledger.epsilon("validation", 1e-6) <= 1.0
 
 
 def _label_shift_files(tmp_path):
@@ -363,7 +371,7 @@ def test_summarize_purchase_labels_equals_the_api(tmp_path, capsys, purchase):
                             "--no-progress"], capsys)
     assert code == 0, err
     share = float(purchase[1]) if purchase[:1] == ["--sale-tilt-share"] else 0.0
-    method = dpsumm.Nominations(dim=32, purchase="labels", label_set=(0, 1, 2), sale_tilt_share=share)
+    method = dpsumm.Nominations(dim=32, purchase=dpsumm.ByLabel(label_set=(0, 1, 2), sale_tilt_share=share))
     ref = dpsumm.summarize([dpsumm.Owner(o, labels=y, name=f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))],
                            val, 6, method, validation_labels=yv, privacy=dpsumm.Budget(0.8, 1e-6, 0.9, 1e-6),
                            gamma="median", random_state=2, progress=False)
@@ -385,7 +393,7 @@ def test_the_sale_tilt_share_flag_is_refused_for_a_purchase_without_labels(tmp_p
                             "--out", str(tmp_path / "out"), "--purchase", "nominees", "--sale-tilt-share", "0.3",
                             "--random-state", "2",
                             "--no-progress"], capsys)
-    assert code != 0 and "--sale-tilt-share" in err and "labels" in err
+    assert code == 2 and "--sale-tilt-share does not apply to purchase 'nominees'" in err and "ByLabel" in err
 
 
 def test_flower_commands_carry_the_label_purchase(tmp_path, capsys):
@@ -408,7 +416,7 @@ def test_flower_commands_carry_the_label_purchase(tmp_path, capsys):
         assert parsed["label-set"] == want
         from dpsumm.flower.config import FlowerRunConfig
 
-        assert FlowerRunConfig.from_run_config(parsed).method.label_set == dpsumm.methods.parse_label_set(label_set)
+        assert FlowerRunConfig.from_run_config(parsed).method.purchase.label_set == dpsumm.methods.parse_label_set(label_set)
 
 
 def test_flower_run_checks_the_validation_labels_before_starting(tmp_path, capsys):

@@ -55,7 +55,8 @@ def test_defaults_live_on_the_class_and_differ_only_where_the_method_differs():
     assert dpsumm.PaperProtocol().dim == 140 and dpsumm.PaperGreedy().dim == 140
     assert dpsumm.Nominations().resolved_nominees(100) == 200
     assert dpsumm.Nominations().resolved_choice == "kernel"
-    assert dpsumm.Nominations(purchase="winners").resolved_choice == "hashes"
+    assert dpsumm.Nominations(purchase=dpsumm.Winners()).resolved_choice == "hashes"
+    assert dpsumm.Nominations().purchase == dpsumm.Nominees()
 
 
 @pytest.mark.parametrize("cls, options, bad", [
@@ -65,7 +66,7 @@ def test_defaults_live_on_the_class_and_differ_only_where_the_method_differs():
     (dpsumm.Nominations, dict(temperature=-5), "temperature"),
     (dpsumm.Nominations, dict(temperature=float("nan")), "temperature"),
     (dpsumm.Nominations, dict(purchase="all"), "purchase"),
-    (dpsumm.Nominations, dict(choice="kernel", purchase="winners"), "choice"),
+    (dpsumm.Nominations, dict(choice="kernel", purchase=dpsumm.Winners()), "choice"),
     (dpsumm.Nominations, dict(owner_greedy="lazy"), "owner_greedy"),
     (dpsumm.Nominations, dict(validation_release="laplace"), "validation_release"),
     (dpsumm.Nominations, dict(reveal=True), "reveal"),
@@ -165,8 +166,12 @@ def test_name_means_the_defaults_and_the_object_runs_the_same():
 
 CASES = [
     ("nominations", {}, []),
-    ("nominations", dict(nominees=30, purchase="winners", dim=64),
+    ("nominations", dict(nominees=30, purchase=dpsumm.Winners(), dim=64),
      ["--nominees", "30", "--purchase", "winners", "--dim", "64"]),
+    ("nominations", dict(purchase=dpsumm.ByLabel(label_set=(0, 1, 2), purchase_factor=2.0, sale_tilt_share=0.25)),
+     ["--purchase", "labels", "--label-set", "0,1,2", "--purchase-factor", "2", "--sale-tilt-share", "0.25"]),
+    # a purchase's own flag alone picks the purchase that has it
+    ("nominations", dict(purchase=dpsumm.ByLabel(label_set=("cat", "dog"))), ["--label-set", '["cat", "dog"]']),
     ("nominations", dict(candidates=90, temperature=0.5, owner_greedy="exact", validation_release="mwem"),
      ["--candidates", "90", "--temperature", "0.5", "--owner-greedy", "exact", "--validation-release", "mwem"]),
     ("paper", dict(epsilon_auction=0.5, reveal="hashes", t_init=40), ["--epsilon-auction", "0.5", "--reveal", "hashes",

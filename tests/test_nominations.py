@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 
-import math
 import pickle
 
 import numpy as np
 import pytest
 
 import dpsumm
-from dpsumm import accounting, metrics
+from dpsumm import metrics
 from dpsumm.messages import (
     Message,
-    NominationReply,
     NominationRequest,
     PurchaseReply,
     PurchaseRequest,

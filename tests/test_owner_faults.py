@@ -44,7 +44,6 @@ class FaultyOwner(OwnerParty):
     def __init__(self, data: np.ndarray, name: str, fault: Callable[["FaultyOwner", Message, Message], Message]) -> None:
         super().__init__(data, None, name)
         self.fault = fault
-        self.data = data
 
     def handle(self, message: Message) -> Message:
         rnd = getattr(message, "round", 0)

@@ -1,5 +1,5 @@
-"""An adversarial review of the owner-release purchases (``Nominations(purchase="labels")`` and ``"quotas"``,
-docs/design.md §2.5 and §2.7) against the code: sensitivity on every input the parties accept, the accounting
+"""An adversarial review of the owner-release purchase (``Nominations(purchase=ByLabel(...))``, docs/design.md
+§2.5 and §2.7) against the code: sensitivity on every input the parties accept, the accounting
 re-derived independently with dp-accounting, the noise drawn at the accounted sigma, every party's view a function of
 its own data, the DP releases and public numbers, and what the ledger says."""
 
@@ -15,14 +15,20 @@ import pytest
 import dpsumm
 from dpsumm.hashing import RFFHasher
 from dpsumm.errors import InvalidParameterError, ProtocolError
-from dpsumm.messages import SketchRequest
-from dpsumm.parties import ConsumerParty, OwnerParty, label_counts, owner_stream, sketch_calibration
+from dpsumm.parties import ConsumerParty, OwnerParty, label_counts, owner_release_calibration, owner_stream
+from dpsumm.protocols.nominations.by_label import LabelReleaseRequest
 from dpsumm.transport import InProcessTransport
 from recording import Recorder
 
 LABELS = (0, 1, 2)
-LABEL_METHOD = dpsumm.Nominations(dim=64, purchase="labels", label_set=LABELS)
-QUOTA_METHOD = dpsumm.Nominations(dim=64, purchase="quotas")
+LABEL_METHOD = dpsumm.Nominations(dim=64, purchase=dpsumm.ByLabel(label_set=LABELS))
+
+
+def tilted(share):
+    """The label method with ``sale_tilt_share=share``."""
+    return LABEL_METHOD.set_params(purchase=LABEL_METHOD.purchase.set_params(sale_tilt_share=share))
+
+
 def world(seed, sizes=(120, 120, 120, 120), m=60, f=5):
     """Owners with labels 0..2 in different mixes and a consumer who wants labels 0 and 2."""
     rng = np.random.default_rng(seed)
@@ -70,7 +76,7 @@ def test_labels_one_per_row_or_refused():
 @pytest.mark.parametrize("label_set", [(2**53 + 1, 2.0**53), (2**70, 1)])
 def test_a_label_set_that_numpy_would_merge_or_make_objects_of_is_refused(label_set):
     with pytest.raises(InvalidParameterError) as info:
-        dpsumm.Nominations(purchase="labels", label_set=label_set)
+        dpsumm.ByLabel(label_set=label_set)
     assert info.value.argument == "label_set"
 
 
@@ -129,7 +135,7 @@ def test_the_ledger_equals_an_independent_accounting_of_the_mechanisms_run():
     # With the tilt (sale_tilt_share=0.3): the histogram at 0.7 epsilon_v and the tilt's g~ (the discrete Gaussian at
     # (0.3 epsilon_v, 1e-6)), composed by dp-accounting's PLD from what the consumer reported: at most the ledger's
     # figure (up to the PLD's discretisation), and at most 1.
-    res, parties = run(LABEL_METHOD.set_params(sale_tilt_share=0.3), owners, labels, validation, yv, 15, seed=3)
+    res, parties = run(tilted(0.3), owners, labels, validation, yv, 15, seed=3)
     hist, target = parties["consumer"].replies
     assert hist.scale == pytest.approx(2 / 0.7, rel=1e-5)
     z_v = target.sigma / (2 * math.sqrt(2) / len(validation) + target.granularity * math.sqrt(64))
@@ -145,13 +151,8 @@ def test_the_ledger_equals_an_independent_accounting_of_the_mechanisms_run():
     independent = _rdp_epsilon([z_owner], 1e-6)
     ledger = res.privacy.epsilon("owners", 1e-6)
     assert independent <= ledger <= 1.0 and ledger <= 1.01 * independent
-    res, parties = run(QUOTA_METHOD, owners, [None] * 4, validation, None, 12, seed=3)
-    sums, hists = parties["owner-0"].replies
-    z_sum = sums.sigma / (2 * math.sqrt(2) + sums.granularity * math.sqrt(64))  # a real vector: the lattice's g sqrt(d)
-    z_hist = hists.sigma / math.sqrt(2)
-    independent = _rdp_epsilon([z_sum, z_hist], 1e-6)
-    ledger = res.privacy.epsilon("owners", 1e-6)
-    assert independent <= ledger <= 1.0 and ledger <= 1.01 * independent
+    # The default purchase (Nominees): the consumer's one release, g~ (a real vector: the lattice's g sqrt(d)).
+    res, parties = run(dpsumm.Nominations(dim=64), owners, [None] * 4, validation, None, 12, seed=3)
     (target,) = parties["consumer"].replies
     z_v = target.sigma / (2 * math.sqrt(2) / len(validation) + target.granularity * math.sqrt(64))
     independent = _rdp_epsilon([z_v], 1e-6)
@@ -166,15 +167,15 @@ def test_an_owner_draws_its_label_counts_with_the_sigma_it_reports():
     within 5 standard errors of 0."""
     y = np.repeat(np.arange(4), [3, 0, 5, 9])
     X = np.zeros((len(y), 2))
-    req = SketchRequest(n_features=2, dim=8, gamma=0.5, hash_seed=0, stage="labels", epsilon=1.0, delta=1e-6,
-                        releases=1, direction=np.zeros(0), edges=np.zeros(0), label_set=np.arange(4))
+    req = LabelReleaseRequest(n_features=2, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6,
+                              label_set=np.arange(4))
     noise, sigma = [], None
     exact_sum = RFFHasher(2, dim=8, gamma=0.5, seed=0).transform(X).astype(np.float64).sum(0)
     for k in range(600):
         reply = OwnerParty(X, y, f"o{k}", rng=owner_stream(11, f"o{k}")).handle(req)
         noise.append(reply.values - np.concatenate([[3, 0, 5, 9], exact_sum]))
         sigma = reply.sigma
-    cal, _ = sketch_calibration("labels", 4 + 8, 1.0, 1e-6, 1)
+    cal, _ = owner_release_calibration(4 + 8, 1.0, 1e-6)
     assert sigma == cal.sigma
     z = np.concatenate(noise) / sigma
     assert abs(z.var() - 1.0) < 5 * math.sqrt(2 / z.size)
@@ -200,13 +201,13 @@ def test_labels_an_owners_view_depends_on_the_others_only_through_their_released
     public and kept) and the consumer's rows and labels (|D_v| public, kept), feed the aggregator the first run's
     released values only (each reply's other fields are the new parties' own): owner 0 receives byte-identical
     messages, and so does the consumer (its request of the cells, a function of the owners' releases and public
-    numbers; with the tilt also the request of g~, public numbers only, and owner 0's quota request carries g~). Without the substitution they differ (the test can fail). A changed n_k does reach owner 0 (an
+    numbers; with the tilt also the request of g~, public numbers only, and owner 0's sale request carries g~). Without the substitution they differ (the test can fail). A changed n_k does reach owner 0 (an
     owner's mean hash is its released sum over n_k): the neighbour relation keeps n_k public (docs/design.md §2.7)."""
     owners, labels, validation, yv = world(1)
     o2, l2, v2, yv2 = world(2)
     o2[0], l2[0] = owners[0], labels[0]
     yv2 = np.where(np.arange(len(yv2)) % 3 == 0, 1, yv2)
-    method = LABEL_METHOD.set_params(sale_tilt_share=share)
+    method = tilted(share)
     a, b, c = first_second_swapped(method, (owners, labels, validation, yv), (o2, l2, v2, yv2), 15)
     assert a["owner-0"].received != b["owner-0"].received
     assert a["owner-0"].received == c["owner-0"].received
@@ -218,37 +219,15 @@ def test_labels_an_owners_view_depends_on_the_others_only_through_their_released
     assert a["consumer"].received != d["consumer"].received
 
 
-def test_quotas_an_owners_view_depends_on_the_others_only_through_releases_and_public_counts():
-    """Owner 0's messages in a quota purchase: change every other owner's rows (their row counts n_k are public and
-    kept) and the consumer's rows (|D_v| kept), feed the aggregator the first run's released values only (g~ and
-    the sketches; the exact mean and D_v's rows, which only the trusted aggregator sees, are the new consumer's):
-    owner 0 receives byte-identical messages. A changed n_k does reach owner 0 (the pooled mean divides by sum n_k,
-    the quotas are capped at n_k): the neighbour relation keeps n_k public (docs/design.md §2.5)."""
-    owners, _, validation, _ = world(1)
-    o2, _, v2, _ = world(2)
-    o2[0] = owners[0]
-    none = [None] * len(owners)
-    a, b, c = first_second_swapped(QUOTA_METHOD, (owners, none, validation, None), (o2, none, v2, None), 12)
-    assert a["owner-0"].received != b["owner-0"].received
-    assert a["owner-0"].received == c["owner-0"].received
-    swap = {n: a[n].released for n in a if n != "owner-0"}
-    o3 = [owners[0], owners[1][:100], *owners[2:]]
-    _, d = run(QUOTA_METHOD, o3, none, validation, None, 12, seed=5, swap=swap)
-    assert a["owner-0"].received != d["owner-0"].received
-
-
 # ---------------------------------------------------------------------------------- 4. certified by default, said
 
 
-@pytest.mark.parametrize("method", [LABEL_METHOD, QUOTA_METHOD], ids=["labels", "quotas"])
-def test_the_ledger_names_the_owners_relation_of_the_run(method):
+def test_the_ledger_names_the_owners_relation_of_the_run():
     """The owners' epsilon of an owner-release purchase is under replace-one in one owner's rows (n_k public): every
     text and the dict form say so, not the paper protocol's 'row of the summary D_s' / h2 epochs."""
     owners, labels, validation, yv = world(0)
-    if method is QUOTA_METHOD:
-        labels, yv = [None] * len(owners), None
     res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
-                           validation_labels=yv, method=method, gamma=0.3, progress=False)
+                           validation_labels=yv, method=LABEL_METHOD, gamma=0.3, progress=False)
     assert res.certification().status == "private, certified"
     for text in (res.privacy.table(), res.privacy_text(), json.dumps(res.privacy.to_dict())):
         assert "one owner's data D_k (n_k public)" in text and "D_s" not in text and "h2" not in text
@@ -256,8 +235,7 @@ def test_the_ledger_names_the_owners_relation_of_the_run(method):
     assert back.notes() == res.privacy.notes()
 
 
-@pytest.mark.parametrize("purchase", ["labels", "quotas"])
-def test_a_seeded_cli_run_says_not_private(purchase, tmp_path, capsys):
+def test_a_seeded_cli_run_says_not_private(tmp_path, capsys):
     from dpsumm.cli import main
 
     owners, labels, validation, yv = world(0, sizes=(60, 60, 60))
@@ -266,12 +244,11 @@ def test_a_seeded_cli_run_says_not_private(purchase, tmp_path, capsys):
         np.save(tmp_path / f"o{k}.npy", o)
         args.append(str(tmp_path / f"o{k}.npy"))
     np.save(tmp_path / "v.npy", validation)
-    extra = ["--purchase", purchase]
-    if purchase == "labels":
-        for k, y in enumerate(labels):
-            np.save(tmp_path / f"y{k}.npy", y)
-        np.save(tmp_path / "yv.npy", yv)
-        extra += ["--label-set", "0,1,2", "--labels", *(str(tmp_path / f"y{k}.npy") for k in range(len(labels))),
+    extra = ["--purchase", "labels"]
+    for k, y in enumerate(labels):
+        np.save(tmp_path / f"y{k}.npy", y)
+    np.save(tmp_path / "yv.npy", yv)
+    extra += ["--label-set", "0,1,2", "--labels", *(str(tmp_path / f"y{k}.npy") for k in range(len(labels))),
                   "--validation-labels", str(tmp_path / "yv.npy")]
     out = tmp_path / "out"
     code = main(["summarize", "--owners", *args, "--validation", str(tmp_path / "v.npy"), "--size", "6", *extra,
@@ -283,10 +260,10 @@ def test_a_seeded_cli_run_says_not_private(purchase, tmp_path, capsys):
     assert report["privacy"]["certification"]["status"] == "seeded: NOT private"
 
 
-def test_a_flower_owner_node_releases_each_sketch_once(tmp_path):
-    """On Flower the owner is rebuilt per message with a fresh private noise stream: a repeated sketch request must
+def test_a_flower_owner_node_releases_its_label_counts_once(tmp_path):
+    """On Flower the owner is rebuilt per message with a fresh private noise stream: a repeated release request must
     get the kept release back (not a second draw, which the ledger would not account), and a request for another
-    release of a stage already released is refused, as in process (tests/test_quotas.py)."""
+    release with other parameters is refused, as in process."""
     pytest.importorskip("flwr")
     from flwr.app import Context, RecordDict
 
@@ -297,15 +274,35 @@ def test_a_flower_owner_node_releases_each_sketch_once(tmp_path):
     np.save(tmp_path / "y.npy", rng.integers(0, 3, 30))
     ctx = Context(run_id=1, node_id=1, node_config={"role": "owner", "name": "a", "data": str(tmp_path / "x.npy"),
                                                     "labels": str(tmp_path / "y.npy")}, state=RecordDict(), run_config={})
-    req = SketchRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, stage="labels", epsilon=1.0, delta=1e-6,
-                        releases=1, direction=np.zeros(0), edges=np.zeros(0), label_set=np.arange(3))
+    req = LabelReleaseRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6,
+                              label_set=np.arange(3))
     first = _owner(req, ctx, "a")
     again = _owner(req, ctx, "a")
     np.testing.assert_array_equal(again.values, first.values)  # unseeded: a second draw would differ
     assert (again.n_rows, again.sigma, again.granularity) == (first.n_rows, first.sigma, first.granularity)
-    with pytest.raises(ProtocolError, match="already released"):
+    with pytest.raises(ProtocolError, match="already made"):
         _owner(dataclasses.replace(req, epsilon=2.0), ctx, "a")
-    # another stage is its own release
-    hist = SketchRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, stage="sum", epsilon=1.0, delta=1e-6,
-                         releases=2, direction=np.zeros(0), edges=np.zeros(0))
-    assert _owner(hist, ctx, "a").values.shape == (8,)
+
+
+def test_an_owner_rebuilt_from_its_json_state_keeps_its_one_release():
+    """OwnerParty.state() is JSON-ready and OwnerParty.restore() rebuilds the run from it: a fresh party (a fresh,
+    unseeded noise stream) given the state answers the same release request with the kept release, bit for bit, and
+    refuses a release with other parameters; without the state it would draw anew (the test can fail)."""
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(30, 3)), rng.integers(0, 3, 30)
+    req = LabelReleaseRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6,
+                              label_set=np.arange(3))
+    first = OwnerParty(X, y, "a")
+    released = first.handle(req)
+    state = json.loads(json.dumps(first.state()))
+    rebuilt = OwnerParty(X, y, "a")
+    rebuilt.restore(state)
+    again = rebuilt.handle(req)
+    np.testing.assert_array_equal(again.values, released.values)
+    assert (again.n_rows, again.sigma, again.granularity) == (released.n_rows, released.sigma, released.granularity)
+    with pytest.raises(ProtocolError, match="already made"):
+        rebuilt.handle(dataclasses.replace(req, epsilon=2.0))
+    fresh = OwnerParty(X, y, "a").handle(req)
+    assert not np.array_equal(fresh.values, released.values)
+    with pytest.raises(ProtocolError, match="malformed"):
+        OwnerParty(X, y, "a").restore({"releases": {}})

@@ -251,11 +251,12 @@ def misplaced_options(options: Mapping[str, Any], method: object, where: str = "
             cls.__name__ if cls is not None and key in getattr(cls, "option_names", lambda: ())() else owners[0]
         )
         call = f"dpsumm.{example}({key}=...)"
-        if any(p.__name__ == example for p in PURCHASES.values()):
+        of_a_purchase = any(p.__name__ == example for p in PURCHASES.values())
+        if of_a_purchase:
             call = f"dpsumm.Nominations(purchase={call})"
         return MethodOptionError(
             f"`{key}` is an option of {', '.join('dpsumm.' + o for o in owners)}, not of {where}(): pass it on the "
-            f"{'purchase' if 'purchase=' in call else 'method'} object, e.g. {where}(..., method={call})",
+            f"{'purchase' if of_a_purchase else 'method'} object, e.g. {where}(..., method={call})",
             key,
         )
     everything = sorted(option_declarations())
