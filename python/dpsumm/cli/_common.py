@@ -107,7 +107,7 @@ METHOD_ROWS = {
 
 def method_legend(methods: Any) -> str:
     """One line per method present, in table order: what the row is."""
-    from ..experiments import _display_rank
+    from ..experiments.records import _display_rank
 
     names = sorted(dict.fromkeys(methods), key=_display_rank)
     return "\n".join(f"  {m}: {METHOD_ROWS.get(m, '')}" for m in names)
