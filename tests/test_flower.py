@@ -513,6 +513,33 @@ def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_id
     check_labelled(dpsumm.Nominations(), {"consumer": False, "a": False}, "consumer")  # other methods: no labels needed
 
 
+def test_nodes_read_string_labels_from_files(tmp_path: Path, task_identity: None) -> None:
+    """String labels on a Flower node (issue 43), no processes: the consumer's node config `labels` a CSV column of
+    words (header `label`), an owner's a .npy of strings; the consumer's label histogram over a string label set
+    equals the in-process consumer's with the same labels and stream; an object (pickled) .npy is refused naming the
+    node config."""
+    from dpsumm.flower.client_app import _consumer, _labels
+    from dpsumm.flower.streams import party_streams
+    from dpsumm.parties import ConsumerParty
+
+    words = np.array(["cat", "dog", "bird"])
+    _, labels, validation, yv, _, _, vpath, _ = _labelled_data(tmp_path)
+    (tmp_path / "yv.csv").write_text("label\n" + "\n".join(words[yv]) + "\n")
+    req = label_request(tuple(words), validation.shape[1])
+    ctx = _context({"role": "consumer", "data": str(vpath), "labels": str(tmp_path / "yv.csv"), "allow-seeded": True},
+                   {"random-state": RANDOM_STATE})
+    got = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
+    ref = ConsumerParty(validation, party_streams(RANDOM_STATE)["consumer"], labels=words[yv]).handle(req)
+    assert isinstance(got, LabelHistogramRelease) and isinstance(ref, LabelHistogramRelease)
+    np.testing.assert_array_equal(got.counts, ref.counts)
+    y0 = words[labels["owner-0"]]
+    np.save(tmp_path / "y0.npy", y0)
+    np.testing.assert_array_equal(_labels(_context({"labels": str(tmp_path / "y0.npy")}), len(y0)), y0)  # type: ignore[arg-type]
+    np.save(tmp_path / "obj.npy", y0.astype(object), allow_pickle=True)
+    with pytest.raises(dpsumm.DataFileError, match="pickled"):
+        _labels(_context({"labels": str(tmp_path / "obj.npy")}), len(y0))  # type: ignore[arg-type]
+
+
 def _labels_cli_flags(paths: dict[str, Path], label_paths: dict[str, Path], vpath: Path, ypath: Path) -> list[str]:
     """`dpsumm flower` flags of a seeded label purchase over the `_labelled_data` files (summary of 6 rows)."""
     return ["flower", *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
