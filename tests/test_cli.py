@@ -474,6 +474,38 @@ def test_flower_commands_carry_the_label_purchase(tmp_path, capsys):
         assert FlowerRunConfig.from_run_config(parsed).method.label_set == dpsumm.methods.parse_label_set(label_set)
 
 
+def test_flower_asks_the_consumers_operator_for_a_release_without_noise(tmp_path, capsys, monkeypatch):
+    """Issue 43: `--validation-release exact` is documented as what it is (no noise, NOT private, the consumer's
+    node must allow it); the printed deployment tells the consumer's operator what to add, and `--run` (every node
+    started here, by their one operator) allows it on the consumer's node only when the flags ask for it."""
+    import dpsumm.flower as flower_pkg
+    from dpsumm.cli.run_options import METHOD_FLAGS
+
+    assert "NOT private" in METHOD_FLAGS["validation_release"][2]
+    assert "allow-exact-release=true" in METHOD_FLAGS["validation_release"][2]
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    np.save(tmp_path / "a.npy", np.zeros((4, 3)))
+    base = ["flower", "--owner", f"a={tmp_path / 'a.npy'}", "--consumer", str(tmp_path / "v.npy"), "--size", "2",
+            "--insecure"]
+    for extra, asked in (([], False), (["--validation-release", "exact"], True)):
+        code, out, err = _run([*base, *extra], capsys)
+        assert code == 0, err
+        assert ("allow-exact-release=true" in out) == asked
+    seen = {}
+
+    class Federation:
+        def __init__(self, workdir, owners, consumer, **kw):
+            seen.update(kw)
+            raise RuntimeError("stop here")
+
+    monkeypatch.setattr(flower_pkg, "LocalFederation", Federation)
+    for extra, asked in (([], False), (["--validation-release", "exact"], True)):
+        seen.clear()
+        with pytest.raises(RuntimeError, match="stop here"):
+            main([*base, *extra, "--run"])
+        assert seen["allow_exact_release"] is asked
+
+
 def test_flower_run_checks_the_validation_labels_before_starting(tmp_path, capsys):
     """`dpsumm flower --run`: a validation labels file that does not match the validation rows is refused before any
     process starts."""

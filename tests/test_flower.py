@@ -540,6 +540,44 @@ def test_nodes_read_string_labels_from_files(tmp_path: Path, task_identity: None
         _labels(_context({"labels": str(tmp_path / "obj.npy")}), len(y0))  # type: ignore[arg-type]
 
 
+def test_the_consumer_releases_without_noise_only_with_its_own_opt_in(tmp_path: Path, task_identity: None) -> None:
+    """Issue 43: a run config asking for the consumer's exact hashed mean (`validation-release exact`, or the paper's
+    non-private baseline) is refused by the consumer's node, naming node config `allow-exact-release`, before it reads
+    its data; with that key (its operator's opt-in) it answers with the exact mean. A noisy release needs no opt-in.
+    `LocalFederation` writes the key into the consumer's node config only, and `dpsumm flower --run` asks for it only
+    when its flags ask for such a release; the printed deployment commands tell the consumer's operator."""
+    from dpsumm.cli.flower import _releases_exact
+    from dpsumm.flower.client_app import _consumer
+    from dpsumm.messages import TargetRelease, TargetRequest, ValidationRequest
+
+    validation = np.random.default_rng(0).random((20, 3))
+    np.save(tmp_path / "v.npy", validation)
+    target = TargetRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, release="exact", epsilon=0.0, delta=0.0,
+                           steps=0, eta=0.0, send_rows=False)
+    paper = ValidationRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, method="exact", steps=1, epsilon=0.0,
+                              eta=0.1)
+    exact_mean = dpsumm.RFFHasher(3, dim=8, gamma=0.5, seed=0).transform(validation).astype(np.float64).mean(0)
+    for request in (target, paper):
+        for config in ({}, {"allow-exact-release": False}, {"allow-exact-release": "true"}, {"allow-seeded": True}):
+            with pytest.raises(dpsumm.ProtocolError, match="allow-exact-release=true"):
+                _consumer(request, _context({"role": "consumer", "data": str(tmp_path / "v.npy"), **config}),  # type: ignore[arg-type]
+                          "consumer")
+        ctx = _context({"role": "consumer", "data": str(tmp_path / "v.npy"), "allow-exact-release": True})
+        got = _consumer(request, ctx, "consumer")  # type: ignore[arg-type]
+        released = got.noisy_mean if isinstance(got, TargetRelease) else got.mean_hash  # type: ignore[attr-defined]
+        np.testing.assert_allclose(released, exact_mean)
+    noisy = dataclasses.replace(target, release="gaussian", epsilon=1.0, delta=1e-3)
+    got = _consumer(noisy, _context({"role": "consumer", "data": str(tmp_path / "v.npy")}), "consumer")  # type: ignore[arg-type]
+    assert isinstance(got, TargetRelease) and got.sigma > 0
+    fed = LocalFederation(tmp_path / "fed", {"a": tmp_path / "v.npy"}, tmp_path / "v.npy", allow_exact_release=True)
+    configs = {role: fed.supernode_command(role, role, tmp_path / "v.npy", 1)[-2] for role in ("owner", "consumer")}
+    assert "allow-exact-release=true" in configs["consumer"] and "allow-exact-release" not in configs["owner"]
+    plain = LocalFederation(tmp_path / "f2", {"a": tmp_path / "v.npy"}, tmp_path / "v.npy")
+    assert "allow-exact-release" not in plain.supernode_command("consumer", "consumer", tmp_path / "v.npy", 1)[-2]
+    assert _releases_exact(dpsumm.Nominations(validation_release="exact")) and _releases_exact(dpsumm.PaperGreedy())
+    assert not _releases_exact(dpsumm.Nominations()) and not _releases_exact(dpsumm.PaperProtocol())
+
+
 def _labels_cli_flags(paths: dict[str, Path], label_paths: dict[str, Path], vpath: Path, ypath: Path) -> list[str]:
     """`dpsumm flower` flags of a seeded label purchase over the `_labelled_data` files (summary of 6 rows)."""
     return ["flower", *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),

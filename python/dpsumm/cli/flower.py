@@ -217,6 +217,9 @@ def _run(args: argparse.Namespace) -> int:
         if args.node_auth:
             node += ["--auth-supernode-private-key", f"keys/{name}.key"]
         lines += [f"#   {role} {name}:", " ".join(q(a) for a in node)]
+        if role == "consumer" and _releases_exact(method_arg(args)):
+            lines.append("#   (this run asks the consumer for its exact hashed validation mean, with no noise: NOT private. "
+                         "Its node refuses unless its operator adds allow-exact-release=true to its --node-config.)")
     lines += ["", "# 4. Where the run is started (any machine that reaches the SuperLink): the flwr CLI connection,",
               "#    in $FLWR_HOME/config.toml (default ~/.flwr/config.toml):"]
     lines += ["#   " + c for c in cli_conf]
@@ -228,6 +231,13 @@ def _run(args: argparse.Namespace) -> int:
               "# (python -c \"import dpsumm.flower as f; print(f.load_result('" + out + "'))\")."]
     print("\n".join(lines))
     return 0
+
+
+def _releases_exact(method: Any) -> bool:
+    """Whether ``method`` asks the consumer for its exact hashed validation mean (no noise): the nominations protocol
+    with ``validation_release="exact"``, or the paper's non-private baseline. The consumer's node refuses it unless its
+    own node config says ``allow-exact-release=true`` (dpsumm.flower.client_app)."""
+    return getattr(method, "validation_release", None) == "exact" or getattr(method, "private", True) is False
 
 
 def _override_value(v: Any) -> str:
@@ -254,7 +264,8 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels
         fed = LocalFederation(work, owners, args.consumer, labels=labels, consumer_labels=args.validation_labels,
                               tls=not args.insecure, node_auth=args.node_auth,
                               node_poll_interval=args.poll_interval,
-                              allow_seeded=args.random_state is not None)
+                              allow_seeded=args.random_state is not None,
+                              allow_exact_release=_releases_exact(method_arg(args)))
         try:
             fed.start()
             print(f"started SuperLink on 127.0.0.1:{fed.port} and {len(owners) + 1} SuperNodes: pids {fed.pids}",
