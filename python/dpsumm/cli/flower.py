@@ -12,7 +12,8 @@ from typing import Any
 from ..errors import DpsummError
 from ._common import NOT_PRIVATE, PROG, UsageError, jsonable, writable_dir
 from .output import build_report, ledger_text, write_outputs
-from .run_options import add_run_options, budget_arg, check_validation_labels, gamma_arg, method_arg, report_deltas
+from .run_options import (add_run_options, budget_arg, check_report_delta, check_validation_labels, gamma_arg,
+                          method_arg, report_deltas)
 
 __all__ = ["add_flower"]
 
@@ -157,6 +158,8 @@ def _run(args: argparse.Namespace) -> int:
                 raise UsageError(f"--owner {name}: {exc}" if name != "consumer" else f"--consumer: {exc}") from None
             if t.data.shape[1] != n_features:
                 raise UsageError(f"{path} has {t.data.shape[1]} features, expected {n_features}")
+            if name == "consumer":
+                check_report_delta(args, int(t.data.shape[0]))
         if args.validation_labels is not None:
             from ..datasets import load_labels
 

@@ -12,6 +12,7 @@ from .output import build_report, ledger_text, write_outputs
 from .run_options import (
     add_run_options,
     budget_arg,
+    check_report_delta,
     check_validation_labels,
     gamma_arg,
     method_arg,
@@ -110,6 +111,7 @@ def _run(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"read {val_table.describe()}")
     validation = val_table.data
+    check_report_delta(args, int(validation.shape[0]))  # before any noise
     val_labels = None
     if args.validation_labels is not None:
         val_labels = _integral(datasets.load_labels(args.validation_labels, header=header))

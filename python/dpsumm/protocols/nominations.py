@@ -1234,6 +1234,21 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
 
 #: The validation release's budget when a run gives none: ``(epsilon_v, delta_v) = (1, 1e-6)``.
 DEFAULT_VALIDATION_BUDGET = accounting.Budget(validation_epsilon=1.0, validation_delta=1e-6)
+#: Without a budget, a validation set of more than ``DEFAULT_DELTA_SHARE / 1e-6`` rows gets the default delta
+#: ``DEFAULT_DELTA_SHARE / |D_v|``: a delta must stay well below ``1 / |D_v|`` (above it a release may publish a row).
+DEFAULT_DELTA_SHARE = 0.01
+
+
+def default_validation_budget(validation_rows: int | None) -> accounting.Budget:
+    """The validation budget of a run given none: :data:`DEFAULT_VALIDATION_BUDGET`, its delta lowered to
+    ``DEFAULT_DELTA_SHARE / |D_v|`` for a validation set so large that ``1e-6`` is not well below ``1 / |D_v|``
+    (``|D_v|`` is public; None: not known yet, the default as is)."""
+    base = DEFAULT_VALIDATION_BUDGET
+    assert base.validation_delta is not None
+    if validation_rows is None or validation_rows <= 0 or base.validation_delta * validation_rows <= DEFAULT_DELTA_SHARE:
+        return base
+    return accounting.Budget(validation_epsilon=base.validation_epsilon,
+                             validation_delta=DEFAULT_DELTA_SHARE / validation_rows)
 #: h1's dimension for nominations: no per-coordinate noise is added to an owner's hashes, so ``d`` costs no
 #: privacy here; measured on MNIST (docs/experiments/), d = 500 gives several times lower MMD² than the paper's 140.
 DEFAULT_DIM = 500
@@ -1468,11 +1483,12 @@ class Nominations(SummaryMethod):
         ``label_set``)."""
         return self.resolved_purchase == "labels"
 
-    def budget(self, privacy: accounting.Budget | None) -> accounting.Budget | None:
-        """The run's validation budget: ``privacy``, or the default; None for the exact (non-private) release."""
+    def budget(self, privacy: accounting.Budget | None, validation_rows: int | None = None) -> accounting.Budget | None:
+        """The run's validation budget: ``privacy``, or the default (:func:`default_validation_budget` of
+        ``validation_rows``); None for the exact (non-private) release."""
         if self.validation_release == "exact":
             return None
-        return privacy if privacy is not None else DEFAULT_VALIDATION_BUDGET
+        return privacy if privacy is not None else default_validation_budget(validation_rows)
 
     def plan(self, *, size: int, owners: int, owner_rows: list[int] | None, validation_rows: int | None,
              privacy: accounting.Budget | None, gamma_median: bool, transport_given: bool = False) -> Plan:
@@ -1487,7 +1503,7 @@ class Nominations(SummaryMethod):
                 "nominations releases nothing computed from one owner's data to another (owners' epsilon is 0): an "
                 "owners' epsilon/delta in `privacy` would not be spent; give a validation-only budget, "
                 "Budget(validation_epsilon=..., validation_delta=...)", "privacy")
-        budget = self.budget(privacy)
+        budget = self.budget(privacy, validation_rows)
         if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             budget.check_validation_size(validation_rows)
             self._check_calibrations(budget, privacy, validation_rows)
@@ -1544,12 +1560,12 @@ class Nominations(SummaryMethod):
         """``nominees``, or its default ``NOMINEES_PER_SIZE * size``."""
         return self.nominees if self.nominees is not None else NOMINEES_PER_SIZE * size
 
-    def config(self, *, size: int, n_features: int, hasher: RFFHasher, privacy: accounting.Budget | None
-               ) -> NominationsConfig:
+    def config(self, *, size: int, n_features: int, hasher: RFFHasher, privacy: accounting.Budget | None,
+               validation_rows: int | None = None) -> NominationsConfig:
         """Every public number of a run (the defaults resolved); the protocol's messages carry them."""
         M = self.resolved_nominees(size)
         C = self.candidates if self.candidates is not None else DEFAULT_CANDIDATE_FACTOR * M
-        budget = self.budget(privacy)
+        budget = self.budget(privacy, validation_rows)
         eps_v = delta_v = 0.0
         if budget is not None:
             assert budget.validation_epsilon is not None and budget.validation_delta is not None
@@ -1575,7 +1591,8 @@ class Nominations(SummaryMethod):
 
     def run(self, setup: RunSetup) -> SummaryResult:
         assert setup.transport is not None
-        config = self.config(size=setup.size, n_features=setup.n_features, hasher=setup.hasher, privacy=setup.privacy)
+        config = self.config(size=setup.size, n_features=setup.n_features, hasher=setup.hasher, privacy=setup.privacy,
+                             validation_rows=setup.validation_rows)
         result = run_nominations(setup.transport, setup.owners, setup.consumer, config, setup.rng, hasher=setup.hasher,
                                  size=setup.size, seeded=setup.seeded, started=setup.started, extra=setup.extra,
                                  with_labels=setup.with_labels)
