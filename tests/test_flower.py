@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
 
@@ -576,6 +578,38 @@ def test_the_consumer_releases_without_noise_only_with_its_own_opt_in(tmp_path: 
     assert "allow-exact-release" not in plain.supernode_command("consumer", "consumer", tmp_path / "v.npy", 1)[-2]
     assert _releases_exact(dpsumm.Nominations(validation_release="exact")) and _releases_exact(dpsumm.PaperGreedy())
     assert not _releases_exact(dpsumm.Nominations()) and not _releases_exact(dpsumm.PaperProtocol())
+
+
+node_junk = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True, allow_infinity=True),
+                      st.text(max_size=8), st.lists(st.integers(), max_size=2), st.binary(max_size=4),
+                      st.sampled_from(["true", "True", "1", "yes", " ", "/", "\x00", "x" * 5000]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(labels=node_junk, allow=node_junk)
+def test_hostile_node_config_values_are_refused_naming_the_key(tmp_path: Path, labels: object, allow: object) -> None:
+    """Issue 43, every node config key this issue touched, with values of every type: `labels` is a path (a str) or
+    refused as a DpsummError naming `labels` (never str() of another value, which would read a file named "5");
+    `allow-exact-release` allows a release without noise only when it is exactly the boolean true (the string
+    "true", 1 or "yes" do not)."""
+    from dpsumm.flower.client_app import _consumer, _labels
+    from dpsumm.messages import TargetRequest
+
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    try:
+        out = _labels(_context({"labels": labels}), 4)  # type: ignore[arg-type]
+    except dpsumm.DpsummError as exc:
+        assert exc.argument == "labels" and "`labels`" in str(exc), str(exc)
+    else:
+        assert out is None and (labels is None or labels == "")
+    exact = TargetRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, release="exact", epsilon=0.0, delta=0.0, steps=0,
+                          eta=0.0, send_rows=False)
+    ctx = _context({"role": "consumer", "data": str(tmp_path / "v.npy"), "allow-exact-release": allow})
+    if allow is True:
+        assert _consumer(exact, ctx, "consumer") is not None  # type: ignore[arg-type]
+    else:
+        with pytest.raises(dpsumm.ProtocolError, match="allow-exact-release=true"):
+            _consumer(exact, ctx, "consumer")  # type: ignore[arg-type]
 
 
 def _labels_cli_flags(paths: dict[str, Path], label_paths: dict[str, Path], vpath: Path, ypath: Path) -> list[str]:

@@ -105,9 +105,15 @@ def _data(context: Context, key: str) -> np.ndarray:
 
 def _labels(context: Context, n_rows: int) -> np.ndarray | None:
     path = context.node_config.get("labels")
-    if path in (None, ""):
+    if path is None or (isinstance(path, str) and path == ""):
         return None
-    arr = load_labels(str(path))
+    if not isinstance(path, str):  # never str() of another value: 5 would read a file named "5"
+        raise InvalidParameterError(f"node config `labels` must be the path of a .npy/.csv/.parquet file, got "
+                                    f"{type(path).__name__}", "labels")
+    try:
+        arr = load_labels(path)
+    except DataFileError as exc:  # the node config key names the file
+        raise DataFileError(f"node config `labels`: {exc}", path, "labels") from exc
     if arr.shape != (n_rows,):
         raise InvalidParameterError(f"node config `labels` must hold {n_rows} labels, got shape {arr.shape}", "labels")
     return label_vector(arr, "labels", n_rows)
