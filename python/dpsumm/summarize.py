@@ -207,7 +207,7 @@ def summarize(
     if seed_set is not None and not (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
         seed_set = float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
     elif seed_set is not None:
-        check_seed_count(seed_set, n_features)  # refused even when the run draws no seed rows
+        check_seed_count(int(seed_set), n_features)  # refused even when the run draws no seed rows
     K = len(datas)
     from tqdm.auto import tqdm
 
