@@ -35,10 +35,10 @@ METHOD_FLAGS: dict[str, tuple[str, Any, str]] = {
                                       "('[\"cat\", \"dog\"]'; '[\"0\", \"1\"]' for string labels)"),
     "choice": ("--choice", str, "nominations: the aggregator's greedy on the exact kernel or on the hashes"),
     "owner_greedy": ("--owner-greedy", str, "nominations: stochastic (default) or exact"),
-    "validation_release": ("--validation-release", str, "nominations: gaussian (default), mwem, or exact (the "
+    "validation_release": ("--validation-release", str, ("nominations: gaussian (default), mwem, or exact (the "
                            "consumer's exact hashed mean, no noise: NOT private for the consumer, for tests and "
                            "non-private baselines; on Flower the consumer's node must allow it in its own node config, "
-                           "allow-exact-release=true)"),
+                           "allow-exact-release=true)")),
     "reveal": ("--reveal", str, "nominations, paper, paper-greedy: points (default; the aggregator gets the raw rows "
                                 "it buys) or hashes (only their h1 hashes)"),
     "dim": ("--dim", int, "random features d of h1 (default: the method's, 500 for nominations and the baselines, "
