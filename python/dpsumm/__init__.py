@@ -8,18 +8,36 @@ from __future__ import annotations
 
 from . import accounting, datasets, experiments, methods, metrics, pfds, preprocessing, reference
 from .accounting import Budget, Ledger, Schedule, paper_schedule
-from .errors import (DataFileError, DpsummError, EntropyError, InvalidParameterError, LedgerFormatError, NotFittedError,
-                     PrivacyBudgetError, ProtocolError)
+from .errors import (
+    DataFileError,
+    DpsummError,
+    EntropyError,
+    InvalidParameterError,
+    LedgerFormatError,
+    NotFittedError,
+    PrivacyBudgetError,
+    ProtocolError,
+)
 from .estimator import Summarizer
-from .preprocessing import DegenerateKernelWarning, median_gamma, scale_to_unit
 from .hashing import RFFHasher
-from .results import Access, Owner, SummaryResult
-from .summarize import summarize
-from .methods import METHODS, CentralGreedy, ExactGreedy, MethodOptionError, Nominations, PaperGreedy, PaperProtocol, SummaryMethod, Uniform
 from .kernels import BidIndex, best_row, best_rows, kernel_row_means, kernel_sum, mmd2
+from .methods import (
+    METHODS,
+    CentralGreedy,
+    ExactGreedy,
+    MethodOptionError,
+    Nominations,
+    PaperGreedy,
+    PaperProtocol,
+    SummaryMethod,
+    Uniform,
+)
 from .pfds import PFDSResult, make_tree, opt_private_gen, pfds_training_set, share_data
+from .preprocessing import DegenerateKernelWarning, median_gamma, scale_to_unit
 from .privacy import *  # noqa: F401,F403
 from .privacy import __all__ as _privacy_all
+from .results import Access, Owner, SummaryResult
+from .summarize import summarize
 
 __version__ = "0.1.0"
 

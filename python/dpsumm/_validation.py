@@ -28,8 +28,9 @@ def real_number(value: object, name: str) -> float:
     try:
         return float(value)
     except (OverflowError, ValueError, TypeError) as exc:
-        raise InvalidParameterError(f"`{name}` is beyond the float range (|x| > 1.8e308), got {_brief(value)}",
-                                    name) from exc
+        raise InvalidParameterError(
+            f"`{name}` is beyond the float range (|x| > 1.8e308), got {_brief(value)}", name
+        ) from exc
 
 
 def finite_float(value: object, name: str) -> float:
@@ -86,7 +87,9 @@ def real_pair(value: object, name: str) -> tuple[float, float]:
         try:
             pair.append(finite_float(x, name))
         except InvalidParameterError:
-            raise InvalidParameterError(f"`{name}` must hold two finite real numbers, got {_brief(value)}", name) from None
+            raise InvalidParameterError(
+                f"`{name}` must hold two finite real numbers, got {_brief(value)}", name
+            ) from None
     lo, hi = pair
     if not lo < hi:
         raise InvalidParameterError(f"`{name}` must be (low, high) with low < high, got {_brief(value)}", name)
@@ -97,8 +100,9 @@ def real_pair(value: object, name: str) -> tuple[float, float]:
 H1_ARGUMENT_LIMIT = 4089.0
 
 
-def check_hashable(arr: np.ndarray, name: str, hasher: Any, projection_blame: str | None = None,
-                   peak: float | None = None) -> None:
+def check_hashable(
+    arr: np.ndarray, name: str, hasher: Any, projection_blame: str | None = None, peak: float | None = None
+) -> None:
     """Refuse rows that h1 cannot hash: beyond float32, or ``|omega . x|`` beyond the cosine's domain.
 
     A fast bound first: ``|omega_j . x| <= max|x| * max_j ||omega_j||_1`` (plus ``b < 2 pi``). Only when
@@ -113,7 +117,8 @@ def check_hashable(arr: np.ndarray, name: str, hasher: Any, projection_blame: st
     scanned = _scan(arr) if peak is None else peak  # one parallel read: finiteness in float32 and max |x|
     if scanned is None or not math.isfinite(scanned):
         raise InvalidParameterError(
-            f"`{name}` contains NaN or infinite values (or values beyond the float32 range, |x| > 3.4e38)", name)
+            f"`{name}` contains NaN or infinite values (or values beyond the float32 range, |x| > 3.4e38)", name
+        )
     peak = scanned
     l1 = float(np.abs(np.asarray(hasher.omega_, dtype=np.float64)).sum(axis=0).max())
     if peak * l1 + 2 * math.pi < H1_ARGUMENT_LIMIT:
@@ -138,19 +143,24 @@ def as_array(value: object, name: str) -> np.ndarray:
     A masked array with masked entries is refused: ``np.asarray`` would use the values under the mask as data.
     An iterator or generator is refused too (numpy makes a 0-d object array of it)."""
     if isinstance(value, np.ma.MaskedArray) and np.ma.getmaskarray(value).any():
-        raise InvalidParameterError(f"`{name}` is a masked array with {int(np.ma.getmaskarray(value).sum())} masked "
-                                    "entries: fill them (np.ma.filled) or drop their rows first", name)
+        raise InvalidParameterError(
+            f"`{name}` is a masked array with {int(np.ma.getmaskarray(value).sum())} masked "
+            "entries: fill them (np.ma.filled) or drop their rows first",
+            name,
+        )
     if isinstance(value, Iterator):
-        raise InvalidParameterError(f"`{name}` must be an array or a list, got {type(value).__name__} (an iterator): "
-                                    "pass list(...) of it", name)
+        raise InvalidParameterError(
+            f"`{name}` must be an array or a list, got {type(value).__name__} (an iterator): pass list(...) of it", name
+        )
     try:
         return np.asarray(value)
     except Exception as exc:  # noqa: BLE001 - numpy raises many types on ragged or exotic input
         raise InvalidParameterError(f"`{name}` cannot be converted to an array: {str(exc)[:200]}", name) from exc
 
 
-def real_vector(value: object, name: str, length: int | None = None, *, finite: bool = True,
-                kinds: str = "fiu") -> np.ndarray:
+def real_vector(
+    value: object, name: str, length: int | None = None, *, finite: bool = True, kinds: str = "fiu"
+) -> np.ndarray:
     """``value`` as a C-contiguous 1-D float64 array of real numbers (numpy dtype kinds ``kinds``; strings, objects,
     complex numbers and datetimes refused, never cast), of ``length`` entries when given, finite unless
     ``finite=False``."""
@@ -211,11 +221,14 @@ def check_score_bound(vector: np.ndarray, name: str, peak: float, temperature: f
         norm = f"{l1:.3g}" if math.isfinite(l1) else "beyond the float64 range"
         raise InvalidParameterError(
             f"`{name}` is too large: ||{name}||_1 = {norm} times the largest hash entry {peak:.3g}{per} exceeds "
-            f"{SCORE_LIMIT:.3g}, where its scores h . {name}{per and ' / temperature'} would overflow float64", name)
+            f"{SCORE_LIMIT:.3g}, where its scores h . {name}{per and ' / temperature'} would overflow float64",
+            name,
+        )
 
 
-def float_matrix(X: object, name: str, *, n_features: int | None = None, allow_empty: bool = False,
-                 check_finite: bool = True) -> np.ndarray:
+def float_matrix(
+    X: object, name: str, *, n_features: int | None = None, allow_empty: bool = False, check_finite: bool = True
+) -> np.ndarray:
     """``X`` as a 2-D float32 or float64 array with finite values (no copy when it already is one;
     ``check_finite=False``: the caller checks the values itself)."""
     if X is None:
@@ -232,9 +245,7 @@ def float_matrix(X: object, name: str, *, n_features: int | None = None, allow_e
     if arr.shape[1] == 0:
         raise InvalidParameterError(f"`{name}` has no features", name)
     if n_features is not None and arr.shape[1] != n_features:
-        raise InvalidParameterError(
-            f"`{name}` has {arr.shape[1]} features per row, expected {n_features}", name
-        )
+        raise InvalidParameterError(f"`{name}` has {arr.shape[1]} features per row, expected {n_features}", name)
     if check_finite and not all_finite(arr):
         raise InvalidParameterError(f"`{name}` contains NaN or infinite values", name)
     return arr
@@ -294,12 +305,15 @@ def seed_value(seed: object, name: str = "seed") -> int | str:
 def choice_of(value: object, name: str, choices: tuple[str, ...]) -> str:
     """``value``, one of the strings ``choices``."""
     if not isinstance(value, str) or value not in choices:
-        raise InvalidParameterError(f"`{name}` must be one of {', '.join(repr(c) for c in choices)}, got {value!r}", name)
+        raise InvalidParameterError(
+            f"`{name}` must be one of {', '.join(repr(c) for c in choices)}, got {value!r}", name
+        )
     return value
 
 
-def label_vector(value: object, name: str, n: int, label_set: tuple[Any, ...] | None = None, *,
-                 kinds: str = "iufUS") -> np.ndarray:
+def label_vector(
+    value: object, name: str, n: int, label_set: tuple[Any, ...] | None = None, *, kinds: str = "iufUS"
+) -> np.ndarray:
     """``value`` as ``n`` labels that a label purchase can count: a 1-D array of finite numbers or of strings (numpy
     dtype kinds ``kinds``), of the same kind (numbers or strings) as ``label_set`` when it is given."""
     arr = as_array(value, name)
@@ -314,5 +328,7 @@ def label_vector(value: object, name: str, n: int, label_set: tuple[Any, ...] | 
         if strings != (arr.dtype.kind in "US"):
             raise InvalidParameterError(
                 f"`{name}` holds {'strings' if arr.dtype.kind in 'US' else 'numbers'} but the label_set "
-                f"{tuple(label_set)[:5]!r} holds {'strings' if strings else 'numbers'}: no row would match a label", name)
+                f"{tuple(label_set)[:5]!r} holds {'strings' if strings else 'numbers'}: no row would match a label",
+                name,
+            )
     return arr

@@ -23,9 +23,34 @@ import numpy as np
 from ._validation import _scan, all_finite, as_array, float_matrix, positive_float, real_vector
 from .errors import DataFileError, DpsummError, InvalidParameterError
 
-__all__ = ["read_idx", "mnist", "digits", "LabelSplit", "label_split", "mnist_label_split", "digits_label_split", "covariate_shift", "load_array", "load_labels", "load_owners", "read_table", "Table", "MAX_FILE_BYTES", "MAX_FILE_VALUES", "MAX_LABEL_CHARS", "LABEL_NAMES"]
+__all__ = [
+    "read_idx",
+    "mnist",
+    "digits",
+    "LabelSplit",
+    "label_split",
+    "mnist_label_split",
+    "digits_label_split",
+    "covariate_shift",
+    "load_array",
+    "load_labels",
+    "load_owners",
+    "read_table",
+    "Table",
+    "MAX_FILE_BYTES",
+    "MAX_FILE_VALUES",
+    "MAX_LABEL_CHARS",
+    "LABEL_NAMES",
+]
 
-_IDX_DTYPES: dict[int, Any] = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+_IDX_DTYPES: dict[int, Any] = {
+    0x08: np.uint8,
+    0x09: np.int8,
+    0x0B: np.dtype(">i2"),
+    0x0C: np.dtype(">i4"),
+    0x0D: np.dtype(">f4"),
+    0x0E: np.dtype(">f8"),
+}
 
 
 #: Largest number of values (rows x features) a generator here makes.
@@ -45,8 +70,12 @@ def _int_arg(value: object, name: str, low: int, high: int) -> int:
 
 
 def _generator(random_state: object) -> np.random.Generator:
-    if random_state is None or (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and int(random_state) >= 0):
-        return np.random.default_rng(None if random_state is None else int(random_state))  # data generation, not privacy noise
+    if random_state is None or (
+        isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and int(random_state) >= 0
+    ):
+        return np.random.default_rng(
+            None if random_state is None else int(random_state)
+        )  # data generation, not privacy noise
     if isinstance(random_state, np.random.Generator):
         return random_state
     raise InvalidParameterError("`random_state` must be None, an int or a numpy.random.Generator", "random_state")
@@ -85,8 +114,12 @@ def _read_bytes(p: Path, argument: str) -> bytes:
     try:
         size = p.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise DataFileError(f"`{argument}`: {p} has {size} bytes, more than the {MAX_FILE_BYTES} a data file may "
-                                "have here (use a .npy file, which is read without a copy)", p, argument)
+            raise DataFileError(
+                f"`{argument}`: {p} has {size} bytes, more than the {MAX_FILE_BYTES} a data file may "
+                "have here (use a .npy file, which is read without a copy)",
+                p,
+                argument,
+            )
         return p.read_bytes()
     except OSError as exc:
         raise _os_error(exc, p, argument) from exc
@@ -178,7 +211,9 @@ def label_split(
     """
     seed_set_size = _int_arg(seed_set_size, "seed_set_size", 0, 10**8)
     if isinstance(validation_fraction, bool) or not isinstance(validation_fraction, numbers.Real):
-        raise InvalidParameterError(f"`validation_fraction` must be a number in (0, 1), got {validation_fraction!r}", "validation_fraction")
+        raise InvalidParameterError(
+            f"`validation_fraction` must be a number in (0, 1), got {validation_fraction!r}", "validation_fraction"
+        )
     for name, pair in (("train", train), ("test", test)):
         if isinstance(pair, (str, bytes)) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise InvalidParameterError(f"`{name}` must be an (X, y) pair", name)
@@ -201,13 +236,15 @@ def label_split(
         if len(o) == 0:
             raise InvalidParameterError(f"no training row has a label in group {list(g)}", "groups")
     if isinstance(target_labels, (str, bytes)) or not isinstance(target_labels, Sequence) or not target_labels:
-        raise InvalidParameterError(f"`target_labels` must be a non-empty list of labels, got {target_labels!r:.60}",
-                                    "target_labels")
+        raise InvalidParameterError(
+            f"`target_labels` must be a non-empty list of labels, got {target_labels!r:.60}", "target_labels"
+        )
     n_targets = len(target_labels)
     ratio = real_vector(target_ratio, "target_ratio") if not isinstance(target_ratio, (str, bytes)) else np.zeros(0)
     if ratio.ndim != 1 or len(ratio) != n_targets or (ratio <= 0).any():
-        raise InvalidParameterError(f"`target_ratio` needs one positive number per target label ({n_targets})",
-                                    "target_ratio")
+        raise InvalidParameterError(
+            f"`target_ratio` needs one positive number per target label ({n_targets})", "target_ratio"
+        )
     ratio = ratio / ratio.max()  # in (0, 1]: the sum below cannot overflow
     ratio = ratio / ratio.sum()
     available = np.array([(yt == lab).sum() for lab in target_labels])
@@ -216,7 +253,9 @@ def label_split(
     with np.errstate(over="ignore", divide="ignore"):  # a tiny ratio: that label cannot bind (inf)
         binding = int(np.argmin(available / ratio))
     counts = np.minimum(np.round(ratio / ratio[binding] * available[binding]).astype(int), available)
-    picked = np.concatenate([rng.choice(np.flatnonzero(yt == lab), size=c, replace=False) for lab, c in zip(target_labels, counts)])
+    picked = np.concatenate(
+        [rng.choice(np.flatnonzero(yt == lab), size=c, replace=False) for lab, c in zip(target_labels, counts)]
+    )
     rng.shuffle(picked)
     to_validation = rng.random(len(picked)) < validation_fraction
     val_idx, test_idx = picked[to_validation], picked[~to_validation]
@@ -225,7 +264,9 @@ def label_split(
         if seed_set == "test-pool":
             pool = np.flatnonzero(~np.isin(yt, target_labels))
             if seed_set_size > len(pool):
-                raise InvalidParameterError(f"`seed_set_size` ({seed_set_size}) exceeds the {len(pool)} non-target test rows", "seed_set_size")
+                raise InvalidParameterError(
+                    f"`seed_set_size` ({seed_set_size}) exceeds the {len(pool)} non-target test rows", "seed_set_size"
+                )
             s_idx = rng.choice(pool, size=seed_set_size, replace=False)
             seed, seed_labels = Xt[s_idx], yt[s_idx]
         elif seed_set == "uniform":
@@ -237,7 +278,9 @@ def label_split(
         if seed.size and _scan(seed) is None:
             raise InvalidParameterError("`seed_set` has values beyond the float32 range (|x| > 3.4e38)", "seed_set")
         seed = seed.astype(np.float32)
-    return LabelSplit(owners, owner_labels, Xt[val_idx], yt[val_idx], Xt[test_idx], yt[test_idx], seed, seed_labels, groups_t)
+    return LabelSplit(
+        owners, owner_labels, Xt[val_idx], yt[val_idx], Xt[test_idx], yt[test_idx], seed, seed_labels, groups_t
+    )
 
 
 def _labelled_rows(pair: object, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -247,7 +290,9 @@ def _labelled_rows(pair: object, name: str) -> tuple[np.ndarray, np.ndarray]:
     X = float_matrix(pair[0], name, allow_empty=True)
     y = as_array(pair[1], name)
     if y.shape != (X.shape[0],):
-        raise InvalidParameterError(f"`{name}` labels must have shape ({X.shape[0]},), one per row, got {y.shape}", name)
+        raise InvalidParameterError(
+            f"`{name}` labels must have shape ({X.shape[0]},), one per row, got {y.shape}", name
+        )
     if y.dtype.kind not in "biufUS" or (y.dtype.kind == "f" and not np.isfinite(y).all()):
         raise InvalidParameterError(f"`{name}` labels must be finite numbers or strings, got dtype {y.dtype}", name)
     return X, y
@@ -285,14 +330,17 @@ def digits(*, normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
     try:
         from sklearn.datasets import load_digits
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise InvalidParameterError("the digits data needs scikit-learn: pip install 'dpsumm[experiments]'", "digits") from exc
+        raise InvalidParameterError(
+            "the digits data needs scikit-learn: pip install 'dpsumm[experiments]'", "digits"
+        ) from exc
     d = load_digits()
     X = d.data.astype(np.float32)
     return (X / 16.0 if normalize else X), d.target.astype(np.int64)
 
 
-def digits_label_split(*, test_fraction: float = 0.5, seed_set_size: int = 60, random_state: object = None,
-                       **kwargs: Any) -> LabelSplit:
+def digits_label_split(
+    *, test_fraction: float = 0.5, seed_set_size: int = 60, random_state: object = None, **kwargs: Any
+) -> LabelSplit:
     """The Appendix G design on scikit-learn's digits (a demo that needs no files).
 
     The 1,797 rows are split at random into a training part (owners) and a test pool of
@@ -301,7 +349,9 @@ def digits_label_split(*, test_fraction: float = 0.5, seed_set_size: int = 60, r
     ``seed_set_size`` non-target test-pool rows).
     """
     if isinstance(test_fraction, bool) or not isinstance(test_fraction, numbers.Real) or not 0.0 < test_fraction < 1.0:
-        raise InvalidParameterError(f"`test_fraction` must be a number in (0, 1), got {test_fraction!r}", "test_fraction")
+        raise InvalidParameterError(
+            f"`test_fraction` must be a number in (0, 1), got {test_fraction!r}", "test_fraction"
+        )
     rng = _generator(random_state)
     X, y = digits()
     order = rng.permutation(len(X))
@@ -358,8 +408,11 @@ class _TextColumn:
 
     def not_numeric(self, p: Path, argument: str, hint: str = "") -> DataFileError:
         where = f"line {self.line}" if self.line is not None else f"row {self.row}"
-        return DataFileError(f"`{argument}`: {p} {where} is not numeric (could not convert string to float: "
-                             f"{self.field!r}){hint}", p, argument)
+        return DataFileError(
+            f"`{argument}`: {p} {where} is not numeric (could not convert string to float: {self.field!r}){hint}",
+            p,
+            argument,
+        )
 
 
 def _os_error(exc: OSError, p: object, argument: str) -> DataFileError:
@@ -437,28 +490,37 @@ def _load_npy(p: Path, argument: str, text: bool = False) -> np.ndarray:
     except OSError as exc:
         raise _os_error(exc, p, argument) from exc
     if dtype.hasobject:
-        hint = (": save string labels as a string array, np.save(path, np.asarray(labels, dtype=str))" if text
-                else "")
-        raise DataFileError(f"`{argument}`: {p} holds Python objects (pickled), which are never loaded{hint}", p,
-                            argument)
+        hint = ": save string labels as a string array, np.save(path, np.asarray(labels, dtype=str))" if text else ""
+        raise DataFileError(
+            f"`{argument}`: {p} holds Python objects (pickled), which are never loaded{hint}", p, argument
+        )
     kinds = "fiubUS" if text else "fiub"
     if dtype.kind not in kinds or dtype.fields is not None or dtype.subdtype is not None:
         what = "real numbers or strings" if text else "real numbers"
         raise DataFileError(f"`{argument}`: {p} must hold {what}, got dtype {dtype}", p, argument)
     count = math.prod(shape)
     if count > MAX_FILE_VALUES:
-        raise DataFileError(f"`{argument}`: {p} claims shape {shape} ({count} values), more than the "
-                            f"{MAX_FILE_VALUES} a data file may hold", p, argument)
+        raise DataFileError(
+            f"`{argument}`: {p} claims shape {shape} ({count} values), more than the "
+            f"{MAX_FILE_VALUES} a data file may hold",
+            p,
+            argument,
+        )
     if size - offset != count * dtype.itemsize:
-        raise DataFileError(f"`{argument}`: {p} is truncated or corrupt: its header claims shape {shape} of {dtype} "
-                            f"({count * dtype.itemsize} bytes), the file holds {size - offset}", p, argument)
+        raise DataFileError(
+            f"`{argument}`: {p} is truncated or corrupt: its header claims shape {shape} of {dtype} "
+            f"({count * dtype.itemsize} bytes), the file holds {size - offset}",
+            p,
+            argument,
+        )
     try:
         arr = np.load(p, allow_pickle=False)
     except OSError as exc:
         raise _os_error(exc, p, argument) from exc
     except (ValueError, EOFError, MemoryError) as exc:
-        raise DataFileError(f"`{argument}`: {p} is not a readable .npy file ({type(exc).__name__}: {exc})", p,
-                            argument) from exc
+        raise DataFileError(
+            f"`{argument}`: {p} is not a readable .npy file ({type(exc).__name__}: {exc})", p, argument
+        ) from exc
     return cast(np.ndarray, arr)
 
 
@@ -479,8 +541,9 @@ def _first_non_finite(arr: np.ndarray, block_bytes: int = 1 << 24) -> tuple[int,
     return None
 
 
-def _refuse_non_finite(arr: np.ndarray, p: Path, argument: str, names: list[str] | None = None,
-                       first_line: int | None = None) -> None:
+def _refuse_non_finite(
+    arr: np.ndarray, p: Path, argument: str, names: list[str] | None = None, first_line: int | None = None
+) -> None:
     """Refuse a file whose values hold a NaN or an infinity, naming the file and where the first one is: its row
     and column (counted from 0; ``names``: the column's header; ``first_line``: the file line of row 0, for a
     CSV), an entry of a 1-D array, or an index. Every consumer of the rows and labels refuses such values; here
@@ -501,8 +564,12 @@ def _refuse_non_finite(arr: np.ndarray, p: Path, argument: str, names: list[str]
         pos = f"index {where}"
     if first_line is not None and np.isinf(value):
         value = f"{value} (or a number beyond the float range, like 1e400)"
-    raise DataFileError(f"`{argument}`: {p} holds {value} at {pos}: NaN and infinities are refused when read (no use "
-                        "of the data takes them); fill or drop them first", p, argument)
+    raise DataFileError(
+        f"`{argument}`: {p} holds {value} at {pos}: NaN and infinities are refused when read (no use "
+        "of the data takes them); fill or drop them first",
+        p,
+        argument,
+    )
 
 
 def _is_number(field: str) -> bool:
@@ -513,8 +580,9 @@ def _is_number(field: str) -> bool:
     return True
 
 
-def _read_csv(p: Path, header: object, argument: str = "path") -> tuple[np.ndarray, list[str] | None,
-                                                                    dict[int, _TextColumn]]:
+def _read_csv(
+    p: Path, header: object, argument: str = "path"
+) -> tuple[np.ndarray, list[str] | None, dict[int, _TextColumn]]:
     """Parse a CSV with the standard library's ``csv`` reader and the explicit header rule (:func:`read_table`).
 
     Returns the table as floats, its header, and its columns that are not all numbers (by position): their
@@ -542,8 +610,9 @@ def _read_csv(p: Path, header: object, argument: str = "path") -> tuple[np.ndarr
         if len(r) != width:
             raise DataFileError(f"`{argument}`: {p} line {i + 1} has {len(r)} fields, expected {width}", p, argument)
     if len(rows) * width > MAX_FILE_VALUES:
-        raise DataFileError(f"`{argument}`: {p} has {len(rows) * width} values, more than {MAX_FILE_VALUES}", p,
-                            argument)
+        raise DataFileError(
+            f"`{argument}`: {p} has {len(rows) * width} values, more than {MAX_FILE_VALUES}", p, argument
+        )
     # Each column below the first line as numbers, or None when it is not all numbers (a column of words: labels).
     below: list[np.ndarray | None] = []
     for c in range(width):
@@ -557,9 +626,11 @@ def _read_csv(p: Path, header: object, argument: str = "path") -> tuple[np.ndarr
         # numbers 0..n-1 that pandas writes for an unnamed DataFrame (`to_csv(index=False)`), when there are 2+
         # columns; over a column of words, a first field named like labels (LABEL_NAMES) is a header.
         pandas_default = width >= 2 and first == [str(i) for i in range(width)]
-        has_header = (pandas_default
-                      or any(not _is_number(first[c]) for c in range(width) if c not in texty)
-                      or any(first[c].lower() in LABEL_NAMES for c in texty))
+        has_header = (
+            pandas_default
+            or any(not _is_number(first[c]) for c in range(width) if c not in texty)
+            or any(first[c].lower() in LABEL_NAMES for c in texty)
+        )
     else:
         has_header = bool(header)
     names = first if has_header else None
@@ -579,8 +650,9 @@ def _read_csv(p: Path, header: object, argument: str = "path") -> tuple[np.ndarr
     return out, names, words
 
 
-def read_table(path: str | Path, *, header: object = "auto", index: object = "auto",
-               label_column: int | str | None = None) -> Table:
+def read_table(
+    path: str | Path, *, header: object = "auto", index: object = "auto", label_column: int | str | None = None
+) -> Table:
     """Feature rows from a ``.npy``, ``.csv`` or ``.parquet`` file, with the header, row count and labels.
 
     Parameters
@@ -625,24 +697,29 @@ def read_table(path: str | Path, *, header: object = "auto", index: object = "au
     if not any(index is c or (isinstance(index, str) and index == c) for c in HEADER_CHOICES):
         raise InvalidParameterError(f"`index` must be 'auto', True or False, got {index!r}", "index")
     if label_column is not None and (isinstance(label_column, bool) or not isinstance(label_column, (int, str))):
-        raise InvalidParameterError(f"`label_column` must be None, an int or a str, got {label_column!r}",
-                                    "label_column")
+        raise InvalidParameterError(
+            f"`label_column` must be None, an int or a str, got {label_column!r}", "label_column"
+        )
     p = _path_arg(path)
     arr, names, words = _read_any_table(p, header, "path")
     if arr.ndim != 2:
         raise DataFileError(f"`path`: {p}: expected a 2-D table, got {arr.ndim}-D", p, "path")
     if words and label_column is None and not (index is True and list(words) == [0]):
         c, first = min(words.items(), key=lambda item: item[1].row)  # no column of words is set aside: refuse one
-        label_hint = (f"; if column {c} holds the labels, read it with label_column={c} (CLI: --label-column {c})"
-                      if first.row > 0 or names is not None else "")
+        label_hint = (
+            f"; if column {c} holds the labels, read it with label_column={c} (CLI: --label-column {c})"
+            if first.row > 0 or names is not None
+            else ""
+        )
         raise first.not_numeric(p, "path", _header_hint(first, names) + label_hint)
     first_line = (2 if names is not None else 1) if p.suffix.lower() == ".csv" else None
     _refuse_non_finite(arr, p, "path", names, first_line)
     return _split_columns(p, arr, names, index, label_column, words)
 
 
-def _read_any_table(p: Path, header: object, argument: str, text: bool = False
-                    ) -> tuple[np.ndarray, list[str] | None, dict[int, _TextColumn]]:
+def _read_any_table(
+    p: Path, header: object, argument: str, text: bool = False
+) -> tuple[np.ndarray, list[str] | None, dict[int, _TextColumn]]:
     """A .npy, .csv or .parquet file as (values, header, columns of words) (:func:`_read_csv`); ``text``: a .npy file
     may hold strings (:func:`_load_npy`)."""
     suffix = p.suffix.lower()
@@ -656,8 +733,11 @@ def _read_any_table(p: Path, header: object, argument: str, text: bool = False
 
 
 def _header_hint(column: _TextColumn, names: list[str] | None) -> str:
-    return " (pass header=True if the first line is a header)" if column.row == 0 and names is None and \
-        column.line is not None else ""
+    return (
+        " (pass header=True if the first line is a header)"
+        if column.row == 0 and names is None and column.line is not None
+        else ""
+    )
 
 
 def _string_labels(values: Sequence[str] | np.ndarray, p: Path, argument: str) -> np.ndarray:
@@ -665,16 +745,29 @@ def _string_labels(values: Sequence[str] | np.ndarray, p: Path, argument: str) -
     (checked before the array, whose width is the longest label's, is made)."""
     for i, v in enumerate(values):
         if not str(v).strip():
-            raise DataFileError(f"`{argument}`: {p} has an empty label at entry {i} (counting from 0): every row "
-                                "needs its label", p, argument)
+            raise DataFileError(
+                f"`{argument}`: {p} has an empty label at entry {i} (counting from 0): every row needs its label",
+                p,
+                argument,
+            )
         if len(v) > MAX_LABEL_CHARS:
-            raise DataFileError(f"`{argument}`: {p} has a label of {len(v)} characters at entry {i} (counting from "
-                                f"0), more than the {MAX_LABEL_CHARS} a label may have", p, argument)
+            raise DataFileError(
+                f"`{argument}`: {p} has a label of {len(v)} characters at entry {i} (counting from "
+                f"0), more than the {MAX_LABEL_CHARS} a label may have",
+                p,
+                argument,
+            )
     return np.array(list(values), dtype=str) if len(values) else np.zeros(0, dtype="<U1")
 
 
-def _split_columns(p: Path, arr: np.ndarray, names: list[str] | None, index: object,
-                   label_column: int | str | None, words: dict[int, _TextColumn] | None = None) -> Table:
+def _split_columns(
+    p: Path,
+    arr: np.ndarray,
+    names: list[str] | None,
+    index: object,
+    label_column: int | str | None,
+    words: dict[int, _TextColumn] | None = None,
+) -> Table:
     """Set aside a row-index column and the label column; refuse ones that cannot be told apart. ``words``: the
     columns that are not numbers (by position in ``arr``), allowed only as the label column or a dropped index."""
     dropped: list[str] = []
@@ -684,7 +777,11 @@ def _split_columns(p: Path, arr: np.ndarray, names: list[str] | None, index: obj
     orig = list(range(width))  # each column's position in the file, as columns are set aside
 
     def is_row_number(col: np.ndarray) -> bool:
-        return n >= 2 and bool(np.array_equal(col, np.arange(n))) or (n >= 2 and bool(np.array_equal(col, np.arange(1, n + 1))))
+        return (
+            n >= 2
+            and bool(np.array_equal(col, np.arange(n)))
+            or (n >= 2 and bool(np.array_equal(col, np.arange(1, n + 1))))
+        )
 
     # pandas' to_parquet() stores a non-default index as trailing columns "__index_level_<k>__"
     stored = [j for j, h in enumerate(norm or []) if re.fullmatch(r"__index_level_\d+__", h)]
@@ -707,15 +804,21 @@ def _split_columns(p: Path, arr: np.ndarray, names: list[str] | None, index: obj
         elif pandas_name and integral:
             drop_first = True
         elif pandas_name:
-            raise DataFileError(f"`path`: the first column of {p} is named like pandas' index ({names[0]!r}) but "  # type: ignore[index]
-                                "holds non-integers: pass index=False (CLI: --index no) to read it as a feature, or name it",
-                                p, "path")
+            raise DataFileError(
+                f"`path`: the first column of {p} is named like pandas' index ({names[0]!r}) but "  # type: ignore[index]
+                "holds non-integers: pass index=False (CLI: --index no) to read it as a feature, or name it",
+                p,
+                "path",
+            )
         elif width >= 2 and p.suffix.lower() != ".npy" and first_numbers and is_row_number(first):
             raise DataFileError(
                 f"`path`: the first column of {p} holds exactly the row numbers ({int(first[0])}, {int(first[1])}, "
                 f"..., {int(first[-1])}): a row index (pandas' to_csv() writes one), not a feature? Save the file "
                 "without it (to_csv(index=False)), or read it with read_table(..., index=True) (CLI: --index yes) to "
-                "drop it or index=False (--index no) to keep it", p, "path")
+                "drop it or index=False (--index no) to keep it",
+                p,
+                "path",
+            )
     if drop_first:
         if width < 2:
             raise DataFileError(f"`path`: {p} has only an index column, no features", p, "path")
@@ -730,22 +833,24 @@ def _split_columns(p: Path, arr: np.ndarray, names: list[str] | None, index: obj
     if label_column is not None:
         if isinstance(label_column, str):
             if names is None or label_column not in names:
-                raise InvalidParameterError(f"`label_column` {label_column!r} is not a column of {p} "
-                                            f"(columns: {names})", "label_column")
+                raise InvalidParameterError(
+                    f"`label_column` {label_column!r} is not a column of {p} (columns: {names})", "label_column"
+                )
             c = names.index(label_column)
         else:
             c = int(label_column)
             if not -width <= c < width:
-                raise InvalidParameterError(f"`label_column` {c} is out of range for {p} ({width} columns)",
-                                            "label_column")
+                raise InvalidParameterError(
+                    f"`label_column` {c} is out of range for {p} ({width} columns)", "label_column"
+                )
             c %= width
         if width < 2:
             raise DataFileError(f"`path`: {p} has only the label column, no features", p, "path")
         labels = _string_labels(words[orig[c]].values, p, "path") if orig[c] in words else arr[:, c].copy()
         arr = np.delete(arr, c, axis=1)
-        names = None if names is None else names[:c] + names[c + 1:]
-        norm = None if norm is None else norm[:c] + norm[c + 1:]
-        orig = orig[:c] + orig[c + 1:]
+        names = None if names is None else names[:c] + names[c + 1 :]
+        norm = None if norm is None else norm[:c] + norm[c + 1 :]
+        orig = orig[:c] + orig[c + 1 :]
     features_words = [words[j] for j in orig if j in words]
     if features_words:  # a column of words left among the features
         first_word = min(features_words, key=lambda w: w.row)
@@ -756,9 +861,11 @@ def _split_columns(p: Path, arr: np.ndarray, names: list[str] | None, index: obj
                 raise DataFileError(
                     f"`path`: column {names[j]!r} of {p} looks like labels, not a feature: give the labels in "  # type: ignore[index]
                     f"their own file (load_labels; CLI: --labels), or read them with label_column={names[j]!r} "  # type: ignore[index]
-                    f"(CLI: --label-column {j}), or rename the column", p, "path")
-    return Table(data=arr, header=names, n_rows=int(arr.shape[0]), path=str(p), labels=labels,
-                 dropped=tuple(dropped))
+                    f"(CLI: --label-column {j}), or rename the column",
+                    p,
+                    "path",
+                )
+    return Table(data=arr, header=names, n_rows=int(arr.shape[0]), path=str(p), labels=labels, dropped=tuple(dropped))
 
 
 def _read_parquet(p: Path, argument: str = "path") -> tuple[np.ndarray, list[str], dict[int, _TextColumn]]:
@@ -772,8 +879,12 @@ def _read_parquet(p: Path, argument: str = "path") -> tuple[np.ndarray, list[str
     try:
         meta = pq.read_metadata(p)
         if meta.num_rows * max(1, meta.num_columns) > MAX_FILE_VALUES:
-            raise DataFileError(f"`{argument}`: {p} has {meta.num_rows} rows x {meta.num_columns} columns, more "
-                                f"than {MAX_FILE_VALUES} values", p, argument)
+            raise DataFileError(
+                f"`{argument}`: {p} has {meta.num_rows} rows x {meta.num_columns} columns, more "
+                f"than {MAX_FILE_VALUES} values",
+                p,
+                argument,
+            )
         table = pq.read_table(p)
         if table.num_columns == 0:
             raise DataFileError(f"`{argument}`: {p} has no columns", p, argument)
@@ -793,8 +904,9 @@ def _read_parquet(p: Path, argument: str = "path") -> tuple[np.ndarray, list[str
     except OSError as exc:
         raise _os_error(exc, p, argument) from exc
     except Exception as exc:  # pyarrow raises its own error types for corrupt files
-        raise DataFileError(f"`{argument}`: {p} is not a numeric parquet table ({type(exc).__name__}: {exc})", p,
-                            argument) from exc
+        raise DataFileError(
+            f"`{argument}`: {p} is not a numeric parquet table ({type(exc).__name__}: {exc})", p, argument
+        ) from exc
     return arr, [str(n) for n in table.column_names], words
 
 
@@ -835,8 +947,9 @@ def load_labels(path: str | Path, *, header: object = "auto") -> np.ndarray:
             try:
                 arr = np.char.decode(arr, "utf-8")
             except UnicodeDecodeError as exc:
-                raise DataFileError(f"`labels`: {p} holds bytes that are not UTF-8 text ({exc.reason})", p,
-                                    "labels") from exc
+                raise DataFileError(
+                    f"`labels`: {p} holds bytes that are not UTF-8 text ({exc.reason})", p, "labels"
+                ) from exc
         return _string_labels(arr.tolist(), p, "labels")
     first_line = (2 if names is not None else 1) if p.suffix.lower() == ".csv" else None
     if arr.ndim == 1:
@@ -893,18 +1006,29 @@ def covariate_shift(
     seed_set_size = _int_arg(seed_set_size, "seed_set_size", 0, 10**8)
     shift = positive_float(shift, "shift")
     if shift * n_owners > _MAX_SHIFT:  # the rows are float32: centres up to shift * n_owners must stay far inside it
-        raise InvalidParameterError(f"`shift` * n_owners must be at most {_MAX_SHIFT:g} (the rows are float32), got "
-                                    f"{shift:g} * {n_owners}", "shift")
-    for name, count in (("rows_per_owner", n_owners * rows_per_owner), ("validation_size", validation_size), ("test_size", test_size)):
+        raise InvalidParameterError(
+            f"`shift` * n_owners must be at most {_MAX_SHIFT:g} (the rows are float32), got {shift:g} * {n_owners}",
+            "shift",
+        )
+    for name, count in (
+        ("rows_per_owner", n_owners * rows_per_owner),
+        ("validation_size", validation_size),
+        ("test_size", test_size),
+    ):
         if count * n_features > _MAX_CELLS:
-            raise InvalidParameterError(f"`{name}`: {count} rows of {n_features} features exceed the cap of {_MAX_CELLS} values", name)
+            raise InvalidParameterError(
+                f"`{name}`: {count} rows of {n_features} features exceed the cap of {_MAX_CELLS} values", name
+            )
     rng = _generator(random_state)
     e = np.ones(n_features) / np.sqrt(n_features)
 
     def label(X: np.ndarray) -> np.ndarray:
         return cast(np.ndarray, (X[:, 0] - X[:, 1] > 0).astype(np.int64))
 
-    owners = [(rng.normal(size=(rows_per_owner, n_features)) * 0.5 + shift * k * e).astype(np.float32) for k in range(n_owners)]
+    owners = [
+        (rng.normal(size=(rows_per_owner, n_features)) * 0.5 + shift * k * e).astype(np.float32)
+        for k in range(n_owners)
+    ]
 
     def target(n: int) -> np.ndarray:
         centre = np.where(rng.random(n) < 0.5, 0.5, 1.5)[:, None] * shift * e
@@ -912,5 +1036,14 @@ def covariate_shift(
 
     validation, test = target(validation_size), target(test_size)
     seed = rng.uniform(-1.0, shift * n_owners, size=(seed_set_size, n_features)).astype(np.float32)
-    return LabelSplit(owners, [label(o) for o in owners], validation, label(validation), test, label(test), seed, None,
-                      tuple((k,) for k in range(n_owners)))
+    return LabelSplit(
+        owners,
+        [label(o) for o in owners],
+        validation,
+        label(validation),
+        test,
+        label(test),
+        seed,
+        None,
+        tuple((k,) for k in range(n_owners)),
+    )

@@ -21,9 +21,8 @@ uses the exact grid sampler :meth:`Csprng.laplace` with the grid-rounding term a
 
 from __future__ import annotations
 
-from typing import cast
-
 import math
+from typing import cast
 
 import numpy as np
 

@@ -61,8 +61,10 @@ class LedgerFormatError(InvalidParameterError):
     where: str = ""
 
     def __init__(self, message: str, where: str = "", argument: str = "data") -> None:
-        super().__init__(f"`{argument}` is not a ledger written by Ledger.to_dict(): "
-                         f"{where + ': ' if where else ''}{message}", argument)
+        super().__init__(
+            f"`{argument}` is not a ledger written by Ledger.to_dict(): {where + ': ' if where else ''}{message}",
+            argument,
+        )
         self.where = where
 
 

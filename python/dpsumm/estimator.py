@@ -10,9 +10,9 @@ import numpy as np
 from .accounting import Budget
 from .errors import InvalidParameterError, NotFittedError
 from .hashing import RFFHasher
-from .results import Owner, SummaryResult
 from .methods import MethodOptionError, resolve_method
 from .protocols.base import SummaryMethod
+from .results import Owner, SummaryResult
 from .types import ArrayLike, Method, RandomState
 
 __all__ = ["Summarizer"]
@@ -106,22 +106,24 @@ class Summarizer:
             params.update({f"method__{k}": v for k, v in method.get_params().items()})
         return params
 
-    def set_params(self, **params: Any) -> "Summarizer":
+    def set_params(self, **params: Any) -> Summarizer:
         """Set constructor parameters, or the method's options as ``method__<option>`` (scikit-learn API)."""
         nested = {k.split("__", 1)[1]: v for k, v in params.items() if k.startswith("method__")}
         plain = {k: v for k, v in params.items() if not k.startswith("method__")}
         for key in plain:
             if key not in _PARAMS:
-                raise MethodOptionError(f"invalid parameter {key!r} for Summarizer; valid: {sorted(_PARAMS)} and "
-                                        "method__<option>", key)
+                raise MethodOptionError(
+                    f"invalid parameter {key!r} for Summarizer; valid: {sorted(_PARAMS)} and method__<option>", key
+                )
         if nested:  # built before anything is set: a refused option leaves the estimator unchanged
             plain["method"] = resolve_method(plain.get("method", self.method)).set_params(**nested)
         for key, value in plain.items():
             setattr(self, key, value)
         return self
 
-    def fit(self, owners: Sequence[Owner | ArrayLike], X_validation: ArrayLike,
-            y_validation: ArrayLike | None = None) -> "Summarizer":
+    def fit(
+        self, owners: Sequence[Owner | ArrayLike], X_validation: ArrayLike, y_validation: ArrayLike | None = None
+    ) -> Summarizer:
         """Run the summary.
 
         Parameters
@@ -141,9 +143,19 @@ class Summarizer:
         from .summarize import summarize
 
         try:
-            res = summarize(owners, X_validation, self.size, self.method, privacy=self.privacy, gamma=self.gamma,
-                            seed_set=self.seed_set, feature_range=self.feature_range, random_state=self.random_state,
-                            progress=self.progress, validation_labels=y_validation)
+            res = summarize(
+                owners,
+                X_validation,
+                self.size,
+                self.method,
+                privacy=self.privacy,
+                gamma=self.gamma,
+                seed_set=self.seed_set,
+                feature_range=self.feature_range,
+                random_state=self.random_state,
+                progress=self.progress,
+                validation_labels=y_validation,
+            )
         except InvalidParameterError as exc:  # summarize's names for fit's arguments
             renamed = _FIT_NAMES.get(exc.argument or "")
             if renamed is not None and exc.args:  # the message keeps summarize's name, after fit's
@@ -169,8 +181,15 @@ class Summarizer:
 
     def __repr__(self) -> str:
         defaults = Summarizer(0).get_params(deep=False)
-        changed = [f"{k}={v!r}" for k, v in self.get_params(deep=False).items()
-                   if k != "size" and not (isinstance(v, np.ndarray) or v is defaults[k] or
-                                           (not isinstance(defaults[k], np.ndarray) and v == defaults[k]))]
+        changed = [
+            f"{k}={v!r}"
+            for k, v in self.get_params(deep=False).items()
+            if k != "size"
+            and not (
+                isinstance(v, np.ndarray)
+                or v is defaults[k]
+                or (not isinstance(defaults[k], np.ndarray) and v == defaults[k])
+            )
+        ]
         shown = ", ".join([repr(self.size), *(c if len(c) < 80 else c[:77] + "..." for c in changed)])
         return f"Summarizer({shown})"

@@ -20,33 +20,51 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from . import accounting
-from .datasets import LabelSplit
 from ._validation import bool_flag, bounded_int, positive_float
+from .datasets import LabelSplit
 from .errors import InvalidParameterError
 from .h2 import H2
 from .hashing import RFFHasher
-from .privacy import Csprng, check_random_state
+from .methods import PaperGreedy, resolve_method
 from .metrics import mlp_accuracy, mmd2, mmd_increase_pct, svm_accuracy
 from .preprocessing import median_gamma
-from .methods import PaperGreedy, resolve_method
+from .privacy import Csprng, check_random_state
 from .protocols.base import SummaryMethod
 from .summarize import Owner, summarize
 
-__all__ = ["EXPERIMENT_METHODS", "Record", "run_experiment", "write_results", "format_table", "median_gamma", "broadcast_error",
-           "load_results", "plot_records", "plot_title"]
+__all__ = [
+    "EXPERIMENT_METHODS",
+    "Record",
+    "run_experiment",
+    "write_results",
+    "format_table",
+    "median_gamma",
+    "broadcast_error",
+    "load_results",
+    "plot_records",
+    "plot_title",
+]
 
 EXPERIMENT_METHODS = ("nominations", "central-greedy", "paper", "paper-greedy", "uniform", "exact-greedy", "pfds")
 #: The baseline of ``mmd_increase_pct``: the first of these among the methods run.
 BASELINES = ("central-greedy", "paper-greedy")
 CLASSIFIERS = ("mlp", "svm")
 #: The Record fields :func:`plot_records` can draw.
-PLOT_FIELDS = ("mmd2", "mmd_increase_pct", "accuracy", "accessed", "seconds", "epsilon_owners", "epsilon_validation",
-               "epsilon_owners_h2")
+PLOT_FIELDS = (
+    "mmd2",
+    "mmd_increase_pct",
+    "accuracy",
+    "accessed",
+    "seconds",
+    "epsilon_owners",
+    "epsilon_validation",
+    "epsilon_owners_h2",
+)
 #: Largest h1 dimension (``dim``) a plot title names (rust/src/limits.rs MAX_DIM).
 MAX_DIM = 1 << 20
 #: Most repeats of :func:`run_experiment` (each repeat runs every method at every size).
@@ -100,8 +118,11 @@ class Record:
 def _records(records: object, name: str = "records") -> list[Record]:
     """``records`` as a list of :class:`Record` (what :func:`run_experiment` and :func:`load_results` return)."""
     if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Sequence):
-        raise InvalidParameterError(f"`{name}` must be a list of experiment Records (from run_experiment or "
-                                    f"load_results), got {type(records).__name__}", name)
+        raise InvalidParameterError(
+            f"`{name}` must be a list of experiment Records (from run_experiment or "
+            f"load_results), got {type(records).__name__}",
+            name,
+        )
     for rec in records:
         if not isinstance(rec, Record):
             raise InvalidParameterError(f"`{name}` must hold experiment Records, got {type(rec).__name__}", name)
@@ -155,16 +176,18 @@ def _method_specs(methods: Sequence[Any], dim: int | None, probe: int) -> list[t
     """``(name, size -> method object)`` of each entry of ``methods`` (``"pfds"`` builds nothing); callables and
     ``dim`` are tried at the summary size ``probe``, so a bad option fails before any run."""
     if isinstance(methods, (str, bytes)) or not isinstance(methods, Sequence) or not methods:
-        raise InvalidParameterError(f"`methods` must be a non-empty sequence of names or method objects, got {methods!r}",
-                                    "methods")
+        raise InvalidParameterError(
+            f"`methods` must be a non-empty sequence of names or method objects, got {methods!r}", "methods"
+        )
     specs: list[tuple[str, Callable[[int], Any]]] = []
     for m in methods:
         if isinstance(m, str) and m == "pfds":
             specs.append(("pfds", lambda size: None))
             continue
         if isinstance(m, str) and m not in EXPERIMENT_METHODS:
-            raise InvalidParameterError(f"`methods` must hold names from {EXPERIMENT_METHODS} or method objects, got {m!r}",
-                                        "methods")
+            raise InvalidParameterError(
+                f"`methods` must hold names from {EXPERIMENT_METHODS} or method objects, got {m!r}", "methods"
+            )
         if callable(m) and not isinstance(m, (str, SummaryMethod, type)):
             made = m(probe)
             if not isinstance(made, SummaryMethod):
@@ -179,7 +202,9 @@ def _method_specs(methods: Sequence[Any], dim: int | None, probe: int) -> list[t
             build(probe)  # a bad dim fails here
         specs.append((name, build))
     if len({name for name, _ in specs}) != len(specs):
-        raise InvalidParameterError("`methods` holds one method twice (use `variant` and two runs for a sweep)", "methods")
+        raise InvalidParameterError(
+            "`methods` holds one method twice (use `variant` and two runs for a sweep)", "methods"
+        )
     return specs
 
 
@@ -188,7 +213,11 @@ def run_experiment(
     sizes: Sequence[int],
     *,
     repeats: int = 5,
-    methods: Sequence[str | SummaryMethod | Callable[[int], SummaryMethod]] = ("nominations", "central-greedy", "uniform"),
+    methods: Sequence[str | SummaryMethod | Callable[[int], SummaryMethod]] = (
+        "nominations",
+        "central-greedy",
+        "uniform",
+    ),
     gamma: float | str = 0.1,
     dim: int | None = None,
     variant: str = "",
@@ -238,8 +267,9 @@ def run_experiment(
         Base seed: repeat ``r`` seeds the protocol with ``random_state + r`` (NOT private).
     """
     if not callable(split):
-        raise InvalidParameterError(f"`split` must be a callable repeat -> LabelSplit, got {type(split).__name__}",
-                                    "split")
+        raise InvalidParameterError(
+            f"`split` must be a callable repeat -> LabelSplit, got {type(split).__name__}", "split"
+        )
     if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (Sequence, np.ndarray)) or len(sizes) == 0:
         raise InvalidParameterError(f"`sizes` must be a non-empty list of integers >= 1, got {sizes!r:.60}", "sizes")
     sizes = [bounded_int(s, "sizes", 1, MAX_COUNT) for s in sizes]
@@ -281,14 +311,20 @@ def run_experiment(
         for r in range(int(repeats)):
             data = split(r)
             if not isinstance(data, LabelSplit):
-                raise InvalidParameterError(f"`split` must return a dpsumm.datasets.LabelSplit, got "
-                                            f"{type(data).__name__} for repeat {r}", "split")
+                raise InvalidParameterError(
+                    f"`split` must return a dpsumm.datasets.LabelSplit, got {type(data).__name__} for repeat {r}",
+                    "split",
+                )
             rows = sum(len(o) for o in data.owners)
             if max(sizes) > rows:
-                raise InvalidParameterError(f"`sizes`: {max(sizes)} exceeds the {rows} owner rows of repeat {r}'s split",
-                                            "sizes")
+                raise InvalidParameterError(
+                    f"`sizes`: {max(sizes)} exceeds the {rows} owner rows of repeat {r}'s split", "sizes"
+                )
             g = median_gamma(data.seed_set) if median else float(gamma)
-            owners = [Owner(o, labels=lab, name=f"owner-{k}") for k, (o, lab) in enumerate(zip(data.owners, data.owner_labels))]
+            owners = [
+                Owner(o, labels=lab, name=f"owner-{k}")
+                for k, (o, lab) in enumerate(zip(data.owners, data.owner_labels))
+            ]
             for size in sizes:
                 private_eps: float | None = None
                 for method, build in order:
@@ -309,14 +345,28 @@ def run_experiment(
                             kw["seed_set"] = data.seed_set
                         if method == "paper" and privacy is not None:
                             if size not in schedules:
-                                schedules[size] = accounting.calibrate(privacy, size, len(owners), meth.dim,  # type: ignore[attr-defined]
-                                                                       seed_set_size=max(1, len(data.seed_set)))
+                                schedules[size] = accounting.calibrate(
+                                    privacy,
+                                    size,
+                                    len(owners),
+                                    meth.dim,  # type: ignore[attr-defined]
+                                    seed_set_size=max(1, len(data.seed_set)),
+                                )
                             meth = meth.set_params(schedule=schedules[size])
                         if method == "nominations" and privacy is not None:  # the release spends the validation pair
-                            kw["privacy"] = accounting.Budget(validation_epsilon=privacy.validation_epsilon,
-                                                              validation_delta=privacy.validation_delta)
-                        res = summarize(owners, data.validation, size, meth, gamma=g, random_state=random_state + r,
-                                        progress=False, **kw)
+                            kw["privacy"] = accounting.Budget(
+                                validation_epsilon=privacy.validation_epsilon, validation_delta=privacy.validation_delta
+                            )
+                        res = summarize(
+                            owners,
+                            data.validation,
+                            size,
+                            meth,
+                            gamma=g,
+                            random_state=random_state + r,
+                            progress=False,
+                            **kw,
+                        )
                         pts, labs, accessed = res.points, res.labels, res.accessed.total  # type: ignore[assignment]
                         run_delta_v = delta_v
                         if res.privacy is not None:
@@ -331,17 +381,30 @@ def run_experiment(
                     seconds = time.perf_counter() - t0
                     value = mmd2(pts, data.validation, g)
                     acc = fit(pts, labs, data.test, data.test_labels) if labs is not None else None
-                    records.append(Record(
-                        method=method, size=size, repeat=r, mmd2=value,
-                        mmd_increase_pct=None,
-                        accuracy=acc, accessed=int(accessed), epsilon_owners=eps_o, epsilon_validation=eps_v,
-                        seconds=seconds, epsilon_owners_h2=eps_o_h2, gamma=g,
-                        delta_owners=delta_o if eps_o_h2 is not None and method != "pfds" else None,
-                        delta_validation=(run_delta_v if method != "pfds" else delta_v) if eps_v is not None else None,
-                        variant=variant, nominees=res.extra.get("nominees") if method == "nominations" else None,
-                        dim=None if method == "pfds" else int(res.hasher.dim),
-                        certification="seeded: NOT private" if method == "pfds" else res.certification().status,
-                    ))
+                    records.append(
+                        Record(
+                            method=method,
+                            size=size,
+                            repeat=r,
+                            mmd2=value,
+                            mmd_increase_pct=None,
+                            accuracy=acc,
+                            accessed=int(accessed),
+                            epsilon_owners=eps_o,
+                            epsilon_validation=eps_v,
+                            seconds=seconds,
+                            epsilon_owners_h2=eps_o_h2,
+                            gamma=g,
+                            delta_owners=delta_o if eps_o_h2 is not None and method != "pfds" else None,
+                            delta_validation=(run_delta_v if method != "pfds" else delta_v)
+                            if eps_v is not None
+                            else None,
+                            variant=variant,
+                            nominees=res.extra.get("nominees") if method == "nominations" else None,
+                            dim=None if method == "pfds" else int(res.hasher.dim),
+                            certification="seeded: NOT private" if method == "pfds" else res.certification().status,
+                        )
+                    )
                     bar.update(1)
     finally:
         bar.close()
@@ -356,7 +419,9 @@ def relative_to_baseline(records: Sequence[Record], baselines: Sequence[Sequence
     for rec in records:
         base = None
         for name in BASELINES:
-            base = next((b.mmd2 for b in pool if b.method == name and b.size == rec.size and b.repeat == rec.repeat), None)
+            base = next(
+                (b.mmd2 for b in pool if b.method == name and b.size == rec.size and b.repeat == rec.repeat), None
+            )
             if base is not None:
                 break
         inc = None if base is None or rec.method in BASELINES[:1] else mmd_increase_pct(rec.mmd2, base)
@@ -400,7 +465,9 @@ def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
     """Mean ± standard deviation over repeats of MMD², its increase over greedy and accuracy, per method and size."""
     records = _records(records)
     markdown = bool_flag(markdown, "markdown")
-    mmd, inc, acc, sec, seen = (_stats(records, f) for f in ("mmd2", "mmd_increase_pct", "accuracy", "seconds", "accessed"))
+    mmd, inc, acc, sec, seen = (
+        _stats(records, f) for f in ("mmd2", "mmd_increase_pct", "accuracy", "seconds", "accessed")
+    )
     methods = sorted(dict.fromkeys(_label(r) for r in records), key=_display_rank)
     sizes = sorted({r.size for r in records})
     head = ["size", "method", "MMD²", f"MMD² vs {baseline_name(records)} (%)", "accuracy", "raw rows seen", "seconds"]
@@ -417,8 +484,17 @@ def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
             key = (method, size)
             if key not in mmd:
                 continue
-            rows.append([str(size), method, pm(mmd, key, ".5f"), pm(inc, key, "+.1f"), pm(acc, key, ".3f"),
-                         pm(seen, key, ".0f"), pm(sec, key, ".2f")])
+            rows.append(
+                [
+                    str(size),
+                    method,
+                    pm(mmd, key, ".5f"),
+                    pm(inc, key, "+.1f"),
+                    pm(acc, key, ".3f"),
+                    pm(seen, key, ".0f"),
+                    pm(sec, key, ".2f"),
+                ]
+            )
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -430,8 +506,9 @@ def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
 
 
 # One colour per method in every plot.
-_COLOURS = dict(zip(EXPERIMENT_METHODS, ("tab:blue", "black", "tab:red", "tab:orange", "tab:purple", "tab:green",
-                                          "tab:brown")))
+_COLOURS = dict(
+    zip(EXPERIMENT_METHODS, ("tab:blue", "black", "tab:red", "tab:orange", "tab:purple", "tab:green", "tab:brown"))
+)
 _VARIANT_COLOURS = ("tab:blue", "tab:cyan", "tab:olive", "tab:pink", "tab:gray", "tab:brown", "tab:green")
 
 
@@ -455,8 +532,10 @@ def plot_title(records: Sequence[Record], title: str = "", *, dim: int | None = 
     title = _text(title, "title")
     dim = _optional_dim(dim)
     parts = []
-    private = sorted({r.method for r in records if r.epsilon_owners_h2 is not None or r.epsilon_validation is not None},
-                     key=_display_rank)
+    private = sorted(
+        {r.method for r in records if r.epsilon_owners_h2 is not None or r.epsilon_validation is not None},
+        key=_display_rank,
+    )
     for method in private:
         rs = [r for r in records if r.method == method]
         bits = []
@@ -489,8 +568,9 @@ def plot_title(records: Sequence[Record], title: str = "", *, dim: int | None = 
     return f"{head}: {body}" if head else body
 
 
-def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str, skip: Sequence[str] = (),
-                 logy: bool = False) -> Any:
+def plot_records(
+    records: Sequence[Record], field: str, ylabel: str, title: str, skip: Sequence[str] = (), logy: bool = False
+) -> Any:
     """A :class:`matplotlib.figure.Figure` of ``field`` (mean ± sample std over repeats) against size.
 
     Built without pyplot: the caller's backend and pyplot state are left alone. Accuracy error bars
@@ -503,8 +583,11 @@ def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str,
     if not isinstance(field, str) or field not in PLOT_FIELDS:
         raise InvalidParameterError(f"`field` must be one of {PLOT_FIELDS}, got {field!r:.60}", "field")
     ylabel, title = _text(ylabel, "ylabel"), _text(title, "title")
-    if isinstance(skip, (str, bytes)) or not isinstance(skip, (Sequence, set, frozenset)) or \
-            not all(isinstance(s, str) for s in skip):
+    if (
+        isinstance(skip, (str, bytes))
+        or not isinstance(skip, (Sequence, set, frozenset))
+        or not all(isinstance(s, str) for s in skip)
+    ):
         raise InvalidParameterError(f"`skip` must be a list of method labels, got {skip!r:.60}", "skip")
     logy = bool_flag(logy, "logy")
     stats = _stats(records, field)
@@ -556,9 +639,26 @@ def plot_records(records: Sequence[Record], field: str, ylabel: str, title: str,
     return fig
 
 
-RESULT_FIELDS = ("method", "size", "repeat", "mmd2", "mmd_increase_pct", "accuracy", "accessed", "epsilon_owners",
-                 "epsilon_validation", "seconds", "epsilon_owners_h2", "gamma", "delta_owners", "delta_validation",
-                 "variant", "nominees", "dim", "private")
+RESULT_FIELDS = (
+    "method",
+    "size",
+    "repeat",
+    "mmd2",
+    "mmd_increase_pct",
+    "accuracy",
+    "accessed",
+    "epsilon_owners",
+    "epsilon_validation",
+    "seconds",
+    "epsilon_owners_h2",
+    "gamma",
+    "delta_owners",
+    "delta_validation",
+    "variant",
+    "nominees",
+    "dim",
+    "private",
+)
 
 
 def load_results(path: str | Path) -> list[Record]:
@@ -581,8 +681,9 @@ def load_results(path: str | Path) -> list[Record]:
         raise InvalidParameterError(f"{p} is not a dpsumm results file: {exc}", "path") from exc
 
 
-def write_results(records: Sequence[Record], out: str | Path, *, title: str = "", plots: bool = True,
-                  dim: int | None = None) -> dict[str, Path]:
+def write_results(
+    records: Sequence[Record], out: str | Path, *, title: str = "", plots: bool = True, dim: int | None = None
+) -> dict[str, Path]:
     """Write ``results.json``, ``results.csv``, ``table.md`` and (with ``plots``) ``mmd_increase.png`` and
     ``accuracy.png`` into ``out`` (created). Returns the paths by name.
 
@@ -614,12 +715,17 @@ def write_results(records: Sequence[Record], out: str | Path, *, title: str = ""
     if plots:
         head = plot_title(records, title, dim=dim)
         paths["mmd2_plot"] = d / "mmd2.png"
-        plot_records(records, "mmd2", "MMD² to the validation set (log scale), lower is better", head,
-                     logy=True).savefig(paths["mmd2_plot"])
+        plot_records(
+            records, "mmd2", "MMD² to the validation set (log scale), lower is better", head, logy=True
+        ).savefig(paths["mmd2_plot"])
         paths["mmd_plot"] = d / "mmd_increase.png"
-        plot_records(records, "mmd_increase_pct",
-                     f"MMD² vs {baseline_name(records)} (%, symlog scale), lower is better", head,
-                     skip=[baseline_name(records).replace(" ", "-")]).savefig(paths["mmd_plot"])
+        plot_records(
+            records,
+            "mmd_increase_pct",
+            f"MMD² vs {baseline_name(records)} (%, symlog scale), lower is better",
+            head,
+            skip=[baseline_name(records).replace(" ", "-")],
+        ).savefig(paths["mmd_plot"])
         if any(r.accuracy is not None for r in records):
             paths["accuracy_plot"] = d / "accuracy.png"
             plot_records(records, "accuracy", "test accuracy, higher is better", head).savefig(paths["accuracy_plot"])
@@ -649,7 +755,9 @@ def broadcast_error(
     means the bids carry no information). Seeded: NOT private (a diagnostic).
     """
     if not isinstance(split, LabelSplit):
-        raise InvalidParameterError(f"`split` must be a dpsumm.datasets.LabelSplit, got {type(split).__name__}", "split")
+        raise InvalidParameterError(
+            f"`split` must be a dpsumm.datasets.LabelSplit, got {type(split).__name__}", "split"
+        )
     if not isinstance(schedule, accounting.Schedule):
         raise InvalidParameterError("`schedule` must be a dpsumm.accounting.Schedule", "schedule")
     gamma = positive_float(gamma, "gamma")
@@ -659,8 +767,16 @@ def broadcast_error(
     rng = check_random_state(random_state)
     size = schedule.size
     owners = [Owner(o) for o in split.owners]
-    greedy = summarize(owners, split.validation, size, PaperGreedy(schedule=schedule, dim=schedule.dim),
-                       seed_set=split.seed_set, gamma=gamma, progress=False, random_state=0)
+    greedy = summarize(
+        owners,
+        split.validation,
+        size,
+        PaperGreedy(schedule=schedule, dim=schedule.dim),
+        seed_set=split.seed_set,
+        gamma=gamma,
+        progress=False,
+        random_state=0,
+    )
     hasher = RFFHasher(split.validation.shape[1], dim=schedule.dim, gamma=gamma, seed=greedy.hasher.seed)
     Hv, Hs, Hp = hasher.transform(split.validation), hasher.transform(split.seed_set), greedy.hashes
     h2_v = H2(schedule.dim, schedule.eta, rng.derive("validation"))
@@ -686,13 +802,18 @@ def broadcast_error(
         v = mean_v - q / (q + 1.0) * mean_s
         v_priv = g_v - q / (q + 1.0) * g_s
         nv, npv = float(np.linalg.norm(v)), float(np.linalg.norm(v_priv))
-        out.append({
-            "round": rnd,
-            "validation_norm": float(np.linalg.norm(mean_v)), "validation_error": float(np.linalg.norm(g_v - mean_v)),
-            "summary_norm": float(np.linalg.norm(mean_s)), "summary_error": float(np.linalg.norm(g_s - mean_s)),
-            "v_norm": nv, "v_error": float(np.linalg.norm(v_priv - v)),
-            "v_cosine": float(v @ v_priv / (nv * npv)) if nv > 0 and npv > 0 else 0.0,
-        })
+        out.append(
+            {
+                "round": rnd,
+                "validation_norm": float(np.linalg.norm(mean_v)),
+                "validation_error": float(np.linalg.norm(g_v - mean_v)),
+                "summary_norm": float(np.linalg.norm(mean_s)),
+                "summary_error": float(np.linalg.norm(g_s - mean_s)),
+                "v_norm": nv,
+                "v_error": float(np.linalg.norm(v_priv - v)),
+                "v_cosine": float(v @ v_priv / (nv * npv)) if nv > 0 and npv > 0 else 0.0,
+            }
+        )
     return out
 
 
@@ -711,8 +832,15 @@ def plot_parsimony(records: Sequence[Record], path: str | Path, *, title: str = 
         if not keys:
             continue
         xs = [max(seen[k][0], 1.0) for k in keys]
-        ax.errorbar(xs, [mmd[k][0] for k in keys], yerr=[mmd[k][1] for k in keys], marker="o", capsize=3,
-                    label=label, color=_colour(label, list(dict.fromkeys(_label(r) for r in records))))
+        ax.errorbar(
+            xs,
+            [mmd[k][0] for k in keys],
+            yerr=[mmd[k][1] for k in keys],
+            marker="o",
+            capsize=3,
+            label=label,
+            color=_colour(label, list(dict.fromkeys(_label(r) for r in records))),
+        )
         for x, k in zip(xs, keys):
             ax.annotate(f"p={k[1]}", (x, mmd[k][0]), fontsize=6, xytext=(3, 3), textcoords="offset points")
     ax.set_xscale("log")
@@ -728,9 +856,18 @@ def plot_parsimony(records: Sequence[Record], path: str | Path, *, title: str = 
     return out
 
 
-def plot_sweep(records: Sequence[Record], field: str, parameter: str, values: Mapping[str, float], path: str | Path, *,
-               ylabel: str, title: str = "", baselines: Sequence[str] = ("central-greedy", "uniform"),
-               logy: bool = False) -> Path:
+def plot_sweep(
+    records: Sequence[Record],
+    field: str,
+    parameter: str,
+    values: Mapping[str, float],
+    path: str | Path,
+    *,
+    ylabel: str,
+    title: str = "",
+    baselines: Sequence[str] = ("central-greedy", "uniform"),
+    logy: bool = False,
+) -> Path:
     """``field`` (mean ± std over repeats) against a swept parameter, one line per summary size.
 
     ``values`` maps each variant label (e.g. ``"eps_v=0.5"``) to its x position (``math.inf`` is drawn at the right
@@ -746,15 +883,30 @@ def plot_sweep(records: Sequence[Record], field: str, parameter: str, values: Ma
     sizes = sorted({r.size for r in records})
     for i, size in enumerate(sizes):
         colour = _VARIANT_COLOURS[i % len(_VARIANT_COLOURS)]
-        pts = sorted((inf_x if math.isinf(x) else x, stats[(f"nominations {v}", size)])
-                     for v, x in values.items() if (f"nominations {v}", size) in stats)
+        pts = sorted(
+            (inf_x if math.isinf(x) else x, stats[(f"nominations {v}", size)])
+            for v, x in values.items()
+            if (f"nominations {v}", size) in stats
+        )
         if pts:
-            ax.errorbar([x for x, _ in pts], [m for _, (m, _, _) in pts], yerr=[s for _, (_, s, _) in pts], marker="o",
-                        capsize=3, color=colour, label=f"nominations, p = {size}")
+            ax.errorbar(
+                [x for x, _ in pts],
+                [m for _, (m, _, _) in pts],
+                yerr=[s for _, (_, s, _) in pts],
+                marker="o",
+                capsize=3,
+                color=colour,
+                label=f"nominations, p = {size}",
+            )
         for b, style in zip(baselines, ("--", ":")):
             if (b, size) in stats:
-                ax.axhline(stats[(b, size)][0], color=colour, ls=style, lw=0.9,
-                           label=f"{b}, p = {size}" if i == 0 or len(sizes) <= 3 else None)
+                ax.axhline(
+                    stats[(b, size)][0],
+                    color=colour,
+                    ls=style,
+                    lw=0.9,
+                    label=f"{b}, p = {size}" if i == 0 or len(sizes) <= 3 else None,
+                )
     ax.set_xscale("log")
     ticks = sorted({inf_x if math.isinf(x) else x for x in values.values()})
     ax.set_xticks(ticks)

@@ -10,7 +10,16 @@ from . import _core
 from ._validation import as_array, bounded_int, float32_array, float_matrix, positive_float, seed_value
 from .errors import InvalidParameterError, NotFittedError
 
-__all__ = ["RFFHasher", "hash_digests", "DIGEST_BYTES", "MAX_DIM", "MAX_N_FEATURES", "MAX_PROJECTION", "MAX_GAMMA", "MAX_THREADS"]
+__all__ = [
+    "RFFHasher",
+    "hash_digests",
+    "DIGEST_BYTES",
+    "MAX_DIM",
+    "MAX_N_FEATURES",
+    "MAX_PROJECTION",
+    "MAX_GAMMA",
+    "MAX_THREADS",
+]
 
 #: Caps on the projection (rust/src/limits.rs): checked before anything is allocated.
 MAX_DIM = 1 << 20
@@ -43,7 +52,9 @@ def hash_digests(hashes: object) -> np.ndarray:
     """
     H = np.asarray(hashes)
     if H.ndim != 2 or H.dtype.kind != "f":
-        raise InvalidParameterError(f"`hashes` must be a 2-D float array, got shape {H.shape} and dtype {H.dtype}", "hashes")
+        raise InvalidParameterError(
+            f"`hashes` must be a 2-D float array, got shape {H.shape} and dtype {H.dtype}", "hashes"
+        )
     # float32 values (the digest covers their little-endian bytes: the Rust kernel writes each value with
     # to_le_bytes, whatever the input's byte order); digested in parallel without the GIL (rust/src/digest.rs).
     digests: np.ndarray = _core.row_digests(float32_array(H, "hashes"))
@@ -65,8 +76,11 @@ def _input(X: object) -> np.ndarray:
     if arr.ndim == 2 and arr.shape[1] == 0:
         raise InvalidParameterError(f"`X` has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.", "X")
     if arr.ndim == 1:
-        raise InvalidParameterError("`X` must be 2-D (rows x features), got 1-D: Reshape your data with "
-                                    "X.reshape(-1, 1) (one feature) or X.reshape(1, -1) (one row)", "X")
+        raise InvalidParameterError(
+            "`X` must be 2-D (rows x features), got 1-D: Reshape your data with "
+            "X.reshape(-1, 1) (one feature) or X.reshape(1, -1) (one row)",
+            "X",
+        )
     return arr
 
 
@@ -132,8 +146,14 @@ class RFFHasher:
     4
     """
 
-    def __init__(self, n_features: int | None = None, dim: int = 140, gamma: float = 0.1, seed: int | str = 0,
-                 threads: int | None = None) -> None:
+    def __init__(
+        self,
+        n_features: int | None = None,
+        dim: int = 140,
+        gamma: float = 0.1,
+        seed: int | str = 0,
+        threads: int | None = None,
+    ) -> None:
         self.n_features = n_features
         self.dim = dim
         self.gamma = gamma
@@ -149,21 +169,30 @@ class RFFHasher:
         dim = bounded_int(self.dim, "dim", 1, MAX_DIM)
         if n is not None and n * dim > MAX_PROJECTION:
             raise InvalidParameterError(
-                f"`dim`: n_features * dim = {n} * {dim} exceeds the cap of {MAX_PROJECTION} (the projection omega)", "dim")
+                f"`dim`: n_features * dim = {n} * {dim} exceeds the cap of {MAX_PROJECTION} (the projection omega)",
+                "dim",
+            )
         gamma = positive_float(self.gamma, "gamma")
         if self.threads is not None:
             bounded_int(self.threads, "threads", 1, MAX_THREADS)
         if gamma > MAX_GAMMA:
             raise InvalidParameterError(
-                f"`gamma` must be at most {MAX_GAMMA:g} (omega ~ N(0, 2 gamma) must fit float32), got {self.gamma!r}", "gamma")
+                f"`gamma` must be at most {MAX_GAMMA:g} (omega ~ N(0, 2 gamma) must fit float32), got {self.gamma!r}",
+                "gamma",
+            )
         return n, dim, gamma, seed_value(self.seed)
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's parameters (scikit-learn API)."""
-        return {"n_features": self.n_features, "dim": self.dim, "gamma": self.gamma, "seed": self.seed,
-                "threads": self.threads}
+        return {
+            "n_features": self.n_features,
+            "dim": self.dim,
+            "gamma": self.gamma,
+            "seed": self.seed,
+            "threads": self.threads,
+        }
 
-    def set_params(self, **params: Any) -> "RFFHasher":
+    def set_params(self, **params: Any) -> RFFHasher:
         """Set constructor parameters (scikit-learn API); validated, the projection follows them."""
         valid = self.get_params()
         for key in params:
@@ -183,9 +212,12 @@ class RFFHasher:
     def __sklearn_tags__(self) -> Any:
         from sklearn.utils import Tags, TargetTags, TransformerTags
 
-        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
-                    transformer_tags=TransformerTags(preserves_dtype=["float32"]),
-                    requires_fit=self.n_features is None)
+        return Tags(
+            estimator_type=None,
+            target_tags=TargetTags(required=False),
+            transformer_tags=TransformerTags(preserves_dtype=["float32"]),
+            requires_fit=self.n_features is None,
+        )
 
     # -- the projection
 
@@ -215,7 +247,7 @@ class RFFHasher:
         """The phases ``b`` (dim,), float32."""
         return self._projection.offset  # unfitted: NotFittedError, an AttributeError (hasattr is False)
 
-    def fit(self, X: object, y: object = None) -> "RFFHasher":
+    def fit(self, X: object, y: object = None) -> RFFHasher:
         """Learn ``n_features_in_`` from ``X`` (the projection itself is fixed by the public seed).
 
         Parameters
@@ -229,13 +261,15 @@ class RFFHasher:
         """
         arr = _input(X)
         if arr.ndim == 2 and arr.shape[0] == 0:
-            raise InvalidParameterError(f"`X` has 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required.",
-                                        "X")
+            raise InvalidParameterError(
+                f"`X` has 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required.", "X"
+            )
         arr = float_matrix(arr, "X")
         n, _, _, _ = self._check_params()
         if n is not None and arr.shape[1] != n:
-            raise InvalidParameterError(f"X has {arr.shape[1]} features, but RFFHasher is expecting {n} features "
-                                        "as input (n_features)", "X")
+            raise InvalidParameterError(
+                f"X has {arr.shape[1]} features, but RFFHasher is expecting {n} features as input (n_features)", "X"
+            )
         self.n_features_in_ = int(arr.shape[1])
         self._projection  # build it now: transform leaves the estimator's state alone
         return self
@@ -264,8 +298,9 @@ class RFFHasher:
         if not (arr.dtype in (np.float32, np.float64) and arr.ndim == 2):
             arr = float_matrix(_input(arr), "X", allow_empty=True)
         if arr.shape[1] != n_features:
-            raise InvalidParameterError(f"X has {arr.shape[1]} features, but RFFHasher is expecting {n_features} "
-                                        "features as input", "X")
+            raise InvalidParameterError(
+                f"X has {arr.shape[1]} features, but RFFHasher is expecting {n_features} features as input", "X"
+            )
         if out is not None and (not isinstance(out, np.ndarray) or isinstance(out, np.ma.MaskedArray)):
             raise InvalidParameterError(f"`out` must be a numpy array, got {type(out).__name__}", "out")
         threads = None if self.threads is None else int(self.threads)

@@ -19,8 +19,17 @@ if TYPE_CHECKING:
     from .hashing import RFFHasher
 
 __all__ = [
-    "BidIndex", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means",
-    "greedy_select", "stochastic_greedy_select", "stochastic_sample_size", "nominate", "Nomination",
+    "BidIndex",
+    "best_row",
+    "best_rows",
+    "mmd2",
+    "kernel_sum",
+    "kernel_row_means",
+    "greedy_select",
+    "stochastic_greedy_select",
+    "stochastic_sample_size",
+    "nominate",
+    "Nomination",
     "DEFAULT_CANDIDATE_FACTOR",
 ]
 
@@ -87,7 +96,9 @@ def best_row(hashes: object, v: object, offered: object = None) -> tuple[float, 
     return _core.best_row(H, _vector(v, H.shape[1]), _mask(offered, H.shape[0]))
 
 
-def best_rows(hashes: Sequence[object], v: object, offered: Sequence[object] | None = None) -> list[tuple[float, int] | None]:
+def best_rows(
+    hashes: Sequence[object], v: object, offered: Sequence[object] | None = None
+) -> list[tuple[float, int] | None]:
     """:func:`best_row` for several owners against the same ``v``, in parallel."""
     if isinstance(hashes, (str, bytes, np.ndarray)) or not isinstance(hashes, Sequence):
         raise InvalidParameterError("`hashes` must be a list of 2-D float32 arrays (one per owner)", "hashes")
@@ -132,16 +143,16 @@ class BidIndex:
     True
     """
 
-    def __init__(self, core: "_core.BidIndex") -> None:
+    def __init__(self, core: _core.BidIndex) -> None:
         self._core = core
 
     @classmethod
-    def from_hashes(cls, hashes: object) -> "BidIndex":
+    def from_hashes(cls, hashes: object) -> BidIndex:
         """The index of hashed rows (n, d): float32 C-contiguous arrays are referenced, others converted."""
         return cls(_core.BidIndex.from_hashes(_hashes(hashes)))
 
     @classmethod
-    def from_rows(cls, rows: object, hasher: object) -> "BidIndex":
+    def from_rows(cls, rows: object, hasher: object) -> BidIndex:
         """The index of ``hasher.transform(rows)`` without storing it.
 
         Parameters
@@ -157,8 +168,9 @@ class BidIndex:
             raise InvalidParameterError("`hasher` must be a dpsumm.RFFHasher", "hasher")
         n_features = hasher.n_features if hasher.n_features is not None else getattr(hasher, "n_features_in_", None)
         if n_features is None:
-            raise InvalidParameterError("`hasher` has no n_features: give RFFHasher(n_features=...) or fit it first",
-                                        "hasher")
+            raise InvalidParameterError(
+                "`hasher` has no n_features: give RFFHasher(n_features=...) or fit it first", "hasher"
+            )
         arr = as_array(rows, "rows")
         if arr.ndim != 2:
             raise InvalidParameterError(f"`rows` must be 2-D, got {arr.ndim}-D", "rows")
@@ -388,8 +400,9 @@ def stochastic_sample_size(n: int, k: int, factor: float) -> int:
     return n if rows >= n else int(max(1, math.ceil(rows)))
 
 
-def stochastic_greedy_select(hashes: object, target: object, k: int, sample_size: int,
-                             random_state: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def stochastic_greedy_select(
+    hashes: object, target: object, k: int, sample_size: int, random_state: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Stochastic greedy (Mirzasoleiman et al. 2015, "Lazier than lazy greedy") toward ``target``.
 
     The greedy of :func:`greedy_select`, except that each round evaluates only ``sample_size`` rows drawn
@@ -433,7 +446,11 @@ def stochastic_greedy_select(hashes: object, target: object, k: int, sample_size
 
 
 def _seed(random_state: object, name: str = "random_state") -> int:
-    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or not 0 <= int(random_state) < 2**64:
+    if (
+        isinstance(random_state, bool)
+        or not isinstance(random_state, numbers.Integral)
+        or not 0 <= int(random_state) < 2**64
+    ):
         raise InvalidParameterError(f"`{name}` must be an int in [0, 2**64), got {random_state!r}", name)
     return int(random_state)
 
@@ -463,7 +480,7 @@ class Nomination:
 
 def nominate(
     X: object,
-    hasher: "RFFHasher",
+    hasher: RFFHasher,
     g_tilde: object,
     *,
     temperature: float,
@@ -556,8 +573,14 @@ def nominate(
         if random_state is None:
             seed = int(_core.Csprng().integers(2**63))
         else:
-            if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or not 0 <= int(random_state) < 2**64:
-                raise InvalidParameterError(f"`random_state` must be None or an int in [0, 2**64), got {random_state!r}", "random_state")
+            if (
+                isinstance(random_state, bool)
+                or not isinstance(random_state, numbers.Integral)
+                or not 0 <= int(random_state) < 2**64
+            ):
+                raise InvalidParameterError(
+                    f"`random_state` must be None or an int in [0, 2**64), got {random_state!r}", "random_state"
+                )
             seed = int(random_state)
     factor: float | None = None
     if greedy_sample_factor is not None:

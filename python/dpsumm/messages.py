@@ -89,7 +89,7 @@ __all__ = [
     "from_dict",
 ]
 
-_REGISTRY: dict[str, type["Message"]] = {}
+_REGISTRY: dict[str, type[Message]] = {}
 
 
 @dataclass(frozen=True)

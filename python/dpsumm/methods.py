@@ -20,10 +20,25 @@ from .protocols.baselines import CentralGreedy, ExactGreedy, Uniform
 from .protocols.nominations import Nominations
 from .protocols.paper import PaperGreedy, PaperProtocol
 
-__all__ = ["METHOD_CLASSES", "METHODS", "DEFAULT_DELTA", "budget_from", "resolve_method", "method_from_options", "misplaced_options",
-           "parse_label_set", "label_set_text",
-           "SummaryMethod", "MethodOptionError", "Nominations", "PaperProtocol", "PaperGreedy", "CentralGreedy",
-           "ExactGreedy", "Uniform"]
+__all__ = [
+    "METHOD_CLASSES",
+    "METHODS",
+    "DEFAULT_DELTA",
+    "budget_from",
+    "resolve_method",
+    "method_from_options",
+    "misplaced_options",
+    "parse_label_set",
+    "label_set_text",
+    "SummaryMethod",
+    "MethodOptionError",
+    "Nominations",
+    "PaperProtocol",
+    "PaperGreedy",
+    "CentralGreedy",
+    "ExactGreedy",
+    "Uniform",
+]
 
 #: Every method class by its name, recommended first.
 METHOD_CLASSES: dict[str, type[SummaryMethod]] = {
@@ -47,15 +62,18 @@ def resolve_method(method: object) -> SummaryMethod:
         hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise MethodOptionError(
         f"`method` must be a method object (dpsumm.Nominations(), dpsumm.PaperProtocol(), ...) or one of "
-        f"{', '.join(repr(m) for m in METHODS)}, got {method!r}{hint}", "method")
+        f"{', '.join(repr(m) for m in METHODS)}, got {method!r}{hint}",
+        "method",
+    )
 
 
 def _owners_of(option: str) -> list[str]:
     return [cls.__name__ for cls in METHOD_CLASSES.values() if option in cls.option_names()]
 
 
-def method_from_options(method: object, options: Mapping[str, Any],
-                        spell: Callable[[str], str] = lambda k: f"`{k}`") -> SummaryMethod:
+def method_from_options(
+    method: object, options: Mapping[str, Any], spell: Callable[[str], str] = lambda k: f"`{k}`"
+) -> SummaryMethod:
     """The method ``method`` (a name or an object) with ``options`` set; ``spell(option)`` names an option as the
     user wrote it (``"--nominees"``, ``"run config `nominees`"``) in errors.
 
@@ -74,7 +92,9 @@ def method_from_options(method: object, options: Mapping[str, Any],
             raise MethodOptionError(
                 f"{spell(key)} does not apply to method {base.name!r} ({type(base).__name__} has "
                 f"{', '.join(own) if own else 'no options'})"
-                + (f"; it is an option of {', '.join(where)}" if where else ""), key)
+                + (f"; it is an option of {', '.join(where)}" if where else ""),
+                key,
+            )
     if not options:
         return base
     try:
@@ -95,10 +115,14 @@ def misplaced_options(options: Mapping[str, Any], method: object, where: str = "
     owners = _owners_of(key)
     if owners:
         cls: Any = METHOD_CLASSES.get(method) if isinstance(method, str) else type(method)
-        example: str = cls.__name__ if cls is not None and key in getattr(cls, "option_names", lambda: ())() else owners[0]
+        example: str = (
+            cls.__name__ if cls is not None and key in getattr(cls, "option_names", lambda: ())() else owners[0]
+        )
         return MethodOptionError(
             f"`{key}` is an option of {', '.join('dpsumm.' + o for o in owners)}, not of {where}(): pass it on the "
-            f"method object, e.g. {where}(..., method=dpsumm.{example}({key}=...))", key)
+            f"method object, e.g. {where}(..., method=dpsumm.{example}({key}=...))",
+            key,
+        )
     everything = sorted({o for cls in METHOD_CLASSES.values() for o in cls.option_names()})
     close = difflib.get_close_matches(key, everything, n=1)
     hint = f" (did you mean {close[0]!r}, an option of {', '.join(_owners_of(close[0]))}?)" if close else ""
@@ -111,8 +135,13 @@ def misplaced_options(options: Mapping[str, Any], method: object, where: str = "
 DEFAULT_DELTA = _accounting_default_delta
 
 
-def budget_from(epsilon: float | None, delta: float | None, validation_epsilon: float | None,
-                validation_delta: float | None, spell: Callable[[str], str] = lambda k: f"`{k}`") -> Any:
+def budget_from(
+    epsilon: float | None,
+    delta: float | None,
+    validation_epsilon: float | None,
+    validation_delta: float | None,
+    spell: Callable[[str], str] = lambda k: f"`{k}`",
+) -> Any:
     """The :class:`dpsumm.Budget` of an entry point's inputs (None when no epsilon is given); a delta left out is
     :data:`DEFAULT_DELTA`. ``spell`` names the inputs in errors (``"--validation-budget"``)."""
     from .accounting import Budget
@@ -124,13 +153,20 @@ def budget_from(epsilon: float | None, delta: float | None, validation_epsilon: 
                 raise InvalidParameterError(f"{spell(name)} was given without its epsilon", name)
         return None
     if validation_epsilon is None:
-        raise InvalidParameterError(f"{spell('epsilon')} needs {spell('validation_epsilon')} too (every private "
-                                    "method releases from the validation set)", "validation_epsilon")
+        raise InvalidParameterError(
+            f"{spell('epsilon')} needs {spell('validation_epsilon')} too (every private "
+            "method releases from the validation set)",
+            "validation_epsilon",
+        )
     if epsilon is None and delta is not None:
         raise InvalidParameterError(f"{spell('delta')} was given without {spell('epsilon')}", "delta")
     try:
-        return Budget(epsilon, (DEFAULT_DELTA if delta is None else delta) if epsilon is not None else None,
-                      validation_epsilon, DEFAULT_DELTA if validation_delta is None else validation_delta)
+        return Budget(
+            epsilon,
+            (DEFAULT_DELTA if delta is None else delta) if epsilon is not None else None,
+            validation_epsilon,
+            DEFAULT_DELTA if validation_delta is None else validation_delta,
+        )
     except InvalidParameterError as exc:
         arg = getattr(exc, "argument", None)
         if arg and exc.args:
@@ -171,8 +207,9 @@ def parse_label_set(text: object, spell: Callable[[str], str] = lambda k: f"`{k}
             value = json.loads(body)
         except ValueError as exc:
             raise InvalidParameterError(f"{name} is not a valid JSON list ({exc}): {text!r}", "label_set") from None
-        if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, (int, float, str))
-                                              for v in value):
+        if not isinstance(value, list) or any(
+            isinstance(v, bool) or not isinstance(v, (int, float, str)) for v in value
+        ):
             raise InvalidParameterError(f"{name} must be a JSON list of numbers or strings, got {text!r}", "label_set")
         return tuple(value)
     out: list[Any] = []
@@ -195,6 +232,8 @@ def label_set_text(labels: Any) -> str:
     values = [v.item() if hasattr(v, "item") else v for v in labels]
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         text = ",".join(repr(v) for v in values)
-        if parse_label_set(text) == tuple(values) and [type(v) for v in parse_label_set(text)] == [type(v) for v in values]:
+        if parse_label_set(text) == tuple(values) and [type(v) for v in parse_label_set(text)] == [
+            type(v) for v in values
+        ]:
             return text
     return json.dumps(values, separators=(",", ":"))

@@ -15,9 +15,8 @@ Everything here is evaluation on data the evaluator holds; nothing here is a pri
 
 from __future__ import annotations
 
-from typing import cast
-
 import math
+from typing import cast
 
 import numpy as np
 
@@ -68,7 +67,9 @@ def mmd_increase_pct(alg: float, greedy: float) -> float:
     return out
 
 
-def _training_data(X: object, y: object, X_test: object, y_test: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _training_data(
+    X: object, y: object, X_test: object, y_test: object
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     Xa = float_matrix(X, "X")
     Xt = float_matrix(X_test, "X_test", n_features=Xa.shape[1])
     ya = _class_labels(y, "y", Xa.shape[0])
@@ -76,7 +77,9 @@ def _training_data(X: object, y: object, X_test: object, y_test: object) -> tupl
     if (ya.dtype.kind in "US") != (yt.dtype.kind in "US"):
         raise InvalidParameterError(
             f"`y_test` holds {'strings' if yt.dtype.kind in 'US' else 'numbers'} but `y` holds "
-            f"{'strings' if ya.dtype.kind in 'US' else 'numbers'}: no prediction would ever match a test label", "y_test")
+            f"{'strings' if ya.dtype.kind in 'US' else 'numbers'}: no prediction would ever match a test label",
+            "y_test",
+        )
     return Xa, ya, Xt, yt
 
 
@@ -91,8 +94,11 @@ def _class_labels(value: object, name: str, n: int) -> np.ndarray:
         v = arr.astype(np.float64)
         bad = (v != np.round(v)) | (np.abs(v) > _MAX_FLOAT_LABEL)
         if bad.any():
-            raise InvalidParameterError(f"`{name}` must hold class labels (integers or strings), got non-integer "
-                                        f"numbers such as {v[bad][:3].tolist()}", name)
+            raise InvalidParameterError(
+                f"`{name}` must hold class labels (integers or strings), got non-integer "
+                f"numbers such as {v[bad][:3].tolist()}",
+                name,
+            )
     return arr
 
 
@@ -107,7 +113,9 @@ def _sklearn() -> None:
     try:
         import sklearn  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise InvalidParameterError("accuracy helpers need scikit-learn: pip install 'dpsumm[experiments]'", "classifier") from exc
+        raise InvalidParameterError(
+            "accuracy helpers need scikit-learn: pip install 'dpsumm[experiments]'", "classifier"
+        ) from exc
 
 
 def accuracy(classifier: object, X: object, y: object, X_test: object, y_test: object) -> float:
@@ -116,8 +124,11 @@ def accuracy(classifier: object, X: object, y: object, X_test: object, y_test: o
     With a single class in ``y`` the classifier predicts that class (no fit is possible).
     """
     if not (callable(getattr(classifier, "fit", None)) and callable(getattr(classifier, "predict", None))):
-        raise InvalidParameterError(f"`classifier` must be an unfitted scikit-learn classifier (with fit and predict), "
-                                    f"got {type(classifier).__name__}", "classifier")
+        raise InvalidParameterError(
+            f"`classifier` must be an unfitted scikit-learn classifier (with fit and predict), "
+            f"got {type(classifier).__name__}",
+            "classifier",
+        )
     Xa, ya, Xt, yt = _training_data(X, y, X_test, y_test)
     classes = np.unique(ya)
     if classes.size == 1:
@@ -126,22 +137,29 @@ def accuracy(classifier: object, X: object, y: object, X_test: object, y_test: o
     return float(np.mean(model.predict(Xt) == yt))
 
 
-def svm_accuracy(X: object, y: object, X_test: object, y_test: object, *, C: float = 1.0, random_state: int | None = 0) -> float:
+def svm_accuracy(
+    X: object, y: object, X_test: object, y_test: object, *, C: float = 1.0, random_state: int | None = 0
+) -> float:
     """Test accuracy of a linear SVM (``sklearn.svm.LinearSVC``) trained on a summary (paper Figure 1)."""
     _sklearn()
     from sklearn.svm import LinearSVC
 
     c = positive_float(C, "C")
     if not _MIN_C <= c <= _MAX_C:
-        raise InvalidParameterError(f"`C` must lie in [{_MIN_C:g}, {_MAX_C:g}] (liblinear's solver does not terminate "
-                                    f"beyond), got {C!r:.60}", "C")
+        raise InvalidParameterError(
+            f"`C` must lie in [{_MIN_C:g}, {_MAX_C:g}] (liblinear's solver does not terminate beyond), got {C!r:.60}",
+            "C",
+        )
     seed = _seed(random_state)
     Xa, ya, Xt, yt = _training_data(X, y, X_test, y_test)
     peak = _feature_peak(Xa, "X", Xt)
     if c * max(1.0, peak) ** 2 > _MAX_C:
-        raise InvalidParameterError(f"`X` has values up to {peak:.3g}: at C = {c:g}, C * max|x|^2 must be at most "
-                                    f"{_MAX_C:g} for liblinear's solver to terminate; scale the features "
-                                    "(dpsumm.scale_to_unit)", "X")
+        raise InvalidParameterError(
+            f"`X` has values up to {peak:.3g}: at C = {c:g}, C * max|x|^2 must be at most "
+            f"{_MAX_C:g} for liblinear's solver to terminate; scale the features "
+            "(dpsumm.scale_to_unit)",
+            "X",
+        )
     return accuracy(LinearSVC(C=c, random_state=seed, max_iter=5000), Xa, ya, Xt, yt)
 
 
@@ -156,8 +174,11 @@ def _feature_peak(X: np.ndarray, name: str, X_test: np.ndarray) -> float:
     for arr, arg in ((X, name), (X_test, "X_test")):
         peak = _scan(arr)
         if peak is None or peak > _MAX_FEATURE:
-            raise InvalidParameterError(f"`{arg}` has values beyond {_MAX_FEATURE:g} in magnitude: the classifier's "
-                                        "arithmetic overflows; scale the features (dpsumm.scale_to_unit)", arg)
+            raise InvalidParameterError(
+                f"`{arg}` has values beyond {_MAX_FEATURE:g} in magnitude: the classifier's "
+                "arithmetic overflows; scale the features (dpsumm.scale_to_unit)",
+                arg,
+            )
         peaks.append(peak)
     return peaks[0]
 
@@ -172,8 +193,17 @@ _MAX_HIDDEN = 1 << 20
 _MAX_ALPHA = 1e100
 
 
-def mlp_accuracy(X: object, y: object, X_test: object, y_test: object, *, hidden: int = 32, alpha: float = 1e-3,
-                 max_iter: int = 300, random_state: int | None = 0) -> float:
+def mlp_accuracy(
+    X: object,
+    y: object,
+    X_test: object,
+    y_test: object,
+    *,
+    hidden: int = 32,
+    alpha: float = 1e-3,
+    max_iter: int = 300,
+    random_state: int | None = 0,
+) -> float:
     """Test accuracy of a network with one hidden layer of ``hidden`` (32) ReLU units (paper Figure 2).
 
     ``sklearn.neural_network.MLPClassifier`` (Adam, L2 penalty ``alpha``). The paper's network also
@@ -190,8 +220,9 @@ def mlp_accuracy(X: object, y: object, X_test: object, y_test: object, *, hidden
     max_iter = positive_int(max_iter, "max_iter")
     a = positive_float(alpha, "alpha")
     if a > _MAX_ALPHA:
-        raise InvalidParameterError(f"`alpha` must be at most {_MAX_ALPHA:g} (the L2 penalty overflows beyond), got "
-                                    f"{alpha!r:.60}", "alpha")
+        raise InvalidParameterError(
+            f"`alpha` must be at most {_MAX_ALPHA:g} (the L2 penalty overflows beyond), got {alpha!r:.60}", "alpha"
+        )
     model = MLPClassifier(hidden_layer_sizes=(hidden,), alpha=a, max_iter=max_iter, random_state=_seed(random_state))
     Xa, ya, Xt, yt = _training_data(X, y, X_test, y_test)
     _feature_peak(Xa, "X", Xt)

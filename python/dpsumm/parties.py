@@ -46,9 +46,21 @@ from .privacy import Csprng
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
 
-__all__ = ["OwnerParty", "ConsumerParty", "nominate_rows", "owner_stream", "owner_sketch", "sketch_calibration", "quota_rows",
-           "label_counts", "cell_counts", "label_rows", "substitute_counts", "COUNT_SENSITIVITY",
-           "count_release_event"]
+__all__ = [
+    "OwnerParty",
+    "ConsumerParty",
+    "nominate_rows",
+    "owner_stream",
+    "owner_sketch",
+    "sketch_calibration",
+    "quota_rows",
+    "label_counts",
+    "cell_counts",
+    "label_rows",
+    "substitute_counts",
+    "COUNT_SENSITIVITY",
+    "count_release_event",
+]
 
 
 def owner_stream(random_state: object, name: str) -> Csprng | None:
@@ -73,13 +85,12 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
 _SUM_SENSITIVITY = 2.0 * math.sqrt(2.0)  # ||h1(x) - h1(x')|| <= 2 sqrt(2)
 _HISTOGRAM_SENSITIVITY = math.sqrt(2.0)  # one row leaves one bin and enters another
 #: The label purchase's owner release, counts per label and the hash sum: sqrt(2 + (2 sqrt(2))^2).
-_LABELS_SENSITIVITY = math.sqrt(_HISTOGRAM_SENSITIVITY ** 2 + _SUM_SENSITIVITY ** 2)
+_LABELS_SENSITIVITY = math.sqrt(_HISTOGRAM_SENSITIVITY**2 + _SUM_SENSITIVITY**2)
 #: L1 sensitivity of the consumer's histogram over the label purchase's cells under replace-one in D_v: one row
 #: leaves one cell and enters another (or none).
 COUNT_SENSITIVITY = 2.0
 #: The owners' sketch releases per run (purchase="quotas"): the hash sum and the score histogram.
 SKETCH_RELEASES = 2
-
 
 
 #: Widest range of an integer label set that :func:`label_index` looks up in a table (one int64 per value).
@@ -135,8 +146,9 @@ def _check_row_labels(labels: np.ndarray | None, n_rows: int, name: str) -> None
     """A party's labels: one per row (1-D, ``n_rows`` long), so that a replaced row moves one count out of one
     label and into one other (the L2 sensitivity ``sqrt(2)`` of the label releases, docs/design.md §2.7)."""
     if labels is not None and np.shape(labels) != (n_rows,):
-        raise InvalidParameterError(f"`{name}` must hold one label per row, shape ({n_rows},), got "
-                                    f"{np.shape(labels)}", name)
+        raise InvalidParameterError(
+            f"`{name}` must hold one label per row, shape ({n_rows},), got {np.shape(labels)}", name
+        )
 
 
 def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray:
@@ -174,10 +186,18 @@ def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> 
     cell_labels = np.asarray(m.cell_labels)
     bias = np.asarray(m.bias, dtype=np.float64)
     J = len(cell_labels)
-    if cell_labels.ndim != 1 or cell_labels.dtype.kind not in "iu" or centres.shape != (J, m.dim) \
-            or bias.shape != (J,) or not np.isfinite(centres).all() or not np.isfinite(bias).all():
-        raise ProtocolError(f"a label histogram request needs (J,) integer cell labels, (J, {m.dim}) centres and (J,) "
-                            f"biases, all finite; got {cell_labels.shape}, {centres.shape}, {bias.shape}")
+    if (
+        cell_labels.ndim != 1
+        or cell_labels.dtype.kind not in "iu"
+        or centres.shape != (J, m.dim)
+        or bias.shape != (J,)
+        or not np.isfinite(centres).all()
+        or not np.isfinite(bias).all()
+    ):
+        raise ProtocolError(
+            f"a label histogram request needs (J,) integer cell labels, (J, {m.dim}) centres and (J,) "
+            f"biases, all finite; got {cell_labels.shape}, {centres.shape}, {bias.shape}"
+        )
     label_set = np.asarray(m.label_set)
     if J and (cell_labels.min() < 0 or cell_labels.max() >= len(label_set)):
         raise ProtocolError("a label histogram request names a cell label outside the label set")
@@ -197,7 +217,7 @@ def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> 
     cells_of_label = {j: np.flatnonzero(cell_labels == j) for j in np.unique(cell_labels).tolist()}
     step = max(1, min(_CELL_BLOCK, _CELL_SCORES // max(J, 1)))
     for start in range(0, len(rows), step):  # at most (step, J) scores at a time: _CELL_SCORES float64
-        block = rows[start:start + step]
+        block = rows[start : start + step]
         H = np.asarray(hasher.transform(np.ascontiguousarray(np.asarray(X)[block])), dtype=np.float64)
         row_labels = idx[block]
         for j in np.unique(row_labels).tolist():
@@ -236,11 +256,21 @@ def substitute_counts(held: np.ndarray, counts: np.ndarray, preference: np.ndarr
     return out
 
 
-def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, counts: np.ndarray, hasher: RFFHasher,
-               *, candidates: int, sample_seed: int, greedy_sample_factor: float | None = None,
-               preference: np.ndarray | None = None, herded: np.ndarray | None = None,
-               target: np.ndarray | None = None, temperature: float = 1.0
-               ) -> tuple[np.ndarray, np.ndarray]:
+def label_rows(
+    X: np.ndarray,
+    labels: np.ndarray | None,
+    label_set: np.ndarray,
+    counts: np.ndarray,
+    hasher: RFFHasher,
+    *,
+    candidates: int,
+    sample_seed: int,
+    greedy_sample_factor: float | None = None,
+    preference: np.ndarray | None = None,
+    herded: np.ndarray | None = None,
+    target: np.ndarray | None = None,
+    temperature: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
     """``counts[j]`` rows of label ``label_set[j]`` each, a label the owner holds fewer rows of made up from its
     other labels (:func:`substitute_counts`, by ``preference``): for each label, a herded sample of the owner's
     rows of that label, or a uniform one where ``herded[j]`` is False (docs/design.md §2.7). Returns
@@ -280,10 +310,16 @@ def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, 
         c = max(int(count), math.ceil(candidates * int(count) / total)) if herd else int(count)
         if tilted:  # the tilted draw of c candidates among all the label's rows; herded (c > count) or sold as drawn
             assert target is not None
-            tokens, hashes = nominate_rows(np.ascontiguousarray(X[pool]), hasher, np.asarray(target, dtype=np.float64),
-                                           temperature=float(temperature), nominees=int(count), candidates=c,
-                                           sample_seed=int(label_stream.integers(2**63)),
-                                           greedy_sample_factor=greedy_sample_factor)
+            tokens, hashes = nominate_rows(
+                np.ascontiguousarray(X[pool]),
+                hasher,
+                np.asarray(target, dtype=np.float64),
+                temperature=float(temperature),
+                nominees=int(count),
+                candidates=c,
+                sample_seed=int(label_stream.integers(2**63)),
+                greedy_sample_factor=greedy_sample_factor,
+            )
             tokens_out.append(pool[tokens])
             hashes_out.append(hashes)
             continue
@@ -294,10 +330,16 @@ def label_rows(X: np.ndarray, labels: np.ndarray | None, label_set: np.ndarray, 
             tokens_out.append(pool)
             hashes_out.append(np.ascontiguousarray(hasher.transform(np.ascontiguousarray(X[pool])), dtype=np.float32))
             continue
-        tokens, hashes = nominate_rows(np.ascontiguousarray(X[pool]), hasher, zero, temperature=1.0,
-                                       nominees=int(count), candidates=len(pool),
-                                       sample_seed=int(label_stream.integers(2**63)),
-                                       greedy_sample_factor=greedy_sample_factor)
+        tokens, hashes = nominate_rows(
+            np.ascontiguousarray(X[pool]),
+            hasher,
+            zero,
+            temperature=1.0,
+            nominees=int(count),
+            candidates=len(pool),
+            sample_seed=int(label_stream.integers(2**63)),
+            greedy_sample_factor=greedy_sample_factor,
+        )
         tokens_out.append(pool[tokens])
         hashes_out.append(hashes)
     if not tokens_out:
@@ -312,13 +354,21 @@ def owner_sketch(X: np.ndarray, hasher: RFFHasher, stage: str, direction: np.nda
     if stage == "sum":
         return np.asarray(_core.owner_hash_sum(X, hasher._projection), dtype=np.float64)
     if stage == "histogram":
-        return np.asarray(_core.owner_score_histogram(X, hasher._projection, np.ascontiguousarray(direction, np.float64),
-                                                      np.ascontiguousarray(edges, np.float64)), dtype=np.float64)
+        return np.asarray(
+            _core.owner_score_histogram(
+                X,
+                hasher._projection,
+                np.ascontiguousarray(direction, np.float64),
+                np.ascontiguousarray(edges, np.float64),
+            ),
+            dtype=np.float64,
+        )
     raise ProtocolError(f"unknown sketch stage {stage!r}")
 
 
-def sketch_calibration(stage: str, dim: int, epsilon: float, delta: float, releases: int
-                       ) -> tuple[accounting.GaussianCalibration, accounting.GaussianEvent]:
+def sketch_calibration(
+    stage: str, dim: int, epsilon: float, delta: float, releases: int
+) -> tuple[accounting.GaussianCalibration, accounting.GaussianEvent]:
     """The discrete Gaussian of one of an owner's ``releases`` sketch releases, and its ledger event.
 
     Each release is calibrated at ``sqrt(releases) * (1 + 2^-9)`` times its L2 sensitivity Δ (``2 sqrt(2)`` for
@@ -332,17 +382,32 @@ def sketch_calibration(stage: str, dim: int, epsilon: float, delta: float, relea
     if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
         raise ProtocolError(f"a sketch needs releases >= 1, got {releases!r}")
     base = {"sum": _SUM_SENSITIVITY, "histogram": _HISTOGRAM_SENSITIVITY, "labels": _LABELS_SENSITIVITY}[stage]
-    cal = accounting.calibrate_gaussian(epsilon, delta, sensitivity=base * math.sqrt(releases) * (1 + 2.0 ** -9), dim=dim)
+    cal = accounting.calibrate_gaussian(epsilon, delta, sensitivity=base * math.sqrt(releases) * (1 + 2.0**-9), dim=dim)
     z = cal.sigma / (base + cal.granularity * math.sqrt(dim))
-    what = {"sum": "sum of h1 over the owner's rows", "histogram": "counts of the owner's scores per public bin",
-            "labels": "row counts per public label and sum of the cells' h1"}[stage]
-    return cal, accounting.GaussianEvent(noise_multiplier=z, neighbour="replace-one", discrete=True,
-                                         releases=f"each owner's {what} + discrete Gaussian")
+    what = {
+        "sum": "sum of h1 over the owner's rows",
+        "histogram": "counts of the owner's scores per public bin",
+        "labels": "row counts per public label and sum of the cells' h1",
+    }[stage]
+    return cal, accounting.GaussianEvent(
+        noise_multiplier=z, neighbour="replace-one", discrete=True, releases=f"each owner's {what} + discrete Gaussian"
+    )
 
 
-def quota_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, direction: np.ndarray, *, temperature: float,
-               tilt_rounds: int, stop_sq: float, count: int, candidates: int, sample_seed: int,
-               greedy_sample_factor: float | None) -> tuple[np.ndarray, np.ndarray]:
+def quota_rows(
+    X: np.ndarray,
+    hasher: RFFHasher,
+    g_tilde: np.ndarray,
+    direction: np.ndarray,
+    *,
+    temperature: float,
+    tilt_rounds: int,
+    stop_sq: float,
+    count: int,
+    candidates: int,
+    sample_seed: int,
+    greedy_sample_factor: float | None,
+) -> tuple[np.ndarray, np.ndarray]:
     """An owner's ``count`` best rows: tilted herding at ``lambda`` (docs/design.md §2.5).
 
     ``lambda`` starts at ``direction / temperature``; with ``tilt_rounds > 0`` it takes up to that many
@@ -352,15 +417,38 @@ def quota_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, direction:
     """
     lam = np.ascontiguousarray(direction / temperature, dtype=np.float64)
     if tilt_rounds > 0:
-        lam, _, _ = _core.owner_self_consistent_tilt(X, hasher._projection, np.ascontiguousarray(g_tilde, np.float64),
-                                                     lam, float(temperature), int(tilt_rounds), float(stop_sq))
-    return nominate_rows(X, hasher, np.asarray(lam, dtype=np.float64), temperature=1.0, nominees=count,
-                         candidates=candidates, sample_seed=sample_seed, greedy_sample_factor=greedy_sample_factor)
+        lam, _, _ = _core.owner_self_consistent_tilt(
+            X,
+            hasher._projection,
+            np.ascontiguousarray(g_tilde, np.float64),
+            lam,
+            float(temperature),
+            int(tilt_rounds),
+            float(stop_sq),
+        )
+    return nominate_rows(
+        X,
+        hasher,
+        np.asarray(lam, dtype=np.float64),
+        temperature=1.0,
+        nominees=count,
+        candidates=candidates,
+        sample_seed=sample_seed,
+        greedy_sample_factor=greedy_sample_factor,
+    )
 
 
-def nominate_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, *, temperature: float, nominees: int,
-                  candidates: int, sample_seed: int, greedy_sample_factor: float | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def nominate_rows(
+    X: np.ndarray,
+    hasher: RFFHasher,
+    g_tilde: np.ndarray,
+    *,
+    temperature: float,
+    nominees: int,
+    candidates: int,
+    sample_seed: int,
+    greedy_sample_factor: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """An owner's nominees: the tilted herding of :func:`dpsumm.kernels.nominate` (docs/design.md §2.2).
 
     One streaming pass scores every row ``s(x) = h1(x).g~``, builds the tilted target ``t = sum w(x) h1(x)``,
@@ -373,11 +461,17 @@ def nominate_rows(X: np.ndarray, hasher: RFFHasher, g_tilde: np.ndarray, *, temp
     n = int(X.shape[0])
     if nominees >= n:
         return np.arange(n, dtype=np.int64), np.ascontiguousarray(hasher.transform(X), dtype=np.float32)
-    nom = nominate(X, hasher, g_tilde, temperature=temperature, nominees=nominees, candidates=max(candidates, nominees),
-                   random_state=sample_seed, greedy_sample_factor=greedy_sample_factor)
+    nom = nominate(
+        X,
+        hasher,
+        g_tilde,
+        temperature=temperature,
+        nominees=nominees,
+        candidates=max(candidates, nominees),
+        random_state=sample_seed,
+        greedy_sample_factor=greedy_sample_factor,
+    )
     return np.asarray(nom.indices, dtype=np.int64), np.ascontiguousarray(nom.hashes, dtype=np.float32)
-
-
 
 
 class OwnerParty:
@@ -403,8 +497,9 @@ class OwnerParty:
         operating-system entropy (the only private mode).
     """
 
-    def __init__(self, data: np.ndarray, labels: np.ndarray | None = None, name: str = "owner",
-                 rng: Csprng | None = None) -> None:
+    def __init__(
+        self, data: np.ndarray, labels: np.ndarray | None = None, name: str = "owner", rng: Csprng | None = None
+    ) -> None:
         _check_row_labels(labels, int(data.shape[0]), "labels")
         self.name = name
         self._rng = rng
@@ -485,20 +580,29 @@ class OwnerParty:
             return PointReply(round=m.round, token=t, point=None, hash=h, label=label)
         return PointReply(round=m.round, token=t, point=np.array(self._data[t]), hash=None, label=label)
 
-
     # -- nominations protocol -------------------------------------------------------------------------
 
     def _nominate(self, m: NominationRequest) -> NominationReply:
         """Rank this owner's rows using only its data, ``g~`` and public parameters (docs/design.md §3)."""
         if m.n_features != self._data.shape[1]:
-            raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
+            raise ProtocolError(
+                f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}"
+            )
         if m.commit not in ("hashes", "digests"):
-            raise ProtocolError(f"owner {self.name!r}: unknown commitment {m.commit!r} (expected 'hashes' or 'digests')")
+            raise ProtocolError(
+                f"owner {self.name!r}: unknown commitment {m.commit!r} (expected 'hashes' or 'digests')"
+            )
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
-        tokens, hashes = nominate_rows(self._data, hasher, np.asarray(m.target, dtype=np.float64),
-                                       temperature=m.temperature, nominees=m.nominees,
-                                       candidates=m.candidates, sample_seed=m.sample_seed,
-                                       greedy_sample_factor=m.greedy_sample_factor)
+        tokens, hashes = nominate_rows(
+            self._data,
+            hasher,
+            np.asarray(m.target, dtype=np.float64),
+            temperature=m.temperature,
+            nominees=m.nominees,
+            candidates=m.candidates,
+            sample_seed=m.sample_seed,
+            greedy_sample_factor=m.greedy_sample_factor,
+        )
         self._nominated = {int(t) for t in tokens}
         self._sold = set()
         self._reveal = m.reveal
@@ -513,7 +617,9 @@ class OwnerParty:
         from .privacy import gaussian_mean_release
 
         if m.n_features != self._data.shape[1]:
-            raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
+            raise ProtocolError(
+                f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}"
+            )
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
         if m.stage not in ("sum", "histogram", "labels"):
             raise ProtocolError(f"owner {self.name!r}: unknown sketch stage {m.stage!r}")
@@ -525,16 +631,27 @@ class OwnerParty:
             # another request for a stage already released would spend more than the owner's budget.
             done_key, done = self._released[m.stage]
             if done_key != key:
-                raise ProtocolError(f"owner {self.name!r}: sketch {m.stage!r} was already released with other "
-                                    "parameters (one release per stage and run)")
+                raise ProtocolError(
+                    f"owner {self.name!r}: sketch {m.stage!r} was already released with other "
+                    "parameters (one release per stage and run)"
+                )
             return done
         if m.stage == "labels":  # counts per label, then the sum of the cells' h1 over all its rows
             assert m.label_set is not None
-            exact = np.concatenate([label_counts(self._labels, np.asarray(m.label_set)),
-                                    owner_sketch(self._data, hasher, "sum", np.zeros(0), np.zeros(0))])
+            exact = np.concatenate(
+                [
+                    label_counts(self._labels, np.asarray(m.label_set)),
+                    owner_sketch(self._data, hasher, "sum", np.zeros(0), np.zeros(0)),
+                ]
+            )
         else:
-            exact = owner_sketch(self._data, hasher, m.stage, np.asarray(m.direction, dtype=np.float64),
-                                 np.asarray(m.edges, dtype=np.float64))
+            exact = owner_sketch(
+                self._data,
+                hasher,
+                m.stage,
+                np.asarray(m.direction, dtype=np.float64),
+                np.asarray(m.edges, dtype=np.float64),
+            )
         cal, _ = sketch_calibration(m.stage, len(exact), m.epsilon, m.delta, m.releases)
         if self._rng is None:
             self._rng = Csprng()
@@ -542,14 +659,18 @@ class OwnerParty:
             # Both streams derived at once, in a fixed order: a party rebuilt per message (Flower) draws the same.
             self._sketch_streams = {st: self._rng.derive(f"sketch-{st}") for st in ("sum", "histogram", "labels")}
         noisy = gaussian_mean_release(exact, cal, self._sketch_streams[m.stage])
-        reply = SketchReply(n_rows=self._n_rows, values=noisy, sigma=float(cal.sigma), granularity=float(cal.granularity))
+        reply = SketchReply(
+            n_rows=self._n_rows, values=noisy, sigma=float(cal.sigma), granularity=float(cal.granularity)
+        )
         self._released[m.stage] = (key, reply)
         return reply
 
     def _quota(self, m: QuotaRequest) -> QuotaReply:
         """Rank this owner's rows (its data, ``g~`` and public numbers only) and sell its ``count`` best."""
         if m.n_features != self._data.shape[1]:
-            raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}")
+            raise ProtocolError(
+                f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}"
+            )
         if isinstance(m.count, bool) or not isinstance(m.count, (int, np.integer)) or m.count < 1:
             raise ProtocolError(f"owner {self.name!r}: a quota request needs a count >= 1, got {m.count!r}")
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
@@ -560,34 +681,63 @@ class OwnerParty:
             if counts.dtype.kind not in "iu" or (counts < 0).any() or int(counts.sum()) != int(m.count):
                 raise ProtocolError(f"owner {self.name!r}: label counts must be integers >= 0 summing to count")
             pref = None if m.label_preference is None else np.asarray(m.label_preference)
-            if pref is not None and (pref.shape != counts.shape or pref.dtype.kind not in "fiu"
-                                     or not np.isfinite(pref).all()):
+            if pref is not None and (
+                pref.shape != counts.shape or pref.dtype.kind not in "fiu" or not np.isfinite(pref).all()
+            ):
                 raise ProtocolError(f"owner {self.name!r}: a label preference needs one finite number per label")
             herded = None if m.label_herded is None else np.asarray(m.label_herded)
             if herded is not None and (herded.shape != counts.shape or herded.dtype != np.bool_):
                 raise ProtocolError(f"owner {self.name!r}: label_herded needs one bool per label")
             target = np.asarray(m.target)
-            if target.size and (target.shape != (m.dim,) or target.dtype.kind not in "fiu"
-                                or not np.isfinite(target).all()):
-                raise ProtocolError(f"owner {self.name!r}: a tilted label quota needs a finite g~ of {m.dim} values, "
-                                    f"got {target.dtype} of shape {target.shape}")
-            if target.size and (isinstance(m.temperature, bool) or not isinstance(m.temperature, (int, float, np.floating))
-                                or not (math.isfinite(m.temperature) and m.temperature > 0)):
-                raise ProtocolError(f"owner {self.name!r}: a tilted label quota needs a temperature > 0, "
-                                    f"got {m.temperature!r}")
-            tokens, hashes = label_rows(self._data, self._labels, np.asarray(m.label_set), counts, hasher,
-                                        candidates=int(m.candidates), sample_seed=m.sample_seed,
-                                        greedy_sample_factor=m.greedy_sample_factor, preference=pref,
-                                        herded=herded, target=target.astype(np.float64) if target.size else None,
-                                        temperature=float(m.temperature))
-            return QuotaReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes,
-                              points=np.array(self._data[tokens]) if m.reveal == "points" else None,
-                              labels=None if self._labels is None else np.asarray(self._labels)[tokens])
-        tokens, hashes = quota_rows(self._data, hasher, np.asarray(m.target, dtype=np.float64),
-                                    np.asarray(m.direction, dtype=np.float64), temperature=m.temperature,
-                                    tilt_rounds=m.tilt_rounds, stop_sq=m.stop_sq, count=int(m.count),
-                                    candidates=m.candidates, sample_seed=m.sample_seed,
-                                    greedy_sample_factor=m.greedy_sample_factor)
+            if target.size and (
+                target.shape != (m.dim,) or target.dtype.kind not in "fiu" or not np.isfinite(target).all()
+            ):
+                raise ProtocolError(
+                    f"owner {self.name!r}: a tilted label quota needs a finite g~ of {m.dim} values, "
+                    f"got {target.dtype} of shape {target.shape}"
+                )
+            if target.size and (
+                isinstance(m.temperature, bool)
+                or not isinstance(m.temperature, (int, float, np.floating))
+                or not (math.isfinite(m.temperature) and m.temperature > 0)
+            ):
+                raise ProtocolError(
+                    f"owner {self.name!r}: a tilted label quota needs a temperature > 0, got {m.temperature!r}"
+                )
+            tokens, hashes = label_rows(
+                self._data,
+                self._labels,
+                np.asarray(m.label_set),
+                counts,
+                hasher,
+                candidates=int(m.candidates),
+                sample_seed=m.sample_seed,
+                greedy_sample_factor=m.greedy_sample_factor,
+                preference=pref,
+                herded=herded,
+                target=target.astype(np.float64) if target.size else None,
+                temperature=float(m.temperature),
+            )
+            return QuotaReply(
+                n_rows=self._n_rows,
+                tokens=tokens,
+                hashes=hashes,
+                points=np.array(self._data[tokens]) if m.reveal == "points" else None,
+                labels=None if self._labels is None else np.asarray(self._labels)[tokens],
+            )
+        tokens, hashes = quota_rows(
+            self._data,
+            hasher,
+            np.asarray(m.target, dtype=np.float64),
+            np.asarray(m.direction, dtype=np.float64),
+            temperature=m.temperature,
+            tilt_rounds=m.tilt_rounds,
+            stop_sq=m.stop_sq,
+            count=int(m.count),
+            candidates=m.candidates,
+            sample_seed=m.sample_seed,
+            greedy_sample_factor=m.greedy_sample_factor,
+        )
         order = np.argsort(tokens, kind="stable")
         tokens, hashes = tokens[order], hashes[order]
         labels = None if self._labels is None else np.asarray(self._labels)[tokens]
@@ -632,8 +782,9 @@ class ConsumerParty:
     spend more than the run's ledger records). The Flower consumer keeps its releases the same way in node state.
     """
 
-    def __init__(self, validation: np.ndarray, rng: Csprng, name: str = "consumer",
-                 labels: np.ndarray | None = None) -> None:
+    def __init__(
+        self, validation: np.ndarray, rng: Csprng, name: str = "consumer", labels: np.ndarray | None = None
+    ) -> None:
         _check_row_labels(labels, int(np.shape(validation)[0]), "labels")
         self.name = name
         self._validation = validation
@@ -663,8 +814,10 @@ class ConsumerParty:
         kept = self._released.get(message.kind)
         if kept is not None:
             if kept[0] != key:
-                raise ProtocolError(f"consumer {self.name!r}: its {message.kind!r} release was already made for another "
-                                    "request (one release per run: another would spend budget no ledger records)")
+                raise ProtocolError(
+                    f"consumer {self.name!r}: its {message.kind!r} release was already made for another "
+                    "request (one release per run: another would spend budget no ledger records)"
+                )
             return kept[1]
         if isinstance(message, TargetRequest):
             release: Message = self._target(message)
@@ -703,21 +856,36 @@ class ConsumerParty:
         exact = H.astype(np.float64).mean(0)
         rows = np.array(self._validation) if m.send_rows else None
         if m.release == "exact":
-            return TargetRelease(noisy_mean=exact.copy(), exact_mean=exact, n_rows=n, sigma=0.0, granularity=0.0,
-                                 rows=rows)
+            return TargetRelease(
+                noisy_mean=exact.copy(), exact_mean=exact, n_rows=n, sigma=0.0, granularity=0.0, rows=rows
+            )
         if m.release == "gaussian":
             if not 0.0 < m.delta < 1.0 / n:
-                raise ProtocolError(f"consumer: validation delta {m.delta!r} is not in (0, 1/|D_v|) = (0, {1.0 / n:.3g})")
+                raise ProtocolError(
+                    f"consumer: validation delta {m.delta!r} is not in (0, 1/|D_v|) = (0, {1.0 / n:.3g})"
+                )
             cal = accounting.calibrate_gaussian(m.epsilon, m.delta, sensitivity=mean_release_sensitivity(n), dim=m.dim)
             noisy = gaussian_mean_release(exact, cal, self._release_stream("validation-gaussian"))
-            return TargetRelease(noisy_mean=noisy, exact_mean=exact, n_rows=n, sigma=float(cal.sigma),
-                                 granularity=float(cal.granularity), rows=rows)
+            return TargetRelease(
+                noisy_mean=noisy,
+                exact_mean=exact,
+                n_rows=n,
+                sigma=float(cal.sigma),
+                granularity=float(cal.granularity),
+                rows=rows,
+            )
         if m.release == "mwem":
             h2 = H2(m.dim, m.eta, self._rng.derive("validation-h2"))
             h2.add(H)
             noisy = h2.release(m.steps, m.epsilon)
-            return TargetRelease(noisy_mean=np.asarray(noisy, dtype=np.float64), exact_mean=exact, n_rows=n,
-                                 sigma=float("nan"), granularity=0.0, rows=rows)
+            return TargetRelease(
+                noisy_mean=np.asarray(noisy, dtype=np.float64),
+                exact_mean=exact,
+                n_rows=n,
+                sigma=float("nan"),
+                granularity=0.0,
+                rows=rows,
+            )
         raise ProtocolError(f"consumer: unknown release {m.release!r}")
 
     def _label_histogram(self, m: LabelHistogramRequest) -> LabelHistogramRelease:
@@ -738,17 +906,28 @@ class ConsumerParty:
         event = count_release_event(m.epsilon)
         counts = cell_counts(self._validation, self._labels, m)
         noisy = laplace_count_release(counts, event, self._release_stream("validation-labels"))
-        return LabelHistogramRelease(counts=noisy, n_rows=int(len(self._validation)),
-                                     scale=event.scale,
-                                     rows=np.array(self._validation) if m.send_rows else None)
+        return LabelHistogramRelease(
+            counts=noisy,
+            n_rows=int(len(self._validation)),
+            scale=event.scale,
+            rows=np.array(self._validation) if m.send_rows else None,
+        )
 
 
 def release_request_key(message: Message) -> bytes:
     """What a release request asks for, as bytes that two requests share exactly when every field is equal (arrays
     by dtype, shape and bytes): a repeated request must ask for the same release."""
-    return pickle.dumps(sorted((k, (str(v.dtype), v.shape, v.tobytes()) if isinstance(v, np.ndarray) and
-                                v.dtype.kind != "O" else (v.tolist() if isinstance(v, np.ndarray) else v))
-                               for k, v in message.to_dict().items()))
+    return pickle.dumps(
+        sorted(
+            (
+                k,
+                (str(v.dtype), v.shape, v.tobytes())
+                if isinstance(v, np.ndarray) and v.dtype.kind != "O"
+                else (v.tolist() if isinstance(v, np.ndarray) else v),
+            )
+            for k, v in message.to_dict().items()
+        )
+    )
 
 
 def mean_release_sensitivity(n_rows: int) -> float:

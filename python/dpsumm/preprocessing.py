@@ -17,8 +17,15 @@ import numpy as np
 from ._validation import all_finite, as_array, float_matrix, positive_float
 from .errors import InvalidParameterError
 
-__all__ = ["scale_to_unit", "median_gamma", "kernel_scale", "check_kernel", "DEGENERATE_LOW", "DEGENERATE_HIGH",
-           "DegenerateKernelWarning"]
+__all__ = [
+    "scale_to_unit",
+    "median_gamma",
+    "kernel_scale",
+    "check_kernel",
+    "DEGENERATE_LOW",
+    "DEGENERATE_HIGH",
+    "DegenerateKernelWarning",
+]
 
 _log = logging.getLogger("dpsumm")
 # A library logs, the application decides what is shown: without this handler Python's last-resort handler
@@ -96,8 +103,11 @@ def scale_to_unit(X: Any, low: Any, high: Any, *, clip: bool = True) -> np.ndarr
     if clip:
         np.clip(out, 0.0, 1.0, out=out)  # a value beyond the float range lies outside [low, high]: clipped
     elif not all_finite(out):
-        raise InvalidParameterError("`X` has values so far outside [low, high] that (X - low) / (high - low) is beyond "
-                                    "the float range; check the range or pass clip=True", "X")
+        raise InvalidParameterError(
+            "`X` has values so far outside [low, high] that (X - low) / (high - low) is beyond "
+            "the float range; check the range or pass clip=True",
+            "X",
+        )
     return out
 
 
@@ -106,12 +116,15 @@ def _bound(value: Any, name: str, n_features: int) -> np.ndarray:
         raise InvalidParameterError(f"`{name}` must be a number or one number per feature, got a bool", name)
     raw = as_array(value, name)
     if raw.dtype.kind not in "fiu":  # strings, objects (ints beyond the float range), complex numbers, datetimes
-        raise InvalidParameterError(f"`{name}` must be a number or one number per feature, got {type(value).__name__} "
-                                    f"of dtype {raw.dtype}", name)
+        raise InvalidParameterError(
+            f"`{name}` must be a number or one number per feature, got {type(value).__name__} of dtype {raw.dtype}",
+            name,
+        )
     b = raw.astype(np.float64)
     if b.ndim > 1 or (b.ndim == 1 and b.shape[0] != n_features):
-        raise InvalidParameterError(f"`{name}` must be a scalar or have one value per feature ({n_features}), "
-                                    f"got shape {b.shape}", name)
+        raise InvalidParameterError(
+            f"`{name}` must be a scalar or have one value per feature ({n_features}), got shape {b.shape}", name
+        )
     return np.broadcast_to(b, (n_features,))
 
 
@@ -119,7 +132,7 @@ def _upper_pairs(d2: np.ndarray) -> np.ndarray:
     """The entries above the diagonal of a square matrix, row by row (``d2[np.triu_indices(n, 1)]``, without
     building the index arrays: a fifth of the time at n = 1,000)."""
     n = len(d2)
-    return np.concatenate([d2[i, i + 1:] for i in range(n - 1)]) if n > 1 else np.zeros(0, dtype=d2.dtype)
+    return np.concatenate([d2[i, i + 1 :] for i in range(n - 1)]) if n > 1 else np.zeros(0, dtype=d2.dtype)
 
 
 def _median_sq_distance(rows: np.ndarray, max_rows: int = _MAX_ROWS) -> float:
@@ -170,8 +183,11 @@ def median_gamma(rows: Any) -> float:
         raise InvalidParameterError("the rows are all equal: no median distance", "rows")
     gamma = 1.0 / med if math.isfinite(med) else math.nan
     if not 0.0 < gamma < math.inf:
-        raise InvalidParameterError("the rows' median squared distance is beyond the float range (|x| too large or "
-                                    "too small): no finite gamma; rescale the rows", "rows")
+        raise InvalidParameterError(
+            "the rows' median squared distance is beyond the float range (|x| too large or "
+            "too small): no finite gamma; rescale the rows",
+            "rows",
+        )
     return gamma
 
 
@@ -190,8 +206,11 @@ def kernel_scale(rows: Any, gamma: float) -> float:
         raise InvalidParameterError(f"`rows` needs at least two rows for a median distance, got {len(R)}", "rows")
     med = _median_sq_distance(R)
     if not math.isfinite(med):
-        raise InvalidParameterError("the rows' median squared distance is beyond the float range (|x| too large or too "
-                                    "small): rescale the rows", "rows")
+        raise InvalidParameterError(
+            "the rows' median squared distance is beyond the float range (|x| too large or too "
+            "small): rescale the rows",
+            "rows",
+        )
     return _times(g, med)
 
 
@@ -199,8 +218,9 @@ def _times(g: float, med: float) -> float:
     with np.errstate(over="ignore"):
         scale = float(np.float64(g) * np.float64(med))
     if not math.isfinite(scale):
-        raise InvalidParameterError(f"gamma * median squared distance overflows (gamma = {g:g}, median = {med:g})",
-                                    "gamma")
+        raise InvalidParameterError(
+            f"gamma * median squared distance overflows (gamma = {g:g}, median = {med:g})", "gamma"
+        )
     return scale
 
 
@@ -221,11 +241,16 @@ def check_kernel(rows: Any, gamma: float, *, what: str = "the rows") -> float:
         return math.nan
     s = _times(g, med)
     if math.isfinite(s) and not (DEGENERATE_LOW <= s <= DEGENERATE_HIGH):
-        side = "far apart: every row looks unrelated to every other" if s > DEGENERATE_HIGH else \
-            "close: every row looks like every other"
-        msg = (f"gamma={gamma:.4g} is degenerate for {what}: gamma * median squared distance = {s:.3g} (outside "
-               f"[{DEGENERATE_LOW}, {DEGENERATE_HIGH}]), the kernel sees rows as {side}. Use gamma='median' or scale "
-               "the features with a public range (dpsumm.scale_to_unit).")
+        side = (
+            "far apart: every row looks unrelated to every other"
+            if s > DEGENERATE_HIGH
+            else "close: every row looks like every other"
+        )
+        msg = (
+            f"gamma={gamma:.4g} is degenerate for {what}: gamma * median squared distance = {s:.3g} (outside "
+            f"[{DEGENERATE_LOW}, {DEGENERATE_HIGH}]), the kernel sees rows as {side}. Use gamma='median' or scale "
+            "the features with a public range (dpsumm.scale_to_unit)."
+        )
         _log.warning(msg)
         warnings.warn(msg, DegenerateKernelWarning, stacklevel=3)
     return s

@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _core
-from typing import TYPE_CHECKING
-
 from ._validation import as_array, bounded_int, positive_float, real_vector
 from .errors import InvalidParameterError
 
@@ -67,7 +66,11 @@ def check_random_state(random_state: object) -> Csprng:
         return Csprng()
     if isinstance(random_state, Csprng):
         return random_state
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and 0 <= int(random_state) < 2**64:
+    if (
+        isinstance(random_state, numbers.Integral)
+        and not isinstance(random_state, bool)
+        and 0 <= int(random_state) < 2**64
+    ):
         return Csprng(int(random_state))
     raise InvalidParameterError(
         "`random_state` must be None (OS entropy, private), a non-negative int or a dpsumm.Csprng (seeded: not private)",
@@ -156,7 +159,8 @@ class ProductMWEM:
         steps_ = bounded_int(steps, "steps", 1, MAX_MWEM_STEPS)
         if steps_ * self.dim > MAX_MWEM_WORK:
             raise InvalidParameterError(
-                f"`steps`: steps * dim = {steps_} * {self.dim} exceeds the cap of {MAX_MWEM_WORK} (each step is O(dim))", "steps"
+                f"`steps`: steps * dim = {steps_} * {self.dim} exceeds the cap of {MAX_MWEM_WORK} (each step is O(dim))",
+                "steps",
             )
         return sums, bounded_int(n_rows, "n_rows", 1, 2**63 - 1), steps_
 
@@ -328,7 +332,9 @@ def laplace_count_release(counts: object, event: LaplaceEvent, rng: Csprng) -> n
     from .accounting import LaplaceEvent
 
     if not isinstance(event, LaplaceEvent) or event.granularity != 1.0 or event.public:
-        raise InvalidParameterError("`event` must be a private dpsumm.accounting.LaplaceEvent with granularity 1.0 "
-                                    "(noise on the integers)", "event")
+        raise InvalidParameterError(
+            "`event` must be a private dpsumm.accounting.LaplaceEvent with granularity 1.0 (noise on the integers)",
+            "event",
+        )
     # the kernel refuses counts that are not integers within ±2^52, naming `counts`
     return np.asarray(_rng(rng).discrete_laplace_counts(real_vector(counts, "counts"), event.scale), dtype=np.float64)

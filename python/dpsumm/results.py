@@ -38,8 +38,9 @@ class Owner:
             from .errors import InvalidParameterError
 
             raise InvalidParameterError(
-                f"`name` of an Owner must be None or a non-empty str, got {type(self.name).__name__} "
-                f"{self.name!r:.60}", "name")
+                f"`name` of an Owner must be None or a non-empty str, got {type(self.name).__name__} {self.name!r:.60}",
+                "name",
+            )
 
     def __repr__(self) -> str:
         shape = getattr(self.data, "shape", None)
@@ -166,4 +167,3 @@ class SummaryResult:
             f"SummaryResult(method={self.method!r}, size={len(self)}, owners={len(self.owner_names)}, "
             f"accessed={self.accessed.total}{ex}, {self.privacy_status()})"
         )
-

@@ -15,8 +15,16 @@ from typing import Any, Literal
 import numpy as np
 
 from . import accounting
-from ._validation import (as_array, check_hashable, float_matrix, float_matrix_peak, label_vector, positive_float,
-                          positive_int, real_pair)
+from ._validation import (
+    as_array,
+    check_hashable,
+    float_matrix,
+    float_matrix_peak,
+    label_vector,
+    positive_float,
+    positive_int,
+    real_pair,
+)
 from .errors import InvalidParameterError
 from .methods import METHODS, misplaced_options, resolve_method
 from .parties import ConsumerParty, OwnerParty, label_counts, owner_stream
@@ -54,7 +62,9 @@ def _as_owners(owners: object) -> tuple[list[np.ndarray], list[np.ndarray | None
         if lab is not None:
             lab = as_array(lab, "owners")
             if lab.shape != (arr.shape[0],):
-                raise InvalidParameterError(f"labels of {name!r} must have shape ({arr.shape[0]},), got {lab.shape}", "owners")
+                raise InvalidParameterError(
+                    f"labels of {name!r} must have shape ({arr.shape[0]},), got {lab.shape}", "owners"
+                )
             # Sent with each row sold: numbers or strings (an object label could not be sent, and the owner would be
             # excluded mid-run, leaving a short summary).
             try:
@@ -68,7 +78,9 @@ def _as_owners(owners: object) -> tuple[list[np.ndarray], list[np.ndarray | None
     if len(set(names)) != len(names):
         raise InvalidParameterError("owner names must be unique", "owners")
     if CONSUMER in names:
-        raise InvalidParameterError(f"an owner may not be named {CONSUMER!r}: that is the consumer's party name", "owners")
+        raise InvalidParameterError(
+            f"an owner may not be named {CONSUMER!r}: that is the consumer's party name", "owners"
+        )
     if any(lab is None for lab in labels) and any(lab is not None for lab in labels):
         raise InvalidParameterError("give labels for every owner or for none", "owners")
     return datas, labels, names, peaks
@@ -91,12 +103,16 @@ def _check_sellable(labels: list[np.ndarray], label_set: tuple[Any, ...], size: 
         raise InvalidParameterError(
             f"no owner holds a row whose label is in the method's label_set {label_set[:10]!r} (owners' labels such "
             f"as {examples.tolist()!r}): rows with other labels are never sold; check that the owners' labels and "
-            "the label_set use the same values", "owners")
+            "the label_set use the same values",
+            "owners",
+        )
     if total < size:
         outside = sum(len(lab) for lab in labels) - total
         raise InvalidParameterError(
             f"`size` ({size}) exceeds the owners' rows whose label is in label_set ({total}; {outside} rows hold "
-            "labels outside it and are never sold)", "size")
+            "labels outside it and are never sold)",
+            "size",
+        )
 
 
 def summarize(
@@ -173,8 +189,9 @@ def summarize(
     meth = resolve_method(method)
     median = isinstance(gamma, str) and gamma == "median"
     if not (median or (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool))):
-        raise InvalidParameterError(f"`gamma` must be a positive number or 'median', got {type(gamma).__name__}",
-                                    "gamma")
+        raise InvalidParameterError(
+            f"`gamma` must be a positive number or 'median', got {type(gamma).__name__}", "gamma"
+        )
     if not median:
         gamma = positive_float(gamma, "gamma")
     if privacy is not None and not isinstance(privacy, accounting.Budget):
@@ -215,23 +232,48 @@ def summarize(
     setup_bar = tqdm(total=2, desc="setup", unit="step", disable=not progress, leave=False)
     try:
         t_plan = time.perf_counter()
-        setup_bar.set_postfix_str("checking the run" + (" and calibrating to the budget" if privacy is not None else ""))
-        plan = meth.plan(size=size, owners=K, owner_rows=[int(d.shape[0]) for d in datas],
-                         validation_rows=int(val.shape[0]), privacy=privacy, gamma_median=median,
-                         transport_given=transport is not None)
+        setup_bar.set_postfix_str(
+            "checking the run" + (" and calibrating to the budget" if privacy is not None else "")
+        )
+        plan = meth.plan(
+            size=size,
+            owners=K,
+            owner_rows=[int(d.shape[0]) for d in datas],
+            validation_rows=int(val.shape[0]),
+            privacy=privacy,
+            gamma_median=median,
+            transport_given=transport is not None,
+        )
         if plan.schedule is not None and privacy is not None:
-            _log.info("calibrated the schedule to %s in %.2f s: %s", privacy, time.perf_counter() - t_plan,
-                      plan.schedule.describe().replace("\n", "; "))
+            _log.info(
+                "calibrated the schedule to %s in %.2f s: %s",
+                privacy,
+                time.perf_counter() - t_plan,
+                plan.schedule.describe().replace("\n", "; "),
+            )
         if transport is not None:
             missing = [n for n in [*names, CONSUMER] if n not in transport.parties]
             if missing:
-                raise InvalidParameterError(f"`transport` does not reach the parties {missing}: it must hold every "
-                                            f"owner (by the owners' names) and {CONSUMER!r}", "transport")
+                raise InvalidParameterError(
+                    f"`transport` does not reach the parties {missing}: it must hold every "
+                    f"owner (by the owners' names) and {CONSUMER!r}",
+                    "transport",
+                )
         setup_bar.update(1)
         setup_bar.set_postfix_str("public rows, kernel width and h1")
-        rng_seed, rng_consumer, rng_aggregator, rng_uniform = (rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform"))
-        seed, hasher = public_setup(meth, plan, seed_set=seed_set, gamma=gamma, feature_range=feature_range,
-                                    n_features=n_features, rng_seed=rng_seed, validation=val)
+        rng_seed, rng_consumer, rng_aggregator, rng_uniform = (
+            rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform")
+        )
+        seed, hasher = public_setup(
+            meth,
+            plan,
+            seed_set=seed_set,
+            gamma=gamma,
+            feature_range=feature_range,
+            n_features=n_features,
+            rng_seed=rng_seed,
+            validation=val,
+        )
         # Every row is hashed in float32: refuse rows whose projection would overflow, before any noise.
         # A number gamma the user chose is what makes rows unhashable; with "median" it is the data's scale.
         blame = None if median else "gamma"
@@ -246,50 +288,87 @@ def summarize(
         setup_bar.close()
     seeded = bool(rng.is_seeded)
     total = sum(d.shape[0] for d in datas)
-    _log.info("summarize: method=%r size=%d owners=%d rows=%d features=%d gamma=%.6g dim=%d seeded=%s",
-              meth, size, K, total, n_features, hasher.gamma, hasher.dim, seeded)
+    _log.info(
+        "summarize: method=%r size=%d owners=%d rows=%d features=%d gamma=%.6g dim=%d seeded=%s",
+        meth,
+        size,
+        K,
+        total,
+        n_features,
+        hasher.gamma,
+        hasher.dim,
+        seeded,
+    )
     if transport is None and meth.distributed:
         transport = _in_process(names, datas, labels, val, rng_consumer, random_state, val_labels)
-    setup = RunSetup(transport=transport, owners=names, consumer=CONSUMER, n_features=n_features, size=size,
-                     hasher=hasher, seed=seed, plan=plan, privacy=privacy, rng=rng_aggregator, seeded=seeded,
-                     progress=bool(progress), started=t0, validation_rows=int(val.shape[0]),
-                     with_labels=labels[0] is not None,
-                     local=LocalData(datas=datas, labels=labels, validation=val, rng_uniform=rng_uniform))
+    setup = RunSetup(
+        transport=transport,
+        owners=names,
+        consumer=CONSUMER,
+        n_features=n_features,
+        size=size,
+        hasher=hasher,
+        seed=seed,
+        plan=plan,
+        privacy=privacy,
+        rng=rng_aggregator,
+        seeded=seeded,
+        progress=bool(progress),
+        started=t0,
+        validation_rows=int(val.shape[0]),
+        with_labels=labels[0] is not None,
+        local=LocalData(datas=datas, labels=labels, validation=val, rng_uniform=rng_uniform),
+    )
     return _finish(meth.run(setup), seeded)
 
 
-def _validation_labels(value: ArrayLike | None, m: int, method: SummaryMethod, owners_labelled: bool,
-                       transport_given: bool) -> np.ndarray | None:
+def _validation_labels(
+    value: ArrayLike | None, m: int, method: SummaryMethod, owners_labelled: bool, transport_given: bool
+) -> np.ndarray | None:
     """``validation_labels`` checked against the method (before any budget is spent)."""
     needs = method.needs_labels
     if value is None:
         if needs and not transport_given:
-            raise InvalidParameterError(f"{method!r} releases the validation set's label histogram: pass "
-                                        "`validation_labels` (and labels for every owner)", "validation_labels")
+            raise InvalidParameterError(
+                f"{method!r} releases the validation set's label histogram: pass "
+                "`validation_labels` (and labels for every owner)",
+                "validation_labels",
+            )
         return None
     if not needs:
-        raise InvalidParameterError("`validation_labels` applies only to the label purchase "
-                                    f"(Nominations(label_set=...)), not to "
-                                    f"{method!r}", "validation_labels")
+        raise InvalidParameterError(
+            f"`validation_labels` applies only to the label purchase (Nominations(label_set=...)), not to {method!r}",
+            "validation_labels",
+        )
     label_set = tuple(getattr(method, "label_set", None) or ())
     arr = label_vector(value, "validation_labels", m, label_set)
     if not owners_labelled and not transport_given:
-        raise InvalidParameterError(f"{method!r} buys rows by label: give labels for every owner "
-                                    "(dpsumm.Owner(X, labels=y))", "owners")
+        raise InvalidParameterError(
+            f"{method!r} buys rows by label: give labels for every owner (dpsumm.Owner(X, labels=y))", "owners"
+        )
     if label_set and not np.isin(arr, np.asarray(label_set)).any():
-        raise InvalidParameterError(f"no validation label is in the method's label_set {tuple(label_set)!r} (labels "
-                                    f"such as {arr[:3].tolist()!r}): check that both use the same values and type",
-                                    "validation_labels")
+        raise InvalidParameterError(
+            f"no validation label is in the method's label_set {tuple(label_set)!r} (labels "
+            f"such as {arr[:3].tolist()!r}): check that both use the same values and type",
+            "validation_labels",
+        )
     return arr
 
 
-def _in_process(names: list[str], datas: list[np.ndarray], labels: list[np.ndarray | None], validation: np.ndarray,
-                rng_consumer: Csprng, random_state: object = None,
-                validation_labels: np.ndarray | None = None) -> InProcessTransport:
+def _in_process(
+    names: list[str],
+    datas: list[np.ndarray],
+    labels: list[np.ndarray | None],
+    validation: np.ndarray,
+    rng_consumer: Csprng,
+    random_state: object = None,
+    validation_labels: np.ndarray | None = None,
+) -> InProcessTransport:
     """Every party as an object in this process: one owner per name (its own noise stream for its sketch
     releases: :func:`dpsumm.parties.owner_stream`), and the consumer."""
-    parties: dict[str, Any] = {n: OwnerParty(d, lab, n, rng=owner_stream(random_state, n))
-                               for n, d, lab in zip(names, datas, labels)}
+    parties: dict[str, Any] = {
+        n: OwnerParty(d, lab, n, rng=owner_stream(random_state, n)) for n, d, lab in zip(names, datas, labels)
+    }
     parties[CONSUMER] = ConsumerParty(validation, rng_consumer, labels=validation_labels)
     return InProcessTransport(parties)
 
@@ -299,6 +378,11 @@ def _finish(result: SummaryResult, seeded: bool) -> SummaryResult:
     result.seeded = seeded
     for event in result.events:
         _log.warning("run event: %s", event)
-    _log.info("summarize: %d rows in %.2f s, aggregator saw %d raw rows; %s", len(result), result.seconds,
-              result.accessed.total, result.privacy_status())
+    _log.info(
+        "summarize: %d rows in %.2f s, aggregator saw %d raw rows; %s",
+        len(result),
+        result.seconds,
+        result.accessed.total,
+        result.privacy_status(),
+    )
     return result

@@ -9,8 +9,17 @@ import numpy.typing as npt
 if TYPE_CHECKING:
     from .privacy import Csprng
 
-__all__ = ["Method", "Reveal", "Purchase", "METHODS", "REVEALS", "PURCHASES", "NON_PRIVATE_METHODS", "ArrayLike",
-           "RandomState"]
+__all__ = [
+    "Method",
+    "Reveal",
+    "Purchase",
+    "METHODS",
+    "REVEALS",
+    "PURCHASES",
+    "NON_PRIVATE_METHODS",
+    "ArrayLike",
+    "RandomState",
+]
 
 #: ``"nominations"`` (recommended; certified for every party), ``"paper"`` (Sarpatwar et al. Alg. 3),
 #: ``"central-greedy"`` (non-private: all hashes in one place, no seed rows), ``"paper-greedy"`` (non-private:

@@ -74,7 +74,15 @@ from .calibration import _calibrate_mwem_steps as _calibrate_mwem_steps
 from .calibration import _gaussian_noise_multiplier as _gaussian_noise_multiplier
 from .composition import ACCOUNTANTS, advanced, basic, compose, kov, tight, tight_details
 from .events import AuctionEvent, Event, ExponentialEvent, GaussianEvent, LaplaceEvent, mwem_step_events
-from .ledger import DEFAULT_DELTA, LEDGER_SCHEMA_VERSION, Certification, Ledger, LedgerEntry, certification, privacy_text
+from .ledger import (
+    DEFAULT_DELTA,
+    LEDGER_SCHEMA_VERSION,
+    Certification,
+    Ledger,
+    LedgerEntry,
+    certification,
+    privacy_text,
+)
 from .ledger import _format_table as _format_table
 from .schedules import (
     MAX_SEED_SET_SIZE,

@@ -5,11 +5,8 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-import numpy as np
-
 from .._validation import bool_flag, positive_int, real_number
 from ..errors import InvalidParameterError
-
 
 Neighbour = Literal["replace-one", "add-remove"]
 
@@ -113,8 +110,11 @@ def _epsilon(value: object, name: str = "epsilon", *, target: bool = False, zero
     else:
         ok = (v == 0.0 and zero) or MIN_EVENT_EPSILON <= v <= MAX_EPSILON
     if not ok:
-        what = (f"between {MIN_TARGET_EPSILON:g} and {MAX_EPSILON:g}" if target else
-                f"{'0 or ' if zero else ''}between {MIN_EVENT_EPSILON:g} and {MAX_EPSILON:g}")
+        what = (
+            f"between {MIN_TARGET_EPSILON:g} and {MAX_EPSILON:g}"
+            if target
+            else f"{'0 or ' if zero else ''}between {MIN_EVENT_EPSILON:g} and {MAX_EPSILON:g}"
+        )
         raise InvalidParameterError(f"`{name}` must be a finite number {what}, got {value!r}", name)
     return v
 
@@ -123,7 +123,8 @@ def _noise_multiplier(value: object, name: str = "noise_multiplier") -> float:
     v = _real(value, name)
     if not (math.isfinite(v) and MIN_NOISE_MULTIPLIER <= v <= MAX_NOISE_MULTIPLIER):
         raise InvalidParameterError(
-            f"`{name}` must lie in [{MIN_NOISE_MULTIPLIER:g}, {MAX_NOISE_MULTIPLIER:g}], got {value!r}", name)
+            f"`{name}` must lie in [{MIN_NOISE_MULTIPLIER:g}, {MAX_NOISE_MULTIPLIER:g}], got {value!r}", name
+        )
     return v
 
 

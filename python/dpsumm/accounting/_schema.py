@@ -32,8 +32,20 @@ _KINDS: dict[str, type] = {
     "AuctionEvent": AuctionEvent,
     "GaussianEvent": GaussianEvent,
 }
-_TOP_KEYS = {"version", "seeded", "private", "entries", "uncertified", "notes", "certified", "certification",
-             "calibrated_deltas", "delta", "totals", "owners_excluding_auction"}
+_TOP_KEYS = {
+    "version",
+    "seeded",
+    "private",
+    "entries",
+    "uncertified",
+    "notes",
+    "certified",
+    "certification",
+    "calibrated_deltas",
+    "delta",
+    "totals",
+    "owners_excluding_auction",
+}
 
 
 def _type_name(v: object) -> str:
@@ -145,11 +157,17 @@ def _event(v: object, where: str) -> Any:
 def _same(stored: object, computed: object) -> bool:
     """Equal, with numbers compared to a relative tolerance (``None`` stands for infinity)."""
     if isinstance(computed, dict):
-        return (isinstance(stored, dict) and set(stored) == set(computed)
-                and all(_same(stored[k], computed[k]) for k in computed))
+        return (
+            isinstance(stored, dict)
+            and set(stored) == set(computed)
+            and all(_same(stored[k], computed[k]) for k in computed)
+        )
     if isinstance(computed, list):
-        return (isinstance(stored, list) and len(stored) == len(computed)
-                and all(_same(a, b) for a, b in zip(stored, computed)))
+        return (
+            isinstance(stored, list)
+            and len(stored) == len(computed)
+            and all(_same(a, b) for a, b in zip(stored, computed))
+        )
     if isinstance(computed, bool) or computed is None or isinstance(computed, str):
         return type(stored) is type(computed) and stored == computed
     if isinstance(computed, numbers.Real):
@@ -162,7 +180,7 @@ def _same(stored: object, computed: object) -> bool:
 
 def ledger_from_dict(cls: type[Ledger], data: object) -> Ledger:
     """The ledger ``data`` describes (see the module docstring), or :class:`LedgerFormatError`."""
-    from .ledger import LEDGER_SCHEMA_VERSION, _SEEDED_WARNING
+    from .ledger import _SEEDED_WARNING, LEDGER_SCHEMA_VERSION
 
     if not isinstance(data, dict):
         raise _fail("", f"expected a dict from Ledger.to_dict(), got {_type_name(data)}")
@@ -177,7 +195,9 @@ def ledger_from_dict(cls: type[Ledger], data: object) -> Ledger:
     if seeded and data.get("warning") != _SEEDED_WARNING:
         raise _fail("warning", f"a seeded ledger carries the warning {_SEEDED_WARNING!r}, got {data.get('warning')!r}")
     if _bool(data["private"], "private") != (not seeded):
-        raise _fail("private", f"is {data['private']} but seeded is {seeded}: a ledger is private exactly when not seeded")
+        raise _fail(
+            "private", f"is {data['private']} but seeded is {seeded}: a ledger is private exactly when not seeded"
+        )
 
     cal = data["calibrated_deltas"]
     deltas: dict[str, float | None] | None = None
@@ -213,8 +233,11 @@ def ledger_from_dict(cls: type[Ledger], data: object) -> Ledger:
         party = _str(u["party"], f"{w}.party")
         if party not in PARTIES:
             raise _fail(f"{w}.party", f"must be one of {', '.join(map(repr, PARTIES))}, got {party!r}")
-        led.record_uncertified(party, label=_str(u["label"], f"{w}.label", nonempty=True),  # type: ignore[arg-type]
-                               reason=_str(u["reason"], f"{w}.reason", nonempty=True))
+        led.record_uncertified(
+            party,
+            label=_str(u["label"], f"{w}.label", nonempty=True),  # type: ignore[arg-type]
+            reason=_str(u["reason"], f"{w}.reason", nonempty=True),
+        )
 
     dl = _dict(data["delta"], "delta", set(PARTIES))
     d_own = _delta_value(dl["owners"], "delta.owners")

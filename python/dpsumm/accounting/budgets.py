@@ -7,11 +7,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Union
 
-from .._validation import positive_float, positive_int
+from .._validation import positive_int
 from ..errors import InvalidParameterError, PrivacyBudgetError
 from ._checks import PARTIES, Party, _delta, _epsilon, _party, _set
-from .events import Event, _check_events, _private
 from .composition import tight
+from .events import Event, _check_events, _private
 from .ledger import Ledger, certification
 
 
@@ -234,7 +234,8 @@ class BudgetAccountant:
             return
         err = PrivacyBudgetError(
             f"the run cannot be booked against a privacy budget: it is {cert.status} ("
-            + "; ".join(cert.reasons) + "); its epsilon is not finite"
+            + "; ".join(cert.reasons)
+            + "); its epsilon is not finite"
         )
         err.argument = "planned"
         raise err

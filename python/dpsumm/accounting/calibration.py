@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .._validation import positive_float, positive_int
 from ..errors import InvalidParameterError, PrivacyBudgetError
+from ._bounds import _kov_from_groups, _rdp_gaussian_epsilon
 from ._checks import (
     MAX_COUNT,
     MAX_EPSILON,
@@ -25,12 +26,10 @@ from ._checks import (
     _nonneg_float,
     _size,
 )
-from ._bounds import _kov_from_groups, _rdp_gaussian_epsilon
-from .events import Event, GaussianEvent, mwem_step_events
-from .composition import _groups, _rdp_epsilon, tight
-from .schedules import Schedule, paper_schedule
 from .budgets import Budget
-
+from .composition import _groups, _rdp_epsilon, tight
+from .events import Event, GaussianEvent, mwem_step_events
+from .schedules import Schedule, paper_schedule
 
 #: Smallest per-step ε :func:`calibrate` will hand out (below this the releases are noise).
 _MIN_STEP_EPSILON = 1e-9
@@ -54,7 +53,8 @@ def _bisect_scale(f: Callable[[float], float], target: float, what: str, lo: flo
     if f(lo) > target:
         raise _budget_error(
             f"{what}: target epsilon {target:g} is unreachable - even a per-step epsilon of {lo:g} costs "
-            f"{f(lo):.4g}; raise `{_TARGET_ARGUMENT.get(what, 'epsilon')}` or use fewer steps", what
+            f"{f(lo):.4g}; raise `{_TARGET_ARGUMENT.get(what, 'epsilon')}` or use fewer steps",
+            what,
         )
     if f(hi) <= target:
         return hi
@@ -71,8 +71,11 @@ def _bisect_scale(f: Callable[[float], float], target: float, what: str, lo: flo
         if hi / lo - 1.0 < 1e-12:
             break
     if flo < 0.99 * target:  # pragma: no cover - numerical plateau
-        raise _budget_error(f"{what}: could not get within 1% of target epsilon {target:g} (reached {flo:.4g}); "
-                            f"raise `{_TARGET_ARGUMENT.get(what, 'epsilon')}`", what)
+        raise _budget_error(
+            f"{what}: could not get within 1% of target epsilon {target:g} (reached {flo:.4g}); "
+            f"raise `{_TARGET_ARGUMENT.get(what, 'epsilon')}`",
+            what,
+        )
     return lo
 
 
@@ -263,7 +266,11 @@ class GaussianCalibration:
     def event(self, releases: str = "noisy validation hash mean", count: int = 1) -> GaussianEvent:
         """The :class:`GaussianEvent` to record for ``count`` releases with these parameters."""
         return GaussianEvent(
-            self.noise_multiplier, self.neighbour, count=count, discrete=True, releases=releases  # type: ignore[arg-type]
+            self.noise_multiplier,
+            self.neighbour,
+            count=count,
+            discrete=True,
+            releases=releases,  # type: ignore[arg-type]
         )
 
     def achieved_epsilon(self, delta: float | None = None) -> float:
@@ -334,7 +341,9 @@ def calibrate_gaussian(
     sens = positive_float(sensitivity, "sensitivity")
     if not _MIN_SENSITIVITY <= sens <= _MAX_SENSITIVITY:
         raise InvalidParameterError(
-            f"`sensitivity` must lie in [{_MIN_SENSITIVITY:g}, {_MAX_SENSITIVITY:g}], got {sensitivity!r}", "sensitivity")
+            f"`sensitivity` must lie in [{_MIN_SENSITIVITY:g}, {_MAX_SENSITIVITY:g}], got {sensitivity!r}",
+            "sensitivity",
+        )
     d = _dim(dim)
     rel = _neighbour(neighbour)
     try:
@@ -342,12 +351,15 @@ def calibrate_gaussian(
     except Exception as exc:  # dp-accounting's search raises its own types (e.g. NoBracketIntervalFoundError)
         raise InvalidParameterError(
             f"`epsilon`: no Gaussian noise multiplier meets (epsilon={eps:g}, delta={dlt:g}) "
-            f"({type(exc).__name__}); use an epsilon between {MIN_TARGET_EPSILON:g} and {MAX_EPSILON:g}", "epsilon"
+            f"({type(exc).__name__}); use an epsilon between {MIN_TARGET_EPSILON:g} and {MAX_EPSILON:g}",
+            "epsilon",
         ) from exc
     if not MIN_NOISE_MULTIPLIER <= z <= MAX_NOISE_MULTIPLIER:
         raise InvalidParameterError(
             f"`epsilon` {eps:g} at delta {dlt:g} needs a noise multiplier {z:.3g}, outside the "
-            f"[{MIN_NOISE_MULTIPLIER:g}, {MAX_NOISE_MULTIPLIER:g}] the accountants take; change `epsilon`", "epsilon")
+            f"[{MIN_NOISE_MULTIPLIER:g}, {MAX_NOISE_MULTIPLIER:g}] the accountants take; change `epsilon`",
+            "epsilon",
+        )
     root = math.sqrt(d)
     if granularity is None:
         target = sens / (2.0**_GRID_BITS * max(root, 1.0 / z))
@@ -360,7 +372,8 @@ def calibrate_gaussian(
     if granularity is None and not (2.0**-10 <= steps <= _MAX_SIGMA_STEPS):
         raise InvalidParameterError(
             f"`epsilon` {eps:g} at delta {dlt:g} needs a noise multiplier {z:.3g}: at dim={d} the exact sampler's "
-            f"range (sigma / granularity <= 2^26) is exceeded; raise `epsilon` or lower `dim`", "epsilon"
+            f"range (sigma / granularity <= 2^26) is exceeded; raise `epsilon` or lower `dim`",
+            "epsilon",
         )
     if not (2.0**-10 <= steps <= _MAX_SIGMA_STEPS):
         raise InvalidParameterError(

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import InvalidParameterError
-from ._checks import AccountantName, _delta
 from ._bounds import _gaussian_part_epsilon, _kov_from_groups
+from ._checks import AccountantName, _delta
 from .events import AuctionEvent, Event, GaussianEvent, LaplaceEvent, _check_events, _private
 
 
@@ -27,7 +27,6 @@ def _sound(fn: Callable[[Sequence[Event], float], float]) -> Callable[[Sequence[
         return math.inf if math.isnan(eps) else eps
 
     return wrapped
-
 
 
 def _accountant_name(value: object, name: str = "accountant") -> str:
@@ -237,15 +236,16 @@ def _pld_epsilon(evs: Sequence[Event], delta: float) -> float:
     # Self-composing tens of millions of events builds PLDs that do not fit in memory (the process is
     # killed, not given a MemoryError): skip those too.
     points = _pld_points(kinds, vdi)
-    if (points > _PLD_MAX_POINTS or points * len(kinds) > _PLD_MAX_WORK
-            or max(kinds.values(), default=0) > _PLD_MAX_COUNT):
+    if (
+        points > _PLD_MAX_POINTS
+        or points * len(kinds) > _PLD_MAX_WORK
+        or max(kinds.values(), default=0) > _PLD_MAX_COUNT
+    ):
         return math.inf
     total = None
     for (kind, eps, sens, gran), count in sorted(kinds.items(), key=lambda kv: repr(kv[0])):
         if kind == "laplace" and gran is None:
-            one = pld.from_laplace_mechanism(
-                parameter=sens / eps, sensitivity=sens, value_discretization_interval=vdi
-            )
+            one = pld.from_laplace_mechanism(parameter=sens / eps, sensitivity=sens, value_discretization_interval=vdi)
         elif kind == "laplace" and gran is not None:
             steps = int(round(sens / gran))
             one = pld.from_discrete_laplace_mechanism(

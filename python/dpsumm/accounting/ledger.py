@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..errors import InvalidParameterError
-from ._checks import AccountantName, PARTIES, Party, _delta, _flag, _party
-from .events import AuctionEvent, Event, ExponentialEvent, GaussianEvent, LaplaceEvent, _EVENT_TYPES, _private
+from ._checks import PARTIES, AccountantName, Party, _delta, _flag, _party
 from .composition import ACCOUNTANTS, _accountant_name
+from .events import _EVENT_TYPES, AuctionEvent, Event, ExponentialEvent, GaussianEvent, LaplaceEvent, _private
 
 if TYPE_CHECKING:
     from ..results import Access
@@ -111,7 +111,8 @@ class Ledger:
             if not isinstance(deltas, dict) or not set(deltas) <= set(PARTIES):
                 raise InvalidParameterError(
                     f"`deltas` must be None or a dict with keys 'owners' and/or 'validation', got {deltas!r:.80}",
-                    "deltas")
+                    "deltas",
+                )
             try:
                 self.set_deltas(**deltas)
             except InvalidParameterError as exc:
@@ -186,9 +187,7 @@ class Ledger:
         p = _party(party)
         with_auction = _flag(include_auction, "include_auction")
         return [
-            e.event
-            for e in self._entries
-            if e.party == p and (with_auction or not isinstance(e.event, AuctionEvent))
+            e.event for e in self._entries if e.party == p and (with_auction or not isinstance(e.event, AuctionEvent))
         ]
 
     def certified(self, party: Party) -> bool:
@@ -197,9 +196,7 @@ class Ledger:
         p = _party(party)
         if any(u["party"] == p for u in self._uncertified):
             return False
-        return not any(
-            isinstance(e, AuctionEvent) and not e.certified_free for e in self.events(party)
-        )
+        return not any(isinstance(e, AuctionEvent) and not e.certified_free for e in self.events(party))
 
     def neighbours(self, party: Party) -> list[str]:
         """The neighbour relations of ``party``'s private records, sorted."""
@@ -257,14 +254,21 @@ class Ledger:
             evs = _private(self.events(party))  # type: ignore[arg-type]
             cert = "certified" if self.certified(party) else "NOT certified"  # type: ignore[arg-type]
             if not evs:
-                notes.append(f"{party}: no private releases recorded: eps = 0 ({cert})." if cert == "certified" else
-                             f"{party}: no private releases recorded, but a message outside the guarantee: "
-                             f"eps = inf ({cert}).")
+                notes.append(
+                    f"{party}: no private releases recorded: eps = 0 ({cert})."
+                    if cert == "certified"
+                    else f"{party}: no private releases recorded, but a message outside the guarantee: "
+                    f"eps = inf ({cert})."
+                )
                 continue
             rels = ", ".join(self.neighbours(party))  # type: ignore[arg-type]
-            what = ("one row of D_v (|D_v| public)" if party == "validation" else
-                    "one row of one owner's data D_k (n_k public)" if _owner_releases(evs) else
-                    "one row of the summary D_s (its size public)")
+            what = (
+                "one row of D_v (|D_v| public)"
+                if party == "validation"
+                else "one row of one owner's data D_k (n_k public)"
+                if _owner_releases(evs)
+                else "one row of the summary D_s (its size public)"
+            )
             notes.append(f"{party}: neighbour relation {rels} on {what}; {cert}.")
         if any(isinstance(e.event, GaussianEvent) and e.event.discrete for e in self._entries):
             notes.append(
@@ -281,9 +285,7 @@ class Ledger:
                 "(parallel composition); the rows an owner sells are bought, outside the guarantee."
             )
         elif any(e.party == "owners" and not isinstance(e.event, AuctionEvent) for e in self._entries):
-            notes.append(
-                "owners: h2 releases are composed over epochs; seed-set-only releases are public and free."
-            )
+            notes.append("owners: h2 releases are composed over epochs; seed-set-only releases are public and free.")
         if not self.certified("owners") and not any(u["party"] == "owners" for u in self._uncertified):
             notes.append(
                 "owners: PrivAuction with eps_auc > 0 is not differentially private as specified "
@@ -302,9 +304,7 @@ class Ledger:
         """One line per party: its neighbour relation, what its ε bounds and against whom."""
         return [_party_line(self, p) for p in PARTIES]
 
-    def to_dict(
-        self, delta_owners: float | None = None, delta_validation: float | None = None
-    ) -> dict[str, Any]:
+    def to_dict(self, delta_owners: float | None = None, delta_validation: float | None = None) -> dict[str, Any]:
         """The ledger's dict form, version :data:`LEDGER_SCHEMA_VERSION` (JSON-ready; ``result.privacy`` in files).
 
         Keys: ``version``; ``seeded``, ``private`` (and ``warning`` when seeded); ``entries`` (party, label,
@@ -316,8 +316,11 @@ class Ledger:
         :meth:`from_dict` reads exactly this form back and refuses anything else.
         """
         d_own = self._default_delta("owners") if delta_owners is None else _delta(delta_owners, "delta_owners")
-        d_val = (self._default_delta("validation") if delta_validation is None
-                 else _delta(delta_validation, "delta_validation"))
+        d_val = (
+            self._default_delta("validation")
+            if delta_validation is None
+            else _delta(delta_validation, "delta_validation")
+        )
         out: dict[str, Any] = {"version": LEDGER_SCHEMA_VERSION}
         if self.seeded:
             out["warning"] = _SEEDED_WARNING
@@ -357,8 +360,11 @@ class Ledger:
         """A plain-text table of ε per party and accountant (default δ's: the run's budget's, else
         :data:`DEFAULT_DELTA`), then what each party's ε is relative to, and the notes."""
         d_own = self._default_delta("owners") if delta_owners is None else _delta(delta_owners, "delta_owners")
-        d_val = (self._default_delta("validation") if delta_validation is None
-                 else _delta(delta_validation, "delta_validation"))
+        d_val = (
+            self._default_delta("validation")
+            if delta_validation is None
+            else _delta(delta_validation, "delta_validation")
+        )
         tot = self.totals(d_own, d_val)
         h2 = self.totals(d_own, d_val, include_auction=False)["owners"]
         rows = [
@@ -374,8 +380,9 @@ class Ledger:
             text = f"*** {_SEEDED_WARNING} ***\n" + text
         return text
 
-    def report(self, accessed: Access | None = None, delta_owners: float | None = None,
-               delta_validation: float | None = None) -> str:
+    def report(
+        self, accessed: Access | None = None, delta_owners: float | None = None, delta_validation: float | None = None
+    ) -> str:
         """:meth:`table`, then what the trusted aggregator saw (``result.accessed``), and the verdict.
 
         The text the CLI prints after a run (``dpsumm summarize``, ``dpsumm flower --run``).
@@ -383,8 +390,10 @@ class Ledger:
         from ..results import Access
 
         if accessed is not None and not isinstance(accessed, Access):
-            raise InvalidParameterError(f"`accessed` must be a dpsumm.Access (a result's `accessed`) or None, got "
-                                        f"{type(accessed).__name__}", "accessed")
+            raise InvalidParameterError(
+                f"`accessed` must be a dpsumm.Access (a result's `accessed`) or None, got {type(accessed).__name__}",
+                "accessed",
+            )
         lines = [self.table(delta_owners, delta_validation)]
         if accessed is not None:
             lines.append(aggregator_line(accessed))
@@ -394,8 +403,12 @@ class Ledger:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Ledger):
             return NotImplemented
-        return (self._entries == other._entries and self._uncertified == other._uncertified
-                and self.seeded == other.seeded and self.deltas == other.deltas)
+        return (
+            self._entries == other._entries
+            and self._uncertified == other._uncertified
+            and self.seeded == other.seeded
+            and self.deltas == other.deltas
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -457,12 +470,20 @@ class Certification:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``{"status", "private", "certified", "seeded", "parties": {party: bool}, "reasons"}``."""
-        return {"status": self.status, "private": self.private, "certified": self.certified, "seeded": self.seeded,
-                "parties": dict(self.parties), "reasons": list(self.reasons)}
+        return {
+            "status": self.status,
+            "private": self.private,
+            "certified": self.certified,
+            "seeded": self.seeded,
+            "parties": dict(self.parties),
+            "reasons": list(self.reasons),
+        }
 
 
-_NO_LEDGER_REASON = ("no privacy ledger: the method releases data without differential privacy (a non-private "
-                     "method, or the nominations protocol's validation_release='exact')")
+_NO_LEDGER_REASON = (
+    "no privacy ledger: the method releases data without differential privacy (a non-private "
+    "method, or the nominations protocol's validation_release='exact')"
+)
 
 
 def certification(ledger: Ledger | dict[str, Any] | None, *, seeded: bool = False) -> Certification:
@@ -500,7 +521,8 @@ def certification(ledger: Ledger | dict[str, Any] | None, *, seeded: bool = Fals
         return Certification(NOT_PRIVATE, False, False, bool(seeded), (), (_NO_LEDGER_REASON,))
     if not isinstance(ledger, Ledger):
         raise InvalidParameterError(
-            f"`ledger` must be a dpsumm.Ledger, its dict form or None, got {type(ledger).__name__}", "ledger")
+            f"`ledger` must be a dpsumm.Ledger, its dict form or None, got {type(ledger).__name__}", "ledger"
+        )
     parties = tuple((p, ledger.certified(p)) for p in PARTIES)  # type: ignore[arg-type]
     reasons: list[str] = []
     is_seeded = bool(seeded) or ledger.seeded
@@ -511,8 +533,10 @@ def certification(ledger: Ledger | dict[str, Any] | None, *, seeded: bool = Fals
             continue
         why = [f"{u['label']}: {u['reason']}" for u in ledger.uncertified if u["party"] == p]
         if any(isinstance(e, AuctionEvent) and not e.certified_free for e in ledger.events(p)):  # type: ignore[arg-type]
-            why.append("the paper's PrivAuction with eps_auc > 0 is not differentially private as specified "
-                       "(see dpsumm.accounting.AuctionEvent)")
+            why.append(
+                "the paper's PrivAuction with eps_auc > 0 is not differentially private as specified "
+                "(see dpsumm.accounting.AuctionEvent)"
+            )
         reasons.append(f"{p}: no finite epsilon is certified ({'; '.join(why)})")
     certified = not is_seeded and all(ok for _, ok in parties)
     if is_seeded:
@@ -565,8 +589,10 @@ def privacy_text(result: Any, delta_owners: float | None = None, delta_validatio
     private run: :meth:`Ledger.report` at the given δ's (default: the run's, else :data:`DEFAULT_DELTA`).
     """
     if not hasattr(result, "privacy"):
-        raise InvalidParameterError(f"`result` must be a dpsumm.SummaryResult (with a privacy ledger or None), got "
-                                    f"{type(result).__name__}", "result")
+        raise InvalidParameterError(
+            f"`result` must be a dpsumm.SummaryResult (with a privacy ledger or None), got {type(result).__name__}",
+            "result",
+        )
     for name, d in (("delta_owners", delta_owners), ("delta_validation", delta_validation)):
         if d is not None:
             _delta(d, name)  # checked even when a non-private result does not read it
@@ -588,25 +614,36 @@ def privacy_text(result: Any, delta_owners: float | None = None, delta_validatio
 def _party_line(ledger: Ledger, party: str) -> str:
     """What ``party``'s ε is relative to, against whom, and at which δ."""
     d = ledger._default_delta(party)
-    src = ("the run's budget" if ledger.deltas is not None and ledger.deltas.get(party) is not None
-           else "dpsumm.accounting.DEFAULT_DELTA")
+    src = (
+        "the run's budget"
+        if ledger.deltas is not None and ledger.deltas.get(party) is not None
+        else "dpsumm.accounting.DEFAULT_DELTA"
+    )
     evs = _private(ledger.events(party))  # type: ignore[arg-type]
     rels = ", ".join(ledger.neighbours(party)) or "replace-one"  # type: ignore[arg-type]
     if party == "validation":
-        return (f"validation: {rels} of one row of the consumer's D_v (|D_v| public); eps bounds what the owners "
-                f"(and anyone they tell) learn about that row from the releases of D_v; read at delta {d:g} "
-                f"({src}).")
+        return (
+            f"validation: {rels} of one row of the consumer's D_v (|D_v| public); eps bounds what the owners "
+            f"(and anyone they tell) learn about that row from the releases of D_v; read at delta {d:g} "
+            f"({src})."
+        )
     if not evs:
-        return (f"owners: eps bounds what an owner's view (every message it receives) reveals about one row of "
-                f"another owner's data or of D_v; no release computed from them reaches an owner (eps = 0) unless "
-                f"a message is outside the guarantee (see below); read at delta {d:g} ({src}).")
+        return (
+            f"owners: eps bounds what an owner's view (every message it receives) reveals about one row of "
+            f"another owner's data or of D_v; no release computed from them reaches an owner (eps = 0) unless "
+            f"a message is outside the guarantee (see below); read at delta {d:g} ({src})."
+        )
     if _owner_releases(evs):
-        return (f"owners: {rels} of one row of one owner's data D_k (n_k public); eps bounds what the other owners "
-                f"and the consumer learn about that row from that owner's releases (not from the rows it sells); "
-                f"read at delta {d:g} ({src}).")
-    return (f"owners: {rels} of one row of the summary D_s (its size public in every epoch); eps bounds what "
-            f"each owner learns from the releases computed from D_s (the other owners' rows in it); read at "
-            f"delta {d:g} ({src}).")
+        return (
+            f"owners: {rels} of one row of one owner's data D_k (n_k public); eps bounds what the other owners "
+            f"and the consumer learn about that row from that owner's releases (not from the rows it sells); "
+            f"read at delta {d:g} ({src})."
+        )
+    return (
+        f"owners: {rels} of one row of the summary D_s (its size public in every epoch); eps bounds what "
+        f"each owner learns from the releases computed from D_s (the other owners' rows in it); read at "
+        f"delta {d:g} ({src})."
+    )
 
 
 def _owner_releases(events: Sequence[Event]) -> bool:

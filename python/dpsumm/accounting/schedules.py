@@ -51,11 +51,15 @@ class Schedule:
         _set(self, "t_init", bounded_int(self.t_init, "t_init", 1, MAX_COUNT))
         _set(self, "t_subs", bounded_int(self.t_subs, "t_subs", 1, MAX_COUNT))
         _set(self, "epsilon_validation_step", positive_float(self.epsilon_validation_step, "epsilon_validation_step"))
-        _set(self, "epsilon_first_epoch_step", positive_float(self.epsilon_first_epoch_step, "epsilon_first_epoch_step"))
+        _set(
+            self, "epsilon_first_epoch_step", positive_float(self.epsilon_first_epoch_step, "epsilon_first_epoch_step")
+        )
         steps = self.epsilon_epoch_step
         if isinstance(steps, (str, bytes)) or not isinstance(steps, (tuple, list, np.ndarray)):
-            raise InvalidParameterError(f"`epsilon_epoch_step` must be a sequence of one epsilon per epoch, got "
-                                        f"{type(steps).__name__}", "epsilon_epoch_step")
+            raise InvalidParameterError(
+                f"`epsilon_epoch_step` must be a sequence of one epsilon per epoch, got {type(steps).__name__}",
+                "epsilon_epoch_step",
+            )
         eps = tuple(positive_float(e, "epsilon_epoch_step") for e in steps)
         if len(eps) != self.size:
             raise InvalidParameterError(
@@ -130,7 +134,8 @@ def paper_schedule(
     if isinstance(epsilon_auction, str):
         if epsilon_auction != "theorem6":
             raise InvalidParameterError(
-                f"`epsilon_auction` must be a number >= 0 or 'theorem6', got {epsilon_auction!r}", "epsilon_auction")
+                f"`epsilon_auction` must be a number >= 0 or 'theorem6', got {epsilon_auction!r}", "epsilon_auction"
+            )
         eps_auc = theorem6_eps
     else:
         eps_auc = _nonneg_float(epsilon_auction, "epsilon_auction")
@@ -268,5 +273,8 @@ def account(
 ) -> dict[str, dict[str, float]]:
     """ε of a schedule before running it: ``{"owners": {...}, "validation": {...}}`` by accountant."""
     schedule_events(schedule, size, owners)  # validates size / owners
-    return schedule_ledger(schedule).totals(_delta(delta, "delta"), _delta(validation_delta, "validation_delta"),
-                                            include_auction=_flag(include_auction, "include_auction"))
+    return schedule_ledger(schedule).totals(
+        _delta(delta, "delta"),
+        _delta(validation_delta, "validation_delta"),
+        include_auction=_flag(include_auction, "include_auction"),
+    )

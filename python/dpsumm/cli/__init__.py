@@ -9,12 +9,12 @@ and writes. Add a sub-command the same way and list it in :data:`_SUBCOMMANDS`. 
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
-import argparse
 
 from ..errors import DpsummError
 from ._common import PROG, Parser, UsageError
@@ -34,8 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
     parser = Parser(prog=PROG, description="Differentially private distributed data summarization.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
-                        help="print the version and exit")
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}", help="print the version and exit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for add in _SUBCOMMANDS:
@@ -46,16 +47,34 @@ def build_parser() -> argparse.ArgumentParser:
 #: The flags that set an API argument, for an error that names the argument (``feature_range``) or the file it read
 #: (``path``) rather than the flag the user typed.
 _ARGUMENT_FLAGS: dict[str, tuple[str, ...]] = {
-    "feature_range": ("--feature-range",), "seed_set": ("--seed-set",), "size": ("--size", "--sizes"),
-    "epsilon": ("--budget", "--epsilon"), "validation_epsilon": ("--validation-budget", "--budget"),
-    "delta": ("--delta",), "delta_owners": ("--delta",), "validation_delta": ("--validation-delta", "--delta"),
-    "delta_validation": ("--validation-delta",), "directory": ("--data",), "gamma": ("--gamma",),
-    "random_state": ("--random-state",), "privacy": ("--budget", "--validation-budget"), "owners": ("--owners", "--owner"),
-    "validation": ("--validation", "--consumer"), "validation_labels": ("--validation-labels",),
-    "labels": ("--labels",), "n-features": ("--n-features",), "reply-timeout": ("--reply-timeout",),
-    "poll-interval": ("--poll-interval",), "random-state": ("--random-state",), "dim": ("--dim",),
-    "epsilon_auction": ("--epsilon-auction",), "sizes": ("--sizes", "--size"), "repeats": ("--repeats",),
-    "methods": ("--methods",), "pfds_epsilon": ("--pfds-epsilon",), "variant": ("--variant",),
+    "feature_range": ("--feature-range",),
+    "seed_set": ("--seed-set",),
+    "size": ("--size", "--sizes"),
+    "epsilon": ("--budget", "--epsilon"),
+    "validation_epsilon": ("--validation-budget", "--budget"),
+    "delta": ("--delta",),
+    "delta_owners": ("--delta",),
+    "validation_delta": ("--validation-delta", "--delta"),
+    "delta_validation": ("--validation-delta",),
+    "directory": ("--data",),
+    "gamma": ("--gamma",),
+    "random_state": ("--random-state",),
+    "privacy": ("--budget", "--validation-budget"),
+    "owners": ("--owners", "--owner"),
+    "validation": ("--validation", "--consumer"),
+    "validation_labels": ("--validation-labels",),
+    "labels": ("--labels",),
+    "n-features": ("--n-features",),
+    "reply-timeout": ("--reply-timeout",),
+    "poll-interval": ("--poll-interval",),
+    "random-state": ("--random-state",),
+    "dim": ("--dim",),
+    "epsilon_auction": ("--epsilon-auction",),
+    "sizes": ("--sizes", "--size"),
+    "repeats": ("--repeats",),
+    "methods": ("--methods",),
+    "pfds_epsilon": ("--pfds-epsilon",),
+    "variant": ("--variant",),
 }
 
 
@@ -66,7 +85,7 @@ def _flag_of(exc: BaseException, argv: list[str]) -> str | None:
     if path:
         for i, token in enumerate(argv):
             if token == path or token.endswith("=" + path):
-                flags = [t for t in argv[:i + 1] if t.startswith("--")]
+                flags = [t for t in argv[: i + 1] if t.startswith("--")]
                 if token.startswith("--"):
                     return token.split("=", 1)[0]
                 if flags:

@@ -6,10 +6,22 @@ import argparse
 import math
 from typing import Any, NoReturn
 
-__all__ = ["PROG", "NOT_PRIVATE", "UsageError", "Parser", "writable_dir", "header_arg", "jsonable", "seeded_note",
-           "default_output_dir", "METHOD_ROWS", "method_legend"]
+__all__ = [
+    "PROG",
+    "NOT_PRIVATE",
+    "UsageError",
+    "Parser",
+    "writable_dir",
+    "header_arg",
+    "jsonable",
+    "seeded_note",
+    "default_output_dir",
+    "METHOD_ROWS",
+    "method_legend",
+]
 
 PROG = "dpsumm"
+
 
 class UsageError(Exception):
     """A bad command line (raised instead of argparse printing usage and exiting)."""
@@ -39,7 +51,9 @@ def writable_dir(path: str, option: str) -> Any:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise InvalidParameterError(f"`{option}`: cannot write to {out} ({exc.strerror or exc})", option.lstrip("-")) from None
+        raise InvalidParameterError(
+            f"`{option}`: cannot write to {out} ({exc.strerror or exc})", option.lstrip("-")
+        ) from None
     finally:  # leave no trace: the directory is made again when the results are written
         for p in created:
             try:
@@ -60,8 +74,10 @@ def seeded_note(random_state: int, default: int | None) -> str:
     """The line an experiment command prints about its seed: every run of ``demo`` and ``experiment`` is seeded
     (reproducible tables), by default too, and says so."""
     how = f"by default (--random-state {random_state})" if random_state == default else f"--random-state {random_state}"
-    return (f"NOT private: every run above is seeded, {how}: reproducible, and the noise can be removed by anyone "
-            "with the seed. For a private run use `dpsumm summarize` or `dpsumm.summarize` without a seed.")
+    return (
+        f"NOT private: every run above is seeded, {how}: reproducible, and the noise can be removed by anyone "
+        "with the seed. For a private run use `dpsumm summarize` or `dpsumm.summarize` without a seed."
+    )
 
 
 def default_output_dir(name: str) -> Any:
@@ -77,12 +93,12 @@ def default_output_dir(name: str) -> Any:
 #: What each row of an experiment table is (printed under the table).
 METHOD_ROWS = {
     "nominations": "dpsumm's private protocol (the default): owners nominate rows against one noisy release of the "
-                   "consumer's hashed validation mean; owners' epsilon 0, the consumer's (eps_v, delta_v); certified",
+    "consumer's hashed validation mean; owners' epsilon 0, the consumer's (eps_v, delta_v); certified",
     "paper": "Sarpatwar et al.'s private protocol (Alg. 3) at the paper's schedule (or --budget), certified auction; "
-             "kept for reproduction: no better than uniform at useful epsilon",
+    "kept for reproduction: no better than uniform at useful epsilon",
     "pfds": "PFDS (Fioretto & Van Hentenryck): the agents' DP synthetic data, subsampled to the size",
     "central-greedy": "NOT private baseline: greedy MMD over every owner's hashes in one place (the comparison column's "
-                      "reference when run)",
+    "reference when run)",
     "exact-greedy": "NOT private baseline: greedy with the exact RBF kernel over every raw row",
     "paper-greedy": "NOT private baseline: the paper's greedy, public seed rows kept in the summary while it runs",
     "uniform": "NOT private baseline: rows drawn uniformly at random from all owners",
@@ -105,5 +121,3 @@ def jsonable(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [jsonable(v) for v in x]
     return x
-
-

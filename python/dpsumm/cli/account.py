@@ -21,23 +21,39 @@ def add_account(sub: Any) -> None:
             "--validation-budget, calibrate a schedule to that budget first and print it."
         ),
     )
-    p.add_argument("--schedule", choices=("paper", "theorem2"), default="paper",
-                   help="parameter schedule (default: paper, Section 4)")
+    p.add_argument(
+        "--schedule",
+        choices=("paper", "theorem2"),
+        default="paper",
+        help="parameter schedule (default: paper, Section 4)",
+    )
     p.add_argument("--size", type=int, required=True, help="summary size p")
     p.add_argument("--owners", type=int, required=True, help="number of data owners K")
     p.add_argument("--dim", type=int, default=140, help="random-feature dimension d (default 140)")
     p.add_argument("--delta", type=float, default=1e-4, help="delta for the owners (default 1e-4)")
-    p.add_argument("--validation-delta", type=float, default=0.01,
-                   help="delta for the validation set (default 0.01)")
-    p.add_argument("--epsilon", type=float, default=None,
-                   help="target epsilon for --schedule theorem2")
-    p.add_argument("--epsilon-auction", type=float, default=None,
-                   help="PrivAuction's eps_auc (default 0 = ask every owner every round, the only certified "
-                        "setting; > 0 runs the paper's uncertified auction)")
-    p.add_argument("--budget", type=float, default=None, metavar="EPS",
-                   help="owners' epsilon budget: calibrate a schedule (needs --validation-budget)")
-    p.add_argument("--validation-budget", type=float, default=None, metavar="EPS",
-                   help="validation set's epsilon budget for calibration")
+    p.add_argument("--validation-delta", type=float, default=0.01, help="delta for the validation set (default 0.01)")
+    p.add_argument("--epsilon", type=float, default=None, help="target epsilon for --schedule theorem2")
+    p.add_argument(
+        "--epsilon-auction",
+        type=float,
+        default=None,
+        help="PrivAuction's eps_auc (default 0 = ask every owner every round, the only certified "
+        "setting; > 0 runs the paper's uncertified auction)",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        metavar="EPS",
+        help="owners' epsilon budget: calibrate a schedule (needs --validation-budget)",
+    )
+    p.add_argument(
+        "--validation-budget",
+        type=float,
+        default=None,
+        metavar="EPS",
+        help="validation set's epsilon budget for calibration",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=_run)
 
@@ -62,16 +78,20 @@ def _run(args: argparse.Namespace) -> int:
     else:
         if args.epsilon is not None:
             raise UsageError("--epsilon applies to --schedule theorem2 only")
-        schedule = acc.paper_schedule(args.size, args.owners, args.dim,
-                                      epsilon_auction=0.0 if args.epsilon_auction is None else args.epsilon_auction)
+        schedule = acc.paper_schedule(
+            args.size,
+            args.owners,
+            args.dim,
+            epsilon_auction=0.0 if args.epsilon_auction is None else args.epsilon_auction,
+        )
 
     ledger = acc.schedule_ledger(schedule)
     totals = ledger.totals(args.delta, args.validation_delta)
     if args.json:
         out: dict[str, Any] = dict(totals)
-        out["owners_excluding_auction"] = ledger.totals(
-            args.delta, args.validation_delta, include_auction=False
-        )["owners"]
+        out["owners_excluding_auction"] = ledger.totals(args.delta, args.validation_delta, include_auction=False)[
+            "owners"
+        ]
         out["delta"] = {"owners": args.delta, "validation": args.validation_delta}
         out["schedule"] = schedule.to_dict()
         out["notes"] = ledger.notes()
@@ -81,5 +101,3 @@ def _run(args: argparse.Namespace) -> int:
         print()
         print(ledger.table(args.delta, args.validation_delta))
     return 0
-
-

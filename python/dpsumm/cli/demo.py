@@ -19,7 +19,7 @@ def add_demo(sub: Any) -> None:
     p = sub.add_parser(
         "demo",
         help="nominations (the default method) against the paper's protocol and two baselines on scikit-learn's "
-             "digits, in seconds",
+        "digits, in seconds",
         description=(
             "Split scikit-learn's bundled digits as the paper's Appendix G splits MNIST (five owners by label "
             "groups; the consumer wants 3s and 4s in ratio 0.7 : 0.3) and build summaries with nominations (dpsumm's "
@@ -34,11 +34,18 @@ def add_demo(sub: Any) -> None:
     )
     p.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 40, 80], help="summary sizes (default 10 20 40 80)")
     p.add_argument("--repeats", type=int, default=3, help="repeats per size (default 3)")
-    p.add_argument("--out", default=None,
-                   help=f"output directory for results and plots (default {default_output_dir('demo')}, "
-                        "outside the source tree; printed)")
-    p.add_argument("--random-state", type=int, default=DEMO_SEED,
-                   help=f"base seed (default {DEMO_SEED}: the demo is always seeded, reproducible and NOT private)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help=f"output directory for results and plots (default {default_output_dir('demo')}, "
+        "outside the source tree; printed)",
+    )
+    p.add_argument(
+        "--random-state",
+        type=int,
+        default=DEMO_SEED,
+        help=f"base seed (default {DEMO_SEED}: the demo is always seeded, reproducible and NOT private)",
+    )
     p.add_argument("--json", action="store_true", help="print the records as JSON instead of the table")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run)
@@ -51,8 +58,13 @@ def _run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else str(default_output_dir("demo"))
     writable_dir(out, "--out")
     records = experiments.run_experiment(
-        lambda r: datasets.digits_label_split(random_state=base + r), args.sizes, repeats=args.repeats,
-        methods=DEMO_METHODS, gamma="median", random_state=base, progress=not args.no_progress,
+        lambda r: datasets.digits_label_split(random_state=base + r),
+        args.sizes,
+        repeats=args.repeats,
+        methods=DEMO_METHODS,
+        gamma="median",
+        random_state=base,
+        progress=not args.no_progress,
     )
     paths = experiments.write_results(records, out, title="digits label split")
     if args.json:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import math
 import json
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -12,8 +12,15 @@ from typing import Any
 from ..errors import DpsummError
 from ._common import NOT_PRIVATE, PROG, UsageError, jsonable, writable_dir
 from .output import build_report, ledger_text, write_outputs
-from .run_options import (add_run_options, budget_arg, check_report_delta, check_validation_labels, gamma_arg,
-                          method_arg, report_deltas)
+from .run_options import (
+    add_run_options,
+    budget_arg,
+    check_report_delta,
+    check_validation_labels,
+    gamma_arg,
+    method_arg,
+    report_deltas,
+)
 
 __all__ = ["add_flower"]
 
@@ -29,21 +36,47 @@ def add_flower(sub: Any) -> None:
             "processes, run the summary, print it and stop every process. Needs pip install 'dpsumm[flower]'."
         ),
     )
-    p.add_argument("--owner", action="append", required=True, metavar="NAME=PATH",
-                   help="an owner's party name and data file on its machine (repeat per owner)")
-    p.add_argument("--labels", action="append", default=[], metavar="NAME=PATH",
-                   help="an owner's labels file on its machine (repeat per owner; every owner or none)")
+    p.add_argument(
+        "--owner",
+        action="append",
+        required=True,
+        metavar="NAME=PATH",
+        help="an owner's party name and data file on its machine (repeat per owner)",
+    )
+    p.add_argument(
+        "--labels",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="an owner's labels file on its machine (repeat per owner; every owner or none)",
+    )
     p.add_argument("--consumer", required=True, metavar="PATH", help="the consumer's validation rows on its machine")
-    p.add_argument("--validation-labels", default=None, metavar="PATH",
-                   help="the consumer's validation labels on its machine (its node config labels): --purchase labels "
-                        "releases their histogram; other methods refuse them")
+    p.add_argument(
+        "--validation-labels",
+        default=None,
+        metavar="PATH",
+        help="the consumer's validation labels on its machine (its node config labels): --purchase labels "
+        "releases their histogram; other methods refuse them",
+    )
     p.add_argument("--size", type=int, required=True, help="summary size")
-    p.add_argument("--n-features", type=int, default=None,
-                   help="features per row (default: read from the --consumer file if it is readable here)")
-    p.add_argument("--superlink", default="SUPERLINK_HOST:9093", metavar="HOST:PORT",
-                   help="address the SuperNodes and flwr use to reach the SuperLink (printed commands)")
-    p.add_argument("--tls-dir", default=None, metavar="DIR",
-                   help="directory with ca.crt, server.pem, server.key (printed commands; --run makes its own)")
+    p.add_argument(
+        "--n-features",
+        type=int,
+        default=None,
+        help="features per row (default: read from the --consumer file if it is readable here)",
+    )
+    p.add_argument(
+        "--superlink",
+        default="SUPERLINK_HOST:9093",
+        metavar="HOST:PORT",
+        help="address the SuperNodes and flwr use to reach the SuperLink (printed commands)",
+    )
+    p.add_argument(
+        "--tls-dir",
+        default=None,
+        metavar="DIR",
+        help="directory with ca.crt, server.pem, server.key (printed commands; --run makes its own)",
+    )
     p.add_argument("--insecure", action="store_true", help="no TLS (trials on a trusted network only)")
     p.add_argument("--node-auth", action="store_true", help="SuperNode authentication (needs TLS)")
     add_run_options(p)
@@ -51,12 +84,18 @@ def add_flower(sub: Any) -> None:
     p.add_argument("--output", default=None, help="result file (.npz) on the SuperLink's machine")
     p.add_argument("--app-dir", default="dpsumm-app", help="where to write the Flower app (default ./dpsumm-app)")
     p.add_argument("--run", action="store_true", help="run everything on 127.0.0.1 now")
-    p.add_argument("--out", default=None,
-                   help="with --run: write summary.npy, provenance.csv and report.json (the whole ledger) here")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="with --run: write summary.npy, provenance.csv and report.json (the whole ledger) here",
+    )
     p.add_argument("--workdir", default=None, help="with --run: logs and state (default: a temporary directory)")
-    p.add_argument("--poll-interval", type=float, default=None,
-                   help="with --run: SuperNodes poll every S seconds (python -m dpsumm.flower.supernode) "
-                        "instead of Flower's 3 s")
+    p.add_argument(
+        "--poll-interval",
+        type=float,
+        default=None,
+        help="with --run: SuperNodes poll every S seconds (python -m dpsumm.flower.supernode) instead of Flower's 3 s",
+    )
     p.add_argument("--json", action="store_true", help="with --run: print the result summary as JSON")
     p.set_defaults(func=_run)
 
@@ -80,14 +119,22 @@ def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int)
 
     method = method_arg(args)
     if not method.distributed:
-        raise UsageError(f"--method {method.name} is a central baseline: it needs every row in one process and does "
-                         "not run on Flower")
+        raise UsageError(
+            f"--method {method.name} is a central baseline: it needs every row in one process and does "
+            "not run on Flower"
+        )
     budget = budget_arg(args, method, size=args.size, owners=n_owners)
     gamma = gamma_arg(args.gamma)
-    run_config: dict[str, Any] = {"size": args.size, "owners": n_owners, "n-features": n_features,
-                                  "method": method.name, "reply-timeout": args.reply_timeout, "gamma": gamma,
-                                  "feature-low": float(args.feature_range[0]),
-                                  "feature-high": float(args.feature_range[1])}
+    run_config: dict[str, Any] = {
+        "size": args.size,
+        "owners": n_owners,
+        "n-features": n_features,
+        "method": method.name,
+        "reply-timeout": args.reply_timeout,
+        "gamma": gamma,
+        "feature-low": float(args.feature_range[0]),
+        "feature-high": float(args.feature_range[1]),
+    }
     for option, value in method.changed_params().items():
         if option == "label_set":  # a run config value is a scalar: its text form (dpsumm.methods.parse_label_set)
             from ..methods import label_set_text
@@ -97,8 +144,9 @@ def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int)
     if budget is not None:
         if budget.epsilon is not None:
             run_config.update({"budget-epsilon": budget.epsilon, "budget-delta": budget.delta})
-        run_config.update({"budget-validation-epsilon": budget.validation_epsilon,
-                           "budget-validation-delta": budget.validation_delta})
+        run_config.update(
+            {"budget-validation-epsilon": budget.validation_epsilon, "budget-validation-delta": budget.validation_delta}
+        )
     if args.seed_set is not None:
         if args.seed_set.isdigit():
             run_config["seed-set"] = int(args.seed_set)
@@ -169,8 +217,9 @@ def _run(args: argparse.Namespace) -> int:
                 raise UsageError(f"--validation-labels: {exc}") from None
             rows = read_table(args.consumer).data.shape[0]
             if y.shape != (rows,):
-                raise UsageError(f"--validation-labels must hold one label per validation row ({rows}), got shape "
-                                 f"{y.shape}")
+                raise UsageError(
+                    f"--validation-labels must hold one label per validation row ({rows}), got shape {y.shape}"
+                )
         if args.output:
             writable_dir(str(Path(args.output).resolve().parent), "--output")
         if args.out:
@@ -184,18 +233,37 @@ def _run(args: argparse.Namespace) -> int:
     host, _, port = args.superlink.rpartition(":")
     out = args.output or "/var/lib/dpsumm/result.npz"
     run_config["output"] = out
-    lines = ["# Every machine: pip install 'dpsumm[flower]'   (flwr==" + flower.FLWR_VERSION + ")",
-             "# Every Flower process: export FLWR_TELEMETRY_ENABLED=0 FLWR_DISABLE_UPDATE_CHECK=1", ""]
+    lines = [
+        "# Every machine: pip install 'dpsumm[flower]'   (flwr==" + flower.FLWR_VERSION + ")",
+        "# Every Flower process: export FLWR_TELEMETRY_ENABLED=0 FLWR_DISABLE_UPDATE_CHECK=1",
+        "",
+    ]
     if tls is not None:
-        lines += ["# TLS: ca.crt goes to every machine; server.pem/server.key stay on the SuperLink's machine.",
-                  f"#   python -c \"from dpsumm.flower import make_tls; make_tls({str(tls)!r}, [{host!r}, '127.0.0.1', 'localhost'])\"",
-                  "#   (127.0.0.1 too: the SuperLink's own ServerApp process reaches it there over TLS)", ""]
-    link = ["flower-superlink", "--host", "0.0.0.0", "--port", port or "9093", "--disable-runtime-dependency-installation"]
+        lines += [
+            "# TLS: ca.crt goes to every machine; server.pem/server.key stay on the SuperLink's machine.",
+            f"#   python -c \"from dpsumm.flower import make_tls; make_tls({str(tls)!r}, [{host!r}, '127.0.0.1', 'localhost'])\"",
+            "#   (127.0.0.1 too: the SuperLink's own ServerApp process reaches it there over TLS)",
+            "",
+        ]
+    link = [
+        "flower-superlink",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        port or "9093",
+        "--disable-runtime-dependency-installation",
+    ]
     if tls is None:
         link.append("--insecure")
     else:
-        link += ["--ssl-ca-certfile", str(tls / "ca.crt"), "--ssl-certfile", str(tls / "server.pem"),
-                 "--ssl-keyfile", str(tls / "server.key")]
+        link += [
+            "--ssl-ca-certfile",
+            str(tls / "ca.crt"),
+            "--ssl-certfile",
+            str(tls / "server.pem"),
+            "--ssl-keyfile",
+            str(tls / "server.key"),
+        ]
     if args.node_auth:
         link.append("--enable-supernode-auth")
     lines += ["# 1. SuperLink machine (runs the aggregator's ServerApp):", " ".join(q(a) for a in link), ""]
@@ -205,9 +273,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.validation_labels is not None:
         labels = {**labels, "consumer": args.validation_labels}
     if args.node_auth:
-        lines += ["# 2. Each party makes a key pair on its machine and sends NAME.key.pub to the SuperLink's operator:",
-                  "#   python -c \"from dpsumm.flower import make_node_key; make_node_key('keys', 'NAME')\"",
-                  "#  who registers each one (flwr CLI configured as in step 4):"]
+        lines += [
+            "# 2. Each party makes a key pair on its machine and sends NAME.key.pub to the SuperLink's operator:",
+            "#   python -c \"from dpsumm.flower import make_node_key; make_node_key('keys', 'NAME')\"",
+            "#  who registers each one (flwr CLI configured as in step 4):",
+        ]
         lines += [f"flwr supernode register keys/{n}.key.pub dpsumm --name {q(n)}" for n, _, _ in parties]
         lines.append("")
     lines.append("# 3. One SuperNode per party, each on its own machine (data paths are on that machine):")
@@ -221,17 +291,33 @@ def _run(args: argparse.Namespace) -> int:
             node += ["--auth-supernode-private-key", f"keys/{name}.key"]
         lines += [f"#   {role} {name}:", " ".join(q(a) for a in node)]
         if role == "consumer" and _releases_exact(method_arg(args)):
-            lines.append("#   (this run asks the consumer for its exact hashed validation mean, with no noise: NOT private. "
-                         "Its node refuses unless its operator adds allow-exact-release=true to its --node-config.)")
-    lines += ["", "# 4. Where the run is started (any machine that reaches the SuperLink): the flwr CLI connection,",
-              "#    in $FLWR_HOME/config.toml (default ~/.flwr/config.toml):"]
+            lines.append(
+                "#   (this run asks the consumer for its exact hashed validation mean, with no noise: NOT private. "
+                "Its node refuses unless its operator adds allow-exact-release=true to its --node-config.)"
+            )
+    lines += [
+        "",
+        "# 4. Where the run is started (any machine that reaches the SuperLink): the flwr CLI connection,",
+        "#    in $FLWR_HOME/config.toml (default ~/.flwr/config.toml):",
+    ]
     lines += ["#   " + c for c in cli_conf]
-    lines += ["# then write the app and start the run:",
-              f"python -c \"from dpsumm.flower import write_app; write_app({args.app_dir!r})\"",
-              " ".join(["flwr", "run", q(args.app_dir), "dpsumm", "--run-config",
-                        q(" ".join(f"{k}={_override_value(v)}" for k, v in run_config.items())), "--stream"]),
-              f"# The ServerApp writes the summary to {out} on the SuperLink's machine",
-              "# (python -c \"import dpsumm.flower as f; print(f.load_result('" + out + "'))\")."]
+    lines += [
+        "# then write the app and start the run:",
+        f'python -c "from dpsumm.flower import write_app; write_app({args.app_dir!r})"',
+        " ".join(
+            [
+                "flwr",
+                "run",
+                q(args.app_dir),
+                "dpsumm",
+                "--run-config",
+                q(" ".join(f"{k}={_override_value(v)}" for k, v in run_config.items())),
+                "--stream",
+            ]
+        ),
+        f"# The ServerApp writes the summary to {out} on the SuperLink's machine",
+        "# (python -c \"import dpsumm.flower as f; print(f.load_result('" + out + "'))\").",
+    ]
     print("\n".join(lines))
     return 0
 
@@ -253,8 +339,9 @@ def _override_value(v: Any) -> str:
     return _toml_value(v)
 
 
-def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels: dict[str, str],
-                        run_config: dict[str, Any]) -> int:
+def _run_flower_locally(
+    args: argparse.Namespace, owners: dict[str, str], labels: dict[str, str], run_config: dict[str, Any]
+) -> int:
     import tempfile
     import time
     from pathlib import Path
@@ -264,15 +351,24 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels
     with tempfile.TemporaryDirectory(prefix="dpsumm-flower-") as tmp:
         work = Path(args.workdir) if args.workdir else Path(tmp)
         t0 = time.perf_counter()
-        fed = LocalFederation(work, owners, args.consumer, labels=labels, consumer_labels=args.validation_labels,
-                              tls=not args.insecure, node_auth=args.node_auth,
-                              node_poll_interval=args.poll_interval,
-                              allow_seeded=args.random_state is not None,
-                              allow_exact_release=_releases_exact(method_arg(args)))
+        fed = LocalFederation(
+            work,
+            owners,
+            args.consumer,
+            labels=labels,
+            consumer_labels=args.validation_labels,
+            tls=not args.insecure,
+            node_auth=args.node_auth,
+            node_poll_interval=args.poll_interval,
+            allow_seeded=args.random_state is not None,
+            allow_exact_release=_releases_exact(method_arg(args)),
+        )
         try:
             fed.start()
-            print(f"started SuperLink on 127.0.0.1:{fed.port} and {len(owners) + 1} SuperNodes: pids {fed.pids}",
-                  file=sys.stderr)
+            print(
+                f"started SuperLink on 127.0.0.1:{fed.port} and {len(owners) + 1} SuperNodes: pids {fed.pids}",
+                file=sys.stderr,
+            )
             res = fed.run(run_config)
         finally:
             fed.close()
@@ -288,12 +384,21 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels
     for e in rounds:
         per_round[e["round"]] = per_round.get(e["round"], 0.0) + e["seconds"]
     summary = {
-        "size": len(res), "owners": res.owner_names, "owner": res.owner.tolist(), "index": res.index.tolist(),
-        "accessed": res.accessed.total, "events": res.events, "server_seconds": res.seconds, "wall_seconds": wall,
+        "size": len(res),
+        "owners": res.owner_names,
+        "owner": res.owner.tolist(),
+        "index": res.index.tolist(),
+        "accessed": res.accessed.total,
+        "events": res.events,
+        "server_seconds": res.seconds,
+        "wall_seconds": wall,
         "discovery_seconds": res.extra.get("discovery_seconds"),
         "exchanges": len(entries),
-        "exchange_seconds": ({str(e.get("kind")): round(float(e.get("seconds", 0.0)), 2) for e in entries}
-                             if len(entries) <= 10 else None),
+        "exchange_seconds": (
+            {str(e.get("kind")): round(float(e.get("seconds", 0.0)), 2) for e in entries}
+            if len(entries) <= 10
+            else None
+        ),
         "mean_round_seconds": sum(per_round.values()) / len(per_round) if per_round else None,
     }
     if args.random_state is not None:
@@ -312,4 +417,3 @@ def _run_flower_locally(args: argparse.Namespace, owners: dict[str, str], labels
         print(f"{PROG}: error: the run returned {len(res)} of {args.size} rows (see events)", file=sys.stderr)
         return 1
     return 0
-

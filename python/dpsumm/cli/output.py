@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,8 +35,10 @@ def ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded: 
     led = _ledger(res.privacy)
     if isinstance(led, dict):  # no Ledger.from_dict: the totals at the δ's the ServerApp saved them at
         d = led.get("delta", {})
-        lines.append(f"epsilon at delta owners {d.get('owners')}, validation {d.get('validation')}: "
-                     f"{json.dumps(led.get('totals'))}")
+        lines.append(
+            f"epsilon at delta owners {d.get('owners')}, validation {d.get('validation')}: "
+            f"{json.dumps(led.get('totals'))}"
+        )
         lines += led.get("notes", [])
         lines.append(f"aggregator saw {res.accessed.total} raw rows ({res.accessed.per_owner}).")
         lines.append(f"certified: {'NO (seeded run)' if seeded else res.privacy_status()}.")
@@ -48,8 +49,10 @@ def ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded: 
     eps_v = led.epsilon("validation", delta_validation)
     cert = certification(led, seeded=seeded)  # the one decision every surface prints
     lines.append(led.table(delta_owners, delta_validation))
-    lines.append(f"owners: epsilon {eps_o:.4g} at delta {delta_owners:g}; validation set: epsilon {eps_v:.4g} at "
-                 f"delta {delta_validation:g} (tight accountant).")
+    lines.append(
+        f"owners: epsilon {eps_o:.4g} at delta {delta_owners:g}; validation set: epsilon {eps_v:.4g} at "
+        f"delta {delta_validation:g} (tight accountant)."
+    )
     seen: dict[str, dict[str, int]] = {}
     for e in led.entries:
         seen.setdefault(e.party, {})
@@ -77,13 +80,21 @@ def build_report(res: Any, args: argparse.Namespace, budget: Any, **extra: Any) 
         privacy = led.to_dict(d_o, d_v)
     return {
         **({"warning": NOT_PRIVATE} if seeded else {}),
-        "method": res.method, "size": len(res), **extra,
-        "gamma": res.hasher.gamma, "dim": res.hasher.dim, "hash_seed": res.hasher.seed,
-        "seeded": seeded, "private": cert.private, "certified": cert.certified,
+        "method": res.method,
+        "size": len(res),
+        **extra,
+        "gamma": res.hasher.gamma,
+        "dim": res.hasher.dim,
+        "hash_seed": res.hasher.seed,
+        "seeded": seeded,
+        "private": cert.private,
+        "certified": cert.certified,
         "certification": cert.to_dict(),
         "budget": None if budget is None else dataclasses.asdict(budget),
         "accessed": dataclasses.asdict(res.accessed),
-        "contribution": res.contribution.tolist(), "events": res.events, "seconds": res.seconds,
+        "contribution": res.contribution.tolist(),
+        "events": res.events,
+        "seconds": res.seconds,
         "privacy": privacy,
     }
 
@@ -98,26 +109,37 @@ def write_outputs(res: Any, out_dir: str, report: dict[str, Any]) -> Any:
     np.save(out / "summary.npy", res.points if res.points is not None else res.hashes)
     if res.labels is not None:
         np.save(out / "labels.npy", res.labels)
-    np.savetxt(out / "provenance.csv", np.column_stack([res.owner, res.index]), fmt="%d", delimiter=",",
-               header="owner,index", comments="")
+    np.savetxt(
+        out / "provenance.csv",
+        np.column_stack([res.owner, res.index]),
+        fmt="%d",
+        delimiter=",",
+        header="owner,index",
+        comments="",
+    )
     (out / "report.json").write_text(json.dumps(jsonable(report), indent=2, default=str, allow_nan=False))
     return out
-
 
 
 def print_epsilon(records: Sequence[Any]) -> None:
     nom = [r for r in records if r.method == "nominations"]
     if nom:
         r = max(nom, key=lambda r: r.size)
-        print(f"nominations, size {r.size}: epsilon owners {r.epsilon_owners:.4g} (certified: what an owner receives "
-              f"depends only on its own data and the one validation release); validation {r.epsilon_validation:.4g} "
-              f"(delta {r.delta_validation:g}; replace-one in D_v); tight accountant.")
+        print(
+            f"nominations, size {r.size}: epsilon owners {r.epsilon_owners:.4g} (certified: what an owner receives "
+            f"depends only on its own data and the one validation release); validation {r.epsilon_validation:.4g} "
+            f"(delta {r.delta_validation:g}; replace-one in D_v); tight accountant."
+        )
     priv = [r for r in records if r.method == "paper"]
     if not priv:
         return
     r = max(priv, key=lambda r: r.size)
-    owners = "not certified (paper's PrivAuction, see README 'Privacy')" if r.epsilon_owners is None else f"{r.epsilon_owners:.4g}"
-    print(f"paper, size {r.size}: epsilon owners {owners}; h2 releases alone {r.epsilon_owners_h2:.4g} "
-          f"(delta {r.delta_owners:g}); validation {r.epsilon_validation:.4g} (delta {r.delta_validation:g}); tight accountant.")
-
-
+    owners = (
+        "not certified (paper's PrivAuction, see README 'Privacy')"
+        if r.epsilon_owners is None
+        else f"{r.epsilon_owners:.4g}"
+    )
+    print(
+        f"paper, size {r.size}: epsilon owners {owners}; h2 releases alone {r.epsilon_owners_h2:.4g} "
+        f"(delta {r.delta_owners:g}); validation {r.epsilon_validation:.4g} (delta {r.delta_validation:g}); tight accountant."
+    )

@@ -14,48 +14,91 @@ from typing import Any, Literal
 from ..errors import DpsummError, InvalidParameterError
 from ._common import UsageError
 
-__all__ = ["add_run_options", "gamma_arg", "seed_set_arg", "budget_arg", "method_arg", "report_deltas",
-           "check_report_delta", "METHOD_FLAGS",
-           "check_validation_labels"]
+__all__ = [
+    "add_run_options",
+    "gamma_arg",
+    "seed_set_arg",
+    "budget_arg",
+    "method_arg",
+    "report_deltas",
+    "check_report_delta",
+    "METHOD_FLAGS",
+    "check_validation_labels",
+]
 
 #: Method option -> (flag, type, help). Every option of every method object except ``schedule`` (an object).
 METHOD_FLAGS: dict[str, tuple[str, Any, str]] = {
     "nominees": ("--nominees", int, "nominations: rows each owner nominates (default 2 x size)"),
     "candidates": ("--candidates", int, "nominations: rows each owner samples for its herding (default 4 x nominees)"),
     "temperature": ("--temperature", float, "nominations: the owners' tilt (default: from the release's noise)"),
-    "purchase": ("--purchase", str, "nominations: auto (default: labels with --label-set, else nominees), nominees "
-                                    "(owners' epsilon 0, K x nominees raw rows; certified), "
-                                    "quotas (owners' DP sketches, 3 x size raw rows; certified), labels (the consumer's "
-                                    "and the owners' DP label counts, 3 x size raw rows drawn per label; certified; "
-                                    "needs --label-set, --validation-labels and the owners' labels) or winners (fewer "
-                                    "raw rows, but each owner learns which of its rows won: outside the DP guarantee)"),
-    "label_set": ("--label-set", str, "nominations: the public labels a row may have (selects --purchase labels by "
-                                      "default), "
-                                      "comma-separated (0,1,2; numbers read as numbers) or a JSON list "
-                                      "('[\"cat\", \"dog\"]'; '[\"0\", \"1\"]' for string labels)"),
+    "purchase": (
+        "--purchase",
+        str,
+        "nominations: auto (default: labels with --label-set, else nominees), nominees "
+        "(owners' epsilon 0, K x nominees raw rows; certified), "
+        "quotas (owners' DP sketches, 3 x size raw rows; certified), labels (the consumer's "
+        "and the owners' DP label counts, 3 x size raw rows drawn per label; certified; "
+        "needs --label-set, --validation-labels and the owners' labels) or winners (fewer "
+        "raw rows, but each owner learns which of its rows won: outside the DP guarantee)",
+    ),
+    "label_set": (
+        "--label-set",
+        str,
+        "nominations: the public labels a row may have (selects --purchase labels by "
+        "default), "
+        "comma-separated (0,1,2; numbers read as numbers) or a JSON list "
+        '(\'["cat", "dog"]\'; \'["0", "1"]\' for string labels)',
+    ),
     "choice": ("--choice", str, "nominations: the aggregator's greedy on the exact kernel or on the hashes"),
     "owner_greedy": ("--owner-greedy", str, "nominations: stochastic (default) or exact"),
-    "validation_release": ("--validation-release", str, ("nominations: gaussian (default), mwem, or exact (the "
-                           "consumer's exact hashed mean, no noise: NOT private for the consumer, for tests and "
-                           "non-private baselines; on Flower the consumer's node must allow it in its own node config, "
-                           "allow-exact-release=true)")),
-    "reveal": ("--reveal", str, "nominations, paper, paper-greedy: points (default; the aggregator gets the raw rows "
-                                "it buys) or hashes (only their h1 hashes)"),
-    "dim": ("--dim", int, "random features d of h1 (default: the method's, 500 for nominations and the baselines, "
-                          "140 for the paper's)"),
+    "validation_release": (
+        "--validation-release",
+        str,
+        (
+            "nominations: gaussian (default), mwem, or exact (the "
+            "consumer's exact hashed mean, no noise: NOT private for the consumer, for tests and "
+            "non-private baselines; on Flower the consumer's node must allow it in its own node config, "
+            "allow-exact-release=true)"
+        ),
+    ),
+    "reveal": (
+        "--reveal",
+        str,
+        "nominations, paper, paper-greedy: points (default; the aggregator gets the raw rows "
+        "it buys) or hashes (only their h1 hashes)",
+    ),
+    "dim": (
+        "--dim",
+        int,
+        "random features d of h1 (default: the method's, 500 for nominations and the baselines, 140 for the paper's)",
+    ),
     "hash_seed": ("--hash-seed", int, "public seed of h1 (default 0)"),
-    "purchase_factor": ("--purchase-factor", float, "nominations: raw owner rows bought with --purchase quotas or "
-                                                    "labels, in units of the size (default 3)"),
-    "tilt_rounds": ("--tilt-rounds", int, "nominations, --purchase quotas: self-consistent steps of each owner's "
-                                          "ranking toward g~ (default 0)"),
-    "sale_tilt_share": ("--sale-tilt-share", float, "nominations, --purchase labels: the share of the validation "
-                                                    "budget spent on the hashed mean that tilts each owner's sale "
-                                                    "toward the consumer inside a label (default 0: none; 0.3 for a subgroup "
-                                                    "inside the labels)"),
+    "purchase_factor": (
+        "--purchase-factor",
+        float,
+        "nominations: raw owner rows bought with --purchase quotas or labels, in units of the size (default 3)",
+    ),
+    "tilt_rounds": (
+        "--tilt-rounds",
+        int,
+        "nominations, --purchase quotas: self-consistent steps of each owner's ranking toward g~ (default 0)",
+    ),
+    "sale_tilt_share": (
+        "--sale-tilt-share",
+        float,
+        "nominations, --purchase labels: the share of the validation "
+        "budget spent on the hashed mean that tilts each owner's sale "
+        "toward the consumer inside a label (default 0: none; 0.3 for a subgroup "
+        "inside the labels)",
+    ),
     "t_init": ("--t-init", int, "paper, paper-greedy: override the schedule's MWEM steps in the first epoch"),
     "t_subs": ("--t-subs", int, "paper, paper-greedy: override the schedule's MWEM steps in later epochs"),
-    "epsilon_auction": ("--epsilon-auction", str, "paper: PrivAuction's epsilon (default 0: ask every owner, "
-                                                  "certified; > 0 or 'theorem6': the paper's uncertified auction)"),
+    "epsilon_auction": (
+        "--epsilon-auction",
+        str,
+        "paper: PrivAuction's epsilon (default 0: ask every owner, "
+        "certified; > 0 or 'theorem6': the paper's uncertified auction)",
+    ),
 }
 
 
@@ -63,31 +106,71 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     """--method and its options, the budget, gamma, the seed set and the seed."""
     from ..methods import METHODS
 
-    p.add_argument("--method", default="nominations", choices=METHODS,
-                   help="nominations (default, recommended: every party certified), paper (Sarpatwar et al. Alg. 3), "
-                        "or a non-private baseline: central-greedy, paper-greedy, exact-greedy, uniform")
-    p.add_argument("--budget", type=float, default=None, metavar="EPS",
-                   help="owners' epsilon budget (the paper's protocol: with --validation-budget)")
-    p.add_argument("--delta", type=float, default=None, metavar="D",
-                   help="owners' delta: of --budget, and the delta the ledger is reported at (default 1e-6)")
-    p.add_argument("--validation-budget", type=float, default=None, metavar="EPS",
-                   help="the validation set's epsilon budget (alone: a validation-only budget, for nominations)")
-    p.add_argument("--validation-delta", type=float, default=None, metavar="D",
-                   help="validation delta: of --validation-budget, and the delta the ledger is reported at "
-                        "(default 1e-6)")
+    p.add_argument(
+        "--method",
+        default="nominations",
+        choices=METHODS,
+        help="nominations (default, recommended: every party certified), paper (Sarpatwar et al. Alg. 3), "
+        "or a non-private baseline: central-greedy, paper-greedy, exact-greedy, uniform",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        metavar="EPS",
+        help="owners' epsilon budget (the paper's protocol: with --validation-budget)",
+    )
+    p.add_argument(
+        "--delta",
+        type=float,
+        default=None,
+        metavar="D",
+        help="owners' delta: of --budget, and the delta the ledger is reported at (default 1e-6)",
+    )
+    p.add_argument(
+        "--validation-budget",
+        type=float,
+        default=None,
+        metavar="EPS",
+        help="the validation set's epsilon budget (alone: a validation-only budget, for nominations)",
+    )
+    p.add_argument(
+        "--validation-delta",
+        type=float,
+        default=None,
+        metavar="D",
+        help="validation delta: of --validation-budget, and the delta the ledger is reported at (default 1e-6)",
+    )
     group = p.add_argument_group("method options (default: the method's own; a flag the method lacks is refused)")
     for option, (flag, kind, text) in METHOD_FLAGS.items():
         group.add_argument(flag, dest=option, type=kind, default=None, help=text)
-    p.add_argument("--gamma", default="median", metavar="FLOAT|median",
-                   help="RBF width, or 'median' (default): the median heuristic on the public seed set")
-    p.add_argument("--seed-set", default=None, metavar="COUNT|PATH",
-                   help="public seed rows: a count of rows generated uniformly in --feature-range, or a file "
-                        "(default: 150 rows for the median heuristic; the schedule's count for the paper's methods)")
-    p.add_argument("--feature-range", type=float, nargs=2, default=(0.0, 1.0), metavar=("LOW", "HIGH"),
-                   help="public box of generated seed rows (default 0 1: scale features to it, "
-                        "dpsumm.scale_to_unit)")
-    p.add_argument("--random-state", type=int, default=None,
-                   help="seed: reproducible and NOT private (default: OS entropy, the only private mode)")
+    p.add_argument(
+        "--gamma",
+        default="median",
+        metavar="FLOAT|median",
+        help="RBF width, or 'median' (default): the median heuristic on the public seed set",
+    )
+    p.add_argument(
+        "--seed-set",
+        default=None,
+        metavar="COUNT|PATH",
+        help="public seed rows: a count of rows generated uniformly in --feature-range, or a file "
+        "(default: 150 rows for the median heuristic; the schedule's count for the paper's methods)",
+    )
+    p.add_argument(
+        "--feature-range",
+        type=float,
+        nargs=2,
+        default=(0.0, 1.0),
+        metavar=("LOW", "HIGH"),
+        help="public box of generated seed rows (default 0 1: scale features to it, dpsumm.scale_to_unit)",
+    )
+    p.add_argument(
+        "--random-state",
+        type=int,
+        default=None,
+        help="seed: reproducible and NOT private (default: OS entropy, the only private mode)",
+    )
 
 
 def _flag(option: str) -> str:
@@ -103,8 +186,9 @@ def method_arg(args: argparse.Namespace) -> Any:
         try:
             options["epsilon_auction"] = float(options["epsilon_auction"])
         except ValueError:
-            raise UsageError(f"--epsilon-auction must be a number >= 0 or 'theorem6', got {options['epsilon_auction']!r}"
-                             ) from None
+            raise UsageError(
+                f"--epsilon-auction must be a number >= 0 or 'theorem6', got {options['epsilon_auction']!r}"
+            ) from None
     try:
         if "label_set" in options:
             options["label_set"] = parse_label_set(options["label_set"], spell=_flag)
@@ -119,20 +203,30 @@ def check_validation_labels(args: argparse.Namespace, method: Any, owners_labell
     needs = bool(getattr(method, "needs_labels", False))
     given = getattr(args, "validation_labels", None) is not None
     if given and not needs:
-        raise UsageError(f"--validation-labels applies only to --method nominations --purchase labels (the default "
-                         f"with --label-set; the consumer's label histogram), not to --method {method.name}"
-                         + (f" --purchase {method.purchase}" if hasattr(method, "purchase") else ""))
+        raise UsageError(
+            f"--validation-labels applies only to --method nominations --purchase labels (the default "
+            f"with --label-set; the consumer's label histogram), not to --method {method.name}"
+            + (f" --purchase {method.purchase}" if hasattr(method, "purchase") else "")
+        )
     if needs and not given:
-        raise UsageError("--purchase labels (the default with --label-set) releases the validation set's label "
-                         "histogram: give --validation-labels "
-                         "PATH (the consumer's labels)")
+        raise UsageError(
+            "--purchase labels (the default with --label-set) releases the validation set's label "
+            "histogram: give --validation-labels "
+            "PATH (the consumer's labels)"
+        )
     if needs and not owners_labelled:
-        raise UsageError("--purchase labels (the default with --label-set) buys the owners' rows by label: give "
-                         "the owners' labels (--labels)")
+        raise UsageError(
+            "--purchase labels (the default with --label-set) buys the owners' rows by label: give "
+            "the owners' labels (--labels)"
+        )
 
 
-_BUDGET_FLAGS = {"epsilon": "--budget", "delta": "--delta", "validation_epsilon": "--validation-budget",
-                 "validation_delta": "--validation-delta"}
+_BUDGET_FLAGS = {
+    "epsilon": "--budget",
+    "delta": "--delta",
+    "validation_epsilon": "--validation-budget",
+    "validation_delta": "--validation-delta",
+}
 
 
 def _check_delta(value: float | None, flag: str) -> None:
@@ -144,8 +238,10 @@ def report_deltas(args: argparse.Namespace) -> tuple[float, float]:
     """The deltas the ledger is reported at: --delta and --validation-delta, default DEFAULT_DELTA."""
     from ..methods import DEFAULT_DELTA
 
-    return (DEFAULT_DELTA if args.delta is None else args.delta,
-            DEFAULT_DELTA if args.validation_delta is None else args.validation_delta)
+    return (
+        DEFAULT_DELTA if args.delta is None else args.delta,
+        DEFAULT_DELTA if args.validation_delta is None else args.validation_delta,
+    )
 
 
 def check_report_delta(args: argparse.Namespace, validation_rows: int) -> None:
@@ -153,13 +249,16 @@ def check_report_delta(args: argparse.Namespace, validation_rows: int) -> None:
     read at such a delta says nothing (a release at it may publish a row of D_v; read there, every epsilon is 0)."""
     d = args.validation_delta
     if d is not None and validation_rows > 0 and d >= 1.0 / validation_rows:
-        raise UsageError(f"--validation-delta {d:g} is >= 1/|D_v| = {1.0 / validation_rows:g} ({validation_rows} "
-                         "validation rows): at such a delta a release may publish a row of the validation set, and the "
-                         "ledger read there says nothing; use a delta well below 1/|D_v|")
+        raise UsageError(
+            f"--validation-delta {d:g} is >= 1/|D_v| = {1.0 / validation_rows:g} ({validation_rows} "
+            "validation rows): at such a delta a release may publish a row of the validation set, and the "
+            "ledger read there says nothing; use a delta well below 1/|D_v|"
+        )
 
 
-def budget_arg(args: argparse.Namespace, method: Any = None, *, size: int | None = None,
-               owners: int | None = None) -> Any:
+def budget_arg(
+    args: argparse.Namespace, method: Any = None, *, size: int | None = None, owners: int | None = None
+) -> Any:
     """The run's Budget (None without --budget/--validation-budget), checked against the method (and, with
     ``size`` and ``owners``, the whole plan: schedule calibration, nominees x owners >= size) before any data is
     read or noise drawn."""
@@ -177,20 +276,37 @@ def budget_arg(args: argparse.Namespace, method: Any = None, *, size: int | None
             raise UsageError("--budget needs --validation-budget (the validation set's epsilon)")
         if args.budget is None and method.name != "nominations":
             raise UsageError(f"--method {method.name} needs --budget (the owners' epsilon) with --validation-budget")
-        if (args.budget is not None and method.name == "nominations"
-                and getattr(method, "resolved_purchase", None) not in ("quotas", "labels")):
-            raise UsageError("--method nominations releases nothing computed from one owner's data to another "
-                             "(owners' epsilon 0) unless --purchase quotas or labels (the default with --label-set): "
-                             "--budget does not apply; give --validation-budget alone")
+        if (
+            args.budget is not None
+            and method.name == "nominations"
+            and getattr(method, "resolved_purchase", None) not in ("quotas", "labels")
+        ):
+            raise UsageError(
+                "--method nominations releases nothing computed from one owner's data to another "
+                "(owners' epsilon 0) unless --purchase quotas or labels (the default with --label-set): "
+                "--budget does not apply; give --validation-budget alone"
+            )
         try:
-            budget = budget_from(args.budget, args.delta if args.budget is not None else None, args.validation_budget,
-                                 args.validation_delta, spell=lambda o: _BUDGET_FLAGS.get(o, o))
+            budget = budget_from(
+                args.budget,
+                args.delta if args.budget is not None else None,
+                args.validation_budget,
+                args.validation_delta,
+                spell=lambda o: _BUDGET_FLAGS.get(o, o),
+            )
         except DpsummError as exc:
             raise UsageError(str(exc)) from None
     if size is not None and owners is not None:
         try:
-            method.plan(size=size, owners=owners, owner_rows=None, validation_rows=None, privacy=budget,
-                        gamma_median=args.gamma == "median", transport_given=False)
+            method.plan(
+                size=size,
+                owners=owners,
+                owner_rows=None,
+                validation_rows=None,
+                privacy=budget,
+                gamma_median=args.gamma == "median",
+                transport_given=False,
+            )
         except InvalidParameterError as exc:
             arg = getattr(exc, "argument", None) or ""
             flag = {"privacy": "--budget/--validation-budget", "size": "--size"}.get(arg, _flag(arg) if arg else "")

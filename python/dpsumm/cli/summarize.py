@@ -28,31 +28,53 @@ def add_summarize(sub: Any) -> None:
         "summarize",
         help="build a summary from owners' files (all parties in this process)",
         description="Owners' rows and the validation rows from .npy, .csv or .parquet files (.parquet needs "
-                    "pip install 'dpsumm[parquet]'); prints the privacy ledger and writes summary.npy, labels.npy "
-                    "(with labels), provenance.csv (owner, index) and report.json (accessed rows, the whole privacy "
-                    "ledger, events) to --out.",
+        "pip install 'dpsumm[parquet]'); prints the privacy ledger and writes summary.npy, labels.npy "
+        "(with labels), provenance.csv (owner, index) and report.json (accessed rows, the whole privacy "
+        "ledger, events) to --out.",
     )
     p.add_argument("--owners", nargs="+", required=True, metavar="PATH", help="one file per owner")
-    p.add_argument("--labels", nargs="+", default=None, metavar="PATH",
-                   help="one labels file per owner, in --owners order (.npy, .csv or .parquet, one column; numbers or "
-                        "words: a .npy of strings, a CSV column of words)")
-    p.add_argument("--label-column", type=int, default=None, metavar="INDEX",
-                   help="the owners' files hold the labels (numbers or words) in this column (0-based; -1 = last): "
-                        "it is removed from the features")
+    p.add_argument(
+        "--labels",
+        nargs="+",
+        default=None,
+        metavar="PATH",
+        help="one labels file per owner, in --owners order (.npy, .csv or .parquet, one column; numbers or "
+        "words: a .npy of strings, a CSV column of words)",
+    )
+    p.add_argument(
+        "--label-column",
+        type=int,
+        default=None,
+        metavar="INDEX",
+        help="the owners' files hold the labels (numbers or words) in this column (0-based; -1 = last): "
+        "it is removed from the features",
+    )
     p.add_argument("--validation", required=True, metavar="PATH", help="the consumer's validation rows")
-    p.add_argument("--validation-labels", default=None, metavar="PATH",
-                   help="the validation rows' labels (.npy, .csv or .parquet, one column; numbers or words): --purchase "
-                        "labels releases their histogram; other methods refuse them")
+    p.add_argument(
+        "--validation-labels",
+        default=None,
+        metavar="PATH",
+        help="the validation rows' labels (.npy, .csv or .parquet, one column; numbers or words): --purchase "
+        "labels releases their histogram; other methods refuse them",
+    )
     p.add_argument("--size", type=int, required=True, help="summary size p")
     p.add_argument("--out", required=True, help="output directory")
     add_run_options(p)
-    p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
-                   help="CSV inputs: is the first line a header? auto: yes when a field is not a number or the "
-                        "line is exactly 0,1,...,n-1 (pandas to_csv(index=False)); default auto")
-    p.add_argument("--index", choices=("auto", "yes", "no"), default="auto",
-                   help="CSV inputs: is the first column a row index (pandas' to_csv() writes one)? auto: yes when its "
-                        "header is pandas' index name; a headerless 0,1,...,n-1 first column is refused unless you say "
-                        "yes or no; default auto")
+    p.add_argument(
+        "--header",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="CSV inputs: is the first line a header? auto: yes when a field is not a number or the "
+        "line is exactly 0,1,...,n-1 (pandas to_csv(index=False)); default auto",
+    )
+    p.add_argument(
+        "--index",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="CSV inputs: is the first column a row index (pandas' to_csv() writes one)? auto: yes when its "
+        "header is pandas' index name; a headerless 0,1,...,n-1 first column is refused unless you say "
+        "yes or no; default auto",
+    )
     p.add_argument("--json", action="store_true", help="print report.json instead of the ledger table")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run)
@@ -116,20 +138,32 @@ def _run(args: argparse.Namespace) -> int:
     if args.validation_labels is not None:
         val_labels = _integral(datasets.load_labels(args.validation_labels, header=header))
         if val_labels.shape != (validation.shape[0],):
-            raise UsageError(f"--validation-labels must hold one label per validation row ({validation.shape[0]}), "
-                             f"got shape {val_labels.shape}")
+            raise UsageError(
+                f"--validation-labels must hold one label per validation row ({validation.shape[0]}), "
+                f"got shape {val_labels.shape}"
+            )
     seed = seed_set_arg(args.seed_set)
-    res = summarize(owners, validation, args.size, method, seed_set=seed, gamma=gamma, privacy=budget,
-                    feature_range=tuple(args.feature_range), random_state=args.random_state,
-                    progress=not args.no_progress, validation_labels=val_labels)
+    res = summarize(
+        owners,
+        validation,
+        args.size,
+        method,
+        seed_set=seed,
+        gamma=gamma,
+        privacy=budget,
+        feature_range=tuple(args.feature_range),
+        random_state=args.random_state,
+        progress=not args.no_progress,
+        validation_labels=val_labels,
+    )
     report = build_report(res, args, budget, owners=[str(p) for p in args.owners])
     out = write_outputs(res, out_dir, report)
     if args.json:
         print(json.dumps(jsonable(report), indent=2, default=str, allow_nan=False))
     else:
         print("\n".join(ledger_text(res, *report_deltas(args), args.random_state is not None)))
-        print(f"wrote {len(res)} rows to {out / 'summary.npy'} (accessed {res.accessed.total} raw rows); "
-              f"report in {out / 'report.json'}")
+        print(
+            f"wrote {len(res)} rows to {out / 'summary.npy'} (accessed {res.accessed.total} raw rows); "
+            f"report in {out / 'report.json'}"
+        )
     return 0
-
-

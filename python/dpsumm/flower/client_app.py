@@ -30,17 +30,15 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from flwr.app import ArrayRecord, Array, ConfigRecord, Context, Message, RecordDict
+from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 
 from .._validation import float_matrix, label_vector
 from ..datasets import load_array, load_labels
 from ..errors import DataFileError, InvalidParameterError, ProtocolError
-from ..messages import Message as ProtocolMessage
 from ..messages import (
     LabelHistogramRelease,
     LabelHistogramRequest,
@@ -59,6 +57,7 @@ from ..messages import (
     ValidationRelease,
     ValidationRequest,
 )
+from ..messages import Message as ProtocolMessage
 from ..parties import ConsumerParty, OwnerParty, owner_stream
 from .codec import decode, encode
 from .streams import party_streams
@@ -108,8 +107,9 @@ def _labels(context: Context, n_rows: int) -> np.ndarray | None:
     if path is None or (isinstance(path, str) and path == ""):
         return None
     if not isinstance(path, str):  # never str() of another value: 5 would read a file named "5"
-        raise InvalidParameterError(f"node config `labels` must be the path of a .npy/.csv/.parquet file, got "
-                                    f"{type(path).__name__}", "labels")
+        raise InvalidParameterError(
+            f"node config `labels` must be the path of a .npy/.csv/.parquet file, got {type(path).__name__}", "labels"
+        )
     try:
         arr = load_labels(path)
     except DataFileError as exc:  # the node config key names the file
@@ -126,8 +126,12 @@ def hello(message: Message, context: Context) -> Message:
     from .. import __version__
 
     labelled = context.node_config.get("labels") not in (None, "")
-    return Message(RecordDict({"dpsumm.hello": ConfigRecord({"role": role, "name": name, "version": __version__,
-                                                             "labelled": labelled})}), reply_to=message)
+    return Message(
+        RecordDict(
+            {"dpsumm.hello": ConfigRecord({"role": role, "name": name, "version": __version__, "labelled": labelled})}
+        ),
+        reply_to=message,
+    )
 
 
 @app.query("dpsumm")
@@ -153,8 +157,12 @@ def _timing(name: str, kind: str, created: float, started: float) -> None:
     except (OSError, ValueError, AttributeError):
         proc_start = float("nan")
     now = time.time()
-    print(f"dpsumm-timing party={name} kind={kind} spawn_after={proc_start - created:.3f} "
-          f"handler_after={started - created:.3f} handler_seconds={now - started:.3f}", file=sys.stderr, flush=True)
+    print(
+        f"dpsumm-timing party={name} kind={kind} spawn_after={proc_start - created:.3f} "
+        f"handler_after={started - created:.3f} handler_seconds={now - started:.3f}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
@@ -163,8 +171,9 @@ def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMes
     if isinstance(request, NominationRequest):
         reply = party.handle(request)
         assert isinstance(reply, NominationReply)
-        context.state[_NOMINATIONS_STATE] = ConfigRecord({
-            "nominated": json.dumps([int(t) for t in reply.tokens]), "sold": "[]", "reveal": request.reveal})
+        context.state[_NOMINATIONS_STATE] = ConfigRecord(
+            {"nominated": json.dumps([int(t) for t in reply.tokens]), "sold": "[]", "reveal": request.reveal}
+        )
         return reply
     if isinstance(request, PurchaseRequest):
         kept = context.state.get(_NOMINATIONS_STATE)
@@ -212,15 +221,27 @@ def _owner_sketch(party: OwnerParty, request: SketchRequest, context: Context, n
     if isinstance(kept, ArrayRecord) and "values" in kept:
         meta = context.state[state + ".meta"]
         if str(meta["request"]) != key:  # type: ignore[index]
-            raise ProtocolError(f"owner {name!r}: sketch {request.stage!r} was already released with other parameters "
-                                "(one release per stage and run)")
-        return SketchReply(n_rows=int(meta["n_rows"]), values=kept["values"].numpy(),  # type: ignore[index, arg-type]
-                           sigma=float(meta["sigma"]), granularity=float(meta["granularity"]))  # type: ignore[index, arg-type]
+            raise ProtocolError(
+                f"owner {name!r}: sketch {request.stage!r} was already released with other parameters "
+                "(one release per stage and run)"
+            )
+        return SketchReply(
+            n_rows=int(meta["n_rows"]),
+            values=kept["values"].numpy(),  # type: ignore[index, arg-type]
+            sigma=float(meta["sigma"]),
+            granularity=float(meta["granularity"]),
+        )  # type: ignore[index, arg-type]
     reply = party.handle(request)
     assert isinstance(reply, SketchReply)
     context.state[state] = ArrayRecord({"values": Array(np.asarray(reply.values))})
-    context.state[state + ".meta"] = ConfigRecord({"n_rows": int(reply.n_rows), "sigma": float(reply.sigma),
-                                                   "granularity": float(reply.granularity), "request": key})
+    context.state[state + ".meta"] = ConfigRecord(
+        {
+            "n_rows": int(reply.n_rows),
+            "sigma": float(reply.sigma),
+            "granularity": float(reply.granularity),
+            "request": key,
+        }
+    )
     return reply
 
 
@@ -240,8 +261,10 @@ def _owner_rng(context: Context, name: str) -> Any:
     if seed is None:
         return None
     if context.node_config.get("allow-seeded") is not True:
-        raise ProtocolError(f"owner {name!r}: the run config sets random-state (seeded, NOT private noise) "
-                            "but this node's config does not allow it (node config allow-seeded=true)")
+        raise ProtocolError(
+            f"owner {name!r}: the run config sets random-state (seeded, NOT private noise) "
+            "but this node's config does not allow it (node config allow-seeded=true)"
+        )
     return owner_stream(seed, name)
 
 
@@ -258,8 +281,11 @@ def _consumer(request: ProtocolMessage, context: Context, name: str) -> Protocol
     if isinstance(kept, ArrayRecord) and "mean_hash" in kept:
         # One release per run: answer a repeated request with the same values (free post-processing).
         meta = context.state[_CONSUMER_STATE + ".meta"]
-        return ValidationRelease(mean_hash=kept["mean_hash"].numpy(), n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
-                                 private=bool(meta["private"]))  # type: ignore[index]
+        return ValidationRelease(
+            mean_hash=kept["mean_hash"].numpy(),
+            n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
+            private=bool(meta["private"]),
+        )  # type: ignore[index]
     rng = _consumer_rng(context, name)
     release = ConsumerParty(_data(context, "data"), rng, name).handle(request)
     assert isinstance(release, ValidationRelease)
@@ -280,9 +306,11 @@ def _check_exact_allowed(context: Context, name: str, what: str) -> None:
     passes it on to every owner. As for a seeded run, only the consumer's own operator may allow it.
     """
     if context.node_config.get(ALLOW_EXACT_RELEASE) is not True:
-        raise ProtocolError(f"consumer {name!r}: the run asks for its exact hashed validation mean ({what}: no noise, "
-                            "NOT private), but this node's config does not allow a release without noise (node config "
-                            f"{ALLOW_EXACT_RELEASE}=true)")
+        raise ProtocolError(
+            f"consumer {name!r}: the run asks for its exact hashed validation mean ({what}: no noise, "
+            "NOT private), but this node's config does not allow a release without noise (node config "
+            f"{ALLOW_EXACT_RELEASE}=true)"
+        )
 
 
 def _consumer_rng(context: Context, name: str) -> Any:
@@ -291,8 +319,10 @@ def _consumer_rng(context: Context, name: str) -> Any:
     if seed is not None and context.node_config.get("allow-seeded") is not True:
         # Whoever starts the run chooses the run config; a seed it picks would make this party's noise
         # predictable. Only the consumer's own operator may allow it (tests, reproducible experiments).
-        raise ProtocolError(f"consumer {name!r}: the run config sets random-state (seeded, NOT private noise) "
-                            "but this node's config does not allow it (node config allow-seeded=true)")
+        raise ProtocolError(
+            f"consumer {name!r}: the run config sets random-state (seeded, NOT private noise) "
+            "but this node's config does not allow it (node config allow-seeded=true)"
+        )
     return party_streams(seed)["consumer"]
 
 
@@ -304,15 +334,21 @@ def _consumer_target(request: TargetRequest, context: Context, name: str) -> Tar
     kept = context.state.get(_CONSUMER_STATE + ".target")
     if isinstance(kept, ArrayRecord) and "noisy_mean" in kept:
         meta = context.state[_CONSUMER_STATE + ".target.meta"]
-        return TargetRelease(noisy_mean=kept["noisy_mean"].numpy(), exact_mean=kept["exact_mean"].numpy(),
-                             n_rows=int(meta["n_rows"]), sigma=float(meta["sigma"]),  # type: ignore[index, arg-type]
-                             granularity=float(meta["granularity"]))  # type: ignore[index, arg-type]
+        return TargetRelease(
+            noisy_mean=kept["noisy_mean"].numpy(),
+            exact_mean=kept["exact_mean"].numpy(),
+            n_rows=int(meta["n_rows"]),
+            sigma=float(meta["sigma"]),  # type: ignore[index, arg-type]
+            granularity=float(meta["granularity"]),
+        )  # type: ignore[index, arg-type]
     release = ConsumerParty(_data(context, "data"), _consumer_rng(context, name), name).handle(request)
     assert isinstance(release, TargetRelease)
-    context.state[_CONSUMER_STATE + ".target"] = ArrayRecord({
-        "noisy_mean": Array(np.asarray(release.noisy_mean)), "exact_mean": Array(np.asarray(release.exact_mean))})
-    context.state[_CONSUMER_STATE + ".target.meta"] = ConfigRecord({
-        "n_rows": release.n_rows, "sigma": release.sigma, "granularity": release.granularity})
+    context.state[_CONSUMER_STATE + ".target"] = ArrayRecord(
+        {"noisy_mean": Array(np.asarray(release.noisy_mean)), "exact_mean": Array(np.asarray(release.exact_mean))}
+    )
+    context.state[_CONSUMER_STATE + ".target.meta"] = ConfigRecord(
+        {"n_rows": release.n_rows, "sigma": release.sigma, "granularity": release.granularity}
+    )
     return release
 
 
@@ -322,8 +358,11 @@ def _request_key(m: ProtocolMessage) -> str:
     h = hashlib.sha256()
     for k, v in sorted(m.to_dict().items()):
         arr = v if isinstance(v, np.ndarray) else None
-        h.update(json.dumps([k, None if arr is not None else repr(v),
-                             None if arr is None else [str(arr.dtype), list(arr.shape)]]).encode())
+        h.update(
+            json.dumps(
+                [k, None if arr is not None else repr(v), None if arr is None else [str(arr.dtype), list(arr.shape)]]
+            ).encode()
+        )
         if arr is not None:
             h.update(np.ascontiguousarray(arr).tobytes() if arr.dtype.kind != "O" else repr(arr.tolist()).encode())
     return h.hexdigest()
@@ -337,20 +376,26 @@ def _consumer_labels(request: LabelHistogramRequest, context: Context, name: str
     if isinstance(kept, ArrayRecord) and "counts" in kept:
         meta = context.state[_CONSUMER_STATE + ".labels.meta"]
         if str(meta["request"]) != _request_key(request):  # type: ignore[index]
-            raise ProtocolError(f"consumer {name!r}: its label histogram was already released for another request "
-                                "(one release per run)")
-        return LabelHistogramRelease(counts=kept["counts"].numpy(), n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
-                                     scale=float(meta["scale"]),  # type: ignore[index, arg-type]
-                                     rows=np.array(data) if request.send_rows else None)
+            raise ProtocolError(
+                f"consumer {name!r}: its label histogram was already released for another request (one release per run)"
+            )
+        return LabelHistogramRelease(
+            counts=kept["counts"].numpy(),
+            n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
+            scale=float(meta["scale"]),  # type: ignore[index, arg-type]
+            rows=np.array(data) if request.send_rows else None,
+        )
     labels = _labels(context, data.shape[0])
     if labels is None:
-        raise ProtocolError(f"consumer {name!r}: purchase='labels' releases the validation set's label histogram, but "
-                            "this SuperNode has no validation labels: start it with node config "
-                            "labels=\"/path/to/validation-labels.npy\"")
+        raise ProtocolError(
+            f"consumer {name!r}: purchase='labels' releases the validation set's label histogram, but "
+            "this SuperNode has no validation labels: start it with node config "
+            'labels="/path/to/validation-labels.npy"'
+        )
     release = ConsumerParty(data, _consumer_rng(context, name), name, labels=labels).handle(request)
     assert isinstance(release, LabelHistogramRelease)
     context.state[_CONSUMER_STATE + ".labels"] = ArrayRecord({"counts": Array(np.asarray(release.counts))})
-    context.state[_CONSUMER_STATE + ".labels.meta"] = ConfigRecord({
-        "n_rows": release.n_rows, "scale": release.scale,
-        "request": _request_key(request)})
+    context.state[_CONSUMER_STATE + ".labels.meta"] = ConfigRecord(
+        {"n_rows": release.n_rows, "scale": release.scale, "request": _request_key(request)}
+    )
     return release

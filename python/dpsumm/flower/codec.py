@@ -83,8 +83,9 @@ def encode(message: Message) -> RecordDict:
         types[name] = tag
         if tag != "none":
             fields[name] = v
-    return RecordDict({FIELDS: ConfigRecord(fields), ARRAYS: ArrayRecord(arrays),
-                       TYPES: ConfigRecord(cast(Any, types))})
+    return RecordDict(
+        {FIELDS: ConfigRecord(fields), ARRAYS: ArrayRecord(arrays), TYPES: ConfigRecord(cast(Any, types))}
+    )
 
 
 def decode(content: RecordDict) -> Message:
@@ -101,7 +102,11 @@ def decode(content: RecordDict) -> Message:
         types = content[TYPES]
     except KeyError as exc:
         raise ProtocolError(f"not a dpsumm message: record {exc} is missing") from exc
-    if not isinstance(fields, ConfigRecord) or not isinstance(types, ConfigRecord) or not isinstance(arrays, ArrayRecord):
+    if (
+        not isinstance(fields, ConfigRecord)
+        or not isinstance(types, ConfigRecord)
+        or not isinstance(arrays, ArrayRecord)
+    ):
         raise ProtocolError("not a dpsumm message: records have the wrong types")
     data: dict[str, Any] = {}
     for name, tag in types.items():
@@ -116,7 +121,12 @@ def decode(content: RecordDict) -> Message:
                 raise ProtocolError(f"field {name!r} is missing")
             v = fields[name]
             expected: type | tuple[type, ...] = {
-                "int": int, "float": float, "str": str, "bool": bool, "bytes": bytes, "bigint": str,
+                "int": int,
+                "float": float,
+                "str": str,
+                "bool": bool,
+                "bytes": bytes,
+                "bigint": str,
             }[str(tag)]
             if not isinstance(v, expected) or (tag == "int" and isinstance(v, bool)):
                 raise ProtocolError(f"field {name!r} should be {tag}, got {type(v).__name__}")

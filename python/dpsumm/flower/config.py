@@ -56,23 +56,30 @@ the consumer refuses such a run, for the same reason).
 
 from __future__ import annotations
 
-import math
 import numbers
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from ..accounting import Budget
 from .._validation import finite_float
+from ..accounting import Budget
 from ..errors import InvalidParameterError
 from ..hashing import MAX_N_FEATURES
 from ..methods import METHOD_CLASSES, SummaryMethod, budget_from, method_from_options, parse_label_set
 from ..protocols.base import MAX_COUNT, MAX_SEED_CELLS
 
-__all__ = ["RUN_CONFIG_DEFAULTS", "FlowerRunConfig", "write_app", "natural_key", "FLWR_VERSION", "METHOD_KEYS",
-           "FLOWER_METHODS"]
+__all__ = [
+    "RUN_CONFIG_DEFAULTS",
+    "FlowerRunConfig",
+    "write_app",
+    "natural_key",
+    "FLWR_VERSION",
+    "METHOD_KEYS",
+    "FLOWER_METHODS",
+]
 
 FLWR_VERSION = "1.41.0"
 
@@ -140,8 +147,9 @@ def _optional_int(cfg: Mapping[str, Any], key: str, lo: int, hi: int | None = No
     return None if _unset(cfg[key]) else _int(cfg, key, lo=lo, hi=hi)
 
 
-def _float(cfg: Mapping[str, Any], key: str, *, positive: bool = False, lo: float | None = None,
-           hi: float | None = None) -> float:
+def _float(
+    cfg: Mapping[str, Any], key: str, *, positive: bool = False, lo: float | None = None, hi: float | None = None
+) -> float:
     raw = cfg[key]
     try:
         v = finite_float(raw, key)
@@ -180,7 +188,7 @@ class FlowerRunConfig:
     output: str | None
 
     @classmethod
-    def from_run_config(cls, run_config: Mapping[str, Any]) -> "FlowerRunConfig":
+    def from_run_config(cls, run_config: Mapping[str, Any]) -> FlowerRunConfig:
         """Validate a Flower ``context.run_config``; missing keys take :data:`RUN_CONFIG_DEFAULTS`.
 
         Raises
@@ -189,30 +197,37 @@ class FlowerRunConfig:
             Naming the bad key.
         """
         if not isinstance(run_config, Mapping):
-            raise InvalidParameterError(f"the run config must be a mapping of keys to values, got "
-                                        f"{type(run_config).__name__}", "run_config")
+            raise InvalidParameterError(
+                f"the run config must be a mapping of keys to values, got {type(run_config).__name__}", "run_config"
+            )
         unknown = set(run_config) - set(RUN_CONFIG_DEFAULTS)
         if unknown:
             raise InvalidParameterError(f"unknown run config keys {sorted(unknown)}", sorted(unknown)[0])
         cfg = {**RUN_CONFIG_DEFAULTS, **dict(run_config)}
         name = cfg["method"]
         if name not in FLOWER_METHODS:
-            raise InvalidParameterError(f"run config `method` must be one of {FLOWER_METHODS} on Flower, got {name!r}",
-                                        "method")
+            raise InvalidParameterError(
+                f"run config `method` must be one of {FLOWER_METHODS} on Flower, got {name!r}", "method"
+            )
         options = {METHOD_KEYS[k]: v for k, v in cfg.items() if k in METHOD_KEYS and not _unset(v)}
         if "label_set" in options:  # a run config value is a scalar: the label set comes as text
             options["label_set"] = parse_label_set(options["label_set"], spell=lambda o: _spell(o.replace("_", "-")))
         method = method_from_options(name, options, spell=lambda o: _spell(o.replace("_", "-")))
-        budget = budget_from(_optional_float(cfg, "budget-epsilon"), _optional_float(cfg, "budget-delta"),
-                             _optional_float(cfg, "budget-validation-epsilon"),
-                             _optional_float(cfg, "budget-validation-delta"),
-                             spell=lambda o: _spell("budget-" + o.replace("_", "-")))
+        budget = budget_from(
+            _optional_float(cfg, "budget-epsilon"),
+            _optional_float(cfg, "budget-delta"),
+            _optional_float(cfg, "budget-validation-epsilon"),
+            _optional_float(cfg, "budget-validation-delta"),
+            spell=lambda o: _spell("budget-" + o.replace("_", "-")),
+        )
         gamma = cfg["gamma"]
         if not (isinstance(gamma, str) and gamma == "median"):
             gamma = _float(cfg, "gamma", positive=True)
         lo, hi = _float(cfg, "feature-low"), _float(cfg, "feature-high")
         if not lo < hi:
-            raise InvalidParameterError(f"run config `feature-low` ({lo}) must be below `feature-high` ({hi})", "feature-low")
+            raise InvalidParameterError(
+                f"run config `feature-low` ({lo}) must be below `feature-high` ({hi})", "feature-low"
+            )
         for key in ("seed-set-path", "output"):
             if not isinstance(cfg[key], str):
                 raise InvalidParameterError(f"run config `{key}` must be a string path, got {cfg[key]!r}", key)
@@ -236,8 +251,15 @@ class FlowerRunConfig:
             output=cfg["output"] or None,
         )
         # Every configuration error that does not need the data: before any node is asked anything.
-        out.method.plan(size=out.size, owners=out.owners, owner_rows=None, validation_rows=None, privacy=out.budget,
-                        gamma_median=out.gamma == "median", transport_given=True)
+        out.method.plan(
+            size=out.size,
+            owners=out.owners,
+            owner_rows=None,
+            validation_rows=None,
+            privacy=out.budget,
+            gamma_median=out.gamma == "median",
+            transport_given=True,
+        )
         return out
 
 

@@ -15,10 +15,10 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import DpsummError, InvalidParameterError
 from ..results import SummaryResult
@@ -177,7 +177,9 @@ class LocalFederation:
         if not self.owners:
             raise InvalidParameterError("`owners` must name at least one owner", "owners")
         if self.node_auth and not self.tls:
-            raise InvalidParameterError("`node_auth` needs `tls` (Flower refuses node keys over plain HTTP)", "node_auth")
+            raise InvalidParameterError(
+                "`node_auth` needs `tls` (Flower refuses node keys over plain HTTP)", "node_auth"
+            )
         if self.consumer_name in self.owners:
             raise InvalidParameterError(f"an owner may not be called {self.consumer_name!r}", "owners")
 
@@ -201,8 +203,9 @@ class LocalFederation:
         log = self.workdir / "logs" / f"{name}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("wb") as fh:
-            popen = subprocess.Popen(list(cmd), stdout=fh, stderr=subprocess.STDOUT, env=dict(env),
-                                     start_new_session=True, cwd=self.workdir)
+            popen = subprocess.Popen(
+                list(cmd), stdout=fh, stderr=subprocess.STDOUT, env=dict(env), start_new_session=True, cwd=self.workdir
+            )
         proc = _Proc(name, popen, log)
         self._procs[name] = proc
         return proc
@@ -231,20 +234,33 @@ class LocalFederation:
 
     def superlink_command(self) -> list[str]:
         """The SuperLink's command line."""
-        cmd = [_bin("flower-superlink"), "--host", self.host, "--port", str(self.port),
-               "--disable-runtime-dependency-installation"]
+        cmd = [
+            _bin("flower-superlink"),
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--disable-runtime-dependency-installation",
+        ]
         if self.tls_files is None:
             cmd.append("--insecure")
         else:
             t = self.tls_files
-            cmd += ["--ssl-ca-certfile", str(t.ca_cert), "--ssl-certfile", str(t.server_cert),
-                    "--ssl-keyfile", str(t.server_key)]
+            cmd += [
+                "--ssl-ca-certfile",
+                str(t.ca_cert),
+                "--ssl-certfile",
+                str(t.server_cert),
+                "--ssl-keyfile",
+                str(t.server_key),
+            ]
         if self.node_auth:
             cmd.append("--enable-supernode-auth")
         return cmd
 
-    def supernode_command(self, name: str, role: str, data: str | Path, runtime_port: int,
-                          labels: str | Path | None = None) -> list[str]:
+    def supernode_command(
+        self, name: str, role: str, data: str | Path, runtime_port: int, labels: str | Path | None = None
+    ) -> list[str]:
         """One SuperNode's command line."""
         if self.node_poll_interval is None:
             cmd = [_bin("flower-supernode")]
@@ -268,8 +284,13 @@ class LocalFederation:
 
     def _write_cli_config(self) -> Path:
         home = self._home("cli")
-        lines = ["[superlink]", f'default = "{CONNECTION}"', "", f"[superlink.{CONNECTION}]",
-                 f'address = "{self.host}:{self.port}"']
+        lines = [
+            "[superlink]",
+            f'default = "{CONNECTION}"',
+            "",
+            f"[superlink.{CONNECTION}]",
+            f'address = "{self.host}:{self.port}"',
+        ]
         if self.tls_files is None:
             lines.append("insecure = true")
         else:
@@ -280,10 +301,11 @@ class LocalFederation:
     def flwr(self, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
         """Run the ``flwr`` CLI against this federation's SuperLink."""
         env = flower_env(self._home("cli"))
-        return subprocess.run([_bin("flwr"), *args], env=env, capture_output=True, text=True, timeout=timeout,
-                              cwd=self.workdir)
+        return subprocess.run(
+            [_bin("flwr"), *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=self.workdir
+        )
 
-    def start(self, timeout: float = 60.0) -> "LocalFederation":
+    def start(self, timeout: float = 60.0) -> LocalFederation:
         """Start the SuperLink, register node keys (with ``node_auth``), then start every SuperNode."""
         if self._procs:
             raise FederationError("this federation is already started")
@@ -303,7 +325,9 @@ class LocalFederation:
                 _, public = make_node_key(self.workdir / "keys", name)
                 done = self.flwr("supernode", "register", str(public), CONNECTION, "--name", name)
                 if done.returncode != 0:
-                    raise FederationError(f"registering {name}'s key failed: {done.stdout[-1500:]} {done.stderr[-1500:]}")
+                    raise FederationError(
+                        f"registering {name}'s key failed: {done.stdout[-1500:]} {done.stderr[-1500:]}"
+                    )
         for name, role, data, labels in parties:
             cmd = self.supernode_command(name, role, data, free_port(self.host), labels)
             self._spawn(f"supernode-{name}", cmd, flower_env(self._home(name)))
@@ -350,11 +374,13 @@ class LocalFederation:
 
     def close(self) -> None:
         """Stop every process this federation started (SuperNodes first, then the SuperLink), by PID."""
-        for name in [n for n in self._procs if n != "superlink"] + (["superlink"] if "superlink" in self._procs else []):
+        for name in [n for n in self._procs if n != "superlink"] + (
+            ["superlink"] if "superlink" in self._procs else []
+        ):
             self._stop(self._procs[name])
         self._procs.clear()
 
-    def __enter__(self) -> "LocalFederation":
+    def __enter__(self) -> LocalFederation:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -397,8 +423,9 @@ class LocalFederation:
             return "unknown", f"flwr list knows no run {run_id}: {done.stdout[-500:]} {done.stderr[-500:]}"
         return str(runs[0].get("status", "unknown")), str(runs[0].get("status-details", ""))
 
-    def wait(self, out: Path, timeout: float = 600.0, run_id: str | None = None,
-             status_every: float = 10.0) -> SummaryResult:
+    def wait(
+        self, out: Path, timeout: float = 600.0, run_id: str | None = None, status_every: float = 10.0
+    ) -> SummaryResult:
         """Wait for a submitted run's output (or its ``.error`` file) and load it.
 
         ``flwr run`` returns as soon as the run is submitted, and a ServerApp that fails before it can write

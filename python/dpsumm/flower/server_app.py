@@ -54,8 +54,9 @@ def main(grid: Grid, context: Context) -> None:
     """Entry point Flower calls: run the summary and write it to the run config's ``output``."""
     cfg = FlowerRunConfig.from_run_config(context.run_config)
     if cfg.random_state is not None:
-        print(f"dpsumm: WARNING random-state={cfg.random_state}: seeded noise, reproducible and NOT private",
-              flush=True)
+        print(
+            f"dpsumm: WARNING random-state={cfg.random_state}: seeded noise, reproducible and NOT private", flush=True
+        )
     try:
         result = run_summary(grid, cfg)
     except Exception as exc:
@@ -70,8 +71,9 @@ def main(grid: Grid, context: Context) -> None:
 # ---------------------------------------------------------------------------------------- discovery
 
 
-def discover(grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.05,
-             labelled: dict[str, bool] | None = None) -> tuple[dict[str, int], tuple[str, int], list[dict[str, Any]]]:
+def discover(
+    grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.05, labelled: dict[str, bool] | None = None
+) -> tuple[dict[str, int], tuple[str, int], list[dict[str, Any]]]:
     """Find ``owners`` owner nodes and one consumer node among the SuperLink's online nodes.
 
     Parameters
@@ -115,8 +117,15 @@ def discover(grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.0
                 registered[info.node_id] = info.name
                 new.append(info.node_id)
         if new:
-            msgs = [Message(RecordDict({"dpsumm.hello": ConfigRecord({})}), dst_node_id=n, message_type=HELLO_TYPE,
-                            ttl=max(wait, 1.0)) for n in new]
+            msgs = [
+                Message(
+                    RecordDict({"dpsumm.hello": ConfigRecord({})}),
+                    dst_node_id=n,
+                    message_type=HELLO_TYPE,
+                    ttl=max(wait, 1.0),
+                )
+                for n in new
+            ]
             for n, mid in zip(new, grid.push_messages(msgs)):
                 if mid:
                     asked[mid] = n
@@ -132,8 +141,13 @@ def discover(grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.0
                 rec = reply.content["dpsumm.hello"]
                 role, name = str(rec["role"]), str(rec["name"])
                 if registered.get(node) and registered[node] != name:
-                    events.append({"node_id": node, "event": "ignored",
-                                   "reason": f"calls itself {name!r} but is registered as {registered[node]!r}"})
+                    events.append(
+                        {
+                            "node_id": node,
+                            "event": "ignored",
+                            "reason": f"calls itself {name!r} but is registered as {registered[node]!r}",
+                        }
+                    )
                     continue
                 clash = [n for n, (_, other) in found.items() if other == name]
                 if clash:
@@ -144,8 +158,10 @@ def discover(grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.0
         owner_nodes = {name: n for n, (role, name) in found.items() if role == "owner"}
         consumers = [(name, n) for n, (role, name) in found.items() if role == "consumer"]
         if len(owner_nodes) > owners:
-            raise ProtocolError(f"{len(owner_nodes)} owner nodes answered but the run config says owners={owners}: "
-                                f"{sorted(owner_nodes, key=natural_key)}")
+            raise ProtocolError(
+                f"{len(owner_nodes)} owner nodes answered but the run config says owners={owners}: "
+                f"{sorted(owner_nodes, key=natural_key)}"
+            )
         if len(consumers) > 1:
             raise ProtocolError(f"more than one consumer node answered: {sorted(c for c, _ in consumers)}")
         if len(owner_nodes) == owners and len(consumers) == 1:
@@ -170,12 +186,16 @@ def check_labelled(method: Any, labelled: dict[str, bool], consumer: str) -> Non
     if not getattr(method, "needs_labels", False):
         return
     if labelled.get(consumer) is False:
-        raise ProtocolError(f"{method!r} releases the validation set's label histogram, but the consumer's SuperNode "
-                            f"({consumer!r}) has no labels: give it node config labels=PATH (its validation labels)")
+        raise ProtocolError(
+            f"{method!r} releases the validation set's label histogram, but the consumer's SuperNode "
+            f"({consumer!r}) has no labels: give it node config labels=PATH (its validation labels)"
+        )
     missing = sorted((n for n, ok in labelled.items() if n != consumer and not ok), key=natural_key)
     if missing:
-        raise ProtocolError(f"{method!r} buys rows by label, but the owners {missing} have no labels: give every "
-                            "owner's SuperNode node config labels=PATH")
+        raise ProtocolError(
+            f"{method!r} buys rows by label, but the owners {missing} have no labels: give every "
+            "owner's SuperNode node config labels=PATH"
+        )
 
 
 def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
@@ -189,17 +209,32 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     t0 = time.perf_counter()
     method = cfg.method
     # Every public decision before anything is sent: the plan (schedule, calibration), the public rows, h1.
-    plan = method.plan(size=cfg.size, owners=cfg.owners, owner_rows=None, validation_rows=None, privacy=cfg.budget,
-                       gamma_median=cfg.gamma == "median", transport_given=True)
+    plan = method.plan(
+        size=cfg.size,
+        owners=cfg.owners,
+        owner_rows=None,
+        validation_rows=None,
+        privacy=cfg.budget,
+        gamma_median=cfg.gamma == "median",
+        transport_given=True,
+    )
     streams = party_streams(cfg.random_state)
     seed_arg: Any = cfg.seed_set
     if cfg.seed_set_path is not None:
         seed_arg = load_array(cfg.seed_set_path)
-    seed, hasher = public_setup(method, plan, seed_set=seed_arg, gamma=cfg.gamma, feature_range=cfg.feature_range,
-                                n_features=cfg.n_features, rng_seed=streams["seed-set"])
+    seed, hasher = public_setup(
+        method,
+        plan,
+        seed_set=seed_arg,
+        gamma=cfg.gamma,
+        feature_range=cfg.feature_range,
+        n_features=cfg.n_features,
+        rng_seed=streams["seed-set"],
+    )
     labelled: dict[str, bool] = {}
-    owner_nodes, (consumer_name, consumer_node), ignored = discover(grid, cfg.owners, wait=cfg.node_wait,
-                                                                   poll_interval=cfg.poll_interval, labelled=labelled)
+    owner_nodes, (consumer_name, consumer_node), ignored = discover(
+        grid, cfg.owners, wait=cfg.node_wait, poll_interval=cfg.poll_interval, labelled=labelled
+    )
     check_labelled(method, labelled, consumer_name)
     t_discovered = time.perf_counter()
     names = sorted(owner_nodes, key=natural_key)
@@ -207,11 +242,28 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     nodes[consumer_name] = consumer_node
     transport = FlowerTransport(grid, nodes, timeout=cfg.reply_timeout, poll_interval=cfg.poll_interval)
     seeded = cfg.random_state is not None
-    extra = {"node_ids": nodes, "ignored_nodes": ignored, "exchanges_log": transport.exchanges,
-             "discovery_seconds": t_discovered - t0}
-    setup = RunSetup(transport=transport, owners=names, consumer=consumer_name, n_features=cfg.n_features,
-                     size=cfg.size, hasher=hasher, seed=seed, plan=plan, privacy=cfg.budget,
-                     rng=streams["aggregator"], seeded=seeded, progress=False, started=t0, extra=extra)
+    extra = {
+        "node_ids": nodes,
+        "ignored_nodes": ignored,
+        "exchanges_log": transport.exchanges,
+        "discovery_seconds": t_discovered - t0,
+    }
+    setup = RunSetup(
+        transport=transport,
+        owners=names,
+        consumer=consumer_name,
+        n_features=cfg.n_features,
+        size=cfg.size,
+        hasher=hasher,
+        seed=seed,
+        plan=plan,
+        privacy=cfg.budget,
+        rng=streams["aggregator"],
+        seeded=seeded,
+        progress=False,
+        started=t0,
+        extra=extra,
+    )
     result = method.run(setup)
     result.seeded = seeded
     if seeded and result.privacy is not None:  # reproducible and NOT private
@@ -252,15 +304,22 @@ def save_result(result: SummaryResult, path: str | Path) -> Path:
         "method": result.method,
         "seconds": result.seconds,
         "seeded": result.seeded,
-        "hasher": {"n_features": result.hasher.n_features, "dim": result.hasher.dim, "gamma": result.hasher.gamma,
-                   "seed": result.hasher.seed},
+        "hasher": {
+            "n_features": result.hasher.n_features,
+            "dim": result.hasher.dim,
+            "gamma": result.hasher.gamma,
+            "seed": result.hasher.seed,
+        },
         "privacy": None if result.privacy is None else result.privacy.to_dict(),
         "certification": result.certification().to_dict(),
         "schedule": None if result.schedule is None else result.schedule.to_dict(),
         "extra": result.extra,
     }
     arrays: dict[str, np.ndarray] = {
-        "hashes": result.hashes, "owner": result.owner, "index": result.index, "contribution": result.contribution,
+        "hashes": result.hashes,
+        "owner": result.owner,
+        "index": result.index,
+        "contribution": result.contribution,
         "report": np.array(json.dumps(report, default=_json_default)),
     }
     if result.points is not None:
@@ -285,8 +344,12 @@ def load_result(path: str | Path) -> SummaryResult:
     except DpsummError:
         raise
     except (OSError, ValueError, KeyError, TypeError, AttributeError, zipfile.BadZipFile) as exc:
-        raise DataFileError(f"{path}: not a result written by dpsumm.flower.save_result ({type(exc).__name__}: "
-                            f"{exc}); write it again with save_result", path, "path") from exc
+        raise DataFileError(
+            f"{path}: not a result written by dpsumm.flower.save_result ({type(exc).__name__}: "
+            f"{exc}); write it again with save_result",
+            path,
+            "path",
+        ) from exc
 
 
 def _load_result(path: Path) -> SummaryResult:
@@ -302,16 +365,29 @@ def _load_result(path: Path) -> SummaryResult:
             trace.append(RoundRecord(**r))
         result = SummaryResult(
             points=z["points"] if "points" in z else None,
-            hashes=z["hashes"], labels=z["labels"] if "labels" in z else None,
-            owner=z["owner"], index=z["index"], owner_names=list(report["owner_names"]),
+            hashes=z["hashes"],
+            labels=z["labels"] if "labels" in z else None,
+            owner=z["owner"],
+            index=z["index"],
+            owner_names=list(report["owner_names"]),
             accessed=Access(**report["accessed"]),
-            contribution=z["contribution"], privacy=None if report["privacy"] is None else accounting.Ledger.from_dict(report["privacy"]), trace=trace, events=report["events"],
+            contribution=z["contribution"],
+            privacy=None if report["privacy"] is None else accounting.Ledger.from_dict(report["privacy"]),
+            trace=trace,
+            events=report["events"],
             hasher=RFFHasher(int(h["n_features"]), dim=int(h["dim"]), gamma=float(h["gamma"]), seed=h["seed"]),
-            method=report["method"], schedule=report["schedule"], seconds=float(report["seconds"]),
-            extra=report["extra"], seeded=report["seeded"],
+            method=report["method"],
+            schedule=report["schedule"],
+            seconds=float(report["seconds"]),
+            extra=report["extra"],
+            seeded=report["seeded"],
         )
     stored = report.get("certification")
     if stored is not None and stored != result.certification().to_dict():
-        raise DataFileError(f"{path}: the stored certification {stored.get('status')!r} contradicts the ledger's "
-                            f"{result.privacy_status()!r}; the file was altered", path, "path")
+        raise DataFileError(
+            f"{path}: the stored certification {stored.get('status')!r} contradicts the ledger's "
+            f"{result.privacy_status()!r}; the file was altered",
+            path,
+            "path",
+        )
     return result

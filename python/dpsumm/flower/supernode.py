@@ -19,7 +19,8 @@ import math
 import os
 import sys
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["main", "patch_idle_sleep"]
 
@@ -66,8 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     os.environ.setdefault("FLWR_SUPEREXEC_TASK_POLL_INTERVAL", str(cap))
     if not patch_idle_sleep(cap):
-        print("dpsumm.flower.supernode: this Flower version's SuperNode loop is not the expected one; "
-              "running it unpatched (3 s idle poll)", file=sys.stderr)
+        print(
+            "dpsumm.flower.supernode: this Flower version's SuperNode loop is not the expected one; "
+            "running it unpatched (3 s idle poll)",
+            file=sys.stderr,
+        )
     from flwr.supernode.cli import flower_supernode
 
     sys.argv = ["flower-supernode", *args]

@@ -117,10 +117,18 @@ class FlowerTransport(Transport):
                 out[party] = PartyUnavailable(party, "no such party")
                 continue
             rnd = getattr(message, "round", None)
-            outgoing.append((party, FlowerMessage(
-                encode(message), dst_node_id=node, message_type=MESSAGE_TYPE,
-                group_id="" if rnd is None else str(rnd), ttl=max(self.timeout, 1.0),
-            )))
+            outgoing.append(
+                (
+                    party,
+                    FlowerMessage(
+                        encode(message),
+                        dst_node_id=node,
+                        message_type=MESSAGE_TYPE,
+                        group_id="" if rnd is None else str(rnd),
+                        ttl=max(self.timeout, 1.0),
+                    ),
+                )
+            )
         pending: dict[str, str] = {}
         if outgoing:
             ids = list(self._grid.push_messages([m for _, m in outgoing]))
@@ -129,7 +137,7 @@ class FlowerTransport(Transport):
                     pending[mid] = party
                 else:
                     out[party] = PartyUnavailable(party, "the SuperLink refused the message")
-            for party, _ in outgoing[len(ids):]:
+            for party, _ in outgoing[len(ids) :]:
                 out[party] = PartyUnavailable(party, "the SuperLink refused the message")
         deadline = start + self.timeout
         while pending:
@@ -146,13 +154,15 @@ class FlowerTransport(Transport):
                 break
             self._sleep(self.poll_interval)
         first = next(iter(requests.values()))
-        self.exchanges.append({
-            "kind": first.kind,
-            "round": getattr(first, "round", None),
-            "parties": list(requests),
-            "failed": [p for p, r in out.items() if isinstance(r, PartyUnavailable)],
-            "seconds": self._clock() - start,
-        })
+        self.exchanges.append(
+            {
+                "kind": first.kind,
+                "round": getattr(first, "round", None),
+                "parties": list(requests),
+                "failed": [p for p, r in out.items() if isinstance(r, PartyUnavailable)],
+                "seconds": self._clock() - start,
+            }
+        )
         return {party: out[party] for party in requests}
 
     @staticmethod

@@ -75,4 +75,3 @@ __all__ = [
     "REGRESSION_BUCKETS",
     "NEIGHBOUR",
 ]
-

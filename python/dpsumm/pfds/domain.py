@@ -13,7 +13,6 @@ from .._validation import as_array, bounded_int
 from ..accounting import Neighbour
 from ..errors import InvalidParameterError
 
-
 #: Number of label buckets for regression (Section 3.1: "discretizes Y into b = 10 buckets").
 REGRESSION_BUCKETS = 10
 #: The neighbour relation under which every ε in this module holds.
@@ -27,7 +26,6 @@ MAX_LEAVES = 1 << 18
 #: The exact dense non-negative least squares (Lawson-Hanson) is used up to this many leaves; above
 #: it, a sparse trust-region solve (tolerance 1e-12) is used instead.
 _DENSE_MAX_LEAVES = 4096
-
 
 
 # ----------------------------------------------------------------------------------------------
@@ -101,10 +99,13 @@ class Domain:
             try:
                 vals = np.asarray(list(cj), dtype=np.float64)
             except (TypeError, ValueError) as exc:
-                raise InvalidParameterError(f"`categories[{j}]` must be a non-empty list of finite numbers: {exc}",
-                                            "categories") from None
+                raise InvalidParameterError(
+                    f"`categories[{j}]` must be a non-empty list of finite numbers: {exc}", "categories"
+                ) from None
             if vals.ndim != 1 or vals.size == 0 or not np.isfinite(vals).all():
-                raise InvalidParameterError(f"`categories[{j}]` must be a non-empty list of finite numbers", "categories")
+                raise InvalidParameterError(
+                    f"`categories[{j}]` must be a non-empty list of finite numbers", "categories"
+                )
             if np.unique(vals).size != vals.size:
                 raise InvalidParameterError(f"`categories[{j}]` has repeated values", "categories")
             self.categories[int(j)] = np.sort(vals)
@@ -139,10 +140,13 @@ class Domain:
         self.label_range: tuple[float, float] | None = None
         if classes is not None:
             if isinstance(classes, (str, bytes)) or not isinstance(classes, Iterable):
-                raise InvalidParameterError(f"`classes` must be a list of labels, got {type(classes).__name__}", "classes")
+                raise InvalidParameterError(
+                    f"`classes` must be a list of labels, got {type(classes).__name__}", "classes"
+                )
             if isinstance(classes, Sized) and len(classes) > MAX_CLASSES:
-                raise InvalidParameterError(f"`classes` lists {len(classes)} labels, more than the cap of {MAX_CLASSES}",
-                                            "classes")
+                raise InvalidParameterError(
+                    f"`classes` lists {len(classes)} labels, more than the cap of {MAX_CLASSES}", "classes"
+                )
             try:
                 cl = np.asarray(list(classes))
             except Exception as exc:  # numpy raises many types on ragged or exotic input
@@ -150,11 +154,13 @@ class Domain:
             if cl.ndim != 1 or cl.size < 2:
                 raise InvalidParameterError("`classes` must list at least two labels", "classes")
             if cl.size > MAX_CLASSES:
-                raise InvalidParameterError(f"`classes` lists {cl.size} labels, more than the cap of {MAX_CLASSES}",
-                                            "classes")
+                raise InvalidParameterError(
+                    f"`classes` lists {cl.size} labels, more than the cap of {MAX_CLASSES}", "classes"
+                )
             if cl.dtype.kind not in "iufUSb" or (cl.dtype.kind == "f" and not np.isfinite(cl).all()):
-                raise InvalidParameterError(f"`classes` must be finite numbers or strings, got {cl.tolist()!r:.80}",
-                                            "classes")
+                raise InvalidParameterError(
+                    f"`classes` must be finite numbers or strings, got {cl.tolist()!r:.80}", "classes"
+                )
             if np.unique(cl).size != cl.size:
                 raise InvalidParameterError("`classes` has repeated labels", "classes")
             self.classes = np.sort(cl)
@@ -183,8 +189,11 @@ class Domain:
         for name, value in (("lower", lower), ("upper", upper)):
             arr = as_array(value, name)
             if arr.dtype.kind not in "fiu" or arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != d):
-                raise InvalidParameterError(f"`{name}` must be a number or {d} numbers (one per feature), got "
-                                            f"{type(value).__name__} of shape {arr.shape} and dtype {arr.dtype}", name)
+                raise InvalidParameterError(
+                    f"`{name}` must be a number or {d} numbers (one per feature), got "
+                    f"{type(value).__name__} of shape {arr.shape} and dtype {arr.dtype}",
+                    name,
+                )
             ends.append(np.broadcast_to(arr.astype(np.float64), (d,)))
         lo, hi = ends
         if not np.isfinite(lo).all():
@@ -251,7 +260,8 @@ class Domain:
             if bad.any():
                 r = int(np.flatnonzero(bad)[0])
                 raise InvalidParameterError(
-                    f"`{name}` row {r} attribute {j} has unknown category {col[r].item()!r} (known: {vals.tolist()})", name
+                    f"`{name}` row {r} attribute {j} has unknown category {col[r].item()!r} (known: {vals.tolist()})",
+                    name,
                 )
         return arr
 
@@ -279,7 +289,9 @@ class Domain:
         if arr.dtype.kind not in "biufUSO":
             raise InvalidParameterError(f"`{name}` must hold labels (numbers or strings), got dtype {arr.dtype}", name)
         if arr.ndim != 1 or arr.shape[0] != n:
-            raise InvalidParameterError(f"`{name}` must be 1-D with {n} labels (one per row), got shape {arr.shape}", name)
+            raise InvalidParameterError(
+                f"`{name}` must be 1-D with {n} labels (one per row), got shape {arr.shape}", name
+            )
         if n == 0:
             return np.zeros(0, dtype=np.int64)
         if self.classes is not None:
@@ -289,7 +301,9 @@ class Domain:
                 pos = np.clip(np.searchsorted(self.classes, arr), 0, self.classes.size - 1)
                 bad = self.classes[pos] != arr
             except TypeError as exc:
-                raise InvalidParameterError(f"`{name}` labels are not comparable with the domain's classes", name) from exc
+                raise InvalidParameterError(
+                    f"`{name}` labels are not comparable with the domain's classes", name
+                ) from exc
             if np.any(bad):
                 r = int(np.flatnonzero(bad)[0])
                 raise InvalidParameterError(
@@ -305,7 +319,9 @@ class Domain:
         bad = (v < lo) | (v > hi)
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
-            raise InvalidParameterError(f"`{name}` row {r} label {v[r].item()!r} lies outside label_range [{lo}, {hi}]", name)
+            raise InvalidParameterError(
+                f"`{name}` row {r} label {v[r].item()!r} lies outside label_range [{lo}, {hi}]", name
+            )
         return self.bucket(v)
 
     def bucket(self, y: np.ndarray) -> np.ndarray:
@@ -317,5 +333,3 @@ class Domain:
     def __repr__(self) -> str:
         label = f"classes={self.classes.tolist()}" if self.classes is not None else f"label_range={self.label_range}"
         return f"Domain(n_features={self.n_features}, categorical={sorted(self.categories)}, {label})"
-
-

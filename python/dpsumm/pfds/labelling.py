@@ -12,7 +12,6 @@ from ..privacy import Csprng, check_random_state
 from .domain import REGRESSION_BUCKETS, Domain
 from .tree import PrivateTree
 
-
 # ----------------------------------------------------------------------------------------------
 # labelling (Algorithm 4)
 # ----------------------------------------------------------------------------------------------
@@ -75,5 +74,3 @@ def share_data(X_synthetic: object, trees: Sequence[PrivateTree], random_state: 
     Z = domain.to_index(domain.check_rows(X_synthetic, "X_synthetic"))
     rng = check_random_state(random_state)
     return _labels_from_index(domain, _vote(Z, trees, rng.derive("pfds/vote")), rng.derive("pfds/label"))
-
-

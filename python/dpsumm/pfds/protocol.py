@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import numbers
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -19,7 +18,6 @@ from .domain import NEIGHBOUR, Domain
 from .labelling import _labels_from_index, _vote
 from .synthetic import SyntheticData, _check_levels, _opt_private_gen
 from .tree import PrivateTree, _check_tree_params, _grow, check_mechanism_epsilon
-
 
 # ----------------------------------------------------------------------------------------------
 # the protocol (Algorithm 1)
@@ -104,9 +102,7 @@ def _check_agents(agents: object, labels: object, domain: Domain) -> tuple[list[
     if isinstance(agents, np.ndarray) or not isinstance(agents, Sequence) or len(agents) == 0:
         raise InvalidParameterError("`agents` must be a non-empty list of 2-D arrays (one per agent)", "agents")
     if isinstance(labels, np.ndarray) or not isinstance(labels, Sequence) or len(labels) != len(agents):
-        raise InvalidParameterError(
-            f"`labels` must be a list of 1-D arrays, one per agent ({len(agents)})", "labels"
-        )
+        raise InvalidParameterError(f"`labels` must be a list of 1-D arrays, one per agent ({len(agents)})", "labels")
     Xs = [domain.check_rows(X, f"agents[{k}]") for k, X in enumerate(agents)]
     ys = [domain.check_labels(y, X.shape[0], f"labels[{k}]") for k, (X, y) in enumerate(zip(Xs, labels))]
     return Xs, ys
@@ -176,8 +172,11 @@ def pfds(
     if sharers is None:
         S = list(range(m))
     else:
-        if isinstance(sharers, (str, bytes)) or not hasattr(sharers, "__iter__") or any(
-                isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) for k in sharers):
+        if (
+            isinstance(sharers, (str, bytes))
+            or not hasattr(sharers, "__iter__")
+            or any(isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) for k in sharers)
+        ):
             raise InvalidParameterError("`sharers` must be a list of agent indices (integers)", "sharers")
         S = [int(k) for k in sharers]
         if not S or len(set(S)) != len(S) or any(not 0 <= k < m for k in S):
@@ -201,7 +200,12 @@ def pfds(
         for label, ev in tr.events() + sd.events():
             ledgers[k].record("owners", ev, label=f"agent {k}: {label}")
     result = PFDSResult(
-        sharers=S, datasets=datasets, own_label_datasets=own, trees=trees, synthetic=synth, ledgers=ledgers,
+        sharers=S,
+        datasets=datasets,
+        own_label_datasets=own,
+        trees=trees,
+        synthetic=synth,
+        ledgers=ledgers,
         epsilon=eps,
     )
     spent = result.epsilon_spent()
@@ -226,8 +230,11 @@ def pfds_training_set(
     """
     unknown = sorted(set(kwargs) - {"h_max", "t", "levels", "sharers"})
     if unknown:
-        raise InvalidParameterError(f"pfds_training_set() got an unexpected keyword `{unknown[0]}` (it passes h_max, t, "
-                                    "levels and sharers on to pfds)", unknown[0])
+        raise InvalidParameterError(
+            f"pfds_training_set() got an unexpected keyword `{unknown[0]}` (it passes h_max, t, "
+            "levels and sharers on to pfds)",
+            unknown[0],
+        )
     return pfds(agents, labels, domain, epsilon, random_state=random_state, **kwargs).training_set()
 
 
@@ -256,8 +263,10 @@ def partition_agents(
     if not isinstance(rng, np.random.Generator):
         raise InvalidParameterError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}", "rng")
     if arr.shape[0] * k > MAX_PARTITION_WEIGHTS:
-        raise InvalidParameterError(f"`n_agents`: {arr.shape[0]} rows x {k} agents exceed the cap of "
-                                    f"{MAX_PARTITION_WEIGHTS} weights", "n_agents")
+        raise InvalidParameterError(
+            f"`n_agents`: {arr.shape[0]} rows x {k} agents exceed the cap of {MAX_PARTITION_WEIGHTS} weights",
+            "n_agents",
+        )
     X, n_agents, attribute = arr, k, j
     anchors: np.ndarray = rng.uniform(low, high, size=n_agents)
     dist = np.abs(X[:, attribute][:, None] - anchors[None, :])

@@ -15,7 +15,6 @@ from ..privacy import Csprng, check_random_state
 from .domain import _DENSE_MAX_LEAVES, NEIGHBOUR
 from .tree import PrivateTree, check_mechanism_epsilon
 
-
 # ----------------------------------------------------------------------------------------------
 # optimisation-based private data generation (Algorithm 5)
 # ----------------------------------------------------------------------------------------------
@@ -84,8 +83,9 @@ class SyntheticData:
 MAX_SYNTHETIC_VALUES = 1 << 28
 
 
-def _solve_wls(incidence: np.ndarray, node_noisy: np.ndarray, node_w: np.ndarray, leaf_noisy: np.ndarray,
-               leaf_w: float) -> np.ndarray:
+def _solve_wls(
+    incidence: np.ndarray, node_noisy: np.ndarray, node_w: np.ndarray, leaf_noisy: np.ndarray, leaf_w: float
+) -> np.ndarray:
     r"""Minimise :math:`\sum_r w_r (M x - \tilde c)_r^2 + w_p \|x - \tilde c_p\|^2` over leaf sizes
     :math:`x \ge 0` (Alg. 5 line 3 with O2 substituted: every node is the sum of its leaves)."""
     m = leaf_noisy.size
@@ -157,9 +157,12 @@ def _opt_private_gen(tree: PrivateTree, Z: np.ndarray, levels: int, epsilon: flo
     N = int(leaf_size.sum())
     d = tree.domain.n_features
     if N * d > MAX_SYNTHETIC_VALUES:  # a tiny epsilon: noisy counts far beyond the data
-        raise InvalidParameterError(f"`epsilon` is too small for this tree: the level counts' noise at {epsilon:g} asks for {N} "
-                                    f"synthetic rows of {d} values, beyond the cap of {MAX_SYNTHETIC_VALUES} values; "
-                                    "use a larger epsilon", "epsilon")
+        raise InvalidParameterError(
+            f"`epsilon` is too small for this tree: the level counts' noise at {epsilon:g} asks for {N} "
+            f"synthetic rows of {d} values, beyond the cap of {MAX_SYNTHETIC_VALUES} values; "
+            "use a larger epsilon",
+            "epsilon",
+        )
     leaf_of_row = np.repeat(leaves, leaf_size)
     Zs = sample_rng.uniform_array(N * d).reshape(N, d) if N else np.zeros((0, d))
     start = 0
@@ -248,5 +251,3 @@ def opt_private_gen(
     check_mechanism_epsilon(eps / (p - 1), "epsilon", "epsilon / (levels - 1)")
     Z = tree.domain.to_index(tree.domain.check_rows(X, "X"))
     return _opt_private_gen(tree, Z, p, eps, check_random_state(random_state))
-
-

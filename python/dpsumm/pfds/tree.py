@@ -7,12 +7,11 @@ from typing import cast
 
 import numpy as np
 
-from .._validation import bounded_int, positive_float, positive_int
+from .._validation import bounded_int, positive_float
 from ..accounting import ExponentialEvent, LaplaceEvent
 from ..errors import InvalidParameterError
 from ..privacy import Csprng, check_random_state
 from .domain import MAX_LEAVES, NEIGHBOUR, REGRESSION_BUCKETS, Domain
-
 
 # ----------------------------------------------------------------------------------------------
 # the private decision tree (Algorithm 3)
@@ -192,8 +191,9 @@ def _select_split(
     return int(rng.exponential_mechanism(scores.tolist(), epsilon, 1.0))
 
 
-def _grow(domain: Domain, Z: np.ndarray, yi: np.ndarray, epsilon_level: float, h_max: int, t: int,
-          rng: Csprng) -> PrivateTree:
+def _grow(
+    domain: Domain, Z: np.ndarray, yi: np.ndarray, epsilon_level: float, h_max: int, t: int, rng: Csprng
+) -> PrivateTree:
     """Algorithm 3 on validated inputs (index space). Breadth first; see :func:`make_tree`."""
     d = domain.n_features
     n_classes = domain.n_classes
@@ -211,7 +211,12 @@ def _grow(domain: Domain, Z: np.ndarray, yi: np.ndarray, epsilon_level: float, h
     depth: list[int] = []
     removed: list[frozenset[int]] = []
     children: list[list[int]] = []
-    kind.append(_LEAF); feature.append(-1); parent.append(-1); depth.append(1); removed.append(frozenset()); children.append([])
+    kind.append(_LEAF)
+    feature.append(-1)
+    parent.append(-1)
+    depth.append(1)
+    removed.append(frozenset())
+    children.append([])
     n_leaves_open = 1
     i = 0
     while i < len(kind):
@@ -241,8 +246,12 @@ def _grow(domain: Domain, Z: np.ndarray, yi: np.ndarray, epsilon_level: float, h
                 )
             for _ in range(nb):
                 children[i].append(len(kind))
-                kind.append(_LEAF); feature.append(-1); parent.append(i); depth.append(h + 1)
-                removed.append(rem); children.append([])
+                kind.append(_LEAF)
+                feature.append(-1)
+                parent.append(i)
+                depth.append(h + 1)
+                removed.append(rem)
+                children.append([])
         i += 1
 
     n_nodes = len(kind)
@@ -334,9 +343,11 @@ def check_mechanism_epsilon(epsilon: float, name: str, what: str) -> None:
     from ..accounting._checks import MAX_EPSILON, MIN_EVENT_EPSILON
 
     if not MIN_EVENT_EPSILON <= epsilon <= MAX_EPSILON:
-        raise InvalidParameterError(f"`{name}` gives each mechanism {what} = {epsilon:g}, outside "
-                                    f"[{MIN_EVENT_EPSILON:g}, {MAX_EPSILON:g}] (the range a privacy ledger records)",
-                                    name)
+        raise InvalidParameterError(
+            f"`{name}` gives each mechanism {what} = {epsilon:g}, outside "
+            f"[{MIN_EVENT_EPSILON:g}, {MAX_EPSILON:g}] (the range a privacy ledger records)",
+            name,
+        )
 
 
 #: Largest ``h_max`` (every level below it splits each node in two or more: beyond 19 levels a tree over any numeric
@@ -408,5 +419,3 @@ def make_tree(
     yi = domain.check_labels(y, Xa.shape[0], "y")
     rng = check_random_state(random_state)
     return _grow(domain, domain.to_index(Xa), yi, eps, h, tt, rng)
-
-

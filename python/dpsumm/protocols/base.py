@@ -35,8 +35,17 @@ from ..privacy import Csprng
 from ..results import SummaryResult
 from ..transport import Transport
 
-__all__ = ["SummaryMethod", "Plan", "RunSetup", "LocalData", "public_setup", "MEDIAN_SAMPLE_ROWS", "MAX_SEED_CELLS",
-           "MethodOptionError", "MAX_COUNT"]
+__all__ = [
+    "SummaryMethod",
+    "Plan",
+    "RunSetup",
+    "LocalData",
+    "public_setup",
+    "MEDIAN_SAMPLE_ROWS",
+    "MAX_SEED_CELLS",
+    "MethodOptionError",
+    "MAX_COUNT",
+]
 
 _log = logging.getLogger("dpsumm")
 
@@ -122,21 +131,31 @@ class _MethodType(type):
         if dataclasses.is_dataclass(cls):
             names = [f.name for f in dataclasses.fields(cls) if f.init]
             if len(args) > len(names):
-                raise MethodOptionError(f"{cls.__name__} takes at most {len(names)} options positionally "
-                                        f"({', '.join(names)}), got {len(args)}: pass options by keyword",
-                                        names[-1] if names else "args")
+                raise MethodOptionError(
+                    f"{cls.__name__} takes at most {len(names)} options positionally "
+                    f"({', '.join(names)}), got {len(args)}: pass options by keyword",
+                    names[-1] if names else "args",
+                )
             unknown = sorted(k for k in kwargs if k not in names)
             if unknown:
                 key = unknown[0]
-                where = sorted({c.__name__ for c in _method_classes(SummaryMethod) if c is not cls and
-                                dataclasses.is_dataclass(c) and c.name and key in c.option_names()})
+                where = sorted(
+                    {
+                        c.__name__
+                        for c in _method_classes(SummaryMethod)
+                        if c is not cls and dataclasses.is_dataclass(c) and c.name and key in c.option_names()
+                    }
+                )
                 if where:
                     hint = f"; it is an option of {', '.join('dpsumm.' + o for o in where)}"
                 else:
                     close = difflib.get_close_matches(key, names, n=1)
                     hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise MethodOptionError(f"{cls.__name__} has no option `{key}` (its options: "
-                                        f"{', '.join(names) if names else 'none'}){hint}", key)
+                raise MethodOptionError(
+                    f"{cls.__name__} has no option `{key}` (its options: "
+                    f"{', '.join(names) if names else 'none'}){hint}",
+                    key,
+                )
         return super().__call__(*args, **kwargs)
 
 
@@ -201,7 +220,8 @@ class SummaryMethod(metaclass=_MethodType):
         if unknown:
             raise MethodOptionError(
                 f"{type(self).__name__} has no option {unknown[0]!r}; its options are {', '.join(self.option_names())}",
-                unknown[0])
+                unknown[0],
+            )
         return dataclasses.replace(self, **params)  # type: ignore[type-var]
 
     def changed_params(self) -> dict[str, Any]:
@@ -220,8 +240,17 @@ class SummaryMethod(metaclass=_MethodType):
 
     # -- the run -----------------------------------------------------------------------------------
 
-    def plan(self, *, size: int, owners: int, owner_rows: list[int] | None, validation_rows: int | None,
-             privacy: accounting.Budget | None, gamma_median: bool, transport_given: bool = False) -> Plan:
+    def plan(
+        self,
+        *,
+        size: int,
+        owners: int,
+        owner_rows: list[int] | None,
+        validation_rows: int | None,
+        privacy: accounting.Budget | None,
+        gamma_median: bool,
+        transport_given: bool = False,
+    ) -> Plan:
         """Check the run's shape against the options and decide the public rows; raises before any noise.
 
         Parameters
@@ -245,11 +274,15 @@ class SummaryMethod(metaclass=_MethodType):
         if privacy is not None and not self.private:
             raise InvalidParameterError(
                 f"`privacy` was given but method {self.name!r} is not private (no budget is spent or certified); "
-                "use a private method (Nominations or PaperProtocol) or drop `privacy`", "privacy")
+                "use a private method (Nominations or PaperProtocol) or drop `privacy`",
+                "privacy",
+            )
         if transport_given and not self.distributed:
             raise InvalidParameterError(
                 f"method {self.name!r} is a central baseline: it needs every row in this process, so `transport` "
-                "does not apply", "transport")
+                "does not apply",
+                "transport",
+            )
         if owner_rows is not None and size > sum(owner_rows):
             raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({sum(owner_rows)})", "size")
         return Plan(seed_rows=MEDIAN_SAMPLE_ROWS if gamma_median else 0)
@@ -279,12 +312,15 @@ def check_seed_count(count: int, n_features: int) -> int:
         raise InvalidParameterError(f"`seed_set` as a count must be >= 0, got {m}", "seed_set")
     if m * n_features > MAX_SEED_CELLS:
         raise InvalidParameterError(
-            f"`seed_set`: {m} generated rows of {n_features} features exceed the cap of {MAX_SEED_CELLS} values", "seed_set"
+            f"`seed_set`: {m} generated rows of {n_features} features exceed the cap of {MAX_SEED_CELLS} values",
+            "seed_set",
         )
     return m
 
 
-def _seed_rows(seed_set: object, count: int, n_features: int, feature_range: tuple[float, float], rng: Csprng) -> np.ndarray:
+def _seed_rows(
+    seed_set: object, count: int, n_features: int, feature_range: tuple[float, float], rng: Csprng
+) -> np.ndarray:
     """The public seed set: the user's array, or ``count`` rows uniform in the public box ``feature_range``."""
     if seed_set is None or (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
         m = check_seed_count(count if seed_set is None else int(seed_set), n_features)
@@ -295,9 +331,17 @@ def _seed_rows(seed_set: object, count: int, n_features: int, feature_range: tup
     return float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
 
 
-def public_setup(method: SummaryMethod, plan: Plan, *, seed_set: object, gamma: float | str,
-                 feature_range: tuple[float, float], n_features: int, rng_seed: Csprng,
-                 validation: np.ndarray | None = None) -> tuple[np.ndarray, RFFHasher]:
+def public_setup(
+    method: SummaryMethod,
+    plan: Plan,
+    *,
+    seed_set: object,
+    gamma: float | str,
+    feature_range: tuple[float, float],
+    n_features: int,
+    rng_seed: Csprng,
+    validation: np.ndarray | None = None,
+) -> tuple[np.ndarray, RFFHasher]:
     """The run's public rows and h1: the same for :func:`dpsumm.summarize` and the Flower ServerApp.
 
     Public seed rows are drawn when the method uses them or ``gamma="median"`` needs them: the user's

@@ -9,9 +9,9 @@ from typing import ClassVar
 import numpy as np
 
 from .. import _core
+from ..errors import InvalidParameterError
 from ..hashing import RFFHasher
 from ..kernels import greedy_select, kernel_row_means
-from ..errors import InvalidParameterError
 from ..privacy import Csprng
 from ..results import Access, SummaryResult
 from .base import LocalData, RunSetup, SummaryMethod
@@ -52,7 +52,9 @@ def _permutation(n: int, rng: Csprng) -> list[int]:
     return p
 
 
-def exact_greedy(datas: list[np.ndarray], validation: np.ndarray, seed: np.ndarray, size: int, gamma: float) -> tuple[list[tuple[int, int]], list[float]]:
+def exact_greedy(
+    datas: list[np.ndarray], validation: np.ndarray, seed: np.ndarray, size: int, gamma: float
+) -> tuple[list[tuple[int, int]], list[float]]:
     """Greedy on the exact RBF kernel (centralised, non-private): each round adds the row maximising
     ``mean_{y in D_v} k(x, y) - q/(q+1) mean_{z in D_s} k(x, z)`` (docs/design.md §6.3 with the exact kernel)."""
     X = np.concatenate(datas).astype(np.float32)
@@ -62,14 +64,22 @@ def exact_greedy(datas: list[np.ndarray], validation: np.ndarray, seed: np.ndarr
     ks_sum = np.zeros(len(X)) if len(seed) == 0 else kernel_row_means(X, seed, gamma) * len(seed)
     # One fused Rust pass per round (rust/src/kernel_greedy.rs): the numpy loop it replaces cost 11 ms per
     # round at 200,000 pooled rows (benches/bench_scale_e2e.py).
-    idx, vals = _core.kernel_greedy(np.ascontiguousarray(X, dtype=np.float32), np.ascontiguousarray(kv, dtype=np.float64),
-                                    np.ascontiguousarray(ks_sum, dtype=np.float64), len(seed), size, float(gamma))
+    idx, vals = _core.kernel_greedy(
+        np.ascontiguousarray(X, dtype=np.float32),
+        np.ascontiguousarray(kv, dtype=np.float64),
+        np.ascontiguousarray(ks_sum, dtype=np.float64),
+        len(seed),
+        size,
+        float(gamma),
+    )
     idx = np.asarray(idx, dtype=np.int64)
     picks = list(zip(owner_of[idx].tolist(), index_of[idx].tolist()))
     return picks, np.asarray(vals, dtype=np.float64).tolist()
 
 
-def central_greedy(datas: list[np.ndarray], validation: np.ndarray, size: int, hasher: RFFHasher) -> tuple[list[tuple[int, int]], list[float]]:
+def central_greedy(
+    datas: list[np.ndarray], validation: np.ndarray, size: int, hasher: RFFHasher
+) -> tuple[list[tuple[int, int]], list[float]]:
     """Central greedy over all hashes (non-private; the strongest hashed baseline).
 
     Every owner's rows are hashed in one place; each round adds the row maximising
@@ -123,11 +133,21 @@ class _CentralMethod(SummaryMethod):
         for k, v in zip(owner_idx, values):
             contribution[k] += v
         return SummaryResult(
-            points=pts, hashes=hasher.transform(pts), labels=labs, owner=owner_idx, index=index,
+            points=pts,
+            hashes=hasher.transform(pts),
+            labels=labs,
+            owner=owner_idx,
+            index=index,
             owner_names=list(setup.owners),
             accessed=Access(int(sum(per_owner.values())), per_owner, validation_rows=int(local.validation.shape[0])),
-            contribution=contribution, privacy=None, trace=[], events=[], hasher=hasher, method=self.name,
-            schedule=None, seconds=time.perf_counter() - setup.started,
+            contribution=contribution,
+            privacy=None,
+            trace=[],
+            events=[],
+            hasher=hasher,
+            method=self.name,
+            schedule=None,
+            seconds=time.perf_counter() - setup.started,
         )
 
 

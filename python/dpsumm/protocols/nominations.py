@@ -25,13 +25,13 @@ owner's rows); the aggregator reads quotas off the released histograms (post-pro
 
 from __future__ import annotations
 
+import logging
 import math
 import time
-from statistics import NormalDist
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-import logging
-from collections.abc import Mapping
-from typing import Any, Callable, ClassVar, Literal
+from statistics import NormalDist
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -40,13 +40,31 @@ from .._validation import as_array, bounded_int, choice_of, positive_float, real
 from ..errors import InvalidParameterError, ProtocolError
 from ..hashing import DIGEST_BYTES, RFFHasher, hash_digests
 from ..kernels import DEFAULT_CANDIDATE_FACTOR, greedy_select, h1_peak
-from ..parties import count_release_event, mean_release_sensitivity
+from ..messages import (
+    LabelHistogramRelease,
+    LabelHistogramRequest,
+    NominationReply,
+    NominationRequest,
+    PurchaseReply,
+    PurchaseRequest,
+    QuotaReply,
+    QuotaRequest,
+    SketchReply,
+    SketchRequest,
+    TargetRelease,
+    TargetRequest,
+)
 from ..parties import SKETCH_RELEASES as _SKETCH_RELEASES
-from ..parties import label_index, nominate_rows, owner_sketch, quota_rows, sketch_calibration
+from ..parties import (
+    count_release_event,
+    label_index,
+    mean_release_sensitivity,
+    nominate_rows,
+    owner_sketch,
+    quota_rows,
+    sketch_calibration,
+)
 from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
-from ..messages import (LabelHistogramRelease, LabelHistogramRequest, NominationReply, NominationRequest, PurchaseReply,
-                        PurchaseRequest, QuotaReply, QuotaRequest, SketchReply, SketchRequest, TargetRelease,
-                        TargetRequest)
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
 from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod
@@ -54,14 +72,48 @@ from .baselines import exact_greedy
 
 _log = logging.getLogger("dpsumm")
 
-__all__ = ["Nominations", "DEFAULT_VALIDATION_BUDGET", "DEFAULT_DIM", "NominationsConfig", "NominationsAggregator",
-           "nominate_rows", "temperature_for", "run_nominations", "TEMPERATURE_PER_SIGMA", "TEMPERATURE_FLOOR",
-           "STOCHASTIC_GREEDY_FACTOR", "PURCHASE", "PURCHASE_FACTOR", "OWNER_EPSILON", "OWNER_DELTA",
-           "QUOTA_POOL_FACTOR", "QUOTA_UNIFORM_SHARE", "SKETCH_TEMPERATURE_PER_SIGMA", "SKETCH_TEMPERATURE_FLOOR",
-           "HISTOGRAM_BINS", "HISTOGRAM_BIN_PER_SIGMA", "HISTOGRAM_BIN_FLOOR", "TILT_ROUNDS", "owner_sketch",
-           "owner_groups", "LabelCells", "label_cells", "cell_threshold", "quotas_from_cells", "herded_sales", "CELL_DIM",
-           "GROUP_LEVEL", "HOLDER_SIGMAS", "SHORTFALL_SIGMAS", "SALE_TILT_SHARE",
-           "sketch_calibration", "sketch_temperature_for", "histogram_edges", "quotas_from_histograms", "quota_rows"]
+__all__ = [
+    "Nominations",
+    "DEFAULT_VALIDATION_BUDGET",
+    "DEFAULT_DIM",
+    "NominationsConfig",
+    "NominationsAggregator",
+    "nominate_rows",
+    "temperature_for",
+    "run_nominations",
+    "TEMPERATURE_PER_SIGMA",
+    "TEMPERATURE_FLOOR",
+    "STOCHASTIC_GREEDY_FACTOR",
+    "PURCHASE",
+    "PURCHASE_FACTOR",
+    "OWNER_EPSILON",
+    "OWNER_DELTA",
+    "QUOTA_POOL_FACTOR",
+    "QUOTA_UNIFORM_SHARE",
+    "SKETCH_TEMPERATURE_PER_SIGMA",
+    "SKETCH_TEMPERATURE_FLOOR",
+    "HISTOGRAM_BINS",
+    "HISTOGRAM_BIN_PER_SIGMA",
+    "HISTOGRAM_BIN_FLOOR",
+    "TILT_ROUNDS",
+    "owner_sketch",
+    "owner_groups",
+    "LabelCells",
+    "label_cells",
+    "cell_threshold",
+    "quotas_from_cells",
+    "herded_sales",
+    "CELL_DIM",
+    "GROUP_LEVEL",
+    "HOLDER_SIGMAS",
+    "SHORTFALL_SIGMAS",
+    "SALE_TILT_SHARE",
+    "sketch_calibration",
+    "sketch_temperature_for",
+    "histogram_edges",
+    "quotas_from_histograms",
+    "quota_rows",
+]
 
 #: The tilt's temperature in units of the noise in an owner's relevance score ``h1(x).g~`` (whose standard
 #: deviation is ``sigma ||h1(x)|| ~ sigma``), measured on MNIST (docs/experiments/nominations-temperature).
@@ -144,7 +196,7 @@ def _largest_remainders(weights: np.ndarray, total: int) -> np.ndarray:
     want = w / w.sum() * total
     add: np.ndarray = np.floor(want).astype(np.int64)
     order = np.lexsort((np.arange(len(w)), -(want - add)))
-    add[order[:total - int(add.sum())]] += 1
+    add[order[: total - int(add.sum())]] += 1
     return add
 
 
@@ -168,10 +220,16 @@ def _split(weights: np.ndarray, total: int, caps: np.ndarray) -> np.ndarray:
 def _finite(value: object, name: str, shape: tuple[int | None, ...]) -> np.ndarray:
     """``value`` as a finite float64 array of ``shape`` (``None``: any length), or InvalidParameterError naming it."""
     arr = as_array(value, name)
-    if arr.dtype.kind not in "fiub" or arr.ndim != len(shape) \
-            or any(want is not None and got != want for got, want in zip(arr.shape, shape)):
-        raise InvalidParameterError(f"`{name}` must be a real array of shape "
-                                    f"{tuple('?' if w is None else w for w in shape)}, got {arr.dtype} {arr.shape}", name)
+    if (
+        arr.dtype.kind not in "fiub"
+        or arr.ndim != len(shape)
+        or any(want is not None and got != want for got, want in zip(arr.shape, shape))
+    ):
+        raise InvalidParameterError(
+            f"`{name}` must be a real array of shape "
+            f"{tuple('?' if w is None else w for w in shape)}, got {arr.dtype} {arr.shape}",
+            name,
+        )
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         raise InvalidParameterError(f"`{name}` must be finite", name)
@@ -182,13 +240,15 @@ def _number(value: object, name: str, *, positive: bool = False) -> float:
     """``value`` as a finite real number >= 0 (> 0 with ``positive``), or InvalidParameterError naming it."""
     v = real_number(value, name) if isinstance(value, (int, float, np.integer, np.floating)) else math.nan
     if not math.isfinite(v) or v < 0 or (positive and v == 0):
-        raise InvalidParameterError(f"`{name}` must be a finite number {'>' if positive else '>='} 0, got {value!r:.60}",
-                                    name)
+        raise InvalidParameterError(
+            f"`{name}` must be a finite number {'>' if positive else '>='} 0, got {value!r:.60}", name
+        )
     return v
 
 
-def owner_groups(means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *, level: float = GROUP_LEVEL
-                 ) -> list[list[int]]:
+def owner_groups(
+    means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *, level: float = GROUP_LEVEL
+) -> list[list[int]]:
     """Owners grouped where their released mean hashes cannot be told apart (post-processing; docs/design.md §2.7).
 
     ``means`` (K, d) are the owners' released hash sums over their public row counts ``n_rows``, each with noise
@@ -210,8 +270,10 @@ def owner_groups(means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *
     if K == 0:
         return []
     if d == 0 or np.any(n <= 0) or np.any(noise < 0):
-        raise InvalidParameterError("owner_groups needs d >= 1, every owner's row count > 0 and noise variances >= 0",
-                                    "n_rows" if np.any(n <= 0) else "noise_var" if np.any(noise < 0) else "means")
+        raise InvalidParameterError(
+            "owner_groups needs d >= 1, every owner's row count > 0 and noise variances >= 0",
+            "n_rows" if np.any(n <= 0) else "noise_var" if np.any(noise < 0) else "means",
+        )
     z = float(NormalDist().inv_cdf(1.0 - level))
     sq = (m * m).sum(1)
     v = d * noise + np.maximum(1.0 - sq, 0.0) / n
@@ -249,8 +311,9 @@ class LabelCells:
     bias: np.ndarray  # (J,) float64: the expected squared norm of each centre's noise
 
 
-def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma: float, *,
-                level: float = GROUP_LEVEL) -> LabelCells:
+def label_cells(
+    counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma: float, *, level: float = GROUP_LEVEL
+) -> LabelCells:
     """The label purchase's cells from the owners' releases only (post-processing; docs/design.md §2.7).
 
     ``counts`` (K, L) are the owners' noisy row counts per label, ``sums`` (K, d) their noisy hash sums over all
@@ -268,7 +331,7 @@ def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma:
     n = _finite(n_rows, "n_rows", (K,))
     d = sums.shape[1]
     sigma = _number(sigma, "sigma")
-    groups = owner_groups(sums / n[:, None], np.full(K, sigma ** 2) / n ** 2, n, level=level) if K else []
+    groups = owner_groups(sums / n[:, None], np.full(K, sigma**2) / n**2, n, level=level) if K else []
     labels, owners, centres, bias = [], [], [], []
     for j in range(L):
         holds = counts[:, j] >= HOLDER_SIGMAS * sigma
@@ -290,10 +353,13 @@ def label_cells(counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma:
             # noise still sells its rows of the label (the holders only place the cell)
             owners.append(tuple(k for k in g if holds[k] or positive[k]))
             centres.append(sums[placing].sum(0) / total)
-            bias.append(d * len(placing) * sigma ** 2 / total ** 2)
-    return LabelCells(labels=np.asarray(labels, dtype=np.int64), owners=tuple(owners),
-                      centres=np.asarray(centres, dtype=np.float64).reshape(len(labels), d),
-                      bias=np.asarray(bias, dtype=np.float64))
+            bias.append(d * len(placing) * sigma**2 / total**2)
+    return LabelCells(
+        labels=np.asarray(labels, dtype=np.int64),
+        owners=tuple(owners),
+        centres=np.asarray(centres, dtype=np.float64).reshape(len(labels), d),
+        bias=np.asarray(bias, dtype=np.float64),
+    )
 
 
 def cell_threshold(cells: int, validation_rows: int, scale: float, factor: float = PURCHASE_FACTOR) -> float:
@@ -328,8 +394,9 @@ def cell_threshold(cells: int, validation_rows: int, scale: float, factor: float
         log_cap = math.log(validation_rows / (factor - 1.0))
 
         def too_much(k: int) -> bool:  # log J E[Z 1{Z >= k}] > log cap, in logs (no underflow at large k / b)
-            return (math.log(cells) - k / scale + math.log(k * one_minus_r + r)
-                    - math.log(one_minus_r * (1.0 + r))) > log_cap
+            return (
+                math.log(cells) - k / scale + math.log(k * one_minus_r + r) - math.log(one_minus_r * (1.0 + r))
+            ) > log_cap
 
         if too_much(t):  # the mass decreases in k >= 1: find the first k where it is low enough by bisection
             low, step = t, 1
@@ -343,8 +410,16 @@ def cell_threshold(cells: int, validation_rows: int, scale: float, factor: float
     return float(t)
 
 
-def quotas_from_cells(consumer_counts: np.ndarray, consumer_scale: float, validation_rows: int, cells: LabelCells,
-                      owner_counts: np.ndarray, size: int, *, factor: float = PURCHASE_FACTOR) -> np.ndarray:
+def quotas_from_cells(
+    consumer_counts: np.ndarray,
+    consumer_scale: float,
+    validation_rows: int,
+    cells: LabelCells,
+    owner_counts: np.ndarray,
+    size: int,
+    *,
+    factor: float = PURCHASE_FACTOR,
+) -> np.ndarray:
     """Rows of each label to buy from each owner, from released values only (post-processing; docs/design.md §2.7).
 
     ``consumer_counts`` (J,) is the consumer's noisy histogram over ``cells`` (discrete Laplace noise of scale
@@ -365,10 +440,14 @@ def quotas_from_cells(consumer_counts: np.ndarray, consumer_scale: float, valida
     K, L = N.shape
     J = len(cells.labels)
     c = _finite(consumer_counts, "consumer_counts", (J,))
-    if len(cells.owners) != J or any(not own or min(own) < 0 or max(own) >= K for own in cells.owners) \
-            or (J and (int(np.min(cells.labels)) < 0 or int(np.max(cells.labels)) >= L)):
-        raise InvalidParameterError(f"`cells` must name owners in [0, {K}) and labels in [0, {L}), one entry per cell",
-                                    "cells")
+    if (
+        len(cells.owners) != J
+        or any(not own or min(own) < 0 or max(own) >= K for own in cells.owners)
+        or (J and (int(np.min(cells.labels)) < 0 or int(np.max(cells.labels)) >= L))
+    ):
+        raise InvalidParameterError(
+            f"`cells` must name owners in [0, {K}) and labels in [0, {L}), one entry per cell", "cells"
+        )
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
         raise InvalidParameterError(f"`size` must be an integer >= 0, got {size!r}", "size")
     factor = _number(factor, "factor", positive=True)
@@ -450,13 +529,20 @@ def histogram_edges(g_tilde: np.ndarray, direction: np.ndarray, sigma: float) ->
     ``max(HISTOGRAM_BIN_FLOOR, HISTOGRAM_BIN_PER_SIGMA sigma)``, 8 above ``s_ref``. Public numbers only.
     """
     d = len(g_tilde)
-    s_ref = float(g_tilde @ direction) - d * sigma ** 2
+    s_ref = float(g_tilde @ direction) - d * sigma**2
     width = max(HISTOGRAM_BIN_FLOOR, HISTOGRAM_BIN_PER_SIGMA * sigma)
     return s_ref + width * (np.arange(HISTOGRAM_BINS + 1, dtype=np.float64) - HISTOGRAM_BINS + 8)
 
 
-def quotas_from_histograms(histograms: np.ndarray, n_rows: np.ndarray, size: int, *, factor: float = PURCHASE_FACTOR,
-                           pool: float = QUOTA_POOL_FACTOR, uniform: float | None = None) -> np.ndarray:
+def quotas_from_histograms(
+    histograms: np.ndarray,
+    n_rows: np.ndarray,
+    size: int,
+    *,
+    factor: float = PURCHASE_FACTOR,
+    pool: float = QUOTA_POOL_FACTOR,
+    uniform: float | None = None,
+) -> np.ndarray:
     """Rows to buy from each owner, from the released histograms only (post-processing).
 
     Budget ``B = min(ceil(factor * size), sum n_rows)``. Each owner's noisy counts are accumulated from the top
@@ -541,8 +627,15 @@ class NominationsAggregator:
     hashes, is excluded with an event and the run completes with the others.
     """
 
-    def __init__(self, transport: Transport, owners: list[str], consumer: str, config: NominationsConfig,
-                 rng: Csprng, record: Callable[..., None] | None = None) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        owners: list[str],
+        consumer: str,
+        config: NominationsConfig,
+        rng: Csprng,
+        record: Callable[..., None] | None = None,
+    ) -> None:
         self.transport = transport
         self.owners = list(owners)
         self.consumer = consumer
@@ -556,8 +649,11 @@ class NominationsAggregator:
         # The owners commit to their nominees by a digest of each hash when the aggregator never needs the hashes
         # (it buys every nominee's row and chooses on the exact kernel): 16 bytes per nominee instead of 4 d, and
         # no hash of a row it does not buy. Verification stays exact (docs/design.md §3).
-        self.commit = ("digests" if config.purchase == "nominees" and config.choice == "kernel"
-                       and config.reveal == "points" else "hashes")
+        self.commit = (
+            "digests"
+            if config.purchase == "nominees" and config.choice == "kernel" and config.reveal == "points"
+            else "hashes"
+        )
         self.n_rows: dict[str, int] = {}
         self.events: list[dict[str, Any]] = []
         self.timings: dict[str, float] = {}
@@ -590,9 +686,18 @@ class NominationsAggregator:
         c = self.config
         eps = c.epsilon if epsilon is None else float(epsilon)
         rows_wanted = c.choice == "kernel" if send_rows is None else bool(send_rows)
-        req = TargetRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
-                            release=c.release, epsilon=c.mwem_step_epsilon if c.release == "mwem" else eps,
-                            delta=c.delta, steps=c.mwem_steps, eta=c.eta, send_rows=rows_wanted)
+        req = TargetRequest(
+            n_features=c.n_features,
+            dim=c.dim,
+            gamma=c.gamma,
+            hash_seed=c.hash_seed,
+            release=c.release,
+            epsilon=c.mwem_step_epsilon if c.release == "mwem" else eps,
+            delta=c.delta,
+            steps=c.mwem_steps,
+            eta=c.eta,
+            send_rows=rows_wanted,
+        )
         self.exchanges += 1
         reply = self.transport.request(self.consumer, req)
         if not isinstance(reply, TargetRelease):
@@ -600,12 +705,15 @@ class NominationsAggregator:
         for name in ("noisy_mean", "exact_mean"):
             arr = np.asarray(getattr(reply, name))
             if arr.shape != (c.dim,) or not np.isfinite(arr).all():
-                raise ProtocolError(f"consumer sent a malformed {name} (shape {arr.shape}, finite {np.isfinite(arr).all()})")
+                raise ProtocolError(
+                    f"consumer sent a malformed {name} (shape {arr.shape}, finite {np.isfinite(arr).all()})"
+                )
         if isinstance(reply.n_rows, bool) or not isinstance(reply.n_rows, (int, np.integer)) or reply.n_rows < 1:
             raise ProtocolError(f"consumer sent an impossible validation size {reply.n_rows!r}")
         if self.validation_rows and int(reply.n_rows) != self.validation_rows:
-            raise ProtocolError(f"consumer released a mean over {reply.n_rows} rows, its histogram over "
-                                f"{self.validation_rows}")
+            raise ProtocolError(
+                f"consumer released a mean over {reply.n_rows} rows, its histogram over {self.validation_rows}"
+            )
         self.validation_rows = int(reply.n_rows)
         if rows_wanted:
             rows = None if reply.rows is None else np.asarray(reply.rows)
@@ -617,12 +725,18 @@ class NominationsAggregator:
         if np.abs(exact).max() > h1_peak(c.dim):
             raise ProtocolError("consumer sent an exact mean outside the range of h1 (|g_i| <= sqrt(2/d))")
         if c.release == "gaussian":
-            cal = accounting.calibrate_gaussian(eps, c.delta, sensitivity=mean_release_sensitivity(reply.n_rows),
-                                                dim=c.dim)
+            cal = accounting.calibrate_gaussian(
+                eps, c.delta, sensitivity=mean_release_sensitivity(reply.n_rows), dim=c.dim
+            )
             if not math.isclose(float(reply.sigma), float(cal.sigma), rel_tol=1e-9):
-                raise ProtocolError(f"consumer released with sigma {reply.sigma!r}, the calibration gives {cal.sigma!r}")
-            self._check_release_noise(np.asarray(reply.noisy_mean, dtype=np.float64), exact,
-                                      RELEASE_SIGMAS * float(cal.sigma) + float(cal.granularity))
+                raise ProtocolError(
+                    f"consumer released with sigma {reply.sigma!r}, the calibration gives {cal.sigma!r}"
+                )
+            self._check_release_noise(
+                np.asarray(reply.noisy_mean, dtype=np.float64),
+                exact,
+                RELEASE_SIGMAS * float(cal.sigma) + float(cal.granularity),
+            )
             self._record("validation", cal.event(), "g~ = mean h1(D_v) + discrete Gaussian")
         elif c.release == "exact":
             self._check_release_noise(np.asarray(reply.noisy_mean, dtype=np.float64), exact, 0.0)
@@ -636,20 +750,33 @@ class NominationsAggregator:
         """Refuse a release farther from the exact mean than its noise reaches (``RELEASE_SIGMAS``)."""
         far = float(np.abs(noisy - exact).max())
         if not far <= reach:
-            raise ProtocolError(f"consumer released a noisy mean {far:.3g} away from its exact mean in a coordinate, "
-                                f"more than its noise reaches ({reach:.3g}: {RELEASE_SIGMAS:g} sigmas and the grid step)")
+            raise ProtocolError(
+                f"consumer released a noisy mean {far:.3g} away from its exact mean in a coordinate, "
+                f"more than its noise reaches ({reach:.3g}: {RELEASE_SIGMAS:g} sigmas and the grid step)"
+            )
 
     # -- exchange 2 ------------------------------------------------------------------------------------
 
     def nominations(self, g_tilde: np.ndarray, temperature: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         c = self.config
         seeds = self.rng.derive("nomination-samples")
-        msgs = {o: NominationRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
-                                     target=np.asarray(g_tilde, dtype=np.float64), nominees=c.nominees,
-                                     temperature=float(temperature), candidates=int(c.candidates), reveal=c.reveal,
-                                     sample_seed=int(seeds.integers(2**63)),
-                                     greedy_sample_factor=c.greedy_sample_factor, commit=self.commit)
-                for o in self.owners}
+        msgs = {
+            o: NominationRequest(
+                n_features=c.n_features,
+                dim=c.dim,
+                gamma=c.gamma,
+                hash_seed=c.hash_seed,
+                target=np.asarray(g_tilde, dtype=np.float64),
+                nominees=c.nominees,
+                temperature=float(temperature),
+                candidates=int(c.candidates),
+                reveal=c.reveal,
+                sample_seed=int(seeds.integers(2**63)),
+                greedy_sample_factor=c.greedy_sample_factor,
+                commit=self.commit,
+            )
+            for o in self.owners
+        }
         self.exchanges += 1
         replies = self.transport.request_many(msgs)
         out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -708,8 +835,9 @@ class NominationsAggregator:
 
     # -- exchange 3 ------------------------------------------------------------------------------------
 
-    def purchase(self, wanted: dict[str, np.ndarray], nominated: dict[str, tuple[np.ndarray, np.ndarray]]
-                 ) -> dict[str, tuple[np.ndarray | None, np.ndarray | None]]:
+    def purchase(
+        self, wanted: dict[str, np.ndarray], nominated: dict[str, tuple[np.ndarray, np.ndarray]]
+    ) -> dict[str, tuple[np.ndarray | None, np.ndarray | None]]:
         """Buy ``wanted[o]`` (nominated tokens) from each owner; verify every row against its nominated hash.
 
         Verification is exact: h1 is deterministic and bit-identical on every machine, so the aggregator
@@ -740,13 +868,18 @@ class NominationsAggregator:
                     got = hash_digests(got)
                 if not np.array_equal(got, expected):
                     bad = int(np.flatnonzero(~(got == expected).all(1))[0])
-                    problem = f"row for token {int(req.tokens[bad])} does not hash to its nominated " \
-                              f"{'digest' if self.commit == 'digests' else 'hash'}"
+                    problem = (
+                        f"row for token {int(req.tokens[bad])} does not hash to its nominated "
+                        f"{'digest' if self.commit == 'digests' else 'hash'}"
+                    )
             if problem is not None:
                 self._exclude(o, problem, "purchase")
                 continue
             assert isinstance(r, PurchaseReply)
-            out[o] = (None if r.points is None else np.asarray(r.points), None if r.labels is None else np.asarray(r.labels))
+            out[o] = (
+                None if r.points is None else np.asarray(r.points),
+                None if r.labels is None else np.asarray(r.labels),
+            )
         return out
 
     def _check_purchase(self, r: object, tokens: np.ndarray) -> str | None:
@@ -757,7 +890,12 @@ class NominationsAggregator:
             return "sold other tokens than requested"
         if c.reveal == "points":
             pts = None if r.points is None else np.asarray(r.points)
-            if pts is None or pts.shape != (len(tokens), c.n_features) or pts.dtype.kind not in "fiu" or not np.isfinite(pts).all():
+            if (
+                pts is None
+                or pts.shape != (len(tokens), c.n_features)
+                or pts.dtype.kind not in "fiu"
+                or not np.isfinite(pts).all()
+            ):
                 return "sold malformed rows"
         if r.labels is not None and np.shape(r.labels) != (len(tokens),):
             return "sold labels of the wrong shape"
@@ -774,10 +912,19 @@ class NominationsAggregator:
         self.sketch_sigma[stage] = float(cal.sigma)
         # the label purchase's release hashes in the cells' h1 (CELL_DIM, its own seed)
         hash_dim, hash_seed = (CELL_DIM, self.cell_hash_seed) if stage == "labels" else (c.dim, c.hash_seed)
-        req = SketchRequest(n_features=c.n_features, dim=hash_dim, gamma=c.gamma, hash_seed=hash_seed, stage=stage,
-                            epsilon=c.owner_epsilon, delta=c.owner_delta, releases=releases,
-                            direction=np.asarray(direction, dtype=np.float64), edges=np.asarray(edges, dtype=np.float64),
-                            label_set=np.asarray(c.label_set) if stage == "labels" else None)
+        req = SketchRequest(
+            n_features=c.n_features,
+            dim=hash_dim,
+            gamma=c.gamma,
+            hash_seed=hash_seed,
+            stage=stage,
+            epsilon=c.owner_epsilon,
+            delta=c.owner_delta,
+            releases=releases,
+            direction=np.asarray(direction, dtype=np.float64),
+            edges=np.asarray(edges, dtype=np.float64),
+            label_set=np.asarray(c.label_set) if stage == "labels" else None,
+        )
         owners = [o for o in self.owners if self.active[o]]
         self.exchanges += 1
         replies = self.transport.request_many({o: req for o in owners})
@@ -808,24 +955,38 @@ class NominationsAggregator:
             out[o] = np.asarray(r.values, dtype=np.float64)
         return out
 
-    def quota_purchase(self, g_tilde: np.ndarray, direction: np.ndarray, temperature: float, quotas: dict[str, int]
-                       ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray | None],
-                                  dict[str, np.ndarray | None]]:
+    def quota_purchase(
+        self, g_tilde: np.ndarray, direction: np.ndarray, temperature: float, quotas: dict[str, int]
+    ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray | None], dict[str, np.ndarray | None]]:
         """Buy each owner's ``quotas[o]`` best rows; check them (exactly where the rows came: their h1)."""
         c = self.config
         seeds = self.rng.derive("quota-samples")
-        stop_sq = c.dim * self.sigma ** 2 if math.isfinite(self.sigma) else 0.0
-        msgs = {o: QuotaRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
-                                target=np.asarray(g_tilde, dtype=np.float64), direction=np.asarray(direction, np.float64),
-                                temperature=float(temperature), tilt_rounds=int(c.tilt_rounds), stop_sq=float(stop_sq),
-                                count=int(q), candidates=int(DEFAULT_CANDIDATE_FACTOR * q), reveal=c.reveal,
-                                sample_seed=int(seeds.integers(2**63)), greedy_sample_factor=c.greedy_sample_factor)
-                for o, q in quotas.items() if q > 0 and self.active[o]}
+        stop_sq = c.dim * self.sigma**2 if math.isfinite(self.sigma) else 0.0
+        msgs = {
+            o: QuotaRequest(
+                n_features=c.n_features,
+                dim=c.dim,
+                gamma=c.gamma,
+                hash_seed=c.hash_seed,
+                target=np.asarray(g_tilde, dtype=np.float64),
+                direction=np.asarray(direction, np.float64),
+                temperature=float(temperature),
+                tilt_rounds=int(c.tilt_rounds),
+                stop_sq=float(stop_sq),
+                count=int(q),
+                candidates=int(DEFAULT_CANDIDATE_FACTOR * q),
+                reveal=c.reveal,
+                sample_seed=int(seeds.integers(2**63)),
+                greedy_sample_factor=c.greedy_sample_factor,
+            )
+            for o, q in quotas.items()
+            if q > 0 and self.active[o]
+        }
         return self._buy_quotas(msgs)
 
-    def _buy_quotas(self, msgs: dict[str, QuotaRequest]) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]],
-                                                                   dict[str, np.ndarray | None],
-                                                                   dict[str, np.ndarray | None]]:
+    def _buy_quotas(
+        self, msgs: dict[str, QuotaRequest]
+    ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray | None], dict[str, np.ndarray | None]]:
         """Send the quota requests; check every reply (exactly where rows came: their h1); exclude the faulty."""
         c = self.config
         if not msgs:
@@ -866,8 +1027,9 @@ class NominationsAggregator:
         tokens, hashes = np.asarray(r.tokens), np.asarray(r.hashes)
         want = min(req.count, int(n))
         if req.label_counts is not None:  # min(count, rows) per label: the aggregator knows only the upper bound
-            problem = self._check_label_quota(r, req, self.released_counts.get(owner),
-                                              self.sketch_sigma.get("labels", 0.0))
+            problem = self._check_label_quota(
+                r, req, self.released_counts.get(owner), self.sketch_sigma.get("labels", 0.0)
+            )
             if problem is not None:
                 return problem
             want = len(tokens)
@@ -875,12 +1037,21 @@ class NominationsAggregator:
             return f"sold {tokens.shape} tokens, the request asks for {want} (min(quota, rows))"
         if np.any(np.diff(tokens) <= 0) or (len(tokens) and (tokens.min() < 0 or tokens.max() >= n)):
             return "sold repeated, unsorted or out-of-range tokens"
-        if hashes.shape != (want, c.dim) or hashes.dtype.kind != "f" or not np.isfinite(hashes).all() \
-                or (hashes.size and np.abs(hashes).max() > bound):
+        if (
+            hashes.shape != (want, c.dim)
+            or hashes.dtype.kind != "f"
+            or not np.isfinite(hashes).all()
+            or (hashes.size and np.abs(hashes).max() > bound)
+        ):
             return "sent malformed hashes or hashes outside the range of h1"
         if c.reveal == "points":
             pts = None if r.points is None else np.asarray(r.points)
-            if pts is None or pts.shape != (want, c.n_features) or pts.dtype.kind not in "fiu" or not np.isfinite(pts).all():
+            if (
+                pts is None
+                or pts.shape != (want, c.n_features)
+                or pts.dtype.kind not in "fiu"
+                or not np.isfinite(pts).all()
+            ):
                 return "sold malformed rows"
             if not np.array_equal(self.hasher.transform(pts), np.ascontiguousarray(hashes, dtype=np.float32)):
                 return "sold rows that do not hash to the hashes it sent"
@@ -910,15 +1081,19 @@ class NominationsAggregator:
         # label's ask must be matched by rows missing from the others'.
         extra, missing = int(np.maximum(got - asked, 0).sum()), int(np.maximum(asked - got, 0).sum())
         if extra > missing:
-            return (f"sold {extra} rows beyond the labels' asks but is short of only {missing} (substitutes must make "
-                    "up a shortfall)")
+            return (
+                f"sold {extra} rows beyond the labels' asks but is short of only {missing} (substitutes must make "
+                "up a shortfall)"
+            )
         if released is not None and sigma > 0:
             # Short of label j, the owner sold all it holds of it: its released count must agree, within the noise.
             implausible = np.flatnonzero((got < asked) & (np.asarray(released) - got > SHORTFALL_SIGMAS * sigma))
             if len(implausible):
                 j = int(implausible[0])
-                return (f"sold {got[j]} rows of label {label_set[j].item()!r} (short of the {asked[j]} asked), but "
-                        f"released a count of {released[j]:.1f}, more than {SHORTFALL_SIGMAS:g} noise sigmas above")
+                return (
+                    f"sold {got[j]} rows of label {label_set[j].item()!r} (short of the {asked[j]} asked), but "
+                    f"released a count of {released[j]:.1f}, more than {SHORTFALL_SIGMAS:g} noise sigmas above"
+                )
         return None
 
     # -- label purchase: the owners' counts and hash sums, the consumer's cell histogram, one purchase (§2.7) --
@@ -938,9 +1113,18 @@ class NominationsAggregator:
         """The consumer's histogram release: ``D_v``'s counts per cell + discrete Laplace; ``D_v``'s rows."""
         c = self.config
         J = len(cells.labels)
-        req = LabelHistogramRequest(label_set=np.asarray(c.label_set), epsilon=self.histogram_epsilon, send_rows=True,
-                                    n_features=c.n_features, dim=CELL_DIM, gamma=c.gamma, hash_seed=self.cell_hash_seed,
-                                    cell_labels=cells.labels, centres=cells.centres, bias=cells.bias)
+        req = LabelHistogramRequest(
+            label_set=np.asarray(c.label_set),
+            epsilon=self.histogram_epsilon,
+            send_rows=True,
+            n_features=c.n_features,
+            dim=CELL_DIM,
+            gamma=c.gamma,
+            hash_seed=self.cell_hash_seed,
+            cell_labels=cells.labels,
+            centres=cells.centres,
+            bias=cells.bias,
+        )
         self.exchanges += 1
         reply = self.transport.request(self.consumer, req)
         if not isinstance(reply, LabelHistogramRelease):
@@ -955,8 +1139,11 @@ class NominationsAggregator:
             raise ProtocolError("consumer did not send its validation rows for the exact-kernel choice")
         event = count_release_event(self.histogram_epsilon)
         scale = event.scale
-        if isinstance(reply.scale, bool) or not isinstance(reply.scale, (int, float, np.floating)) \
-                or not math.isclose(float(reply.scale), scale, rel_tol=1e-12):
+        if (
+            isinstance(reply.scale, bool)
+            or not isinstance(reply.scale, (int, float, np.floating))
+            or not math.isclose(float(reply.scale), scale, rel_tol=1e-12)
+        ):
             raise ProtocolError(f"consumer released with scale {reply.scale!r}, the mechanism's is {scale!r}")
         if not (counts == np.round(counts)).all():
             raise ProtocolError("consumer sent a cell histogram that is not integer (counts + discrete Laplace are)")
@@ -966,8 +1153,9 @@ class NominationsAggregator:
         self._record("validation", event, "counts of D_v's rows per cell (owner group, label) + discrete Laplace")
         return reply
 
-    def label_run(self) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray | None],
-                                 dict[str, np.ndarray | None]]:
+    def label_run(
+        self,
+    ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray | None], dict[str, np.ndarray | None]]:
         """Exchanges 1-3 of ``purchase="labels"``: the owners' releases, the consumer's histogram, the purchase."""
         c = self.config
         L = len(c.label_set)
@@ -977,21 +1165,37 @@ class NominationsAggregator:
         owners = [o for o in self.owners if o in released and self.active[o]]
         counts = np.array([released[o][:L] for o in owners]).reshape(len(owners), L)
         nonempty = [k for k, o in enumerate(owners) if self.n_rows[o] > 0]  # a mean hash needs rows
-        sub = label_cells(counts[nonempty],
-                          np.array([released[owners[k]][L:] for k in nonempty]).reshape(len(nonempty), CELL_DIM),
-                          np.array([self.n_rows[owners[k]] for k in nonempty]), self.sketch_sigma["labels"])
-        cells = LabelCells(labels=sub.labels, owners=tuple(tuple(nonempty[i] for i in own) for own in sub.owners),
-                           centres=sub.centres, bias=sub.bias)
+        sub = label_cells(
+            counts[nonempty],
+            np.array([released[owners[k]][L:] for k in nonempty]).reshape(len(nonempty), CELL_DIM),
+            np.array([self.n_rows[owners[k]] for k in nonempty]),
+            self.sketch_sigma["labels"],
+        )
+        cells = LabelCells(
+            labels=sub.labels,
+            owners=tuple(tuple(nonempty[i] for i in own) for own in sub.owners),
+            centres=sub.centres,
+            bias=sub.bias,
+        )
         if not len(cells.labels):
-            raise ProtocolError("no owner's released count of any label of `label_set` is positive: there is nothing "
-                                "to buy (the consumer released nothing)")
+            raise ProtocolError(
+                "no owner's released count of any label of `label_set` is positive: there is nothing "
+                "to buy (the consumer released nothing)"
+            )
         self.cells, self.cell_owner_names = cells, owners
         self.released_counts = {o: counts[k] for k, o in enumerate(owners)}
         t1 = time.perf_counter()
         release = self.label_target(cells)
         self.timings["target"] = time.perf_counter() - t1
-        q = quotas_from_cells(np.asarray(release.counts, dtype=np.float64), self.count_scale, self.validation_rows, cells,
-                              counts, self._size, factor=c.purchase_factor)
+        q = quotas_from_cells(
+            np.asarray(release.counts, dtype=np.float64),
+            self.count_scale,
+            self.validation_rows,
+            cells,
+            counts,
+            self._size,
+            factor=c.purchase_factor,
+        )
         self.quotas = {o: int(v) for o, v in zip(owners, q.sum(1))}
         self.label_quotas = {o: q[k].astype(np.int64) for k, o in enumerate(owners)}
         # The tilt of the sales (SALE_TILT_SHARE): the consumer's hashed mean at the rest of epsilon_v; each owner's
@@ -1010,21 +1214,38 @@ class NominationsAggregator:
         preference = np.zeros(L)
         np.add.at(preference, cells.labels, np.maximum(np.asarray(release.counts, dtype=np.float64), 0.0))
         herded = herded_sales(q, cells)
-        msgs = {o: QuotaRequest(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
-                                target=target, direction=np.zeros(0), temperature=float(temperature), tilt_rounds=0,
-                                stop_sq=0.0, count=int(q[k].sum()), candidates=int(DEFAULT_CANDIDATE_FACTOR * q[k].sum()),
-                                reveal=c.reveal, sample_seed=int(seeds.integers(2**63)),
-                                greedy_sample_factor=c.greedy_sample_factor, label_set=label_set,
-                                label_counts=q[k].astype(np.int64), label_preference=preference,
-                                label_herded=herded[k])
-                for k, o in enumerate(owners) if q[k].sum() > 0 and self.active[o]}
+        msgs = {
+            o: QuotaRequest(
+                n_features=c.n_features,
+                dim=c.dim,
+                gamma=c.gamma,
+                hash_seed=c.hash_seed,
+                target=target,
+                direction=np.zeros(0),
+                temperature=float(temperature),
+                tilt_rounds=0,
+                stop_sq=0.0,
+                count=int(q[k].sum()),
+                candidates=int(DEFAULT_CANDIDATE_FACTOR * q[k].sum()),
+                reveal=c.reveal,
+                sample_seed=int(seeds.integers(2**63)),
+                greedy_sample_factor=c.greedy_sample_factor,
+                label_set=label_set,
+                label_counts=q[k].astype(np.int64),
+                label_preference=preference,
+                label_herded=herded[k],
+            )
+            for k, o in enumerate(owners)
+            if q[k].sum() > 0 and self.active[o]
+        }
         t2 = time.perf_counter()
         out = self._buy_quotas(msgs)
         self.timings["purchase"] = time.perf_counter() - t2
         return out
 
-    def quota_run(self, release: TargetRelease) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]],
-                                                          dict[str, np.ndarray | None], dict[str, np.ndarray | None]]:
+    def quota_run(
+        self, release: TargetRelease
+    ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray | None], dict[str, np.ndarray | None]]:
         """Exchanges 2-4 of ``purchase="quotas"``: the two sketches, the quotas, the purchase."""
         c = self.config
         g_tilde = np.asarray(release.noisy_mean, dtype=np.float64)
@@ -1038,9 +1259,12 @@ class NominationsAggregator:
         hists = self.sketch("histogram", direction, edges)
         self.timings["sketches"] = time.perf_counter() - t1
         owners = [o for o in self.owners if o in hists and self.active[o]]
-        q = quotas_from_histograms(np.array([hists[o] for o in owners]).reshape(len(owners), len(edges) + 1),
-                                   np.array([self.n_rows[o] for o in owners], dtype=np.int64), self._size,
-                                   factor=c.purchase_factor)
+        q = quotas_from_histograms(
+            np.array([hists[o] for o in owners]).reshape(len(owners), len(edges) + 1),
+            np.array([self.n_rows[o] for o in owners], dtype=np.int64),
+            self._size,
+            factor=c.purchase_factor,
+        )
         self.quotas = {o: int(v) for o, v in zip(owners, q)}
         temperature = c.temperature if c.temperature is not None else sketch_temperature_for(sigma)
         self.temperature = float(temperature)
@@ -1053,8 +1277,11 @@ class NominationsAggregator:
         """The release's per-coordinate noise (the Gaussian's at the same budget for "mwem"; 0 for "exact")."""
         c = self.config
         if c.release == "mwem":
-            return float(accounting.calibrate_gaussian(c.epsilon, c.delta, dim=c.dim,
-                                                       sensitivity=mean_release_sensitivity(self.validation_rows)).sigma)
+            return float(
+                accounting.calibrate_gaussian(
+                    c.epsilon, c.delta, dim=c.dim, sensitivity=mean_release_sensitivity(self.validation_rows)
+                ).sigma
+            )
         return 0.0 if c.release == "exact" else float(self.sigma)
 
     # -- the run ---------------------------------------------------------------------------------------
@@ -1074,8 +1301,9 @@ class NominationsAggregator:
         else:
             sigma = self.sigma
             if c.release == "mwem":  # the Gaussian's sigma at the same (epsilon_v, delta_v): a public number
-                sigma = accounting.calibrate_gaussian(c.epsilon, c.delta, dim=c.dim,
-                                                      sensitivity=mean_release_sensitivity(self.validation_rows)).sigma
+                sigma = accounting.calibrate_gaussian(
+                    c.epsilon, c.delta, dim=c.dim, sensitivity=mean_release_sensitivity(self.validation_rows)
+                ).sigma
             temperature = temperature_for(sigma)
         self.temperature = float(temperature)
         t1 = time.perf_counter()
@@ -1094,8 +1322,14 @@ class NominationsAggregator:
         self.timings["purchase"] = time.perf_counter() - t2
         return self._choose(size, release.exact_mean, nominated, rows, labels)
 
-    def _choose(self, size: int, exact_mean: np.ndarray | None, nominated: dict[str, tuple[np.ndarray, np.ndarray]],
-                rows: dict[str, np.ndarray | None], labels: dict[str, np.ndarray | None]) -> dict[str, Any]:
+    def _choose(
+        self,
+        size: int,
+        exact_mean: np.ndarray | None,
+        nominated: dict[str, tuple[np.ndarray, np.ndarray]],
+        rows: dict[str, np.ndarray | None],
+        labels: dict[str, np.ndarray | None],
+    ) -> dict[str, Any]:
         """The aggregator's greedy over the pooled bought rows (or hashes); with "winners", buy the winners."""
         c = self.config
         bought_positions: dict[str, set[int]] = {}
@@ -1110,8 +1344,13 @@ class NominationsAggregator:
             pool_pos = np.concatenate([np.arange(len(nominated[o][0])) for o in owners])
             if c.choice == "kernel":
                 assert self.validation is not None
-                kpicks, kvalues = exact_greedy([np.asarray(rows[o]) for o in owners], self.validation,
-                                               np.zeros((0, c.n_features), np.float32), min(size, len(pool_owner)), c.gamma)
+                kpicks, kvalues = exact_greedy(
+                    [np.asarray(rows[o]) for o in owners],
+                    self.validation,
+                    np.zeros((0, c.n_features), np.float32),
+                    min(size, len(pool_owner)),
+                    c.gamma,
+                )
                 offsets = np.cumsum([0] + [len(nominated[o][0]) for o in owners])
                 kp = np.asarray(kpicks, dtype=np.int64).reshape(-1, 2)
                 picks = offsets[kp[:, 0]] + kp[:, 1]
@@ -1122,7 +1361,9 @@ class NominationsAggregator:
                 assert exact_mean is not None
                 picks, values = greedy_select(pool_h, np.asarray(exact_mean, dtype=np.float64), min(size, len(pool_h)))
             picks = np.asarray(picks, dtype=np.int64)
-            winners = list(zip([owners[k] for k in pool_owner[picks].tolist()], pool_pos[picks].tolist(), picks.tolist()))
+            winners = list(
+                zip([owners[k] for k in pool_owner[picks].tolist()], pool_pos[picks].tolist(), picks.tolist())
+            )
             if c.purchase != "winners":
                 break
             want: dict[str, list[int]] = {}
@@ -1151,17 +1392,38 @@ class NominationsAggregator:
                 bought_positions[o].update(int(q) for q in positions)
         self.timings["choice"] = time.perf_counter() - t3
         if len(winners) < size:
-            self.events.append({"phase": "choice", "event": "short",
-                                "reason": f"the pool holds {sum(len(v[0]) for v in nominated.values())} usable nominees, "
-                                          f"fewer than size {size}"})
-        return {"winners": winners, "values": np.asarray(values, dtype=np.float64), "nominated": nominated,
-                "rows": rows, "labels": labels}
+            self.events.append(
+                {
+                    "phase": "choice",
+                    "event": "short",
+                    "reason": f"the pool holds {sum(len(v[0]) for v in nominated.values())} usable nominees, "
+                    f"fewer than size {size}",
+                }
+            )
+        return {
+            "winners": winners,
+            "values": np.asarray(values, dtype=np.float64),
+            "nominated": nominated,
+            "rows": rows,
+            "labels": labels,
+        }
 
 
-def run_nominations(transport: Transport, owners: list[str], consumer: str, config: NominationsConfig, rng: Csprng, *,
-                    hasher: RFFHasher, size: int, method: str = "nominations", seeded: bool = False,
-                    started: float | None = None, extra: dict[str, Any] | None = None,
-                    with_labels: bool | None = None) -> SummaryResult:
+def run_nominations(
+    transport: Transport,
+    owners: list[str],
+    consumer: str,
+    config: NominationsConfig,
+    rng: Csprng,
+    *,
+    hasher: RFFHasher,
+    size: int,
+    method: str = "nominations",
+    seeded: bool = False,
+    started: float | None = None,
+    extra: dict[str, Any] | None = None,
+    with_labels: bool | None = None,
+) -> SummaryResult:
     """Run the nominations protocol through ``transport`` and assemble the :class:`SummaryResult` and ledger.
 
     The one place that turns a nominations run into a result, for :func:`dpsumm.summarize` (in-process
@@ -1171,8 +1433,9 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     private = config.release != "exact"
     ledger = accounting.Ledger() if private else None
     if ledger is not None:
-        ledger.set_deltas(validation=config.delta,
-                          owners=config.owner_delta if config.purchase in OWNER_RELEASE_PURCHASES else None)
+        ledger.set_deltas(
+            validation=config.delta, owners=config.owner_delta if config.purchase in OWNER_RELEASE_PURCHASES else None
+        )
         if seeded:
             ledger.mark_seeded()
 
@@ -1184,9 +1447,11 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     out = agg.run(size)
     if ledger is not None and config.purchase == "winners":
         ledger.record_uncertified(
-            "owners", label="the purchase='winners' request",
+            "owners",
+            label="the purchase='winners' request",
             reason="it tells each owner which of its nominees won, which depends on the other owners' data and on "
-                   "D_v; no finite owners' epsilon is certified for this run (purchase='nominees' is).")
+            "D_v; no finite owners' epsilon is certified for this run (purchase='nominees' is).",
+        )
     winners = out["winners"]
     position = {name: k for k, name in enumerate(owners)}
     nominated = out["nominated"]
@@ -1194,14 +1459,16 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
     index = np.array([int(nominated[o][0][pos]) for o, pos, _ in winners], dtype=np.int64)
     pts = None
     if config.reveal == "points":
-        pts = (np.stack([out["rows"][o][pos] for o, pos, _ in winners]) if winners
-               else np.zeros((0, config.n_features)))
+        pts = np.stack([out["rows"][o][pos] for o, pos, _ in winners]) if winners else np.zeros((0, config.n_features))
     if agg.commit == "digests":  # the rows were verified against their digests: their h1 is the nominated one
         assert pts is not None
         hashes = agg.hasher.transform(pts) if winners else np.zeros((0, config.dim), np.float32)
     else:
-        hashes = (np.stack([nominated[o][1][pos] for o, pos, _ in winners]).astype(np.float32) if winners
-                  else np.zeros((0, config.dim), np.float32))
+        hashes = (
+            np.stack([nominated[o][1][pos] for o, pos, _ in winners]).astype(np.float32)
+            if winners
+            else np.zeros((0, config.dim), np.float32)
+        )
     if with_labels is None:
         with_labels = any(out["labels"].get(o) is not None for o, _, _ in winners)
     labs = np.array([out["labels"][o][pos] for o, pos, _ in winners]) if with_labels and winners else None
@@ -1210,23 +1477,54 @@ def run_nominations(transport: Transport, owners: list[str], consumer: str, conf
         contribution[k] += v
     extra = dict(extra or {})
     sketched = config.purchase in OWNER_RELEASE_PURCHASES
-    extra.update(choice=config.choice, greedy_sample_factor=config.greedy_sample_factor, temperature=agg.temperature, sigma=agg.sigma,
-                 count_scale=agg.count_scale, nominees=config.nominees,
-                 candidates=config.candidates, release=config.release, purchase=config.purchase,
-                 quotas=dict(agg.quotas), owner_epsilon=config.owner_epsilon if sketched else 0.0,
-                 owner_delta=config.owner_delta if sketched else None,
-                 label_quotas={o: v.tolist() for o, v in agg.label_quotas.items()},
-                 label_cells=None if agg.cells is None else [
-                     {"label": config.label_set[int(j)], "owners": [agg.cell_owner_names[k] for k in own]}
-                     for j, own in zip(agg.cells.labels, agg.cells.owners)],
-                 timings=dict(agg.timings), exchanges=agg.exchanges)
-    access = Access(int(sum(agg.accessed.values())), dict(agg.accessed), hashes=int(sum(agg.hashes_seen.values())),
-                    hashes_per_owner=dict(agg.hashes_seen), validation_rows=agg.validation_rows,
-                    validation_raw_rows=agg.validation_rows if config.choice == "kernel" else 0)
+    extra.update(
+        choice=config.choice,
+        greedy_sample_factor=config.greedy_sample_factor,
+        temperature=agg.temperature,
+        sigma=agg.sigma,
+        count_scale=agg.count_scale,
+        nominees=config.nominees,
+        candidates=config.candidates,
+        release=config.release,
+        purchase=config.purchase,
+        quotas=dict(agg.quotas),
+        owner_epsilon=config.owner_epsilon if sketched else 0.0,
+        owner_delta=config.owner_delta if sketched else None,
+        label_quotas={o: v.tolist() for o, v in agg.label_quotas.items()},
+        label_cells=None
+        if agg.cells is None
+        else [
+            {"label": config.label_set[int(j)], "owners": [agg.cell_owner_names[k] for k in own]}
+            for j, own in zip(agg.cells.labels, agg.cells.owners)
+        ],
+        timings=dict(agg.timings),
+        exchanges=agg.exchanges,
+    )
+    access = Access(
+        int(sum(agg.accessed.values())),
+        dict(agg.accessed),
+        hashes=int(sum(agg.hashes_seen.values())),
+        hashes_per_owner=dict(agg.hashes_seen),
+        validation_rows=agg.validation_rows,
+        validation_raw_rows=agg.validation_rows if config.choice == "kernel" else 0,
+    )
     return SummaryResult(
-        points=pts, hashes=hashes, labels=labs, owner=owner_idx, index=index, owner_names=list(owners),
-        accessed=access, contribution=contribution, privacy=ledger, trace=[], events=list(agg.events),
-        hasher=hasher, method=method, schedule=None, seconds=time.perf_counter() - t0, extra=extra,
+        points=pts,
+        hashes=hashes,
+        labels=labs,
+        owner=owner_idx,
+        index=index,
+        owner_names=list(owners),
+        accessed=access,
+        contribution=contribution,
+        privacy=ledger,
+        trace=[],
+        events=list(agg.events),
+        hasher=hasher,
+        method=method,
+        schedule=None,
+        seconds=time.perf_counter() - t0,
+        extra=extra,
     )
 
 
@@ -1245,10 +1543,17 @@ def default_validation_budget(validation_rows: int | None) -> accounting.Budget:
     (``|D_v|`` is public; None: not known yet, the default as is)."""
     base = DEFAULT_VALIDATION_BUDGET
     assert base.validation_delta is not None
-    if validation_rows is None or validation_rows <= 0 or base.validation_delta * validation_rows <= DEFAULT_DELTA_SHARE:
+    if (
+        validation_rows is None
+        or validation_rows <= 0
+        or base.validation_delta * validation_rows <= DEFAULT_DELTA_SHARE
+    ):
         return base
-    return accounting.Budget(validation_epsilon=base.validation_epsilon,
-                             validation_delta=DEFAULT_DELTA_SHARE / validation_rows)
+    return accounting.Budget(
+        validation_epsilon=base.validation_epsilon, validation_delta=DEFAULT_DELTA_SHARE / validation_rows
+    )
+
+
 #: h1's dimension for nominations: no per-coordinate noise is added to an owner's hashes, so ``d`` costs no
 #: privacy here; measured on MNIST (docs/experiments/), d = 500 gives several times lower MMD² than the paper's 140.
 DEFAULT_DIM = 500
@@ -1267,8 +1572,14 @@ def _label_set(value: object) -> tuple[Any, ...]:
     for lab in value:  # type: ignore[attr-defined]
         if isinstance(lab, np.generic):
             lab = lab.item()
-        if isinstance(lab, bool) or not isinstance(lab, (int, float, str)) or (isinstance(lab, float) and not math.isfinite(lab)):
-            raise InvalidParameterError(f"`label_set` holds {lab!r}: labels must be finite numbers or strings", "label_set")
+        if (
+            isinstance(lab, bool)
+            or not isinstance(lab, (int, float, str))
+            or (isinstance(lab, float) and not math.isfinite(lab))
+        ):
+            raise InvalidParameterError(
+                f"`label_set` holds {lab!r}: labels must be finite numbers or strings", "label_set"
+            )
         out.append(lab)
     if not out:
         raise InvalidParameterError("`label_set` is empty", "label_set")
@@ -1281,9 +1592,14 @@ def _label_set(value: object) -> tuple[Any, ...]:
     # object array).
     arr = np.asarray(out)
     if arr.dtype.kind not in "iufU" or len(np.unique(arr)) != len(out):
-        raise InvalidParameterError(f"`label_set` {tuple(out)[:5]!r} is not a set of distinct int64, float64 or "
-                                    "string labels once converted to an array", "label_set")
+        raise InvalidParameterError(
+            f"`label_set` {tuple(out)[:5]!r} is not a set of distinct int64, float64 or "
+            "string labels once converted to an array",
+            "label_set",
+        )
     return tuple(out)
+
+
 _CHOICES = ("kernel", "hashes")
 _OWNER_GREEDY = ("stochastic", "exact")
 _RELEASES = ("gaussian", "mwem", "exact")
@@ -1409,14 +1725,16 @@ class Nominations(SummaryMethod):
         if self.candidates is not None:
             set_(self, "candidates", bounded_int(self.candidates, "candidates", 1, MAX_COUNT))
         if self.nominees is not None and self.candidates is not None and self.candidates < self.nominees:
-            raise InvalidParameterError(f"`candidates` ({self.candidates}) must be >= `nominees` ({self.nominees})",
-                                        "candidates")
+            raise InvalidParameterError(
+                f"`candidates` ({self.candidates}) must be >= `nominees` ({self.nominees})", "candidates"
+            )
         if self.temperature is not None:
             set_(self, "temperature", positive_float(self.temperature, "temperature"))
         set_(self, "purchase_factor", positive_float(self.purchase_factor, "purchase_factor"))
         if self.purchase_factor > MAX_COUNT:
-            raise InvalidParameterError(f"`purchase_factor` must be at most {MAX_COUNT}, got {self.purchase_factor:g}",
-                                        "purchase_factor")
+            raise InvalidParameterError(
+                f"`purchase_factor` must be at most {MAX_COUNT}, got {self.purchase_factor:g}", "purchase_factor"
+            )
         set_(self, "tilt_rounds", bounded_int(self.tilt_rounds, "tilt_rounds", 0, 1000))
         choice_of(self.purchase, "purchase", _PURCHASES)
         if self.label_set is not None:
@@ -1424,42 +1742,62 @@ class Nominations(SummaryMethod):
         purchase = self.resolved_purchase
         if purchase == "labels":
             if self.label_set is None:
-                raise InvalidParameterError("`purchase='labels'` needs `label_set`, the public labels the rows may have "
-                                            "(e.g. label_set=range(10)): it must not be read off anybody's data",
-                                            "label_set")
+                raise InvalidParameterError(
+                    "`purchase='labels'` needs `label_set`, the public labels the rows may have "
+                    "(e.g. label_set=range(10)): it must not be read off anybody's data",
+                    "label_set",
+                )
             if self.reveal != "points" or self.choice == "hashes" or self.validation_release != "gaussian":
-                how = "`purchase='labels'`" if self.purchase == "labels" else \
-                    "with a `label_set`, the default purchase ('auto') is 'labels', which"
-                raise InvalidParameterError(f"{how} buys raw rows and chooses on the exact kernel: it needs reveal="
-                                            "'points', choice='kernel' (or None) and validation_release='gaussian'"
-                                            + ("" if self.purchase == "labels" else
-                                               "; for another reveal, choice or release give purchase='nominees' and "
-                                               "no label_set"), "purchase")
+                how = (
+                    "`purchase='labels'`"
+                    if self.purchase == "labels"
+                    else "with a `label_set`, the default purchase ('auto') is 'labels', which"
+                )
+                raise InvalidParameterError(
+                    f"{how} buys raw rows and chooses on the exact kernel: it needs reveal="
+                    "'points', choice='kernel' (or None) and validation_release='gaussian'"
+                    + (
+                        ""
+                        if self.purchase == "labels"
+                        else "; for another reveal, choice or release give purchase='nominees' and no label_set"
+                    ),
+                    "purchase",
+                )
         elif self.label_set is not None:
-            raise InvalidParameterError("`label_set` applies only to purchase='labels' (or 'auto', the default)",
-                                        "label_set")
+            raise InvalidParameterError(
+                "`label_set` applies only to purchase='labels' (or 'auto', the default)", "label_set"
+            )
         share = real_number(self.sale_tilt_share, "sale_tilt_share")
         if not 0.0 <= share < 1.0:
-            raise InvalidParameterError(f"`sale_tilt_share` must be a number in [0, 1) (the share of epsilon_v spent on "
-                                        f"the tilt's g~; the histogram needs the rest), got {share!r}", "sale_tilt_share")
+            raise InvalidParameterError(
+                f"`sale_tilt_share` must be a number in [0, 1) (the share of epsilon_v spent on "
+                f"the tilt's g~; the histogram needs the rest), got {share!r}",
+                "sale_tilt_share",
+            )
         set_(self, "sale_tilt_share", share)
         if purchase != "labels" and self.sale_tilt_share != SALE_TILT_SHARE:
-            raise InvalidParameterError("`sale_tilt_share` applies only to purchase='labels' (or 'auto' with a "
-                                        "label_set)", "sale_tilt_share")
+            raise InvalidParameterError(
+                "`sale_tilt_share` applies only to purchase='labels' (or 'auto' with a label_set)", "sale_tilt_share"
+            )
         choice_of(self.owner_greedy, "owner_greedy", _OWNER_GREEDY)
         choice_of(self.validation_release, "validation_release", _RELEASES)
         if self.validation_release == "mwem":  # h2's floor(dim^1.5) steps of O(dim) each: the sampler's caps
-            steps = int(math.floor(self.dim ** 1.5))
+            steps = int(math.floor(self.dim**1.5))
             if steps > MAX_MWEM_STEPS or steps * self.dim > MAX_MWEM_WORK:
-                raise InvalidParameterError(f"`dim` {self.dim} is too large for validation_release='mwem' (floor(dim^1.5) "
-                                            f"= {steps} steps of {self.dim} values each exceed the caps of "
-                                            f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values)", "dim")
+                raise InvalidParameterError(
+                    f"`dim` {self.dim} is too large for validation_release='mwem' (floor(dim^1.5) "
+                    f"= {steps} steps of {self.dim} values each exceed the caps of "
+                    f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values)",
+                    "dim",
+                )
         choice_of(self.reveal, "reveal", _REVEALS)
         if self.choice is not None:
             choice_of(self.choice, "choice", _CHOICES)
             if self.choice == "kernel" and (self.purchase == "winners" or self.reveal != "points"):
-                raise InvalidParameterError("`choice='kernel'` scores raw rows: it needs purchase='quotas' or "
-                                            "'nominees' and reveal='points'", "choice")
+                raise InvalidParameterError(
+                    "`choice='kernel'` scores raw rows: it needs purchase='quotas' or 'nominees' and reveal='points'",
+                    "choice",
+                )
 
     @property
     def resolved_purchase(self) -> str:
@@ -1474,8 +1812,11 @@ class Nominations(SummaryMethod):
         """``choice``, or its default for the purchase and reveal options."""
         if self.choice is not None:
             return self.choice
-        return ("kernel" if self.resolved_purchase in ("quotas", "nominees", "labels") and self.reveal == "points"
-                else "hashes")
+        return (
+            "kernel"
+            if self.resolved_purchase in ("quotas", "nominees", "labels") and self.reveal == "points"
+            else "hashes"
+        )
 
     @property
     def needs_labels(self) -> bool:
@@ -1490,33 +1831,59 @@ class Nominations(SummaryMethod):
             return None
         return privacy if privacy is not None else default_validation_budget(validation_rows)
 
-    def plan(self, *, size: int, owners: int, owner_rows: list[int] | None, validation_rows: int | None,
-             privacy: accounting.Budget | None, gamma_median: bool, transport_given: bool = False) -> Plan:
-        plan = super().plan(size=size, owners=owners, owner_rows=owner_rows, validation_rows=validation_rows,
-                            privacy=privacy, gamma_median=gamma_median, transport_given=transport_given)
+    def plan(
+        self,
+        *,
+        size: int,
+        owners: int,
+        owner_rows: list[int] | None,
+        validation_rows: int | None,
+        privacy: accounting.Budget | None,
+        gamma_median: bool,
+        transport_given: bool = False,
+    ) -> Plan:
+        plan = super().plan(
+            size=size,
+            owners=owners,
+            owner_rows=owner_rows,
+            validation_rows=validation_rows,
+            privacy=privacy,
+            gamma_median=gamma_median,
+            transport_given=transport_given,
+        )
         if self.validation_release == "exact" and privacy is not None:
-            raise InvalidParameterError("`validation_release='exact'` releases D_v's mean without noise: no budget "
-                                        "applies", "privacy")
+            raise InvalidParameterError(
+                "`validation_release='exact'` releases D_v's mean without noise: no budget applies", "privacy"
+            )
         purchase = self.resolved_purchase
         if privacy is not None and privacy.has_owners_budget and purchase not in OWNER_RELEASE_PURCHASES:
             raise InvalidParameterError(
                 "nominations releases nothing computed from one owner's data to another (owners' epsilon is 0): an "
                 "owners' epsilon/delta in `privacy` would not be spent; give a validation-only budget, "
-                "Budget(validation_epsilon=..., validation_delta=...)", "privacy")
+                "Budget(validation_epsilon=..., validation_delta=...)",
+                "privacy",
+            )
         budget = self.budget(privacy, validation_rows)
         if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             budget.check_validation_size(validation_rows)
             self._check_calibrations(budget, privacy, validation_rows)
         if purchase == "quotas" and self.purchase_factor * size > MAX_COUNT:
-            raise InvalidParameterError(f"`purchase_factor` * size = {self.purchase_factor:g} * {size} rows to buy exceeds "
-                                        f"the cap of {MAX_COUNT}", "purchase_factor")
+            raise InvalidParameterError(
+                f"`purchase_factor` * size = {self.purchase_factor:g} * {size} rows to buy exceeds "
+                f"the cap of {MAX_COUNT}",
+                "purchase_factor",
+            )
         M = self.resolved_nominees(size)
         if purchase in OWNER_RELEASE_PURCHASES:
             if owner_rows is not None and sum(owner_rows) < size:
-                raise InvalidParameterError(f"the owners hold {sum(owner_rows)} rows, fewer than `size` ({size})", "size")
+                raise InvalidParameterError(
+                    f"the owners hold {sum(owner_rows)} rows, fewer than `size` ({size})", "size"
+                )
             return plan
         if M * owners < size:
-            raise InvalidParameterError(f"`nominees` ({M}) times the {owners} owners is below `size` ({size})", "nominees")
+            raise InvalidParameterError(
+                f"`nominees` ({M}) times the {owners} owners is below `size` ({size})", "nominees"
+            )
         if self.candidates is not None and self.candidates < M:
             raise InvalidParameterError(f"`candidates` ({self.candidates}) must be >= `nominees` ({M})", "candidates")
         if owner_rows is not None:
@@ -1524,32 +1891,44 @@ class Nominations(SummaryMethod):
             if pool < size:
                 raise InvalidParameterError(
                     f"the owners can nominate only {pool} rows (min(nominees, rows) each, nominees = {M}), fewer than "
-                    f"`size` ({size}): raise `nominees` or lower `size`", "nominees")
+                    f"`size` ({size}): raise `nominees` or lower `size`",
+                    "nominees",
+                )
         return plan
 
-    def _check_calibrations(self, budget: accounting.Budget, privacy: accounting.Budget | None,
-                            validation_rows: int) -> None:
+    def _check_calibrations(
+        self, budget: accounting.Budget, privacy: accounting.Budget | None, validation_rows: int
+    ) -> None:
         """Calibrate every discrete Gaussian release of the run as the parties will (public numbers only), so that a
         budget no sampler can meet is refused here, naming ``privacy``, before any party is asked anything."""
         eps_v, delta_v = budget.validation_epsilon, budget.validation_delta
         assert eps_v is not None and delta_v is not None
         owners_budget = privacy is not None and privacy.has_owners_budget
-        eps_o = float(privacy.epsilon) if owners_budget and privacy is not None and privacy.epsilon is not None \
+        eps_o = (
+            float(privacy.epsilon)
+            if owners_budget and privacy is not None and privacy.epsilon is not None
             else OWNER_EPSILON
-        delta_o = float(privacy.delta) if owners_budget and privacy is not None and privacy.delta is not None \
-            else OWNER_DELTA
+        )
+        delta_o = (
+            float(privacy.delta) if owners_budget and privacy is not None and privacy.delta is not None else OWNER_DELTA
+        )
         purchase = self.resolved_purchase
         try:
             if purchase == "labels":
                 count_release_event(eps_v * (1.0 - self.sale_tilt_share))
                 if self.sale_tilt_share > 0:
-                    accounting.calibrate_gaussian(eps_v * self.sale_tilt_share, delta_v,
-                                                  sensitivity=mean_release_sensitivity(validation_rows), dim=self.dim)
+                    accounting.calibrate_gaussian(
+                        eps_v * self.sale_tilt_share,
+                        delta_v,
+                        sensitivity=mean_release_sensitivity(validation_rows),
+                        dim=self.dim,
+                    )
                 sketch_calibration("labels", len(self.label_set or ()), eps_o, delta_o, 1)
                 return
             if self.validation_release == "gaussian" or self.temperature is None or purchase == "quotas":
-                accounting.calibrate_gaussian(eps_v, delta_v, sensitivity=mean_release_sensitivity(validation_rows),
-                                              dim=self.dim)
+                accounting.calibrate_gaussian(
+                    eps_v, delta_v, sensitivity=mean_release_sensitivity(validation_rows), dim=self.dim
+                )
             if purchase == "quotas":
                 sketch_calibration("sum", self.dim, eps_o, delta_o, _SKETCH_RELEASES)
                 sketch_calibration("histogram", HISTOGRAM_BINS + 2, eps_o, delta_o, _SKETCH_RELEASES)
@@ -1560,8 +1939,15 @@ class Nominations(SummaryMethod):
         """``nominees``, or its default ``NOMINEES_PER_SIZE * size``."""
         return self.nominees if self.nominees is not None else NOMINEES_PER_SIZE * size
 
-    def config(self, *, size: int, n_features: int, hasher: RFFHasher, privacy: accounting.Budget | None,
-               validation_rows: int | None = None) -> NominationsConfig:
+    def config(
+        self,
+        *,
+        size: int,
+        n_features: int,
+        hasher: RFFHasher,
+        privacy: accounting.Budget | None,
+        validation_rows: int | None = None,
+    ) -> NominationsConfig:
         """Every public number of a run (the defaults resolved); the protocol's messages carry them."""
         M = self.resolved_nominees(size)
         C = self.candidates if self.candidates is not None else DEFAULT_CANDIDATE_FACTOR * M
@@ -1572,31 +1958,68 @@ class Nominations(SummaryMethod):
             eps_v, delta_v = budget.validation_epsilon, budget.validation_delta
         steps, step_eps, eta = 0, 0.0, 0.0
         if self.validation_release == "mwem":
-            steps, eta = int(math.floor(hasher.dim ** 1.5)), 1.0 / hasher.dim
+            steps, eta = int(math.floor(hasher.dim**1.5)), 1.0 / hasher.dim
             step_eps = accounting.calibrate_mwem_steps(eps_v, delta_v, steps)
         factor = STOCHASTIC_GREEDY_FACTOR if self.owner_greedy == "stochastic" else None
         owners_budget = privacy is not None and privacy.has_owners_budget
-        return NominationsConfig(n_features=n_features, dim=hasher.dim, gamma=hasher.gamma, hash_seed=hasher.seed,
-                                 reveal=self.reveal, purchase=self.resolved_purchase, nominees=M, candidates=C,
-                                 temperature=self.temperature, release=self.validation_release,
-                                 choice=self.resolved_choice, epsilon=eps_v, delta=delta_v, mwem_steps=steps,
-                                 mwem_step_epsilon=step_eps, eta=eta, greedy_sample_factor=factor,
-                                 owner_epsilon=float(privacy.epsilon) if owners_budget and privacy is not None
-                                 and privacy.epsilon is not None else OWNER_EPSILON,
-                                 owner_delta=float(privacy.delta) if owners_budget and privacy is not None
-                                 and privacy.delta is not None else OWNER_DELTA,
-                                 purchase_factor=self.purchase_factor, tilt_rounds=self.tilt_rounds,
-                                 label_set=tuple(self.label_set or ()),
-                                 sale_tilt_share=self.sale_tilt_share if self.resolved_purchase == "labels" else 0.0)
+        return NominationsConfig(
+            n_features=n_features,
+            dim=hasher.dim,
+            gamma=hasher.gamma,
+            hash_seed=hasher.seed,
+            reveal=self.reveal,
+            purchase=self.resolved_purchase,
+            nominees=M,
+            candidates=C,
+            temperature=self.temperature,
+            release=self.validation_release,
+            choice=self.resolved_choice,
+            epsilon=eps_v,
+            delta=delta_v,
+            mwem_steps=steps,
+            mwem_step_epsilon=step_eps,
+            eta=eta,
+            greedy_sample_factor=factor,
+            owner_epsilon=float(privacy.epsilon)
+            if owners_budget and privacy is not None and privacy.epsilon is not None
+            else OWNER_EPSILON,
+            owner_delta=float(privacy.delta)
+            if owners_budget and privacy is not None and privacy.delta is not None
+            else OWNER_DELTA,
+            purchase_factor=self.purchase_factor,
+            tilt_rounds=self.tilt_rounds,
+            label_set=tuple(self.label_set or ()),
+            sale_tilt_share=self.sale_tilt_share if self.resolved_purchase == "labels" else 0.0,
+        )
 
     def run(self, setup: RunSetup) -> SummaryResult:
         assert setup.transport is not None
-        config = self.config(size=setup.size, n_features=setup.n_features, hasher=setup.hasher, privacy=setup.privacy,
-                             validation_rows=setup.validation_rows)
-        result = run_nominations(setup.transport, setup.owners, setup.consumer, config, setup.rng, hasher=setup.hasher,
-                                 size=setup.size, seeded=setup.seeded, started=setup.started, extra=setup.extra,
-                                 with_labels=setup.with_labels)
-        _log.info("nominations: temperature %.4g, sigma %.4g, %d nominees per owner, choice on %s; timings %s",
-                  result.extra["temperature"], result.extra["sigma"], config.nominees, config.choice,
-                  result.extra["timings"])
+        config = self.config(
+            size=setup.size,
+            n_features=setup.n_features,
+            hasher=setup.hasher,
+            privacy=setup.privacy,
+            validation_rows=setup.validation_rows,
+        )
+        result = run_nominations(
+            setup.transport,
+            setup.owners,
+            setup.consumer,
+            config,
+            setup.rng,
+            hasher=setup.hasher,
+            size=setup.size,
+            seeded=setup.seeded,
+            started=setup.started,
+            extra=setup.extra,
+            with_labels=setup.with_labels,
+        )
+        _log.info(
+            "nominations: temperature %.4g, sigma %.4g, %d nominees per owner, choice on %s; timings %s",
+            result.extra["temperature"],
+            result.extra["sigma"],
+            config.nominees,
+            config.choice,
+            result.extra["timings"],
+        )
         return result

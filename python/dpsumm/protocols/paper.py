@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -22,13 +23,32 @@ from ..errors import DpsummError, InvalidParameterError, ProtocolError
 from ..h2 import H2
 from ..hashing import RFFHasher
 from ..kernels import h1_peak
-from ..messages import Bid, BidRequest, Message, PointReply, PointRequest, Setup, SetupReply, ValidationRelease, ValidationRequest
+from ..messages import (
+    Bid,
+    BidRequest,
+    Message,
+    PointReply,
+    PointRequest,
+    Setup,
+    SetupReply,
+    ValidationRelease,
+    ValidationRequest,
+)
 from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
 from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod
 
-__all__ = ["PaperProtocol", "PaperGreedy", "PAPER_DIM", "Aggregator", "ProtocolConfig", "RoundRecord", "make_config", "run_protocol"]
+__all__ = [
+    "PaperProtocol",
+    "PaperGreedy",
+    "PAPER_DIM",
+    "Aggregator",
+    "ProtocolConfig",
+    "RoundRecord",
+    "make_config",
+    "run_protocol",
+]
 
 # ---------------------------------------------------------------------------------------------- aggregator
 
@@ -129,7 +149,9 @@ class Aggregator:
         self._record = record or (lambda *a, **k: None)
         self.hasher = RFFHasher(config.n_features, dim=config.dim, gamma=config.gamma, seed=config.hash_seed)
         self.seed_points = seed_points
-        self.seed_hashes = self.hasher.transform(seed_points) if len(seed_points) else np.zeros((0, config.dim), np.float32)
+        self.seed_hashes = (
+            self.hasher.transform(seed_points) if len(seed_points) else np.zeros((0, config.dim), np.float32)
+        )
         self.active = {o: True for o in self.owners}
         self.n_rows: dict[str, int] = {}
         self.accessed = {o: 0 for o in self.owners}
@@ -169,8 +191,14 @@ class Aggregator:
         """Ask the consumer for ``g~`` and record its privacy cost."""
         c = self.config
         req = ValidationRequest(
-            n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed,
-            method="exact" if exact else "private", steps=c.t_init, epsilon=c.epsilon_validation_step, eta=c.eta,
+            n_features=c.n_features,
+            dim=c.dim,
+            gamma=c.gamma,
+            hash_seed=c.hash_seed,
+            method="exact" if exact else "private",
+            steps=c.t_init,
+            epsilon=c.epsilon_validation_step,
+            eta=c.eta,
         )
         reply = self.transport.request(self.consumer, req)
         if not isinstance(reply, ValidationRelease) or np.shape(reply.mean_hash) != (c.dim,):
@@ -331,7 +359,8 @@ class Aggregator:
             while True:
                 attempt += 1
                 ranked = sorted(
-                    (o for o in bids if self.active[o]), key=lambda o: (-float(bids[o].value), position[o])  # type: ignore[arg-type]
+                    (o for o in bids if self.active[o]),
+                    key=lambda o: (-float(bids[o].value), position[o]),  # type: ignore[arg-type]
                 )
                 to_ask: list[str] = []
                 for r_idx, o in enumerate(ranked):
@@ -348,7 +377,11 @@ class Aggregator:
                     if ask:
                         to_ask.append(o)
                 if c.private and ranked:
-                    label = f"auction round {rnd}" if attempt == 1 else f"auction round {rnd}, re-run {attempt - 1} after a fault"
+                    label = (
+                        f"auction round {rnd}"
+                        if attempt == 1
+                        else f"auction round {rnd}, re-run {attempt - 1} after a fault"
+                    )
                     self._record("owners", "auction", c.epsilon_auction, 1, rnd, label)
                 record.requested.extend(to_ask)
                 point_replies = self.transport.request_many(
@@ -378,7 +411,9 @@ class Aggregator:
             # line 15: best pooled row under the current v
             if not pool:
                 excluded = sum(not a for a in self.active.values())
-                reason = "no row left to add: every owner is exhausted" + (f" or excluded ({excluded} excluded)" if excluded else "")
+                reason = "no row left to add: every owner is exhausted" + (
+                    f" or excluded ({excluded} excluded)" if excluded else ""
+                )
                 record.events.append({"round": rnd, "event": "stopped", "reason": reason})
                 self.events.append(record.events[-1])
                 trace.append(record)
@@ -428,7 +463,9 @@ def _progress(total: int, enabled: bool) -> Any:
     return tqdm(total=total, desc="dpsumm rounds", unit="round")
 
 
-def make_config(schedule: Any, *, n_features: int, dim: int, gamma: float, hash_seed: int | str, reveal: str, private: bool) -> ProtocolConfig:
+def make_config(
+    schedule: Any, *, n_features: int, dim: int, gamma: float, hash_seed: int | str, reveal: str, private: bool
+) -> ProtocolConfig:
     return ProtocolConfig(
         n_features=n_features,
         dim=dim,
@@ -482,8 +519,14 @@ def run_protocol(
         if mechanism == "auction":
             events = [accounting.AuctionEvent(epsilon, config.tau, K, count=count)]
         else:
-            events = list(accounting.mwem_step_events(epsilon, count, neighbour=config.neighbour,  # type: ignore[arg-type]
-                                                      public=mechanism == "mwem-public"))
+            events = list(
+                accounting.mwem_step_events(
+                    epsilon,
+                    count,
+                    neighbour=config.neighbour,  # type: ignore[arg-type]
+                    public=mechanism == "mwem-public",
+                )
+            )
         for event in events:
             ledger.record(party, event, label=label, round=rnd)  # type: ignore[arg-type]
 
@@ -493,7 +536,9 @@ def run_protocol(
     position = {name: k for k, name in enumerate(owners)}
     owner_idx = np.array([position[w.owner] for w in winners], dtype=np.int64)
     index = np.array([w.token for w in winners], dtype=np.int64)
-    hashes = np.stack([w.hash for w in winners]).astype(np.float32) if winners else np.zeros((0, config.dim), np.float32)
+    hashes = (
+        np.stack([w.hash for w in winners]).astype(np.float32) if winners else np.zeros((0, config.dim), np.float32)
+    )
     pts = None
     if config.reveal == "points":
         pts = np.stack([w.point for w in winners]) if winners else np.zeros((0, config.n_features))
@@ -506,10 +551,22 @@ def run_protocol(
     extra = dict(extra or {})
     extra["pool_left"] = out["trace"][-1].pool_size if out["trace"] else 0
     return SummaryResult(
-        points=pts, hashes=hashes, labels=labs, owner=owner_idx, index=index, owner_names=list(owners),
-        accessed=Access(int(sum(agg.accessed.values())), dict(agg.accessed)), contribution=contribution,
-        privacy=ledger, trace=out["trace"], events=list(agg.events), hasher=hasher, method=method,
-        schedule=schedule, seconds=time.perf_counter() - t0, extra=extra,
+        points=pts,
+        hashes=hashes,
+        labels=labs,
+        owner=owner_idx,
+        index=index,
+        owner_names=list(owners),
+        accessed=Access(int(sum(agg.accessed.values())), dict(agg.accessed)),
+        contribution=contribution,
+        privacy=ledger,
+        trace=out["trace"],
+        events=list(agg.events),
+        hasher=hasher,
+        method=method,
+        schedule=schedule,
+        seconds=time.perf_counter() - t0,
+        extra=extra,
     )
 
 
@@ -533,16 +590,21 @@ class _PaperMethod(SummaryMethod):
 
     def _validate(self) -> None:
         super()._validate()
-        if not (isinstance(self.schedule, accounting.Schedule) or (isinstance(self.schedule, str) and self.schedule == "paper")):
-            raise InvalidParameterError(f"`schedule` must be 'paper' or a dpsumm.accounting.Schedule, got {self.schedule!r}",
-                                        "schedule")
+        if not (
+            isinstance(self.schedule, accounting.Schedule)
+            or (isinstance(self.schedule, str) and self.schedule == "paper")
+        ):
+            raise InvalidParameterError(
+                f"`schedule` must be 'paper' or a dpsumm.accounting.Schedule, got {self.schedule!r}", "schedule"
+            )
         for name in ("t_init", "t_subs"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, bounded_int(getattr(self, name), name, 1, MAX_COUNT))
         choice_of(self.reveal, "reveal", _REVEALS)
         if isinstance(self.schedule, accounting.Schedule) and self.schedule.dim != self.dim:
-            raise InvalidParameterError(f"`schedule` was made for dim {self.schedule.dim}, the method has dim {self.dim}",
-                                        "schedule")
+            raise InvalidParameterError(
+                f"`schedule` was made for dim {self.schedule.dim}, the method has dim {self.dim}", "schedule"
+            )
 
     def _epsilon_auction(self) -> float | Literal["theorem6"]:
         return 0.0
@@ -550,30 +612,53 @@ class _PaperMethod(SummaryMethod):
     def _schedule(self, size: int, owners: int, privacy: accounting.Budget | None) -> accounting.Schedule:
         if privacy is not None:
             if isinstance(self.schedule, accounting.Schedule):
-                raise InvalidParameterError("give `privacy` (a budget to calibrate to) or a `schedule`, not both",
-                                            "schedule")
+                raise InvalidParameterError(
+                    "give `privacy` (a budget to calibrate to) or a `schedule`, not both", "schedule"
+                )
             if self.t_init is not None or self.t_subs is not None:
-                raise InvalidParameterError("`t_init`/`t_subs` override the paper's schedule; a budget calibrates its "
-                                            "own: give one or the other", "t_init")
+                raise InvalidParameterError(
+                    "`t_init`/`t_subs` override the paper's schedule; a budget calibrates its "
+                    "own: give one or the other",
+                    "t_init",
+                )
             if not privacy.has_owners_budget:
                 raise InvalidParameterError(
                     f"method {self.name!r} releases the owners' hashes every round: `privacy` needs the owners' "
-                    "epsilon and delta too (Budget(epsilon, delta, validation_epsilon, validation_delta))", "privacy")
+                    "epsilon and delta too (Budget(epsilon, delta, validation_epsilon, validation_delta))",
+                    "privacy",
+                )
             return accounting.calibrate(privacy, size, owners, self.dim, epsilon_auction=self._epsilon_auction())  # type: ignore[arg-type]
         if isinstance(self.schedule, accounting.Schedule):
             sched = self.schedule
             if sched.size < size:
-                raise InvalidParameterError(f"`schedule` was made for size {sched.size}; this run has size {size}",
-                                            "schedule")
+                raise InvalidParameterError(
+                    f"`schedule` was made for size {sched.size}; this run has size {size}", "schedule"
+                )
         else:
             sched = accounting.paper_schedule(size, owners, self.dim, epsilon_auction=self._epsilon_auction())
         changes: dict[str, Any] = {k: v for k, v in (("t_init", self.t_init), ("t_subs", self.t_subs)) if v is not None}
         return dataclasses.replace(sched, **changes) if changes else sched
 
-    def plan(self, *, size: int, owners: int, owner_rows: list[int] | None, validation_rows: int | None,
-             privacy: accounting.Budget | None, gamma_median: bool, transport_given: bool = False) -> Plan:
-        super().plan(size=size, owners=owners, owner_rows=owner_rows, validation_rows=validation_rows, privacy=privacy,
-                     gamma_median=gamma_median, transport_given=transport_given)
+    def plan(
+        self,
+        *,
+        size: int,
+        owners: int,
+        owner_rows: list[int] | None,
+        validation_rows: int | None,
+        privacy: accounting.Budget | None,
+        gamma_median: bool,
+        transport_given: bool = False,
+    ) -> Plan:
+        super().plan(
+            size=size,
+            owners=owners,
+            owner_rows=owner_rows,
+            validation_rows=validation_rows,
+            privacy=privacy,
+            gamma_median=gamma_median,
+            transport_given=transport_given,
+        )
         if privacy is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             privacy.check_validation_size(validation_rows)
         sched = self._schedule(size, owners, privacy)
@@ -581,25 +666,48 @@ class _PaperMethod(SummaryMethod):
             for name in ("t_init", "t_subs"):
                 t = int(getattr(sched, name))
                 if t > MAX_MWEM_STEPS or t * self.dim > MAX_MWEM_WORK:
-                    blame = name if getattr(self, name) is not None else (
-                        "privacy" if privacy is not None else "schedule")
+                    blame = (
+                        name if getattr(self, name) is not None else ("privacy" if privacy is not None else "schedule")
+                    )
                     raise InvalidParameterError(
                         f"`{blame}`: {name} = {t} MWEM steps of {self.dim} values each exceed the caps of "
-                        f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values per release", blame)
+                        f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values per release",
+                        blame,
+                    )
         return Plan(seed_rows=sched.seed_set_size, uses_seed=True, schedule=sched)
 
     def run(self, setup: RunSetup) -> SummaryResult:
         sched = setup.plan.schedule
         assert sched is not None and setup.transport is not None
         if setup.seed.shape[0] == 0:
-            raise InvalidParameterError(f"method {self.name!r} needs a non-empty seed set (h2 of an empty set is "
-                                        "undefined)", "seed_set")
-        config = make_config(sched, n_features=setup.n_features, dim=setup.hasher.dim, gamma=setup.hasher.gamma,
-                             hash_seed=setup.hasher.seed, reveal=self.reveal, private=self.private)
-        result = run_protocol(setup.transport, setup.owners, setup.consumer, config, setup.seed, setup.rng,
-                              hasher=setup.hasher, method=self.name, schedule=sched, size=setup.size,
-                              progress=setup.progress, started=setup.started, extra=setup.extra,
-                              with_labels=setup.with_labels)
+            raise InvalidParameterError(
+                f"method {self.name!r} needs a non-empty seed set (h2 of an empty set is undefined)", "seed_set"
+            )
+        config = make_config(
+            sched,
+            n_features=setup.n_features,
+            dim=setup.hasher.dim,
+            gamma=setup.hasher.gamma,
+            hash_seed=setup.hasher.seed,
+            reveal=self.reveal,
+            private=self.private,
+        )
+        result = run_protocol(
+            setup.transport,
+            setup.owners,
+            setup.consumer,
+            config,
+            setup.seed,
+            setup.rng,
+            hasher=setup.hasher,
+            method=self.name,
+            schedule=sched,
+            size=setup.size,
+            progress=setup.progress,
+            started=setup.started,
+            extra=setup.extra,
+            with_labels=setup.with_labels,
+        )
         if result.privacy is not None:
             if setup.seeded:
                 result.privacy.mark_seeded()
@@ -644,17 +752,21 @@ class PaperProtocol(_PaperMethod):
         e = self.epsilon_auction
         if isinstance(e, str):
             if e != "theorem6":
-                raise InvalidParameterError(f"`epsilon_auction` must be a number >= 0 or 'theorem6', got {e!r}",
-                                            "epsilon_auction")
+                raise InvalidParameterError(
+                    f"`epsilon_auction` must be a number >= 0 or 'theorem6', got {e!r}", "epsilon_auction"
+                )
         else:
             v = real_number(e, "epsilon_auction")
             if not math.isfinite(v) or v < 0:
-                raise InvalidParameterError(f"`epsilon_auction` must be a finite number >= 0 or 'theorem6', got {e!r}",
-                                            "epsilon_auction")
+                raise InvalidParameterError(
+                    f"`epsilon_auction` must be a finite number >= 0 or 'theorem6', got {e!r}", "epsilon_auction"
+                )
             object.__setattr__(self, "epsilon_auction", v)
         if isinstance(self.schedule, accounting.Schedule) and not (isinstance(e, float) and e == 0.0):
-            raise InvalidParameterError("`epsilon_auction` applies to the paper's schedule; a `schedule` object "
-                                        "carries its own", "epsilon_auction")
+            raise InvalidParameterError(
+                "`epsilon_auction` applies to the paper's schedule; a `schedule` object carries its own",
+                "epsilon_auction",
+            )
 
     def _epsilon_auction(self) -> float | Literal["theorem6"]:
         return self.epsilon_auction

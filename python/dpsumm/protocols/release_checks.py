@@ -48,8 +48,19 @@ import numpy as np
 from .._validation import as_array, bounded_int, finite_float
 from ..errors import InvalidParameterError
 
-__all__ = ["DEFAULT_FALSE_ALARM", "HASH_NORM_SLACK", "MAX_ROWS", "MAX_SCALE", "check_consumer_counts", "check_hash_sum", "check_owner_label_counts",
-           "gaussian_tail_sigmas", "hash_sum_norm_bound", "laplace_sum_bound", "laplace_tail_scales"]
+__all__ = [
+    "DEFAULT_FALSE_ALARM",
+    "HASH_NORM_SLACK",
+    "MAX_ROWS",
+    "MAX_SCALE",
+    "check_consumer_counts",
+    "check_hash_sum",
+    "check_owner_label_counts",
+    "gaussian_tail_sigmas",
+    "hash_sum_norm_bound",
+    "laplace_sum_bound",
+    "laplace_tail_scales",
+]
 
 #: The default probability that an honest release fails one call's checks (a party wrongly excluded).
 DEFAULT_FALSE_ALARM = 1e-9
@@ -147,12 +158,16 @@ def hash_sum_norm_bound(n_rows: int, dim: int, sigma: float, granularity: float,
     s = _non_negative(sigma, "sigma")
     g = _non_negative(granularity, "granularity")
     t = -math.log(_false_alarm(false_alarm))
-    return (math.sqrt(2.0) * n * (1.0 + HASH_NORM_SLACK) + g * math.sqrt(d) / 2.0
-            + s * math.sqrt(d + 2.0 * math.sqrt(d * t) + 2.0 * t))
+    return (
+        math.sqrt(2.0) * n * (1.0 + HASH_NORM_SLACK)
+        + g * math.sqrt(d) / 2.0
+        + s * math.sqrt(d + 2.0 * math.sqrt(d * t) + 2.0 * t)
+    )
 
 
-def check_owner_label_counts(counts: object, n_rows: int, sigma: float, granularity: float = 0.0, *,
-                             false_alarm: float = DEFAULT_FALSE_ALARM) -> str | None:
+def check_owner_label_counts(
+    counts: object, n_rows: int, sigma: float, granularity: float = 0.0, *, false_alarm: float = DEFAULT_FALSE_ALARM
+) -> str | None:
     """Are an owner's released counts per label ones an honest owner of ``n_rows`` rows could release?
 
     Honest exact counts ``c_j`` are integers with ``c_j >= 0`` and ``sum_j c_j <= n_rows`` (each row has one label;
@@ -199,20 +214,27 @@ def check_owner_label_counts(counts: object, n_rows: int, sigma: float, granular
     reach = z * s + g / 2.0
     low, high = int(np.argmin(values)), int(np.argmax(values))
     if values[high] > n + reach:
-        return (f"released a count of {values[high]:.6g} for label {high}, more than its {n} rows allow (with the "
-                f"noise: at most {n + reach:.6g}, {z:.3g} sigmas, false alarm {p:.2g})")
+        return (
+            f"released a count of {values[high]:.6g} for label {high}, more than its {n} rows allow (with the "
+            f"noise: at most {n + reach:.6g}, {z:.3g} sigmas, false alarm {p:.2g})"
+        )
     if values[low] < -reach:
-        return (f"released a count of {values[low]:.6g} for label {low}, below what its noise reaches "
-                f"({-reach:.6g}, {z:.3g} sigmas, false alarm {p:.2g})")
+        return (
+            f"released a count of {values[low]:.6g} for label {low}, below what its noise reaches "
+            f"({-reach:.6g}, {z:.3g} sigmas, false alarm {p:.2g})"
+        )
     total, total_reach = float(values.sum()), z * s * math.sqrt(j) + j * g / 2.0
     if total > n + total_reach:
-        return (f"released counts summing to {total:.6g} over {j} labels, more than its {n} rows allow (with the "
-                f"noise: at most {n + total_reach:.6g}, false alarm {p:.2g})")
+        return (
+            f"released counts summing to {total:.6g} over {j} labels, more than its {n} rows allow (with the "
+            f"noise: at most {n + total_reach:.6g}, false alarm {p:.2g})"
+        )
     return None
 
 
-def check_hash_sum(values: object, n_rows: int, sigma: float, granularity: float = 0.0, *,
-                   false_alarm: float = DEFAULT_FALSE_ALARM) -> str | None:
+def check_hash_sum(
+    values: object, n_rows: int, sigma: float, granularity: float = 0.0, *, false_alarm: float = DEFAULT_FALSE_ALARM
+) -> str | None:
     """Is an owner's released hash sum ``sum_x h1(x)`` + noise one an honest owner of ``n_rows`` rows could release?
 
     Its norm must be at most :func:`hash_sum_norm_bound` ``(n_rows, d, sigma, granularity, false_alarm)``: ``sqrt(2)
@@ -231,13 +253,16 @@ def check_hash_sum(values: object, n_rows: int, sigma: float, granularity: float
     bound = hash_sum_norm_bound(n, len(released), s, g, p)
     norm = float(np.linalg.norm(released))
     if not norm <= bound:  # also catches an overflow to inf
-        return (f"released a hash sum of norm {norm:.6g}, more than {n} rows of norm sqrt(2) and the noise reach "
-                f"({bound:.6g}, false alarm {p:.2g})")
+        return (
+            f"released a hash sum of norm {norm:.6g}, more than {n} rows of norm sqrt(2) and the noise reach "
+            f"({bound:.6g}, false alarm {p:.2g})"
+        )
     return None
 
 
-def check_consumer_counts(counts: object, n_rows: int, scale: float, *,
-                          false_alarm: float = DEFAULT_FALSE_ALARM) -> str | None:
+def check_consumer_counts(
+    counts: object, n_rows: int, scale: float, *, false_alarm: float = DEFAULT_FALSE_ALARM
+) -> str | None:
     """Is the consumer's released histogram (counts per cell + discrete Laplace of scale ``b``) one an honest
     consumer of ``n_rows`` validation rows could release?
 
@@ -274,13 +299,19 @@ def check_consumer_counts(counts: object, n_rows: int, scale: float, *,
     reach = laplace_tail_scales(p, tests) * b
     low, high = int(np.argmin(values)), int(np.argmax(values))
     if values[high] > n + reach:
-        return (f"released a count of {values[high]:.6g} in cell {high}, more than its {n} validation rows allow "
-                f"(with the noise: at most {n + reach:.6g}, false alarm {p:.2g})")
+        return (
+            f"released a count of {values[high]:.6g} in cell {high}, more than its {n} validation rows allow "
+            f"(with the noise: at most {n + reach:.6g}, false alarm {p:.2g})"
+        )
     if values[low] < -reach:
-        return (f"released a count of {values[low]:.6g} in cell {low}, below what its noise reaches ({-reach:.6g}, "
-                f"false alarm {p:.2g})")
+        return (
+            f"released a count of {values[low]:.6g} in cell {low}, below what its noise reaches ({-reach:.6g}, "
+            f"false alarm {p:.2g})"
+        )
     total, total_reach = float(values.sum()), laplace_sum_bound(b, j, p / tests)
     if total > n + total_reach:
-        return (f"released counts summing to {total:.6g} over {j} cells, more than its {n} validation rows allow "
-                f"(with the noise: at most {n + total_reach:.6g}, false alarm {p:.2g})")
+        return (
+            f"released counts summing to {total:.6g} over {j} cells, more than its {n} validation rows allow "
+            f"(with the noise: at most {n + total_reach:.6g}, false alarm {p:.2g})"
+        )
     return None

@@ -15,12 +15,29 @@ from typing import cast
 
 import numpy as np
 
-from .._validation import as_array, check_score_bound, float32_array, float_matrix, float_matrix_peak, positive_float, real_vector
+from .._validation import (
+    as_array,
+    check_score_bound,
+    float32_array,
+    float_matrix,
+    float_matrix_peak,
+    positive_float,
+    real_vector,
+)
 from ..errors import InvalidParameterError
 from ..kernels import _count, _f64_vector, _mask, _seed, _taken, _vector, h1_peak, hash_peak
 
-__all__ = ["rff_transform", "best_row", "best_rows", "mmd2", "kernel_sum", "kernel_row_means", "greedy_select", "kernel_greedy",
-           "nominate"]
+__all__ = [
+    "rff_transform",
+    "best_row",
+    "best_rows",
+    "mmd2",
+    "kernel_sum",
+    "kernel_row_means",
+    "greedy_select",
+    "kernel_greedy",
+    "nominate",
+]
 
 
 def _float32_rows(X: object, name: str, *, n_features: int | None = None, allow_empty: bool = False) -> np.ndarray:
@@ -67,7 +84,9 @@ def best_row(hashes: np.ndarray, v: np.ndarray, offered: np.ndarray | None = Non
     return float(scores[i]), i
 
 
-def best_rows(hashes: list[np.ndarray], v: np.ndarray, offered: list[np.ndarray] | None = None) -> list[tuple[float, int] | None]:
+def best_rows(
+    hashes: list[np.ndarray], v: np.ndarray, offered: list[np.ndarray] | None = None
+) -> list[tuple[float, int] | None]:
     """:func:`best_row` for each owner."""
     if isinstance(hashes, (str, bytes, np.ndarray)) or not isinstance(hashes, Sequence):
         raise InvalidParameterError("`hashes` must be a list of 2-D float32 arrays (one per owner)", "hashes")
@@ -121,7 +140,9 @@ def kernel_row_means(A: np.ndarray, B: np.ndarray, gamma: float) -> np.ndarray:
     return cast(np.ndarray, np.exp(-gamma * _sq_dists(A, B)).mean(1))
 
 
-def greedy_select(hashes: np.ndarray, target: np.ndarray, k: int, taken: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def greedy_select(
+    hashes: np.ndarray, target: np.ndarray, k: int, taken: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Greedy toward ``target``: round ``r`` picks ``argmax h.t - (1/(r+1)) sum_{s chosen} h.h_s`` over
     rows not chosen or taken (lowest index on ties), in float64 matrix-vector products. ``target`` is bounded as in
     :func:`dpsumm.kernels.greedy_select` (``||target||_1 * max|hashes| <= 4.5e307``)."""
@@ -150,7 +171,9 @@ def greedy_select(hashes: np.ndarray, target: np.ndarray, k: int, taken: np.ndar
     return np.array(indices, dtype=np.int64), np.array(scores, dtype=np.float64)
 
 
-def kernel_greedy(X: np.ndarray, kv: np.ndarray, ks0: np.ndarray, q0: int, k: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+def kernel_greedy(
+    X: np.ndarray, kv: np.ndarray, ks0: np.ndarray, q0: int, k: int, gamma: float
+) -> tuple[np.ndarray, np.ndarray]:
     """The exact-kernel greedy (``rust/src/kernel_greedy.rs``): round ``q`` (``q0`` seed rows, then the picks)
     takes ``argmax kv[i] - (q/(q+1)) ks[i]/q`` over rows not picked (``kv[i]`` at ``q = 0``; lowest index on ties)
     and adds ``exp(-gamma ||x_i - x_pick||^2)`` to every ``ks[i]``; float64 throughout."""
@@ -216,8 +239,9 @@ def stochastic_sample_size(n: int, k: int, factor: float) -> int:
     return n if rows >= n else int(max(1, math.ceil(rows)))
 
 
-def stochastic_greedy_select(hashes: np.ndarray, target: np.ndarray, k: int, sample_size: int,
-                             seed: int) -> tuple[np.ndarray, np.ndarray]:
+def stochastic_greedy_select(
+    hashes: np.ndarray, target: np.ndarray, k: int, sample_size: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Stochastic greedy: each round a partial Fisher-Yates shuffle draws ``sample_size`` rows of the open
     list (``0..n`` initially, a pick leaves by swap-remove), position ``j`` swapped with ``j + u mod (open -
     j)``, ``u`` the next ``splitmix64(seed ^ STOCHASTIC_DOMAIN, counter)``; the best of them by ``h.t -
@@ -257,9 +281,15 @@ def stochastic_greedy_select(hashes: np.ndarray, target: np.ndarray, k: int, sam
     return np.array(indices, dtype=np.int64), np.array(scores, dtype=np.float64)
 
 
-def nominate(hashes: np.ndarray, g_tilde: np.ndarray, temperature: float, nominees: int,
-             candidates: int, sample_seed: int | None = None,
-             greedy_sample_factor: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def nominate(
+    hashes: np.ndarray,
+    g_tilde: np.ndarray,
+    temperature: float,
+    nominees: int,
+    candidates: int,
+    sample_seed: int | None = None,
+    greedy_sample_factor: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """An owner's nomination from its full hash matrix (the Rust kernel streams the raw rows instead).
 
     Scores ``s = H g``, weights ``exp((s - max s) / T)``, target ``t = w H / sum w``, the ``candidates``
@@ -272,8 +302,9 @@ def nominate(hashes: np.ndarray, g_tilde: np.ndarray, temperature: float, nomine
     g_tilde = _f64_vector(g_tilde, hashes.shape[1], "g_tilde")
     temperature = positive_float(temperature, "temperature")
     # The Rust twin bounds h1's entries by sqrt(2/d); hashes that are not h1's may be larger.
-    check_score_bound(g_tilde, "g_tilde", max(h1_peak(hashes.shape[1]), hash_peak(float32_array(hashes, "hashes"))),
-                      temperature)
+    check_score_bound(
+        g_tilde, "g_tilde", max(h1_peak(hashes.shape[1]), hash_peak(float32_array(hashes, "hashes"))), temperature
+    )
     nominees = _count(nominees, "nominees", 1)
     candidates = _count(candidates, "candidates", 1)
     if candidates < nominees:
@@ -293,8 +324,12 @@ def nominate(hashes: np.ndarray, g_tilde: np.ndarray, temperature: float, nomine
     if greedy_sample_factor is None:
         picks, _ = greedy_select(hashes[cand], t, nominees)
     else:
-        picks, _ = stochastic_greedy_select(hashes[cand], t, nominees,
-                                            stochastic_sample_size(len(cand), nominees, greedy_sample_factor),
-                                            0 if sample_seed is None else sample_seed)
+        picks, _ = stochastic_greedy_select(
+            hashes[cand],
+            t,
+            nominees,
+            stochastic_sample_size(len(cand), nominees, greedy_sample_factor),
+            0 if sample_seed is None else sample_seed,
+        )
     idx = cand[picks].astype(np.int64)
     return idx, np.asarray(hashes)[idx], t, len(cand)

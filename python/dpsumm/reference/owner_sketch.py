@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import (bounded_int, check_score_bound, finite_float, float32_array, positive_float,
-                           real_vector)
+from .._validation import bounded_int, check_score_bound, finite_float, float32_array, positive_float, real_vector
 from ..errors import InvalidParameterError
 from ..kernels import h1_peak, hash_peak
 from .kernels import _float32_rows
@@ -83,8 +82,9 @@ def _tilted_mean(H64: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, float]:
     return (w @ H64) / z, m + float(np.log(z))
 
 
-def self_consistent_tilt(H: np.ndarray, g_tilde: np.ndarray, lambda0: np.ndarray, temperature: float, max_rounds: int,
-                         stop_sq: float) -> tuple[np.ndarray, int, float]:
+def self_consistent_tilt(
+    H: np.ndarray, g_tilde: np.ndarray, lambda0: np.ndarray, temperature: float, max_rounds: int, stop_sq: float
+) -> tuple[np.ndarray, int, float]:
     """``lambda <- lambda + (g~ - m_lambda)/T`` from ``lambda0`` until ``||g~ - m_lambda||^2 <= stop_sq`` or
     ``max_rounds`` steps (0 to 10000): ``(lambda, steps, residual_sq)``. ``stop_sq``: finite, ``>= 0``."""
     H = _hashes(H)

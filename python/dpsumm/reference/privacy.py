@@ -21,8 +21,9 @@ __all__ = ["stochastic_round", "quantize_column_sums", "exponential_mechanism_pr
 
 def _generator(rng: object, name: str) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
-        raise InvalidParameterError(f"`{name}` must be a numpy.random.Generator (np.random.default_rng(seed)), got "
-                                    f"{type(rng).__name__}", name)
+        raise InvalidParameterError(
+            f"`{name}` must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}", name
+        )
     return rng
 
 
@@ -69,7 +70,9 @@ class ProductMWEM:
     (a fresh ``np.random.default_rng()``).
     """
 
-    def __init__(self, dim: int, eta: float, neighbour: str = "replace-one", random_state: np.random.Generator | None = None) -> None:
+    def __init__(
+        self, dim: int, eta: float, neighbour: str = "replace-one", random_state: np.random.Generator | None = None
+    ) -> None:
         self.dim = bounded_int(dim, "dim", 1, MAX_DIM)
         eta = _eta(eta)
         self.eta = 2.0 / round(2.0 / eta)
@@ -79,7 +82,9 @@ class ProductMWEM:
         self.marginals_ = np.full((self.dim, len(self.grid_)), 1.0 / len(self.grid_))
         self.steps_taken_ = 0
 
-    def release(self, column_sums: np.ndarray, n_rows: int, steps: int, epsilon: float = 1.0, noise: bool = True) -> np.ndarray:
+    def release(
+        self, column_sums: np.ndarray, n_rows: int, steps: int, epsilon: float = 1.0, noise: bool = True
+    ) -> np.ndarray:
         """``steps`` steps against ``column_sums`` (dim,) of ``n_rows`` quantized rows (``|sum| <= n_rows``), as
         :meth:`dpsumm.ProductMWEM.release`; ``noise=False``: argmax selection and exact measurements.
 
@@ -94,14 +99,18 @@ class ProductMWEM:
         steps = bounded_int(steps, "steps", 1, MAX_MWEM_STEPS)
         if steps * self.dim > MAX_MWEM_WORK:
             raise InvalidParameterError(
-                f"`steps`: steps * dim = {steps} * {self.dim} exceeds the cap of {MAX_MWEM_WORK} (each step is O(dim))", "steps")
+                f"`steps`: steps * dim = {steps} * {self.dim} exceeds the cap of {MAX_MWEM_WORK} (each step is O(dim))",
+                "steps",
+            )
         epsilon = positive_float(epsilon, "epsilon")
         noise = bool_flag(noise, "noise")
         q = float(n_rows)
         d_measure = 2.0 if self.neighbour == "replace-one" else 1.0
         if noise and d_measure / self.eta / epsilon >= 8.0e12:  # the Rust twin's bound (rust/src/mwem.rs)
-            raise InvalidParameterError(f"`epsilon` is too small for the grid (noise scale "
-                                        f"{d_measure / self.eta / epsilon:.3e} grid steps)", "epsilon")
+            raise InvalidParameterError(
+                f"`epsilon` is too small for the grid (noise scale {d_measure / self.eta / epsilon:.3e} grid steps)",
+                "epsilon",
+            )
         P = self.marginals_
         total = np.zeros_like(P)
         for _ in range(steps):
@@ -121,7 +130,8 @@ class ProductMWEM:
                 raise InvalidParameterError(
                     f"`epsilon`: the Laplace measurement at epsilon={epsilon:g} overflowed this naive twin's update "
                     f"(measurement {mu:.3g} for a column sum of {column_sums[i]:.3g}); dpsumm.ProductMWEM takes it",
-                    "epsilon")
+                    "epsilon",
+                )
             total += P
         self.marginals_ = P
         self.steps_taken_ += steps

@@ -55,8 +55,9 @@ def summarize_reference(
     validation = _float32_rows(validation, "validation", n_features=n_features)
     size = positive_int(size, "size")
     if size > sum(len(o) for o in owners):
-        raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({sum(len(o) for o in owners)})",
-                                    "size")
+        raise InvalidParameterError(
+            f"`size` ({size}) exceeds the owners' total rows ({sum(len(o) for o in owners)})", "size"
+        )
     seed_set = _float32_rows(seed_set, "seed_set", n_features=n_features)
     omega = _float32_rows(omega, "omega")
     if omega.shape[0] != n_features:
@@ -64,19 +65,26 @@ def summarize_reference(
     d = omega.shape[1]
     offset = real_vector(offset, "offset", d)
     if not isinstance(schedule, Schedule):
-        raise InvalidParameterError(f"`schedule` must be a dpsumm.accounting.Schedule, got {type(schedule).__name__}",
-                                    "schedule")
+        raise InvalidParameterError(
+            f"`schedule` must be a dpsumm.accounting.Schedule, got {type(schedule).__name__}", "schedule"
+        )
     if schedule.size < size or schedule.dim != d:
-        raise InvalidParameterError(f"`schedule` was made for size {schedule.size} and dim {schedule.dim}; this run "
-                                    f"has size {size} and dim {d}", "schedule")
+        raise InvalidParameterError(
+            f"`schedule` was made for size {schedule.size} and dim {schedule.dim}; this run "
+            f"has size {size} and dim {d}",
+            "schedule",
+        )
     try:
         _eta(schedule.eta)
     except InvalidParameterError as exc:
         raise InvalidParameterError(f"`schedule`: {exc}", "schedule") from None
     for steps in (schedule.t_init, schedule.t_subs):
         if method == "paper" and (steps > MAX_MWEM_STEPS or steps * d > MAX_MWEM_WORK):
-            raise InvalidParameterError(f"`schedule`: {steps} MWEM steps of {d} values each exceed the caps of "
-                                        f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values per release", "schedule")
+            raise InvalidParameterError(
+                f"`schedule`: {steps} MWEM steps of {d} values each exceed the caps of "
+                f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values per release",
+                "schedule",
+            )
     rng = _generator(rng, "rng")
     scale = np.sqrt(d / 2.0)
     private = method == "paper"
@@ -101,8 +109,11 @@ def summarize_reference(
     for rnd in range(1, size + 1):
         q = len(Hs) + rnd - 1
         if private:
-            steps, eps = (schedule.t_init, schedule.epsilon_first_epoch_step) if rnd == 1 else (
-                schedule.t_subs, schedule.epsilon_epoch_step[rnd - 1])
+            steps, eps = (
+                (schedule.t_init, schedule.epsilon_first_epoch_step)
+                if rnd == 1
+                else (schedule.t_subs, schedule.epsilon_epoch_step[rnd - 1])
+            )
             g_sum = mwem_s.release(sums_s, q, steps, eps) / scale
         else:
             g_sum = exact_sum / q
@@ -133,5 +144,7 @@ def summarize_reference(
         out_index.append(i)
         exact_sum += h
         if private:
-            sums_s = sums_s + quantize_column_sums(np.clip(h[None] * scale, -1, 1).astype(np.float32), schedule.eta, rng)
+            sums_s = sums_s + quantize_column_sums(
+                np.clip(h[None] * scale, -1, 1).astype(np.float32), schedule.eta, rng
+            )
     return {"owner": np.array(out_owner), "index": np.array(out_index), "accessed": np.array(accessed)}
