@@ -195,9 +195,9 @@ class SummaryMethod(metaclass=_MethodType):
     def _validate(self) -> None:
         """Check and normalise every option (subclasses extend it); raises naming the option."""
         if hasattr(self, "dim"):
-            object.__setattr__(self, "dim", bounded_int(getattr(self, "dim"), "dim", 1, MAX_DIM))
+            object.__setattr__(self, "dim", bounded_int(self.dim, "dim", 1, MAX_DIM))
         if hasattr(self, "hash_seed"):
-            object.__setattr__(self, "hash_seed", seed_value(getattr(self, "hash_seed"), "hash_seed"))
+            object.__setattr__(self, "hash_seed", seed_value(self.hash_seed, "hash_seed"))
 
     # -- scikit-learn style parameters -------------------------------------------------------------
 
@@ -372,6 +372,6 @@ def public_setup(
             check_kernel(seed, g, what="the public seed set")
         elif validation is not None:
             check_kernel(validation, g, what="the validation rows")
-    dim = int(getattr(method, "dim"))
-    hash_seed = getattr(method, "hash_seed")
+    dim = int(method.dim)
+    hash_seed = method.hash_seed
     return seed, RFFHasher(n_features, dim=dim, gamma=g, seed=hash_seed)
