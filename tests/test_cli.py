@@ -386,6 +386,69 @@ def test_summarize_purchase_labels_equals_the_api(tmp_path, capsys, purchase):
     assert "label" in text and "certified: NO (seeded run)" in text
 
 
+WORDS = np.array(["cat", "dog", "bird"])
+
+
+def test_summarize_string_labels_from_files_equals_the_api(tmp_path, capsys):
+    """String labels from every file form the readers take (issue 43): owner 0's labels in a .npy of strings, owner
+    1's in a CSV column of words under the header `label`, owner 2's in a headerless CSV of words, the validation
+    labels in a CSV of words; `dpsumm summarize --label-set cat,dog,bird` gives the same summary, labels and ledger as
+    dpsumm.summarize with the same string labels and seed. The same owners again with the words as a label column of
+    their CSV files (`--label-column 2`): the same summary."""
+    owners, labels, paths, _, val, yv = _label_shift_files(tmp_path)
+    words = [WORDS[y] for y in labels]
+    label_paths = [str(tmp_path / "w0.npy"), str(tmp_path / "w1.csv"), str(tmp_path / "w2.csv")]
+    np.save(label_paths[0], words[0])
+    (tmp_path / "w1.csv").write_text("label\n" + "\n".join(words[1]) + "\n")
+    (tmp_path / "w2.csv").write_text("\n".join(f" {w}" for w in words[2]) + "\n")  # spaces around a label are dropped
+    (tmp_path / "wv.csv").write_text("class\n" + "\n".join(WORDS[yv]) + "\n")
+    flags = ["--validation", str(tmp_path / "val.npy"), "--validation-labels", str(tmp_path / "wv.csv"), "--size", "6",
+             "--label-set", "cat,dog,bird", "--budget", "0.8", "--validation-budget", "0.9", "--dim", "32",
+             "--random-state", "2", "--no-progress"]
+    code, _, err = _run(["summarize", "--owners", *paths, "--labels", *label_paths, "--out", str(tmp_path / "o1"),
+                         *flags], capsys)
+    assert code == 0, err
+    method = dpsumm.Nominations(dim=32, purchase="labels", label_set=tuple(WORDS))
+    ref = dpsumm.summarize([dpsumm.Owner(o, labels=w, name=f"owner-{k}") for k, (o, w) in enumerate(zip(owners, words))],
+                           val, 6, method, validation_labels=WORDS[yv], privacy=dpsumm.Budget(0.8, 1e-6, 0.9, 1e-6),
+                           gamma="median", random_state=2, progress=False)
+    np.testing.assert_array_equal(np.load(tmp_path / "o1" / "summary.npy"), ref.points)
+    got = np.load(tmp_path / "o1" / "labels.npy")  # never a pickle
+    assert got.dtype.kind == "U" and set(got) <= set(WORDS)
+    np.testing.assert_array_equal(got, ref.labels)
+    report = json.loads((tmp_path / "o1" / "report.json").read_text())
+    assert report["privacy"] == json.loads(json.dumps(ref.privacy.to_dict(1e-6, 1e-6)))
+    # the words as a column of each owner's CSV file
+    table_paths = []
+    for k, (o, w) in enumerate(zip(owners, words)):
+        table_paths.append(str(tmp_path / f"t{k}.csv"))
+        lines = ["f0,f1,species,f2,f3"] + [",".join([*map(repr, map(float, x[:2])), wk, *map(repr, map(float, x[2:]))])
+                                          for x, wk in zip(o, w)]
+        (tmp_path / f"t{k}.csv").write_text("\n".join(lines) + "\n")
+    code, _, err = _run(["summarize", "--owners", *table_paths, "--label-column", "2", "--out",
+                         str(tmp_path / "o2"), *flags], capsys)
+    assert code == 0, err
+    np.testing.assert_array_equal(np.load(tmp_path / "o2" / "summary.npy"), ref.points)
+    np.testing.assert_array_equal(np.load(tmp_path / "o2" / "labels.npy"), ref.labels)
+
+
+def test_summarize_refuses_string_labels_it_cannot_use(tmp_path, capsys):
+    """An object array (a pickle) of labels, an empty label, and string labels against a numeric label set: refused
+    with a message naming the file or flag, before anything runs."""
+    _, _, paths, label_paths, _, yv = _label_shift_files(tmp_path)
+    base = ["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "6", "--out",
+            str(tmp_path / "o"), "--budget", "0.8", "--validation-budget", "0.9", "--no-progress"]
+    np.save(tmp_path / "obj.npy", np.array(list(WORDS[yv]), dtype=object), allow_pickle=True)
+    np.save(tmp_path / "hole.npy", np.array(["cat"] * 29 + [""]))
+    (tmp_path / "words.csv").write_text("\n".join(WORDS[yv]) + "\n")
+    for vlabels, set_, match in [("obj.npy", "cat,dog,bird", "pickled"), ("hole.npy", "cat,dog,bird", "empty label"),
+                                 ("words.csv", "0,1,2", "strings")]:
+        code, _, err = _run([*base, "--labels", *label_paths, "--validation-labels", str(tmp_path / vlabels),
+                             "--label-set", set_], capsys)
+        assert code != 0 and match in err, (vlabels, err)
+        assert not (tmp_path / "o" / "summary.npy").exists()
+
+
 def test_the_sale_tilt_share_flag_is_refused_for_a_purchase_without_labels(tmp_path, capsys):
     """`--sale-tilt-share` with `--purchase nominees`: refused before anything runs, naming the flag."""
     owners, labels, paths, label_paths, val, yv = _label_shift_files(tmp_path)
@@ -417,6 +480,38 @@ def test_flower_commands_carry_the_label_purchase(tmp_path, capsys):
         from dpsumm.flower.config import FlowerRunConfig
 
         assert FlowerRunConfig.from_run_config(parsed).method.purchase.label_set == dpsumm.methods.parse_label_set(label_set)
+
+
+def test_flower_asks_the_consumers_operator_for_a_release_without_noise(tmp_path, capsys, monkeypatch):
+    """Issue 43: `--validation-release exact` is documented as what it is (no noise, NOT private, the consumer's
+    node must allow it); the printed deployment tells the consumer's operator what to add, and `--run` (every node
+    started here, by their one operator) allows it on the consumer's node only when the flags ask for it."""
+    import dpsumm.flower as flower_pkg
+    from dpsumm.cli.run_options import METHOD_FLAGS
+
+    assert "NOT private" in METHOD_FLAGS["validation_release"][2]
+    assert "allow-exact-release=true" in METHOD_FLAGS["validation_release"][2]
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    np.save(tmp_path / "a.npy", np.zeros((4, 3)))
+    base = ["flower", "--owner", f"a={tmp_path / 'a.npy'}", "--consumer", str(tmp_path / "v.npy"), "--size", "2",
+            "--insecure"]
+    for extra, asked in (([], False), (["--validation-release", "exact"], True)):
+        code, out, err = _run([*base, *extra], capsys)
+        assert code == 0, err
+        assert ("allow-exact-release=true" in out) == asked
+    seen = {}
+
+    class Federation:
+        def __init__(self, workdir, owners, consumer, **kw):
+            seen.update(kw)
+            raise RuntimeError("stop here")
+
+    monkeypatch.setattr(flower_pkg, "LocalFederation", Federation)
+    for extra, asked in (([], False), (["--validation-release", "exact"], True)):
+        seen.clear()
+        with pytest.raises(RuntimeError, match="stop here"):
+            main([*base, *extra, "--run"])
+        assert seen["allow_exact_release"] is asked
 
 
 def test_flower_run_checks_the_validation_labels_before_starting(tmp_path, capsys):

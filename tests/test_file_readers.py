@@ -94,7 +94,8 @@ def test_random_bytes_never_leak_a_foreign_exception(tmp_path_factory, raw):
             except dpsumm.DpsummError:
                 continue
             arr = out.data if isinstance(out, datasets.Table) else out
-            assert np.issubdtype(arr.dtype, np.number)
+            # labels may be words (issue 43): a unicode array, never objects
+            assert np.issubdtype(arr.dtype, np.number) or (read is datasets.load_labels and arr.dtype.kind == "U")
 
 
 @FAST
@@ -278,6 +279,109 @@ def test_a_file_reads_back_finite_or_is_refused_at_its_first_non_finite_value(tm
         return
     assert not len(first)
     np.testing.assert_array_equal(t.data, X)
+
+
+# ---------------------------------------------------------------------------------------------- string labels
+
+WORDS = ["cat", "dog", "bird"]
+
+
+def test_string_labels_are_read_from_every_format(tmp_path):
+    """Issue 43: a .npy of strings (unicode or bytes), a CSV column of words (with a label-named header, or none,
+    spaces dropped), a parquet column of strings or of pandas categories, and a CSV or parquet label column of words
+    (read_table's label_column) all read as a unicode array of the words."""
+    y = np.array(WORDS * 3)
+    np.save(tmp_path / "u.npy", y)
+    np.save(tmp_path / "s.npy", y.astype("S"))
+    np.save(tmp_path / "col.npy", y[:, None])
+    (tmp_path / "h.csv").write_text("Target\n" + "\n".join(y) + "\n")
+    (tmp_path / "n.csv").write_text("\n".join(f"  {w} " for w in y) + "\n")
+    for name in ("u.npy", "s.npy", "col.npy", "h.csv", "n.csv"):
+        got = datasets.load_labels(tmp_path / name)
+        assert got.dtype.kind == "U", name
+        np.testing.assert_array_equal(got, y)
+    X = np.arange(18.0).reshape(9, 2) / 7
+    (tmp_path / "t.csv").write_text("a,species,b\n" + "".join(f"{float(r[0])!r},{w},{float(r[1])!r}\n" for r, w in zip(X, y)))
+    t = datasets.read_table(tmp_path / "t.csv", label_column="species")
+    np.testing.assert_array_equal(t.data, X)
+    np.testing.assert_array_equal(t.labels, y)
+    assert t.header == ["a", "b"]
+    (tmp_path / "t2.csv").write_text("".join(f"{w},{float(r[0])!r},{float(r[1])!r}\n" for r, w in zip(X, y)))  # no header
+    t2 = datasets.read_table(tmp_path / "t2.csv", label_column=0)
+    np.testing.assert_array_equal(t2.data, X)
+    np.testing.assert_array_equal(t2.labels, y)
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    pd.DataFrame({"label": y}).to_parquet(tmp_path / "y.parquet", index=False)
+    pd.DataFrame({"label": pd.Categorical(y)}).to_parquet(tmp_path / "c.parquet", index=False)
+    for name in ("y.parquet", "c.parquet"):
+        np.testing.assert_array_equal(datasets.load_labels(tmp_path / name), y)
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "label": y}).to_parquet(tmp_path / "t.parquet", index=False)
+    t3 = datasets.read_table(tmp_path / "t.parquet", label_column="label")
+    np.testing.assert_array_equal(t3.data, X)
+    np.testing.assert_array_equal(t3.labels, y)
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda p: np.save(p / "x.npy", np.array(WORDS, dtype=object), allow_pickle=True), "pickled"),
+    (lambda p: np.save(p / "x.npy", np.array(["cat", ""])), "empty label at entry 1"),
+    (lambda p: np.save(p / "x.npy", np.array(["cat", "d" * 300])), "label of 300 characters at entry 1"),
+    (lambda p: np.save(p / "x.npy", np.array([b"cat", b"\xff\xfe"])), "not UTF-8"),
+    (lambda p: np.save(p / "x.npy", np.array([WORDS, WORDS])), "1-D or one column"),
+    (lambda p: np.save(p / "x.npy", np.array("cat")), "1-D or one column"),
+    (lambda p: (p / "x.csv").write_text("label\ncat\n" + "e" * 1000 + "\n"), "label of 1000 characters"),
+    (lambda p: (p / "x.csv").write_text("cat,1\ndog,2\n"), "one column"),
+])
+def test_string_labels_that_cannot_be_used_are_refused_naming_the_file(tmp_path, make, match):
+    make(tmp_path)
+    p = next(tmp_path.iterdir())
+    with pytest.raises(DataFileError, match=match) as err:
+        datasets.load_labels(p)
+    assert err.value.argument == "labels" and err.value.path == str(p)
+
+
+def test_a_column_of_words_among_the_features_is_refused_with_a_way_out(tmp_path):
+    """read_table never turns words into features: without label_column, a column of words is refused naming its
+    first word, its line and the label_column that would read it; a label column of words with another column of
+    words left among the features is refused too."""
+    (tmp_path / "x.csv").write_text("a,b\n1,cat\n2,dog\n")
+    with pytest.raises(DataFileError, match=r"line 2 is not numeric.*'cat'.*label_column=1") as err:
+        datasets.read_table(tmp_path / "x.csv")
+    assert err.value.argument == "path"
+    (tmp_path / "y.csv").write_text("a,b,c\n0.5,cat,x\n2.5,dog,y\n")
+    with pytest.raises(DataFileError, match=r"line 2 is not numeric.*'x'"):
+        datasets.read_table(tmp_path / "y.csv", label_column="b")
+
+
+label_text = st.text(alphabet=st.sampled_from(list("abcxyz0123456789 -_.eE+")), min_size=1, max_size=12).filter(
+    lambda s: bool(s.strip()))
+
+
+@FAST
+@given(labels=st.lists(label_text, min_size=1, max_size=25), header=st.booleans())
+def test_a_csv_column_of_labels_reads_back_as_its_words_or_numbers(tmp_path_factory, labels, header):
+    """Any column of labels written with the csv module reads back exactly: as numbers when every label is one
+    (refused if one is not finite), else as the words with the spaces around them dropped; never another row count."""
+    import csv as csv_module
+
+    p = tmp_path_factory.mktemp("lab") / "y.csv"
+    with open(p, "w", newline="") as fh:
+        w = csv_module.writer(fh)
+        if header:
+            w.writerow(["label"])
+        w.writerows([[v] for v in labels])
+    try:
+        got = datasets.load_labels(p, header=header)
+    except DataFileError as exc:
+        assert exc.argument == "labels"
+        numbers = [float(v) for v in labels] if all(datasets._is_number(v) for v in labels) else None
+        assert numbers is not None and not np.isfinite(numbers).all(), str(exc)
+        return
+    if all(datasets._is_number(v) for v in labels):
+        np.testing.assert_array_equal(got, [float(v) for v in labels])
+    else:
+        assert got.dtype.kind == "U"
+        assert got.tolist() == [v.strip() for v in labels]
 
 
 # ---------------------------------------------------------------------------------------------- accounting

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
 
@@ -517,6 +519,103 @@ def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_id
         check_labelled(method, {"consumer": True, "a": True, "b": False}, "consumer")
     check_labelled(method, {"consumer": True, "a": True}, "consumer")
     check_labelled(dpsumm.Nominations(), {"consumer": False, "a": False}, "consumer")  # other methods: no labels needed
+
+
+def test_nodes_read_string_labels_from_files(tmp_path: Path, task_identity: None) -> None:
+    """String labels on a Flower node (issue 43), no processes: the consumer's node config `labels` a CSV column of
+    words (header `label`), an owner's a .npy of strings; the consumer's label histogram over a string label set
+    equals the in-process consumer's with the same labels and stream; an object (pickled) .npy is refused naming the
+    node config."""
+    from dpsumm.flower.client_app import _consumer, _labels
+    from dpsumm.flower.streams import party_streams
+    from dpsumm.parties import ConsumerParty
+
+    words = np.array(["cat", "dog", "bird"])
+    _, labels, validation, yv, _, _, vpath, _ = _labelled_data(tmp_path)
+    (tmp_path / "yv.csv").write_text("label\n" + "\n".join(words[yv]) + "\n")
+    req = label_request(tuple(words), validation.shape[1])
+    ctx = _context({"role": "consumer", "data": str(vpath), "labels": str(tmp_path / "yv.csv"), "allow-seeded": True},
+                   {"random-state": RANDOM_STATE})
+    got = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
+    ref = ConsumerParty(validation, party_streams(RANDOM_STATE)["consumer"], labels=words[yv]).handle(req)
+    assert isinstance(got, LabelHistogramRelease) and isinstance(ref, LabelHistogramRelease)
+    np.testing.assert_array_equal(got.counts, ref.counts)
+    y0 = words[labels["owner-0"]]
+    np.save(tmp_path / "y0.npy", y0)
+    np.testing.assert_array_equal(_labels(_context({"labels": str(tmp_path / "y0.npy")}), len(y0)), y0)  # type: ignore[arg-type]
+    np.save(tmp_path / "obj.npy", y0.astype(object), allow_pickle=True)
+    with pytest.raises(dpsumm.DataFileError, match="pickled"):
+        _labels(_context({"labels": str(tmp_path / "obj.npy")}), len(y0))  # type: ignore[arg-type]
+
+
+def test_the_consumer_releases_without_noise_only_with_its_own_opt_in(tmp_path: Path, task_identity: None) -> None:
+    """Issue 43: a run config asking for the consumer's exact hashed mean (`validation-release exact`, or the paper's
+    non-private baseline) is refused by the consumer's node, naming node config `allow-exact-release`, before it reads
+    its data; with that key (its operator's opt-in) it answers with the exact mean. A noisy release needs no opt-in.
+    `LocalFederation` writes the key into the consumer's node config only, and `dpsumm flower --run` asks for it only
+    when its flags ask for such a release; the printed deployment commands tell the consumer's operator."""
+    from dpsumm.cli.flower import _releases_exact
+    from dpsumm.flower.client_app import _consumer
+    from dpsumm.messages import TargetRelease, TargetRequest, ValidationRequest
+
+    validation = np.random.default_rng(0).random((20, 3))
+    np.save(tmp_path / "v.npy", validation)
+    target = TargetRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, release="exact", epsilon=0.0, delta=0.0,
+                           steps=0, eta=0.0, send_rows=False)
+    paper = ValidationRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, method="exact", steps=1, epsilon=0.0,
+                              eta=0.1)
+    exact_mean = dpsumm.RFFHasher(3, dim=8, gamma=0.5, seed=0).transform(validation).astype(np.float64).mean(0)
+    for request in (target, paper):
+        for config in ({}, {"allow-exact-release": False}, {"allow-exact-release": "true"}, {"allow-seeded": True}):
+            with pytest.raises(dpsumm.ProtocolError, match="allow-exact-release=true"):
+                _consumer(request, _context({"role": "consumer", "data": str(tmp_path / "v.npy"), **config}),  # type: ignore[arg-type]
+                          "consumer")
+        ctx = _context({"role": "consumer", "data": str(tmp_path / "v.npy"), "allow-exact-release": True})
+        got = _consumer(request, ctx, "consumer")  # type: ignore[arg-type]
+        released = got.noisy_mean if isinstance(got, TargetRelease) else got.mean_hash  # type: ignore[attr-defined]
+        np.testing.assert_allclose(released, exact_mean)
+    noisy = dataclasses.replace(target, release="gaussian", epsilon=1.0, delta=1e-3)
+    got = _consumer(noisy, _context({"role": "consumer", "data": str(tmp_path / "v.npy")}), "consumer")  # type: ignore[arg-type]
+    assert isinstance(got, TargetRelease) and got.sigma > 0
+    fed = LocalFederation(tmp_path / "fed", {"a": tmp_path / "v.npy"}, tmp_path / "v.npy", allow_exact_release=True)
+    configs = {role: fed.supernode_command(role, role, tmp_path / "v.npy", 1)[-2] for role in ("owner", "consumer")}
+    assert "allow-exact-release=true" in configs["consumer"] and "allow-exact-release" not in configs["owner"]
+    plain = LocalFederation(tmp_path / "f2", {"a": tmp_path / "v.npy"}, tmp_path / "v.npy")
+    assert "allow-exact-release" not in plain.supernode_command("consumer", "consumer", tmp_path / "v.npy", 1)[-2]
+    assert _releases_exact(dpsumm.Nominations(validation_release="exact")) and _releases_exact(dpsumm.PaperGreedy())
+    assert not _releases_exact(dpsumm.Nominations()) and not _releases_exact(dpsumm.PaperProtocol())
+
+
+node_junk = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True, allow_infinity=True),
+                      st.text(max_size=8), st.lists(st.integers(), max_size=2), st.binary(max_size=4),
+                      st.sampled_from(["true", "True", "1", "yes", " ", "/", "\x00", "x" * 5000]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(labels=node_junk, allow=node_junk)
+def test_hostile_node_config_values_are_refused_naming_the_key(tmp_path: Path, labels: object, allow: object) -> None:
+    """Issue 43, every node config key this issue touched, with values of every type: `labels` is a path (a str) or
+    refused as a DpsummError naming `labels` (never str() of another value, which would read a file named "5");
+    `allow-exact-release` allows a release without noise only when it is exactly the boolean true (the string
+    "true", 1 or "yes" do not)."""
+    from dpsumm.flower.client_app import _consumer, _labels
+    from dpsumm.messages import TargetRequest
+
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    try:
+        out = _labels(_context({"labels": labels}), 4)  # type: ignore[arg-type]
+    except dpsumm.DpsummError as exc:
+        assert exc.argument == "labels" and "`labels`" in str(exc), str(exc)
+    else:
+        assert out is None and (labels is None or labels == "")
+    exact = TargetRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, release="exact", epsilon=0.0, delta=0.0, steps=0,
+                          eta=0.0, send_rows=False)
+    ctx = _context({"role": "consumer", "data": str(tmp_path / "v.npy"), "allow-exact-release": allow})
+    if allow is True:
+        assert _consumer(exact, ctx, "consumer") is not None  # type: ignore[arg-type]
+    else:
+        with pytest.raises(dpsumm.ProtocolError, match="allow-exact-release=true"):
+            _consumer(exact, ctx, "consumer")  # type: ignore[arg-type]
 
 
 def _labels_cli_flags(paths: dict[str, Path], label_paths: dict[str, Path], vpath: Path, ypath: Path) -> list[str]:

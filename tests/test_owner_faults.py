@@ -19,8 +19,10 @@ import numpy as np
 import pytest
 
 import dpsumm
-from dpsumm.messages import Bid, BidRequest, Message, PointReply, PointRequest, TargetRelease
+from dpsumm.messages import Bid, BidRequest, LabelHistogramRelease, Message, PointReply, PointRequest, TargetRelease
 from dpsumm.parties import ConsumerParty, OwnerParty
+from dpsumm.privacy import Csprng
+from dpsumm.protocols.nominations.by_label import LabelRelease
 from dpsumm.transport import InProcessTransport
 
 METHODS = ["paper", "paper-greedy"]
@@ -228,3 +230,70 @@ def test_a_release_beyond_its_noise_is_refused_before_any_owner_is_asked(shift: 
     assert _CountingOwner.messages == 0
     assert len(run(0.0, 0.0)) == SIZE
     assert _CountingOwner.messages > 0
+
+
+class _ImpossibleCountsOwner(OwnerParty):
+    """An owner whose label release claims 1e6 rows of every label while its public row count is 60."""
+
+    def handle(self, message: Message) -> Message:
+        reply = super().handle(message)
+        if isinstance(reply, LabelRelease):
+            values = np.array(reply.values)
+            values[: len(LABELS)] = 1e6
+            reply = dataclasses.replace(reply, values=values)
+        return reply
+
+
+class _ImpossibleHistogramConsumer(ConsumerParty):
+    """A consumer whose cell histogram claims 1e300 rows in one cell of its 30 validation rows."""
+
+    def handle(self, message: Message) -> Message:
+        reply = super().handle(message)
+        if isinstance(reply, LabelHistogramRelease):
+            counts = np.array(reply.counts)
+            counts[0] = 1e300
+            reply = dataclasses.replace(reply, counts=counts)
+        return reply
+
+
+LABELS = (0, 1, 2)
+
+
+def _label_run(faulty_owner: bool, faulty_consumer: bool) -> tuple[dpsumm.SummaryResult, list[str]]:
+    rng = np.random.default_rng(5)
+    datas = [rng.random((60, 4)).astype(np.float32) for _ in range(3)]
+    labels = [rng.integers(0, 3, 60) for _ in range(3)]
+    validation, vlabels = rng.random((30, 4)).astype(np.float32), rng.integers(0, 3, 30)
+    names = [f"owner-{k}" for k in range(3)]
+    parties: dict[str, Any] = {
+        n: (_ImpossibleCountsOwner if faulty_owner and k == 0 else OwnerParty)(d, lab, n)
+        for k, (n, d, lab) in enumerate(zip(names, datas, labels))
+    }
+    consumer = _ImpossibleHistogramConsumer if faulty_consumer else ConsumerParty
+    parties["consumer"] = consumer(validation, Csprng(9), labels=vlabels)
+    result = dpsumm.summarize(
+        [dpsumm.Owner(d, labels=lab, name=n) for d, lab, n in zip(datas, labels, names)],
+        validation,
+        12,
+        method=dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=LABELS)),
+        validation_labels=vlabels,
+        random_state=3,
+        progress=False,
+        transport=InProcessTransport(parties),
+    )
+    return result, [e.get("owner", "") for e in result.events if e.get("event") == "excluded"]
+
+
+def test_an_owner_whose_release_is_impossible_for_its_row_count_is_excluded() -> None:
+    """An owner that releases 1e6 rows per label with a public row count of 60 used to take the whole purchase; it
+    is excluded at its release (dpsumm.protocols.release_checks) and the others fill the summary."""
+    honest, excluded = _label_run(False, False)
+    assert excluded == []
+    result, excluded = _label_run(True, False)
+    assert excluded == ["owner-0"]
+    assert len(result) == 12 and 0 not in set(result.owner.tolist())
+
+
+def test_a_consumer_histogram_impossible_for_its_row_count_is_refused_before_the_owners_see_it() -> None:
+    with pytest.raises(dpsumm.ProtocolError, match="impossible cell histogram"):
+        _label_run(False, True)

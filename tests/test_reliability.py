@@ -506,3 +506,52 @@ def test_summarize_reads_each_owners_rows_once_for_its_input_checks(monkeypatch)
     with pytest.raises(dpsumm.InvalidParameterError, match="float32") as info:
         dpsumm.summarize(big, rng.random((40, 6)), 10, gamma=0.5, random_state=0, progress=False)
     assert info.value.argument == "owners"
+
+
+# ----------------------------------------------------------------------------------------- issue 43: older items
+
+
+@FAST
+@given(count=st.one_of(st.integers(max_value=-1), st.integers(min_value=2**40), st.booleans()),
+       method=st.sampled_from(["nominations", "uniform", "central-greedy", "paper"]))
+def test_a_seed_set_count_no_run_could_use_is_refused_even_when_no_seed_row_is_drawn(count, method):
+    """Was: `seed_set=-5` accepted with nominations at a fixed gamma (no seed row drawn, the count never looked at)."""
+    rng = np.random.default_rng(0)
+    with pytest.raises(dpsumm.InvalidParameterError) as err:
+        dpsumm.summarize([rng.random((50, 3)), rng.random((50, 3))], rng.random((20, 3)), 4, method, seed_set=count,
+                         gamma=0.5, progress=False)
+    assert err.value.argument == "seed_set"
+
+
+def test_the_default_validation_delta_fits_a_large_validation_set():
+    """Was: with no budget, the default delta_v = 1e-6 refused a validation set of 10^6 rows (1e-6 >= 1/|D_v|). The
+    default is now 0.01/|D_v| there (1e-8), the release calibrated and recorded at it; small sets keep 1e-6."""
+    from dpsumm.protocols.nominations import default_validation_budget
+
+    rng = np.random.default_rng(0)
+    owners = [rng.random((100, 2)), rng.random((100, 2))]
+    res = dpsumm.summarize(owners, rng.random((1_000_000, 2), dtype=np.float32), 5, dpsumm.Nominations(dim=16),
+                           random_state=0, progress=False)
+    assert len(res) == 5 and res.privacy.to_dict()["delta"]["validation"] == pytest.approx(1e-8)
+    assert res.privacy.epsilon("validation", 1e-8) <= 1.0
+    assert default_validation_budget(30).validation_delta == 1e-6
+    assert default_validation_budget(10_000).validation_delta == 1e-6
+    assert default_validation_budget(20_000).validation_delta == pytest.approx(0.01 / 20_000)
+    assert default_validation_budget(None).validation_delta == 1e-6
+
+
+@pytest.mark.parametrize("delta", ["0.9", "0.05", "0.034"])
+def test_a_reporting_validation_delta_at_or_above_one_over_the_rows_is_refused(tmp_path, capsys, delta):
+    """Was: `--validation-delta 0.9` with no budget accepted for reporting, printing epsilon 0. With 30 validation
+    rows, a delta >= 1/30 is refused naming the flag, before anything runs; 0.01 is taken."""
+    rng = np.random.default_rng(0)
+    for k in range(2):
+        np.save(tmp_path / f"o{k}.npy", rng.random((40, 3)))
+    np.save(tmp_path / "v.npy", rng.random((30, 3)))
+    base = ["summarize", "--owners", str(tmp_path / "o0.npy"), str(tmp_path / "o1.npy"), "--validation",
+            str(tmp_path / "v.npy"), "--size", "4", "--dim", "16", "--no-progress"]
+    assert main([*base, "--out", str(tmp_path / "bad"), "--validation-delta", delta]) == 2
+    err = capsys.readouterr().err
+    assert "--validation-delta" in err and "1/|D_v|" in err
+    assert not (tmp_path / "bad" / "summary.npy").exists()
+    assert main([*base, "--out", str(tmp_path / "ok"), "--validation-delta", "0.01"]) == 0

@@ -39,6 +39,7 @@ __all__ = [
     "Table",
     "MAX_FILE_BYTES",
     "MAX_FILE_VALUES",
+    "MAX_LABEL_CHARS",
     "LABEL_NAMES",
 ]
 
@@ -390,6 +391,28 @@ MAX_FILE_VALUES = 1 << 32
 LABEL_NAMES = ("label", "labels", "target", "targets", "class")
 #: Header names pandas gives an index column (``to_csv()`` writes an empty one).
 INDEX_NAMES = ("", "unnamed: 0")
+#: Longest label read from a file, in characters (a class name, not a document): a string array is as wide as
+#: its longest entry, so one long label would multiply the memory of every label.
+MAX_LABEL_CHARS = 256
+
+
+@dataclass(frozen=True)
+class _TextColumn:
+    """A column of a table file that is not all numbers: its values as stripped strings, and where its first
+    non-number is (``row`` counting from 0 in the data; ``line``: the CSV file line, None for parquet)."""
+
+    values: list[str]
+    row: int
+    line: int | None
+    field: str
+
+    def not_numeric(self, p: Path, argument: str, hint: str = "") -> DataFileError:
+        where = f"line {self.line}" if self.line is not None else f"row {self.row}"
+        return DataFileError(
+            f"`{argument}`: {p} {where} is not numeric (could not convert string to float: {self.field!r}){hint}",
+            p,
+            argument,
+        )
 
 
 def _os_error(exc: OSError, p: object, argument: str) -> DataFileError:
@@ -444,9 +467,10 @@ def _path_arg(path: object, argument: str = "path") -> Path:
     return p
 
 
-def _load_npy(p: Path, argument: str) -> np.ndarray:
+def _load_npy(p: Path, argument: str, text: bool = False) -> np.ndarray:
     """A ``.npy`` file's array, its header checked against the file's size and :data:`MAX_FILE_VALUES` before
-    anything is allocated (a header may claim any shape); objects (pickles) and non-real dtypes refused."""
+    anything is allocated (a header may claim any shape); objects (pickles) and non-real dtypes refused
+    (``text``: fixed-width strings, numpy's unicode ``U`` or bytes ``S`` dtypes, are read too)."""
     from numpy.lib import format as npf
 
     try:
@@ -466,9 +490,14 @@ def _load_npy(p: Path, argument: str) -> np.ndarray:
     except OSError as exc:
         raise _os_error(exc, p, argument) from exc
     if dtype.hasobject:
-        raise DataFileError(f"`{argument}`: {p} holds Python objects (pickled), which are never loaded", p, argument)
-    if dtype.kind not in "fiub" or dtype.fields is not None or dtype.subdtype is not None:
-        raise DataFileError(f"`{argument}`: {p} must hold real numbers, got dtype {dtype}", p, argument)
+        hint = ": save string labels as a string array, np.save(path, np.asarray(labels, dtype=str))" if text else ""
+        raise DataFileError(
+            f"`{argument}`: {p} holds Python objects (pickled), which are never loaded{hint}", p, argument
+        )
+    kinds = "fiubUS" if text else "fiub"
+    if dtype.kind not in kinds or dtype.fields is not None or dtype.subdtype is not None:
+        what = "real numbers or strings" if text else "real numbers"
+        raise DataFileError(f"`{argument}`: {p} must hold {what}, got dtype {dtype}", p, argument)
     count = math.prod(shape)
     if count > MAX_FILE_VALUES:
         raise DataFileError(
@@ -551,46 +580,74 @@ def _is_number(field: str) -> bool:
     return True
 
 
-def _read_csv(p: Path, header: object) -> tuple[np.ndarray, list[str] | None]:
-    """Parse a numeric CSV with the standard library's ``csv`` reader and the explicit header rule."""
-    raw = _read_bytes(p, "path")
+def _read_csv(
+    p: Path, header: object, argument: str = "path"
+) -> tuple[np.ndarray, list[str] | None, dict[int, _TextColumn]]:
+    """Parse a CSV with the standard library's ``csv`` reader and the explicit header rule (:func:`read_table`).
+
+    Returns the table as floats, its header, and its columns that are not all numbers (by position): their
+    entries in the float table are 0 and the caller decides (a label column is read as strings; any other
+    such column is refused with :meth:`_TextColumn.not_numeric`).
+    """
+    raw = _read_bytes(p, argument)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DataFileError(f"`path`: {p} is not a text CSV file (not UTF-8: {exc.reason})", p, "path") from exc
+        raise DataFileError(f"`{argument}`: {p} is not a text CSV file (not UTF-8: {exc.reason})", p, argument) from exc
     del raw
     if "\x00" in text:
-        raise DataFileError(f"`path`: {p} is not a text CSV file (it contains NUL bytes)", p, "path")
+        raise DataFileError(f"`{argument}`: {p} is not a text CSV file (it contains NUL bytes)", p, argument)
     try:
         rows = [r for r in csv.reader(io.StringIO(text)) if r and any(f.strip() for f in r)]
     except csv.Error as exc:
-        raise DataFileError(f"`path`: {p} is not a valid CSV file ({exc})", p, "path") from exc
+        raise DataFileError(f"`{argument}`: {p} is not a valid CSV file ({exc})", p, argument) from exc
+    del text
     if not rows:
-        raise DataFileError(f"`path`: {p} has no rows", p, "path")
+        raise DataFileError(f"`{argument}`: {p} has no rows", p, argument)
     first = [f.strip() for f in rows[0]]
+    width = len(first)
+    for i, r in enumerate(rows):
+        if len(r) != width:
+            raise DataFileError(f"`{argument}`: {p} line {i + 1} has {len(r)} fields, expected {width}", p, argument)
+    if len(rows) * width > MAX_FILE_VALUES:
+        raise DataFileError(
+            f"`{argument}`: {p} has {len(rows) * width} values, more than {MAX_FILE_VALUES}", p, argument
+        )
+    # Each column below the first line as numbers, or None when it is not all numbers (a column of words: labels).
+    below: list[np.ndarray | None] = []
+    for c in range(width):
+        try:
+            below.append(np.array([float(r[c]) for r in rows[1:]], dtype=np.float64))
+        except (ValueError, OverflowError):
+            below.append(None)
+    texty = [c for c in range(width) if below[c] is None]
     if header == "auto":
-        # A header is a first line with a non-numeric field, or exactly the column numbers 0..n-1 that
-        # pandas writes for an unnamed DataFrame (`to_csv(index=False)`), when there are 2+ columns.
-        pandas_default = len(first) >= 2 and first == [str(i) for i in range(len(first))]
-        has_header = pandas_default or not all(_is_number(f) for f in first)
+        # A header is a first line with a non-numeric field over a column of numbers, or exactly the column
+        # numbers 0..n-1 that pandas writes for an unnamed DataFrame (`to_csv(index=False)`), when there are 2+
+        # columns; over a column of words, a first field named like labels (LABEL_NAMES) is a header.
+        pandas_default = width >= 2 and first == [str(i) for i in range(width)]
+        has_header = (
+            pandas_default
+            or any(not _is_number(first[c]) for c in range(width) if c not in texty)
+            or any(first[c].lower() in LABEL_NAMES for c in texty)
+        )
     else:
         has_header = bool(header)
     names = first if has_header else None
-    body = rows[1:] if has_header else rows
-    width = len(first)
-    if len(body) * width > MAX_FILE_VALUES:
-        raise DataFileError(f"`path`: {p} has {len(body) * width} values, more than {MAX_FILE_VALUES}", p, "path")
-    out = np.empty((len(body), width), dtype=np.float64)
-    for i, r in enumerate(body):
-        line = i + (2 if has_header else 1)
-        if len(r) != width:
-            raise DataFileError(f"`path`: {p} line {line} has {len(r)} fields, expected {width}", p, "path")
-        try:
-            out[i] = [float(f) for f in r]
-        except (ValueError, OverflowError) as exc:
-            hint = " (pass header=True if the first line is a header)" if i == 0 and not has_header else ""
-            raise DataFileError(f"`path`: {p} line {line} is not numeric ({exc}){hint}", p, "path") from exc
-    return out, names
+    top = 1 if has_header else 0
+    out = np.zeros((len(rows) - top, width), dtype=np.float64)
+    words: dict[int, _TextColumn] = {}
+    for c in range(width):
+        column = below[c]
+        if column is not None and not has_header:
+            column = np.concatenate([[float(rows[0][c])], column]) if _is_number(rows[0][c]) else None
+        if column is not None:
+            out[:, c] = column
+            continue
+        cells = [r[c] for r in rows[top:]]
+        i = next(i for i, f in enumerate(cells) if not _is_number(f))
+        words[c] = _TextColumn([f.strip() for f in cells], i, i + top + 1, cells[i])
+    return out, names, words
 
 
 def read_table(
@@ -644,30 +701,80 @@ def read_table(
             f"`label_column` must be None, an int or a str, got {label_column!r}", "label_column"
         )
     p = _path_arg(path)
-    suffix = p.suffix.lower()
-    names: list[str] | None = None
-    if suffix == ".npy":
-        arr = _load_npy(p, "path")
-    elif suffix == ".csv":
-        arr, names = _read_csv(p, header)
-    elif suffix == ".parquet":
-        arr, names = _read_parquet(p)
-    else:
-        raise DataFileError(f"`path`: unknown file type {suffix!r} of {p} (use .npy, .csv or .parquet)", p, "path")
+    arr, names, words = _read_any_table(p, header, "path")
     if arr.ndim != 2:
         raise DataFileError(f"`path`: {p}: expected a 2-D table, got {arr.ndim}-D", p, "path")
-    first_line = (2 if names is not None else 1) if suffix == ".csv" else None
+    if words and label_column is None and not (index is True and list(words) == [0]):
+        c, first = min(words.items(), key=lambda item: item[1].row)  # no column of words is set aside: refuse one
+        label_hint = (
+            f"; if column {c} holds the labels, read it with label_column={c} (CLI: --label-column {c})"
+            if first.row > 0 or names is not None
+            else ""
+        )
+        raise first.not_numeric(p, "path", _header_hint(first, names) + label_hint)
+    first_line = (2 if names is not None else 1) if p.suffix.lower() == ".csv" else None
     _refuse_non_finite(arr, p, "path", names, first_line)
-    return _split_columns(p, arr, names, index, label_column)
+    return _split_columns(p, arr, names, index, label_column, words)
+
+
+def _read_any_table(
+    p: Path, header: object, argument: str, text: bool = False
+) -> tuple[np.ndarray, list[str] | None, dict[int, _TextColumn]]:
+    """A .npy, .csv or .parquet file as (values, header, columns of words) (:func:`_read_csv`); ``text``: a .npy file
+    may hold strings (:func:`_load_npy`)."""
+    suffix = p.suffix.lower()
+    if suffix == ".npy":
+        return _load_npy(p, argument, text), None, {}
+    if suffix == ".csv":
+        return _read_csv(p, header, argument)
+    if suffix == ".parquet":
+        return _read_parquet(p, argument)
+    raise DataFileError(f"`{argument}`: unknown file type {suffix!r} of {p} (use .npy, .csv or .parquet)", p, argument)
+
+
+def _header_hint(column: _TextColumn, names: list[str] | None) -> str:
+    return (
+        " (pass header=True if the first line is a header)"
+        if column.row == 0 and names is None and column.line is not None
+        else ""
+    )
+
+
+def _string_labels(values: Sequence[str] | np.ndarray, p: Path, argument: str) -> np.ndarray:
+    """Labels read as strings, as a numpy unicode array: each non-empty and at most :data:`MAX_LABEL_CHARS` long
+    (checked before the array, whose width is the longest label's, is made)."""
+    for i, v in enumerate(values):
+        if not str(v).strip():
+            raise DataFileError(
+                f"`{argument}`: {p} has an empty label at entry {i} (counting from 0): every row needs its label",
+                p,
+                argument,
+            )
+        if len(v) > MAX_LABEL_CHARS:
+            raise DataFileError(
+                f"`{argument}`: {p} has a label of {len(v)} characters at entry {i} (counting from "
+                f"0), more than the {MAX_LABEL_CHARS} a label may have",
+                p,
+                argument,
+            )
+    return np.array(list(values), dtype=str) if len(values) else np.zeros(0, dtype="<U1")
 
 
 def _split_columns(
-    p: Path, arr: np.ndarray, names: list[str] | None, index: object, label_column: int | str | None
+    p: Path,
+    arr: np.ndarray,
+    names: list[str] | None,
+    index: object,
+    label_column: int | str | None,
+    words: dict[int, _TextColumn] | None = None,
 ) -> Table:
-    """Set aside a row-index column and the label column; refuse ones that cannot be told apart."""
+    """Set aside a row-index column and the label column; refuse ones that cannot be told apart. ``words``: the
+    columns that are not numbers (by position in ``arr``), allowed only as the label column or a dropped index."""
     dropped: list[str] = []
     n, width = arr.shape
     norm = None if names is None else [h.strip().lower() for h in names]
+    words = words or {}
+    orig = list(range(width))  # each column's position in the file, as columns are set aside
 
     def is_row_number(col: np.ndarray) -> bool:
         return (
@@ -684,12 +791,14 @@ def _split_columns(
         arr = arr[:, keep]
         names = [names[j] for j in keep]  # type: ignore[index]
         norm = [norm[j] for j in keep]  # type: ignore[index]
+        orig = [orig[j] for j in keep]
         width = len(keep)
     drop_first = False
     if width >= 1 and (index is True or index == "auto"):
         first = arr[:, 0] if n else np.zeros(0)
         pandas_name = norm is not None and norm[0] in INDEX_NAMES
-        integral = bool(np.all(np.isfinite(first)) and np.all(np.mod(first, 1) == 0)) if n else True
+        first_numbers = orig[0] not in words
+        integral = first_numbers and (bool(np.all(np.isfinite(first)) and np.all(np.mod(first, 1) == 0)) if n else True)
         if index is True:
             drop_first = True
         elif pandas_name and integral:
@@ -701,7 +810,7 @@ def _split_columns(
                 p,
                 "path",
             )
-        elif width >= 2 and p.suffix.lower() != ".npy" and is_row_number(first):
+        elif width >= 2 and p.suffix.lower() != ".npy" and first_numbers and is_row_number(first):
             raise DataFileError(
                 f"`path`: the first column of {p} holds exactly the row numbers ({int(first[0])}, {int(first[1])}, "
                 f"..., {int(first[-1])}): a row index (pandas' to_csv() writes one), not a feature? Save the file "
@@ -718,6 +827,7 @@ def _split_columns(
         arr = arr[:, 1:]
         names = None if names is None else names[1:]
         norm = None if norm is None else norm[1:]
+        orig = orig[1:]
         width -= 1
     labels = None
     if label_column is not None:
@@ -736,10 +846,15 @@ def _split_columns(
             c %= width
         if width < 2:
             raise DataFileError(f"`path`: {p} has only the label column, no features", p, "path")
-        labels = arr[:, c].copy()
+        labels = _string_labels(words[orig[c]].values, p, "path") if orig[c] in words else arr[:, c].copy()
         arr = np.delete(arr, c, axis=1)
         names = None if names is None else names[:c] + names[c + 1 :]
         norm = None if norm is None else norm[:c] + norm[c + 1 :]
+        orig = orig[:c] + orig[c + 1 :]
+    features_words = [words[j] for j in orig if j in words]
+    if features_words:  # a column of words left among the features
+        first_word = min(features_words, key=lambda w: w.row)
+        raise first_word.not_numeric(p, "path", _header_hint(first_word, names))
     if norm is not None:
         for j, h in enumerate(norm):
             if h in LABEL_NAMES:
@@ -753,33 +868,46 @@ def _split_columns(
     return Table(data=arr, header=names, n_rows=int(arr.shape[0]), path=str(p), labels=labels, dropped=tuple(dropped))
 
 
-def _read_parquet(p: Path) -> tuple[np.ndarray, list[str]]:
+def _read_parquet(p: Path, argument: str = "path") -> tuple[np.ndarray, list[str], dict[int, _TextColumn]]:
+    """A parquet table as (floats, column names, columns of strings) (:func:`_read_csv`'s contract): a column of
+    strings (or of a dictionary of strings, pandas' categorical) is returned as words, a null in it as ``""``."""
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as exc:
-        raise DataFileError("reading .parquet needs pyarrow: pip install 'dpsumm[parquet]'", p, "path") from exc
+        raise DataFileError("reading .parquet needs pyarrow: pip install 'dpsumm[parquet]'", p, argument) from exc
     try:
         meta = pq.read_metadata(p)
         if meta.num_rows * max(1, meta.num_columns) > MAX_FILE_VALUES:
             raise DataFileError(
-                f"`path`: {p} has {meta.num_rows} rows x {meta.num_columns} columns, more than "
-                f"{MAX_FILE_VALUES} values",
+                f"`{argument}`: {p} has {meta.num_rows} rows x {meta.num_columns} columns, more "
+                f"than {MAX_FILE_VALUES} values",
                 p,
-                "path",
+                argument,
             )
         table = pq.read_table(p)
         if table.num_columns == 0:
-            raise DataFileError(f"`path`: {p} has no columns", p, "path")
-        arr = np.column_stack([table.column(i).to_numpy() for i in range(table.num_columns)]).astype(np.float64)
+            raise DataFileError(f"`{argument}`: {p} has no columns", p, argument)
+        arr = np.zeros((table.num_rows, table.num_columns), dtype=np.float64)
+        words: dict[int, _TextColumn] = {}
+        for i in range(table.num_columns):
+            column = table.column(i)
+            kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+            if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+                values = ["" if v is None else str(v) for v in column.to_pylist()]
+                j = next((j for j, v in enumerate(values) if not _is_number(v)), 0)
+                words[i] = _TextColumn([v.strip() for v in values], j, None, values[j] if values else "")
+            else:
+                arr[:, i] = column.to_numpy().astype(np.float64)
     except DpsummError:
         raise
     except OSError as exc:
-        raise _os_error(exc, p, "path") from exc
+        raise _os_error(exc, p, argument) from exc
     except Exception as exc:  # pyarrow raises its own error types for corrupt files
         raise DataFileError(
-            f"`path`: {p} is not a numeric parquet table ({type(exc).__name__}: {exc})", p, "path"
+            f"`{argument}`: {p} is not a numeric parquet table ({type(exc).__name__}: {exc})", p, argument
         ) from exc
-    return arr, [str(n) for n in table.column_names]
+    return arr, [str(n) for n in table.column_names], words
 
 
 def load_array(path: str | Path, *, header: object = "auto", index: object = "auto") -> np.ndarray:
@@ -793,22 +921,45 @@ def load_array(path: str | Path, *, header: object = "auto", index: object = "au
 def load_labels(path: str | Path, *, header: object = "auto") -> np.ndarray:
     """Labels from a ``.npy`` file (1-D, or one column) or a one-column ``.csv``/``.parquet`` file, as a 1-D array.
 
+    Numbers or strings. A ``.npy`` file of numbers gives its own dtype, one of strings (numpy's ``U`` or ``S``
+    dtypes, ``np.save(path, np.asarray(labels, dtype=str))``) a unicode array; an object array is refused (it
+    is pickled: never loaded). A CSV or parquet column of numbers gives float64, a column holding anything else
+    (words) its entries as strings, spaces around them dropped. A CSV header (``header``, as in
+    :func:`read_table`): with ``"auto"``, the first line is a header when it is not a number over a column of
+    numbers, or when it is a label name of :data:`LABEL_NAMES` (``label``, ``target``, ``class``, ...) over a
+    column of words; any other first line of a column of words is a label (pass ``header=True`` for another
+    header name).
+
     Raises :class:`DataFileError` (``argument="labels"``) for a file that cannot be read, is not one column, or
-    holds a NaN or an infinity (the message gives the position of the first).
+    holds a NaN or an infinity (the message gives the position of the first), an empty label or a label longer
+    than :data:`MAX_LABEL_CHARS` characters.
     """
+    if not any(header is c or (isinstance(header, str) and header == c) for c in HEADER_CHOICES):
+        raise InvalidParameterError(f"`header` must be 'auto', True or False, got {header!r}", "header")
     p = _path_arg(path, "labels")
-    if p.suffix.lower() == ".npy":
-        arr = _load_npy(p, "labels")
+    arr, names, words = _read_any_table(p, header, "labels", text=True)
+    if arr.dtype.kind in "US":
+        if arr.ndim == 2 and arr.shape[1] == 1:
+            arr = arr[:, 0]
+        if arr.ndim != 1:
+            raise DataFileError(f"`labels`: {p}: labels must be 1-D or one column, got shape {arr.shape}", p, "labels")
+        if arr.dtype.kind == "S":
+            try:
+                arr = np.char.decode(arr, "utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataFileError(
+                    f"`labels`: {p} holds bytes that are not UTF-8 text ({exc.reason})", p, "labels"
+                ) from exc
+        return _string_labels(arr.tolist(), p, "labels")
+    first_line = (2 if names is not None else 1) if p.suffix.lower() == ".csv" else None
+    if arr.ndim == 1:
         _refuse_non_finite(arr, p, "labels")
-        if arr.ndim == 1:
-            return arr
-    else:
-        try:
-            arr = read_table(p, header=header, index=False).data
-        except DataFileError as exc:
-            raise DataFileError(str(exc).replace("`path`", "`labels`", 1), p, "labels") from exc
+        return arr
     if arr.ndim != 2 or arr.shape[1] != 1:
         raise DataFileError(f"`labels`: {p}: labels must be 1-D or one column, got shape {arr.shape}", p, "labels")
+    if 0 in words:
+        return _string_labels(words[0].values, p, "labels")
+    _refuse_non_finite(arr, p, "labels", names, first_line)
     return arr[:, 0]
 
 

@@ -112,10 +112,11 @@ class RFFHasher:
     seed : int or str, default=0
         Public seed the parties agree on.
     threads : int or None, default=None
-        Most threads :meth:`transform` uses. None: rayon's pool, sized by the environment variable
-        ``RAYON_NUM_THREADS`` when set, else one thread per core. The hashes are bit-identical for every
-        thread count and every way of splitting the rows into calls (each ``h1(x)_j`` is one float32
-        fused-multiply-add chain over the features in index order from +0.0, then the cosine).
+        Most threads :meth:`transform` uses. None: the core's default pool, sized by the environment variable
+        ``RAYON_NUM_THREADS`` when set, else one thread per core (every pool survives ``fork``). The hashes
+        are bit-identical for every thread count and every way of splitting the rows into calls (each
+        ``h1(x)_j`` is one float32 fused-multiply-add chain over the features in index order from +0.0,
+        then the cosine).
 
     Notes
     -----

@@ -59,6 +59,7 @@ __all__ = [
     "COUNT_SENSITIVITY",
     "count_release_event",
     "mean_release_sensitivity",
+    "release_request_key",
 ]
 
 
@@ -651,6 +652,11 @@ class ConsumerParty:
     """The consumer: holds the validation set and releases ``g~ = h2(h1(D_v))`` once (Alg. 3 line 3).
 
     For the non-private baselines (``method="exact"`` in the request) it releases the exact mean hash.
+
+    Each release (a :class:`ValidationRequest`'s, a :class:`TargetRequest`'s, a :class:`LabelHistogramRequest`'s) is
+    made once per party: a repeated identical request gets the first release back (post-processing, free), and a
+    request of the same kind with other parameters is refused with a :class:`ProtocolError` (a second release would
+    spend more than the run's ledger records). The Flower consumer keeps its releases the same way in node state.
     """
 
     def __init__(
@@ -662,6 +668,7 @@ class ConsumerParty:
         self._labels = labels
         self._rng = rng
         self._release_streams: dict[str, Csprng] = {}
+        self._released: dict[str, tuple[str, Message]] = {}  # by request kind: (the request's key, the release)
 
     #: The streams of the nominations protocol's releases, derived from the consumer's stream in this order whichever
     #: release is asked for first (the label purchase asks for its histogram, then for the tilt's g~), so that a
@@ -678,13 +685,29 @@ class ConsumerParty:
         return self._release_streams[label]
 
     def handle(self, message: Message) -> Message:
-        if isinstance(message, TargetRequest):
-            return self._target(message)
-        if isinstance(message, LabelHistogramRequest):
-            return self._label_histogram(message)
-        if not isinstance(message, ValidationRequest):
+        if not isinstance(message, (TargetRequest, LabelHistogramRequest, ValidationRequest)):
             raise ProtocolError(f"consumer cannot handle {message.kind!r}")
-        m = message
+        key = release_request_key(message)
+        kept = self._released.get(message.kind)
+        if kept is not None:
+            if kept[0] != key:
+                raise ProtocolError(
+                    f"consumer {self.name!r}: its {message.kind!r} release was already made for another "
+                    "request (one release per run: another would spend budget no ledger records)"
+                )
+            return kept[1]
+        release: Message
+        if isinstance(message, TargetRequest):
+            release = self._target(message)
+        elif isinstance(message, LabelHistogramRequest):
+            release = self._label_histogram(message)
+        else:
+            release = self._h2_release(message)
+        self._released[message.kind] = (key, release)
+        return release
+
+    def _h2_release(self, m: ValidationRequest) -> ValidationRelease:
+        """The paper protocol's release of ``g~ = h2(h1(D_v))`` (or, for its non-private baseline, the exact mean)."""
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
         H = hasher.transform(self._validation)
         n = int(H.shape[0])
@@ -767,6 +790,11 @@ class ConsumerParty:
             scale=event.scale,
             rows=np.array(self._validation) if m.send_rows else None,
         )
+
+
+#: What a release request asks for (:func:`dpsumm.messages.request_key`): two requests share it exactly when every
+#: field is equal (arrays by dtype, shape and bytes); a repeated request must ask for the same release.
+release_request_key = request_key
 
 
 def mean_release_sensitivity(n_rows: int) -> float:

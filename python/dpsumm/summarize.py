@@ -29,7 +29,7 @@ from .errors import InvalidParameterError
 from .methods import METHODS, misplaced_options, resolve_method
 from .parties import ConsumerParty, OwnerParty, label_counts, owner_stream
 from .privacy import Csprng, check_random_state
-from .protocols.base import LocalData, RunSetup, SummaryMethod, public_setup
+from .protocols.base import LocalData, RunSetup, SummaryMethod, check_seed_count, public_setup
 from .results import Access, Owner, SummaryResult
 from .transport import InProcessTransport, Transport
 from .types import ArrayLike, Method, RandomState
@@ -153,7 +153,8 @@ def summarize(
         ``"uniform"``) means that method with its defaults.
     privacy : dpsumm.Budget or None
         The budget a private method spends: nominations' validation release (a validation-only budget; None
-        means ``Budget(validation_epsilon=1, validation_delta=1e-6)``); the paper's protocol is calibrated to
+        means ``Budget(validation_epsilon=1, validation_delta=1e-6)``, the delta lowered to ``0.01 / |D_v|`` for a
+        validation set of more than 10,000 rows); the paper's protocol is calibrated to
         it (owners' and validation pairs; None runs the paper's schedule). Refused for a non-private method.
     gamma : float or "median", default=0.1
         RBF kernel width, or ``"median"``: :func:`dpsumm.median_gamma` of the public seed rows.
@@ -222,6 +223,8 @@ def summarize(
             raise InvalidParameterError(f"owner {names[k]!r} has no rows", "owners")
     if seed_set is not None and not (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
         seed_set = float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
+    elif seed_set is not None:
+        check_seed_count(int(seed_set), n_features)  # type: ignore[arg-type]  # refused even when no seed row is drawn
     K = len(datas)
     from tqdm.auto import tqdm
 

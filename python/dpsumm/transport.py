@@ -88,6 +88,7 @@ class InProcessTransport(Transport):
             max_workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         self.max_workers = bounded_int(max_workers, "max_workers", 1, 1024)
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = 0  # the process that started the pool: a forked child has none of its threads
 
     @property
     def parties(self) -> list[str]:
@@ -110,16 +111,18 @@ class InProcessTransport(Transport):
                 return exc
 
         # One pool for the transport's life (a protocol asks every round): its idle threads end with
-        # close() or when the transport is garbage-collected.
-        if self._pool is None:
+        # close() or when the transport is garbage-collected. A forked child inherits the pool without its
+        # threads (work sent to it would wait for ever): it starts its own and leaves the parent's alone.
+        if self._pool is None or self._pool_pid != os.getpid():
             self._pool = ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix="dpsumm-party")
+            self._pool_pid = os.getpid()
         replies = list(self._pool.map(one, requests.items()))
         return dict(zip(requests, replies))
 
     def close(self) -> None:
         """Stop the pool of :meth:`request_many` (a later call starts a new one)."""
         pool, self._pool = self._pool, None
-        if pool is not None:
+        if pool is not None and self._pool_pid == os.getpid():
             pool.shutdown(wait=True)
 
     def request(self, party: str, message: Message) -> Message:

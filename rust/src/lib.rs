@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod limits;
+pub mod pool;
 pub mod rng;
 pub mod simd;
 pub mod matmul;

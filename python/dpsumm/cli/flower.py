@@ -12,7 +12,15 @@ from typing import Any
 from ..errors import DpsummError
 from ._common import NOT_PRIVATE, PROG, UsageError, jsonable, writable_dir
 from .output import build_report, ledger_text, write_outputs
-from .run_options import add_run_options, budget_arg, check_validation_labels, gamma_arg, method_arg, report_deltas
+from .run_options import (
+    add_run_options,
+    budget_arg,
+    check_report_delta,
+    check_validation_labels,
+    gamma_arg,
+    method_arg,
+    report_deltas,
+)
 
 __all__ = ["add_flower"]
 
@@ -196,6 +204,8 @@ def _run(args: argparse.Namespace) -> int:
                 raise UsageError(f"--owner {name}: {exc}" if name != "consumer" else f"--consumer: {exc}") from None
             if t.data.shape[1] != n_features:
                 raise UsageError(f"{path} has {t.data.shape[1]} features, expected {n_features}")
+            if name == "consumer":
+                check_report_delta(args, int(t.data.shape[0]))
         if args.validation_labels is not None:
             from ..datasets import load_labels
 
@@ -278,6 +288,11 @@ def _run(args: argparse.Namespace) -> int:
         if args.node_auth:
             node += ["--auth-supernode-private-key", f"keys/{name}.key"]
         lines += [f"#   {role} {name}:", " ".join(q(a) for a in node)]
+        if role == "consumer" and _releases_exact(method_arg(args)):
+            lines.append(
+                "#   (this run asks the consumer for its exact hashed validation mean, with no noise: NOT private. "
+                "Its node refuses unless its operator adds allow-exact-release=true to its --node-config.)"
+            )
     lines += [
         "",
         "# 4. Where the run is started (any machine that reaches the SuperLink): the flwr CLI connection,",
@@ -303,6 +318,13 @@ def _run(args: argparse.Namespace) -> int:
     ]
     print("\n".join(lines))
     return 0
+
+
+def _releases_exact(method: Any) -> bool:
+    """Whether ``method`` asks the consumer for its exact hashed validation mean (no noise): the nominations protocol
+    with ``validation_release="exact"``, or the paper's non-private baseline. The consumer's node refuses it unless
+    its own node config says ``allow-exact-release=true`` (dpsumm.flower.client_app)."""
+    return getattr(method, "validation_release", None) == "exact" or getattr(method, "private", True) is False
 
 
 def _override_value(v: Any) -> str:
@@ -337,6 +359,7 @@ def _run_flower_locally(
             node_auth=args.node_auth,
             node_poll_interval=args.poll_interval,
             allow_seeded=args.random_state is not None,
+            allow_exact_release=_releases_exact(method_arg(args)),
         )
         try:
             fed.start()

@@ -21,6 +21,7 @@ __all__ = [
     "budget_arg",
     "method_arg",
     "report_deltas",
+    "check_report_delta",
     "METHOD_FLAGS",
     "check_validation_labels",
 ]
@@ -178,6 +179,18 @@ def report_deltas(args: argparse.Namespace) -> tuple[float, float]:
         DEFAULT_DELTA if args.delta is None else args.delta,
         DEFAULT_DELTA if args.validation_delta is None else args.validation_delta,
     )
+
+
+def check_report_delta(args: argparse.Namespace, validation_rows: int) -> None:
+    """Refuse a --validation-delta at or above 1/|D_v| once |D_v| is known, with or without a budget: the ledger
+    read at such a delta says nothing (a release at it may publish a row of D_v; read there, every epsilon is 0)."""
+    d = args.validation_delta
+    if d is not None and validation_rows > 0 and d >= 1.0 / validation_rows:
+        raise UsageError(
+            f"--validation-delta {d:g} is >= 1/|D_v| = {1.0 / validation_rows:g} ({validation_rows} "
+            "validation rows): at such a delta a release may publish a row of the validation set, and the "
+            "ledger read there says nothing; use a delta well below 1/|D_v|"
+        )
 
 
 def budget_arg(

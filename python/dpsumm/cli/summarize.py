@@ -12,6 +12,7 @@ from .output import build_report, ledger_text, write_outputs
 from .run_options import (
     add_run_options,
     budget_arg,
+    check_report_delta,
     check_validation_labels,
     gamma_arg,
     method_arg,
@@ -37,22 +38,24 @@ def add_summarize(sub: Any) -> None:
         nargs="+",
         default=None,
         metavar="PATH",
-        help="one labels file per owner, in --owners order (.npy, .csv or .parquet, one column)",
+        help="one labels file per owner, in --owners order (.npy, .csv or .parquet, one column; numbers or "
+        "words: a .npy of strings, a CSV column of words)",
     )
     p.add_argument(
         "--label-column",
         type=int,
         default=None,
         metavar="INDEX",
-        help="the owners' files hold the labels in this column (0-based; -1 = last): it is removed from the features",
+        help="the owners' files hold the labels (numbers or words) in this column (0-based; -1 = last): "
+        "it is removed from the features",
     )
     p.add_argument("--validation", required=True, metavar="PATH", help="the consumer's validation rows")
     p.add_argument(
         "--validation-labels",
         default=None,
         metavar="PATH",
-        help="the validation rows' labels (.npy, .csv or .parquet, one column): --purchase labels releases "
-        "their histogram; other methods refuse them",
+        help="the validation rows' labels (.npy, .csv or .parquet, one column; numbers or words): --purchase "
+        "labels releases their histogram; other methods refuse them",
     )
     p.add_argument("--size", type=int, required=True, help="summary size p")
     p.add_argument("--out", required=True, help="output directory")
@@ -98,7 +101,7 @@ def _owners_with_labels(args: argparse.Namespace, header: Any = "auto", index: A
         rows = table.data
         labels = table.labels
         if args.label_column is None and args.labels is not None:
-            labels = datasets.load_labels(args.labels[k])
+            labels = datasets.load_labels(args.labels[k], header=header)
         owners.append(Owner(rows, labels=_integral(labels), name=f"owner-{k}"))
     return owners
 
@@ -130,6 +133,7 @@ def _run(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"read {val_table.describe()}")
     validation = val_table.data
+    check_report_delta(args, int(validation.shape[0]))  # before any noise
     val_labels = None
     if args.validation_labels is not None:
         val_labels = _integral(datasets.load_labels(args.validation_labels, header=header))

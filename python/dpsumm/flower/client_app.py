@@ -14,7 +14,9 @@ its data and from ``context.state`` (kept by the SuperNode between messages of a
   process;
 * the consumer keeps its one validation release (``TargetRequest``, ``ValidationRequest`` or, with
   ``purchase="labels"``, ``LabelHistogramRequest``) and answers a repeated request with the same release
-  (post-processing: a second release would cost privacy again).
+  (post-processing: a second release would cost privacy again). It releases its exact hashed mean (no noise:
+  ``validation-release="exact"``, the paper's non-private baselines) only when its own node config says
+  ``allow-exact-release=true``, as a seeded run needs ``allow-seeded=true``: the run config is not the consumer's.
 
 Two message types: ``query.dpsumm_hello`` (transport-level: the party's role and name, so the
 ServerApp can map party names to node ids, and whether its node config names ``labels``) and ``query.dpsumm`` (a protocol message; the reply is the
@@ -92,9 +94,16 @@ def _data(context: Context, key: str) -> np.ndarray:
 
 def _labels(context: Context, n_rows: int) -> np.ndarray | None:
     path = context.node_config.get("labels")
-    if path in (None, ""):
+    if path is None or (isinstance(path, str) and path == ""):
         return None
-    arr = load_labels(str(path))
+    if not isinstance(path, str):  # never str() of another value: 5 would read a file named "5"
+        raise InvalidParameterError(
+            f"node config `labels` must be the path of a .npy/.csv/.parquet file, got {type(path).__name__}", "labels"
+        )
+    try:
+        arr = load_labels(path)
+    except DataFileError as exc:  # the node config key names the file
+        raise DataFileError(f"node config `labels`: {exc}", path, "labels") from exc
     if arr.shape != (n_rows,):
         raise InvalidParameterError(f"node config `labels` must hold {n_rows} labels, got shape {arr.shape}", "labels")
     return label_vector(arr, "labels", n_rows)
@@ -188,6 +197,8 @@ def _consumer(request: ProtocolMessage, context: Context, name: str) -> Protocol
         return _consumer_labels(request, context, name)
     if not isinstance(request, ValidationRequest):
         raise ProtocolError(f"consumer {name!r} cannot handle {request.kind!r}")
+    if request.method == "exact":
+        _check_exact_allowed(context, name, "the paper protocol's non-private baseline")
     kept = context.state.get(_CONSUMER_STATE)
     if isinstance(kept, ArrayRecord) and "mean_hash" in kept:
         # One release per run: answer a repeated request with the same values (free post-processing).
@@ -205,6 +216,25 @@ def _consumer(request: ProtocolMessage, context: Context, name: str) -> Protocol
     return release
 
 
+#: The consumer's node config key that allows a release without noise (its exact hashed validation mean).
+ALLOW_EXACT_RELEASE = "allow-exact-release"
+
+
+def _check_exact_allowed(context: Context, name: str, what: str) -> None:
+    """Refuse a release without noise unless this node's operator allows it (node config ``allow-exact-release``).
+
+    The run config is chosen by whoever starts the run, not by the consumer: were a run config enough, a run starter
+    could have the consumer's exact hashed validation mean (its data, with no noise) sent to the aggregator, which
+    passes it on to every owner. As for a seeded run, only the consumer's own operator may allow it.
+    """
+    if context.node_config.get(ALLOW_EXACT_RELEASE) is not True:
+        raise ProtocolError(
+            f"consumer {name!r}: the run asks for its exact hashed validation mean ({what}: no noise, NOT private), "
+            "but this node's config does not allow a release without noise (node config "
+            f"{ALLOW_EXACT_RELEASE}=true)"
+        )
+
+
 def _consumer_rng(context: Context, name: str) -> Any:
     """The consumer's noise stream: OS entropy, or the run's seed only if this node's operator allows it."""
     seed = _run_seed(context)
@@ -220,6 +250,8 @@ def _consumer_rng(context: Context, name: str) -> Any:
 
 def _consumer_target(request: TargetRequest, context: Context, name: str) -> TargetRelease:
     """The nominations protocol's one release; a repeated request gets the same release (post-processing)."""
+    if request.release == "exact":
+        _check_exact_allowed(context, name, 'validation-release "exact"')
     kept = context.state.get(_CONSUMER_STATE + ".target")
     if isinstance(kept, ArrayRecord) and "noisy_mean" in kept:
         meta = context.state[_CONSUMER_STATE + ".target.meta"]

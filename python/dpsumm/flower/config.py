@@ -48,7 +48,9 @@ consumer's validation rows), optional ``labels`` (.npy or one-column file: an ow
 consumer's validation labels, which the ByLabel purchase needs and no other method reads) and
 ``allow-seeded`` (``true`` lets a run's ``random-state`` seed this party's noise: reproducible and NOT private;
 without it the party refuses such a run, since the run config is chosen by whoever starts the run, not by
-the party).
+the party) and, for the consumer, ``allow-exact-release`` (``true`` lets it release its exact hashed validation
+mean, with no noise, which ``validation-release="exact"`` and the paper's non-private baseline ask for; without it
+the consumer refuses such a run, for the same reason).
 """
 
 from __future__ import annotations

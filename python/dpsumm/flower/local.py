@@ -149,6 +149,10 @@ class LocalFederation:
     allow_seeded : bool
         Let a run's ``random-state`` seed the consumer's and the owners' noise (node config ``allow-seeded=true``): needed to
         reproduce an in-process run; NOT private.
+    allow_exact_release : bool
+        Let the consumer release its exact hashed validation mean, without noise (its node config
+        ``allow-exact-release=true``): needed by ``validation_release="exact"`` and the paper's non-private baselines;
+        NOT private for the consumer.
     host : str
     """
 
@@ -161,6 +165,7 @@ class LocalFederation:
     node_auth: bool = False
     node_poll_interval: float | None = None
     allow_seeded: bool = False
+    allow_exact_release: bool = False
     host: str = "127.0.0.1"
     consumer_name: str = "consumer"
     _procs: dict[str, _Proc] = field(default_factory=dict, init=False, repr=False)
@@ -266,6 +271,8 @@ class LocalFederation:
             cfg += f" labels={_toml_value(str(Path(labels).resolve()))}"
         if self.allow_seeded:  # consumer and owners (the owners' release noise, the ByLabel purchase)
             cfg += " allow-seeded=true"
+        if self.allow_exact_release and role == "consumer":
+            cfg += " allow-exact-release=true"
         cmd += ["--superlink", f"{self.host}:{self.port}", "--port", str(runtime_port), "--node-config", cfg]
         if self.tls_files is None:
             cmd.append("--insecure")

@@ -331,19 +331,26 @@ def _same(a: Any, b: Any) -> bool:
 # ------------------------------------------------------------------------------------------ public setup
 
 
+def check_seed_count(count: int, n_features: int) -> int:
+    """A ``seed_set`` given as a count of rows to generate: ``>= 0`` and at most :data:`MAX_SEED_CELLS` values,
+    checked whether or not the run draws them (a count no run could use is refused, not ignored)."""
+    m = int(count)
+    if m < 0:
+        raise InvalidParameterError(f"`seed_set` as a count must be >= 0, got {m}", "seed_set")
+    if m * n_features > MAX_SEED_CELLS:
+        raise InvalidParameterError(
+            f"`seed_set`: {m} generated rows of {n_features} features exceed the cap of {MAX_SEED_CELLS} values",
+            "seed_set",
+        )
+    return m
+
+
 def _seed_rows(
     seed_set: object, count: int, n_features: int, feature_range: tuple[float, float], rng: Csprng
 ) -> np.ndarray:
     """The public seed set: the user's array, or ``count`` rows uniform in the public box ``feature_range``."""
     if seed_set is None or (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
-        m = count if seed_set is None else int(seed_set)
-        if m < 0:
-            raise InvalidParameterError("`seed_set` as a count must be >= 0", "seed_set")
-        if m * n_features > MAX_SEED_CELLS:
-            raise InvalidParameterError(
-                f"`seed_set`: {m} generated rows of {n_features} features exceed the cap of {MAX_SEED_CELLS} values",
-                "seed_set",
-            )
+        m = check_seed_count(count if seed_set is None else int(seed_set), n_features)
         lo, hi = real_pair(feature_range, "feature_range")
         # The same stream as m * n_features calls of rng.uniform(), drawn in one call.
         u = np.asarray(rng.uniform_array(m * n_features), dtype=np.float64).reshape(m, n_features)
@@ -371,6 +378,8 @@ def public_setup(
     rows were generated.
     """
     user_seed = not (seed_set is None or isinstance(seed_set, numbers.Integral))
+    if isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool):
+        check_seed_count(int(seed_set), n_features)
     seed = np.zeros((0, n_features), np.float32)
     if plan.uses_seed or gamma == "median":
         seed = _seed_rows(seed_set, plan.seed_rows, n_features, feature_range, rng_seed)

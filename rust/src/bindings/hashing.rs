@@ -4,8 +4,8 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMetho
 use pyo3::prelude::*;
 
 use super::outbuf::Recycler;
-use super::threads::{on_threads, threads_arg};
-use super::{FloatArray2, IntArg, detach, extract_f32_2d, raise, to_py_err};
+use super::threads::threads_arg;
+use super::{FloatArray2, IntArg, detach_here, detach_on, extract_f32_2d, raise, to_py_err};
 use crate::error::Error;
 use crate::limits::try_zeroed_f32;
 use crate::rff::RffProjection;
@@ -49,7 +49,7 @@ impl PyRffProjection {
     }
 
     /// h1 of every row of `X` (float32 or float64, any order) as a C-contiguous (N, dim) float32 array,
-    /// on at most `threads` threads (None: rayon's global pool, sized by `RAYON_NUM_THREADS` or the
+    /// on at most `threads` threads (None: the default pool, sized by `RAYON_NUM_THREADS` or the
     /// cores). The result is bit-identical for every thread count. A large result reuses the memory of
     /// this projection's last large result that Python has freed (`super::outbuf`), else fresh pages.
     /// With `out` (a writeable, C-contiguous (N, dim) float32 array sharing no memory with `X`), the hashes
@@ -100,13 +100,14 @@ impl PyRffProjection {
 
 impl PyRffProjection {
     /// h1 of `x` into `out` without the GIL: on the calling thread when the caller allows one thread (`threads=1`,
-    /// or rayon's global pool has one), else on the pool `threads` asks for.
+    /// or the default pool has one), else on the pool `threads` asks for.
     fn hash_into<T: crate::rff::RowElement>(&self, py: Python<'_>, threads: Option<usize>, x: numpy::ndarray::ArrayView2<'_, T>,
                                              out: &mut [f32]) -> PyResult<()> {
-        if threads == Some(1) || (threads.is_none() && rayon::current_num_threads() == 1) {
-            detach(py, || self.inner.transform_into_here(x, out))
+        let one = threads == Some(1) || (threads.is_none() && crate::pool::default_threads().map_err(|e| to_py_err(py, e))? == 1);
+        if one {
+            detach_here(py, || self.inner.transform_into_here(x, out))
         } else {
-            detach(py, || on_threads(threads, || self.inner.transform_into(x, out)))
+            detach_on(py, threads, || self.inner.transform_into(x, out))
         }
     }
 }
@@ -120,11 +121,11 @@ fn finite_max_abs(py: Python<'_>, x: &Bound<'_, PyAny>, threads: Option<IntArg>)
     match FloatArray2::extract(py, x, "X")? {
         FloatArray2::F32(a) => {
             let v = a.as_array();
-            detach(py, || on_threads(threads, || Ok(crate::scan::finite_max_abs(v))))
+            detach_on(py, threads, || Ok(crate::scan::finite_max_abs(v)))
         }
         FloatArray2::F64(a) => {
             let v = a.as_array();
-            detach(py, || on_threads(threads, || Ok(crate::scan::finite_max_abs(v))))
+            detach_on(py, threads, || Ok(crate::scan::finite_max_abs(v)))
         }
     }
 }
@@ -137,7 +138,7 @@ fn row_digests<'py>(py: Python<'py>, hashes: &Bound<'py, PyAny>, threads: Option
     let threads = threads_arg(py, threads)?;
     let a = extract_f32_2d(py, hashes, "hashes")?;
     let v = a.as_array();
-    Ok(detach(py, || on_threads(threads, || crate::digest::row_digests(v)))?.into_pyarray(py))
+    Ok(detach_on(py, threads, || crate::digest::row_digests(v))?.into_pyarray(py))
 }
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

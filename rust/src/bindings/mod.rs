@@ -38,8 +38,28 @@ pub(crate) fn to_py_err(py: Python<'_>, e: Error) -> PyErr {
     raise(py, class, e.to_string(), e.argument())
 }
 
-/// Run `f` without the GIL and convert its error. Every heavy kernel call goes through here.
+/// Run `f` without the GIL, on the crate's default thread pool, and convert its error. Every heavy kernel
+/// call goes through here or [`detach_on`]: a kernel that uses rayon must never run on rayon's global pool,
+/// which a forked child inherits without its threads (`crate::pool`).
 pub(crate) fn detach<T, F>(py: Python<'_>, f: F) -> PyResult<T>
+where
+    T: Send,
+    F: Send + FnOnce() -> crate::Result<T>,
+{
+    detach_on(py, None, f)
+}
+
+/// [`detach`] on the pool of `threads` threads (`None`: the default pool).
+pub(crate) fn detach_on<T, F>(py: Python<'_>, threads: Option<usize>, f: F) -> PyResult<T>
+where
+    T: Send,
+    F: Send + FnOnce() -> crate::Result<T>,
+{
+    py.detach(|| crate::pool::install(threads, f)).map_err(|e| to_py_err(py, e))
+}
+
+/// Run `f` without the GIL on the calling thread (for work that uses no rayon), and convert its error.
+pub(crate) fn detach_here<T, F>(py: Python<'_>, f: F) -> PyResult<T>
 where
     T: Send,
     F: Send + FnOnce() -> crate::Result<T>,

@@ -8,7 +8,7 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
 
 use crate::limits::{MAX_ARRAY, try_filled};
 
-use super::{IntArg, detach, raise, to_py_err};
+use super::{IntArg, detach, detach_here, raise, to_py_err};
 use crate::mwem::{Neighbour, ProductMwem};
 use crate::rng::Csprng;
 use crate::{noise, quantize};
@@ -244,7 +244,8 @@ impl PyCsprng {
     fn discrete_gaussian(&self, py: Python<'_>, sigma: &Bound<'_, PyAny>) -> PyResult<i64> {
         let sigma = arg_f64(py, sigma, "sigma")?;
         let rng = self.clone();
-        detach(py, || {
+        // The samplers use no rayon: they run on the calling thread.
+        detach_here(py, || {
             let mut g = rng.guard()?;
             noise::discrete_gaussian(&mut g, sigma)
         })
@@ -286,7 +287,7 @@ impl PyCsprng {
         F: FnOnce(&mut Csprng) -> crate::Result<Vec<f64>> + Send,
     {
         let rng = self.clone();
-        let out = detach(py, || {
+        let out = detach_here(py, || {
             let mut g = rng.guard()?;
             draw(&mut g)
         })?;
@@ -342,7 +343,7 @@ impl PyProductMwem {
         let (n_rows, steps) = (n_rows.u64(py, "n_rows")?, steps.u64(py, "steps")?);
         let rng = self.rng.clone();
         let inner = &mut self.inner;
-        let out = detach(py, || inner.release(&mut *rng.guard()?, &sums, n_rows, steps, epsilon))?;
+        let out = detach_here(py, || inner.release(&mut *rng.guard()?, &sums, n_rows, steps, epsilon))?;
         Ok(out.into_pyarray(py))
     }
 

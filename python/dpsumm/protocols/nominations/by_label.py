@@ -43,6 +43,7 @@ from ...parties import (
 )
 from ...privacy import gaussian_mean_release
 from ..base import MAX_COUNT, option
+from ..release_checks import check_consumer_counts, check_hash_sum, check_owner_label_counts
 from .aggregator import Aggregator, Pool, temperature_for
 from .cells import CELL_DIM, PURCHASE_FACTOR, LabelCells, herded_sales, label_cells, quotas_from_cells
 from .purchase import Purchase
@@ -472,7 +473,8 @@ class ByLabel(Purchase):
     def _owner_releases(self, agg: Aggregator) -> tuple[dict[str, np.ndarray], float]:
         """Every active owner's DP release (counts per label, the cells' hash sum), checked; recorded once."""
         c = agg.config
-        dim = len(self.label_set) + CELL_DIM
+        L = len(self.label_set)
+        dim = L + CELL_DIM
         cal, event = owner_release_calibration(dim, c.owner_epsilon, c.owner_delta)
         req = LabelReleaseRequest(
             n_features=c.n_features,
@@ -500,7 +502,7 @@ class ByLabel(Purchase):
                 return f"sent a malformed release (shape {np.shape(r.values)}, expected ({dim},))"
             if not math.isclose(float(r.sigma), float(cal.sigma), rel_tol=1e-9):
                 return f"released with sigma {r.sigma!r}, the calibration gives {cal.sigma!r}"
-            return None
+            return _implausible_release(np.asarray(r.values, dtype=np.float64), int(r.n_rows), L, cal)
 
         replies = agg.request_owners({o: req for o in owners}, "label-release", check)
         out: dict[str, np.ndarray] = {}
@@ -545,6 +547,12 @@ class ByLabel(Purchase):
             raise ProtocolError(f"consumer released with scale {reply.scale!r}, the mechanism's is {event.scale!r}")
         if not (counts == np.round(counts)).all():
             raise ProtocolError("consumer sent a cell histogram that is not integer (counts + discrete Laplace are)")
+        try:
+            problem = check_consumer_counts(counts, int(reply.n_rows), float(event.scale))
+        except InvalidParameterError as exc:
+            problem = str(exc)
+        if problem is not None:  # never forwarded to the owners
+            raise ProtocolError(f"consumer released an impossible cell histogram: {problem}")
         agg.record("validation", event, "counts of D_v's rows per cell (owner group, label) + discrete Laplace")
         return counts.astype(np.float64), float(event.scale)
 
@@ -587,6 +595,17 @@ class ByLabel(Purchase):
             if not np.array_equal(agg.hasher.transform(pts), np.ascontiguousarray(hashes, dtype=np.float32)):
                 return "sold rows that do not hash to the hashes it sent"
         return None
+
+
+def _implausible_release(values: np.ndarray, n_rows: int, labels: int, cal: Any) -> str | None:
+    """Why an owner's released counts per label and hash sum are not ones an honest owner of ``n_rows`` rows could
+    release (:mod:`dpsumm.protocols.release_checks`, false alarm 1e-9 per owner), or None."""
+    try:
+        return check_owner_label_counts(values[:labels], n_rows, cal.sigma, cal.granularity) or check_hash_sum(
+            values[labels:], n_rows, cal.sigma, cal.granularity
+        )
+    except InvalidParameterError as exc:  # a row count beyond any data set
+        return f"released an impossible row count ({exc})"
 
 
 def cell_hash_seed(hash_seed: int | str) -> str:

@@ -39,6 +39,28 @@ __all__ = [
 
 #: The validation release's budget when a run gives none: ``(epsilon_v, delta_v) = (1, 1e-6)``.
 DEFAULT_VALIDATION_BUDGET = accounting.Budget(validation_epsilon=1.0, validation_delta=1e-6)
+#: Without a budget, a validation set of more than ``DEFAULT_DELTA_SHARE / 1e-6`` rows gets the default delta
+#: ``DEFAULT_DELTA_SHARE / |D_v|``: a delta must stay well below ``1 / |D_v|`` (above it a release may publish a row).
+DEFAULT_DELTA_SHARE = 0.01
+
+
+def default_validation_budget(validation_rows: int | None) -> accounting.Budget:
+    """The validation budget of a run given none: :data:`DEFAULT_VALIDATION_BUDGET`, its delta lowered to
+    ``DEFAULT_DELTA_SHARE / |D_v|`` for a validation set so large that ``1e-6`` is not well below ``1 / |D_v|``
+    (``|D_v|`` is public; None: not known yet, the default as is)."""
+    base = DEFAULT_VALIDATION_BUDGET
+    assert base.validation_delta is not None
+    if (
+        validation_rows is None
+        or validation_rows <= 0
+        or base.validation_delta * validation_rows <= DEFAULT_DELTA_SHARE
+    ):
+        return base
+    return accounting.Budget(
+        validation_epsilon=base.validation_epsilon, validation_delta=DEFAULT_DELTA_SHARE / validation_rows
+    )
+
+
 #: h1's dimension for nominations: no per-coordinate noise is added to an owner's hashes, so ``d`` costs no
 #: privacy here; d = 500 gives several times lower MMD² than the paper's 140 (docs/experiments/).
 DEFAULT_DIM = 500
@@ -118,7 +140,10 @@ class Nominations(SummaryMethod):
     )
     owner_greedy: Literal["stochastic", "exact"] = option("stochastic", help="stochastic (default) or exact")
     validation_release: Literal["gaussian", "mwem", "exact"] = option(
-        "gaussian", help="the consumer's release: gaussian (default) or mwem"
+        "gaussian",
+        help="the consumer's release: gaussian (default), mwem, or exact (the consumer's exact hashed mean, no "
+        "noise: NOT private for the consumer, for tests and non-private baselines; on Flower the consumer's node "
+        "must allow it in its own node config, allow-exact-release=true)",
     )
     reveal: Literal["points", "hashes"] = option(
         "points", help="points (default; the aggregator gets the raw rows it buys) or hashes (only their h1)"
@@ -217,11 +242,12 @@ class Nominations(SummaryMethod):
         """The public label set of the run's purchase (None: it reads no labels)."""
         return self.purchase.public_labels()
 
-    def budget(self, privacy: accounting.Budget | None) -> accounting.Budget | None:
-        """The run's validation budget: ``privacy``, or the default; None for the exact (non-private) release."""
+    def budget(self, privacy: accounting.Budget | None, validation_rows: int | None = None) -> accounting.Budget | None:
+        """The run's validation budget: ``privacy``, or the default (:func:`default_validation_budget` of
+        ``validation_rows``); None for the exact (non-private) release."""
         if self.validation_release == "exact":
             return None
-        return privacy if privacy is not None else DEFAULT_VALIDATION_BUDGET
+        return privacy if privacy is not None else default_validation_budget(validation_rows)
 
     @staticmethod
     def owner_budget(privacy: accounting.Budget | None) -> tuple[float, float]:
@@ -262,7 +288,7 @@ class Nominations(SummaryMethod):
             raise InvalidParameterError(
                 "`validation_release='exact'` releases D_v's mean without noise: no budget applies", "privacy"
             )
-        budget = self.budget(privacy)
+        budget = self.budget(privacy, validation_rows)
         if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             budget.check_validation_size(validation_rows)
             self._check_release_calibration(budget, validation_rows)
@@ -319,12 +345,18 @@ class Nominations(SummaryMethod):
         return self.nominees if self.nominees is not None else NOMINEES_PER_SIZE * size
 
     def config(
-        self, *, size: int, n_features: int, hasher: RFFHasher, privacy: accounting.Budget | None
+        self,
+        *,
+        size: int,
+        n_features: int,
+        hasher: RFFHasher,
+        privacy: accounting.Budget | None,
+        validation_rows: int | None = None,
     ) -> NominationsConfig:
         """Every public number of a run (the defaults resolved); the protocol's messages carry them."""
         M = self.resolved_nominees(size)
         C = self.candidates if self.candidates is not None else DEFAULT_CANDIDATE_FACTOR * M
-        budget = self.budget(privacy)
+        budget = self.budget(privacy, validation_rows)
         eps_v = delta_v = 0.0
         if budget is not None:
             assert budget.validation_epsilon is not None and budget.validation_delta is not None
@@ -359,7 +391,13 @@ class Nominations(SummaryMethod):
 
     def run(self, setup: RunSetup) -> SummaryResult:
         assert setup.transport is not None
-        config = self.config(size=setup.size, n_features=setup.n_features, hasher=setup.hasher, privacy=setup.privacy)
+        config = self.config(
+            size=setup.size,
+            n_features=setup.n_features,
+            hasher=setup.hasher,
+            privacy=setup.privacy,
+            validation_rows=setup.validation_rows,
+        )
         result = run_nominations(
             setup.transport,
             setup.owners,
