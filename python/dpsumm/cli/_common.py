@@ -92,8 +92,8 @@ def default_output_dir(name: str) -> Any:
 
 #: What each row of an experiment table is (printed under the table).
 METHOD_ROWS = {
-    "nominations": "dpsumm's private protocol (the default): owners nominate rows against one noisy release of the "
-    "consumer's hashed validation mean; owners' epsilon 0, the consumer's (eps_v, delta_v); certified",
+    "nominations": "dpsumm's private protocol: the consumer releases what it wants privately, the owners offer rows, "
+    "the aggregator buys and chooses; every party certified (each party's epsilon below)",
     "paper": "Sarpatwar et al.'s private protocol (Alg. 3) at the paper's schedule (or --budget), certified auction; "
     "kept for reproduction: no better than uniform at useful epsilon",
     "pfds": "PFDS (Fioretto & Van Hentenryck): the agents' DP synthetic data, subsampled to the size",

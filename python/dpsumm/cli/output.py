@@ -125,10 +125,15 @@ def print_epsilon(records: Sequence[Any]) -> None:
     nom = [r for r in records if r.method == "nominations"]
     if nom:
         r = max(nom, key=lambda r: r.size)
+        why = (
+            "each owner's one DP release, replace-one in its rows"
+            if r.epsilon_owners
+            else "what an owner receives depends only on its own data and the consumer's release"
+        )
         print(
-            f"nominations, size {r.size}: epsilon owners {r.epsilon_owners:.4g} (certified: what an owner receives "
-            f"depends only on its own data and the one validation release); validation {r.epsilon_validation:.4g} "
-            f"(delta {r.delta_validation:g}; replace-one in D_v); tight accountant."
+            f"nominations ({r.purchase or 'nominees'} purchase), size {r.size}: epsilon owners {r.epsilon_owners:.4g} "
+            f"(certified: {why}); validation {r.epsilon_validation:.4g} (delta {r.delta_validation:g}; replace-one in "
+            "D_v); tight accountant."
         )
     priv = [r for r in records if r.method == "paper"]
     if not priv:

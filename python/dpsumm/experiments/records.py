@@ -76,6 +76,11 @@ class Record:
     #: The run's :func:`dpsumm.accounting.certification` status ("seeded: NOT private" for every seeded run,
     #: "not private" for the baselines); PFDS runs are seeded too.
     certification: str = ""
+    #: MMD² to the consumer's held-out rows (the split's test rows), their own diagonal dropped
+    #: (:func:`dpsumm.metrics.population_mmd2`): how close the summary is to the population the consumer wants.
+    mmd2_population: float | None = None
+    #: The nominations protocol's purchase (its name: "nominees", "labels", "winners"); None for the other methods.
+    purchase: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -149,12 +154,21 @@ def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
     """Mean ± standard deviation over repeats of MMD², its increase over greedy and accuracy, per method and size."""
     records = _records(records)
     markdown = bool_flag(markdown, "markdown")
-    mmd, inc, acc, sec, seen = (
-        _stats(records, f) for f in ("mmd2", "mmd_increase_pct", "accuracy", "seconds", "accessed")
+    mmd, inc, acc, sec, seen, pop = (
+        _stats(records, f) for f in ("mmd2", "mmd_increase_pct", "accuracy", "seconds", "accessed", "mmd2_population")
     )
     methods = sorted(dict.fromkeys(_label(r) for r in records), key=_display_rank)
     sizes = sorted({r.size for r in records})
-    head = ["size", "method", "MMD²", f"MMD² vs {baseline_name(records)} (%)", "accuracy", "raw rows seen", "seconds"]
+    head = [
+        "size",
+        "method",
+        "MMD² (held-out rows)",
+        "MMD² (D_v)",
+        f"MMD² (D_v) vs {baseline_name(records)} (%)",
+        "accuracy",
+        "raw rows seen",
+        "seconds",
+    ]
 
     def pm(d: dict[tuple[str, int], tuple[float, float, int]], key: tuple[str, int], fmt: str) -> str:
         if key not in d:
@@ -172,6 +186,7 @@ def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
                 [
                     str(size),
                     method,
+                    pm(pop, key, ".5f"),
                     pm(mmd, key, ".5f"),
                     pm(inc, key, "+.1f"),
                     pm(acc, key, ".3f"),
@@ -188,8 +203,6 @@ def format_table(records: Sequence[Record], *, markdown: bool = False) -> str:
     out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     return "\n".join(out)
 
-
-# One colour per method in every plot.
 
 RESULT_FIELDS = (
     "method",
@@ -210,6 +223,8 @@ RESULT_FIELDS = (
     "nominees",
     "dim",
     "private",
+    "mmd2_population",
+    "purchase",
 )
 
 

@@ -15,7 +15,7 @@ from ..errors import InvalidParameterError
 from ..h2 import H2
 from ..hashing import RFFHasher
 from ..methods import PaperGreedy, resolve_method
-from ..metrics import mlp_accuracy, mmd2, svm_accuracy
+from ..metrics import mlp_accuracy, mmd2, offdiagonal_kernel_mean, population_mmd2, svm_accuracy
 from ..preprocessing import median_gamma
 from ..privacy import Csprng, check_random_state
 from ..protocols.base import SummaryMethod
@@ -211,6 +211,7 @@ def run_experiment(
                     f"`sizes`: {max(sizes)} exceeds the {rows} owner rows of repeat {r}'s split", "sizes"
                 )
             g = median_gamma(data.seed_set) if median else float(gamma)
+            held_out_term = offdiagonal_kernel_mean(data.test, g) if len(data.test) >= 2 else None
             owners = [
                 Owner(o, labels=lab, name=f"owner-{k}")
                 for k, (o, lab) in enumerate(zip(data.owners, data.owner_labels))
@@ -243,6 +244,8 @@ def run_experiment(
                                     seed_set_size=max(1, len(data.seed_set)),
                                 )
                             meth = meth.set_params(schedule=schedules[size])
+                        if meth.needs_labels:  # a purchase by label: the consumer's labels (the split's, public set)
+                            kw["validation_labels"] = data.validation_labels
                         if method == "nominations" and privacy is not None:  # the release spends the validation pair
                             kw["privacy"] = accounting.Budget(
                                 validation_epsilon=privacy.validation_epsilon, validation_delta=privacy.validation_delta
@@ -270,6 +273,11 @@ def run_experiment(
                                 private_eps = eps_o_h2
                     seconds = time.perf_counter() - t0
                     value = mmd2(pts, data.validation, g)
+                    population = (
+                        population_mmd2(pts, data.test, g, held_out_term=held_out_term)
+                        if held_out_term is not None
+                        else None
+                    )
                     acc = fit(pts, labs, data.test, data.test_labels) if labs is not None else None
                     records.append(
                         Record(
@@ -293,6 +301,8 @@ def run_experiment(
                             nominees=res.extra.get("nominees") if method == "nominations" else None,
                             dim=None if method == "pfds" else int(res.hasher.dim),
                             certification="seeded: NOT private" if method == "pfds" else res.certification().status,
+                            mmd2_population=population,
+                            purchase=res.extra.get("purchase") if method == "nominations" else None,
                         )
                     )
                     bar.update(1)

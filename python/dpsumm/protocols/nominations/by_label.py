@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -274,7 +274,7 @@ class ByLabel(Purchase):
     needs_labels: ClassVar[bool] = True
     nominates: ClassVar[bool] = False
 
-    label_set: tuple[Any, ...] = option(
+    label_set: Sequence[Any] = option(
         (),
         help="the public labels a row may have, comma-separated (0,1,2; numbers read as numbers) or a JSON list "
         '(\'["cat", "dog"]\')',
@@ -313,7 +313,7 @@ class ByLabel(Purchase):
         set_(self, "sale_tilt_share", share)
 
     def public_labels(self) -> tuple[Any, ...] | None:
-        return self.label_set
+        return tuple(self.label_set)
 
     def check_method(self, method: Any) -> None:
         if method.reveal != "points" or method.choice == "hashes" or method.validation_release != "gaussian":
