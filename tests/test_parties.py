@@ -85,7 +85,7 @@ def test_the_request_key_tells_requests_apart_exactly_when_a_field_differs(chang
 
 @pytest.mark.parametrize("method", [
     dpsumm.Nominations(dim=32),
-    dpsumm.Nominations(dim=32, label_set=(0, 1, 2), sale_tilt_share=0.3),
+    dpsumm.Nominations(dim=32, purchase=dpsumm.ByLabel(label_set=(0, 1, 2), sale_tilt_share=0.3)),
     dpsumm.PaperProtocol(dim=32),
 ], ids=["nominations", "labels-with-tilt", "paper"])
 def test_a_transport_that_delivers_every_consumer_request_twice_changes_nothing(method, monkeypatch):
@@ -98,7 +98,7 @@ def test_a_transport_that_delivers_every_consumer_request_twice_changes_nothing(
 
     def run():
         return dpsumm.summarize(owners, validation, 12, method, random_state=3, progress=False,
-                                validation_labels=yv if getattr(method, "label_set", ()) else None)
+                                validation_labels=yv if method.needs_labels else None)
 
     clean = run()
     original = InProcessTransport.request
