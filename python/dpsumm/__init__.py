@@ -31,6 +31,7 @@ from .estimator import Summarizer
 from .hashing import RFFHasher
 from .methods import (
     ByLabel,
+    ByStrata,
     CentralGreedy,
     ExactGreedy,
     Nominations,
@@ -56,6 +57,7 @@ __all__ = [
     "Nominations",
     "Nominees",
     "ByLabel",
+    "ByStrata",
     "Winners",
     "PaperProtocol",
     "PaperGreedy",

@@ -20,7 +20,7 @@ from ...parties import mean_release_sensitivity
 from ...privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
 from ...results import Access, SummaryResult
 from ...transport import Transport
-from ..base import MAX_COUNT, Plan, RunSetup, SummaryMethod, option
+from ..base import MAX_COUNT, MEDIAN_SAMPLE_ROWS, Plan, RunSetup, SummaryMethod, option
 from .aggregator import STOCHASTIC_GREEDY_FACTOR, Aggregator, NominationsConfig
 from .nominees import Nominees
 from .purchase import Purchase
@@ -217,6 +217,15 @@ class Nominations(SummaryMethod):
         """The public label set of the run's purchase (None: it reads no labels)."""
         return self.purchase.public_labels()
 
+    @property
+    def needs_strata(self) -> bool:
+        """Whether a run needs the owners' and the consumer's strata (the purchase declares levels)."""
+        return self.purchase.public_levels() is not None
+
+    def public_levels(self) -> tuple[tuple[Any, ...], ...] | None:
+        """The declared strata levels of the run's purchase (None: it reads no strata)."""
+        return self.purchase.public_levels()
+
     def budget(self, privacy: accounting.Budget | None) -> accounting.Budget | None:
         """The run's validation budget: ``privacy``, or the default; None for the exact (non-private) release."""
         if self.validation_release == "exact":
@@ -266,6 +275,10 @@ class Nominations(SummaryMethod):
         if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             budget.check_validation_size(validation_rows)
             self._check_release_calibration(budget, validation_rows)
+        if self.purchase.uses_seed_rows() and plan.seed_rows == 0:  # the purchase reads public rows: draw them
+            plan = Plan(seed_rows=MEDIAN_SAMPLE_ROWS, uses_seed=True, schedule=plan.schedule)
+        elif self.purchase.uses_seed_rows():
+            plan = Plan(seed_rows=plan.seed_rows, uses_seed=True, schedule=plan.schedule)
         eps_o, delta_o = self.owner_budget(privacy)
         self.purchase.check_plan(
             self,
