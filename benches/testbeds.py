@@ -97,9 +97,13 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     # shipped (2p per owner), at K = 100 a tenth of a default that buys 200p. Issue 19's "today's default at 10p".
     "nominees-10p": lambda p, K: {"purchase": "nominees", "nominees": max(1, math.ceil(10 * p / K))},
     "labels": lambda p, K: {"purchase": "labels"},  # label_set: the bed's public label universe (label_set_for)
-    # The label purchase given the group x label product as the labels (the beds with a group attribute:
-    # synthetic-census, the subgroup beds): what strata would pass, the cells carrying the consumer's shift.
-    "strata": lambda p, K: {"purchase": "labels"},
+    # The strata purchase given the group and the label as two public attributes (the beds with a group attribute:
+    # synthetic-census, the subgroup beds): the cells carry the consumer's shift.
+    "strata": lambda p, K: {"purchase": lambda levels: dpsumm.ByStrata(levels=levels)},
+    # The direction purchase: cells along the consumer's released direction (no labels, no strata), or crossed with
+    # the labels passed as the one stratum attribute (the labels that may not carry the shift).
+    "direction": lambda p, K: {"purchase": dpsumm.ByDirection()},
+    "direction-labels": lambda p, K: {"purchase": lambda levels: dpsumm.ByDirection(levels=levels)},
     # The label purchase with its sales tilted toward a g~ that takes 0.3 or 0.5 of epsilon_v (the histogram the
     # rest): the option sale_tilt_share, docs/design.md §2.7 "The tilted sale".
     "labels-tilt0.3": lambda p, K: {"purchase": "labels", "sale_tilt_share": 0.3},
@@ -108,6 +112,8 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     "nominees-T0.1": lambda p, K: {"purchase": "nominees", "temperature": 0.1},
     "nominees-T0.05": lambda p, K: {"purchase": "nominees", "temperature": 0.05},
 }
+#: The variants that pass strata: "group" (the bed's group attribute and the label), "labels" (the label alone).
+STRATA_KINDS: dict[str, str] = {"strata": "group", "direction-labels": "labels"}
 #: Each bed's public label universe (purchase="labels"): the digit classes, the synthetic bed's two classes, or the
 #: parity of the digit on the "subgroup" beds.
 LABEL_SETS = {"mnist": tuple(range(10)), "digits": tuple(range(10)), "synthetic": (0, 1), "subgroup": (0, 1)}
@@ -420,21 +426,6 @@ def perfect_purchase(data: BedData, rows: int, rng: np.random.Generator) -> tupl
     return np.asarray(X, np.float32), np.asarray(y)
 
 
-def strata_labels(data: BedData, label_set: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray, tuple[int, ...]]:
-    """The group x label product as labels (what strata would be): cell ``group * L + j`` for a row of group
-    ``group`` and label ``label_set[j]``; returns the owners' cells, the validation rows' cells and the cell set
-    (every pair, ``n_groups * L`` cells, whether or not a row holds it)."""
-    assert data.owner_groups is not None and data.validation_groups is not None
-    L = len(label_set)
-    index = {lab: j for j, lab in enumerate(label_set)}
-
-    def cells(groups: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        return np.asarray(groups, np.int64) * L + np.array([index[int(v)] for v in labels], np.int64)
-
-    owners = [cells(g, y) for g, y in zip(data.owner_groups, data.split.owner_labels)]
-    return owners, cells(data.validation_groups, data.split.validation_labels), tuple(range(data.n_groups * L))
-
-
 def run_bed(bed: str, gamma_kind: str, sizes: list[int], repeats: int, methods: list[str], data: str | None,
             accuracy: bool, log: Callable[[str], None], budget: dpsumm.Budget = BUDGET) -> list[dict[str, Any]]:
     """Every method at every size on ``repeats`` fresh splits of ``bed``: one record per run, with MMD² to ``D_v``
@@ -486,31 +477,38 @@ def run_bed(bed: str, gamma_kind: str, sizes: list[int], repeats: int, methods: 
         for name in methods:
             if name in BASELINES:
                 continue
-            strata = name.startswith("strata")
-            if strata and bd.owner_groups is None:
+            kind = STRATA_KINDS.get(name)
+            if kind == "group" and bd.owner_groups is None:
                 log(f"{bed} has no group attribute: {name} skipped")
                 continue
             for p in sizes:
                 kw = VARIANTS[name](p, len(owners))
                 labelled = kw.get("purchase") == "labels"
-                run_owners, vlabels = owners, split.validation_labels
-                if strata:  # the group x label product as the labels (emulates strata: the cells carry the shift)
-                    owner_cells, vlabels, kw["label_set"] = strata_labels(bd, label_set_for(bed))
-                    run_owners = [dpsumm.Owner(o, labels=c, name=f"owner-{k}")
-                                  for k, (o, c) in enumerate(zip(split.owners, owner_cells))]
+                run_owners, vlabels, vstrata = owners, split.validation_labels, None
+                if kind is not None:  # strata: the group x label attributes, or the labels as the one attribute
+                    ls = label_set_for(bed)
+                    if kind == "group":
+                        assert bd.owner_groups is not None
+                        levels: list[tuple[Any, ...]] = [tuple(range(bd.n_groups)), ls]
+                        ostrata = [[g, y] for g, y in zip(bd.owner_groups, split.owner_labels)]
+                        vstrata = [bd.validation_groups, split.validation_labels]
+                    else:
+                        levels = [ls]
+                        ostrata = [[y] for y in split.owner_labels]
+                        vstrata = [split.validation_labels]
+                    kw["purchase"] = kw["purchase"](levels)
+                    run_owners = [dpsumm.Owner(o, labels=y, strata=st, name=f"owner-{k}")
+                                  for k, (o, y, st) in enumerate(zip(split.owners, split.owner_labels, ostrata))]
                 elif labelled:
                     kw["label_set"] = label_set_for(bed)
                 t0 = time.perf_counter()
                 res = dpsumm.summarize(run_owners, split.validation, p, method=dpsumm.Nominations(**kw), gamma=gamma,
                                        privacy=budget, random_state=r, progress=False,
-                                       validation_labels=vlabels if labelled else None)
+                                       validation_labels=vlabels if labelled else None, validation_strata=vstrata)
                 sec = time.perf_counter() - t0
                 eo, ev, cert = _eps(res)
                 assert res.points is not None
                 labs = res.labels
-                if strata and labs is not None:  # the purchase returns the cells: their training labels
-                    ls = label_set_for(bed)
-                    labs = np.asarray([ls[int(c) % len(ls)] for c in labs])
                 record(name, p, res.points, labs, res.accessed.total, res.accessed.hashes,
                        res.accessed.validation_raw_rows, eo, ev, cert, sec)
         for rec in recs:

@@ -30,6 +30,7 @@ from .errors import (
 from .estimator import Summarizer
 from .hashing import RFFHasher
 from .methods import (
+    ByDirection,
     ByLabel,
     ByStrata,
     CentralGreedy,
@@ -58,6 +59,7 @@ __all__ = [
     "Nominees",
     "ByLabel",
     "ByStrata",
+    "ByDirection",
     "Winners",
     "PaperProtocol",
     "PaperGreedy",

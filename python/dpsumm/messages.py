@@ -75,6 +75,7 @@ __all__ = [
     "LabelHistogramRequest",
     "LabelHistogramRelease",
     "OwnerRequest",
+    "ConsumerRequest",
     "from_dict",
     "request_key",
 ]
@@ -109,6 +110,20 @@ class OwnerRequest(Message):
 
     def answer(self, owner: Any) -> Message:
         """The owner's reply (``owner`` is a :class:`dpsumm.parties.OwnerParty`); raises ProtocolError."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ConsumerRequest(Message):
+    """A request that the consumer answers by :meth:`answer`: a purchase's own release asked of the consumer, in the
+    purchase's module (:class:`dpsumm.protocols.nominations.by_direction.DirectionRequest`), so that the consumer (in
+    process or on a Flower node, which keeps the reply and answers a repeated request with it) runs any purchase
+    without knowing it."""
+
+    kind: ClassVar[str] = "consumer_request"
+
+    def answer(self, consumer: Any) -> Message:
+        """The consumer's reply (``consumer`` is a :class:`dpsumm.parties.ConsumerParty`); raises ProtocolError."""
         raise NotImplementedError
 
 

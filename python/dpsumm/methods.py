@@ -18,7 +18,7 @@ from typing import Any
 from .accounting import DEFAULT_DELTA as _accounting_default_delta
 from .protocols.base import MethodOptionError, SummaryMethod
 from .protocols.baselines import CentralGreedy, ExactGreedy, Uniform
-from .protocols.nominations import PURCHASES, ByLabel, ByStrata, Nominations, Nominees, Purchase, Winners
+from .protocols.nominations import PURCHASES, ByDirection, ByLabel, ByStrata, Nominations, Nominees, Purchase, Winners
 from .protocols.paper import PaperGreedy, PaperProtocol
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "Winners",
     "ByLabel",
     "ByStrata",
+    "ByDirection",
 ]
 
 #: Every method class by its name, recommended first.

@@ -21,6 +21,7 @@ from .kernels import BidIndex, nominate
 from .messages import (
     Bid,
     BidRequest,
+    ConsumerRequest,
     LabelHistogramRelease,
     LabelHistogramRequest,
     Message,
@@ -673,7 +674,18 @@ class ConsumerParty:
     #: release is asked for first (the label purchase asks for its histogram, then for the tilt's g~), so that a
     #: party rebuilt for every message (a Flower node) draws the same noise as one that answers them all; the
     #: nominees purchase's one release keeps the first stream.
-    RELEASE_STREAMS = ("validation-gaussian", "validation-labels")
+    RELEASE_STREAMS = ("validation-gaussian", "validation-labels", "validation-direction")
+
+    @property
+    def validation(self) -> np.ndarray:
+        """The validation rows (read by the handlers of the consumer's own requests; sent only to the trusted
+        aggregator, when asked)."""
+        return self._validation
+
+    def release_stream(self, label: str) -> Csprng:
+        """The consumer's noise stream ``label`` of :data:`RELEASE_STREAMS` (derived in that order, whichever is
+        asked for first)."""
+        return self._release_stream(label)
 
     def _release_stream(self, label: str) -> Csprng:
         for name in self.RELEASE_STREAMS:
@@ -684,6 +696,8 @@ class ConsumerParty:
         return self._release_streams[label]
 
     def handle(self, message: Message) -> Message:
+        if isinstance(message, ConsumerRequest):
+            return message.answer(self)
         if isinstance(message, TargetRequest):
             return self._target(message)
         if isinstance(message, LabelHistogramRequest):

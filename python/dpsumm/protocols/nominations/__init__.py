@@ -13,6 +13,7 @@ line in :data:`PURCHASES`, one test module and one docs page.
 from __future__ import annotations
 
 from .aggregator import Aggregator, NominationsConfig, temperature_for
+from .by_direction import ByDirection
 from .by_label import ByLabel, CellPurchase
 from .by_strata import ByStrata
 from .method import DEFAULT_DIM, DEFAULT_VALIDATION_BUDGET, Nominations, run_nominations
@@ -27,6 +28,7 @@ __all__ = [
     "Winners",
     "ByLabel",
     "ByStrata",
+    "ByDirection",
     "CellPurchase",
     "PURCHASES",
     "Aggregator",
@@ -44,6 +46,7 @@ PURCHASES: dict[str, type[Purchase]] = {
         Nominees,
         ByLabel,
         ByStrata,
+        ByDirection,
         Winners,
     )
 }

@@ -386,6 +386,7 @@ class Nominations(SummaryMethod):
             started=setup.started,
             extra=setup.extra,
             with_labels=setup.with_labels,
+            seed_rows=setup.seed,
         )
         _log.info(
             "nominations (%s): temperature %.4g, sigma %.4g, choice on %s; timings %s",
@@ -413,6 +414,7 @@ def run_nominations(
     started: float | None = None,
     extra: dict[str, Any] | None = None,
     with_labels: bool | None = None,
+    seed_rows: np.ndarray | None = None,
 ) -> SummaryResult:
     """Run the nominations protocol through ``transport`` and assemble the :class:`SummaryResult` and ledger.
 
@@ -432,6 +434,7 @@ def run_nominations(
             ledger.record(party, event, label=label)  # type: ignore[arg-type]
 
     agg = Aggregator(transport, owners, consumer, config, rng, record)
+    agg.seed_rows = seed_rows
     pool = purchase.buy(agg, int(size))
     t1 = time.perf_counter()
     choice = purchase.choose(agg, int(size), pool)
