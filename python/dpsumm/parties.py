@@ -42,7 +42,7 @@ from .messages import (
     request_key,
 )
 from .privacy import Csprng
-from .strata import label_index, label_index_sorted, label_slots, row_cells
+from .strata import label_index, label_slots, row_cells
 
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000

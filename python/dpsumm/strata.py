@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import as_array
-from .errors import InvalidParameterError, ProtocolError
+from .errors import DataFileError, DpsummError, InvalidParameterError, ProtocolError
 
 __all__ = [
     "MAX_CELLS",
@@ -36,6 +36,7 @@ __all__ = [
     "stratum_index",
     "row_cells",
     "cell_count",
+    "load_strata",
 ]
 
 #: The most cells the product of the declared levels (and a crossing) may have: every owner releases one count per
@@ -311,8 +312,7 @@ def row_cells(
         d = np.asarray(direction, dtype=np.float64)
         if d.shape != (np.shape(data)[1],) or np.shape(centre) != d.shape:
             raise ProtocolError(
-                f"a direction and centre of {np.shape(data)[1]} features are needed, got {d.shape}, "
-                f"{np.shape(centre)}"
+                f"a direction and centre of {np.shape(data)[1]} features are needed, got {d.shape}, {np.shape(centre)}"
             )
         e = np.asarray(edges, dtype=np.float64)
         if e.ndim != 1 or not np.isfinite(e).all() or np.any(np.diff(e) < 0):
@@ -332,3 +332,74 @@ def _scores(data: np.ndarray, centre: np.ndarray, direction: np.ndarray) -> np.n
     for start in range(0, n, step):
         out[start : start + step] = np.asarray(data[start : start + step], dtype=np.float64) @ direction - shift
     return out
+
+
+#: The largest strata file read (bytes): strata are a few values per row.
+MAX_STRATA_BYTES = 1 << 31
+
+
+def _typed_column(values: list[str]) -> np.ndarray:
+    """A CSV column's text as integers, else floats, else strings (one kind per column)."""
+    for kind in (int, float):
+        try:
+            return np.asarray([kind(v) for v in values])
+        except ValueError:
+            continue
+    return np.asarray(values, dtype=str)
+
+
+def load_strata(path: object, n_rows: int | None = None, argument: str = "strata") -> list[np.ndarray]:
+    """A party's strata from a file, one column per attribute: a ``.npy`` array (1-D: one attribute; 2-D: one column
+    per attribute; numbers or strings, never pickles), a ``.csv`` file whose first line names the attributes
+    (each column integers, numbers or strings), or a ``.parquet`` table (its columns).
+
+    Raises :class:`DataFileError` (``argument``) for a file that cannot be read, and InvalidParameterError
+    (``argument``) for strata :func:`strata_columns` refuses (a NaN, an empty file, ``n_rows`` not matching).
+    """
+    from pathlib import Path
+
+    p = Path(str(path)) if isinstance(path, (str, Path)) else None
+    if p is None or not p.is_file():
+        raise DataFileError(f"`{argument}`: file not found: {path!r:.200}", str(path), argument)
+    try:
+        if p.stat().st_size > MAX_STRATA_BYTES:
+            raise DataFileError(f"`{argument}`: {p} is larger than {MAX_STRATA_BYTES} bytes", p, argument)
+        suffix = p.suffix.lower()
+        cols: object
+        if suffix == ".npy":
+            arr = np.load(p, allow_pickle=False)
+            cols = arr
+        elif suffix == ".csv":
+            import csv
+
+            with open(p, newline="", encoding="utf-8") as fh:
+                rows = list(csv.reader(fh))
+            if len(rows) < 2 or any(len(r) != len(rows[0]) for r in rows):
+                raise DataFileError(
+                    f"`{argument}`: {p} must be a header line naming the attributes, then one line per row with one "
+                    "value per attribute",
+                    p,
+                    argument,
+                )
+            cols = [_typed_column([r[j].strip() for r in rows[1:]]) for j in range(len(rows[0]))]
+        elif suffix == ".parquet":
+            try:
+                import pyarrow.parquet as pq
+            except ImportError as exc:
+                raise DataFileError(
+                    "reading .parquet needs pyarrow: pip install 'dpsumm[parquet]'", p, argument
+                ) from exc
+            table = pq.read_table(p)
+            cols = [np.asarray(table.column(i).to_pylist()) for i in range(table.num_columns)]
+        else:
+            raise DataFileError(f"`{argument}`: {p} is not a .npy, .csv or .parquet file", p, argument)
+    except DpsummError:
+        raise
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise DataFileError(f"`{argument}`: {p} cannot be read as strata ({exc})", p, argument) from exc
+    except Exception as exc:  # pyarrow's own errors for a corrupt file
+        raise DataFileError(
+            f"`{argument}`: {p} cannot be read as strata ({type(exc).__name__}: {exc})", p, argument
+        ) from exc
+    n = n_rows if n_rows is not None else len(cols[0] if isinstance(cols, list) else np.asarray(cols))
+    return strata_columns(cols, argument, int(n))

@@ -29,9 +29,9 @@ from .errors import InvalidParameterError
 from .methods import METHODS, misplaced_options, resolve_method
 from .parties import ConsumerParty, OwnerParty, label_counts, owner_stream
 from .privacy import Csprng, check_random_state
-from .strata import check_strata_against, strata_columns
 from .protocols.base import LocalData, RunSetup, SummaryMethod, public_setup
 from .results import Access, Owner, SummaryResult
+from .strata import check_strata_against, strata_columns
 from .transport import InProcessTransport, Transport
 from .types import ArrayLike, Method, RandomState
 

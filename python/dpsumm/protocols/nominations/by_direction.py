@@ -112,8 +112,10 @@ class DirectionRequest(ConsumerRequest):
         centre = np.asarray(self.centre, dtype=np.float64)
         if centre.shape != (d,) or not np.isfinite(centre).all():
             raise ProtocolError(f"consumer: a direction request needs a finite centre of {d} values")
-        if isinstance(self.clip, bool) or not isinstance(self.clip, (int, float)) or not (
-            math.isfinite(self.clip) and self.clip > 0
+        if (
+            isinstance(self.clip, bool)
+            or not isinstance(self.clip, (int, float))
+            or not (math.isfinite(self.clip) and self.clip > 0)
         ):
             raise ProtocolError(f"consumer: a direction request needs a clipping norm > 0, got {self.clip!r}")
         if not 0.0 < self.delta < 1.0 / n:
@@ -121,9 +123,9 @@ class DirectionRequest(ConsumerRequest):
         cal = accounting.calibrate_gaussian(
             self.epsilon, self.delta, sensitivity=direction_sensitivity(self.clip, n), dim=d
         )
-        noisy = gaussian_mean_release(clipped_mean(X, centre, float(self.clip)), cal, consumer.release_stream(
-            "validation-direction"
-        ))
+        noisy = gaussian_mean_release(
+            clipped_mean(X, centre, float(self.clip)), cal, consumer.release_stream("validation-direction")
+        )
         return DirectionRelease(noisy_mean=noisy, n_rows=n, sigma=float(cal.sigma), granularity=float(cal.granularity))
 
 
@@ -252,7 +254,9 @@ class ByDirection(CellPurchase):
             raise ProtocolError(f"consumer sent {type(reply).__name__}, not a direction release")
         noisy = np.asarray(reply.noisy_mean)
         if noisy.shape != (c.n_features,) or noisy.dtype.kind not in "fiu" or not np.isfinite(noisy).all():
-            raise ProtocolError(f"consumer sent a malformed direction (shape {noisy.shape}, expected ({c.n_features},))")
+            raise ProtocolError(
+                f"consumer sent a malformed direction (shape {noisy.shape}, expected ({c.n_features},))"
+            )
         agg.check_validation_size(reply.n_rows)
         cal = accounting.calibrate_gaussian(
             epsilon, c.delta, sensitivity=direction_sensitivity(clip, agg.validation_rows), dim=c.n_features

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -35,12 +34,12 @@ from ...kernels import DEFAULT_CANDIDATE_FACTOR, h1_peak
 from ...messages import LabelHistogramRelease, LabelHistogramRequest, Message, OwnerRequest
 from ...parties import (
     count_release_event,
-    row_keys,
     label_counts,
     label_index,
     label_rows,
     mean_release_sensitivity,
     owner_release_calibration,
+    row_keys,
 )
 from ...privacy import gaussian_mean_release
 from ...strata import public_value_set
@@ -495,9 +494,7 @@ class CellPurchase(Purchase):
             out[o] = np.asarray(r.values, dtype=np.float64)
         return out, float(cal.sigma)
 
-    def _consumer_histogram(
-        self, agg: Aggregator, cells: LabelCells, rule: dict[str, Any]
-    ) -> tuple[np.ndarray, float]:
+    def _consumer_histogram(self, agg: Aggregator, cells: LabelCells, rule: dict[str, Any]) -> tuple[np.ndarray, float]:
         """The consumer's histogram release over ``cells`` (counts + discrete Laplace) and its scale; keeps
         ``D_v``'s rows for the choice."""
         c = agg.config
