@@ -16,12 +16,16 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._validation import as_array
 from .errors import DataFileError, DpsummError, InvalidParameterError, ProtocolError
+from .hashing import RFFHasher
+
+if TYPE_CHECKING:
+    from .messages import LabelHistogramRequest
 
 __all__ = [
     "MAX_CELLS",
@@ -37,6 +41,7 @@ __all__ = [
     "row_cells",
     "cell_count",
     "load_strata",
+    "cell_counts",
 ]
 
 #: The most cells the product of the declared levels (and a crossing) may have: every owner releases one count per
@@ -144,6 +149,12 @@ def _column(value: object, argument: str, n_rows: int) -> np.ndarray:
         )
     if arr.dtype == object and arr.size and all(isinstance(v, str) for v in arr.tolist()):
         arr = arr.astype(str)  # strings in an object array (a pandas column of str)
+    elif arr.dtype == object and arr.size:
+        values = arr.tolist()
+        if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in values):
+            arr = np.asarray(values)  # numbers in an object array (a column of a 2-D object array)
+            if arr.dtype == object:  # an int beyond int64
+                raise InvalidParameterError(f"`{argument}` holds integers beyond int64", argument)
     if arr.dtype.kind == "b":
         arr = arr.astype(np.int64)
     if arr.dtype.kind not in "iufU":
@@ -205,6 +216,65 @@ def check_strata_against(columns: list[np.ndarray], levels: Levels, argument: st
                 argument,
             )
     return stratum_index(columns, levels)
+
+
+def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> np.ndarray:
+    """Rows per cell of the label purchase (float64, shape ``(J,)``; docs/design.md §2.7).
+
+    A row of label ``label_set[j]`` goes to the nearest centre, ``argmin ||c||^2 - bias - 2 h.c`` with ``h`` its
+    hash in the cells' h1, among the cells of label ``j``; a row whose label is outside the set, or that no cell
+    holds, is not counted. Each row is counted at most once (L2 sensitivity ``sqrt(2)`` under replace-one).
+    """
+    centres = np.asarray(m.centres, dtype=np.float64)
+    cell_labels = np.asarray(m.cell_labels)
+    bias = np.asarray(m.bias, dtype=np.float64)
+    J = len(cell_labels)
+    if (
+        cell_labels.ndim != 1
+        or cell_labels.dtype.kind not in "iu"
+        or centres.shape != (J, m.dim)
+        or bias.shape != (J,)
+        or not np.isfinite(centres).all()
+        or not np.isfinite(bias).all()
+    ):
+        raise ProtocolError(
+            f"a label histogram request needs (J,) integer cell labels, (J, {m.dim}) centres and (J,) "
+            f"biases, all finite; got {cell_labels.shape}, {centres.shape}, {bias.shape}"
+        )
+    label_set = np.asarray(m.label_set)
+    if J and (cell_labels.min() < 0 or cell_labels.max() >= len(label_set)):
+        raise ProtocolError("a label histogram request names a cell label outside the label set")
+    if m.n_features != np.shape(X)[1]:
+        raise ProtocolError(f"the consumer has {np.shape(X)[1]} features, the request says {m.n_features}")
+    if J > _MAX_CELLS:
+        raise ProtocolError(f"a label histogram request names {J} cells, more than {_MAX_CELLS}")
+    out = np.zeros(J)
+    idx = label_index(np.asarray(labels), label_set)
+    if J == 0 or not (idx >= 0).any():
+        return out
+    hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
+    rows = np.flatnonzero(idx >= 0)
+    base = (centres * centres).sum(1) - bias
+    # a row is scored against its own label's cells only (the first nearest in cell order, as an argmin over every
+    # cell with the others masked would pick): the work is |D_v| x J / L, not |D_v| x J
+    cells_of_label = {j: np.flatnonzero(cell_labels == j) for j in np.unique(cell_labels).tolist()}
+    step = max(1, min(_CELL_BLOCK, _CELL_SCORES // max(J, 1)))
+    for start in range(0, len(rows), step):  # at most (step, J) scores at a time: _CELL_SCORES float64
+        block = rows[start : start + step]
+        H = np.asarray(hasher.transform(np.ascontiguousarray(np.asarray(X)[block])), dtype=np.float64)
+        row_labels = idx[block]
+        for j in np.unique(row_labels).tolist():
+            cells = cells_of_label.get(j)
+            if cells is None:  # no cell holds this label: its rows are not counted
+                continue
+            score = base[cells][None, :] - 2.0 * (H[row_labels == j] @ centres[cells].T)
+            np.add.at(out, cells[np.argmin(score, axis=1)], 1.0)
+    return out
+
+
+_CELL_BLOCK = 4096
+_CELL_SCORES = 1 << 22  # 32 MB of scores at a time
+_MAX_CELLS = 1 << 24  # cells a label histogram may have (K owners x L labels)
 
 
 def _fits_int64(dtype: np.dtype[Any]) -> bool:
