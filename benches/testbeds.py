@@ -103,6 +103,8 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     # The direction purchase: cells along the consumer's released direction (no labels, no strata), or crossed with
     # the labels passed as the one stratum attribute (the labels that may not carry the shift).
     "direction": lambda p, K: {"purchase": dpsumm.ByDirection()},
+    # The strata purchase given the labels as the one attribute: the label purchase with ByStrata's reserve.
+    "strata-labels": lambda p, K: {"purchase": lambda levels: dpsumm.ByStrata(levels=levels)},
     "direction-labels": lambda p, K: {"purchase": lambda levels: dpsumm.ByDirection(levels=levels)},
     # The label purchase with its sales tilted toward a g~ that takes 0.3 or 0.5 of epsilon_v (the histogram the
     # rest): the option sale_tilt_share, docs/design.md §2.7 "The tilted sale".
@@ -113,7 +115,7 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     "nominees-T0.05": lambda p, K: {"purchase": "nominees", "temperature": 0.05},
 }
 #: The variants that pass strata: "group" (the bed's group attribute and the label), "labels" (the label alone).
-STRATA_KINDS: dict[str, str] = {"strata": "group", "direction-labels": "labels"}
+STRATA_KINDS: dict[str, str] = {"strata": "group", "direction-labels": "labels", "strata-labels": "labels"}
 #: Each bed's public label universe (purchase="labels"): the digit classes, the synthetic bed's two classes, or the
 #: parity of the digit on the "subgroup" beds.
 LABEL_SETS = {"mnist": tuple(range(10)), "digits": tuple(range(10)), "synthetic": (0, 1), "subgroup": (0, 1)}

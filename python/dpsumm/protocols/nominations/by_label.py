@@ -45,7 +45,7 @@ from ...privacy import gaussian_mean_release
 from ...strata import public_value_set
 from ..base import MAX_COUNT, option
 from .aggregator import Aggregator, Pool, temperature_for
-from .cells import CELL_DIM, PURCHASE_FACTOR, LabelCells, herded_sales, label_cells, quotas_from_cells
+from .cells import CELL_DIM, PURCHASE_FACTOR, LabelCells, herded_sales, label_cells, quotas_with_reserve
 from .purchase import Purchase
 
 __all__ = [
@@ -249,9 +249,18 @@ class CellPurchase(Purchase):
         help="the share of the validation budget spent on the hashed mean that tilts each owner's "
         "sale toward the consumer inside a label (0: none)",
     )
+    reserve: float = option(
+        0.0,
+        help="the share of the rows bought kept for every cell the consumer's release counts any row in, below "
+        "the noise threshold too (ByStrata, ByDirection: 1/3; ByLabel: 0)",
+    )
 
     def _validate(self) -> None:
         set_ = object.__setattr__
+        reserve = real_number(self.reserve, "reserve")
+        if not 0.0 <= reserve < 1.0:
+            raise InvalidParameterError(f"`reserve` must be a number in [0, 1), got {reserve!r}", "reserve")
+        set_(self, "reserve", reserve)
         set_(self, "purchase_factor", positive_float(self.purchase_factor, "purchase_factor"))
         if not 1.0 <= self.purchase_factor <= MAX_COUNT:
             raise InvalidParameterError(
@@ -281,6 +290,11 @@ class CellPurchase(Purchase):
     def histogram_share(self) -> float:
         """The share of ``epsilon_v`` the consumer's histogram over the cells spends."""
         return 1.0 - self.sale_tilt_share
+
+    def reserve_share(self) -> float:
+        """The share of the rows bought kept for every cell with a positive released count (:func:`~.cells.
+        quotas_with_reserve`); 0: the thresholded split alone."""
+        return float(self.reserve)
 
     def cell_rule(self, agg: Aggregator) -> dict[str, Any]:
         """The request fields that tell the parties each row's key (:func:`dpsumm.parties.row_keys`): none for the
@@ -384,7 +398,16 @@ class CellPurchase(Purchase):
         t1 = time.perf_counter()
         histogram, scale = self._consumer_histogram(agg, cells, rule)
         agg.timings["target"] = time.perf_counter() - t1
-        q = quotas_from_cells(histogram, scale, agg.validation_rows, cells, counts, size, factor=self.purchase_factor)
+        q = quotas_with_reserve(
+            histogram,
+            scale,
+            agg.validation_rows,
+            cells,
+            counts,
+            size,
+            factor=self.purchase_factor,
+            reserve=self.reserve_share(),
+        )
         # The tilt of the sales: the consumer's hashed mean at the rest of epsilon_v; each owner's sale of a label
         # then leans toward the consumer's rows inside it (post-processing of a DP release).
         target, temperature = np.zeros(0), 1.0

@@ -20,6 +20,7 @@ from ...strata import Levels, levels_json, levels_tuple
 from ..base import option
 from .aggregator import Aggregator
 from .by_label import CellPurchase
+from .cells import RESERVE_SHARE
 
 __all__ = ["ByStrata"]
 
@@ -52,6 +53,12 @@ class ByStrata(CellPurchase):
     """
 
     name: ClassVar[str] = "strata"
+
+    reserve: float = option(
+        RESERVE_SHARE,
+        help="the share of the rows bought kept for every cell the consumer's release counts any row in, below "
+        "the noise threshold too (ByStrata, ByDirection: 1/3; ByLabel: 0)",
+    )
 
     levels: Levels = option(
         (),
