@@ -387,7 +387,7 @@ def quotas_with_reserve(
             mass[list(own), j] += w * held / held.sum()
     spare = (supply - main).ravel()
     flat = mass.ravel()
-    out = main + _split(flat, R, np.where(flat > 0, spare, 0)).reshape(main.shape)
+    out: np.ndarray = main + _split(flat, R, np.where(flat > 0, spare, 0)).reshape(main.shape)
     return out
 
 
