@@ -78,6 +78,7 @@ import numpy as np
 import dpsumm
 from dpsumm import datasets
 from dpsumm.datasets import LabelSplit
+from dpsumm.methods import ByDirection
 from dpsumm.metrics import mlp_accuracy, mmd2, offdiagonal_kernel_mean, population_mmd2  # noqa: E402
 from dpsumm.preprocessing import median_gamma  # noqa: E402
 
@@ -102,10 +103,10 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     "strata": lambda p, K: {"purchase": lambda levels: dpsumm.ByStrata(levels=levels)},
     # The direction purchase: cells along the consumer's released direction (no labels, no strata), or crossed with
     # the labels passed as the one stratum attribute (the labels that may not carry the shift).
-    "direction": lambda p, K: {"purchase": dpsumm.ByDirection()},
+    "direction": lambda p, K: {"purchase": ByDirection()},
     # The strata purchase given the labels as the one attribute: the label purchase with ByStrata's reserve.
     "strata-labels": lambda p, K: {"purchase": lambda levels: dpsumm.ByStrata(levels=levels)},
-    "direction-labels": lambda p, K: {"purchase": lambda levels: dpsumm.ByDirection(levels=levels)},
+    "direction-labels": lambda p, K: {"purchase": lambda levels: ByDirection(levels=levels)},
     # The label purchase with its sales tilted toward a g~ that takes 0.3 or 0.5 of epsilon_v (the histogram the
     # rest): the option sale_tilt_share, docs/design.md §2.7 "The tilted sale".
     "labels-tilt0.3": lambda p, K: {"purchase": "labels", "sale_tilt_share": 0.3},

@@ -16,6 +16,7 @@ import dpsumm
 from dpsumm import accounting
 from dpsumm.parties import ConsumerParty, count_release_event
 from dpsumm.privacy import Csprng
+from dpsumm.methods import ByDirection
 from dpsumm.protocols.nominations.by_direction import (
     DirectionRelease,
     DirectionRequest,
@@ -74,7 +75,7 @@ def test_the_consumer_releases_its_clipped_mean_with_the_calibrated_noise() -> N
 def test_the_ledger_is_the_two_calibrated_releases_composed() -> None:
     owners, V, seed_rows = _data()
     share = 0.4
-    res = dpsumm.summarize(owners, V, 15, dpsumm.Nominations(purchase=dpsumm.ByDirection(direction_share=share)),
+    res = dpsumm.summarize(owners, V, 15, dpsumm.Nominations(purchase=ByDirection(direction_share=share)),
                            seed_set=seed_rows, gamma="median", random_state=0, progress=False)
     _, clip = public_geometry(seed_rows)
     gauss = accounting.calibrate_gaussian(share, 1e-6, sensitivity=2 * clip / len(V), dim=V.shape[1]).event()
@@ -90,7 +91,7 @@ def test_the_ledger_is_the_two_calibrated_releases_composed() -> None:
     assert res.privacy.epsilon("owners", 1e-6) <= 1.0
     assert res.accessed.total <= 3 * 15 and len(res) == 15
     assert all(c["label"].startswith("bin ") for c in res.extra["label_cells"])
-    private = dpsumm.summarize(owners, V, 15, dpsumm.Nominations(purchase=dpsumm.ByDirection()), progress=False)
+    private = dpsumm.summarize(owners, V, 15, dpsumm.Nominations(purchase=ByDirection()), progress=False)
     assert private.certification().status == "private, certified"
 
 
@@ -98,7 +99,7 @@ def test_the_bins_cross_the_strata_and_rows_outside_the_levels_are_never_sold() 
     owners, V, seed_rows = _data()
     strata = [np.where(o.labels == 1, "in", "out") for o in owners]
     owners = [dpsumm.Owner(o.data, labels=o.labels, strata=s, name=o.name) for o, s in zip(owners, strata)]
-    res = dpsumm.summarize(owners, V, 15, dpsumm.Nominations(purchase=dpsumm.ByDirection(levels=[("in",)], bins=4)),
+    res = dpsumm.summarize(owners, V, 15, dpsumm.Nominations(purchase=ByDirection(levels=[("in",)], bins=4)),
                            seed_set=seed_rows, validation_strata=np.array(["in"] * 60), random_state=1, progress=False)
     assert all(owners[k].labels[i] == 1 for k, i in zip(res.owner, res.index))
     assert {c["label"] for c in res.extra["label_cells"]} <= {("in", f"bin {b}") for b in range(4)}
@@ -124,5 +125,5 @@ def test_the_edges_are_public_and_ordered() -> None:
                                           ({"levels": [("a", "a")]}, "levels"), ({"reserve": 1.0}, "reserve")])
 def test_bad_options_are_refused_naming_them(kw: dict[str, object], argument: str) -> None:
     with pytest.raises(dpsumm.InvalidParameterError) as info:
-        dpsumm.ByDirection(**kw)  # type: ignore[arg-type]
+        ByDirection(**kw)  # type: ignore[arg-type]
     assert info.value.argument == argument

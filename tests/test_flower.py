@@ -634,6 +634,8 @@ def test_flower_strata_and_direction_equal_in_process(tmp_path: Path) -> None:
     CSV of string and number columns), the run config's ``levels`` as text; the same summary, cells, quotas and
     ledger as in process (seeded on both sides: NOT private), the consumer's direction release answered through the
     node's one hand-over of its own requests."""
+    from dpsumm.methods import ByDirection
+
     owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp_path)
     names = np.array(["low", "mid", "high"])
     strata, strata_paths = {}, {}
@@ -645,7 +647,7 @@ def test_flower_strata_and_direction_equal_in_process(tmp_path: Path) -> None:
     as_owners = [dpsumm.Owner(a, labels=labels[n], strata=strata[n], name=n) for n, a in owners.items()]
     kw = dict(random_state=RANDOM_STATE, progress=False, gamma="median", validation_strata=strata["consumer"])
     methods = {"strata": dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByStrata(levels=levels)),
-               "direction": dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByDirection(levels=levels, bins=3))}
+               "direction": dpsumm.Nominations(dim=DIM, purchase=ByDirection(levels=levels, bins=3))}
     refs = {k: dpsumm.summarize(as_owners, validation, 6, m, **kw) for k, m in methods.items()}  # type: ignore[arg-type]
     configs = {k: {"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE, "gamma": "median",
                    "method": "nominations", "purchase": k, "levels": "low,mid,high;0,1",

@@ -30,7 +30,6 @@ from .errors import (
 from .estimator import Summarizer
 from .hashing import RFFHasher
 from .methods import (
-    ByDirection,
     ByLabel,
     ByStrata,
     CentralGreedy,
@@ -59,7 +58,6 @@ __all__ = [
     "Nominees",
     "ByLabel",
     "ByStrata",
-    "ByDirection",
     "Winners",
     "PaperProtocol",
     "PaperGreedy",
