@@ -75,14 +75,15 @@ def test_every_form_of_strata_gives_the_same_run() -> None:
 
 
 def test_strata_of_the_labels_make_the_same_cells_as_the_label_purchase() -> None:
-    """ByLabel is the special case whose one attribute is the label: the same cells, quotas per cell and ledger."""
+    """ByLabel is the special case whose one attribute is the label: the same cells, quotas per cell and ledger (at
+    ByLabel's reserve, 0)."""
     owners, V, _ = _data()
     labelled = [dpsumm.Owner(o.data, labels=o.labels, name=o.name) for o in owners]
     as_strata = [dpsumm.Owner(o.data, labels=o.labels, strata=o.labels, name=o.name) for o in owners]
     yv = np.arange(40) % 5
     by_label = dpsumm.summarize(labelled, V, 12, dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=range(5))),
                                 validation_labels=yv, random_state=2, progress=False)
-    by_strata = dpsumm.summarize(as_strata, V, 12, dpsumm.Nominations(purchase=dpsumm.ByStrata(levels=[range(5)])),
+    by_strata = dpsumm.summarize(as_strata, V, 12, dpsumm.Nominations(purchase=dpsumm.ByStrata(levels=[range(5)], reserve=0.0)),
                                  validation_strata=yv, random_state=2, progress=False)
     assert [c["owners"] for c in by_label.extra["label_cells"]] == [c["owners"] for c in by_strata.extra["label_cells"]]
     assert [(c["label"],) for c in by_label.extra["label_cells"]] == [c["label"] for c in by_strata.extra["label_cells"]]

@@ -176,6 +176,8 @@ class ByDirection(CellPurchase):
         Raw owner rows bought, in units of the summary size.
     sale_tilt_share : float, default 0.0
         The share of ``epsilon_v`` spent on the hashed mean toward which each owner's sale of a cell leans.
+    reserve : float, default 1/3
+        The share of the rows bought kept for every cell the consumer's release counts any row in.
     """
 
     name: ClassVar[str] = "direction"

@@ -667,6 +667,9 @@ class ByLabel(CellPurchase):
     sale_tilt_share : float, default 0.0
         The share of the consumer's ``epsilon_v`` spent on its hashed mean ``g~``, toward which each owner's sale
         of a label leans (a shift inside the labels); the histogram gets the rest. In ``[0, 1)``.
+    reserve : float, default 0.0
+        The share of the rows bought kept for every cell the consumer's release counts any row in, below the noise
+        threshold too (:class:`~dpsumm.ByStrata`'s default is 1/3).
     """
 
     name: ClassVar[str] = "labels"

@@ -44,6 +44,9 @@ class ByStrata(CellPurchase):
         Raw owner rows bought, in units of the summary size.
     sale_tilt_share : float, default 0.0
         The share of ``epsilon_v`` spent on the hashed mean toward which each owner's sale of a stratum leans.
+    reserve : float, default 1/3
+        The share of the rows bought kept for every cell the consumer's release counts any row in, below the noise
+        threshold too (a stratum the consumer wants a few rows of is still offered to the greedy).
 
     Examples
     --------
