@@ -70,7 +70,8 @@ class Nominations(SummaryMethod):
         :class:`~dpsumm.Nominees`: the consumer releases its hashed validation mean ``g~`` once, every owner
         nominates ``nominees`` rows ranked against it and the aggregator buys them all (``K * nominees`` raw rows;
         owners' epsilon 0). :class:`~dpsumm.ByLabel`: rows bought by public label from the owners' and the
-        consumer's DP counts (``3 * size`` raw rows whatever K; needs labels). :class:`~dpsumm.Winners`: only the
+        consumer's DP counts (``3 * size`` raw rows whatever K; needs labels). :class:`~dpsumm.ByStrata`: the same
+        by public stratum (needs strata). :class:`~dpsumm.Winners`: only the
         ``size`` winners are bought, and each owner learns which of its rows won (NOT certified for the owners).
     nominees : int, optional
         Rows each owner nominates (Nominees, Winners; public, the same for every owner). Default ``2 * size``.
@@ -106,8 +107,9 @@ class Nominations(SummaryMethod):
         Nominees(),
         help="how the aggregator gets rows: nominees (default; owners' epsilon "
         "0, K x nominees raw rows), labels (3 x size raw rows by public "
-        "label; needs labels) or winners (size raw rows; owners NOT "
-        "certified)",
+        "label; needs labels), strata (3 x size raw rows by public stratum; needs "
+        "strata and --levels), direction (experimental: 3 x size raw rows by cells along the consumer's "
+        "released direction) or winners (size raw rows; owners NOT certified)",
         parse="purchase",
     )
     nominees: int | None = option(None, help="rows each owner nominates (default 2 x size)")
