@@ -33,6 +33,11 @@ TESTBED_FILES = [
                                        "in the population view"),
     ("results-census-population-10.json", "the census-like bed, 10 repeats, p = 200 and 1,000, population view"),
     ("results-mnist-population.json", "MNIST minority and subgroup in the population view, with group x label strata"),
+    ("results-census-strata.json", "the census-like bed with strata (ByStrata) and the direction purchase, population view"),
+    ("results-subgroup-strata.json", "MNIST subgroup with digit strata, parity labels only, and nothing, p = 200"),
+    ("results-subgroup-strata-1000.json", "MNIST subgroup with digit strata, parity labels only, and nothing, p = 1,000"),
+    ("results-minority-strata.json", "MNIST minority: the labels as the one stratum attribute, p = 200"),
+    ("results-k100-strata.json", "the synthetic K = 100 bed: the labels as strata, the direction purchase, p = 200"),
 ]
 
 #: Column order and names of the methods benches/testbeds.py runs.
@@ -47,6 +52,10 @@ METHODS = {
     "nominees-T0.1": "nominees, T = 0.1",
     "nominees-T0.05": "nominees, T = 0.05",
     "quotas": "quotas (removed)",
+    "strata": "strata: group × label cells (3p rows)",
+    "strata-labels": "`ByStrata`, the labels as the attribute (3p rows)",
+    "direction": "`ByDirection()` (3p rows)",
+    "direction-labels": "`ByDirection`, crossed with the labels (3p rows)",
 }
 
 #: (directory under docs/experiments, title, the command that wrote it).

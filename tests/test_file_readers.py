@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpsumm
-from dpsumm import accounting, datasets
+from dpsumm import accounting, datasets, files
 from dpsumm.errors import DataFileError
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -47,7 +47,7 @@ def test_mnist_directory_errors_are_typed():
 
 
 def test_os_error_mapping_says_what_to_do():
-    exc = datasets._os_error(OSError(errno.EACCES, "Permission denied"), "/x.csv", "path")
+    exc = files._os_error(OSError(errno.EACCES, "Permission denied"), "/x.csv", "path")
     assert isinstance(exc, DataFileError) and "permission" in str(exc) and exc.path == "/x.csv"
 
 
@@ -374,10 +374,10 @@ def test_a_csv_column_of_labels_reads_back_as_its_words_or_numbers(tmp_path_fact
         got = datasets.load_labels(p, header=header)
     except DataFileError as exc:
         assert exc.argument == "labels"
-        numbers = [float(v) for v in labels] if all(datasets._is_number(v) for v in labels) else None
+        numbers = [float(v) for v in labels] if all(files._is_number(v) for v in labels) else None
         assert numbers is not None and not np.isfinite(numbers).all(), str(exc)
         return
-    if all(datasets._is_number(v) for v in labels):
+    if all(files._is_number(v) for v in labels):
         np.testing.assert_array_equal(got, [float(v) for v in labels])
     else:
         assert got.dtype.kind == "U"

@@ -726,3 +726,48 @@ def test_cli_flower_run_hands_the_labels_to_the_federation(tmp_path: Path, monke
     res = dpsumm.flower.load_result(tmp_path / "result.npz")
     np.testing.assert_array_equal(res.points, ref.points)
     np.testing.assert_array_equal(res.labels, ref.labels)
+
+
+def test_flower_strata_and_direction_equal_in_process(tmp_path: Path) -> None:
+    """The purchases by strata and by direction on Flower: every node's strata from its node config ``strata`` (a
+    CSV of string and number columns), the run config's ``levels`` as text; the same summary, cells, quotas and
+    ledger as in process (seeded on both sides: NOT private), the consumer's direction release answered through the
+    node's one hand-over of its own requests."""
+    from dpsumm.methods import ByDirection
+
+    owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp_path)
+    names = np.array(["low", "mid", "high"])
+    strata, strata_paths = {}, {}
+    for n, y in [*labels.items(), ("consumer", yv)]:
+        strata[n] = [names[y], (np.arange(len(y)) % 2).astype(np.int64)]
+        strata_paths[n] = tmp_path / f"{n}-strata.csv"
+        strata_paths[n].write_text("band,parity\n" + "".join(f"{a},{b}\n" for a, b in zip(*strata[n])))
+    levels = (("low", "mid", "high"), (0, 1))
+    as_owners = [dpsumm.Owner(a, labels=labels[n], strata=strata[n], name=n) for n, a in owners.items()]
+    kw = dict(random_state=RANDOM_STATE, progress=False, gamma="median", validation_strata=strata["consumer"])
+    methods = {"strata": dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByStrata(levels=levels)),
+               "direction": dpsumm.Nominations(dim=DIM, purchase=ByDirection(levels=levels, bins=3))}
+    refs = {k: dpsumm.summarize(as_owners, validation, 6, m, **kw) for k, m in methods.items()}  # type: ignore[arg-type]
+    configs = {k: {"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE, "gamma": "median",
+                   "method": "nominations", "purchase": k, "levels": "low,mid,high;0,1",
+                   **({"bins": 3} if k == "direction" else {})} for k in methods}
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, labels=label_paths, consumer_labels=ypath,
+                          strata=strata_paths, allow_seeded=True, node_poll_interval=0.1)
+    try:
+        fed.start()
+        pids = fed.pids
+        results = {k: fed.run(c, timeout=170) for k, c in configs.items()}
+    finally:
+        family = fed.all_pids()
+        fed.close()
+    _assert_gone(pids, family)
+    for k, ref in refs.items():
+        res = results[k]
+        np.testing.assert_array_equal(res.owner, ref.owner)
+        np.testing.assert_array_equal(res.index, ref.index)
+        np.testing.assert_array_equal(res.labels, ref.labels)
+        assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6 and res.events == ref.events == []
+        assert res.extra["label_quotas"] == ref.extra["label_quotas"]
+        assert [c["owners"] for c in res.extra["label_cells"]] == [c["owners"] for c in ref.extra["label_cells"]]
+        assert res.extra["exchanges"] == ref.extra["exchanges"] == (4 if k == "direction" else 3)
+        assert res.privacy.to_dict() == ref.privacy.to_dict()

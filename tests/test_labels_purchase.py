@@ -825,7 +825,8 @@ def test_the_label_positions_by_table_equal_the_sorted_search_for_every_integer_
     """The owners' label positions (a lookup table for a set of integers over a small range) are the sorted search's,
     at the dtype's extremes too (a label below or above the set's range must not wrap into it); the count of rows in
     the set, which summarize checks before a label purchase, is np.isin's."""
-    from dpsumm.parties import label_index, _label_index_sorted, label_counts
+    from dpsumm.parties import label_index, label_counts
+    from dpsumm.strata import label_index_sorted as _label_index_sorted
 
     dt = np.dtype(dtype)
     if dt.kind in "iu":

@@ -15,11 +15,21 @@ from dpsumm.methods import METHOD_CLASSES, PURCHASES, flat_options, method_from_
 from dpsumm.protocols.nominations import Purchase
 
 LABELS = (0, 1, 2)
+#: The options a purchase cannot run without (a label set, declared strata levels).
+REQUIRED = {"label_set": LABELS, "levels": (("a", "b"),)}
+
+
+def _required(cls: type[Purchase]) -> dict[str, object]:
+    """The purchase's required options: a label set, declared levels (ByStrata; optional on the others)."""
+    out = {k: v for k, v in REQUIRED.items() if k in cls.option_names()}
+    if "levels" in out and cls.name != "strata":
+        del out["levels"]
+    return out
 
 
 def _purchase(cls: type[Purchase]) -> Purchase:
-    """The purchase with its required options (a label set where it has one)."""
-    return cls(label_set=LABELS) if "label_set" in cls.option_names() else cls()
+    """The purchase with its required options."""
+    return cls(**_required(cls))
 
 
 def _methods() -> list[dpsumm.methods.SummaryMethod]:
@@ -39,10 +49,23 @@ def _data(seed: int = 0) -> tuple[list[dpsumm.Owner], np.ndarray, np.ndarray]:
     return owners, rng.random((40, 4)).astype(np.float32), rng.integers(0, 3, 40)
 
 
+def _stratified(method: dpsumm.methods.SummaryMethod, owners: list[dpsumm.Owner]) -> list[dpsumm.Owner]:
+    """The owners with strata (their labels as letters) when the method reads strata."""
+    if not method.needs_strata:
+        return owners
+    return [dpsumm.Owner(o.data, labels=o.labels, strata=np.array(["a", "b", "c"])[o.labels], name=o.name)
+            for o in owners]
+
+
+def _strata_kw(method: dpsumm.methods.SummaryMethod, vlabels: np.ndarray) -> dict[str, object]:
+    return {"validation_strata": np.array(["a", "b", "c"])[vlabels]} if method.needs_strata else {}
+
+
 def _run(method: dpsumm.methods.SummaryMethod, random_state: int | None = 7, **kw: object) -> dpsumm.SummaryResult:
     owners, validation, vlabels = _data()
-    return dpsumm.summarize(owners, validation, 10, method, random_state=random_state, progress=False,
-                            validation_labels=vlabels if method.needs_labels else None, **kw)  # type: ignore[arg-type]
+    return dpsumm.summarize(_stratified(method, owners), validation, 10, method, random_state=random_state,
+                            progress=False, validation_labels=vlabels if method.needs_labels else None,
+                            **_strata_kw(method, vlabels), **kw)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("method", METHODS, ids=IDS)
@@ -88,8 +111,9 @@ def test_bad_input_names_the_argument_before_any_budget_is_spent(method: dpsumm.
     for kwargs, argument in (({"size": 0}, "size"), ({"size": 10, "gamma": -1.0}, "gamma"),
                              ({"size": 10**7}, "size")):
         with pytest.raises(dpsumm.InvalidParameterError) as info:
-            dpsumm.summarize(owners, validation, method=method, progress=False,
-                             validation_labels=vlabels if method.needs_labels else None, **kwargs)  # type: ignore
+            dpsumm.summarize(_stratified(method, owners), validation, method=method, progress=False,
+                             validation_labels=vlabels if method.needs_labels else None,
+                             **_strata_kw(method, vlabels), **kwargs)  # type: ignore
         assert info.value.argument == argument
 
 
@@ -101,8 +125,7 @@ def test_an_option_of_another_purchase_is_refused_naming_it(purchase: type[Purch
                                                               for o in d.owners)]
     for name in foreign:
         with pytest.raises(dpsumm.InvalidParameterError) as info:
-            purchase(**{name: 1}) if "label_set" not in purchase.option_names() else purchase(
-                label_set=LABELS, **{name: 1})
+            purchase(**_required(purchase), **{name: 1})
         assert info.value.argument == name
 
 

@@ -19,6 +19,7 @@ __all__ = ["Summarizer"]
 
 #: summarize()'s argument names for the arguments of Summarizer.fit.
 _FIT_NAMES = {"validation": "X_validation", "validation_labels": "y_validation"}
+# (``validation_strata`` keeps its name in fit)
 _PARAMS = ("size", "method", "privacy", "gamma", "seed_set", "feature_range", "random_state", "progress")
 
 
@@ -122,7 +123,12 @@ class Summarizer:
         return self
 
     def fit(
-        self, owners: Sequence[Owner | ArrayLike], X_validation: ArrayLike, y_validation: ArrayLike | None = None
+        self,
+        owners: Sequence[Owner | ArrayLike],
+        X_validation: ArrayLike,
+        y_validation: ArrayLike | None = None,
+        *,
+        validation_strata: Any = None,
     ) -> Summarizer:
         """Run the summary.
 
@@ -135,6 +141,9 @@ class Summarizer:
         y_validation : array-like of shape (m,), optional
             Their labels: ``validation_labels`` of :func:`dpsumm.summarize`, for
             ``Nominations(label_set=...)`` (the label purchase; other methods refuse them).
+        validation_strata : array-like, optional
+            Their public strata: ``validation_strata`` of :func:`dpsumm.summarize`, for
+            ``Nominations(purchase=ByStrata(levels=...))`` with owners' strata (``dpsumm.Owner(X, strata=...)``).
 
         Returns
         -------
@@ -155,6 +164,7 @@ class Summarizer:
                 random_state=self.random_state,
                 progress=self.progress,
                 validation_labels=y_validation,
+                validation_strata=validation_strata,
             )
         except InvalidParameterError as exc:  # summarize's names for fit's arguments
             renamed = _FIT_NAMES.get(exc.argument or "")

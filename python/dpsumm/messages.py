@@ -75,6 +75,7 @@ __all__ = [
     "LabelHistogramRequest",
     "LabelHistogramRelease",
     "OwnerRequest",
+    "ConsumerRequest",
     "from_dict",
     "request_key",
 ]
@@ -109,6 +110,20 @@ class OwnerRequest(Message):
 
     def answer(self, owner: Any) -> Message:
         """The owner's reply (``owner`` is a :class:`dpsumm.parties.OwnerParty`); raises ProtocolError."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ConsumerRequest(Message):
+    """A request that the consumer answers by :meth:`answer`: a purchase's own release asked of the consumer, in the
+    purchase's module (:class:`dpsumm.protocols.nominations.by_direction.DirectionRequest`), so that the consumer (in
+    process or on a Flower node, which keeps the reply and answers a repeated request with it) runs any purchase
+    without knowing it."""
+
+    kind: ClassVar[str] = "consumer_request"
+
+    def answer(self, consumer: Any) -> Message:
+        """The consumer's reply (``consumer`` is a :class:`dpsumm.parties.ConsumerParty`); raises ProtocolError."""
         raise NotImplementedError
 
 
@@ -303,6 +318,13 @@ class LabelHistogramRequest(Message):
     cell_labels: np.ndarray = field(repr=False)  # (J,) int64: each cell's position in label_set
     centres: np.ndarray = field(repr=False)  # (J, dim) float64
     bias: np.ndarray = field(repr=False)  # (J,) float64
+    # The cell rule (dpsumm.parties.row_keys; all empty: the rows' keys are their labels, in label_set): the
+    # declared strata levels as JSON, a crossed label set, a direction with its centre and its bins' edges.
+    levels: str = ""
+    cross_labels: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    centre: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    edges: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
 
 
 @dataclass(frozen=True)

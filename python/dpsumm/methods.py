@@ -18,7 +18,7 @@ from typing import Any
 from .accounting import DEFAULT_DELTA as _accounting_default_delta
 from .protocols.base import MethodOptionError, SummaryMethod
 from .protocols.baselines import CentralGreedy, ExactGreedy, Uniform
-from .protocols.nominations import PURCHASES, ByLabel, Nominations, Nominees, Purchase, Winners
+from .protocols.nominations import PURCHASES, ByDirection, ByLabel, ByStrata, Nominations, Nominees, Purchase, Winners
 from .protocols.paper import PaperGreedy, PaperProtocol
 
 __all__ = [
@@ -35,6 +35,8 @@ __all__ = [
     "misplaced_options",
     "parse_label_set",
     "label_set_text",
+    "parse_levels",
+    "levels_text",
     "SummaryMethod",
     "MethodOptionError",
     "Nominations",
@@ -47,6 +49,8 @@ __all__ = [
     "Nominees",
     "Winners",
     "ByLabel",
+    "ByStrata",
+    "ByDirection",
 ]
 
 #: Every method class by its name, recommended first.
@@ -192,6 +196,8 @@ def method_from_options(
     options = dict(options)
     if isinstance(options.get("label_set"), str):  # its text form (a flag, a run config value)
         options["label_set"] = parse_label_set(options["label_set"], spell=spell)
+    if isinstance(options.get("levels"), str):
+        options["levels"] = parse_levels(options["levels"], spell=spell)
     if "purchase" in own:
         try:
             _purchase_from(base, options, spell)
@@ -238,6 +244,8 @@ def flat_options(method: SummaryMethod) -> dict[str, Any]:
             out[key] = value
     if "label_set" in out:
         out["label_set"] = label_set_text(out["label_set"])
+    if "levels" in out:
+        out["levels"] = levels_text(out["levels"])
     return out
 
 
@@ -373,3 +381,51 @@ def label_set_text(labels: Any) -> str:
         ]:
             return text
     return json.dumps(values, separators=(",", ":"))
+
+
+def parse_levels(text: object, spell: Callable[[str], str] = lambda k: f"`{k}`") -> tuple[tuple[Any, ...], ...]:
+    """``ByStrata(levels=...)`` from its text form (a CLI flag, a Flower run config value): a JSON list of lists
+    (``'[["a", "b"], [0, 1]]'``) or attributes separated by ``;``, each a comma-separated list read as
+    :func:`parse_label_set` reads one (``"a,b;0,1"``). The purchase checks the values; :func:`levels_text` writes
+    the form back.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``argument="levels"``: not a string, an empty attribute, or malformed JSON.
+    """
+    from .errors import InvalidParameterError
+
+    name = spell("levels")
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidParameterError(
+            f'{name} must be a non-empty string of levels (e.g. "a,b,c;0,1" or \'[["a","b"],[0,1]]\'), got {text!r}',
+            "levels",
+        )
+    body = text.strip()
+    if body.startswith("["):
+        try:
+            value = json.loads(body)
+        except ValueError as exc:
+            raise InvalidParameterError(f"{name} is not a valid JSON list ({exc}): {text!r}", "levels") from None
+        if not isinstance(value, list) or not all(isinstance(v, list) for v in value):
+            raise InvalidParameterError(f"{name} must be a JSON list of lists of values, got {text!r}", "levels")
+        return tuple(tuple(v) for v in value)
+    out = []
+    for part in body.split(";"):
+        try:
+            out.append(parse_label_set(part, spell=lambda k: name))
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(str(exc), "levels") from None
+    return tuple(out)
+
+
+def levels_text(levels: Any) -> str:
+    """The text form of declared levels that :func:`parse_levels` reads back: ``;``-separated
+    :func:`label_set_text` forms when each is comma-separated, else a compact JSON list of lists."""
+    parts = [label_set_text(a) for a in levels]
+    if not any(p.startswith("[") for p in parts):
+        text = ";".join(parts)
+        if parse_levels(text) == tuple(tuple(a) for a in levels):
+            return text
+    return json.dumps([list(a) for a in levels], separators=(",", ":"))

@@ -21,6 +21,7 @@ from .kernels import BidIndex, nominate
 from .messages import (
     Bid,
     BidRequest,
+    ConsumerRequest,
     LabelHistogramRelease,
     LabelHistogramRequest,
     Message,
@@ -41,6 +42,7 @@ from .messages import (
     request_key,
 )
 from .privacy import Csprng
+from .strata import cell_counts, label_index, label_slots, row_cells
 
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
@@ -52,6 +54,7 @@ __all__ = [
     "owner_stream",
     "owner_release_calibration",
     "label_index",
+    "row_keys",
     "label_counts",
     "cell_counts",
     "label_rows",
@@ -91,55 +94,6 @@ _LABELS_SENSITIVITY = math.sqrt(_HISTOGRAM_SENSITIVITY**2 + _SUM_SENSITIVITY**2)
 COUNT_SENSITIVITY = 2.0
 
 
-#: Widest range of an integer label set that :func:`label_index` looks up in a table (one int64 per value).
-_TABLE_SPAN = 1 << 16
-
-
-def _fits_int64(dtype: np.dtype[Any]) -> bool:
-    """Integers every value of which converts to int64 exactly."""
-    return dtype.kind == "i" or (dtype.kind == "u" and dtype.itemsize <= 4)
-
-
-def label_index(labels: np.ndarray, label_set: np.ndarray) -> np.ndarray:
-    """Each row's position in ``label_set`` (int64), -1 for a label outside it.
-
-    Numbers match by value (``1.0`` is ``1``), strings never match numbers. Integer labels against a set of integers
-    spanning at most ``_TABLE_SPAN`` values: one lookup in a table of positions (every label below the set's range
-    lands on its first entry, every label above on its last, both -1); otherwise one sorted search over the rows.
-    The two give the same positions (tests/test_labels_purchase.py).
-    """
-    if len(label_set) == 0 or (labels.dtype.kind in "US") != (label_set.dtype.kind in "US"):
-        return np.full(len(labels), -1, dtype=np.int64)  # strings against numbers: no label of the set occurs
-    by_table = _label_slots(labels, label_set)
-    if by_table is not None:
-        slot, table = by_table
-        return np.asarray(table[slot], dtype=np.int64)
-    return _label_index_sorted(labels, label_set)
-
-
-def _label_slots(labels: np.ndarray, label_set: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """For integer labels against a set of integers spanning at most ``_TABLE_SPAN`` values: each row's slot in a
-    table (int64; slot 0 below the set's range, the last slot above it) and the table of positions in ``label_set``
-    per slot (-1 where no label of the set is). None for any other labels or set."""
-    if not (_fits_int64(labels.dtype) and _fits_int64(label_set.dtype)) or len(label_set) == 0:
-        return None
-    lo, hi = int(label_set.min()), int(label_set.max())
-    if hi - lo > _TABLE_SPAN or lo == np.iinfo(np.int64).min or hi == np.iinfo(np.int64).max:
-        return None
-    table = np.full(hi - lo + 3, -1, dtype=np.int64)
-    table[label_set.astype(np.int64) - (lo - 1)] = np.arange(len(label_set))
-    slot = np.clip(labels.astype(np.int64, copy=False), lo - 1, hi + 1)
-    slot -= lo - 1
-    return slot, table
-
-
-def _label_index_sorted(labels: np.ndarray, label_set: np.ndarray) -> np.ndarray:
-    """:func:`label_index` by one sorted search of the rows in ``label_set`` (any kinds it compares)."""
-    order = np.argsort(label_set, kind="stable")
-    pos = np.minimum(np.searchsorted(label_set[order], labels), len(label_set) - 1)
-    return np.where(label_set[order][pos] == labels, order[pos], -1).astype(np.int64)
-
-
 def _check_row_labels(labels: np.ndarray | None, n_rows: int, name: str) -> None:
     """A party's labels: one per row (1-D, ``n_rows`` long), so that a replaced row moves one count out of one
     label and into one other (the L2 sensitivity ``sqrt(2)`` of the label releases, docs/design.md §2.7)."""
@@ -147,6 +101,38 @@ def _check_row_labels(labels: np.ndarray | None, n_rows: int, name: str) -> None
         raise InvalidParameterError(
             f"`{name}` must hold one label per row, shape ({n_rows},), got {np.shape(labels)}", name
         )
+
+
+def row_keys(
+    data: np.ndarray, labels: np.ndarray | None, strata: list[np.ndarray] | None, request: Message
+) -> np.ndarray | None:
+    """What a party counts and sells its rows by for a request of a cell purchase: its labels, when the request
+    carries no cell rule (the label purchase: ``label_set`` is the labels); else each row's cell
+    (:func:`dpsumm.strata.row_cells` of the request's ``levels``, ``cross_labels``, ``direction``, ``centre`` and
+    ``edges``), and ``label_set`` is ``0 .. J - 1``."""
+    text = str(getattr(request, "levels", ""))
+    cross = np.asarray(getattr(request, "cross_labels", np.zeros(0)))
+    direction = np.asarray(getattr(request, "direction", np.zeros(0)))
+    if not text and not cross.size and not direction.size:
+        return labels
+    from .strata import levels_from_json
+
+    return row_cells(
+        data,
+        labels,
+        strata,
+        levels=levels_from_json(text) if text else None,
+        cross_labels=cross if cross.size else None,
+        direction=direction if direction.size else None,
+        centre=np.asarray(getattr(request, "centre", np.zeros(0))),
+        edges=np.asarray(getattr(request, "edges", np.zeros(0))),
+    )
+
+
+def _check_row_strata(strata: list[np.ndarray] | None, n_rows: int, name: str) -> None:
+    """A party's strata: columns of one value per row each (one row is in one stratum)."""
+    if strata is not None and (not strata or any(np.shape(c) != (n_rows,) for c in strata)):
+        raise InvalidParameterError(f"`{name}` must be columns of {n_rows} values each", name)
 
 
 def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray:
@@ -161,7 +147,7 @@ def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray
     labels = np.asarray(labels)
     if labels.ndim != 1:  # one label per row: a row counts in at most one cell (L2 sensitivity sqrt(2))
         raise ProtocolError(f"labels must be one per row (1-D), got shape {labels.shape}")
-    by_table = _label_slots(labels, label_set)
+    by_table = label_slots(labels, label_set)
     if by_table is not None:  # count per slot, then read off the set's slots
         slot, table = by_table
         per_slot = np.bincount(slot, minlength=len(table))
@@ -171,65 +157,6 @@ def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray
         return out
     idx = label_index(labels, label_set)
     return np.bincount(idx[idx >= 0], minlength=len(label_set)).astype(np.float64)
-
-
-def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> np.ndarray:
-    """Rows per cell of the label purchase (float64, shape ``(J,)``; docs/design.md §2.7).
-
-    A row of label ``label_set[j]`` goes to the nearest centre, ``argmin ||c||^2 - bias - 2 h.c`` with ``h`` its
-    hash in the cells' h1, among the cells of label ``j``; a row whose label is outside the set, or that no cell
-    holds, is not counted. Each row is counted at most once (L2 sensitivity ``sqrt(2)`` under replace-one).
-    """
-    centres = np.asarray(m.centres, dtype=np.float64)
-    cell_labels = np.asarray(m.cell_labels)
-    bias = np.asarray(m.bias, dtype=np.float64)
-    J = len(cell_labels)
-    if (
-        cell_labels.ndim != 1
-        or cell_labels.dtype.kind not in "iu"
-        or centres.shape != (J, m.dim)
-        or bias.shape != (J,)
-        or not np.isfinite(centres).all()
-        or not np.isfinite(bias).all()
-    ):
-        raise ProtocolError(
-            f"a label histogram request needs (J,) integer cell labels, (J, {m.dim}) centres and (J,) "
-            f"biases, all finite; got {cell_labels.shape}, {centres.shape}, {bias.shape}"
-        )
-    label_set = np.asarray(m.label_set)
-    if J and (cell_labels.min() < 0 or cell_labels.max() >= len(label_set)):
-        raise ProtocolError("a label histogram request names a cell label outside the label set")
-    if m.n_features != np.shape(X)[1]:
-        raise ProtocolError(f"the consumer has {np.shape(X)[1]} features, the request says {m.n_features}")
-    if J > _MAX_CELLS:
-        raise ProtocolError(f"a label histogram request names {J} cells, more than {_MAX_CELLS}")
-    out = np.zeros(J)
-    idx = label_index(np.asarray(labels), label_set)
-    if J == 0 or not (idx >= 0).any():
-        return out
-    hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
-    rows = np.flatnonzero(idx >= 0)
-    base = (centres * centres).sum(1) - bias
-    # a row is scored against its own label's cells only (the first nearest in cell order, as an argmin over every
-    # cell with the others masked would pick): the work is |D_v| x J / L, not |D_v| x J
-    cells_of_label = {j: np.flatnonzero(cell_labels == j) for j in np.unique(cell_labels).tolist()}
-    step = max(1, min(_CELL_BLOCK, _CELL_SCORES // max(J, 1)))
-    for start in range(0, len(rows), step):  # at most (step, J) scores at a time: _CELL_SCORES float64
-        block = rows[start : start + step]
-        H = np.asarray(hasher.transform(np.ascontiguousarray(np.asarray(X)[block])), dtype=np.float64)
-        row_labels = idx[block]
-        for j in np.unique(row_labels).tolist():
-            cells = cells_of_label.get(j)
-            if cells is None:  # no cell holds this label: its rows are not counted
-                continue
-            score = base[cells][None, :] - 2.0 * (H[row_labels == j] @ centres[cells].T)
-            np.add.at(out, cells[np.argmin(score, axis=1)], 1.0)
-    return out
-
-
-_CELL_BLOCK = 4096
-_CELL_SCORES = 1 << 22  # 32 MB of scores at a time
-_MAX_CELLS = 1 << 24  # cells a label histogram may have (K owners x L labels)
 
 
 def substitute_counts(held: np.ndarray, counts: np.ndarray, preference: np.ndarray | None) -> np.ndarray:
@@ -427,13 +354,22 @@ class OwnerParty:
     rng : Csprng, optional
         The owner's own noise stream for its DP releases (the ByLabel purchase); None keys one from
         operating-system entropy (the only private mode).
+    strata : list of ndarray of shape (n_rows,), optional
+        The public attributes of the rows, one column per attribute (:mod:`dpsumm.strata`).
     """
 
     def __init__(
-        self, data: np.ndarray, labels: np.ndarray | None = None, name: str = "owner", rng: Csprng | None = None
+        self,
+        data: np.ndarray,
+        labels: np.ndarray | None = None,
+        name: str = "owner",
+        rng: Csprng | None = None,
+        strata: list[np.ndarray] | None = None,
     ) -> None:
         _check_row_labels(labels, int(data.shape[0]), "labels")
+        _check_row_strata(strata, int(data.shape[0]), "strata")
         self.name = name
+        self._strata = strata
         self._rng = rng
         self._release_stream: Csprng | None = None
         self._data = data
@@ -463,6 +399,11 @@ class OwnerParty:
     def labels(self) -> np.ndarray | None:
         """The owner's row labels, or None."""
         return self._labels
+
+    @property
+    def strata(self) -> list[np.ndarray] | None:
+        """The owner's public attributes of its rows, one column per attribute, or None."""
+        return self._strata
 
     @property
     def n_rows(self) -> int:
@@ -660,10 +601,17 @@ class ConsumerParty:
     """
 
     def __init__(
-        self, validation: np.ndarray, rng: Csprng, name: str = "consumer", labels: np.ndarray | None = None
+        self,
+        validation: np.ndarray,
+        rng: Csprng,
+        name: str = "consumer",
+        labels: np.ndarray | None = None,
+        strata: list[np.ndarray] | None = None,
     ) -> None:
         _check_row_labels(labels, int(np.shape(validation)[0]), "labels")
+        _check_row_strata(strata, int(np.shape(validation)[0]), "strata")
         self.name = name
+        self._strata = strata
         self._validation = validation
         self._labels = labels
         self._rng = rng
@@ -674,7 +622,18 @@ class ConsumerParty:
     #: release is asked for first (the label purchase asks for its histogram, then for the tilt's g~), so that a
     #: party rebuilt for every message (a Flower node) draws the same noise as one that answers them all; the
     #: nominees purchase's one release keeps the first stream.
-    RELEASE_STREAMS = ("validation-gaussian", "validation-labels")
+    RELEASE_STREAMS = ("validation-gaussian", "validation-labels", "validation-direction")
+
+    @property
+    def validation(self) -> np.ndarray:
+        """The validation rows (read by the handlers of the consumer's own requests; sent only to the trusted
+        aggregator, when asked)."""
+        return self._validation
+
+    def release_stream(self, label: str) -> Csprng:
+        """The consumer's noise stream ``label`` of :data:`RELEASE_STREAMS` (derived in that order, whichever is
+        asked for first)."""
+        return self._release_stream(label)
 
     def _release_stream(self, label: str) -> Csprng:
         for name in self.RELEASE_STREAMS:
@@ -685,7 +644,7 @@ class ConsumerParty:
         return self._release_streams[label]
 
     def handle(self, message: Message) -> Message:
-        if not isinstance(message, (TargetRequest, LabelHistogramRequest, ValidationRequest)):
+        if not isinstance(message, (ConsumerRequest, TargetRequest, LabelHistogramRequest, ValidationRequest)):
             raise ProtocolError(f"consumer cannot handle {message.kind!r}")
         key = release_request_key(message)
         kept = self._released.get(message.kind)
@@ -697,7 +656,9 @@ class ConsumerParty:
                 )
             return kept[1]
         release: Message
-        if isinstance(message, TargetRequest):
+        if isinstance(message, ConsumerRequest):  # a purchase's own release, answered by its handler
+            release = message.answer(self)
+        elif isinstance(message, TargetRequest):
             release = self._target(message)
         elif isinstance(message, LabelHistogramRequest):
             release = self._label_histogram(message)
@@ -776,13 +737,14 @@ class ConsumerParty:
         """
         from .privacy import laplace_count_release
 
-        if self._labels is None:
+        keys = row_keys(self._validation, self._labels, self._strata, m)
+        if keys is None:
             raise ProtocolError("consumer: purchase='labels' needs the validation labels (validation_labels=...)")
         label_set = np.asarray(m.label_set)
         if label_set.ndim != 1 or len(label_set) == 0:
             raise ProtocolError("consumer: a label histogram needs a non-empty 1-D label set")
         event = count_release_event(m.epsilon)
-        counts = cell_counts(self._validation, self._labels, m)
+        counts = cell_counts(self._validation, keys, m)
         noisy = laplace_count_release(counts, event, self._release_stream("validation-labels"))
         return LabelHistogramRelease(
             counts=noisy,

@@ -18,20 +18,25 @@ __all__ = ["Owner", "Access", "SummaryResult"]
 
 @dataclass(frozen=True)
 class Owner:
-    """A data owner's rows (and optional labels) with a display name.
+    """A data owner's rows (and optional labels and strata) with a display name.
 
     Parameters
     ----------
     data : array-like of shape (n_rows, n_features)
         The owner's private rows (float32 or float64; other real dtypes are converted).
     labels : array-like of shape (n_rows,), optional
-        Sent along with a row when the aggregator asks for it.
+        The training labels, sent along with a row when the aggregator buys it (the summary's ``labels``).
+    strata : array-like, optional
+        Public attributes of each row that a purchase by strata (:class:`dpsumm.ByStrata`) counts and buys by:
+        one attribute as a 1-D array of ``n_rows`` values, several as a 2-D array (one column each), a list of
+        1-D columns or a pandas DataFrame; numbers or strings.
     name : str, optional
         Defaults to ``"owner-<k>"``.
     """
 
     data: Any
     labels: Any = None
+    strata: Any = None
     name: str | None = None
 
     def __post_init__(self) -> None:
@@ -47,6 +52,7 @@ class Owner:
         shape = getattr(self.data, "shape", None)
         rows = f"{shape[0]}x{shape[1]}" if shape is not None and len(shape) == 2 else type(self.data).__name__
         lab = "" if self.labels is None else ", labelled"
+        lab += "" if self.strata is None else ", stratified"
         return f"Owner(name={self.name!r}, rows={rows}{lab})"
 
 

@@ -31,6 +31,7 @@ from .parties import ConsumerParty, OwnerParty, label_counts, owner_stream
 from .privacy import Csprng, check_random_state
 from .protocols.base import LocalData, RunSetup, SummaryMethod, check_seed_count, public_setup
 from .results import Access, Owner, SummaryResult
+from .strata import check_strata_against, strata_columns
 from .transport import InProcessTransport, Transport
 from .types import ArrayLike, Method, RandomState
 
@@ -44,18 +45,22 @@ CONSUMER = "consumer"
 # ------------------------------------------------------------------------------------------ validation
 
 
-def _as_owners(owners: object) -> tuple[list[np.ndarray], list[np.ndarray | None], list[str], list[float]]:
-    """The owners' rows, labels and names, checked, and each owner's ``max |x|`` from the same read of its rows
-    (for :func:`check_hashable`)."""
+def _as_owners(
+    owners: object,
+) -> tuple[list[np.ndarray], list[np.ndarray | None], list[str], list[float], list[object]]:
+    """The owners' rows, labels and names, checked, each owner's ``max |x|`` from the same read of its rows (for
+    :func:`check_hashable`), and each owner's strata as given (checked by :func:`_owner_strata`)."""
     if isinstance(owners, np.ndarray) or not isinstance(owners, Sequence) or len(owners) == 0:
         raise InvalidParameterError("`owners` must be a non-empty list of arrays or dpsumm.Owner", "owners")
-    datas, labels, names, peaks = [], [], [], []
+    datas, labels, names, peaks, strata = [], [], [], [], []
     n_features: int | None = None
     for k, o in enumerate(owners):
         if isinstance(o, Owner):
             data, lab, name = o.data, o.labels, o.name or f"owner-{k}"
+            strata.append(o.strata)
         else:
             data, lab, name = o, None, f"owner-{k}"
+            strata.append(None)
         arr, peak = float_matrix_peak(data, "owners", n_features=n_features)
         if n_features is None:
             n_features = arr.shape[1]
@@ -83,7 +88,79 @@ def _as_owners(owners: object) -> tuple[list[np.ndarray], list[np.ndarray | None
         )
     if any(lab is None for lab in labels) and any(lab is not None for lab in labels):
         raise InvalidParameterError("give labels for every owner or for none", "owners")
-    return datas, labels, names, peaks
+    if any(st is None for st in strata) and any(st is not None for st in strata):
+        raise InvalidParameterError("give strata for every owner or for none", "owners")
+    return datas, labels, names, peaks, strata
+
+
+def _owner_strata(
+    given: list[object], datas: list[np.ndarray], names: list[str], method: SummaryMethod, size: int
+) -> list[list[np.ndarray] | None]:
+    """The owners' strata as columns, checked against the method's declared levels, with enough rows inside them
+    to fill ``size`` (rows outside the levels are never sold); all None when the method reads no strata. A check
+    each in-process owner makes on its own rows before anything is released (no budget is spent)."""
+    levels = method.public_levels() if method.needs_strata else None
+    if levels is None:
+        if any(st is not None for st in given):
+            raise InvalidParameterError(
+                f"owners' strata apply only to a purchase by strata (Nominations(purchase=ByStrata(levels=...))), "
+                f"not to {method!r}",
+                "owners",
+            )
+        return [None] * len(given)
+    if any(st is None for st in given):
+        raise InvalidParameterError(
+            f"{method!r} buys rows by stratum: give strata for every owner (dpsumm.Owner(X, strata=...))", "owners"
+        )
+    out: list[list[np.ndarray] | None] = []
+    inside = 0
+    for st, d, name in zip(given, datas, names):
+        try:
+            cols = strata_columns(st, f"strata of {name!r}", d.shape[0])
+            inside += int((check_strata_against(cols, levels, f"strata of {name!r}") >= 0).sum())
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(str(exc), "owners") from None
+        out.append(cols)
+    if inside == 0:
+        raise InvalidParameterError(
+            f"no owner holds a row whose strata are all in the declared levels {levels!r:.200}: rows outside them "
+            "are never sold; check that the strata and the levels use the same values",
+            "owners",
+        )
+    if inside < size:
+        raise InvalidParameterError(
+            f"`size` ({size}) exceeds the owners' rows whose strata are in the declared levels ({inside}; the "
+            "others are never sold)",
+            "size",
+        )
+    return out
+
+
+def _validation_strata(value: object, m: int, method: SummaryMethod, transport_given: bool) -> list[np.ndarray] | None:
+    """``validation_strata`` checked against the method's declared levels (before any budget is spent)."""
+    if value is None:
+        if method.needs_strata and not transport_given:
+            raise InvalidParameterError(
+                f"{method!r} releases the validation set's histogram over strata: pass `validation_strata` (and "
+                "strata for every owner)",
+                "validation_strata",
+            )
+        return None
+    levels = method.public_levels() if method.needs_strata else None
+    if levels is None:
+        raise InvalidParameterError(
+            f"`validation_strata` applies only to a purchase by strata (Nominations(purchase=ByStrata(levels="
+            f"...))), not to {method!r}",
+            "validation_strata",
+        )
+    cols = strata_columns(value, "validation_strata", m)
+    if not (check_strata_against(cols, levels, "validation_strata") >= 0).any():
+        raise InvalidParameterError(
+            f"no validation row has strata in the declared levels {levels!r:.200}: check that both use the same "
+            "values and types",
+            "validation_strata",
+        )
+    return cols
 
 
 def _check_sellable(labels: list[np.ndarray], label_set: tuple[Any, ...], size: int) -> None:
@@ -129,6 +206,7 @@ def summarize(
     progress: bool = True,
     transport: Transport | None = None,
     validation_labels: ArrayLike | None = None,
+    validation_strata: Any = None,
     **options: Any,
 ) -> SummaryResult:
     """Build a summary of ``size`` rows from the owners' data whose MMD to ``validation`` is small.
@@ -176,6 +254,10 @@ def summarize(
     validation_labels : array-like of shape (m,), optional
         The labels of the validation rows: needed by ``Nominations(purchase=ByLabel(label_set=...))`` (the label purchase, with labels
         for every owner), which releases their histogram; other methods refuse them.
+    validation_strata : array-like, optional
+        The public attributes of the validation rows (one attribute as a 1-D array, several as a 2-D array, a list
+        of columns or a DataFrame), needed by ``Nominations(purchase=ByStrata(levels=...))`` with strata for every
+        owner (``dpsumm.Owner(X, strata=...)``), which releases their histogram over the cells.
     **options
         Refused: a method's option belongs on its method object (the error says which).
 
@@ -202,11 +284,13 @@ def summarize(
         raise InvalidParameterError("`transport` must be a dpsumm.transport.Transport or None", "transport")
     feature_range = real_pair(feature_range, "feature_range")
     rng = check_random_state(random_state)
-    datas, labels, names, peaks = _as_owners(owners)
+    datas, labels, names, peaks, given_strata = _as_owners(owners)
     n_features = datas[0].shape[1]
     val = float_matrix(validation, "validation", n_features=n_features)
     val_labels = _validation_labels(validation_labels, val.shape[0], meth, labels[0] is not None, transport is not None)
     size = positive_int(size, "size")
+    val_strata = _validation_strata(validation_strata, val.shape[0], meth, transport is not None)
+    strata = _owner_strata(given_strata, datas, names, meth, size)
     if meth.needs_labels and labels[0] is not None:  # labels for every owner or none (_as_owners)
         # The owners count their rows per public label: labels of the set's kind, enough of them in the set.
         label_set = tuple(meth.public_labels() or ())
@@ -300,7 +384,7 @@ def summarize(
         seeded,
     )
     if transport is None and meth.distributed:
-        transport = _in_process(names, datas, labels, val, rng_consumer, random_state, val_labels)
+        transport = _in_process(names, datas, labels, val, rng_consumer, random_state, val_labels, strata, val_strata)
     setup = RunSetup(
         transport=transport,
         owners=names,
@@ -365,13 +449,17 @@ def _in_process(
     rng_consumer: Csprng,
     random_state: object = None,
     validation_labels: np.ndarray | None = None,
+    strata: list[list[np.ndarray] | None] | None = None,
+    validation_strata: list[np.ndarray] | None = None,
 ) -> InProcessTransport:
     """Every party as an object in this process: one owner per name (its own noise stream for its DP
     releases: :func:`dpsumm.parties.owner_stream`), and the consumer."""
+    strata = strata or [None] * len(names)
     parties: dict[str, Any] = {
-        n: OwnerParty(d, lab, n, rng=owner_stream(random_state, n)) for n, d, lab in zip(names, datas, labels)
+        n: OwnerParty(d, lab, n, rng=owner_stream(random_state, n), strata=st)
+        for n, d, lab, st in zip(names, datas, labels, strata)
     }
-    parties[CONSUMER] = ConsumerParty(validation, rng_consumer, labels=validation_labels)
+    parties[CONSUMER] = ConsumerParty(validation, rng_consumer, labels=validation_labels, strata=validation_strata)
     return InProcessTransport(parties)
 
 

@@ -50,7 +50,21 @@ def add_flower(sub: Any) -> None:
         metavar="NAME=PATH",
         help="an owner's labels file on its machine (repeat per owner; every owner or none)",
     )
+    p.add_argument(
+        "--strata",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="an owner's strata file on its machine (its node config strata; repeat per owner; every owner or none)",
+    )
     p.add_argument("--consumer", required=True, metavar="PATH", help="the consumer's validation rows on its machine")
+    p.add_argument(
+        "--validation-strata",
+        default=None,
+        metavar="PATH",
+        help="the consumer's validation strata on its machine (its node config strata): --purchase strata "
+        "releases their histogram",
+    )
     p.add_argument(
         "--validation-labels",
         default=None,
@@ -176,6 +190,11 @@ def _run(args: argparse.Namespace) -> int:
     if labels and set(labels) != set(owners):
         raise UsageError(f"--labels must name every owner ({sorted(owners)}) or none, got {sorted(labels)}")
     check_validation_labels(args, method_arg(args), owners_labelled=bool(labels))
+    strata = _flower_owners(args.strata, what="--strata")
+    if strata and set(strata) != set(owners):
+        raise UsageError(f"--strata must name every owner ({sorted(owners)}) or none, got {sorted(strata)}")
+    if args.validation_strata is not None:
+        strata["consumer"] = args.validation_strata
     if args.out and not args.run:
         raise UsageError("--out applies to --run only (without --run the result is --output on the SuperLink)")
     if args.run:
@@ -222,7 +241,7 @@ def _run(args: argparse.Namespace) -> int:
             writable_dir(str(Path(args.output).resolve().parent), "--output")
         if args.out:
             writable_dir(args.out, "--out")
-        return _run_flower_locally(args, owners, labels, run_config)
+        return _run_flower_locally(args, owners, labels, run_config, strata)
 
     from ..flower.config import _toml_value
 
@@ -283,6 +302,8 @@ def _run(args: argparse.Namespace) -> int:
         cfg = f"role={_toml_value(role)} name={_toml_value(name)} data={_toml_value(path)}"
         if name in labels:
             cfg += f" labels={_toml_value(labels[name])}"
+        if name in strata:
+            cfg += f" strata={_toml_value(strata[name])}"
         node = ["flower-supernode", "--superlink", args.superlink, "--node-config", cfg]
         node += ["--insecure"] if tls is None else ["--root-certificates", str(tls / "ca.crt")]
         if args.node_auth:
@@ -338,7 +359,11 @@ def _override_value(v: Any) -> str:
 
 
 def _run_flower_locally(
-    args: argparse.Namespace, owners: dict[str, str], labels: dict[str, str], run_config: dict[str, Any]
+    args: argparse.Namespace,
+    owners: dict[str, str],
+    labels: dict[str, str],
+    run_config: dict[str, Any],
+    strata: dict[str, str] | None = None,
 ) -> int:
     import tempfile
     import time
@@ -355,6 +380,7 @@ def _run_flower_locally(
             args.consumer,
             labels=labels,
             consumer_labels=args.validation_labels,
+            strata={n: str(Path(p).resolve()) for n, p in (strata or {}).items()},
             tls=not args.insecure,
             node_auth=args.node_auth,
             node_poll_interval=args.poll_interval,

@@ -116,7 +116,7 @@ def _flag(option: str) -> str:
 
 def method_arg(args: argparse.Namespace) -> Any:
     """The method object of the command line (its defaults, with the method flags that were given)."""
-    from ..methods import method_from_options, parse_label_set
+    from ..methods import method_from_options, parse_label_set, parse_levels
 
     options: dict[str, Any] = {o: getattr(args, o) for o in METHOD_FLAGS if getattr(args, o, None) is not None}
     if "epsilon_auction" in options and options["epsilon_auction"] != "theorem6":
@@ -129,6 +129,8 @@ def method_arg(args: argparse.Namespace) -> Any:
     try:
         if "label_set" in options:
             options["label_set"] = parse_label_set(options["label_set"], spell=_flag)
+        if "levels" in options:
+            options["levels"] = parse_levels(options["levels"], spell=_flag)
         return method_from_options(args.method, options, spell=_flag)
     except DpsummError as exc:
         raise UsageError(str(exc)) from None

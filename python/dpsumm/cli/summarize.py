@@ -57,6 +57,20 @@ def add_summarize(sub: Any) -> None:
         help="the validation rows' labels (.npy, .csv or .parquet, one column; numbers or words): --purchase "
         "labels releases their histogram; other methods refuse them",
     )
+    p.add_argument(
+        "--strata",
+        nargs="+",
+        default=None,
+        metavar="PATH",
+        help="one strata file per owner, in --owners order (.npy; .csv with a header line naming the attributes; "
+        ".parquet): the public attributes --purchase strata buys by (declared with --levels)",
+    )
+    p.add_argument(
+        "--validation-strata",
+        default=None,
+        metavar="PATH",
+        help="the validation rows' strata (as --strata): --purchase strata releases their histogram",
+    )
     p.add_argument("--size", type=int, required=True, help="summary size p")
     p.add_argument("--out", required=True, help="output directory")
     add_run_options(p)
@@ -83,11 +97,14 @@ def add_summarize(sub: Any) -> None:
 def _owners_with_labels(args: argparse.Namespace, header: Any = "auto", index: Any = "auto") -> list[Any]:
     from .. import datasets
     from ..results import Owner
+    from ..strata import load_strata
 
     if args.labels is not None and args.label_column is not None:
         raise UsageError("give --labels or --label-column, not both")
     if args.labels is not None and len(args.labels) != len(args.owners):
         raise UsageError(f"--labels needs one file per owner ({len(args.owners)}), got {len(args.labels)}")
+    if args.strata is not None and len(args.strata) != len(args.owners):
+        raise UsageError(f"--strata needs one file per owner ({len(args.owners)}), got {len(args.strata)}")
     owners = []
     for k, path in enumerate(args.owners):
         try:  # the reader sets the label column aside (and refuses a label-named column without it)
@@ -102,7 +119,8 @@ def _owners_with_labels(args: argparse.Namespace, header: Any = "auto", index: A
         labels = table.labels
         if args.label_column is None and args.labels is not None:
             labels = datasets.load_labels(args.labels[k], header=header)
-        owners.append(Owner(rows, labels=_integral(labels), name=f"owner-{k}"))
+        strata = None if args.strata is None else load_strata(args.strata[k], rows.shape[0], "--strata")
+        owners.append(Owner(rows, labels=_integral(labels), strata=strata, name=f"owner-{k}"))
     return owners
 
 
@@ -142,6 +160,11 @@ def _run(args: argparse.Namespace) -> int:
                 f"--validation-labels must hold one label per validation row ({validation.shape[0]}), "
                 f"got shape {val_labels.shape}"
             )
+    val_strata = None
+    if args.validation_strata is not None:
+        from ..strata import load_strata
+
+        val_strata = load_strata(args.validation_strata, validation.shape[0], "--validation-strata")
     seed = seed_set_arg(args.seed_set)
     res = summarize(
         owners,
@@ -155,6 +178,7 @@ def _run(args: argparse.Namespace) -> int:
         random_state=args.random_state,
         progress=not args.no_progress,
         validation_labels=val_labels,
+        validation_strata=val_strata,
     )
     report = build_report(res, args, budget, owners=[str(p) for p in args.owners])
     out = write_outputs(res, out_dir, report)

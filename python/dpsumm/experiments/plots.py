@@ -169,7 +169,7 @@ def write_results(
 
     The plots' titles carry ``title`` (the dataset), ε, γ and ``dim`` (d); the caller's matplotlib
     backend is never changed."""
-    from ..datasets import _os_error, _path_like
+    from ..files import _os_error, _path_like
 
     records = _records(records)
     title = _text(title, "title")

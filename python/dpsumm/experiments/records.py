@@ -230,7 +230,7 @@ RESULT_FIELDS = (
 
 def load_results(path: str | Path) -> list[Record]:
     """Records from a ``results.json`` written by :func:`write_results` (a file or its directory)."""
-    from ..datasets import _is_dir, _is_file, _os_error, _path_like
+    from ..files import _is_dir, _is_file, _os_error, _path_like
 
     p = _path_like(path, "path")
     if _is_dir(p, "path"):

@@ -40,16 +40,19 @@ from .._validation import float_matrix, label_vector
 from ..datasets import load_array, load_labels
 from ..errors import DataFileError, InvalidParameterError, ProtocolError
 from ..messages import (
+    ConsumerRequest,
     LabelHistogramRelease,
     LabelHistogramRequest,
     TargetRelease,
     TargetRequest,
     ValidationRelease,
     ValidationRequest,
+    from_dict,
     request_key,
 )
 from ..messages import Message as ProtocolMessage
-from ..parties import ConsumerParty, OwnerParty, owner_stream
+from ..parties import ConsumerParty, OwnerParty, _from_jsonable, _jsonable, owner_stream
+from ..strata import load_strata
 from .codec import decode, encode
 from .streams import party_streams
 
@@ -109,6 +112,14 @@ def _labels(context: Context, n_rows: int) -> np.ndarray | None:
     return label_vector(arr, "labels", n_rows)
 
 
+def _strata(context: Context, n_rows: int) -> list[np.ndarray] | None:
+    """The node's strata (node config ``strata``: a .npy/.csv/.parquet file of one column per attribute)."""
+    path = context.node_config.get("strata")
+    if path in (None, ""):
+        return None
+    return load_strata(str(path), n_rows)
+
+
 @app.query("dpsumm_hello")
 def hello(message: Message, context: Context) -> Message:
     """Tell the ServerApp this node's role and party name."""
@@ -158,7 +169,13 @@ def _timing(name: str, kind: str, created: float, started: float) -> None:
 def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
     """Rebuild the owner from its data and its kept state, answer, keep its new state (every request alike)."""
     data = _data(context, "data")
-    party = OwnerParty(data, _labels(context, data.shape[0]), name, rng=_owner_rng(context, name))
+    party = OwnerParty(
+        data,
+        _labels(context, data.shape[0]),
+        name,
+        rng=_owner_rng(context, name),
+        strata=_strata(context, data.shape[0]),
+    )
     kept = context.state.get(_OWNER_STATE)
     if isinstance(kept, ConfigRecord) and "state" in kept:
         party.restore(json.loads(str(kept["state"])))
@@ -191,6 +208,8 @@ def _owner_rng(context: Context, name: str) -> Any:
 
 
 def _consumer(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
+    if isinstance(request, ConsumerRequest):
+        return _consumer_own(request, context, name)
     if isinstance(request, TargetRequest):
         return _consumer_target(request, context, name)
     if isinstance(request, LabelHistogramRequest):
@@ -291,16 +310,45 @@ def _consumer_labels(request: LabelHistogramRequest, context: Context, name: str
             rows=np.array(data) if request.send_rows else None,
         )
     labels = _labels(context, data.shape[0])
-    if labels is None:
+    strata = _strata(context, data.shape[0])
+    if request.levels and strata is None:
+        raise ProtocolError(
+            f"consumer {name!r}: a purchase by strata releases the validation set's histogram over strata, but "
+            'this SuperNode has no validation strata: start it with node config strata="/path/to/strata.csv"'
+        )
+    if labels is None and not (request.levels or len(request.cross_labels) or len(request.direction)):
         raise ProtocolError(
             f"consumer {name!r}: purchase='labels' releases the validation set's label histogram, but "
             "this SuperNode has no validation labels: start it with node config "
             'labels="/path/to/validation-labels.npy"'
         )
-    release = ConsumerParty(data, _consumer_rng(context, name), name, labels=labels).handle(request)
+    release = ConsumerParty(data, _consumer_rng(context, name), name, labels=labels, strata=strata).handle(request)
     assert isinstance(release, LabelHistogramRelease)
     context.state[_CONSUMER_STATE + ".labels"] = ArrayRecord({"counts": Array(np.asarray(release.counts))})
     context.state[_CONSUMER_STATE + ".labels.meta"] = ConfigRecord(
         {"n_rows": release.n_rows, "scale": release.scale, "request": request_key(request)}
     )
     return release
+
+
+def _consumer_own(request: ConsumerRequest, context: Context, name: str) -> ProtocolMessage:
+    """A purchase's own request to the consumer (:class:`dpsumm.messages.ConsumerRequest`): answered once per kind
+    and run; a repeated request gets the same reply back (post-processing), another request of that kind is refused.
+    The consumer's release streams are derived in one order (:attr:`ConsumerParty.RELEASE_STREAMS`), so that the
+    rebuilt party draws what one party answering every message would."""
+    key = _CONSUMER_STATE + ".own." + request.kind
+    kept = context.state.get(key)
+    if isinstance(kept, ConfigRecord) and "reply" in kept:
+        if str(kept["request"]) != request_key(request):
+            raise ProtocolError(
+                f"consumer {name!r}: its {request.kind} was already answered for another request (one per run)"
+            )
+        return from_dict(_from_jsonable(json.loads(str(kept["reply"]))))
+    data = _data(context, "data")
+    reply = ConsumerParty(data, _consumer_rng(context, name), name, strata=_strata(context, data.shape[0])).handle(
+        request
+    )
+    context.state[key] = ConfigRecord(
+        {"reply": json.dumps(_jsonable(reply.to_dict())), "request": request_key(request)}
+    )
+    return reply

@@ -75,6 +75,7 @@ from ..methods import (
     method_from_options,
     option_declarations,
     parse_label_set,
+    parse_levels,
 )
 from ..protocols.base import MAX_COUNT, MAX_SEED_CELLS
 
@@ -226,6 +227,8 @@ class FlowerRunConfig:
         options = {METHOD_KEYS[k]: v for k, v in cfg.items() if k in METHOD_KEYS and not _unset(v)}
         if "label_set" in options:  # a run config value is a scalar: the label set comes as text
             options["label_set"] = parse_label_set(options["label_set"], spell=lambda o: _spell(o.replace("_", "-")))
+        if "levels" in options:
+            options["levels"] = parse_levels(options["levels"], spell=lambda o: _spell(o.replace("_", "-")))
         method = method_from_options(name, options, spell=lambda o: _spell(o.replace("_", "-")))
         budget = budget_from(
             _optional_float(cfg, "budget-epsilon"),

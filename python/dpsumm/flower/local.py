@@ -138,6 +138,9 @@ class LocalFederation:
         Owner name to its labels file.
     consumer_labels : path, optional
         The consumer's validation labels (node config ``labels``; ``Nominations(purchase="labels")`` needs them).
+    strata : mapping of str to path, optional
+        Party name (an owner's, or the consumer's) to its strata file (node config ``strata``; a purchase by
+        strata needs them).
     tls : bool
         Serve the SuperLink over TLS with a CA generated in ``workdir/tls``.
     node_auth : bool
@@ -161,6 +164,7 @@ class LocalFederation:
     consumer: str | Path
     labels: Mapping[str, str | Path] = field(default_factory=dict)
     consumer_labels: str | Path | None = None
+    strata: Mapping[str, str | Path] = field(default_factory=dict)
     tls: bool = False
     node_auth: bool = False
     node_poll_interval: float | None = None
@@ -269,6 +273,8 @@ class LocalFederation:
         cfg = f"role={_toml_value(role)} name={_toml_value(name)} data={_toml_value(str(Path(data).resolve()))}"
         if labels is not None:
             cfg += f" labels={_toml_value(str(Path(labels).resolve()))}"
+        if name in self.strata:
+            cfg += f" strata={_toml_value(str(Path(self.strata[name]).resolve()))}"
         if self.allow_seeded:  # consumer and owners (the owners' release noise, the ByLabel purchase)
             cfg += " allow-seeded=true"
         if self.allow_exact_release and role == "consumer":

@@ -259,6 +259,15 @@ class SummaryMethod(OptionsObject):
         """The public label set the run's labels are read against (None: the method reads no labels)."""
         return None
 
+    @property
+    def needs_strata(self) -> bool:
+        """Whether a run needs the owners' and the consumer's strata (``validation_strata``)."""
+        return False
+
+    def public_levels(self) -> tuple[tuple[Any, ...], ...] | None:
+        """The declared strata levels the run's strata are read against (None: the method reads no strata)."""
+        return None
+
     def _validate(self) -> None:
         if hasattr(self, "dim"):
             object.__setattr__(self, "dim", bounded_int(self.dim, "dim", 1, MAX_DIM))

@@ -13,7 +13,9 @@ line in :data:`PURCHASES`, one test module and one docs page.
 from __future__ import annotations
 
 from .aggregator import Aggregator, NominationsConfig, temperature_for
-from .by_label import ByLabel
+from .by_direction import ByDirection
+from .by_label import ByLabel, CellPurchase
+from .by_strata import ByStrata
 from .method import DEFAULT_DIM, DEFAULT_VALIDATION_BUDGET, Nominations, run_nominations
 from .nominees import Nominees
 from .purchase import Purchase
@@ -25,6 +27,9 @@ __all__ = [
     "Nominees",
     "Winners",
     "ByLabel",
+    "ByStrata",
+    "ByDirection",
+    "CellPurchase",
     "PURCHASES",
     "Aggregator",
     "NominationsConfig",
@@ -40,6 +45,8 @@ PURCHASES: dict[str, type[Purchase]] = {
     for cls in (
         Nominees,
         ByLabel,
+        ByStrata,
+        ByDirection,
         Winners,
     )
 }

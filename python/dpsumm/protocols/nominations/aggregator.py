@@ -148,6 +148,7 @@ class Aggregator:
         self.validation_rows = 0
         self.sigma = float("nan")
         self.validation: np.ndarray | None = None
+        self.seed_rows: np.ndarray | None = None  # the run's public seed rows (a purchase may read them)
 
     def exclude(self, owner: str, reason: str, phase: str) -> None:
         """Exclude ``owner`` from the rest of the run, with an event naming ``phase`` and ``reason``."""

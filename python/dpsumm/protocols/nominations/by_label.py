@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -40,15 +40,18 @@ from ...parties import (
     label_rows,
     mean_release_sensitivity,
     owner_release_calibration,
+    row_keys,
 )
 from ...privacy import gaussian_mean_release
+from ...strata import public_value_set
 from ..base import MAX_COUNT, option
 from ..release_checks import check_consumer_counts, check_hash_sum, check_owner_label_counts
 from .aggregator import Aggregator, Pool, temperature_for
-from .cells import CELL_DIM, PURCHASE_FACTOR, LabelCells, herded_sales, label_cells, quotas_from_cells
+from .cells import CELL_DIM, PURCHASE_FACTOR, LabelCells, herded_sales, label_cells, quotas_with_reserve
 from .purchase import Purchase
 
 __all__ = [
+    "CellPurchase",
     "ByLabel",
     "LabelReleaseRequest",
     "LabelRelease",
@@ -85,6 +88,12 @@ class LabelReleaseRequest(OwnerRequest):
     epsilon: float
     delta: float
     label_set: np.ndarray = field(repr=False)
+    # The cell rule (dpsumm.parties.row_keys; all empty: the rows' keys are their labels, in label_set).
+    levels: str = ""
+    cross_labels: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    centre: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    edges: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
 
     def answer(self, owner: Any) -> LabelRelease:
         if self.n_features != owner.n_features:
@@ -96,7 +105,8 @@ class LabelReleaseRequest(OwnerRequest):
 
         def release(stream: Any) -> LabelRelease:
             hasher = RFFHasher(self.n_features, dim=self.dim, gamma=self.gamma, seed=self.hash_seed)
-            exact = np.concatenate([label_counts(owner.labels, np.asarray(self.label_set)), owner.hash_sum(hasher)])
+            keys = row_keys(owner.data, owner.labels, owner.strata, self)
+            exact = np.concatenate([label_counts(keys, np.asarray(self.label_set)), owner.hash_sum(hasher)])
             cal, _ = owner_release_calibration(len(exact), self.epsilon, self.delta)
             noisy = gaussian_mean_release(exact, cal, stream)
             return LabelRelease(
@@ -140,6 +150,12 @@ class LabelSaleRequest(OwnerRequest):
     target: np.ndarray = field(repr=False)  # (dim,) float64 g~, or empty: no tilt
     temperature: float = 1.0
     greedy_sample_factor: float | None = None
+    # The cell rule (dpsumm.parties.row_keys; all empty: the rows' keys are their labels, in label_set).
+    levels: str = ""
+    cross_labels: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    centre: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    edges: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
 
     def answer(self, owner: Any) -> LabelSale:
         name = owner.name
@@ -175,9 +191,10 @@ class LabelSaleRequest(OwnerRequest):
                 f"owner {name!r}: a tilted label sale needs a temperature > 0, got {self.temperature!r}"
             )
         hasher = RFFHasher(self.n_features, dim=self.dim, gamma=self.gamma, seed=self.hash_seed)
+        keys = row_keys(owner.data, owner.labels, owner.strata, self)
         tokens, hashes = label_rows(
             owner.data,
-            owner.labels,
+            keys,
             np.asarray(self.label_set),
             counts,
             hasher,
@@ -195,6 +212,7 @@ class LabelSaleRequest(OwnerRequest):
             hashes=hashes,
             points=np.array(owner.data[tokens]) if self.reveal == "points" else None,
             labels=None if owner.labels is None else np.asarray(owner.labels)[tokens],
+            cells=None if keys is owner.labels or keys is None else np.asarray(keys, dtype=np.int64)[tokens],
         )
 
 
@@ -206,6 +224,7 @@ class LabelSale(Message):
     hashes: np.ndarray = field(repr=False)  # (n, dim) float32: h1 of the sold rows
     points: np.ndarray | None = field(repr=False)  # (n, n_features) when reveal="points"
     labels: np.ndarray | None = field(repr=False)  # (n,) when the owner has labels
+    cells: np.ndarray | None = field(default=None, repr=False)  # (n,) int64 each row's cell, under a cell rule
 
 
 # -- the purchase object --------------------------------------------------------------------------------------
@@ -213,89 +232,37 @@ class LabelSale(Message):
 
 def label_set_tuple(value: object) -> tuple[Any, ...]:
     """The public label set as a tuple of distinct int, float or str labels (non-empty)."""
-    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
-        raise InvalidParameterError(f"`label_set` must be a sequence of labels, got {value!r}", "label_set")
-    out: list[Any] = []
-    for lab in value:
-        if isinstance(lab, np.generic):
-            lab = lab.item()
-        if (
-            isinstance(lab, bool)
-            or not isinstance(lab, (int, float, str))
-            or (isinstance(lab, float) and not math.isfinite(lab))
-        ):
-            raise InvalidParameterError(
-                f"`label_set` holds {lab!r}: labels must be finite numbers or strings", "label_set"
-            )
-        out.append(lab)
-    if not out:
-        raise InvalidParameterError("`label_set` is empty", "label_set")
-    if len(set(out)) != len(out):
-        raise InvalidParameterError("`label_set` repeats a label", "label_set")
-    if len({type(x) is str for x in out}) > 1:
-        raise InvalidParameterError("`label_set` mixes strings and numbers", "label_set")
-    # The parties count against np.asarray(label_set): it must keep every label distinct (2**53 + 1 and 2.0**53
-    # are distinct in Python but one float64) and be a plain numeric or string array (an int beyond int64 makes an
-    # object array).
-    arr = np.asarray(out)
-    if arr.dtype.kind not in "iufU" or len(np.unique(arr)) != len(out):
-        raise InvalidParameterError(
-            f"`label_set` {tuple(out)[:5]!r} is not a set of distinct int64, float64 or "
-            "string labels once converted to an array",
-            "label_set",
-        )
-    return tuple(out)
+    return public_value_set(value, "label_set", "labels")
 
 
 @dataclass(frozen=True, repr=False)
-class ByLabel(Purchase):
-    """Buy rows by public label (and owner group), from the owners' and the consumer's DP counts.
+class CellPurchase(Purchase):
+    """Buy rows by public cell from the owners' and the consumer's DP counts: the machinery of :class:`ByLabel`,
+    :class:`~dpsumm.ByStrata` and :class:`~dpsumm.ByDirection`, which differ only in what a row's key is (its label,
+    its stratum, the bin of its score along a released direction, or their product) and in what the consumer
+    releases before its histogram (:meth:`cell_rule`). Not a purchase by itself."""
 
-    ``purchase_factor * size`` raw rows bought (3 x size by default), whatever the number of owners. Every party
-    is certified: each owner makes one DP release (the owners' ``(epsilon, delta)`` of the run's budget, default
-    ``(1, 1e-6)``, replace-one in that owner's rows); the consumer its histogram over the cells (and, with
-    ``sale_tilt_share > 0``, its hashed mean), replace-one in ``D_v``. Needs the owners' labels and the
-    consumer's ``validation_labels``; a run chooses on the exact kernel of the bought rows.
-
-    Parameters
-    ----------
-    label_set : sequence of int, float or str
-        The public labels a row may have; it must not be read off anybody's data. Rows with other labels are
-        never sold.
-    purchase_factor : float, default 3.0
-        Raw owner rows bought, in units of the summary size.
-    sale_tilt_share : float, default 0.0
-        The share of the consumer's ``epsilon_v`` spent on its hashed mean ``g~``, toward which each owner's sale
-        of a label leans (a shift inside the labels); the histogram gets the rest. In ``[0, 1)``.
-    """
-
-    name: ClassVar[str] = "labels"
     owner_release: ClassVar[bool] = True
-    needs_labels: ClassVar[bool] = True
     nominates: ClassVar[bool] = False
 
-    label_set: Sequence[Any] = option(
-        (),
-        help="the public labels a row may have, comma-separated (0,1,2; numbers read as numbers) or a JSON list "
-        '(\'["cat", "dog"]\')',
-        parse="label_set",
-    )
     purchase_factor: float = option(PURCHASE_FACTOR, help="raw owner rows bought, in units of the size")
     sale_tilt_share: float = option(
         SALE_TILT_SHARE,
         help="the share of the validation budget spent on the hashed mean that tilts each owner's "
         "sale toward the consumer inside a label (0: none)",
     )
+    reserve: float = option(
+        0.0,
+        help="the share of the rows bought kept for every cell the consumer's release counts any row in, below "
+        "the noise threshold too (ByStrata, ByDirection: 1/3; ByLabel: 0)",
+    )
 
     def _validate(self) -> None:
         set_ = object.__setattr__
-        if self.label_set == ():
-            raise InvalidParameterError(
-                "ByLabel needs `label_set`, the public labels the rows may have (e.g. "
-                "label_set=range(10)): it must not be read off anybody's data",
-                "label_set",
-            )
-        set_(self, "label_set", label_set_tuple(self.label_set))
+        reserve = real_number(self.reserve, "reserve")
+        if not 0.0 <= reserve < 1.0:
+            raise InvalidParameterError(f"`reserve` must be a number in [0, 1), got {reserve!r}", "reserve")
+        set_(self, "reserve", reserve)
         set_(self, "purchase_factor", positive_float(self.purchase_factor, "purchase_factor"))
         if not 1.0 <= self.purchase_factor <= MAX_COUNT:
             raise InvalidParameterError(
@@ -312,13 +279,38 @@ class ByLabel(Purchase):
             )
         set_(self, "sale_tilt_share", share)
 
-    def public_labels(self) -> tuple[Any, ...] | None:
-        return tuple(self.label_set)
+    # -- what a subclass says ---------------------------------------------------------------------------------
+
+    def key_set(self) -> tuple[Any, ...]:
+        """The public keys the parties count their rows by (the label set; the cells ``0 .. J - 1``)."""
+        raise NotImplementedError
+
+    def key_name(self, j: int) -> Any:
+        """How the result's report names key ``j``."""
+        return self.key_set()[j]
+
+    def histogram_share(self) -> float:
+        """The share of ``epsilon_v`` the consumer's histogram over the cells spends."""
+        return 1.0 - self.sale_tilt_share
+
+    def reserve_share(self) -> float:
+        """The share of the rows bought kept for every cell with a positive released count (:func:`~.cells.
+        quotas_with_reserve`); 0: the thresholded split alone."""
+        return float(self.reserve)
+
+    def cell_rule(self, agg: Aggregator) -> dict[str, Any]:
+        """The request fields that tell the parties each row's key (:func:`dpsumm.parties.row_keys`): none for the
+        label purchase; a subclass may first have the consumer release what the rule needs."""
+        return {}
+
+    def check_release_plan(self, method: Any, eps_v: float, delta_v: float, validation_rows: int) -> None:
+        """Calibrate the consumer's releases before the histogram (public numbers), raising InvalidParameterError."""
 
     def check_method(self, method: Any) -> None:
+        cls = type(self).__name__
         if method.reveal != "points" or method.choice == "hashes" or method.validation_release != "gaussian":
             raise InvalidParameterError(
-                "the ByLabel purchase buys raw rows and chooses on the exact kernel: it needs "
+                f"the {cls} purchase buys raw rows and chooses on the exact kernel: it needs "
                 "reveal='points', choice='kernel' (or None) and validation_release='gaussian'",
                 "purchase",
             )
@@ -326,12 +318,12 @@ class ByLabel(Purchase):
             if getattr(method, unread) is not None:
                 raise InvalidParameterError(
                     f"`{unread}` applies to the purchases in which owners nominate rows "
-                    "(Nominees, Winners), not to ByLabel",
+                    f"(Nominees, Winners), not to {cls}",
                     unread,
                 )
         if method.temperature is not None and self.sale_tilt_share == 0:
             raise InvalidParameterError(
-                "`temperature` tilts the owners' rows toward g~: with ByLabel it applies only with sale_tilt_share > 0",
+                f"`temperature` tilts the owners' rows toward g~: with {cls} it applies only with sale_tilt_share > 0",
                 "temperature",
             )
 
@@ -360,7 +352,8 @@ class ByLabel(Purchase):
         eps_v, delta_v = budget.validation_epsilon, budget.validation_delta
         assert eps_v is not None and delta_v is not None
         try:
-            count_release_event(eps_v * (1.0 - self.sale_tilt_share))
+            self.check_release_plan(method, eps_v, delta_v, validation_rows)
+            count_release_event(eps_v * self.histogram_share())
             if self.sale_tilt_share > 0:
                 accounting.calibrate_gaussian(
                     eps_v * self.sale_tilt_share,
@@ -368,7 +361,7 @@ class ByLabel(Purchase):
                     sensitivity=mean_release_sensitivity(validation_rows),
                     dim=method.dim,
                 )
-            owner_release_calibration(len(self.label_set) + CELL_DIM, owner_epsilon, owner_delta)
+            owner_release_calibration(len(self.key_set()) + CELL_DIM, owner_epsilon, owner_delta)
         except InvalidParameterError as exc:
             raise InvalidParameterError(f"`privacy`: {exc}", "privacy") from exc
 
@@ -376,9 +369,13 @@ class ByLabel(Purchase):
 
     def buy(self, aggregator: Aggregator, size: int) -> Pool:
         agg, c = aggregator, aggregator.config
-        L = len(self.label_set)
+        keys = self.key_set()
+        L = len(keys)
         t0 = time.perf_counter()
-        released, sigma = self._owner_releases(agg)
+        rule = self.cell_rule(agg)
+        agg.timings["direction"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        released, sigma = self._owner_releases(agg, rule)
         agg.timings["sketches"] = time.perf_counter() - t0
         owners = [o for o in agg.owners if o in released and agg.active[o]]
         counts = np.array([released[o][:L] for o in owners]).reshape(len(owners), L)
@@ -397,13 +394,22 @@ class ByLabel(Purchase):
         )
         if not len(cells.labels):
             raise ProtocolError(
-                "no owner's released count of any label of `label_set` is positive: there is nothing "
-                "to buy (the consumer released nothing)"
+                f"no owner's released count of any {'label of `label_set`' if not rule else 'cell'} is positive: "
+                "there is nothing to buy (the consumer released nothing)"
             )
         t1 = time.perf_counter()
-        histogram, scale = self._consumer_histogram(agg, cells)
+        histogram, scale = self._consumer_histogram(agg, cells, rule)
         agg.timings["target"] = time.perf_counter() - t1
-        q = quotas_from_cells(histogram, scale, agg.validation_rows, cells, counts, size, factor=self.purchase_factor)
+        q = quotas_with_reserve(
+            histogram,
+            scale,
+            agg.validation_rows,
+            cells,
+            counts,
+            size,
+            factor=self.purchase_factor,
+            reserve=self.reserve_share(),
+        )
         # The tilt of the sales: the consumer's hashed mean at the rest of epsilon_v; each owner's sale of a label
         # then leans toward the consumer's rows inside it (post-processing of a DP release).
         target, temperature = np.zeros(0), 1.0
@@ -419,7 +425,7 @@ class ByLabel(Purchase):
         preference = np.zeros(L)
         np.add.at(preference, cells.labels, np.maximum(histogram, 0.0))
         herded = herded_sales(q, cells)
-        label_set = np.asarray(self.label_set)
+        label_set = np.asarray(keys)
         msgs = {
             o: LabelSaleRequest(
                 n_features=c.n_features,
@@ -437,6 +443,7 @@ class ByLabel(Purchase):
                 target=target,
                 temperature=float(temperature),
                 greedy_sample_factor=c.greedy_sample_factor,
+                **rule,
             )
             for k, o in enumerate(owners)
             if q[k].sum() > 0 and agg.active[o]
@@ -454,7 +461,7 @@ class ByLabel(Purchase):
                 "quotas": {o: int(v) for o, v in zip(owners, q.sum(1))},
                 "label_quotas": {o: q[k].astype(np.int64).tolist() for k, o in enumerate(owners)},
                 "label_cells": [
-                    {"label": self.label_set[int(j)], "owners": [owners[k] for k in own]}
+                    {"label": self.key_name(int(j)), "owners": [owners[k] for k in own]}
                     for j, own in zip(cells.labels, cells.owners)
                 ],
             }
@@ -470,10 +477,10 @@ class ByLabel(Purchase):
         agg.timings["purchase"] = time.perf_counter() - t2
         return pool
 
-    def _owner_releases(self, agg: Aggregator) -> tuple[dict[str, np.ndarray], float]:
-        """Every active owner's DP release (counts per label, the cells' hash sum), checked; recorded once."""
+    def _owner_releases(self, agg: Aggregator, rule: dict[str, Any]) -> tuple[dict[str, np.ndarray], float]:
+        """Every active owner's DP release (counts per key, the cells' hash sum), checked; recorded once."""
         c = agg.config
-        L = len(self.label_set)
+        L = len(self.key_set())
         dim = L + CELL_DIM
         cal, event = owner_release_calibration(dim, c.owner_epsilon, c.owner_delta)
         req = LabelReleaseRequest(
@@ -483,14 +490,16 @@ class ByLabel(Purchase):
             hash_seed=cell_hash_seed(c.hash_seed),
             epsilon=c.owner_epsilon,
             delta=c.owner_delta,
-            label_set=np.asarray(self.label_set),
+            label_set=np.asarray(self.key_set()),
+            **rule,
         )
         owners = [o for o in agg.owners if agg.active[o]]
         # Parallel composition: owner k's release depends on D_k only, so one record covers every owner.
         agg.record(
             "owners",
             event,
-            "each owner's row counts per public label and sum of the cells' h1 (replace-one in that owner's rows)",
+            f"each owner's row counts per public {'label' if not rule else 'cell'} and sum of the cells' h1 "
+            "(replace-one in that owner's rows)",
         )
 
         def check(o: str, r: object) -> str | None:
@@ -511,14 +520,14 @@ class ByLabel(Purchase):
             out[o] = np.asarray(r.values, dtype=np.float64)
         return out, float(cal.sigma)
 
-    def _consumer_histogram(self, agg: Aggregator, cells: LabelCells) -> tuple[np.ndarray, float]:
+    def _consumer_histogram(self, agg: Aggregator, cells: LabelCells, rule: dict[str, Any]) -> tuple[np.ndarray, float]:
         """The consumer's histogram release over ``cells`` (counts + discrete Laplace) and its scale; keeps
         ``D_v``'s rows for the choice."""
         c = agg.config
         J = len(cells.labels)
-        epsilon = c.epsilon * (1.0 - self.sale_tilt_share)
+        epsilon = c.epsilon * self.histogram_share()
         req = LabelHistogramRequest(
-            label_set=np.asarray(self.label_set),
+            label_set=np.asarray(self.key_set()),
             epsilon=epsilon,
             send_rows=True,
             n_features=c.n_features,
@@ -528,6 +537,7 @@ class ByLabel(Purchase):
             cell_labels=cells.labels,
             centres=cells.centres,
             bias=cells.bias,
+            **rule,
         )
         agg.exchanges += 1
         reply = agg.transport.request(agg.consumer, req)
@@ -619,15 +629,22 @@ def _check_label_sale(r: LabelSale, req: LabelSaleRequest, released: np.ndarray,
     tokens = np.asarray(r.tokens)
     if tokens.ndim != 1:
         return "sold tokens that are not a 1-D array"
-    if r.labels is None or np.shape(r.labels) != tokens.shape:
-        return "sold rows without their labels (the ByLabel purchase buys rows of given labels)"
-    labs = np.asarray(r.labels)
-    if labs.dtype.kind not in "biufUS":
-        return f"sold labels of dtype {labs.dtype}, not numbers or strings"
     label_set, asked = np.asarray(req.label_set), np.asarray(req.label_counts, dtype=np.int64)
-    idx = label_index(labs, label_set)  # the owners' own matching of labels to the set
-    if (idx < 0).any():
-        return "sold rows of a label outside the label set"
+    if req.levels or len(req.cross_labels) or len(req.direction):  # a cell rule: the owner names each row's cell
+        if r.cells is None or np.shape(r.cells) != tokens.shape or np.asarray(r.cells).dtype.kind not in "iu":
+            return "sold rows without their cells (a purchase by cells buys rows of given cells)"
+        idx = np.asarray(r.cells, dtype=np.int64)
+        if len(idx) and (idx.min() < 0 or idx.max() >= len(label_set)):
+            return "sold rows of a cell outside the purchase's cells"
+    else:
+        if r.labels is None or np.shape(r.labels) != tokens.shape:
+            return "sold rows without their labels (the ByLabel purchase buys rows of given labels)"
+        labs = np.asarray(r.labels)
+        if labs.dtype.kind not in "biufUS":
+            return f"sold labels of dtype {labs.dtype}, not numbers or strings"
+        idx = label_index(labs, label_set)  # the owners' own matching of labels to the set
+        if (idx < 0).any():
+            return "sold rows of a label outside the label set"
     got = np.bincount(idx, minlength=len(label_set))
     # An owner short of a label sells as many rows of other labels instead (substitute_counts): rows beyond a
     # label's ask must be matched by rows missing from the others'.
@@ -647,3 +664,56 @@ def _check_label_sale(r: LabelSale, req: LabelSaleRequest, released: np.ndarray,
                 f"released a count of {released[j]:.1f}, more than {SHORTFALL_SIGMAS:g} noise sigmas above"
             )
     return None
+
+
+@dataclass(frozen=True, repr=False)
+class ByLabel(CellPurchase):
+    """Buy rows by public label (and owner group), from the owners' and the consumer's DP counts.
+
+    ``purchase_factor * size`` raw rows bought (3 x size by default), whatever the number of owners. Every party
+    is certified: each owner makes one DP release (the owners' ``(epsilon, delta)`` of the run's budget, default
+    ``(1, 1e-6)``, replace-one in that owner's rows); the consumer its histogram over the cells (and, with
+    ``sale_tilt_share > 0``, its hashed mean), replace-one in ``D_v``. Needs the owners' labels and the
+    consumer's ``validation_labels``; a run chooses on the exact kernel of the bought rows. The special case of
+    :class:`~dpsumm.ByStrata` whose one attribute is the training label.
+
+    Parameters
+    ----------
+    label_set : sequence of int, float or str
+        The public labels a row may have; it must not be read off anybody's data. Rows with other labels are
+        never sold.
+    purchase_factor : float, default 3.0
+        Raw owner rows bought, in units of the summary size.
+    sale_tilt_share : float, default 0.0
+        The share of the consumer's ``epsilon_v`` spent on its hashed mean ``g~``, toward which each owner's sale
+        of a label leans (a shift inside the labels); the histogram gets the rest. In ``[0, 1)``.
+    reserve : float, default 0.0
+        The share of the rows bought kept for every cell the consumer's release counts any row in, below the noise
+        threshold too (:class:`~dpsumm.ByStrata`'s default is 1/3).
+    """
+
+    name: ClassVar[str] = "labels"
+    needs_labels: ClassVar[bool] = True
+
+    label_set: Sequence[Any] = option(
+        (),
+        help="the public labels a row may have, comma-separated (0,1,2; numbers read as numbers) or a JSON list "
+        '(\'["cat", "dog"]\')',
+        parse="label_set",
+    )
+
+    def _validate(self) -> None:
+        if self.label_set == ():
+            raise InvalidParameterError(
+                "ByLabel needs `label_set`, the public labels the rows may have (e.g. "
+                "label_set=range(10)): it must not be read off anybody's data",
+                "label_set",
+            )
+        object.__setattr__(self, "label_set", label_set_tuple(self.label_set))
+        super()._validate()
+
+    def public_labels(self) -> tuple[Any, ...] | None:
+        return tuple(self.label_set)
+
+    def key_set(self) -> tuple[Any, ...]:
+        return tuple(self.label_set)

@@ -17,6 +17,7 @@ from ...errors import InvalidParameterError
 
 __all__ = [
     "CELL_DIM",
+    "RESERVE_SHARE",
     "GROUP_LEVEL",
     "HOLDER_SIGMAS",
     "PURCHASE_FACTOR",
@@ -25,11 +26,17 @@ __all__ = [
     "label_cells",
     "cell_threshold",
     "quotas_from_cells",
+    "quotas_with_reserve",
     "herded_sales",
 ]
 
 #: Raw owner rows the label purchase buys, in units of the summary size (whatever K).
 PURCHASE_FACTOR = 3.0
+#: The share of the rows bought that the purchases by strata and by direction keep for every cell the consumer's
+#: release counts any row in (:func:`quotas_with_reserve`): a third of the default 3p, so that the thresholded
+#: split still buys 2p >= p rows of the wanted cells, and a stratum the consumer wants a few rows of (below the
+#: histogram's noise threshold) is still offered to the aggregator's greedy (docs/guide/strata.md).
+RESERVE_SHARE = 1.0 / 3.0
 #: The dimension of the h1 in which the owners release their hash sums and the consumer places its rows in cells
 #: (the same gamma as the run's h1, its own seed): 64 keeps the release's noise short (its L2 sensitivity does not
 #: depend on the dimension) while the mean hashes still tell owners with different data apart.
@@ -335,6 +342,52 @@ def quotas_from_cells(
             out += _split(w2, left, np.where(w2 > 0, (supply - out).ravel(), 0)).reshape(K, L)
     if int(out.sum()) < int(size):  # the wanted labels cannot fill the summary: the rest of B from the others
         out += _split(supply.ravel().astype(np.float64), B - int(out.sum()), (supply - out).ravel()).reshape(K, L)
+    return out
+
+
+def quotas_with_reserve(
+    consumer_counts: np.ndarray,
+    consumer_scale: float,
+    validation_rows: int,
+    cells: LabelCells,
+    owner_counts: np.ndarray,
+    size: int,
+    *,
+    factor: float = PURCHASE_FACTOR,
+    reserve: float = 0.0,
+) -> np.ndarray:
+    """:func:`quotas_from_cells` with a share ``reserve`` of the ``ceil(factor * size)`` rows kept for every cell
+    the consumer's release puts a positive count on, thresholded or not (post-processing; docs/design.md §2.7).
+
+    The first ``B - R`` rows (``R = floor(reserve * B)``) go by :func:`quotas_from_cells` (at ``factor * (1 -
+    reserve)``); the ``R`` reserved rows in proportion to ``max(c~_j, 0)`` over all cells, each cell's share over
+    its owners in proportion to their released counts, capped at what they hold beyond the first split. A cell
+    whose few validation rows are below the noise's threshold (a stratum the consumer wants a little of) is then
+    still offered to the aggregator's greedy, which keeps its rows only where ``D_v`` wants them. ``reserve = 0``:
+    :func:`quotas_from_cells` itself. Returns (K, L) int64."""
+    reserve = _number(reserve, "reserve")
+    if reserve >= 1:
+        raise InvalidParameterError(f"`reserve` must be in [0, 1), got {reserve!r}", "reserve")
+    B = int(math.ceil(_number(factor, "factor", positive=True) * size))
+    R = int(math.floor(reserve * B))
+    if R == 0:
+        return quotas_from_cells(
+            consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size, factor=factor
+        )
+    main = quotas_from_cells(
+        consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size, factor=(B - R) / max(size, 1)
+    )
+    N = _finite(owner_counts, "owner_counts", (None, None))
+    c = _finite(consumer_counts, "consumer_counts", (len(cells.labels),))
+    supply = np.floor(np.maximum(N, 0.0)).astype(np.int64)
+    mass = np.zeros(N.shape)
+    for w, j, own in zip(np.maximum(c, 0.0), cells.labels, cells.owners):
+        held = supply[list(own), j].astype(np.float64)
+        if w > 0 and held.sum() > 0:
+            mass[list(own), j] += w * held / held.sum()
+    spare = (supply - main).ravel()
+    flat = mass.ravel()
+    out: np.ndarray = main + _split(flat, R, np.where(flat > 0, spare, 0)).reshape(main.shape)
     return out
 
 

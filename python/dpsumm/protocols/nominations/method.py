@@ -20,7 +20,7 @@ from ...parties import mean_release_sensitivity
 from ...privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
 from ...results import Access, SummaryResult
 from ...transport import Transport
-from ..base import MAX_COUNT, Plan, RunSetup, SummaryMethod, option
+from ..base import MAX_COUNT, MEDIAN_SAMPLE_ROWS, Plan, RunSetup, SummaryMethod, option
 from .aggregator import STOCHASTIC_GREEDY_FACTOR, Aggregator, NominationsConfig
 from .nominees import Nominees
 from .purchase import Purchase
@@ -92,7 +92,8 @@ class Nominations(SummaryMethod):
         :class:`~dpsumm.Nominees`: the consumer releases its hashed validation mean ``g~`` once, every owner
         nominates ``nominees`` rows ranked against it and the aggregator buys them all (``K * nominees`` raw rows;
         owners' epsilon 0). :class:`~dpsumm.ByLabel`: rows bought by public label from the owners' and the
-        consumer's DP counts (``3 * size`` raw rows whatever K; needs labels). :class:`~dpsumm.Winners`: only the
+        consumer's DP counts (``3 * size`` raw rows whatever K; needs labels). :class:`~dpsumm.ByStrata`: the same
+        by public stratum (needs strata). :class:`~dpsumm.Winners`: only the
         ``size`` winners are bought, and each owner learns which of its rows won (NOT certified for the owners).
     nominees : int, optional
         Rows each owner nominates (Nominees, Winners; public, the same for every owner). Default ``2 * size``.
@@ -128,8 +129,9 @@ class Nominations(SummaryMethod):
         Nominees(),
         help="how the aggregator gets rows: nominees (default; owners' epsilon "
         "0, K x nominees raw rows), labels (3 x size raw rows by public "
-        "label; needs labels) or winners (size raw rows; owners NOT "
-        "certified)",
+        "label; needs labels), strata (3 x size raw rows by public stratum; needs "
+        "strata and --levels), direction (experimental: 3 x size raw rows by cells along the consumer's "
+        "released direction) or winners (size raw rows; owners NOT certified)",
         parse="purchase",
     )
     nominees: int | None = option(None, help="rows each owner nominates (default 2 x size)")
@@ -242,6 +244,15 @@ class Nominations(SummaryMethod):
         """The public label set of the run's purchase (None: it reads no labels)."""
         return self.purchase.public_labels()
 
+    @property
+    def needs_strata(self) -> bool:
+        """Whether a run needs the owners' and the consumer's strata (the purchase declares levels)."""
+        return self.purchase.public_levels() is not None
+
+    def public_levels(self) -> tuple[tuple[Any, ...], ...] | None:
+        """The declared strata levels of the run's purchase (None: it reads no strata)."""
+        return self.purchase.public_levels()
+
     def budget(self, privacy: accounting.Budget | None, validation_rows: int | None = None) -> accounting.Budget | None:
         """The run's validation budget: ``privacy``, or the default (:func:`default_validation_budget` of
         ``validation_rows``); None for the exact (non-private) release."""
@@ -292,6 +303,10 @@ class Nominations(SummaryMethod):
         if budget is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             budget.check_validation_size(validation_rows)
             self._check_release_calibration(budget, validation_rows)
+        if self.purchase.uses_seed_rows() and plan.seed_rows == 0:  # the purchase reads public rows: draw them
+            plan = Plan(seed_rows=MEDIAN_SAMPLE_ROWS, uses_seed=True, schedule=plan.schedule)
+        elif self.purchase.uses_seed_rows():
+            plan = Plan(seed_rows=plan.seed_rows, uses_seed=True, schedule=plan.schedule)
         eps_o, delta_o = self.owner_budget(privacy)
         self.purchase.check_plan(
             self,
@@ -411,6 +426,7 @@ class Nominations(SummaryMethod):
             started=setup.started,
             extra=setup.extra,
             with_labels=setup.with_labels,
+            seed_rows=setup.seed,
         )
         _log.info(
             "nominations (%s): temperature %.4g, sigma %.4g, choice on %s; timings %s",
@@ -438,6 +454,7 @@ def run_nominations(
     started: float | None = None,
     extra: dict[str, Any] | None = None,
     with_labels: bool | None = None,
+    seed_rows: np.ndarray | None = None,
 ) -> SummaryResult:
     """Run the nominations protocol through ``transport`` and assemble the :class:`SummaryResult` and ledger.
 
@@ -457,6 +474,7 @@ def run_nominations(
             ledger.record(party, event, label=label)  # type: ignore[arg-type]
 
     agg = Aggregator(transport, owners, consumer, config, rng, record)
+    agg.seed_rows = seed_rows
     pool = purchase.buy(agg, int(size))
     t1 = time.perf_counter()
     choice = purchase.choose(agg, int(size), pool)

@@ -44,6 +44,14 @@ class Purchase(OptionsObject):
         """The public label set the run's labels are read against (None: the purchase reads no labels)."""
         return None
 
+    def public_levels(self) -> tuple[tuple[Any, ...], ...] | None:
+        """The declared levels the run's strata are read against (None: the purchase reads no strata)."""
+        return None
+
+    def uses_seed_rows(self) -> bool:
+        """Whether the purchase reads the run's public seed rows (the run then draws them if the user gives none)."""
+        return False
+
     def default_choice(self, reveal: str) -> str:
         """The aggregator's greedy when the method leaves ``choice`` unset: the exact kernel of bought rows."""
         return "kernel" if reveal == "points" else "hashes"

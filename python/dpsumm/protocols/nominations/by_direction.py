@@ -1,0 +1,294 @@
+"""The direction purchase: cells along the consumer's released direction, crossed with the strata when given; the
+label purchase's exchanges on those cells (docs/explanation/direction-purchase.md).
+
+Exchanges:
+
+1. the consumer releases its mean once in the feature space centred on the public seed rows' mean, each row clipped
+   to the public norm ``C`` (twice the 90th percentile of the centred seed rows' norms): L2 sensitivity ``2 C /
+   |D_v|`` under replace-one in ``D_v``, a discrete Gaussian at ``(direction_share * epsilon_v, delta_v)``
+   (:class:`DirectionRequest`);
+2. every row's cell is the bin of its score ``(x - centre) . w`` along the released direction ``w`` (normalised),
+   ``bins - 1`` edges at the public seed rows' score mean ``+ t sd``, ``t`` from -2 to 8, crossed with its stratum
+   when ``levels`` are declared: a public function of the row once ``w`` is released (post-processing; no budget);
+3. the label purchase's exchanges on those cells (:class:`~dpsumm.protocols.nominations.by_label.CellPurchase`):
+   the owners' counts per cell and cells' hash sums (owners' ``(epsilon, delta)``), the consumer's histogram over
+   (owner group, cell) at the rest of ``epsilon_v``, ``purchase_factor * size`` rows bought by cell.
+
+Every party is certified: the owners at their ``(epsilon, delta)``, the consumer at ``(epsilon_v, delta_v)`` by
+sequential composition of its two releases (dp-accounting's RDP accountant over the ledger's events).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ... import accounting
+from ..._validation import bounded_int, real_number
+from ...errors import InvalidParameterError, ProtocolError
+from ...messages import ConsumerRequest, Message
+from ...privacy import gaussian_mean_release
+from ...strata import Levels, levels_json, levels_tuple
+from ..base import option
+from .aggregator import Aggregator
+from .by_label import CellPurchase
+from .cells import RESERVE_SHARE
+
+__all__ = [
+    "ByDirection",
+    "DirectionRequest",
+    "DirectionRelease",
+    "DIRECTION_BINS",
+    "DIRECTION_SHARE",
+    "EDGE_SPAN",
+    "CLIP_QUANTILE",
+    "public_geometry",
+    "bin_edges",
+    "direction_sensitivity",
+]
+
+#: Cells along the released direction (the bins of a row's score).
+DIRECTION_BINS = 12
+#: The default share of the consumer's epsilon_v spent on the direction; its histogram over the cells gets the rest.
+DIRECTION_SHARE = 0.5
+#: The bins' edges, in standard deviations of the public seed rows' scores around their mean: below the first edge,
+#: between consecutive ones, above the last (the consumer lies along +w, away from the seed rows' mean).
+EDGE_SPAN = (-2.0, 8.0)
+#: The clipping norm is twice this quantile of the centred public seed rows' norms.
+CLIP_QUANTILE = 0.9
+
+
+def public_geometry(seed_rows: np.ndarray) -> tuple[np.ndarray, float]:
+    """The centre (the public seed rows' mean) and the clipping norm ``C`` (twice the ``CLIP_QUANTILE`` quantile of
+    the centred seed rows' norms) of the direction release: public numbers only."""
+    seed = np.asarray(seed_rows, dtype=np.float64)
+    if seed.ndim != 2 or seed.shape[0] < 2 or not np.isfinite(seed).all():
+        raise InvalidParameterError(
+            "the ByDirection purchase needs at least two finite public seed rows (`seed_set`)", "seed_set"
+        )
+    centre = seed.mean(0)
+    clip = 2.0 * float(np.quantile(np.linalg.norm(seed - centre, axis=1), CLIP_QUANTILE))
+    if not (math.isfinite(clip) and clip > 0):
+        raise InvalidParameterError(
+            "the public seed rows are (nearly) all equal: the ByDirection purchase cannot set a clipping norm "
+            "from them",
+            "seed_set",
+        )
+    return centre, clip
+
+
+def direction_sensitivity(clip: float, n_rows: int) -> float:
+    """The L2 sensitivity of the clipped, centred mean of ``n_rows`` rows under replace-one: ``2 C / n``."""
+    return 2.0 * float(clip) / int(n_rows)
+
+
+def bin_edges(seed_rows: np.ndarray, centre: np.ndarray, direction: np.ndarray, bins: int) -> np.ndarray:
+    """``bins - 1`` edges at the seed rows' score mean ``+ t sd``, ``t`` evenly from ``EDGE_SPAN[0]`` to
+    ``EDGE_SPAN[1]`` (scores ``(x - centre) . direction``; public numbers and a released direction only)."""
+    scores = (np.asarray(seed_rows, dtype=np.float64) - centre) @ direction
+    sd = float(scores.std())
+    if not sd > 0:
+        sd = 1e-12
+    return np.asarray(float(scores.mean()) + sd * np.linspace(*EDGE_SPAN, bins - 1), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class DirectionRequest(ConsumerRequest):
+    """Ask the consumer for its one release of its clipped, centred mean: ``mean_v clip_C(v - centre)`` plus a
+    discrete Gaussian that the consumer calibrates itself to ``(epsilon, delta)`` at L2 sensitivity ``2 C / |D_v|``
+    (replace-one in ``D_v``). Its rows are not sent."""
+
+    kind: ClassVar[str] = "direction_request"
+    centre: np.ndarray = field(repr=False)  # (n_features,) float64: the public seed rows' mean
+    clip: float
+    epsilon: float
+    delta: float
+
+    def answer(self, consumer: Any) -> DirectionRelease:
+        X = np.asarray(consumer.validation, dtype=np.float64)
+        n, d = X.shape
+        centre = np.asarray(self.centre, dtype=np.float64)
+        if centre.shape != (d,) or not np.isfinite(centre).all():
+            raise ProtocolError(f"consumer: a direction request needs a finite centre of {d} values")
+        if (
+            isinstance(self.clip, bool)
+            or not isinstance(self.clip, (int, float))
+            or not (math.isfinite(self.clip) and self.clip > 0)
+        ):
+            raise ProtocolError(f"consumer: a direction request needs a clipping norm > 0, got {self.clip!r}")
+        if not 0.0 < self.delta < 1.0 / n:
+            raise ProtocolError(f"consumer: delta {self.delta!r} is not in (0, 1/|D_v|) = (0, {1.0 / n:.3g})")
+        cal = accounting.calibrate_gaussian(
+            self.epsilon, self.delta, sensitivity=direction_sensitivity(self.clip, n), dim=d
+        )
+        noisy = gaussian_mean_release(
+            clipped_mean(X, centre, float(self.clip)), cal, consumer.release_stream("validation-direction")
+        )
+        return DirectionRelease(noisy_mean=noisy, n_rows=n, sigma=float(cal.sigma), granularity=float(cal.granularity))
+
+
+def clipped_mean(X: np.ndarray, centre: np.ndarray, clip: float) -> np.ndarray:
+    """``mean_i clip_C(x_i - centre)``, each centred row scaled to norm at most ``clip`` (float64)."""
+    Z = np.asarray(X, dtype=np.float64) - centre
+    norms = np.linalg.norm(Z, axis=1)
+    scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+    out: np.ndarray = (Z * scale[:, None]).mean(0)
+    return out
+
+
+@dataclass(frozen=True)
+class DirectionRelease(Message):
+    kind: ClassVar[str] = "direction_release"
+    noisy_mean: np.ndarray = field(repr=False)  # (n_features,) float64
+    n_rows: int
+    sigma: float
+    granularity: float
+
+
+@dataclass(frozen=True, repr=False)
+class ByDirection(CellPurchase):
+    """Buy rows by cells along the consumer's released direction (crossed with declared strata), from the owners'
+    and the consumer's DP counts: no labels or strata needed, ``purchase_factor * size`` raw rows whatever K.
+
+    Experimental (``dpsumm.methods.ByDirection``, ``--purchase direction``): measured well behind the default
+    :class:`~dpsumm.Nominees` wherever the direction's noise is long against the consumer's shift (many features,
+    many owners; docs/guide/strata.md), so it is not the default.
+
+    The consumer spends ``direction_share`` of ``epsilon_v`` on its clipped mean in the feature space centred on
+    the public seed rows, and the rest on its histogram over the cells; each owner one release at the owners'
+    ``(epsilon, delta)``. Every party certified (docs/explanation/direction-purchase.md). The run's public seed rows
+    (``seed_set``; 150 rows drawn in ``feature_range`` when none are given) set the centre, the clipping norm and
+    the bins' edges.
+
+    Parameters
+    ----------
+    levels : sequence of sequences, optional
+        Declared levels of public stratum attributes to cross the bins with (``dpsumm.Owner(X, strata=...)``,
+        ``validation_strata``); none by default.
+    bins : int, default 12
+        Cells along the direction.
+    direction_share : float, default 0.5
+        The share of ``epsilon_v`` the direction release spends, in ``(0, 1)``.
+    purchase_factor : float, default 3.0
+        Raw owner rows bought, in units of the summary size.
+    sale_tilt_share : float, default 0.0
+        The share of ``epsilon_v`` spent on the hashed mean toward which each owner's sale of a cell leans.
+    reserve : float, default 1/3
+        The share of the rows bought kept for every cell the consumer's release counts any row in.
+    """
+
+    name: ClassVar[str] = "direction"
+
+    reserve: float = option(
+        RESERVE_SHARE,
+        help="the share of the rows bought kept for every cell the consumer's release counts any row in, below "
+        "the noise threshold too (ByStrata, ByDirection: 1/3; ByLabel: 0)",
+    )
+
+    levels: Levels = option(
+        (),
+        help="the public values of each stratum attribute: attributes separated by ';', values by ',' "
+        "('a,b,c;0,1'; numbers read as numbers) or a JSON list of lists ('[[\"a\",\"b\"],[0,1]]')",
+        parse="levels",
+    )
+    bins: int = option(DIRECTION_BINS, help="cells along the consumer's released direction")
+    direction_share: float = option(
+        DIRECTION_SHARE, help="the share of the validation budget spent on the released direction"
+    )
+
+    def _validate(self) -> None:
+        set_ = object.__setattr__
+        if self.levels != ():
+            set_(self, "levels", levels_tuple(self.levels))
+        set_(self, "bins", bounded_int(self.bins, "bins", 1, 256))
+        share = real_number(self.direction_share, "direction_share")
+        if not 0.0 < share < 1.0:
+            raise InvalidParameterError(
+                f"`direction_share` must be in (0, 1) (the histogram needs the rest of epsilon_v), got {share!r}",
+                "direction_share",
+            )
+        set_(self, "direction_share", share)
+        super()._validate()
+        if self.direction_share + self.sale_tilt_share >= 1.0:
+            raise InvalidParameterError(
+                f"`direction_share` + `sale_tilt_share` ({self.direction_share:g} + {self.sale_tilt_share:g}) must "
+                "be below 1: the histogram needs the rest of epsilon_v",
+                "direction_share",
+            )
+        strata = math.prod(len(a) for a in self.levels) if self.levels else 1
+        if strata * self.bins > 1 << 16:
+            raise InvalidParameterError(
+                f"`bins` x the declared strata ({self.bins} x {strata}) exceed {1 << 16} cells", "bins"
+            )
+
+    def public_levels(self) -> Levels | None:
+        return self.levels or None
+
+    def uses_seed_rows(self) -> bool:
+        return True
+
+    def key_set(self) -> tuple[Any, ...]:
+        strata = math.prod(len(a) for a in self.levels) if self.levels else 1
+        return tuple(range(strata * self.bins))
+
+    def key_name(self, j: int) -> Any:
+        stratum, b = divmod(j, self.bins)
+        if not self.levels:
+            return f"bin {b}"
+        out: list[Any] = []
+        for lev in reversed(self.levels):
+            stratum, r = divmod(stratum, len(lev))
+            out.append(lev[r])
+        return (*reversed(out), f"bin {b}")
+
+    def histogram_share(self) -> float:
+        return 1.0 - self.direction_share - self.sale_tilt_share
+
+    def check_release_plan(self, method: Any, eps_v: float, delta_v: float, validation_rows: int) -> None:
+        accounting.calibrate_gaussian(
+            eps_v * self.direction_share, delta_v, sensitivity=direction_sensitivity(1.0, validation_rows), dim=1
+        )
+
+    def cell_rule(self, agg: Aggregator) -> dict[str, Any]:
+        """The consumer's direction release, checked and recorded; the cells' rule from it and the public rows."""
+        c = agg.config
+        seed = agg.seed_rows
+        if seed is None:
+            raise ProtocolError("the ByDirection purchase needs the run's public seed rows")
+        centre, clip = public_geometry(seed)
+        epsilon = c.epsilon * self.direction_share
+        req = DirectionRequest(centre=centre, clip=clip, epsilon=epsilon, delta=c.delta)
+        agg.exchanges += 1
+        reply = agg.transport.request(agg.consumer, req)
+        if not isinstance(reply, DirectionRelease):
+            raise ProtocolError(f"consumer sent {type(reply).__name__}, not a direction release")
+        noisy = np.asarray(reply.noisy_mean)
+        if noisy.shape != (c.n_features,) or noisy.dtype.kind not in "fiu" or not np.isfinite(noisy).all():
+            raise ProtocolError(
+                f"consumer sent a malformed direction (shape {noisy.shape}, expected ({c.n_features},))"
+            )
+        agg.check_validation_size(reply.n_rows)
+        cal = accounting.calibrate_gaussian(
+            epsilon, c.delta, sensitivity=direction_sensitivity(clip, agg.validation_rows), dim=c.n_features
+        )
+        if not math.isclose(float(reply.sigma), float(cal.sigma), rel_tol=1e-9):
+            raise ProtocolError(f"consumer released with sigma {reply.sigma!r}, the calibration gives {cal.sigma!r}")
+        agg.record(
+            "validation",
+            cal.event("D_v's mean clipped to norm C around the seed rows' mean + discrete Gaussian"),
+            "the consumer's direction: mean of D_v's rows centred on the public seed mean and clipped to norm C "
+            "(replace-one in D_v, L2 sensitivity 2C/|D_v|)",
+        )
+        norm = float(np.linalg.norm(noisy))
+        w = noisy / norm if norm > 0 else np.eye(c.n_features)[0]
+        rule: dict[str, Any] = {
+            "direction": w.astype(np.float64),
+            "centre": centre,
+            "edges": bin_edges(seed, centre, w, self.bins),
+        }
+        if self.levels:
+            rule["levels"] = levels_json(self.levels)
+        return rule
