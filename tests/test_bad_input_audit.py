@@ -16,6 +16,7 @@ import dpsumm
 from dpsumm import Budget, DpsummError, InvalidParameterError, Owner
 from dpsumm.flower.config import FlowerRunConfig
 from dpsumm.methods import MethodOptionError
+from refusal import refused
 
 RNG = np.random.default_rng(0)
 OWNERS = [RNG.uniform(size=(30, 3)) for _ in range(3)]
@@ -24,14 +25,6 @@ LABELS = [RNG.integers(0, 3, size=30) for _ in range(3)]
 VALIDATION_LABELS = RNG.integers(0, 3, size=20)
 LABEL_METHOD = dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1, 2)))
 KW = dict(progress=False, random_state=0)
-
-
-def refused(call, argument, kind=InvalidParameterError):
-    with pytest.raises(DpsummError) as info:
-        call()
-    assert isinstance(info.value, kind), info.value
-    assert info.value.argument == argument, (info.value.argument, str(info.value))
-    return info.value
 
 
 # ------------------------------------------------------------------- method objects: options that do not exist

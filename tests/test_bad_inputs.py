@@ -30,6 +30,7 @@ import dpsumm
 from dpsumm import DpsummError, InvalidParameterError, Owner
 from dpsumm import accounting as acc
 from dpsumm import datasets, experiments, kernels, metrics, pfds
+from refusal import HUGE, refused
 
 RNG = np.random.default_rng(7)
 OWNERS = [RNG.uniform(size=(30, 3)) for _ in range(3)]
@@ -37,22 +38,9 @@ VALIDATION = RNG.uniform(size=(20, 3))
 LABELS = [RNG.integers(0, 3, size=30) for _ in range(3)]
 Y = RNG.integers(0, 2, size=20)
 U = RNG.uniform(-1, 1, size=(10, 4))
-HUGE = 10**400  # an int beyond the float range: float(HUGE) raises OverflowError
 HUGE_FRACTION = Fraction(10**400, 3)
 KW = dict(progress=False, random_state=0)
 RAGGED = [[0.1, 0.2], [0.3]]
-
-
-def refused(call, argument, kind=InvalidParameterError):
-    """``call()`` raises ``kind`` (a DpsummError) whose ``argument`` is ``argument``, with a one-line message."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)  # no numpy overflow on the way to the refusal
-        with pytest.raises(DpsummError) as info:
-            call()
-    assert isinstance(info.value, kind), info.value
-    assert info.value.argument == argument, (info.value.argument, str(info.value))
-    assert str(info.value).strip() and "Traceback" not in str(info.value)
-    return info.value
 
 
 def _ledger():

@@ -25,7 +25,7 @@ import dpsumm
 from dpsumm import DpsummError, InvalidParameterError, _core, kernels, reference
 from dpsumm import accounting as acc
 from dpsumm.reference import owner_sketch
-from test_bad_inputs import HUGE, refused  # the audit's check: the error names the argument, no numpy warning first
+from refusal import HUGE, refused  # the audit's check: the error names the argument, no numpy warning first
 
 RNG = np.random.default_rng(11)
 X = RNG.uniform(size=(6, 3))  # rows of 3 features
