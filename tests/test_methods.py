@@ -1,11 +1,10 @@
-"""Method objects: one per method, owning its options, defaults and validation; every entry point builds the same
-object for the same inputs; inapplicable or misspelled options are refused before any work."""
+"""dpsumm.methods: one class per method name, owning its options, defaults and validation; every entry point
+builds the same method object.
+"""
 
 from __future__ import annotations
 
-import ast
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -161,9 +160,6 @@ def test_name_means_the_defaults_and_the_object_runs_the_same():
         assert a.method == name
 
 
-# ------------------------------------------------------------------------ every entry point, the same object
-
-
 CASES = [
     ("nominations", {}, []),
     ("nominations", dict(nominees=30, purchase=dpsumm.Winners(), dim=64),
@@ -195,64 +191,3 @@ def test_cli_flower_and_estimator_build_the_python_method_object(name, options, 
     assert FlowerRunConfig.from_run_config(run_config).method == expected
     est = dpsumm.Summarizer(10, method=name).set_params(**{f"method__{k}": v for k, v in options.items()})
     assert resolve_method(est.method) == expected
-
-
-def test_cli_refuses_a_flag_the_method_lacks_naming_the_flag(capsys):
-    from dpsumm.cli import main
-
-    code = main(["summarize", "--owners", "a.npy", "--validation", "v.npy", "--out", "/tmp/x", "--size", "5",
-                 "--method", "paper", "--nominees", "3"])
-    assert code == 2 and "--nominees does not apply to method 'paper'" in capsys.readouterr().err
-
-
-def test_flower_run_config_refuses_inapplicable_and_bad_keys():
-    base = {"size": 10, "owners": 2, "n-features": 4}
-    with pytest.raises(MethodOptionError, match="run config `nominees` does not apply"):
-        FlowerRunConfig.from_run_config({**base, "method": "paper", "nominees": 5})
-    with pytest.raises(dpsumm.InvalidParameterError, match="`candidates`"):
-        FlowerRunConfig.from_run_config({**base, "nominees": 20, "candidates": 5})
-    with pytest.raises(dpsumm.InvalidParameterError):  # 0 is a value, not "default"
-        FlowerRunConfig.from_run_config({**base, "nominees": 0})
-    with pytest.raises(dpsumm.InvalidParameterError):  # nominees x owners < size: before any node is asked
-        FlowerRunConfig.from_run_config({**base, "nominees": 4})
-
-
-def test_summarizer_nested_params_follow_scikit_learn():
-    est = dpsumm.Summarizer(10, method=dpsumm.Nominations(nominees=30))
-    params = est.get_params(deep=True)
-    assert params["method__nominees"] == 30 and params["method__dim"] == 500
-    assert "method__nominees" not in est.get_params(deep=False)
-    with pytest.raises(MethodOptionError):
-        dpsumm.Summarizer(10, nominees=30)
-    with pytest.raises(MethodOptionError):
-        est.set_params(nominees=5)
-
-
-# ------------------------------------------------------------------------ the package's layers
-
-
-LAYERS = {  # a module may import only modules of a lower or equal rank
-    "protocols": 1, "parties": 1, "messages": 0, "transport": 0,
-    "methods": 2, "summarize": 3, "estimator": 4, "experiments": 4, "flower": 4, "cli": 5,
-}
-
-
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module:
-            out.add(node.module.split(".")[0])
-        elif isinstance(node, ast.ImportFrom) and node.level >= 1:
-            out.update(a.name for a in node.names)
-    return out
-
-
-def test_no_module_imports_a_module_that_stands_above_it():
-    root = Path(dpsumm.__file__).parent
-    for top, rank in LAYERS.items():
-        files = list((root / top).rglob("*.py")) if (root / top).is_dir() else [root / f"{top}.py"]
-        for f in files:
-            for name in _imports(f):
-                if name in LAYERS and name != top:
-                    assert LAYERS[name] <= rank, f"{f.relative_to(root)} imports {name}, which stands above it"

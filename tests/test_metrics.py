@@ -1,8 +1,10 @@
-"""dpsumm.metrics: MMD², the objective J (Eq. 3), the MMD² increase, accuracy helpers."""
+"""dpsumm.metrics: MMD², the objective J (Eq. 3), the MMD² increase, accuracy helpers.
+"""
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -11,6 +13,39 @@ from hypothesis import strategies as st
 
 import dpsumm
 from dpsumm import metrics
+from refusal import refused
+
+RNG = np.random.default_rng(7)
+
+
+VALIDATION = RNG.uniform(size=(20, 3))
+
+
+Y = RNG.integers(0, 2, size=20)
+
+
+@pytest.mark.parametrize("call,argument", [
+    (lambda: metrics.svm_accuracy(VALIDATION, Y, VALIDATION, Y, C=1e300), "C"),  # liblinear looped without end
+    (lambda: metrics.svm_accuracy(VALIDATION, Y, VALIDATION, Y, C=1e-300), "C"),
+    (lambda: metrics.svm_accuracy(VALIDATION * 1e100, Y, VALIDATION, Y), "X"),
+    (lambda: metrics.mlp_accuracy(VALIDATION, Y, VALIDATION, Y, hidden=2**70), "hidden"),
+    (lambda: metrics.mlp_accuracy(VALIDATION, Y, VALIDATION, Y, alpha=1e200), "alpha"),
+    (lambda: metrics.svm_accuracy(VALIDATION, Y + 0.5, VALIDATION, Y), "y"),  # sklearn: "Unknown label type"
+    (lambda: metrics.mlp_accuracy(VALIDATION, Y * 1e300, VALIDATION, Y), "y"),
+    (lambda: metrics.mlp_accuracy(VALIDATION * 1e300, Y, VALIDATION, Y, hidden=4, max_iter=5), "X"),  # overflow
+    (lambda: metrics.svm_accuracy(VALIDATION, Y, VALIDATION * 1e200, Y), "X_test"),
+    (lambda: metrics.accuracy(__import__("sklearn.linear_model").linear_model.LogisticRegression(),
+                              VALIDATION, Y.astype(str), VALIDATION, Y), "y_test"),  # was accuracy 0.0
+])
+def test_classifier_helpers_refuse_what_scikit_learn_cannot_fit(call, argument):
+    refused(call, argument)
+
+
+def test_float_labels_with_integer_values_are_classes():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # float16 labels: no overflow comparing with 2**53
+        for y in (Y.astype(float), Y.astype(np.float16)):
+            assert 0.0 <= metrics.svm_accuracy(VALIDATION, y, VALIDATION, Y) <= 1.0
 
 
 def rbf(A, B, g):
@@ -76,9 +111,6 @@ def test_accuracy_helpers_learn_a_separable_problem():
     with pytest.raises(dpsumm.InvalidParameterError) as e:
         metrics.mlp_accuracy(X, y, Xt[:, :3], yt)
     assert e.value.argument == "X_test"
-
-
-# -- the population view: MMD² to held-out rows with their own diagonal dropped -----------------------------------
 
 
 def population_reference(S, T, g):
