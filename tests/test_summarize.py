@@ -214,7 +214,7 @@ def test_a_seed_set_count_no_run_could_use_is_refused_even_when_no_seed_row_is_d
 def test_the_default_validation_delta_fits_a_large_validation_set():
     """Was: with no budget, the default delta_v = 1e-6 refused a validation set of 10^6 rows (1e-6 >= 1/|D_v|). The
     default is now 0.01/|D_v| there (1e-8), the release calibrated and recorded at it; small sets keep 1e-6."""
-    from dpsumm.protocols.nominations import default_validation_budget
+    from dpsumm.protocols.nominations.method import default_validation_budget
 
     rng = np.random.default_rng(0)
     owners = [rng.random((100, 2)), rng.random((100, 2))]
