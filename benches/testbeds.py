@@ -701,7 +701,7 @@ def summarize_files(paths: list[str], out: Path) -> None:
             rec["_alias"], rec["_file"] = f"tb{k}", Path(path).as_posix()
             recs.append(rec)
         cmds.append(data["meta"]["command"])
-    text = ("# Issue 19 targets, per configuration (default, labels)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\n"
+    text = ("# Issue 19 targets, per configuration (default, labels)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\n"
             "Methods: `default` is `dpsumm.Nominations()` (the purchase `dpsumm.Nominees()`); "
             "`labels` is `dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=...))` with the bed's label set.\n\nWritten by `python benches/testbeds.py --summarize "
             + " ".join(paths) + "` from the runs of:\n\n" + "\n".join(f"* `{c}`" for c in cmds) + "\n\n"
@@ -770,7 +770,7 @@ def write(args: argparse.Namespace, out: Path, tag: str, beds: list[str], sizes:
                 repeats=repeats, methods=args.methods, gammas=args.gammas, seconds=time.perf_counter() - t0,
                 cpus=os.cpu_count())
     (out / f"results{tag}.json").write_text(json.dumps(dict(meta=meta, records=recs), indent=1))
-    text = (f"# Test beds (issues 19, 41)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\nWritten by `{meta['command'].replace(str(args.data), 'DIR') if args.data else meta['command']}` "
+    text = (f"# Test beds (issues 19, 41)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\nWritten by `{meta['command'].replace(str(args.data), 'DIR') if args.data else meta['command']}` "
             f"({meta['seconds']:.0f} s). Means ± sample standard deviations over repeats. MMD² in two views: to the "
             f"consumer's held-out rows with their own diagonal dropped (the population view, "
             f"dpsumm.metrics.population_mmd2) and to D_v; each against central and exact greedy of the same repeat "

@@ -783,7 +783,7 @@ def _pm(vals: list[float]) -> str:
 
 def table(recs: list[dict[str, Any]], cmd: str) -> str:
     lines = ["# Ceilings of a 3p purchase (issues 19, 41)", "<!-- docs-test: inline commands help (a run takes about 20 minutes: "
-             "tests/test_docs.py checks that the script accepts the options quoted, with --help) -->", "",
+             "tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->", "",
              f"Written by `{cmd}` (DIR: the MNIST IDX files). Every method buys 3p raw rows and keeps p by the "
              "exact-kernel greedy; MMD² change in % against the exact-kernel greedy over every row and against "
              "central greedy (mean ± sample standard deviation over repeats), in two views: to the consumer's "
