@@ -42,8 +42,9 @@ exact and the central greedy of the same repeat and size, beside the downstream 
 summary, tested on the held-out rows), the raw owner rows bought and each party's epsilon.
 
 The public seed set (for the median heuristic) is 150 rows of other digits (MNIST), 60 (digits), 150 rows
-from N(0, 1.25 I) (synthetic-k100), or 150 rows of the groups the consumer does not want (synthetic-census). gamma: ``median`` (the heuristic on the seed set) and ``fixed`` (0.1, the
-paper's). Methods (``--methods``): ``central`` (greedy on all owners' h1 hashes, d = 500), ``exact`` (greedy on
+from N(0, 1.25 I) (synthetic-k100), or 150 rows of the groups the consumer does not want (synthetic-census).
+gamma: ``median`` (the heuristic on the seed set) and ``fixed`` (0.1, the paper's).
+Methods (``--methods``): ``central`` (greedy on all owners' h1 hashes, d = 500), ``exact`` (greedy on
 the exact RBF kernel over every row), ``perfect`` (the perfect purchase, a ceiling no protocol reaches: 3p owners'
 rows drawn from the wanted population, i.e. each component of the consumer's mixture (:class:`BedData`) gets its
 share, uniformly over the owners' rows of it, then the exact greedy toward ``D_v`` keeps p), ``strata`` (the label
@@ -67,9 +68,10 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -84,8 +86,9 @@ DELTA = 1e-6
 BUDGET = dpsumm.Budget(validation_epsilon=1.0, validation_delta=DELTA)
 FIXED_GAMMA = 0.1
 SPLITS = ("groups", "apart", "spread", "minority", "many", "subgroup")
-ALL_BEDS = (tuple(f"mnist-{s}" for s in SPLITS) + tuple(f"digits-{s}" for s in SPLITS)
-            + ("synthetic-k100", "synthetic-census"))
+ALL_BEDS = (
+    tuple(f"mnist-{s}" for s in SPLITS) + tuple(f"digits-{s}" for s in SPLITS) + ("synthetic-k100", "synthetic-census")
+)
 
 #: Named nominations configurations: flat options of dpsumm.Nominations (``purchase`` by name, with the purchase's
 #: own options beside it, as on the command line; dpsumm.methods.method_from_options builds the method object) as a
@@ -147,9 +150,12 @@ class BedData:
         return {int(c): float(n) / float(counts.sum()) for c, n in zip(cells, counts)}
 
 
-
-def _by_shares(train: tuple[np.ndarray, np.ndarray], shares: dict[int, dict[int, float]] | None,
-               counts: list[dict[int, int]] | None, rng: np.random.Generator) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def _by_shares(
+    train: tuple[np.ndarray, np.ndarray],
+    shares: dict[int, dict[int, float]] | None,
+    counts: list[dict[int, int]] | None,
+    rng: np.random.Generator,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Owners from label shares (``shares[label][owner]`` fractions of that label's rows) or exact counts."""
     X, y = train
     K = len(counts) if counts is not None else 1 + max(k for s in shares.values() for k in s)  # type: ignore[union-attr]
@@ -160,7 +166,7 @@ def _by_shares(train: tuple[np.ndarray, np.ndarray], shares: dict[int, dict[int,
             start = 0
             for k in range(K):
                 c = counts[k].get(int(lab), 0)
-                parts[k].append(idx[start:start + c])
+                parts[k].append(idx[start : start + c])
                 start += c
             if start > len(idx):
                 raise ValueError(f"label {lab}: {start} rows asked, {len(idx)} available")
@@ -170,7 +176,7 @@ def _by_shares(train: tuple[np.ndarray, np.ndarray], shares: dict[int, dict[int,
             bounds = np.round(cuts / cuts[-1] * len(idx)).astype(int) if own else None
             for j, k in enumerate(sorted(own)):
                 assert bounds is not None
-                parts[k].append(idx[bounds[j]:bounds[j + 1]])
+                parts[k].append(idx[bounds[j] : bounds[j + 1]])
     owners, labels = [], []
     for k in range(K):
         sel = np.sort(np.concatenate(parts[k])) if parts[k] else np.zeros(0, np.int64)
@@ -179,8 +185,13 @@ def _by_shares(train: tuple[np.ndarray, np.ndarray], shares: dict[int, dict[int,
     return owners, labels
 
 
-def _consumer(test: tuple[np.ndarray, np.ndarray], targets: tuple[int, ...], ratio: tuple[float, ...], seed_size: int,
-              rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+def _consumer(
+    test: tuple[np.ndarray, np.ndarray],
+    targets: tuple[int, ...],
+    ratio: tuple[float, ...],
+    seed_size: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, ...]:
     """Validation, test and seed rows as in datasets.label_split (App. G)."""
     Xt, yt = test
     r = np.asarray(ratio) / np.sum(ratio)
@@ -206,12 +217,14 @@ def image_split(source: str, split: str, repeat: int, data: str | None) -> BedDa
     else:
         X, y = datasets.digits()
         order = rng.permutation(len(X))
-        te, tr = order[: len(X) // 2], order[len(X) // 2:]
+        te, tr = order[: len(X) // 2], order[len(X) // 2 :]
         train, test = (X[tr], y[tr]), (X[te], y[te])
         seed_size, minority_rows = 60, 120
     targets, ratio = (3, 4), (0.7, 0.3)
     if split in ("groups", "apart"):
-        groups = ((0, 1), (3, 4), (5, 6), (7, 8), (9, 2)) if split == "groups" else ((0, 3), (1, 4), (5, 6), (7, 8), (9, 2))
+        groups = (
+            ((0, 1), (3, 4), (5, 6), (7, 8), (9, 2)) if split == "groups" else ((0, 3), (1, 4), (5, 6), (7, 8), (9, 2))
+        )
         shares = {lab: {k: 1.0} for k, g in enumerate(groups) for lab in g}
         owners, labels = _by_shares(train, shares, None, rng)
     elif split == "spread":
@@ -245,8 +258,9 @@ def image_split(source: str, split: str, repeat: int, data: str | None) -> BedDa
         groups = dict(owner_groups=list(labels), validation_groups=val_y, test_groups=tst_y, n_groups=10)
         labels = [lab % 2 for lab in labels]
         val_y, tst_y, seed_y = val_y % 2, tst_y % 2, seed_y % 2
-    return BedData(LabelSplit(owners, labels, val, val_y, tst, tst_y, seed, seed_y, ()), owner_cells, consumer_cells,
-                   **groups)
+    return BedData(
+        LabelSplit(owners, labels, val, val_y, tst, tst_y, seed, seed_y, ()), owner_cells, consumer_cells, **groups
+    )
 
 
 #: The synthetic bed's consumer: a mixture of owners 0, 1, 2, 3's distributions in these proportions.
@@ -328,8 +342,15 @@ def synthetic_census(repeat: int) -> BedData:
     seed, seed_y = rows(rng.choice(np.arange(1, G), size=150))
     split = LabelSplit(owners, labels, val, val_y, tst, tst_y, seed, seed_y, ())
     # The population's components: (group, income) cells.
-    return BedData(split, [2 * g + y for g, y in zip(groups, labels)], np.concatenate([2 * val_g + val_y, 2 * tst_g + tst_y]),
-                   owner_groups=groups, validation_groups=val_g, test_groups=tst_g, n_groups=G)
+    return BedData(
+        split,
+        [2 * g + y for g, y in zip(groups, labels)],
+        np.concatenate([2 * val_g + val_y, 2 * tst_g + tst_y]),
+        owner_groups=groups,
+        validation_groups=val_g,
+        test_groups=tst_g,
+        n_groups=G,
+    )
 
 
 def load_bed_data(bed: str, repeat: int, data: str | None) -> BedData:
@@ -435,8 +456,17 @@ def strata_labels(data: BedData, label_set: tuple[int, ...]) -> tuple[list[np.nd
     return owners, cells(data.validation_groups, data.split.validation_labels), tuple(range(data.n_groups * L))
 
 
-def run_bed(bed: str, gamma_kind: str, sizes: list[int], repeats: int, methods: list[str], data: str | None,
-            accuracy: bool, log: Callable[[str], None], budget: dpsumm.Budget = BUDGET) -> list[dict[str, Any]]:
+def run_bed(
+    bed: str,
+    gamma_kind: str,
+    sizes: list[int],
+    repeats: int,
+    methods: list[str],
+    data: str | None,
+    accuracy: bool,
+    log: Callable[[str], None],
+    budget: dpsumm.Budget = BUDGET,
+) -> list[dict[str, Any]]:
     """Every method at every size on ``repeats`` fresh splits of ``bed``: one record per run, with MMD² to ``D_v``
     (``mmd2``) and to the consumer's held-out rows with their own diagonal dropped (``mmd2_population``, the
     population view: :func:`dpsumm.metrics.population_mmd2`), each against the central and the exact greedy of the
@@ -449,40 +479,109 @@ def run_bed(bed: str, gamma_kind: str, sizes: list[int], repeats: int, methods: 
         split = bd.split
         gamma = median_gamma(split.seed_set) if gamma_kind == "median" else FIXED_GAMMA
         held_out_term = offdiagonal_kernel_mean(split.test, gamma)
-        owners = [dpsumm.Owner(o, labels=lab, name=f"owner-{k}") for k, (o, lab) in enumerate(zip(split.owners, split.owner_labels))]
+        owners = [
+            dpsumm.Owner(o, labels=lab, name=f"owner-{k}")
+            for k, (o, lab) in enumerate(zip(split.owners, split.owner_labels))
+        ]
 
-        def record(method: str, size: int, pts: np.ndarray, labs: np.ndarray | None, rows: int, hashes: int,
-                   vrows: int, eo: float | None, ev: float | None, certified: bool, seconds: float) -> None:
+        def record(
+            method: str,
+            size: int,
+            pts: np.ndarray,
+            labs: np.ndarray | None,
+            rows: int,
+            hashes: int,
+            vrows: int,
+            eo: float | None,
+            ev: float | None,
+            certified: bool,
+            seconds: float,
+        ) -> None:
             value = float(mmd2(pts, split.validation, gamma))
             pop = float(population_mmd2(pts, split.test, gamma, held_out_term=held_out_term))
-            acc = float(mlp_accuracy(pts, labs, split.test, split.test_labels)) if accuracy and labs is not None else None
-            recs.append(dict(bed=bed, gamma_kind=gamma_kind, gamma=float(gamma), repeat=r, size=size, method=method,
-                             mmd2=value, mmd2_population=pop, accuracy=acc, rows_bought=int(rows), hashes=int(hashes),
-                             validation_rows_seen=int(vrows), validation_size=int(len(split.validation)),
-                             held_out_size=int(len(split.test)),
-                             epsilon_owners=eo, epsilon_validation=ev, certified=certified, seconds=seconds,
-                             owners=len(owners)))
+            acc = (
+                float(mlp_accuracy(pts, labs, split.test, split.test_labels)) if accuracy and labs is not None else None
+            )
+            recs.append(
+                dict(
+                    bed=bed,
+                    gamma_kind=gamma_kind,
+                    gamma=float(gamma),
+                    repeat=r,
+                    size=size,
+                    method=method,
+                    mmd2=value,
+                    mmd2_population=pop,
+                    accuracy=acc,
+                    rows_bought=int(rows),
+                    hashes=int(hashes),
+                    validation_rows_seen=int(vrows),
+                    validation_size=int(len(split.validation)),
+                    held_out_size=int(len(split.test)),
+                    epsilon_owners=eo,
+                    epsilon_validation=ev,
+                    certified=certified,
+                    seconds=seconds,
+                    owners=len(owners),
+                )
+            )
+
         for g in ("central", "exact"):
             if g not in methods:
                 continue
             t0 = time.perf_counter()
-            res = dpsumm.summarize(owners, split.validation, min(pmax, sum(len(o) for o in split.owners)),
-                                   method="central-greedy" if g == "central" else "exact-greedy", gamma=gamma,
-                                   random_state=r, progress=False)
+            res = dpsumm.summarize(
+                owners,
+                split.validation,
+                min(pmax, sum(len(o) for o in split.owners)),
+                method="central-greedy" if g == "central" else "exact-greedy",
+                gamma=gamma,
+                random_state=r,
+                progress=False,
+            )
             sec = time.perf_counter() - t0
             assert res.points is not None
             for p in sizes:
-                record(g, p, res.points[:p], None if res.labels is None else res.labels[:p],
-                       res.accessed.total, 0, len(split.validation), None, None, True, sec)
+                record(
+                    g,
+                    p,
+                    res.points[:p],
+                    None if res.labels is None else res.labels[:p],
+                    res.accessed.total,
+                    0,
+                    len(split.validation),
+                    None,
+                    None,
+                    True,
+                    sec,
+                )
         if "perfect" in methods:
             for p in sizes:
                 t0 = time.perf_counter()
                 Xb, yb = perfect_purchase(bd, PERFECT_FACTOR * p, np.random.default_rng([4000, r, p]))
-                res = dpsumm.summarize([dpsumm.Owner(Xb, labels=yb, name="perfect")], split.validation, min(p, len(Xb)),
-                                       method="exact-greedy", gamma=gamma, random_state=r, progress=False)
+                res = dpsumm.summarize(
+                    [dpsumm.Owner(Xb, labels=yb, name="perfect")],
+                    split.validation,
+                    min(p, len(Xb)),
+                    method="exact-greedy",
+                    gamma=gamma,
+                    random_state=r,
+                    progress=False,
+                )
                 assert res.points is not None
-                record("perfect", p, res.points, res.labels, len(Xb), 0, len(split.validation), None, None, True,
-                       time.perf_counter() - t0)
+                record(
+                    "perfect",
+                    p,
+                    res.points,
+                    res.labels,
+                    len(Xb),
+                    0,
+                    len(split.validation),
+                    None,
+                    None,
+                    True,
+                    time.perf_counter() - t0,
+                )
         for name in methods:
             if name in BASELINES:
                 continue
@@ -496,14 +595,24 @@ def run_bed(bed: str, gamma_kind: str, sizes: list[int], repeats: int, methods: 
                 run_owners, vlabels = owners, split.validation_labels
                 if strata:  # the group x label product as the labels (emulates strata: the cells carry the shift)
                     owner_cells, vlabels, kw["label_set"] = strata_labels(bd, label_set_for(bed))
-                    run_owners = [dpsumm.Owner(o, labels=c, name=f"owner-{k}")
-                                  for k, (o, c) in enumerate(zip(split.owners, owner_cells))]
+                    run_owners = [
+                        dpsumm.Owner(o, labels=c, name=f"owner-{k}")
+                        for k, (o, c) in enumerate(zip(split.owners, owner_cells))
+                    ]
                 elif labelled:
                     kw["label_set"] = label_set_for(bed)
                 t0 = time.perf_counter()
-                res = dpsumm.summarize(run_owners, split.validation, p, method=method_from_options("nominations", kw), gamma=gamma,
-                                       privacy=budget, random_state=r, progress=False,
-                                       validation_labels=vlabels if labelled else None)
+                res = dpsumm.summarize(
+                    run_owners,
+                    split.validation,
+                    p,
+                    method=method_from_options("nominations", kw),
+                    gamma=gamma,
+                    privacy=budget,
+                    random_state=r,
+                    progress=False,
+                    validation_labels=vlabels if labelled else None,
+                )
                 sec = time.perf_counter() - t0
                 eo, ev, cert = _eps(res)
                 assert res.points is not None
@@ -511,14 +620,35 @@ def run_bed(bed: str, gamma_kind: str, sizes: list[int], repeats: int, methods: 
                 if strata and labs is not None:  # the purchase returns the cells: their training labels
                     ls = label_set_for(bed)
                     labs = np.asarray([ls[int(c) % len(ls)] for c in labs])
-                record(name, p, res.points, labs, res.accessed.total, res.accessed.hashes,
-                       res.accessed.validation_raw_rows, eo, ev, cert, sec)
+                record(
+                    name,
+                    p,
+                    res.points,
+                    labs,
+                    res.accessed.total,
+                    res.accessed.hashes,
+                    res.accessed.validation_raw_rows,
+                    eo,
+                    ev,
+                    cert,
+                    sec,
+                )
         for rec in recs:
             if rec["repeat"] == r and rec["bed"] == bed and rec["gamma_kind"] == gamma_kind:
                 for g in ("central", "exact"):
                     for key, out in (("mmd2", f"vs_{g}_pct"), ("mmd2_population", f"population_vs_{g}_pct")):
-                        b = next((x[key] for x in recs if x["method"] == g and x["size"] == rec["size"] and x["repeat"] == r
-                                  and x["bed"] == bed and x["gamma_kind"] == gamma_kind), None)
+                        b = next(
+                            (
+                                x[key]
+                                for x in recs
+                                if x["method"] == g
+                                and x["size"] == rec["size"]
+                                and x["repeat"] == r
+                                and x["bed"] == bed
+                                and x["gamma_kind"] == gamma_kind
+                            ),
+                            None,
+                        )
                         rec[out] = None if b is None or b <= 0 else 100.0 * (rec[key] / b - 1.0)
         log(f"{bed} gamma={gamma_kind} repeat {r} done")
     return recs
@@ -541,10 +671,23 @@ def table(recs: list[dict[str, Any]]) -> str:
     """One table per test bed and gamma: each method's MMD² against the central and exact greedy of the same repeat
     and size, to the consumer's held-out rows (the population view) and to ``D_v``, beside accuracy, rows bought and
     the epsilons. Records written before the population view (without ``mmd2_population``) show "–" there."""
-    head = ["p", "method", "held-out MMD² vs exact greedy (%)", "held-out MMD² vs central greedy (%)",
-            "MMD² to D_v vs exact greedy (%)", "MMD² to D_v vs central greedy (%)", "held-out MMD²", "MMD² to D_v",
-            "accuracy", "raw owner rows bought", "hashes received", "|D_v| rows seen", "owners' ε", "consumer ε_v",
-            "seconds"]
+    head = [
+        "p",
+        "method",
+        "held-out MMD² vs exact greedy (%)",
+        "held-out MMD² vs central greedy (%)",
+        "MMD² to D_v vs exact greedy (%)",
+        "MMD² to D_v vs central greedy (%)",
+        "held-out MMD²",
+        "MMD² to D_v",
+        "accuracy",
+        "raw owner rows bought",
+        "hashes received",
+        "|D_v| rows seen",
+        "owners' ε",
+        "consumer ε_v",
+        "seconds",
+    ]
     out: list[str] = []
     keys = list(dict.fromkeys((r["bed"], r["gamma_kind"]) for r in recs))
     for bed, gk in keys:
@@ -552,10 +695,12 @@ def table(recs: list[dict[str, Any]]) -> str:
         n_rep = len({r["repeat"] for r in sub})
         gam = sorted({round(r["gamma"], 6) for r in sub})
         held = [r["held_out_size"] for r in sub if "held_out_size" in r]
-        out.append(f"\n### {bed}, gamma {gk} ({', '.join(f'{g:.4g}' for g in gam)}), |D_v| = "
-                   f"{_pm([r['validation_size'] for r in sub], '.0f')}"
-                   + (f", {_pm(held, '.0f')} held-out rows" if held else "")
-                   + f", {sub[0]['owners']} owners, {n_rep} repeats\n")
+        out.append(
+            f"\n### {bed}, gamma {gk} ({', '.join(f'{g:.4g}' for g in gam)}), |D_v| = "
+            f"{_pm([r['validation_size'] for r in sub], '.0f')}"
+            + (f", {_pm(held, '.0f')} held-out rows" if held else "")
+            + f", {sub[0]['owners']} owners, {n_rep} repeats\n"
+        )
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "---|" * len(head))
         methods = list(dict.fromkeys(r["method"] for r in sub))
@@ -566,17 +711,33 @@ def table(recs: list[dict[str, Any]]) -> str:
                     continue
                 eo = [r["epsilon_owners"] for r in rs if r["epsilon_owners"] is not None]
                 ev = [r["epsilon_validation"] for r in rs if r["epsilon_validation"] is not None]
-                out.append("| " + " | ".join([
-                    str(p), m,
-                    _pm([r.get("population_vs_exact_pct") for r in rs], "+.1f") if m != "exact" else "0",
-                    _pm([r.get("population_vs_central_pct") for r in rs], "+.1f") if m != "central" else "0",
-                    _pm([r.get("vs_exact_pct") for r in rs], "+.1f") if m != "exact" else "0",
-                    _pm([r.get("vs_central_pct") for r in rs], "+.1f") if m != "central" else "0",
-                    _pm([r.get("mmd2_population") for r in rs], ".5f"), _pm([r["mmd2"] for r in rs], ".5f"),
-                    _pm([r["accuracy"] for r in rs], ".3f"), _pm([r["rows_bought"] for r in rs], ".0f"),
-                    _pm([r["hashes"] for r in rs], ".0f"), _pm([r["validation_rows_seen"] for r in rs], ".0f"),
-                    ("–" if not eo else f"{max(eo):.3g}" + ("" if all(r["certified"] for r in rs) else " (NOT certified)")),
-                    "–" if not ev else f"{max(ev):.3g}", _pm([r["seconds"] for r in rs], ".1f")]) + " |")
+                out.append(
+                    "| "
+                    + " | ".join(
+                        [
+                            str(p),
+                            m,
+                            _pm([r.get("population_vs_exact_pct") for r in rs], "+.1f") if m != "exact" else "0",
+                            _pm([r.get("population_vs_central_pct") for r in rs], "+.1f") if m != "central" else "0",
+                            _pm([r.get("vs_exact_pct") for r in rs], "+.1f") if m != "exact" else "0",
+                            _pm([r.get("vs_central_pct") for r in rs], "+.1f") if m != "central" else "0",
+                            _pm([r.get("mmd2_population") for r in rs], ".5f"),
+                            _pm([r["mmd2"] for r in rs], ".5f"),
+                            _pm([r["accuracy"] for r in rs], ".3f"),
+                            _pm([r["rows_bought"] for r in rs], ".0f"),
+                            _pm([r["hashes"] for r in rs], ".0f"),
+                            _pm([r["validation_rows_seen"] for r in rs], ".0f"),
+                            (
+                                "–"
+                                if not eo
+                                else f"{max(eo):.3g}" + ("" if all(r["certified"] for r in rs) else " (NOT certified)")
+                            ),
+                            "–" if not ev else f"{max(ev):.3g}",
+                            _pm([r["seconds"] for r in rs], ".1f"),
+                        ]
+                    )
+                    + " |"
+                )
     return "\n".join(out)
 
 
@@ -595,17 +756,37 @@ def targets(recs: list[dict[str, Any]]) -> str:
     ``default``; raw owner rows bought (<= 3 x p); owners' epsilon (<= 1) and consumer's (1) at delta = 1e-6,
     certified.
     """
-    head = ["bed", "γ", "p", "method", "vs central", "vs exact", "held-out vs exact", "vs previous default (10p rows)",
-            "rows bought / p",
-            "owners' ε", "ε_v", "certified", "targets"]
+    head = [
+        "bed",
+        "γ",
+        "p",
+        "method",
+        "vs central",
+        "vs exact",
+        "held-out vs exact",
+        "vs previous default (10p rows)",
+        "rows bought / p",
+        "owners' ε",
+        "ε_v",
+        "certified",
+        "targets",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     keys = sorted({(r["bed"], r["gamma_kind"], r["size"]) for r in recs})
     for bed, gk, p in keys:
         sub = [r for r in recs if r["bed"] == bed and r["gamma_kind"] == gk and r["size"] == p]
         prev = next((m for m in ("nominees-10p", "legacy10p") if any(r["method"] == m for r in sub)), "default")
         for meth in sorted({r["method"] for r in sub} - set(BASELINES)):
-            lines.extend(_target_line(bed, gk, p, meth, [r for r in sub if r["method"] == meth],
-                                      {r["repeat"]: r["mmd2"] for r in sub if r["method"] == prev}))
+            lines.extend(
+                _target_line(
+                    bed,
+                    gk,
+                    p,
+                    meth,
+                    [r for r in sub if r["method"] == meth],
+                    {r["repeat"]: r["mmd2"] for r in sub if r["method"] == prev},
+                )
+            )
     return "\n".join(lines)
 
 
@@ -633,8 +814,10 @@ def _target_line(bed: str, gk: str, p: int, meth: str, de: list[dict[str, Any]],
             miss.append("privacy")
         verdict = ("MISSED: " + ", ".join(miss)) if miss else ("met" if scored else "met (reported)")
         held = "–" if math.isnan(vp) else f"{vp:+.0f} %"
-        return [f"| {bed} | {gk} | {p} | {meth} | {vc:+.0f} % | {ve:+.0f} % | {held} | {vl:+.0f} % | {rows:.2f} | {eo:.3f} | "
-                f"{ev:.3f} | {'yes' if cert else 'NO'} | {verdict} |"]
+        return [
+            f"| {bed} | {gk} | {p} | {meth} | {vc:+.0f} % | {ve:+.0f} % | {held} | {vl:+.0f} % | {rows:.2f} | {eo:.3f} | "
+            f"{ev:.3f} | {'yes' if cert else 'NO'} | {verdict} |"
+        ]
 
 
 def _marked(rs: list[dict[str, Any]], key: str, fmt: str) -> str:
@@ -643,8 +826,10 @@ def _marked(rs: list[dict[str, Any]], key: str, fmt: str) -> str:
     if not vals or "_alias" not in rs[0]:
         return _pm(vals, fmt)
     r0 = rs[0]
-    sel = (f"{r0['_alias']}:records[*bed={r0['bed']},gamma_kind={r0['gamma_kind']},size={r0['size']},"
-           f"method={r0['method']}].{key}")
+    sel = (
+        f"{r0['_alias']}:records[*bed={r0['bed']},gamma_kind={r0['gamma_kind']},size={r0['size']},"
+        f"method={r0['method']}].{key}"
+    )
     m = float(np.mean(vals))
     out = f"{m:{fmt}}<!--= mean({sel}) -->"
     if len(vals) > 1:
@@ -665,8 +850,12 @@ def compact(recs: list[dict[str, Any]], gamma_kind: str = "median") -> str:
     files = dict.fromkeys((r["_alias"], r["_file"]) for r in recs if "_alias" in r)
     lines = [f"<!-- numbers: {a} = {f} -->" for a, f in files]
     shown = [m for m in COMPACT_METHODS if any(r["method"] == m for r in recs)]
-    lines += ["| test bed | p | " + " | ".join(f"{COMPACT_METHODS[m]}: vs central / vs exact | rows bought" for m in shown)
-              + " |", "|---|---|" + "---|---|" * len(shown)]
+    lines += [
+        "| test bed | p | "
+        + " | ".join(f"{COMPACT_METHODS[m]}: vs central / vs exact | rows bought" for m in shown)
+        + " |",
+        "|---|---|" + "---|---|" * len(shown),
+    ]
     for bed, p in sorted({(r["bed"], r["size"]) for r in recs if r["gamma_kind"] == gamma_kind}):
         sub = [r for r in recs if r["bed"] == bed and r["size"] == p and r["gamma_kind"] == gamma_kind]
         cells = []
@@ -679,8 +868,10 @@ def compact(recs: list[dict[str, Any]], gamma_kind: str = "median") -> str:
             rows = f"{max(r['rows_bought'] for r in rs) / p:.0f}"
             if "_alias" in rs[0]:
                 r0 = rs[0]
-                rows += (f"<!--= max({r0['_alias']}:records[*bed={bed},gamma_kind={gamma_kind},size={p},method={m}]"
-                         f".rows_bought) / {p} -->")
+                rows += (
+                    f"<!--= max({r0['_alias']}:records[*bed={bed},gamma_kind={gamma_kind},size={p},method={m}]"
+                    f".rows_bought) / {p} -->"
+                )
             cells.append(rows + "×p")
         lines.append(f"| {bed} | {p} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -701,27 +892,46 @@ def summarize_files(paths: list[str], out: Path) -> None:
             rec["_alias"], rec["_file"] = f"tb{k}", Path(path).as_posix()
             recs.append(rec)
         cmds.append(data["meta"]["command"])
-    text = ("# Issue 19 targets, per configuration (default, labels)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\n"
-            "Methods: `default` is `dpsumm.Nominations()` (the purchase `dpsumm.Nominees()`); "
-            "`labels` is `dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=...))` with the bed's label set.\n\nWritten by `python benches/testbeds.py --summarize "
-            + " ".join(paths) + "` from the runs of:\n\n" + "\n".join(f"* `{c}`" for c in cmds) + "\n\n"
-            "Means over repeats (tables with spreads: table-*.md). Targets: MMD² <= central greedy and <= +50 % above "
-            "exact greedy at p = 200 and 1000 on MNIST and the K = 100 synthetic (digits reported), <= +10 % against "
-            "the previous default at 10p rows (`nominees-10p`: the nominees purchase buying 10p rows at any K, "
-            "ceil(10p / K) nominees per owner, which is the default as shipped at K = 5; at K = 100 the default as "
-            "shipped buys 200p, and `default`'s own column is its MMD² against that), <= 3 x p raw owner rows, "
-            "owners' ε <= 1 and ε_v <= 1 at δ = 1e-6, certified.\n\n" + targets(recs) + "\n\n## The README's table (γ by the median heuristic; mean ± sample "
-            "standard deviation over repeats)\n\n" + compact(recs) + "\n"
-            + ("\n## γ = 0.1 (fixed), the same table\n\n" + compact(recs, "fixed") + "\n"
-               if any(r["gamma_kind"] == "fixed" for r in recs) else ""))
+    text = (
+        "# Issue 19 targets, per configuration (default, labels)\n"
+        "<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: "
+        "tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\n"
+        "Methods: `default` is `dpsumm.Nominations()` (the purchase `dpsumm.Nominees()`); "
+        "`labels` is `dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=...))` with the bed's label set.\n\n"
+        "Written by `python benches/testbeds.py --summarize "
+        + " ".join(paths)
+        + "` from the runs of:\n\n"
+        + "\n".join(f"* `{c}`" for c in cmds)
+        + "\n\n"
+        "Means over repeats (tables with spreads: table-*.md). Targets: MMD² <= central greedy and <= +50 % above "
+        "exact greedy at p = 200 and 1000 on MNIST and the K = 100 synthetic (digits reported), <= +10 % against "
+        "the previous default at 10p rows (`nominees-10p`: the nominees purchase buying 10p rows at any K, "
+        "ceil(10p / K) nominees per owner, which is the default as shipped at K = 5; at K = 100 the default as "
+        "shipped buys 200p, and `default`'s own column is its MMD² against that), <= 3 x p raw owner rows, "
+        "owners' ε <= 1 and ε_v <= 1 at δ = 1e-6, certified.\n\n"
+        + targets(recs)
+        + "\n\n## The README's table (γ by the median heuristic; mean ± sample "
+        "standard deviation over repeats)\n\n"
+        + compact(recs)
+        + "\n"
+        + (
+            "\n## γ = 0.1 (fixed), the same table\n\n" + compact(recs, "fixed") + "\n"
+            if any(r["gamma_kind"] == "fixed" for r in recs)
+            else ""
+        )
+    )
     (out / "targets.md").write_text(text)
     print(text)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--summarize", nargs="+", metavar="RESULTS_JSON",
-                    help="only write --out/targets.md (the issue's targets, met or missed) from results files")
+    ap.add_argument(
+        "--summarize",
+        nargs="+",
+        metavar="RESULTS_JSON",
+        help="only write --out/targets.md (the issue's targets, met or missed) from results files",
+    )
     ap.add_argument("--data", help="directory of the MNIST IDX files (the MNIST test beds need it)")
     ap.add_argument("--out", default="docs/experiments/testbeds")
     ap.add_argument("--beds", nargs="+", default=None, help=f"subset of {ALL_BEDS}")
@@ -730,11 +940,17 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--methods", nargs="+", default=["central", "exact", "default", "labels"])
     ap.add_argument("--no-accuracy", action="store_true", help="skip the classifier (faster)")
-    ap.add_argument("--quick", action="store_true", help="p = 50, 200; 2 repeats; MNIST groups and minority, digits groups")
+    ap.add_argument(
+        "--quick", action="store_true", help="p = 50, 200; 2 repeats; MNIST groups and minority, digits groups"
+    )
     ap.add_argument("--tag", default="", help="suffix of the output file names")
-    ap.add_argument("--validation-epsilon", type=float, default=1.0,
-                    help="the consumer's epsilon_v (default 1, the issue's target; larger values measure how much the "
-                         "consumer's release noise holds a purchase back: a ceiling, not a target run)")
+    ap.add_argument(
+        "--validation-epsilon",
+        type=float,
+        default=1.0,
+        help="the consumer's epsilon_v (default 1, the issue's target; larger values measure how much the "
+        "consumer's release noise holds a purchase back: a ceiling, not a target run)",
+    )
     args = ap.parse_args()
     if args.summarize:
         Path(args.out).mkdir(parents=True, exist_ok=True)
@@ -758,25 +974,54 @@ def main() -> None:
         for gk in args.gammas:
             bed_sizes = [s for s in sizes if not bed.startswith("digits") or s <= 200]
             bed_sizes = sorted({min(s, 80) if bed.startswith("digits") else s for s in bed_sizes})
-            recs += run_bed(bed, gk, bed_sizes, repeats, args.methods, args.data, not args.no_accuracy,
-                            lambda s: print(f"[{time.perf_counter() - t0:7.1f} s] {s}", flush=True), budget)
+            recs += run_bed(
+                bed,
+                gk,
+                bed_sizes,
+                repeats,
+                args.methods,
+                args.data,
+                not args.no_accuracy,
+                lambda s: print(f"[{time.perf_counter() - t0:7.1f} s] {s}", flush=True),
+                budget,
+            )
             write(args, out, tag, beds, sizes, repeats, recs, t0)
 
 
-def write(args: argparse.Namespace, out: Path, tag: str, beds: list[str], sizes: list[int], repeats: int,
-          recs: list[dict[str, Any]], t0: float) -> None:
+def write(
+    args: argparse.Namespace,
+    out: Path,
+    tag: str,
+    beds: list[str],
+    sizes: list[int],
+    repeats: int,
+    recs: list[dict[str, Any]],
+    t0: float,
+) -> None:
     """Write results and table (after every test bed: a long run keeps what it has done)."""
-    meta = dict(command=" ".join(["python", "benches/testbeds.py", *(("DIR" if a == args.data else a) for a in sys.argv[1:])]), beds=beds, sizes=sizes,
-                repeats=repeats, methods=args.methods, gammas=args.gammas, seconds=time.perf_counter() - t0,
-                cpus=os.cpu_count())
+    meta = dict(
+        command=" ".join(["python", "benches/testbeds.py", *(("DIR" if a == args.data else a) for a in sys.argv[1:])]),
+        beds=beds,
+        sizes=sizes,
+        repeats=repeats,
+        methods=args.methods,
+        gammas=args.gammas,
+        seconds=time.perf_counter() - t0,
+        cpus=os.cpu_count(),
+    )
     (out / f"results{tag}.json").write_text(json.dumps(dict(meta=meta, records=recs), indent=1))
-    text = (f"# Test beds (issues 19, 41)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\nWritten by `{meta['command'].replace(str(args.data), 'DIR') if args.data else meta['command']}` "
-            f"({meta['seconds']:.0f} s). Means ± sample standard deviations over repeats. MMD² in two views: to the "
-            f"consumer's held-out rows with their own diagonal dropped (the population view, "
-            f"dpsumm.metrics.population_mmd2) and to D_v; each against central and exact greedy of the same repeat "
-            f"and size; `perfect`: 3p rows drawn from the wanted population, the exact greedy keeps p (a ceiling); "
-            f"owners' ε and consumer ε_v at δ = {DELTA:g} (the largest over repeats). Seeded runs: reproducible, NOT "
-            f"private.\n" + table(recs) + "\n")
+    text = (
+        "# Test beds (issues 19, 41)\n"
+        "<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: "
+        "tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\n"
+        f"Written by `{meta['command'].replace(str(args.data), 'DIR') if args.data else meta['command']}` "
+        f"({meta['seconds']:.0f} s). Means ± sample standard deviations over repeats. MMD² in two views: to the "
+        f"consumer's held-out rows with their own diagonal dropped (the population view, "
+        f"dpsumm.metrics.population_mmd2) and to D_v; each against central and exact greedy of the same repeat "
+        f"and size; `perfect`: 3p rows drawn from the wanted population, the exact greedy keeps p (a ceiling); "
+        f"owners' ε and consumer ε_v at δ = {DELTA:g} (the largest over repeats). Seeded runs: reproducible, NOT "
+        f"private.\n" + table(recs) + "\n"
+    )
     (out / f"table{tag}.md").write_text(text)
     print(text)
 

@@ -15,7 +15,13 @@ def test_defaults_and_fields_by_hand():
     a = Access(total=3, per_owner={"owner-0": 2, "owner-1": 1})
     assert (a.total, a.hashes, a.hashes_per_owner, a.validation_rows, a.validation_raw_rows) == (3, 0, {}, 0, 0)
     assert [f.name for f in dataclasses.fields(Access)] == [
-        "total", "per_owner", "hashes", "hashes_per_owner", "validation_rows", "validation_raw_rows"]
+        "total",
+        "per_owner",
+        "hashes",
+        "hashes_per_owner",
+        "validation_rows",
+        "validation_raw_rows",
+    ]
 
 
 def test_frozen_equal_by_value_and_pickles():

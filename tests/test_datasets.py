@@ -36,17 +36,20 @@ TEST = (RNG.uniform(size=(200, 4)), RNG.integers(0, 10, 200))
 SPLIT = dict(groups=((0, 1), (3, 4)), seed_set_size=10, random_state=0)
 
 
-@pytest.mark.parametrize("change,argument", [
-    (dict(test=(TEST[0][:, :2], TEST[1])), "test"),  # named `train` before
-    (dict(test=("abc", TEST[1])), "test"),
-    (dict(groups=((0.5, 1.5),)), "groups"),  # int(0.5): label 0, silently
-    (dict(groups=((True, False),)), "groups"),
-    (dict(target_labels=None), "target_labels"),  # named `target_ratio` before
-    (dict(target_labels=5), "target_labels"),
-    (dict(train=(TRAIN[0], np.where(TRAIN[1] == 0, np.nan, TRAIN[1]))), "train"),  # NaN labels dropped silently
-    (dict(train=(TRAIN[0], TRAIN[1].astype(complex))), "train"),
-    (dict(seed_set=np.full((5, 4), 1e300)), "seed_set"),  # overflowed to inf in float32
-])
+@pytest.mark.parametrize(
+    "change,argument",
+    [
+        (dict(test=(TEST[0][:, :2], TEST[1])), "test"),  # named `train` before
+        (dict(test=("abc", TEST[1])), "test"),
+        (dict(groups=((0.5, 1.5),)), "groups"),  # int(0.5): label 0, silently
+        (dict(groups=((True, False),)), "groups"),
+        (dict(target_labels=None), "target_labels"),  # named `target_ratio` before
+        (dict(target_labels=5), "target_labels"),
+        (dict(train=(TRAIN[0], np.where(TRAIN[1] == 0, np.nan, TRAIN[1]))), "train"),  # NaN labels dropped silently
+        (dict(train=(TRAIN[0], TRAIN[1].astype(complex))), "train"),
+        (dict(seed_set=np.full((5, 4), 1e300)), "seed_set"),  # overflowed to inf in float32
+    ],
+)
 def test_label_split_names_the_bad_argument(change, argument):
     refused(lambda: datasets.label_split(**{"train": TRAIN, "test": TEST, **SPLIT, **change}), argument)
 
@@ -70,8 +73,9 @@ def test_load_owners_names_paths(tmp_path):
 
 
 def test_mnist_files_without_rows_give_empty_arrays(tmp_path):
-    (tmp_path / "train-images-idx3-ubyte").write_bytes(b"\x00\x00\x08\x03" + (0).to_bytes(4, "big") +
-                                                       (28).to_bytes(4, "big") * 2)
+    (tmp_path / "train-images-idx3-ubyte").write_bytes(
+        b"\x00\x00\x08\x03" + (0).to_bytes(4, "big") + (28).to_bytes(4, "big") * 2
+    )
     (tmp_path / "train-labels-idx1-ubyte").write_bytes(b"\x00\x00\x08\x01" + (0).to_bytes(4, "big"))
     X, y = dpsumm.datasets.mnist(tmp_path)
     assert X.shape == (0, 784) and y.shape == (0,)
@@ -169,8 +173,12 @@ def test_label_split_design_on_digits():
 def test_label_split_rejects_bad_arguments():
     X = np.random.default_rng(0).random((40, 3))
     y = np.arange(40) % 10
-    for kw, arg in [(dict(validation_fraction=1.5), "validation_fraction"), (dict(groups=((11,),)), "groups"),
-                    (dict(target_ratio=(1.0,)), "target_ratio"), (dict(seed_set_size=100), "seed_set_size")]:
+    for kw, arg in [
+        (dict(validation_fraction=1.5), "validation_fraction"),
+        (dict(groups=((11,),)), "groups"),
+        (dict(target_ratio=(1.0,)), "target_ratio"),
+        (dict(seed_set_size=100), "seed_set_size"),
+    ]:
         with pytest.raises(dpsumm.InvalidParameterError) as e:
             datasets.label_split((X, y), (X, y), **kw)
         assert e.value.argument == arg
@@ -178,18 +186,22 @@ def test_label_split_rejects_bad_arguments():
         datasets.label_split((X, y), (X[:, :2], y))
 
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                        HealthCheck.function_scoped_fixture])
+FAST = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 
 
-@pytest.mark.parametrize("path,why", [
-    ("/tmp/" + "a" * 5000 + ".csv", "too long"),
-    ("/tmp/" + "b" * 300 + ".npy", "too long"),
-    ("/tmp/x\x00y.csv", "NUL"),
-    ("", "empty"),
-    ("/", "directory"),
-    ("/nonexistent-dir/x.npy", "not found"),
-])
+@pytest.mark.parametrize(
+    "path,why",
+    [
+        ("/tmp/" + "a" * 5000 + ".csv", "too long"),
+        ("/tmp/" + "b" * 300 + ".npy", "too long"),
+        ("/tmp/x\x00y.csv", "NUL"),
+        ("", "empty"),
+        ("/", "directory"),
+        ("/nonexistent-dir/x.npy", "not found"),
+    ],
+)
 @pytest.mark.parametrize("reader", ["read_table", "load_array", "load_labels", "read_idx"])
 def test_bad_paths_name_the_argument(path, why, reader):
     with pytest.raises(DataFileError) as err:
@@ -217,12 +229,15 @@ def _npy_with_header(path, shape, descr="<f8", body=b"\0" * 80):
     return path
 
 
-@pytest.mark.parametrize("shape,match", [
-    ((10**6, 10**6), "claims shape"),           # 10^12 values: refused before any allocation
-    ((2**40, 2**40), "claims shape"),
-    ((5, 3), "truncated"),                      # 120 bytes claimed, 80 present
-    ((2, 3), "truncated"),                      # 48 claimed, 80 present: trailing bytes
-])
+@pytest.mark.parametrize(
+    "shape,match",
+    [
+        ((10**6, 10**6), "claims shape"),  # 10^12 values: refused before any allocation
+        ((2**40, 2**40), "claims shape"),
+        ((5, 3), "truncated"),  # 120 bytes claimed, 80 present
+        ((2, 3), "truncated"),  # 48 claimed, 80 present: trailing bytes
+    ],
+)
 @pytest.mark.parametrize("reader", ["read_table", "load_labels"])
 def test_npy_header_is_checked_before_allocating(tmp_path, shape, match, reader):
     p = _npy_with_header(tmp_path / "x.npy", shape)
@@ -308,8 +323,13 @@ def test_label_columns_are_refused_or_read_as_labels(tmp_path, name):
 
 
 @FAST
-@given(rows=st.integers(1, 8), cols=st.integers(1, 5), header=st.booleans(), index=st.booleans(),
-       seed=st.integers(0, 2**16))
+@given(
+    rows=st.integers(1, 8),
+    cols=st.integers(1, 5),
+    header=st.booleans(),
+    index=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
 def test_csv_reader_reads_exactly_the_features(tmp_path_factory, rows, cols, header, index, seed):
     """A CSV written with or without header and index reads back as the feature matrix, or is refused;
     never with an extra column."""
@@ -335,7 +355,7 @@ def test_csv_reader_reads_exactly_the_features(tmp_path_factory, rows, cols, hea
 
 
 @FAST
-@given(st.text(alphabet=st.sampled_from(list("0123456789,.-e\n\"x ;nainf\r")), max_size=120))
+@given(st.text(alphabet=st.sampled_from(list('0123456789,.-e\n"x ;nainf\r')), max_size=120))
 def test_csv_fuzz(tmp_path_factory, text):
     p = tmp_path_factory.mktemp("fz") / "x.csv"
     p.write_text(text)
@@ -369,8 +389,11 @@ def test_a_non_finite_value_is_refused_when_read_naming_the_file_and_its_positio
     X[3, 0] = np.nan  # a later one: the first is named
     p = _write(tmp_path / f"rows{suffix}", X, header=["a", "b", "c"])
     np.save(tmp_path / "ok.npy", np.ones((2, 3)))
-    for read, argument in ((datasets.read_table, "path"), (datasets.load_array, "path"),
-                           (lambda q: datasets.load_owners([tmp_path / "ok.npy", q]), "paths")):
+    for read, argument in (
+        (datasets.read_table, "path"),
+        (datasets.load_array, "path"),
+        (lambda q: datasets.load_owners([tmp_path / "ok.npy", q]), "paths"),
+    ):
         with pytest.raises(DataFileError) as err:
             read(p)
         msg = str(err.value)
@@ -387,11 +410,14 @@ def test_a_csv_number_beyond_the_float_range_is_refused_as_infinite(tmp_path):
         datasets.read_table(tmp_path / "big.csv")
 
 
-@pytest.mark.parametrize("name,content,where", [
-    ("y.npy", np.array([0.0, 1.0, np.nan, 1.0]), "entry 2"),
-    ("y2.npy", np.array([[0.0], [np.inf]]), "row 1, column 0"),
-    ("y.csv", "label\n0\n1\nnan\n", "row 2, column 0 ('label'; counting from 0; line 4 of the file)"),
-])
+@pytest.mark.parametrize(
+    "name,content,where",
+    [
+        ("y.npy", np.array([0.0, 1.0, np.nan, 1.0]), "entry 2"),
+        ("y2.npy", np.array([[0.0], [np.inf]]), "row 1, column 0"),
+        ("y.csv", "label\n0\n1\nnan\n", "row 2, column 0 ('label'; counting from 0; line 4 of the file)"),
+    ],
+)
 def test_labels_with_a_non_finite_value_are_refused_when_read(tmp_path, name, content, where):
     p = tmp_path / name
     np.save(p, content) if name.endswith(".npy") else p.write_text(content)
@@ -412,11 +438,18 @@ def test_an_idx_file_with_a_non_finite_value_is_refused(tmp_path):
 
 
 @FAST
-@given(rows=st.integers(1, 30), cols=st.integers(1, 4), suffix=st.sampled_from([".npy", ".csv"]),
-       bad=st.lists(st.tuples(st.integers(0, 29), st.integers(0, 3), st.sampled_from([np.nan, np.inf, -np.inf])),
-                    max_size=3), seed=st.integers(0, 2**16))
-def test_a_file_reads_back_finite_or_is_refused_at_its_first_non_finite_value(tmp_path_factory, rows, cols, suffix,
-                                                                                bad, seed):
+@given(
+    rows=st.integers(1, 30),
+    cols=st.integers(1, 4),
+    suffix=st.sampled_from([".npy", ".csv"]),
+    bad=st.lists(
+        st.tuples(st.integers(0, 29), st.integers(0, 3), st.sampled_from([np.nan, np.inf, -np.inf])), max_size=3
+    ),
+    seed=st.integers(0, 2**16),
+)
+def test_a_file_reads_back_finite_or_is_refused_at_its_first_non_finite_value(
+    tmp_path_factory, rows, cols, suffix, bad, seed
+):
     X = np.random.default_rng(seed).normal(size=(rows, cols))
     for i, j, v in bad:
         X[i % rows, j % cols] = v
@@ -449,12 +482,16 @@ def test_string_labels_are_read_from_every_format(tmp_path):
         assert got.dtype.kind == "U", name
         np.testing.assert_array_equal(got, y)
     X = np.arange(18.0).reshape(9, 2) / 7
-    (tmp_path / "t.csv").write_text("a,species,b\n" + "".join(f"{float(r[0])!r},{w},{float(r[1])!r}\n" for r, w in zip(X, y)))
+    (tmp_path / "t.csv").write_text(
+        "a,species,b\n" + "".join(f"{float(r[0])!r},{w},{float(r[1])!r}\n" for r, w in zip(X, y))
+    )
     t = datasets.read_table(tmp_path / "t.csv", label_column="species")
     np.testing.assert_array_equal(t.data, X)
     np.testing.assert_array_equal(t.labels, y)
     assert t.header == ["a", "b"]
-    (tmp_path / "t2.csv").write_text("".join(f"{w},{float(r[0])!r},{float(r[1])!r}\n" for r, w in zip(X, y)))  # no header
+    (tmp_path / "t2.csv").write_text(
+        "".join(f"{w},{float(r[0])!r},{float(r[1])!r}\n" for r, w in zip(X, y))
+    )  # no header
     t2 = datasets.read_table(tmp_path / "t2.csv", label_column=0)
     np.testing.assert_array_equal(t2.data, X)
     np.testing.assert_array_equal(t2.labels, y)
@@ -470,16 +507,19 @@ def test_string_labels_are_read_from_every_format(tmp_path):
     np.testing.assert_array_equal(t3.labels, y)
 
 
-@pytest.mark.parametrize("make,match", [
-    (lambda p: np.save(p / "x.npy", np.array(WORDS, dtype=object), allow_pickle=True), "pickled"),
-    (lambda p: np.save(p / "x.npy", np.array(["cat", ""])), "empty label at entry 1"),
-    (lambda p: np.save(p / "x.npy", np.array(["cat", "d" * 300])), "label of 300 characters at entry 1"),
-    (lambda p: np.save(p / "x.npy", np.array([b"cat", b"\xff\xfe"])), "not UTF-8"),
-    (lambda p: np.save(p / "x.npy", np.array([WORDS, WORDS])), "1-D or one column"),
-    (lambda p: np.save(p / "x.npy", np.array("cat")), "1-D or one column"),
-    (lambda p: (p / "x.csv").write_text("label\ncat\n" + "e" * 1000 + "\n"), "label of 1000 characters"),
-    (lambda p: (p / "x.csv").write_text("cat,1\ndog,2\n"), "one column"),
-])
+@pytest.mark.parametrize(
+    "make,match",
+    [
+        (lambda p: np.save(p / "x.npy", np.array(WORDS, dtype=object), allow_pickle=True), "pickled"),
+        (lambda p: np.save(p / "x.npy", np.array(["cat", ""])), "empty label at entry 1"),
+        (lambda p: np.save(p / "x.npy", np.array(["cat", "d" * 300])), "label of 300 characters at entry 1"),
+        (lambda p: np.save(p / "x.npy", np.array([b"cat", b"\xff\xfe"])), "not UTF-8"),
+        (lambda p: np.save(p / "x.npy", np.array([WORDS, WORDS])), "1-D or one column"),
+        (lambda p: np.save(p / "x.npy", np.array("cat")), "1-D or one column"),
+        (lambda p: (p / "x.csv").write_text("label\ncat\n" + "e" * 1000 + "\n"), "label of 1000 characters"),
+        (lambda p: (p / "x.csv").write_text("cat,1\ndog,2\n"), "one column"),
+    ],
+)
 def test_string_labels_that_cannot_be_used_are_refused_naming_the_file(tmp_path, make, match):
     make(tmp_path)
     p = next(tmp_path.iterdir())
@@ -502,7 +542,8 @@ def test_a_column_of_words_among_the_features_is_refused_with_a_way_out(tmp_path
 
 
 label_text = st.text(alphabet=st.sampled_from(list("abcxyz0123456789 -_.eE+")), min_size=1, max_size=12).filter(
-    lambda s: bool(s.strip()))
+    lambda s: bool(s.strip())
+)
 
 
 @FAST
@@ -635,8 +676,12 @@ def test_csv_written_by_pandas_if_available(tmp_path):
         (lambda: datasets.covariate_shift(shift=float("nan")), "shift"),
         (lambda: datasets.covariate_shift(rows_per_owner=10**12), "rows_per_owner"),
         (lambda: datasets.covariate_shift(n_owners="3"), "n_owners"),
-        (lambda: datasets.label_split((np.zeros((4, 2)), np.zeros(4)), (np.zeros((4, 2)), np.zeros(4)), seed_set_size=-1),
-         "seed_set_size"),
+        (
+            lambda: datasets.label_split(
+                (np.zeros((4, 2)), np.zeros(4)), (np.zeros((4, 2)), np.zeros(4)), seed_set_size=-1
+            ),
+            "seed_set_size",
+        ),
         (lambda: datasets.label_split(None, None), "train"),
     ],
 )

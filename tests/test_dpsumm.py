@@ -16,8 +16,18 @@ def test_the_public_surface_is_small_and_every_name_exists():
     assert len(dpsumm.__all__) <= 30 and len(set(dpsumm.__all__)) == len(dpsumm.__all__)
     for name in dpsumm.__all__:
         assert getattr(dpsumm, name) is not None, name
-    assert {"summarize", "Summarizer", "Owner", "SummaryResult", "Budget", "Nominations", "ByLabel", "RFFHasher",
-            "DpsummError", "InvalidParameterError"} <= set(dpsumm.__all__)
+    assert {
+        "summarize",
+        "Summarizer",
+        "Owner",
+        "SummaryResult",
+        "Budget",
+        "Nominations",
+        "ByLabel",
+        "RFFHasher",
+        "DpsummError",
+        "InvalidParameterError",
+    } <= set(dpsumm.__all__)
     assert isinstance(dpsumm.__version__, str) and dpsumm.__version__.count(".") == 2
 
 

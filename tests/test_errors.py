@@ -1,5 +1,4 @@
-"""dpsumm.errors: the error hierarchy.
-"""
+"""dpsumm.errors: the error hierarchy."""
 
 from __future__ import annotations
 

@@ -90,7 +90,9 @@ def test_summarizer_equals_summarize(data):
     with pytest.raises(dpsumm.NotFittedError):
         s.transform(validation)
     s.fit(owners, validation)
-    ref = dpsumm.summarize(owners, validation, 6, method=dpsumm.PaperGreedy(dim=16), seed_set=seed_set, random_state=2, progress=False)
+    ref = dpsumm.summarize(
+        owners, validation, 6, method=dpsumm.PaperGreedy(dim=16), seed_set=seed_set, random_state=2, progress=False
+    )
     np.testing.assert_array_equal(s.points_, ref.points)
     np.testing.assert_array_equal(s.labels_, ref.labels)
     np.testing.assert_array_equal(s.owner_, ref.owner)

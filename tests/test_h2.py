@@ -14,7 +14,8 @@ DIM = 8
 def _hashes(n, seed=0):
     rng = np.random.default_rng(seed)
     return (rng.choice([-1.0, 1.0], size=(n, DIM)) * np.sqrt(2.0 / DIM) * rng.uniform(0.2, 1.0, size=(n, DIM))).astype(
-        np.float32)
+        np.float32
+    )
 
 
 def test_adding_no_rows_changes_nothing_and_rows_are_counted():

@@ -20,7 +20,7 @@ from dpsumm import reference
 def test_an_unfitted_hasher_attribute_is_a_not_fitted_error_and_an_attribute_error():
     h = dpsumm.RFFHasher(dim=4)
     with pytest.raises(dpsumm.NotFittedError):
-        h.omega_
+        h.omega_  # noqa: B018 (the attribute access is what is tested)
     assert not hasattr(h, "omega_") and not hasattr(h, "offset_")
 
 
@@ -154,8 +154,12 @@ def test_transform_into_out_writes_the_same_bits_and_returns_out(data):
     h, X = data
     whole = h.transform(X)
     out = np.full((len(X), 500), np.nan, dtype=np.float32)
-    for rows, expected in [(X, whole), (X.astype(np.float64), whole), (np.asfortranarray(X), whole),
-                           (X[::-1].copy(), whole[::-1])]:
+    for rows, expected in [
+        (X, whole),
+        (X.astype(np.float64), whole),
+        (np.asfortranarray(X), whole),
+        (X[::-1].copy(), whole[::-1]),
+    ]:
         for threads in (None, 1, 3):
             ht = dpsumm.RFFHasher(64, dim=500, gamma=0.1, seed="floor", threads=threads)
             out.fill(np.nan)
@@ -170,20 +174,23 @@ def test_transform_into_out_writes_the_same_bits_and_returns_out(data):
     assert h.transform(X[:0], out=empty) is empty
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda n: np.empty((n, 500)), "float32"),                                    # float64
-    (lambda n: np.empty((n, 500), dtype=np.float16), "float32"),
-    (lambda n: np.empty((n * 500,), dtype=np.float32), "2-D numpy array of float32"),  # 1-D
-    (lambda n: np.empty((n, 500, 1), dtype=np.float32), "2-D numpy array of float32"),
-    (lambda n: np.empty((n, 500), dtype=">f4"), "native byte order"),                # big-endian float32
-    (lambda n: np.empty((n - 1, 500), dtype=np.float32), r"shape \(299, 500\)"),
-    (lambda n: np.empty((n, 499), dtype=np.float32), r"shape \(300, 499\)"),
-    (lambda n: np.empty((n, 500), dtype=np.float32, order="F"), "C-contiguous"),
-    (lambda n: np.empty((n, 1000), dtype=np.float32)[:, ::2], "C-contiguous"),
-    (lambda n: np.empty((n, 500), dtype=np.float32).tolist(), "numpy array"),
-    (lambda n: np.ma.masked_array(np.empty((n, 500), dtype=np.float32)), "numpy array"),
-    (lambda n: "out", "numpy array"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda n: np.empty((n, 500)), "float32"),  # float64
+        (lambda n: np.empty((n, 500), dtype=np.float16), "float32"),
+        (lambda n: np.empty((n * 500,), dtype=np.float32), "2-D numpy array of float32"),  # 1-D
+        (lambda n: np.empty((n, 500, 1), dtype=np.float32), "2-D numpy array of float32"),
+        (lambda n: np.empty((n, 500), dtype=">f4"), "native byte order"),  # big-endian float32
+        (lambda n: np.empty((n - 1, 500), dtype=np.float32), r"shape \(299, 500\)"),
+        (lambda n: np.empty((n, 499), dtype=np.float32), r"shape \(300, 499\)"),
+        (lambda n: np.empty((n, 500), dtype=np.float32, order="F"), "C-contiguous"),
+        (lambda n: np.empty((n, 1000), dtype=np.float32)[:, ::2], "C-contiguous"),
+        (lambda n: np.empty((n, 500), dtype=np.float32).tolist(), "numpy array"),
+        (lambda n: np.ma.masked_array(np.empty((n, 500), dtype=np.float32)), "numpy array"),
+        (lambda n: "out", "numpy array"),
+    ],
+)
 def test_a_bad_out_is_refused_naming_it(data, make, match):
     h, X = data
     with pytest.raises(dpsumm.InvalidParameterError, match=match) as e:
@@ -209,9 +216,13 @@ def test_out_that_is_read_only_or_shares_memory_with_x_is_refused(data):
 
 
 @settings(max_examples=60, deadline=None)
-@given(rows=st.integers(0, 40), cols=st.sampled_from([0, 1, 15, 16, 17, 32]),
-       dtype=st.sampled_from([np.float32, np.float64, np.int32, np.float16]), order=st.sampled_from("CF"),
-       step=st.sampled_from([1, 2]))
+@given(
+    rows=st.integers(0, 40),
+    cols=st.sampled_from([0, 1, 15, 16, 17, 32]),
+    dtype=st.sampled_from([np.float32, np.float64, np.int32, np.float16]),
+    order=st.sampled_from("CF"),
+    step=st.sampled_from([1, 2]),
+)
 def test_any_out_is_filled_exactly_or_refused_naming_it(rows, cols, dtype, order, step):
     """Property: whatever array is passed as ``out``, the call either writes exactly the new result's bits into it
     or raises InvalidParameterError naming ``out`` (never a panic, never scrambled hashes)."""
@@ -362,12 +373,16 @@ def test_hash_digests_are_blake2b_of_the_little_endian_float32_bytes():
     import hashlib
 
     from dpsumm.hashing import DIGEST_BYTES, hash_digests
+
     H = dpsumm.RFFHasher(3, dim=8, gamma=0.5, seed=1).transform(np.arange(12.0).reshape(4, 3))
-    want = np.array([list(hashlib.blake2b(np.asarray(row, "<f4").tobytes(), digest_size=16).digest()) for row in H], np.uint8)
+    want = np.array(
+        [list(hashlib.blake2b(np.asarray(row, "<f4").tobytes(), digest_size=16).digest()) for row in H], np.uint8
+    )
     np.testing.assert_array_equal(hash_digests(H), want)
     np.testing.assert_array_equal(hash_digests(H.astype(">f4")), want)  # byte order of the input does not matter
     assert hash_digests(H).shape == (4, DIGEST_BYTES) and hash_digests(H[:0]).shape == (0, DIGEST_BYTES)
-    one_ulp = H.copy(); one_ulp[2, 5] = np.nextafter(one_ulp[2, 5], np.float32(1))
+    one_ulp = H.copy()
+    one_ulp[2, 5] = np.nextafter(one_ulp[2, 5], np.float32(1))
     assert (hash_digests(one_ulp) != want).any(1).tolist() == [False, False, True, False]
     with pytest.raises(dpsumm.InvalidParameterError, match="hashes"):
         hash_digests(np.zeros(3))
@@ -442,11 +457,15 @@ def test_rff_hasher_in_pipeline_and_cross_val_score():
 def test_rff_hasher_check_estimator():
     from sklearn.utils.estimator_checks import check_estimator
 
-    results = check_estimator(dpsumm.RFFHasher(dim=8), on_fail=None, expected_failed_checks={
-        # dpsumm validates parameters when they are set, so that errors come first (house rule)
-        "check_do_not_raise_errors_in_init_or_set_params": "parameters are validated in __init__/set_params",
-        # an object array holding a dict raises InvalidParameterError (a ValueError), not TypeError
-        "check_dtype_object": "non-numbers raise dpsumm.InvalidParameterError",
-    })
+    results = check_estimator(
+        dpsumm.RFFHasher(dim=8),
+        on_fail=None,
+        expected_failed_checks={
+            # dpsumm validates parameters when they are set, so that errors come first (house rule)
+            "check_do_not_raise_errors_in_init_or_set_params": "parameters are validated in __init__/set_params",
+            # an object array holding a dict raises InvalidParameterError (a ValueError), not TypeError
+            "check_dtype_object": "non-numbers raise dpsumm.InvalidParameterError",
+        },
+    )
     failed = [r["check_name"] for r in results if r["status"] == "failed"]
     assert failed == [] and len(results) > 40

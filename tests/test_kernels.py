@@ -60,37 +60,45 @@ KHASH = KH.transform(KX)  # entries up to sqrt(2/64) = 0.18
 KSTEP = np.where(np.arange(64) % 2, 1e308, -1e308)  # finite; scores h . v far beyond float64
 
 
-@pytest.mark.parametrize("call,argument", [
-    # was: scores [inf, inf, inf]
-    (lambda: kernels.greedy_select(KHASH, KSTEP, 3), "target"),
-    # was: scores [1.7e308, inf, inf]
-    (lambda: kernels.stochastic_greedy_select(KHASH, KSTEP, 3, 5), "target"),
-    # was: a nan target (weights exp(inf - inf)), nominees chosen toward it
-    (lambda: kernels.nominate(KX, KH, KSTEP, temperature=1.0, nominees=3, random_state=0), "g_tilde"),
-    (lambda: kernels.nominate(KX, KH, KSTEP, temperature=1.0, nominees=3, sampling="top"), "g_tilde"),
-    # was: accepted; s / T = inf for every row with a positive score, the Gumbel keys tied at +inf
-    (lambda: kernels.nominate(KX, KH, KHASH.mean(0) * 1e10, temperature=1e-300, nominees=3, random_state=0),
-     "g_tilde"),
-    # hashes that are not h1's: max|h| 3e38 times ||target||_1 4e270 (was: scores inf)
-    (lambda: kernels.greedy_select(np.full((3, 4), 3e38), np.full(4, 1e270), 2), "target"),
-])
+@pytest.mark.parametrize(
+    "call,argument",
+    [
+        # was: scores [inf, inf, inf]
+        (lambda: kernels.greedy_select(KHASH, KSTEP, 3), "target"),
+        # was: scores [1.7e308, inf, inf]
+        (lambda: kernels.stochastic_greedy_select(KHASH, KSTEP, 3, 5), "target"),
+        # was: a nan target (weights exp(inf - inf)), nominees chosen toward it
+        (lambda: kernels.nominate(KX, KH, KSTEP, temperature=1.0, nominees=3, random_state=0), "g_tilde"),
+        (lambda: kernels.nominate(KX, KH, KSTEP, temperature=1.0, nominees=3, sampling="top"), "g_tilde"),
+        # was: accepted; s / T = inf for every row with a positive score, the Gumbel keys tied at +inf
+        (
+            lambda: kernels.nominate(KX, KH, KHASH.mean(0) * 1e10, temperature=1e-300, nominees=3, random_state=0),
+            "g_tilde",
+        ),
+        # hashes that are not h1's: max|h| 3e38 times ||target||_1 4e270 (was: scores inf)
+        (lambda: kernels.greedy_select(np.full((3, 4), 3e38), np.full(4, 1e270), 2), "target"),
+    ],
+)
 def test_a_finite_vector_whose_scores_overflow_float64_is_refused(call, argument):
     err = refused(call, argument)
     assert "overflow float64" in str(err)
 
 
-@pytest.mark.parametrize("call,argument", [
-    (lambda: kernels.best_row(KHASH, np.full(64, 1e308)), "v"),
-    (lambda: kernels.best_row(np.full((3, 4), 1e39), np.ones(4)), "hashes"),
-    (lambda: kernels.best_rows([KHASH], np.full(64, -4e38)), "v"),
-    (lambda: kernels.best_rows([np.full((3, 4), 1e39)], np.ones(4)), "hashes"),
-    (lambda: dpsumm.kernels.BidIndex.from_hashes(KHASH).best(np.full(64, 1e308)), "v"),
-    (lambda: dpsumm.kernels.BidIndex.from_hashes(np.full((3, 4), 1e39)), "hashes"),
-    (lambda: kernels.greedy_select(np.full((3, 4), 1e39), np.zeros(4), 2), "hashes"),
-    (lambda: kernels.stochastic_greedy_select(np.full((3, 4), -1e39), np.zeros(4), 2, 2), "hashes"),
-    # was: no refusal at all, the digests of float32 infinities
-    (lambda: dpsumm.hashing.hash_digests(np.full((3, 4), 1e39)), "hashes"),
-])
+@pytest.mark.parametrize(
+    "call,argument",
+    [
+        (lambda: kernels.best_row(KHASH, np.full(64, 1e308)), "v"),
+        (lambda: kernels.best_row(np.full((3, 4), 1e39), np.ones(4)), "hashes"),
+        (lambda: kernels.best_rows([KHASH], np.full(64, -4e38)), "v"),
+        (lambda: kernels.best_rows([np.full((3, 4), 1e39)], np.ones(4)), "hashes"),
+        (lambda: dpsumm.kernels.BidIndex.from_hashes(KHASH).best(np.full(64, 1e308)), "v"),
+        (lambda: dpsumm.kernels.BidIndex.from_hashes(np.full((3, 4), 1e39)), "hashes"),
+        (lambda: kernels.greedy_select(np.full((3, 4), 1e39), np.zeros(4), 2), "hashes"),
+        (lambda: kernels.stochastic_greedy_select(np.full((3, 4), -1e39), np.zeros(4), 2, 2), "hashes"),
+        # was: no refusal at all, the digests of float32 infinities
+        (lambda: dpsumm.hashing.hash_digests(np.full((3, 4), 1e39)), "hashes"),
+    ],
+)
 def test_values_beyond_float32_are_refused_before_the_cast_warns(call, argument):
     # Was: numpy's "overflow encountered in cast" RuntimeWarning, then "contains NaN or infinite values"
     # (values the caller never passed); refused() turns any RuntimeWarning into an error.
@@ -423,7 +431,9 @@ def test_mmd_matches_numpy_twin():
     want = reference.mmd2(A, B, 0.2)
     assert got == pytest.approx(want, rel=1e-4)
     assert dpsumm.kernels.kernel_sum(A, B, 0.2) == pytest.approx(reference.kernel_sum(A, B, 0.2), rel=1e-5)
-    np.testing.assert_allclose(dpsumm.kernels.kernel_row_means(A, B, 0.2), reference.kernel_row_means(A, B, 0.2), rtol=1e-5)
+    np.testing.assert_allclose(
+        dpsumm.kernels.kernel_row_means(A, B, 0.2), reference.kernel_row_means(A, B, 0.2), rtol=1e-5
+    )
 
 
 def test_mmd_hand_computed():
@@ -522,12 +532,16 @@ def test_greedy_minimises_the_hashed_mean_distance_better_than_random():
     idx, _ = greedy_select(H, t, 50)
     greedy_err = np.linalg.norm(H[idx].astype(np.float64).mean(0) - t)
     rng = np.random.default_rng(5)
-    random_errs = [np.linalg.norm(H[rng.choice(3000, 50, replace=False)].astype(np.float64).mean(0) - t) for _ in range(30)]
+    random_errs = [
+        np.linalg.norm(H[rng.choice(3000, 50, replace=False)].astype(np.float64).mean(0) - t) for _ in range(30)
+    ]
     assert greedy_err < 0.5 * min(random_errs)
 
 
 @pytest.mark.parametrize("seed", [None, 5, 2**64 - 1])
-@pytest.mark.parametrize("n,dim,T,M,C", [(4000, 64, 0.1, 20, 160), (3000, 140, 0.01, 10, 10), (2000, 32, 1.0, 25, 4000)])
+@pytest.mark.parametrize(
+    "n,dim,T,M,C", [(4000, 64, 0.1, 20, 160), (3000, 140, 0.01, 10, 10), (2000, 32, 1.0, 25, 4000)]
+)
 def test_nominate_equals_numpy_reference(n, dim, T, M, C, seed):
     X, h, g = owner(n, 12, dim, seed=n)
     sampling = "top" if seed is None else "weighted"
@@ -620,33 +634,35 @@ _X, _H, _G = owner(30, 4, 8, seed=13)
 _GOOD = {"temperature": 0.1, "nominees": 3, "candidates": 6}
 
 
-_bad_nominate = st.sampled_from([
-    ("X", lambda: (np.zeros((30, 5), np.float32), _H, _G, _GOOD)),
-    ("X", lambda: (np.zeros((0, 4), np.float32), _H, _G, _GOOD)),
-    ("X", lambda: (np.zeros(4, np.float32), _H, _G, _GOOD)),
-    ("X", lambda: (np.array([["a"] * 4]), _H, _G, _GOOD)),
-    ("X", lambda: (np.where(np.arange(120).reshape(30, 4) == 77, np.nan, _X), _H, _G, _GOOD)),
-    ("X", lambda: (np.full((30, 4), 1e300), _H, _G, _GOOD)),
-    ("hasher", lambda: (_X, "not a hasher", _G, _GOOD)),
-    ("g_tilde", lambda: (_X, _H, _G[:7], _GOOD)),
-    ("g_tilde", lambda: (_X, _H, np.full(8, np.inf), _GOOD)),
-    ("g_tilde", lambda: (_X, _H, ["x"] * 8, _GOOD)),
-    ("temperature", lambda: (_X, _H, _G, {**_GOOD, "temperature": 0.0})),
-    ("temperature", lambda: (_X, _H, _G, {**_GOOD, "temperature": -1.0})),
-    ("temperature", lambda: (_X, _H, _G, {**_GOOD, "temperature": float("nan")})),
-    ("temperature", lambda: (_X, _H, _G, {**_GOOD, "temperature": "hot"})),
-    ("nominees", lambda: (_X, _H, _G, {**_GOOD, "nominees": 0})),
-    ("nominees", lambda: (_X, _H, _G, {**_GOOD, "nominees": 2.5})),
-    ("nominees", lambda: (_X, _H, _G, {**_GOOD, "nominees": True})),
-    ("candidates", lambda: (_X, _H, _G, {**_GOOD, "candidates": 2})),
-    ("candidates", lambda: (_X, _H, _G, {**_GOOD, "candidates": 2**70})),
-    ("block_rows", lambda: (_X, _H, _G, {**_GOOD, "block_rows": 0})),
-    ("block_rows", lambda: (_X, _H, _G, {**_GOOD, "block_rows": 2**17})),
-    ("sampling", lambda: (_X, _H, _G, {**_GOOD, "sampling": "random"})),
-    ("random_state", lambda: (_X, _H, _G, {**_GOOD, "random_state": -1})),
-    ("random_state", lambda: (_X, _H, _G, {**_GOOD, "random_state": 2**64})),
-    ("random_state", lambda: (_X, _H, _G, {**_GOOD, "random_state": 1.5})),
-])
+_bad_nominate = st.sampled_from(
+    [
+        ("X", lambda: (np.zeros((30, 5), np.float32), _H, _G, _GOOD)),
+        ("X", lambda: (np.zeros((0, 4), np.float32), _H, _G, _GOOD)),
+        ("X", lambda: (np.zeros(4, np.float32), _H, _G, _GOOD)),
+        ("X", lambda: (np.array([["a"] * 4]), _H, _G, _GOOD)),
+        ("X", lambda: (np.where(np.arange(120).reshape(30, 4) == 77, np.nan, _X), _H, _G, _GOOD)),
+        ("X", lambda: (np.full((30, 4), 1e300), _H, _G, _GOOD)),
+        ("hasher", lambda: (_X, "not a hasher", _G, _GOOD)),
+        ("g_tilde", lambda: (_X, _H, _G[:7], _GOOD)),
+        ("g_tilde", lambda: (_X, _H, np.full(8, np.inf), _GOOD)),
+        ("g_tilde", lambda: (_X, _H, ["x"] * 8, _GOOD)),
+        ("temperature", lambda: (_X, _H, _G, {**_GOOD, "temperature": 0.0})),
+        ("temperature", lambda: (_X, _H, _G, {**_GOOD, "temperature": -1.0})),
+        ("temperature", lambda: (_X, _H, _G, {**_GOOD, "temperature": float("nan")})),
+        ("temperature", lambda: (_X, _H, _G, {**_GOOD, "temperature": "hot"})),
+        ("nominees", lambda: (_X, _H, _G, {**_GOOD, "nominees": 0})),
+        ("nominees", lambda: (_X, _H, _G, {**_GOOD, "nominees": 2.5})),
+        ("nominees", lambda: (_X, _H, _G, {**_GOOD, "nominees": True})),
+        ("candidates", lambda: (_X, _H, _G, {**_GOOD, "candidates": 2})),
+        ("candidates", lambda: (_X, _H, _G, {**_GOOD, "candidates": 2**70})),
+        ("block_rows", lambda: (_X, _H, _G, {**_GOOD, "block_rows": 0})),
+        ("block_rows", lambda: (_X, _H, _G, {**_GOOD, "block_rows": 2**17})),
+        ("sampling", lambda: (_X, _H, _G, {**_GOOD, "sampling": "random"})),
+        ("random_state", lambda: (_X, _H, _G, {**_GOOD, "random_state": -1})),
+        ("random_state", lambda: (_X, _H, _G, {**_GOOD, "random_state": 2**64})),
+        ("random_state", lambda: (_X, _H, _G, {**_GOOD, "random_state": 1.5})),
+    ]
+)
 
 
 @given(_bad_nominate)
@@ -676,8 +692,11 @@ def test_greedy_bad_arrays_name_the_argument(data):
     d = data.draw(st.integers(1, 6))
     H = np.random.default_rng(n * 7 + d).random((n, d)).astype(np.float32)
     t = np.zeros(d)
-    kind = data.draw(st.sampled_from(["nan_hash", "inf_target", "target_len", "hash_1d", "hash_str", "no_cols",
-                                       "taken_len", "taken_dtype"]))
+    kind = data.draw(
+        st.sampled_from(
+            ["nan_hash", "inf_target", "target_len", "hash_1d", "hash_str", "no_cols", "taken_len", "taken_dtype"]
+        )
+    )
     if kind == "nan_hash":
         H[data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, d - 1))] = np.nan
         args, name = (H, t, 1, None), "hashes"
@@ -767,9 +786,20 @@ def test_stochastic_greedy_is_deterministic_and_depends_on_the_seed():
 def test_nominate_with_stochastic_greedy_equals_numpy_reference(seed, factor):
     X, h, g = owner(3000, 12, 64, seed=21)
     sampling = "top" if seed is None else "weighted"
-    got = nominate(X, h, g, temperature=0.1, nominees=40, candidates=320, sampling=sampling, random_state=seed,
-                   greedy_sample_factor=factor)
-    idx, hashes, target, nc = ref.nominate(h.transform(X), g, 0.1, 40, 320, sample_seed=seed, greedy_sample_factor=factor)
+    got = nominate(
+        X,
+        h,
+        g,
+        temperature=0.1,
+        nominees=40,
+        candidates=320,
+        sampling=sampling,
+        random_state=seed,
+        greedy_sample_factor=factor,
+    )
+    idx, hashes, target, nc = ref.nominate(
+        h.transform(X), g, 0.1, 40, 320, sample_seed=seed, greedy_sample_factor=factor
+    )
     np.testing.assert_array_equal(got.indices, idx)
     np.testing.assert_array_equal(got.hashes, hashes)
     assert got.n_candidates == nc == 320
@@ -784,11 +814,18 @@ def test_stochastic_sample_size_hand_cases():
     assert ref.stochastic_sample_size(8000, 2000, 8.0) == 32
 
 
-@pytest.mark.parametrize("kw, arg", [
-    (dict(sample_size=0), "sample_size"), (dict(sample_size=-3), "sample_size"), (dict(k=-1), "k"),
-    (dict(random_state=-1), "random_state"), (dict(random_state=2**64), "random_state"),
-    (dict(random_state=1.5), "random_state"), (dict(target=np.full(16, np.nan)), "target"),
-])
+@pytest.mark.parametrize(
+    "kw, arg",
+    [
+        (dict(sample_size=0), "sample_size"),
+        (dict(sample_size=-3), "sample_size"),
+        (dict(k=-1), "k"),
+        (dict(random_state=-1), "random_state"),
+        (dict(random_state=2**64), "random_state"),
+        (dict(random_state=1.5), "random_state"),
+        (dict(target=np.full(16, np.nan)), "target"),
+    ],
+)
 def test_stochastic_greedy_bad_input_names_the_argument(kw, arg):
     H, t = random_hashes(30, 16, seed=1)
     args = dict(hashes=H, target=t, k=5, sample_size=4, random_state=0)

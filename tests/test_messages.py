@@ -50,22 +50,51 @@ EXAMPLES = [
     PointRequest(round=2, token=4),
     PointReply(round=2, token=4, point=np.arange(3.0), hash=None, label=1),
     PointReply(round=2, token=4, point=None, hash=V.astype(np.float32), label=None),
-    ValidationRequest(n_features=3, dim=8, gamma=0.5, hash_seed="s", method="private", steps=3, epsilon=0.5,
-                      eta=0.05),
+    ValidationRequest(n_features=3, dim=8, gamma=0.5, hash_seed="s", method="private", steps=3, epsilon=0.5, eta=0.05),
     ValidationRelease(mean_hash=V, n_rows=20, private=True),
-    TargetRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, release="gaussian", epsilon=1.0, delta=1e-6, steps=0,
-                  eta=0.0, send_rows=False),
+    TargetRequest(
+        n_features=3,
+        dim=8,
+        gamma=0.5,
+        hash_seed=0,
+        release="gaussian",
+        epsilon=1.0,
+        delta=1e-6,
+        steps=0,
+        eta=0.0,
+        send_rows=False,
+    ),
     TargetRelease(noisy_mean=V, exact_mean=V / 2, n_rows=20, sigma=0.1, granularity=0.0),
     TargetRelease(noisy_mean=V, exact_mean=V, n_rows=2, sigma=0.0, granularity=0.0, rows=np.ones((2, 3))),
-    NominationRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, target=V, nominees=4, temperature=0.1,
-                      candidates=16, reveal="points", sample_seed=3, greedy_sample_factor=2.0, commit="digests"),
-    NominationReply(n_rows=10, tokens=np.arange(4, dtype=np.int64), hashes=None,
-                    digests=np.zeros((4, 16), np.uint8)),
+    NominationRequest(
+        n_features=3,
+        dim=8,
+        gamma=0.5,
+        hash_seed=0,
+        target=V,
+        nominees=4,
+        temperature=0.1,
+        candidates=16,
+        reveal="points",
+        sample_seed=3,
+        greedy_sample_factor=2.0,
+        commit="digests",
+    ),
+    NominationReply(n_rows=10, tokens=np.arange(4, dtype=np.int64), hashes=None, digests=np.zeros((4, 16), np.uint8)),
     PurchaseRequest(tokens=np.array([1, 3], np.int64)),
     PurchaseReply(tokens=np.array([1, 3], np.int64), points=np.ones((2, 3)), labels=np.array([0, 1])),
-    LabelHistogramRequest(label_set=np.arange(3), epsilon=1.0, send_rows=False, n_features=3, dim=8, gamma=0.5,
-                          hash_seed="cells:0", cell_labels=np.arange(3, dtype=np.int64), centres=np.zeros((3, 8)),
-                          bias=np.zeros(3)),
+    LabelHistogramRequest(
+        label_set=np.arange(3),
+        epsilon=1.0,
+        send_rows=False,
+        n_features=3,
+        dim=8,
+        gamma=0.5,
+        hash_seed="cells:0",
+        cell_labels=np.arange(3, dtype=np.int64),
+        centres=np.zeros((3, 8)),
+        bias=np.zeros(3),
+    ),
     LabelHistogramRelease(counts=np.array([3.0, 0.0, 5.0]), n_rows=8, scale=2.0),
 ]
 
@@ -102,8 +131,10 @@ def test_the_kinds_are_distinct_and_the_purchases_requests_are_owner_requests():
     kinds = [cls.kind for cls in _kinds(Message)]
     assert len(kinds) == len(set(kinds)), sorted(kinds)
     for cls in (LabelReleaseRequest, LabelSaleRequest):
-        assert issubclass(cls, OwnerRequest) and from_dict({"kind": cls.kind, **{
-            f.name: None for f in dataclasses.fields(cls)}}).kind == cls.kind
+        assert (
+            issubclass(cls, OwnerRequest)
+            and from_dict({"kind": cls.kind, **{f.name: None for f in dataclasses.fields(cls)}}).kind == cls.kind
+        )
     assert {LabelRelease.kind, LabelSale.kind} <= set(kinds)
 
 
@@ -138,16 +169,46 @@ def test_request_key_by_hand():
 
 
 REQUESTS = {
-    "target gaussian": TargetRequest(n_features=3, dim=16, gamma=0.5, hash_seed=0, release="gaussian", epsilon=1.0,
-                                     delta=1e-3, steps=0, eta=0.0, send_rows=False),
-    "label histogram": LabelHistogramRequest(label_set=np.arange(3), epsilon=1.0, send_rows=False, n_features=3, dim=8,
-                                             gamma=0.5, hash_seed="cells:0", cell_labels=np.arange(3, dtype=np.int64),
-                                             centres=np.zeros((3, 8)), bias=np.zeros(3)),
+    "target gaussian": TargetRequest(
+        n_features=3,
+        dim=16,
+        gamma=0.5,
+        hash_seed=0,
+        release="gaussian",
+        epsilon=1.0,
+        delta=1e-3,
+        steps=0,
+        eta=0.0,
+        send_rows=False,
+    ),
+    "label histogram": LabelHistogramRequest(
+        label_set=np.arange(3),
+        epsilon=1.0,
+        send_rows=False,
+        n_features=3,
+        dim=8,
+        gamma=0.5,
+        hash_seed="cells:0",
+        cell_labels=np.arange(3, dtype=np.int64),
+        centres=np.zeros((3, 8)),
+        bias=np.zeros(3),
+    ),
 }
 
 
-field_changes = st.sampled_from([("epsilon", 0.25), ("delta", 1e-4), ("dim", 8), ("gamma", 0.25), ("hash_seed", 1),
-                                 ("n_features", 3), ("send_rows", True), ("steps", 0), ("eta", 0.0)])
+field_changes = st.sampled_from(
+    [
+        ("epsilon", 0.25),
+        ("delta", 1e-4),
+        ("dim", 8),
+        ("gamma", 0.25),
+        ("hash_seed", 1),
+        ("n_features", 3),
+        ("send_rows", True),
+        ("steps", 0),
+        ("eta", 0.0),
+    ]
+)
 
 
 @FAST

@@ -68,9 +68,18 @@ def test_cell_counts_put_each_row_in_the_nearest_cell_of_its_label():
     centres = h.transform(np.stack([A, B, A])).astype(np.float64)
 
     def req(bias):
-        return LabelHistogramRequest(label_set=np.array([0, 1, 2]), epsilon=1.0, send_rows=False,
-                                     n_features=3, dim=64, gamma=0.5, hash_seed="cells:x",
-                                     cell_labels=np.array([0, 0, 2]), centres=centres, bias=np.asarray(bias, float))
+        return LabelHistogramRequest(
+            label_set=np.array([0, 1, 2]),
+            epsilon=1.0,
+            send_rows=False,
+            n_features=3,
+            dim=64,
+            gamma=0.5,
+            hash_seed="cells:x",
+            cell_labels=np.array([0, 0, 2]),
+            centres=centres,
+            bias=np.asarray(bias, float),
+        )
 
     assert cell_counts(X, y, req([0.0, 0.0, 0.0])).tolist() == [2.0, 1.0, 0.0]
     assert cell_counts(X, y, req([0.0, 10.0, 0.0])).tolist() == [0.0, 3.0, 0.0]
@@ -108,8 +117,9 @@ def test_label_rows_sells_the_asked_counts_of_each_label_herded_from_its_rows():
     hasher = RFFHasher(4, dim=256, gamma=0.2, seed=1)
     wins = 0
     for seed in range(40):
-        tok, hashes = label_rows(X, labels, np.array([0, 1]), np.array([20, 12]), hasher, candidates=128,
-                                 sample_seed=seed)
+        tok, hashes = label_rows(
+            X, labels, np.array([0, 1]), np.array([20, 12]), hasher, candidates=128, sample_seed=seed
+        )
         np.testing.assert_array_equal(hashes, hasher.transform(X[tok]))
         assert np.all(np.diff(tok) > 0)
         # all 10 of label 1, the 2 it lacks from label 0 (the only other label asked about), none of label 2
@@ -118,8 +128,13 @@ def test_label_rows_sells_the_asked_counts_of_each_label_herded_from_its_rows():
         uniform = X[rng.choice(300, size=22, replace=False)]
         wins += mmd2(herded, X[:300], 0.2) < mmd2(uniform, X[:300], 0.2)
     assert wins >= 36
-    assert label_rows(X, labels, np.array([2]), np.array([9]), hasher, candidates=36, sample_seed=0)[0].tolist() == \
-        [310, 311, 312, 313, 314]
+    assert label_rows(X, labels, np.array([2]), np.array([9]), hasher, candidates=36, sample_seed=0)[0].tolist() == [
+        310,
+        311,
+        312,
+        313,
+        314,
+    ]
     assert label_rows(X, None, np.array([0]), np.array([3]), hasher, candidates=12, sample_seed=0)[0].tolist() == []
 
 
@@ -137,14 +152,30 @@ def test_label_rows_draws_uniformly_where_not_herded():
     sold = np.zeros(30)
     herd_sold = np.zeros(30)
     for seed in range(200):
-        tok, hashes = label_rows(X, labels, np.array([0, 1]), np.array([3, 5]), hasher, candidates=32,
-                                 sample_seed=seed, herded=np.array([False, True]))
+        tok, hashes = label_rows(
+            X,
+            labels,
+            np.array([0, 1]),
+            np.array([3, 5]),
+            hasher,
+            candidates=32,
+            sample_seed=seed,
+            herded=np.array([False, True]),
+        )
         np.testing.assert_array_equal(hashes, hasher.transform(X[tok]))
         assert np.all(np.diff(tok) > 0) and (labels[tok] == 0).sum() == 3 and (labels[tok] == 1).sum() == 5
         sold += np.bincount(tok[labels[tok] == 0], minlength=30)
         default = label_rows(X, labels, np.array([0, 1]), np.array([3, 5]), hasher, candidates=32, sample_seed=seed)
-        herd = label_rows(X, labels, np.array([0, 1]), np.array([3, 5]), hasher, candidates=32, sample_seed=seed,
-                          herded=np.array([True, True]))
+        herd = label_rows(
+            X,
+            labels,
+            np.array([0, 1]),
+            np.array([3, 5]),
+            hasher,
+            candidates=32,
+            sample_seed=seed,
+            herded=np.array([True, True]),
+        )
         np.testing.assert_array_equal(default[0], herd[0])
         herd_sold += np.bincount(herd[0][labels[herd[0]] == 0], minlength=30)
     expected = 200 * 3 / 30
@@ -170,10 +201,30 @@ def test_a_tilted_sale_leans_toward_the_target_inside_a_label():
     assert 10 <= is_a[plain].sum() <= 30
     for herded in (True, False):
         mode = np.array([herded])
-        a, ha = label_rows(X, y, np.array([0]), counts, hasher, candidates=160, sample_seed=3, herded=mode,
-                           target=toward_a, temperature=0.05)
-        b, _ = label_rows(X, y, np.array([0]), counts, hasher, candidates=160, sample_seed=3, herded=mode,
-                          target=toward_b, temperature=0.05)
+        a, ha = label_rows(
+            X,
+            y,
+            np.array([0]),
+            counts,
+            hasher,
+            candidates=160,
+            sample_seed=3,
+            herded=mode,
+            target=toward_a,
+            temperature=0.05,
+        )
+        b, _ = label_rows(
+            X,
+            y,
+            np.array([0]),
+            counts,
+            hasher,
+            candidates=160,
+            sample_seed=3,
+            herded=mode,
+            target=toward_b,
+            temperature=0.05,
+        )
         assert len(a) == len(b) == 40 and len(np.unique(a)) == 40
         assert is_a[a].sum() >= 35 and is_a[b].sum() <= 5, (herded, is_a[a].sum(), is_a[b].sum())
         np.testing.assert_allclose(ha, hasher.transform(X[a]), rtol=0, atol=1e-6)
@@ -195,9 +246,11 @@ def test_label_counts_equal_a_count_per_label():
 
 
 @settings(max_examples=300, deadline=None)
-@given(dtype=st.sampled_from(["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float64"]),
-       values=st.lists(st.integers(-2**63, 2**64 - 1), min_size=0, max_size=40),
-       allowed=st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=6))
+@given(
+    dtype=st.sampled_from(["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float64"]),
+    values=st.lists(st.integers(-(2**63), 2**64 - 1), min_size=0, max_size=40),
+    allowed=st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=6),
+)
 def test_the_label_positions_by_table_equal_the_sorted_search_for_every_integer_dtype(dtype, values, allowed):
     """The owners' label positions (a lookup table for a set of integers over a small range) are the sorted search's,
     at the dtype's extremes too (a label below or above the set's range must not wrap into it); the count of rows in
@@ -231,11 +284,20 @@ def test_cell_counts_equal_the_nearest_cell_of_the_rows_label_over_every_cell():
     for _ in range(40):
         L, J, n = int(rng.integers(1, 6)), int(rng.integers(1, 12)), int(rng.integers(1, 200))
         X, labels = rng.normal(size=(n, 3)), rng.integers(-1, L + 1, n)
-        m = LabelHistogramRequest(label_set=np.arange(L), epsilon=1.0, send_rows=False, n_features=3, dim=8,
-                                  gamma=0.5, hash_seed="s", cell_labels=rng.integers(0, L, J),
-                                  centres=rng.normal(size=(J, 8)) * 0.3, bias=rng.random(J) * 0.01)
+        m = LabelHistogramRequest(
+            label_set=np.arange(L),
+            epsilon=1.0,
+            send_rows=False,
+            n_features=3,
+            dim=8,
+            gamma=0.5,
+            hash_seed="s",
+            cell_labels=rng.integers(0, L, J),
+            centres=rng.normal(size=(J, 8)) * 0.3,
+            bias=rng.random(J) * 0.01,
+        )
         H = np.asarray(RFFHasher(3, dim=8, gamma=0.5, seed="s").transform(X), dtype=np.float64)
-        score = (m.centres ** 2).sum(1) - m.bias - 2.0 * H @ m.centres.T
+        score = (m.centres**2).sum(1) - m.bias - 2.0 * H @ m.centres.T
         score[m.cell_labels[None, :] != labels[:, None]] = np.inf
         want = np.zeros(J)
         for row in score:
@@ -256,9 +318,18 @@ def test_the_consumers_histogram_is_its_counts_plus_the_discrete_laplace():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(40, 3)), rng.integers(0, 3, size=40)
     h = RFFHasher(3, dim=16, gamma=0.5, seed="cells:t")
-    req = LabelHistogramRequest(label_set=np.array([0, 1, 2]), epsilon=0.5, send_rows=False, n_features=3, dim=16,
-                                gamma=0.5, hash_seed="cells:t", cell_labels=np.array([0, 1, 2, 2]),
-                                centres=h.transform(rng.normal(size=(4, 3))).astype(np.float64), bias=np.zeros(4))
+    req = LabelHistogramRequest(
+        label_set=np.array([0, 1, 2]),
+        epsilon=0.5,
+        send_rows=False,
+        n_features=3,
+        dim=16,
+        gamma=0.5,
+        hash_seed="cells:t",
+        cell_labels=np.array([0, 1, 2, 2]),
+        centres=h.transform(rng.normal(size=(4, 3))).astype(np.float64),
+        bias=np.zeros(4),
+    )
     reply = ConsumerParty(X, dpsumm.privacy.Csprng(7), labels=y).handle(req)
     assert reply.scale == 4.0
     # its stream: the second of the consumer's release streams (ConsumerParty.RELEASE_STREAMS: g~'s, then this one)
@@ -270,7 +341,7 @@ def test_the_consumers_histogram_is_its_counts_plus_the_discrete_laplace():
     assert (noise == np.round(noise)).all()
     r = math.exp(-1 / 2.0)
     norm = (1 - r) / (1 + r)
-    probs = np.array([norm * r ** 7 / (1 - r)] + [norm * r ** abs(z) for z in range(-6, 7)] + [norm * r ** 7 / (1 - r)])
+    probs = np.array([norm * r**7 / (1 - r)] + [norm * r ** abs(z) for z in range(-6, 7)] + [norm * r**7 / (1 - r)])
     observed = np.array([(noise < -6).sum()] + [(noise == z).sum() for z in range(-6, 7)] + [(noise > 6).sum()])
     chi2 = float((((observed - len(noise) * probs) ** 2) / (len(noise) * probs)).sum())
     assert chi2 < 36.12, chi2
@@ -295,15 +366,45 @@ LABELS = RNG.integers(0, 3, 30)
 
 
 REQUESTS = {
-    "target gaussian": TargetRequest(n_features=3, dim=16, gamma=0.5, hash_seed=0, release="gaussian", epsilon=1.0,
-                                     delta=1e-3, steps=0, eta=0.0, send_rows=False),
-    "target mwem": TargetRequest(n_features=3, dim=16, gamma=0.5, hash_seed=0, release="mwem", epsilon=0.5, delta=0.0,
-                                 steps=3, eta=0.05, send_rows=True),
-    "validation h2": ValidationRequest(n_features=3, dim=16, gamma=0.5, hash_seed=0, method="private", steps=3,
-                                       epsilon=0.5, eta=0.05),
-    "label histogram": LabelHistogramRequest(label_set=np.arange(3), epsilon=1.0, send_rows=False, n_features=3, dim=8,
-                                             gamma=0.5, hash_seed="cells:0", cell_labels=np.arange(3, dtype=np.int64),
-                                             centres=np.zeros((3, 8)), bias=np.zeros(3)),
+    "target gaussian": TargetRequest(
+        n_features=3,
+        dim=16,
+        gamma=0.5,
+        hash_seed=0,
+        release="gaussian",
+        epsilon=1.0,
+        delta=1e-3,
+        steps=0,
+        eta=0.0,
+        send_rows=False,
+    ),
+    "target mwem": TargetRequest(
+        n_features=3,
+        dim=16,
+        gamma=0.5,
+        hash_seed=0,
+        release="mwem",
+        epsilon=0.5,
+        delta=0.0,
+        steps=3,
+        eta=0.05,
+        send_rows=True,
+    ),
+    "validation h2": ValidationRequest(
+        n_features=3, dim=16, gamma=0.5, hash_seed=0, method="private", steps=3, epsilon=0.5, eta=0.05
+    ),
+    "label histogram": LabelHistogramRequest(
+        label_set=np.arange(3),
+        epsilon=1.0,
+        send_rows=False,
+        n_features=3,
+        dim=8,
+        gamma=0.5,
+        hash_seed="cells:0",
+        cell_labels=np.arange(3, dtype=np.int64),
+        centres=np.zeros((3, 8)),
+        bias=np.zeros(3),
+    ),
 }
 
 
@@ -323,7 +424,9 @@ def test_a_repeated_request_gets_the_first_release_and_another_is_refused(name):
     first = consumer.handle(request)
     again = consumer.handle(dataclasses.replace(request))  # an equal request, another object
     np.testing.assert_array_equal(_values(again), _values(first))
-    assert not np.array_equal(_values(first), _values(ConsumerParty(VALIDATION, Csprng(), labels=LABELS).handle(request)))
+    assert not np.array_equal(
+        _values(first), _values(ConsumerParty(VALIDATION, Csprng(), labels=LABELS).handle(request))
+    )
     with pytest.raises(dpsumm.ProtocolError, match="already made for another request"):
         consumer.handle(dataclasses.replace(request, epsilon=request.epsilon * 2))
     np.testing.assert_array_equal(_values(consumer.handle(request)), _values(first))
@@ -338,11 +441,15 @@ def test_each_kind_of_release_is_kept_on_its_own():
     np.testing.assert_array_equal(_values(consumer.handle(REQUESTS["label histogram"])), _values(hist))
 
 
-@pytest.mark.parametrize("method", [
-    dpsumm.Nominations(dim=32),
-    dpsumm.Nominations(dim=32, label_set=(0, 1, 2), sale_tilt_share=0.3),
-    dpsumm.PaperProtocol(dim=32),
-], ids=["nominations", "labels-with-tilt", "paper"])
+@pytest.mark.parametrize(
+    "method",
+    [
+        dpsumm.Nominations(dim=32),
+        dpsumm.Nominations(dim=32, label_set=(0, 1, 2), sale_tilt_share=0.3),
+        dpsumm.PaperProtocol(dim=32),
+    ],
+    ids=["nominations", "labels-with-tilt", "paper"],
+)
 def test_a_transport_that_delivers_every_consumer_request_twice_changes_nothing(method, monkeypatch):
     """Fault injection: every request to the consumer is delivered twice and the second reply used. With a seeded run
     (the same noise streams), the summary, its labels and the whole ledger equal the run without the fault: the
@@ -352,8 +459,15 @@ def test_a_transport_that_delivers_every_consumer_request_twice_changes_nothing(
     validation, yv = rng.random((30, 3)), rng.integers(0, 3, 30)
 
     def run():
-        return dpsumm.summarize(owners, validation, 12, method, random_state=3, progress=False,
-                                validation_labels=yv if getattr(method, "needs_labels", False) else None)
+        return dpsumm.summarize(
+            owners,
+            validation,
+            12,
+            method,
+            random_state=3,
+            progress=False,
+            validation_labels=yv if getattr(method, "needs_labels", False) else None,
+        )
 
     clean = run()
     original = InProcessTransport.request
@@ -404,7 +518,9 @@ def test_label_counts_move_by_at_most_sqrt2_for_any_replaced_row():
             if not all(inside):
                 assert move <= 1.0
     strings = np.array(["a", "b", "c"])
-    assert np.linalg.norm(label_counts(np.array(["a", "b"]), strings) - label_counts(np.array(["a", "z"]), strings)) == 1
+    assert (
+        np.linalg.norm(label_counts(np.array(["a", "b"]), strings) - label_counts(np.array(["a", "z"]), strings)) == 1
+    )
 
 
 def test_an_owner_rebuilt_from_its_json_state_keeps_its_one_release():
@@ -413,8 +529,9 @@ def test_an_owner_rebuilt_from_its_json_state_keeps_its_one_release():
     refuses a release with other parameters; without the state it would draw anew (the test can fail)."""
     rng = np.random.default_rng(1)
     X, y = rng.normal(size=(30, 3)), rng.integers(0, 3, 30)
-    req = LabelReleaseRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6,
-                              label_set=np.arange(3))
+    req = LabelReleaseRequest(
+        n_features=3, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6, label_set=np.arange(3)
+    )
     first = OwnerParty(X, y, "a")
     released = first.handle(req)
     state = json.loads(json.dumps(first.state()))

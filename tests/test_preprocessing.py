@@ -1,5 +1,4 @@
-"""dpsumm.preprocessing: median gamma, the kernel-scale check and scale_to_unit, by hand and on bad input.
-"""
+"""dpsumm.preprocessing: median gamma, the kernel-scale check and scale_to_unit, by hand and on bad input."""
 
 from __future__ import annotations
 
@@ -44,8 +43,14 @@ def test_scale_to_unit_with_a_range_too_narrow_for_the_float_range():
 RNG_audit = np.random.default_rng(0)
 
 
-@pytest.mark.parametrize("rows", [np.array([[0.0], [1e300], [-1e300]]), np.arange(6.0).reshape(3, 2) * 1e-200,
-                                  np.full((3, 2), 1e300) * np.arange(1, 4)[:, None]])
+@pytest.mark.parametrize(
+    "rows",
+    [
+        np.array([[0.0], [1e300], [-1e300]]),
+        np.arange(6.0).reshape(3, 2) * 1e-200,
+        np.full((3, 2), 1e300) * np.arange(1, 4)[:, None],
+    ],
+)
 def test_median_gamma_never_returns_nan_or_zero(rows):
     refused(lambda: dpsumm.median_gamma(rows), "rows")
 
@@ -105,16 +110,18 @@ def test_scale_to_unit():
         dpsumm.scale_to_unit(X, [0, 1, 2], 16)
 
 
-@given(low=st.floats(allow_nan=True, allow_infinity=True),
-       width=st.one_of(st.floats(max_value=0.0), st.just(float("nan"))))
+@given(
+    low=st.floats(allow_nan=True, allow_infinity=True), width=st.one_of(st.floats(max_value=0.0), st.just(float("nan")))
+)
 def test_scale_to_unit_refuses_an_empty_or_non_finite_range(low, width):
     with pytest.raises(dpsumm.InvalidParameterError) as e:
         dpsumm.scale_to_unit(np.zeros((2, 3)), low, low + width)
     assert e.value.argument in ("low", "high")
 
 
-@given(values=st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=20), low=st.floats(-1e3, 1e3),
-       width=st.floats(1e-3, 1e3))
+@given(
+    values=st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=20), low=st.floats(-1e3, 1e3), width=st.floats(1e-3, 1e3)
+)
 def test_scale_to_unit_is_the_affine_map_clipped(values, low, width):
     X = np.array(values)[:, None]
     np.testing.assert_allclose(dpsumm.scale_to_unit(X, low, low + width), np.clip((X - low) / width, 0, 1))

@@ -53,18 +53,25 @@ def test_csprng_gaussian_on_grid_takes_any_real_sequence():
 
 
 @settings(max_examples=60, deadline=None)
-@given(hnp.arrays(dtype=st.one_of(hnp.scalar_dtypes(), hnp.byte_string_dtypes(), hnp.unicode_string_dtypes()),
-                  shape=st.just((4,))))
+@given(
+    hnp.arrays(
+        dtype=st.one_of(hnp.scalar_dtypes(), hnp.byte_string_dtypes(), hnp.unicode_string_dtypes()), shape=st.just((4,))
+    )
+)
 def test_a_vector_of_any_dtype_is_used_or_refused_naming_it(values):
     """ProductMWEM.release and gaussian_on_grid: real numbers of any width are used; anything else (bools, complex,
     strings, datetimes) is refused naming the argument. No warning either way."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         # (call, argument, largest |value| it takes: column sums of 10 rows in [-1, 1]; the lattice's integer range)
-        for call, argument, bound in ((lambda: dpsumm.privacy.ProductMWEM(4, 0.5, random_state=0).release(values, 10, 2, 0.5),
-                                       "column_sums", 10.0),
-                                      (lambda: dpsumm.privacy.gaussian_on_grid(values, 1.0, 0.5, dpsumm.privacy.Csprng(0)), "values",
-                                       2.0**50)):  # |value / granularity| below 2**52
+        for call, argument, bound in (
+            (
+                lambda: dpsumm.privacy.ProductMWEM(4, 0.5, random_state=0).release(values, 10, 2, 0.5),
+                "column_sums",
+                10.0,
+            ),
+            (lambda: dpsumm.privacy.gaussian_on_grid(values, 1.0, 0.5, dpsumm.privacy.Csprng(0)), "values", 2.0**50),
+        ):  # |value / granularity| below 2**52
             real = values.dtype.kind in "fiu"
             try:
                 with np.errstate(over="ignore"):
@@ -117,7 +124,9 @@ def test_gaussian_on_grid_is_on_the_grid_with_the_stated_variance():
 
 @settings(max_examples=25, deadline=None)
 @given(
-    sigma=st.one_of(st.floats(allow_nan=True, allow_infinity=True).filter(lambda x: not (x > 0 and math.isfinite(x))), st.just(1e12)),
+    sigma=st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True).filter(lambda x: not (x > 0 and math.isfinite(x))), st.just(1e12)
+    ),
 )
 def test_bad_sigma_is_a_typed_error_naming_it(sigma):
     with pytest.raises(dpsumm.InvalidParameterError) as e:
@@ -168,7 +177,9 @@ def test_seeded_streams_repeat_and_os_streams_differ():
     a, b = dpsumm.privacy.Csprng(5), dpsumm.privacy.Csprng(5)
     assert [a.integers(1000) for _ in range(20)] == [b.integers(1000) for _ in range(20)]
     assert a.is_seeded and not dpsumm.privacy.Csprng().is_seeded
-    assert [dpsumm.privacy.Csprng().integers(2**62) for _ in range(2)] != [dpsumm.privacy.Csprng().integers(2**62) for _ in range(2)]
+    assert [dpsumm.privacy.Csprng().integers(2**62) for _ in range(2)] != [
+        dpsumm.privacy.Csprng().integers(2**62) for _ in range(2)
+    ]
     # Derived streams: deterministic from a seeded parent, different per label.
     assert dpsumm.privacy.Csprng(1).derive("x").uniform() == dpsumm.privacy.Csprng(1).derive("x").uniform()
     assert dpsumm.privacy.Csprng(1).derive("x").uniform() != dpsumm.privacy.Csprng(1).derive("y").uniform()
@@ -300,7 +311,9 @@ def test_mwem_noiseless_path_equals_the_numpy_twin():
     rust = dpsumm.privacy.ProductMWEM(d, 0.1, random_state=0)
     twin = reference.ProductMWEM(d, 0.1)
     for steps in (1, 7, 40):  # warm start: the state carries over between calls in both
-        np.testing.assert_allclose(rust._release_noiseless(sums, q, steps), twin.release(sums, q, steps, noise=False), atol=1e-12)
+        np.testing.assert_allclose(
+            rust._release_noiseless(sums, q, steps), twin.release(sums, q, steps, noise=False), atol=1e-12
+        )
         np.testing.assert_allclose(rust.marginals_, twin.marginals_, atol=1e-12)
     assert rust.steps_taken_ == 48
 
@@ -370,8 +383,12 @@ FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 
 # Objects a confused caller might pass where a number is expected.
 junk = st.one_of(
-    st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers(), max_size=2),
-    st.floats(allow_nan=True, allow_infinity=True), st.integers(min_value=-(2**80), max_value=2**80),
+    st.none(),
+    st.booleans(),
+    st.text(max_size=3),
+    st.lists(st.integers(), max_size=2),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-(2**80), max_value=2**80),
 )
 
 

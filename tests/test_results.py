@@ -1,5 +1,4 @@
-"""dpsumm.results: Owner checks its name, SummaryResult's repr says the privacy status, results pickle.
-"""
+"""dpsumm.results: Owner checks its name, SummaryResult's repr says the privacy status, results pickle."""
 
 from __future__ import annotations
 
@@ -31,18 +30,38 @@ def test_reprs_are_short_and_say_the_privacy_status(data):
     owners, validation, seed_set = data
     big = dpsumm.Owner(np.zeros((5000, 50)), labels=np.zeros(5000), name="big")
     assert repr(big) == "Owner(name='big', rows=5000x50, labelled)"
-    greedy = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperGreedy(dim=16), seed_set=seed_set, random_state=0, progress=False)
+    greedy = dpsumm.summarize(
+        owners, validation, 5, method=dpsumm.PaperGreedy(dim=16), seed_set=seed_set, random_state=0, progress=False
+    )
     assert "not private" in repr(greedy) and len(repr(greedy)) < 200
-    seeded = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperProtocol(dim=16), seed_set=seed_set, random_state=0, progress=False)
+    seeded = dpsumm.summarize(
+        owners, validation, 5, method=dpsumm.PaperProtocol(dim=16), seed_set=seed_set, random_state=0, progress=False
+    )
     assert "seeded: NOT private" in repr(seeded) and "[" not in repr(seeded)
-    entropy = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperProtocol(dim=16), seed_set=seed_set, progress=False)
+    entropy = dpsumm.summarize(
+        owners, validation, 5, method=dpsumm.PaperProtocol(dim=16), seed_set=seed_set, progress=False
+    )
     assert not entropy.seeded
     # the paper's protocol asks every owner every round by default (eps_auc = 0): certified
     assert entropy.privacy_status() == "private, certified"
-    auction = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperProtocol(dim=16, epsilon_auction=0.01), seed_set=seed_set, progress=False)
+    auction = dpsumm.summarize(
+        owners,
+        validation,
+        5,
+        method=dpsumm.PaperProtocol(dim=16, epsilon_auction=0.01),
+        seed_set=seed_set,
+        progress=False,
+    )
     # the paper's randomized auction (eps_auc > 0) only on an explicit argument: uncertified
     assert auction.privacy_status() == "private, NOT certified"
-    certified = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperProtocol(dim=16, schedule=dpsumm.accounting.paper_schedule(5, 3, 16, epsilon_auction=0.0)), seed_set=seed_set, progress=False)
+    certified = dpsumm.summarize(
+        owners,
+        validation,
+        5,
+        method=dpsumm.PaperProtocol(dim=16, schedule=dpsumm.accounting.paper_schedule(5, 3, 16, epsilon_auction=0.0)),
+        seed_set=seed_set,
+        progress=False,
+    )
     assert repr(certified).endswith("private, certified)")
 
 
@@ -61,7 +80,9 @@ def test_summary_result_pickles_and_joblib_dumps(data, tmp_path):
     import joblib
 
     owners, validation, seed_set = data
-    res = dpsumm.summarize(owners, validation, 5, method=dpsumm.PaperProtocol(dim=16), seed_set=seed_set, random_state=3, progress=False)
+    res = dpsumm.summarize(
+        owners, validation, 5, method=dpsumm.PaperProtocol(dim=16), seed_set=seed_set, random_state=3, progress=False
+    )
     _same_result(res, pickle.loads(pickle.dumps(res)))
     joblib.dump(res, tmp_path / "r.joblib")
     _same_result(res, joblib.load(tmp_path / "r.joblib"))

@@ -21,7 +21,16 @@ def test_summarize_with_a_budget_stays_within_it():
     rng = np.random.default_rng(0)
     owners = [rng.normal(size=(80, 4)) + k for k in range(3)]
     budget = dpsumm.Budget(epsilon=1.0, delta=1e-6, validation_epsilon=2.0, validation_delta=1e-6)
-    res = dpsumm.summarize(owners, rng.normal(size=(50, 4)), 10, method=dpsumm.PaperProtocol(dim=32), privacy=budget, seed_set=rng.normal(size=(20, 4)), random_state=0, progress=False)
+    res = dpsumm.summarize(
+        owners,
+        rng.normal(size=(50, 4)),
+        10,
+        method=dpsumm.PaperProtocol(dim=32),
+        privacy=budget,
+        seed_set=rng.normal(size=(20, 4)),
+        random_state=0,
+        progress=False,
+    )
     totals = res.privacy.totals(1e-6, 1e-6)
     assert totals["owners"]["tight"] <= 1.0 + 1e-9
     assert totals["validation"]["tight"] <= 2.0 + 1e-9
@@ -73,49 +82,68 @@ VALIDATION_LABELS = RNG_audit.integers(0, 3, size=20)
 LABEL_METHOD = dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1, 2)))
 
 
-@pytest.mark.parametrize("method,privacy", [
-    (dpsumm.Nominations(), Budget(validation_epsilon=1e-6, validation_delta=1e-6)),
-    # the owners' label release at an owners' epsilon no sampler can meet
-    (LABEL_METHOD, Budget(1e-6, 1e-6, 1.0, 1e-6)),
-    # the tilt's hashed mean at sale_tilt_share * epsilon_v
-    (dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1, 2), sale_tilt_share=0.5)), Budget(1.0, 1e-6, 1e-6, 1e-6)),
-])
+@pytest.mark.parametrize(
+    "method,privacy",
+    [
+        (dpsumm.Nominations(), Budget(validation_epsilon=1e-6, validation_delta=1e-6)),
+        # the owners' label release at an owners' epsilon no sampler can meet
+        (LABEL_METHOD, Budget(1e-6, 1e-6, 1.0, 1e-6)),
+        # the tilt's hashed mean at sale_tilt_share * epsilon_v
+        (
+            dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1, 2), sale_tilt_share=0.5)),
+            Budget(1.0, 1e-6, 1e-6, 1e-6),
+        ),
+    ],
+)
 def test_an_uncalibratable_budget_is_refused_before_any_release(method, privacy, no_messages):
     owners = [Owner(o, labels=y) for o, y in zip(OWNERS_audit, LABELS)] if method.needs_labels else OWNERS_audit
     labels = VALIDATION_LABELS if method.needs_labels else None
-    refused(lambda: dpsumm.summarize(owners, VALIDATION_audit, 5, method, privacy=privacy, validation_labels=labels, **KW),
-            "privacy")
+    refused(
+        lambda: dpsumm.summarize(owners, VALIDATION_audit, 5, method, privacy=privacy, validation_labels=labels, **KW),
+        "privacy",
+    )
 
 
 def test_mwem_steps_beyond_the_sampler_are_refused(no_messages):
     refused(lambda: dpsumm.Nominations(validation_release="mwem", dim=20000), "dim")
-    refused(lambda: dpsumm.summarize(OWNERS_audit, VALIDATION_audit, 3, dpsumm.PaperProtocol(t_init=2**30), **KW), "t_init")
+    refused(
+        lambda: dpsumm.summarize(OWNERS_audit, VALIDATION_audit, 3, dpsumm.PaperProtocol(t_init=2**30), **KW), "t_init"
+    )
 
 
-@pytest.mark.parametrize("owner_labels", [
-    [np.where(y == 0, np.nan, 1.0) for y in LABELS],
-    [np.full(30, None)] * 3,
-    [y.astype(complex) for y in LABELS],
-    [y.astype(str) for y in LABELS],  # strings while the label set holds numbers: no row would ever match
-    [LABELS[0], LABELS[1].astype(str), LABELS[2]],
-    [np.zeros(30, "datetime64[s]")] * 3,
-])
+@pytest.mark.parametrize(
+    "owner_labels",
+    [
+        [np.where(y == 0, np.nan, 1.0) for y in LABELS],
+        [np.full(30, None)] * 3,
+        [y.astype(complex) for y in LABELS],
+        [y.astype(str) for y in LABELS],  # strings while the label set holds numbers: no row would ever match
+        [LABELS[0], LABELS[1].astype(str), LABELS[2]],
+        [np.zeros(30, "datetime64[s]")] * 3,
+    ],
+)
 def test_owner_labels_a_label_purchase_cannot_count_are_refused(owner_labels, no_messages):
     owners = [Owner(o, labels=y) for o, y in zip(OWNERS_audit, owner_labels)]
-    refused(lambda: dpsumm.summarize(owners, VALIDATION_audit, 5, LABEL_METHOD, validation_labels=VALIDATION_LABELS, **KW),
-            "owners")
+    refused(
+        lambda: dpsumm.summarize(owners, VALIDATION_audit, 5, LABEL_METHOD, validation_labels=VALIDATION_LABELS, **KW),
+        "owners",
+    )
 
 
 def test_validation_labels_of_the_wrong_kind_are_refused(no_messages):
     owners = [Owner(o, labels=y) for o, y in zip(OWNERS_audit, LABELS)]
     for bad in (VALIDATION_LABELS.astype(str), np.full(20, None), VALIDATION_LABELS.astype(complex)):
-        refused(lambda: dpsumm.summarize(owners, VALIDATION_audit, 5, LABEL_METHOD, validation_labels=bad, **KW),
-                "validation_labels")
+        refused(
+            lambda: dpsumm.summarize(owners, VALIDATION_audit, 5, LABEL_METHOD, validation_labels=bad, **KW),
+            "validation_labels",
+        )
 
 
 def test_summarize_blames_the_seed_set_for_a_median_gamma_it_cannot_take(no_messages):
     close = np.arange(12.0).reshape(4, 3) * 1e-200
-    refused(lambda: dpsumm.summarize(OWNERS_audit, VALIDATION_audit, 5, gamma="median", seed_set=close, **KW), "seed_set")
+    refused(
+        lambda: dpsumm.summarize(OWNERS_audit, VALIDATION_audit, 5, gamma="median", seed_set=close, **KW), "seed_set"
+    )
 
 
 def test_feature_range_may_be_an_array_pair():
@@ -128,8 +156,12 @@ FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 
 # Objects a confused caller might pass where a number is expected.
 junk = st.one_of(
-    st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers(), max_size=2),
-    st.floats(allow_nan=True, allow_infinity=True), st.integers(min_value=-(2**80), max_value=2**80),
+    st.none(),
+    st.booleans(),
+    st.text(max_size=3),
+    st.lists(st.integers(), max_size=2),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-(2**80), max_value=2**80),
 )
 
 
@@ -139,7 +171,7 @@ def test_summarize_refuses_rows_that_overflow_h1_before_any_noise():
         dpsumm.summarize(owners, np.zeros((4, 3)), 2, random_state=0, progress=False)
     assert e.value.argument == "owners"
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        dpsumm.summarize([np.zeros((5, 3))], np.zeros((4, 3)), 2, method=dpsumm.Nominations(dim=2 ** 40), progress=False)
+        dpsumm.summarize([np.zeros((5, 3))], np.zeros((4, 3)), 2, method=dpsumm.Nominations(dim=2**40), progress=False)
     assert e.value.argument == "dim"
 
 
@@ -200,14 +232,23 @@ def test_summarize_reads_each_owners_rows_once_for_its_input_checks(monkeypatch)
 
 
 @FAST
-@given(count=st.one_of(st.integers(max_value=-1), st.integers(min_value=2**40), st.booleans()),
-       method=st.sampled_from(["nominations", "uniform", "central-greedy", "paper"]))
+@given(
+    count=st.one_of(st.integers(max_value=-1), st.integers(min_value=2**40), st.booleans()),
+    method=st.sampled_from(["nominations", "uniform", "central-greedy", "paper"]),
+)
 def test_a_seed_set_count_no_run_could_use_is_refused_even_when_no_seed_row_is_drawn(count, method):
     """Was: `seed_set=-5` accepted with nominations at a fixed gamma (no seed row drawn, the count never looked at)."""
     rng = np.random.default_rng(0)
     with pytest.raises(dpsumm.InvalidParameterError) as err:
-        dpsumm.summarize([rng.random((50, 3)), rng.random((50, 3))], rng.random((20, 3)), 4, method, seed_set=count,
-                         gamma=0.5, progress=False)
+        dpsumm.summarize(
+            [rng.random((50, 3)), rng.random((50, 3))],
+            rng.random((20, 3)),
+            4,
+            method,
+            seed_set=count,
+            gamma=0.5,
+            progress=False,
+        )
     assert err.value.argument == "seed_set"
 
 
@@ -218,8 +259,14 @@ def test_the_default_validation_delta_fits_a_large_validation_set():
 
     rng = np.random.default_rng(0)
     owners = [rng.random((100, 2)), rng.random((100, 2))]
-    res = dpsumm.summarize(owners, rng.random((1_000_000, 2), dtype=np.float32), 5, dpsumm.Nominations(dim=16),
-                           random_state=0, progress=False)
+    res = dpsumm.summarize(
+        owners,
+        rng.random((1_000_000, 2), dtype=np.float32),
+        5,
+        dpsumm.Nominations(dim=16),
+        random_state=0,
+        progress=False,
+    )
     assert len(res) == 5 and res.privacy.to_dict()["delta"]["validation"] == pytest.approx(1e-8)
     assert res.privacy.epsilon("validation", 1e-8) <= 1.0
     assert default_validation_budget(30).validation_delta == 1e-6
@@ -243,18 +290,44 @@ def _budget():
 
 def test_summarize_gamma_median_uses_the_seed_set_only(data):
     owners, validation, seed_set = data
-    res = dpsumm.summarize(owners, validation, 6, method=dpsumm.PaperGreedy(dim=32), seed_set=seed_set, gamma='median', random_state=0, progress=False)
+    res = dpsumm.summarize(
+        owners,
+        validation,
+        6,
+        method=dpsumm.PaperGreedy(dim=32),
+        seed_set=seed_set,
+        gamma="median",
+        random_state=0,
+        progress=False,
+    )
     assert res.hasher.gamma == pytest.approx(dpsumm.median_gamma(seed_set))
     # a different validation set (private) does not change gamma: only the public seed set does
-    res2 = dpsumm.summarize(owners, validation[:10] * 0.5, 6, method=dpsumm.PaperGreedy(dim=32), seed_set=seed_set, gamma='median', random_state=0, progress=False)
+    res2 = dpsumm.summarize(
+        owners,
+        validation[:10] * 0.5,
+        6,
+        method=dpsumm.PaperGreedy(dim=32),
+        seed_set=seed_set,
+        gamma="median",
+        random_state=0,
+        progress=False,
+    )
     assert res2.hasher.gamma == res.hasher.gamma
 
 
 def test_gamma_median_needs_two_seed_rows(data):
     owners, validation, _ = data
     with pytest.raises(dpsumm.InvalidParameterError) as e:
-        dpsumm.summarize(owners, validation, 4, method="paper-greedy", seed_set=np.zeros((1, 4)), gamma="median",
-                         progress=False, random_state=0)
+        dpsumm.summarize(
+            owners,
+            validation,
+            4,
+            method="paper-greedy",
+            seed_set=np.zeros((1, 4)),
+            gamma="median",
+            progress=False,
+            random_state=0,
+        )
     assert e.value.argument == "gamma"
 
 
@@ -270,13 +343,33 @@ def test_degenerate_kernel_warns_and_logs_on_raw_digits(caplog):
     """Raw 0-16 digits pixels at gamma=0.1 (the issue's failure): warned; scaled to [0, 1]: silent."""
     split = dpsumm.datasets.digits_label_split(random_state=0)
     raw = [o * 16.0 for o in split.owners]  # the split is scaled to [0, 1]; undo it
-    with caplog.at_level(logging.WARNING, logger="dpsumm"), pytest.warns(dpsumm.preprocessing.DegenerateKernelWarning,
-                                                                         match="degenerate"):
-        dpsumm.summarize(raw, split.validation * 16.0, 10, method=dpsumm.PaperGreedy(dim=32), seed_set=split.seed_set * 16.0, gamma=0.1, random_state=0, progress=False)
+    with (
+        caplog.at_level(logging.WARNING, logger="dpsumm"),
+        pytest.warns(dpsumm.preprocessing.DegenerateKernelWarning, match="degenerate"),
+    ):
+        dpsumm.summarize(
+            raw,
+            split.validation * 16.0,
+            10,
+            method=dpsumm.PaperGreedy(dim=32),
+            seed_set=split.seed_set * 16.0,
+            gamma=0.1,
+            random_state=0,
+            progress=False,
+        )
     assert any("degenerate" in r.getMessage() for r in caplog.records)
     with warnings.catch_warnings():
         warnings.simplefilter("error", dpsumm.preprocessing.DegenerateKernelWarning)
-        dpsumm.summarize(split.owners, split.validation, 10, method=dpsumm.PaperGreedy(dim=32), seed_set=split.seed_set, gamma=0.1, random_state=0, progress=False)
+        dpsumm.summarize(
+            split.owners,
+            split.validation,
+            10,
+            method=dpsumm.PaperGreedy(dim=32),
+            seed_set=split.seed_set,
+            gamma=0.1,
+            random_state=0,
+            progress=False,
+        )
 
 
 @pytest.mark.parametrize("method", ["paper-greedy", "central-greedy", "exact-greedy", "uniform"])
@@ -298,13 +391,25 @@ def test_schedule_with_privacy_is_refused(data, monkeypatch):
     sched = dpsumm.accounting.paper_schedule(4, 3, 140)
     for schedule in (sched,):  # schedule="paper" is the default: with a budget, the run calibrates instead
         with pytest.raises(dpsumm.InvalidParameterError) as e:
-            dpsumm.summarize(owners, validation, 4, method=dpsumm.PaperProtocol(schedule=schedule), privacy=_budget(), progress=False)
+            dpsumm.summarize(
+                owners, validation, 4, method=dpsumm.PaperProtocol(schedule=schedule), privacy=_budget(), progress=False
+            )
         assert e.value.argument == "schedule"
 
 
 def test_run_decisions_are_logged(data, caplog):
     owners, validation, seed_set = data
     with caplog.at_level(logging.INFO, logger="dpsumm"):
-        dpsumm.summarize(owners, validation, 4, method=dpsumm.PaperProtocol(dim=16), seed_set=seed_set, gamma='median', privacy=_budget(), random_state=0, progress=False)
+        dpsumm.summarize(
+            owners,
+            validation,
+            4,
+            method=dpsumm.PaperProtocol(dim=16),
+            seed_set=seed_set,
+            gamma="median",
+            privacy=_budget(),
+            random_state=0,
+            progress=False,
+        )
     text = "\n".join(r.getMessage() for r in caplog.records if r.name == "dpsumm")
     assert "calibrated the schedule" in text and "gamma='median'" in text and "seeded: NOT private" in text

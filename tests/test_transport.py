@@ -61,7 +61,9 @@ def test_in_process_parties_answer_concurrently_with_the_same_replies():
     assert log["peak"] >= 2 and len(log["threads"]) >= 2
     t.close()
     with pytest.raises(KeyboardInterrupt):  # Ctrl-C inside a party is not contained, from any thread
-        InProcessTransport({"p0": _Slow(log), "int": _Interrupted()}, max_workers=2).request_many({"p0": msg, "int": msg})
+        InProcessTransport({"p0": _Slow(log), "int": _Interrupted()}, max_workers=2).request_many(
+            {"p0": msg, "int": msg}
+        )
     serial = InProcessTransport(parties, max_workers=1)
     log["peak"] = 0
     assert list(serial.request_many({name: msg for name in parties})) == list(parties)

@@ -87,8 +87,17 @@ def test_label_vector_by_hand():
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.one_of(st.integers(), st.floats(allow_nan=True), st.booleans(), st.text(max_size=3), st.none(),
-                 st.complex_numbers(), st.lists(st.floats(), max_size=2)))
+@given(
+    st.one_of(
+        st.integers(),
+        st.floats(allow_nan=True),
+        st.booleans(),
+        st.text(max_size=3),
+        st.none(),
+        st.complex_numbers(),
+        st.lists(st.floats(), max_size=2),
+    )
+)
 def test_any_value_is_accepted_in_its_type_or_refused_naming_the_argument(value):
     for check in (v.real_number, v.finite_float, v.positive_float, v.positive_int, v.bool_flag, v.seed_value):
         try:

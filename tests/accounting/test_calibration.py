@@ -40,13 +40,19 @@ def test_impossible_budget_is_refused():
 
 
 def test_calibrate_names_the_auction_and_is_a_privacy_budget_error():
-    err = refused(lambda: acc.calibrate(dpsumm.Budget(1.0, 1e-6, 1.0, 1e-6), 5, 3, 16, epsilon_auction=0.5),
-                  "epsilon_auction", dpsumm.PrivacyBudgetError)
+    err = refused(
+        lambda: acc.calibrate(dpsumm.Budget(1.0, 1e-6, 1.0, 1e-6), 5, 3, 16, epsilon_auction=0.5),
+        "epsilon_auction",
+        dpsumm.PrivacyBudgetError,
+    )
     assert "PrivAuction" in str(err)
 
 
-finite_or_not = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**30, 10**30),
-                          st.sampled_from([1e300, 1e-300, 5e-324, -0.0, 0.0, True, "1", None]))
+finite_or_not = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(10**30), 10**30),
+    st.sampled_from([1e300, 1e-300, 5e-324, -0.0, 0.0, True, "1", None]),
+)
 
 
 @settings(max_examples=150, deadline=None)

@@ -108,4 +108,6 @@ def test_gaussian_event_in_every_accountant():
 
     c = acc.GaussianEvent(z, discrete=False)
     assert acc.tight([c], delta) == pytest.approx(dp_accounting.get_epsilon_gaussian(z, delta), rel=0.02)
-    assert acc.basic([c, c], delta) == pytest.approx(dp_accounting.get_epsilon_gaussian(z / math.sqrt(2), delta), rel=1e-9)
+    assert acc.basic([c, c], delta) == pytest.approx(
+        dp_accounting.get_epsilon_gaussian(z / math.sqrt(2), delta), rel=1e-9
+    )

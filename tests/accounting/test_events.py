@@ -12,13 +12,20 @@ from hypothesis import strategies as st
 import dpsumm
 from dpsumm import accounting
 
-finite_or_not = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**30, 10**30),
-                          st.sampled_from([1e300, 1e-300, 5e-324, -0.0, 0.0, True, "1", None]))
+finite_or_not = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(10**30), 10**30),
+    st.sampled_from([1e300, 1e-300, 5e-324, -0.0, 0.0, True, "1", None]),
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.sampled_from(["laplace", "exponential", "auction", "gaussian"]), finite_or_not,
-       st.integers(-2, 10**14), finite_or_not)
+@given(
+    st.sampled_from(["laplace", "exponential", "auction", "gaussian"]),
+    finite_or_not,
+    st.integers(-2, 10**14),
+    finite_or_not,
+)
 def test_events_and_accountants_never_leak(kind, x, count, delta):
     try:
         if kind == "laplace":

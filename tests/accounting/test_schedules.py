@@ -18,12 +18,15 @@ def _ledger():
     return led
 
 
-@pytest.mark.parametrize("call", [
-    lambda: _ledger().totals(include_auction="no"),
-    lambda: _ledger().epsilon("validation", include_auction="False"),
-    lambda: _ledger().events("owners", include_auction=2),
-    lambda: acc.account(acc.paper_schedule(5, 3, 16), include_auction="no"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: _ledger().totals(include_auction="no"),
+        lambda: _ledger().epsilon("validation", include_auction="False"),
+        lambda: _ledger().events("owners", include_auction=2),
+        lambda: acc.account(acc.paper_schedule(5, 3, 16), include_auction="no"),
+    ],
+)
 def test_include_auction_must_be_a_bool(call):
     # Was: any truthy value, so include_auction="False" counted the auction.
     refused(call, "include_auction")

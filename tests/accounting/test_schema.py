@@ -89,14 +89,21 @@ def test_seeded_flag_cannot_be_dropped():
         accounting.Ledger.from_dict(d)
 
 
-json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**20), st.floats(allow_nan=True),
-                      st.text(max_size=8), st.sampled_from(["false", "true", "owners", "validation", "LaplaceEvent",
-                                                            "GaussianEvent", "replace-one"]))
+json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 10**20),
+    st.floats(allow_nan=True),
+    st.text(max_size=8),
+    st.sampled_from(["false", "true", "owners", "validation", "LaplaceEvent", "GaussianEvent", "replace-one"]),
+)
 
 
-json_value = st.recursive(json_leaf, lambda c: st.one_of(st.lists(c, max_size=3),
-                                                          st.dictionaries(st.text(max_size=8), c, max_size=4)),
-                          max_leaves=12)
+json_value = st.recursive(
+    json_leaf,
+    lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.text(max_size=8), c, max_size=4)),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

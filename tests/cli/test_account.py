@@ -15,8 +15,22 @@ from dpsumm.cli import main as cli_main
 
 
 def test_cli_account_json_matches_the_api(capsys):
-    code = cli_main(["account", "--schedule", "paper", "--size", "500", "--owners", "5", "--delta", "1e-4",
-                     "--validation-delta", "0.01", "--json"])
+    code = cli_main(
+        [
+            "account",
+            "--schedule",
+            "paper",
+            "--size",
+            "500",
+            "--owners",
+            "5",
+            "--delta",
+            "1e-4",
+            "--validation-delta",
+            "0.01",
+            "--json",
+        ]
+    )
     assert code in (0, None)
     out = json.loads(capsys.readouterr().out)
     want = acc.account(acc.paper_schedule(500, 5), 500, 5, 1e-4, 0.01)
@@ -25,8 +39,24 @@ def test_cli_account_json_matches_the_api(capsys):
         assert out["validation"][key] == pytest.approx(want["validation"][key])
         # the default auction asks every owner every round (certified): the owners' total is the h2 releases'
         assert out["owners"][key] == pytest.approx(want["owners"][key]) and math.isfinite(want["owners"][key])
-    code = cli_main(["account", "--schedule", "paper", "--size", "500", "--owners", "5", "--delta", "1e-4",
-                     "--validation-delta", "0.01", "--epsilon-auction", "0.01", "--json"])
+    code = cli_main(
+        [
+            "account",
+            "--schedule",
+            "paper",
+            "--size",
+            "500",
+            "--owners",
+            "5",
+            "--delta",
+            "1e-4",
+            "--validation-delta",
+            "0.01",
+            "--epsilon-auction",
+            "0.01",
+            "--json",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert all(out["owners"][key] is None for key in ("basic", "advanced", "kov", "tight"))  # the paper's auction
     assert acc.paper_schedule(500, 5, epsilon_auction="theorem6").epsilon_auction > 0

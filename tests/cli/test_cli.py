@@ -13,8 +13,19 @@ from dpsumm.cli import build_parser, main
 
 
 def test_user_error_is_one_line_and_exit_2(tmp_path, capsys):
-    code = main(["summarize", "--owners", str(tmp_path / "missing.npy"), "--validation", "x.npy", "--size", "3",
-                 "--out", str(tmp_path)])
+    code = main(
+        [
+            "summarize",
+            "--owners",
+            str(tmp_path / "missing.npy"),
+            "--validation",
+            "x.npy",
+            "--size",
+            "3",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("dpsumm: error:")
@@ -31,8 +42,12 @@ def test_version_and_defaults(capsys):
 def test_every_option_has_help():
     parser = build_parser()
     subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    missing = [f"{name} {opt.option_strings}" for name, p in subs.choices.items() for opt in p._actions
-               if opt.option_strings and not opt.help]
+    missing = [
+        f"{name} {opt.option_strings}"
+        for name, p in subs.choices.items()
+        for opt in p._actions
+        if opt.option_strings and not opt.help
+    ]
     assert missing == []
     assert all(a.help for a in parser._actions if a.option_strings)
 
@@ -54,9 +69,28 @@ def test_closed_pipe_is_not_a_traceback():
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-m", "dpsumm", "account", "--schedule", "paper", "--size", "500",
-                             "--owners", "5", "--delta", "1e-4", "--validation-delta", "0.01", "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_dpsumm_env())
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "dpsumm",
+            "account",
+            "--schedule",
+            "paper",
+            "--size",
+            "500",
+            "--owners",
+            "5",
+            "--delta",
+            "1e-4",
+            "--validation-delta",
+            "0.01",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_dpsumm_env(),
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # what `head` does once it has its lines; here before any write, so every write fails
     err = proc.stderr.read().decode()
@@ -69,9 +103,11 @@ def test_degenerate_kernel_warning_is_printed_once():
     import subprocess
     import sys
 
-    code = ("import numpy as np, dpsumm\n"
-            "X = np.random.default_rng(0).uniform(0, 16, size=(50, 8))\n"
-            "dpsumm.preprocessing.check_kernel(X, 0.1)\n")
+    code = (
+        "import numpy as np, dpsumm\n"
+        "X = np.random.default_rng(0).uniform(0, 16, size=(50, 8))\n"
+        "dpsumm.preprocessing.check_kernel(X, 0.1)\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_dpsumm_env(), timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("is degenerate") == 1, done.stderr

@@ -76,5 +76,8 @@ def test_the_method_legend_lists_each_method_once_with_its_description():
 
 def test_jsonable_turns_infinities_into_null_at_any_depth():
     assert _common.jsonable({"a": math.inf, "b": [1.0, -math.inf, (2, math.inf)], "c": "x"}) == {
-        "a": None, "b": [1.0, None, [2, None]], "c": "x"}
+        "a": None,
+        "b": [1.0, None, [2, None]],
+        "c": "x",
+    }
     assert math.isnan(_common.jsonable(math.nan))  # NaN is not an infinity: kept as is

@@ -1,5 +1,4 @@
-"""`dpsumm demo` (dpsumm.cli.demo): runs, prints its table, writes outside the working tree by default.
-"""
+"""`dpsumm demo` (dpsumm.cli.demo): runs, prints its table, writes outside the working tree by default."""
 
 from __future__ import annotations
 
@@ -9,7 +8,9 @@ from dpsumm.cli import main
 
 
 def test_cli_demo(tmp_path, capsys):
-    assert main(["demo", "--sizes", "10", "20", "--repeats", "1", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
+    assert (
+        main(["demo", "--sizes", "10", "20", "--repeats", "1", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
+    )
     rows = json.loads(capsys.readouterr().out)
     assert {r["method"] for r in rows} == {"nominations", "central-greedy", "paper", "uniform"}
     nom = [r for r in rows if r["method"] == "nominations"]
@@ -28,7 +29,7 @@ def test_cli_demo_text_output_dir_and_rows(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "cache" / "dpsumm" / "demo" / "results.json").exists()
     assert not (tmp_path / "dpsumm-demo").exists()
     assert str(tmp_path / "cache" / "dpsumm" / "demo") in out
-    table = out[out.index("size "):out.index("rows:")]
+    table = out[out.index("size ") : out.index("rows:")]
     methods = [line.split()[1] for line in table.splitlines()[2:] if line.strip()]
     assert methods[0] == "nominations" and "MMD² vs central greedy (%)" in table
     assert "seeded, by default (--random-state 0)" in out and "private," not in out

@@ -24,12 +24,29 @@ def _cli(argv):
     return status, err.getvalue()
 
 
-@pytest.mark.parametrize("argv,flag", [
-    (["account", "--size", "5", "--owners", "3", "--epsilon-auction", "-1"], "--epsilon-auction"),
-    (["account", "--size", "5", "--owners", "3", "--epsilon-auction", "nan"], "--epsilon-auction"),
-    (["account", "--size", "5", "--owners", "3", "--budget", "1", "--validation-budget", "1", "--epsilon-auction",
-      "0.5"], "--epsilon-auction"),
-])
+@pytest.mark.parametrize(
+    "argv,flag",
+    [
+        (["account", "--size", "5", "--owners", "3", "--epsilon-auction", "-1"], "--epsilon-auction"),
+        (["account", "--size", "5", "--owners", "3", "--epsilon-auction", "nan"], "--epsilon-auction"),
+        (
+            [
+                "account",
+                "--size",
+                "5",
+                "--owners",
+                "3",
+                "--budget",
+                "1",
+                "--validation-budget",
+                "1",
+                "--epsilon-auction",
+                "0.5",
+            ],
+            "--epsilon-auction",
+        ),
+    ],
+)
 def test_cli_names_the_flag(argv, flag):
     status, err = _cli(argv)
     lines = err.strip().splitlines()
@@ -58,10 +75,14 @@ def test_cli_names_the_flag_behind_a_bad_file_or_value(tmp_path):
     for extra, flag in (
         (["--owners", str(tmp_path / "nope.npy")], "--owners"),
         (["--owners", str(tmp_path / "cube.npy")], "--owners"),
-        (["--owners", str(tmp_path / "v.npy"), "--method", "paper-greedy", "--feature-range", "1", "0"],
-         "--feature-range"),
-        (["--owners", str(tmp_path / "v.npy"), "--method", "paper-greedy", "--seed-set", str(tmp_path / "cube.npy")],
-         "--seed-set"),
+        (
+            ["--owners", str(tmp_path / "v.npy"), "--method", "paper-greedy", "--feature-range", "1", "0"],
+            "--feature-range",
+        ),
+        (
+            ["--owners", str(tmp_path / "v.npy"), "--method", "paper-greedy", "--seed-set", str(tmp_path / "cube.npy")],
+            "--seed-set",
+        ),
     ):
         status, err = cli(base + extra)
         assert status == 2 and flag in err and "Traceback" not in err, err
@@ -75,14 +96,32 @@ def _run(args, capsys):
     return code, cap.out, cap.err
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--delta", "2"], "--delta"),
-    (["--validation-budget", "1", "--validation-delta", "0"], "--validation-delta"),
-    (["--nominees", "1"], "--nominees"),  # 1 x 2 owners < size 5: the plan is checked before any file is read
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--delta", "2"], "--delta"),
+        (["--validation-budget", "1", "--validation-delta", "0"], "--validation-delta"),
+        (["--nominees", "1"], "--nominees"),  # 1 x 2 owners < size 5: the plan is checked before any file is read
+    ],
+)
 def test_bad_budget_and_plan_flags_fail_before_any_file_is_read(tmp_path, capsys, extra, message):
-    code, _, err = _run(["summarize", "--owners", "missing0.npy", "missing1.npy", "--validation", "missing.npy",
-                         "--size", "5", "--out", str(tmp_path / "out"), "--no-progress", *extra], capsys)
+    code, _, err = _run(
+        [
+            "summarize",
+            "--owners",
+            "missing0.npy",
+            "missing1.npy",
+            "--validation",
+            "missing.npy",
+            "--size",
+            "5",
+            "--out",
+            str(tmp_path / "out"),
+            "--no-progress",
+            *extra,
+        ],
+        capsys,
+    )
     assert code == 2 and message in err and "missing" not in err, err
 
 
@@ -110,18 +149,50 @@ def _label_shift_files(tmp_path):
 def test_the_sale_tilt_share_flag_is_refused_for_a_purchase_without_labels(tmp_path, capsys):
     """`--sale-tilt-share` with `--purchase nominees`: refused before anything runs, naming the flag."""
     owners, labels, paths, label_paths, val, yv = _label_shift_files(tmp_path)
-    code, text, err = _run(["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "6",
-                            "--out", str(tmp_path / "out"), "--purchase", "nominees", "--sale-tilt-share", "0.3",
-                            "--random-state", "2",
-                            "--no-progress"], capsys)
+    code, text, err = _run(
+        [
+            "summarize",
+            "--owners",
+            *paths,
+            "--validation",
+            str(tmp_path / "val.npy"),
+            "--size",
+            "6",
+            "--out",
+            str(tmp_path / "out"),
+            "--purchase",
+            "nominees",
+            "--sale-tilt-share",
+            "0.3",
+            "--random-state",
+            "2",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 2 and "--sale-tilt-share does not apply to purchase 'nominees'" in err and "ByLabel" in err
 
 
 def test_cli_refuses_a_flag_the_method_lacks_naming_the_flag(capsys):
     from dpsumm.cli import main
 
-    code = main(["summarize", "--owners", "a.npy", "--validation", "v.npy", "--out", "/tmp/x", "--size", "5",
-                 "--method", "paper", "--nominees", "3"])
+    code = main(
+        [
+            "summarize",
+            "--owners",
+            "a.npy",
+            "--validation",
+            "v.npy",
+            "--out",
+            "/tmp/x",
+            "--size",
+            "5",
+            "--method",
+            "paper",
+            "--nominees",
+            "3",
+        ]
+    )
     assert code == 2 and "--nominees does not apply to method 'paper'" in capsys.readouterr().err
 
 
@@ -149,8 +220,18 @@ def test_cli_bad_numbers_are_one_line_exit_2(tmp_path_factory, option, value):
     tmp = tmp_path_factory.mktemp("cli")
     owners, val = _files(tmp)
     args = {"--size": "3", "--dim": "16", "--gamma": "0.1", "--random-state": "0", option: value}
-    argv = ["summarize", "--owners", *owners, "--validation", val, "--out", str(tmp / "out"), "--no-progress",
-            "--method", "paper-greedy"]
+    argv = [
+        "summarize",
+        "--owners",
+        *owners,
+        "--validation",
+        val,
+        "--out",
+        str(tmp / "out"),
+        "--no-progress",
+        "--method",
+        "paper-greedy",
+    ]
     for k, v in args.items():
         argv += [k, v]
     import contextlib
@@ -172,8 +253,19 @@ def test_a_reporting_validation_delta_at_or_above_one_over_the_rows_is_refused(t
     for k in range(2):
         np.save(tmp_path / f"o{k}.npy", rng.random((40, 3)))
     np.save(tmp_path / "v.npy", rng.random((30, 3)))
-    base = ["summarize", "--owners", str(tmp_path / "o0.npy"), str(tmp_path / "o1.npy"), "--validation",
-            str(tmp_path / "v.npy"), "--size", "4", "--dim", "16", "--no-progress"]
+    base = [
+        "summarize",
+        "--owners",
+        str(tmp_path / "o0.npy"),
+        str(tmp_path / "o1.npy"),
+        "--validation",
+        str(tmp_path / "v.npy"),
+        "--size",
+        "4",
+        "--dim",
+        "16",
+        "--no-progress",
+    ]
     assert main([*base, "--out", str(tmp_path / "bad"), "--validation-delta", delta]) == 2
     err = capsys.readouterr().err
     assert "--validation-delta" in err and "1/|D_v|" in err

@@ -24,8 +24,24 @@ def test_summarize_writes_summary_provenance_and_report(tmp_path, capsys):
         paths.append(str(p))
     np.savetxt(tmp_path / "val.csv", rng.normal(size=(20, 4)), delimiter=",")
     out = tmp_path / "out"
-    code = main(["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.csv"), "--size", "6",
-                 "--out", str(out), "--method", "paper-greedy", "--random-state", "1", "--no-progress"])
+    code = main(
+        [
+            "summarize",
+            "--owners",
+            *paths,
+            "--validation",
+            str(tmp_path / "val.csv"),
+            "--size",
+            "6",
+            "--out",
+            str(out),
+            "--method",
+            "paper-greedy",
+            "--random-state",
+            "1",
+            "--no-progress",
+        ]
+    )
     assert code == 0
     summary = np.load(out / "summary.npy")
     prov = np.loadtxt(out / "provenance.csv", delimiter=",", skiprows=1, dtype=int)
@@ -76,15 +92,55 @@ def _run(args, capsys):
 def test_summarize_budget_run_prints_and_writes_the_whole_ledger(tmp_path, capsys):
     owners, labels, paths, label_paths, val, seed = _files(tmp_path)
     out = tmp_path / "out"
-    code, text, err = _run(["summarize", "--owners", *paths, "--labels", *label_paths, "--validation",
-                            str(tmp_path / "val.npy"), "--size", "5", "--out", str(out), "--method", "paper",
-                            "--budget", "4", "--delta", "1e-4", "--validation-budget", "4", "--validation-delta", "1e-2",
-                            "--seed-set", str(tmp_path / "seed.npy"), "--gamma", "median", "--dim", "16",
-                            "--random-state", "1", "--no-progress"], capsys)
+    code, text, err = _run(
+        [
+            "summarize",
+            "--owners",
+            *paths,
+            "--labels",
+            *label_paths,
+            "--validation",
+            str(tmp_path / "val.npy"),
+            "--size",
+            "5",
+            "--out",
+            str(out),
+            "--method",
+            "paper",
+            "--budget",
+            "4",
+            "--delta",
+            "1e-4",
+            "--validation-budget",
+            "4",
+            "--validation-delta",
+            "1e-2",
+            "--seed-set",
+            str(tmp_path / "seed.npy"),
+            "--gamma",
+            "median",
+            "--dim",
+            "16",
+            "--random-state",
+            "1",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     # the same run through the API
     budget = dpsumm.Budget(4.0, 1e-4, 4.0, 1e-2)
-    ref = dpsumm.summarize([dpsumm.Owner(o, labels=y, name=f'owner-{k}') for k, (o, y) in enumerate(zip(owners, labels))], val, 5, method=dpsumm.PaperProtocol(dim=16), privacy=budget, seed_set=seed, gamma='median', random_state=1, progress=False)
+    ref = dpsumm.summarize(
+        [dpsumm.Owner(o, labels=y, name=f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))],
+        val,
+        5,
+        method=dpsumm.PaperProtocol(dim=16),
+        privacy=budget,
+        seed_set=seed,
+        gamma="median",
+        random_state=1,
+        progress=False,
+    )
     np.testing.assert_array_equal(np.load(out / "summary.npy"), ref.points)
     np.testing.assert_array_equal(np.load(out / "labels.npy"), ref.labels)
     report = json.loads((out / "report.json").read_text())
@@ -105,10 +161,34 @@ def test_summarize_budget_run_prints_and_writes_the_whole_ledger(tmp_path, capsy
 def test_summarize_json_label_column_seed_count_and_csv(tmp_path, capsys):
     owners, labels, paths, _, val, _ = _files(tmp_path, label_column=True, fmt="csv")
     out = tmp_path / "out"
-    code, text, err = _run(["summarize", "--owners", *paths, "--label-column", "-1", "--validation",
-                            str(tmp_path / "val.npy"), "--size", "6", "--out", str(out), "--method", "paper-greedy",
-                            "--seed-set", "7", "--gamma", "0.5", "--dim", "16", "--random-state", "2", "--no-progress",
-                            "--json"], capsys)
+    code, text, err = _run(
+        [
+            "summarize",
+            "--owners",
+            *paths,
+            "--label-column",
+            "-1",
+            "--validation",
+            str(tmp_path / "val.npy"),
+            "--size",
+            "6",
+            "--out",
+            str(out),
+            "--method",
+            "paper-greedy",
+            "--seed-set",
+            "7",
+            "--gamma",
+            "0.5",
+            "--dim",
+            "16",
+            "--random-state",
+            "2",
+            "--no-progress",
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0, err
     report = json.loads(text)
     assert report == json.loads((out / "report.json").read_text())
@@ -118,57 +198,108 @@ def test_summarize_json_label_column_seed_count_and_csv(tmp_path, capsys):
     np.testing.assert_array_equal(got_labels, prov[:, 0])  # label = owner index by construction
     for row, (k, i) in zip(np.load(out / "summary.npy"), prov):
         np.testing.assert_allclose(row, owners[k][i])  # the label column is not a feature
-    ref = dpsumm.summarize(owners, val, 6, method=dpsumm.PaperGreedy(dim=16), seed_set=7, gamma=0.5, random_state=2, progress=False)
+    ref = dpsumm.summarize(
+        owners, val, 6, method=dpsumm.PaperGreedy(dim=16), seed_set=7, gamma=0.5, random_state=2, progress=False
+    )
     np.testing.assert_array_equal(prov[:, 1], ref.index)
 
 
 def test_summarize_reads_parquet(tmp_path, capsys):
     owners, _, paths, _, val, _ = _files(tmp_path, fmt="parquet")
     out = tmp_path / "out"
-    code, _, err = _run(["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "4",
-                         "--out", str(out), "--method", "uniform", "--random-state", "0", "--gamma", "1",
-                         "--no-progress"], capsys)
+    code, _, err = _run(
+        [
+            "summarize",
+            "--owners",
+            *paths,
+            "--validation",
+            str(tmp_path / "val.npy"),
+            "--size",
+            "4",
+            "--out",
+            str(out),
+            "--method",
+            "uniform",
+            "--random-state",
+            "0",
+            "--gamma",
+            "1",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     prov = np.loadtxt(out / "provenance.csv", delimiter=",", skiprows=1, dtype=int)
     for row, (k, i) in zip(np.load(out / "summary.npy"), prov):
         np.testing.assert_array_equal(row, owners[k][i])
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--method", "paper-greedy", "--budget", "1", "--validation-budget", "1"], "is not private"),
-    (["--method", "paper", "--budget", "1"], "--budget needs --validation-budget"),
-    (["--method", "paper", "--validation-budget", "1"], "needs --budget"),
-    (["--method", "paper", "--purchase", "winners"], "--purchase does not apply to method 'paper'"),
-    (["--method", "uniform", "--nominees", "3"], "--nominees does not apply to method 'uniform'"),
-    (["--method", "paper", "--gamma", "wide"], "--gamma must be a number or 'median'"),
-    (["--method", "paper", "--gamma", "-1"], "--gamma must be a finite number > 0"),
-    (["--method", "paper", "--labels", "a.csv"], "--labels needs one file per owner"),
-    (["--method", "paper", "--label-column", "9"], "--label-column 9 is out of range"),
-    (["--method", "bogus"], "invalid choice"),
-    (["--method", "paper", "--size", "0"], "size"),
-    (["--method", "paper", "--budget", "-1", "--validation-budget", "1"], "--budget"),
-    (["--method", "paper", "--seed-set", "missing.npy"], "file not found"),
-    # purchase="labels": the label set and the validation labels, refused naming the flag before any file is read
-    (["--purchase", "labels", "--label-set", "0,,1", "--validation-labels", "y.npy"], "--label-set has an empty label"),
-    (["--purchase", "labels", "--label-set", "[0, 1", "--validation-labels", "y.npy"], "--label-set is not a valid JSON"),
-    (["--purchase", "labels", "--label-set", "0,1,0", "--validation-labels", "y.npy"], "--label-set repeats a label"),
-    (["--purchase", "labels", "--label-set", "0,cat", "--validation-labels", "y.npy"], "--label-set mixes strings"),
-    (["--purchase", "labels", "--validation-labels", "y.npy"], "ByLabel needs --label-set"),
-    (["--purchase", "winners", "--label-set", "0,1"], "--label-set does not apply to purchase 'winners'"),
-    (["--purchase", "labels", "--label-set", "0,1", "--purchase-factor", "0.5", "--validation-labels", "y.npy"],
-     "--purchase-factor must be in [1, "),
-    (["--purchase", "quotas"], "--purchase must be one of 'nominees', 'labels', 'winners', got 'quotas'"),  # removed
-    (["--tilt-rounds", "2"], "unrecognized arguments: --tilt-rounds"),  # the quota purchase's flag: removed
-    (["--method", "paper", "--label-set", "0,1"], "--label-set does not apply to method 'paper'"),
-    (["--method", "paper", "--validation-labels", "y.npy"], "--validation-labels applies only to --method nominations"),
-    (["--purchase", "winners", "--validation-labels", "y.npy"], "not to --method nominations --purchase winners"),
-    (["--purchase", "labels", "--label-set", "0,1"], "give --validation-labels"),
-    (["--purchase", "labels", "--label-set", "0,1", "--validation-labels", "y.npy"], "give the owners' labels"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--method", "paper-greedy", "--budget", "1", "--validation-budget", "1"], "is not private"),
+        (["--method", "paper", "--budget", "1"], "--budget needs --validation-budget"),
+        (["--method", "paper", "--validation-budget", "1"], "needs --budget"),
+        (["--method", "paper", "--purchase", "winners"], "--purchase does not apply to method 'paper'"),
+        (["--method", "uniform", "--nominees", "3"], "--nominees does not apply to method 'uniform'"),
+        (["--method", "paper", "--gamma", "wide"], "--gamma must be a number or 'median'"),
+        (["--method", "paper", "--gamma", "-1"], "--gamma must be a finite number > 0"),
+        (["--method", "paper", "--labels", "a.csv"], "--labels needs one file per owner"),
+        (["--method", "paper", "--label-column", "9"], "--label-column 9 is out of range"),
+        (["--method", "bogus"], "invalid choice"),
+        (["--method", "paper", "--size", "0"], "size"),
+        (["--method", "paper", "--budget", "-1", "--validation-budget", "1"], "--budget"),
+        (["--method", "paper", "--seed-set", "missing.npy"], "file not found"),
+        # purchase="labels": the label set and the validation labels, refused naming the flag before any file is read
+        (
+            ["--purchase", "labels", "--label-set", "0,,1", "--validation-labels", "y.npy"],
+            "--label-set has an empty label",
+        ),
+        (
+            ["--purchase", "labels", "--label-set", "[0, 1", "--validation-labels", "y.npy"],
+            "--label-set is not a valid JSON",
+        ),
+        (
+            ["--purchase", "labels", "--label-set", "0,1,0", "--validation-labels", "y.npy"],
+            "--label-set repeats a label",
+        ),
+        (["--purchase", "labels", "--label-set", "0,cat", "--validation-labels", "y.npy"], "--label-set mixes strings"),
+        (["--purchase", "labels", "--validation-labels", "y.npy"], "ByLabel needs --label-set"),
+        (["--purchase", "winners", "--label-set", "0,1"], "--label-set does not apply to purchase 'winners'"),
+        (
+            ["--purchase", "labels", "--label-set", "0,1", "--purchase-factor", "0.5", "--validation-labels", "y.npy"],
+            "--purchase-factor must be in [1, ",
+        ),
+        (
+            ["--purchase", "quotas"],
+            "--purchase must be one of 'nominees', 'labels', 'winners', got 'quotas'",
+        ),  # removed
+        (["--tilt-rounds", "2"], "unrecognized arguments: --tilt-rounds"),  # the quota purchase's flag: removed
+        (["--method", "paper", "--label-set", "0,1"], "--label-set does not apply to method 'paper'"),
+        (
+            ["--method", "paper", "--validation-labels", "y.npy"],
+            "--validation-labels applies only to --method nominations",
+        ),
+        (["--purchase", "winners", "--validation-labels", "y.npy"], "not to --method nominations --purchase winners"),
+        (["--purchase", "labels", "--label-set", "0,1"], "give --validation-labels"),
+        (["--purchase", "labels", "--label-set", "0,1", "--validation-labels", "y.npy"], "give the owners' labels"),
+    ],
+)
 def test_summarize_user_errors_are_one_line_exit_2(tmp_path, capsys, extra, message):
     _, _, paths, _, _, _ = _files(tmp_path, n_owners=2)
-    args = ["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "3", "--out",
-            str(tmp_path / "out"), "--no-progress", *extra]
+    args = [
+        "summarize",
+        "--owners",
+        *paths,
+        "--validation",
+        str(tmp_path / "val.npy"),
+        "--size",
+        "3",
+        "--out",
+        str(tmp_path / "out"),
+        "--no-progress",
+        *extra,
+    ]
     code, _, err = _run(args, capsys)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and lines[0].startswith("dpsumm: error:") and message in lines[0], err
@@ -178,9 +309,26 @@ def test_summarize_user_errors_are_one_line_exit_2(tmp_path, capsys, extra, mess
 def test_validation_only_budget_runs_nominations_and_is_spent(tmp_path, capsys):
     _, _, paths, _, _, _ = _files(tmp_path, n_owners=3, rows=40)
     out = tmp_path / "out"
-    code, text, err = _run(["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "5",
-                            "--out", str(out), "--validation-budget", "0.7", "--validation-delta", "1e-7",
-                            "--no-progress", "--json"], capsys)
+    code, text, err = _run(
+        [
+            "summarize",
+            "--owners",
+            *paths,
+            "--validation",
+            str(tmp_path / "val.npy"),
+            "--size",
+            "5",
+            "--out",
+            str(out),
+            "--validation-budget",
+            "0.7",
+            "--validation-delta",
+            "1e-7",
+            "--no-progress",
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0, err
     report = json.loads((out / "report.json").read_text())
     assert report["budget"]["validation_epsilon"] == 0.7 and report["budget"]["epsilon"] is None
@@ -196,8 +344,20 @@ def test_index_flag_reads_a_pandas_index_column_as_the_user_says(tmp_path, capsy
         np.savetxt(p, np.column_stack([np.arange(30), X]), delimiter=",")  # headerless row numbers first
         paths.append(str(p))
     np.savetxt(tmp_path / "v.csv", np.column_stack([np.arange(20), rng.uniform(size=(20, 3))]), delimiter=",")
-    args = ["summarize", "--owners", *paths, "--validation", str(tmp_path / "v.csv"), "--size", "4", "--out",
-            str(tmp_path / "out"), "--no-progress", "--method", "uniform"]
+    args = [
+        "summarize",
+        "--owners",
+        *paths,
+        "--validation",
+        str(tmp_path / "v.csv"),
+        "--size",
+        "4",
+        "--out",
+        str(tmp_path / "out"),
+        "--no-progress",
+        "--method",
+        "uniform",
+    ]
     code, _, err = _run(args, capsys)
     assert code == 2 and "--index yes" in err
     code, _, err = _run([*args, "--index", "yes"], capsys)
@@ -210,9 +370,26 @@ def test_a_budget_is_a_cap_for_a_purchase_without_owners_releases(tmp_path, caps
     report keeps the budget given, and the ledger spends nothing of the owners' epsilon."""
     _, _, paths, _, _, _ = _files(tmp_path, n_owners=3, rows=40)
     out = tmp_path / "out"
-    code, _, err = _run(["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "5",
-                         "--out", str(out), "--budget", "0.9", "--validation-budget", "1", "--no-progress", "--json"],
-                        capsys)
+    code, _, err = _run(
+        [
+            "summarize",
+            "--owners",
+            *paths,
+            "--validation",
+            str(tmp_path / "val.npy"),
+            "--size",
+            "5",
+            "--out",
+            str(out),
+            "--budget",
+            "0.9",
+            "--validation-budget",
+            "1",
+            "--no-progress",
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0, err
     report = json.loads((out / "report.json").read_text())
     assert report["budget"]["epsilon"] == 0.9 and report["method"] == "nominations"
@@ -250,17 +427,50 @@ def test_summarize_purchase_labels_equals_the_api(tmp_path, capsys, purchase):
     spent."""
     owners, labels, paths, label_paths, val, yv = _label_shift_files(tmp_path)
     out = tmp_path / "out"
-    code, text, err = _run(["summarize", "--owners", *paths, "--labels", *label_paths, "--validation",
-                            str(tmp_path / "val.npy"), "--validation-labels", str(tmp_path / "val-labels.csv"),
-                            "--size", "6", "--out", str(out), *purchase, "--label-set", "0,1,2",
-                            "--budget", "0.8", "--validation-budget", "0.9", "--dim", "32", "--random-state", "2",
-                            "--no-progress"], capsys)
+    code, text, err = _run(
+        [
+            "summarize",
+            "--owners",
+            *paths,
+            "--labels",
+            *label_paths,
+            "--validation",
+            str(tmp_path / "val.npy"),
+            "--validation-labels",
+            str(tmp_path / "val-labels.csv"),
+            "--size",
+            "6",
+            "--out",
+            str(out),
+            *purchase,
+            "--label-set",
+            "0,1,2",
+            "--budget",
+            "0.8",
+            "--validation-budget",
+            "0.9",
+            "--dim",
+            "32",
+            "--random-state",
+            "2",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     share = float(purchase[1]) if purchase[:1] == ["--sale-tilt-share"] else 0.0
     method = dpsumm.Nominations(dim=32, purchase=dpsumm.ByLabel(label_set=(0, 1, 2), sale_tilt_share=share))
-    ref = dpsumm.summarize([dpsumm.Owner(o, labels=y, name=f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))],
-                           val, 6, method, validation_labels=yv, privacy=dpsumm.Budget(0.8, 1e-6, 0.9, 1e-6),
-                           gamma="median", random_state=2, progress=False)
+    ref = dpsumm.summarize(
+        [dpsumm.Owner(o, labels=y, name=f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))],
+        val,
+        6,
+        method,
+        validation_labels=yv,
+        privacy=dpsumm.Budget(0.8, 1e-6, 0.9, 1e-6),
+        gamma="median",
+        random_state=2,
+        progress=False,
+    )
     np.testing.assert_array_equal(np.load(out / "summary.npy"), ref.points)
     np.testing.assert_array_equal(np.load(out / "labels.npy"), ref.labels)
     assert len(ref) == 6 and ref.accessed.total <= 3 * 6
@@ -288,16 +498,41 @@ def test_summarize_string_labels_from_files_equals_the_api(tmp_path, capsys):
     (tmp_path / "w1.csv").write_text("label\n" + "\n".join(words[1]) + "\n")
     (tmp_path / "w2.csv").write_text("\n".join(f" {w}" for w in words[2]) + "\n")  # spaces around a label are dropped
     (tmp_path / "wv.csv").write_text("class\n" + "\n".join(WORDS[yv]) + "\n")
-    flags = ["--validation", str(tmp_path / "val.npy"), "--validation-labels", str(tmp_path / "wv.csv"), "--size", "6",
-             "--label-set", "cat,dog,bird", "--budget", "0.8", "--validation-budget", "0.9", "--dim", "32",
-             "--random-state", "2", "--no-progress"]
-    code, _, err = _run(["summarize", "--owners", *paths, "--labels", *label_paths, "--out", str(tmp_path / "o1"),
-                         *flags], capsys)
+    flags = [
+        "--validation",
+        str(tmp_path / "val.npy"),
+        "--validation-labels",
+        str(tmp_path / "wv.csv"),
+        "--size",
+        "6",
+        "--label-set",
+        "cat,dog,bird",
+        "--budget",
+        "0.8",
+        "--validation-budget",
+        "0.9",
+        "--dim",
+        "32",
+        "--random-state",
+        "2",
+        "--no-progress",
+    ]
+    code, _, err = _run(
+        ["summarize", "--owners", *paths, "--labels", *label_paths, "--out", str(tmp_path / "o1"), *flags], capsys
+    )
     assert code == 0, err
     method = dpsumm.Nominations(dim=32, purchase="labels", label_set=tuple(WORDS))
-    ref = dpsumm.summarize([dpsumm.Owner(o, labels=w, name=f"owner-{k}") for k, (o, w) in enumerate(zip(owners, words))],
-                           val, 6, method, validation_labels=WORDS[yv], privacy=dpsumm.Budget(0.8, 1e-6, 0.9, 1e-6),
-                           gamma="median", random_state=2, progress=False)
+    ref = dpsumm.summarize(
+        [dpsumm.Owner(o, labels=w, name=f"owner-{k}") for k, (o, w) in enumerate(zip(owners, words))],
+        val,
+        6,
+        method,
+        validation_labels=WORDS[yv],
+        privacy=dpsumm.Budget(0.8, 1e-6, 0.9, 1e-6),
+        gamma="median",
+        random_state=2,
+        progress=False,
+    )
     np.testing.assert_array_equal(np.load(tmp_path / "o1" / "summary.npy"), ref.points)
     got = np.load(tmp_path / "o1" / "labels.npy")  # never a pickle
     assert got.dtype.kind == "U" and set(got) <= set(WORDS)
@@ -308,11 +543,13 @@ def test_summarize_string_labels_from_files_equals_the_api(tmp_path, capsys):
     table_paths = []
     for k, (o, w) in enumerate(zip(owners, words)):
         table_paths.append(str(tmp_path / f"t{k}.csv"))
-        lines = ["f0,f1,species,f2,f3"] + [",".join([*map(repr, map(float, x[:2])), wk, *map(repr, map(float, x[2:]))])
-                                          for x, wk in zip(o, w)]
+        lines = ["f0,f1,species,f2,f3"] + [
+            ",".join([*map(repr, map(float, x[:2])), wk, *map(repr, map(float, x[2:]))]) for x, wk in zip(o, w)
+        ]
         (tmp_path / f"t{k}.csv").write_text("\n".join(lines) + "\n")
-    code, _, err = _run(["summarize", "--owners", *table_paths, "--label-column", "2", "--out",
-                         str(tmp_path / "o2"), *flags], capsys)
+    code, _, err = _run(
+        ["summarize", "--owners", *table_paths, "--label-column", "2", "--out", str(tmp_path / "o2"), *flags], capsys
+    )
     assert code == 0, err
     np.testing.assert_array_equal(np.load(tmp_path / "o2" / "summary.npy"), ref.points)
     np.testing.assert_array_equal(np.load(tmp_path / "o2" / "labels.npy"), ref.labels)
@@ -322,15 +559,34 @@ def test_summarize_refuses_string_labels_it_cannot_use(tmp_path, capsys):
     """An object array (a pickle) of labels, an empty label, and string labels against a numeric label set: refused
     with a message naming the file or flag, before anything runs."""
     _, _, paths, label_paths, _, yv = _label_shift_files(tmp_path)
-    base = ["summarize", "--owners", *paths, "--validation", str(tmp_path / "val.npy"), "--size", "6", "--out",
-            str(tmp_path / "o"), "--budget", "0.8", "--validation-budget", "0.9", "--no-progress"]
+    base = [
+        "summarize",
+        "--owners",
+        *paths,
+        "--validation",
+        str(tmp_path / "val.npy"),
+        "--size",
+        "6",
+        "--out",
+        str(tmp_path / "o"),
+        "--budget",
+        "0.8",
+        "--validation-budget",
+        "0.9",
+        "--no-progress",
+    ]
     np.save(tmp_path / "obj.npy", np.array(list(WORDS[yv]), dtype=object), allow_pickle=True)
     np.save(tmp_path / "hole.npy", np.array(["cat"] * 29 + [""]))
     (tmp_path / "words.csv").write_text("\n".join(WORDS[yv]) + "\n")
-    for vlabels, set_, match in [("obj.npy", "cat,dog,bird", "pickled"), ("hole.npy", "cat,dog,bird", "empty label"),
-                                 ("words.csv", "0,1,2", "strings")]:
-        code, _, err = _run([*base, "--labels", *label_paths, "--validation-labels", str(tmp_path / vlabels),
-                             "--label-set", set_], capsys)
+    for vlabels, set_, match in [
+        ("obj.npy", "cat,dog,bird", "pickled"),
+        ("hole.npy", "cat,dog,bird", "empty label"),
+        ("words.csv", "0,1,2", "strings"),
+    ]:
+        code, _, err = _run(
+            [*base, "--labels", *label_paths, "--validation-labels", str(tmp_path / vlabels), "--label-set", set_],
+            capsys,
+        )
         assert code != 0 and match in err, (vlabels, err)
         assert not (tmp_path / "o" / "summary.npy").exists()
 
@@ -353,7 +609,7 @@ def test_a_seeded_cli_run_says_not_private(tmp_path, capsys):
 
     owners, labels, validation, yv = world(0, sizes=(60, 60, 60))
     args = []
-    for k, (o, y) in enumerate(zip(owners, labels)):
+    for k, o in enumerate(owners):
         np.save(tmp_path / f"o{k}.npy", o)
         args.append(str(tmp_path / f"o{k}.npy"))
     np.save(tmp_path / "v.npy", validation)
@@ -361,11 +617,36 @@ def test_a_seeded_cli_run_says_not_private(tmp_path, capsys):
     for k, y in enumerate(labels):
         np.save(tmp_path / f"y{k}.npy", y)
     np.save(tmp_path / "yv.npy", yv)
-    extra += ["--label-set", "0,1,2", "--labels", *(str(tmp_path / f"y{k}.npy") for k in range(len(labels))),
-                  "--validation-labels", str(tmp_path / "yv.npy")]
+    extra += [
+        "--label-set",
+        "0,1,2",
+        "--labels",
+        *(str(tmp_path / f"y{k}.npy") for k in range(len(labels))),
+        "--validation-labels",
+        str(tmp_path / "yv.npy"),
+    ]
     out = tmp_path / "out"
-    code = main(["summarize", "--owners", *args, "--validation", str(tmp_path / "v.npy"), "--size", "6", *extra,
-                 "--dim", "32", "--gamma", "0.3", "--random-state", "0", "--out", str(out), "--no-progress"])
+    code = main(
+        [
+            "summarize",
+            "--owners",
+            *args,
+            "--validation",
+            str(tmp_path / "v.npy"),
+            "--size",
+            "6",
+            *extra,
+            "--dim",
+            "32",
+            "--gamma",
+            "0.3",
+            "--random-state",
+            "0",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "NOT private" in captured.out + captured.err
@@ -402,18 +683,52 @@ def test_cli_out_is_checked_before_any_noise(tmp_path, capsys, monkeypatch):
     owners, val = _files_rel(tmp_path)
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
-    line = _one_line_exit_2(main(["summarize", "--owners", *owners, "--validation", val, "--size", "3",
-                                  "--out", str(blocker / "sub"), "--no-progress"]), capsys)
+    line = _one_line_exit_2(
+        main(
+            [
+                "summarize",
+                "--owners",
+                *owners,
+                "--validation",
+                val,
+                "--size",
+                "3",
+                "--out",
+                str(blocker / "sub"),
+                "--no-progress",
+            ]
+        ),
+        capsys,
+    )
     assert "--out" in line
-    line = _one_line_exit_2(main(["experiment", "digits", "--out", str(blocker), "--sizes", "5", "--repeats", "1"]), capsys)
+    line = _one_line_exit_2(
+        main(["experiment", "digits", "--out", str(blocker), "--sizes", "5", "--repeats", "1"]), capsys
+    )
     assert "--out" in line
 
 
 def test_cli_summarize_reports_rows_and_marks_seeded(tmp_path, capsys):
     owners, val = _files_rel(tmp_path)
     out = tmp_path / "out"
-    assert main(["summarize", "--owners", *owners, "--validation", val, "--size", "3", "--out", str(out),
-                 "--random-state", "0", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "summarize",
+                "--owners",
+                *owners,
+                "--validation",
+                val,
+                "--size",
+                "3",
+                "--out",
+                str(out),
+                "--random-state",
+                "0",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert "20 rows" in captured.out and "NOT private" in captured.out
     report = json.loads((out / "report.json").read_text())

@@ -13,7 +13,8 @@ protocol whose owners are :class:`dpsumm.parties.OwnerParty` needs nothing else)
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -45,7 +46,7 @@ def _data() -> tuple[list[np.ndarray], np.ndarray]:
 class FaultyOwner(OwnerParty):
     """An honest owner until round ``FROM_ROUND``, then ``fault(self, request, honest_reply)``."""
 
-    def __init__(self, data: np.ndarray, name: str, fault: Callable[["FaultyOwner", Message, Message], Message]) -> None:
+    def __init__(self, data: np.ndarray, name: str, fault: Callable[[FaultyOwner, Message, Message], Message]) -> None:
         super().__init__(data, None, name)
         self.fault = fault
 
@@ -148,7 +149,17 @@ def _run(method: str, fault: Any, reveal: str) -> tuple[dpsumm.SummaryResult, li
     for k in range(1, N_OWNERS):
         parties[names[k]] = OwnerParty(datas[k], None, names[k])
     parties["consumer"] = ConsumerParty(validation, dpsumm.privacy.Csprng(7))
-    res = dpsumm.summarize([dpsumm.Owner(d, name=n) for d, n in zip(datas, names)], validation, SIZE, method=dpsumm.methods.resolve_method(method).set_params(dim=32, reveal=reveal), random_state=3, progress=False, seed_set=8, feature_range=(-1.0, 6.0), transport=InProcessTransport(parties))
+    res = dpsumm.summarize(
+        [dpsumm.Owner(d, name=n) for d, n in zip(datas, names)],
+        validation,
+        SIZE,
+        method=dpsumm.methods.resolve_method(method).set_params(dim=32, reveal=reveal),
+        random_state=3,
+        progress=False,
+        seed_set=8,
+        feature_range=(-1.0, 6.0),
+        transport=InProcessTransport(parties),
+    )
     return res, datas
 
 
@@ -196,8 +207,9 @@ class _FarConsumer(ConsumerParty):
     def handle(self, message: Message) -> Message:
         reply = super().handle(message)
         if isinstance(reply, TargetRelease):
-            reply = dataclasses.replace(reply, noisy_mean=reply.noisy_mean + self.shift,
-                                        exact_mean=reply.exact_mean + self.exact_shift)
+            reply = dataclasses.replace(
+                reply, noisy_mean=reply.noisy_mean + self.shift, exact_mean=reply.exact_mean + self.exact_shift
+            )
         return reply
 
 
@@ -209,10 +221,12 @@ class _CountingOwner(OwnerParty):
         return super().handle(message)
 
 
-@pytest.mark.parametrize("shift, exact_shift, words", [(1e300, 0.0, "noise reaches"), (5.0, 0.0, "noise reaches"),
-                                                       (0.0, 1.0, "range of h1")])
-def test_a_release_beyond_its_noise_is_refused_before_any_owner_is_asked(shift: float, exact_shift: float,
-                                                                         words: str) -> None:
+@pytest.mark.parametrize(
+    "shift, exact_shift, words", [(1e300, 0.0, "noise reaches"), (5.0, 0.0, "noise reaches"), (0.0, 1.0, "range of h1")]
+)
+def test_a_release_beyond_its_noise_is_refused_before_any_owner_is_asked(
+    shift: float, exact_shift: float, words: str
+) -> None:
     """A consumer's noisy mean farther from its exact mean than RELEASE_SIGMAS of its noise (a finite g~ of 1e300
     used to reach every owner, whose kernels then refused it or overflowed), or an exact mean outside h1's range, is
     a ProtocolError naming the consumer's release; no owner receives anything. The honest release (shift 0) runs."""
@@ -222,9 +236,15 @@ def test_a_release_beyond_its_noise_is_refused_before_any_owner_is_asked(shift: 
     def run(s: float, e: float) -> dpsumm.SummaryResult:
         parties: dict[str, Any] = {n: _CountingOwner(d, None, n) for n, d in zip(names, datas)}
         parties["consumer"] = _FarConsumer(validation, s, e)
-        return dpsumm.summarize([dpsumm.Owner(d, name=n) for d, n in zip(datas, names)], validation, SIZE,
-                                method=dpsumm.Nominations(dim=32), random_state=3, progress=False,
-                                transport=InProcessTransport(parties))
+        return dpsumm.summarize(
+            [dpsumm.Owner(d, name=n) for d, n in zip(datas, names)],
+            validation,
+            SIZE,
+            method=dpsumm.Nominations(dim=32),
+            random_state=3,
+            progress=False,
+            transport=InProcessTransport(parties),
+        )
 
     _CountingOwner.messages = 0
     with pytest.raises(dpsumm.ProtocolError, match=words):

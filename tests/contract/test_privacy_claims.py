@@ -18,8 +18,10 @@ from dpsumm.accounting.ledger import CERTIFIED, NOT_CERTIFIED, NOT_PRIVATE, SEED
 
 def _data():
     rng = np.random.default_rng(0)
-    owners = [dpsumm.Owner(rng.normal(loc=k * 0.7, scale=0.5, size=(40, 4)), labels=np.full(40, k), name=f"o{k}")
-              for k in range(3)]
+    owners = [
+        dpsumm.Owner(rng.normal(loc=k * 0.7, scale=0.5, size=(40, 4)), labels=np.full(40, k), name=f"o{k}")
+        for k in range(3)
+    ]
     validation = rng.normal(loc=1.0, scale=0.5, size=(30, 4))
     seed_set = rng.normal(size=(12, 4))
     return owners, validation, seed_set
@@ -36,20 +38,30 @@ PATHS = {
     "certified nominations": (lambda o, v, s: dpsumm.summarize(o, v, 6, dpsumm.Nominations(dim=32), **RUN), CERTIFIED),
     "purchase='winners'": (
         lambda o, v, s: dpsumm.summarize(o, v, 6, dpsumm.Nominations(dim=32, purchase=dpsumm.Winners()), **RUN),
-        NOT_CERTIFIED),
+        NOT_CERTIFIED,
+    ),
     "paper, Theorem-6 auction": (
-        lambda o, v, s: dpsumm.summarize(o, v, 5, dpsumm.PaperProtocol(dim=16, epsilon_auction="theorem6"),
-                                         seed_set=s, **RUN),
-        NOT_CERTIFIED),
+        lambda o, v, s: dpsumm.summarize(
+            o, v, 5, dpsumm.PaperProtocol(dim=16, epsilon_auction="theorem6"), seed_set=s, **RUN
+        ),
+        NOT_CERTIFIED,
+    ),
     "seeded": (lambda o, v, s: dpsumm.summarize(o, v, 6, dpsumm.Nominations(dim=32), random_state=0, **RUN), SEEDED),
     # The owner-release purchase: certified by default, NOT private when seeded, on every surface.
-    "purchase='labels'": (lambda o, v, s: dpsumm.summarize(o, v, 6, LABELS, validation_labels=np.arange(len(v)) % 3,
-                                                           **RUN), CERTIFIED),
-    "seeded labels": (lambda o, v, s: dpsumm.summarize(o, v, 6, LABELS, validation_labels=np.arange(len(v)) % 3,
-                                                       random_state=0, **RUN), SEEDED),
+    "purchase='labels'": (
+        lambda o, v, s: dpsumm.summarize(o, v, 6, LABELS, validation_labels=np.arange(len(v)) % 3, **RUN),
+        CERTIFIED,
+    ),
+    "seeded labels": (
+        lambda o, v, s: dpsumm.summarize(
+            o, v, 6, LABELS, validation_labels=np.arange(len(v)) % 3, random_state=0, **RUN
+        ),
+        SEEDED,
+    ),
     "validation_release='exact'": (
         lambda o, v, s: dpsumm.summarize(o, v, 6, dpsumm.Nominations(dim=32, validation_release="exact"), **RUN),
-        NOT_PRIVATE),
+        NOT_PRIVATE,
+    ),
     "non-private method": (lambda o, v, s: dpsumm.summarize(o, v, 6, "uniform", **RUN), NOT_PRIVATE),
 }
 
@@ -66,7 +78,9 @@ def _surfaces(res, tmp_path):
         "repr": repr(res),
         "privacy_status()": res.privacy_status(),
         "certification()": res.certification().status,
-        "privacy_text()": res.privacy_text().splitlines()[0 if res.privacy is None else (1 if res.privacy.seeded else 0)],
+        "privacy_text()": res.privacy_text().splitlines()[
+            0 if res.privacy is None else (1 if res.privacy.seeded else 0)
+        ],
     }
     if res.privacy is not None:
         out["ledger.table()"] = res.privacy.table()

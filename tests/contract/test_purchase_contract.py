@@ -23,7 +23,9 @@ def _purchase(cls: type[Purchase]) -> Purchase:
 
 
 def _methods() -> list[dpsumm.methods.SummaryMethod]:
-    out: list[dpsumm.methods.SummaryMethod] = [dpsumm.Nominations(purchase=_purchase(cls)) for cls in PURCHASES.values()]
+    out: list[dpsumm.methods.SummaryMethod] = [
+        dpsumm.Nominations(purchase=_purchase(cls)) for cls in PURCHASES.values()
+    ]
     out += [cls() for name, cls in METHOD_CLASSES.items() if name != "nominations"]
     return out
 
@@ -36,15 +38,25 @@ IDS = [f"{m.name}-{getattr(m, 'purchase', None).name if hasattr(m, 'purchase') e
 
 def _data(seed: int = 0) -> tuple[list[dpsumm.Owner], np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
-    owners = [dpsumm.Owner(rng.random((120, 4)).astype(np.float32), labels=rng.integers(0, 3, 120), name=f"o{k}")
-              for k in range(3)]
+    owners = [
+        dpsumm.Owner(rng.random((120, 4)).astype(np.float32), labels=rng.integers(0, 3, 120), name=f"o{k}")
+        for k in range(3)
+    ]
     return owners, rng.random((40, 4)).astype(np.float32), rng.integers(0, 3, 40)
 
 
 def _run(method: dpsumm.methods.SummaryMethod, random_state: int | None = 7, **kw: object) -> dpsumm.SummaryResult:
     owners, validation, vlabels = _data()
-    return dpsumm.summarize(owners, validation, 10, method, random_state=random_state, progress=False,
-                            validation_labels=vlabels if method.needs_labels else None, **kw)  # type: ignore[arg-type]
+    return dpsumm.summarize(
+        owners,
+        validation,
+        10,
+        method,
+        random_state=random_state,
+        progress=False,
+        validation_labels=vlabels if method.needs_labels else None,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("method", METHODS, ids=IDS)
@@ -62,7 +74,8 @@ def test_rows_come_from_the_named_owners_without_repeats(method: dpsumm.methods.
 
 @pytest.mark.parametrize("method", METHODS, ids=IDS)
 def test_the_default_run_is_certified_and_a_seeded_run_says_it_is_not_private(
-        method: dpsumm.methods.SummaryMethod) -> None:
+    method: dpsumm.methods.SummaryMethod,
+) -> None:
     seeded = _run(method)
     if not method.private:
         assert seeded.privacy is None and not seeded.certification().private
@@ -79,32 +92,45 @@ def test_pickling_and_the_flat_options_round_trip(method: dpsumm.methods.Summary
     assert pickle.loads(pickle.dumps(method)) == method
     assert method_from_options(method.name, flat_options(method)) == method
     if method.distributed:
-        run_config = {"method": method.name, "size": 10, "owners": 3, "n-features": 4,
-                      **{k.replace("_", "-"): v for k, v in flat_options(method).items()}}
+        run_config = {
+            "method": method.name,
+            "size": 10,
+            "owners": 3,
+            "n-features": 4,
+            **{k.replace("_", "-"): v for k, v in flat_options(method).items()},
+        }
         assert FlowerRunConfig.from_run_config(run_config).method == method
 
 
 @pytest.mark.parametrize("method", METHODS, ids=IDS)
 def test_bad_input_names_the_argument_before_any_budget_is_spent(method: dpsumm.methods.SummaryMethod) -> None:
     owners, validation, vlabels = _data()
-    for kwargs, argument in (({"size": 0}, "size"), ({"size": 10, "gamma": -1.0}, "gamma"),
-                             ({"size": 10**7}, "size")):
+    for kwargs, argument in (({"size": 0}, "size"), ({"size": 10, "gamma": -1.0}, "gamma"), ({"size": 10**7}, "size")):
         with pytest.raises(dpsumm.InvalidParameterError) as info:
-            dpsumm.summarize(owners, validation, method=method, progress=False,
-                             validation_labels=vlabels if method.needs_labels else None, **kwargs)  # type: ignore
+            dpsumm.summarize(
+                owners,
+                validation,
+                method=method,
+                progress=False,
+                validation_labels=vlabels if method.needs_labels else None,
+                **kwargs,
+            )  # type: ignore
         assert info.value.argument == argument
 
 
 @pytest.mark.parametrize("purchase", list(PURCHASES.values()), ids=list(PURCHASES))
 def test_an_option_of_another_purchase_is_refused_naming_it(purchase: type[Purchase]) -> None:
     declared = option_declarations()
-    foreign = [name for name, d in declared.items()
-               if name not in purchase.option_names() and all(o in {c.__name__ for c in PURCHASES.values()}
-                                                              for o in d.owners)]
+    foreign = [
+        name
+        for name, d in declared.items()
+        if name not in purchase.option_names() and all(o in {c.__name__ for c in PURCHASES.values()} for o in d.owners)
+    ]
     for name in foreign:
         with pytest.raises(dpsumm.InvalidParameterError) as info:
             purchase(**{name: 1}) if "label_set" not in purchase.option_names() else purchase(
-                label_set=LABELS, **{name: 1})
+                label_set=LABELS, **{name: 1}
+            )
         assert info.value.argument == name
 
 
@@ -128,6 +154,6 @@ def test_every_option_has_one_declaration_with_help() -> None:
     from dpsumm.flower.config import METHOD_KEYS
 
     assert set(METHOD_FLAGS) == set(declared)
-    assert {v for v in METHOD_KEYS.values()} == {n for n, d in declared.items()
-                                                 if set(d.owners) - {"PaperGreedy"} - {"CentralGreedy", "ExactGreedy",
-                                                                                         "Uniform"}}
+    assert {v for v in METHOD_KEYS.values()} == {
+        n for n, d in declared.items() if set(d.owners) - {"PaperGreedy"} - {"CentralGreedy", "ExactGreedy", "Uniform"}
+    }

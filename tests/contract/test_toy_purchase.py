@@ -26,11 +26,15 @@ class SampleRequest(OwnerRequest):
     sample_seed: int
 
     def answer(self, owner: Any) -> Message:
-        picked = np.random.default_rng(self.sample_seed).choice(owner.n_rows, min(self.count, owner.n_rows),
-                                                                replace=False)
+        picked = np.random.default_rng(self.sample_seed).choice(
+            owner.n_rows, min(self.count, owner.n_rows), replace=False
+        )
         tokens = np.sort(picked).astype(np.int64)
-        return Sample(tokens=tokens, points=np.array(owner.data[tokens]),
-                      labels=None if owner.labels is None else np.asarray(owner.labels)[tokens])
+        return Sample(
+            tokens=tokens,
+            points=np.array(owner.data[tokens]),
+            labels=None if owner.labels is None else np.asarray(owner.labels)[tokens],
+        )
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,10 @@ class UniformSample(Purchase):
     def buy(self, aggregator: Aggregator, size: int) -> Pool:
         release = aggregator.target()  # the consumer's hashed mean (certified) and D_v's rows for the choice
         seeds = aggregator.rng.derive("toy-samples")
-        requests = {o: SampleRequest(count=self.rows_per_owner, sample_seed=int(seeds.integers(2**63)))
-                    for o in aggregator.owners}
+        requests = {
+            o: SampleRequest(count=self.rows_per_owner, sample_seed=int(seeds.integers(2**63)))
+            for o in aggregator.owners
+        }
         n_features = aggregator.config.n_features
 
         def check(owner: str, reply: object) -> str | None:
@@ -78,9 +84,14 @@ def registered(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_toy_purchase_runs_through_summarize_with_its_own_option() -> None:
     rng = np.random.default_rng(3)
     owners = [dpsumm.Owner(rng.random((50, 3)).astype(np.float32), name=f"o{k}") for k in range(4)]
-    result = dpsumm.summarize(owners, rng.random((30, 3)).astype(np.float32), 12,
-                              dpsumm.Nominations(purchase=UniformSample(rows_per_owner=10)), random_state=1,
-                              progress=False)
+    result = dpsumm.summarize(
+        owners,
+        rng.random((30, 3)).astype(np.float32),
+        12,
+        dpsumm.Nominations(purchase=UniformSample(rows_per_owner=10)),
+        random_state=1,
+        progress=False,
+    )
     assert len(result.points) == 12 and result.accessed.total == 40
     assert result.extra["purchase"] == "toy-uniform"
     assert result.privacy is not None and result.privacy.epsilon("owners") == 0.0

@@ -50,7 +50,10 @@ from conftest import find_mnist, in_ci, mnist_location
 ROOT = Path(__file__).resolve().parents[2]
 
 
-DOCS = [ROOT / "README.md", *sorted(d for d in (ROOT / "docs").rglob("*.md") if "_build" not in d.relative_to(ROOT).parts)]
+DOCS = [
+    ROOT / "README.md",
+    *sorted(d for d in (ROOT / "docs").rglob("*.md") if "_build" not in d.relative_to(ROOT).parts),
+]
 
 
 SHELL = ("bash", "sh", "shell")
@@ -125,12 +128,13 @@ def parse(doc: Path) -> list[Block]:
                 if r:
                     block.replace.append((r.group(2), r.group(4)))
                 elif d.startswith("setup "):
-                    block.setup.append(d[len("setup "):])
+                    block.setup.append(d[len("setup ") :])
                 elif d.startswith("requires "):
                     req = re.match(r"^requires\s+([A-Za-z_][\w.]*)\s*\((.+)\)$", d)
                     if req is None:
-                        raise AssertionError(f"{doc}:{i}: `requires` needs a name and a reason: "
-                                             "<!-- docs-test: requires NAME (why) -->")
+                        raise AssertionError(
+                            f"{doc}:{i}: `requires` needs a name and a reason: <!-- docs-test: requires NAME (why) -->"
+                        )
                     block.requires.append(req.group(1))
                 elif d.startswith("help"):
                     reason = re.match(r"^help\s*\((.+)\)$", d)
@@ -163,8 +167,11 @@ def _bin_dir(tmp: Path) -> Path:
     """``dpsumm`` and ``python`` of this interpreter, first on PATH."""
     d = tmp / "bin"
     d.mkdir(exist_ok=True)
-    for name, cmd in (("dpsumm", f'exec "{sys.executable}" -m dpsumm "$@"'), ("python", f'exec "{sys.executable}" "$@"'),
-                      ("python3", f'exec "{sys.executable}" "$@"')):
+    for name, cmd in (
+        ("dpsumm", f'exec "{sys.executable}" -m dpsumm "$@"'),
+        ("python", f'exec "{sys.executable}" "$@"'),
+        ("python3", f'exec "{sys.executable}" "$@"'),
+    ):
         p = d / name
         p.write_text(f"#!/bin/sh\n{cmd}\n")
         p.chmod(0o755)
@@ -176,7 +183,9 @@ def doc_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     import dpsumm
 
     env = dict(os.environ)
-    env["PATH"] = f"{_bin_dir(tmp_path_factory.mktemp('docs-bin'))}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = (
+        f"{_bin_dir(tmp_path_factory.mktemp('docs-bin'))}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    )
     pkg_parent = str(Path(dpsumm.__file__).resolve().parents[1])
     if "site-packages" not in pkg_parent:  # a development tree (PYTHONPATH=python): the same dpsumm in every process
         env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -204,8 +213,18 @@ def _clone(doc: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A scratch copy of the repository's files (no build products), one per document."""
     if doc not in _CLONES:
         dest = tmp_path_factory.mktemp("clone") / "repo"
-        ignore = shutil.ignore_patterns(".git", "target", ".venv*", "dist", "__pycache__", "*.so", ".pytest_cache",
-                                        ".hypothesis", ".benchmarks", "*.egg-info")
+        ignore = shutil.ignore_patterns(
+            ".git",
+            "target",
+            ".venv*",
+            "dist",
+            "__pycache__",
+            "*.so",
+            ".pytest_cache",
+            ".hypothesis",
+            ".benchmarks",
+            "*.egg-info",
+        )
         shutil.copytree(ROOT, dest, ignore=ignore)
         _CLONES[doc] = dest
     return _CLONES[doc]
@@ -241,11 +260,14 @@ def _need_api(block: Block) -> None:
 
 
 def _run(script: str, cwd: Path, env: dict[str, str], what: str, timeout: float = TIMEOUT) -> str:
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
     if done.returncode != 0:
-        raise AssertionError(f"{what} exited {done.returncode}\n--- script\n{script}\n--- stdout (tail)\n"
-                             f"{done.stdout[-3000:]}\n--- stderr (tail)\n{done.stderr[-3000:]}")
+        raise AssertionError(
+            f"{what} exited {done.returncode}\n--- script\n{script}\n--- stdout (tail)\n"
+            f"{done.stdout[-3000:]}\n--- stderr (tail)\n{done.stderr[-3000:]}"
+        )
     return done.stdout
 
 
@@ -353,18 +375,23 @@ def test_python_blocks(doc: Path, doc_env: dict[str, str], tmp_path_factory: pyt
         parts.append(f"print('== docs-test block {b.id}', file=sys.stderr, flush=True)")
         parts.append(f"exec(compile({b.text(env)!r}, {b.id!r}, 'exec'), ns)")
     script = "\n".join(parts)
-    done = subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=TIMEOUT)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT
+    )
     assert done.returncode == 0, f"{doc.name}: a Python block failed\n{done.stderr[-4000:]}"
 
 
-@pytest.mark.parametrize("doc", [d for d in DOCS if INLINE.search(d.read_text())], ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "doc", [d for d in DOCS if INLINE.search(d.read_text())], ids=lambda p: str(p.relative_to(ROOT))
+)
 def test_inline_commands(doc: Path, doc_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> None:
     """Benchmark and experiment commands quoted in running text: marked as checked at the help level, and
     each script exists and accepts the options used."""
     text = doc.read_text()
-    assert INLINE_MARK.search(text), (f"{doc.name} quotes benchmark commands in its text: say that they are checked "
-                                      "at the help level, and why, with <!-- docs-test: inline commands help (why) -->")
+    assert INLINE_MARK.search(text), (
+        f"{doc.name} quotes benchmark commands in its text: say that they are checked "
+        "at the help level, and why, with <!-- docs-test: inline commands help (why) -->"
+    )
     cwd = _clone(doc, tmp_path_factory)
     seen: set[str] = set()
     for m in INLINE.finditer(text):
@@ -372,7 +399,7 @@ def test_inline_commands(doc: Path, doc_env: dict[str, str], tmp_path_factory: p
         if cmd in seen:
             continue
         seen.add(cmd)
-        line = text[:m.start()].count("\n") + 1
+        line = text[: m.start()].count("\n") + 1
         argv = [a for a in shlex.split(cmd.replace("...", "")) if a not in ("[", "]")]
         check_at_help_level(argv, cwd, doc_env, f"{doc.relative_to(ROOT)}:{line}")
 
@@ -395,7 +422,7 @@ def _cited(rel: str, text: str) -> bool:
     link it (``../experiments/...``), or an experiment directory's file by the directory the generator lists."""
     forms = {rel}
     if rel.startswith("docs/"):
-        forms.add(rel[len("docs/"):])
+        forms.add(rel[len("docs/") :])
     return any(f in text for f in forms)
 
 
@@ -403,9 +430,15 @@ def test_every_results_file_is_cited() -> None:
     """A results file that no page, test or benchmark script names is stale: remove it (or cite it where its
     numbers are used)."""
     text = _citing_text()
-    stale = [str(p.relative_to(ROOT)) for d in RESULTS_DIRS for p in sorted((ROOT / d).rglob("*"))
-             if p.is_file() and not _cited(str(p.relative_to(ROOT)), text)
-             and not _cited_by_generator(p) and not _report_of_cited(p, text)]
+    stale = [
+        str(p.relative_to(ROOT))
+        for d in RESULTS_DIRS
+        for p in sorted((ROOT / d).rglob("*"))
+        if p.is_file()
+        and not _cited(str(p.relative_to(ROOT)), text)
+        and not _cited_by_generator(p)
+        and not _report_of_cited(p, text)
+    ]
     assert not stale, "results files that nothing cites (remove them, or cite them):\n" + "\n".join(stale)
 
 
@@ -439,6 +472,10 @@ def test_the_stale_results_check_can_fail(tmp_path: Path) -> None:
 
 def test_generated_results_pages_are_up_to_date() -> None:
     """docs/results/testbeds.md and experiments.md are what docs/generate_results.py writes from today's files."""
-    done = subprocess.run([sys.executable, str(ROOT / "docs" / "generate_results.py"), "--check"], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "generate_results.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -25,22 +25,31 @@ def test_the_documents_mark_their_numbers() -> None:
 
 
 def test_checker_reads_paths_expressions_and_precision(tmp_path: Path) -> None:
-    data = {"runs": [{"method": "a", "t": 1.672, "phases": {"x y": 0.5}}, {"method": "b", "t": 0.48}],
-            "big": 4045.2, "tiny": 2.0977e-5}
+    data = {
+        "runs": [{"method": "a", "t": 1.672, "phases": {"x y": 0.5}}, {"method": "b", "t": 0.48}],
+        "big": 4045.2,
+        "tiny": 2.0977e-5,
+    }
     (tmp_path / "r.json").write_text(json.dumps(data))
-    assert walk(data, 'runs[method=b].t') == 0.48 and walk(data, 'runs[0].phases["x y"]') == 0.5
+    assert walk(data, "runs[method=b].t") == 0.48 and walk(data, 'runs[0].phases["x y"]') == 0.5
     assert evaluate("100 * (r:runs[1].t / r:runs[0].t - 1)", {"r": data}) == pytest.approx(-71.29, abs=0.01)
     assert evaluate("mean(r:l) * 2", {"r": {"l": [1, 2]}}) == 3.0
-    recs = [{"method": "a", "size": 5, "v": 1.0}, {"method": "a", "size": 5, "v": 3.0}, {"method": "a", "size": 6, "v": 9.0}]
+    recs = [
+        {"method": "a", "size": 5, "v": 1.0},
+        {"method": "a", "size": 5, "v": 3.0},
+        {"method": "a", "size": 6, "v": 9.0},
+    ]
     assert evaluate("mean(r:[*method=a,size=5].v)", {"r": recs}) == 2.0
     assert evaluate("r:[method=a,size=6].v", {"r": recs}) == 9.0
     assert matches("1.67", 1.672) and not matches("1.68", 1.672) and matches("1.7", 1.672)
     assert matches("+4,045", 4045.2) and matches("−71", -71.29) and not matches("71", -71.29)
     assert matches("2.10e-5", 2.0977e-5) and not matches("2.2e-5", 2.0977e-5)
     doc = tmp_path / "doc.md"
-    doc.write_text("<!-- numbers: r = r.json -->\n"
-                   "| a | **1.67**<!--= r:runs[method=a].t --> s | 0.5<!--= r:runs[0].phases[\"x y\"] --> |\n"
-                   "b took 0.50 s<!--= r:runs[method=b].t -->, c 3<!--= r:nope -->, d 1<!--= q:t -->.\n")
+    doc.write_text(
+        "<!-- numbers: r = r.json -->\n"
+        '| a | **1.67**<!--= r:runs[method=a].t --> s | 0.5<!--= r:runs[0].phases["x y"] --> |\n'
+        "b took 0.50 s<!--= r:runs[method=b].t -->, c 3<!--= r:nope -->, d 1<!--= q:t -->.\n"
+    )
     recs = scan(doc, root=tmp_path)
     assert [r.ok for r in recs] == [True, True, False, False, False]
     assert "0.48" in recs[2].describe() and "nothing at" in str(recs[3].error) and "not declared" in str(recs[4].error)
@@ -53,13 +62,17 @@ def test_rewrite_writes_each_stale_number_as_its_file_gives_it(tmp_path: Path) -
     precision, sign style and digit grouping; a matching number, an unmarked one and code spans stay as written."""
     (tmp_path / "r.json").write_text(json.dumps({"a": -49.6, "b": 2045.7, "c": 0.9934, "d": 3.2, "e": 46.2}))
     doc = tmp_path / "d.md"
-    doc.write_text("<!-- numbers: r = r.json -->\n"
-                   "x −53<!--= r:a --> % and +1,839<!--= r:b --> and 0.998<!--= r:c --> unmarked 7\n"
-                   "| -15<!--= r:d --> | +46<!--= r:e --> | `9<!--= r:d -->` |\n")
+    doc.write_text(
+        "<!-- numbers: r = r.json -->\n"
+        "x −53<!--= r:a --> % and +1,839<!--= r:b --> and 0.998<!--= r:c --> unmarked 7\n"
+        "| -15<!--= r:d --> | +46<!--= r:e --> | `9<!--= r:d -->` |\n"
+    )
     assert rewrite(doc, root=tmp_path) == 4
-    assert doc.read_text() == ("<!-- numbers: r = r.json -->\n"
-                               "x −50<!--= r:a --> % and +2,046<!--= r:b --> and 0.993<!--= r:c --> unmarked 7\n"
-                               "| +3<!--= r:d --> | +46<!--= r:e --> | `9<!--= r:d -->` |\n")
+    assert doc.read_text() == (
+        "<!-- numbers: r = r.json -->\n"
+        "x −50<!--= r:a --> % and +2,046<!--= r:b --> and 0.993<!--= r:c --> unmarked 7\n"
+        "| +3<!--= r:d --> | +46<!--= r:e --> | `9<!--= r:d -->` |\n"
+    )
     assert all(rec.ok for rec in scan(doc, root=tmp_path))
     assert rewrite(doc, root=tmp_path) == 0
     assert format_like("2.10e-5", 3.456e-5) == "3.46e-5" and format_like("+0", -0.2) == "+0"

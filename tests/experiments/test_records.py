@@ -17,8 +17,9 @@ SMALL = datasets.covariate_shift(2, 40, 3, 1.0, 20, 20, 10, random_state=0)
 
 @pytest.fixture(scope="module")
 def records():
-    return experiments.run_experiment(lambda r: SMALL, [3], repeats=1, methods=("uniform", "central-greedy"), dim=16,
-                                      classifier="svm", progress=False)
+    return experiments.run_experiment(
+        lambda r: SMALL, [3], repeats=1, methods=("uniform", "central-greedy"), dim=16, classifier="svm", progress=False
+    )
 
 
 def test_experiment_helpers_name_the_bad_argument(records, tmp_path):
@@ -59,10 +60,24 @@ def _records(accuracies, sizes=(10, 100), gamma=0.25):
     for size in sizes:
         for rep, accuracy in enumerate(accuracies):
             for method, eps in (("paper-greedy", None), ("paper", 0.5)):
-                recs.append(experiments.Record(
-                    method=method, size=size, repeat=rep, mmd2=0.1, mmd_increase_pct=0.0 if eps is None else 50.0,
-                    accuracy=accuracy, accessed=size, epsilon_owners=eps, epsilon_validation=eps and 1.0, seconds=0.1,
-                    epsilon_owners_h2=eps, gamma=gamma, delta_owners=eps and 1e-4, delta_validation=eps and 1e-2))
+                recs.append(
+                    experiments.Record(
+                        method=method,
+                        size=size,
+                        repeat=rep,
+                        mmd2=0.1,
+                        mmd_increase_pct=0.0 if eps is None else 50.0,
+                        accuracy=accuracy,
+                        accessed=size,
+                        epsilon_owners=eps,
+                        epsilon_validation=eps and 1.0,
+                        seconds=0.1,
+                        epsilon_owners_h2=eps,
+                        gamma=gamma,
+                        delta_owners=eps and 1e-4,
+                        delta_validation=eps and 1e-2,
+                    )
+                )
     return recs
 
 

@@ -51,9 +51,18 @@ SEED_SET, RANDOM_STATE = 20, 7
 def label_request(label_set: tuple, n_features: int, epsilon: float = 1.0) -> LabelHistogramRequest:
     """A consumer's label histogram request with one cell per label (centres at the origin of an 8-d h1)."""
     L = len(label_set)
-    return LabelHistogramRequest(label_set=np.asarray(label_set), epsilon=epsilon, send_rows=True,
-                                 n_features=n_features, dim=8, gamma=0.5, hash_seed="cells:0",
-                                 cell_labels=np.arange(L, dtype=np.int64), centres=np.zeros((L, 8)), bias=np.zeros(L))
+    return LabelHistogramRequest(
+        label_set=np.asarray(label_set),
+        epsilon=epsilon,
+        send_rows=True,
+        n_features=n_features,
+        dim=8,
+        gamma=0.5,
+        hash_seed="cells:0",
+        cell_labels=np.arange(L, dtype=np.int64),
+        centres=np.zeros((L, 8)),
+        bias=np.zeros(L),
+    )
 
 
 @pytest.fixture
@@ -70,8 +79,11 @@ def task_identity():  # noqa: ANN201
 LABEL_SET = (0, 1, 2)
 
 
-def _labelled_data(tmp: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray,
-                                       dict[str, Path], dict[str, Path], Path, Path]:
+def _labelled_data(
+    tmp: Path,
+) -> tuple[
+    dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray, dict[str, Path], dict[str, Path], Path, Path
+]:
     """Three owners holding labels 0, 1, 2 in different mixes (row features follow the label); the consumer wants
     mostly label 2 and some label 0 (a label shift)."""
     rng = np.random.default_rng(3)
@@ -131,8 +143,11 @@ def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_id
         _consumer(req, bare, "consumer")  # type: ignore[arg-type]
     with pytest.raises(dpsumm.InvalidParameterError, match="node config `labels` must hold 40 labels"):
         np.save(tmp_path / "short.npy", yv[:5])
-        _consumer(req, _context({"role": "consumer", "data": str(vpath), "labels": str(tmp_path / "short.npy")}),  # type: ignore[arg-type]
-                  "consumer")
+        _consumer(
+            req,
+            _context({"role": "consumer", "data": str(vpath), "labels": str(tmp_path / "short.npy")}),  # type: ignore[arg-type]
+            "consumer",
+        )
 
     from flwr.app import Message, RecordDict
 
@@ -163,8 +178,10 @@ def test_nodes_read_string_labels_from_files(tmp_path: Path, task_identity: None
     _, labels, validation, yv, _, _, vpath, _ = _labelled_data(tmp_path)
     (tmp_path / "yv.csv").write_text("label\n" + "\n".join(words[yv]) + "\n")
     req = label_request(tuple(words), validation.shape[1])
-    ctx = _context({"role": "consumer", "data": str(vpath), "labels": str(tmp_path / "yv.csv"), "allow-seeded": True},
-                   {"random-state": RANDOM_STATE})
+    ctx = _context(
+        {"role": "consumer", "data": str(vpath), "labels": str(tmp_path / "yv.csv"), "allow-seeded": True},
+        {"random-state": RANDOM_STATE},
+    )
     got = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
     ref = ConsumerParty(validation, party_streams(RANDOM_STATE)["consumer"], labels=words[yv]).handle(req)
     assert isinstance(got, LabelHistogramRelease) and isinstance(ref, LabelHistogramRelease)
@@ -177,9 +194,16 @@ def test_nodes_read_string_labels_from_files(tmp_path: Path, task_identity: None
         _labels(_context({"labels": str(tmp_path / "obj.npy")}), len(y0))  # type: ignore[arg-type]
 
 
-node_junk = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True, allow_infinity=True),
-                      st.text(max_size=8), st.lists(st.integers(), max_size=2), st.binary(max_size=4),
-                      st.sampled_from(["true", "True", "1", "yes", " ", "/", "\x00", "x" * 5000]))
+node_junk = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.lists(st.integers(), max_size=2),
+    st.binary(max_size=4),
+    st.sampled_from(["true", "True", "1", "yes", " ", "/", "\x00", "x" * 5000]),
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -199,8 +223,18 @@ def test_hostile_node_config_values_are_refused_naming_the_key(tmp_path: Path, l
         assert exc.argument == "labels" and "`labels`" in str(exc), str(exc)
     else:
         assert out is None and (labels is None or labels == "")
-    exact = TargetRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, release="exact", epsilon=0.0, delta=0.0, steps=0,
-                          eta=0.0, send_rows=False)
+    exact = TargetRequest(
+        n_features=3,
+        dim=8,
+        gamma=0.5,
+        hash_seed=0,
+        release="exact",
+        epsilon=0.0,
+        delta=0.0,
+        steps=0,
+        eta=0.0,
+        send_rows=False,
+    )
     ctx = _context({"role": "consumer", "data": str(tmp_path / "v.npy"), "allow-exact-release": allow})
     if allow is True:
         assert _consumer(exact, ctx, "consumer") is not None  # type: ignore[arg-type]
@@ -221,10 +255,16 @@ def test_a_flower_owner_node_releases_its_label_counts_once(tmp_path):
     rng = np.random.default_rng(0)
     np.save(tmp_path / "x.npy", rng.normal(size=(30, 3)))
     np.save(tmp_path / "y.npy", rng.integers(0, 3, 30))
-    ctx = Context(run_id=1, node_id=1, node_config={"role": "owner", "name": "a", "data": str(tmp_path / "x.npy"),
-                                                    "labels": str(tmp_path / "y.npy")}, state=RecordDict(), run_config={})
-    req = LabelReleaseRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6,
-                              label_set=np.arange(3))
+    ctx = Context(
+        run_id=1,
+        node_id=1,
+        node_config={"role": "owner", "name": "a", "data": str(tmp_path / "x.npy"), "labels": str(tmp_path / "y.npy")},
+        state=RecordDict(),
+        run_config={},
+    )
+    req = LabelReleaseRequest(
+        n_features=3, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6, label_set=np.arange(3)
+    )
     first = _owner(req, ctx, "a")
     again = _owner(req, ctx, "a")
     np.testing.assert_array_equal(again.values, first.values)  # unseeded: a second draw would differ

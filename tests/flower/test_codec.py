@@ -1,5 +1,4 @@
-"""dpsumm.flower.codec: every message kind round-trips through encode/decode; garbage is a ProtocolError.
-"""
+"""dpsumm.flower.codec: every message kind round-trips through encode/decode; garbage is a ProtocolError."""
 
 from __future__ import annotations
 
@@ -32,9 +31,18 @@ flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 
 def label_request(label_set: tuple, n_features: int, epsilon: float = 1.0) -> LabelHistogramRequest:
     """A consumer's label histogram request with one cell per label (centres at the origin of an 8-d h1)."""
     L = len(label_set)
-    return LabelHistogramRequest(label_set=np.asarray(label_set), epsilon=epsilon, send_rows=True,
-                                 n_features=n_features, dim=8, gamma=0.5, hash_seed="cells:0",
-                                 cell_labels=np.arange(L, dtype=np.int64), centres=np.zeros((L, 8)), bias=np.zeros(L))
+    return LabelHistogramRequest(
+        label_set=np.asarray(label_set),
+        epsilon=epsilon,
+        send_rows=True,
+        n_features=n_features,
+        dim=8,
+        gamma=0.5,
+        hash_seed="cells:0",
+        cell_labels=np.arange(L, dtype=np.int64),
+        centres=np.zeros((L, 8)),
+        bias=np.zeros(L),
+    )
 
 
 def test_codec_round_trip() -> None:
@@ -50,15 +58,34 @@ def test_codec_round_trip() -> None:
         *(label_request(ls, 3) for ls in ((0, 1, 2), (0.5, 1.5), ("cat", "dog", "0"))),
         LabelHistogramRelease(counts=np.array([3.0, -1.0]), n_rows=5, scale=2.0, rows=None),
         LabelHistogramRelease(counts=np.array([3.0]), n_rows=2, scale=2.0, rows=np.ones((2, 3))),
-        LabelReleaseRequest(n_features=3, dim=8, gamma=0.1, hash_seed=0, epsilon=1.0, delta=1e-6,
-                            label_set=np.array(["a", "bb"])),
+        LabelReleaseRequest(
+            n_features=3, dim=8, gamma=0.1, hash_seed=0, epsilon=1.0, delta=1e-6, label_set=np.array(["a", "bb"])
+        ),
         LabelRelease(n_rows=9, values=np.linspace(-1, 1, 10), sigma=0.5, granularity=1e-9),
-        LabelSaleRequest(n_features=3, dim=8, gamma=0.1, hash_seed=0, count=5, candidates=5, reveal="points",
-                         sample_seed=2**63 - 1, label_set=np.array([1.5, 2.5]), label_counts=np.array([2, 3]),
-                         label_preference=np.array([0.0, 1.0]), label_herded=np.array([True, False]),
-                         target=np.zeros(0), temperature=1.0, greedy_sample_factor=None),
-        LabelSale(n_rows=9, tokens=np.array([1, 4]), hashes=np.ones((2, 8), np.float32), points=np.ones((2, 3)),
-                  labels=np.array(["cat", "dog"])),
+        LabelSaleRequest(
+            n_features=3,
+            dim=8,
+            gamma=0.1,
+            hash_seed=0,
+            count=5,
+            candidates=5,
+            reveal="points",
+            sample_seed=2**63 - 1,
+            label_set=np.array([1.5, 2.5]),
+            label_counts=np.array([2, 3]),
+            label_preference=np.array([0.0, 1.0]),
+            label_herded=np.array([True, False]),
+            target=np.zeros(0),
+            temperature=1.0,
+            greedy_sample_factor=None,
+        ),
+        LabelSale(
+            n_rows=9,
+            tokens=np.array([1, 4]),
+            hashes=np.ones((2, 8), np.float32),
+            points=np.ones((2, 3)),
+            labels=np.array(["cat", "dog"]),
+        ),
     ]
     for m in msgs:
         back = decode(encode(m))

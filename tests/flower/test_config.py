@@ -16,11 +16,18 @@ from refusal import refused
 RC = {"owners": 3, "n-features": 4, "size": 5}
 
 
-@pytest.mark.parametrize("change,argument", [
-    ({"size": 2**70}, "size"), ({"n-features": 2**40}, "n-features"), ({"random-state": 2**70}, "random-state"),
-    ({"node-wait": 1e300}, "node-wait"), ({"reply-timeout": 1e300}, "reply-timeout"),
-    ({"poll-interval": 1e300}, "poll-interval"), ({"seed-set": 2**70, "gamma": "median"}, "seed-set"),
-])
+@pytest.mark.parametrize(
+    "change,argument",
+    [
+        ({"size": 2**70}, "size"),
+        ({"n-features": 2**40}, "n-features"),
+        ({"random-state": 2**70}, "random-state"),
+        ({"node-wait": 1e300}, "node-wait"),
+        ({"reply-timeout": 1e300}, "reply-timeout"),
+        ({"poll-interval": 1e300}, "poll-interval"),
+        ({"seed-set": 2**70, "gamma": "median"}, "seed-set"),
+    ],
+)
 def test_run_config_caps(change, argument):
     refused(lambda: FlowerRunConfig.from_run_config({**RC, **change}), argument)
 
@@ -42,14 +49,23 @@ def test_run_config_names_bad_keys(tmp_path: Path) -> None:
     with pytest.raises(dpsumm.InvalidParameterError, match="`method`"):
         FlowerRunConfig.from_run_config({"owners": 1, "n-features": 3, "method": "exact-greedy"})
     base = {"owners": 2, "n-features": 3, "method": "nominations", "purchase": "labels"}
-    for bad, why in (("0,,1", "empty label"), ("[0, 1", "not a valid JSON list"), ("[[0], 1]", "JSON list of numbers"),
-                     ("", "needs run config `label-set`"), (3, "must be a string"), ("0,1,1", "repeats a label"),
-                     ("0,cat", "mixes strings and numbers"), ("[NaN]", "finite numbers or strings")):
+    for bad, why in (
+        ("0,,1", "empty label"),
+        ("[0, 1", "not a valid JSON list"),
+        ("[[0], 1]", "JSON list of numbers"),
+        ("", "needs run config `label-set`"),
+        (3, "must be a string"),
+        ("0,1,1", "repeats a label"),
+        ("0,cat", "mixes strings and numbers"),
+        ("[NaN]", "finite numbers or strings"),
+    ):
         with pytest.raises(dpsumm.InvalidParameterError, match=why) as info:
             FlowerRunConfig.from_run_config({**base, "label-set": bad})
         assert info.value.argument == "label_set"
         assert bad == "" or "run config `label-set`" in str(info.value)
-    with pytest.raises(dpsumm.InvalidParameterError, match="run config `label-set` does not apply to purchase 'winners'"):
+    with pytest.raises(
+        dpsumm.InvalidParameterError, match="run config `label-set` does not apply to purchase 'winners'"
+    ):
         FlowerRunConfig.from_run_config({**base, "purchase": "winners", "label-set": "0,1"})
     with pytest.raises(dpsumm.InvalidParameterError, match="run config `purchase` must be one of"):
         FlowerRunConfig.from_run_config({**base, "purchase": "quotas"})

@@ -33,7 +33,9 @@ SEED_SET, RANDOM_STATE = 20, 7
 BOX = (-1.0, 3.0)
 
 
-def _data(tmp: Path, n_owners: int = 3, rows: int = 60) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, Path], Path]:
+def _data(
+    tmp: Path, n_owners: int = 3, rows: int = 60
+) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, Path], Path]:
     rng = np.random.default_rng(0)
     owners = {f"owner-{k}": rng.normal(loc=k * 0.7, scale=0.5, size=(rows, N_FEATURES)) for k in range(n_owners)}
     validation = rng.normal(loc=1.0, scale=0.5, size=(40, N_FEATURES))
@@ -46,13 +48,35 @@ def _data(tmp: Path, n_owners: int = 3, rows: int = 60) -> tuple[dict[str, np.nd
 
 
 def _in_process(owners: dict[str, np.ndarray], validation: np.ndarray, size: int) -> dpsumm.SummaryResult:
-    sched = dataclasses.replace(accounting.paper_schedule(size=size, owners=len(owners), dim=DIM), t_init=T_INIT, t_subs=5)
-    return dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, size, method=dpsumm.PaperProtocol(dim=DIM, schedule=sched), seed_set=SEED_SET, random_state=RANDOM_STATE, progress=False, feature_range=BOX)
+    sched = dataclasses.replace(
+        accounting.paper_schedule(size=size, owners=len(owners), dim=DIM), t_init=T_INIT, t_subs=5
+    )
+    return dpsumm.summarize(
+        [dpsumm.Owner(a, name=n) for n, a in owners.items()],
+        validation,
+        size,
+        method=dpsumm.PaperProtocol(dim=DIM, schedule=sched),
+        seed_set=SEED_SET,
+        random_state=RANDOM_STATE,
+        progress=False,
+        feature_range=BOX,
+    )
 
 
 def _run_config(size: int, **extra: object) -> dict[str, object]:
-    return {"size": size, "method": "paper", "n-features": N_FEATURES, "dim": DIM, "t-init": T_INIT, "t-subs": 5, "seed-set": SEED_SET,
-            "random-state": RANDOM_STATE, "feature-low": BOX[0], "feature-high": BOX[1], **extra}
+    return {
+        "size": size,
+        "method": "paper",
+        "n-features": N_FEATURES,
+        "dim": DIM,
+        "t-init": T_INIT,
+        "t-subs": 5,
+        "seed-set": SEED_SET,
+        "random-state": RANDOM_STATE,
+        "feature-low": BOX[0],
+        "feature-high": BOX[1],
+        **extra,
+    }
 
 
 def _assert_gone(pids: dict[str, int], family: list[int]) -> None:
@@ -94,8 +118,16 @@ def test_owner_node_killed_mid_run(tmp_path: Path) -> None:
         pids = fed.pids
         # 30 s: under a loaded machine a live party's ClientApp start-up alone can take over 10 s (the victim is
         # excluded after its first silent exchange and never asked again, so this costs one timeout).
-        _, out = fed.submit({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
-                             "method": "nominations", "reply-timeout": 30.0})
+        _, out = fed.submit(
+            {
+                "size": 6,
+                "n-features": N_FEATURES,
+                "dim": DIM,
+                "random-state": RANDOM_STATE,
+                "method": "nominations",
+                "reply-timeout": 30.0,
+            }
+        )
         # Kill the victim once it has answered the ServerApp's hello (its SuperNode logs each reply it sends): the
         # consumer's release comes next, then the owners' nominations.
         log = tmp_path / "fed" / "logs" / f"supernode-{victim}.log"
@@ -126,8 +158,9 @@ def test_flower_run_equals_in_process_over_tls_with_node_authentication(tmp_path
     owners, validation, paths, vpath = _data(tmp_path)
     ref = _in_process(owners, validation, 3)
     started = time.monotonic()
-    fed = LocalFederation(tmp_path / "fed", paths, vpath, tls=True, node_auth=True, node_poll_interval=0.1,
-                          allow_seeded=True)
+    fed = LocalFederation(
+        tmp_path / "fed", paths, vpath, tls=True, node_auth=True, node_poll_interval=0.1, allow_seeded=True
+    )
     intruder: subprocess.Popen[bytes] | None = None
     try:
         fed.start()
@@ -139,8 +172,9 @@ def test_flower_run_equals_in_process_over_tls_with_node_authentication(tmp_path
         cmd[cmd.index("--port") + 1] = str(free_port())
         cmd += ["--max-retries", "1"]
         with (tmp_path / "intruder.log").open("wb") as fh:
-            intruder = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
-                                        env=flower_env(tmp_path / "intruder"))
+            intruder = subprocess.Popen(
+                cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True, env=flower_env(tmp_path / "intruder")
+            )
         assert len(pids) == 5
         res = fed.run(_run_config(3), timeout=170)
     finally:
@@ -182,8 +216,10 @@ def test_flower_nominations_and_winners_equal_in_process(tmp_path: Path) -> None
     try:
         fed.start()
         pids = fed.pids
-        res = fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
-                       "method": "nominations"}, timeout=170)
+        res = fed.run(
+            {"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE, "method": "nominations"},
+            timeout=170,
+        )
         # `flwr run` exits 0 when the ServerApp fails; LocalFederation.run asks the SuperLink for the run's
         # status and raises with the ServerApp's reason (here a run config it refuses before it could write
         # an .error file), without waiting for the timeout.
@@ -193,10 +229,29 @@ def test_flower_nominations_and_winners_equal_in_process(tmp_path: Path) -> None
         assert time.monotonic() - t0 < 120
         # purchase="labels" on nodes without labels: the ServerApp refuses before sending anything, and says why.
         with pytest.raises(FederationError, match=r"consumer's SuperNode \('consumer'\) has no labels.*labels=PATH"):
-            fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
-                     "method": "nominations", "purchase": "labels", "label-set": "0,1"}, timeout=170)
-        res_q = fed.run({"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE,
-                         "method": "nominations", "purchase": "winners"}, timeout=170)
+            fed.run(
+                {
+                    "size": 6,
+                    "n-features": N_FEATURES,
+                    "dim": DIM,
+                    "random-state": RANDOM_STATE,
+                    "method": "nominations",
+                    "purchase": "labels",
+                    "label-set": "0,1",
+                },
+                timeout=170,
+            )
+        res_q = fed.run(
+            {
+                "size": 6,
+                "n-features": N_FEATURES,
+                "dim": DIM,
+                "random-state": RANDOM_STATE,
+                "method": "nominations",
+                "purchase": "winners",
+            },
+            timeout=170,
+        )
     finally:
         family = fed.all_pids()
         fed.close()
@@ -221,8 +276,11 @@ def test_flower_nominations_and_winners_equal_in_process(tmp_path: Path) -> None
 LABEL_SET = (0, 1, 2)
 
 
-def _labelled_data(tmp: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray,
-                                       dict[str, Path], dict[str, Path], Path, Path]:
+def _labelled_data(
+    tmp: Path,
+) -> tuple[
+    dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray, dict[str, Path], dict[str, Path], Path, Path
+]:
     """Three owners holding labels 0, 1, 2 in different mixes (row features follow the label); the consumer wants
     mostly label 2 and some label 0 (a label shift)."""
     rng = np.random.default_rng(3)
@@ -260,16 +318,30 @@ def test_the_consumer_releases_without_noise_only_with_its_own_opt_in(tmp_path: 
 
     validation = np.random.default_rng(0).random((20, 3))
     np.save(tmp_path / "v.npy", validation)
-    target = TargetRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, release="exact", epsilon=0.0, delta=0.0,
-                           steps=0, eta=0.0, send_rows=False)
-    paper = ValidationRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, method="exact", steps=1, epsilon=0.0,
-                              eta=0.1)
+    target = TargetRequest(
+        n_features=3,
+        dim=8,
+        gamma=0.5,
+        hash_seed=0,
+        release="exact",
+        epsilon=0.0,
+        delta=0.0,
+        steps=0,
+        eta=0.0,
+        send_rows=False,
+    )
+    paper = ValidationRequest(
+        n_features=3, dim=8, gamma=0.5, hash_seed=0, method="exact", steps=1, epsilon=0.0, eta=0.1
+    )
     exact_mean = dpsumm.RFFHasher(3, dim=8, gamma=0.5, seed=0).transform(validation).astype(np.float64).mean(0)
     for request in (target, paper):
         for config in ({}, {"allow-exact-release": False}, {"allow-exact-release": "true"}, {"allow-seeded": True}):
             with pytest.raises(dpsumm.ProtocolError, match="allow-exact-release=true"):
-                _consumer(request, _context({"role": "consumer", "data": str(tmp_path / "v.npy"), **config}),  # type: ignore[arg-type]
-                          "consumer")
+                _consumer(
+                    request,
+                    _context({"role": "consumer", "data": str(tmp_path / "v.npy"), **config}),  # type: ignore[arg-type]
+                    "consumer",
+                )
         ctx = _context({"role": "consumer", "data": str(tmp_path / "v.npy"), "allow-exact-release": True})
         got = _consumer(request, ctx, "consumer")  # type: ignore[arg-type]
         released = got.noisy_mean if isinstance(got, TargetRelease) else got.mean_hash  # type: ignore[attr-defined]
@@ -288,10 +360,25 @@ def test_the_consumer_releases_without_noise_only_with_its_own_opt_in(tmp_path: 
 
 def _labels_cli_flags(paths: dict[str, Path], label_paths: dict[str, Path], vpath: Path, ypath: Path) -> list[str]:
     """`dpsumm flower` flags of a seeded label purchase over the `_labelled_data` files (summary of 6 rows)."""
-    return ["flower", *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
-            *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")), "--consumer", str(vpath),
-            "--validation-labels", str(ypath), "--size", "6", "--purchase", "labels", "--label-set", "0,1,2",
-            "--dim", str(DIM), "--random-state", str(RANDOM_STATE)]
+    return [
+        "flower",
+        *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
+        *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")),
+        "--consumer",
+        str(vpath),
+        "--validation-labels",
+        str(ypath),
+        "--size",
+        "6",
+        "--purchase",
+        "labels",
+        "--label-set",
+        "0,1,2",
+        "--dim",
+        str(DIM),
+        "--random-state",
+        str(RANDOM_STATE),
+    ]
 
 
 def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
@@ -311,14 +398,29 @@ def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
     refs, configs = {}, {}
     for share in shares:
         method = dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByLabel(label_set=LABEL_SET, sale_tilt_share=share))
-        refs[share] = dpsumm.summarize([dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()],
-                                       validation, 6, method, validation_labels=yv, gamma="median",
-                                       random_state=RANDOM_STATE, progress=False)
+        refs[share] = dpsumm.summarize(
+            [dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()],
+            validation,
+            6,
+            method,
+            validation_labels=yv,
+            gamma="median",
+            random_state=RANDOM_STATE,
+            progress=False,
+        )
         args = build_parser().parse_args(
-            [*_labels_cli_flags(paths, label_paths, vpath, ypath), "--sale-tilt-share", str(share)])
+            [*_labels_cli_flags(paths, label_paths, vpath, ypath), "--sale-tilt-share", str(share)]
+        )
         configs[share] = _flower_run_config(args, n_owners=len(owners), n_features=N_FEATURES)
-    fed = LocalFederation(tmp_path / "fed", paths, vpath, labels=label_paths, consumer_labels=ypath,
-                          allow_seeded=True, node_poll_interval=0.1)
+    fed = LocalFederation(
+        tmp_path / "fed",
+        paths,
+        vpath,
+        labels=label_paths,
+        consumer_labels=ypath,
+        allow_seeded=True,
+        node_poll_interval=0.1,
+    )
     try:
         fed.start()
         pids = fed.pids

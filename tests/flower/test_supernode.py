@@ -22,13 +22,16 @@ def test_the_capped_time_caps_sleep_and_passes_everything_else_through(monkeypat
     assert capped.monotonic is time.monotonic and capped.time is time.time
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--poll-interval"], "needs a number"),
-    (["--poll-interval", "soon"], "needs a number"),
-    (["--poll-interval", "0.001"], "between 0.01 and 3"),
-    (["--poll-interval", "5"], "between 0.01 and 3"),
-    (["--poll-interval", "nan"], "between 0.01 and 3"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--poll-interval"], "needs a number"),
+        (["--poll-interval", "soon"], "needs a number"),
+        (["--poll-interval", "0.001"], "between 0.01 and 3"),
+        (["--poll-interval", "5"], "between 0.01 and 3"),
+        (["--poll-interval", "nan"], "between 0.01 and 3"),
+    ],
+)
 def test_a_bad_poll_interval_exits_2_before_flower_starts(argv, message, capsys, monkeypatch):
     monkeypatch.setattr(supernode, "patch_idle_sleep", lambda cap: pytest.fail("reached Flower"))
     assert supernode.main(argv) == 2

@@ -1,5 +1,4 @@
-"""dpsumm.flower.tls: make_tls writes a CA and server certificate that verify as a chain; node keys.
-"""
+"""dpsumm.flower.tls: make_tls writes a CA and server certificate that verify as a chain; node keys."""
 
 from __future__ import annotations
 

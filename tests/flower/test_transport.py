@@ -1,5 +1,4 @@
-"""dpsumm.flower.transport (FlowerTransport) against a fake grid: replies, errors and timeouts.
-"""
+"""dpsumm.flower.transport (FlowerTransport) against a fake grid: replies, errors and timeouts."""
 
 from __future__ import annotations
 
@@ -61,8 +60,14 @@ def test_transport_times_out_and_reports_errors(task_identity: None) -> None:
             return out
 
     now = [0.0]
-    t = FlowerTransport(FakeGrid(), {"a": 1, "b": 2, "c": 3}, timeout=2.0, poll_interval=0.5,  # type: ignore[arg-type]
-                        clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    t = FlowerTransport(
+        FakeGrid(),
+        {"a": 1, "b": 2, "c": 3},
+        timeout=2.0,
+        poll_interval=0.5,  # type: ignore[arg-type]
+        clock=lambda: now[0],
+        sleep=lambda s: now.__setitem__(0, now[0] + s),
+    )
     req = BidRequest(round=1, v=np.zeros(4, np.float32))
     out = t.request_many({"a": req, "b": req, "c": req})
     assert isinstance(out["a"], Bid) and out["a"].token == 3

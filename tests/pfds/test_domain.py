@@ -1,5 +1,4 @@
-"""dpsumm.pfds.domain: a Domain refuses what it cannot describe, naming the argument.
-"""
+"""dpsumm.pfds.domain: a Domain refuses what it cannot describe, naming the argument."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""dpsumm.pfds.labelling: majority-vote labels and regression labels in the voted bucket.
-"""
+"""dpsumm.pfds.labelling: majority-vote labels and regression labels in the voted bucket."""
 
 from __future__ import annotations
 

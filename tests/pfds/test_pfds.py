@@ -1,5 +1,4 @@
-"""dpsumm.pfds (the package): its exports.
-"""
+"""dpsumm.pfds (the package): its exports."""
 
 from __future__ import annotations
 

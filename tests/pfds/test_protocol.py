@@ -34,22 +34,34 @@ AGENTS = [RNG.uniform(size=(20, 3)) for _ in range(2)]
 AGENT_LABELS = [RNG.integers(0, 2, 20) for _ in range(2)]
 
 
-@pytest.mark.parametrize("call,argument", [
-    (lambda: dpsumm.pfds.pfds(AGENTS, AGENT_LABELS, DOMAIN, 5e-324, random_state=0), "epsilon"),  # ZeroDivisionError
-    (lambda: dpsumm.pfds.pfds(AGENTS, AGENT_LABELS, DOMAIN, 1e-11, h_max=3, t=3, levels=2, random_state=0), "epsilon"),
-    (lambda: dpsumm.pfds.make_tree(AGENTS[0], AGENT_LABELS[0], DOMAIN, 500.0, random_state=0), "epsilon_level"),
-    (lambda: dpsumm.pfds.make_tree(AGENTS[0], AGENT_LABELS[0], DOMAIN, 1e-300, random_state=0), "epsilon_level"),
-    (lambda: dpsumm.pfds.Domain([(0, 1)], classes=range(10**8)), "classes"),  # was minutes of list and sort
-    (lambda: dpsumm.pfds.pfds(AGENTS, AGENT_LABELS, DOMAIN, 1.0, h_max=2**70, random_state=0), "h_max"),  # named epsilon
-    (lambda: dpsumm.pfds.Domain.box(3, float("nan"), 1.0, classes=[0, 1]), "lower"),  # named upper
-    (lambda: dpsumm.pfds.partition_agents(None, 3, 0, 0.0, 1.0, np.random.default_rng(0)), "X"),
-    (lambda: dpsumm.pfds.partition_agents(AGENTS[0], -1, 0, 0.0, 1.0, np.random.default_rng(0)), "n_agents"),
-    (lambda: dpsumm.pfds.partition_agents(AGENTS[0], 3, 5, 0.0, 1.0, np.random.default_rng(0)), "attribute"),
-    (lambda: dpsumm.pfds.partition_agents(AGENTS[0], 3, True, 0.0, 1.0, np.random.default_rng(0)), "attribute"),
-    (lambda: dpsumm.pfds.partition_agents(AGENTS[0], 3, 0, 1.0, 0.0, np.random.default_rng(0)), "high"),
-    (lambda: dpsumm.pfds.partition_agents(AGENTS[0], 3, 0, 0.0, 1.0, None), "rng"),
-    (lambda: dpsumm.pfds.partition_agents(np.full((3, 2), np.inf), 3, 0, 0.0, 1.0, np.random.default_rng(0)), "X"),
-])
+@pytest.mark.parametrize(
+    "call,argument",
+    [
+        (
+            lambda: dpsumm.pfds.pfds(AGENTS, AGENT_LABELS, DOMAIN, 5e-324, random_state=0),
+            "epsilon",
+        ),  # ZeroDivisionError
+        (
+            lambda: dpsumm.pfds.pfds(AGENTS, AGENT_LABELS, DOMAIN, 1e-11, h_max=3, t=3, levels=2, random_state=0),
+            "epsilon",
+        ),
+        (lambda: dpsumm.pfds.make_tree(AGENTS[0], AGENT_LABELS[0], DOMAIN, 500.0, random_state=0), "epsilon_level"),
+        (lambda: dpsumm.pfds.make_tree(AGENTS[0], AGENT_LABELS[0], DOMAIN, 1e-300, random_state=0), "epsilon_level"),
+        (lambda: dpsumm.pfds.Domain([(0, 1)], classes=range(10**8)), "classes"),  # was minutes of list and sort
+        (
+            lambda: dpsumm.pfds.pfds(AGENTS, AGENT_LABELS, DOMAIN, 1.0, h_max=2**70, random_state=0),
+            "h_max",
+        ),  # named epsilon
+        (lambda: dpsumm.pfds.Domain.box(3, float("nan"), 1.0, classes=[0, 1]), "lower"),  # named upper
+        (lambda: dpsumm.pfds.partition_agents(None, 3, 0, 0.0, 1.0, np.random.default_rng(0)), "X"),
+        (lambda: dpsumm.pfds.partition_agents(AGENTS[0], -1, 0, 0.0, 1.0, np.random.default_rng(0)), "n_agents"),
+        (lambda: dpsumm.pfds.partition_agents(AGENTS[0], 3, 5, 0.0, 1.0, np.random.default_rng(0)), "attribute"),
+        (lambda: dpsumm.pfds.partition_agents(AGENTS[0], 3, True, 0.0, 1.0, np.random.default_rng(0)), "attribute"),
+        (lambda: dpsumm.pfds.partition_agents(AGENTS[0], 3, 0, 1.0, 0.0, np.random.default_rng(0)), "high"),
+        (lambda: dpsumm.pfds.partition_agents(AGENTS[0], 3, 0, 0.0, 1.0, None), "rng"),
+        (lambda: dpsumm.pfds.partition_agents(np.full((3, 2), np.inf), 3, 0, 0.0, 1.0, np.random.default_rng(0)), "X"),
+    ],
+)
 def test_pfds_refuses_before_any_noise(call, argument):
     # epsilon 1e-11 asked for 1.7 TiB of synthetic rows; 5e-324 divided by zero.
     refused(call, argument)
@@ -58,8 +70,10 @@ def test_pfds_refuses_before_any_noise(call, argument):
 @pytest.mark.parametrize("epsilon", [1e4, 5e-324, 1e-300])
 def test_pfds_budget_refused_before_the_stream_is_touched(epsilon):
     rng = dpsumm.privacy.Csprng(77)
-    refused(lambda: dpsumm.pfds.pfds(AGENTS, AGENT_LABELS, DOMAIN, epsilon, h_max=3, t=3, levels=2, random_state=rng),
-            "epsilon")
+    refused(
+        lambda: dpsumm.pfds.pfds(AGENTS, AGENT_LABELS, DOMAIN, epsilon, h_max=3, t=3, levels=2, random_state=rng),
+        "epsilon",
+    )
     # No noise drawn: at 1e4 the trees were grown before the ledger refused their events.
     assert rng.uniform() == dpsumm.privacy.Csprng(77).uniform()
 

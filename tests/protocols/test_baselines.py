@@ -1,5 +1,4 @@
-"""dpsumm.protocols.baselines: the exact and central greedy against their definitions, uniform shares, seed rows.
-"""
+"""dpsumm.protocols.baselines: the exact and central greedy against their definitions, uniform shares, seed rows."""
 
 from __future__ import annotations
 
@@ -42,7 +41,9 @@ def test_central_greedy_equals_brute_force():
     owners, validation = blobs(seed=7, K=3, n=25)
     res = dpsumm.summarize(owners, validation, 12, method=dpsumm.CentralGreedy(dim=64), **KW)
     hasher = res.hasher
-    assert list(zip(res.owner.tolist(), res.index.tolist())) == brute_force_central_greedy(owners, validation, 12, hasher)
+    assert list(zip(res.owner.tolist(), res.index.tolist())) == brute_force_central_greedy(
+        owners, validation, 12, hasher
+    )
     assert res.privacy is None and res.accessed.total == sum(len(o) for o in owners)
 
 

@@ -59,7 +59,16 @@ def brute_force_greedy(owners, validation, seed_set, size, hasher):
 
 def test_greedy_equals_brute_force_greedy_over_the_hashed_kernel():
     owners, validation, seed_set = blobs()
-    res = dpsumm.summarize(owners, validation, 25, method=dpsumm.PaperGreedy(dim=64), seed_set=seed_set, gamma=0.3, random_state=0, progress=False)
+    res = dpsumm.summarize(
+        owners,
+        validation,
+        25,
+        method=dpsumm.PaperGreedy(dim=64),
+        seed_set=seed_set,
+        gamma=0.3,
+        random_state=0,
+        progress=False,
+    )
     want = brute_force_greedy(owners, validation, seed_set, 25, res.hasher)
     assert list(zip(res.owner.tolist(), res.index.tolist())) == want
     # Non-private greedy asks only for the winner: parsimony is exactly the summary size.
@@ -79,7 +88,9 @@ def test_bid_is_the_exact_marginal_gain():
     gamma = 0.4
     S, V, X = rng.normal(size=(7, 3)), rng.normal(size=(9, 3)) + 0.5, rng.normal(size=(6, 3))
     q = len(S)
-    exact_bid = dpsumm.reference.kernel_row_means(X, V, gamma) - q / (q + 1) * dpsumm.reference.kernel_row_means(X, S, gamma)
+    exact_bid = dpsumm.reference.kernel_row_means(X, V, gamma) - q / (q + 1) * dpsumm.reference.kernel_row_means(
+        X, S, gamma
+    )
     gains = np.array([J(np.vstack([S, x]), V, gamma) - J(S, V, gamma) for x in X])
     # The gain is an affine function of the bid with slope 2/(q+1).
     slope, intercept = np.polyfit(exact_bid, gains, 1)
@@ -94,16 +105,23 @@ def test_bid_is_the_exact_marginal_gain():
 
 def test_private_run_is_complete_and_reproducible():
     owners, validation, seed_set = blobs()
-    kw = dict(method=dpsumm.PaperProtocol(schedule=small_schedule(20, 4), dim=64), seed_set=seed_set, gamma=0.3,
-              progress=False)
+    kw = dict(
+        method=dpsumm.PaperProtocol(schedule=small_schedule(20, 4), dim=64),
+        seed_set=seed_set,
+        gamma=0.3,
+        progress=False,
+    )
     a = dpsumm.summarize(owners, validation, 20, random_state=11, **kw)
     b = dpsumm.summarize(owners, validation, 20, random_state=11, **kw)
     c = dpsumm.summarize(owners, validation, 20, random_state=12, **kw)
     assert len(a) == 20
     assert np.array_equal(a.points, b.points) and np.array_equal(a.owner, b.owner) and np.array_equal(a.index, b.index)
     assert [t.requested for t in a.trace] == [t.requested for t in b.trace]
-    assert not (np.array_equal(a.owner, c.owner) and np.array_equal(a.index, c.index) and
-                [t.requested for t in a.trace] == [t.requested for t in c.trace])
+    assert not (
+        np.array_equal(a.owner, c.owner)
+        and np.array_equal(a.index, c.index)
+        and [t.requested for t in a.trace] == [t.requested for t in c.trace]
+    )
     # No row twice; seed rows are not in the summary; every row is really the owner's row.
     assert len(set(zip(a.owner.tolist(), a.index.tolist()))) == 20
     for p, k, i in zip(a.points, a.owner, a.index):
@@ -123,8 +141,16 @@ def test_private_summary_is_close_to_greedy():
     greedy = dpsumm.summarize(owners, validation, 30, method=dpsumm.PaperGreedy(dim=128), **kw)
     # Budget large enough that h2 is accurate at these tiny sizes (40 validation rows, 20 seed rows):
     # this checks the algorithm's mechanics, not the paper's schedule (see the MNIST experiment for that).
-    sched = small_schedule(30, 4, dim=128, t_init=2000, epsilon_validation_step=1.0, epsilon_first_epoch_step=1.0,
-                           epsilon_epoch_step=(1.0,) * 30, t_subs=20)
+    sched = small_schedule(
+        30,
+        4,
+        dim=128,
+        t_init=2000,
+        epsilon_validation_step=1.0,
+        epsilon_first_epoch_step=1.0,
+        epsilon_epoch_step=(1.0,) * 30,
+        t_subs=20,
+    )
     private = dpsumm.summarize(owners, validation, 30, method=dpsumm.PaperProtocol(schedule=sched, dim=128), **kw)
     uniform = dpsumm.summarize(owners, validation, 30, method=dpsumm.Uniform(dim=128), **kw)
     m_g = dpsumm.kernels.mmd2(greedy.points, validation, 0.3)
@@ -154,7 +180,16 @@ def test_aggregator_reaches_owners_only_through_messages():
     names = [f"owner-{k}" for k in range(3)]
     parties = {n: Guarded(OwnerParty(o, None, n)) for n, o in zip(names, owners)}
     parties["consumer"] = dpsumm.parties.ConsumerParty(validation, dpsumm.privacy.Csprng(1))
-    res = dpsumm.summarize(owners, validation, 10, method=dpsumm.PaperProtocol(dim=64, schedule=small_schedule(10, 3)), seed_set=seed_set, progress=False, random_state=1, transport=InProcessTransport(parties))
+    res = dpsumm.summarize(
+        owners,
+        validation,
+        10,
+        method=dpsumm.PaperProtocol(dim=64, schedule=small_schedule(10, 3)),
+        seed_set=seed_set,
+        progress=False,
+        random_state=1,
+        transport=InProcessTransport(parties),
+    )
     assert len(res) == 10 and not res.events
 
 
@@ -168,7 +203,17 @@ def test_auction_request_frequencies_follow_exp_minus_eps_rank():
     K, rounds, eps_auc = 6, 250, 0.6
     owners = equal_owners(K, 400)
     rng = np.random.default_rng(9)
-    res = dpsumm.summarize(owners, rng.normal(size=(30, 4)), rounds, method=dpsumm.PaperProtocol(dim=32, schedule=small_schedule(rounds, K, dim=32, epsilon_auction=eps_auc, tau=10 ** 9, t_init=50)), seed_set=rng.normal(size=(20, 4)), progress=False, random_state=4)
+    res = dpsumm.summarize(
+        owners,
+        rng.normal(size=(30, 4)),
+        rounds,
+        method=dpsumm.PaperProtocol(
+            dim=32, schedule=small_schedule(rounds, K, dim=32, epsilon_auction=eps_auc, tau=10**9, t_init=50)
+        ),
+        seed_set=rng.normal(size=(20, 4)),
+        progress=False,
+        random_state=4,
+    )
     asked = np.zeros(K)
     offered = np.zeros(K)
     for t in res.trace:
@@ -190,7 +235,18 @@ def test_tau_rule_asks_for_a_point_chosen_tau_times():
     target = np.zeros((1, 3))
     near = np.zeros((30, 3)) + rng.normal(scale=0.01, size=(30, 3))
     far = np.full((5, 3), 3.0)  # identical rows: the owner's best row (lowest index on ties) never changes
-    res = dpsumm.summarize([near, far], target.repeat(10, 0), 8, method=dpsumm.PaperProtocol(dim=64, schedule=small_schedule(8, 2, epsilon_auction=1000000.0, tau=3, t_init=200)), seed_set=np.full((10, 3), 6.0), gamma=0.2, progress=False, random_state=0)
+    res = dpsumm.summarize(
+        [near, far],
+        target.repeat(10, 0),
+        8,
+        method=dpsumm.PaperProtocol(
+            dim=64, schedule=small_schedule(8, 2, epsilon_auction=1000000.0, tau=3, t_init=200)
+        ),
+        seed_set=np.full((10, 3), 6.0),
+        gamma=0.2,
+        progress=False,
+        random_state=0,
+    )
     # The far owner's rows are identical, so its best row stays the same until it is asked for: the row
     # has been its owner's best `streak` rounds, and the tau rule must fire exactly when streak == tau.
     streak, fired = 0, 0
@@ -215,7 +271,17 @@ def test_parsimony_within_lemma_5():
     rng = np.random.default_rng(3)
     totals = []
     for rs in range(3):
-        res = dpsumm.summarize(owners, rng.normal(size=(30, 4)), p, method=dpsumm.PaperProtocol(dim=32, schedule=small_schedule(p, K, dim=32, epsilon_auction=eps_auc, tau=tau, t_init=50)), seed_set=rng.normal(size=(20, 4)), progress=False, random_state=rs)
+        res = dpsumm.summarize(
+            owners,
+            rng.normal(size=(30, 4)),
+            p,
+            method=dpsumm.PaperProtocol(
+                dim=32, schedule=small_schedule(p, K, dim=32, epsilon_auction=eps_auc, tau=tau, t_init=50)
+            ),
+            seed_set=rng.normal(size=(20, 4)),
+            progress=False,
+            random_state=rs,
+        )
         totals.append(res.accessed.total)
     assert np.mean(totals) <= p * (K / tau + 1 / eps_auc)
     assert min(totals) >= p
@@ -228,7 +294,12 @@ class Inflating(OwnerParty):
 
     def handle(self, message: Message) -> Message:
         reply = super().handle(message)
-        if isinstance(message, BidRequest) and isinstance(reply, Bid) and reply.value is not None and message.round >= 3:
+        if (
+            isinstance(message, BidRequest)
+            and isinstance(reply, Bid)
+            and reply.value is not None
+            and message.round >= 3
+        ):
             self.inflated.add(reply.token)
             return dataclasses.replace(reply, value=reply.value + 0.5)
         return reply
@@ -248,14 +319,25 @@ class Garbage(OwnerParty):
         return super().handle(message)
 
 
-@pytest.mark.parametrize("bad_cls,reason", [(Inflating, "does not match"), (Vanishing, "went away"), (Garbage, "impossible")])
+@pytest.mark.parametrize(
+    "bad_cls,reason", [(Inflating, "does not match"), (Vanishing, "went away"), (Garbage, "impossible")]
+)
 def test_misbehaving_owner_is_excluded_and_the_run_completes(bad_cls, reason):
     owners, validation, seed_set = blobs(K=3, n=80)
     names = ["a", "b", "c"]
     parties = {n: OwnerParty(o, None, n) for n, o in zip(names, owners)}
     parties["b"] = bad_cls(owners[1], None, "b")
     parties["consumer"] = dpsumm.parties.ConsumerParty(validation, dpsumm.privacy.Csprng(2))
-    res = dpsumm.summarize([dpsumm.Owner(o, name=n) for n, o in zip(names, owners)], validation, 15, method=dpsumm.PaperProtocol(dim=64, schedule=small_schedule(15, 3, epsilon_auction=0.01)), seed_set=seed_set, progress=False, random_state=5, transport=InProcessTransport(parties))
+    res = dpsumm.summarize(
+        [dpsumm.Owner(o, name=n) for n, o in zip(names, owners)],
+        validation,
+        15,
+        method=dpsumm.PaperProtocol(dim=64, schedule=small_schedule(15, 3, epsilon_auction=0.01)),
+        seed_set=seed_set,
+        progress=False,
+        random_state=5,
+        transport=InProcessTransport(parties),
+    )
     assert len(res) == 15
     excluded = [e for e in res.events if e["event"] == "excluded"]
     assert [e["owner"] for e in excluded] == ["b"] and reason in excluded[0]["reason"]
@@ -273,7 +355,15 @@ def test_misbehaving_owner_is_excluded_and_the_run_completes(bad_cls, reason):
 def test_reveal_hashes_gives_only_hashes_and_labels():
     owners, validation, seed_set = blobs(K=3)
     labelled = [dpsumm.Owner(o, labels=np.full(len(o), k)) for k, o in enumerate(owners)]
-    res = dpsumm.summarize(labelled, validation, 12, method=dpsumm.PaperProtocol(reveal='hashes', dim=64, schedule=small_schedule(12, 3)), seed_set=seed_set, progress=False, random_state=0)
+    res = dpsumm.summarize(
+        labelled,
+        validation,
+        12,
+        method=dpsumm.PaperProtocol(reveal="hashes", dim=64, schedule=small_schedule(12, 3)),
+        seed_set=seed_set,
+        progress=False,
+        random_state=0,
+    )
     assert res.points is None
     assert res.hashes.shape == (12, 64)
     np.testing.assert_array_equal(res.labels, res.owner)

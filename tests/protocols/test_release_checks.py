@@ -37,8 +37,9 @@ def test_tail_constants_by_hand():
     assert hash_sum_norm_bound(60, 64, 0.0, 0.0, 1e-9) == pytest.approx(math.sqrt(2) * 60, rel=1e-4)
     assert hash_sum_norm_bound(60, 64, 0.0, 0.0, 1e-9) > math.sqrt(2) * 60
     t = math.log(1e9)
-    assert hash_sum_norm_bound(0, 64, 2.0, 0.5, 1e-9) == pytest.approx(0.25 * 8 + 2 * math.sqrt(64 + 2 * math.sqrt(64 * t)
-                                                                                            + 2 * t))
+    assert hash_sum_norm_bound(0, 64, 2.0, 0.5, 1e-9) == pytest.approx(
+        0.25 * 8 + 2 * math.sqrt(64 + 2 * math.sqrt(64 * t) + 2 * t)
+    )
 
 
 def _dlap_pmf(b: float, support: int) -> tuple[np.ndarray, np.ndarray]:
@@ -83,11 +84,15 @@ def test_the_issues_impossible_releases_are_refused():
     assert check_consumer_counts([-1e6, 3.0], 30, scale=2.0) is not None
 
 
-@pytest.mark.parametrize("values", [[np.nan, 1.0], [np.inf], [], [[1.0, 2.0]], ["a", "b"], None, "12", object(),
-                                    [1 + 2j], [True, False]])
+@pytest.mark.parametrize(
+    "values", [[np.nan, 1.0], [np.inf], [], [[1.0, 2.0]], ["a", "b"], None, "12", object(), [1 + 2j], [True, False]]
+)
 def test_a_malformed_release_is_a_reason_never_an_exception(values):
-    for check in (lambda v: check_owner_label_counts(v, 60, 1.0), lambda v: check_hash_sum(v, 60, 1.0),
-                  lambda v: check_consumer_counts(v, 30, 2.0)):
+    for check in (
+        lambda v: check_owner_label_counts(v, 60, 1.0),
+        lambda v: check_hash_sum(v, 60, 1.0),
+        lambda v: check_consumer_counts(v, 30, 2.0),
+    ):
         reason = check(values)
         if values == [True, False]:  # bools read as 1 and 0: an array of numbers
             continue
@@ -112,10 +117,13 @@ def test_honest_releases_at_their_worst_case_pass_at_the_stated_false_alarm():
         total = gaussian_mean_release(exact_sum, cal_sum, rng)
         hist = laplace_count_release(exact_counts, event, rng)
         for i, alarm in enumerate((0.2, DEFAULT_FALSE_ALARM)):
-            failures["counts"][i] += check_owner_label_counts(counts, n, cal_counts.sigma, cal_counts.granularity,
-                                                              false_alarm=alarm) is not None
-            failures["sum"][i] += check_hash_sum(total, n, cal_sum.sigma, cal_sum.granularity,
-                                                 false_alarm=alarm) is not None
+            failures["counts"][i] += (
+                check_owner_label_counts(counts, n, cal_counts.sigma, cal_counts.granularity, false_alarm=alarm)
+                is not None
+            )
+            failures["sum"][i] += (
+                check_hash_sum(total, n, cal_sum.sigma, cal_sum.granularity, false_alarm=alarm) is not None
+            )
             failures["consumer"][i] += check_consumer_counts(hist, n, event.scale, false_alarm=alarm) is not None
     for kind, (loose, default) in failures.items():
         assert loose <= 85 and default == 0, (kind, loose, default)
@@ -132,8 +140,15 @@ def test_a_real_noise_free_hash_sum_passes():
 
 
 @FAST
-@given(n=st.integers(0, 10**6), cells=st.integers(1, 40), sigma=st.floats(0, 1e4), grid=st.floats(0, 10),
-       alarm=st.floats(1e-15, 0.5), where=st.integers(0, 39), excess=st.floats(1e-6, 1e6))
+@given(
+    n=st.integers(0, 10**6),
+    cells=st.integers(1, 40),
+    sigma=st.floats(0, 1e4),
+    grid=st.floats(0, 10),
+    alarm=st.floats(1e-15, 0.5),
+    where=st.integers(0, 39),
+    excess=st.floats(1e-6, 1e6),
+)
 def test_the_exact_worst_case_passes_and_anything_beyond_the_bound_fails(n, cells, sigma, grid, alarm, where, excess):
     """Noise-free honest extremes (every row in one cell; a hash sum of norm sqrt(2)·n) always pass; a count moved
     just beyond its stated reach always fails, whatever the sizes, noise and false alarm."""
@@ -148,12 +163,22 @@ def test_the_exact_worst_case_passes_and_anything_beyond_the_bound_fails(n, cell
     beyond[where] = n + reach + excess * max(1.0, n + reach) * 1e-6 + 1e-6 * max(1.0, n + reach)
     assert check_owner_label_counts(beyond, n, sigma, grid, false_alarm=alarm) is not None
     bound = hash_sum_norm_bound(n, cells, sigma, grid, alarm)
-    assert check_hash_sum(np.full(cells, (bound * (1 + 1e-9) + 1e-9) / math.sqrt(cells)), n, sigma, grid,
-                          false_alarm=alarm) is not None
+    assert (
+        check_hash_sum(
+            np.full(cells, (bound * (1 + 1e-9) + 1e-9) / math.sqrt(cells)), n, sigma, grid, false_alarm=alarm
+        )
+        is not None
+    )
 
 
-junk = st.one_of(st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers(), max_size=2),
-                 st.floats(allow_nan=True, allow_infinity=True), st.integers(-(2**80), 2**80))
+junk = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.text(max_size=3),
+    st.lists(st.integers(), max_size=2),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(2**80), 2**80),
+)
 
 
 @FAST

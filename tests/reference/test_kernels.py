@@ -1,5 +1,4 @@
-"""dpsumm.reference.kernels: the numpy twins' own cases.
-"""
+"""dpsumm.reference.kernels: the numpy twins' own cases."""
 
 from __future__ import annotations
 

@@ -34,14 +34,17 @@ def test_tilted_mean_by_hand():
     assert log_w == pytest.approx(np.log(w.sum()))
 
 
-@pytest.mark.parametrize("call,argument", [
-    (lambda: owner_sketch.hash_sum(np.zeros((0, 2))), "H"),
-    (lambda: owner_sketch.hash_sum(np.array([[np.nan, 0.0]])), "H"),
-    (lambda: owner_sketch.score_histogram(H, np.array([1.0]), np.array([0.0])), "direction"),
-    (lambda: owner_sketch.score_histogram(H, np.array([1.0, 0.0]), np.array([0.0, 0.0])), "edges"),
-    (lambda: owner_sketch.score_histogram(H, np.array([1.0, 0.0]), np.array([])), "edges"),
-    (lambda: owner_sketch.tilted_mean(H, np.array([np.inf, 0.0])), "lam"),
-])
+@pytest.mark.parametrize(
+    "call,argument",
+    [
+        (lambda: owner_sketch.hash_sum(np.zeros((0, 2))), "H"),
+        (lambda: owner_sketch.hash_sum(np.array([[np.nan, 0.0]])), "H"),
+        (lambda: owner_sketch.score_histogram(H, np.array([1.0]), np.array([0.0])), "direction"),
+        (lambda: owner_sketch.score_histogram(H, np.array([1.0, 0.0]), np.array([0.0, 0.0])), "edges"),
+        (lambda: owner_sketch.score_histogram(H, np.array([1.0, 0.0]), np.array([])), "edges"),
+        (lambda: owner_sketch.tilted_mean(H, np.array([np.inf, 0.0])), "lam"),
+    ],
+)
 def test_bad_input_is_refused_naming_the_argument(call, argument):
     with pytest.raises(InvalidParameterError) as info:
         call()

@@ -1,5 +1,4 @@
-"""dpsumm.reference.privacy: the numpy twins' own cases.
-"""
+"""dpsumm.reference.privacy: the numpy twins' own cases."""
 
 from __future__ import annotations
 

@@ -73,15 +73,32 @@ def _mwem_release(**kw: Any) -> object:
 
 
 def _summarize_reference(**kw: Any) -> object:
-    return reference.summarize_reference(**{"owners": OWNERS, "validation": X, "size": 3, "seed_set": X[:2],
-                                            "omega": OMEGA, "offset": OFFSET, "schedule": SCHEDULE,
-                                            "rng": np.random.default_rng(0), **kw})
+    return reference.summarize_reference(
+        **{
+            "owners": OWNERS,
+            "validation": X,
+            "size": 3,
+            "seed_set": X[:2],
+            "omega": OMEGA,
+            "offset": OFFSET,
+            "schedule": SCHEDULE,
+            "rng": np.random.default_rng(0),
+            **kw,
+        }
+    )
 
 
 def _summarize(**kw: Any) -> object:
-    return dpsumm.summarize(kw.get("owners", OWNERS), kw.get("validation", X), kw.get("size", 3),
-                            kw.get("method", "paper-greedy"), seed_set=kw.get("seed_set", X[:2]), gamma=1e-80,
-                            progress=False, random_state=0)  # gamma: as FLAT's
+    return dpsumm.summarize(
+        kw.get("owners", OWNERS),
+        kw.get("validation", X),
+        kw.get("size", 3),
+        kw.get("method", "paper-greedy"),
+        seed_set=kw.get("seed_set", X[:2]),
+        gamma=1e-80,
+        progress=False,
+        random_state=0,
+    )  # gamma: as FLAT's
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,76 +127,160 @@ def _same(*names: str) -> dict[str, str]:
 TWINS: dict[str, Twin] = {
     # gamma so small that no float32 row reaches the bound RFFHasher.transform puts on |omega . x| (the domain of
     # its float32 cosine), which the float64 twin does not have.
-    "rff_transform": Twin(reference.rff_transform, dict(X=X, omega=FLAT.omega_, offset=FLAT.offset_),
-                          FLAT.transform, dict(X=X), _same("X")),
-    "best_row": Twin(reference.best_row, dict(hashes=H, v=V, offered=None), kernels.best_row, dict(hashes=H, v=V),
-                     _same("hashes", "v", "offered")),
-    "best_rows": Twin(reference.best_rows, dict(hashes=[H, H], v=V, offered=None), kernels.best_rows,
-                      dict(hashes=[H, H], v=V), _same("hashes", "v", "offered")),
-    "kernel_sum": Twin(reference.kernel_sum, dict(A=X, B=X, gamma=0.5, block=2048), kernels.kernel_sum,
-                       dict(A=X, B=X, gamma=0.5), _same("A", "B", "gamma")),
-    "mmd2": Twin(reference.mmd2, dict(A=X, B=X + 0.1, gamma=0.5), kernels.mmd2, dict(A=X, B=X + 0.1, gamma=0.5),
-                 _same("A", "B", "gamma")),
-    "kernel_row_means": Twin(reference.kernel_row_means, dict(A=X, B=X, gamma=0.5), kernels.kernel_row_means,
-                             dict(A=X, B=X, gamma=0.5), _same("A", "B", "gamma")),
-    "greedy_select": Twin(reference.greedy_select, dict(hashes=H, target=T, k=3, taken=None), kernels.greedy_select,
-                          dict(hashes=H, target=T, k=3), _same("hashes", "target", "k", "taken")),
+    "rff_transform": Twin(
+        reference.rff_transform,
+        dict(X=X, omega=FLAT.omega_, offset=FLAT.offset_),
+        FLAT.transform,
+        dict(X=X),
+        _same("X"),
+    ),
+    "best_row": Twin(
+        reference.best_row,
+        dict(hashes=H, v=V, offered=None),
+        kernels.best_row,
+        dict(hashes=H, v=V),
+        _same("hashes", "v", "offered"),
+    ),
+    "best_rows": Twin(
+        reference.best_rows,
+        dict(hashes=[H, H], v=V, offered=None),
+        kernels.best_rows,
+        dict(hashes=[H, H], v=V),
+        _same("hashes", "v", "offered"),
+    ),
+    "kernel_sum": Twin(
+        reference.kernel_sum,
+        dict(A=X, B=X, gamma=0.5, block=2048),
+        kernels.kernel_sum,
+        dict(A=X, B=X, gamma=0.5),
+        _same("A", "B", "gamma"),
+    ),
+    "mmd2": Twin(
+        reference.mmd2,
+        dict(A=X, B=X + 0.1, gamma=0.5),
+        kernels.mmd2,
+        dict(A=X, B=X + 0.1, gamma=0.5),
+        _same("A", "B", "gamma"),
+    ),
+    "kernel_row_means": Twin(
+        reference.kernel_row_means,
+        dict(A=X, B=X, gamma=0.5),
+        kernels.kernel_row_means,
+        dict(A=X, B=X, gamma=0.5),
+        _same("A", "B", "gamma"),
+    ),
+    "greedy_select": Twin(
+        reference.greedy_select,
+        dict(hashes=H, target=T, k=3, taken=None),
+        kernels.greedy_select,
+        dict(hashes=H, target=T, k=3),
+        _same("hashes", "target", "k", "taken"),
+    ),
     # The Rust kernel itself (no Python wrapper): it takes float32 rows only and names ks0 "ks".
-    "kernel_greedy": Twin(reference.kernel_greedy, dict(X=X, kv=np.ones(6), ks0=np.zeros(6), q0=0, k=3, gamma=0.5),
-                          lambda **kw: _core.kernel_greedy(kw["X"], kw["kv"], kw["ks"], kw["q0"], kw["k"], kw["gamma"]),
-                          dict(X=X.astype(np.float32), kv=np.ones(6), ks=np.zeros(6), q0=0, k=3, gamma=0.5),
-                          _same("q0", "k")),
-    "nominate": Twin(reference.nominate, dict(hashes=HASHER.transform(X), g_tilde=T, temperature=0.1, nominees=2,
-                                              candidates=4, sample_seed=None, greedy_sample_factor=None),
-                     lambda **kw: kernels.nominate(X, HASHER, **kw),
-                     dict(g_tilde=T, temperature=0.1, nominees=2, candidates=4, sampling="weighted", random_state=0),
-                     {**_same("g_tilde", "temperature", "nominees", "candidates", "greedy_sample_factor"),
-                      "sample_seed": "random_state"}),
-    "stochastic_greedy_select": Twin(reference.stochastic_greedy_select,
-                                     dict(hashes=H, target=T, k=3, sample_size=2, seed=0),
-                                     kernels.stochastic_greedy_select,
-                                     dict(hashes=H, target=T, k=3, sample_size=2, random_state=0),
-                                     {**_same("hashes", "target", "k", "sample_size"), "seed": "random_state"}),
-    "stochastic_sample_size": Twin(reference.stochastic_sample_size, dict(n=10, k=3, factor=2.0),
-                                   kernels.stochastic_sample_size, dict(n=10, k=3, factor=2.0), _same("n", "k", "factor")),
-    "stochastic_round": Twin(reference.stochastic_round, dict(values=U, eta=0.5, rng=np.random.default_rng(0)),
-                             dpsumm.privacy.stochastic_round, dict(values=U, eta=0.5, rng=dpsumm.privacy.Csprng(0)),
-                             _same("values", "eta")),
+    "kernel_greedy": Twin(
+        reference.kernel_greedy,
+        dict(X=X, kv=np.ones(6), ks0=np.zeros(6), q0=0, k=3, gamma=0.5),
+        lambda **kw: _core.kernel_greedy(kw["X"], kw["kv"], kw["ks"], kw["q0"], kw["k"], kw["gamma"]),
+        dict(X=X.astype(np.float32), kv=np.ones(6), ks=np.zeros(6), q0=0, k=3, gamma=0.5),
+        _same("q0", "k"),
+    ),
+    "nominate": Twin(
+        reference.nominate,
+        dict(
+            hashes=HASHER.transform(X),
+            g_tilde=T,
+            temperature=0.1,
+            nominees=2,
+            candidates=4,
+            sample_seed=None,
+            greedy_sample_factor=None,
+        ),
+        lambda **kw: kernels.nominate(X, HASHER, **kw),
+        dict(g_tilde=T, temperature=0.1, nominees=2, candidates=4, sampling="weighted", random_state=0),
+        {
+            **_same("g_tilde", "temperature", "nominees", "candidates", "greedy_sample_factor"),
+            "sample_seed": "random_state",
+        },
+    ),
+    "stochastic_greedy_select": Twin(
+        reference.stochastic_greedy_select,
+        dict(hashes=H, target=T, k=3, sample_size=2, seed=0),
+        kernels.stochastic_greedy_select,
+        dict(hashes=H, target=T, k=3, sample_size=2, random_state=0),
+        {**_same("hashes", "target", "k", "sample_size"), "seed": "random_state"},
+    ),
+    "stochastic_sample_size": Twin(
+        reference.stochastic_sample_size,
+        dict(n=10, k=3, factor=2.0),
+        kernels.stochastic_sample_size,
+        dict(n=10, k=3, factor=2.0),
+        _same("n", "k", "factor"),
+    ),
+    "stochastic_round": Twin(
+        reference.stochastic_round,
+        dict(values=U, eta=0.5, rng=np.random.default_rng(0)),
+        dpsumm.privacy.stochastic_round,
+        dict(values=U, eta=0.5, rng=dpsumm.privacy.Csprng(0)),
+        _same("values", "eta"),
+    ),
     # (not `values`: the Rust twin reads them in float32, so 1 + 1e-16 is 1 there and refused here)
-    "quantize_column_sums": Twin(reference.quantize_column_sums, dict(values=U, eta=0.5, rng=np.random.default_rng(0)),
-                                 dpsumm.privacy.quantize_column_sums, dict(values=U, eta=0.5, rng=dpsumm.privacy.Csprng(0)),
-                                 _same("eta")),
+    "quantize_column_sums": Twin(
+        reference.quantize_column_sums,
+        dict(values=U, eta=0.5, rng=np.random.default_rng(0)),
+        dpsumm.privacy.quantize_column_sums,
+        dict(values=U, eta=0.5, rng=dpsumm.privacy.Csprng(0)),
+        _same("eta"),
+    ),
     "exponential_mechanism_probabilities": Twin(
-        reference.exponential_mechanism_probabilities, dict(scores=np.array([0.0, 1.0, 3.0]), epsilon=1.0,
-                                                            sensitivity=1.0),
+        reference.exponential_mechanism_probabilities,
+        dict(scores=np.array([0.0, 1.0, 3.0]), epsilon=1.0, sensitivity=1.0),
         lambda **kw: dpsumm.privacy.Csprng(0).exponential_mechanism(**kw),
-        dict(scores=np.array([0.0, 1.0, 3.0]), epsilon=1.0, sensitivity=1.0), _same("scores", "epsilon", "sensitivity")),
-    "ProductMWEM": Twin(reference.ProductMWEM, dict(dim=4, eta=0.5, neighbour="replace-one", random_state=None),
-                        dpsumm.privacy.ProductMWEM, dict(dim=4, eta=0.5, neighbour="replace-one", random_state=0),
-                        _same("dim", "eta", "neighbour")),
-    "ProductMWEM.release": Twin(_mwem_release, dict(column_sums=U.sum(0), n_rows=5, steps=3, epsilon=1.0, noise=True),
-                                lambda **kw: dpsumm.privacy.ProductMWEM(4, 0.5, random_state=0).release(**kw),
-                                dict(column_sums=U.sum(0), n_rows=5, steps=3, epsilon=1.0),
-                                _same("column_sums", "n_rows", "steps", "epsilon")),
-    "summarize_reference": Twin(_summarize_reference, {}, _summarize, {},
-                                _same("owners", "validation", "size", "seed_set", "method")),
+        dict(scores=np.array([0.0, 1.0, 3.0]), epsilon=1.0, sensitivity=1.0),
+        _same("scores", "epsilon", "sensitivity"),
+    ),
+    "ProductMWEM": Twin(
+        reference.ProductMWEM,
+        dict(dim=4, eta=0.5, neighbour="replace-one", random_state=None),
+        dpsumm.privacy.ProductMWEM,
+        dict(dim=4, eta=0.5, neighbour="replace-one", random_state=0),
+        _same("dim", "eta", "neighbour"),
+    ),
+    "ProductMWEM.release": Twin(
+        _mwem_release,
+        dict(column_sums=U.sum(0), n_rows=5, steps=3, epsilon=1.0, noise=True),
+        lambda **kw: dpsumm.privacy.ProductMWEM(4, 0.5, random_state=0).release(**kw),
+        dict(column_sums=U.sum(0), n_rows=5, steps=3, epsilon=1.0),
+        _same("column_sums", "n_rows", "steps", "epsilon"),
+    ),
+    "summarize_reference": Twin(
+        _summarize_reference, {}, _summarize, {}, _same("owners", "validation", "size", "seed_set", "method")
+    ),
     # dpsumm.reference.owner_sketch (a public submodule, not re-exported): twins of the Rust kernels themselves,
     # which take the rows X and the projection where the twins take the hashes H = h1(X).
     "owner_sketch.hash_sum": Twin(owner_sketch.hash_sum, dict(H=HX), lambda **kw: _core.owner_hash_sum(X, PROJ)),
     "owner_sketch.score_histogram": Twin(
-        owner_sketch.score_histogram, dict(H=HX, direction=T, edges=EDGES),
+        owner_sketch.score_histogram,
+        dict(H=HX, direction=T, edges=EDGES),
         lambda **kw: _core.owner_score_histogram(X, PROJ, kw["direction"], kw["edges"]),
-        dict(direction=T, edges=EDGES), _same("direction", "edges")),
-    "owner_sketch.tilted_mean": Twin(owner_sketch.tilted_mean, dict(H=HX, lam=3.0 * T),
-                                     lambda **kw: _core.owner_tilted_mean(X, PROJ, kw["lambda"]), {"lambda": 3.0 * T},
-                                     {"lam": "lambda"}),
+        dict(direction=T, edges=EDGES),
+        _same("direction", "edges"),
+    ),
+    "owner_sketch.tilted_mean": Twin(
+        owner_sketch.tilted_mean,
+        dict(H=HX, lam=3.0 * T),
+        lambda **kw: _core.owner_tilted_mean(X, PROJ, kw["lambda"]),
+        {"lambda": 3.0 * T},
+        {"lam": "lambda"},
+    ),
     "owner_sketch.self_consistent_tilt": Twin(
         owner_sketch.self_consistent_tilt,
         dict(H=HX, g_tilde=T, lambda0=np.zeros(4), temperature=0.5, max_rounds=3, stop_sq=0.0),
-        lambda **kw: _core.owner_self_consistent_tilt(X, PROJ, kw["g_tilde"], kw["lambda0"], kw["temperature"],
-                                                      kw["max_rounds"], kw["stop_sq"]),
+        lambda **kw: _core.owner_self_consistent_tilt(
+            X, PROJ, kw["g_tilde"], kw["lambda0"], kw["temperature"], kw["max_rounds"], kw["stop_sq"]
+        ),
         dict(g_tilde=T, lambda0=np.zeros(4), temperature=0.5, max_rounds=3, stop_sq=0.0),
-        _same("g_tilde", "lambda0", "temperature", "max_rounds", "stop_sq")),
+        _same("g_tilde", "lambda0", "temperature", "max_rounds", "stop_sq"),
+    ),
 }
 
 
@@ -359,22 +460,42 @@ def test_a_refusal_draws_nothing_from_the_generator():
     state = gen.bit_generator.state
     refused(lambda: reference.stochastic_round(np.full((3, 4), 2.0), 0.5, gen), "values")
     refused(lambda: reference.ProductMWEM(4, 0.5, random_state=gen).release(np.zeros(4), 10, 0), "steps")
-    refused(lambda: reference.summarize_reference(OWNERS, X, 3, seed_set=X[:2], omega=OMEGA, offset=OFFSET,
-                                                  schedule=SCHEDULE, rng=gen, method="bogus"), "method")
+    refused(
+        lambda: reference.summarize_reference(
+            OWNERS, X, 3, seed_set=X[:2], omega=OMEGA, offset=OFFSET, schedule=SCHEDULE, rng=gen, method="bogus"
+        ),
+        "method",
+    )
     assert gen.bit_generator.state == state
 
 
 #: (function, argument) of every finite number > 0 a twin takes
-POSITIVE = [("kernel_sum", "gamma"), ("mmd2", "gamma"), ("kernel_row_means", "gamma"), ("kernel_greedy", "gamma"),
-            ("nominate", "temperature"), ("nominate", "greedy_sample_factor"), ("stochastic_sample_size", "factor"),
-            ("stochastic_round", "eta"), ("quantize_column_sums", "eta"),
-            ("exponential_mechanism_probabilities", "epsilon"), ("exponential_mechanism_probabilities", "sensitivity"),
-            ("ProductMWEM", "eta"), ("ProductMWEM.release", "epsilon")]
+POSITIVE = [
+    ("kernel_sum", "gamma"),
+    ("mmd2", "gamma"),
+    ("kernel_row_means", "gamma"),
+    ("kernel_greedy", "gamma"),
+    ("nominate", "temperature"),
+    ("nominate", "greedy_sample_factor"),
+    ("stochastic_sample_size", "factor"),
+    ("stochastic_round", "eta"),
+    ("quantize_column_sums", "eta"),
+    ("exponential_mechanism_probabilities", "epsilon"),
+    ("exponential_mechanism_probabilities", "sensitivity"),
+    ("ProductMWEM", "eta"),
+    ("ProductMWEM.release", "epsilon"),
+]
 
 
-NOT_POSITIVE = st.one_of(st.floats(max_value=0.0), st.sampled_from([math.nan, math.inf, -math.inf, HUGE, -HUGE]),
-                         st.booleans(), st.text(max_size=3), st.complex_numbers(max_magnitude=2, min_magnitude=1),
-                         st.just(np.bool_(True)), st.lists(st.floats(0.1, 1.0), min_size=1, max_size=2))
+NOT_POSITIVE = st.one_of(
+    st.floats(max_value=0.0),
+    st.sampled_from([math.nan, math.inf, -math.inf, HUGE, -HUGE]),
+    st.booleans(),
+    st.text(max_size=3),
+    st.complex_numbers(max_magnitude=2, min_magnitude=1),
+    st.just(np.bool_(True)),
+    st.lists(st.floats(0.1, 1.0), min_size=1, max_size=2),
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -384,11 +505,22 @@ def test_a_number_that_is_not_finite_and_positive_is_refused_as_the_twin_refuses
 
 
 #: (function, argument, smallest value) of every count a twin takes
-COUNTS = [("kernel_sum", "block", 1), ("greedy_select", "k", 0), ("kernel_greedy", "q0", 0), ("kernel_greedy", "k", 0),
-          ("nominate", "nominees", 1), ("nominate", "candidates", 1), ("stochastic_greedy_select", "k", 0),
-          ("stochastic_greedy_select", "sample_size", 1), ("stochastic_sample_size", "n", 0),
-          ("stochastic_sample_size", "k", 0), ("ProductMWEM", "dim", 1), ("ProductMWEM.release", "n_rows", 1),
-          ("ProductMWEM.release", "steps", 1), ("summarize_reference", "size", 1)]
+COUNTS = [
+    ("kernel_sum", "block", 1),
+    ("greedy_select", "k", 0),
+    ("kernel_greedy", "q0", 0),
+    ("kernel_greedy", "k", 0),
+    ("nominate", "nominees", 1),
+    ("nominate", "candidates", 1),
+    ("stochastic_greedy_select", "k", 0),
+    ("stochastic_greedy_select", "sample_size", 1),
+    ("stochastic_sample_size", "n", 0),
+    ("stochastic_sample_size", "k", 0),
+    ("ProductMWEM", "dim", 1),
+    ("ProductMWEM.release", "n_rows", 1),
+    ("ProductMWEM.release", "steps", 1),
+    ("summarize_reference", "size", 1),
+]
 
 
 @settings(max_examples=150, deadline=None)
@@ -397,24 +529,50 @@ def test_a_count_that_is_not_a_large_enough_int_is_refused_as_the_twin_refuses_i
     """Negative (or 0 where 1 is the least), beyond 2**64, floats (also a numpy float), bools, strings. Was, among
     others: ``ProductMWEM.release(steps=2**64)`` looping without end, ``range()``'s TypeError for a float."""
     name, argument, minimum = case
-    value = data.draw(st.one_of(st.integers(max_value=minimum - 1), st.integers(min_value=2**64, max_value=2**80),
-                                st.floats(allow_nan=True), st.booleans(), st.text(max_size=3),
-                                st.just(np.float64(3.0))))
+    value = data.draw(
+        st.one_of(
+            st.integers(max_value=minimum - 1),
+            st.integers(min_value=2**64, max_value=2**80),
+            st.floats(allow_nan=True),
+            st.booleans(),
+            st.text(max_size=3),
+            st.just(np.float64(3.0)),
+        )
+    )
     _refused_alike(name, argument, value)
 
 
 #: (function, argument, the shape it takes) of every array a twin takes
-ARRAYS = [("rff_transform", "X", (6, 3)), ("rff_transform", "omega", (3, 4)), ("rff_transform", "offset", (4,)),
-          ("best_row", "hashes", (6, 4)), ("best_row", "v", (4,)), ("best_row", "offered", (6,)),
-          ("kernel_sum", "A", (6, 3)), ("kernel_sum", "B", (6, 3)), ("mmd2", "A", (6, 3)), ("mmd2", "B", (6, 3)),
-          ("kernel_row_means", "A", (6, 3)), ("kernel_row_means", "B", (6, 3)),
-          ("greedy_select", "hashes", (6, 4)), ("greedy_select", "target", (4,)), ("greedy_select", "taken", (6,)),
-          ("kernel_greedy", "X", (6, 3)), ("kernel_greedy", "kv", (6,)), ("kernel_greedy", "ks0", (6,)),
-          ("nominate", "hashes", (6, 4)), ("nominate", "g_tilde", (4,)),
-          ("stochastic_greedy_select", "hashes", (6, 4)), ("stochastic_greedy_select", "target", (4,)),
-          ("stochastic_round", "values", (5, 4)), ("quantize_column_sums", "values", (5, 4)),
-          ("exponential_mechanism_probabilities", "scores", (3,)), ("ProductMWEM.release", "column_sums", (4,)),
-          ("summarize_reference", "validation", (6, 3)), ("summarize_reference", "seed_set", (2, 3))]
+ARRAYS = [
+    ("rff_transform", "X", (6, 3)),
+    ("rff_transform", "omega", (3, 4)),
+    ("rff_transform", "offset", (4,)),
+    ("best_row", "hashes", (6, 4)),
+    ("best_row", "v", (4,)),
+    ("best_row", "offered", (6,)),
+    ("kernel_sum", "A", (6, 3)),
+    ("kernel_sum", "B", (6, 3)),
+    ("mmd2", "A", (6, 3)),
+    ("mmd2", "B", (6, 3)),
+    ("kernel_row_means", "A", (6, 3)),
+    ("kernel_row_means", "B", (6, 3)),
+    ("greedy_select", "hashes", (6, 4)),
+    ("greedy_select", "target", (4,)),
+    ("greedy_select", "taken", (6,)),
+    ("kernel_greedy", "X", (6, 3)),
+    ("kernel_greedy", "kv", (6,)),
+    ("kernel_greedy", "ks0", (6,)),
+    ("nominate", "hashes", (6, 4)),
+    ("nominate", "g_tilde", (4,)),
+    ("stochastic_greedy_select", "hashes", (6, 4)),
+    ("stochastic_greedy_select", "target", (4,)),
+    ("stochastic_round", "values", (5, 4)),
+    ("quantize_column_sums", "values", (5, 4)),
+    ("exponential_mechanism_probabilities", "scores", (3,)),
+    ("ProductMWEM.release", "column_sums", (4,)),
+    ("summarize_reference", "validation", (6, 3)),
+    ("summarize_reference", "seed_set", (2, 3)),
+]
 
 
 ANY_DTYPE = st.one_of(hnp.scalar_dtypes(), hnp.byte_string_dtypes(), hnp.unicode_string_dtypes())
@@ -458,9 +616,14 @@ def test_an_array_of_any_dtype_and_shape_is_used_or_refused_as_the_twin_does(cas
 
 
 #: (function, argument) of every float64 vector a twin scores rows with (``h . v``, then ``exp``)
-SCORED = [("greedy_select", "target"), ("stochastic_greedy_select", "target"), ("nominate", "g_tilde"),
-          ("owner_sketch.score_histogram", "direction"), ("owner_sketch.tilted_mean", "lam"),
-          ("owner_sketch.self_consistent_tilt", "lambda0")]
+SCORED = [
+    ("greedy_select", "target"),
+    ("stochastic_greedy_select", "target"),
+    ("nominate", "g_tilde"),
+    ("owner_sketch.score_histogram", "direction"),
+    ("owner_sketch.tilted_mean", "lam"),
+    ("owner_sketch.self_consistent_tilt", "lambda0"),
+]
 
 
 #: finite (below 1.8e308), but ||v||_1 * max|h| beyond float64: scores inf, or inf - inf
@@ -544,10 +707,14 @@ def test_a_release_at_the_smallest_epsilon_is_accepted_by_every_scoring_twin():
         assert _finite(reference.greedy_select(HX, g * 1e15, 3)) and _finite(kernels.greedy_select(HX, g * 1e15, 3))
 
 
-BEYOND_FLOAT32 = [("best_row", "hashes", np.full((6, 4), 1e39)), ("best_row", "v", np.full(4, 1e308)),
-                  ("best_rows", "hashes", [H, np.full((6, 4), -1e39)]), ("best_rows", "v", np.full(4, 4e38)),
-                  ("greedy_select", "hashes", np.full((6, 4), 1e39)),
-                  ("stochastic_greedy_select", "hashes", np.full((6, 4), 1e39))]
+BEYOND_FLOAT32 = [
+    ("best_row", "hashes", np.full((6, 4), 1e39)),
+    ("best_row", "v", np.full(4, 1e308)),
+    ("best_rows", "hashes", [H, np.full((6, 4), -1e39)]),
+    ("best_rows", "v", np.full(4, 4e38)),
+    ("greedy_select", "hashes", np.full((6, 4), 1e39)),
+    ("stochastic_greedy_select", "hashes", np.full((6, 4), 1e39)),
+]
 
 
 @pytest.mark.parametrize("name,argument,value", BEYOND_FLOAT32, ids=[f"{n}-{a}" for n, a, _ in BEYOND_FLOAT32])

@@ -25,7 +25,7 @@ CHILD_SECONDS = 60
 
 # The calls, by name: each a zero-argument function returning arrays (or numbers) that must be equal in parent
 # and child. Sizes are large enough that every kernel splits its work over the pool (10^5 rows for the hasher).
-CALLS = textwrap.dedent('''
+CALLS = textwrap.dedent("""
     import numpy as np
     import dpsumm
     from dpsumm import _core, kernels
@@ -83,10 +83,10 @@ CALLS = textwrap.dedent('''
         "summarize paper": lambda: summarize("paper"),
         "InProcessTransport reused": transport_round,
     }
-''')
+""")
 
 
-RUN = CALLS + textwrap.dedent('''
+RUN = CALLS + textwrap.dedent("""
     import json, os, pickle, select, signal, sys, time
 
     def same(a, b):
@@ -114,12 +114,13 @@ RUN = CALLS + textwrap.dedent('''
     names = sys.argv[1:] or list(CALLS)
     wants = {name: CALLS[name]() for name in names}  # every pool and thread exists before the first fork
     print(json.dumps({name: in_child(name, wants[name]) for name in names}))
-''').replace("CHILD_SECONDS", str(CHILD_SECONDS))
+""").replace("CHILD_SECONDS", str(CHILD_SECONDS))
 
 
 def _results() -> dict[str, str]:
-    out = subprocess.run([sys.executable, "-c", RUN], capture_output=True, text=True,
-                         timeout=CHILD_SECONDS * 4, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", RUN], capture_output=True, text=True, timeout=CHILD_SECONDS * 4, check=False
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -129,12 +130,28 @@ def results() -> dict[str, str]:
     return _results()
 
 
-NAMES = ["RFFHasher.transform", "RFFHasher.transform threads=2", "finite_max_abs", "row_digests",
-         "greedy_select (rayon::scope)", "stochastic_greedy_select", "kernel_greedy (rayon::scope)",
-         "kernel_row_means", "mmd2", "best_rows", "row_dots", "BidIndex", "nominate", "owner sketches",
-         "quantize_column_sums", "summarize nominations", "summarize label purchase", "summarize winners purchase",
-         "summarize paper",
-         "InProcessTransport reused"]
+NAMES = [
+    "RFFHasher.transform",
+    "RFFHasher.transform threads=2",
+    "finite_max_abs",
+    "row_digests",
+    "greedy_select (rayon::scope)",
+    "stochastic_greedy_select",
+    "kernel_greedy (rayon::scope)",
+    "kernel_row_means",
+    "mmd2",
+    "best_rows",
+    "row_dots",
+    "BidIndex",
+    "nominate",
+    "owner sketches",
+    "quantize_column_sums",
+    "summarize nominations",
+    "summarize label purchase",
+    "summarize winners purchase",
+    "summarize paper",
+    "InProcessTransport reused",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -143,7 +160,7 @@ def test_a_forked_child_makes_the_same_call_with_the_same_result(results, name):
 
 
 def test_multiprocessing_with_the_fork_start_method_returns():
-    script = CALLS + textwrap.dedent('''
+    script = CALLS + textwrap.dedent("""
         import multiprocessing as mp
 
         def work(i):
@@ -153,8 +170,9 @@ def test_multiprocessing_with_the_fork_start_method_returns():
         with mp.get_context("fork").Pool(2) as pool:
             got = pool.map_async(work, range(3)).get(timeout=CHILD_SECONDS)
         print("same" if got == want else f"different: {got} {want}")
-    ''').replace("CHILD_SECONDS", str(CHILD_SECONDS))
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=CHILD_SECONDS * 2, check=False)
+    """).replace("CHILD_SECONDS", str(CHILD_SECONDS))
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=CHILD_SECONDS * 2, check=False
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().splitlines()[-1] == "same"

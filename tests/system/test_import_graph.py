@@ -41,7 +41,7 @@ def import_graph() -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                base = package[:len(package) - node.level + 1] if node.level else []
+                base = package[: len(package) - node.level + 1] if node.level else []
                 stem = ".".join(base + ([node.module] if node.module else []))
                 for alias in node.names:
                     sub = f"{stem}.{alias.name}"
@@ -100,13 +100,23 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 def test_the_graph_sees_imports_inside_functions() -> None:
     graph = import_graph()
     assert "dpsumm.privacy" in graph["dpsumm.summarize"]
-    assert graph["dpsumm.protocols.nominations.by_label"] >= {"dpsumm.protocols.nominations.aggregator",
-                                                               "dpsumm.protocols.nominations.purchase"}
+    assert graph["dpsumm.protocols.nominations.by_label"] >= {
+        "dpsumm.protocols.nominations.aggregator",
+        "dpsumm.protocols.nominations.purchase",
+    }
 
 
 LAYERS = {  # a module may import only modules of a lower or equal rank
-    "protocols": 1, "parties": 1, "messages": 0, "transport": 0,
-    "methods": 2, "summarize": 3, "estimator": 4, "experiments": 4, "flower": 4, "cli": 5,
+    "protocols": 1,
+    "parties": 1,
+    "messages": 0,
+    "transport": 0,
+    "methods": 2,
+    "summarize": 3,
+    "estimator": 4,
+    "experiments": 4,
+    "flower": 4,
+    "cli": 5,
 }
 
 

@@ -26,12 +26,15 @@ CHILD_TIMEOUT = 120
 
 def in_child(code: str) -> dict[str, object]:
     """Run `code` (which binds `call`, a zero-argument function) in a fresh interpreter; report how it ended."""
-    src = textwrap.dedent("""
+    src = (
+        textwrap.dedent("""
         import json, time
         import numpy as np
         import dpsumm
         from dpsumm import _core, privacy
-    """) + textwrap.dedent(code) + textwrap.dedent("""
+    """)
+        + textwrap.dedent(code)
+        + textwrap.dedent("""
         t0 = time.monotonic()
         try:
             out = call()
@@ -42,13 +45,14 @@ def in_child(code: str) -> dict[str, object]:
         res["seconds"] = time.monotonic() - t0
         print("RESULT " + json.dumps(res))
     """)
+    )
     try:
         p = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     except subprocess.TimeoutExpired:
         pytest.fail(f"no answer within {CHILD_TIMEOUT} s:\n{code}")
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
     assert p.returncode == 0 and lines, f"the child died (exit {p.returncode}):\n{p.stderr[-2000:]}"
-    result: dict[str, object] = json.loads(lines[-1][len("RESULT "):])
+    result: dict[str, object] = json.loads(lines[-1][len("RESULT ") :])
     return result
 
 
@@ -69,10 +73,13 @@ def refused(call, argument: str) -> None:
 
 def test_mwem_marginals_too_large_to_materialise():
     # dim = 2^20 and a grid of 2^20 + 1 points are each allowed; the (dim, |S|) marginals are 8 TiB.
-    refused_in_child("""
+    refused_in_child(
+        """
         m = privacy.ProductMWEM(2**20, eta=2 / 2**20, random_state=0)
         call = lambda: m.marginals_
-    """, "dim")
+    """,
+        "dim",
+    )
 
 
 def test_quantizer_on_zero_size_arrays_with_a_huge_dimension():
@@ -80,26 +87,38 @@ def test_quantizer_on_zero_size_arrays_with_a_huge_dimension():
     assert res["ok"] and res["shape"] == [2**40, 0], res
     res = in_child("call = lambda: privacy.quantize_column_sums(np.empty((2**40, 0)), 0.5, dpsumm.privacy.Csprng(0))")
     assert res["ok"] and res["shape"] == [0], res
-    refused_in_child("call = lambda: privacy.quantize_column_sums(np.empty((0, 2**45)), 0.5, dpsumm.privacy.Csprng(0))",
-                     "values")
-    refused_in_child("""
+    refused_in_child(
+        "call = lambda: privacy.quantize_column_sums(np.empty((0, 2**45)), 0.5, dpsumm.privacy.Csprng(0))", "values"
+    )
+    refused_in_child(
+        """
         v = np.broadcast_to(np.zeros((1, 1)), (2**44, 1))
         call = lambda: _core.stochastic_round(v, 0.5, _core.Csprng(0))
-    """, "values")
+    """,
+        "values",
+    )
 
 
-@pytest.mark.parametrize("call,argument", [
-    ("_core.mmd2(np.broadcast_to(np.zeros((1, 8), np.float32), (2**40, 8)), np.zeros((3, 8), np.float32), 1.0)", "A"),
-    ("_core.kernel_sum(np.zeros((3, 8)), np.broadcast_to(np.zeros((1, 8)), (2**40, 8)), 1.0)", "B"),
-    ("_core.kernel_row_means(np.zeros((3, 8)), np.broadcast_to(np.zeros((1, 8)), (2**40, 8)), 1.0)", "B"),
-    ("_core.kernel_sum(np.empty((2**40, 0), np.float32), np.empty((3, 0), np.float32), 1.0)", "A"),
-    ("_core.mmd2(np.empty((3, 0), np.float32), np.empty((2**40, 0), np.float32), 1.0)", "A"),
-    ("_core.row_dots(np.empty((2**45, 0), np.float32), np.empty(0, np.float32))", "hashes"),
-    ("_core.Csprng(0).gaussian_on_grid(np.broadcast_to(np.zeros(1), (2**40,)), 1.0, 1.0)", "values"),
-    ("_core.ProductMwem(4, 0.5, 'replace-one', _core.Csprng(0)).release(np.broadcast_to(np.zeros(1), (2**40,)), 10, 1, 1.0)",
-     "column_sums"),
-    ("_core.Csprng(0).exponential_mechanism(np.broadcast_to(np.zeros(1), (2**40,)), 1.0, 1.0)", "scores"),
-])
+@pytest.mark.parametrize(
+    "call,argument",
+    [
+        (
+            "_core.mmd2(np.broadcast_to(np.zeros((1, 8), np.float32), (2**40, 8)), np.zeros((3, 8), np.float32), 1.0)",
+            "A",
+        ),
+        ("_core.kernel_sum(np.zeros((3, 8)), np.broadcast_to(np.zeros((1, 8)), (2**40, 8)), 1.0)", "B"),
+        ("_core.kernel_row_means(np.zeros((3, 8)), np.broadcast_to(np.zeros((1, 8)), (2**40, 8)), 1.0)", "B"),
+        ("_core.kernel_sum(np.empty((2**40, 0), np.float32), np.empty((3, 0), np.float32), 1.0)", "A"),
+        ("_core.mmd2(np.empty((3, 0), np.float32), np.empty((2**40, 0), np.float32), 1.0)", "A"),
+        ("_core.row_dots(np.empty((2**45, 0), np.float32), np.empty(0, np.float32))", "hashes"),
+        ("_core.Csprng(0).gaussian_on_grid(np.broadcast_to(np.zeros(1), (2**40,)), 1.0, 1.0)", "values"),
+        (
+            "_core.ProductMwem(4, 0.5, 'replace-one', _core.Csprng(0)).release(np.broadcast_to(np.zeros(1), (2**40,)), 10, 1, 1.0)",
+            "column_sums",
+        ),
+        ("_core.Csprng(0).exponential_mechanism(np.broadcast_to(np.zeros(1), (2**40,)), 1.0, 1.0)", "scores"),
+    ],
+)
 def test_core_copies_of_huge_views_are_refused(call, argument):
     refused_in_child(f"call = lambda: {call}", argument)
 
@@ -131,10 +150,13 @@ def test_exponential_mechanism_scores_are_still_any_real_sequence():
 def test_a_broadcast_bid_index_too_large_fails_at_once():
     # 2^50 rows of one broadcast row: the codes (2^52 bytes) cannot be allocated; the index used to scan
     # every value for max |h| before trying (hours).
-    refused_in_child("""
+    refused_in_child(
+        """
         h = np.broadcast_to(np.zeros((1, 4), np.float32), (2**50, 4))
         call = lambda: _core.BidIndex.from_hashes(h)
-    """, "X")
+    """,
+        "X",
+    )
 
 
 def test_finite_max_abs_of_an_empty_array_with_a_huge_row_count_answers_at_once():
@@ -146,8 +168,21 @@ DIMS = st.one_of(st.integers(0, 40), st.integers(2**44, 2**46))
 
 
 @settings(max_examples=40, deadline=None)
-@given(rows=DIMS, cols=DIMS, which=st.sampled_from(["stochastic_round", "quantize_column_sums", "row_dots",
-                                                    "mmd2", "kernel_row_means", "finite_max_abs", "row_digests"]))
+@given(
+    rows=DIMS,
+    cols=DIMS,
+    which=st.sampled_from(
+        [
+            "stochastic_round",
+            "quantize_column_sums",
+            "row_dots",
+            "mmd2",
+            "kernel_row_means",
+            "finite_max_abs",
+            "row_digests",
+        ]
+    ),
+)
 def test_zero_size_arrays_give_a_result_or_a_named_error(rows, cols, which):
     """An array with no values (one dimension 0, the other anything) never panics or aborts the core."""
     if rows and cols:
@@ -159,9 +194,13 @@ def test_zero_size_arrays_give_a_result_or_a_named_error(rows, cols, which):
     calls = {
         "stochastic_round": lambda: _core.stochastic_round(x64, 0.5, _core.Csprng(0)),
         "quantize_column_sums": lambda: _core.quantize_column_sums(x32, 0.5, _core.Csprng(0)),
-        "row_dots": lambda: _core.row_dots(x32, np.empty(cols, np.float32) if cols < 2**20 else np.empty(0, np.float32)),
+        "row_dots": lambda: _core.row_dots(
+            x32, np.empty(cols, np.float32) if cols < 2**20 else np.empty(0, np.float32)
+        ),
         "mmd2": lambda: _core.mmd2(x32, np.zeros((2, cols if cols < 64 else 1), np.float32), 1.0),
-        "kernel_row_means": lambda: _core.kernel_row_means(x32, np.zeros((2, cols if cols < 64 else 1), np.float32), 1.0),
+        "kernel_row_means": lambda: _core.kernel_row_means(
+            x32, np.zeros((2, cols if cols < 64 else 1), np.float32), 1.0
+        ),
         "finite_max_abs": lambda: _core.finite_max_abs(x32),
         "row_digests": lambda: _core.row_digests(x32),
     }
@@ -217,8 +256,9 @@ INT_ARGUMENTS = [
 ]
 
 
-@pytest.mark.parametrize("bad", [-1, -2**70, 2**70, 2**200, -2**200, 1.5, True, "3", None, np.float64(2.0)],
-                         ids=repr)
+@pytest.mark.parametrize(
+    "bad", [-1, -(2**70), 2**70, 2**200, -(2**200), 1.5, True, "3", None, np.float64(2.0)], ids=repr
+)
 @pytest.mark.parametrize("argument,call", INT_ARGUMENTS, ids=[f"{a}-{i}" for i, (a, _) in enumerate(INT_ARGUMENTS)])
 def test_a_bad_integer_argument_is_a_named_error(argument, call, bad):
     if bad is None and argument in ("threads", "sample_seed"):

@@ -58,8 +58,11 @@ def test_the_package_is_found_and_the_exemptions_exist():
 
 
 def test_every_library_module_has_a_test_module():
-    missing = [f"{m} -> tests/{mirror(m)}" for m in library_modules()
-               if str(m) not in EXEMPT and not (TESTS / mirror(m)).is_file()]
+    missing = [
+        f"{m} -> tests/{mirror(m)}"
+        for m in library_modules()
+        if str(m) not in EXEMPT and not (TESTS / mirror(m)).is_file()
+    ]
     assert not missing, "library modules without a test module of their own:\n" + "\n".join(missing)
 
 
@@ -70,9 +73,14 @@ def test_no_exempt_module_has_grown_a_test_module():
 
 def test_every_test_module_mirrors_a_library_module_or_is_cross_cutting():
     expected = {mirror(m) for m in library_modules()}
-    stray = [str(p.relative_to(TESTS)) for p in TESTS.rglob("test_*.py")
-             if p.relative_to(TESTS).parts[0] not in CROSS_CUTTING and p.relative_to(TESTS) not in expected]
-    assert not stray, f"test modules that mirror no library module (move them, or into a cross-cutting package): {stray}"
+    stray = [
+        str(p.relative_to(TESTS))
+        for p in TESTS.rglob("test_*.py")
+        if p.relative_to(TESTS).parts[0] not in CROSS_CUTTING and p.relative_to(TESTS) not in expected
+    ]
+    assert not stray, (
+        f"test modules that mirror no library module (move them, or into a cross-cutting package): {stray}"
+    )
 
 
 @pytest.mark.parametrize("directory", sorted(CROSS_CUTTING))

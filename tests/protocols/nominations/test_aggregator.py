@@ -54,7 +54,8 @@ class Faulty:
             if f == "crash":
                 raise RuntimeError("owner crashed")
             if f == "nan":  # a non-finite hash; a digest that is not bytes
-                h = c.astype(np.float64).copy(); h[0, 0] = np.nan
+                h = c.astype(np.float64).copy()
+                h[0, 0] = np.nan
                 return dataclasses.replace(r, **{field: h})
             if f == "too-many":
                 return dataclasses.replace(r, tokens=np.arange(len(r.tokens) + 1), **{field: np.vstack([c, c[:1]])})
@@ -68,27 +69,44 @@ class Faulty:
                     h[:, 0] ^= 0xFF
                 return dataclasses.replace(r, **{field: h})
             if f == "repeated":
-                t = r.tokens.copy(); t[1] = t[0]
+                t = r.tokens.copy()
+                t[1] = t[0]
                 return dataclasses.replace(r, tokens=t)
             if f == "wrong-type":
-                return TargetRelease(noisy_mean=np.zeros(3), exact_mean=np.zeros(3), n_rows=1, sigma=0.0, granularity=0.0)
+                return TargetRelease(
+                    noisy_mean=np.zeros(3), exact_mean=np.zeros(3), n_rows=1, sigma=0.0, granularity=0.0
+                )
         if isinstance(m, PurchaseRequest):
             if f == "purchase-crash":
                 raise RuntimeError("gone")
             if f == "altered-row":
-                pts = r.points.copy(); pts[0, 0] += 1e-6
+                pts = r.points.copy()
+                pts[0, 0] += 1e-6
                 return PurchaseReply(tokens=r.tokens, points=pts, labels=r.labels)
             if f == "other-row":
-                pts = r.points.copy(); pts[0] = pts[-1]
+                pts = r.points.copy()
+                pts[0] = pts[-1]
                 return PurchaseReply(tokens=r.tokens, points=pts, labels=r.labels)
             if f == "nan-row":
-                pts = r.points.copy(); pts[0, 0] = np.nan
+                pts = r.points.copy()
+                pts[0, 0] = np.nan
                 return PurchaseReply(tokens=r.tokens, points=pts, labels=r.labels)
         return r
 
 
-FAULTS = ["crash", "nan", "too-many", "too-few", "inflated-hash", "repeated", "wrong-type", "purchase-crash",
-          "altered-row", "other-row", "nan-row"]
+FAULTS = [
+    "crash",
+    "nan",
+    "too-many",
+    "too-few",
+    "inflated-hash",
+    "repeated",
+    "wrong-type",
+    "purchase-crash",
+    "altered-row",
+    "other-row",
+    "nan-row",
+]
 
 
 @pytest.mark.parametrize("purchase", [dpsumm.Nominees(), dpsumm.Winners()], ids=["nominees", "winners"])
@@ -98,10 +116,31 @@ def test_a_faulty_owner_is_excluded_and_the_run_completes(fault, purchase):
     parties = {f"owner-{k}": OwnerParty(o, None, f"owner-{k}") for k, o in enumerate(owners)}
     parties["owner-1"] = Faulty(parties["owner-1"], fault)
     parties["consumer"] = ConsumerParty(validation, dpsumm.privacy.Csprng(0).derive("consumer"))
-    res = dpsumm.summarize(owners, validation, 20, method=dpsumm.Nominations(purchase=purchase, dim=64), random_state=0, transport=InProcessTransport(parties), **KW)
+    res = dpsumm.summarize(
+        owners,
+        validation,
+        20,
+        method=dpsumm.Nominations(purchase=purchase, dim=64),
+        random_state=0,
+        transport=InProcessTransport(parties),
+        **KW,
+    )
     excluded = [e for e in res.events if e["event"] == "excluded"]
-    if purchase.name == "winners" and fault in ("purchase-crash", "altered-row", "other-row", "nan-row") and 1 not in set(
-            dpsumm.summarize(owners, validation, 20, method=dpsumm.Nominations(purchase=dpsumm.Winners(), dim=64), random_state=0, **KW).owner.tolist()):
+    if (
+        purchase.name == "winners"
+        and fault in ("purchase-crash", "altered-row", "other-row", "nan-row")
+        and 1
+        not in set(
+            dpsumm.summarize(
+                owners,
+                validation,
+                20,
+                method=dpsumm.Nominations(purchase=dpsumm.Winners(), dim=64),
+                random_state=0,
+                **KW,
+            ).owner.tolist()
+        )
+    ):
         pytest.skip("owner-1 has no winner here, so it is never asked to sell")
     assert [e["owner"] for e in excluded] == ["owner-1"], res.events
     if purchase.name == "nominees" and fault in ("inflated-hash", "altered-row", "other-row"):

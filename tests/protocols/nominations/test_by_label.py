@@ -87,11 +87,20 @@ def test_owners_of_one_distribution_draw_their_small_sales_uniformly_in_a_run():
                 modes.append(np.asarray(message.label_herded))
             return super().handle(message)
 
-    parties = {f"owner-{k}": Owner(o, y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
-               for k, (o, y) in enumerate(zip(owners, labels))}
+    parties = {
+        f"owner-{k}": Owner(o, y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
+        for k, (o, y) in enumerate(zip(owners, labels))
+    }
     parties["consumer"] = ConsumerParty(validation, dpsumm.privacy.Csprng(0).derive("consumer"), labels=yv)
-    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 20,
-                           validation_labels=yv, random_state=0, transport=InProcessTransport(parties), **KW)
+    res = dpsumm.summarize(
+        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
+        validation,
+        20,
+        validation_labels=yv,
+        random_state=0,
+        transport=InProcessTransport(parties),
+        **KW,
+    )
     assert len(modes) >= 10 and sum(not m[2] for m in modes) >= 10  # label 2's sales: uniform draws
     assert len(res) == 20 and res.accessed.total <= 60
     assert res.privacy.certified("owners") and res.privacy.certified("validation")
@@ -100,9 +109,21 @@ def test_owners_of_one_distribution_draw_their_small_sales_uniformly_in_a_run():
 def test_an_owner_refuses_a_malformed_sale_mode():
     X = np.random.default_rng(0).normal(size=(20, 3))
     owner = OwnerParty(X, np.array([0, 1] * 10), "o")
-    base = dict(n_features=3, dim=8, gamma=0.3, hash_seed=0, target=np.zeros(0), temperature=1.0, count=3,
-                candidates=12, reveal="points", sample_seed=1, label_set=np.array([0, 1]),
-                label_counts=np.array([1, 2]), label_preference=np.zeros(2))
+    base = dict(
+        n_features=3,
+        dim=8,
+        gamma=0.3,
+        hash_seed=0,
+        target=np.zeros(0),
+        temperature=1.0,
+        count=3,
+        candidates=12,
+        reveal="points",
+        sample_seed=1,
+        label_set=np.array([0, 1]),
+        label_counts=np.array([1, 2]),
+        label_preference=np.zeros(2),
+    )
     for bad in (np.array([True]), np.array([1, 0]), np.array([[True, False]])):
         with pytest.raises(ProtocolError, match="label_herded"):
             owner.handle(LabelSaleRequest(**base, label_herded=bad))
@@ -112,8 +133,14 @@ def test_an_owner_refuses_a_malformed_sale_mode():
 
 def test_a_run_certifies_every_party_buys_at_most_three_times_size_and_only_wanted_labels():
     owners, labels, validation, yv = label_shift()
-    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 20,
-                           validation_labels=yv, random_state=0, **KW)
+    res = dpsumm.summarize(
+        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
+        validation,
+        20,
+        validation_labels=yv,
+        random_state=0,
+        **KW,
+    )
     led = res.privacy
     assert led.certified("owners") and led.certified("validation")
     assert 0.97 < led.epsilon("owners", 1e-6) <= 1.0
@@ -144,12 +171,20 @@ def test_with_the_tilt_the_consumer_makes_two_releases_that_compose_within_its_b
                 asked.append(message)
             return super().handle(message)
 
-    parties = {f"owner-{k}": Owner(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
-               for k, (o, y) in enumerate(zip(owners, labels))}
+    parties = {
+        f"owner-{k}": Owner(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
+        for k, (o, y) in enumerate(zip(owners, labels))
+    }
     parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(0).derive("consumer"), labels=yv)
-    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 20,
-                           validation_labels=yv, random_state=0, transport=InProcessTransport(parties),
-                           **{**KW, "method": TILTED})
+    res = dpsumm.summarize(
+        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
+        validation,
+        20,
+        validation_labels=yv,
+        random_state=0,
+        transport=InProcessTransport(parties),
+        **{**KW, "method": TILTED},
+    )
     led = res.privacy
     assert led.certified("validation") and led.certified("owners")
     events = led.events("validation")
@@ -159,8 +194,9 @@ def test_with_the_tilt_the_consumer_makes_two_releases_that_compose_within_its_b
     assert 0.98 < led.epsilon("validation", 1e-6) <= 1.0
     temperature = max(0.2, 5 * res.extra["sigma"])
     assert res.extra["temperature"] == pytest.approx(temperature)
-    assert asked and all(np.asarray(m.target).shape == (64,) and m.temperature == pytest.approx(temperature)
-                         for m in asked)
+    assert asked and all(
+        np.asarray(m.target).shape == (64,) and m.temperature == pytest.approx(temperature) for m in asked
+    )
     assert len(res) == 20 and res.accessed.total <= 60 and res.extra["exchanges"] == 4
 
 
@@ -169,13 +205,30 @@ def test_an_owner_refuses_a_malformed_tilt():
     protocol error, before the owner reads its rows."""
     X = np.random.default_rng(0).normal(size=(20, 3))
     owner = OwnerParty(X, np.array([0, 1] * 10), "o")
-    base = dict(n_features=3, dim=16, gamma=0.5, hash_seed=0, count=4, candidates=16, reveal="points", sample_seed=1,
-                greedy_sample_factor=None, label_set=np.array([0, 1]), label_counts=np.array([2, 2]),
-                label_preference=np.zeros(2), label_herded=np.array([True, True]))
+    base = dict(
+        n_features=3,
+        dim=16,
+        gamma=0.5,
+        hash_seed=0,
+        count=4,
+        candidates=16,
+        reveal="points",
+        sample_seed=1,
+        greedy_sample_factor=None,
+        label_set=np.array([0, 1]),
+        label_counts=np.array([2, 2]),
+        label_preference=np.zeros(2),
+        label_herded=np.array([True, True]),
+    )
     ok = owner.handle(LabelSaleRequest(target=np.full(16, 0.1), temperature=0.5, **base))
     assert len(ok.tokens) == 4
-    for target, temperature in [(np.full(15, 0.1), 0.5), (np.full(16, np.nan), 0.5), (np.full(16, 0.1), 0.0),
-                                (np.full(16, 0.1), float("inf")), (np.full(16, 0.1), True)]:
+    for target, temperature in [
+        (np.full(15, 0.1), 0.5),
+        (np.full(16, np.nan), 0.5),
+        (np.full(16, 0.1), 0.0),
+        (np.full(16, 0.1), float("inf")),
+        (np.full(16, 0.1), True),
+    ]:
         with pytest.raises(ProtocolError, match="tilted label sale"):
             owner.handle(LabelSaleRequest(target=target, temperature=temperature, **base))
 
@@ -193,8 +246,16 @@ def test_owners_short_of_a_label_sell_other_rows_so_that_the_summary_is_full():
     owners = [dpsumm.Owner(A, labels=yA, name="a"), dpsumm.Owner(B, labels=np.full(100, 2), name="b")]
     V = rng.normal(0, 1, (40, 4))
     for seed in range(20):
-        res = dpsumm.summarize(owners, V, 70, method=dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1, 2)), dim=64),
-                               validation_labels=np.zeros(40, int), gamma=0.3, random_state=seed, progress=False)
+        res = dpsumm.summarize(
+            owners,
+            V,
+            70,
+            method=dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1, 2)), dim=64),
+            validation_labels=np.zeros(40, int),
+            gamma=0.3,
+            random_state=seed,
+            progress=False,
+        )
         asked = {o: sum(q) for o, q in res.extra["label_quotas"].items()}
         assert len(res) == 70 and not [e for e in res.events if e.get("event") in ("short", "excluded")], seed
         # each owner sold what it was asked for, or all its rows
@@ -208,8 +269,14 @@ def test_the_label_purchase_beats_uniform_sampling_on_a_label_shift():
     owners, labels, validation, yv = label_shift(seed=2, n=300)
     ours, uni = [], []
     for seed in range(3):
-        res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 30,
-                               validation_labels=yv, random_state=seed, **KW)
+        res = dpsumm.summarize(
+            [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
+            validation,
+            30,
+            validation_labels=yv,
+            random_state=seed,
+            **KW,
+        )
         ours.append(mmd2(res.points, validation, 0.3))
         u = dpsumm.summarize(owners, validation, 30, "uniform", gamma=0.3, random_state=seed, progress=False)
         uni.append(mmd2(u.points, validation, 0.3))
@@ -218,13 +285,25 @@ def test_the_label_purchase_beats_uniform_sampling_on_a_label_shift():
 
 def run_recorded(owners, labels, validation, yv, size, seed, replace=None):
     replace = replace or {}
-    parties = {f"owner-{k}": Recorder(OwnerParty(np.asarray(o), y, f"owner-{k}", rng=owner_stream(seed, f"owner-{k}")),
-                                      replace.get(f"owner-{k}"))
-               for k, (o, y) in enumerate(zip(owners, labels))}
-    parties["consumer"] = Recorder(ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(seed).derive("consumer"),
-                                                 labels=yv), replace.get("consumer"))
-    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, size,
-                           validation_labels=yv, random_state=seed, transport=InProcessTransport(parties), **KW)
+    parties = {
+        f"owner-{k}": Recorder(
+            OwnerParty(np.asarray(o), y, f"owner-{k}", rng=owner_stream(seed, f"owner-{k}")), replace.get(f"owner-{k}")
+        )
+        for k, (o, y) in enumerate(zip(owners, labels))
+    }
+    parties["consumer"] = Recorder(
+        ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(seed).derive("consumer"), labels=yv),
+        replace.get("consumer"),
+    )
+    res = dpsumm.summarize(
+        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
+        validation,
+        size,
+        validation_labels=yv,
+        random_state=seed,
+        transport=InProcessTransport(parties),
+        **KW,
+    )
     return res, parties
 
 
@@ -258,49 +337,72 @@ class Liar(OwnerParty):
     def handle(self, message: Message) -> Message:
         reply = super().handle(message)
         if self.mode == "sigma" and isinstance(reply, LabelRelease):
-            return LabelRelease(n_rows=reply.n_rows, values=reply.values, sigma=reply.sigma * 0.9,
-                               granularity=reply.granularity)
+            return LabelRelease(
+                n_rows=reply.n_rows, values=reply.values, sigma=reply.sigma * 0.9, granularity=reply.granularity
+            )
         if isinstance(reply, LabelSale) and len(reply.tokens):
             if self.mode in ("label", "hidden"):
                 # "label": a label outside the set; "hidden": everything as label 1, which it holds, claiming to
                 # hold none of the labels asked for (its released counts say otherwise)
                 labs = np.full(len(reply.tokens), 7 if self.mode == "label" else 1)
-                return LabelSale(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points,
-                                  labels=labs)
+                return LabelSale(
+                    n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points, labels=labs
+                )
             if self.mode == "surplus":  # one row more than asked, hashed and labelled correctly
                 from dpsumm.hashing import RFFHasher
 
                 extra = int(np.setdiff1d(np.arange(reply.n_rows), reply.tokens)[0])
                 tokens = np.sort(np.append(reply.tokens, extra))
                 h = RFFHasher(message.n_features, dim=message.dim, gamma=message.gamma, seed=message.hash_seed)
-                return LabelSale(n_rows=reply.n_rows, tokens=tokens, hashes=h.transform(self._data[tokens]),
-                                  points=np.array(self._data[tokens]), labels=np.asarray(self._labels)[tokens])
+                return LabelSale(
+                    n_rows=reply.n_rows,
+                    tokens=tokens,
+                    hashes=h.transform(self._data[tokens]),
+                    points=np.array(self._data[tokens]),
+                    labels=np.asarray(self._labels)[tokens],
+                )
             if self.mode == "unlabelled":
-                return LabelSale(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points,
-                                  labels=None)
+                return LabelSale(
+                    n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points, labels=None
+                )
             if self.mode == "rows":
                 pts = reply.points.copy()
                 pts[0, 0] += 1e-3
-                return LabelSale(n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=pts,
-                                  labels=reply.labels)
+                return LabelSale(
+                    n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=pts, labels=reply.labels
+                )
         return reply
 
 
-@pytest.mark.parametrize("mode,phase,why,n,liar", [("sigma", "label-release", "sigma", 200, 1),
-                                                   ("label", "label-sale", "outside the label set", 200, 1),
-                                                   ("surplus", "label-sale", "beyond the labels' asks", 200, 1),
-                                                   # owner 0 holds 1,184 rows of label 0 (released ~1,184 +- 14)
-                                                   ("hidden", "label-sale", "noise sigmas above", 2000, 0),
-                                                   ("unlabelled", "label-sale", "without their labels", 200, 1),
-                                                   ("rows", "label-sale", "do not hash", 200, 1)])
+@pytest.mark.parametrize(
+    "mode,phase,why,n,liar",
+    [
+        ("sigma", "label-release", "sigma", 200, 1),
+        ("label", "label-sale", "outside the label set", 200, 1),
+        ("surplus", "label-sale", "beyond the labels' asks", 200, 1),
+        # owner 0 holds 1,184 rows of label 0 (released ~1,184 +- 14)
+        ("hidden", "label-sale", "noise sigmas above", 2000, 0),
+        ("unlabelled", "label-sale", "without their labels", 200, 1),
+        ("rows", "label-sale", "do not hash", 200, 1),
+    ],
+)
 def test_a_faulty_owner_is_excluded_and_the_run_completes(mode, phase, why, n, liar):
     owners, labels, validation, yv = label_shift(seed=4, n=n)
-    parties = {f"owner-{k}": OwnerParty(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
-               for k, (o, y) in enumerate(zip(owners, labels))}
+    parties = {
+        f"owner-{k}": OwnerParty(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
+        for k, (o, y) in enumerate(zip(owners, labels))
+    }
     parties[f"owner-{liar}"] = Liar(np.asarray(owners[liar]), labels[liar], mode, f"owner-{liar}")
     parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(0).derive("consumer"), labels=yv)
-    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
-                           validation_labels=yv, random_state=0, transport=InProcessTransport(parties), **KW)
+    res = dpsumm.summarize(
+        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
+        validation,
+        10,
+        validation_labels=yv,
+        random_state=0,
+        transport=InProcessTransport(parties),
+        **KW,
+    )
     excluded = [e for e in res.events if e.get("event") == "excluded"]
     assert [e["owner"] for e in excluded] == [f"owner-{liar}"]
     assert excluded[0]["phase"] == phase and why in excluded[0]["reason"]
@@ -325,8 +427,9 @@ class LyingConsumer(ConsumerParty):
         return dataclasses.replace(reply, scale="2.0")
 
 
-@pytest.mark.parametrize("mode,why", [("scale", "scale"), ("fraction", "not integer"), ("shape", "malformed"),
-                                      ("type", "scale")])
+@pytest.mark.parametrize(
+    "mode,why", [("scale", "scale"), ("fraction", "not integer"), ("shape", "malformed"), ("type", "scale")]
+)
 def test_a_consumer_whose_release_is_not_the_recorded_mechanism_is_refused(mode, why):
     """The aggregator recomputes the consumer's scale (2 / epsilon_v) and checks the histogram's shape and that it
     is integer: a release the ledger would misstate stops the run before any purchase."""
@@ -338,12 +441,21 @@ def test_a_consumer_whose_release_is_not_the_recorded_mechanism_is_refused(mode,
             asked.append(type(message).__name__)
             return super().handle(message)
 
-    parties = {f"owner-{k}": Owner(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
-               for k, (o, y) in enumerate(zip(owners, labels))}
+    parties = {
+        f"owner-{k}": Owner(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
+        for k, (o, y) in enumerate(zip(owners, labels))
+    }
     parties["consumer"] = LyingConsumer(np.asarray(validation), dpsumm.privacy.Csprng(0), labels=yv, mode=mode)
     with pytest.raises(ProtocolError, match=why):
-        dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
-                         validation_labels=yv, random_state=0, transport=InProcessTransport(parties), **KW)
+        dpsumm.summarize(
+            [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
+            validation,
+            10,
+            validation_labels=yv,
+            random_state=0,
+            transport=InProcessTransport(parties),
+            **KW,
+        )
     assert asked and "LabelSaleRequest" not in asked  # the owners released their counts; nobody was asked to sell
 
 
@@ -352,8 +464,14 @@ def test_a_consumer_without_labels_is_refused_before_any_release():
     parties = {f"owner-{k}": OwnerParty(np.asarray(o), y, f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))}
     parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(0))
     with pytest.raises(ProtocolError, match="validation_labels"):
-        dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10, random_state=0,
-                         transport=InProcessTransport(parties), **KW)
+        dpsumm.summarize(
+            [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
+            validation,
+            10,
+            random_state=0,
+            transport=InProcessTransport(parties),
+            **KW,
+        )
 
 
 def test_bad_options_and_inputs_are_refused_naming_the_argument():
@@ -365,8 +483,7 @@ def test_bad_options_and_inputs_are_refused_naming_the_argument():
         (lambda: dpsumm.Nominations(purchase="labels"), "label_set"),  # the deprecated spelling, still validated
         (lambda: dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)), reveal="hashes"), "purchase"),
         (lambda: dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)), choice="hashes"), "purchase"),
-        (lambda: dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)), validation_release="mwem"),
-         "purchase"),
+        (lambda: dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)), validation_release="mwem"), "purchase"),
         (lambda: dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)), nominees=5), "nominees"),
         (lambda: dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)), candidates=5), "candidates"),
         (lambda: dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)), temperature=0.5), "temperature"),
@@ -379,19 +496,40 @@ def test_bad_options_and_inputs_are_refused_naming_the_argument():
         (lambda: dpsumm.summarize(labelled, validation, 10, **KW), "validation_labels"),
         (lambda: dpsumm.summarize(owners, validation, 10, validation_labels=yv, **KW), "owners"),
         (lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=yv[:-1], **KW), "validation_labels"),
-        (lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=np.where(yv == 0, np.nan, 1.0), **KW),
-         "validation_labels"),
-        (lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=yv, gamma=0.3, progress=False),
-         "validation_labels"),
-        (lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=yv.astype(str), **KW),
-         "validation_labels"),
+        (
+            lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=np.where(yv == 0, np.nan, 1.0), **KW),
+            "validation_labels",
+        ),
+        (
+            lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=yv, gamma=0.3, progress=False),
+            "validation_labels",
+        ),
+        (
+            lambda: dpsumm.summarize(labelled, validation, 10, validation_labels=yv.astype(str), **KW),
+            "validation_labels",
+        ),
         # owners whose labels lie outside the label set: nothing they hold is ever sold
-        (lambda: dpsumm.summarize([dpsumm.Owner(o, labels=y + 7) for o, y in zip(owners, labels)], validation, 10,
-                                  validation_labels=yv, **KW), "owners"),
+        (
+            lambda: dpsumm.summarize(
+                [dpsumm.Owner(o, labels=y + 7) for o, y in zip(owners, labels)],
+                validation,
+                10,
+                validation_labels=yv,
+                **KW,
+            ),
+            "owners",
+        ),
         # 3 rows per owner in the set, 12 in all: a summary of 20 cannot be filled
-        (lambda: dpsumm.summarize([dpsumm.Owner(o, labels=np.where(np.arange(len(y)) < 3, y, 9))
-                                   for o, y in zip(owners, labels)], validation, 20, validation_labels=yv, **KW),
-         "size"),
+        (
+            lambda: dpsumm.summarize(
+                [dpsumm.Owner(o, labels=np.where(np.arange(len(y)) < 3, y, 9)) for o, y in zip(owners, labels)],
+                validation,
+                20,
+                validation_labels=yv,
+                **KW,
+            ),
+            "size",
+        ),
     ]
     for build, arg in cases:
         with pytest.raises(InvalidParameterError) as info:
@@ -400,8 +538,15 @@ def test_bad_options_and_inputs_are_refused_naming_the_argument():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.one_of(st.none(), st.integers(), st.text(max_size=3), st.lists(st.integers(0, 3), max_size=4),
-                 st.lists(st.floats(allow_nan=True), min_size=1, max_size=3)))
+@given(
+    st.one_of(
+        st.none(),
+        st.integers(),
+        st.text(max_size=3),
+        st.lists(st.integers(0, 3), max_size=4),
+        st.lists(st.floats(allow_nan=True), min_size=1, max_size=3),
+    )
+)
 def test_any_label_set_is_accepted_or_refused_with_invalid_parameter(value):
     try:
         m = dpsumm.ByLabel(label_set=value)
@@ -419,8 +564,15 @@ def test_a_summary_short_of_size_says_so_in_its_events_and_repr():
     validation, yv = rng.normal(size=(40, 5)), rng.integers(0, 3, 40)
     outcomes = set()
     for size in (150, 176):
-        res = dpsumm.summarize(owners, validation, size, method=dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=range(3))),
-                               validation_labels=yv, random_state=0, progress=False)
+        res = dpsumm.summarize(
+            owners,
+            validation,
+            size,
+            method=dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=range(3))),
+            validation_labels=yv,
+            random_state=0,
+            progress=False,
+        )
         short = [e for e in res.events if e.get("event") == "short"]
         assert len(res) <= size
         assert bool(short) == (len(res) < size), (size, len(res), res.events)
@@ -454,14 +606,25 @@ def test_a_validation_budget_the_tilts_gaussian_cannot_meet_is_refused_before_an
     beyond the exact sampler's range) is refused naming `privacy`; without the tilt the histogram alone runs."""
     owners, labels, validation, yv = label_shift()
     with pytest.raises(InvalidParameterError) as info:
-        dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
-                         validation_labels=yv, random_state=0, privacy=dpsumm.Budget(validation_epsilon=1e-3,
-                                                                                      validation_delta=1e-6),
-                         **{**KW, "method": TILTED})
+        dpsumm.summarize(
+            [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
+            validation,
+            10,
+            validation_labels=yv,
+            random_state=0,
+            privacy=dpsumm.Budget(validation_epsilon=1e-3, validation_delta=1e-6),
+            **{**KW, "method": TILTED},
+        )
     assert info.value.argument == "privacy"
-    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
-                           validation_labels=yv, random_state=0, privacy=dpsumm.Budget(validation_epsilon=1e-3,
-                                                                                       validation_delta=1e-6), **KW)
+    res = dpsumm.summarize(
+        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
+        validation,
+        10,
+        validation_labels=yv,
+        random_state=0,
+        privacy=dpsumm.Budget(validation_epsilon=1e-3, validation_delta=1e-6),
+        **KW,
+    )
     assert len(res) == 10
 
 
@@ -489,13 +652,25 @@ def world(seed, sizes=(120, 120, 120, 120), m=60, f=5):
 def run(method, owners, labels, validation, yv, size, seed, swap=None):
     swap = swap or {}
     names = [f"owner-{k}" for k in range(len(owners))]
-    parties = {n: Recorder(OwnerParty(np.asarray(o), y, n, rng=owner_stream(seed, n)), values=swap.get(n))
-               for n, o, y in zip(names, owners, labels)}
-    parties["consumer"] = Recorder(ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(seed).derive("consumer"), labels=yv),
-                                   values=swap.get("consumer"))
-    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, size,
-                           validation_labels=yv, method=method, gamma=0.3, random_state=seed, progress=False,
-                           transport=InProcessTransport(parties))
+    parties = {
+        n: Recorder(OwnerParty(np.asarray(o), y, n, rng=owner_stream(seed, n)), values=swap.get(n))
+        for n, o, y in zip(names, owners, labels)
+    }
+    parties["consumer"] = Recorder(
+        ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(seed).derive("consumer"), labels=yv),
+        values=swap.get("consumer"),
+    )
+    res = dpsumm.summarize(
+        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
+        validation,
+        size,
+        validation_labels=yv,
+        method=method,
+        gamma=0.3,
+        random_state=seed,
+        progress=False,
+        transport=InProcessTransport(parties),
+    )
     return res, parties
 
 
@@ -571,8 +746,9 @@ def test_an_owner_draws_its_label_counts_with_the_sigma_it_reports():
     within 5 standard errors of 0."""
     y = np.repeat(np.arange(4), [3, 0, 5, 9])
     X = np.zeros((len(y), 2))
-    req = LabelReleaseRequest(n_features=2, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6,
-                              label_set=np.arange(4))
+    req = LabelReleaseRequest(
+        n_features=2, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6, label_set=np.arange(4)
+    )
     noise, sigma = [], None
     exact_sum = RFFHasher(2, dim=8, gamma=0.5, seed=0).transform(X).astype(np.float64).sum(0)
     for k in range(600):
@@ -602,7 +778,9 @@ def test_labels_an_owners_view_depends_on_the_others_only_through_their_released
     public and kept) and the consumer's rows and labels (|D_v| public, kept), feed the aggregator the first run's
     released values only (each reply's other fields are the new parties' own): owner 0 receives byte-identical
     messages, and so does the consumer (its request of the cells, a function of the owners' releases and public
-    numbers; with the tilt also the request of g~, public numbers only, and owner 0's sale request carries g~). Without the substitution they differ (the test can fail). A changed n_k does reach owner 0 (an
+    numbers; with the tilt also the request of g~, public numbers only, and owner 0's sale request carries g~).
+    Without the substitution they differ (the test can fail).
+    A changed n_k does reach owner 0 (an
     owner's mean hash is its released sum over n_k): the neighbour relation keeps n_k public (docs/design.md §2.7)."""
     owners, labels, validation, yv = world(1)
     o2, l2, v2, yv2 = world(2)
@@ -624,8 +802,15 @@ def test_the_ledger_names_the_owners_relation_of_the_run():
     """The owners' epsilon of an owner-release purchase is under replace-one in one owner's rows (n_k public): every
     text and the dict form say so, not the paper protocol's 'row of the summary D_s' / h2 epochs."""
     owners, labels, validation, yv = world(0)
-    res = dpsumm.summarize([dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)], validation, 10,
-                           validation_labels=yv, method=LABEL_METHOD, gamma=0.3, progress=False)
+    res = dpsumm.summarize(
+        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
+        validation,
+        10,
+        validation_labels=yv,
+        method=LABEL_METHOD,
+        gamma=0.3,
+        progress=False,
+    )
     assert res.certification().status == "private, certified"
     for text in (res.privacy.table(), res.privacy_text(), json.dumps(res.privacy.to_dict())):
         assert "one owner's data D_k (n_k public)" in text and "D_s" not in text and "h2" not in text

@@ -26,7 +26,7 @@ def _dlap_tail(t, b, kmax=4000):
     """P(Z >= t) and E[Z 1{Z >= t}] of the discrete Laplace of scale b, by summing its pmf (independent of the
     closed forms in cell_threshold)."""
     r = math.exp(-1.0 / b)
-    pmf = [(1 - r) / (1 + r) * r ** k for k in range(t, kmax)]
+    pmf = [(1 - r) / (1 + r) * r**k for k in range(t, kmax)]
     return sum(pmf), sum(k * p for k, p in zip(range(t, kmax), pmf))
 
 
@@ -40,8 +40,15 @@ def test_cell_threshold_hand_checked():
     # 1,000 cells, |D_v| = 10: the first rule gives 13 (2 ln(1000 / 1.60653) = 12.87), but the noise's mass at 13,
     # 14, 15 is 13.6, 8.82, 5.70 > 10 / 2; at 16 it is 3.66: t = 16.
     assert cell_threshold(1000, 10, 2.0) == 16.0
-    for J, m, b, factor in [(10, 37, 4.7, 3.0), (1000, 350, 2.0, 3.0), (200, 300, 0.5, 2.0), (50, 5, 3.0, 5.0),
-                            (3, 1000, 2.0, 3.0), (100_000, 40, 1.0, 3.0), (500, 100, 8.0, 1.0)]:
+    for J, m, b, factor in [
+        (10, 37, 4.7, 3.0),
+        (1000, 350, 2.0, 3.0),
+        (200, 300, 0.5, 2.0),
+        (50, 5, 3.0, 5.0),
+        (3, 1000, 2.0, 3.0),
+        (100_000, 40, 1.0, 3.0),
+        (500, 100, 8.0, 1.0),
+    ]:
         t = int(cell_threshold(J, m, b, factor))
         cap = m / (factor - 1) if factor > 1 else math.inf
 
@@ -83,8 +90,12 @@ def test_quotas_from_cells_hand_checked():
     # A cell under the threshold is not bought: 300 cells, scale 2, |D_v| = 100: 2 ln(300 / 1.60653) = 10.46, t = 11
     # (the noise's mass there, 9.57, is below 50); the cell counting 10 is left out and its label (2) is bought only
     # at owner 0, through the cell counting 30.
-    many = LabelCells(labels=np.array([0, 2, 2] + [1] * 297), owners=((0, 1), (0,), (1,)) + ((0,),) * 297,
-                      centres=np.zeros((300, 4)), bias=np.zeros(300))
+    many = LabelCells(
+        labels=np.array([0, 2, 2] + [1] * 297),
+        owners=((0, 1), (0,), (1,)) + ((0,),) * 297,
+        centres=np.zeros((300, 4)),
+        bias=np.zeros(300),
+    )
     counts = np.concatenate([[0.0, 30.0, 10.0], np.zeros(297)])
     assert cell_threshold(300, 100, 2.0) == 11.0
     q = quotas_from_cells(counts, 2.0, 100, many, OWNER_COUNTS, 1)
@@ -100,8 +111,12 @@ def test_what_a_cap_leaves_goes_by_the_evidence_above_the_threshold():
     # holds 10, so 22 rows are left. They go by the counts above t, 49 : 29 : 2 over the open cells: 20.58 and
     # 1.42 -> 21 and 1. Split by the counts instead (40 : 13), the cell that barely passed the threshold, as the
     # noise's cells do, would have taken 5 of them.
-    cells = LabelCells(labels=np.array([0, 0, 0] + [1] * 297), owners=((0,), (1,), (2,)) + ((0,),) * 297,
-                       centres=np.zeros((300, 4)), bias=np.zeros(300))
+    cells = LabelCells(
+        labels=np.array([0, 0, 0] + [1] * 297),
+        owners=((0,), (1,), (2,)) + ((0,),) * 297,
+        centres=np.zeros((300, 4)),
+        bias=np.zeros(300),
+    )
     counts = np.concatenate([[60.0, 40.0, 13.0], np.zeros(297)])
     owners = np.array([[10.0, 5.0], [100.0, 5.0], [100.0, 5.0]])
     t = cell_threshold(300, 100, 2.0)
@@ -115,10 +130,17 @@ def test_quotas_from_cells_follow_only_released_values_and_never_exceed_the_budg
     rng = np.random.default_rng(0)
     for _ in range(50):
         L, K = int(rng.integers(1, 6)), int(rng.integers(1, 7))
-        cells = [(j, tuple(sorted(rng.choice(K, size=int(rng.integers(1, K + 1)), replace=False).tolist())))
-                 for j in range(L) for _ in range(int(rng.integers(0, 3)))]
-        lc = LabelCells(labels=np.array([j for j, _ in cells], dtype=np.int64), owners=tuple(o for _, o in cells),
-                        centres=np.zeros((len(cells), 2)), bias=np.zeros(len(cells)))
+        cells = [
+            (j, tuple(sorted(rng.choice(K, size=int(rng.integers(1, K + 1)), replace=False).tolist())))
+            for j in range(L)
+            for _ in range(int(rng.integers(0, 3)))
+        ]
+        lc = LabelCells(
+            labels=np.array([j for j, _ in cells], dtype=np.int64),
+            owners=tuple(o for _, o in cells),
+            centres=np.zeros((len(cells), 2)),
+            bias=np.zeros(len(cells)),
+        )
         consumer = rng.normal(scale=30, size=len(cells))
         owners = rng.normal(loc=40, scale=40, size=(K, L))
         size = int(rng.integers(1, 60))
@@ -164,7 +186,7 @@ def test_label_cells_hand_checked():
     cells = label_cells(counts, sums, n, 1.0)
     assert cells.labels.tolist() == [0, 1, 1] and cells.owners == ((0, 1), (1,), (2,))
     np.testing.assert_allclose(cells.centres, np.stack([a, a, b]))
-    np.testing.assert_allclose(cells.bias, [d * 2 / 200.0 ** 2, d / 100.0 ** 2, d / 100.0 ** 2])
+    np.testing.assert_allclose(cells.bias, [d * 2 / 200.0**2, d / 100.0**2, d / 100.0**2])
     # Counts within the noise (sigma 40: threshold 120): a label nobody can be shown to hold is one cell over the
     # owners whose count is positive (label 0: owners 0 and 1; label 1: owners 1 and 2), whatever the groups.
     # sigma 10 (threshold 30; the means' noise makes every owner one group): label 1 is placed by its holders 1 and
@@ -181,12 +203,17 @@ def test_herded_sales_hand_checked():
     """An owner herds its sale of a label when it is asked for at least as many rows as there are owners asked for
     that label in its cell; otherwise (many owners of one distribution, a few rows each) it draws uniformly."""
     # Label 0: one cell over owners 0, 1, 2 (one group); label 1: a cell at owner 0 and a cell over owners 1 and 2.
-    cells = LabelCells(labels=np.array([0, 1, 1]), owners=((0, 1, 2), (0,), (1, 2)), centres=np.zeros((3, 4)),
-                       bias=np.zeros(3))
-    q = np.array([[3, 1],    # label 0: 3 asked, 3 sellers in its cell -> herded; label 1: alone in its cell
-                  [2, 2],    # label 0: 2 < 3 -> uniform; label 1: 2 sellers (owners 1, 2) -> herded
-                  [4, 1],    # label 0: herded; label 1: 1 < 2 -> uniform
-                  [0, 5]])   # owner 3 is in no cell (asked by the purchase's later steps): herded
+    cells = LabelCells(
+        labels=np.array([0, 1, 1]), owners=((0, 1, 2), (0,), (1, 2)), centres=np.zeros((3, 4)), bias=np.zeros(3)
+    )
+    q = np.array(
+        [
+            [3, 1],  # label 0: 3 asked, 3 sellers in its cell -> herded; label 1: alone in its cell
+            [2, 2],  # label 0: 2 < 3 -> uniform; label 1: 2 sellers (owners 1, 2) -> herded
+            [4, 1],  # label 0: herded; label 1: 1 < 2 -> uniform
+            [0, 5],
+        ]
+    )  # owner 3 is in no cell (asked by the purchase's later steps): herded
     assert herded_sales(q, cells).tolist() == [[True, True], [False, True], [True, False], [True, True]]
     # An owner asked for nothing does not count as a seller: owners 1 and 2 alone share label 0's ask.
     q[0, 0] = 0
@@ -212,8 +239,12 @@ def test_herded_sales_compares_each_ask_with_the_askers_of_its_cell(K, L, seed):
             if own:
                 labels.append(j)
                 owners.append(own)
-    cells = LabelCells(labels=np.array(labels, dtype=np.int64), owners=tuple(owners),
-                       centres=np.zeros((len(labels), 2)), bias=np.zeros(len(labels)))
+    cells = LabelCells(
+        labels=np.array(labels, dtype=np.int64),
+        owners=tuple(owners),
+        centres=np.zeros((len(labels), 2)),
+        bias=np.zeros(len(labels)),
+    )
     out = herded_sales(q, cells)
     assert out.shape == (K, L) and out.dtype == np.bool_
     expected = np.ones((K, L), dtype=bool)
@@ -224,9 +255,14 @@ def test_herded_sales_compares_each_ask_with_the_askers_of_its_cell(K, L, seed):
     np.testing.assert_array_equal(out, expected)
 
 
-_ANY = st.one_of(st.none(), st.integers(-3, 3), st.floats(allow_nan=True, allow_infinity=True),
-                 st.lists(st.floats(-5, 5), max_size=4), st.lists(st.lists(st.floats(allow_nan=True), max_size=3), max_size=3),
-                 st.text(max_size=3))
+_ANY = st.one_of(
+    st.none(),
+    st.integers(-3, 3),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.lists(st.floats(-5, 5), max_size=4),
+    st.lists(st.lists(st.floats(allow_nan=True), max_size=3), max_size=3),
+    st.text(max_size=3),
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -235,9 +271,12 @@ def test_the_cell_functions_refuse_bad_input_naming_it(means, noise, n, counts, 
     """Whatever they are given, the label purchase's public post-processing functions return or raise
     InvalidParameterError naming an argument: never another exception."""
     cells = LabelCells(labels=np.array([0]), owners=((0,),), centres=np.zeros((1, 2)), bias=np.zeros(1))
-    calls = [lambda: owner_groups(means, noise, n), lambda: label_cells(counts, means, n, sigma),
-             lambda: quotas_from_cells(consumer, 1.0, 10, cells, counts, 3),
-             lambda: cell_threshold(3, 10, sigma)]
+    calls = [
+        lambda: owner_groups(means, noise, n),
+        lambda: label_cells(counts, means, n, sigma),
+        lambda: quotas_from_cells(consumer, 1.0, 10, cells, counts, 3),
+        lambda: cell_threshold(3, 10, sigma),
+    ]
     for call in calls:
         try:
             call()

@@ -46,9 +46,12 @@ def test_the_default_purchase_is_nominees_and_the_deprecated_label_set_is_the_la
     assert legacy.needs_labels and METHOD.needs_labels and not dpsumm.Nominations().needs_labels
     owners, labels, validation, yv = label_shift()
     labelled = [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)]
-    runs = [dpsumm.summarize(labelled, validation, 20, method=m, gamma=0.3, progress=False, validation_labels=yv,
-                             random_state=3)
-            for m in (legacy, METHOD)]
+    runs = [
+        dpsumm.summarize(
+            labelled, validation, 20, method=m, gamma=0.3, progress=False, validation_labels=yv, random_state=3
+        )
+        for m in (legacy, METHOD)
+    ]
     # The deprecated spelling is the label purchase, run for run: same rows, same releases, same ledger.
     assert runs[0].extra["purchase"] == runs[1].extra["purchase"] == "labels"
     assert np.array_equal(runs[0].owner, runs[1].owner) and np.array_equal(runs[0].index, runs[1].index)
@@ -56,8 +59,9 @@ def test_the_default_purchase_is_nominees_and_the_deprecated_label_set_is_the_la
     assert runs[0].privacy.epsilon("owners", 1e-6) == runs[1].privacy.epsilon("owners", 1e-6) > 0.97
     assert runs[0].accessed.total <= 3 * 20
     # Without one it is the nominees purchase: the owners release nothing (epsilon 0) and K * 2 * size rows are bought.
-    plain = dpsumm.summarize(owners, validation, 20, method=dpsumm.Nominations(dim=64), gamma=0.3, progress=False,
-                             random_state=3)
+    plain = dpsumm.summarize(
+        owners, validation, 20, method=dpsumm.Nominations(dim=64), gamma=0.3, progress=False, random_state=3
+    )
     assert plain.extra["purchase"] == "nominees" and plain.extra["owner_epsilon"] == 0.0
     assert plain.accessed.total == sum(min(40, len(o)) for o in owners)
 
@@ -87,8 +91,19 @@ class Recorder:
 
 def run_recorded(owners, validation, size, seed, **kw):
     parties = {f"owner-{k}": Recorder(OwnerParty(np.asarray(o), None, f"owner-{k}")) for k, o in enumerate(owners)}
-    parties["consumer"] = Recorder(ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(seed).derive("consumer")))
-    res = dpsumm.summarize(owners, validation, size, method=dpsumm.Nominations(dim=64), random_state=seed, transport=InProcessTransport(parties), **KW, **kw)
+    parties["consumer"] = Recorder(
+        ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(seed).derive("consumer"))
+    )
+    res = dpsumm.summarize(
+        owners,
+        validation,
+        size,
+        method=dpsumm.Nominations(dim=64),
+        random_state=seed,
+        transport=InProcessTransport(parties),
+        **KW,
+        **kw,
+    )
     return res, parties
 
 
@@ -133,17 +148,28 @@ def test_ledger_certifies_every_party_by_default():
 def test_reveal_hashes_gives_the_aggregator_no_raw_row():
     owners, validation = blobs()
     labels = [np.full(len(o), k) for k, o in enumerate(owners)]
-    res = dpsumm.summarize([dpsumm.Owner(o, labels=lab) for o, lab in zip(owners, labels)], validation, 10, method=dpsumm.Nominations(reveal='hashes', dim=64), random_state=4, **KW)
+    res = dpsumm.summarize(
+        [dpsumm.Owner(o, labels=lab) for o, lab in zip(owners, labels)],
+        validation,
+        10,
+        method=dpsumm.Nominations(reveal="hashes", dim=64),
+        random_state=4,
+        **KW,
+    )
     assert res.points is None and res.accessed.total == 0
     assert np.array_equal(res.labels, res.owner)
-    ref = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(choice='hashes', dim=64), random_state=4, **KW)
+    ref = dpsumm.summarize(
+        owners, validation, 10, method=dpsumm.Nominations(choice="hashes", dim=64), random_state=4, **KW
+    )
     assert np.array_equal(res.hashes, ref.hashes)
 
 
 def test_nominations_with_every_row_nominated_equals_central_greedy():
     owners, validation = blobs(seed=8, K=3, n=30)
     central = dpsumm.summarize(owners, validation, 15, method=dpsumm.CentralGreedy(dim=64), **KW)
-    nom = dpsumm.summarize(owners, validation, 15, method=dpsumm.Nominations(nominees=30, choice='hashes', dim=64), random_state=1, **KW)
+    nom = dpsumm.summarize(
+        owners, validation, 15, method=dpsumm.Nominations(nominees=30, choice="hashes", dim=64), random_state=1, **KW
+    )
     assert np.array_equal(nom.owner, central.owner) and np.array_equal(nom.index, central.index)
     assert np.array_equal(nom.points, central.points)
 
@@ -156,20 +182,27 @@ def test_kernel_choice_with_every_row_nominated_equals_exact_greedy():
     assert np.array_equal(nom.owner, exact.owner) and np.array_equal(nom.index, exact.index)
 
 
-@pytest.mark.parametrize("method, kw, arg", [
-    ("central-greedy", dict(privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=1e-6)), "privacy"),
-    (dict(nominees=1), {}, "nominees"),  # 4 owners x 1 < size 10
-    (dict(nominees=0), {}, "nominees"),
-    (dict(candidates=5, nominees=20), {}, "candidates"),
-    (dict(candidates=2**63 + 5), {}, "candidates"),
-    (dict(temperature=-1.0), {}, "temperature"),
-    (dict(purchase="all"), {}, "purchase"),
-    (dict(validation_release="laplace"), {}, "validation_release"),
-    (dict(choice="kernel", purchase=dpsumm.Winners()), {}, "choice"),
-    (dict(choice="exact"), {}, "choice"),
-    (dict(owner_greedy="lazy"), {}, "owner_greedy"),
-    ({}, dict(privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=0.05)), "validation_delta"),  # >= 1/|D_v|
-])
+@pytest.mark.parametrize(
+    "method, kw, arg",
+    [
+        ("central-greedy", dict(privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=1e-6)), "privacy"),
+        (dict(nominees=1), {}, "nominees"),  # 4 owners x 1 < size 10
+        (dict(nominees=0), {}, "nominees"),
+        (dict(candidates=5, nominees=20), {}, "candidates"),
+        (dict(candidates=2**63 + 5), {}, "candidates"),
+        (dict(temperature=-1.0), {}, "temperature"),
+        (dict(purchase="all"), {}, "purchase"),
+        (dict(validation_release="laplace"), {}, "validation_release"),
+        (dict(choice="kernel", purchase=dpsumm.Winners()), {}, "choice"),
+        (dict(choice="exact"), {}, "choice"),
+        (dict(owner_greedy="lazy"), {}, "owner_greedy"),
+        (
+            {},
+            dict(privacy=dpsumm.Budget(validation_epsilon=1, validation_delta=0.05)),
+            "validation_delta",
+        ),  # >= 1/|D_v|
+    ],
+)
 def test_bad_arguments_name_the_argument(method, kw, arg):
     owners, validation = blobs()
     with pytest.raises(dpsumm.DpsummError) as info:
@@ -184,8 +217,10 @@ def test_an_owner_named_like_the_consumer_and_a_transport_lacking_owners_are_ref
     with pytest.raises(dpsumm.InvalidParameterError, match="consumer") as info:
         dpsumm.summarize(named, validation, 10, **KW)
     assert info.value.argument == "owners"
-    parties = {"owner-0": OwnerParty(np.asarray(owners[0]), None, "owner-0"),
-               "consumer": ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(0))}
+    parties = {
+        "owner-0": OwnerParty(np.asarray(owners[0]), None, "owner-0"),
+        "consumer": ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(0)),
+    }
     with pytest.raises(dpsumm.InvalidParameterError, match="owner-1") as info:
         dpsumm.summarize(owners, validation, 10, transport=InProcessTransport(parties), **KW)
     assert info.value.argument == "transport"
@@ -198,7 +233,9 @@ def test_on_digits_nominations_beats_uniform_in_every_repeat():
         gamma = dpsumm.experiments.median_gamma(split.seed_set)
         for size in (20, 40):
             nom = dpsumm.summarize(split.owners, split.validation, size, gamma=gamma, random_state=rep, progress=False)
-            uni = dpsumm.summarize(split.owners, split.validation, size, method="uniform", gamma=gamma, random_state=rep)
+            uni = dpsumm.summarize(
+                split.owners, split.validation, size, method="uniform", gamma=gamma, random_state=rep
+            )
             assert metrics.mmd2(nom.points, split.validation, gamma) < metrics.mmd2(uni.points, split.validation, gamma)
 
 
@@ -207,9 +244,18 @@ def test_owner_greedy_default_is_stochastic_and_exact_is_available():
     from dpsumm.protocols.nominations.aggregator import STOCHASTIC_GREEDY_FACTOR
 
     owners, validation = blobs(seed=12, K=3, n=60)
-    a = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(choice='hashes', dim=64), random_state=3, **KW)
+    a = dpsumm.summarize(
+        owners, validation, 10, method=dpsumm.Nominations(choice="hashes", dim=64), random_state=3, **KW
+    )
     assert a.extra["greedy_sample_factor"] == STOCHASTIC_GREEDY_FACTOR
-    b = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(choice='hashes', owner_greedy='exact', dim=64), random_state=3, **KW)
+    b = dpsumm.summarize(
+        owners,
+        validation,
+        10,
+        method=dpsumm.Nominations(choice="hashes", owner_greedy="exact", dim=64),
+        random_state=3,
+        **KW,
+    )
     assert b.extra["greedy_sample_factor"] is None
     assert a.privacy is not None and b.privacy is not None
     assert len(a.index) == len(b.index) == 10

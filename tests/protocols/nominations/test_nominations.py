@@ -8,7 +8,11 @@ from dpsumm.protocols.nominations import PURCHASES
 
 
 def test_the_registry_maps_each_name_to_its_purchase():
-    assert PURCHASES == {"nominees": nominations.Nominees, "labels": nominations.ByLabel, "winners": nominations.Winners}
+    assert PURCHASES == {
+        "nominees": nominations.Nominees,
+        "labels": nominations.ByLabel,
+        "winners": nominations.Winners,
+    }
     assert {cls.name for cls in PURCHASES.values()} == set(PURCHASES)
     assert {nominations.Nominees, nominations.ByLabel, nominations.Winners} == set(PURCHASES.values())
 

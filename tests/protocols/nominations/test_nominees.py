@@ -25,5 +25,7 @@ def test_default_owners_commit_by_digest_and_the_result_hashes_are_the_rows_h1()
     assert res.accessed.hashes == 0 and res.accessed.total == sum(min(20, len(o)) for o in owners)
     np.testing.assert_array_equal(res.hashes, res.hasher.transform(res.points))
     # With purchase="winners" the aggregator chooses on hashes, so the owners send them.
-    win = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(dim=64, purchase=dpsumm.Winners()), random_state=1, **KW)
+    win = dpsumm.summarize(
+        owners, validation, 10, method=dpsumm.Nominations(dim=64, purchase=dpsumm.Winners()), random_state=1, **KW
+    )
     assert win.accessed.hashes == sum(min(20, len(o)) for o in owners)

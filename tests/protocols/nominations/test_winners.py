@@ -1,5 +1,4 @@
-"""dpsumm.protocols.nominations.winners: the winners purchase sees size rows and is marked uncertified.
-"""
+"""dpsumm.protocols.nominations.winners: the winners purchase sees size rows and is marked uncertified."""
 
 from __future__ import annotations
 
@@ -20,9 +19,18 @@ KW = dict(gamma=0.3, progress=False)
 
 def test_purchase_winners_sees_size_rows_and_is_marked_uncertified():
     owners, validation = blobs()
-    res = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(purchase=dpsumm.Winners(), dim=64), random_state=2, **KW)
+    res = dpsumm.summarize(
+        owners, validation, 10, method=dpsumm.Nominations(purchase=dpsumm.Winners(), dim=64), random_state=2, **KW
+    )
     assert len(res) == 10 and res.accessed.total == 10
     assert not res.privacy.certified("owners")
     assert any("OUTSIDE" in n for n in res.privacy.notes())
-    same = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(purchase=dpsumm.Nominees(), choice='hashes', dim=64), random_state=2, **KW)
+    same = dpsumm.summarize(
+        owners,
+        validation,
+        10,
+        method=dpsumm.Nominations(purchase=dpsumm.Nominees(), choice="hashes", dim=64),
+        random_state=2,
+        **KW,
+    )
     assert np.array_equal(res.index, same.index) and np.array_equal(res.owner, same.owner)
