@@ -43,7 +43,10 @@ def case(request):
         g_valid = hasher.transform(V).astype(np.float64).mean(0)
         summary = np.concatenate([h[rng.integers(0, len(h), 30)] for h in hashes]).astype(np.float64)
         q = len(summary)
-        vs = [(g_valid - q / (q + 1) * summary.mean(0) + 0.01 * rng.normal(size=D) * r / 10).astype(np.float32) for r in range(5)]
+        vs = [
+            (g_valid - q / (q + 1) * summary.mean(0) + 0.01 * rng.normal(size=D) * r / 10).astype(np.float32)
+            for r in range(5)
+        ]
         index_rows = [dpsumm.kernels.BidIndex.from_rows(X, hasher) for X in datas]
     else:
         H = rng.uniform(-0.12, 0.12, size=(N, D)).astype(np.float32)
@@ -53,8 +56,14 @@ def case(request):
         index_rows = None
     index_hashes = [dpsumm.kernels.BidIndex.from_hashes(h) for h in hashes]
     want = [_core.best_rows(hashes, v, None) for v in vs]
-    return {"name": request.param, "hashes": hashes, "vs": vs, "want": want, "index_hashes": index_hashes,
-            "index_rows": index_rows}
+    return {
+        "name": request.param,
+        "hashes": hashes,
+        "vs": vs,
+        "want": want,
+        "index_hashes": index_hashes,
+        "index_rows": index_rows,
+    }
 
 
 def numpy_bids(hashes, v):
@@ -66,8 +75,13 @@ def numpy_bids(hashes, v):
     return out
 
 
-IMPLS = ["numpy-f32-matvec-argmax", "numpy-f32-matvec-argmax-1-blas-thread", "exact-kernel", "bid-index-hashes",
-         "bid-index-raw-rows"]
+IMPLS = [
+    "numpy-f32-matvec-argmax",
+    "numpy-f32-matvec-argmax-1-blas-thread",
+    "exact-kernel",
+    "bid-index-hashes",
+    "bid-index-raw-rows",
+]
 
 
 @pytest.mark.parametrize("impl", IMPLS)

@@ -61,20 +61,70 @@ def main() -> None:
     g500 = g_for(h500)
     for n in [10_000, 30_000, 100_000, 300_000, 1_000_000]:
         X = Xbig[:n]
-        t = wall(lambda: nominate(X, h500, g500, temperature=0.2, nominees=M, candidates=C, random_state=0,
-                                  greedy_sample_factor=STOCHASTIC_GREEDY_FACTOR))
+        t = wall(
+            lambda: nominate(
+                X,
+                h500,
+                g500,
+                temperature=0.2,
+                nominees=M,
+                candidates=C,
+                random_state=0,
+                greedy_sample_factor=STOCHASTIC_GREEDY_FACTOR,
+            )
+        )
         th = wall(lambda: h500.transform(X), reps=1) if n <= 300_000 else None
-        emit({"bench": "owner_vs_rows", "n": n, "d": 500, "M": M, "C": C, "greedy": "stochastic", "seconds": round(t, 4),
-              "transform_only_s": None if th is None else round(th, 4)})
+        emit(
+            {
+                "bench": "owner_vs_rows",
+                "n": n,
+                "d": 500,
+                "M": M,
+                "C": C,
+                "greedy": "stochastic",
+                "seconds": round(t, 4),
+                "transform_only_s": None if th is None else round(th, 4),
+            }
+        )
     X = Xbig[:100_000]
     t = wall(lambda: nominate(X, h500, g500, temperature=0.2, nominees=M, candidates=C, random_state=0), reps=1)
-    emit({"bench": "owner_exact_greedy", "n": 100_000, "d": 500, "M": M, "C": C, "greedy": "exact", "seconds": round(t, 4)})
+    emit(
+        {
+            "bench": "owner_exact_greedy",
+            "n": 100_000,
+            "d": 500,
+            "M": M,
+            "C": C,
+            "greedy": "exact",
+            "seconds": round(t, 4),
+        }
+    )
     for d in [140, 250, 500, 1000]:
         h = dpsumm.RFFHasher(F, dim=d, gamma=1 / (2 * F), seed=0)
         g = g_for(h)
-        t = wall(lambda: nominate(X, h, g, temperature=0.2, nominees=M, candidates=C, random_state=0,
-                                  greedy_sample_factor=STOCHASTIC_GREEDY_FACTOR))
-        emit({"bench": "owner_vs_dim", "n": 100_000, "d": d, "M": M, "C": C, "greedy": "stochastic", "seconds": round(t, 4)})
+        t = wall(
+            lambda: nominate(
+                X,
+                h,
+                g,
+                temperature=0.2,
+                nominees=M,
+                candidates=C,
+                random_state=0,
+                greedy_sample_factor=STOCHASTIC_GREEDY_FACTOR,
+            )
+        )
+        emit(
+            {
+                "bench": "owner_vs_dim",
+                "n": 100_000,
+                "d": d,
+                "M": M,
+                "C": C,
+                "greedy": "stochastic",
+                "seconds": round(t, 4),
+            }
+        )
 
     g_v = h500.transform(V).astype(np.float64).mean(0)
     for pool in [2_000, 20_000, 50_000, 200_000]:
@@ -83,8 +133,18 @@ def main() -> None:
         H = h500.transform(R)
         t_kernel = wall(lambda: exact_greedy([R], V, np.zeros((0, F), np.float32), min(P, pool), 1 / (2 * F)), reps=1)
         t_hash = wall(lambda: greedy_select(H, g_v, min(P, pool)), reps=1)
-        emit({"bench": "aggregator_vs_pool", "pooled": pool, "d": 500, "p": P, "validation_rows": len(V),
-              "verify_s": round(t_ver, 4), "kernel_choice_s": round(t_kernel, 4), "hash_choice_s": round(t_hash, 4)})
+        emit(
+            {
+                "bench": "aggregator_vs_pool",
+                "pooled": pool,
+                "d": 500,
+                "p": P,
+                "validation_rows": len(V),
+                "verify_s": round(t_ver, 4),
+                "kernel_choice_s": round(t_kernel, 4),
+                "hash_choice_s": round(t_hash, 4),
+            }
+        )
 
     OUT.mkdir(parents=True, exist_ok=True)
     meta = {"load": os.getloadavg(), "cpus": len(os.sched_getaffinity(0)), "command": " ".join(sys.argv)}
@@ -98,7 +158,9 @@ def main() -> None:
     own = [r for r in rows if r["bench"] == "owner_vs_rows"]
     dims = [r for r in rows if r["bench"] == "owner_vs_dim"]
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
-    ax[0].loglog([r["n"] for r in own], [r["seconds"] for r in own], "o-", label="nominate (M=2000, C=8000, stochastic)")
+    ax[0].loglog(
+        [r["n"] for r in own], [r["seconds"] for r in own], "o-", label="nominate (M=2000, C=8000, stochastic)"
+    )
     tr = [(r["n"], r["transform_only_s"]) for r in own if r["transform_only_s"] is not None]
     ax[0].loglog([a for a, _ in tr], [b for _, b in tr], "s--", label="RFFHasher.transform alone")
     ax[0].set_xlabel("owner rows N_k (64 features)")
@@ -113,8 +175,11 @@ def main() -> None:
     fig.savefig(OUT / "cost_owner.png", dpi=120)
     agg = [r for r in rows if r["bench"] == "aggregator_vs_pool"]
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    for key, label in [("kernel_choice_s", "exact-kernel choice (default)"), ("hash_choice_s", "hash choice"),
-                       ("verify_s", "verification (h1 of bought rows)")]:
+    for key, label in [
+        ("kernel_choice_s", "exact-kernel choice (default)"),
+        ("hash_choice_s", "hash choice"),
+        ("verify_s", "verification (h1 of bought rows)"),
+    ]:
         ax.loglog([r["pooled"] for r in agg], [r[key] for r in agg], "o-", label=label)
     ax.set_xlabel("pooled nominees K*M")
     ax.set_ylabel("seconds")

@@ -164,8 +164,10 @@ def child(a: argparse.Namespace) -> dict:
         if name == "before" and same and "default" in a.runs:
             continue  # the default is the previous default: one run, reported as "default"
         # None: summarize's default, whatever it is; "labels": the label purchase over the rows' 20 clusters.
-        method = {"before": before,
-                  "labels": dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=range(20)))}.get(name)
+        method = {"before": before, "labels": dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=range(20)))}.get(
+            name
+        )
+
         def measure() -> tuple[dict, tuple]:
             gc.collect()
             Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM: the peak below is this run's
@@ -174,11 +176,20 @@ def child(a: argparse.Namespace) -> dict:
             cpu0, main0 = time.process_time(), time.thread_time()
             t = time.perf_counter()
             if name == "labels":  # the rows' clusters as labels (public label set: the 20 clusters)
-                res = dpsumm.summarize([dpsumm.Owner(d, labels=y) for d, y in zip(datas, owner_labels)], V, a.size,
-                                       method=method, validation_labels=v_labels, progress=False)
+                res = dpsumm.summarize(
+                    [dpsumm.Owner(d, labels=y) for d, y in zip(datas, owner_labels)],
+                    V,
+                    a.size,
+                    method=method,
+                    validation_labels=v_labels,
+                    progress=False,
+                )
             else:
-                res = dpsumm.summarize(datas, V, a.size, progress=False) if method is None else \
-                    dpsumm.summarize(datas, V, a.size, method=method, progress=False)
+                res = (
+                    dpsumm.summarize(datas, V, a.size, progress=False)
+                    if method is None
+                    else dpsumm.summarize(datas, V, a.size, method=method, progress=False)
+                )
             total = time.perf_counter() - t
             cpu1, main1 = time.process_time(), time.thread_time()
             peak = _vm("VmHWM")
@@ -188,11 +199,16 @@ def child(a: argparse.Namespace) -> dict:
             phases = {k: round(float(v), 3) for k, v in res.extra["timings"].items()}
             phases["setup"] = round(total - sum(res.extra["timings"].values()), 3)
             record = {
-                "run": name, "same_as_before": same if name == "default" else None,
+                "run": name,
+                "same_as_before": same if name == "default" else None,
                 "method": repr(method if method is not None else dpsumm.Nominations()),
-                "run_s": round(total, 3), "phases_s": phases, "cpu_s": round(cpu_all, 3),
-                "peak_rss_gb": round(peak, 3), "peak_rss_minus_rows_gb": round(peak - raw_gb, 3),
-                "cpu_main_thread_s": round(cpu_main, 3), "cpu_main_thread_in_owners_s": round(in_owners[0], 3),
+                "run_s": round(total, 3),
+                "phases_s": phases,
+                "cpu_s": round(cpu_all, 3),
+                "peak_rss_gb": round(peak, 3),
+                "peak_rss_minus_rows_gb": round(peak - raw_gb, 3),
+                "cpu_main_thread_s": round(cpu_main, 3),
+                "cpu_main_thread_in_owners_s": round(in_owners[0], 3),
                 "main_thread_share": round(cpu_main / cpu_all, 4) if cpu_all > 0 else None,
                 "serial_share": round((cpu_main - in_owners[0]) / cpu_all, 4) if cpu_all > 0 else None,
             }
@@ -218,9 +234,13 @@ def child(a: argparse.Namespace) -> dict:
     from dpsumm._validation import check_hashable, float_matrix
 
     memory = {"rss_before_passes_gb": round(_vm("VmRSS"), 3)}
-    for name, fn in (("input_checks", lambda: [check_hashable(float_matrix(d, "owners", n_features=a.features), "owners", hasher)
-                                               for d in datas]),
-                     ("hash_pass_100000_row_calls", lambda: _ours(datas, hasher, 100_000))):
+    for name, fn in (
+        (
+            "input_checks",
+            lambda: [check_hashable(float_matrix(d, "owners", n_features=a.features), "owners", hasher) for d in datas],
+        ),
+        ("hash_pass_100000_row_calls", lambda: _ours(datas, hasher, 100_000)),
+    ):
         gc.collect()
         Path("/proc/self/clear_refs").write_text("5")
         fn()
@@ -235,12 +255,24 @@ def child(a: argparse.Namespace) -> dict:
         r["ratio_run_to_floor"] = round(r["run_s"] / floor, 3)
         r["cpu_ratio_run_to_floor"] = round(r["cpu_s"] / floor_cpu, 3)
     out = {
-        "rows": a.rows, "owners": a.owners, "features": a.features, "size": a.size, "dim": dim,
-        "threads": len(cpus), "raw_rows_gb": round(raw_gb, 3), "runs": runs, "memory": memory, "floor_s": round(floor, 3),
-        "transform_4096_s": round(ours, 3), "ratio_transform_4096_to_floor": round(floor / ours, 3),
-        "floor_mrows_per_s": round(a.rows / floor / 1e6, 3), "transform_mrows_per_s": round(a.rows / ours / 1e6, 3),
-        "floor_cpu_s": round(floor_cpu, 3), "transform_4096_cpu_s": round(ours_cpu, 3),
-        "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
+        "rows": a.rows,
+        "owners": a.owners,
+        "features": a.features,
+        "size": a.size,
+        "dim": dim,
+        "threads": len(cpus),
+        "raw_rows_gb": round(raw_gb, 3),
+        "runs": runs,
+        "memory": memory,
+        "floor_s": round(floor, 3),
+        "transform_4096_s": round(ours, 3),
+        "ratio_transform_4096_to_floor": round(floor / ours, 3),
+        "floor_mrows_per_s": round(a.rows / floor / 1e6, 3),
+        "transform_mrows_per_s": round(a.rows / ours / 1e6, 3),
+        "floor_cpu_s": round(floor_cpu, 3),
+        "transform_4096_cpu_s": round(ours_cpu, 3),
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
     }
     # --reps 0 measures the runs only: the floor's fields are null, not NaN (strict JSON).
     clean = lambda v: None if isinstance(v, float) and math.isnan(v) else v  # noqa: E731
@@ -280,7 +312,7 @@ def sweep(a: argparse.Namespace) -> dict:
             numpy_same[c] = min(numpy_same[c], _best(lambda: _floor([X], omega, offset, c), 1)[0])
         into = min(into, _best(lambda: _ours_into(X, h, out), 1)[0])
         numpy_into = min(numpy_into, _best(lambda: _floor_into(X, omega, offset, out), 1)[0])
-    del out
+    out = None  # the result array's pages are freed before the next comparison
     # The same comparison on one thread in CPU time (time.process_time), which other jobs' load disturbs
     # far less than wall time: one BLAS thread for numpy, threads=1 for the transform.
     from threadpoolctl import threadpool_limits
@@ -293,17 +325,36 @@ def sweep(a: argparse.Namespace) -> dict:
             cpu_floor = min(cpu_floor, _best(lambda: _floor([X], omega, offset, 4096), 1)[1])
             for c in calls[:3]:
                 cpu_best[c] = min(cpu_best[c], _best(lambda: _ours([X], h1, c), 1)[1])
-    rows = [{"rows_per_call": c, "transform_s": round(best[c], 3), "transform_mrows_per_s": round(len(X) / best[c] / 1e6, 3),
-             "ratio_to_floor": round(floor / best[c], 3),
-             "numpy_same_chunk_s": round(numpy_same[c], 3) if c in numpy_same else None,
-             "one_thread_cpu_s": round(cpu_best[c], 3) if c in cpu_best else None,
-             "one_thread_cpu_ratio_to_floor": round(cpu_floor / cpu_best[c], 3) if c in cpu_best else None} for c in calls]
-    return {"rows": len(X), "features": a.features, "dim": 500, "threads": len(os.sched_getaffinity(0)),
-            "floor_4096_s": round(floor, 3), "floor_mrows_per_s": round(len(X) / floor / 1e6, 3),
-            "whole_into_out": {"transform_s": round(into, 3), "numpy_chunked_into_out_s": round(numpy_into, 3),
-                               "ratio_to_floor": round(floor / into, 3), "ratio_to_numpy_into_out": round(numpy_into / into, 3)},
-            "one_thread_floor_cpu_s": round(cpu_floor, 3), "calls": rows,
-            "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()]}
+    rows = [
+        {
+            "rows_per_call": c,
+            "transform_s": round(best[c], 3),
+            "transform_mrows_per_s": round(len(X) / best[c] / 1e6, 3),
+            "ratio_to_floor": round(floor / best[c], 3),
+            "numpy_same_chunk_s": round(numpy_same[c], 3) if c in numpy_same else None,
+            "one_thread_cpu_s": round(cpu_best[c], 3) if c in cpu_best else None,
+            "one_thread_cpu_ratio_to_floor": round(cpu_floor / cpu_best[c], 3) if c in cpu_best else None,
+        }
+        for c in calls
+    ]
+    return {
+        "rows": len(X),
+        "features": a.features,
+        "dim": 500,
+        "threads": len(os.sched_getaffinity(0)),
+        "floor_4096_s": round(floor, 3),
+        "floor_mrows_per_s": round(len(X) / floor / 1e6, 3),
+        "whole_into_out": {
+            "transform_s": round(into, 3),
+            "numpy_chunked_into_out_s": round(numpy_into, 3),
+            "ratio_to_floor": round(floor / into, 3),
+            "ratio_to_numpy_into_out": round(numpy_into / into, 3),
+        },
+        "one_thread_floor_cpu_s": round(cpu_floor, 3),
+        "calls": rows,
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def _run_child(args: list[str]) -> dict:
@@ -329,7 +380,10 @@ def cpu_model() -> dict:
                 flags = set(value.split())
     except OSError:
         pass
-    return {"model": model, "vector": sorted(f for f in flags if f in ("avx2", "fma", "avx512f", "avx512vnni", "avx512_bf16", "amx_tile"))}
+    return {
+        "model": model,
+        "vector": sorted(f for f in flags if f in ("avx2", "fma", "avx512f", "avx512vnni", "avx512_bf16", "amx_tile")),
+    }
 
 
 def amdahl(s: float, p: int) -> float:
@@ -342,14 +396,23 @@ def main() -> None:
     ap.add_argument("--features", type=int, default=64)
     ap.add_argument("--size", type=int, default=1000)
     ap.add_argument("--reps", type=int, default=2, help="floor and transform repetitions (best of; 0: run only)")
-    ap.add_argument("--min-run-s", type=float, default=3.0,
-                    help="repeat each run until this many seconds have gone (at least once); report the fastest")
+    ap.add_argument(
+        "--min-run-s",
+        type=float,
+        default=3.0,
+        help="repeat each run until this many seconds have gone (at least once); report the fastest",
+    )
     ap.add_argument("--no-sweep", action="store_true", help="skip the rows-per-call sweep")
     ap.add_argument("--threads", type=int, nargs="+", help="thread counts of the curve (default 1 .. the CPUs)")
-    ap.add_argument("--runs", nargs="+", choices=["before", "default", "labels"], default=["before", "default"],
-                    help='runs per point: "default" (dpsumm.summarize defaults), "before" (purchase=Nominees(), '
-                         'the previous default; one run when the default is the same) and, on request, "labels" '
-                         '(purchase=ByLabel(label_set=range(20)), the rows\' 20 clusters as labels)')
+    ap.add_argument(
+        "--runs",
+        nargs="+",
+        choices=["before", "default", "labels"],
+        default=["before", "default"],
+        help='runs per point: "default" (dpsumm.summarize defaults), "before" (purchase=Nominees(), '
+        'the previous default; one run when the default is the same) and, on request, "labels" '
+        "(purchase=ByLabel(label_set=range(20)), the rows' 20 clusters as labels)",
+    )
     ap.add_argument("--sweep-only", action="store_true", help="rerun only the sweep, into the existing --out file")
     ap.add_argument("--out", default=str(HERE / "results" / "floor.json"))
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -373,15 +436,32 @@ def main() -> None:
         print(table(results))
         return
     ncpu = len(os.sched_getaffinity(0))
-    results: dict = {"command": "python benches/bench_floor.py " + " ".join(sys.argv[1:]), "cpus": ncpu,
-                     "cpu": cpu_model(), "load_start": [round(x, 2) for x in os.getloadavg()], "sizes": []}
-    common = ["--features", str(a.features), "--size", str(a.size), "--reps", str(a.reps), "--min-run-s", str(a.min_run_s),
-              "--runs", *a.runs]
+    results: dict = {
+        "command": "python benches/bench_floor.py " + " ".join(sys.argv[1:]),
+        "cpus": ncpu,
+        "cpu": cpu_model(),
+        "load_start": [round(x, 2) for x in os.getloadavg()],
+        "sizes": [],
+    }
+    common = [
+        "--features",
+        str(a.features),
+        "--size",
+        str(a.size),
+        "--reps",
+        str(a.reps),
+        "--min-run-s",
+        str(a.min_run_s),
+        "--runs",
+        *a.runs,
+    ]
     for spec in a.sizes:
         rows, owners = (int(v) for v in spec.split(":"))
         counts = a.threads or list(range(1, ncpu + 1))
-        curve = [_run_child(["--child", "--rows", str(rows), "--owners", str(owners), "--cpus", str(t), *common])
-                 for t in counts]
+        curve = [
+            _run_child(["--child", "--rows", str(rows), "--owners", str(owners), "--cpus", str(t), *common])
+            for t in counts
+        ]
         one, full = curve[0], curve[-1]
         for pt in curve:
             pt["floor_speedup"] = round(one["floor_s"] / pt["floor_s"], 3) if pt["floor_s"] else None
@@ -396,15 +476,25 @@ def main() -> None:
         for r1 in one["runs"]:
             s = r1["serial_share"] if one["threads"] == 1 else None
             rf = next(q for q in full["runs"] if q["run"] == r1["run"])
-            sc = {"run": r1["run"], "serial_share_one_thread_profile": s,
-                  "main_thread_share_one_thread_profile": r1["main_thread_share"] if one["threads"] == 1 else None,
-                  "amdahl_speedup_16_cores": round(amdahl(s, 16), 2) if s is not None else None,
-                  "run_speedup_all_cpus": rf["run_speedup"], "run_efficiency_all_cpus": rf["run_efficiency"]}
+            sc = {
+                "run": r1["run"],
+                "serial_share_one_thread_profile": s,
+                "main_thread_share_one_thread_profile": r1["main_thread_share"] if one["threads"] == 1 else None,
+                "amdahl_speedup_16_cores": round(amdahl(s, 16), 2) if s is not None else None,
+                "run_speedup_all_cpus": rf["run_speedup"],
+                "run_efficiency_all_cpus": rf["run_efficiency"],
+            }
             if full["threads"] > 1:
                 sp, p = rf["run_speedup"], full["threads"]
                 sc["karp_flatt_serial_fraction"] = round((1 / sp - 1 / p) / (1 - 1 / p), 4)
             scaling.append(sc)
-        entry = {"rows": rows, "owners": owners, "curve": curve, "all_cpus_threads": full["threads"], "scaling": scaling}
+        entry = {
+            "rows": rows,
+            "owners": owners,
+            "curve": curve,
+            "all_cpus_threads": full["threads"],
+            "scaling": scaling,
+        }
         results["sizes"].append(entry)
     if not a.no_sweep:
         results["sweep"] = _run_child(["--sweep-child", "--rows", "2000000", "--features", str(a.features)])
@@ -417,33 +507,45 @@ def main() -> None:
 def table(r: dict, alias: str = "fb") -> str:
     """The README's tables (markdown), every number marked with its path in the results file
     (``<!--= ALIAS:PATH -->``, checked by tests/docnumbers.py; declare ``<!-- numbers: ALIAS = FILE -->``)."""
+
     def m(path: str) -> str:
         return f"<!--= {path} -->"
 
-    lines = ["| rows × 64, owners | threads | load | run | run (wall) | floor (wall) | run / floor, wall | "
-             "run / floor, CPU time | floor / transform (4,096-row calls), wall; CPU | phases (s) | peak RSS − rows |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| rows × 64, owners | threads | load | run | run (wall) | floor (wall) | run / floor, wall | "
+        "run / floor, CPU time | floor / transform (4,096-row calls), wall; CPU | phases (s) | peak RSS − rows |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for e in r["sizes"]:
         for pt in e["curve"]:
             q = f"{alias}:sizes[rows={e['rows']}].curve[threads={pt['threads']}]"
             for run in pt["runs"]:
                 qr = f"{q}.runs[run={run['run']}]"
                 label = run["run"] + (" (= before)" if run.get("same_as_before") else "")
-                phases = " / ".join(f"{k} {v:.2f}{m(f'{qr}.phases_s[{chr(34)}{k}{chr(34)}]')}" for k, v in run["phases_s"].items())
-                head = (f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | {pt['load_before'][0]:.0f}{m(q + '.load_before[0]')} | "
-                        f"{label} | {run['run_s']:.2f}{m(qr + '.run_s')} s | ")
+                phases = " / ".join(
+                    f"{k} {v:.2f}{m(f'{qr}.phases_s[{chr(34)}{k}{chr(34)}]')}" for k, v in run["phases_s"].items()
+                )
+                head = (
+                    f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | {pt['load_before'][0]:.0f}{m(q + '.load_before[0]')} | "
+                    f"{label} | {run['run_s']:.2f}{m(qr + '.run_s')} s | "
+                )
                 rss = f"{run['peak_rss_minus_rows_gb']:.2f}{m(qr + '.peak_rss_minus_rows_gb')} GB |"
                 if pt["floor_s"] is None:  # --reps 0: the runs only
                     lines.append(head + f"— | — | — | — | {phases} | {rss}")
                     continue
                 cpu_t = pt["floor_cpu_s"] / pt["transform_4096_cpu_s"]
-                lines.append(head + f"{pt['floor_s']:.2f}{m(q + '.floor_s')} s | {run['ratio_run_to_floor']:.2f}{m(qr + '.ratio_run_to_floor')} | "
-                             f"**{run['cpu_ratio_run_to_floor']:.2f}**{m(qr + '.cpu_ratio_run_to_floor')} | "
-                             f"{pt['ratio_transform_4096_to_floor']:.2f}{m(q + '.ratio_transform_4096_to_floor')}; "
-                             f"{cpu_t:.2f}{m(f'{q}.floor_cpu_s / {q}.transform_4096_cpu_s')} | {phases} | {rss}")
+                lines.append(
+                    head
+                    + f"{pt['floor_s']:.2f}{m(q + '.floor_s')} s | {run['ratio_run_to_floor']:.2f}{m(qr + '.ratio_run_to_floor')} | "
+                    f"**{run['cpu_ratio_run_to_floor']:.2f}**{m(qr + '.cpu_ratio_run_to_floor')} | "
+                    f"{pt['ratio_transform_4096_to_floor']:.2f}{m(q + '.ratio_transform_4096_to_floor')}; "
+                    f"{cpu_t:.2f}{m(f'{q}.floor_cpu_s / {q}.transform_4096_cpu_s')} | {phases} | {rss}"
+                )
     lines.append("")
-    lines.append("| rows × 64, owners | threads | process before the passes − rows | input checks: peak RSS − rows "
-                 "| hashing every row (100,000-row calls): peak RSS − rows |")
+    lines.append(
+        "| rows × 64, owners | threads | process before the passes − rows | input checks: peak RSS − rows "
+        "| hashing every row (100,000-row calls): peak RSS − rows |"
+    )
     lines.append("|---|---|---|---|---|")
     for e in r["sizes"]:
         for pt in e["curve"]:
@@ -451,13 +553,18 @@ def table(r: dict, alias: str = "fb") -> str:
                 continue
             q = f"{alias}:sizes[rows={e['rows']}].curve[threads={pt['threads']}]"
             mem = pt["memory"]
-            lines.append(f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | "
-                         f"{mem['rss_before_passes_gb'] - pt['raw_rows_gb']:.2f}{m(f'{q}.memory.rss_before_passes_gb - {q}.raw_rows_gb')} GB | "
-                         f"{mem['input_checks_peak_rss_minus_rows_gb']:.2f}{m(q + '.memory.input_checks_peak_rss_minus_rows_gb')} GB | "
-                         f"{mem['hash_pass_100000_row_calls_peak_rss_minus_rows_gb']:.2f}{m(q + '.memory.hash_pass_100000_row_calls_peak_rss_minus_rows_gb')} GB |")
+            lines.append(
+                f"| {e['rows']:,}, K = {e['owners']} | {pt['threads']} | "
+                f"{mem['rss_before_passes_gb'] - pt['raw_rows_gb']:.2f}{m(f'{q}.memory.rss_before_passes_gb - {q}.raw_rows_gb')} GB | "
+                f"{mem['input_checks_peak_rss_minus_rows_gb']:.2f}{m(q + '.memory.input_checks_peak_rss_minus_rows_gb')} GB | "
+                f"{mem['hash_pass_100000_row_calls_peak_rss_minus_rows_gb']:.2f}"
+                f"{m(q + '.memory.hash_pass_100000_row_calls_peak_rss_minus_rows_gb')} GB |"
+            )
     lines.append("")
-    lines.append("| rows, owners | run | run speed-up (efficiency) 1 → all | floor speed-up (efficiency) | serial share (1-thread profile) "
-                 "| Amdahl on 16 cores |")
+    lines.append(
+        "| rows, owners | run | run speed-up (efficiency) 1 → all | floor speed-up (efficiency) | serial share (1-thread profile) "
+        "| Amdahl on 16 cores |"
+    )
     lines.append("|---|---|---|---|---|---|")
     for e in r["sizes"]:
         q = f"{alias}:sizes[rows={e['rows']}]"
@@ -467,34 +574,55 @@ def table(r: dict, alias: str = "fb") -> str:
             if sc["serial_share_one_thread_profile"] is None:
                 continue
             qs = f"{q}.scaling[run={sc['run']}]"
-            floor = ("—" if full["floor_speedup"] is None else
-                     f"{full['floor_speedup']:.2f}{m(qf + '.floor_speedup')} ({full['floor_efficiency']:.2f}{m(qf + '.floor_efficiency')})")
-            lines.append(f"| {e['rows']:,}, K = {e['owners']} | {sc['run']} | {sc['run_speedup_all_cpus']:.2f}{m(qs + '.run_speedup_all_cpus')} "
-                         f"({sc['run_efficiency_all_cpus']:.2f}{m(qs + '.run_efficiency_all_cpus')}) | {floor} | "
-                         f"{100 * sc['serial_share_one_thread_profile']:.1f}{m('100 * ' + qs + '.serial_share_one_thread_profile')} % "
-                         f"({100 * sc['main_thread_share_one_thread_profile']:.1f}{m('100 * ' + qs + '.main_thread_share_one_thread_profile')} % with owners' serial work) | "
-                         f"{sc['amdahl_speedup_16_cores']:.1f}{m(qs + '.amdahl_speedup_16_cores')}× |")
+            floor = (
+                "—"
+                if full["floor_speedup"] is None
+                else f"{full['floor_speedup']:.2f}{m(qf + '.floor_speedup')} ({full['floor_efficiency']:.2f}{m(qf + '.floor_efficiency')})"
+            )
+            lines.append(
+                f"| {e['rows']:,}, K = {e['owners']} | {sc['run']} | {sc['run_speedup_all_cpus']:.2f}{m(qs + '.run_speedup_all_cpus')} "
+                f"({sc['run_efficiency_all_cpus']:.2f}{m(qs + '.run_efficiency_all_cpus')}) | {floor} | "
+                f"{100 * sc['serial_share_one_thread_profile']:.1f}{m('100 * ' + qs + '.serial_share_one_thread_profile')} % "
+                f"({100 * sc['main_thread_share_one_thread_profile']:.1f}"
+                f"{m('100 * ' + qs + '.main_thread_share_one_thread_profile')} % with owners' serial work) | "
+                f"{sc['amdahl_speedup_16_cores']:.1f}{m(qs + '.amdahl_speedup_16_cores')}× |"
+            )
     if "sweep" in r:
         sw = r["sweep"]
         lines.append("")
-        lines.append(f"| rows per call ({sw['rows']:,} rows × {sw['features']}, d = {sw['dim']}, {sw['threads']} threads) | "
-                     "transform | numpy, same chunk | transform / floor (numpy, 4,096-row chunks) | one thread, CPU time: floor / transform |")
+        lines.append(
+            f"| rows per call ({sw['rows']:,} rows × {sw['features']}, d = {sw['dim']}, {sw['threads']} threads) | "
+            "transform | numpy, same chunk | transform / floor (numpy, 4,096-row chunks) | one thread, CPU time: floor / transform |"
+        )
         lines.append("|---|---|---|---|---|")
         for c in sw["calls"]:
             q = f"{alias}:sweep.calls[rows_per_call={c['rows_per_call']}]"
-            same = "—" if c["numpy_same_chunk_s"] is None else f"{c['numpy_same_chunk_s']:.3f}{m(q + '.numpy_same_chunk_s')} s"
-            one = ("—" if c.get("one_thread_cpu_ratio_to_floor") is None
-                   else f"{c['one_thread_cpu_ratio_to_floor']:.2f}{m(q + '.one_thread_cpu_ratio_to_floor')}")
-            lines.append(f"| {c['rows_per_call']:,} | {c['transform_s']:.3f}{m(q + '.transform_s')} s "
-                         f"({c['transform_mrows_per_s']:.2f}{m(q + '.transform_mrows_per_s')} M rows/s) | "
-                         f"{same} | **{c['ratio_to_floor']:.2f}**{m(q + '.ratio_to_floor')} | {one} |")
+            same = (
+                "—"
+                if c["numpy_same_chunk_s"] is None
+                else f"{c['numpy_same_chunk_s']:.3f}{m(q + '.numpy_same_chunk_s')} s"
+            )
+            one = (
+                "—"
+                if c.get("one_thread_cpu_ratio_to_floor") is None
+                else f"{c['one_thread_cpu_ratio_to_floor']:.2f}{m(q + '.one_thread_cpu_ratio_to_floor')}"
+            )
+            lines.append(
+                f"| {c['rows_per_call']:,} | {c['transform_s']:.3f}{m(q + '.transform_s')} s "
+                f"({c['transform_mrows_per_s']:.2f}{m(q + '.transform_mrows_per_s')} M rows/s) | "
+                f"{same} | **{c['ratio_to_floor']:.2f}**{m(q + '.ratio_to_floor')} | {one} |"
+            )
         if "whole_into_out" in sw:
             w, q = sw["whole_into_out"], f"{alias}:sweep.whole_into_out"
-            lines.append(f"| {sw['rows']:,}, into `out=` | {w['transform_s']:.3f}{m(q + '.transform_s')} s | "
-                         f"{w['numpy_chunked_into_out_s']:.3f}{m(q + '.numpy_chunked_into_out_s')} s (4,096-row chunks into it) | "
-                         f"**{w['ratio_to_floor']:.2f}**{m(q + '.ratio_to_floor')} | — |")
-        lines.append(f"\nfloor: {sw['floor_4096_s']:.3f}{m(alias + ':sweep.floor_4096_s')} s "
-                     f"({sw['floor_mrows_per_s']:.2f}{m(alias + ':sweep.floor_mrows_per_s')} M rows/s)")
+            lines.append(
+                f"| {sw['rows']:,}, into `out=` | {w['transform_s']:.3f}{m(q + '.transform_s')} s | "
+                f"{w['numpy_chunked_into_out_s']:.3f}{m(q + '.numpy_chunked_into_out_s')} s (4,096-row chunks into it) | "
+                f"**{w['ratio_to_floor']:.2f}**{m(q + '.ratio_to_floor')} | — |"
+            )
+        lines.append(
+            f"\nfloor: {sw['floor_4096_s']:.3f}{m(alias + ':sweep.floor_4096_s')} s "
+            f"({sw['floor_mrows_per_s']:.2f}{m(alias + ':sweep.floor_mrows_per_s')} M rows/s)"
+        )
     return "\n".join(lines)
 
 

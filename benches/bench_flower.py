@@ -54,11 +54,23 @@ def main() -> None:
             for size in args.rounds:
                 sched = accounting.paper_schedule(size=size, owners=3, dim=140)
                 t = time.perf_counter()
-                dpsumm.summarize([dpsumm.Owner(a, name=n) for n, a in owners.items()], validation, size, method=dpsumm.PaperProtocol(schedule=sched), random_state=1, progress=False)
+                dpsumm.summarize(
+                    [dpsumm.Owner(a, name=n) for n, a in owners.items()],
+                    validation,
+                    size,
+                    method=dpsumm.PaperProtocol(schedule=sched),
+                    random_state=1,
+                    progress=False,
+                )
                 in_process = time.perf_counter() - t
                 poll = None if mode == "stock" else 0.05
-                with LocalFederation(work / f"fed-{mode}-{size}", paths, work / "validation.npy",
-                                     node_poll_interval=poll, allow_seeded=True) as fed:
+                with LocalFederation(
+                    work / f"fed-{mode}-{size}",
+                    paths,
+                    work / "validation.npy",
+                    node_poll_interval=poll,
+                    allow_seeded=True,
+                ) as fed:
                     t = time.perf_counter()
                     res = fed.run({"size": size, "n-features": 5, "random-state": 1, "method": "paper"}, timeout=3600)
                     e2e = time.perf_counter() - t
@@ -68,13 +80,17 @@ def main() -> None:
                     if e["round"] is not None:
                         per_round[e["round"]] = per_round.get(e["round"], 0.0) + e["seconds"]
                 row = {
-                    "mode": mode, "rounds": size, "end_to_end_s": e2e, "serverapp_s": res.seconds,
+                    "mode": mode,
+                    "rounds": size,
+                    "end_to_end_s": e2e,
+                    "serverapp_s": res.seconds,
                     "discovery_s": res.extra["discovery_seconds"],
                     "setup_s": next(e["seconds"] for e in ex if e["kind"] == "setup"),
                     "validation_s": next(e["seconds"] for e in ex if e["kind"] == "validation_request"),
                     "round_mean_s": statistics.mean(per_round.values()),
                     "round_median_s": statistics.median(per_round.values()),
-                    "in_process_total_s": in_process, "load_avg_1min": os.getloadavg()[0],
+                    "in_process_total_s": in_process,
+                    "load_avg_1min": os.getloadavg()[0],
                 }
                 rows.append(row)
                 print(json.dumps(row), flush=True)

@@ -52,13 +52,25 @@ def main() -> None:
     gamma = float(median_gamma(split.seed_set))
     names = [f"owner-{k}" for k in range(len(split.owners))]
     n_features = int(split.validation.shape[1])
-    out: dict = {"command": " ".join(sys.argv), "size": a.size, "gamma": gamma, "owners": len(names),
-                 "rows": [len(o) for o in split.owners], "validation_rows": len(split.validation),
-                 "load_before": os.getloadavg()}
+    out: dict = {
+        "command": " ".join(sys.argv),
+        "size": a.size,
+        "gamma": gamma,
+        "owners": len(names),
+        "rows": [len(o) for o in split.owners],
+        "validation_rows": len(split.validation),
+        "load_before": os.getloadavg(),
+    }
 
     t = time.perf_counter()
-    ref = dpsumm.summarize([dpsumm.Owner(x, name=n) for n, x in zip(names, split.owners)], split.validation, a.size,
-                           gamma=gamma, random_state=a.random_state, progress=False)
+    ref = dpsumm.summarize(
+        [dpsumm.Owner(x, name=n) for n, x in zip(names, split.owners)],
+        split.validation,
+        a.size,
+        gamma=gamma,
+        random_state=a.random_state,
+        progress=False,
+    )
     out["in_process_s"] = round(time.perf_counter() - t, 2)
     print(json.dumps(out), flush=True)
 
@@ -71,32 +83,64 @@ def main() -> None:
         vpath = work / "validation.npy"
         np.save(vpath, split.validation)
         t0 = time.perf_counter()
-        fed = LocalFederation(work / "fed", paths, vpath, tls=True, node_auth=True, node_poll_interval=0.05,
-                              allow_seeded=True)
+        fed = LocalFederation(
+            work / "fed", paths, vpath, tls=True, node_auth=True, node_poll_interval=0.05, allow_seeded=True
+        )
         try:
             fed.start()
             t_started = time.perf_counter() - t0
-            res = fed.run({"size": a.size, "n-features": n_features, "method": "nominations", "gamma": gamma,
-                           "random-state": a.random_state}, timeout=1800)
+            res = fed.run(
+                {
+                    "size": a.size,
+                    "n-features": n_features,
+                    "method": "nominations",
+                    "gamma": gamma,
+                    "random-state": a.random_state,
+                },
+                timeout=1800,
+            )
             e2e = time.perf_counter() - t0
-            row = {"method": "nominations", "end_to_end_s": round(e2e, 2), "federation_start_s": round(t_started, 2),
-                   "serverapp_s": round(res.seconds, 2), "discovery_s": res.extra.get("discovery_seconds"),
-                   "timings_s": {k: round(v, 2) for k, v in res.extra.get("timings", {}).items()},
-                   "exchanges": res.extra.get("exchanges"),
-                   "same_as_in_process": bool(np.array_equal(res.owner, ref.owner) and np.array_equal(res.index, ref.index)
-                                              and res.points is not None and ref.points is not None
-                                              and np.array_equal(res.points, ref.points)),
-                   "accessed_equal": res.accessed == ref.accessed, "load_after": os.getloadavg()}
+            row = {
+                "method": "nominations",
+                "end_to_end_s": round(e2e, 2),
+                "federation_start_s": round(t_started, 2),
+                "serverapp_s": round(res.seconds, 2),
+                "discovery_s": res.extra.get("discovery_seconds"),
+                "timings_s": {k: round(v, 2) for k, v in res.extra.get("timings", {}).items()},
+                "exchanges": res.extra.get("exchanges"),
+                "same_as_in_process": bool(
+                    np.array_equal(res.owner, ref.owner)
+                    and np.array_equal(res.index, ref.index)
+                    and res.points is not None
+                    and ref.points is not None
+                    and np.array_equal(res.points, ref.points)
+                ),
+                "accessed_equal": res.accessed == ref.accessed,
+                "load_after": os.getloadavg(),
+            }
             print(json.dumps(row), flush=True)
             out["nominations"] = row
             if a.paper_rounds > 0:
                 t = time.perf_counter()
-                pres = fed.run({"size": a.paper_rounds, "n-features": n_features, "method": "paper", "gamma": gamma,
-                                "random-state": a.random_state}, timeout=3600)
+                pres = fed.run(
+                    {
+                        "size": a.paper_rounds,
+                        "n-features": n_features,
+                        "method": "paper",
+                        "gamma": gamma,
+                        "random-state": a.random_state,
+                    },
+                    timeout=3600,
+                )
                 ps = time.perf_counter() - t
-                prow = {"method": "paper", "rounds": a.paper_rounds, "submit_to_result_s": round(ps, 2),
-                        "serverapp_s": round(pres.seconds, 2), "per_round_s": round(ps / a.paper_rounds, 2),
-                        "load_after": os.getloadavg()}
+                prow = {
+                    "method": "paper",
+                    "rounds": a.paper_rounds,
+                    "submit_to_result_s": round(ps, 2),
+                    "serverapp_s": round(pres.seconds, 2),
+                    "per_round_s": round(ps / a.paper_rounds, 2),
+                    "load_after": os.getloadavg(),
+                }
                 print(json.dumps(prow), flush=True)
                 out["paper"] = prow
         finally:

@@ -47,9 +47,17 @@ def main() -> None:
         t_cos = cpu(lambda: np.cos(Z))
         t_ours = cpu(lambda: h.transform(X))
         flop = 2.0 * n * f * dim
-        row = {"rows": n, "features": f, "dim": dim, "sgemm_ms": round(1e3 * t_mm, 1), "sgemm_gflops": round(flop / t_mm / 1e9, 1),
-               "cos_ms": round(1e3 * t_cos, 1), "dpsumm_ms": round(1e3 * t_ours, 1),
-               "dpsumm_gflops": round(flop / t_ours / 1e9, 1), "ratio": round((t_mm + t_cos) / t_ours, 3)}
+        row = {
+            "rows": n,
+            "features": f,
+            "dim": dim,
+            "sgemm_ms": round(1e3 * t_mm, 1),
+            "sgemm_gflops": round(flop / t_mm / 1e9, 1),
+            "cos_ms": round(1e3 * t_cos, 1),
+            "dpsumm_ms": round(1e3 * t_ours, 1),
+            "dpsumm_gflops": round(flop / t_ours / 1e9, 1),
+            "ratio": round((t_mm + t_cos) / t_ours, 3),
+        }
         print(json.dumps(row), flush=True)
         rows.append(row)
     out = Path(__file__).resolve().parent / "results" / "hashing.json"

@@ -66,9 +66,16 @@ def child(a: argparse.Namespace) -> dict:
     else:
         passes[a.pass_]()
     peak = _vm("VmHWM")
-    return {"pass": a.pass_, "rows": a.rows, "owners": a.owners, "rows_gb": round(rows_gb, 3),
-            "before_minus_rows_gb": round(before - rows_gb, 3), "peak_minus_rows_gb": round(peak - rows_gb, 3),
-            "peak_minus_before_gb": round(peak - before, 3), "load": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "pass": a.pass_,
+        "rows": a.rows,
+        "owners": a.owners,
+        "rows_gb": round(rows_gb, 3),
+        "before_minus_rows_gb": round(before - rows_gb, 3),
+        "peak_minus_rows_gb": round(peak - rows_gb, 3),
+        "peak_minus_before_gb": round(peak - before, 3),
+        "load": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def main() -> None:
@@ -84,7 +91,16 @@ def main() -> None:
         return
     results = {"command": "python benches/bench_memory.py " + " ".join(sys.argv[1:]), "passes": []}
     for p in a.passes:
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", p, "--rows", str(a.rows), "--owners", str(a.owners)]
+        cmd = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--child",
+            p,
+            "--rows",
+            str(a.rows),
+            "--owners",
+            str(a.owners),
+        ]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True)
         row = json.loads(out.stdout.strip().splitlines()[-1])
         print(json.dumps(row), flush=True)

@@ -72,8 +72,18 @@ def main() -> None:
         t_rust = wall(lambda: greedy_select(H, g, k))
         t_np = wall(lambda: ref.greedy_select(H, g, k), reps=1)
         same = bool((greedy_select(H, g, k)[0] == ref.greedy_select(H, g, k)[0]).all()) if n <= 2000 else None
-        emit({"bench": "greedy_vs_numpy", "n": n, "d": d, "k": k, "rust_s": round(t_rust, 4), "numpy_s": round(t_np, 4),
-              "speedup": round(t_np / t_rust, 2), "same_indices": same})
+        emit(
+            {
+                "bench": "greedy_vs_numpy",
+                "n": n,
+                "d": d,
+                "k": k,
+                "rust_s": round(t_rust, 4),
+                "numpy_s": round(t_np, 4),
+                "speedup": round(t_np / t_rust, 2),
+                "same_indices": same,
+            }
+        )
     for n in [100_000] if not args.quick else [20_000]:
         X = owner_data(n, 64, 2)
         h = dpsumm.RFFHasher(64, dim=500, gamma=1 / 128, seed=2)
@@ -82,8 +92,20 @@ def main() -> None:
         t_np = wall(lambda: ref.nominate(h.transform(X), g, 0.1, 20, 160, sample_seed=0), reps=1)
         a = nominate(X, h, g, temperature=0.1, nominees=20, candidates=160, random_state=0)
         b = ref.nominate(h.transform(X), g, 0.1, 20, 160, sample_seed=0)
-        emit({"bench": "nominate_vs_numpy", "n": n, "features": 64, "d": 500, "M": 20, "C": 160, "rust_s": round(t_rust, 4),
-              "numpy_s": round(t_np, 4), "speedup": round(t_np / t_rust, 2), "same_indices": bool((a.indices == b[0]).all())})
+        emit(
+            {
+                "bench": "nominate_vs_numpy",
+                "n": n,
+                "features": 64,
+                "d": 500,
+                "M": 20,
+                "C": 160,
+                "rust_s": round(t_rust, 4),
+                "numpy_s": round(t_np, 4),
+                "speedup": round(t_np / t_rust, 2),
+                "same_indices": bool((a.indices == b[0]).all()),
+            }
+        )
 
     # 2. Owner time against N_k and d.
     sizes = [10_000, 30_000, 100_000, 300_000, 1_000_000] if not args.quick else [10_000, 100_000]
@@ -92,10 +114,22 @@ def main() -> None:
         X = owner_data(n, 64, 4)
         h = dpsumm.RFFHasher(64, dim=500, gamma=1 / 128, seed=4)
         g = g_tilde(h, 64, 5)
-        t = wall(lambda: nominate(X, h, g, temperature=0.1, nominees=20, candidates=160, random_state=0), reps=2 if n >= 300_000 else 3)
+        t = wall(
+            lambda: nominate(X, h, g, temperature=0.1, nominees=20, candidates=160, random_state=0),
+            reps=2 if n >= 300_000 else 3,
+        )
         t_hash = wall(lambda: h.transform(X), reps=1) if n <= 300_000 else None
-        row = {"bench": "owner_vs_rows", "n": n, "features": 64, "d": 500, "M": 20, "C": 160, "seconds": round(t, 4),
-               "rows_per_s": round(n / t), "transform_only_s": None if t_hash is None else round(t_hash, 4)}
+        row = {
+            "bench": "owner_vs_rows",
+            "n": n,
+            "features": 64,
+            "d": 500,
+            "M": 20,
+            "C": 160,
+            "seconds": round(t, 4),
+            "rows_per_s": round(n / t),
+            "transform_only_s": None if t_hash is None else round(t_hash, 4),
+        }
         emit(row)
         owner_n.append(row)
     owner_d = []
@@ -111,12 +145,18 @@ def main() -> None:
 
     # 3. Aggregator greedy against the pooled count.
     agg = []
-    for n in ([1000, 2000, 5000, 10_000, 30_000, 100_000] if not args.quick else [1000, 2000, 10_000]):
+    for n in [1000, 2000, 5000, 10_000, 30_000, 100_000] if not args.quick else [1000, 2000, 10_000]:
         H, g = hashes(n, 500, 8)
         k = min(1000, n)
         t = wall(lambda: greedy_select(H, g, k), reps=1 if n >= 30_000 else 3)
-        row = {"bench": "aggregator_vs_pool", "pooled": n, "d": 500, "k": k, "seconds": round(t, 4),
-               "ns_per_row_round_dim": round(1e9 * t / (n * k * 500), 4)}
+        row = {
+            "bench": "aggregator_vs_pool",
+            "pooled": n,
+            "d": 500,
+            "k": k,
+            "seconds": round(t, 4),
+            "ns_per_row_round_dim": round(1e9 * t / (n * k * 500), 4),
+        }
         emit(row)
         agg.append(row)
 

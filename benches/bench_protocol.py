@@ -7,7 +7,6 @@ Run: ``python -m pytest benches/bench_protocol.py --benchmark-only --benchmark-g
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -36,11 +35,21 @@ def test_protocol(benchmark, split, size, impl):
     benchmark.group = f"private protocol, MNIST 60000 x 784, 5 owners, size {size}"
     s = split
     if impl == "rust":
-        run = lambda: dpsumm.summarize(s.owners, s.validation, size, seed_set=s.seed_set, random_state=0, progress=False)  # noqa: E731
+
+        def run():
+            return dpsumm.summarize(s.owners, s.validation, size, seed_set=s.seed_set, random_state=0, progress=False)
+
     else:
         h = dpsumm.RFFHasher(784, dim=140, gamma=0.1, seed=0)
         sched = dpsumm.accounting.paper_schedule(size, 5)
         run = lambda: reference.summarize_reference(  # noqa: E731
-            s.owners, s.validation, size, seed_set=s.seed_set, omega=h.omega_, offset=h.offset_, schedule=sched,
-            rng=np.random.default_rng(0))
+            s.owners,
+            s.validation,
+            size,
+            seed_set=s.seed_set,
+            omega=h.omega_,
+            offset=h.offset_,
+            schedule=sched,
+            rng=np.random.default_rng(0),
+        )
     benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import resource
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -72,7 +71,9 @@ def make_data(rows: int, owners: int, features: int, seed: int = 0, labels: bool
     datas, owner_labels = [], []
     for k in range(owners):
         own = rng.choice(n_clusters, size=3, replace=False)
-        which = np.where(rng.random(sizes[k]) < 0.8, own[rng.integers(0, 3, sizes[k])], rng.integers(0, n_clusters, sizes[k]))
+        which = np.where(
+            rng.random(sizes[k]) < 0.8, own[rng.integers(0, 3, sizes[k])], rng.integers(0, n_clusters, sizes[k])
+        )
         X = rng.standard_normal((sizes[k], features), dtype=np.float32)
         X *= np.float32(0.08)
         X += centres[which]
@@ -93,7 +94,15 @@ def run(method: str, datas, V, size: int, dim: int, seed: int = 0) -> dict:
     parties["consumer"] = ConsumerParty(V, dpsumm.privacy.Csprng(seed).derive("consumer"))
     transport = TimingTransport(parties)
     t0 = time.perf_counter()
-    res = dpsumm.summarize(datas, V, size, method=dpsumm.methods.resolve_method(method).set_params(dim=dim), random_state=seed, progress=False, transport=transport)
+    res = dpsumm.summarize(
+        datas,
+        V,
+        size,
+        method=dpsumm.methods.resolve_method(method).set_params(dim=dim),
+        random_state=seed,
+        progress=False,
+        transport=transport,
+    )
     total = time.perf_counter() - t0
     index_bytes = sum(p._index.nbytes for n, p in parties.items() if n != "consumer")
     rescored = transport.rescored
@@ -140,9 +149,14 @@ def main() -> None:
     t = time.perf_counter()
     datas, V = make_data(a.rows, a.owners, a.features)
     gen = time.perf_counter() - t
-    base = {"generate_s": round(gen, 1), "rss_gb_data": round(vm("VmRSS"), 3),
-            "raw_gb": round(sum(d.nbytes for d in datas) / 1e9, 3), "machine": platform.processor() or platform.machine(),
-            "cpus": len(__import__("os").sched_getaffinity(0)), "load_before": __import__("os").getloadavg()}
+    base = {
+        "generate_s": round(gen, 1),
+        "rss_gb_data": round(vm("VmRSS"), 3),
+        "raw_gb": round(sum(d.nbytes for d in datas) / 1e9, 3),
+        "machine": platform.processor() or platform.machine(),
+        "cpus": len(__import__("os").sched_getaffinity(0)),
+        "load_before": __import__("os").getloadavg(),
+    }
     print(json.dumps(base), flush=True)
     results = [base]
     for m in a.methods.split(","):

@@ -36,8 +36,6 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dpsumm  # noqa: E402
 from bench_scale import make_data, vm  # noqa: E402
@@ -88,25 +86,44 @@ def main() -> None:
 
     t = time.perf_counter()
     datas, V = make_data(a.rows, a.owners, a.features)
-    base = {"rows": int(sum(len(d) for d in datas)), "owners": a.owners, "features": a.features, "size": a.size,
-            "generate_s": round(time.perf_counter() - t, 1), "raw_gb": round(sum(d.nbytes for d in datas) / 1e9, 3),
-            "rss_gb_after_data": round(vm("VmRSS"), 3), "cpus": len(os.sched_getaffinity(0)),
-            "load_before": os.getloadavg(), "command": " ".join(sys.argv)}
+    base = {
+        "rows": int(sum(len(d) for d in datas)),
+        "owners": a.owners,
+        "features": a.features,
+        "size": a.size,
+        "generate_s": round(time.perf_counter() - t, 1),
+        "raw_gb": round(sum(d.nbytes for d in datas) / 1e9, 3),
+        "rss_gb_after_data": round(vm("VmRSS"), 3),
+        "cpus": len(os.sched_getaffinity(0)),
+        "load_before": os.getloadavg(),
+        "command": " ".join(sys.argv),
+    }
     print(json.dumps(base), flush=True)
     results: dict = {"data": base}
 
     res, total, tr = timed_run("nominations", datas, V, a.size, owner_greedy=a.owner_greedy)
     assert res.points is not None
-    phases = {"target": tr.seconds["target_request"], "nominations": tr.seconds["nomination_request"],
-              "purchase": tr.seconds["purchase_request"]}
+    phases = {
+        "target": tr.seconds["target_request"],
+        "nominations": tr.seconds["nomination_request"],
+        "purchase": tr.seconds["purchase_request"],
+    }
     phases["aggregator (verify + choice + ledger)"] = total - sum(phases.values())
-    nom = {"method": "nominations", "owner_greedy": a.owner_greedy, "total_s": round(total, 2),
-           "phases_s": {k: round(v, 2) for k, v in phases.items()},
-           "aggregator_timings_s": {k: round(v, 2) for k, v in res.extra["timings"].items()},
-           "nominees_per_owner": res.extra["nominees"], "candidates_per_owner": res.extra["candidates"],
-           "dim": res.hasher.dim, "pooled_hashes": res.accessed.hashes, "raw_rows_bought": res.accessed.total,
-           "peak_rss_gb": round(vm("VmHWM"), 3), "mmd2": float(mmd2(res.points, V, res.hasher.gamma)),
-           "load_after": os.getloadavg()}
+    nom = {
+        "method": "nominations",
+        "owner_greedy": a.owner_greedy,
+        "total_s": round(total, 2),
+        "phases_s": {k: round(v, 2) for k, v in phases.items()},
+        "aggregator_timings_s": {k: round(v, 2) for k, v in res.extra["timings"].items()},
+        "nominees_per_owner": res.extra["nominees"],
+        "candidates_per_owner": res.extra["candidates"],
+        "dim": res.hasher.dim,
+        "pooled_hashes": res.accessed.hashes,
+        "raw_rows_bought": res.accessed.total,
+        "peak_rss_gb": round(vm("VmHWM"), 3),
+        "mmd2": float(mmd2(res.points, V, res.hasher.gamma)),
+        "load_after": os.getloadavg(),
+    }
     print(json.dumps(nom), flush=True)
     results["nominations"] = nom
     gamma = res.hasher.gamma
@@ -117,11 +134,17 @@ def main() -> None:
         res, total, tr = timed_run("paper", datas, V, a.paper_rounds)
         fixed = tr.seconds["setup"] + tr.seconds["validation_request"]
         per_round = (total - fixed) / a.paper_rounds
-        paper = {"method": "paper", "dim": res.hasher.dim, "rounds_run": a.paper_rounds, "total_s": round(total, 2),
-                 "setup_and_validation_s": round(fixed, 2), "per_round_s": round(per_round, 3),
-                 "extrapolated_s_for_size": round(fixed + per_round * a.size, 1),
-                 "extrapolation": "setup + validation + per_round * size (linear in rounds)",
-                 "peak_rss_gb": round(vm("VmHWM"), 3)}
+        paper = {
+            "method": "paper",
+            "dim": res.hasher.dim,
+            "rounds_run": a.paper_rounds,
+            "total_s": round(total, 2),
+            "setup_and_validation_s": round(fixed, 2),
+            "per_round_s": round(per_round, 3),
+            "extrapolated_s_for_size": round(fixed + per_round * a.size, 1),
+            "extrapolation": "setup + validation + per_round * size (linear in rounds)",
+            "peak_rss_gb": round(vm("VmHWM"), 3),
+        }
         paper["ratio_nominations_to_paper"] = round(nom["total_s"] / paper["extrapolated_s_for_size"], 4)
         print(json.dumps(paper), flush=True)
         results["paper"] = paper
@@ -131,20 +154,34 @@ def main() -> None:
     if a.sub > 0:
         sub = [d[: a.sub] for d in datas]
         t = time.perf_counter()
-        central = dpsumm.summarize(sub, V, a.size, method=dpsumm.CentralGreedy(dim=nom['dim']), gamma=gamma, progress=False)
+        central = dpsumm.summarize(
+            sub, V, a.size, method=dpsumm.CentralGreedy(dim=nom["dim"]), gamma=gamma, progress=False
+        )
         t_c = time.perf_counter() - t
         t = time.perf_counter()
-        nsub = dpsumm.summarize(sub, V, a.size, method=dpsumm.Nominations(owner_greedy=a.owner_greedy), gamma=gamma, random_state=0, progress=False)
+        nsub = dpsumm.summarize(
+            sub,
+            V,
+            a.size,
+            method=dpsumm.Nominations(owner_greedy=a.owner_greedy),
+            gamma=gamma,
+            random_state=0,
+            progress=False,
+        )
         t_n = time.perf_counter() - t
         assert central.points is not None and nsub.points is not None
         c_mmd = float(mmd2(central.points, V, gamma))
         n_mmd = float(mmd2(nsub.points, V, gamma))
-        quality = {"subsample_rows": int(sum(len(d) for d in sub)), "central_greedy_mmd2": c_mmd,
-                   "central_greedy_s": round(t_c, 2), "nominations_subsample_mmd2": n_mmd,
-                   "nominations_subsample_s": round(t_n, 2),
-                   "nominations_subsample_vs_central_pct": round(100 * (n_mmd / c_mmd - 1), 1),
-                   "nominations_full_mmd2": nom["mmd2"],
-                   "nominations_full_vs_central_subsample_pct": round(100 * (nom["mmd2"] / c_mmd - 1), 1)}
+        quality = {
+            "subsample_rows": int(sum(len(d) for d in sub)),
+            "central_greedy_mmd2": c_mmd,
+            "central_greedy_s": round(t_c, 2),
+            "nominations_subsample_mmd2": n_mmd,
+            "nominations_subsample_s": round(t_n, 2),
+            "nominations_subsample_vs_central_pct": round(100 * (n_mmd / c_mmd - 1), 1),
+            "nominations_full_mmd2": nom["mmd2"],
+            "nominations_full_vs_central_subsample_pct": round(100 * (nom["mmd2"] / c_mmd - 1), 1),
+        }
         print(json.dumps(quality), flush=True)
         results["quality"] = quality
     results["peak_rss_gb_process"] = round(vm("VmHWM"), 3)

@@ -58,10 +58,12 @@ def main() -> None:
     X = np.empty((per * a.owners, a.features), dtype=np.float32)
     shifts = rng.normal(0, 1.0, (a.owners, a.features)).astype(np.float32)
     for k in range(a.owners):
-        block = X[k * per:(k + 1) * per]
+        block = X[k * per : (k + 1) * per]
         rng.standard_normal(out=block, dtype=np.float32)
         block += shifts[k]
-    V = (rng.standard_normal((1000, a.features), dtype=np.float32) + shifts[rng.integers(0, 10, 1000)]).astype(np.float32)
+    V = (rng.standard_normal((1000, a.features), dtype=np.float32) + shifts[rng.integers(0, 10, 1000)]).astype(
+        np.float32
+    )
     t_gen = time.perf_counter() - t0
     rss_data = vm("VmRSS")
 
@@ -77,8 +79,15 @@ def main() -> None:
     per_owner = []
     for k in range(a.owners):
         s = time.perf_counter()
-        nom = nominate(X[k * per:(k + 1) * per], h, g_tilde, temperature=a.temperature, nominees=a.nominees,
-                       candidates=a.candidates, random_state=k)
+        nom = nominate(
+            X[k * per : (k + 1) * per],
+            h,
+            g_tilde,
+            temperature=a.temperature,
+            nominees=a.nominees,
+            candidates=a.candidates,
+            random_state=k,
+        )
         per_owner.append(time.perf_counter() - s)
         pooled_h.append(nom.hashes)
         pooled_owner.append(np.full(len(nom.indices), k))
@@ -93,16 +102,32 @@ def main() -> None:
     owners_hit = np.bincount(np.concatenate(pooled_owner)[idx], minlength=a.owners)
 
     result = {
-        "rows": per * a.owners, "owners": a.owners, "features": a.features, "dim": a.dim, "size": a.size,
-        "nominees": a.nominees, "candidates": a.candidates, "temperature": a.temperature,
-        "seconds": {"generate_data": round(t_gen, 2), "validation_mean": round(t_validation, 3),
-                    "owners_nominate": round(t_owners, 2), "owner_median": round(float(np.median(per_owner)), 4),
-                    "aggregator_greedy": round(t_aggregator, 3), "total_kernels": round(total, 2)},
-        "pooled_hashes": int(H.shape[0]), "selected": int(len(idx)),
+        "rows": per * a.owners,
+        "owners": a.owners,
+        "features": a.features,
+        "dim": a.dim,
+        "size": a.size,
+        "nominees": a.nominees,
+        "candidates": a.candidates,
+        "temperature": a.temperature,
+        "seconds": {
+            "generate_data": round(t_gen, 2),
+            "validation_mean": round(t_validation, 3),
+            "owners_nominate": round(t_owners, 2),
+            "owner_median": round(float(np.median(per_owner)), 4),
+            "aggregator_greedy": round(t_aggregator, 3),
+            "total_kernels": round(total, 2),
+        },
+        "pooled_hashes": int(H.shape[0]),
+        "selected": int(len(idx)),
         "selected_from_owners_0_9": int(owners_hit[:10].sum()),
-        "memory_gb": {"raw_rows": round(X.nbytes / 1024**3, 3), "rss_after_data": round(rss_data, 3),
-                      "peak_rss": round(vm("VmHWM"), 3)},
-        "load": os.getloadavg(), "cpus": os.cpu_count(),
+        "memory_gb": {
+            "raw_rows": round(X.nbytes / 1024**3, 3),
+            "rss_after_data": round(rss_data, 3),
+            "peak_rss": round(vm("VmHWM"), 3),
+        },
+        "load": os.getloadavg(),
+        "cpus": os.cpu_count(),
     }
     print(json.dumps(result, indent=1), flush=True)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)

@@ -30,8 +30,9 @@ def main() -> None:
 
     split = datasets.mnist_label_split(mnist_dir(args.data), random_state=0)
     paper = dpsumm.accounting.paper_schedule(args.size, len(split.owners))
-    noiseless = dataclasses.replace(paper, epsilon_validation_step=1e4, epsilon_first_epoch_step=1e4,
-                                    epsilon_epoch_step=(1e4,) * args.size)
+    noiseless = dataclasses.replace(
+        paper, epsilon_validation_step=1e4, epsilon_first_epoch_step=1e4, epsilon_epoch_step=(1e4,) * args.size
+    )
     out = {}
     for gname, gamma in (("0.1", 0.1), ("median", experiments.median_gamma(split.seed_set))):
         for sname, schedule in (("paper", paper), ("noiseless", noiseless)):

@@ -32,6 +32,7 @@ from dpsumm import accounting
 def exact_multiplier(epsilon: float, delta: float) -> float:
     """The continuous Gaussian's smallest z meeting (epsilon, delta) exactly: the analytic Gaussian
     mechanism (Balle & Wang 2018, Theorem 8), delta(eps) = Phi(1/(2z) - eps z) - e^eps Phi(-1/(2z) - eps z)."""
+
     def gap(z: float) -> float:
         return float(norm.cdf(0.5 / z - epsilon * z) - math.exp(epsilon) * norm.cdf(-0.5 / z - epsilon * z)) - delta
 
@@ -40,19 +41,36 @@ def exact_multiplier(epsilon: float, delta: float) -> float:
 
 def rdp_multiplier(epsilon: float, delta: float) -> float:
     """The same by the RDP accountant (the route dpsumm certifies)."""
-    return float(dp_accounting.calibrate_dp_mechanism(
-        lambda: rdp.RdpAccountant(), dp_accounting.GaussianDpEvent, epsilon, delta,
-        dp_accounting.LowerEndpointAndGuess(1e-3, 1.0)))
+    return float(
+        dp_accounting.calibrate_dp_mechanism(
+            lambda: rdp.RdpAccountant(),
+            dp_accounting.GaussianDpEvent,
+            epsilon,
+            delta,
+            dp_accounting.LowerEndpointAndGuess(1e-3, 1.0),
+        )
+    )
 
 
 def main() -> None:
     argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
-    out: dict = {"command": "python benches/gaussian_release_numbers.py", "delta": 1e-6, "multipliers": [], "calibrate": []}
+    out: dict = {
+        "command": "python benches/gaussian_release_numbers.py",
+        "delta": 1e-6,
+        "multipliers": [],
+        "calibrate": [],
+    }
     for eps in (0.1, 1.0, 10.0):
         z = accounting.calibrate_gaussian(eps, 1e-6, sensitivity=1.0, dim=1).noise_multiplier
         z_rdp, z_exact = rdp_multiplier(eps, 1e-6), exact_multiplier(eps, 1e-6)
-        row = {"epsilon": eps, "z_dpsumm": z, "z_rdp": z_rdp, "z_exact_analytic": z_exact, "ratio_rdp_to_exact": round(z / z_exact, 4),
-               "sigma_saving_pct": round(100 * (1 - z_exact / z), 2)}
+        row = {
+            "epsilon": eps,
+            "z_dpsumm": z,
+            "z_rdp": z_rdp,
+            "z_exact_analytic": z_exact,
+            "ratio_rdp_to_exact": round(z / z_exact, 4),
+            "sigma_saving_pct": round(100 * (1 - z_exact / z), 2),
+        }
         print(json.dumps(row), flush=True)
         out["multipliers"].append(row)
     budget = dpsumm.Budget(1, 1e-6, 1, 1e-6)
@@ -63,7 +81,13 @@ def main() -> None:
         t = time.perf_counter()
         accounting.calibrate(budget, size=1000, owners=owners, dim=dim)
         again = time.perf_counter() - t
-        row = {"owners": owners, "dim": dim, "size": 1000, "first_call_s": round(first, 4), "repeat_call_s": round(again, 6)}
+        row = {
+            "owners": owners,
+            "dim": dim,
+            "size": 1000,
+            "first_call_s": round(first, 4),
+            "repeat_call_s": round(again, 6),
+        }
         print(json.dumps(row), flush=True)
         out["calibrate"].append(row)
     out["load"] = [round(x, 2) for x in os.getloadavg()]

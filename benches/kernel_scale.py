@@ -28,18 +28,34 @@ def main() -> None:
     warnings.simplefilter("ignore", dpsumm.preprocessing.DegenerateKernelWarning)
     logging.getLogger("dpsumm").setLevel(logging.ERROR)
     X = dpsumm.datasets.digits()[0]
-    out = {"command": "python benches/kernel_scale.py", "size": 20, "dim": 140,
-           "scale_unit_pixels": round(float(kernel_scale(X, 0.1)), 4),
-           "scale_raw_pixels": round(float(kernel_scale(X * 16, 0.1)), 4), "rows": []}
-    print(f"all digits rows: gamma=0.1 gives gamma * median squared distance {out['scale_unit_pixels']:.3g} on [0, 1] "
-          f"pixels and {out['scale_raw_pixels']:.3g} on raw 0-16 pixels")
+    out = {
+        "command": "python benches/kernel_scale.py",
+        "size": 20,
+        "dim": 140,
+        "scale_unit_pixels": round(float(kernel_scale(X, 0.1)), 4),
+        "scale_raw_pixels": round(float(kernel_scale(X * 16, 0.1)), 4),
+        "rows": [],
+    }
+    print(
+        f"all digits rows: gamma=0.1 gives gamma * median squared distance {out['scale_unit_pixels']:.3g} on [0, 1] "
+        f"pixels and {out['scale_raw_pixels']:.3g} on raw 0-16 pixels"
+    )
     print("s = gamma * median sq. distance (seed set) | target rows picked of 20, per repeat")
     for s in SCALES:
         picked = []
         for rep in range(3):
             split = dpsumm.datasets.digits_label_split(random_state=rep)
             gamma = s * dpsumm.median_gamma(split.seed_set)
-            res = dpsumm.summarize(split.owners, split.validation, 20, method=dpsumm.PaperGreedy(dim=140), seed_set=split.seed_set, gamma=gamma, random_state=rep, progress=False)
+            res = dpsumm.summarize(
+                split.owners,
+                split.validation,
+                20,
+                method=dpsumm.PaperGreedy(dim=140),
+                seed_set=split.seed_set,
+                gamma=gamma,
+                random_state=rep,
+                progress=False,
+            )
             labels = np.array([split.owner_labels[k][i] for k, i in zip(res.owner, res.index)])
             picked.append(int(np.isin(labels, [3, 4]).sum()))
         print(f"{s:>8g} | {picked}")

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -76,23 +76,54 @@ def main() -> None:
                 pool_h, pool_x = [], []
                 for X in owners:
                     C = len(X) if f is None else f * M
-                    nom = nominate(X, h, g_tilde, temperature=a.temperature, nominees=M, candidates=C, sampling=sampling,
-                                   random_state=r)
+                    nom = nominate(
+                        X,
+                        h,
+                        g_tilde,
+                        temperature=a.temperature,
+                        nominees=M,
+                        candidates=C,
+                        sampling=sampling,
+                        random_state=r,
+                    )
                     pool_h.append(nom.hashes)
                     pool_x.append(X[nom.indices])
                 idx, _ = greedy_select(np.concatenate(pool_h), g_v, p)
                 secs.append(time.perf_counter() - s)
                 vals.append(mmd2(np.concatenate(pool_x)[idx], V, gamma))
-            row = {"noise_std": noise, "sampling": sampling, "C": "all" if f is None else f"{f}M", "mmd2": float(np.mean(vals)),
-                   "mmd2_sd": float(np.std(vals)), "vs_central_pct": 100 * (float(np.mean(vals)) / central_mmd - 1),
-                   "seconds": float(np.mean(secs)), "draws": draws}
+            row = {
+                "noise_std": noise,
+                "sampling": sampling,
+                "C": "all" if f is None else f"{f}M",
+                "mmd2": float(np.mean(vals)),
+                "mmd2_sd": float(np.std(vals)),
+                "vs_central_pct": 100 * (float(np.mean(vals)) / central_mmd - 1),
+                "seconds": float(np.mean(secs)),
+                "draws": draws,
+            }
             rows.append(row)
-            print(f"noise {noise:.2f}  {sampling:>8}  C={row['C']:>4}  MMD2 {row['mmd2']:.5f} +- {row['mmd2_sd']:.5f}  "
-                  f"{row['vs_central_pct']:+6.1f}% vs central  {row['seconds']:.2f} s", flush=True)
+            print(
+                f"noise {noise:.2f}  {sampling:>8}  C={row['C']:>4}  MMD2 {row['mmd2']:.5f} +- {row['mmd2_sd']:.5f}  "
+                f"{row['vs_central_pct']:+6.1f}% vs central  {row['seconds']:.2f} s",
+                flush=True,
+            )
     out = Path(__file__).resolve().parent / "results" / "nominate_candidates_mnist.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"gamma": gamma, "dim": a.dim, "size": p, "nominees": M, "temperature": a.temperature,
-                               "central_greedy_mmd2": central_mmd, "uniform_mmd2": uniform_mmd, "rows": rows}, indent=1))
+    out.write_text(
+        json.dumps(
+            {
+                "gamma": gamma,
+                "dim": a.dim,
+                "size": p,
+                "nominees": M,
+                "temperature": a.temperature,
+                "central_greedy_mmd2": central_mmd,
+                "uniform_mmd2": uniform_mmd,
+                "rows": rows,
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -37,14 +37,17 @@ MNIST = mnist_dir()  # $DPSUMM_MNIST_DIR, $MNIST_DIR or ./mnist
 summarize_module = sys.modules["dpsumm.protocols.nominations.method"]
 
 
-def run(owners: list[np.ndarray], V: np.ndarray, p: int, gamma: float, seed: int, greedy: str,
-        factor: float | None = None) -> tuple[float, float]:
+def run(
+    owners: list[np.ndarray], V: np.ndarray, p: int, gamma: float, seed: int, greedy: str, factor: float | None = None
+) -> tuple[float, float]:
     saved = summarize_module.STOCHASTIC_GREEDY_FACTOR
     if factor is not None:
         summarize_module.STOCHASTIC_GREEDY_FACTOR = factor
     try:
         t = time.perf_counter()
-        res = dpsumm.summarize(owners, V, p, method=dpsumm.Nominations(owner_greedy=greedy), gamma=gamma, random_state=seed, progress=False)  # type: ignore[arg-type]
+        res = dpsumm.summarize(
+            owners, V, p, method=dpsumm.Nominations(owner_greedy=greedy), gamma=gamma, random_state=seed, progress=False
+        )  # type: ignore[arg-type]
         secs = time.perf_counter() - t
     finally:
         summarize_module.STOCHASTIC_GREEDY_FACTOR = saved
@@ -77,14 +80,24 @@ def main() -> None:
                 v, s = run(owners, V, p, gamma, seed, greedy, factor)
                 vals.append(v)
                 secs.append(s)
-            row = {"size": p, "owner_greedy": greedy, "factor": factor, "mmd2": vals,
-                   "vs_central_pct": [100 * (v / c_mmd - 1) for v in vals], "seconds": secs,
-                   "central_mmd2": c_mmd, "central_seconds": c_secs}
+            row = {
+                "size": p,
+                "owner_greedy": greedy,
+                "factor": factor,
+                "mmd2": vals,
+                "vs_central_pct": [100 * (v / c_mmd - 1) for v in vals],
+                "seconds": secs,
+                "central_mmd2": c_mmd,
+                "central_seconds": c_secs,
+            }
             rows.append(row)
             name = greedy if factor is None else f"stochastic r={factor:g}"
-            print(f"p={p:5d} {name:>16}: MMD2 {np.mean(vals):.5f} +- {np.std(vals):.5f}  "
-                  f"{np.mean(row['vs_central_pct']):+6.1f}% vs central (per seed "
-                  f"{', '.join(f'{x:+.1f}' for x in row['vs_central_pct'])})  {np.mean(secs):.2f} s", flush=True)
+            print(
+                f"p={p:5d} {name:>16}: MMD2 {np.mean(vals):.5f} +- {np.std(vals):.5f}  "
+                f"{np.mean(row['vs_central_pct']):+6.1f}% vs central (per seed "
+                f"{', '.join(f'{x:+.1f}' for x in row['vs_central_pct'])})  {np.mean(secs):.2f} s",
+                flush=True,
+            )
     out = Path(__file__).resolve().parent / "results" / "nominate_stochastic_mnist.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"gamma": gamma, "dim": 500, "rows": rows, "command": " ".join(sys.argv)}, indent=1))

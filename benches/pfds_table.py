@@ -48,9 +48,9 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.svm import LinearSVC
 
-from dpsumm.privacy import Csprng
 from dpsumm.dp_erm import functional_mechanism, objective_perturbation, unit_features
 from dpsumm.pfds import Domain, partition_agents, pfds
+from dpsumm.privacy import Csprng
 
 warnings.filterwarnings("ignore", category=ConvergenceWarning)
 
@@ -75,8 +75,9 @@ def load_tasks() -> list[Task]:
     out.append(Task("breast_cancer", X, bc.target.astype(int), X.min(0), X.max(0), False, None, 0, 5))
     dg = skd.load_digits()
     X = dg.data.astype(float)
-    out.append(Task("digits (even/odd)", X, (dg.target % 2).astype(int), np.zeros(64), np.full(64, 16.0), False,
-                    None, 36, 5))
+    out.append(
+        Task("digits (even/odd)", X, (dg.target % 2).astype(int), np.zeros(64), np.full(64, 16.0), False, None, 36, 5)
+    )
     db = skd.load_diabetes()
     X = db.data.astype(float)
     y = db.target.astype(float)
@@ -110,8 +111,9 @@ def scale01(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return (X - lo) / (hi - lo)
 
 
-def run(tasks: list[Task], epsilons: list[float], folds: int, repeats: int, seed: int, lam: float,
-        extra_hmax: int | None) -> list[dict]:
+def run(
+    tasks: list[Task], epsilons: list[float], folds: int, repeats: int, seed: int, lam: float, extra_hmax: int | None
+) -> list[dict]:
     rows = []
     for task in tasks:
         lo, hi = _widen(task.lower, task.upper)
@@ -156,28 +158,44 @@ def run(tasks: list[Task], epsilons: list[float], folds: int, repeats: int, seed
                     rng = Csprng(int(gen.integers(2**63)))  # seeded: reproducible, NOT private
                     res = pfds([Xtr[p] for p in parts], [ytr[p] for p in parts], dom, eps, random_state=rng)
                     synthetic = {
-                        "PFDS(s)": (np.concatenate([d[0] for d in res.datasets]),
-                                    np.concatenate([d[1] for d in res.own_label_datasets])),
-                        "PFDS": (np.concatenate([d[0] for d in res.datasets]),
-                                 np.concatenate([d[1] for d in res.datasets])),
+                        "PFDS(s)": (
+                            np.concatenate([d[0] for d in res.datasets]),
+                            np.concatenate([d[1] for d in res.own_label_datasets]),
+                        ),
+                        "PFDS": (
+                            np.concatenate([d[0] for d in res.datasets]),
+                            np.concatenate([d[1] for d in res.datasets]),
+                        ),
                     }
                     if extra_hmax is not None:
-                        res2 = pfds([Xtr[p] for p in parts], [ytr[p] for p in parts], dom, eps, h_max=extra_hmax,
-                                    levels=min(4, extra_hmax), random_state=rng.derive("extra"))
+                        res2 = pfds(
+                            [Xtr[p] for p in parts],
+                            [ytr[p] for p in parts],
+                            dom,
+                            eps,
+                            h_max=extra_hmax,
+                            levels=min(4, extra_hmax),
+                            random_state=rng.derive("extra"),
+                        )
                         synthetic[f"PFDS h_max={extra_hmax}"] = res2.training_set()
                     for mdl in models:
                         err.setdefault((mdl, eps, "NP-Agt"), []).append(np_agt[mdl])
                         # DP-Pred: every agent's eps-DP predictor, aggregated
                         if task.regression:
                             preds = []
+
                             def Z1(A: np.ndarray) -> np.ndarray:  # [0, 1] features + intercept: |x_j| <= 1
                                 return np.hstack([np.clip(S(A), 0, 1), np.ones((A.shape[0], 1))])
 
                             for p in parts:
-                                w = functional_mechanism(Z1(Xtr[p]), y_scaled[tr_idx][p], eps, random_state=rng.derive("fm"))
+                                w = functional_mechanism(
+                                    Z1(Xtr[p]), y_scaled[tr_idx][p], eps, random_state=rng.derive("fm")
+                                )
                                 preds.append(Z1(Xte) @ w)
                             agg = np.clip(np.mean(preds, axis=0), -1, 1)
-                            err.setdefault((mdl, eps, "DP-Pred"), []).append(float(np.mean((agg - y_scaled[te_idx]) ** 2)))
+                            err.setdefault((mdl, eps, "DP-Pred"), []).append(
+                                float(np.mean((agg - y_scaled[te_idx]) ** 2))
+                            )
                         else:
                             votes = np.zeros(Xte.shape[0])
                             Zte = unit_features(Xte, lo, hi)
@@ -185,8 +203,12 @@ def run(tasks: list[Task], epsilons: list[float], folds: int, repeats: int, seed
                                 if p.size == 0:
                                     continue
                                 f = objective_perturbation(
-                                    unit_features(Xtr[p], lo, hi), 2.0 * ytr[p] - 1, eps,
-                                    loss="logistic" if mdl == "lr" else "huber", lam=lam, random_state=rng.derive("op"),
+                                    unit_features(Xtr[p], lo, hi),
+                                    2.0 * ytr[p] - 1,
+                                    eps,
+                                    loss="logistic" if mdl == "lr" else "huber",
+                                    lam=lam,
+                                    random_state=rng.derive("op"),
                                 )
                                 votes += np.sign(Zte @ f)
                             tie = rng.uniform_array(votes.size) < 0.5
@@ -208,9 +230,15 @@ def run(tasks: list[Task], epsilons: list[float], folds: int, repeats: int, seed
                 print(f"  {task.name}: repeat {rep} fold {fold} done", file=sys.stderr, flush=True)
         for mdl in models:
             for eps in epsilons:
-                row = {"dataset": task.name, "task": {"lr": "Log. Reg.", "svm": "SVM", "linreg": "Lin. Reg."}[mdl],
-                       "epsilon": eps, "n": task.X.shape[0], "d": task.X.shape[1], "agents": task.agents,
-                       "NP-Pred": float(np.mean(np_pred[mdl]))}
+                row = {
+                    "dataset": task.name,
+                    "task": {"lr": "Log. Reg.", "svm": "SVM", "linreg": "Lin. Reg."}[mdl],
+                    "epsilon": eps,
+                    "n": task.X.shape[0],
+                    "d": task.X.shape[1],
+                    "agents": task.agents,
+                    "NP-Pred": float(np.mean(np_pred[mdl])),
+                }
                 for method in METHODS + ([f"PFDS h_max={extra_hmax}"] if extra_hmax is not None else []):
                     v = np.array(err[(mdl, eps, method)])
                     row[method] = (float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0)
@@ -221,13 +249,22 @@ def run(tasks: list[Task], epsilons: list[float], folds: int, repeats: int, seed
 METHODS = ["NP-Agt", "DP-Pred", "PFDS(s)", "PFDS"]
 
 
-def to_markdown(rows: list[dict], command: str, seconds: float, folds: int, repeats: int, lam: float,
-                json_path: str | None = None, alias: str = "pt") -> str:
+def to_markdown(
+    rows: list[dict],
+    command: str,
+    seconds: float,
+    folds: int,
+    repeats: int,
+    lam: float,
+    json_path: str | None = None,
+    alias: str = "pt",
+) -> str:
     """The table; with ``json_path`` (relative to the repository root) every number is marked with its path there."""
     extra = [k for k in rows[0] if k.startswith("PFDS h_max=")]
 
     def m(expr: str) -> str:
         return f"<!--= {alias}:{expr} -->" if json_path else ""
+
     lines = [
         "# PFDS: error of the approaches (shape of Table 2 of Fioretto & Van Hentenryck, AAMAS 2019)",
         "",
@@ -248,11 +285,14 @@ def to_markdown(rows: list[dict], command: str, seconds: float, folds: int, repe
     ]
     for i, r in enumerate(rows):
         q = f"rows[{i}]"
-        cells = [f"{r[k][0]:.3f}{m(f'{q}[{chr(34)}{k}{chr(34)}][0]')} ± {r[k][1]:.3f}{m(f'{q}[{chr(34)}{k}{chr(34)}][1]')}"
-                 for k in METHODS + extra]
+        cells = [
+            f"{r[k][0]:.3f}{m(f'{q}[{chr(34)}{k}{chr(34)}][0]')} ± {r[k][1]:.3f}{m(f'{q}[{chr(34)}{k}{chr(34)}][1]')}"
+            for k in METHODS + extra
+        ]
         lines.append(
             f"| {r['dataset']} | {r['n']} | {r['d']} | {r['agents']} | {r['task']} | {r['epsilon']:g}{m(q + '.epsilon')} | "
-            + " | ".join(cells) + f" | {r['NP-Pred']:.3f}{m(f'{q}[{chr(34)}NP-Pred{chr(34)}]')} |"
+            + " | ".join(cells)
+            + f" | {r['NP-Pred']:.3f}{m(f'{q}[{chr(34)}NP-Pred{chr(34)}]')} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -268,7 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--extra-hmax", type=int, default=4, help="an extra PFDS column at this h_max (0: none)")
     ap.add_argument("--agents", type=int, default=None, help="number of agents for every dataset (default 5)")
     ap.add_argument("--out", default=None, help="write the markdown table here")
-    ap.add_argument("--json", default=None, help="write the results here (a path inside the repository); marks the table")
+    ap.add_argument(
+        "--json", default=None, help="write the results here (a path inside the repository); marks the table"
+    )
     ap.add_argument("--alias", default="pt", help="the numbers alias of the marked table")
     args = ap.parse_args(argv)
     tasks = load_tasks()

@@ -51,14 +51,27 @@ def main() -> None:
     res = dpsumm.summarize(s.owners, s.validation, 1000, gamma=gamma, random_state=0, progress=False, transport=tr)
     total = time.perf_counter() - t
     tm = res.extra["timings"]
-    ph = {"target release": tr.seconds["target_request"], "nominations": tr.seconds["nomination_request"],
-          "purchase": tr.seconds["purchase_request"], "verification": tm["purchase"] - tr.seconds["purchase_request"],
-          "choice (exact kernel)": tm["choice"]}
+    ph = {
+        "target release": tr.seconds["target_request"],
+        "nominations": tr.seconds["nomination_request"],
+        "purchase": tr.seconds["purchase_request"],
+        "verification": tm["purchase"] - tr.seconds["purchase_request"],
+        "choice (exact kernel)": tm["choice"],
+    }
     ph["rest (setup, ledger, result)"] = total - sum(ph.values())
-    row = {"method": "nominations", "total_s": round(total, 3), "phases_s": {k: round(v, 3) for k, v in ph.items()},
-           "dim": res.hasher.dim, "gamma": gamma, "nominees": res.extra["nominees"], "candidates": res.extra["candidates"],
-           "greedy_sample_factor": res.extra["greedy_sample_factor"], "accessed": res.accessed.total,
-           "pooled_hashes": res.accessed.hashes, "exchanges": res.extra["exchanges"]}
+    row = {
+        "method": "nominations",
+        "total_s": round(total, 3),
+        "phases_s": {k: round(v, 3) for k, v in ph.items()},
+        "dim": res.hasher.dim,
+        "gamma": gamma,
+        "nominees": res.extra["nominees"],
+        "candidates": res.extra["candidates"],
+        "greedy_sample_factor": res.extra["greedy_sample_factor"],
+        "accessed": res.accessed.total,
+        "pooled_hashes": res.accessed.hashes,
+        "exchanges": res.extra["exchanges"],
+    }
     print(json.dumps(row), flush=True)
     rows.append(row)
     del parties, tr, res
@@ -68,15 +81,34 @@ def main() -> None:
         parties["consumer"] = ConsumerParty(s.validation, dpsumm.privacy.Csprng(0).derive("consumer"))
         tr = TimingTransport(parties)
         t = time.perf_counter()
-        res = dpsumm.summarize(s.owners, s.validation, 1000, method=method, seed_set=s.seed_set, gamma=gamma, random_state=0,
-                               progress=False, transport=tr)
+        res = dpsumm.summarize(
+            s.owners,
+            s.validation,
+            1000,
+            method=method,
+            seed_set=s.seed_set,
+            gamma=gamma,
+            random_state=0,
+            progress=False,
+            transport=tr,
+        )
         total = time.perf_counter() - t
-        ph = {"setup (hash + index)": tr.seconds["setup"], "validation release": tr.seconds["validation_request"],
-              "bids": tr.seconds["bid_request"], "points": tr.seconds["point_request"]}
+        ph = {
+            "setup (hash + index)": tr.seconds["setup"],
+            "validation release": tr.seconds["validation_request"],
+            "bids": tr.seconds["bid_request"],
+            "points": tr.seconds["point_request"],
+        }
         ph["aggregator (h2, auction, verify)"] = total - sum(ph.values())
-        row = {"method": method, "total_s": round(total, 3), "phases_s": {k: round(v, 3) for k, v in ph.items()},
-               "rounds": len(res.trace), "accessed": res.accessed.total, "rescored": tr.rescored,
-               "bid_ms_per_owner_round": round(1e3 * ph["bids"] / max(1, tr.count["bid_request"]), 3)}
+        row = {
+            "method": method,
+            "total_s": round(total, 3),
+            "phases_s": {k: round(v, 3) for k, v in ph.items()},
+            "rounds": len(res.trace),
+            "accessed": res.accessed.total,
+            "rescored": tr.rescored,
+            "bid_ms_per_owner_round": round(1e3 * ph["bids"] / max(1, tr.count["bid_request"]), 3),
+        }
         print(json.dumps(row), flush=True)
         rows.append(row)
     meta = {"mnist_load_s": round(load_s, 2), "peak_rss_gb": round(vm("VmHWM"), 3), "load": os.getloadavg()}

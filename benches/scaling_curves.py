@@ -31,7 +31,7 @@ def broadcasts(hasher, datas, V, count=7, seed=0):
     rng = np.random.default_rng(seed)
     g = hasher.transform(V).astype(np.float64).mean(0)
     out = []
-    for r in range(count):
+    for _ in range(count):
         picks = np.concatenate([hasher.transform(X[rng.integers(0, len(X), 200 // len(datas) + 1)]) for X in datas])
         q = len(picks)
         out.append((g - q / (q + 1) * picks.astype(np.float64).mean(0)).astype(np.float32))
@@ -93,7 +93,9 @@ def main() -> None:
         saved = json.loads((OUT / "scaling.json").read_text())
         return plot(saved["curves"], saved["meta"])
     curves = {
-        "rows (K = 10, dim = 140)": [point(n, 10, 140) for n in (125_000, 250_000, 500_000, 1_000_000, 2_000_000, 4_000_000)],
+        "rows (K = 10, dim = 140)": [
+            point(n, 10, 140) for n in (125_000, 250_000, 500_000, 1_000_000, 2_000_000, 4_000_000)
+        ],
         "owners (N = 1,000,000, dim = 140)": [point(1_000_000, k, 140) for k in (1, 3, 10, 30, 100, 300)],
         "dim (N = 1,000,000, K = 10)": [point(1_000_000, 10, d) for d in (35, 70, 140, 280, 560)],
     }
@@ -114,7 +116,9 @@ def plot(curves, meta) -> None:
     for ax, (title, pts), key in zip(axes, curves.items(), ("n", "k", "dim")):
         x = [p[key] for p in pts]
         ax.loglog(x, [p["bid_index_ms"] for p in pts], "o-", label="dpsumm BidIndex (8-bit screen + exact)")
-        ax.loglog(x, [p["numpy_ms"] for p in pts], "s--", label="numpy float32 matvec + argmax (best of 1, 2 BLAS threads)")
+        ax.loglog(
+            x, [p["numpy_ms"] for p in pts], "s--", label="numpy float32 matvec + argmax (best of 1, 2 BLAS threads)"
+        )
         ax.set_xlabel(title)
         ax.set_ylabel("ms per round of bids")
         ax.grid(True, which="both", alpha=0.3)

@@ -42,8 +42,9 @@ exact and the central greedy of the same repeat and size, beside the downstream 
 summary, tested on the held-out rows), the raw owner rows bought and each party's epsilon.
 
 The public seed set (for the median heuristic) is 150 rows of other digits (MNIST), 60 (digits), 150 rows
-from N(0, 1.25 I) (synthetic-k100), or 150 rows of the groups the consumer does not want (synthetic-census). gamma: ``median`` (the heuristic on the seed set) and ``fixed`` (0.1, the
-paper's). Methods (``--methods``): ``central`` (greedy on all owners' h1 hashes, d = 500), ``exact`` (greedy on
+from N(0, 1.25 I) (synthetic-k100), or 150 rows of the groups the consumer does not want (synthetic-census).
+gamma: ``median`` (the heuristic on the seed set) and ``fixed`` (0.1, the paper's).
+Methods (``--methods``): ``central`` (greedy on all owners' h1 hashes, d = 500), ``exact`` (greedy on
 the exact RBF kernel over every row), ``perfect`` (the perfect purchase, a ceiling no protocol reaches: 3p owners'
 rows drawn from the wanted population, i.e. each component of the consumer's mixture (:class:`BedData`) gets its
 share, uniformly over the owners' rows of it, then the exact greedy toward ``D_v`` keeps p), ``strata`` (the label
@@ -67,9 +68,10 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -892,9 +894,12 @@ def summarize_files(paths: list[str], out: Path) -> None:
             recs.append(rec)
         cmds.append(data["meta"]["command"])
     text = (
-        "# Issue 19 targets, per configuration (default, labels)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\n"
+        "# Issue 19 targets, per configuration (default, labels)\n"
+        "<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: "
+        "tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\n"
         "Methods: `default` is `dpsumm.Nominations()` (the purchase `dpsumm.Nominees()`); "
-        "`labels` is `dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=...))` with the bed's label set.\n\nWritten by `python benches/testbeds.py --summarize "
+        "`labels` is `dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=...))` with the bed's label set.\n\n"
+        "Written by `python benches/testbeds.py --summarize "
         + " ".join(paths)
         + "` from the runs of:\n\n"
         + "\n".join(f"* `{c}`" for c in cmds)
@@ -1007,7 +1012,10 @@ def write(
     )
     (out / f"results{tag}.json").write_text(json.dumps(dict(meta=meta, records=recs), indent=1))
     text = (
-        f"# Test beds (issues 19, 41)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: tests/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\nWritten by `{meta['command'].replace(str(args.data), 'DIR') if args.data else meta['command']}` "
+        "# Test beds (issues 19, 41)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to "
+        "30 minutes each: tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->"
+        "\n\n"
+        f"Written by `{meta['command'].replace(str(args.data), 'DIR') if args.data else meta['command']}` "
         f"({meta['seconds']:.0f} s). Means ± sample standard deviations over repeats. MMD² in two views: to the "
         f"consumer's held-out rows with their own diagonal dropped (the population view, "
         f"dpsumm.metrics.population_mmd2) and to D_v; each against central and exact greedy of the same repeat "

@@ -83,8 +83,9 @@ import math
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -198,15 +199,19 @@ class Bed:
         m = len(self.val)
         cal = calibrate_gaussian(1.0, DELTA, sensitivity=2 * math.sqrt(2) / m, dim=DIM)
         self.sigma_v = cal.sigma
-        self.noise = gaussian_on_grid(np.zeros(DIM), cal.sigma, cal.granularity, self.csprng)  # one release, scaled below
+        self.noise = gaussian_on_grid(
+            np.zeros(DIM), cal.sigma, cal.granularity, self.csprng
+        )  # one release, scaled below
         pmax = max(sizes)
         ex, _ = exact_greedy(self.owners, self.val, np.zeros((0, self.val.shape[1]), np.float32), pmax, self.gamma)
         ex_pts = np.asarray([self.owners[k][i] for k, i in ex])
         cp, _ = greedy_select(np.concatenate(self.H), self.g_v, pmax)
         own = np.searchsorted(self.bounds, cp, side="right") - 1
         ce_pts = np.asarray([self.owners[k][i - self.bounds[k]] for k, i in zip(own, cp)])
-        self.base = {p: (float(mmd2(ex_pts[:p], self.val, self.gamma)), float(mmd2(ce_pts[:p], self.val, self.gamma)))
-                     for p in sizes}
+        self.base = {
+            p: (float(mmd2(ex_pts[:p], self.val, self.gamma)), float(mmd2(ce_pts[:p], self.val, self.gamma)))
+            for p in sizes
+        }
         # The population view: MMD² to the consumer's held-out rows, their own diagonal dropped.
         self.held_out = np.ascontiguousarray(self.split.test, np.float32)
         self.held_out_term = offdiagonal_kernel_mean(self.held_out, self.gamma)
@@ -224,7 +229,7 @@ class Bed:
         return float(mmd2(S, self.val, self.gamma)), self.population(S)
 
     def by_weights(self, w: np.ndarray, B: int) -> list[tuple[int, int]]:
-        parts = [w[self.bounds[k]:self.bounds[k + 1]] for k in range(len(self.H))]
+        parts = [w[self.bounds[k] : self.bounds[k + 1]] for k in range(len(self.H))]
         mass = _gaussian(np.array([x.sum() for x in parts]) / max(w.max(), 1e-300), 1.0, 1.0, self.csprng)
         n = _allocate(mass, B, self.caps)
         out: list[tuple[int, int]] = []
@@ -268,6 +273,7 @@ def consumer_owners(then_nearest: bool) -> Callable[[Bed, int], list[tuple[int, 
     mixture, ``B`` split in the mixture's proportions (capped at each owner's rows, what a cap leaves to the others
     of them); with ``then_nearest``, what they cannot hold comes from the other owners in order of the distance of
     their centre (mean row) to the nearest of theirs, uniformly within an owner. Both know what no protocol knows."""
+
     def run(bed: Bed, B: int) -> list[tuple[int, int]] | None:
         if bed.bed != "synthetic-k100":
             return None
@@ -288,6 +294,7 @@ def consumer_owners(then_nearest: bool) -> Callable[[Bed, int], list[tuple[int, 
         for k, m in take.items():
             out += [(k, i) for i in _draw(bed.rng, np.arange(bed.caps[k]), int(m))]
         return out
+
     return run
 
 
@@ -298,18 +305,21 @@ def tilt(scale: float | None) -> Callable[[Bed, int], list[tuple[int, int]]]:
             g = bed.g_v if scale is None else bed.g_v + scale * bed.noise
             setattr(bed, key, fit_tilt(bed.Hall, g))
         return bed.by_weights(getattr(bed, key), B)
+
     return run
 
 
 def cells_exact(J: int) -> Callable[[Bed, int], list[tuple[int, int]]]:
     def run(bed: Bed, B: int) -> list[tuple[int, int]]:
         from sklearn.cluster import MiniBatchKMeans
+
         key = f"_kmeans_{J}"
         if not hasattr(bed, key):  # one clustering per repeat, shared by the sizes
             km = MiniBatchKMeans(J, random_state=bed.repeat, n_init=1, batch_size=4096).fit(bed.Hall.astype(np.float32))
             setattr(bed, key, (km.predict(bed.hasher.transform(bed.val)), [km.predict(h) for h in bed.H]))
         bed._assign_val, assign = getattr(bed, key)
         return bed.by_cells(assign, J, B)
+
     return run
 
 
@@ -330,7 +340,7 @@ def cells_dp(J: int, dim: int, rounds: int) -> Callable[[Bed, int], list[tuple[i
             # (counts, sums) of one round: one row moves between two cells, L2 sensitivity sqrt(2 + 8); the rounds
             # and the final counts compose (RDP of the Gaussian): each gets noise multiplier z * sqrt(releases).
             both = _gaussian(np.concatenate([cnt, S.ravel()]), 1.0, math.sqrt(10.0), bed.csprng, math.sqrt(releases))
-            cnt_n, S_n = both[:len(C)], both[len(C):].reshape(S.shape)
+            cnt_n, S_n = both[: len(C)], both[len(C) :].reshape(S.shape)
             keep = cnt_n > 50
             C = S_n[keep] / cnt_n[keep, None]
         assign = [np.argmax(h @ C.T - 0.5 * (C * C).sum(1), axis=1) for h in Hs]
@@ -341,6 +351,7 @@ def cells_dp(J: int, dim: int, rounds: int) -> Callable[[Bed, int], list[tuple[i
             return bed.by_cells(assign, len(C), B)
         finally:
             bed.count_scale = 1.0
+
     return run
 
 
@@ -349,8 +360,9 @@ def _nearest(H: np.ndarray, C: np.ndarray, bias: np.ndarray) -> np.ndarray:
     return np.argmin(((C * C).sum(1) - bias)[None, :] - 2.0 * H @ C.T, axis=1)
 
 
-def _owner_cell_purchase(bed: Bed, cells: list[tuple[np.ndarray, np.ndarray]], val_cell: np.ndarray, B: int
-                         ) -> list[tuple[int, int]]:
+def _owner_cell_purchase(
+    bed: Bed, cells: list[tuple[np.ndarray, np.ndarray]], val_cell: np.ndarray, B: int
+) -> list[tuple[int, int]]:
     """The consumer's DP histogram over every owner's cells (``cells[k] = (assignment of owner k's rows, its
     released counts)``, ``val_cell`` the global cell of each validation row), then each cell's share of ``B``
     bought from its owner, herded toward the cell's mean hash."""
@@ -382,6 +394,7 @@ def _owner_cell_purchase(bed: Bed, cells: list[tuple[np.ndarray, np.ndarray]], v
 def owner_cells_exact(jmax: int) -> Callable[[Bed, int], list[tuple[int, int]]]:
     def run(bed: Bed, B: int) -> list[tuple[int, int]]:
         from sklearn.cluster import KMeans
+
         key = f"_owner_cells_exact_{jmax}"
         if not hasattr(bed, key):
             cells, centres = [], []
@@ -394,6 +407,7 @@ def owner_cells_exact(jmax: int) -> Callable[[Bed, int], list[tuple[int, int]]]:
             setattr(bed, key, (cells, val_cell))
         cells, val_cell = getattr(bed, key)
         return _owner_cell_purchase(bed, cells, val_cell, B)
+
     return run
 
 
@@ -415,9 +429,14 @@ def owner_cells_dp(jmax: int, dim: int, rounds: int) -> Callable[[Bed, int], lis
                     a = _nearest(H, C, bias)
                     S = np.zeros_like(C)
                     np.add.at(S, a, H)
-                    both = _gaussian(np.concatenate([np.bincount(a, minlength=len(C)).astype(np.float64), S.ravel()]),
-                                     1.0, math.sqrt(10.0), bed.csprng, scale)
-                    cnt_n, S_n = both[:len(C)], both[len(C):].reshape(S.shape)
+                    both = _gaussian(
+                        np.concatenate([np.bincount(a, minlength=len(C)).astype(np.float64), S.ravel()]),
+                        1.0,
+                        math.sqrt(10.0),
+                        bed.csprng,
+                        scale,
+                    )
+                    cnt_n, S_n = both[: len(C)], both[len(C) :].reshape(S.shape)
                     sigma = calibrate_gaussian(1.0, DELTA, sensitivity=math.sqrt(10.0), dim=both.size).sigma * scale
                     keep = cnt_n > 3 * sigma
                     if not keep.any():
@@ -425,14 +444,22 @@ def owner_cells_dp(jmax: int, dim: int, rounds: int) -> Callable[[Bed, int], lis
                     C = S_n[keep] / cnt_n[keep, None]
                     bias = dim * (sigma / cnt_n[keep]) ** 2
                 a = _nearest(H, C, bias)
-                cnt = np.maximum(_gaussian(np.bincount(a, minlength=len(C)).astype(np.float64), 1.0, math.sqrt(2), bed.csprng, scale), 0.0)
+                cnt = np.maximum(
+                    _gaussian(
+                        np.bincount(a, minlength=len(C)).astype(np.float64), 1.0, math.sqrt(2), bed.csprng, scale
+                    ),
+                    0.0,
+                )
                 cells.append((a, cnt))
                 centres.append(C)
                 biases.append(bias)
-            val_cell = _nearest(hc.transform(bed.val).astype(np.float64), np.concatenate(centres), np.concatenate(biases))
+            val_cell = _nearest(
+                hc.transform(bed.val).astype(np.float64), np.concatenate(centres), np.concatenate(biases)
+            )
             setattr(bed, key, (cells, val_cell))
         cells, val_cell = getattr(bed, key)
         return _owner_cell_purchase(bed, cells, val_cell, B)
+
     return run
 
 
@@ -442,9 +469,12 @@ def tilt_low_dim(dim: int) -> Callable[[Bed, int], list[tuple[int, int]]]:
         if not hasattr(bed, key):
             hr = RFFHasher(bed.val.shape[1], dim=dim, gamma=bed.gamma, seed=f"ceiling-low-{bed.repeat}")
             H = np.concatenate([hr.transform(o) for o in bed.owners]).astype(np.float64)
-            g = _gaussian(hr.transform(bed.val).astype(np.float64).mean(0), 1.0, 2 * math.sqrt(2) / len(bed.val), bed.csprng)
+            g = _gaussian(
+                hr.transform(bed.val).astype(np.float64).mean(0), 1.0, 2 * math.sqrt(2) / len(bed.val), bed.csprng
+            )
             setattr(bed, key, fit_tilt(H, g))
         return bed.by_weights(getattr(bed, key), B)
+
     return run
 
 
@@ -473,7 +503,9 @@ def _noise_threshold(cells: int, sigma: float, allowance: float) -> float:
     """The lowest ``z sigma``, ``z >= 0``, at which the noise of ``cells`` empty cells, ``cells sigma phi(z)``, is
     expected to put at most ``allowance`` counts above it."""
     ratio = allowance / (cells * sigma)
-    return 0.0 if ratio >= 1 / math.sqrt(2 * math.pi) else sigma * math.sqrt(-2 * math.log(ratio * math.sqrt(2 * math.pi)))
+    return (
+        0.0 if ratio >= 1 / math.sqrt(2 * math.pi) else sigma * math.sqrt(-2 * math.log(ratio * math.sqrt(2 * math.pi)))
+    )
 
 
 def _herded_sale(bed: Bed, labs: list[np.ndarray], L: np.ndarray, take: np.ndarray) -> list[tuple[int, int]]:
@@ -507,11 +539,13 @@ def _water_fill(need: np.ndarray, caps: np.ndarray, total: float) -> np.ndarray:
     return np.minimum(caps, lo * need)
 
 
-def labels_by_owner(soft: float | str | None, fill: bool = False, split: bool = True
-                    ) -> Callable[[Bed, int], list[tuple[int, int]] | None]:
+def labels_by_owner(
+    soft: float | str | None, fill: bool = False, split: bool = True
+) -> Callable[[Bed, int], list[tuple[int, int]] | None]:
     """``labels x owners`` of the module docs: hard 2σ threshold (``soft=None``), soft threshold ``soft``·σ, or
     ``"eb"``: each label's column of counts replaced by its empirical-Bayes posterior means. ``split=False``:
     one cell per owner (every row given the same label)."""
+
     def run(bed: Bed, B: int) -> list[tuple[int, int]] | None:
         if bed.split.validation_labels is None or any(y is None for y in bed.split.owner_labels):
             return None
@@ -530,7 +564,7 @@ def labels_by_owner(soft: float | str | None, fill: bool = False, split: bool = 
                 H = hc.transform(o).astype(np.float64)
                 counts = np.array([(labs[k] == lab).sum() for lab in L], np.float64)
                 noisy = _gaussian(np.concatenate([counts, H.sum(0)]), 1.0, math.sqrt(10), owner_rng)
-                cnt[k], cen[k] = noisy[:len(L)], noisy[len(L):] / len(H)
+                cnt[k], cen[k] = noisy[: len(L)], noisy[len(L) :] / len(H)
             bias = dim * (sigma / np.array([len(o) for o in bed.owners], np.float64)) ** 2
             hv = hc.transform(bed.val).astype(np.float64)
             cell = np.full(len(hv), -1)
@@ -547,8 +581,12 @@ def labels_by_owner(soft: float | str | None, fill: bool = False, split: bool = 
         J = K * len(L)
         cal = calibrate_gaussian(1.0, DELTA, sensitivity=math.sqrt(2), dim=J)
         # every variant sees the same draw of the consumer's release (paired comparisons)
-        hn = _gaussian(np.bincount(cell[cell >= 0], minlength=J).astype(np.float64), 1.0, math.sqrt(2),
-                       check_random_state(90_000 + 1000 * bed.repeat + B))
+        hn = _gaussian(
+            np.bincount(cell[cell >= 0], minlength=J).astype(np.float64),
+            1.0,
+            math.sqrt(2),
+            check_random_state(90_000 + 1000 * bed.repeat + B),
+        )
         if soft == "owner-then-cell":  # owners whose total over labels reaches 2σ√L, then their positive cells
             M = hn.reshape(K, len(L))
             keep_owner = M.sum(1) >= 2 * cal.sigma * math.sqrt(len(L))
@@ -557,7 +595,9 @@ def labels_by_owner(soft: float | str | None, fill: bool = False, split: bool = 
             t = _noise_threshold(J, cal.sigma, len(bed.val))
             hn = np.where(hn >= t, hn, 0.0)
         elif soft == "eb":
-            hn = np.concatenate([eb_posterior_mean(col, cal.sigma)[:, None] for col in hn.reshape(K, len(L)).T], axis=1).ravel()
+            hn = np.concatenate(
+                [eb_posterior_mean(col, cal.sigma)[:, None] for col in hn.reshape(K, len(L)).T], axis=1
+            ).ravel()
         elif soft is None:
             hn = np.where(hn >= 2 * cal.sigma, hn, 0.0)
         else:
@@ -580,6 +620,7 @@ def labels_by_owner(soft: float | str | None, fill: bool = False, split: bool = 
             if excess > 0 and spare.sum() > 0:
                 take[:, j] += np.minimum(spare, excess * spare / spare.sum())
         return _herded_sale(bed, labs, L, take)
+
     return run
 
 
@@ -590,11 +631,11 @@ def _group_owners(means: np.ndarray, noise_var: np.ndarray, counts: np.ndarray, 
     groups = [[k] for k in range(len(means))]
     S = means * counts[:, None]
     n = counts.astype(np.float64).copy()
-    V = noise_var * counts ** 2  # summed noise variance per coordinate
+    V = noise_var * counts**2  # summed noise variance per coordinate
     d = means.shape[1]
     while len(groups) > 1:
         m = S / n[:, None]
-        var = d * V / n ** 2 + np.maximum(1.0 - (m * m).sum(1), 0.0) / n  # E‖m_g − μ_g‖² per group
+        var = d * V / n**2 + np.maximum(1.0 - (m * m).sum(1), 0.0) / n  # E‖m_g − μ_g‖² per group
         D = ((m[:, None, :] - m[None, :, :]) ** 2).sum(-1)
         E0 = var[:, None] + var[None, :]
         stat = (D - E0) / (math.sqrt(2.0 / d) * E0)
@@ -604,14 +645,17 @@ def _group_owners(means: np.ndarray, noise_var: np.ndarray, counts: np.ndarray, 
             break
         a, b = min(a, b), max(a, b)
         groups[a] += groups[b]
-        S[a] += S[b]; n[a] += n[b]; V[a] += V[b]
+        S[a] += S[b]
+        n[a] += n[b]
+        V[a] += V[b]
         del groups[b]
         S, n, V = np.delete(S, b, 0), np.delete(n, b), np.delete(V, b)
     return groups
 
 
-def labels_by_groups(z: float, whole: bool = False, tiers: bool = False, share: bool = False
-                     ) -> Callable[[Bed, int], list[tuple[int, int]] | None]:
+def labels_by_groups(
+    z: float, whole: bool = False, tiers: bool = False, share: bool = False
+) -> Callable[[Bed, int], list[tuple[int, int]] | None]:
     """``labels x owner groups``: every owner releases its counts and hash sums per label (64-dimensional h1,
     L2 sensitivity √10, owners' ε = 1); per label, owners whose released means are indistinguishable at ``z``
     are merged into groups; the consumer assigns each validation row of label y to the nearest group mean of y
@@ -619,6 +663,7 @@ def labels_by_groups(z: float, whole: bool = False, tiers: bool = False, share: 
     share of ``B`` is water-filled and split over the group's owners by their released counts. ``whole``: the
     owners release one hash sum over all their rows (as ``labels x owners``), are grouped once on those means,
     and the validation rows of label y go to the nearest group among those holding y."""
+
     def run(bed: Bed, B: int) -> list[tuple[int, int]] | None:
         if bed.split.validation_labels is None or any(y is None for y in bed.split.owner_labels):
             return None
@@ -638,14 +683,14 @@ def labels_by_groups(z: float, whole: bool = False, tiers: bool = False, share: 
                     H = hc.transform(o).astype(np.float64)
                     counts = np.array([(labs[k] == lab).sum() for lab in L], np.float64)
                     noisy = _gaussian(np.concatenate([counts, H.sum(0)]), 1.0, math.sqrt(10), owner_rng)
-                    cnt[k], tot[k] = noisy[:len(L)], noisy[len(L):]
+                    cnt[k], tot[k] = noisy[: len(L)], noisy[len(L) :]
                 groups_all = _group_owners(tot / n_rows[:, None], (sigma / n_rows) ** 2, n_rows, z)
             for k, o in enumerate(bed.owners if not whole else []):
                 H = hc.transform(o).astype(np.float64)
                 counts = np.array([(labs[k] == lab).sum() for lab in L], np.float64)
                 S = np.stack([H[labs[k] == lab].sum(0) for lab in L])
                 noisy = _gaussian(np.concatenate([counts, S.ravel()]), 1.0, math.sqrt(10), owner_rng)
-                cnt[k], sums[k] = noisy[:len(L)], noisy[len(L):].reshape(len(L), dim)
+                cnt[k], sums[k] = noisy[: len(L)], noisy[len(L) :].reshape(len(L), dim)
             hv = hc.transform(bed.val).astype(np.float64)
             vy = np.asarray(bed.split.validation_labels)
             cells: list[tuple[int, list[int]]] = []  # (label index, owners)
@@ -659,12 +704,15 @@ def labels_by_groups(z: float, whole: bool = False, tiers: bool = False, share: 
                     own_groups = [[k for k in g if k in held] for g in groups_all]
                     own_groups = [g for g in own_groups if g]
                     gm = np.stack([tot[g].sum(0) / n_rows[g].sum() for g in own_groups])
-                    gbias = np.array([dim * len(g) * sigma ** 2 / n_rows[g].sum() ** 2 for g in own_groups])
+                    gbias = np.array([dim * len(g) * sigma**2 / n_rows[g].sum() ** 2 for g in own_groups])
                 else:
                     n = cnt[hold, j]
-                    own_groups = [[int(hold[i]) for i in g] for g in _group_owners(sums[hold, j] / n[:, None], (sigma / n) ** 2, n, z)]
+                    own_groups = [
+                        [int(hold[i]) for i in g]
+                        for g in _group_owners(sums[hold, j] / n[:, None], (sigma / n) ** 2, n, z)
+                    ]
                     gm = np.stack([sums[g, j].sum(0) / cnt[g, j].sum() for g in own_groups])
-                    gbias = np.array([dim * len(g) * sigma ** 2 / cnt[g, j].sum() ** 2 for g in own_groups])
+                    gbias = np.array([dim * len(g) * sigma**2 / cnt[g, j].sum() ** 2 for g in own_groups])
                 base = len(cells)
                 cells += [(j, g) for g in own_groups]
                 rows = np.flatnonzero(vy == L[j])
@@ -674,8 +722,12 @@ def labels_by_groups(z: float, whole: bool = False, tiers: bool = False, share: 
         cnt, cells, cell = getattr(bed, key)
         J = len(cells)
         cal = calibrate_gaussian(1.0, DELTA, sensitivity=math.sqrt(2), dim=J)
-        hn = _gaussian(np.bincount(cell[cell >= 0], minlength=J).astype(np.float64), 1.0, math.sqrt(2),
-                       check_random_state(90_000 + 1000 * bed.repeat + B))
+        hn = _gaussian(
+            np.bincount(cell[cell >= 0], minlength=J).astype(np.float64),
+            1.0,
+            math.sqrt(2),
+            check_random_state(90_000 + 1000 * bed.repeat + B),
+        )
         caps = np.maximum(cnt, 0.0)
         cell_caps = np.array([caps[own, j].sum() for j, own in cells])
         unsure = mid_need = np.zeros(J)
@@ -700,6 +752,7 @@ def labels_by_groups(z: float, whole: bool = False, tiers: bool = False, share: 
             per_label = _water_fill(label_need[None, :], spare.sum(0)[None, :], left)[0]
             take += spare * (per_label / np.maximum(spare.sum(0), 1e-12))[None, :]
         return _herded_sale(bed, labs, L, take)
+
     return run
 
 
@@ -739,8 +792,9 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[200, 1000])
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--out", default="docs/experiments/testbeds")
-    ap.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
-                    help="ceilings to run (default: all)")
+    ap.add_argument(
+        "--methods", nargs="+", choices=list(METHODS), default=list(METHODS), help="ceilings to run (default: all)"
+    )
     ap.add_argument("--tag", default="", help="write ceiling-TAG.json / ceiling-TAG.md instead of ceiling.json / .md")
     args = ap.parse_args()
     recs: list[dict[str, Any]] = []
@@ -756,22 +810,49 @@ def main() -> None:
                     if bought is None:
                         continue
                     v, v_pop = bed.keep(bought, p)
-                    recs.append(dict(bed=bed_name, repeat=r, size=p, method=name, mmd2=v, exact=ex, central=ce,
-                                     mmd2_population=v_pop, exact_population=ex_pop, central_population=ce_pop,
-                                     population_vs_exact_pct=100 * (v_pop / ex_pop - 1),
-                                     population_vs_central_pct=100 * (v_pop / ce_pop - 1),
-                                     rows_bought=len(bought), validation_size=len(bed.val),
-                                     sigma_v=bed.sigma_v, noise_norm=float(np.linalg.norm(bed.noise)),
-                                     g_v_norm=float(np.linalg.norm(bed.g_v)),
-                                     vs_exact_pct=100 * (v / ex - 1), vs_central_pct=100 * (v / ce - 1)))
-                    print(f"{bed_name} r{r} p={p} {name}: vs exact {recs[-1]['vs_exact_pct']:+.0f} %, vs central "
-                          f"{recs[-1]['vs_central_pct']:+.0f} % ({time.perf_counter() - t0:.0f} s)", flush=True)
+                    recs.append(
+                        dict(
+                            bed=bed_name,
+                            repeat=r,
+                            size=p,
+                            method=name,
+                            mmd2=v,
+                            exact=ex,
+                            central=ce,
+                            mmd2_population=v_pop,
+                            exact_population=ex_pop,
+                            central_population=ce_pop,
+                            population_vs_exact_pct=100 * (v_pop / ex_pop - 1),
+                            population_vs_central_pct=100 * (v_pop / ce_pop - 1),
+                            rows_bought=len(bought),
+                            validation_size=len(bed.val),
+                            sigma_v=bed.sigma_v,
+                            noise_norm=float(np.linalg.norm(bed.noise)),
+                            g_v_norm=float(np.linalg.norm(bed.g_v)),
+                            vs_exact_pct=100 * (v / ex - 1),
+                            vs_central_pct=100 * (v / ce - 1),
+                        )
+                    )
+                    print(
+                        f"{bed_name} r{r} p={p} {name}: vs exact {recs[-1]['vs_exact_pct']:+.0f} %, vs central "
+                        f"{recs[-1]['vs_central_pct']:+.0f} % ({time.perf_counter() - t0:.0f} s)",
+                        flush=True,
+                    )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    cmd = "python benches/testbeds_ceiling.py " + " ".join(shlex.quote(a) if a != args.data else "DIR" for a in sys.argv[1:])
+    cmd = "python benches/testbeds_ceiling.py " + " ".join(
+        shlex.quote(a) if a != args.data else "DIR" for a in sys.argv[1:]
+    )
     stem = f"ceiling-{args.tag}" if args.tag else "ceiling"
-    (out / f"{stem}.json").write_text(json.dumps({"meta": {"command": cmd, "dim": DIM, "slack": SLACK, "rho": RHO,
-                                                           "epsilon_v": 1.0, "delta": DELTA}, "records": recs}, indent=1))
+    (out / f"{stem}.json").write_text(
+        json.dumps(
+            {
+                "meta": {"command": cmd, "dim": DIM, "slack": SLACK, "rho": RHO, "epsilon_v": 1.0, "delta": DELTA},
+                "records": recs,
+            },
+            indent=1,
+        )
+    )
     (out / f"{stem}.md").write_text(table(recs, cmd))
     print(table(recs, cmd))
 
@@ -782,29 +863,47 @@ def _pm(vals: list[float]) -> str:
 
 
 def table(recs: list[dict[str, Any]], cmd: str) -> str:
-    lines = ["# Ceilings of a 3p purchase (issues 19, 41)", "<!-- docs-test: inline commands help (a run takes about 20 minutes: "
-             "tests/test_docs.py checks that the script accepts the options quoted, with --help) -->", "",
-             f"Written by `{cmd}` (DIR: the MNIST IDX files). Every method buys 3p raw rows and keeps p by the "
-             "exact-kernel greedy; MMD² change in % against the exact-kernel greedy over every row and against "
-             "central greedy (mean ± sample standard deviation over repeats), in two views: to the consumer's "
-             "held-out rows with their own diagonal dropped (the population view, dpsumm.metrics.population_mmd2) "
-             "and to D_v. Ceilings use information no "
-             "private protocol has (see the script's docstring).", ""]
+    lines = [
+        "# Ceilings of a 3p purchase (issues 19, 41)",
+        "<!-- docs-test: inline commands help (a run takes about 20 minutes: "
+        "tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->",
+        "",
+        f"Written by `{cmd}` (DIR: the MNIST IDX files). Every method buys 3p raw rows and keeps p by the "
+        "exact-kernel greedy; MMD² change in % against the exact-kernel greedy over every row and against "
+        "central greedy (mean ± sample standard deviation over repeats), in two views: to the consumer's "
+        "held-out rows with their own diagonal dropped (the population view, dpsumm.metrics.population_mmd2) "
+        "and to D_v. Ceilings use information no "
+        "private protocol has (see the script's docstring).",
+        "",
+    ]
     for bed in dict.fromkeys(r["bed"] for r in recs):
         sub = [r for r in recs if r["bed"] == bed]
-        lines += [f"## {bed}: |D_v| = {sub[0]['validation_size']}, ‖g_v‖ = {np.mean([r['g_v_norm'] for r in sub]):.2f}, "
-                  f"‖noise of g̃‖ = {np.mean([r['noise_norm'] for r in sub]):.2f} at ε_v = 1", "",
-                  "| method | " + " | ".join(f"p = {p}: held-out vs exact / vs central (%) | p = {p}: D_v vs exact / vs central (%)"
-                                             for p in sorted({r['size'] for r in sub})) + " |",
-                  "|---|" + "---|---|" * len({r['size'] for r in sub})]
+        lines += [
+            f"## {bed}: |D_v| = {sub[0]['validation_size']}, ‖g_v‖ = {np.mean([r['g_v_norm'] for r in sub]):.2f}, "
+            f"‖noise of g̃‖ = {np.mean([r['noise_norm'] for r in sub]):.2f} at ε_v = 1",
+            "",
+            "| method | "
+            + " | ".join(
+                f"p = {p}: held-out vs exact / vs central (%) | p = {p}: D_v vs exact / vs central (%)"
+                for p in sorted({r["size"] for r in sub})
+            )
+            + " |",
+            "|---|" + "---|---|" * len({r["size"] for r in sub}),
+        ]
         for m in dict.fromkeys(r["method"] for r in sub):
             cells = []
             for p in sorted({r["size"] for r in sub}):
                 rs = [r for r in sub if r["method"] == m and r["size"] == p]
                 pop = [r for r in rs if "population_vs_exact_pct" in r]
-                cells.append(f"{_pm([r['population_vs_exact_pct'] for r in pop])} / "
-                             f"{_pm([r['population_vs_central_pct'] for r in pop])}" if pop else "–")
-                cells.append(f"{_pm([r['vs_exact_pct'] for r in rs])} / {_pm([r['vs_central_pct'] for r in rs])}" if rs else "–")
+                cells.append(
+                    f"{_pm([r['population_vs_exact_pct'] for r in pop])} / "
+                    f"{_pm([r['population_vs_central_pct'] for r in pop])}"
+                    if pop
+                    else "–"
+                )
+                cells.append(
+                    f"{_pm([r['vs_exact_pct'] for r in rs])} / {_pm([r['vs_central_pct'] for r in rs])}" if rs else "–"
+                )
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)

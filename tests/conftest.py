@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("ci", derandomize=True, max_examples=60, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
@@ -23,8 +24,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 MNIST_ENV = "DPSUMM_MNIST_DIR"
 #: Where the MNIST files are looked for when ``DPSUMM_MNIST_DIR`` is not set.
 MNIST_DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist"
-MNIST_FILES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
-               "t10k-labels-idx1-ubyte.gz")
+MNIST_FILES = (
+    "train-images-idx3-ubyte.gz",
+    "train-labels-idx1-ubyte.gz",
+    "t10k-images-idx3-ubyte.gz",
+    "t10k-labels-idx1-ubyte.gz",
+)
 
 
 def in_ci() -> bool:
@@ -50,8 +55,10 @@ def mnist_dir() -> Path:
     d = find_mnist()
     if d is None:
         missing = [f for f in MNIST_FILES if not (mnist_location() / f).is_file()]
-        msg = (f"MNIST files {missing} not found in {mnist_location()} (set {MNIST_ENV} to the directory holding "
-               "the four IDX .gz files)")
+        msg = (
+            f"MNIST files {missing} not found in {mnist_location()} (set {MNIST_ENV} to the directory holding "
+            "the four IDX .gz files)"
+        )
         if in_ci():
             pytest.fail(msg + "; CI needs them", pytrace=False)
         pytest.skip(msg)

@@ -13,7 +13,8 @@ to its file by an HTML comment right after it (invisible when rendered):
 * ``<!--= EXPR -->`` checks the number written immediately before it (the last number between the
   previous marker or the start of the line and this one; ``**``, ``%``, ``×``, ``,`` and a leading ``+``
   or ``−`` are understood). ``EXPR`` is arithmetic (``+ - * /``, parentheses, numbers) over
-  ``ALIAS:PATH`` terms and ``mean``/``std``/``min``/``max``/``sum`` of a list; ``PATH`` walks the JSON: ``key``, ``.key``, ``[3]``, ``[key=value]`` (the first
+  ``ALIAS:PATH`` terms and ``mean``/``std``/``min``/``max``/``sum`` of a list; ``PATH`` walks the JSON: ``key``,
+  ``.key``, ``[3]``, ``[key=value]`` (the first
   list element whose ``key`` equals ``value``; several: ``[method=paper,size=50]``; quote a value with
   brackets: ``[name="f[x]"]``), ``[*key=value,...]`` (every such element, as a list, for ``mean()`` and co.), ``["a key with spaces"]``.
 * The written number matches when it equals the expression's value rounded to the written number of
@@ -82,7 +83,7 @@ def parse_written(text: str) -> tuple[float, int, int]:
     sign, whole, frac, exp = m.groups()
     mantissa = float(whole.replace(",", "") + (frac or ""))
     e = int(exp.replace("−", "-")) if exp else 0
-    value = mantissa * 10.0 ** e
+    value = mantissa * 10.0**e
     return (-value if sign in ("-", "−") else value), (len(frac) - 1 if frac else 0), e
 
 
@@ -149,6 +150,8 @@ def walk(data: Any, path: str) -> Any:
 
 
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
 def _std(v: list[float]) -> float:
     """Sample standard deviation (ddof = 1), as the experiment tables report it."""
     if len(v) < 2:
@@ -167,8 +170,13 @@ def _eval(node: ast.AST, names: dict[str, Any]) -> Any:
         return float(node.value)
     if isinstance(node, ast.Name) and node.id in names:
         return names[node.id]
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS
-            and len(node.args) == 1 and not node.keywords):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _FUNCS
+        and len(node.args) == 1
+        and not node.keywords
+    ):
         v = _eval(node.args[0], names)
         if not isinstance(v, list) or not v:
             raise NumbersError(f"{node.func.id}() needs a non-empty list of numbers")
@@ -247,8 +255,11 @@ def scan(doc: Path, root: Path = ROOT) -> list[Marked]:
         def live(m: re.Match[str]) -> bool:
             return not any(a <= m.start() < b for a, b in code)
 
-        events = sorted([(m.start(), m) for m in DECLARE.finditer(line) if live(m)]
-                        + [(m.start(), m) for m in MARK.finditer(line) if live(m)], key=lambda t: t[0])
+        events = sorted(
+            [(m.start(), m) for m in DECLARE.finditer(line) if live(m)]
+            + [(m.start(), m) for m in MARK.finditer(line) if live(m)],
+            key=lambda t: t[0],
+        )
         prev_end = 0
         for _, m in events:
             if m.re is DECLARE:
@@ -262,7 +273,7 @@ def scan(doc: Path, root: Path = ROOT) -> list[Marked]:
                     out.append(Marked(rel, lineno, "", f"numbers: {alias} = {path}", error=str(exc)))
                 prev_end = m.end()
                 continue
-            before = line[prev_end:m.start()]
+            before = line[prev_end : m.start()]
             prev_end = m.end()
             nums = list(NUMBER.finditer(before))
             expr = m.group(1)
@@ -287,10 +298,10 @@ def format_like(written: str, value: float) -> str:
     sign, whole, frac, exp = m.groups()
     decimals = len(frac) - 1 if frac else 0
     e = int(exp.replace("−", "-")) if exp else 0
-    mantissa = abs(value) / 10.0 ** e
+    mantissa = abs(value) / 10.0**e
     body = f"{mantissa:,.{decimals}f}" if "," in whole else f"{mantissa:.{decimals}f}"
     if exp:
-        body += written[written.lower().rindex("e"):]
+        body += written[written.lower().rindex("e") :]
     negative = value < 0 and float(body.replace(",", "").split("e")[0].split("E")[0]) != 0.0
     if negative:
         return ("−" if sign == "−" or (not sign and "−" in written) else "-") + body
@@ -299,8 +310,11 @@ def format_like(written: str, value: float) -> str:
 
 def rewrite(doc: Path, root: Path = ROOT) -> int:
     """Rewrite every marked number of ``doc`` that does not match its file; returns how many were rewritten."""
-    changed = {(r.line, r.written, r.expr): r.value for r in scan(doc, root)
-               if r.error is None and r.value is not None and not r.ok}
+    changed = {
+        (r.line, r.written, r.expr): r.value
+        for r in scan(doc, root)
+        if r.error is None and r.value is not None and not r.ok
+    }
     if not changed:
         return 0
     lines = doc.read_text().split("\n")
@@ -332,7 +346,10 @@ def rewrite(doc: Path, root: Path = ROOT) -> int:
 
 def documents(root: Path = ROOT) -> list[Path]:
     """README.md and every docs/**/*.md (not the built site's copies under docs/_build)."""
-    return [root / "README.md", *sorted(p for p in (root / "docs").rglob("*.md") if "_build" not in p.relative_to(root).parts)]
+    return [
+        root / "README.md",
+        *sorted(p for p in (root / "docs").rglob("*.md") if "_build" not in p.relative_to(root).parts),
+    ]
 
 
 def main(argv: list[str]) -> int:

@@ -22,7 +22,9 @@ class Recorder:
     second run, to show that what the others see depends on this party only through them: ``replace[i]`` replaces
     its i-th release reply whole, ``values[i]`` only the released field of it."""
 
-    def __init__(self, party: Any, replace: list[Message] | None = None, values: list[np.ndarray] | None = None) -> None:
+    def __init__(
+        self, party: Any, replace: list[Message] | None = None, values: list[np.ndarray] | None = None
+    ) -> None:
         self.party, self.replace, self.values = party, replace, values
         self.received: list[bytes] = []
         self.replies: list[Message] = []

@@ -8,8 +8,8 @@ from scipy import stats
 from scipy.optimize import minimize
 
 from dpsumm import InvalidParameterError
-from dpsumm.privacy import Csprng
 from dpsumm.dp_erm import _gamma_int, _gaussian, functional_mechanism, objective_perturbation, unit_features
+from dpsumm.privacy import Csprng
 
 
 def classification(n=400, seed=0):

@@ -1,11 +1,10 @@
-"""Method objects: one per method, owning its options, defaults and validation; every entry point builds the same
-object for the same inputs; inapplicable or misspelled options are refused before any work."""
+"""dpsumm.methods: one class per method name, owning its options, defaults and validation; every entry point
+builds the same method object.
+"""
 
 from __future__ import annotations
 
-import ast
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -59,25 +58,28 @@ def test_defaults_live_on_the_class_and_differ_only_where_the_method_differs():
     assert dpsumm.Nominations().purchase == dpsumm.Nominees()
 
 
-@pytest.mark.parametrize("cls, options, bad", [
-    (dpsumm.Nominations, dict(nominees=0), "nominees"),
-    (dpsumm.Nominations, dict(nominees=2.5), "nominees"),
-    (dpsumm.Nominations, dict(candidates=5, nominees=20), "candidates"),
-    (dpsumm.Nominations, dict(temperature=-5), "temperature"),
-    (dpsumm.Nominations, dict(temperature=float("nan")), "temperature"),
-    (dpsumm.Nominations, dict(purchase="all"), "purchase"),
-    (dpsumm.Nominations, dict(choice="kernel", purchase=dpsumm.Winners()), "choice"),
-    (dpsumm.Nominations, dict(owner_greedy="lazy"), "owner_greedy"),
-    (dpsumm.Nominations, dict(validation_release="laplace"), "validation_release"),
-    (dpsumm.Nominations, dict(reveal=True), "reveal"),
-    (dpsumm.Nominations, dict(dim=0), "dim"),
-    (dpsumm.PaperProtocol, dict(epsilon_auction=-1.0), "epsilon_auction"),
-    (dpsumm.PaperProtocol, dict(epsilon_auction="theorem7"), "epsilon_auction"),
-    (dpsumm.PaperProtocol, dict(schedule="fast"), "schedule"),
-    (dpsumm.PaperProtocol, dict(t_init=0), "t_init"),
-    (dpsumm.PaperGreedy, dict(reveal="rows"), "reveal"),
-    (dpsumm.CentralGreedy, dict(hash_seed=-1), "hash_seed"),
-])
+@pytest.mark.parametrize(
+    "cls, options, bad",
+    [
+        (dpsumm.Nominations, dict(nominees=0), "nominees"),
+        (dpsumm.Nominations, dict(nominees=2.5), "nominees"),
+        (dpsumm.Nominations, dict(candidates=5, nominees=20), "candidates"),
+        (dpsumm.Nominations, dict(temperature=-5), "temperature"),
+        (dpsumm.Nominations, dict(temperature=float("nan")), "temperature"),
+        (dpsumm.Nominations, dict(purchase="all"), "purchase"),
+        (dpsumm.Nominations, dict(choice="kernel", purchase=dpsumm.Winners()), "choice"),
+        (dpsumm.Nominations, dict(owner_greedy="lazy"), "owner_greedy"),
+        (dpsumm.Nominations, dict(validation_release="laplace"), "validation_release"),
+        (dpsumm.Nominations, dict(reveal=True), "reveal"),
+        (dpsumm.Nominations, dict(dim=0), "dim"),
+        (dpsumm.PaperProtocol, dict(epsilon_auction=-1.0), "epsilon_auction"),
+        (dpsumm.PaperProtocol, dict(epsilon_auction="theorem7"), "epsilon_auction"),
+        (dpsumm.PaperProtocol, dict(schedule="fast"), "schedule"),
+        (dpsumm.PaperProtocol, dict(t_init=0), "t_init"),
+        (dpsumm.PaperGreedy, dict(reveal="rows"), "reveal"),
+        (dpsumm.CentralGreedy, dict(hash_seed=-1), "hash_seed"),
+    ],
+)
 def test_bad_option_values_are_refused_at_construction(cls, options, bad):
     with pytest.raises(dpsumm.InvalidParameterError) as err:
         cls(**options)
@@ -85,22 +87,27 @@ def test_bad_option_values_are_refused_at_construction(cls, options, bad):
 
 
 @settings(max_examples=60, deadline=None)
-@given(nominees=st.one_of(st.integers(-5, 0), st.floats(), st.text(max_size=3), st.booleans()),
-       temperature=st.one_of(st.floats(max_value=0), st.just(float("inf")), st.text(max_size=2)))
+@given(
+    nominees=st.one_of(st.integers(-5, 0), st.floats(), st.text(max_size=3), st.booleans()),
+    temperature=st.one_of(st.floats(max_value=0), st.just(float("inf")), st.text(max_size=2)),
+)
 def test_hypothesis_bad_nominations_options_raise_typed_errors(nominees, temperature):
     for kw in (dict(nominees=nominees), dict(temperature=temperature)):
         with pytest.raises(dpsumm.DpsummError):
             dpsumm.Nominations(**kw)
 
 
-@pytest.mark.parametrize("method, options", [
-    ("paper", dict(nominees=3)),
-    ("central-greedy", dict(purchase="winners")),
-    ("paper", dict(temperature=-5)),
-    ("nominations", dict(dim=64)),
-    ("nominations", dict(reveal="hashes")),
-    ("exact-greedy", dict(epsilon_auction=1.0)),
-])
+@pytest.mark.parametrize(
+    "method, options",
+    [
+        ("paper", dict(nominees=3)),
+        ("central-greedy", dict(purchase="winners")),
+        ("paper", dict(temperature=-5)),
+        ("nominations", dict(dim=64)),
+        ("nominations", dict(reveal="hashes")),
+        ("exact-greedy", dict(epsilon_auction=1.0)),
+    ],
+)
 def test_method_options_given_to_summarize_are_refused_before_any_noise(method, options):
     owners, validation = blobs()
     rng = dpsumm.privacy.Csprng(5)
@@ -120,11 +127,14 @@ def test_a_misspelled_keyword_suggests_the_option():
         dpsumm.summarize(owners, validation, 10, method="nomination", progress=False)
 
 
-@pytest.mark.parametrize("method, options, bad", [
-    ("paper", dict(nominees=3), "nominees"),
-    ("central-greedy", dict(purchase="winners"), "purchase"),
-    ("exact-greedy", dict(reveal="hashes"), "reveal"),
-])
+@pytest.mark.parametrize(
+    "method, options, bad",
+    [
+        ("paper", dict(nominees=3), "nominees"),
+        ("central-greedy", dict(purchase="winners"), "purchase"),
+        ("exact-greedy", dict(reveal="hashes"), "reveal"),
+    ],
+)
 def test_an_option_the_method_lacks_names_where_it_belongs(method, options, bad):
     with pytest.raises(MethodOptionError) as err:
         method_from_options(method, options)
@@ -161,21 +171,30 @@ def test_name_means_the_defaults_and_the_object_runs_the_same():
         assert a.method == name
 
 
-# ------------------------------------------------------------------------ every entry point, the same object
-
-
 CASES = [
     ("nominations", {}, []),
-    ("nominations", dict(nominees=30, purchase=dpsumm.Winners(), dim=64),
-     ["--nominees", "30", "--purchase", "winners", "--dim", "64"]),
-    ("nominations", dict(purchase=dpsumm.ByLabel(label_set=(0, 1, 2), purchase_factor=2.0, sale_tilt_share=0.25)),
-     ["--purchase", "labels", "--label-set", "0,1,2", "--purchase-factor", "2", "--sale-tilt-share", "0.25"]),
+    (
+        "nominations",
+        dict(nominees=30, purchase=dpsumm.Winners(), dim=64),
+        ["--nominees", "30", "--purchase", "winners", "--dim", "64"],
+    ),
+    (
+        "nominations",
+        dict(purchase=dpsumm.ByLabel(label_set=(0, 1, 2), purchase_factor=2.0, sale_tilt_share=0.25)),
+        ["--purchase", "labels", "--label-set", "0,1,2", "--purchase-factor", "2", "--sale-tilt-share", "0.25"],
+    ),
     # a purchase's own flag alone picks the purchase that has it
     ("nominations", dict(purchase=dpsumm.ByLabel(label_set=("cat", "dog"))), ["--label-set", '["cat", "dog"]']),
-    ("nominations", dict(candidates=90, temperature=0.5, owner_greedy="exact", validation_release="mwem"),
-     ["--candidates", "90", "--temperature", "0.5", "--owner-greedy", "exact", "--validation-release", "mwem"]),
-    ("paper", dict(epsilon_auction=0.5, reveal="hashes", t_init=40), ["--epsilon-auction", "0.5", "--reveal", "hashes",
-                                                                      "--t-init", "40"]),
+    (
+        "nominations",
+        dict(candidates=90, temperature=0.5, owner_greedy="exact", validation_release="mwem"),
+        ["--candidates", "90", "--temperature", "0.5", "--owner-greedy", "exact", "--validation-release", "mwem"],
+    ),
+    (
+        "paper",
+        dict(epsilon_auction=0.5, reveal="hashes", t_init=40),
+        ["--epsilon-auction", "0.5", "--reveal", "hashes", "--t-init", "40"],
+    ),
     ("paper-greedy", dict(dim=32, hash_seed=7), ["--dim", "32", "--hash-seed", "7"]),
 ]
 
@@ -186,73 +205,14 @@ def test_cli_flower_and_estimator_build_the_python_method_object(name, options, 
 
     expected = METHOD_CLASSES[name](**options)
     common = ["--size", "10", "--method", name, *flags]
-    args = build_parser().parse_args(["summarize", "--owners", "a.npy", "--validation", "v.npy", "--out", str(tmp_path),
-                                      *common])
+    args = build_parser().parse_args(
+        ["summarize", "--owners", "a.npy", "--validation", "v.npy", "--out", str(tmp_path), *common]
+    )
     assert method_arg(args) == expected
-    fargs = build_parser().parse_args(["flower", "--owner", "a=a.npy", "--owner", "b=b.npy", "--consumer", "v.npy",
-                                       *common])
+    fargs = build_parser().parse_args(
+        ["flower", "--owner", "a=a.npy", "--owner", "b=b.npy", "--consumer", "v.npy", *common]
+    )
     run_config = _flower_run_config(fargs, n_owners=2, n_features=4)
     assert FlowerRunConfig.from_run_config(run_config).method == expected
     est = dpsumm.Summarizer(10, method=name).set_params(**{f"method__{k}": v for k, v in options.items()})
     assert resolve_method(est.method) == expected
-
-
-def test_cli_refuses_a_flag_the_method_lacks_naming_the_flag(capsys):
-    from dpsumm.cli import main
-
-    code = main(["summarize", "--owners", "a.npy", "--validation", "v.npy", "--out", "/tmp/x", "--size", "5",
-                 "--method", "paper", "--nominees", "3"])
-    assert code == 2 and "--nominees does not apply to method 'paper'" in capsys.readouterr().err
-
-
-def test_flower_run_config_refuses_inapplicable_and_bad_keys():
-    base = {"size": 10, "owners": 2, "n-features": 4}
-    with pytest.raises(MethodOptionError, match="run config `nominees` does not apply"):
-        FlowerRunConfig.from_run_config({**base, "method": "paper", "nominees": 5})
-    with pytest.raises(dpsumm.InvalidParameterError, match="`candidates`"):
-        FlowerRunConfig.from_run_config({**base, "nominees": 20, "candidates": 5})
-    with pytest.raises(dpsumm.InvalidParameterError):  # 0 is a value, not "default"
-        FlowerRunConfig.from_run_config({**base, "nominees": 0})
-    with pytest.raises(dpsumm.InvalidParameterError):  # nominees x owners < size: before any node is asked
-        FlowerRunConfig.from_run_config({**base, "nominees": 4})
-
-
-def test_summarizer_nested_params_follow_scikit_learn():
-    est = dpsumm.Summarizer(10, method=dpsumm.Nominations(nominees=30))
-    params = est.get_params(deep=True)
-    assert params["method__nominees"] == 30 and params["method__dim"] == 500
-    assert "method__nominees" not in est.get_params(deep=False)
-    with pytest.raises(MethodOptionError):
-        dpsumm.Summarizer(10, nominees=30)
-    with pytest.raises(MethodOptionError):
-        est.set_params(nominees=5)
-
-
-# ------------------------------------------------------------------------ the package's layers
-
-
-LAYERS = {  # a module may import only modules of a lower or equal rank
-    "protocols": 1, "parties": 1, "messages": 0, "transport": 0,
-    "methods": 2, "summarize": 3, "estimator": 4, "experiments": 4, "flower": 4, "cli": 5,
-}
-
-
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module:
-            out.add(node.module.split(".")[0])
-        elif isinstance(node, ast.ImportFrom) and node.level >= 1:
-            out.update(a.name for a in node.names)
-    return out
-
-
-def test_no_module_imports_a_module_that_stands_above_it():
-    root = Path(dpsumm.__file__).parent
-    for top, rank in LAYERS.items():
-        files = list((root / top).rglob("*.py")) if (root / top).is_dir() else [root / f"{top}.py"]
-        for f in files:
-            for name in _imports(f):
-                if name in LAYERS and name != top:
-                    assert LAYERS[name] <= rank, f"{f.relative_to(root)} imports {name}, which stands above it"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -11,6 +12,50 @@ from hypothesis import strategies as st
 
 import dpsumm
 from dpsumm import metrics
+from refusal import refused
+
+RNG = np.random.default_rng(7)
+
+
+VALIDATION = RNG.uniform(size=(20, 3))
+
+
+Y = RNG.integers(0, 2, size=20)
+
+
+@pytest.mark.parametrize(
+    "call,argument",
+    [
+        (lambda: metrics.svm_accuracy(VALIDATION, Y, VALIDATION, Y, C=1e300), "C"),  # liblinear looped without end
+        (lambda: metrics.svm_accuracy(VALIDATION, Y, VALIDATION, Y, C=1e-300), "C"),
+        (lambda: metrics.svm_accuracy(VALIDATION * 1e100, Y, VALIDATION, Y), "X"),
+        (lambda: metrics.mlp_accuracy(VALIDATION, Y, VALIDATION, Y, hidden=2**70), "hidden"),
+        (lambda: metrics.mlp_accuracy(VALIDATION, Y, VALIDATION, Y, alpha=1e200), "alpha"),
+        (lambda: metrics.svm_accuracy(VALIDATION, Y + 0.5, VALIDATION, Y), "y"),  # sklearn: "Unknown label type"
+        (lambda: metrics.mlp_accuracy(VALIDATION, Y * 1e300, VALIDATION, Y), "y"),
+        (lambda: metrics.mlp_accuracy(VALIDATION * 1e300, Y, VALIDATION, Y, hidden=4, max_iter=5), "X"),  # overflow
+        (lambda: metrics.svm_accuracy(VALIDATION, Y, VALIDATION * 1e200, Y), "X_test"),
+        (
+            lambda: metrics.accuracy(
+                __import__("sklearn.linear_model").linear_model.LogisticRegression(),
+                VALIDATION,
+                Y.astype(str),
+                VALIDATION,
+                Y,
+            ),
+            "y_test",
+        ),  # was accuracy 0.0
+    ],
+)
+def test_classifier_helpers_refuse_what_scikit_learn_cannot_fit(call, argument):
+    refused(call, argument)
+
+
+def test_float_labels_with_integer_values_are_classes():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # float16 labels: no overflow comparing with 2**53
+        for y in (Y.astype(float), Y.astype(np.float16)):
+            assert 0.0 <= metrics.svm_accuracy(VALIDATION, y, VALIDATION, Y) <= 1.0
 
 
 def rbf(A, B, g):
@@ -45,7 +90,12 @@ def test_greedy_increases_the_objective_more_than_uniform():
 def test_mmd_increase_pct():
     assert metrics.mmd_increase_pct(1.1, 1.0) == pytest.approx(10.0)
     assert metrics.mmd_increase_pct(0.5, 1.0) == pytest.approx(-50.0)
-    for alg, greedy, arg in [(1.0, 0.0, "greedy"), (float("nan"), 1.0, "alg"), (-1.0, 1.0, "alg"), (1.0, float("inf"), "greedy")]:
+    for alg, greedy, arg in [
+        (1.0, 0.0, "greedy"),
+        (float("nan"), 1.0, "alg"),
+        (-1.0, 1.0, "alg"),
+        (1.0, float("inf"), "greedy"),
+    ]:
         with pytest.raises(dpsumm.InvalidParameterError) as e:
             metrics.mmd_increase_pct(alg, greedy)
         assert e.value.argument == arg
@@ -76,9 +126,6 @@ def test_accuracy_helpers_learn_a_separable_problem():
     with pytest.raises(dpsumm.InvalidParameterError) as e:
         metrics.mlp_accuracy(X, y, Xt[:, :3], yt)
     assert e.value.argument == "X_test"
-
-
-# -- the population view: MMD² to held-out rows with their own diagonal dropped -----------------------------------
 
 
 def population_reference(S, T, g):
@@ -151,18 +198,21 @@ def test_population_mmd2_invariances_and_cached_term():
     assert metrics.population_mmd2(near, T, g) < metrics.population_mmd2(far, T, g)
 
 
-@pytest.mark.parametrize("kwargs, argument", [
-    (dict(held_out=np.zeros((1, 2))), "held_out"),
-    (dict(held_out=np.zeros((4, 3))), "held_out"),
-    (dict(held_out=np.array([[0.0, np.nan], [1.0, 1.0]])), "held_out"),
-    (dict(summary=np.zeros((0, 2))), "summary"),
-    (dict(summary=np.full((2, 2), 1e300)), "summary"),
-    (dict(gamma=0.0), "gamma"),
-    (dict(gamma=float("inf")), "gamma"),
-    (dict(held_out_term=1.5), "held_out_term"),
-    (dict(held_out_term=float("nan")), "held_out_term"),
-    (dict(held_out_term=True), "held_out_term"),
-])
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        (dict(held_out=np.zeros((1, 2))), "held_out"),
+        (dict(held_out=np.zeros((4, 3))), "held_out"),
+        (dict(held_out=np.array([[0.0, np.nan], [1.0, 1.0]])), "held_out"),
+        (dict(summary=np.zeros((0, 2))), "summary"),
+        (dict(summary=np.full((2, 2), 1e300)), "summary"),
+        (dict(gamma=0.0), "gamma"),
+        (dict(gamma=float("inf")), "gamma"),
+        (dict(held_out_term=1.5), "held_out_term"),
+        (dict(held_out_term=float("nan")), "held_out_term"),
+        (dict(held_out_term=True), "held_out_term"),
+    ],
+)
 def test_population_mmd2_refuses_bad_input(kwargs, argument):
     args = dict(summary=np.zeros((3, 2)), held_out=np.ones((4, 2)), gamma=0.5) | kwargs
     with pytest.raises(dpsumm.InvalidParameterError) as e:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import dpsumm
 from dpsumm.methods import flat_options, levels_text, method_from_options, parse_levels
 from dpsumm.parties import ConsumerParty, OwnerParty
-from dpsumm.strata import levels_tuple, load_strata, row_cells, stratum_index
+from dpsumm.strata import load_strata, row_cells, stratum_index
 
 LEVELS = (("north", "south", "east"), (0, 1))
 N_FEATURES = 3
@@ -42,64 +42,20 @@ def _method(**kw: Any) -> dpsumm.Nominations:
     return dpsumm.Nominations(purchase=dpsumm.ByStrata(levels=LEVELS, **kw))
 
 
-def test_a_strata_run_buys_by_stratum_returns_the_training_labels_and_is_certified() -> None:
-    owners, V, vs = _data()
-    res = dpsumm.summarize(owners, V, 12, _method(), validation_strata=vs, random_state=0, progress=False)
-    assert len(res) == 12 and res.accessed.total <= 3 * 12
-    for k, i, y in zip(res.owner, res.index, res.labels):  # the training labels, not the strata
-        assert y == owners[k].labels[i]
-    region = np.array([owners[k].strata[0][i] for k, i in zip(res.owner, res.index)])
-    assert "west" not in region  # outside the declared levels: never sold
-    assert (region == "south").sum() >= 9  # the consumer's stratum
-    cells = {c["label"] for c in res.extra["label_cells"]}
-    assert cells <= {(r, f) for r in LEVELS[0] for f in LEVELS[1]}
-    assert res.privacy.epsilon("owners", 1e-6) <= 1.0 and res.privacy.epsilon("validation", 1e-6) <= 1.0
-    private = dpsumm.summarize(owners, V, 12, _method(), validation_strata=vs, progress=False)
-    assert private.certification().status == "private, certified"
-
-
-def test_every_form_of_strata_gives_the_same_run() -> None:
-    """A list of columns, a 2-D object array, a DataFrame: the same strata, the same summary (seeded)."""
-    owners, V, vs = _data()
-    ref = dpsumm.summarize(owners, V, 12, _method(), validation_strata=vs, random_state=1, progress=False)
-    forms: list[tuple[list[Any], Any]] = [
-        ([pd.DataFrame({"region": o.strata[0], "flag": o.strata[1]}) for o in owners],
-         pd.DataFrame({"region": vs[0], "flag": vs[1]})),
-        ([np.array(o.strata, dtype=object).T for o in owners], np.array(vs, dtype=object).T),
-    ]
-    for owner_strata, vstrata in forms:
-        again = [dpsumm.Owner(o.data, labels=o.labels, strata=s, name=o.name) for o, s in zip(owners, owner_strata)]
-        res = dpsumm.summarize(again, V, 12, _method(), validation_strata=vstrata, random_state=1, progress=False)
-        np.testing.assert_array_equal(res.owner, ref.owner)
-        np.testing.assert_array_equal(res.index, ref.index)
-
-
-def test_strata_of_the_labels_make_the_same_cells_as_the_label_purchase() -> None:
-    """ByLabel is the special case whose one attribute is the label: the same cells, quotas per cell and ledger (at
-    ByLabel's reserve, 0)."""
-    owners, V, _ = _data()
-    labelled = [dpsumm.Owner(o.data, labels=o.labels, name=o.name) for o in owners]
-    as_strata = [dpsumm.Owner(o.data, labels=o.labels, strata=o.labels, name=o.name) for o in owners]
-    yv = np.arange(40) % 5
-    by_label = dpsumm.summarize(labelled, V, 12, dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=range(5))),
-                                validation_labels=yv, random_state=2, progress=False)
-    by_strata = dpsumm.summarize(as_strata, V, 12, dpsumm.Nominations(purchase=dpsumm.ByStrata(levels=[range(5)], reserve=0.0)),
-                                 validation_strata=yv, random_state=2, progress=False)
-    assert [c["owners"] for c in by_label.extra["label_cells"]] == [c["owners"] for c in by_strata.extra["label_cells"]]
-    assert [(c["label"],) for c in by_label.extra["label_cells"]] == [c["label"] for c in by_strata.extra["label_cells"]]
-    assert by_label.extra["label_quotas"] == by_strata.extra["label_quotas"]
-    events = [[e["party"], e["event"]["noise_multiplier" if "noise_multiplier" in e["event"] else "epsilon"]]
-              for e in by_label.privacy.to_dict()["entries"]]
-    assert events == [[e["party"], e["event"]["noise_multiplier" if "noise_multiplier" in e["event"] else "epsilon"]]
-                      for e in by_strata.privacy.to_dict()["entries"]]
-
-
 def test_the_cells_are_the_product_of_the_levels_in_mixed_radix() -> None:
     cols = [np.array(["b", "a", "c", "z"]), np.array([1, 0, 1, 1])]
     np.testing.assert_array_equal(stratum_index(cols, (("a", "b", "c"), (0, 1))), [3, 0, 5, -1])
     X = np.array([[0.0], [1.0], [2.5], [9.0]])
-    cells = row_cells(X, np.array([0, 1, 0, 1]), cols, levels=(("a", "b", "c"), (0, 1)), cross_labels=np.array([0, 1]),
-                      direction=np.array([1.0]), centre=np.array([0.5]), edges=np.array([0.0, 1.0]))
+    cells = row_cells(
+        X,
+        np.array([0, 1, 0, 1]),
+        cols,
+        levels=(("a", "b", "c"), (0, 1)),
+        cross_labels=np.array([0, 1]),
+        direction=np.array([1.0]),
+        centre=np.array([0.5]),
+        edges=np.array([0.0, 1.0]),
+    )
     # label position x 6 strata x 3 bins (scores -0.5, 0.5, 2): (0, 3, bin 0) (1, 0, bin 1) (0, 5, bin 2) (outside)
     np.testing.assert_array_equal(cells, [0 * 18 + 3 * 3 + 0, 1 * 18 + 0 * 3 + 1, 0 * 18 + 5 * 3 + 2, -1])
 
@@ -117,14 +73,6 @@ def test_levels_read_from_text_and_back_and_round_trip_through_the_entry_points(
         with pytest.raises(dpsumm.InvalidParameterError) as info:
             parse_levels(bad)
         assert info.value.argument == "levels"
-
-
-@pytest.mark.parametrize("levels", [(), [("a", "a")], [("a", 1)], [(1.0, float("nan"))], [[]], ["a", ("b",)],
-                                    [tuple(range(300)), tuple(range(300))], "abc", None])
-def test_bad_levels_are_refused_naming_levels(levels: Any) -> None:
-    with pytest.raises(dpsumm.InvalidParameterError) as info:
-        dpsumm.ByStrata(levels=levels)
-    assert info.value.argument == "levels"
 
 
 class _Untouchable(ConsumerParty):
@@ -176,8 +124,11 @@ def test_bad_owner_strata_are_refused_naming_owners(bad: Any, k: int) -> None:
     if isinstance(bad, list) and len(bad) and len(bad[0]) == 40:  # a bad column of the owner's length (150)
         bad = [np.resize(c, 150) for c in bad]
     strata[k] = bad
-    if isinstance(bad, list) and bad and all(np.asarray(c).dtype.kind == "U" and (np.asarray(c) == "west").all()
-                                             for c in bad[:1]):
+    if (
+        isinstance(bad, list)
+        and bad
+        and all(np.asarray(c).dtype.kind == "U" and (np.asarray(c) == "west").all() for c in bad[:1])
+    ):
         strata = [bad if isinstance(bad, list) else s for s in strata]  # every owner outside the levels
     with pytest.MonkeyPatch.context() as mp:
         assert _refused(strata, vs, mp) in ("owners", "size")
@@ -226,23 +177,39 @@ def test_the_cli_takes_strata_files_and_levels(tmp_path: Path, capsys: pytest.Ca
     from dpsumm.cli import main
 
     owners, V, vs = _data()
-    flags = ["summarize", "--validation", str(tmp_path / "v.npy"), "--size", "12", "--out", str(tmp_path / "out"),
-             "--purchase", "strata", "--levels", "north,south,east;0,1", "--random-state", "0", "--no-progress",
-             "--gamma", "0.5", "--validation-strata", str(tmp_path / "vs.csv")]
+    flags = [
+        "summarize",
+        "--validation",
+        str(tmp_path / "v.npy"),
+        "--size",
+        "12",
+        "--out",
+        str(tmp_path / "out"),
+        "--purchase",
+        "strata",
+        "--levels",
+        "north,south,east;0,1",
+        "--random-state",
+        "0",
+        "--no-progress",
+        "--gamma",
+        "0.5",
+        "--validation-strata",
+        str(tmp_path / "vs.csv"),
+    ]
     np.save(tmp_path / "v.npy", V)
     pd.DataFrame({"region": vs[0], "flag": vs[1]}).to_csv(tmp_path / "vs.csv", index=False)
     for k, o in enumerate(owners):
         np.save(tmp_path / f"o{k}.npy", o.data)
         pd.DataFrame({"region": o.strata[0], "flag": o.strata[1]}).to_csv(tmp_path / f"s{k}.csv", index=False)
-    flags += ["--owners", *(str(tmp_path / f"o{k}.npy") for k in range(3)),
-              "--strata", *(str(tmp_path / f"s{k}.csv") for k in range(3))]
+    flags += [
+        "--owners",
+        *(str(tmp_path / f"o{k}.npy") for k in range(3)),
+        "--strata",
+        *(str(tmp_path / f"s{k}.csv") for k in range(3)),
+    ]
     assert main(flags) == 0, capsys.readouterr().err
     renamed = [dpsumm.Owner(o.data, strata=o.strata, name=f"owner-{k}") for k, o in enumerate(owners)]
     ref = dpsumm.summarize(renamed, V, 12, _method(), validation_strata=vs, random_state=0, progress=False, gamma=0.5)
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "summary.npy"), ref.points)
     assert main([*flags[:-4], "--owners", *(str(tmp_path / f"o{k}.npy") for k in range(3))]) != 0  # no strata
-
-
-def test_levels_tuple_refuses_too_many_cells() -> None:
-    with pytest.raises(dpsumm.InvalidParameterError, match="more than"):
-        levels_tuple([range(300), range(300)])

@@ -124,7 +124,7 @@ class RFFHasher:
     per feature, so ``|z_j - exact| <= n_features * 2**-24 * sum_k |x_k omega_kj|`` (worst case; the
     rounding errors typically cancel to about ``sqrt(n_features)`` times the unit roundoff). The cosine
     adds at most 2e-7 for ``|z_j + b_j| < 4096``, and the factor ``sqrt(2 / dim)`` scales both:
-    ``|h1(x)_j - exact| <= sqrt(2 / dim) * (|z_j - exact| + 3e-7)``. tests/test_hashing_threads.py checks
+    ``|h1(x)_j - exact| <= sqrt(2 / dim) * (|z_j - exact| + 3e-7)``. tests/test_hashing.py checks
     this bound element by element against a float64 evaluation.
 
     Attributes

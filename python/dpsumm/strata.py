@@ -288,7 +288,7 @@ def label_index(labels: np.ndarray, label_set: np.ndarray) -> np.ndarray:
     Numbers match by value (``1.0`` is ``1``), strings never match numbers. Integer labels against a set of integers
     spanning at most ``_TABLE_SPAN`` values: one lookup in a table of positions (every label below the set's range
     lands on its first entry, every label above on its last, both -1); otherwise one sorted search over the rows.
-    The two give the same positions (tests/test_labels_purchase.py).
+    The two give the same positions (tests/test_parties.py).
     """
     if len(label_set) == 0 or (labels.dtype.kind in "US") != (label_set.dtype.kind in "US"):
         return np.full(len(labels), -1, dtype=np.int64)  # strings against numbers: no label of the set occurs

@@ -5,7 +5,7 @@ kernels, in distribution for randomized ones) and to benchmark it. They are writ
 speed, and are never used by the library itself. Randomized twins take a ``numpy.random.Generator``
 and are **not** private: privacy noise in dpsumm comes only from the Rust CSPRNG. Each checks its arguments as
 its Rust-backed twin does: a bad one is refused with the same :class:`~dpsumm.DpsummError` subclass, naming
-it, before any work (tests/test_reference_bad_inputs.py).
+it, before any work (tests/reference/test_reference.py).
 """
 
 from .kernels import (

@@ -1,0 +1,547 @@
+"""`dpsumm flower` (dpsumm.cli.flower): the deployment commands it prints carry the run options and the label
+purchase, --run hands the options and labels to a federation and checks its inputs first, user errors exit 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dpsumm  # noqa: E402
+from dpsumm.cli import main
+
+RNG = np.random.default_rng(0)
+
+
+VALIDATION = RNG.uniform(size=(20, 3))
+
+
+def cli(argv):
+    from dpsumm.cli import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        status = main(argv)
+    return status, err.getvalue()
+
+
+def test_cli_flower_refuses_a_bad_poll_interval(tmp_path):
+    np.save(tmp_path / "v.npy", VALIDATION)
+    for value in ("0", "nan", "-1"):
+        status, err = cli(
+            [
+                "flower",
+                "--owner",
+                f"a={tmp_path / 'v.npy'}",
+                "--consumer",
+                str(tmp_path / "v.npy"),
+                "--size",
+                "5",
+                "--insecure",
+                "--poll-interval",
+                value,
+            ]
+        )
+        assert status == 2 and "--poll-interval" in err, err
+
+
+def _run(args, capsys):
+    code = main(args)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def test_flower_commands_carry_the_run_options(tmp_path, capsys):
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    code, out, err = _run(
+        [
+            "flower",
+            "--owner",
+            "a=/data/a.npy",
+            "--owner",
+            "b=/data/b.npy",
+            "--labels",
+            "a=/data/ya.npy",
+            "--labels",
+            "b=/data/yb.npy",
+            "--consumer",
+            str(tmp_path / "v.npy"),
+            "--size",
+            "5",
+            "--method",
+            "paper",
+            "--budget",
+            "2",
+            "--delta",
+            "1e-5",
+            "--validation-budget",
+            "1",
+            "--gamma",
+            "median",
+            "--seed-set",
+            "40",
+            "--dim",
+            "64",
+            "--insecure",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert 'labels="/data/ya.npy"' in out and 'labels="/data/yb.npy"' in out
+    for item in (
+        'method="paper"',
+        'gamma="median"',
+        "budget-epsilon=2.0",
+        "budget-delta=1e-05",
+        "budget-validation-epsilon=1.0",
+        "budget-validation-delta=1e-06",
+        "seed-set=40",
+        "dim=64",
+    ):
+        assert item in out, item
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--labels", "a=/y.npy"], "--labels must name every owner"),
+        (["--method", "paper", "--validation-budget", "1"], "needs --budget"),
+        (["--method", "paper", "--out", "x"], "--out applies to --run only"),
+        (["--method", "paper-greedy", "--budget", "1", "--validation-budget", "1"], "is not private"),
+        (["--method", "paper", "--gamma", "0"], "--gamma must be a finite number > 0"),
+        (["--method", "paper", "--validation-labels", "/yv.npy"], "--validation-labels applies only"),
+        (["--purchase", "labels", "--label-set", "0,1", "--validation-labels", "/yv.npy"], "give the owners' labels"),
+        (
+            [
+                "--purchase",
+                "labels",
+                "--label-set",
+                "[0, 1",
+                "--validation-labels",
+                "/yv.npy",
+                "--labels",
+                "a=/ya.npy",
+                "--labels",
+                "b=/yb.npy",
+            ],
+            "--label-set is not a valid JSON list",
+        ),
+    ],
+)
+def test_flower_user_errors_are_one_line_exit_2(tmp_path, capsys, extra, message):
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    code, _, err = _run(
+        [
+            "flower",
+            "--owner",
+            "a=/a.npy",
+            "--owner",
+            "b=/b.npy",
+            "--consumer",
+            str(tmp_path / "v.npy"),
+            "--size",
+            "2",
+            *extra,
+        ],
+        capsys,
+    )
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and message in lines[0], err
+
+
+def test_flower_commands_carry_the_label_purchase(tmp_path, capsys):
+    """The printed deployment: the consumer's SuperNode gets its labels, the run config the label set in a form
+    `flwr run --run-config` reads back (checked with Flower's own parser when it is installed)."""
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    args = [
+        "flower",
+        "--owner",
+        "a=/data/a.npy",
+        "--owner",
+        "b=/data/b.npy",
+        "--labels",
+        "a=/data/ya.npy",
+        "--labels",
+        "b=/data/yb.npy",
+        "--consumer",
+        str(tmp_path / "v.npy"),
+        "--validation-labels",
+        "/data/yv.npy",
+        "--size",
+        "5",
+        "--purchase",
+        "labels",
+        "--insecure",
+    ]
+    for label_set, want in (("0, 1,2", "0,1,2"), ('["cat", "dog"]', '["cat","dog"]')):
+        code, out, err = _run([*args, "--label-set", label_set], capsys)
+        assert code == 0, err
+        consumer = next(line for line in out.splitlines() if 'role="consumer"' in line)
+        assert 'labels="/data/yv.npy"' in consumer
+        run = next(line for line in out.splitlines() if line.startswith("flwr run "))
+        overrides = shlex.split(run)[shlex.split(run).index("--run-config") + 1]
+        assert 'purchase="labels"' in overrides
+        flwr_config = pytest.importorskip("flwr.common.config")
+        parsed = flwr_config.parse_config_args([overrides])
+        assert parsed["label-set"] == want
+        from dpsumm.flower.config import FlowerRunConfig
+
+        assert FlowerRunConfig.from_run_config(parsed).method.purchase.label_set == dpsumm.methods.parse_label_set(
+            label_set
+        )
+
+
+def test_flower_asks_the_consumers_operator_for_a_release_without_noise(tmp_path, capsys, monkeypatch):
+    """Issue 43: `--validation-release exact` is documented as what it is (no noise, NOT private, the consumer's
+    node must allow it); the printed deployment tells the consumer's operator what to add, and `--run` (every node
+    started here, by their one operator) allows it on the consumer's node only when the flags ask for it."""
+    import dpsumm.flower as flower_pkg
+    from dpsumm.cli.run_options import METHOD_FLAGS
+
+    assert "NOT private" in METHOD_FLAGS["validation_release"][2]
+    assert "allow-exact-release=true" in METHOD_FLAGS["validation_release"][2]
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    np.save(tmp_path / "a.npy", np.zeros((4, 3)))
+    base = [
+        "flower",
+        "--owner",
+        f"a={tmp_path / 'a.npy'}",
+        "--consumer",
+        str(tmp_path / "v.npy"),
+        "--size",
+        "2",
+        "--insecure",
+    ]
+    for extra, asked in (([], False), (["--validation-release", "exact"], True)):
+        code, out, err = _run([*base, *extra], capsys)
+        assert code == 0, err
+        assert ("allow-exact-release=true" in out) == asked
+    seen = {}
+
+    class Federation:
+        def __init__(self, workdir, owners, consumer, **kw):
+            seen.update(kw)
+            raise RuntimeError("stop here")
+
+    monkeypatch.setattr(flower_pkg, "LocalFederation", Federation)
+    for extra, asked in (([], False), (["--validation-release", "exact"], True)):
+        seen.clear()
+        with pytest.raises(RuntimeError, match="stop here"):
+            main([*base, *extra, "--run"])
+        assert seen["allow_exact_release"] is asked
+
+
+def test_flower_run_checks_the_validation_labels_before_starting(tmp_path, capsys):
+    """`dpsumm flower --run`: a validation labels file that does not match the validation rows is refused before any
+    process starts."""
+    for name in ("a", "b"):
+        np.save(tmp_path / f"{name}.npy", np.zeros((5, 3)))
+        np.save(tmp_path / f"y{name}.npy", np.zeros(5, dtype=int))
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    np.save(tmp_path / "yv.npy", np.zeros(3, dtype=int))
+    code, _, err = _run(
+        [
+            "flower",
+            "--owner",
+            f"a={tmp_path / 'a.npy'}",
+            "--owner",
+            f"b={tmp_path / 'b.npy'}",
+            "--labels",
+            f"a={tmp_path / 'ya.npy'}",
+            "--labels",
+            f"b={tmp_path / 'yb.npy'}",
+            "--consumer",
+            str(tmp_path / "v.npy"),
+            "--validation-labels",
+            str(tmp_path / "yv.npy"),
+            "--size",
+            "2",
+            "--purchase",
+            "labels",
+            "--label-set",
+            "0,1",
+            "--insecure",
+            "--run",
+            "--workdir",
+            str(tmp_path / "fed"),
+        ],
+        capsys,
+    )
+    assert code == 2 and "--validation-labels must hold one label per validation row (4)" in err, err
+    assert not (tmp_path / "fed").exists()
+
+
+flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
+
+
+N_FEATURES, DIM, T_INIT = 5, 64, 300
+
+
+SEED_SET, RANDOM_STATE = 20, 7
+
+
+def _data(
+    tmp: Path, n_owners: int = 3, rows: int = 60
+) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, Path], Path]:
+    rng = np.random.default_rng(0)
+    owners = {f"owner-{k}": rng.normal(loc=k * 0.7, scale=0.5, size=(rows, N_FEATURES)) for k in range(n_owners)}
+    validation = rng.normal(loc=1.0, scale=0.5, size=(40, N_FEATURES))
+    paths = {}
+    for name, rows_ in owners.items():
+        paths[name] = tmp / f"{name}.npy"
+        np.save(paths[name], rows_)
+    np.save(tmp / "validation.npy", validation)
+    return owners, validation, paths, tmp / "validation.npy"
+
+
+def test_cli_prints_deployment_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dpsumm.cli import main
+
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    code = main(
+        [
+            "flower",
+            "--owner",
+            "a=/data/a.npy",
+            "--owner",
+            "b=/data/b.npy",
+            "--consumer",
+            str(tmp_path / "v.npy"),
+            "--size",
+            "5",
+            "--superlink",
+            "link.example.org:9093",
+            "--node-auth",
+            "--method",
+            "paper",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "flower-superlink --host 0.0.0.0 --port 9093" in out and "--enable-supernode-auth" in out
+    assert out.count("flower-supernode --superlink link.example.org:9093") == 3
+    assert "flwr supernode register keys/a.key.pub dpsumm --name a" in out
+    assert "n-features=3" in out and "owners=2" in out
+    assert main(["flower", "--owner", "bad", "--consumer", "x.npy", "--size", "1"]) == 2
+    assert "NAME=PATH" in capsys.readouterr().err
+
+
+def test_cli_flower_run_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dpsumm flower ... --run` as docs/flower.md's quick start runs it (nominations, the default gamma='median',
+    TLS, separate processes), with the owners' labels files, a seed-set file, --delta/--validation-delta, --output
+    and --out, every path relative (the ServerApp runs in another directory: each is resolved): exit 0, the same
+    summary and labels as in process for the same seed, the ledger printed and written whole into report.json, the
+    run reported NOT private (seeded)."""
+    from dpsumm.cli import main
+
+    owners, validation, paths, vpath = _data(tmp_path, n_owners=2, rows=30)
+    for k, name in enumerate(owners):
+        np.save(tmp_path / f"{name}-labels.npy", np.full(30, k))
+    seed = np.random.default_rng(5).normal(loc=0.5, scale=0.5, size=(12, N_FEATURES))
+    np.save(tmp_path / "seed.npy", seed)
+    monkeypatch.chdir(tmp_path)
+    args = [
+        "flower",
+        *(a for n in paths for a in ("--owner", f"{n}={n}.npy")),
+        *(a for n in paths for a in ("--labels", f"{n}={n}-labels.npy")),
+        "--consumer",
+        "validation.npy",
+        "--size",
+        "4",
+        "--seed-set",
+        "seed.npy",
+        "--output",
+        "result.npz",
+        "--out",
+        "out",
+        "--dim",
+        str(DIM),
+        "--delta",
+        "1e-4",
+        "--validation-delta",
+        "1e-2",
+        "--random-state",
+        "3",
+        "--poll-interval",
+        "0.1",
+        "--run",
+    ]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "exchanges: 3" in text
+    assert "one row of D_v" in text and "certified: NO (seeded run)" in text
+    ref = dpsumm.summarize(
+        [dpsumm.Owner(a, labels=np.full(30, k), name=n) for k, (n, a) in enumerate(owners.items())],
+        validation,
+        4,
+        method=dpsumm.Nominations(dim=DIM),
+        seed_set=seed,
+        gamma="median",
+        random_state=3,
+        progress=False,
+    )
+    res = dpsumm.flower.load_result(tmp_path / "result.npz")
+    assert res.method == ref.method == "nominations"
+    np.testing.assert_array_equal(res.points, ref.points)
+    np.testing.assert_array_equal(res.owner, ref.owner)
+    np.testing.assert_array_equal(res.labels, ref.labels)
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "summary.npy"), ref.points)
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "labels.npy"), ref.labels)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["privacy"] == json.loads(json.dumps(ref.privacy.to_dict(1e-4, 1e-2)))
+    assert report["seeded"] is True and report["certified"] is False
+
+
+LABEL_SET = (0, 1, 2)
+
+
+def _labelled_data(
+    tmp: Path,
+) -> tuple[
+    dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray, dict[str, Path], dict[str, Path], Path, Path
+]:
+    """Three owners holding labels 0, 1, 2 in different mixes (row features follow the label); the consumer wants
+    mostly label 2 and some label 0 (a label shift)."""
+    rng = np.random.default_rng(3)
+    owners, labels, paths, label_paths = {}, {}, {}, {}
+    for k, mix in enumerate([(0.6, 0.3, 0.1), (0.2, 0.7, 0.1), (0.1, 0.3, 0.6)]):
+        name = f"owner-{k}"
+        y = rng.choice(3, size=60, p=mix)
+        owners[name] = rng.normal(loc=y[:, None] * 1.5, scale=0.5, size=(60, N_FEATURES))
+        labels[name] = y
+        paths[name], label_paths[name] = tmp / f"{name}.npy", tmp / f"{name}-labels.npy"
+        np.save(paths[name], owners[name])
+        np.save(label_paths[name], y)
+    yv = rng.choice([0, 2], size=40, p=[0.3, 0.7])
+    validation = rng.normal(loc=yv[:, None] * 1.5, scale=0.5, size=(40, N_FEATURES))
+    np.save(tmp / "validation.npy", validation)
+    np.save(tmp / "validation-labels.npy", yv)
+    return owners, labels, validation, yv, paths, label_paths, tmp / "validation.npy", tmp / "validation-labels.npy"
+
+
+def _labels_cli_flags(paths: dict[str, Path], label_paths: dict[str, Path], vpath: Path, ypath: Path) -> list[str]:
+    """`dpsumm flower` flags of a seeded label purchase over the `_labelled_data` files (summary of 6 rows)."""
+    return [
+        "flower",
+        *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
+        *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")),
+        "--consumer",
+        str(vpath),
+        "--validation-labels",
+        str(ypath),
+        "--size",
+        "6",
+        "--purchase",
+        "labels",
+        "--label-set",
+        "0,1,2",
+        "--dim",
+        str(DIM),
+        "--random-state",
+        str(RANDOM_STATE),
+    ]
+
+
+def test_cli_flower_run_hands_the_labels_to_the_federation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dpsumm flower --run --purchase labels --labels NAME=PATH --validation-labels PATH` (no processes: the
+    federation is a stand-in that records what the CLI gives it): every owner's labels file and the consumer's go to
+    the federation's nodes, the run config is the one `_flower_run_config` builds from the same flags (the one
+    test_flower_labels_equal_in_process runs on real SuperNodes), a seeded run is allowed and reported NOT private,
+    and the result is written to --output."""
+    import dpsumm.flower as flower_pkg
+    from dpsumm.cli import build_parser, main
+    from dpsumm.cli.flower import _flower_run_config
+
+    owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp_path)
+    method = dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByLabel(label_set=LABEL_SET))
+    ref = dpsumm.summarize(
+        [dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()],
+        validation,
+        6,
+        method,
+        validation_labels=yv,
+        gamma="median",
+        random_state=RANDOM_STATE,
+        progress=False,
+    )
+    seen: dict[str, object] = {}
+
+    class Federation:
+        def __init__(self, workdir: Path, owners_: dict[str, str], consumer: str, **kw: object) -> None:
+            seen.update(owners=dict(owners_), consumer=consumer, **kw)
+            self.port, self.pids = 0, {}
+
+        def start(self) -> None:
+            seen["started"] = True
+
+        def run(self, run_config: dict[str, object]) -> dpsumm.SummaryResult:
+            seen["run_config"] = run_config
+            return ref
+
+        def close(self) -> None:
+            seen["closed"] = True
+
+    monkeypatch.setattr(flower_pkg, "LocalFederation", Federation)
+    flags = [*_labels_cli_flags(paths, label_paths, vpath, ypath), "--insecure", "--poll-interval", "0.1"]
+    assert main([*flags, "--run", "--output", str(tmp_path / "result.npz")]) == 0, capsys.readouterr().err
+    assert "certified: NO (seeded run)" in capsys.readouterr().out
+    assert seen["owners"] == {n: str(p) for n, p in paths.items()} and seen["consumer"] == str(vpath)
+    assert seen["labels"] == {n: str(p) for n, p in label_paths.items()} and seen["consumer_labels"] == str(ypath)
+    assert seen["allow_seeded"] is True and seen["node_poll_interval"] == 0.1 and seen["tls"] is False
+    assert seen["started"] and seen["closed"]
+    expected = _flower_run_config(build_parser().parse_args(flags), n_owners=len(owners), n_features=N_FEATURES)
+    assert seen["run_config"] == expected and expected["purchase"] == "labels"
+    res = dpsumm.flower.load_result(tmp_path / "result.npz")
+    np.testing.assert_array_equal(res.points, ref.points)
+    np.testing.assert_array_equal(res.labels, ref.labels)
+
+
+def _files(tmp_path):
+    rng = np.random.default_rng(0)
+    paths = []
+    for k in range(2):
+        p = tmp_path / f"o{k}.npy"
+        np.save(p, rng.normal(size=(20, 3)))
+        paths.append(str(p))
+    v = tmp_path / "v.npy"
+    np.save(v, rng.normal(size=(8, 3)))
+    return paths, str(v)
+
+
+def _one_line_exit_2(code, capsys):
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("dpsumm: error:"), err
+    return err[0]
+
+
+def test_cli_flower_missing_owner_file_exits_2(tmp_path, capsys):
+    pytest.importorskip("flwr")
+    _, val = _files(tmp_path)
+    line = _one_line_exit_2(
+        main(
+            [
+                "flower",
+                "--owner",
+                f"a={tmp_path / 'missing.npy'}",
+                "--consumer",
+                val,
+                "--size",
+                "2",
+                "--run",
+                "--insecure",
+            ]
+        ),
+        capsys,
+    )
+    assert "missing.npy" in line

@@ -1,0 +1,273 @@
+"""dpsumm.flower.client_app without processes: the consumer's node makes its label histogram release once, nodes
+read string labels from files, hostile node config values are refused naming the key, an owner's node
+releases its label counts once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dpsumm  # noqa: E402
+from dpsumm.errors import ProtocolError
+from dpsumm.messages import (  # noqa: E402
+    LabelHistogramRelease,
+    LabelHistogramRequest,
+)
+from dpsumm.protocols.nominations.by_label import (  # noqa: E402
+    LabelReleaseRequest,
+)
+from refusal import refused
+
+
+class _Context:
+    def __init__(self, cfg):
+        self.node_config, self.node_id = cfg, 1
+
+
+def test_node_config_names_its_key(tmp_path):
+    from dpsumm.flower import client_app
+
+    refused(lambda: client_app.party_identity(_Context({"role": "owner", "name": " "})), "name")
+    refused(lambda: client_app._data(_Context({"data": str(tmp_path / "nope.npy")}), "data"), "data")
+    np.save(tmp_path / "labels.npy", np.full(5, np.nan))
+    refused(lambda: client_app._labels(_Context({"labels": str(tmp_path / "labels.npy")}), 5), "labels")
+
+
+flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
+
+
+N_FEATURES, DIM, T_INIT = 5, 64, 300
+
+
+SEED_SET, RANDOM_STATE = 20, 7
+
+
+def label_request(label_set: tuple, n_features: int, epsilon: float = 1.0) -> LabelHistogramRequest:
+    """A consumer's label histogram request with one cell per label (centres at the origin of an 8-d h1)."""
+    L = len(label_set)
+    return LabelHistogramRequest(
+        label_set=np.asarray(label_set),
+        epsilon=epsilon,
+        send_rows=True,
+        n_features=n_features,
+        dim=8,
+        gamma=0.5,
+        hash_seed="cells:0",
+        cell_labels=np.arange(L, dtype=np.int64),
+        centres=np.zeros((L, 8)),
+        bias=np.zeros(L),
+    )
+
+
+@pytest.fixture
+def task_identity():  # noqa: ANN201
+    """Flower builds message metadata from the running task's identity; fake one outside a ServerApp."""
+    from flwr.supercore.task_identity import TaskIdentity
+
+    saved = (TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id)
+    TaskIdentity.task_id, TaskIdentity.run_id, TaskIdentity.node_id = 1, 1, 0
+    yield
+    TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id = saved
+
+
+LABEL_SET = (0, 1, 2)
+
+
+def _labelled_data(
+    tmp: Path,
+) -> tuple[
+    dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray, dict[str, Path], dict[str, Path], Path, Path
+]:
+    """Three owners holding labels 0, 1, 2 in different mixes (row features follow the label); the consumer wants
+    mostly label 2 and some label 0 (a label shift)."""
+    rng = np.random.default_rng(3)
+    owners, labels, paths, label_paths = {}, {}, {}, {}
+    for k, mix in enumerate([(0.6, 0.3, 0.1), (0.2, 0.7, 0.1), (0.1, 0.3, 0.6)]):
+        name = f"owner-{k}"
+        y = rng.choice(3, size=60, p=mix)
+        owners[name] = rng.normal(loc=y[:, None] * 1.5, scale=0.5, size=(60, N_FEATURES))
+        labels[name] = y
+        paths[name], label_paths[name] = tmp / f"{name}.npy", tmp / f"{name}-labels.npy"
+        np.save(paths[name], owners[name])
+        np.save(label_paths[name], y)
+    yv = rng.choice([0, 2], size=40, p=[0.3, 0.7])
+    validation = rng.normal(loc=yv[:, None] * 1.5, scale=0.5, size=(40, N_FEATURES))
+    np.save(tmp / "validation.npy", validation)
+    np.save(tmp / "validation-labels.npy", yv)
+    return owners, labels, validation, yv, paths, label_paths, tmp / "validation.npy", tmp / "validation-labels.npy"
+
+
+def _context(node_config: dict[str, object], run_config: dict[str, object] | None = None) -> object:
+    from flwr.app import Context, RecordDict
+
+    return Context(run_id=1, node_id=1, node_config=node_config, state=RecordDict(), run_config=run_config or {})
+
+
+def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_identity: None) -> None:
+    """The consumer's ClientApp (no processes): node config `labels` is its validation labels; the one release equals
+    the in-process consumer's with the same stream; a repeated request gets the same release from node state, another
+    request is refused; without labels it refuses with a message naming the node config; the hello says whether a
+    node has labels, and the ServerApp refuses purchase='labels' on that before anything is sent."""
+    from dpsumm.flower.client_app import _consumer, hello
+    from dpsumm.flower.server_app import check_labelled
+    from dpsumm.flower.streams import party_streams
+    from dpsumm.parties import ConsumerParty
+
+    _, _, validation, yv, _, _, vpath, ypath = _labelled_data(tmp_path)
+    req = label_request(LABEL_SET, validation.shape[1])
+    seeded = {"random-state": RANDOM_STATE}
+    ctx = _context({"role": "consumer", "data": str(vpath), "labels": str(ypath), "allow-seeded": True}, seeded)
+    first = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
+    ref = ConsumerParty(validation, party_streams(RANDOM_STATE)["consumer"], labels=yv).handle(req)
+    assert isinstance(first, LabelHistogramRelease) and isinstance(ref, LabelHistogramRelease)
+    np.testing.assert_array_equal(first.counts, ref.counts)
+    np.testing.assert_array_equal(first.rows, validation)
+    assert (first.n_rows, first.scale) == (ref.n_rows, ref.scale)
+    again = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
+    np.testing.assert_array_equal(again.counts, first.counts)  # from node state, not a second draw
+    assert (again.n_rows, again.scale) == (first.n_rows, first.scale)
+    other = label_request(LABEL_SET, validation.shape[1], epsilon=2.0)
+    with pytest.raises(dpsumm.ProtocolError, match="already released"):
+        _consumer(other, ctx, "consumer")  # type: ignore[arg-type]
+    # A seeded run needs the node's consent, as for the other releases.
+    with pytest.raises(dpsumm.ProtocolError, match="allow-seeded"):
+        _consumer(req, _context({"role": "consumer", "data": str(vpath), "labels": str(ypath)}, seeded), "consumer")  # type: ignore[arg-type]
+    bare = _context({"role": "consumer", "data": str(vpath)})
+    with pytest.raises(dpsumm.ProtocolError, match=r"no validation labels.*node config labels="):
+        _consumer(req, bare, "consumer")  # type: ignore[arg-type]
+    with pytest.raises(dpsumm.InvalidParameterError, match="node config `labels` must hold 40 labels"):
+        np.save(tmp_path / "short.npy", yv[:5])
+        _consumer(
+            req,
+            _context({"role": "consumer", "data": str(vpath), "labels": str(tmp_path / "short.npy")}),  # type: ignore[arg-type]
+            "consumer",
+        )
+
+    from flwr.app import Message, RecordDict
+
+    def said(ctx: object) -> bool:
+        msg = Message(RecordDict(), dst_node_id=1, message_type="query.dpsumm_hello")
+        return bool(hello(msg, ctx).content["dpsumm.hello"]["labelled"])  # type: ignore[arg-type]
+
+    assert said(ctx) is True and said(bare) is False
+    method = dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=LABEL_SET))
+    with pytest.raises(dpsumm.ProtocolError, match=r"consumer's SuperNode \('consumer'\) has no labels"):
+        check_labelled(method, {"consumer": False, "a": True}, "consumer")
+    with pytest.raises(dpsumm.ProtocolError, match=r"owners \['b'\] have no labels"):
+        check_labelled(method, {"consumer": True, "a": True, "b": False}, "consumer")
+    check_labelled(method, {"consumer": True, "a": True}, "consumer")
+    check_labelled(dpsumm.Nominations(), {"consumer": False, "a": False}, "consumer")  # other methods: no labels needed
+
+
+def test_nodes_read_string_labels_from_files(tmp_path: Path, task_identity: None) -> None:
+    """String labels on a Flower node (issue 43), no processes: the consumer's node config `labels` a CSV column of
+    words (header `label`), an owner's a .npy of strings; the consumer's label histogram over a string label set
+    equals the in-process consumer's with the same labels and stream; an object (pickled) .npy is refused naming the
+    node config."""
+    from dpsumm.flower.client_app import _consumer, _labels
+    from dpsumm.flower.streams import party_streams
+    from dpsumm.parties import ConsumerParty
+
+    words = np.array(["cat", "dog", "bird"])
+    _, labels, validation, yv, _, _, vpath, _ = _labelled_data(tmp_path)
+    (tmp_path / "yv.csv").write_text("label\n" + "\n".join(words[yv]) + "\n")
+    req = label_request(tuple(words), validation.shape[1])
+    ctx = _context(
+        {"role": "consumer", "data": str(vpath), "labels": str(tmp_path / "yv.csv"), "allow-seeded": True},
+        {"random-state": RANDOM_STATE},
+    )
+    got = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
+    ref = ConsumerParty(validation, party_streams(RANDOM_STATE)["consumer"], labels=words[yv]).handle(req)
+    assert isinstance(got, LabelHistogramRelease) and isinstance(ref, LabelHistogramRelease)
+    np.testing.assert_array_equal(got.counts, ref.counts)
+    y0 = words[labels["owner-0"]]
+    np.save(tmp_path / "y0.npy", y0)
+    np.testing.assert_array_equal(_labels(_context({"labels": str(tmp_path / "y0.npy")}), len(y0)), y0)  # type: ignore[arg-type]
+    np.save(tmp_path / "obj.npy", y0.astype(object), allow_pickle=True)
+    with pytest.raises(dpsumm.DataFileError, match="pickled"):
+        _labels(_context({"labels": str(tmp_path / "obj.npy")}), len(y0))  # type: ignore[arg-type]
+
+
+node_junk = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.lists(st.integers(), max_size=2),
+    st.binary(max_size=4),
+    st.sampled_from(["true", "True", "1", "yes", " ", "/", "\x00", "x" * 5000]),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(labels=node_junk, allow=node_junk)
+def test_hostile_node_config_values_are_refused_naming_the_key(tmp_path: Path, labels: object, allow: object) -> None:
+    """Issue 43, every node config key this issue touched, with values of every type: `labels` is a path (a str) or
+    refused as a DpsummError naming `labels` (never str() of another value, which would read a file named "5");
+    `allow-exact-release` allows a release without noise only when it is exactly the boolean true (the string
+    "true", 1 or "yes" do not)."""
+    from dpsumm.flower.client_app import _consumer, _labels
+    from dpsumm.messages import TargetRequest
+
+    np.save(tmp_path / "v.npy", np.zeros((4, 3)))
+    try:
+        out = _labels(_context({"labels": labels}), 4)  # type: ignore[arg-type]
+    except dpsumm.DpsummError as exc:
+        assert exc.argument == "labels" and "`labels`" in str(exc), str(exc)
+    else:
+        assert out is None and (labels is None or labels == "")
+    exact = TargetRequest(
+        n_features=3,
+        dim=8,
+        gamma=0.5,
+        hash_seed=0,
+        release="exact",
+        epsilon=0.0,
+        delta=0.0,
+        steps=0,
+        eta=0.0,
+        send_rows=False,
+    )
+    ctx = _context({"role": "consumer", "data": str(tmp_path / "v.npy"), "allow-exact-release": allow})
+    if allow is True:
+        assert _consumer(exact, ctx, "consumer") is not None  # type: ignore[arg-type]
+    else:
+        with pytest.raises(dpsumm.ProtocolError, match="allow-exact-release=true"):
+            _consumer(exact, ctx, "consumer")  # type: ignore[arg-type]
+
+
+def test_a_flower_owner_node_releases_its_label_counts_once(tmp_path):
+    """On Flower the owner is rebuilt per message with a fresh private noise stream: a repeated release request must
+    get the kept release back (not a second draw, which the ledger would not account), and a request for another
+    release with other parameters is refused, as in process."""
+    pytest.importorskip("flwr")
+    from flwr.app import Context, RecordDict
+
+    from dpsumm.flower.client_app import _owner
+
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "x.npy", rng.normal(size=(30, 3)))
+    np.save(tmp_path / "y.npy", rng.integers(0, 3, 30))
+    ctx = Context(
+        run_id=1,
+        node_id=1,
+        node_config={"role": "owner", "name": "a", "data": str(tmp_path / "x.npy"), "labels": str(tmp_path / "y.npy")},
+        state=RecordDict(),
+        run_config={},
+    )
+    req = LabelReleaseRequest(
+        n_features=3, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6, label_set=np.arange(3)
+    )
+    first = _owner(req, ctx, "a")
+    again = _owner(req, ctx, "a")
+    np.testing.assert_array_equal(again.values, first.values)  # unseeded: a second draw would differ
+    assert (again.n_rows, again.sigma, again.granularity) == (first.n_rows, first.sigma, first.granularity)
+    with pytest.raises(ProtocolError, match="already made"):
+        _owner(dataclasses.replace(req, epsilon=2.0), ctx, "a")

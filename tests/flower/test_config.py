@@ -1,0 +1,94 @@
+"""dpsumm.flower.config (FlowerRunConfig): bad and inapplicable keys are refused naming the key, caps hold, the
+run config must be a mapping.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import dpsumm  # noqa: E402
+from dpsumm.flower.config import FlowerRunConfig, write_app  # noqa: E402
+from dpsumm.methods import MethodOptionError
+from refusal import refused
+
+RC = {"owners": 3, "n-features": 4, "size": 5}
+
+
+@pytest.mark.parametrize(
+    "change,argument",
+    [
+        ({"size": 2**70}, "size"),
+        ({"n-features": 2**40}, "n-features"),
+        ({"random-state": 2**70}, "random-state"),
+        ({"node-wait": 1e300}, "node-wait"),
+        ({"reply-timeout": 1e300}, "reply-timeout"),
+        ({"poll-interval": 1e300}, "poll-interval"),
+        ({"seed-set": 2**70, "gamma": "median"}, "seed-set"),
+    ],
+)
+def test_run_config_caps(change, argument):
+    refused(lambda: FlowerRunConfig.from_run_config({**RC, **change}), argument)
+
+
+@pytest.mark.parametrize("value", [None, "size=5", 5])
+def test_run_config_must_be_a_mapping(value):
+    refused(lambda: FlowerRunConfig.from_run_config(value), "run_config")
+
+
+flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
+
+
+def test_run_config_names_bad_keys(tmp_path: Path) -> None:
+    with pytest.raises(dpsumm.InvalidParameterError, match="`owners`") as info:
+        FlowerRunConfig.from_run_config({"n-features": 3})
+    assert info.value.argument == "owners"
+    with pytest.raises(dpsumm.InvalidParameterError, match="unknown run config keys"):
+        FlowerRunConfig.from_run_config({"owners": 1, "n-features": 3, "sise": 3})
+    with pytest.raises(dpsumm.InvalidParameterError, match="`method`"):
+        FlowerRunConfig.from_run_config({"owners": 1, "n-features": 3, "method": "exact-greedy"})
+    base = {"owners": 2, "n-features": 3, "method": "nominations", "purchase": "labels"}
+    for bad, why in (
+        ("0,,1", "empty label"),
+        ("[0, 1", "not a valid JSON list"),
+        ("[[0], 1]", "JSON list of numbers"),
+        ("", "needs run config `label-set`"),
+        (3, "must be a string"),
+        ("0,1,1", "repeats a label"),
+        ("0,cat", "mixes strings and numbers"),
+        ("[NaN]", "finite numbers or strings"),
+    ):
+        with pytest.raises(dpsumm.InvalidParameterError, match=why) as info:
+            FlowerRunConfig.from_run_config({**base, "label-set": bad})
+        assert info.value.argument == "label_set"
+        assert bad == "" or "run config `label-set`" in str(info.value)
+    with pytest.raises(
+        dpsumm.InvalidParameterError, match="run config `label-set` does not apply to purchase 'winners'"
+    ):
+        FlowerRunConfig.from_run_config({**base, "purchase": "winners", "label-set": "0,1"})
+    with pytest.raises(dpsumm.InvalidParameterError, match="run config `purchase` must be one of"):
+        FlowerRunConfig.from_run_config({**base, "purchase": "quotas"})
+    for text, labels in (("0, 1,2", (0, 1, 2)), ('["0", "cat"]', ("0", "cat")), ("0.5,1.5", (0.5, 1.5))):
+        method = FlowerRunConfig.from_run_config({**base, "label-set": text}).method
+        assert method == dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=labels))
+        assert method.purchase.label_set == labels
+    # Without `purchase`, a label set selects the purchase that has it; without both, the default Nominees.
+    auto = FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "method": "nominations", "label-set": "0,1"})
+    assert isinstance(auto.method.purchase, dpsumm.ByLabel) and auto.method.needs_labels
+    plain = FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "method": "nominations"})
+    assert isinstance(plain.method.purchase, dpsumm.Nominees) and not plain.method.needs_labels
+    text = write_app(tmp_path / "app", size=4).read_text()
+    assert 'serverapp = "dpsumm.flower.server_app:app"' in text and "size = 4" in text
+
+
+def test_flower_run_config_refuses_inapplicable_and_bad_keys():
+    base = {"size": 10, "owners": 2, "n-features": 4}
+    with pytest.raises(MethodOptionError, match="run config `nominees` does not apply"):
+        FlowerRunConfig.from_run_config({**base, "method": "paper", "nominees": 5})
+    with pytest.raises(dpsumm.InvalidParameterError, match="`candidates`"):
+        FlowerRunConfig.from_run_config({**base, "nominees": 20, "candidates": 5})
+    with pytest.raises(dpsumm.InvalidParameterError):  # 0 is a value, not "default"
+        FlowerRunConfig.from_run_config({**base, "nominees": 0})
+    with pytest.raises(dpsumm.InvalidParameterError):  # nominees x owners < size: before any node is asked
+        FlowerRunConfig.from_run_config({**base, "nominees": 4})

@@ -1,0 +1,517 @@
+"""dpsumm on Flower through dpsumm.flower.local.LocalFederation: a real SuperLink and one SuperNode per party on
+127.0.0.1, each a separate process. Each protocol and purchase equals the in-process run (also over TLS with
+node authentication), a killed owner is excluded, the consumer's exact release needs its own opt-in, and every
+process the federation started is gone afterwards.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dpsumm  # noqa: E402
+from dpsumm import accounting  # noqa: E402
+from dpsumm.flower import FederationError, LocalFederation, make_node_key  # noqa: E402
+from dpsumm.flower.local import flower_env, free_port, group_members  # noqa: E402
+
+flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
+
+
+N_FEATURES, DIM, T_INIT = 5, 64, 300
+
+
+SEED_SET, RANDOM_STATE = 20, 7
+
+
+BOX = (-1.0, 3.0)
+
+
+def _data(
+    tmp: Path, n_owners: int = 3, rows: int = 60
+) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, Path], Path]:
+    rng = np.random.default_rng(0)
+    owners = {f"owner-{k}": rng.normal(loc=k * 0.7, scale=0.5, size=(rows, N_FEATURES)) for k in range(n_owners)}
+    validation = rng.normal(loc=1.0, scale=0.5, size=(40, N_FEATURES))
+    paths = {}
+    for name, rows_ in owners.items():
+        paths[name] = tmp / f"{name}.npy"
+        np.save(paths[name], rows_)
+    np.save(tmp / "validation.npy", validation)
+    return owners, validation, paths, tmp / "validation.npy"
+
+
+def _in_process(owners: dict[str, np.ndarray], validation: np.ndarray, size: int) -> dpsumm.SummaryResult:
+    sched = dataclasses.replace(
+        accounting.paper_schedule(size=size, owners=len(owners), dim=DIM), t_init=T_INIT, t_subs=5
+    )
+    return dpsumm.summarize(
+        [dpsumm.Owner(a, name=n) for n, a in owners.items()],
+        validation,
+        size,
+        method=dpsumm.PaperProtocol(dim=DIM, schedule=sched),
+        seed_set=SEED_SET,
+        random_state=RANDOM_STATE,
+        progress=False,
+        feature_range=BOX,
+    )
+
+
+def _run_config(size: int, **extra: object) -> dict[str, object]:
+    return {
+        "size": size,
+        "method": "paper",
+        "n-features": N_FEATURES,
+        "dim": DIM,
+        "t-init": T_INIT,
+        "t-subs": 5,
+        "seed-set": SEED_SET,
+        "random-state": RANDOM_STATE,
+        "feature-low": BOX[0],
+        "feature-high": BOX[1],
+        **extra,
+    }
+
+
+def _assert_gone(pids: dict[str, int], family: list[int]) -> None:
+    """Every process group the test started is empty and every descendant seen before stopping is gone
+    (zombies awaiting their reaper do not count)."""
+    for name, pid in pids.items():
+        left = group_members(pid)
+        assert not left, f"processes {left} of {name}'s group (pid {pid}) are still alive"
+    alive = [p for p in family if group_members(p) or _alive(p)]
+    assert not alive, f"processes {alive} started under the federation are still alive"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def task_identity():  # noqa: ANN201
+    """Flower builds message metadata from the running task's identity; fake one outside a ServerApp."""
+    from flwr.supercore.task_identity import TaskIdentity
+
+    saved = (TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id)
+    TaskIdentity.task_id, TaskIdentity.run_id, TaskIdentity.node_id = 1, 1, 0
+    yield
+    TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id = saved
+
+
+def test_owner_node_killed_mid_run(tmp_path: Path) -> None:
+    """An owner's SuperNode vanishes (SIGKILL) once it has said hello: the nominations protocol excludes it at its
+    next exchange, after `reply-timeout` seconds without a reply, and completes with the other owners' rows."""
+    owners, validation, paths, vpath = _data(tmp_path)
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, node_poll_interval=0.1, allow_seeded=True)
+    victim = "owner-1"
+    try:
+        fed.start()
+        pids = fed.pids
+        # 30 s: under a loaded machine a live party's ClientApp start-up alone can take over 10 s (the victim is
+        # excluded after its first silent exchange and never asked again, so this costs one timeout).
+        _, out = fed.submit(
+            {
+                "size": 6,
+                "n-features": N_FEATURES,
+                "dim": DIM,
+                "random-state": RANDOM_STATE,
+                "method": "nominations",
+                "reply-timeout": 30.0,
+            }
+        )
+        # Kill the victim once it has answered the ServerApp's hello (its SuperNode logs each reply it sends): the
+        # consumer's release comes next, then the owners' nominations.
+        log = tmp_path / "fed" / "logs" / f"supernode-{victim}.log"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and log.read_text(errors="replace").count("Sent successfully") < 1:
+            time.sleep(0.1)
+        fed.stop_party(victim)
+        res = fed.wait(out, timeout=240)
+    finally:
+        family = fed.all_pids()
+        fed.close()
+    _assert_gone(pids, family)
+    excluded = [e for e in res.events if e.get("event") == "excluded"]
+    assert [e["owner"] for e in excluded] == [victim]
+    # Normally at the nominations; at the purchase if the kill came after its nominations had gone out.
+    assert excluded[0]["phase"] in ("nominations", "purchase")
+    assert "no reply" in excluded[0]["reason"] or "Flower error" in excluded[0]["reason"]
+    assert len(res) == 6
+    assert res.owner_names.index(victim) not in set(res.owner.tolist())
+    assert set(res.owner.tolist()) <= {res.owner_names.index(o) for o in owners if o != victim}
+
+
+def test_flower_run_equals_in_process_over_tls_with_node_authentication(tmp_path: Path) -> None:
+    """The paper's protocol on Flower equals the in-process run (SuperLink + 3 owner SuperNodes + a consumer
+    SuperNode, 3 rounds: the same rows, hashes, trace, rows accessed and ledger), over TLS with a CA made here and
+    node keys made here and registered; an unregistered node is refused. (The nodes poll every 0.1 s; the stock
+    flower-supernode, 3 s idle poll, runs in the docs test of README.md's quick start.)"""
+    owners, validation, paths, vpath = _data(tmp_path)
+    ref = _in_process(owners, validation, 3)
+    started = time.monotonic()
+    fed = LocalFederation(
+        tmp_path / "fed", paths, vpath, tls=True, node_auth=True, node_poll_interval=0.1, allow_seeded=True
+    )
+    intruder: subprocess.Popen[bytes] | None = None
+    try:
+        fed.start()
+        pids = fed.pids
+        assert fed.tls_files is not None and fed.tls_files.ca_cert.exists()
+        key, _ = make_node_key(tmp_path / "intruder", "intruder")  # never registered
+        cmd = fed.supernode_command("intruder", "owner", paths["owner-0"], 0)
+        cmd[cmd.index("--auth-supernode-private-key") + 1] = str(key)
+        cmd[cmd.index("--port") + 1] = str(free_port())
+        cmd += ["--max-retries", "1"]
+        with (tmp_path / "intruder.log").open("wb") as fh:
+            intruder = subprocess.Popen(
+                cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True, env=flower_env(tmp_path / "intruder")
+            )
+        assert len(pids) == 5
+        res = fed.run(_run_config(3), timeout=170)
+    finally:
+        if intruder is not None:
+            try:
+                os.killpg(intruder.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            intruder.wait(timeout=10)
+        family = fed.all_pids()
+        fed.close()
+    _assert_gone(pids, family)
+    assert time.monotonic() - started < 300
+    assert res.owner_names == ref.owner_names == ["owner-0", "owner-1", "owner-2"]
+    np.testing.assert_array_equal(res.owner, ref.owner)
+    np.testing.assert_array_equal(res.index, ref.index)
+    np.testing.assert_array_equal(res.points, ref.points)
+    np.testing.assert_array_equal(res.hashes, ref.hashes)
+    assert res.accessed == ref.accessed
+    assert [r.winner for r in res.trace] == [r.winner for r in ref.trace]
+    assert res.events == [] and ref.events == []
+    assert res.privacy is not None and res.privacy == ref.privacy
+    assert sorted(res.extra["node_ids"]) == ["consumer", "owner-0", "owner-1", "owner-2"]
+    # The intruder never got a node id: the SuperLink refused its unregistered key.
+    assert "SuperNode ID" not in (tmp_path / "intruder.log").read_text(errors="replace")
+
+
+def test_flower_nominations_and_winners_equal_in_process(tmp_path: Path) -> None:
+    """The nominations protocol on Flower (3 owners + consumer as SuperNodes): the same summary as in process, with
+    the default purchase and with the Winners purchase (the owners keep their nominations between the messages of a
+    run through the one state hand-over). One federation serves the four runs (a SuperLink keeps no state of a run
+    that another run could read)."""
+    owners, validation, paths, vpath = _data(tmp_path)
+    kw = dict(random_state=RANDOM_STATE, progress=False)
+    as_owners = [dpsumm.Owner(a, name=n) for n, a in owners.items()]
+    ref = dpsumm.summarize(as_owners, validation, 6, dpsumm.Nominations(dim=DIM), **kw)
+    ref_q = dpsumm.summarize(as_owners, validation, 6, dpsumm.Nominations(dim=DIM, purchase=dpsumm.Winners()), **kw)
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, allow_seeded=True, node_poll_interval=0.1)
+    try:
+        fed.start()
+        pids = fed.pids
+        res = fed.run(
+            {"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE, "method": "nominations"},
+            timeout=170,
+        )
+        # `flwr run` exits 0 when the ServerApp fails; LocalFederation.run asks the SuperLink for the run's
+        # status and raises with the ServerApp's reason (here a run config it refuses before it could write
+        # an .error file), without waiting for the timeout.
+        t0 = time.monotonic()
+        with pytest.raises(FederationError, match=r"finished:failed.*nominees"):
+            fed.run({"size": 3, "n-features": N_FEATURES, "nominees": -7}, timeout=170)
+        assert time.monotonic() - t0 < 120
+        # purchase="labels" on nodes without labels: the ServerApp refuses before sending anything, and says why.
+        with pytest.raises(FederationError, match=r"consumer's SuperNode \('consumer'\) has no labels.*labels=PATH"):
+            fed.run(
+                {
+                    "size": 6,
+                    "n-features": N_FEATURES,
+                    "dim": DIM,
+                    "random-state": RANDOM_STATE,
+                    "method": "nominations",
+                    "purchase": "labels",
+                    "label-set": "0,1",
+                },
+                timeout=170,
+            )
+        res_q = fed.run(
+            {
+                "size": 6,
+                "n-features": N_FEATURES,
+                "dim": DIM,
+                "random-state": RANDOM_STATE,
+                "method": "nominations",
+                "purchase": "winners",
+            },
+            timeout=170,
+        )
+    finally:
+        family = fed.all_pids()
+        fed.close()
+    _assert_gone(pids, family)
+    assert res.method == ref.method == "nominations"
+    np.testing.assert_array_equal(res.owner, ref.owner)
+    np.testing.assert_array_equal(res.index, ref.index)
+    np.testing.assert_array_equal(res.points, ref.points)
+    assert res.accessed == ref.accessed
+    assert res.extra["exchanges"] == 3 and res.events == []
+    # the Winners purchase: only the winners bought, the owners NOT certified, on both sides alike
+    np.testing.assert_array_equal(res_q.owner, ref_q.owner)
+    np.testing.assert_array_equal(res_q.index, ref_q.index)
+    np.testing.assert_array_equal(res_q.points, ref_q.points)
+    assert res_q.accessed == ref_q.accessed and res_q.accessed.total == 6
+    assert res_q.extra["exchanges"] == ref_q.extra["exchanges"] and res_q.events == []
+    assert res_q.extra["purchase"] == "winners"
+    assert not res_q.privacy.certified("owners") and not ref_q.privacy.certified("owners")
+    assert res_q.privacy.certified("validation")
+
+
+LABEL_SET = (0, 1, 2)
+
+
+def _labelled_data(
+    tmp: Path,
+) -> tuple[
+    dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray, dict[str, Path], dict[str, Path], Path, Path
+]:
+    """Three owners holding labels 0, 1, 2 in different mixes (row features follow the label); the consumer wants
+    mostly label 2 and some label 0 (a label shift)."""
+    rng = np.random.default_rng(3)
+    owners, labels, paths, label_paths = {}, {}, {}, {}
+    for k, mix in enumerate([(0.6, 0.3, 0.1), (0.2, 0.7, 0.1), (0.1, 0.3, 0.6)]):
+        name = f"owner-{k}"
+        y = rng.choice(3, size=60, p=mix)
+        owners[name] = rng.normal(loc=y[:, None] * 1.5, scale=0.5, size=(60, N_FEATURES))
+        labels[name] = y
+        paths[name], label_paths[name] = tmp / f"{name}.npy", tmp / f"{name}-labels.npy"
+        np.save(paths[name], owners[name])
+        np.save(label_paths[name], y)
+    yv = rng.choice([0, 2], size=40, p=[0.3, 0.7])
+    validation = rng.normal(loc=yv[:, None] * 1.5, scale=0.5, size=(40, N_FEATURES))
+    np.save(tmp / "validation.npy", validation)
+    np.save(tmp / "validation-labels.npy", yv)
+    return owners, labels, validation, yv, paths, label_paths, tmp / "validation.npy", tmp / "validation-labels.npy"
+
+
+def _context(node_config: dict[str, object], run_config: dict[str, object] | None = None) -> object:
+    from flwr.app import Context, RecordDict
+
+    return Context(run_id=1, node_id=1, node_config=node_config, state=RecordDict(), run_config=run_config or {})
+
+
+def test_the_consumer_releases_without_noise_only_with_its_own_opt_in(tmp_path: Path, task_identity: None) -> None:
+    """Issue 43: a run config asking for the consumer's exact hashed mean (`validation-release exact`, or the paper's
+    non-private baseline) is refused by the consumer's node, naming node config `allow-exact-release`, before it reads
+    its data; with that key (its operator's opt-in) it answers with the exact mean. A noisy release needs no opt-in.
+    `LocalFederation` writes the key into the consumer's node config only, and `dpsumm flower --run` asks for it only
+    when its flags ask for such a release; the printed deployment commands tell the consumer's operator."""
+    from dpsumm.cli.flower import _releases_exact
+    from dpsumm.flower.client_app import _consumer
+    from dpsumm.messages import TargetRelease, TargetRequest, ValidationRequest
+
+    validation = np.random.default_rng(0).random((20, 3))
+    np.save(tmp_path / "v.npy", validation)
+    target = TargetRequest(
+        n_features=3,
+        dim=8,
+        gamma=0.5,
+        hash_seed=0,
+        release="exact",
+        epsilon=0.0,
+        delta=0.0,
+        steps=0,
+        eta=0.0,
+        send_rows=False,
+    )
+    paper = ValidationRequest(
+        n_features=3, dim=8, gamma=0.5, hash_seed=0, method="exact", steps=1, epsilon=0.0, eta=0.1
+    )
+    exact_mean = dpsumm.RFFHasher(3, dim=8, gamma=0.5, seed=0).transform(validation).astype(np.float64).mean(0)
+    for request in (target, paper):
+        for config in ({}, {"allow-exact-release": False}, {"allow-exact-release": "true"}, {"allow-seeded": True}):
+            with pytest.raises(dpsumm.ProtocolError, match="allow-exact-release=true"):
+                _consumer(
+                    request,
+                    _context({"role": "consumer", "data": str(tmp_path / "v.npy"), **config}),  # type: ignore[arg-type]
+                    "consumer",
+                )
+        ctx = _context({"role": "consumer", "data": str(tmp_path / "v.npy"), "allow-exact-release": True})
+        got = _consumer(request, ctx, "consumer")  # type: ignore[arg-type]
+        released = got.noisy_mean if isinstance(got, TargetRelease) else got.mean_hash  # type: ignore[attr-defined]
+        np.testing.assert_allclose(released, exact_mean)
+    noisy = dataclasses.replace(target, release="gaussian", epsilon=1.0, delta=1e-3)
+    got = _consumer(noisy, _context({"role": "consumer", "data": str(tmp_path / "v.npy")}), "consumer")  # type: ignore[arg-type]
+    assert isinstance(got, TargetRelease) and got.sigma > 0
+    fed = LocalFederation(tmp_path / "fed", {"a": tmp_path / "v.npy"}, tmp_path / "v.npy", allow_exact_release=True)
+    configs = {role: fed.supernode_command(role, role, tmp_path / "v.npy", 1)[-2] for role in ("owner", "consumer")}
+    assert "allow-exact-release=true" in configs["consumer"] and "allow-exact-release" not in configs["owner"]
+    plain = LocalFederation(tmp_path / "f2", {"a": tmp_path / "v.npy"}, tmp_path / "v.npy")
+    assert "allow-exact-release" not in plain.supernode_command("consumer", "consumer", tmp_path / "v.npy", 1)[-2]
+    assert _releases_exact(dpsumm.Nominations(validation_release="exact")) and _releases_exact(dpsumm.PaperGreedy())
+    assert not _releases_exact(dpsumm.Nominations()) and not _releases_exact(dpsumm.PaperProtocol())
+
+
+def _labels_cli_flags(paths: dict[str, Path], label_paths: dict[str, Path], vpath: Path, ypath: Path) -> list[str]:
+    """`dpsumm flower` flags of a seeded label purchase over the `_labelled_data` files (summary of 6 rows)."""
+    return [
+        "flower",
+        *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
+        *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")),
+        "--consumer",
+        str(vpath),
+        "--validation-labels",
+        str(ypath),
+        "--size",
+        "6",
+        "--purchase",
+        "labels",
+        "--label-set",
+        "0,1,2",
+        "--dim",
+        str(DIM),
+        "--random-state",
+        str(RANDOM_STATE),
+    ]
+
+
+def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
+    """``purchase="labels"`` on Flower, untilted (the default) and with the tilt (``--sale-tilt-share 0.3``), two
+    runs on one federation (owners with their labels, the consumer with node config ``labels``), each run config
+    built by ``dpsumm flower``'s parser from ``--purchase labels --label-set 0,1,2 --sale-tilt-share S``: the
+    owners' DP label counts and hash sums, the cells, the consumer's histogram over them and the label quota
+    purchase give the same summary, cells, quotas and ledger as in process (every party's noise seeded on both sides:
+    NOT private); with the tilt the consumer's second release, g~, too (its noise stream derived in the same order
+    by the node, which rebuilds its party for every message, and in process). (``dpsumm flower --run`` itself, which
+    starts such a federation, runs in test_cli_flower_run_end_to_end and the quick-start tests.)"""
+    from dpsumm.cli import build_parser
+    from dpsumm.cli.flower import _flower_run_config
+
+    owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp_path)
+    shares = (0.0, 0.3)
+    refs, configs = {}, {}
+    for share in shares:
+        method = dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByLabel(label_set=LABEL_SET, sale_tilt_share=share))
+        refs[share] = dpsumm.summarize(
+            [dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()],
+            validation,
+            6,
+            method,
+            validation_labels=yv,
+            gamma="median",
+            random_state=RANDOM_STATE,
+            progress=False,
+        )
+        args = build_parser().parse_args(
+            [*_labels_cli_flags(paths, label_paths, vpath, ypath), "--sale-tilt-share", str(share)]
+        )
+        configs[share] = _flower_run_config(args, n_owners=len(owners), n_features=N_FEATURES)
+    fed = LocalFederation(
+        tmp_path / "fed",
+        paths,
+        vpath,
+        labels=label_paths,
+        consumer_labels=ypath,
+        allow_seeded=True,
+        node_poll_interval=0.1,
+    )
+    try:
+        fed.start()
+        pids = fed.pids
+        results = {share: fed.run(configs[share], timeout=170) for share in shares}
+    finally:
+        family = fed.all_pids()
+        fed.close()
+    _assert_gone(pids, family)
+    for share in shares:
+        res, ref = results[share], refs[share]
+        assert res.owner_names == ref.owner_names
+        np.testing.assert_array_equal(res.owner, ref.owner)
+        np.testing.assert_array_equal(res.index, ref.index)
+        np.testing.assert_array_equal(res.points, ref.points)
+        np.testing.assert_array_equal(res.labels, ref.labels)
+        assert np.isin(res.labels, [0, 2]).sum() >= 5  # label 1 is not wanted (its noisy count may buy a row of it)
+        assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6
+        # the owners' sketches, the consumer's histogram, with the tilt its g~, the purchase
+        assert res.extra["exchanges"] == ref.extra["exchanges"] == (4 if share else 3)
+        assert res.events == ref.events == []
+        assert res.extra["purchase"] == "labels"
+        assert res.extra["quotas"] == ref.extra["quotas"] and res.extra["label_quotas"] == ref.extra["label_quotas"]
+        assert res.extra["label_cells"] == ref.extra["label_cells"] and len(ref.extra["label_cells"]) >= 2
+        for party in ("owners", "validation"):
+            assert res.privacy.epsilon(party, 1e-6) == ref.privacy.epsilon(party, 1e-6) <= 1.0
+            assert res.privacy.certified(party)
+        assert res.privacy.to_dict() == ref.privacy.to_dict()
+        assert res.privacy_status() == ref.privacy_status() == "seeded: NOT private"
+
+
+def test_flower_strata_and_direction_equal_in_process(tmp_path: Path) -> None:
+    """The purchases by strata and by direction on Flower: every node's strata from its node config ``strata`` (a
+    CSV of string and number columns), the run config's ``levels`` as text; the same summary, cells, quotas and
+    ledger as in process (seeded on both sides: NOT private), the consumer's direction release answered through the
+    node's one hand-over of its own requests."""
+    from dpsumm.methods import ByDirection
+
+    owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp_path)
+    names = np.array(["low", "mid", "high"])
+    strata, strata_paths = {}, {}
+    for n, y in [*labels.items(), ("consumer", yv)]:
+        strata[n] = [names[y], (np.arange(len(y)) % 2).astype(np.int64)]
+        strata_paths[n] = tmp_path / f"{n}-strata.csv"
+        strata_paths[n].write_text("band,parity\n" + "".join(f"{a},{b}\n" for a, b in zip(*strata[n])))
+    levels = (("low", "mid", "high"), (0, 1))
+    as_owners = [dpsumm.Owner(a, labels=labels[n], strata=strata[n], name=n) for n, a in owners.items()]
+    kw = dict(random_state=RANDOM_STATE, progress=False, gamma="median", validation_strata=strata["consumer"])
+    methods = {
+        "strata": dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByStrata(levels=levels)),
+        "direction": dpsumm.Nominations(dim=DIM, purchase=ByDirection(levels=levels, bins=3)),
+    }
+    refs = {k: dpsumm.summarize(as_owners, validation, 6, m, **kw) for k, m in methods.items()}  # type: ignore[arg-type]
+    configs = {
+        k: {
+            "size": 6,
+            "n-features": N_FEATURES,
+            "dim": DIM,
+            "random-state": RANDOM_STATE,
+            "gamma": "median",
+            "method": "nominations",
+            "purchase": k,
+            "levels": "low,mid,high;0,1",
+            **({"bins": 3} if k == "direction" else {}),
+        }
+        for k in methods
+    }
+    fed = LocalFederation(
+        tmp_path / "fed",
+        paths,
+        vpath,
+        labels=label_paths,
+        consumer_labels=ypath,
+        strata=strata_paths,
+        allow_seeded=True,
+        node_poll_interval=0.1,
+    )
+    try:
+        fed.start()
+        pids = fed.pids
+        results = {k: fed.run(c, timeout=170) for k, c in configs.items()}
+    finally:
+        family = fed.all_pids()
+        fed.close()
+    _assert_gone(pids, family)
+    for k, ref in refs.items():
+        res = results[k]
+        np.testing.assert_array_equal(res.owner, ref.owner)
+        np.testing.assert_array_equal(res.index, ref.index)
+        np.testing.assert_array_equal(res.labels, ref.labels)
+        assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6 and res.events == ref.events == []
+        assert res.extra["label_quotas"] == ref.extra["label_quotas"]
+        assert [c["owners"] for c in res.extra["label_cells"]] == [c["owners"] for c in ref.extra["label_cells"]]
+        assert res.extra["exchanges"] == ref.extra["exchanges"] == (4 if k == "direction" else 3)
+        assert res.privacy.to_dict() == ref.privacy.to_dict()

@@ -1,0 +1,154 @@
+"""dpsumm.protocols.nominations.aggregator: the temperature rule, and a faulty owner excluded with the run
+completed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import dpsumm
+from dpsumm.messages import (
+    Message,
+    NominationRequest,
+    PurchaseReply,
+    PurchaseRequest,
+    TargetRelease,
+)
+from dpsumm.parties import ConsumerParty, OwnerParty
+from dpsumm.protocols.nominations.aggregator import TEMPERATURE_FLOOR, TEMPERATURE_PER_SIGMA, temperature_for
+from dpsumm.transport import InProcessTransport
+
+
+def blobs(seed=0, K=4, n=60, f=5, m=40):
+    rng = np.random.default_rng(seed)
+    owners = [rng.normal(loc=k * 0.7, scale=0.5, size=(n, f)) for k in range(K)]
+    validation = rng.normal(loc=1.0, scale=0.5, size=(m, f))
+    return owners, validation
+
+
+KW = dict(gamma=0.3, progress=False)
+
+
+def test_temperature_rule():
+    assert temperature_for(0.0) == TEMPERATURE_FLOOR
+    assert temperature_for(1.0) == TEMPERATURE_PER_SIGMA
+    with pytest.raises(dpsumm.DpsummError):
+        temperature_for(float("nan"))
+
+
+class Faulty:
+    def __init__(self, party, fault):
+        self.party, self.fault = party, fault
+
+    def handle(self, m: Message) -> Message:
+        r = self.party.handle(m)
+        f = self.fault
+        if isinstance(m, NominationRequest):
+            # The owner commits with h1 hashes or (purchase="nominees", the default) BLAKE2b digests of them:
+            # each fault corrupts whichever it sent.
+            field = "digests" if r.digests is not None else "hashes"
+            c = getattr(r, field)
+            if f == "crash":
+                raise RuntimeError("owner crashed")
+            if f == "nan":  # a non-finite hash; a digest that is not bytes
+                h = c.astype(np.float64).copy()
+                h[0, 0] = np.nan
+                return dataclasses.replace(r, **{field: h})
+            if f == "too-many":
+                return dataclasses.replace(r, tokens=np.arange(len(r.tokens) + 1), **{field: np.vstack([c, c[:1]])})
+            if f == "too-few":
+                return dataclasses.replace(r, tokens=r.tokens[:-1], **{field: c[:-1]})
+            if f == "inflated-hash":  # a hash outside h1's range; a digest of no row it holds (caught at purchase)
+                h = c.copy()
+                if field == "hashes":
+                    h[:, :] = np.sqrt(2.0 / h.shape[1]) * 1.5
+                else:
+                    h[:, 0] ^= 0xFF
+                return dataclasses.replace(r, **{field: h})
+            if f == "repeated":
+                t = r.tokens.copy()
+                t[1] = t[0]
+                return dataclasses.replace(r, tokens=t)
+            if f == "wrong-type":
+                return TargetRelease(
+                    noisy_mean=np.zeros(3), exact_mean=np.zeros(3), n_rows=1, sigma=0.0, granularity=0.0
+                )
+        if isinstance(m, PurchaseRequest):
+            if f == "purchase-crash":
+                raise RuntimeError("gone")
+            if f == "altered-row":
+                pts = r.points.copy()
+                pts[0, 0] += 1e-6
+                return PurchaseReply(tokens=r.tokens, points=pts, labels=r.labels)
+            if f == "other-row":
+                pts = r.points.copy()
+                pts[0] = pts[-1]
+                return PurchaseReply(tokens=r.tokens, points=pts, labels=r.labels)
+            if f == "nan-row":
+                pts = r.points.copy()
+                pts[0, 0] = np.nan
+                return PurchaseReply(tokens=r.tokens, points=pts, labels=r.labels)
+        return r
+
+
+FAULTS = [
+    "crash",
+    "nan",
+    "too-many",
+    "too-few",
+    "inflated-hash",
+    "repeated",
+    "wrong-type",
+    "purchase-crash",
+    "altered-row",
+    "other-row",
+    "nan-row",
+]
+
+
+@pytest.mark.parametrize("purchase", [dpsumm.Nominees(), dpsumm.Winners()], ids=["nominees", "winners"])
+@pytest.mark.parametrize("fault", FAULTS)
+def test_a_faulty_owner_is_excluded_and_the_run_completes(fault, purchase):
+    owners, validation = blobs(seed=3, K=4, n=60)
+    parties = {f"owner-{k}": OwnerParty(o, None, f"owner-{k}") for k, o in enumerate(owners)}
+    parties["owner-1"] = Faulty(parties["owner-1"], fault)
+    parties["consumer"] = ConsumerParty(validation, dpsumm.privacy.Csprng(0).derive("consumer"))
+    res = dpsumm.summarize(
+        owners,
+        validation,
+        20,
+        method=dpsumm.Nominations(purchase=purchase, dim=64),
+        random_state=0,
+        transport=InProcessTransport(parties),
+        **KW,
+    )
+    excluded = [e for e in res.events if e["event"] == "excluded"]
+    if (
+        purchase.name == "winners"
+        and fault in ("purchase-crash", "altered-row", "other-row", "nan-row")
+        and 1
+        not in set(
+            dpsumm.summarize(
+                owners,
+                validation,
+                20,
+                method=dpsumm.Nominations(purchase=dpsumm.Winners(), dim=64),
+                random_state=0,
+                **KW,
+            ).owner.tolist()
+        )
+    ):
+        pytest.skip("owner-1 has no winner here, so it is never asked to sell")
+    assert [e["owner"] for e in excluded] == ["owner-1"], res.events
+    if purchase.name == "nominees" and fault in ("inflated-hash", "altered-row", "other-row"):
+        # committed by digest: a forged digest or a row that is not the nominated one is caught at the purchase
+        assert excluded[0]["phase"] == "purchase" and "nominated digest" in excluded[0]["reason"], excluded
+    assert len(res) == 20
+    assert 1 not in set(res.owner.tolist())
+    pairs = list(zip(res.owner.tolist(), res.index.tolist()))
+    assert len(set(pairs)) == 20
+    for (k, i), x in zip(pairs, res.points):
+        assert np.array_equal(x, owners[k][i])

@@ -1,0 +1,166 @@
+"""The direction purchase (dpsumm.ByDirection; docs/explanation/direction-purchase.md): the consumer's clipped, centred
+mean released once at proven sensitivity, the cells along it (crossed with strata), the ledger equal to the
+mechanisms' calibrations and composed by the accountant."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import dpsumm
+from dpsumm import accounting
+from dpsumm.methods import ByDirection
+from dpsumm.parties import ConsumerParty, count_release_event
+from dpsumm.privacy import Csprng
+from dpsumm.protocols.nominations.by_direction import (
+    DirectionRelease,
+    DirectionRequest,
+    bin_edges,
+    clipped_mean,
+    direction_sensitivity,
+    public_geometry,
+)
+
+
+def _data(seed: int = 0) -> tuple[list[dpsumm.Owner], np.ndarray, np.ndarray]:
+    """Four owners of two kinds of rows; the consumer wants rows shifted along the first feature."""
+    rng = np.random.default_rng(seed)
+    owners = [
+        dpsumm.Owner(
+            rng.normal(size=(200, 4)) + np.eye(4)[0] * 2.5 * (rng.random((200, 1)) < 0.1 * k),
+            labels=rng.integers(0, 2, 200),
+            name=f"o{k}",
+        )
+        for k in range(4)
+    ]
+    V = rng.normal(size=(60, 4)) + np.eye(4)[0] * 2.5
+    seed_rows = rng.normal(size=(150, 4))
+    return owners, V, seed_rows
+
+
+finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    arrays(np.float64, st.tuples(st.integers(1, 12), st.integers(1, 5)), elements=finite),
+    arrays(np.float64, 5, elements=finite),
+    st.floats(0.01, 100),
+    st.integers(0, 11),
+    st.data(),
+)
+def test_replacing_one_row_moves_the_clipped_mean_by_at_most_2c_over_n(
+    X: np.ndarray, row: np.ndarray, clip: float, k: int, data: st.DataObject
+) -> None:
+    """The proof's sensitivity, by property: neighbours (one row replaced by any row) differ by <= 2C/|D_v|."""
+    n, d = X.shape
+    centre = data.draw(arrays(np.float64, d, elements=finite))
+    X2 = X.copy()
+    X2[k % n] = row[:d]
+    gap = float(np.linalg.norm(clipped_mean(X, centre, clip) - clipped_mean(X2, centre, clip)))
+    assert gap <= direction_sensitivity(clip, n) * (1 + 1e-9) + 1e-12
+
+
+def test_the_consumer_releases_its_clipped_mean_with_the_calibrated_noise() -> None:
+    _, V, seed_rows = _data()
+    centre, clip = public_geometry(seed_rows)
+    req = DirectionRequest(centre=centre, clip=clip, epsilon=0.5, delta=1e-6)
+    reply = ConsumerParty(V, Csprng(3)).handle(req)
+    assert isinstance(reply, DirectionRelease) and reply.n_rows == len(V)
+    cal = accounting.calibrate_gaussian(0.5, 1e-6, sensitivity=2 * clip / len(V), dim=V.shape[1])
+    assert math.isclose(reply.sigma, cal.sigma)
+    noise = reply.noisy_mean - clipped_mean(V, centre, clip)
+    assert np.abs(noise).max() <= 12 * cal.sigma + cal.granularity and np.abs(noise).max() > 0
+    again = ConsumerParty(V, Csprng(3)).handle(req)  # the consumer's own stream, derived in a fixed order
+    np.testing.assert_array_equal(again.noisy_mean, reply.noisy_mean)
+    with pytest.raises(dpsumm.ProtocolError):
+        ConsumerParty(V, Csprng(3)).handle(DirectionRequest(centre=centre[:2], clip=clip, epsilon=0.5, delta=1e-6))
+    with pytest.raises(dpsumm.ProtocolError):
+        ConsumerParty(V, Csprng(3)).handle(DirectionRequest(centre=centre, clip=-1.0, epsilon=0.5, delta=1e-6))
+
+
+def test_the_ledger_is_the_two_calibrated_releases_composed() -> None:
+    owners, V, seed_rows = _data()
+    share = 0.4
+    res = dpsumm.summarize(
+        owners,
+        V,
+        15,
+        dpsumm.Nominations(purchase=ByDirection(direction_share=share)),
+        seed_set=seed_rows,
+        gamma="median",
+        random_state=0,
+        progress=False,
+    )
+    _, clip = public_geometry(seed_rows)
+    gauss = accounting.calibrate_gaussian(share, 1e-6, sensitivity=2 * clip / len(V), dim=V.shape[1]).event()
+    laplace = count_release_event(1.0 - share)
+    entries = res.privacy.to_dict()["entries"]
+    validation = [e["event"] for e in entries if e["party"] == "validation"]
+    assert [v["kind"] for v in validation] == ["GaussianEvent", "LaplaceEvent"]
+    assert math.isclose(validation[0]["noise_multiplier"], gauss.noise_multiplier, rel_tol=1e-12)
+    assert validation[0]["neighbour"] == "replace-one"
+    assert math.isclose(validation[1]["epsilon"], laplace.epsilon, rel_tol=1e-12)
+    eps_v = res.privacy.epsilon("validation", 1e-6)
+    assert math.isclose(eps_v, accounting.compose([gauss, laplace], 1e-6), rel_tol=1e-9) and eps_v <= 1.0
+    assert res.privacy.epsilon("owners", 1e-6) <= 1.0
+    assert res.accessed.total <= 3 * 15 and len(res) == 15
+    assert all(c["label"].startswith("bin ") for c in res.extra["label_cells"])
+    private = dpsumm.summarize(owners, V, 15, dpsumm.Nominations(purchase=ByDirection()), progress=False)
+    assert private.certification().status == "private, certified"
+
+
+def test_the_bins_cross_the_strata_and_rows_outside_the_levels_are_never_sold() -> None:
+    owners, V, seed_rows = _data()
+    strata = [np.where(o.labels == 1, "in", "out") for o in owners]
+    owners = [dpsumm.Owner(o.data, labels=o.labels, strata=s, name=o.name) for o, s in zip(owners, strata)]
+    res = dpsumm.summarize(
+        owners,
+        V,
+        15,
+        dpsumm.Nominations(purchase=ByDirection(levels=[("in",)], bins=4)),
+        seed_set=seed_rows,
+        validation_strata=np.array(["in"] * 60),
+        random_state=1,
+        progress=False,
+    )
+    assert all(owners[k].labels[i] == 1 for k, i in zip(res.owner, res.index))
+    assert {c["label"] for c in res.extra["label_cells"]} <= {("in", f"bin {b}") for b in range(4)}
+
+
+def test_the_edges_are_public_and_ordered() -> None:
+    _, _, seed_rows = _data()
+    centre, clip = public_geometry(seed_rows)
+    w = np.eye(4)[0]
+    e = bin_edges(seed_rows, centre, w, 12)
+    scores = (seed_rows - centre) @ w
+    assert len(e) == 11 and np.all(np.diff(e) > 0)
+    assert math.isclose(e[0], scores.mean() - 2 * scores.std()) and math.isclose(
+        e[-1], scores.mean() + 8 * scores.std()
+    )
+    assert clip == pytest.approx(2 * np.quantile(np.linalg.norm(seed_rows - centre, axis=1), 0.9))
+    with pytest.raises(dpsumm.InvalidParameterError) as info:
+        public_geometry(np.ones((5, 4)))
+    assert info.value.argument == "seed_set"
+
+
+@pytest.mark.parametrize(
+    "kw, argument",
+    [
+        ({"bins": 0}, "bins"),
+        ({"direction_share": 1.0}, "direction_share"),
+        ({"direction_share": 0.0}, "direction_share"),
+        ({"direction_share": 0.6, "sale_tilt_share": 0.5}, "direction_share"),
+        ({"levels": [("a", "a")]}, "levels"),
+        ({"reserve": 1.0}, "reserve"),
+    ],
+)
+def test_bad_options_are_refused_naming_them(kw: dict[str, object], argument: str) -> None:
+    with pytest.raises(dpsumm.InvalidParameterError) as info:
+        ByDirection(**kw)  # type: ignore[arg-type]
+    assert info.value.argument == argument

@@ -1,0 +1,52 @@
+"""dpsumm (the package): the public surface is what a user calls (at most 30 names, each importable), and the names
+moved to submodules still resolve, for one release, with a DeprecationWarning naming the new path."""
+
+from __future__ import annotations
+
+import importlib
+import types
+import warnings
+
+import pytest
+
+import dpsumm
+
+
+def test_the_public_surface_is_small_and_every_name_exists():
+    assert len(dpsumm.__all__) <= 30 and len(set(dpsumm.__all__)) == len(dpsumm.__all__)
+    for name in dpsumm.__all__:
+        assert getattr(dpsumm, name) is not None, name
+    assert {
+        "summarize",
+        "Summarizer",
+        "Owner",
+        "SummaryResult",
+        "Budget",
+        "Nominations",
+        "ByLabel",
+        "RFFHasher",
+        "DpsummError",
+        "InvalidParameterError",
+    } <= set(dpsumm.__all__)
+    assert isinstance(dpsumm.__version__, str) and dpsumm.__version__.count(".") == 2
+
+
+@pytest.mark.parametrize("name", sorted(dpsumm._MOVED))
+def test_a_moved_name_resolves_to_its_new_home(name):
+    where = dpsumm._MOVED[name]
+    if where == "dpsumm":  # a submodule: no warning, the module itself
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            mod = getattr(dpsumm, name)
+        assert isinstance(mod, types.ModuleType) and mod.__name__ == f"dpsumm.{name}"
+        return
+    assert name not in dpsumm.__all__
+    with pytest.warns(DeprecationWarning, match=rf"dpsumm\.{name} moved to {where}\.{name}"):
+        old = getattr(dpsumm, name)
+    assert old is getattr(importlib.import_module(where), name)
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        dpsumm.no_such_name  # noqa: B018
+    assert not hasattr(dpsumm, "also_missing")

@@ -1,0 +1,112 @@
+"""dpsumm._validation: the argument checks every entry point shares, by hand and as properties: each returns the
+value in its canonical type or raises InvalidParameterError naming the argument, never a foreign exception."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpsumm import _validation as v
+from dpsumm.errors import DpsummError, InvalidParameterError
+
+
+def _refused(call, name="x"):
+    with pytest.raises(InvalidParameterError) as info:
+        call()
+    assert info.value.argument == name, info.value
+    return info.value
+
+
+def test_real_number_takes_reals_and_refuses_the_rest():
+    assert v.real_number(3, "x") == 3.0 and type(v.real_number(3, "x")) is float
+    assert v.real_number(np.float32(0.5), "x") == 0.5 and v.real_number(Fraction(1, 4), "x") == 0.25
+    assert math.isnan(v.real_number(math.nan, "x"))
+    for bad in (True, np.bool_(True), "1", 1j, None, [1.0], 10**400):
+        _refused(lambda bad=bad: v.real_number(bad, "x"))
+
+
+def test_finite_positive_and_bool_checks_by_hand():
+    assert v.finite_float(-2, "x") == -2.0
+    for bad in (math.inf, -math.inf, math.nan):
+        _refused(lambda bad=bad: v.finite_float(bad, "x"))
+    assert v.positive_float(1e-300, "x") == 1e-300
+    for bad in (0, -1.0, math.inf):
+        _refused(lambda bad=bad: v.positive_float(bad, "x"))
+    assert v.bool_flag(np.bool_(False), "x") is False and v.bool_flag(True, "x") is True
+    for bad in ("False", 0, 1, None):
+        _refused(lambda bad=bad: v.bool_flag(bad, "x"))
+
+
+def test_integer_checks_by_hand():
+    assert v.positive_int(np.int64(3), "x") == 3 and type(v.positive_int(np.int64(3), "x")) is int
+    for bad in (0, -1, 1.0, True, "2"):
+        _refused(lambda bad=bad: v.positive_int(bad, "x"))
+    assert v.bounded_int(5, "x", 5, 7) == 5 and v.bounded_int(7, "x", 5, 7) == 7
+    for bad in (4, 8, 6.0, False):
+        _refused(lambda bad=bad: v.bounded_int(bad, "x", 5, 7))
+
+
+def test_real_pair_seed_and_choice_by_hand():
+    assert v.real_pair((0, 1), "x") == (0.0, 1.0)
+    assert v.real_pair(np.array([-1.0, 2.0]), "x") == (-1.0, 2.0)
+    for bad in ((1, 1), (2, 1), (0, math.inf), (0,), "ab", None):
+        _refused(lambda bad=bad: v.real_pair(bad, "x"))
+    assert v.seed_value(0, "x") == 0 and v.seed_value("abc", "x") == "abc"
+    for bad in (-1, 1.5, None, True):
+        _refused(lambda bad=bad: v.seed_value(bad, "x"))
+    assert v.choice_of("b", "x", ("a", "b")) == "b"
+    for bad in ("c", None, 1):
+        _refused(lambda bad=bad: v.choice_of(bad, "x", ("a", "b")))
+
+
+def test_arrays_by_hand():
+    out = v.real_vector([1, 2.5], "x")
+    assert out.dtype == np.float64 and out.flags.c_contiguous and out.tolist() == [1.0, 2.5]
+    for bad in ([[1.0, 2.0]], ["a"], [1j]):
+        _refused(lambda bad=bad: v.real_vector(bad, "x"))
+    _refused(lambda: v.as_array([[1.0], [1.0, 2.0]], "x"))  # ragged
+    f32 = v.float32_array(np.array([1.0, -2.0]), "x")
+    assert f32.dtype == np.float32 and f32.tolist() == [1.0, -2.0]
+    _refused(lambda: v.float32_array(np.array([1e39]), "x"))  # beyond float32: refused, not cast to inf
+    X = v.float_matrix(np.ones((2, 3), np.float32), "x")
+    assert X.shape == (2, 3) and X.dtype in (np.float32, np.float64)
+    _refused(lambda: v.float_matrix(np.array([[1.0, np.nan]]), "x"))
+    assert v.all_finite(np.ones((4, 4))) and not v.all_finite(np.array([[1.0, np.inf]]))
+
+
+def test_label_vector_by_hand():
+    assert list(v.label_vector([0, 1, 1], "y", 3)) == [0, 1, 1]
+    assert list(v.label_vector(np.array(["a", "b"]), "y", 2)) == ["a", "b"]
+    for bad in ([0, 1], [[0], [1], [1]], [0.5, np.nan, 1.0]):
+        _refused(lambda bad=bad: v.label_vector(bad, "y", 3), "y")
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.one_of(
+        st.integers(),
+        st.floats(allow_nan=True),
+        st.booleans(),
+        st.text(max_size=3),
+        st.none(),
+        st.complex_numbers(),
+        st.lists(st.floats(), max_size=2),
+    )
+)
+def test_any_value_is_accepted_in_its_type_or_refused_naming_the_argument(value):
+    for check in (v.real_number, v.finite_float, v.positive_float, v.positive_int, v.bool_flag, v.seed_value):
+        try:
+            out = check(value, "x")
+        except DpsummError as exc:
+            assert exc.argument == "x"
+        else:
+            assert type(out) in (float, int, bool, str)
+            if check is v.positive_int:
+                assert out >= 1 and out == value
+            if check in (v.finite_float, v.positive_float):
+                assert math.isfinite(out)
