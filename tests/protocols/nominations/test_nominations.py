@@ -11,16 +11,19 @@ def test_the_registry_maps_each_name_to_its_purchase():
     assert PURCHASES == {
         "nominees": nominations.Nominees,
         "labels": nominations.ByLabel,
+        "strata": nominations.ByStrata,
+        "direction": nominations.ByDirection,
         "winners": nominations.Winners,
     }
     assert {cls.name for cls in PURCHASES.values()} == set(PURCHASES)
-    assert {nominations.Nominees, nominations.ByLabel, nominations.Winners} == set(PURCHASES.values())
+    assert list(PURCHASES)[0] == "nominees"  # the default first
 
 
 def test_the_default_purchase_is_registered_and_the_top_level_exports_the_registered_ones():
     assert type(dpsumm.Nominations().purchase) in PURCHASES.values()
-    for cls in PURCHASES.values():
-        assert getattr(dpsumm, cls.__name__) is cls
+    for cls in PURCHASES.values():  # every purchase from dpsumm.methods; the experimental direction purchase only there
+        assert getattr(dpsumm.methods, cls.__name__) is cls
+        assert (getattr(dpsumm, cls.__name__, None) is cls) == (cls is not nominations.ByDirection)
 
 
 def test_the_package_exports_what_it_names():

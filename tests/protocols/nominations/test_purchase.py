@@ -50,7 +50,10 @@ def test_buy_is_what_a_purchase_must_define():
 @pytest.mark.parametrize("cls", sorted(PURCHASES.values(), key=lambda c: c.name), ids=lambda c: c.name)
 def test_every_purchase_is_a_frozen_purchase_with_its_own_name(cls):
     assert issubclass(cls, Purchase) and cls.name and cls.name == cls.name.lower()
-    p = cls(label_set=(0, 1)) if cls.needs_labels else cls()
+    required = {"label_set": (0, 1)} if "label_set" in cls.option_names() else {}
+    if "levels" in cls.option_names() and cls.name == "strata":
+        required["levels"] = ((0, 1),)
+    p = cls(**required)
     with pytest.raises(dataclasses.FrozenInstanceError):
         p.x = 1
     assert (cls.uncertified is None) or isinstance(cls.uncertified, str)
