@@ -28,14 +28,25 @@ TESTBED_FILES = [
     ("results-mnist-many-labels-10.json", "MNIST with 100 owners of one distribution, 10 repeats"),
     ("results-subgroup-tilt.json", "a shift inside a label (MNIST subgroup), with the tilted label sale"),
     ("results-mnist-temperature.json", "the nominees purchase at sharper owners' temperatures, MNIST"),
-    ("results-synthetic-digits-temperature.json", "the nominees purchase at sharper owners' temperatures, digits and synthetic"),
-    ("results-census-population.json", "the census-like bed (a shift inside the labels, carried by a public group), "
-                                       "in the population view"),
+    (
+        "results-synthetic-digits-temperature.json",
+        "the nominees purchase at sharper owners' temperatures, digits and synthetic",
+    ),
+    (
+        "results-census-population.json",
+        "the census-like bed (a shift inside the labels, carried by a public group), in the population view",
+    ),
     ("results-census-population-10.json", "the census-like bed, 10 repeats, p = 200 and 1,000, population view"),
     ("results-mnist-population.json", "MNIST minority and subgroup in the population view, with group x label strata"),
-    ("results-census-strata.json", "the census-like bed with strata (ByStrata) and the direction purchase, population view"),
+    (
+        "results-census-strata.json",
+        "the census-like bed with strata (ByStrata) and the direction purchase, population view",
+    ),
     ("results-subgroup-strata.json", "MNIST subgroup with digit strata, parity labels only, and nothing, p = 200"),
-    ("results-subgroup-strata-1000.json", "MNIST subgroup with digit strata, parity labels only, and nothing, p = 1,000"),
+    (
+        "results-subgroup-strata-1000.json",
+        "MNIST subgroup with digit strata, parity labels only, and nothing, p = 1,000",
+    ),
     ("results-minority-strata.json", "MNIST minority: the labels as the one stratum attribute, p = 200"),
     ("results-k100-strata.json", "the synthetic K = 100 bed: the labels as strata, the direction purchase, p = 200"),
 ]
@@ -60,23 +71,61 @@ METHODS = {
 
 #: (directory under docs/experiments, title, the command that wrote it).
 EXPERIMENTS = [
-    ("mnist-nominations", "Nominations against the baselines on MNIST",
-     "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts main"),
-    ("digits-nominations", "Nominations against the baselines on digits",
-     "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts digits"),
-    ("digits-nominations-variants", "Why nominations miss on digits: variants",
-     "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts digits-variants"),
-    ("mnist-epsilon", "The consumer's ε_v", "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts epsilon"),
-    ("mnist-nominees", "The number of nominees M", "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts nominees"),
-    ("mnist-release", "The validation release: Gaussian against MWEM",
-     "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts release"),
-    ("mnist-parsimony", "MMD² against the raw rows the aggregator saw",
-     "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts parsimony"),
-    ("mnist-temperature", "The owners' temperature",
-     "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts temperature"),
-    ("mnist-paper", "The paper's protocol on MNIST, fixed γ (reproduction)", "dpsumm experiment mnist ... --out docs/experiments/mnist-paper"),
-    ("mnist-median", "The paper's protocol on MNIST, median γ", "dpsumm experiment mnist ... --out docs/experiments/mnist-median"),
-    ("mnist-median-eps10", "The paper's protocol on MNIST at ε = 10", "dpsumm experiment mnist ... --out docs/experiments/mnist-median-eps10"),
+    (
+        "mnist-nominations",
+        "Nominations against the baselines on MNIST",
+        "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts main",
+    ),
+    (
+        "digits-nominations",
+        "Nominations against the baselines on digits",
+        "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts digits",
+    ),
+    (
+        "digits-nominations-variants",
+        "Why nominations miss on digits: variants",
+        "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts digits-variants",
+    ),
+    (
+        "mnist-epsilon",
+        "The consumer's ε_v",
+        "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts epsilon",
+    ),
+    (
+        "mnist-nominees",
+        "The number of nominees M",
+        "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts nominees",
+    ),
+    (
+        "mnist-release",
+        "The validation release: Gaussian against MWEM",
+        "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts release",
+    ),
+    (
+        "mnist-parsimony",
+        "MMD² against the raw rows the aggregator saw",
+        "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts parsimony",
+    ),
+    (
+        "mnist-temperature",
+        "The owners' temperature",
+        "python benches/nominations_experiments.py --data $MNIST_DIR --out docs/experiments --parts temperature",
+    ),
+    (
+        "mnist-paper",
+        "The paper's protocol on MNIST, fixed γ (reproduction)",
+        "dpsumm experiment mnist ... --out docs/experiments/mnist-paper",
+    ),
+    (
+        "mnist-median",
+        "The paper's protocol on MNIST, median γ",
+        "dpsumm experiment mnist ... --out docs/experiments/mnist-median",
+    ),
+    (
+        "mnist-median-eps10",
+        "The paper's protocol on MNIST at ε = 10",
+        "dpsumm experiment mnist ... --out docs/experiments/mnist-median-eps10",
+    ),
 ]
 
 #: Notes and run records of an experiment directory that are pages or files of their own.
@@ -84,7 +133,10 @@ EXPERIMENT_NOTES = [
     ("nominations-temperature/README.md", "the owners' temperature: what it does and when it helps"),
     ("digits-nominations/README.md", "why nominations miss the +10 % target on digits"),
     ("nominations_experiments.json", "the options of the last `benches/nominations_experiments.py` run"),
-    ("broadcast_error.json", "the paper's private broadcast against the exact one ([reproducing the paper](../reproducing.md))"),
+    (
+        "broadcast_error.json",
+        "the paper's private broadcast against the exact one ([reproducing the paper](../reproducing.md))",
+    ),
 ]
 
 
@@ -93,7 +145,7 @@ def _sci(v: float) -> str:
     if v == 0 or not math.isfinite(v):
         return "0"
     e = math.floor(math.log10(abs(v)))
-    m = v / 10.0 ** e
+    m = v / 10.0**e
     if round(m, 2) >= 10:
         m, e = m / 10, e + 1
     return f"{m:.2f}e{e}"
@@ -111,32 +163,41 @@ def _same_exponent(std: float, mean: float) -> str:
     if mean == 0 or not math.isfinite(mean):
         return "0"
     e = math.floor(math.log10(abs(mean)))
-    if round(mean / 10.0 ** e, 2) >= 10:
+    if round(mean / 10.0**e, 2) >= 10:
         e += 1
-    return f"{std / 10.0 ** e:.2f}e{e}"
+    return f"{std / 10.0**e:.2f}e{e}"
 
 
 def testbeds_page() -> str:
-    out = ["# Test beds: MMD² against the summary size",
-           "<!-- docs-test: inline commands help (the test-bed runs take hours: tests/docs/test_docs.py checks that the "
-           "script accepts the options quoted, with --help) -->",
-           "",
-           "Generated by `python docs/generate_results.py` from the results files of `python benches/testbeds.py` "
-           "(each file's command is below it). MMD² of the summary to the consumer's validation set `D_v` (its sample "
-           "of the population it wants), mean ± sample standard deviation over the repeats; lower is better. The "
-           "exact greedy sees every raw row and is the ceiling; central greedy sees every owner's hashes. Seeded "
-           "runs: reproducible and NOT private. What the figures say: [the label purchase](label-purchase.md) and "
-           "[the explanation](../explanation/limits-3p.md).",
-           ""]
+    out = [
+        "# Test beds: MMD² against the summary size",
+        "<!-- docs-test: inline commands help (the test-bed runs take hours: tests/docs/test_docs.py checks that the "
+        "script accepts the options quoted, with --help) -->",
+        "",
+        "Generated by `python docs/generate_results.py` from the results files of `python benches/testbeds.py` "
+        "(each file's command is below it). MMD² of the summary to the consumer's held-out rows, their own diagonal "
+        "dropped (the population it wants: `dpsumm.metrics.population_mmd2`), where a file records it, and to its "
+        "validation set `D_v` (its sample of that population), mean ± sample standard deviation over the repeats; "
+        "lower is better. The "
+        "exact greedy sees every raw row and is the ceiling; central greedy sees every owner's hashes. Seeded "
+        "runs: reproducible and NOT private. What the figures say: [the label purchase](label-purchase.md) and "
+        "[the explanation](../explanation/limits-3p.md).",
+        "",
+    ]
     for i, (name, what) in enumerate(TESTBED_FILES):
         path = f"{TESTBEDS}/{name}"
         data = json.loads((ROOT / path).read_text())
         recs, meta = data["records"], data.get("meta", {})
         alias = f"f{i}"
-        tag = name[len("results-"):-len(".json")]
-        out += [f"## {what}", "", f"<!-- numbers: {alias} = {path} -->",
-                f"`{path}`, from `{meta.get('command', '?')}` ({meta.get('repeats', '?')} repeats; "
-                f"its table with the targets: {{download}}`table-{tag}.md <../experiments/testbeds/table-{tag}.md>`).", ""]
+        tag = name[len("results-") : -len(".json")]
+        out += [
+            f"## {what}",
+            "",
+            f"<!-- numbers: {alias} = {path} -->",
+            f"`{path}`, from `{meta.get('command', '?')}` ({meta.get('repeats', '?')} repeats; "
+            f"its table with the targets: {{download}}`table-{tag}.md <../experiments/testbeds/table-{tag}.md>`).",
+            "",
+        ]
         beds = sorted({r["bed"] for r in recs})
         gammas = [g for g in ("median", "fixed") if any(r["gamma_kind"] == g for r in recs)]
         for bed in beds:
@@ -147,45 +208,67 @@ def testbeds_page() -> str:
                 methods = [m for m in METHODS if any(r["method"] == m for r in sel)]
                 methods += sorted({r["method"] for r in sel} - set(methods))
                 sizes = sorted({r["size"] for r in sel})
-                out += [f"### {bed}, γ {'by the median heuristic' if g == 'median' else '= 0.1'}", "",
+                out += [f"### {bed}, γ {'by the median heuristic' if g == 'median' else '= 0.1'}", ""]
+                views = [("mmd2", "MMD² to `D_v`")]
+                if any(r.get("mmd2_population") is not None for r in sel):  # the population view first
+                    views.insert(0, ("mmd2_population", "MMD² to the consumer's held-out rows (the population view)"))
+                for field, title in views:
+                    if len(views) > 1:
+                        out += [f"{title}:", ""]
+                    out += [
                         "| p | " + " | ".join(METHODS.get(m, m) for m in methods) + " |",
-                        "|---|" + "---|" * len(methods)]
-                for p in sizes:
-                    cells = []
-                    for m in methods:
-                        vals = [r["mmd2"] for r in sel if r["size"] == p and r["method"] == m]
-                        if not vals:
-                            cells.append("")
-                            continue
-                        q = f"{alias}:records[*bed={bed},gamma_kind={g},size={p},method=\"{m}\"].mmd2"
-                        mean = sum(vals) / len(vals)
-                        cell = f"{_sci(mean)}<!--= mean({q}) -->"
-                        if len(vals) > 1:
-                            cell += f" ± {_same_exponent(_std(vals), mean)}<!--= std({q}) -->"
-                        cells.append(cell)
-                    out.append(f"| {p} | " + " | ".join(cells) + " |")
-                out.append("")
+                        "|---|" + "---|" * len(methods),
+                    ]
+                    for p in sizes:
+                        cells = []
+                        for m in methods:
+                            vals = [
+                                r[field]
+                                for r in sel
+                                if r["size"] == p and r["method"] == m and r.get(field) is not None
+                            ]
+                            if not vals:
+                                cells.append("")
+                                continue
+                            q = f'{alias}:records[*bed={bed},gamma_kind={g},size={p},method="{m}"].{field}'
+                            mean = sum(vals) / len(vals)
+                            cell = f"{_sci(mean)}<!--= mean({q}) -->"
+                            if len(vals) > 1:
+                                cell += f" ± {_same_exponent(_std(vals), mean)}<!--= std({q}) -->"
+                            cells.append(cell)
+                        out.append(f"| {p} | " + " | ".join(cells) + " |")
+                    out.append("")
     return "\n".join(out)
 
 
 def experiments_page() -> str:
-    out = ["# Experiment directories",
-           "<!-- docs-test: inline commands help (the experiments take minutes to hours: tests/docs/test_docs.py checks "
-           "that each script accepts the options quoted, with --help) -->",
-           "",
-           "Generated by `python docs/generate_results.py`. Each directory under `docs/experiments/` is one "
-           "experiment's output, written by the command given: `results.json` (one record per run), "
-           "`results.csv`, `table.md` (means ± standard deviations) and plots. Seeded runs: reproducible and NOT "
-           "private. What they say: [nominations on MNIST and digits](nominations-mnist.md) and "
-           "[reproducing the paper](../reproducing.md).", ""]
+    out = [
+        "# Experiment directories",
+        "<!-- docs-test: inline commands help (the experiments take minutes to hours: tests/docs/test_docs.py checks "
+        "that each script accepts the options quoted, with --help) -->",
+        "",
+        "Generated by `python docs/generate_results.py`. Each directory under `docs/experiments/` is one "
+        "experiment's output, written by the command given: `results.json` (one record per run), "
+        "`results.csv`, `table.md` (means ± standard deviations) and plots. Seeded runs: reproducible and NOT "
+        "private. What they say: [nominations on MNIST and digits](nominations-mnist.md) and "
+        "[reproducing the paper](../reproducing.md).",
+        "",
+    ]
     hidden = []
     for name, title, command in EXPERIMENTS:
         d = ROOT / "docs" / "experiments" / name
-        out += [f"## {title}", "", f"`{command}` → `docs/experiments/{name}/`: "
-                f"{{download}}`table.md <../experiments/{name}/table.md>`, "
-                f"{{download}}`results.json <../experiments/{name}/results.json>`, "
-                f"{{download}}`results.csv <../experiments/{name}/results.csv>`.", "",
-                f"```{{include}} ../experiments/{name}/table.md", "```", ""]
+        out += [
+            f"## {title}",
+            "",
+            f"`{command}` → `docs/experiments/{name}/`: "
+            f"{{download}}`table.md <../experiments/{name}/table.md>`, "
+            f"{{download}}`results.json <../experiments/{name}/results.json>`, "
+            f"{{download}}`results.csv <../experiments/{name}/results.csv>`.",
+            "",
+            f"```{{include}} ../experiments/{name}/table.md",
+            "```",
+            "",
+        ]
         for png in sorted(d.glob("*.png")):
             out += [f"![{title}: {png.stem.replace('_', ' ')}](../experiments/{name}/{png.name})", ""]
     out += ["## Notes and run records", ""]
