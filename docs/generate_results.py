@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
+#: Where the test-bed plots go (one PNG per results file, bed and gamma with two sizes or more).
+PLOTS = "docs/results/plots"
 ROOT = DOCS.parent
 TESTBEDS = "docs/experiments/testbeds"
 
@@ -168,7 +170,50 @@ def _same_exponent(std: float, mean: float) -> str:
     return f"{std / 10.0**e:.2f}e{e}"
 
 
+#: The plots the last testbeds_page() call linked: (file name, bed, gamma kind, records, methods).
+PLOT_JOBS: list[tuple[str, str, str, list[dict], list[str]]] = []
+
+
+def write_plots() -> list[str]:
+    """Draw the plots testbeds_page() linked: MMD² against the summary size per method (the mean over the repeats;
+    the tables give the spread), the population view and D_v side by side. Returns the files written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    (ROOT / PLOTS).mkdir(parents=True, exist_ok=True)
+    for png, bed, g, sel, methods in PLOT_JOBS:
+        views = [("mmd2", "MMD² to D_v")]
+        if any(r.get("mmd2_population") is not None for r in sel):
+            views.insert(0, ("mmd2_population", "MMD² to the held-out rows"))
+        fig, axes = plt.subplots(1, len(views), figsize=(4.2 * len(views) + 2.8, 3.4), squeeze=False)
+        for ax, (field, title) in zip(axes[0], views):
+            for m in methods:
+                pts = []
+                for p in sorted({r["size"] for r in sel}):
+                    vals = [r[field] for r in sel if r["size"] == p and r["method"] == m and r.get(field) is not None]
+                    if vals:
+                        pts.append((p, sum(vals) / len(vals)))
+                if pts:
+                    xs, ys = zip(*pts)
+                    ax.plot(xs, ys, marker="o", label=METHODS.get(m, m).replace("`", ""))
+            ax.set_xscale("log")
+            ax.set_yscale("log", nonpositive="mask")
+            ax.set_xlabel("summary size p")
+            ax.set_title(title, fontsize=10)
+        axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
+        fig.suptitle(f"{bed}, γ {'median heuristic' if g == 'median' else '0.1'}", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(ROOT / PLOTS / png, dpi=80, metadata={"Software": None})
+        plt.close(fig)
+        written.append(f"{PLOTS}/{png}")
+    return written
+
+
 def testbeds_page() -> str:
+    PLOT_JOBS.clear()
     out = [
         "# Test beds: MMD² against the summary size",
         "<!-- docs-test: inline commands help (the test-bed runs take hours: tests/docs/test_docs.py checks that the "
@@ -209,6 +254,10 @@ def testbeds_page() -> str:
                 methods += sorted({r["method"] for r in sel} - set(methods))
                 sizes = sorted({r["size"] for r in sel})
                 out += [f"### {bed}, γ {'by the median heuristic' if g == 'median' else '= 0.1'}", ""]
+                if len(sizes) > 1:
+                    png = f"{tag}-{bed}-{g}.png"
+                    PLOT_JOBS.append((png, bed, g, sel, methods))
+                    out += [f"![MMD² against the summary size, {bed}, γ {g}](plots/{png})", ""]
                 views = [("mmd2", "MMD² to `D_v`")]
                 if any(r.get("mmd2_population") is not None for r in sel):  # the population view first
                     views.insert(0, ("mmd2_population", "MMD² to the consumer's held-out rows (the population view)"))
@@ -296,6 +345,10 @@ def main(argv: list[str]) -> int:
         else:
             path.write_text(text)
             print(f"wrote {rel}")
+    if "--check" in argv:  # the plots' pixels depend on matplotlib's version: only that each linked plot exists
+        stale += [f"{PLOTS}/{job[0]}" for job in PLOT_JOBS if not (ROOT / PLOTS / job[0]).is_file()]
+    else:
+        print(f"wrote {len(write_plots())} plots in {PLOTS}")
     if stale:
         print("out of date (run python docs/generate_results.py): " + ", ".join(stale))
         return 1
