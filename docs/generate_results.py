@@ -35,6 +35,11 @@ TESTBED_FILES = [
         "the nominees purchase at sharper owners' temperatures, digits and synthetic",
     ),
     (
+        "results-population-5.json",
+        "every MNIST bed and the synthetic K = 100 bed, 5 repeats, p = 200 and 1,000: the population view beside D_v, "
+        "with the perfect purchase",
+    ),
+    (
         "results-census-population.json",
         "the census-like bed (a shift inside the labels, carried by a public group), in the population view",
     ),
