@@ -521,7 +521,7 @@ def test_summarize_string_labels_from_files_equals_the_api(tmp_path, capsys):
         ["summarize", "--owners", *paths, "--labels", *label_paths, "--out", str(tmp_path / "o1"), *flags], capsys
     )
     assert code == 0, err
-    method = dpsumm.Nominations(dim=32, purchase="labels", label_set=tuple(WORDS))
+    method = dpsumm.Nominations(dim=32, purchase=dpsumm.ByLabel(label_set=tuple(WORDS)))
     ref = dpsumm.summarize(
         [dpsumm.Owner(o, labels=w, name=f"owner-{k}") for k, (o, w) in enumerate(zip(owners, words))],
         val,
