@@ -78,24 +78,6 @@ def nominate(
 def owner_hash_sum(
     x: npt.NDArray[np.float32] | npt.NDArray[np.float64], projection: RffProjection
 ) -> npt.NDArray[np.float64]: ...
-def owner_score_histogram(
-    x: npt.NDArray[np.float32] | npt.NDArray[np.float64],
-    projection: RffProjection,
-    direction: npt.NDArray[np.float64],
-    edges: npt.NDArray[np.float64],
-) -> npt.NDArray[np.int64]: ...
-def owner_tilted_mean(
-    x: npt.NDArray[np.float32] | npt.NDArray[np.float64], projection: RffProjection, lambda_: npt.NDArray[np.float64]
-) -> tuple[npt.NDArray[np.float64], float]: ...
-def owner_self_consistent_tilt(
-    x: npt.NDArray[np.float32] | npt.NDArray[np.float64],
-    projection: RffProjection,
-    g_tilde: npt.NDArray[np.float64],
-    lambda0: npt.NDArray[np.float64],
-    temperature: float,
-    max_rounds: int,
-    stop_sq: float,
-) -> tuple[npt.NDArray[np.float64], int, float]: ...
 def kernel_greedy(
     x: npt.NDArray[np.float32], kv: npt.NDArray[np.float64], ks: npt.NDArray[np.float64], q0: int, k: int, gamma: float
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
