@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from consumer_requests import REQUESTS
 from dpsumm import messages
 from dpsumm.errors import ProtocolError
 from dpsumm.messages import (
@@ -167,34 +168,6 @@ def test_request_key_by_hand():
     wide = np.zeros((3, 16))
     assert request_key(dataclasses.replace(hist, centres=wide[:, ::2])) == request_key(hist)
     assert release_request_key is request_key or release_request_key(hist) == request_key(hist)
-
-
-REQUESTS = {
-    "target gaussian": TargetRequest(
-        n_features=3,
-        dim=16,
-        gamma=0.5,
-        hash_seed=0,
-        release="gaussian",
-        epsilon=1.0,
-        delta=1e-3,
-        steps=0,
-        eta=0.0,
-        send_rows=False,
-    ),
-    "label histogram": LabelHistogramRequest(
-        label_set=np.arange(3),
-        epsilon=1.0,
-        send_rows=False,
-        n_features=3,
-        dim=8,
-        gamma=0.5,
-        hash_seed="cells:0",
-        cell_labels=np.arange(3, dtype=np.int64),
-        centres=np.zeros((3, 8)),
-        bias=np.zeros(3),
-    ),
-}
 
 
 field_changes = st.sampled_from(

@@ -14,10 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpsumm
+from consumer_requests import REQUESTS
 from dpsumm import InvalidParameterError, accounting
 from dpsumm.errors import ProtocolError
 from dpsumm.kernels import best_row
-from dpsumm.messages import LabelHistogramRequest, TargetRequest, ValidationRequest
+from dpsumm.messages import LabelHistogramRequest
 from dpsumm.parties import (
     ConsumerParty,
     OwnerParty,
@@ -58,7 +59,6 @@ def test_cell_counts_put_each_row_in_the_nearest_cell_of_its_label():
     label 0 centred at h_c(A) and h_c(B), one of label 2 at h_c(A): counts 2, 1, 0. A bias lowers a centre's score
     (the expected squared norm of its noise), so a large one moves rows to that cell."""
     from dpsumm.hashing import RFFHasher
-    from dpsumm.messages import LabelHistogramRequest
     from dpsumm.parties import cell_counts
 
     A, B = np.zeros(3), np.array([3.0, 0.0, 0.0])
@@ -278,7 +278,6 @@ def test_cell_counts_equal_the_nearest_cell_of_the_rows_label_over_every_cell():
     first nearest cell, by ``||c||^2 - bias - 2 h.c``, among every cell with the other labels' cells masked; a row whose
     label has no cell, or is outside the set, is not counted."""
     from dpsumm.hashing import RFFHasher
-    from dpsumm.messages import LabelHistogramRequest
     from dpsumm.parties import cell_counts
 
     rng = np.random.default_rng(11)
@@ -312,7 +311,6 @@ def test_the_consumers_histogram_is_its_counts_plus_the_discrete_laplace():
     its own stream (equality with the sampler), and that sampler's noise has the discrete Laplace's pmf: chi-square
     over z in [-6, 6] and the two tails (15 cells, 14 dof), critical value 36.12 at alpha = 0.001, fixed seed."""
     from dpsumm.hashing import RFFHasher
-    from dpsumm.messages import LabelHistogramRequest
     from dpsumm.parties import cell_counts, count_release_event
     from dpsumm.privacy import laplace_count_release
 
@@ -364,49 +362,6 @@ VALIDATION = RNG.random((30, 3))
 
 
 LABELS = RNG.integers(0, 3, 30)
-
-
-REQUESTS = {
-    "target gaussian": TargetRequest(
-        n_features=3,
-        dim=16,
-        gamma=0.5,
-        hash_seed=0,
-        release="gaussian",
-        epsilon=1.0,
-        delta=1e-3,
-        steps=0,
-        eta=0.0,
-        send_rows=False,
-    ),
-    "target mwem": TargetRequest(
-        n_features=3,
-        dim=16,
-        gamma=0.5,
-        hash_seed=0,
-        release="mwem",
-        epsilon=0.5,
-        delta=0.0,
-        steps=3,
-        eta=0.05,
-        send_rows=True,
-    ),
-    "validation h2": ValidationRequest(
-        n_features=3, dim=16, gamma=0.5, hash_seed=0, method="private", steps=3, epsilon=0.5, eta=0.05
-    ),
-    "label histogram": LabelHistogramRequest(
-        label_set=np.arange(3),
-        epsilon=1.0,
-        send_rows=False,
-        n_features=3,
-        dim=8,
-        gamma=0.5,
-        hash_seed="cells:0",
-        cell_labels=np.arange(3, dtype=np.int64),
-        centres=np.zeros((3, 8)),
-        bias=np.zeros(3),
-    ),
-}
 
 
 def _values(release):

@@ -15,6 +15,7 @@ import pytest
 
 import dpsumm  # noqa: E402
 from dpsumm.cli import main
+from federation_data import LABEL_SET, _data, _labelled_data
 
 RNG = np.random.default_rng(0)
 
@@ -286,20 +287,6 @@ N_FEATURES, DIM, T_INIT = 5, 64, 300
 SEED_SET, RANDOM_STATE = 20, 7
 
 
-def _data(
-    tmp: Path, n_owners: int = 3, rows: int = 60
-) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, Path], Path]:
-    rng = np.random.default_rng(0)
-    owners = {f"owner-{k}": rng.normal(loc=k * 0.7, scale=0.5, size=(rows, N_FEATURES)) for k in range(n_owners)}
-    validation = rng.normal(loc=1.0, scale=0.5, size=(40, N_FEATURES))
-    paths = {}
-    for name, rows_ in owners.items():
-        paths[name] = tmp / f"{name}.npy"
-        np.save(paths[name], rows_)
-    np.save(tmp / "validation.npy", validation)
-    return owners, validation, paths, tmp / "validation.npy"
-
-
 def test_cli_prints_deployment_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from dpsumm.cli import main
 
@@ -398,33 +385,6 @@ def test_cli_flower_run_end_to_end(
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["privacy"] == json.loads(json.dumps(ref.privacy.to_dict(1e-4, 1e-2)))
     assert report["seeded"] is True and report["certified"] is False
-
-
-LABEL_SET = (0, 1, 2)
-
-
-def _labelled_data(
-    tmp: Path,
-) -> tuple[
-    dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray, dict[str, Path], dict[str, Path], Path, Path
-]:
-    """Three owners holding labels 0, 1, 2 in different mixes (row features follow the label); the consumer wants
-    mostly label 2 and some label 0 (a label shift)."""
-    rng = np.random.default_rng(3)
-    owners, labels, paths, label_paths = {}, {}, {}, {}
-    for k, mix in enumerate([(0.6, 0.3, 0.1), (0.2, 0.7, 0.1), (0.1, 0.3, 0.6)]):
-        name = f"owner-{k}"
-        y = rng.choice(3, size=60, p=mix)
-        owners[name] = rng.normal(loc=y[:, None] * 1.5, scale=0.5, size=(60, N_FEATURES))
-        labels[name] = y
-        paths[name], label_paths[name] = tmp / f"{name}.npy", tmp / f"{name}-labels.npy"
-        np.save(paths[name], owners[name])
-        np.save(label_paths[name], y)
-    yv = rng.choice([0, 2], size=40, p=[0.3, 0.7])
-    validation = rng.normal(loc=yv[:, None] * 1.5, scale=0.5, size=(40, N_FEATURES))
-    np.save(tmp / "validation.npy", validation)
-    np.save(tmp / "validation-labels.npy", yv)
-    return owners, labels, validation, yv, paths, label_paths, tmp / "validation.npy", tmp / "validation-labels.npy"
 
 
 def _labels_cli_flags(paths: dict[str, Path], label_paths: dict[str, Path], vpath: Path, ypath: Path) -> list[str]:

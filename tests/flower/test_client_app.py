@@ -22,6 +22,7 @@ from dpsumm.messages import (  # noqa: E402
 from dpsumm.protocols.nominations.by_label import (  # noqa: E402
     LabelReleaseRequest,
 )
+from federation_data import LABEL_SET, _labelled_data
 from refusal import refused
 
 
@@ -74,33 +75,6 @@ def task_identity():  # noqa: ANN201
     TaskIdentity.task_id, TaskIdentity.run_id, TaskIdentity.node_id = 1, 1, 0
     yield
     TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id = saved
-
-
-LABEL_SET = (0, 1, 2)
-
-
-def _labelled_data(
-    tmp: Path,
-) -> tuple[
-    dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray, dict[str, Path], dict[str, Path], Path, Path
-]:
-    """Three owners holding labels 0, 1, 2 in different mixes (row features follow the label); the consumer wants
-    mostly label 2 and some label 0 (a label shift)."""
-    rng = np.random.default_rng(3)
-    owners, labels, paths, label_paths = {}, {}, {}, {}
-    for k, mix in enumerate([(0.6, 0.3, 0.1), (0.2, 0.7, 0.1), (0.1, 0.3, 0.6)]):
-        name = f"owner-{k}"
-        y = rng.choice(3, size=60, p=mix)
-        owners[name] = rng.normal(loc=y[:, None] * 1.5, scale=0.5, size=(60, N_FEATURES))
-        labels[name] = y
-        paths[name], label_paths[name] = tmp / f"{name}.npy", tmp / f"{name}-labels.npy"
-        np.save(paths[name], owners[name])
-        np.save(label_paths[name], y)
-    yv = rng.choice([0, 2], size=40, p=[0.3, 0.7])
-    validation = rng.normal(loc=yv[:, None] * 1.5, scale=0.5, size=(40, N_FEATURES))
-    np.save(tmp / "validation.npy", validation)
-    np.save(tmp / "validation-labels.npy", yv)
-    return owners, labels, validation, yv, paths, label_paths, tmp / "validation.npy", tmp / "validation-labels.npy"
 
 
 def _context(node_config: dict[str, object], run_config: dict[str, object] | None = None) -> object:
