@@ -34,7 +34,7 @@ from ...privacy import gaussian_mean_release
 from ...strata import Levels, levels_json, levels_tuple
 from ..base import option
 from .aggregator import Aggregator
-from .by_label import CellPurchase
+from .by_label import CellPurchase, levels_option, reserve_option
 from .cells import RESERVE_SHARE
 
 __all__ = [
@@ -182,18 +182,9 @@ class ByDirection(CellPurchase):
 
     name: ClassVar[str] = "direction"
 
-    reserve: float = option(
-        RESERVE_SHARE,
-        help="the share of the rows bought kept for every cell the consumer's release counts any row in, below "
-        "the noise threshold too (ByStrata, ByDirection: 1/3; ByLabel: 0)",
-    )
+    reserve: float = reserve_option(RESERVE_SHARE)
 
-    levels: Levels = option(
-        (),
-        help="the public values of each stratum attribute: attributes separated by ';', values by ',' "
-        "('a,b,c;0,1'; numbers read as numbers) or a JSON list of lists ('[[\"a\",\"b\"],[0,1]]')",
-        parse="levels",
-    )
+    levels: Levels = levels_option()
     bins: int = option(DIRECTION_BINS, help="cells along the consumer's released direction")
     direction_share: float = option(
         DIRECTION_SHARE, help="the share of the validation budget spent on the released direction"

@@ -235,6 +235,25 @@ def label_set_tuple(value: object) -> tuple[Any, ...]:
     return public_value_set(value, "label_set", "labels")
 
 
+def reserve_option(default: float) -> Any:
+    """The cell purchases' ``reserve`` option, declared once (each purchase gives its own default)."""
+    return option(
+        default,
+        help="the share of the rows bought kept for every cell the consumer's release counts any row in, below "
+        "the noise threshold too (ByStrata, ByDirection: 1/3; ByLabel: 0)",
+    )
+
+
+def levels_option() -> Any:
+    """The strata purchases' ``levels`` option, declared once."""
+    return option(
+        (),
+        help="the public values of each stratum attribute: attributes separated by ';', values by ',' "
+        "('a,b,c;0,1'; numbers read as numbers) or a JSON list of lists ('[[\"a\",\"b\"],[0,1]]')",
+        parse="levels",
+    )
+
+
 @dataclass(frozen=True, repr=False)
 class CellPurchase(Purchase):
     """Buy rows by public cell from the owners' and the consumer's DP counts: the machinery of :class:`ByLabel`,
@@ -251,11 +270,7 @@ class CellPurchase(Purchase):
         help="the share of the validation budget spent on the hashed mean that tilts each owner's "
         "sale toward the consumer inside a label (0: none)",
     )
-    reserve: float = option(
-        0.0,
-        help="the share of the rows bought kept for every cell the consumer's release counts any row in, below "
-        "the noise threshold too (ByStrata, ByDirection: 1/3; ByLabel: 0)",
-    )
+    reserve: float = reserve_option(0.0)
 
     def _validate(self) -> None:
         set_ = object.__setattr__

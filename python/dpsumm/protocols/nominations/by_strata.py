@@ -17,9 +17,8 @@ from typing import Any, ClassVar
 
 from ...errors import InvalidParameterError
 from ...strata import Levels, levels_json, levels_tuple
-from ..base import option
 from .aggregator import Aggregator
-from .by_label import CellPurchase
+from .by_label import CellPurchase, levels_option, reserve_option
 from .cells import RESERVE_SHARE
 
 __all__ = ["ByStrata"]
@@ -57,18 +56,9 @@ class ByStrata(CellPurchase):
 
     name: ClassVar[str] = "strata"
 
-    reserve: float = option(
-        RESERVE_SHARE,
-        help="the share of the rows bought kept for every cell the consumer's release counts any row in, below "
-        "the noise threshold too (ByStrata, ByDirection: 1/3; ByLabel: 0)",
-    )
+    reserve: float = reserve_option(RESERVE_SHARE)
 
-    levels: Levels = option(
-        (),
-        help="the public values of each stratum attribute: attributes separated by ';', values by ',' "
-        "('a,b,c;0,1'; numbers read as numbers) or a JSON list of lists ('[[\"a\",\"b\"],[0,1]]')",
-        parse="levels",
-    )
+    levels: Levels = levels_option()
 
     def _validate(self) -> None:
         if self.levels == ():
