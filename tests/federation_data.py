@@ -7,9 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["N_FEATURES", "LABEL_SET", "_data", "_labelled_data"]
+__all__ = ["N_FEATURES", "DIM", "RANDOM_STATE", "LABEL_SET", "_data", "_labelled_data", "_labels_cli_flags"]
 
 N_FEATURES = 5
+#: h1's dimension and the seed of the federation tests' runs.
+DIM, RANDOM_STATE = 64, 7
 
 
 def _data(
@@ -51,3 +53,26 @@ def _labelled_data(
 
 
 LABEL_SET = (0, 1, 2)
+
+
+def _labels_cli_flags(paths: dict[str, Path], label_paths: dict[str, Path], vpath: Path, ypath: Path) -> list[str]:
+    """`dpsumm flower` flags of a seeded label purchase over the `_labelled_data` files (summary of 6 rows)."""
+    return [
+        "flower",
+        *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
+        *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")),
+        "--consumer",
+        str(vpath),
+        "--validation-labels",
+        str(ypath),
+        "--size",
+        "6",
+        "--purchase",
+        "labels",
+        "--label-set",
+        "0,1,2",
+        "--dim",
+        str(DIM),
+        "--random-state",
+        str(RANDOM_STATE),
+    ]

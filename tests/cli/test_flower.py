@@ -15,7 +15,7 @@ import pytest
 
 import dpsumm  # noqa: E402
 from dpsumm.cli import main
-from federation_data import LABEL_SET, _data, _labelled_data
+from federation_data import LABEL_SET, _data, _labelled_data, _labels_cli_flags
 
 RNG = np.random.default_rng(0)
 
@@ -385,29 +385,6 @@ def test_cli_flower_run_end_to_end(
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["privacy"] == json.loads(json.dumps(ref.privacy.to_dict(1e-4, 1e-2)))
     assert report["seeded"] is True and report["certified"] is False
-
-
-def _labels_cli_flags(paths: dict[str, Path], label_paths: dict[str, Path], vpath: Path, ypath: Path) -> list[str]:
-    """`dpsumm flower` flags of a seeded label purchase over the `_labelled_data` files (summary of 6 rows)."""
-    return [
-        "flower",
-        *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
-        *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")),
-        "--consumer",
-        str(vpath),
-        "--validation-labels",
-        str(ypath),
-        "--size",
-        "6",
-        "--purchase",
-        "labels",
-        "--label-set",
-        "0,1,2",
-        "--dim",
-        str(DIM),
-        "--random-state",
-        str(RANDOM_STATE),
-    ]
 
 
 def test_cli_flower_run_hands_the_labels_to_the_federation(

@@ -10,6 +10,7 @@ import pytest
 
 from dpsumm import accounting as acc
 from dpsumm import datasets, experiments
+from experiment_records import _records
 from refusal import HUGE, refused
 
 SMALL = datasets.covariate_shift(2, 40, 3, 1.0, 20, 20, 10, random_state=0)
@@ -53,32 +54,6 @@ def test_experiment_helpers_name_the_bad_argument(records, tmp_path):
 def test_a_results_file_round_trips(records, tmp_path):
     paths = experiments.write_results(records, tmp_path, plots=False)
     assert json.loads(paths["json"].read_text()) and experiments.load_results(tmp_path) == records
-
-
-def _records(accuracies, sizes=(10, 100), gamma=0.25):
-    recs = []
-    for size in sizes:
-        for rep, accuracy in enumerate(accuracies):
-            for method, eps in (("paper-greedy", None), ("paper", 0.5)):
-                recs.append(
-                    experiments.Record(
-                        method=method,
-                        size=size,
-                        repeat=rep,
-                        mmd2=0.1,
-                        mmd_increase_pct=0.0 if eps is None else 50.0,
-                        accuracy=accuracy,
-                        accessed=size,
-                        epsilon_owners=eps,
-                        epsilon_validation=eps and 1.0,
-                        seconds=0.1,
-                        epsilon_owners_h2=eps,
-                        gamma=gamma,
-                        delta_owners=eps and 1e-4,
-                        delta_validation=eps and 1e-2,
-                    )
-                )
-    return recs
 
 
 def test_comparison_column_names_its_baseline():

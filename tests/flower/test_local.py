@@ -20,7 +20,7 @@ import dpsumm  # noqa: E402
 from dpsumm import accounting  # noqa: E402
 from dpsumm.flower import FederationError, LocalFederation, make_node_key  # noqa: E402
 from dpsumm.flower.local import flower_env, free_port, group_members  # noqa: E402
-from federation_data import LABEL_SET, _data, _labelled_data
+from federation_data import LABEL_SET, _data, _labelled_data, _labels_cli_flags
 
 flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
 
@@ -316,29 +316,6 @@ def test_the_consumer_releases_without_noise_only_with_its_own_opt_in(tmp_path: 
     assert "allow-exact-release" not in plain.supernode_command("consumer", "consumer", tmp_path / "v.npy", 1)[-2]
     assert _releases_exact(dpsumm.Nominations(validation_release="exact")) and _releases_exact(dpsumm.PaperGreedy())
     assert not _releases_exact(dpsumm.Nominations()) and not _releases_exact(dpsumm.PaperProtocol())
-
-
-def _labels_cli_flags(paths: dict[str, Path], label_paths: dict[str, Path], vpath: Path, ypath: Path) -> list[str]:
-    """`dpsumm flower` flags of a seeded label purchase over the `_labelled_data` files (summary of 6 rows)."""
-    return [
-        "flower",
-        *(a for n, p in paths.items() for a in ("--owner", f"{n}={p}")),
-        *(a for n, p in label_paths.items() for a in ("--labels", f"{n}={p}")),
-        "--consumer",
-        str(vpath),
-        "--validation-labels",
-        str(ypath),
-        "--size",
-        "6",
-        "--purchase",
-        "labels",
-        "--label-set",
-        "0,1,2",
-        "--dim",
-        str(DIM),
-        "--random-state",
-        str(RANDOM_STATE),
-    ]
 
 
 def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
