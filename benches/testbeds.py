@@ -616,6 +616,7 @@ def run_bed(
                     progress=False,
                     validation_labels=vlabels if labelled else None,
                     validation_strata=vstrata,
+                    seed_set=split.seed_set,
                 )
                 sec = time.perf_counter() - t0
                 eo, ev, cert = _eps(res)
