@@ -109,6 +109,20 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     # The strata purchase given the labels as the one attribute: the label purchase with ByStrata's reserve.
     "strata-labels": lambda p, K: {"purchase": lambda levels: dpsumm.ByStrata(levels=levels)},
     "direction-labels": lambda p, K: {"purchase": lambda levels: ByDirection(levels=levels)},
+    # The direction purchase's options swept (issue 41): fewer or more bins, another split of epsilon_v between the
+    # direction and the histogram, a larger reserve, the owners' sales tilted toward the consumer's hashed mean.
+    "direction-b6": lambda p, K: {"purchase": ByDirection(bins=6)},
+    "direction-b20": lambda p, K: {"purchase": ByDirection(bins=20)},
+    "direction-share0.3": lambda p, K: {"purchase": ByDirection(direction_share=0.3)},
+    "direction-share0.7": lambda p, K: {"purchase": ByDirection(direction_share=0.7)},
+    "direction-reserve0.5": lambda p, K: {"purchase": ByDirection(reserve=0.5)},
+    "direction-tilt0.3": lambda p, K: {"purchase": ByDirection(direction_share=0.35, sale_tilt_share=0.3)},
+    "direction-labels-b4": lambda p, K: {"purchase": lambda levels: ByDirection(levels=levels, bins=4)},
+    "direction-labels-b6": lambda p, K: {"purchase": lambda levels: ByDirection(levels=levels, bins=6)},
+    "direction-labels-b8": lambda p, K: {"purchase": lambda levels: ByDirection(levels=levels, bins=8)},
+    "direction-labels-tilt0.3": lambda p, K: {
+        "purchase": lambda levels: ByDirection(levels=levels, bins=6, direction_share=0.35, sale_tilt_share=0.3)
+    },
     # The label purchase with its sales tilted toward a g~ that takes 0.3 or 0.5 of epsilon_v (the histogram the
     # rest): the option sale_tilt_share, docs/design.md §2.7 "The tilted sale".
     "labels-tilt0.3": lambda p, K: {"purchase": "labels", "sale_tilt_share": 0.3},
@@ -118,7 +132,11 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     "nominees-T0.05": lambda p, K: {"purchase": "nominees", "temperature": 0.05},
 }
 #: The variants that pass strata: "group" (the bed's group attribute and the label), "labels" (the label alone).
-STRATA_KINDS: dict[str, str] = {"strata": "group", "direction-labels": "labels", "strata-labels": "labels"}
+STRATA_KINDS: dict[str, str] = {
+    "strata": "group",
+    "strata-labels": "labels",
+    **{name: "labels" for name in VARIANTS if name.startswith("direction-labels")},
+}
 #: Each bed's public label universe (the ByLabel purchase's label_set): the digit classes, the synthetic bed's two classes, or the
 #: parity of the digit on the "subgroup" beds.
 LABEL_SETS = {"mnist": tuple(range(10)), "digits": tuple(range(10)), "synthetic": (0, 1), "subgroup": (0, 1)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import numbers
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -364,9 +365,18 @@ def summarize(
         for d, peak in zip(datas, peaks):
             check_hashable(d, "owners", hasher, projection_blame=blame, peak=peak)
         check_hashable(val, "validation", hasher, projection_blame=blame)
+        user_seed = isinstance(seed_set, np.ndarray)
         if seed.shape[0]:
-            user_seed = isinstance(seed_set, np.ndarray)
             check_hashable(seed, "seed_set" if user_seed else "feature_range", hasher)
+        purchase = getattr(meth, "purchase", None)
+        if purchase is not None and purchase.uses_seed_rows() and not user_seed:
+            warnings.warn(
+                f"the {purchase.name!r} purchase keys its cells on public rows of the data's domain, and none were "
+                "given: rows drawn uniformly in `feature_range` stand in, which do not look like anybody's data. "
+                "Pass public rows as `seed_set`.",
+                UserWarning,
+                stacklevel=2,
+            )
         setup_bar.update(1)
     finally:
         setup_bar.close()

@@ -388,6 +388,7 @@ def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
         assert res.privacy_status() == ref.privacy_status() == "seeded: NOT private"
 
 
+@pytest.mark.filterwarnings("ignore:the 'direction' purchase keys its cells:UserWarning")
 def test_flower_strata_and_direction_equal_in_process(tmp_path: Path) -> None:
     """The purchases by strata and by direction on Flower: every node's strata from its node config ``strata`` (a
     CSV of string and number columns), the run config's ``levels`` as text; the same summary, cells, quotas and

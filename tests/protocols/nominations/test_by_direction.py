@@ -5,6 +5,7 @@ mechanisms' calibrations and composed by the accountant."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -111,7 +112,8 @@ def test_the_ledger_is_the_two_calibrated_releases_composed() -> None:
     assert res.privacy.epsilon("owners", 1e-6) <= 1.0
     assert res.accessed.total <= 3 * 15 and len(res) == 15
     assert all(c["label"].startswith("bin ") for c in res.extra["label_cells"])
-    private = dpsumm.summarize(owners, V, 15, dpsumm.Nominations(purchase=ByDirection()), progress=False)
+    method = dpsumm.Nominations(purchase=ByDirection())
+    private = dpsumm.summarize(owners, V, 15, method, seed_set=seed_rows, progress=False)
     assert private.certification().status == "private, certified"
 
 
@@ -164,3 +166,16 @@ def test_bad_options_are_refused_naming_them(kw: dict[str, object], argument: st
     with pytest.raises(dpsumm.InvalidParameterError) as info:
         ByDirection(**kw)  # type: ignore[arg-type]
     assert info.value.argument == argument
+
+
+def test_without_public_seed_rows_the_run_warns_naming_seed_set() -> None:
+    """Rows drawn uniformly in the box stand in for missing public rows, and the direction then points from the box's
+    centre to the consumer's rows: the run says so, naming `seed_set`; with public rows it is silent."""
+    owners, V, seed_rows = _data(3)
+    method = dpsumm.Nominations(purchase=ByDirection())
+    with pytest.warns(UserWarning, match="seed_set"):
+        dpsumm.summarize(owners, V, 10, method, feature_range=(-6.0, 6.0), random_state=0, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        res = dpsumm.summarize(owners, V, 10, method, seed_set=seed_rows, random_state=0, progress=False)
+    assert res.points is not None and len(res.points) == 10
