@@ -1,4 +1,5 @@
-"""The bad-input tests' check: a call is refused with a typed error naming the argument, before any numpy warning."""
+"""The bad-input tests' checks: a call is refused with a typed error naming the argument, before any numpy warning;
+a command line is refused with one line on stderr and exit status 2."""
 
 from __future__ import annotations
 
@@ -22,3 +23,12 @@ def refused(call, argument, kind=InvalidParameterError):
     assert info.value.argument == argument, (info.value.argument, str(info.value))
     assert str(info.value).strip() and "Traceback" not in str(info.value)
     return info.value
+
+
+def one_line_exit_2(code, capsys):
+    """The CLI's refusal: ``code`` (what ``dpsumm.cli.main`` returned) is 2 and stderr holds one line,
+    ``dpsumm: error: ...``, which is returned."""
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("dpsumm: error:"), err
+    return err[0]

@@ -10,6 +10,7 @@ import pytest
 import dpsumm
 from dpsumm import DpsummError, InvalidParameterError
 from dpsumm.methods import MethodOptionError
+from federation_data import label_shift
 
 
 def test_summarizer_set_params_is_atomic():
@@ -30,20 +31,6 @@ METHOD = dpsumm.Nominations(dim=64, purchase=dpsumm.ByLabel(label_set=LABELS))
 
 
 KW = dict(method=METHOD, gamma=0.3, progress=False)
-
-
-def label_shift(seed=0, K=4, n=120, f=5, m=60):
-    """Owner k holds labels 0, 1, 2 with different mixes; the consumer wants mostly label 2 and some label 0."""
-    rng = np.random.default_rng(seed)
-    mixes = [(0.6, 0.3, 0.1), (0.2, 0.7, 0.1), (0.1, 0.3, 0.6), (0.4, 0.4, 0.2)][:K]
-    owners, labels = [], []
-    for mix in mixes:
-        y = rng.choice(3, size=n, p=mix)
-        owners.append(rng.normal(loc=y[:, None] * 1.5, scale=0.5, size=(n, f)))
-        labels.append(y)
-    yv = rng.choice([0, 2], size=m, p=[0.3, 0.7])
-    validation = rng.normal(loc=yv[:, None] * 1.5, scale=0.5, size=(m, f))
-    return owners, labels, validation, yv
 
 
 def test_the_estimator_takes_the_validation_labels_as_y():

@@ -12,6 +12,7 @@ import pytest
 from dpsumm import accounting as acc
 from dpsumm.cli import main
 from dpsumm.cli import main as cli_main
+from refusal import one_line_exit_2
 
 
 def test_cli_account_json_matches_the_api(capsys):
@@ -72,13 +73,6 @@ def test_cli_user_error_exits_2(capsys):
     assert len(err) == 1 and "size" in err[0]
 
 
-def _one_line_exit_2(code, capsys):
-    assert code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("dpsumm: error:"), err
-    return err[0]
-
-
 def test_cli_account_huge_schedule_answers_without_the_pld(capsys):
     # 3.2e7 MWEM steps (dim 100,000): the PLD would not fit in memory; the tight accountant leaves that
     # candidate out and answers with RDP / Theorem 7 (sound), in seconds.
@@ -99,5 +93,5 @@ def test_cli_account_huge_schedule_answers_without_the_pld(capsys):
 )
 def test_cli_account_absurd_schedules_fail_fast(argv, argument, capsys):
     # Each of these ran for minutes or was killed for memory before the caps; now one line, exit 2.
-    line = _one_line_exit_2(main(argv), capsys)
+    line = one_line_exit_2(main(argv), capsys)
     assert argument in line

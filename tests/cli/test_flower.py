@@ -15,7 +15,8 @@ import pytest
 
 import dpsumm  # noqa: E402
 from dpsumm.cli import main
-from federation_data import LABEL_SET, _data, _labelled_data, _labels_cli_flags
+from federation_data import LABEL_SET, _data, _labelled_data, _labels_cli_flags, small_files
+from refusal import one_line_exit_2
 
 RNG = np.random.default_rng(0)
 
@@ -443,29 +444,10 @@ def test_cli_flower_run_hands_the_labels_to_the_federation(
     np.testing.assert_array_equal(res.labels, ref.labels)
 
 
-def _files(tmp_path):
-    rng = np.random.default_rng(0)
-    paths = []
-    for k in range(2):
-        p = tmp_path / f"o{k}.npy"
-        np.save(p, rng.normal(size=(20, 3)))
-        paths.append(str(p))
-    v = tmp_path / "v.npy"
-    np.save(v, rng.normal(size=(8, 3)))
-    return paths, str(v)
-
-
-def _one_line_exit_2(code, capsys):
-    assert code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("dpsumm: error:"), err
-    return err[0]
-
-
 def test_cli_flower_missing_owner_file_exits_2(tmp_path, capsys):
     pytest.importorskip("flwr")
-    _, val = _files(tmp_path)
-    line = _one_line_exit_2(
+    _, val = small_files(tmp_path)
+    line = one_line_exit_2(
         main(
             [
                 "flower",

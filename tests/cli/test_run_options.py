@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpsumm.cli import main
+from federation_data import label_shift_files, small_files
 
 
 def _cli(argv):
@@ -125,30 +126,9 @@ def test_bad_budget_and_plan_flags_fail_before_any_file_is_read(tmp_path, capsys
     assert code == 2 and message in err and "missing" not in err, err
 
 
-def _label_shift_files(tmp_path):
-    """Three owners holding labels 0, 1, 2 in different mixes (labels in one-column CSV files, features in [0, 1]
-    following the label); the consumer wants mostly label 2 and some label 0."""
-    rng = np.random.default_rng(4)
-    owners, labels, paths, label_paths = [], [], [], []
-    for k, mix in enumerate([(0.6, 0.3, 0.1), (0.2, 0.7, 0.1), (0.1, 0.3, 0.6)]):
-        y = rng.choice(3, size=40, p=mix)
-        X = np.clip(rng.normal(loc=0.2 + 0.3 * y[:, None], scale=0.1, size=(40, 4)), 0, 1)
-        owners.append(X)
-        labels.append(y)
-        paths.append(str(tmp_path / f"owner{k}.npy"))
-        np.save(paths[-1], X)
-        label_paths.append(str(tmp_path / f"labels{k}.csv"))
-        np.savetxt(label_paths[-1], y, delimiter=",", fmt="%d")
-    yv = rng.choice([0, 2], size=30, p=[0.3, 0.7])
-    val = np.clip(rng.normal(loc=0.2 + 0.3 * yv[:, None], scale=0.1, size=(30, 4)), 0, 1)
-    np.save(tmp_path / "val.npy", val)
-    np.savetxt(tmp_path / "val-labels.csv", yv, delimiter=",", fmt="%d")
-    return owners, labels, paths, label_paths, val, yv
-
-
 def test_the_sale_tilt_share_flag_is_refused_for_a_purchase_without_labels(tmp_path, capsys):
     """`--sale-tilt-share` with `--purchase nominees`: refused before anything runs, naming the flag."""
-    owners, labels, paths, label_paths, val, yv = _label_shift_files(tmp_path)
+    owners, labels, paths, label_paths, val, yv = label_shift_files(tmp_path)
     code, text, err = _run(
         [
             "summarize",
@@ -199,18 +179,6 @@ def test_cli_refuses_a_flag_the_method_lacks_naming_the_flag(capsys):
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-def _files(tmp_path):
-    rng = np.random.default_rng(0)
-    paths = []
-    for k in range(2):
-        p = tmp_path / f"o{k}.npy"
-        np.save(p, rng.normal(size=(20, 3)))
-        paths.append(str(p))
-    v = tmp_path / "v.npy"
-    np.save(v, rng.normal(size=(8, 3)))
-    return paths, str(v)
-
-
 @FAST
 @given(
     option=st.sampled_from(["--size", "--dim", "--gamma", "--random-state"]),
@@ -218,7 +186,7 @@ def _files(tmp_path):
 )
 def test_cli_bad_numbers_are_one_line_exit_2(tmp_path_factory, option, value):
     tmp = tmp_path_factory.mktemp("cli")
-    owners, val = _files(tmp)
+    owners, val = small_files(tmp)
     args = {"--size": "3", "--dim": "16", "--gamma": "0.1", "--random-state": "0", option: value}
     argv = [
         "summarize",

@@ -5,14 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import dpsumm
-
-
-def blobs(seed=0, K=4, n=60, f=5, m=40):
-    rng = np.random.default_rng(seed)
-    owners = [rng.normal(loc=k * 0.7, scale=0.5, size=(n, f)) for k in range(K)]
-    validation = rng.normal(loc=1.0, scale=0.5, size=(m, f))
-    return owners, validation
-
+from federation_data import blobs
 
 KW = dict(gamma=0.3, progress=False)
 

@@ -26,9 +26,16 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from .._validation import bounded_int
 from ..errors import InvalidParameterError
 
 __all__ = ["TlsFiles", "make_tls", "make_node_key"]
+
+#: The longest validity :func:`make_tls` writes (days; 100 years).
+MAX_DAYS = 36500
+#: The longest common name of a certificate's subject (RFC 5280, ub-common-name); a longer first host is named in
+#: the subject alternative names only (the common name is then "dpsumm SuperLink").
+MAX_COMMON_NAME = 64
 
 
 @dataclass(frozen=True)
@@ -55,12 +62,24 @@ def make_tls(directory: str | Path, hosts: Sequence[str] = ("127.0.0.1", "localh
     directory : str or Path
         Created if missing.
     hosts : sequence of str
-        Host names and IP addresses the SuperLink is reached at (subject alternative names).
+        Host names (ASCII: an internationalised name in its ``xn--`` form) and IP addresses the SuperLink is
+        reached at (subject alternative names); the first is also the certificate's common name.
     days : int
-        Validity.
+        Validity, from 1 to ``MAX_DAYS``.
     """
+    if isinstance(hosts, (str, bytes)) or not isinstance(hosts, Sequence):
+        raise InvalidParameterError(
+            f"`hosts` must be a list or tuple of host names and IP addresses, got {hosts!r:.80} (one host: ('name',))",
+            "hosts",
+        )
     if not hosts:
         raise InvalidParameterError("`hosts` must name at least one host or IP address", "hosts")
+    for h in hosts:
+        if not isinstance(h, str) or not h or not h.isascii() or any(c.isspace() for c in h):
+            raise InvalidParameterError(
+                f"`hosts` must hold non-empty ASCII host names or IP addresses without spaces, got {h!r:.80}", "hosts"
+            )
+    days = bounded_int(days, "days", 1, MAX_DAYS)
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     now = _dt.datetime.now(_dt.timezone.utc)
@@ -98,9 +117,10 @@ def make_tls(directory: str | Path, hosts: Sequence[str] = ("127.0.0.1", "localh
         except ValueError:
             sans.append(x509.DNSName(h))
     server_key = ec.generate_private_key(ec.SECP384R1())
+    common_name = hosts[0] if len(hosts[0]) <= MAX_COMMON_NAME else "dpsumm SuperLink"
     server_cert = (
         x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])]))
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
         .issuer_name(ca_name)
         .public_key(server_key.public_key())
         .serial_number(x509.random_serial_number())
@@ -126,7 +146,7 @@ def make_node_key(directory: str | Path, name: str) -> tuple[Path, Path]:
     (Path, Path)
         The private and public key files.
     """
-    if not name or "/" in name:
+    if not isinstance(name, str) or not name or "/" in name or "\x00" in name:
         raise InvalidParameterError(f"`name` must be a plain file name, got {name!r}", "name")
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)

@@ -20,14 +20,7 @@ from dpsumm.messages import (
 from dpsumm.parties import ConsumerParty, OwnerParty
 from dpsumm.protocols.nominations.aggregator import TEMPERATURE_FLOOR, TEMPERATURE_PER_SIGMA, temperature_for
 from dpsumm.transport import InProcessTransport
-
-
-def blobs(seed=0, K=4, n=60, f=5, m=40):
-    rng = np.random.default_rng(seed)
-    owners = [rng.normal(loc=k * 0.7, scale=0.5, size=(n, f)) for k in range(K)]
-    validation = rng.normal(loc=1.0, scale=0.5, size=(m, f))
-    return owners, validation
-
+from federation_data import blobs
 
 KW = dict(gamma=0.3, progress=False)
 

@@ -28,8 +28,8 @@ from dpsumm.parties import (
     owner_stream,
 )
 from dpsumm.protocols.nominations.by_label import LabelRelease, LabelReleaseRequest, LabelSale, LabelSaleRequest
-from dpsumm.transport import InProcessTransport
-from recording import Recorder
+from federation_data import label_shift
+from recording import recorded_parties, run_recorded
 from refusal import refused
 
 
@@ -45,24 +45,49 @@ LABELS = (0, 1, 2)
 METHOD = dpsumm.Nominations(dim=64, purchase=dpsumm.ByLabel(label_set=LABELS))
 
 
-TILTED = METHOD.set_params(purchase=METHOD.purchase.set_params(sale_tilt_share=0.3))
+def tilted(share):
+    """The label method with ``sale_tilt_share=share``."""
+    return METHOD.set_params(purchase=METHOD.purchase.set_params(sale_tilt_share=share))
+
+
+TILTED = tilted(0.3)
 
 
 KW = dict(method=METHOD, gamma=0.3, progress=False)
 
 
-def label_shift(seed=0, K=4, n=120, f=5, m=60):
-    """Owner k holds labels 0, 1, 2 with different mixes; the consumer wants mostly label 2 and some label 0."""
-    rng = np.random.default_rng(seed)
-    mixes = [(0.6, 0.3, 0.1), (0.2, 0.7, 0.1), (0.1, 0.3, 0.6), (0.4, 0.4, 0.2)][:K]
-    owners, labels = [], []
-    for mix in mixes:
-        y = rng.choice(3, size=n, p=mix)
-        owners.append(rng.normal(loc=y[:, None] * 1.5, scale=0.5, size=(n, f)))
-        labels.append(y)
-    yv = rng.choice([0, 2], size=m, p=[0.3, 0.7])
-    validation = rng.normal(loc=yv[:, None] * 1.5, scale=0.5, size=(m, f))
-    return owners, labels, validation, yv
+def labelled_owners(owners, labels):
+    """Each owner's rows with its labels, as ``dpsumm.Owner``."""
+    return [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)]
+
+
+def summarize_labels(data, size, **kw):
+    """``dpsumm.summarize`` of ``data = (owners, labels, validation, validation labels)`` (the parties the API
+    builds; ``KW`` and random_state 0, ``kw`` on top)."""
+    owners, labels, validation, yv = data
+    return dpsumm.summarize(
+        labelled_owners(owners, labels), validation, size, validation_labels=yv, **{"random_state": 0, **KW, **kw}
+    )
+
+
+def label_parties(data, seed=0):
+    """The recorded in-process parties of a run on ``data`` seeded with ``seed`` (owners and consumer labelled)."""
+    owners, labels, validation, yv = data
+    return recorded_parties(owners, validation, seed, labels=labels, validation_labels=yv)
+
+
+def label_run(method, data, size, seed=0, **kw):
+    """A seeded run of ``method`` on ``data`` through recorded parties (``kw``: ``replace``, ``values``, ``parties``
+    and summarize's options): the result and the parties."""
+    owners, labels, validation, yv = data
+    return run_recorded(method, owners, validation, size, seed, labels=labels, validation_labels=yv, **kw)
+
+
+def sale_requests(parties):
+    """Every sale request the owners among ``parties`` received, in order, owner by owner."""
+    return [
+        m for name, p in parties.items() if name != "consumer" for m in p.messages if isinstance(m, LabelSaleRequest)
+    ]
 
 
 def test_owners_of_one_distribution_draw_their_small_sales_uniformly_in_a_run():
@@ -78,29 +103,9 @@ def test_owners_of_one_distribution_draw_their_small_sales_uniformly_in_a_run():
         labels.append(y)
     yv = np.full(60, 2)
     validation = rng.normal(loc=3.0, scale=0.5, size=(60, 4))
-    modes: list[np.ndarray] = []
-
-    class Owner(OwnerParty):
-        def handle(self, message):
-            if isinstance(message, LabelSaleRequest):
-                assert message.label_herded is not None and message.label_herded.dtype == np.bool_
-                modes.append(np.asarray(message.label_herded))
-            return super().handle(message)
-
-    parties = {
-        f"owner-{k}": Owner(o, y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
-        for k, (o, y) in enumerate(zip(owners, labels))
-    }
-    parties["consumer"] = ConsumerParty(validation, dpsumm.privacy.Csprng(0).derive("consumer"), labels=yv)
-    res = dpsumm.summarize(
-        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
-        validation,
-        20,
-        validation_labels=yv,
-        random_state=0,
-        transport=InProcessTransport(parties),
-        **KW,
-    )
+    res, parties = label_run(METHOD, (owners, labels, validation, yv), 20)
+    modes = [m.label_herded for m in sale_requests(parties)]
+    assert all(m is not None and m.dtype == np.bool_ for m in modes)
     assert len(modes) >= 10 and sum(not m[2] for m in modes) >= 10  # label 2's sales: uniform draws
     assert len(res) == 20 and res.accessed.total <= 60
     assert res.privacy.certified("owners") and res.privacy.certified("validation")
@@ -132,15 +137,7 @@ def test_an_owner_refuses_a_malformed_sale_mode():
 
 
 def test_a_run_certifies_every_party_buys_at_most_three_times_size_and_only_wanted_labels():
-    owners, labels, validation, yv = label_shift()
-    res = dpsumm.summarize(
-        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
-        validation,
-        20,
-        validation_labels=yv,
-        random_state=0,
-        **KW,
-    )
+    res = summarize_labels(label_shift(), 20)
     led = res.privacy
     assert led.certified("owners") and led.certified("validation")
     assert 0.97 < led.epsilon("owners", 1e-6) <= 1.0
@@ -162,29 +159,8 @@ def test_with_the_tilt_the_consumer_makes_two_releases_that_compose_within_its_b
     """``sale_tilt_share=0.3``: the consumer's histogram at 0.7 epsilon_v (the discrete Laplace at scale 2 / 0.7,
     pure) and its g~ (the discrete Gaussian at (0.3 epsilon_v, 1e-6)), composed by the ledger below epsilon_v = 1 at
     delta_v = 1e-6; every owner's sale request carries g~ (d values) and the temperature max(0.2, 5 sigma)."""
-    owners, labels, validation, yv = label_shift()
-    asked: list[LabelSaleRequest] = []
-
-    class Owner(OwnerParty):
-        def handle(self, message):
-            if isinstance(message, LabelSaleRequest):
-                asked.append(message)
-            return super().handle(message)
-
-    parties = {
-        f"owner-{k}": Owner(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
-        for k, (o, y) in enumerate(zip(owners, labels))
-    }
-    parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(0).derive("consumer"), labels=yv)
-    res = dpsumm.summarize(
-        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
-        validation,
-        20,
-        validation_labels=yv,
-        random_state=0,
-        transport=InProcessTransport(parties),
-        **{**KW, "method": TILTED},
-    )
+    res, parties = label_run(TILTED, label_shift(), 20)
+    asked = sale_requests(parties)
     led = res.privacy
     assert led.certified("validation") and led.certified("owners")
     events = led.events("validation")
@@ -246,16 +222,7 @@ def test_owners_short_of_a_label_sell_other_rows_so_that_the_summary_is_full():
     owners = [dpsumm.Owner(A, labels=yA, name="a"), dpsumm.Owner(B, labels=np.full(100, 2), name="b")]
     V = rng.normal(0, 1, (40, 4))
     for seed in range(20):
-        res = dpsumm.summarize(
-            owners,
-            V,
-            70,
-            method=dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1, 2)), dim=64),
-            validation_labels=np.zeros(40, int),
-            gamma=0.3,
-            random_state=seed,
-            progress=False,
-        )
+        res = dpsumm.summarize(owners, V, 70, validation_labels=np.zeros(40, int), random_state=seed, **KW)
         asked = {o: sum(q) for o, q in res.extra["label_quotas"].items()}
         assert len(res) == 70 and not [e for e in res.events if e.get("event") in ("short", "excluded")], seed
         # each owner sold what it was asked for, or all its rows
@@ -266,45 +233,15 @@ def test_the_label_purchase_beats_uniform_sampling_on_a_label_shift():
     """The point of the purchase: on a label shift its summary's MMD² is below uniform sampling's."""
     from dpsumm.metrics import mmd2
 
-    owners, labels, validation, yv = label_shift(seed=2, n=300)
+    data = label_shift(seed=2, n=300)
+    owners, _, validation, _ = data
     ours, uni = [], []
     for seed in range(3):
-        res = dpsumm.summarize(
-            [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
-            validation,
-            30,
-            validation_labels=yv,
-            random_state=seed,
-            **KW,
-        )
+        res = summarize_labels(data, 30, random_state=seed)
         ours.append(mmd2(res.points, validation, 0.3))
         u = dpsumm.summarize(owners, validation, 30, "uniform", gamma=0.3, random_state=seed, progress=False)
         uni.append(mmd2(u.points, validation, 0.3))
     assert np.mean(ours) < 0.5 * np.mean(uni)
-
-
-def run_recorded(owners, labels, validation, yv, size, seed, replace=None):
-    replace = replace or {}
-    parties = {
-        f"owner-{k}": Recorder(
-            OwnerParty(np.asarray(o), y, f"owner-{k}", rng=owner_stream(seed, f"owner-{k}")), replace.get(f"owner-{k}")
-        )
-        for k, (o, y) in enumerate(zip(owners, labels))
-    }
-    parties["consumer"] = Recorder(
-        ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(seed).derive("consumer"), labels=yv),
-        replace.get("consumer"),
-    )
-    res = dpsumm.summarize(
-        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
-        validation,
-        size,
-        validation_labels=yv,
-        random_state=seed,
-        transport=InProcessTransport(parties),
-        **KW,
-    )
-    return res, parties
 
 
 def test_an_owners_view_changes_only_through_released_values():
@@ -316,14 +253,14 @@ def test_an_owners_view_changes_only_through_released_values():
     changed = [owners[0]] + [rng.normal(loc=3.0, size=o.shape) for o in owners[1:]]
     changed_labels = [labels[0]] + [rng.choice(3, size=len(y), p=[0.05, 0.05, 0.9]) for y in labels[1:]]
     yv2 = np.where(rng.random(len(yv)) < 0.5, 1, yv)
-    _, a = run_recorded(owners, labels, validation, yv, 15, seed=5)
+    _, a = label_run(METHOD, (owners, labels, validation, yv), 15, seed=5)
     kinds = [pickle.loads(b)["kind"] for b in a["owner-0"].received]
     assert kinds == ["label_release_request", "label_sale_request"]
-    _, b = run_recorded(changed, changed_labels, validation, yv2, 15, seed=5)
+    _, b = label_run(METHOD, (changed, changed_labels, validation, yv2), 15, seed=5)
     assert a["owner-0"].received[0] == b["owner-0"].received[0]  # the first request is public
     assert a["owner-0"].received != b["owner-0"].received
     released = {name: a[name].replies for name in a if name != "owner-0"}
-    _, c = run_recorded(changed, changed_labels, validation, yv2, 15, seed=5, replace=released)
+    _, c = label_run(METHOD, (changed, changed_labels, validation, yv2), 15, seed=5, replace=released)
     assert a["owner-0"].received == c["owner-0"].received
 
 
@@ -387,22 +324,11 @@ class Liar(OwnerParty):
     ],
 )
 def test_a_faulty_owner_is_excluded_and_the_run_completes(mode, phase, why, n, liar):
-    owners, labels, validation, yv = label_shift(seed=4, n=n)
-    parties = {
-        f"owner-{k}": OwnerParty(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
-        for k, (o, y) in enumerate(zip(owners, labels))
-    }
+    data = label_shift(seed=4, n=n)
+    owners, labels, _, _ = data
+    parties = label_parties(data)
     parties[f"owner-{liar}"] = Liar(np.asarray(owners[liar]), labels[liar], mode, f"owner-{liar}")
-    parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(0).derive("consumer"), labels=yv)
-    res = dpsumm.summarize(
-        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
-        validation,
-        10,
-        validation_labels=yv,
-        random_state=0,
-        transport=InProcessTransport(parties),
-        **KW,
-    )
+    res, _ = label_run(METHOD, data, 10, parties=parties)
     excluded = [e for e in res.events if e.get("event") == "excluded"]
     assert [e["owner"] for e in excluded] == [f"owner-{liar}"]
     assert excluded[0]["phase"] == phase and why in excluded[0]["reason"]
@@ -433,50 +359,30 @@ class LyingConsumer(ConsumerParty):
 def test_a_consumer_whose_release_is_not_the_recorded_mechanism_is_refused(mode, why):
     """The aggregator recomputes the consumer's scale (2 / epsilon_v) and checks the histogram's shape and that it
     is integer: a release the ledger would misstate stops the run before any purchase."""
-    owners, labels, validation, yv = label_shift()
-    asked: list[str] = []
-
-    class Owner(OwnerParty):
-        def handle(self, message):
-            asked.append(type(message).__name__)
-            return super().handle(message)
-
-    parties = {
-        f"owner-{k}": Owner(np.asarray(o), y, f"owner-{k}", rng=owner_stream(0, f"owner-{k}"))
-        for k, (o, y) in enumerate(zip(owners, labels))
-    }
+    data = label_shift()
+    _, _, validation, yv = data
+    parties = label_parties(data)
     parties["consumer"] = LyingConsumer(np.asarray(validation), dpsumm.privacy.Csprng(0), labels=yv, mode=mode)
     with pytest.raises(ProtocolError, match=why):
-        dpsumm.summarize(
-            [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
-            validation,
-            10,
-            validation_labels=yv,
-            random_state=0,
-            transport=InProcessTransport(parties),
-            **KW,
-        )
-    assert asked and "LabelSaleRequest" not in asked  # the owners released their counts; nobody was asked to sell
+        label_run(METHOD, data, 10, parties=parties)
+    # the owners released their counts; nobody was asked to sell
+    assert all(parties[f"owner-{k}"].replies for k in range(4)) and sale_requests(parties) == []
 
 
 def test_a_consumer_without_labels_is_refused_before_any_release():
-    owners, labels, validation, yv = label_shift()
-    parties = {f"owner-{k}": OwnerParty(np.asarray(o), y, f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))}
+    """A consumer party holding no labels (the run gives no validation_labels, so only the party can tell) refuses
+    the request for its histogram: the consumer releases nothing and no owner is asked to sell."""
+    owners, labels, validation, _ = data = label_shift()
+    parties = label_parties(data)
     parties["consumer"] = ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(0))
     with pytest.raises(ProtocolError, match="validation_labels"):
-        dpsumm.summarize(
-            [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
-            validation,
-            10,
-            random_state=0,
-            transport=InProcessTransport(parties),
-            **KW,
-        )
+        run_recorded(METHOD, owners, validation, 10, 0, labels=labels, parties=parties)
+    assert sale_requests(parties) == []
 
 
 def test_bad_options_and_inputs_are_refused_naming_the_argument():
     owners, labels, validation, yv = label_shift()
-    labelled = [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)]
+    labelled = labelled_owners(owners, labels)
     cases = [
         (lambda: dpsumm.ByLabel(), "label_set"),
         (lambda: dpsumm.Nominations(purchase="quotas"), "purchase"),  # removed in 0.2
@@ -604,36 +510,11 @@ def test_a_validation_budget_the_tilts_gaussian_cannot_meet_is_refused_before_an
     """The g~ of the tilted sale is calibrated at (share * epsilon_v, delta_v) before anybody is asked anything: a
     budget so small that no discrete Gaussian meets it (epsilon_v = 1e-3: a noise multiplier of 7e5 at 0.3e-3,
     beyond the exact sampler's range) is refused naming `privacy`; without the tilt the histogram alone runs."""
-    owners, labels, validation, yv = label_shift()
+    tiny = dpsumm.Budget(validation_epsilon=1e-3, validation_delta=1e-6)
     with pytest.raises(InvalidParameterError) as info:
-        dpsumm.summarize(
-            [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
-            validation,
-            10,
-            validation_labels=yv,
-            random_state=0,
-            privacy=dpsumm.Budget(validation_epsilon=1e-3, validation_delta=1e-6),
-            **{**KW, "method": TILTED},
-        )
+        summarize_labels(label_shift(), 10, privacy=tiny, method=TILTED)
     assert info.value.argument == "privacy"
-    res = dpsumm.summarize(
-        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
-        validation,
-        10,
-        validation_labels=yv,
-        random_state=0,
-        privacy=dpsumm.Budget(validation_epsilon=1e-3, validation_delta=1e-6),
-        **KW,
-    )
-    assert len(res) == 10
-
-
-LABEL_METHOD = dpsumm.Nominations(dim=64, purchase=dpsumm.ByLabel(label_set=LABELS))
-
-
-def tilted(share):
-    """The label method with ``sale_tilt_share=share``."""
-    return LABEL_METHOD.set_params(purchase=LABEL_METHOD.purchase.set_params(sale_tilt_share=share))
+    assert len(summarize_labels(label_shift(), 10, privacy=tiny)) == 10
 
 
 def world(seed, sizes=(120, 120, 120, 120), m=60, f=5):
@@ -647,31 +528,6 @@ def world(seed, sizes=(120, 120, 120, 120), m=60, f=5):
         labels.append(y)
     yv = rng.choice([0, 2], size=m, p=[0.3, 0.7])
     return owners, labels, rng.normal(loc=yv[:, None] * 1.5, scale=0.5, size=(m, f)), yv
-
-
-def run(method, owners, labels, validation, yv, size, seed, swap=None):
-    swap = swap or {}
-    names = [f"owner-{k}" for k in range(len(owners))]
-    parties = {
-        n: Recorder(OwnerParty(np.asarray(o), y, n, rng=owner_stream(seed, n)), values=swap.get(n))
-        for n, o, y in zip(names, owners, labels)
-    }
-    parties["consumer"] = Recorder(
-        ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(seed).derive("consumer"), labels=yv),
-        values=swap.get("consumer"),
-    )
-    res = dpsumm.summarize(
-        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
-        validation,
-        size,
-        validation_labels=yv,
-        method=method,
-        gamma=0.3,
-        random_state=seed,
-        progress=False,
-        transport=InProcessTransport(parties),
-    )
-    return res, parties
 
 
 @pytest.mark.parametrize("label_set", [(2**53 + 1, 2.0**53), (2**70, 1)])
@@ -701,9 +557,9 @@ def test_the_ledger_equals_an_independent_accounting_of_the_mechanisms_run():
     within 1% of it, and at most the budget."""
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    owners, labels, validation, yv = world(0)
+    owners, labels, validation, yv = data = world(0)
     # The default (no tilt): the histogram alone, at the whole epsilon_v.
-    res, parties = run(LABEL_METHOD, owners, labels, validation, yv, 15, seed=3)
+    res, parties = label_run(METHOD, data, 15, seed=3)
     (reply,) = parties["consumer"].replies  # counts per cell
     assert reply.scale == 2.0  # 2 / epsilon_v, epsilon_v = 1
     assert (reply.counts == np.round(reply.counts)).all()  # integer counts + integer noise
@@ -714,7 +570,7 @@ def test_the_ledger_equals_an_independent_accounting_of_the_mechanisms_run():
     # With the tilt (sale_tilt_share=0.3): the histogram at 0.7 epsilon_v and the tilt's g~ (the discrete Gaussian at
     # (0.3 epsilon_v, 1e-6)), composed by dp-accounting's PLD from what the consumer reported: at most the ledger's
     # figure (up to the PLD's discretisation), and at most 1.
-    res, parties = run(tilted(0.3), owners, labels, validation, yv, 15, seed=3)
+    res, parties = label_run(TILTED, data, 15, seed=3)
     hist, target = parties["consumer"].replies
     assert hist.scale == pytest.approx(2 / 0.7, rel=1e-5)
     z_v = target.sigma / (2 * math.sqrt(2) / len(validation) + target.granularity * math.sqrt(64))
@@ -731,7 +587,7 @@ def test_the_ledger_equals_an_independent_accounting_of_the_mechanisms_run():
     ledger = res.privacy.epsilon("owners", 1e-6)
     assert independent <= ledger <= 1.0 and ledger <= 1.01 * independent
     # The default purchase (Nominees): the consumer's one release, g~ (a real vector: the lattice's g sqrt(d)).
-    res, parties = run(dpsumm.Nominations(dim=64), owners, [None] * 4, validation, None, 12, seed=3)
+    res, parties = run_recorded(dpsumm.Nominations(dim=64), owners, validation, 12, seed=3)
     (target,) = parties["consumer"].replies
     z_v = target.sigma / (2 * math.sqrt(2) / len(validation) + target.granularity * math.sqrt(64))
     independent = _rdp_epsilon([z_v], 1e-6)
@@ -765,10 +621,10 @@ def test_an_owner_draws_its_label_counts_with_the_sigma_it_reports():
 def first_second_swapped(method, first, second, size):
     """Runs of ``method`` on two worlds ``(owners, labels, validation, yv)`` and on the second world with every
     party but owner 0 returning the first run's released values: the three runs' recorders."""
-    _, a = run(method, *first, size, seed=5)
-    _, b = run(method, *second, size, seed=5)
+    _, a = label_run(method, first, size, seed=5)
+    _, b = label_run(method, second, size, seed=5)
     swap = {n: a[n].released for n in a if n != "owner-0"}
-    _, c = run(method, *second, size, seed=5, swap=swap)
+    _, c = label_run(method, second, size, seed=5, values=swap)
     return a, b, c
 
 
@@ -794,23 +650,14 @@ def test_labels_an_owners_view_depends_on_the_others_only_through_their_released
     assert a["consumer"].received == c["consumer"].received and len(a["consumer"].received) == requests
     swap = {n: a[n].released for n in a if n != "owner-0"}
     o3, l3 = [owners[0], owners[1][:30], *owners[2:]], [labels[0], labels[1][:30], *labels[2:]]
-    _, d = run(method, o3, l3, validation, yv, 15, seed=5, swap=swap)
+    _, d = label_run(method, (o3, l3, validation, yv), 15, seed=5, values=swap)
     assert a["consumer"].received != d["consumer"].received
 
 
 def test_the_ledger_names_the_owners_relation_of_the_run():
     """The owners' epsilon of an owner-release purchase is under replace-one in one owner's rows (n_k public): every
     text and the dict form say so, not the paper protocol's 'row of the summary D_s' / h2 epochs."""
-    owners, labels, validation, yv = world(0)
-    res = dpsumm.summarize(
-        [dpsumm.Owner(o, labels=y) for o, y in zip(owners, labels)],
-        validation,
-        10,
-        validation_labels=yv,
-        method=LABEL_METHOD,
-        gamma=0.3,
-        progress=False,
-    )
+    res = summarize_labels(world(0), 10, random_state=None)
     assert res.certification().status == "private, certified"
     for text in (res.privacy.table(), res.privacy_text(), json.dumps(res.privacy.to_dict())):
         assert "one owner's data D_k (n_k public)" in text and "D_s" not in text and "h2" not in text

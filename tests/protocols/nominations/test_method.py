@@ -12,30 +12,15 @@ import pytest
 
 import dpsumm
 from dpsumm import metrics
-from dpsumm.messages import (
-    Message,
-)
 from dpsumm.parties import ConsumerParty, OwnerParty
 from dpsumm.transport import InProcessTransport
+from federation_data import blobs, label_shift
+from recording import run_recorded
 
 LABELS = (0, 1, 2)
 
 
 METHOD = dpsumm.Nominations(dim=64, purchase=dpsumm.ByLabel(label_set=LABELS))
-
-
-def label_shift(seed=0, K=4, n=120, f=5, m=60):
-    """Owner k holds labels 0, 1, 2 with different mixes; the consumer wants mostly label 2 and some label 0."""
-    rng = np.random.default_rng(seed)
-    mixes = [(0.6, 0.3, 0.1), (0.2, 0.7, 0.1), (0.1, 0.3, 0.6), (0.4, 0.4, 0.2)][:K]
-    owners, labels = [], []
-    for mix in mixes:
-        y = rng.choice(3, size=n, p=mix)
-        owners.append(rng.normal(loc=y[:, None] * 1.5, scale=0.5, size=(n, f)))
-        labels.append(y)
-    yv = rng.choice([0, 2], size=m, p=[0.3, 0.7])
-    validation = rng.normal(loc=yv[:, None] * 1.5, scale=0.5, size=(m, f))
-    return owners, labels, validation, yv
 
 
 def test_the_default_purchase_is_nominees_and_the_deprecated_label_set_is_the_label_purchase():
@@ -66,50 +51,16 @@ def test_the_default_purchase_is_nominees_and_the_deprecated_label_set_is_the_la
     assert plain.accessed.total == sum(min(40, len(o)) for o in owners)
 
 
-def blobs(seed=0, K=4, n=60, f=5, m=40):
-    rng = np.random.default_rng(seed)
-    owners = [rng.normal(loc=k * 0.7, scale=0.5, size=(n, f)) for k in range(K)]
-    validation = rng.normal(loc=1.0, scale=0.5, size=(m, f))
-    return owners, validation
-
-
 KW = dict(gamma=0.3, progress=False)
 
 
-class Recorder:
-    """Wrap a party: keep every message it receives, as bytes (pickled), in order."""
-
-    def __init__(self, party):
-        self.party = party
-        self.received: list[bytes] = []
-
-    def handle(self, message: Message) -> Message:
-        d = message.to_dict()
-        self.received.append(pickle.dumps({k: (v.tobytes() if isinstance(v, np.ndarray) else v) for k, v in d.items()}))
-        return self.party.handle(message)
-
-
-def run_recorded(owners, validation, size, seed, **kw):
-    parties = {f"owner-{k}": Recorder(OwnerParty(np.asarray(o), None, f"owner-{k}")) for k, o in enumerate(owners)}
-    parties["consumer"] = Recorder(
-        ConsumerParty(np.asarray(validation), dpsumm.privacy.Csprng(seed).derive("consumer"))
-    )
-    res = dpsumm.summarize(
-        owners,
-        validation,
-        size,
-        method=dpsumm.Nominations(dim=64),
-        random_state=seed,
-        transport=InProcessTransport(parties),
-        **KW,
-        **kw,
-    )
-    return res, parties
+#: The default purchase at d = 64.
+NOMINEES = dpsumm.Nominations(dim=64)
 
 
 def test_three_exchanges_and_what_each_party_receives():
     owners, validation = blobs()
-    res, parties = run_recorded(owners, validation, 10, seed=3)
+    res, parties = run_recorded(NOMINEES, owners, validation, 10, seed=3)
     assert res.extra["exchanges"] == 3
     assert len(parties["consumer"].received) == 1  # one release, once
     for k in range(len(owners)):
@@ -122,12 +73,12 @@ def test_an_owners_messages_do_not_depend_on_another_owners_data():
     owners, validation = blobs(seed=1)
     changed = [o.copy() for o in owners]
     changed[1] = np.random.default_rng(99).normal(loc=5.0, size=owners[1].shape)  # every row of owner 1 replaced
-    _, a = run_recorded(owners, validation, 12, seed=5)
-    _, b = run_recorded(changed, validation, 12, seed=5)
+    _, a = run_recorded(NOMINEES, owners, validation, 12, seed=5)
+    _, b = run_recorded(NOMINEES, changed, validation, 12, seed=5)
     for k in (0, 2, 3):
         assert a[f"owner-{k}"].received == b[f"owner-{k}"].received
     # ... and they do change with the validation set (the one DP release), so the comparison can fail
-    _, c = run_recorded(owners, validation + 0.5, 12, seed=5)
+    _, c = run_recorded(NOMINEES, owners, validation + 0.5, 12, seed=5)
     assert a["owner-0"].received != c["owner-0"].received
 
 
