@@ -61,6 +61,23 @@ def test_ledger_table_takes_any_real_delta_and_checks_the_report_arguments():
     refused(lambda: acc.privacy_text(res, delta_validation=2.0), "delta_validation")
 
 
+def test_each_party_line_names_the_delta_its_row_is_read_at():
+    """A table read at other deltas than the run's says so in each party's line, beside the row it explains."""
+    led = nominations_ledger()
+    text = led.table(1e-7, 1e-5)
+    lines: dict[str, str] = {}
+    for ln in text.splitlines():  # each party's own line comes first; the notes follow
+        if ln.startswith("* "):
+            lines.setdefault(ln[2:].split(":", 1)[0], ln)
+    assert "read at delta 1e-05 (as asked)" in lines["validation"]
+    assert "read at delta 1e-07 (as asked)" in lines["owners"]
+    rows = {ln.split()[0]: ln.split() for ln in text.splitlines()[2:5] if ln.split()}
+    assert float(rows["validation"][1]) == 1e-5 and float(rows["owners"][1]) == 1e-7
+    default = led.table()
+    assert "read at delta 1e-06 (the run's budget)" in default and "(as asked)" not in default
+    assert led.epsilon("validation", 1e-5) < led.epsilon("validation", 1e-6)
+
+
 def nominations_ledger(seeded=False):
     cal = acc.calibrate_gaussian(1.0, 1e-6, sensitivity=2 * math.sqrt(2) / 400, dim=128)
     led = acc.Ledger(seeded=seeded)

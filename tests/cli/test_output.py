@@ -159,9 +159,16 @@ def test_print_epsilon_states_the_largest_size_of_each_private_method(capsys):
         "nominations (nominees purchase), size 20: epsilon owners 0 (certified: what an owner receives depends only "
         "on its own data and the consumer's release); validation 0.5 (delta 1e-06; replace-one in D_v); tight "
         "accountant.",
-        "paper, size 20: epsilon owners not certified (paper's PrivAuction, see README 'Privacy'); h2 releases alone "
+        "paper, size 20: epsilon owners not certified (paper's PrivAuction, see the ledger's notes); h2 releases alone "
         "2.5 (delta 0.0001); validation 0.5 (delta 1e-06); tight accountant.",
     ]
+    for uncertified in (None, math.inf):  # a Winners run: its owners' epsilon is not certified
+        print_epsilon([record("nominations", 8, uncertified, purchase="winners")])
+        assert capsys.readouterr().out == (
+            "nominations (winners purchase), size 8: epsilon owners not certified (a message to the owners depends on "
+            "the others' data; see the ledger's notes); validation 0.5 (delta 1e-06; replace-one in D_v); tight "
+            "accountant.\n"
+        )
     print_epsilon([record("nominations", 6, 0.97, purchase="labels")])
     assert capsys.readouterr().out == (
         "nominations (labels purchase), size 6: epsilon owners 0.97 (certified: each owner's one DP release, "

@@ -296,9 +296,11 @@ class Ledger:
         """Whether this run is private and certified: :func:`certification` of this ledger."""
         return certification(self)
 
-    def parties(self) -> list[str]:
-        """One line per party: its neighbour relation, what its ε bounds and against whom."""
-        return [_party_line(self, p) for p in PARTIES]
+    def parties(self, delta_owners: float | None = None, delta_validation: float | None = None) -> list[str]:
+        """One line per party: its neighbour relation, what its ε bounds and against whom, at the δ it is read at
+        (default: the run's budget's, else :data:`DEFAULT_DELTA`)."""
+        given = {"owners": delta_owners, "validation": delta_validation}
+        return [_party_line(self, p, given[p]) for p in PARTIES]
 
     def to_dict(self, delta_owners: float | None = None, delta_validation: float | None = None) -> dict[str, Any]:
         """The ledger's dict form, version :data:`LEDGER_SCHEMA_VERSION` (JSON-ready; ``result.privacy`` in files).
@@ -369,7 +371,10 @@ class Ledger:
         ]
         if h2 == tot["owners"]:
             rows.pop(1)
-        text = _format_table(rows, self.parties() + self.notes())
+        parties = self.parties(
+            d_own if delta_owners is not None else None, d_val if delta_validation is not None else None
+        )
+        text = _format_table(rows, parties + self.notes())
         text = f"privacy: {self.certification().status}\n" + text
         if self.seeded:
             text = f"*** {_SEEDED_WARNING} ***\n" + text
@@ -605,14 +610,18 @@ def privacy_text(result: Any, delta_owners: float | None = None, delta_validatio
     return led.report(getattr(result, "accessed", None), delta_owners, delta_validation)
 
 
-def _party_line(ledger: Ledger, party: str) -> str:
-    """What ``party``'s ε is relative to, against whom, and at which δ."""
-    d = ledger._default_delta(party)
-    src = (
-        "the run's budget"
-        if ledger.deltas is not None and ledger.deltas.get(party) is not None
-        else "dpsumm.accounting.DEFAULT_DELTA"
-    )
+def _party_line(ledger: Ledger, party: str, delta: float | None = None) -> str:
+    """What ``party``'s ε is relative to, against whom, and at which δ (``delta``, the one asked for; else the
+    run's budget's, else :data:`DEFAULT_DELTA`)."""
+    if delta is not None:
+        d, src = _delta(delta, f"delta_{party}"), "as asked"
+    else:
+        d = ledger._default_delta(party)
+        src = (
+            "the run's budget"
+            if ledger.deltas is not None and ledger.deltas.get(party) is not None
+            else "dpsumm.accounting.DEFAULT_DELTA"
+        )
     evs = _private(ledger.events(party))  # type: ignore[arg-type]
     rels = ", ".join(ledger.neighbours(party)) or "replace-one"  # type: ignore[arg-type]
     if party == "validation":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,14 +15,10 @@ __all__ = ["ledger_text", "build_report", "write_outputs", "print_epsilon"]
 
 
 def _ledger(privacy: Any) -> Any:
-    """The run's Ledger; a Flower result carries the ledger's dict form, turned back into a Ledger when
-    ``Ledger.from_dict`` exists (else the dict is returned)."""
+    """The run's Ledger (a Flower result carries the ledger's dict form: read back with ``Ledger.from_dict``)."""
     from .. import accounting
 
-    if isinstance(privacy, dict):
-        from_dict = getattr(accounting.Ledger, "from_dict", None)
-        return from_dict(privacy) if from_dict is not None else privacy
-    return privacy
+    return accounting.Ledger.from_dict(privacy) if isinstance(privacy, dict) else privacy
 
 
 def ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded: bool) -> list[str]:
@@ -33,16 +30,6 @@ def ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded: 
         lines.append(f"method {res.method!r} is not private: no party's privacy is protected or certified.")
         return lines
     led = _ledger(res.privacy)
-    if isinstance(led, dict):  # no Ledger.from_dict: the totals at the δ's the ServerApp saved them at
-        d = led.get("delta", {})
-        lines.append(
-            f"epsilon at delta owners {d.get('owners')}, validation {d.get('validation')}: "
-            f"{json.dumps(led.get('totals'))}"
-        )
-        lines += led.get("notes", [])
-        lines.append(f"aggregator saw {res.accessed.total} raw rows ({res.accessed.per_owner}).")
-        lines.append(f"certified: {'NO (seeded run)' if seeded else res.privacy_status()}.")
-        return lines
     from ..accounting.ledger import aggregator_line, certification, verdict_line
 
     eps_o = led.epsilon("owners", delta_owners)
@@ -72,12 +59,8 @@ def build_report(res: Any, args: argparse.Namespace, budget: Any, **extra: Any) 
     d_o, d_v = report_deltas(args)
     from ..accounting.ledger import certification
 
-    privacy: Any = None
-    cert = certification(None if isinstance(led, dict) else led, seeded=seeded)
-    if isinstance(led, dict):
-        privacy = led
-    elif led is not None:
-        privacy = led.to_dict(d_o, d_v)
+    cert = certification(led, seeded=seeded)
+    privacy = None if led is None else led.to_dict(d_o, d_v)
     return {
         **({"warning": NOT_PRIVATE} if seeded else {}),
         "method": res.method,
@@ -125,22 +108,26 @@ def print_epsilon(records: Sequence[Any]) -> None:
     nom = [r for r in records if r.method == "nominations"]
     if nom:
         r = max(nom, key=lambda r: r.size)
-        why = (
-            "each owner's one DP release, replace-one in its rows"
-            if r.epsilon_owners
-            else "what an owner receives depends only on its own data and the consumer's release"
-        )
+        if r.epsilon_owners is None or not math.isfinite(r.epsilon_owners):
+            owners = "not certified (a message to the owners depends on the others' data; see the ledger's notes)"
+        else:
+            why = (
+                "each owner's one DP release, replace-one in its rows"
+                if r.epsilon_owners
+                else "what an owner receives depends only on its own data and the consumer's release"
+            )
+            owners = f"{r.epsilon_owners:.4g} (certified: {why})"
         print(
-            f"nominations ({r.purchase or 'nominees'} purchase), size {r.size}: epsilon owners {r.epsilon_owners:.4g} "
-            f"(certified: {why}); validation {r.epsilon_validation:.4g} (delta {r.delta_validation:g}; replace-one in "
-            "D_v); tight accountant."
+            f"nominations ({r.purchase or 'nominees'} purchase), size {r.size}: epsilon owners {owners}; "
+            f"validation {r.epsilon_validation:.4g} (delta {r.delta_validation:g}; replace-one in D_v); tight "
+            "accountant."
         )
     priv = [r for r in records if r.method == "paper"]
     if not priv:
         return
     r = max(priv, key=lambda r: r.size)
     owners = (
-        "not certified (paper's PrivAuction, see README 'Privacy')"
+        "not certified (paper's PrivAuction, see the ledger's notes)"
         if r.epsilon_owners is None
         else f"{r.epsilon_owners:.4g}"
     )
