@@ -79,7 +79,13 @@ import dpsumm
 from dpsumm import datasets
 from dpsumm.datasets import LabelSplit
 from dpsumm.methods import ByDirection, method_from_options
-from dpsumm.metrics import mlp_accuracy, mmd2, offdiagonal_kernel_mean, population_mmd2  # noqa: E402
+from dpsumm.metrics import (  # noqa: E402
+    mlp_accuracy,
+    mmd2,
+    offdiagonal_kernel_mean,
+    population_mmd2,
+    validation_fit,
+)
 from dpsumm.preprocessing import median_gamma  # noqa: E402
 
 DELTA = 1e-6
@@ -509,6 +515,7 @@ def run_bed(
             seconds: float,
         ) -> None:
             value = float(mmd2(pts, split.validation, gamma))
+            fit = float(validation_fit(pts, split.validation, gamma))
             pop = float(population_mmd2(pts, split.test, gamma, held_out_term=held_out_term))
             acc = (
                 float(mlp_accuracy(pts, labs, split.test, split.test_labels)) if accuracy and labs is not None else None
@@ -523,6 +530,7 @@ def run_bed(
                     method=method,
                     mmd2=value,
                     mmd2_population=pop,
+                    validation_fit=fit,
                     accuracy=acc,
                     rows_bought=int(rows),
                     hashes=int(hashes),

@@ -229,3 +229,47 @@ def test_population_mmd2_matches_the_reference_on_random_sets(p, n, g, seed):
     rng = np.random.default_rng(seed)
     S, T = rng.normal(size=(p, 2)), rng.normal(size=(n, 2))
     assert metrics.population_mmd2(S, T, g) == pytest.approx(population_reference(S, T, g), rel=1e-4, abs=1e-6)
+
+
+def test_validation_fit_by_hand():
+    V = np.array([[0.0], [1.0]])
+    assert metrics.validation_fit(V, V, 1.0) == 0.0
+    far = 1 - (math.exp(-9) + math.exp(-4)) + (1 + math.exp(-1)) / 2  # MMD²({3}, V), gamma = 1
+    assert metrics.validation_fit(np.array([[3.0]]), V, 1.0) == pytest.approx(far / (1.5 * (1 - math.exp(-1))))
+    assert metrics.validation_fit(np.array([[3.0]]), np.zeros((4, 1)), 1.0) == math.inf  # no spread in D_v
+    assert metrics.validation_fit(np.zeros((2, 1)), np.zeros((4, 1)), 1.0) == 0.0
+
+
+def test_validation_fit_of_independent_samples_of_one_distribution_is_one_on_average():
+    """Its denominator is E MMD²(S, V) for S, V drawn from one distribution: over 400 pairs of samples the mean is 1
+    within 4 standard errors (a false alarm below 1e-4), and a shifted sample is far above it."""
+    rng = np.random.default_rng(2026)
+    fits = [metrics.validation_fit(rng.normal(size=(10, 2)), rng.normal(size=(30, 2)), 0.5) for _ in range(400)]
+    assert abs(np.mean(fits) - 1.0) < 4 * np.std(fits) / math.sqrt(len(fits))
+    shifted = [metrics.validation_fit(rng.normal(size=(10, 2)) + 2.0, rng.normal(size=(30, 2)), 0.5) for _ in range(20)]
+    assert min(shifted) > 3.0
+
+
+def test_validation_fit_reads_at_most_fit_max_rows_of_d_v(monkeypatch):
+    rng = np.random.default_rng(1)
+    V, S = rng.normal(size=(50, 2)), rng.normal(size=(5, 2))
+    monkeypatch.setattr(metrics, "FIT_MAX_ROWS", 10)
+    kept = V[np.linspace(0, 49, 10).round().astype(np.int64)]
+    assert metrics.validation_fit(S, V, 0.3) == metrics.validation_fit(S, kept, 0.3)
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        (dict(validation=np.zeros((1, 2))), "validation"),
+        (dict(validation=np.zeros((4, 3))), "validation"),
+        (dict(summary=np.zeros((0, 2))), "summary"),
+        (dict(summary=np.array([[np.inf, 0.0]])), "summary"),
+        (dict(gamma=-1.0), "gamma"),
+    ],
+)
+def test_validation_fit_refuses_bad_input(kwargs, argument):
+    args = dict(summary=np.zeros((3, 2)), validation=np.ones((4, 2)), gamma=0.5) | kwargs
+    with pytest.raises(dpsumm.InvalidParameterError) as e:
+        metrics.validation_fit(**args)
+    assert e.value.argument == argument

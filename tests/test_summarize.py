@@ -413,3 +413,40 @@ def test_run_decisions_are_logged(data, caplog):
         )
     text = "\n".join(r.getMessage() for r in caplog.records if r.name == "dpsumm")
     assert "calibrated the schedule" in text and "gamma='median'" in text and "seeded: NOT private" in text
+
+
+def _group_shift(seed: int = 5) -> tuple[list[Owner], np.ndarray, np.ndarray]:
+    """Owners of two groups of rows (group A far from B) with labels that say nothing about the group; the consumer
+    wants group A only."""
+    rng = np.random.default_rng(seed)
+
+    def rows(n: int, share_a: float) -> tuple[np.ndarray, np.ndarray]:
+        a = rng.random(n) < share_a
+        return rng.normal(size=(n, 3)) * 0.5 + np.where(a[:, None], 3.0, 0.0), rng.integers(0, 2, n)
+
+    owners = [Owner(*rows(400, s), name=f"o{k}") for k, s in enumerate((0.1, 0.0, 0.2))]
+    V, y_v = rows(80, 1.0)
+    return owners, V, y_v
+
+
+def test_a_private_summary_no_closer_to_d_v_than_random_rows_of_it_warns_and_records_its_fit():
+    """Labels that do not carry the shift: the label purchase buys group B rows, and the run says so (with the cells
+    named as the likely cause); the fit is the metric's, recorded in result.extra; a baseline records none."""
+    owners, V, y_v = _group_shift()
+    method = dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)))
+    with pytest.warns(UserWarning, match=r"validation_fit.*labels or strata") as record:
+        res = dpsumm.summarize(owners, V, 20, method, gamma=0.5, validation_labels=y_v, random_state=0, progress=False)
+    assert [w.filename for w in record if "validation_fit" in str(w.message)] == [__file__]  # the caller's line
+    fit = res.extra["validation_fit"]
+    assert fit == dpsumm.metrics.validation_fit(res.points, V, 0.5) and fit >= 1.0
+    exact = dpsumm.summarize(owners, V, 20, "exact-greedy", gamma=0.5, random_state=0, progress=False)
+    assert "validation_fit" not in exact.extra and dpsumm.metrics.validation_fit(exact.points, V, 0.5) < 0.2
+
+
+def test_a_private_summary_of_rows_like_d_v_records_its_fit_without_a_warning():
+    owners, V, _ = _group_shift()
+    A = [Owner(o.data[o.data[:, 0] > 1.5], name=o.name) for o in owners if (o.data[:, 0] > 1.5).sum() > 40]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        res = dpsumm.summarize(A, V, 20, dpsumm.Nominations(), gamma=0.5, random_state=0, progress=False)
+    assert 0.0 <= res.extra["validation_fit"] < 1.0

@@ -42,6 +42,7 @@ __all__ = [
     "mmd2",
     "population_mmd2",
     "offdiagonal_kernel_mean",
+    "validation_fit",
     "objective",
     "mmd_increase_pct",
     "svm_accuracy",
@@ -189,6 +190,64 @@ def population_mmd2(summary: object, held_out: object, gamma: float, *, held_out
     ss = _core.kernel_sum(S, S, g) / (p * p)
     st = _core.kernel_sum(S, T, g) / (p * n)
     return float(ss - 2.0 * st + tt)
+
+
+#: :func:`validation_fit` reads at most this many validation rows (evenly spaced), so that it costs little whatever
+#: ``|D_v|``.
+FIT_MAX_ROWS = 4096
+
+
+def validation_fit(summary: object, validation: object, gamma: float) -> float:
+    """The summary's MMD² to the validation rows in units of what ``p`` rows drawn at random from their own
+    distribution would give: below 1 the summary is closer to ``D_v`` than such rows, 1 or more it is not.
+
+    For a summary ``S`` of ``p`` rows and validation rows ``V`` of ``n`` rows, with ``k(x, x) = 1``:
+
+    ``fit(S, V) = MMD²(S, V) / ((1/p + 1/n) (1 - mean_{i != j} k(v_i, v_j)))``,
+
+    the biased MMD² (:func:`mmd2`) over its expectation when ``S`` and ``V`` are independent samples of one
+    distribution ``q``: ``E MMD²(S, V) = (1/p + 1/n) (1 - E k(v, v'))``, the off-diagonal kernel mean of ``V``
+    estimating ``E k(v, v')``. A greedy summary of rows like ``D_v`` is well below 1 (it fits ``D_v``); a purchase
+    that did not reach the owners' rows like ``D_v`` (cells that do not carry the consumer's shift) is at 1 or
+    above. It reads only ``S`` and ``V``, which the consumer holds: no privacy cost. At most
+    :data:`FIT_MAX_ROWS` validation rows are read (evenly spaced), so the figure costs ``O((p + 4096) 4096 d)``.
+
+    Parameters
+    ----------
+    summary : array-like of shape (p, n_features)
+        The summary's rows (at least one).
+    validation : array-like of shape (n, n_features)
+        The consumer's validation rows (at least two, not all equal).
+    gamma : float
+        RBF kernel width (> 0).
+
+    Returns
+    -------
+    float
+        ``>= 0``; ``inf`` when the validation rows are all equal (no spread to measure against).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsumm.metrics import validation_fit
+    >>> V = np.array([[0.0], [1.0]])
+    >>> print(f"{validation_fit(V, V, 1.0):.6f}")  # the rows themselves: MMD² 0
+    0.000000
+    >>> # one far row: (1 - (e^-9 + e^-4) + (1 + e^-1) / 2) / ((1 + 1/2) (1 - e^-1))
+    >>> print(f"{validation_fit(np.array([[3.0]]), V, 1.0):.4f}")
+    1.7565
+    """
+    g = positive_float(gamma, "gamma")
+    S = _kernel_rows(summary, "summary")
+    V = _kernel_rows(validation, "validation", n_features=S.shape[1], min_rows=2)
+    if V.shape[0] > FIT_MAX_ROWS:
+        V = np.ascontiguousarray(V[np.linspace(0, V.shape[0] - 1, FIT_MAX_ROWS).round().astype(np.int64)])
+    p, n = S.shape[0], V.shape[0]
+    spread = float((1.0 / p + 1.0 / n) * (1.0 - _offdiagonal_mean(V, g)))
+    value = float(mmd2(S, V, g))
+    if not spread > 0:
+        return math.inf if value > 0 else 0.0
+    return value / spread
 
 
 def mmd_increase_pct(alg: float, greedy: float) -> float:
