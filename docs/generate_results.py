@@ -66,6 +66,14 @@ TESTBED_FILES = [
     ),
     ("results-digits-population-5.json", "the digits beds, both γ, 5 repeats, population view"),
     (
+        "results-census-strata-fixed.json",
+        "the census-like bed with strata and the direction purchase at the fixed γ = 0.1, p = 200 and 1,000",
+    ),
+    (
+        "results-subgroup-strata-fixed.json",
+        "MNIST subgroup with digit strata, parity labels only, and nothing, at the fixed γ = 0.1, p = 200 and 1,000",
+    ),
+    (
         "results-direction-sweep.json",
         "the direction purchase's options swept (bins, the split of ε_v, the reserve, the tilted sale), p = 200",
     ),
@@ -359,6 +367,8 @@ POPULATION_FILES = [
     "results-subgroup-strata-1000.json",
     "results-minority-strata.json",
     "results-k100-strata.json",
+    "results-census-strata-fixed.json",
+    "results-subgroup-strata-fixed.json",
 ]
 #: The beds whose training labels do not carry the consumer's shift (a group inside the labels carries it).
 LABELS_MISS_SHIFT = ("synthetic-census", "mnist-subgroup", "digits-subgroup")
