@@ -489,7 +489,7 @@ def _check_fit(result: SummaryResult, method: SummaryMethod, validation: np.ndar
             "the labels or strata that chose the rows may not carry the consumer's shift: name the attribute that "
             "does (dpsumm.ByStrata), or buy without them (dpsumm.Nominees())"
             if by_cells
-            else "the owners may hold few rows like D_v, or the purchase did not reach them"
+            else "the owners may hold few rows like D_v, or the method did not reach them"
         )
         warnings.warn(
             f"the summary is no closer to the validation rows than {len(result.points)} rows drawn at random from "
