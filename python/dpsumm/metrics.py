@@ -43,6 +43,7 @@ __all__ = [
     "population_mmd2",
     "offdiagonal_kernel_mean",
     "validation_fit",
+    "validation_fit_warning",
     "objective",
     "mmd_increase_pct",
     "svm_accuracy",
@@ -248,6 +249,26 @@ def validation_fit(summary: object, validation: object, gamma: float) -> float:
     if not spread > 0:
         return math.inf if value > 0 else 0.0
     return value / spread
+
+
+def validation_fit_warning(fit: float, size: int, method: object) -> str | None:
+    """The warning a private run of ``method`` gives when its summary's :func:`validation_fit` is 1 or more (else
+    None): it names the labels or strata as the likely cause when a purchase by cells (one with public labels or
+    declared levels) chose the rows."""
+    if not fit >= 1.0:
+        return None
+    purchase = getattr(method, "purchase", None)
+    by_cells = purchase is not None and bool(purchase.public_labels() or purchase.public_levels())
+    advice = (
+        "the labels or strata that chose the rows may not carry the consumer's shift: name the attribute that does "
+        "(dpsumm.ByStrata), or buy without them (dpsumm.Nominees())"
+        if by_cells
+        else "the owners may hold few rows like D_v, or the method did not reach them"
+    )
+    return (
+        f"the summary is no closer to the validation rows than {size} rows drawn at random from their own "
+        f"distribution would be (result.extra['validation_fit'] = {fit:.2f} >= 1): {advice}."
+    )
 
 
 def mmd_increase_pct(alg: float, greedy: float) -> float:

@@ -28,7 +28,7 @@ from ._validation import (
 )
 from .errors import InvalidParameterError
 from .methods import METHODS, misplaced_options, resolve_method
-from .metrics import validation_fit
+from .metrics import validation_fit, validation_fit_warning
 from .parties import ConsumerParty, OwnerParty, label_counts, owner_stream
 from .privacy import Csprng, check_random_state
 from .protocols.base import LocalData, RunSetup, SummaryMethod, check_seed_count, public_setup
@@ -476,27 +476,16 @@ def _in_process(
 
 def _check_fit(result: SummaryResult, method: SummaryMethod, validation: np.ndarray, gamma: float) -> SummaryResult:
     """A private run's summary measured against ``D_v`` (:func:`dpsumm.metrics.validation_fit`, in
-    ``result.extra["validation_fit"]``), with a warning when it is no closer to ``D_v`` than as many rows drawn at
-    random from ``D_v``'s own distribution would be. The consumer's own rows and the summary it receives only."""
+    ``result.extra["validation_fit"]``; the nominations protocol's aggregator records it itself), with a warning
+    when it is no closer to ``D_v`` than as many rows drawn at random from ``D_v``'s own distribution would be.
+    The consumer's own rows and the summary it receives only."""
     if result.privacy is None or result.points is None or not len(result.points):
         return result
-    fit = validation_fit(result.points, validation, gamma)
-    result.extra["validation_fit"] = fit
-    if fit >= 1.0:
-        purchase = getattr(method, "purchase", None)
-        by_cells = purchase is not None and bool(purchase.public_labels() or purchase.public_levels())
-        advice = (
-            "the labels or strata that chose the rows may not carry the consumer's shift: name the attribute that "
-            "does (dpsumm.ByStrata), or buy without them (dpsumm.Nominees())"
-            if by_cells
-            else "the owners may hold few rows like D_v, or the method did not reach them"
-        )
-        warnings.warn(
-            f"the summary is no closer to the validation rows than {len(result.points)} rows drawn at random from "
-            f"their own distribution would be (result.extra['validation_fit'] = {fit:.2f} >= 1): {advice}.",
-            UserWarning,
-            stacklevel=3,
-        )
+    if "validation_fit" not in result.extra:
+        result.extra["validation_fit"] = validation_fit(result.points, validation, gamma)
+    message = validation_fit_warning(result.extra["validation_fit"], len(result.points), method)
+    if message is not None:
+        warnings.warn(message, UserWarning, stacklevel=3)
     return result
 
 

@@ -389,6 +389,7 @@ def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
 
 
 @pytest.mark.filterwarnings("ignore:the 'direction' purchase keys its cells:UserWarning")
+@pytest.mark.filterwarnings("ignore:the summary is no closer to the validation rows:UserWarning")
 def test_flower_strata_and_direction_equal_in_process(tmp_path: Path) -> None:
     """The purchases by strata and by direction on Flower: every node's strata from its node config ``strata`` (a
     CSV of string and number columns), the run config's ``levels`` as text; the same summary, cells, quotas and
@@ -452,4 +453,5 @@ def test_flower_strata_and_direction_equal_in_process(tmp_path: Path) -> None:
         assert res.extra["label_quotas"] == ref.extra["label_quotas"]
         assert [c["owners"] for c in res.extra["label_cells"]] == [c["owners"] for c in ref.extra["label_cells"]]
         assert res.extra["exchanges"] == ref.extra["exchanges"] == (4 if k == "direction" else 3)
+        assert res.extra["validation_fit"] == ref.extra["validation_fit"]  # the aggregator's, on both transports
         assert res.privacy.to_dict() == ref.privacy.to_dict()

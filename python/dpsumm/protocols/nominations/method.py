@@ -16,6 +16,7 @@ from ..._validation import bounded_int, choice_of, positive_float
 from ...errors import InvalidParameterError
 from ...hashing import RFFHasher
 from ...kernels import DEFAULT_CANDIDATE_FACTOR
+from ...metrics import validation_fit
 from ...parties import mean_release_sensitivity
 from ...privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
 from ...results import Access, SummaryResult
@@ -539,6 +540,8 @@ def run_nominations(
         exchanges=agg.exchanges,
     )
     extra.update(pool.report)
+    if pts is not None and len(pts) and agg.validation is not None:  # the trusted aggregator holds D_v's rows
+        extra["validation_fit"] = validation_fit(pts, agg.validation, hasher.gamma)
     access = Access(
         int(sum(agg.accessed.values())),
         dict(agg.accessed),
