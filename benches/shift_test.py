@@ -16,7 +16,8 @@ thousands of rows, their noise negligible). The statistic ``T = ||g~ - m||^2 - d
 The mixture pools every owner's rows of a label: it is the label purchase's null only where the owners of a label
 hold one distribution; where the owners differ (synthetic K = 100, whose consumer wants some owners' clusters) the
 signal is large although the label purchase's cells (owner group x label) carry the shift. For each bed, repeat,
-``d`` and share of eps_v the results file records the signal, the noise's standard deviation and their ratio. Seeded data (the test beds' splits); no summary is built. Run:
+``d`` and share of eps_v the results file records the signal, the noise's standard deviation and their ratio.
+Seeded data (the test beds' splits); no summary is built. Run:
 ``python benches/shift_test.py --data DIR --out benches/results/shift-test.json``.
 """
 
