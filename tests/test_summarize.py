@@ -434,7 +434,7 @@ def test_a_private_summary_no_closer_to_d_v_than_random_rows_of_it_warns_and_rec
     named as the likely cause); the fit is the metric's, recorded in result.extra; a baseline records none."""
     owners, V, y_v = _group_shift()
     method = dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1)))
-    with pytest.warns(UserWarning, match=r"validation_fit.*labels or strata") as record:
+    with pytest.warns(dpsumm.metrics.SummaryFitWarning, match=r"validation_fit.*labels or strata") as record:
         res = dpsumm.summarize(owners, V, 20, method, gamma=0.5, validation_labels=y_v, random_state=0, progress=False)
     assert [w.filename for w in record if "validation_fit" in str(w.message)] == [__file__]  # the caller's line
     fit = res.extra["validation_fit"]

@@ -44,6 +44,7 @@ __all__ = [
     "offdiagonal_kernel_mean",
     "validation_fit",
     "validation_fit_warning",
+    "SummaryFitWarning",
     "objective",
     "mmd_increase_pct",
     "svm_accuracy",
@@ -249,6 +250,12 @@ def validation_fit(summary: object, validation: object, gamma: float) -> float:
     if not spread > 0:
         return math.inf if value > 0 else 0.0
     return value / spread
+
+
+class SummaryFitWarning(UserWarning):
+    """A private run's summary is no closer to ``D_v`` than as many rows drawn at random from ``D_v``'s own
+    distribution would be (:func:`validation_fit` >= 1). Filter it by this class where a run is one of several
+    being compared (an experiment measures every method's MMD² itself)."""
 
 
 def validation_fit_warning(fit: float, size: int, method: object) -> str | None:

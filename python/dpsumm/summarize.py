@@ -28,7 +28,7 @@ from ._validation import (
 )
 from .errors import InvalidParameterError
 from .methods import METHODS, misplaced_options, resolve_method
-from .metrics import validation_fit, validation_fit_warning
+from .metrics import SummaryFitWarning, validation_fit, validation_fit_warning
 from .parties import ConsumerParty, OwnerParty, label_counts, owner_stream
 from .privacy import Csprng, check_random_state
 from .protocols.base import LocalData, RunSetup, SummaryMethod, check_seed_count, public_setup
@@ -485,7 +485,7 @@ def _check_fit(result: SummaryResult, method: SummaryMethod, validation: np.ndar
         result.extra["validation_fit"] = validation_fit(result.points, validation, gamma)
     message = validation_fit_warning(result.extra["validation_fit"], len(result.points), method)
     if message is not None:
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warnings.warn(message, SummaryFitWarning, stacklevel=3)
     return result
 
 

@@ -37,7 +37,7 @@ from .. import accounting
 from ..datasets import load_array
 from ..errors import DataFileError, DpsummError, ProtocolError
 from ..hashing import RFFHasher
-from ..metrics import validation_fit_warning
+from ..metrics import SummaryFitWarning, validation_fit_warning
 from ..protocols.base import RunSetup, public_setup
 from ..protocols.paper import RoundRecord
 from ..results import Access, SummaryResult
@@ -273,7 +273,7 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     fit = result.extra.get("validation_fit")  # the aggregator's, when it held D_v's rows (the exact-kernel choice)
     message = None if fit is None or result.points is None else validation_fit_warning(fit, len(result.points), method)
     if message is not None:
-        warnings.warn(message, UserWarning, stacklevel=2)
+        warnings.warn(message, SummaryFitWarning, stacklevel=2)
     return result
 
 
