@@ -68,6 +68,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +81,7 @@ from dpsumm import datasets
 from dpsumm.datasets import LabelSplit
 from dpsumm.methods import ByDirection, method_from_options
 from dpsumm.metrics import (  # noqa: E402
+    SummaryFitWarning,
     mlp_accuracy,
     mmd2,
     offdiagonal_kernel_mean,
@@ -980,6 +982,7 @@ def main() -> None:
         "consumer's release noise holds a purchase back: a ceiling, not a target run)",
     )
     args = ap.parse_args()
+    warnings.simplefilter("ignore", SummaryFitWarning)  # every run's fit to D_v is recorded (validation_fit)
     if args.summarize:
         Path(args.out).mkdir(parents=True, exist_ok=True)
         summarize_files(args.summarize, Path(args.out))
