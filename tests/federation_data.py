@@ -95,6 +95,33 @@ def _labelled_data(
 
 LABEL_SET = (0, 1, 2)
 
+#: `dpsumm account` for the paper's schedule at p = 500 over 5 owners, read at the deltas of its tests.
+PAPER_ACCOUNT_ARGS = [
+    "account",
+    "--schedule",
+    "paper",
+    "--size",
+    "500",
+    "--owners",
+    "5",
+    "--delta",
+    "1e-4",
+    "--validation-delta",
+    "0.01",
+]
+#: `dpsumm flower` for two owners and their labels (the paths are what the printed commands carry, never read).
+FLOWER_TWO_LABELLED_OWNERS = [
+    "flower",
+    "--owner",
+    "a=/data/a.npy",
+    "--owner",
+    "b=/data/b.npy",
+    "--labels",
+    "a=/data/ya.npy",
+    "--labels",
+    "b=/data/yb.npy",
+]
+
 
 def _labels_cli_flags(paths: dict[str, Path], label_paths: dict[str, Path], vpath: Path, ypath: Path) -> list[str]:
     """`dpsumm flower` flags of a seeded label purchase over the `_labelled_data` files (summary of 6 rows)."""

@@ -17,29 +17,7 @@ import dpsumm
 from dpsumm.methods import flat_options, levels_text, method_from_options, parse_levels
 from dpsumm.parties import ConsumerParty, OwnerParty
 from dpsumm.strata import load_strata, row_cells, stratum_index
-
-LEVELS = (("north", "south", "east"), (0, 1))
-N_FEATURES = 3
-
-
-def _data(seed: int = 0) -> tuple[list[dpsumm.Owner], np.ndarray, list[np.ndarray]]:
-    """Three owners; a row's features follow its region and its flag; the consumer wants region "south" with flag 1.
-    Some owner rows hold a region outside the declared levels ("west"): they must never be sold."""
-    rng = np.random.default_rng(seed)
-    regions = np.array(["north", "south", "east", "west"])
-    owners = []
-    for k in range(3):
-        r = regions[rng.integers(0, 4, 150)]
-        f = rng.integers(0, 2, 150)
-        X = rng.normal(size=(150, N_FEATURES)) * 0.3 + np.stack([(r == "south") * 2.0, f * 1.0, (r == "west") * 3.0], 1)
-        owners.append(dpsumm.Owner(X, labels=rng.integers(0, 5, 150), strata=[r, f], name=f"o{k}"))
-    rv, fv = np.array(["south"] * 36 + ["north"] * 4), np.array([1] * 36 + [0] * 4)
-    V = rng.normal(size=(40, N_FEATURES)) * 0.3 + np.stack([(rv == "south") * 2.0, fv * 1.0, 0 * fv], 1)
-    return owners, V, [rv, fv]
-
-
-def _method(**kw: Any) -> dpsumm.Nominations:
-    return dpsumm.Nominations(purchase=dpsumm.ByStrata(levels=LEVELS, **kw))
+from strata_data import LEVELS, strata_data, strata_method
 
 
 def test_the_cells_are_the_product_of_the_levels_in_mixed_radix() -> None:
@@ -65,7 +43,7 @@ def test_levels_read_from_text_and_back_and_round_trip_through_the_entry_points(
     assert parse_levels('[["north","south","east"],[0,1]]') == LEVELS
     assert parse_levels(levels_text(LEVELS)) == LEVELS
     assert parse_levels(levels_text((("a,b", "c"),))) == (("a,b", "c"),)
-    m = _method()
+    m = strata_method()
     assert method_from_options("nominations", flat_options(m)) == m
     assert method_from_options("nominations", {"purchase": "strata", "levels": "north,south,east;0,1"}) == m
     assert dpsumm.ByStrata(levels=("a", "b")).levels == (("a", "b"),)  # one attribute's values alone
@@ -84,11 +62,11 @@ def _refused(owner_strata: list[Any] | None, vstrata: Any, monkeypatch: pytest.M
     """The argument a bad input is refused by (None: accepted); no party is ever asked anything first."""
     monkeypatch.setattr(dpsumm.summarize.__globals__["ConsumerParty"], "handle", _Untouchable.handle)
     monkeypatch.setattr(OwnerParty, "handle", _Untouchable.handle)
-    owners, V, _ = _data()
+    owners, V, _ = strata_data()
     if owner_strata is not None:
         owners = [dpsumm.Owner(o.data, labels=o.labels, strata=s, name=o.name) for o, s in zip(owners, owner_strata)]
     try:
-        dpsumm.summarize(owners, V, 12, _method(), validation_strata=vstrata, random_state=0, progress=False)
+        dpsumm.summarize(owners, V, 12, strata_method(), validation_strata=vstrata, random_state=0, progress=False)
     except dpsumm.InvalidParameterError as exc:
         return exc.argument
     except AssertionError:
@@ -119,7 +97,7 @@ def test_bad_validation_strata_are_refused_naming_them_before_any_party_is_asked
 @settings(max_examples=15, deadline=None)
 @given(_bad_column, st.integers(0, 2))
 def test_bad_owner_strata_are_refused_naming_owners(bad: Any, k: int) -> None:
-    owners, _, vs = _data()
+    owners, _, vs = strata_data()
     strata = [o.strata for o in owners]
     if isinstance(bad, list) and len(bad) and len(bad[0]) == 40:  # a bad column of the owner's length (150)
         bad = [np.resize(c, 150) for c in bad]
@@ -135,7 +113,7 @@ def test_bad_owner_strata_are_refused_naming_owners(bad: Any, k: int) -> None:
 
 
 def test_strata_without_a_strata_purchase_or_missing_ones_are_refused() -> None:
-    owners, V, vs = _data()
+    owners, V, vs = strata_data()
     with pytest.raises(dpsumm.InvalidParameterError) as info:
         dpsumm.summarize(owners, V, 12, progress=False)
     assert info.value.argument == "owners"
@@ -143,16 +121,16 @@ def test_strata_without_a_strata_purchase_or_missing_ones_are_refused() -> None:
         dpsumm.summarize([o.data for o in owners], V, 12, progress=False, validation_strata=vs)
     assert info.value.argument == "validation_strata"
     with pytest.raises(dpsumm.InvalidParameterError) as info:
-        dpsumm.summarize(owners, V, 12, _method(), progress=False)
+        dpsumm.summarize(owners, V, 12, strata_method(), progress=False)
     assert info.value.argument == "validation_strata"
     some = [owners[0], dpsumm.Owner(owners[1].data), owners[2]]
     with pytest.raises(dpsumm.InvalidParameterError) as info:
-        dpsumm.summarize(some, V, 12, _method(), validation_strata=vs, progress=False)
+        dpsumm.summarize(some, V, 12, strata_method(), validation_strata=vs, progress=False)
     assert info.value.argument == "owners"
 
 
 def test_strata_files_read_as_the_arrays(tmp_path: Path) -> None:
-    owners, V, vs = _data()
+    owners, V, vs = strata_data()
     o = owners[0]
     pd.DataFrame({"region": o.strata[0], "flag": o.strata[1]}).to_csv(tmp_path / "s.csv", index=False)
     pd.DataFrame({"region": o.strata[0], "flag": o.strata[1]}).to_parquet(tmp_path / "s.parquet")
@@ -176,7 +154,7 @@ def test_strata_files_read_as_the_arrays(tmp_path: Path) -> None:
 def test_the_cli_takes_strata_files_and_levels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from dpsumm.cli import main
 
-    owners, V, vs = _data()
+    owners, V, vs = strata_data()
     flags = [
         "summarize",
         "--validation",
@@ -210,6 +188,8 @@ def test_the_cli_takes_strata_files_and_levels(tmp_path: Path, capsys: pytest.Ca
     ]
     assert main(flags) == 0, capsys.readouterr().err
     renamed = [dpsumm.Owner(o.data, strata=o.strata, name=f"owner-{k}") for k, o in enumerate(owners)]
-    ref = dpsumm.summarize(renamed, V, 12, _method(), validation_strata=vs, random_state=0, progress=False, gamma=0.5)
+    ref = dpsumm.summarize(
+        renamed, V, 12, strata_method(), validation_strata=vs, random_state=0, progress=False, gamma=0.5
+    )
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "summary.npy"), ref.points)
     assert main([*flags[:-4], "--owners", *(str(tmp_path / f"o{k}.npy") for k in range(3))]) != 0  # no strata

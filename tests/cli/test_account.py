@@ -12,23 +12,14 @@ import pytest
 from dpsumm import accounting as acc
 from dpsumm.cli import main
 from dpsumm.cli import main as cli_main
+from federation_data import PAPER_ACCOUNT_ARGS
 from refusal import one_line_exit_2
 
 
 def test_cli_account_json_matches_the_api(capsys):
     code = cli_main(
         [
-            "account",
-            "--schedule",
-            "paper",
-            "--size",
-            "500",
-            "--owners",
-            "5",
-            "--delta",
-            "1e-4",
-            "--validation-delta",
-            "0.01",
+            *PAPER_ACCOUNT_ARGS,
             "--json",
         ]
     )
@@ -42,17 +33,7 @@ def test_cli_account_json_matches_the_api(capsys):
         assert out["owners"][key] == pytest.approx(want["owners"][key]) and math.isfinite(want["owners"][key])
     code = cli_main(
         [
-            "account",
-            "--schedule",
-            "paper",
-            "--size",
-            "500",
-            "--owners",
-            "5",
-            "--delta",
-            "1e-4",
-            "--validation-delta",
-            "0.01",
+            *PAPER_ACCOUNT_ARGS,
             "--epsilon-auction",
             "0.01",
             "--json",

@@ -10,6 +10,7 @@ import pytest
 
 import dpsumm
 from dpsumm.cli import build_parser, main
+from federation_data import PAPER_ACCOUNT_ARGS
 
 
 def test_user_error_is_one_line_and_exit_2(tmp_path, capsys):
@@ -74,17 +75,7 @@ def test_closed_pipe_is_not_a_traceback():
             sys.executable,
             "-m",
             "dpsumm",
-            "account",
-            "--schedule",
-            "paper",
-            "--size",
-            "500",
-            "--owners",
-            "5",
-            "--delta",
-            "1e-4",
-            "--validation-delta",
-            "0.01",
+            *PAPER_ACCOUNT_ARGS,
             "--json",
         ],
         stdout=subprocess.PIPE,

@@ -15,7 +15,14 @@ import pytest
 
 import dpsumm  # noqa: E402
 from dpsumm.cli import main
-from federation_data import LABEL_SET, _data, _labelled_data, _labels_cli_flags, small_files
+from federation_data import (
+    FLOWER_TWO_LABELLED_OWNERS,
+    LABEL_SET,
+    _data,
+    _labelled_data,
+    _labels_cli_flags,
+    small_files,
+)
 from refusal import one_line_exit_2
 
 RNG = np.random.default_rng(0)
@@ -63,15 +70,7 @@ def test_flower_commands_carry_the_run_options(tmp_path, capsys):
     np.save(tmp_path / "v.npy", np.zeros((4, 3)))
     code, out, err = _run(
         [
-            "flower",
-            "--owner",
-            "a=/data/a.npy",
-            "--owner",
-            "b=/data/b.npy",
-            "--labels",
-            "a=/data/ya.npy",
-            "--labels",
-            "b=/data/yb.npy",
+            *FLOWER_TWO_LABELLED_OWNERS,
             "--consumer",
             str(tmp_path / "v.npy"),
             "--size",
@@ -162,15 +161,7 @@ def test_flower_commands_carry_the_label_purchase(tmp_path, capsys):
     `flwr run --run-config` reads back (checked with Flower's own parser when it is installed)."""
     np.save(tmp_path / "v.npy", np.zeros((4, 3)))
     args = [
-        "flower",
-        "--owner",
-        "a=/data/a.npy",
-        "--owner",
-        "b=/data/b.npy",
-        "--labels",
-        "a=/data/ya.npy",
-        "--labels",
-        "b=/data/yb.npy",
+        *FLOWER_TWO_LABELLED_OWNERS,
         "--consumer",
         str(tmp_path / "v.npy"),
         "--validation-labels",

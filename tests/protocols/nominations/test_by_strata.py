@@ -11,35 +11,12 @@ import pytest
 
 import dpsumm
 from dpsumm.strata import levels_tuple
-
-LEVELS = (("north", "south", "east"), (0, 1))
-
-N_FEATURES = 3
-
-
-def _data(seed: int = 0) -> tuple[list[dpsumm.Owner], np.ndarray, list[np.ndarray]]:
-    """Three owners; a row's features follow its region and its flag; the consumer wants region "south" with flag 1.
-    Some owner rows hold a region outside the declared levels ("west"): they must never be sold."""
-    rng = np.random.default_rng(seed)
-    regions = np.array(["north", "south", "east", "west"])
-    owners = []
-    for k in range(3):
-        r = regions[rng.integers(0, 4, 150)]
-        f = rng.integers(0, 2, 150)
-        X = rng.normal(size=(150, N_FEATURES)) * 0.3 + np.stack([(r == "south") * 2.0, f * 1.0, (r == "west") * 3.0], 1)
-        owners.append(dpsumm.Owner(X, labels=rng.integers(0, 5, 150), strata=[r, f], name=f"o{k}"))
-    rv, fv = np.array(["south"] * 36 + ["north"] * 4), np.array([1] * 36 + [0] * 4)
-    V = rng.normal(size=(40, N_FEATURES)) * 0.3 + np.stack([(rv == "south") * 2.0, fv * 1.0, 0 * fv], 1)
-    return owners, V, [rv, fv]
-
-
-def _method(**kw: Any) -> dpsumm.Nominations:
-    return dpsumm.Nominations(purchase=dpsumm.ByStrata(levels=LEVELS, **kw))
+from strata_data import LEVELS, strata_data, strata_method
 
 
 def test_a_strata_run_buys_by_stratum_returns_the_training_labels_and_is_certified() -> None:
-    owners, V, vs = _data()
-    res = dpsumm.summarize(owners, V, 12, _method(), validation_strata=vs, random_state=0, progress=False)
+    owners, V, vs = strata_data()
+    res = dpsumm.summarize(owners, V, 12, strata_method(), validation_strata=vs, random_state=0, progress=False)
     assert len(res) == 12 and res.accessed.total <= 3 * 12
     for k, i, y in zip(res.owner, res.index, res.labels):  # the training labels, not the strata
         assert y == owners[k].labels[i]
@@ -49,14 +26,14 @@ def test_a_strata_run_buys_by_stratum_returns_the_training_labels_and_is_certifi
     cells = {c["label"] for c in res.extra["label_cells"]}
     assert cells <= {(r, f) for r in LEVELS[0] for f in LEVELS[1]}
     assert res.privacy.epsilon("owners", 1e-6) <= 1.0 and res.privacy.epsilon("validation", 1e-6) <= 1.0
-    private = dpsumm.summarize(owners, V, 12, _method(), validation_strata=vs, progress=False)
+    private = dpsumm.summarize(owners, V, 12, strata_method(), validation_strata=vs, progress=False)
     assert private.certification().status == "private, certified"
 
 
 def test_every_form_of_strata_gives_the_same_run() -> None:
     """A list of columns, a 2-D object array, a DataFrame: the same strata, the same summary (seeded)."""
-    owners, V, vs = _data()
-    ref = dpsumm.summarize(owners, V, 12, _method(), validation_strata=vs, random_state=1, progress=False)
+    owners, V, vs = strata_data()
+    ref = dpsumm.summarize(owners, V, 12, strata_method(), validation_strata=vs, random_state=1, progress=False)
     forms: list[tuple[list[Any], Any]] = [
         (
             [pd.DataFrame({"region": o.strata[0], "flag": o.strata[1]}) for o in owners],
@@ -66,7 +43,7 @@ def test_every_form_of_strata_gives_the_same_run() -> None:
     ]
     for owner_strata, vstrata in forms:
         again = [dpsumm.Owner(o.data, labels=o.labels, strata=s, name=o.name) for o, s in zip(owners, owner_strata)]
-        res = dpsumm.summarize(again, V, 12, _method(), validation_strata=vstrata, random_state=1, progress=False)
+        res = dpsumm.summarize(again, V, 12, strata_method(), validation_strata=vstrata, random_state=1, progress=False)
         np.testing.assert_array_equal(res.owner, ref.owner)
         np.testing.assert_array_equal(res.index, ref.index)
 
@@ -74,7 +51,7 @@ def test_every_form_of_strata_gives_the_same_run() -> None:
 def test_strata_of_the_labels_make_the_same_cells_as_the_label_purchase() -> None:
     """ByLabel is the special case whose one attribute is the label: the same cells, quotas per cell and ledger (at
     ByLabel's reserve, 0)."""
-    owners, V, _ = _data()
+    owners, V, _ = strata_data()
     labelled = [dpsumm.Owner(o.data, labels=o.labels, name=o.name) for o in owners]
     as_strata = [dpsumm.Owner(o.data, labels=o.labels, strata=o.labels, name=o.name) for o in owners]
     yv = np.arange(40) % 5
