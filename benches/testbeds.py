@@ -113,26 +113,40 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     "strata": lambda p, K: {"purchase": lambda levels: dpsumm.ByStrata(levels=levels)},
     # The direction purchase: cells along the consumer's released direction (no labels, no strata), or crossed with
     # the labels passed as the one stratum attribute (the labels that may not carry the shift).
-    "direction": lambda p, K: {"purchase": ByDirection()},
+    "direction": lambda p, K: {"purchase": ByDirection(space="features")},
     # The strata purchase given the labels as the one attribute: the label purchase with ByStrata's reserve.
     "strata-labels": lambda p, K: {"purchase": lambda levels: dpsumm.ByStrata(levels=levels)},
-    "direction-labels": lambda p, K: {"purchase": lambda levels: ByDirection(levels=levels)},
+    "direction-labels": lambda p, K: {"purchase": lambda levels: ByDirection(space="features", levels=levels)},
     # The direction purchase's options swept (issue 41): fewer or more bins, another split of epsilon_v between the
     # direction and the histogram, a larger reserve, the owners' sales tilted toward the consumer's hashed mean.
-    "direction-b6": lambda p, K: {"purchase": ByDirection(bins=6)},
-    "direction-b20": lambda p, K: {"purchase": ByDirection(bins=20)},
-    "direction-share0.3": lambda p, K: {"purchase": ByDirection(direction_share=0.3)},
-    "direction-share0.7": lambda p, K: {"purchase": ByDirection(direction_share=0.7)},
-    "direction-reserve0.5": lambda p, K: {"purchase": ByDirection(reserve=0.5)},
-    "direction-tilt0.3": lambda p, K: {"purchase": ByDirection(direction_share=0.35, sale_tilt_share=0.3)},
-    "direction-labels-b4": lambda p, K: {"purchase": lambda levels: ByDirection(levels=levels, bins=4)},
-    "direction-labels-b6": lambda p, K: {"purchase": lambda levels: ByDirection(levels=levels, bins=6)},
-    "direction-labels-b8": lambda p, K: {"purchase": lambda levels: ByDirection(levels=levels, bins=8)},
+    "direction-b6": lambda p, K: {"purchase": ByDirection(space="features", bins=6)},
+    "direction-b20": lambda p, K: {"purchase": ByDirection(space="features", bins=20)},
+    "direction-share0.3": lambda p, K: {"purchase": ByDirection(space="features", direction_share=0.3)},
+    "direction-share0.7": lambda p, K: {"purchase": ByDirection(space="features", direction_share=0.7)},
+    "direction-reserve0.5": lambda p, K: {"purchase": ByDirection(space="features", reserve=0.5)},
+    "direction-tilt0.3": lambda p, K: {
+        "purchase": ByDirection(space="features", direction_share=0.35, sale_tilt_share=0.3)
+    },
+    "direction-labels-b4": lambda p, K: {
+        "purchase": lambda levels: ByDirection(space="features", levels=levels, bins=4)
+    },
+    "direction-labels-b6": lambda p, K: {
+        "purchase": lambda levels: ByDirection(space="features", levels=levels, bins=6)
+    },
+    "direction-labels-b8": lambda p, K: {
+        "purchase": lambda levels: ByDirection(space="features", levels=levels, bins=8)
+    },
     "direction-labels-tilt0.3": lambda p, K: {
-        "purchase": lambda levels: ByDirection(levels=levels, bins=6, direction_share=0.35, sale_tilt_share=0.3)
+        "purchase": lambda levels: ByDirection(
+            space="features", levels=levels, bins=6, direction_share=0.35, sale_tilt_share=0.3
+        )
     },
     # The label purchase with its sales tilted toward a g~ that takes 0.3 or 0.5 of epsilon_v (the histogram the
     # rest): the option sale_tilt_share, docs/design.md §2.7 "The tilted sale".
+    # The direction purchase in the kernel space (its default): the consumer's kernel mean embedding minus the seed
+    # rows' (the MMD witness), alone or crossed with the labels.
+    "direction-kernel": lambda p, K: {"purchase": ByDirection(space="kernel")},
+    "direction-kernel-labels": lambda p, K: {"purchase": lambda levels: ByDirection(space="kernel", levels=levels)},
     "labels-tilt0.3": lambda p, K: {"purchase": "labels", "sale_tilt_share": 0.3},
     "labels-tilt0.5": lambda p, K: {"purchase": "labels", "sale_tilt_share": 0.5},
     # The nominees purchase with a sharper owners' tilt than temperature_for's (docs/experiments/nominations-temperature).
@@ -143,7 +157,7 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
 STRATA_KINDS: dict[str, str] = {
     "strata": "group",
     "strata-labels": "labels",
-    **{name: "labels" for name in VARIANTS if name.startswith("direction-labels")},
+    **{name: "labels" for name in VARIANTS if name.startswith(("direction-labels", "direction-kernel-labels"))},
 }
 #: Each bed's public label universe (the ByLabel purchase's label_set): the digit classes, the synthetic bed's two classes, or the
 #: parity of the digit on the "subgroup" beds.

@@ -356,11 +356,13 @@ def row_cells(
     direction: np.ndarray | None,
     centre: np.ndarray | None,
     edges: np.ndarray | None,
+    direction_map: RFFHasher | None = None,
 ) -> np.ndarray:
     """Each row's cell (int64 in ``[0, cell_count)``, -1 for none): its label's position in ``cross_labels`` (when
     given), then its stratum's position in the product of ``levels`` (when given), then the bin of its score
-    ``(x - centre) . direction`` among ``edges`` (``len(edges) + 1`` bins, when a direction is given), in
-    mixed radix, the first most significant. A row with a label or stratum outside the declared sets is in no cell.
+    ``(f(x) - centre) . direction`` among ``edges`` (``len(edges) + 1`` bins, when a direction is given), in
+    mixed radix, the first most significant; ``f`` is ``direction_map``'s random features (the kernel's witness
+    space) when given, else the row itself. A row with a label or stratum outside the declared sets is in no cell.
     A public function of the row: replacing one row moves at most one count from one cell to another."""
     n = int(np.shape(data)[0])
     out = np.zeros(n, dtype=np.int64)
@@ -380,27 +382,34 @@ def row_cells(
     if direction is not None and len(direction):
         assert centre is not None and edges is not None
         d = np.asarray(direction, dtype=np.float64)
-        if d.shape != (np.shape(data)[1],) or np.shape(centre) != d.shape:
+        width = int(np.shape(data)[1]) if direction_map is None else int(direction_map.dim)
+        if d.shape != (width,) or np.shape(centre) != d.shape:
+            space = "features" if direction_map is None else "random features"
             raise ProtocolError(
-                f"a direction and centre of {np.shape(data)[1]} features are needed, got {d.shape}, {np.shape(centre)}"
+                f"a direction and centre of {width} {space} are needed, got {d.shape}, {np.shape(centre)}"
             )
         e = np.asarray(edges, dtype=np.float64)
         if e.ndim != 1 or not np.isfinite(e).all() or np.any(np.diff(e) < 0):
             raise ProtocolError("the bins' edges must be a finite, non-decreasing 1-D array")
-        score = _scores(data, np.asarray(centre, dtype=np.float64), d)
+        score = _scores(data, np.asarray(centre, dtype=np.float64), d, direction_map)
         out = out * (len(e) + 1) + np.searchsorted(e, score, side="right")
     out[outside] = -1
     return out
 
 
-def _scores(data: np.ndarray, centre: np.ndarray, direction: np.ndarray) -> np.ndarray:
-    """``(x - centre) . direction`` for every row, in blocks (no centred copy of the rows)."""
+def _scores(
+    data: np.ndarray, centre: np.ndarray, direction: np.ndarray, direction_map: RFFHasher | None = None
+) -> np.ndarray:
+    """``(f(x) - centre) . direction`` for every row, in blocks (no centred copy of the rows, nor of all their random
+    features); ``f`` is ``direction_map``'s transform, or the identity."""
     n = int(np.shape(data)[0])
     out = np.empty(n)
-    step = 1 << 16
+    step = 1 << 16 if direction_map is None else max(1, (1 << 24) // max(int(direction_map.dim), 1))
     shift = float(centre @ direction)
     for start in range(0, n, step):
-        out[start : start + step] = np.asarray(data[start : start + step], dtype=np.float64) @ direction - shift
+        block = data[start : start + step]
+        rows = direction_map.transform(block) if direction_map is not None else block
+        out[start : start + step] = np.asarray(rows, dtype=np.float64) @ direction - shift
     return out
 
 

@@ -4,6 +4,7 @@ mechanisms' calibrations and composed by the accountant."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -15,15 +16,21 @@ from hypothesis.extra.numpy import arrays
 
 import dpsumm
 from dpsumm import accounting
+from dpsumm.hashing import RFFHasher
 from dpsumm.methods import ByDirection
+from dpsumm.metrics import SummaryFitWarning
 from dpsumm.parties import ConsumerParty, count_release_event
+from dpsumm.preprocessing import median_gamma
 from dpsumm.privacy import Csprng
 from dpsumm.protocols.nominations.by_direction import (
+    KERNEL_DIM,
     DirectionRelease,
     DirectionRequest,
     bin_edges,
     clipped_mean,
+    direction_hash_seed,
     direction_sensitivity,
+    kernel_gamma,
     public_geometry,
 )
 
@@ -85,6 +92,60 @@ def test_the_consumer_releases_its_clipped_mean_with_the_calibrated_noise() -> N
         ConsumerParty(V, Csprng(3)).handle(DirectionRequest(centre=centre, clip=-1.0, epsilon=0.5, delta=1e-6))
 
 
+def test_in_the_kernel_space_the_consumer_releases_its_random_features_clipped_mean() -> None:
+    """The kernel space: the consumer maps its rows by the public random features of the request (the median
+    heuristic over the seed rows, a seed derived from the run's), then releases their clipped, centred mean."""
+    _, V, seed_rows = _data()
+    gamma = kernel_gamma(seed_rows)
+    assert gamma == median_gamma(seed_rows)
+    h = RFFHasher(4, dim=KERNEL_DIM, gamma=gamma, seed=direction_hash_seed(0))
+    seed_features = np.asarray(h.transform(seed_rows), dtype=np.float64)
+    centre, clip = public_geometry(seed_features)
+    req = DirectionRequest(
+        centre=centre,
+        clip=clip,
+        epsilon=0.5,
+        delta=1e-6,
+        direction_dim=KERNEL_DIM,
+        direction_gamma=gamma,
+        direction_seed=direction_hash_seed(0),
+    )
+    reply = ConsumerParty(V, Csprng(3)).handle(req)
+    assert isinstance(reply, DirectionRelease) and reply.noisy_mean.shape == (KERNEL_DIM,)
+    cal = accounting.calibrate_gaussian(0.5, 1e-6, sensitivity=2 * clip / len(V), dim=KERNEL_DIM)
+    assert math.isclose(reply.sigma, cal.sigma)
+    exact = clipped_mean(np.asarray(h.transform(V), dtype=np.float64), centre, clip)
+    noise = reply.noisy_mean - exact
+    assert np.abs(noise).max() <= 12 * cal.sigma + cal.granularity and np.abs(noise).max() > 0
+    # the consumer's rows lie along the released witness: its rows score above the seed rows on the mean
+    w = reply.noisy_mean / np.linalg.norm(reply.noisy_mean)
+    v_scores = (np.asarray(h.transform(V), dtype=np.float64) - centre) @ w
+    assert v_scores.mean() > ((seed_features - centre) @ w).mean()
+    for bad in ({"direction_dim": -1}, {"direction_gamma": 0.0}, {"direction_dim": "many"}):
+        with pytest.raises(dpsumm.ProtocolError, match="random features"):
+            ConsumerParty(V, Csprng(3)).handle(dataclasses.replace(req, **bad))  # type: ignore[arg-type]
+
+
+def test_the_kernel_space_ledger_is_its_two_calibrated_releases_composed() -> None:
+    owners, V, seed_rows = _data()
+    res = dpsumm.summarize(
+        owners, V, 15, dpsumm.Nominations(purchase=ByDirection()), seed_set=seed_rows, random_state=0, progress=False
+    )
+    h = RFFHasher(4, dim=KERNEL_DIM, gamma=kernel_gamma(seed_rows), seed=direction_hash_seed(res.hasher.seed))
+    _, clip = public_geometry(np.asarray(h.transform(seed_rows), dtype=np.float64))
+    gauss = accounting.calibrate_gaussian(0.5, 1e-6, sensitivity=2 * clip / len(V), dim=KERNEL_DIM).event()
+    validation = [e["event"] for e in res.privacy.to_dict()["entries"] if e["party"] == "validation"]
+    assert [v["kind"] for v in validation] == ["GaussianEvent", "LaplaceEvent"]
+    assert math.isclose(validation[0]["noise_multiplier"], gauss.noise_multiplier, rel_tol=1e-12)
+    eps_v = res.privacy.epsilon("validation", 1e-6)
+    assert math.isclose(eps_v, accounting.compose([gauss, count_release_event(0.5)], 1e-6), rel_tol=1e-9)
+    assert eps_v <= 1.0 and res.privacy.epsilon("owners", 1e-6) <= 1.0 and res.accessed.total <= 45
+    # the wanted rows (shifted along the first feature) are over-bought against their share among the owners
+    shifted = np.array([owners[k].data[i, 0] > 1.25 for k, i in zip(res.owner, res.index)])
+    held = np.concatenate([o.data[:, 0] > 1.25 for o in owners])
+    assert shifted.mean() > 2 * held.mean()
+
+
 def test_the_ledger_is_the_two_calibrated_releases_composed() -> None:
     owners, V, seed_rows = _data()
     share = 0.4
@@ -92,7 +153,7 @@ def test_the_ledger_is_the_two_calibrated_releases_composed() -> None:
         owners,
         V,
         15,
-        dpsumm.Nominations(purchase=ByDirection(direction_share=share)),
+        dpsumm.Nominations(purchase=ByDirection(space="features", direction_share=share)),
         seed_set=seed_rows,
         gamma="median",
         random_state=0,
@@ -160,6 +221,7 @@ def test_the_edges_are_public_and_ordered() -> None:
         ({"direction_share": 0.6, "sale_tilt_share": 0.5}, "direction_share"),
         ({"levels": [("a", "a")]}, "levels"),
         ({"reserve": 1.0}, "reserve"),
+        ({"space": "linear"}, "space"),
     ],
 )
 def test_bad_options_are_refused_naming_them(kw: dict[str, object], argument: str) -> None:
@@ -177,5 +239,6 @@ def test_without_public_seed_rows_the_run_warns_naming_seed_set() -> None:
         dpsumm.summarize(owners, V, 10, method, feature_range=(-6.0, 6.0), random_state=0, progress=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
+        warnings.simplefilter("ignore", SummaryFitWarning)  # the fit of a toy run is not what this test checks
         res = dpsumm.summarize(owners, V, 10, method, seed_set=seed_rows, random_state=0, progress=False)
     assert res.points is not None and len(res.points) == 10

@@ -22,14 +22,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from ... import accounting
-from ..._validation import bounded_int, real_number
+from ..._validation import bounded_int, choice_of, real_number
 from ...errors import InvalidParameterError, ProtocolError
+from ...hashing import MAX_GAMMA, RFFHasher
 from ...messages import ConsumerRequest, Message
+from ...parties import direction_map
+from ...preprocessing import median_gamma
 from ...privacy import gaussian_mean_release
 from ...strata import Levels, levels_json, levels_tuple
 from ..base import option
@@ -43,6 +46,10 @@ __all__ = [
     "DirectionRelease",
     "DIRECTION_BINS",
     "DIRECTION_SHARE",
+    "DIRECTION_SPACES",
+    "KERNEL_DIM",
+    "direction_hash_seed",
+    "kernel_gamma",
     "EDGE_SPAN",
     "CLIP_QUANTILE",
     "public_geometry",
@@ -54,11 +61,32 @@ __all__ = [
 DIRECTION_BINS = 12
 #: The default share of the consumer's epsilon_v spent on the direction; its histogram over the cells gets the rest.
 DIRECTION_SHARE = 0.5
+#: Where the direction lies: the kernel's random features (the released direction is the consumer's kernel mean
+#: embedding minus the public seed rows', the MMD witness) or the rows' own features (a linear direction).
+DIRECTION_SPACES = ("kernel", "features")
+#: Random features of the kernel space (gamma by :func:`kernel_gamma`; seeded by :func:`direction_hash_seed`).
+KERNEL_DIM = 256
 #: The bins' edges, in standard deviations of the public seed rows' scores around their mean: below the first edge,
 #: between consecutive ones, above the last (the consumer lies along +w, away from the seed rows' mean).
 EDGE_SPAN = (-2.0, 8.0)
 #: The clipping norm is twice this quantile of the centred public seed rows' norms.
 CLIP_QUANTILE = 0.9
+
+
+def direction_hash_seed(hash_seed: int | str) -> str:
+    """The seed of the kernel space's random features (public, derived from the run's hash seed)."""
+    return f"direction:{hash_seed}"
+
+
+def kernel_gamma(seed_rows: np.ndarray) -> float:
+    """The kernel space's gamma: the median heuristic over the public seed rows (whatever the run's gamma, so that
+    the witness separates the rows the seed rows spread over; capped at the random features' largest gamma)."""
+    try:
+        return min(median_gamma(seed_rows), MAX_GAMMA)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(
+            f"the ByDirection purchase's kernel space needs public seed rows that are not all equal: {exc}", "seed_set"
+        ) from exc
 
 
 def public_geometry(seed_rows: np.ndarray) -> tuple[np.ndarray, float]:
@@ -97,18 +125,26 @@ def bin_edges(seed_rows: np.ndarray, centre: np.ndarray, direction: np.ndarray, 
 
 @dataclass(frozen=True)
 class DirectionRequest(ConsumerRequest):
-    """Ask the consumer for its one release of its clipped, centred mean: ``mean_v clip_C(v - centre)`` plus a
+    """Ask the consumer for its one release of its clipped, centred mean: ``mean_v clip_C(f(v) - centre)`` plus a
     discrete Gaussian that the consumer calibrates itself to ``(epsilon, delta)`` at L2 sensitivity ``2 C / |D_v|``
-    (replace-one in ``D_v``). Its rows are not sent."""
+    (replace-one in ``D_v``); ``f`` is the public random feature map of ``direction_dim``, ``direction_gamma``,
+    ``direction_seed`` (the kernel space), or the identity when ``direction_dim`` is 0. Its rows are not sent."""
 
     kind: ClassVar[str] = "direction_request"
     centre: np.ndarray = field(repr=False)  # (n_features,) float64: the public seed rows' mean
     clip: float
     epsilon: float
     delta: float
+    # The space: 0, the rows' features; else that many random features (dpsumm.parties.direction_map).
+    direction_dim: int = 0
+    direction_gamma: float = 0.0
+    direction_seed: str = ""
 
     def answer(self, consumer: Any) -> DirectionRelease:
         X = np.asarray(consumer.validation, dtype=np.float64)
+        features = direction_map(self, X.shape[1])
+        if features is not None:
+            X = np.asarray(features.transform(X), dtype=np.float64)
         n, d = X.shape
         centre = np.asarray(self.centre, dtype=np.float64)
         if centre.shape != (d,) or not np.isfinite(centre).all():
@@ -186,6 +222,9 @@ class ByDirection(CellPurchase):
     reserve: float = reserve_option(RESERVE_SHARE)
 
     levels: Levels = levels_option()
+    space: Literal["kernel", "features"] = option(
+        "kernel", help="kernel (the consumer's kernel mean embedding, default) or features (a linear direction)"
+    )
     bins: int = option(DIRECTION_BINS, help="cells along the consumer's released direction")
     direction_share: float = option(
         DIRECTION_SHARE, help="the share of the validation budget spent on the released direction"
@@ -195,6 +234,7 @@ class ByDirection(CellPurchase):
         set_ = object.__setattr__
         if self.levels != ():
             set_(self, "levels", levels_tuple(self.levels))
+        set_(self, "space", choice_of(self.space, "space", DIRECTION_SPACES))
         set_(self, "bins", bounded_int(self.bins, "bins", 1, 256))
         share = real_number(self.direction_share, "direction_share")
         if not 0.0 < share < 1.0:
@@ -250,36 +290,49 @@ class ByDirection(CellPurchase):
         seed = agg.seed_rows
         if seed is None:
             raise ProtocolError("the ByDirection purchase needs the run's public seed rows")
+        space: dict[str, Any] = {}
+        width = c.n_features
+        if self.space == "kernel":
+            space = {
+                "direction_dim": KERNEL_DIM,
+                "direction_gamma": kernel_gamma(seed),
+                "direction_seed": direction_hash_seed(c.hash_seed),
+            }
+            features = RFFHasher(
+                c.n_features, dim=KERNEL_DIM, gamma=space["direction_gamma"], seed=space["direction_seed"]
+            )
+            seed = np.asarray(features.transform(seed), dtype=np.float64)
+            width = KERNEL_DIM
         centre, clip = public_geometry(seed)
         epsilon = c.epsilon * self.direction_share
-        req = DirectionRequest(centre=centre, clip=clip, epsilon=epsilon, delta=c.delta)
+        req = DirectionRequest(centre=centre, clip=clip, epsilon=epsilon, delta=c.delta, **space)
         agg.exchanges += 1
         reply = agg.transport.request(agg.consumer, req)
         if not isinstance(reply, DirectionRelease):
             raise ProtocolError(f"consumer sent {type(reply).__name__}, not a direction release")
         noisy = np.asarray(reply.noisy_mean)
-        if noisy.shape != (c.n_features,) or noisy.dtype.kind not in "fiu" or not np.isfinite(noisy).all():
-            raise ProtocolError(
-                f"consumer sent a malformed direction (shape {noisy.shape}, expected ({c.n_features},))"
-            )
+        if noisy.shape != (width,) or noisy.dtype.kind not in "fiu" or not np.isfinite(noisy).all():
+            raise ProtocolError(f"consumer sent a malformed direction (shape {noisy.shape}, expected ({width},))")
         agg.check_validation_size(reply.n_rows)
         cal = accounting.calibrate_gaussian(
-            epsilon, c.delta, sensitivity=direction_sensitivity(clip, agg.validation_rows), dim=c.n_features
+            epsilon, c.delta, sensitivity=direction_sensitivity(clip, agg.validation_rows), dim=width
         )
         if not math.isclose(float(reply.sigma), float(cal.sigma), rel_tol=1e-9):
             raise ProtocolError(f"consumer released with sigma {reply.sigma!r}, the calibration gives {cal.sigma!r}")
+        rows = "D_v's rows' random features (the kernel space)" if space else "D_v's rows"
         agg.record(
             "validation",
             cal.event("D_v's mean clipped to norm C around the seed rows' mean + discrete Gaussian"),
-            "the consumer's direction: mean of D_v's rows centred on the public seed mean and clipped to norm C "
+            f"the consumer's direction: mean of {rows} centred on the public seed rows' mean and clipped to norm C "
             "(replace-one in D_v, L2 sensitivity 2C/|D_v|)",
         )
         norm = float(np.linalg.norm(noisy))
-        w = noisy / norm if norm > 0 else np.eye(c.n_features)[0]
+        w = noisy / norm if norm > 0 else np.eye(width)[0]
         rule: dict[str, Any] = {
             "direction": w.astype(np.float64),
             "centre": centre,
             "edges": bin_edges(seed, centre, w, self.bins),
+            **space,
         }
         if self.levels:
             rule["levels"] = levels_json(self.levels)

@@ -94,6 +94,10 @@ class LabelReleaseRequest(OwnerRequest):
     direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     centre: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     edges: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    # The direction's space: 0, the rows' features; else that many random features (dpsumm.parties.direction_map).
+    direction_dim: int = 0
+    direction_gamma: float = 0.0
+    direction_seed: str = ""
 
     def answer(self, owner: Any) -> LabelRelease:
         if self.n_features != owner.n_features:
@@ -156,6 +160,10 @@ class LabelSaleRequest(OwnerRequest):
     direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     centre: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     edges: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    # The direction's space: 0, the rows' features; else that many random features (dpsumm.parties.direction_map).
+    direction_dim: int = 0
+    direction_gamma: float = 0.0
+    direction_seed: str = ""
 
     def answer(self, owner: Any) -> LabelSale:
         name = owner.name
