@@ -30,6 +30,7 @@ from dpsumm.protocols.nominations.by_direction import (
     clipped_mean,
     direction_hash_seed,
     direction_sensitivity,
+    kept_edges,
     kernel_gamma,
     public_geometry,
 )
@@ -242,3 +243,89 @@ def test_without_public_seed_rows_the_run_warns_naming_seed_set() -> None:
         warnings.simplefilter("ignore", SummaryFitWarning)  # the fit of a toy run is not what this test checks
         res = dpsumm.summarize(owners, V, 10, method, seed_set=seed_rows, random_state=0, progress=False)
     assert res.points is not None and len(res.points) == 10
+
+
+def test_kept_edges_merge_adjacent_bins_evenly() -> None:
+    np.testing.assert_array_equal(kept_edges(11, 12), np.arange(11))
+    np.testing.assert_array_equal(kept_edges(11, 20), np.arange(11))
+    np.testing.assert_array_equal(kept_edges(11, 1), np.zeros(0, dtype=np.int64))
+    np.testing.assert_array_equal(kept_edges(11, 4), [2, 5, 8])  # linspace(0, 10, 5)[1:-1] = 2.5, 5, 7.5, rounded
+    np.testing.assert_array_equal(kept_edges(11, 2), [5])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 20),
+    st.integers(1, 20),
+    arrays(np.float64, 50, elements=st.floats(-5, 12, allow_nan=False)),
+)
+def test_a_row_in_a_merged_bin_is_in_one_of_its_bins(bins: int, want: int, scores: np.ndarray) -> None:
+    """Keying a row by the kept edges puts it in the merged bin its fine bin joins: the owners' released counts per
+    bin sum to their counts per merged bin (the merge is post-processing)."""
+    edges = np.linspace(-2.0, 8.0, bins - 1)
+    keep = kept_edges(len(edges), want)
+    fine = np.searchsorted(edges, scores, side="right")
+    merged = np.searchsorted(edges[keep], scores, side="right")
+    np.testing.assert_array_equal(merged, np.searchsorted(keep, fine, side="left"))
+    assert len(keep) + 1 <= max(want, 1)
+
+
+class _Config:
+    epsilon = 1.0
+
+
+class _Agg:
+    """What merge_keys reads of the aggregator: epsilon_v and |D_v| (public numbers)."""
+
+    config = _Config()
+
+    def __init__(self, validation_rows: int) -> None:
+        self.validation_rows = validation_rows
+
+
+def test_bins_merge_until_the_histograms_noise_is_at_most_the_consumers_rows() -> None:
+    """Three owners of distinct data (three groups, told apart by their mean hashes), each holding every one of 12
+    bins: 36 cells, whose Laplace noise at scale b = 2 / 0.5 = 4 sums to 144. With 1,000 validation rows the bins
+    stand; with 100 the merge keeps the most bins B' whose 3 B' cells fit (3 B' 4 <= 100: 8); with 5, one bin."""
+    purchase = ByDirection()
+    sums = np.zeros((3, 64))
+    sums[np.arange(3), np.arange(3)] = 1000.0  # mean hashes 1.0 apart: three groups
+    counts = np.full((3, 12), 100.0)
+    n_rows = np.full(3, 1000.0)
+    rule = {"edges": np.linspace(-2.0, 8.0, 11), "direction": np.ones(4), "centre": np.zeros(4)}
+    assert purchase.merge_keys(_Agg(1000), counts, sums, n_rows, 1.0, rule) is None  # 36 * 4 <= 1000
+    merge = purchase.merge_keys(_Agg(100), counts, sums, n_rows, 1.0, rule)
+    assert merge is not None
+    bins = len(merge.rule["edges"]) + 1
+    assert 3 * bins * 4 <= 100 < 3 * (bins + 1) * 4  # the most bins that fit (here 8)
+    assert merge.matrix.shape == (12, bins) and (merge.matrix.sum(1) == 1).all()
+    np.testing.assert_array_equal((counts @ merge.matrix).sum(1), counts.sum(1))  # every row counted once
+    assert merge.names[0].startswith("bins 0-") and merge.keys == tuple(range(bins))
+    np.testing.assert_array_equal(merge.rule["direction"], rule["direction"])
+    one = purchase.merge_keys(_Agg(5), counts, sums, n_rows, 1.0, rule)
+    assert one is not None and len(one.rule["edges"]) == 0 and one.names == ("bins 0-11",)
+
+
+def test_many_owners_of_distinct_data_buy_by_merged_bins_within_3p_rows() -> None:
+    """End to end: twelve owners, each of its own distribution, and a consumer of 60 rows: the 12 bins x owner
+    groups are too many cells for its histogram, the run merges bins, and still buys at most 3p rows."""
+    rng = np.random.default_rng(5)
+    owners = [
+        dpsumm.Owner(rng.normal(size=(150, 4)) + 3.0 * np.eye(4)[k % 4] * (k // 4 + 1), name=f"o{k}") for k in range(12)
+    ]
+    V = rng.normal(size=(60, 4)) + 3.0 * np.eye(4)[0]
+    seed_rows = np.concatenate([o.data[:12] for o in owners])
+    res = dpsumm.summarize(
+        owners,
+        V,
+        10,
+        dpsumm.Nominations(purchase=ByDirection()),
+        seed_set=seed_rows,
+        gamma="median",
+        random_state=0,
+        progress=False,
+    )
+    names = {c["label"] for c in res.extra["label_cells"]}
+    assert any(str(n).startswith("bins ") for n in names)  # a merged bin (a bin of its own keeps its name)
+    assert res.accessed.total <= 30 and len(res) == 10
+    assert res.privacy.epsilon("validation", 1e-6) <= 1.0 and res.privacy.epsilon("owners", 1e-6) <= 1.0

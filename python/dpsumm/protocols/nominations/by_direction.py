@@ -31,14 +31,14 @@ from ..._validation import bounded_int, choice_of, real_number
 from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import MAX_GAMMA, RFFHasher
 from ...messages import ConsumerRequest, Message
-from ...parties import direction_map
+from ...parties import count_release_event, direction_map
 from ...preprocessing import median_gamma
 from ...privacy import gaussian_mean_release
 from ...strata import Levels, levels_json, levels_tuple
 from ..base import option
 from .aggregator import Aggregator
-from .by_label import CellPurchase, levels_option, reserve_option
-from .cells import RESERVE_SHARE
+from .by_label import CellPurchase, KeyMerge, levels_option, reserve_option
+from .cells import RESERVE_SHARE, label_cells
 
 __all__ = [
     "ByDirection",
@@ -53,6 +53,7 @@ __all__ = [
     "EDGE_SPAN",
     "CLIP_QUANTILE",
     "public_geometry",
+    "kept_edges",
     "bin_edges",
     "direction_sensitivity",
 ]
@@ -106,6 +107,14 @@ def public_geometry(seed_rows: np.ndarray) -> tuple[np.ndarray, float]:
             "seed_set",
         )
     return centre, clip
+
+
+def kept_edges(n_edges: int, bins: int) -> np.ndarray:
+    """The positions of the edges kept when ``n_edges + 1`` bins merge into at most ``bins`` (evenly spaced, each
+    merged bin a run of adjacent bins): ``bins - 1`` positions, fewer when they coincide."""
+    if bins > n_edges:
+        return np.arange(n_edges)
+    return np.unique(np.round(np.linspace(0, n_edges - 1, bins + 1)[1:-1]).astype(np.int64))
 
 
 def direction_sensitivity(clip: float, n_rows: int) -> float:
@@ -189,22 +198,27 @@ class ByDirection(CellPurchase):
     """Buy rows by cells along the consumer's released direction (crossed with declared strata), from the owners'
     and the consumer's DP counts: no labels or strata needed, ``purchase_factor * size`` raw rows whatever K.
 
-    Experimental (``dpsumm.methods.ByDirection``, ``--purchase direction``): with the data's public rows as
-    ``seed_set`` it is near the exact greedy on some shifts and far off on one repeat in five on others (one linear
-    direction; docs/guide/strata.md), so it is not the default. Without ``seed_set`` the run warns: rows drawn in
-    the box do not set a useful centre.
+    Experimental (``dpsumm.methods.ByDirection``, ``--purchase direction``): crossed with labels that may not carry
+    the consumer's shift it is near the exact greedy on the test beds but K = 100; without labels it is far off
+    where the shift is a mix of shapes that one score cannot sort (docs/guide/strata.md), so it is not the default.
+    Without ``seed_set`` the run warns: rows drawn in the box do not set a useful centre.
 
-    The consumer spends ``direction_share`` of ``epsilon_v`` on its clipped mean in the feature space centred on
-    the public seed rows, and the rest on its histogram over the cells; each owner one release at the owners'
-    ``(epsilon, delta)``. Every party certified (docs/explanation/direction-purchase.md). The run's public seed rows
-    (``seed_set``; 150 rows drawn in ``feature_range`` when none are given) set the centre, the clipping norm and
-    the bins' edges.
+    The consumer spends ``direction_share`` of ``epsilon_v`` on its clipped mean in the direction's space (the
+    kernel's random features, or the rows' features) centred on the public seed rows', and the rest on its histogram
+    over the cells; each owner one release at the owners' ``(epsilon, delta)``. Every party certified
+    (docs/explanation/direction-purchase.md). The run's public seed rows (``seed_set``; 150 rows drawn in
+    ``feature_range`` when none are given) set the centre, the clipping norm, the bins' edges and the kernel space's
+    gamma.
 
     Parameters
     ----------
     levels : sequence of sequences, optional
         Declared levels of public stratum attributes to cross the bins with (``dpsumm.Owner(X, strata=...)``,
         ``validation_strata``); none by default.
+    space : {"kernel", "features"}, default "kernel"
+        Where the direction lies: ``KERNEL_DIM`` random features of the Gaussian kernel at the median heuristic over
+        the seed rows (the released direction is the consumer's kernel mean embedding minus the seed rows', and a
+        row's score is the MMD witness), or the rows' own features (one linear direction).
     bins : int, default 12
         Cells along the direction.
     direction_share : float, default 0.5
@@ -266,15 +280,16 @@ class ByDirection(CellPurchase):
         strata = math.prod(len(a) for a in self.levels) if self.levels else 1
         return tuple(range(strata * self.bins))
 
-    def key_name(self, j: int) -> Any:
+    def key_name(self, j: int, bin_name: str | None = None) -> Any:
         stratum, b = divmod(j, self.bins)
+        bin_name = bin_name or f"bin {b}"
         if not self.levels:
-            return f"bin {b}"
+            return bin_name
         out: list[Any] = []
         for lev in reversed(self.levels):
             stratum, r = divmod(stratum, len(lev))
             out.append(lev[r])
-        return (*reversed(out), f"bin {b}")
+        return (*reversed(out), bin_name)
 
     def histogram_share(self) -> float:
         return 1.0 - self.direction_share - self.sale_tilt_share
@@ -283,6 +298,50 @@ class ByDirection(CellPurchase):
         accounting.calibrate_gaussian(
             eps_v * self.direction_share, delta_v, sensitivity=direction_sensitivity(1.0, validation_rows), dim=1
         )
+
+    def merge_keys(
+        self,
+        agg: Aggregator,
+        counts: np.ndarray,
+        sums: np.ndarray,
+        n_rows: np.ndarray,
+        sigma: float,
+        rule: dict[str, Any],
+    ) -> KeyMerge | None:
+        """Merge adjacent bins until the cells are few enough for the consumer's histogram: the most bins ``B' <=
+        bins`` whose cells (owner group x stratum x merged bin, :func:`~.cells.label_cells` on the merged counts)
+        number ``J`` with ``J b <= |D_v|``, ``b`` the histogram's discrete Laplace scale: the expected noise summed
+        over the cells (``J b``) is then at most the consumer's rows. One bin when none qualifies. Post-processing
+        of the owners' releases and public numbers (docs/explanation/direction-purchase.md)."""
+        edges = np.asarray(rule["edges"], dtype=np.float64)
+        B = len(edges) + 1
+        strata = len(self.key_set()) // B
+        scale = count_release_event(agg.config.epsilon * self.histogram_share()).scale
+        chosen: tuple[np.ndarray, np.ndarray] | None = None
+        for want in range(B, 0, -1):
+            keep = kept_edges(len(edges), want)
+            merged_bin = np.searchsorted(keep, np.arange(B), side="left")  # bin i joins the merged bin of its edges
+            matrix = np.zeros((strata * B, strata * (len(keep) + 1)))
+            for stratum in range(strata):
+                matrix[stratum * B + np.arange(B), stratum * (len(keep) + 1) + merged_bin] = 1.0
+            chosen = (keep, matrix)
+            scaled = (counts @ matrix) / np.sqrt(matrix.sum(0))
+            if len(label_cells(scaled, sums, n_rows, sigma).labels) * scale <= agg.validation_rows:
+                break
+        assert chosen is not None
+        keep, matrix = chosen
+        if len(keep) == len(edges):
+            return None
+        bins = len(keep) + 1
+        bounds = np.concatenate([[0], keep + 1, [B]])  # merged bin m covers the bins bounds[m] .. bounds[m+1] - 1
+        names = []
+        for j in range(strata * bins):
+            stratum, m = divmod(j, bins)
+            first, last = int(bounds[m]), int(bounds[m + 1]) - 1
+            names.append(self.key_name(stratum * B + first, f"bins {first}-{last}" if last > first else None))
+        merged = dict(rule)
+        merged["edges"] = edges[keep]
+        return KeyMerge(matrix=matrix, keys=tuple(range(strata * bins)), names=tuple(names), rule=merged)
 
     def cell_rule(self, agg: Aggregator) -> dict[str, Any]:
         """The consumer's direction release, checked and recorded; the cells' rule from it and the public rows."""

@@ -70,6 +70,18 @@ SALE_TILT_SHARE = 0.0
 SHORTFALL_SIGMAS = 5.0
 
 
+@dataclass(frozen=True)
+class KeyMerge:
+    """Keys merged after the owners' releases (:meth:`CellPurchase.merge_keys`): ``matrix`` (L, L') maps each key
+    to the one merged key it joins (0/1, one 1 per row), ``keys`` and ``names`` are the merged keys, ``rule`` the
+    cell rule that keys the rows by them (the consumer's histogram and the sales use it)."""
+
+    matrix: np.ndarray
+    keys: tuple[Any, ...]
+    names: tuple[Any, ...]
+    rule: dict[str, Any]
+
+
 # -- messages -------------------------------------------------------------------------------------------------
 
 
@@ -321,6 +333,19 @@ class CellPurchase(Purchase):
         quotas_with_reserve`); 0: the thresholded split alone."""
         return float(self.reserve)
 
+    def merge_keys(
+        self,
+        agg: Aggregator,
+        counts: np.ndarray,
+        sums: np.ndarray,
+        n_rows: np.ndarray,
+        sigma: float,
+        rule: dict[str, Any],
+    ) -> KeyMerge | None:
+        """Coarser keys for the consumer's histogram and the sales, chosen from the owners' releases (``counts``
+        per key, ``sums`` of the cells' h1, noise ``sigma``) and public numbers; ``None``: the keys stand."""
+        return None
+
     def cell_rule(self, agg: Aggregator) -> dict[str, Any]:
         """The request fields that tell the parties each row's key (:func:`dpsumm.parties.row_keys`): none for the
         label purchase; a subclass may first have the consumer release what the rule needs."""
@@ -403,12 +428,19 @@ class CellPurchase(Purchase):
         owners = [o for o in agg.owners if o in released and agg.active[o]]
         counts = np.array([released[o][:L] for o in owners]).reshape(len(owners), L)
         nonempty = [k for k, o in enumerate(owners) if agg.n_rows[o] > 0]  # a mean hash needs rows
-        sub = label_cells(
-            counts[nonempty],
-            np.array([released[owners[k]][L:] for k in nonempty]).reshape(len(nonempty), CELL_DIM),
-            np.array([agg.n_rows[owners[k]] for k in nonempty]),
-            sigma,
-        )
+        sums = np.array([released[owners[k]][L:] for k in nonempty]).reshape(len(nonempty), CELL_DIM)
+        n_rows = np.array([agg.n_rows[owners[k]] for k in nonempty])
+        names = [self.key_name(j) for j in range(L)]
+        # Coarser keys, when the purchase merges some (post-processing of the owners' releases and public numbers):
+        # the merged counts are sums of released counts, each merged key's noise sigma * sqrt(keys merged).
+        merge = self.merge_keys(agg, counts[nonempty], sums, n_rows, sigma, rule)
+        key_sigma = np.full(L, sigma)
+        if merge is not None:
+            counts = counts @ merge.matrix
+            key_sigma = sigma * np.sqrt(merge.matrix.sum(0))
+            keys, names, rule = merge.keys, list(merge.names), merge.rule
+            L = len(keys)
+        sub = label_cells(counts[nonempty] * (sigma / key_sigma), sums, n_rows, sigma)
         cells = LabelCells(
             labels=sub.labels,
             owners=tuple(tuple(nonempty[i] for i in own) for own in sub.owners),
@@ -421,7 +453,7 @@ class CellPurchase(Purchase):
                 "there is nothing to buy (the consumer released nothing)"
             )
         t1 = time.perf_counter()
-        histogram, scale = self._consumer_histogram(agg, cells, rule)
+        histogram, scale = self._consumer_histogram(agg, cells, rule, keys)
         agg.timings["target"] = time.perf_counter() - t1
         q = quotas_with_reserve(
             histogram,
@@ -473,8 +505,9 @@ class CellPurchase(Purchase):
         }
         t2 = time.perf_counter()
         released_counts = {o: counts[k] for k, o in enumerate(owners)}
+        sale_sigma = float(key_sigma.max()) if L else sigma  # the largest noise of a key: the shortfall check's bar
         replies = agg.request_owners(
-            msgs, "label-sale", lambda o, r: self._check_sale(agg, r, msgs[o], released_counts[o], sigma)
+            msgs, "label-sale", lambda o, r: self._check_sale(agg, r, msgs[o], released_counts[o], sale_sigma)
         )
         pool = Pool(
             report={
@@ -484,7 +517,7 @@ class CellPurchase(Purchase):
                 "quotas": {o: int(v) for o, v in zip(owners, q.sum(1))},
                 "label_quotas": {o: q[k].astype(np.int64).tolist() for k, o in enumerate(owners)},
                 "label_cells": [
-                    {"label": self.key_name(int(j)), "owners": [owners[k] for k in own]}
+                    {"label": names[int(j)], "owners": [owners[k] for k in own]}
                     for j, own in zip(cells.labels, cells.owners)
                 ],
             }
@@ -543,14 +576,16 @@ class CellPurchase(Purchase):
             out[o] = np.asarray(r.values, dtype=np.float64)
         return out, float(cal.sigma)
 
-    def _consumer_histogram(self, agg: Aggregator, cells: LabelCells, rule: dict[str, Any]) -> tuple[np.ndarray, float]:
+    def _consumer_histogram(
+        self, agg: Aggregator, cells: LabelCells, rule: dict[str, Any], keys: tuple[Any, ...]
+    ) -> tuple[np.ndarray, float]:
         """The consumer's histogram release over ``cells`` (counts + discrete Laplace) and its scale; keeps
         ``D_v``'s rows for the choice."""
         c = agg.config
         J = len(cells.labels)
         epsilon = c.epsilon * self.histogram_share()
         req = LabelHistogramRequest(
-            label_set=np.asarray(self.key_set()),
+            label_set=np.asarray(keys),
             epsilon=epsilon,
             send_rows=True,
             n_features=c.n_features,
