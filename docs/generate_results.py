@@ -77,6 +77,17 @@ TESTBED_FILES = [
         "results-direction-sweep.json",
         "the direction purchase's options swept (bins, the split of ε_v, the reserve, the tilted sale), p = 200",
     ),
+    (
+        "results-direction-kernel-median.json",
+        "the direction purchase in the kernel space and in the features, with and without the labels, on every "
+        "MNIST bed, census-like and K = 100, median γ, p = 200",
+    ),
+    ("results-direction-kernel-fixed.json", "the same at the fixed γ = 0.1"),
+    (
+        "results-direction-kernel-1000-median.json",
+        "the direction purchase in both spaces, census-like and MNIST subgroup, median γ, p = 1,000",
+    ),
+    ("results-direction-kernel-1000-fixed.json", "the same at the fixed γ = 0.1"),
 ]
 
 #: Column order and names of the methods benches/testbeds.py runs.
@@ -93,8 +104,10 @@ METHODS = {
     "quotas": "quotas (removed)",
     "strata": "strata: group × label cells (3p rows)",
     "strata-labels": "`ByStrata`, the labels as the attribute (3p rows)",
-    "direction": "`ByDirection()` (3p rows)",
-    "direction-labels": "`ByDirection`, crossed with the labels (3p rows)",
+    "direction": "`ByDirection(space=\"features\")` (3p rows)",
+    "direction-labels": "`ByDirection(space=\"features\")`, crossed with the labels (3p rows)",
+    "direction-kernel": "`ByDirection()`, kernel space (3p rows)",
+    "direction-kernel-labels": "`ByDirection()`, kernel space, crossed with the labels (3p rows)",
 }
 
 #: (directory under docs/experiments, title, the command that wrote it).
@@ -369,6 +382,10 @@ POPULATION_FILES = [
     "results-k100-strata.json",
     "results-census-strata-fixed.json",
     "results-subgroup-strata-fixed.json",
+    "results-direction-kernel-median.json",
+    "results-direction-kernel-fixed.json",
+    "results-direction-kernel-1000-median.json",
+    "results-direction-kernel-1000-fixed.json",
 ]
 #: The beds whose training labels do not carry the consumer's shift (a group inside the labels carries it).
 LABELS_MISS_SHIFT = ("synthetic-census", "mnist-subgroup", "digits-subgroup")
@@ -377,9 +394,11 @@ POPULATION_METHODS = {
     "labels": ("labels", "`ByLabel`"),
     "strata-labels": ("labels", "`ByStrata`, the labels"),
     "strata": ("strata", "`ByStrata`, group × label"),
-    "direction-labels": ("labels", "`ByDirection`, crossed with the labels"),
+    "direction-labels": ("labels", "`ByDirection(space=\"features\")`, crossed with the labels"),
+    "direction-kernel-labels": ("labels", "`ByDirection()` (kernel space), crossed with the labels"),
     "default": ("nothing", "`Nominees()` (the default)"),
-    "direction": ("nothing", "`ByDirection()`"),
+    "direction": ("nothing", "`ByDirection(space=\"features\")`"),
+    "direction-kernel": ("nothing", "`ByDirection()` (kernel space)"),
     "perfect": ("ceiling", "perfect purchase (3p rows of the wanted population; a ceiling)"),
 }
 
