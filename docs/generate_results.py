@@ -88,6 +88,11 @@ TESTBED_FILES = [
         "the direction purchase in both spaces, census-like and MNIST subgroup, median γ, p = 1,000",
     ),
     ("results-direction-kernel-1000-fixed.json", "the same at the fixed γ = 0.1"),
+    (
+        "results-direction-kernel-k100-1000-median.json",
+        "the direction purchase in both spaces on the synthetic K = 100 bed, median γ, p = 1,000",
+    ),
+    ("results-direction-kernel-k100-1000-fixed.json", "the same at the fixed γ = 0.1"),
 ]
 
 #: Column order and names of the methods benches/testbeds.py runs.
@@ -370,8 +375,15 @@ def experiments_page() -> str:
     return "\n".join(out)
 
 
-#: The population-view results files of issue 41's targets page, in order (a run in two files: the first file's).
+#: The population-view results files of issue 41's targets page, in order (a run in two files: the first file's; the
+#: direction purchase's newest runs first, at the bins merging that older files predate).
 POPULATION_FILES = [
+    "results-direction-kernel-median.json",
+    "results-direction-kernel-fixed.json",
+    "results-direction-kernel-1000-median.json",
+    "results-direction-kernel-1000-fixed.json",
+    "results-direction-kernel-k100-1000-median.json",
+    "results-direction-kernel-k100-1000-fixed.json",
     "results-population-5.json",
     "results-population-fixed-5.json",
     "results-digits-population-5.json",
@@ -382,10 +394,6 @@ POPULATION_FILES = [
     "results-k100-strata.json",
     "results-census-strata-fixed.json",
     "results-subgroup-strata-fixed.json",
-    "results-direction-kernel-median.json",
-    "results-direction-kernel-fixed.json",
-    "results-direction-kernel-1000-median.json",
-    "results-direction-kernel-1000-fixed.json",
 ]
 #: The beds whose training labels do not carry the consumer's shift (a group inside the labels carries it).
 LABELS_MISS_SHIFT = ("synthetic-census", "mnist-subgroup", "digits-subgroup")
