@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import _core, accounting
-from .errors import DpsummError, InvalidParameterError, ProtocolError
+from .errors import InvalidParameterError, ProtocolError
 from .h2 import H2
 from .hashing import RFFHasher, hash_digests
 from .kernels import BidIndex, nominate
@@ -42,7 +42,7 @@ from .messages import (
     request_key,
 )
 from .privacy import Csprng
-from .strata import cell_counts, label_index, label_slots, row_cells
+from .strata import cell_counts, direction_space, label_index, label_slots, row_cells
 
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
@@ -126,26 +126,8 @@ def row_keys(
         direction=direction if direction.size else None,
         centre=np.asarray(getattr(request, "centre", np.zeros(0))),
         edges=np.asarray(getattr(request, "edges", np.zeros(0))),
-        direction_map=direction_map(request, data.shape[1]) if direction.size else None,
+        direction_map=direction_space(request, data.shape[1]) if direction.size else None,
     )
-
-
-def direction_map(request: Message, n_features: int) -> RFFHasher | None:
-    """The random features a cell rule's direction lies in (``direction_dim`` of them at ``direction_gamma``, seeded
-    ``direction_seed``: the kernel's witness space), or ``None`` when ``direction_dim`` is 0 (the rows' own
-    features). Public numbers of the request only."""
-    dim = getattr(request, "direction_dim", 0)
-    if isinstance(dim, (int, np.integer)) and not isinstance(dim, bool) and dim == 0:
-        return None
-    try:
-        return RFFHasher(
-            n_features,
-            dim=dim,
-            gamma=getattr(request, "direction_gamma", 0.0),
-            seed=str(getattr(request, "direction_seed", "")),
-        )
-    except DpsummError as exc:
-        raise ProtocolError(f"a direction's random features are malformed: {exc}") from exc
 
 
 def _check_row_strata(strata: list[np.ndarray] | None, n_rows: int, name: str) -> None:

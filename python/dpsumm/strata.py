@@ -39,6 +39,7 @@ __all__ = [
     "label_index",
     "stratum_index",
     "row_cells",
+    "direction_space",
     "cell_count",
     "load_strata",
     "cell_counts",
@@ -395,6 +396,24 @@ def row_cells(
         out = out * (len(e) + 1) + np.searchsorted(e, score, side="right")
     out[outside] = -1
     return out
+
+
+def direction_space(request: object, n_features: int) -> RFFHasher | None:
+    """The random features a cell rule's direction lies in (``direction_dim`` of them at ``direction_gamma``, seeded
+    ``direction_seed``: the kernel's witness space), or ``None`` when ``direction_dim`` is 0 (the rows' own
+    features). Public numbers of the request only."""
+    dim = getattr(request, "direction_dim", 0)
+    if isinstance(dim, (int, np.integer)) and not isinstance(dim, bool) and dim == 0:
+        return None
+    try:
+        return RFFHasher(
+            n_features,
+            dim=dim,
+            gamma=getattr(request, "direction_gamma", 0.0),
+            seed=str(getattr(request, "direction_seed", "")),
+        )
+    except DpsummError as exc:
+        raise ProtocolError(f"a direction's random features are malformed: {exc}") from exc
 
 
 def _scores(

@@ -31,10 +31,10 @@ from ..._validation import bounded_int, choice_of, real_number
 from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import MAX_GAMMA, RFFHasher
 from ...messages import ConsumerRequest, Message
-from ...parties import count_release_event, direction_map
+from ...parties import count_release_event
 from ...preprocessing import median_gamma
 from ...privacy import gaussian_mean_release
-from ...strata import Levels, levels_json, levels_tuple
+from ...strata import Levels, direction_space, levels_json, levels_tuple
 from ..base import option
 from .aggregator import Aggregator
 from .by_label import CellPurchase, KeyMerge, levels_option, reserve_option
@@ -144,14 +144,14 @@ class DirectionRequest(ConsumerRequest):
     clip: float
     epsilon: float
     delta: float
-    # The space: 0, the rows' features; else that many random features (dpsumm.parties.direction_map).
+    # The space: 0, the rows' features; else that many random features (dpsumm.strata.direction_space).
     direction_dim: int = 0
     direction_gamma: float = 0.0
     direction_seed: str = ""
 
     def answer(self, consumer: Any) -> DirectionRelease:
         X = np.asarray(consumer.validation, dtype=np.float64)
-        features = direction_map(self, X.shape[1])
+        features = direction_space(self, X.shape[1])
         if features is not None:
             X = np.asarray(features.transform(X), dtype=np.float64)
         n, d = X.shape

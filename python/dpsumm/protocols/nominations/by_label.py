@@ -106,7 +106,7 @@ class LabelReleaseRequest(OwnerRequest):
     direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     centre: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     edges: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    # The direction's space: 0, the rows' features; else that many random features (dpsumm.parties.direction_map).
+    # The direction's space: 0, the rows' features; else that many random features (dpsumm.strata.direction_space).
     direction_dim: int = 0
     direction_gamma: float = 0.0
     direction_seed: str = ""
@@ -172,7 +172,7 @@ class LabelSaleRequest(OwnerRequest):
     direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     centre: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     edges: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    # The direction's space: 0, the rows' features; else that many random features (dpsumm.parties.direction_map).
+    # The direction's space: 0, the rows' features; else that many random features (dpsumm.strata.direction_space).
     direction_dim: int = 0
     direction_gamma: float = 0.0
     direction_seed: str = ""
