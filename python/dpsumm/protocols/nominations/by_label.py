@@ -434,13 +434,14 @@ class CellPurchase(Purchase):
         # Coarser keys, when the purchase merges some (post-processing of the owners' releases and public numbers):
         # the merged counts are sums of released counts, each merged key's noise sigma * sqrt(keys merged).
         merge = self.merge_keys(agg, counts[nonempty], sums, n_rows, sigma, rule)
-        key_sigma = np.full(L, sigma)
+        widths = np.ones(L)  # keys merged into each key
         if merge is not None:
             counts = counts @ merge.matrix
-            key_sigma = sigma * np.sqrt(merge.matrix.sum(0))
+            widths = merge.matrix.sum(0)
             keys, names, rule = merge.keys, list(merge.names), merge.rule
             L = len(keys)
-        sub = label_cells(counts[nonempty] * (sigma / key_sigma), sums, n_rows, sigma)
+        # label_cells reads counts against one noise sigma: a merged key's count is compared at its own, sigma sqrt(m)
+        sub = label_cells(counts[nonempty] / np.sqrt(widths), sums, n_rows, sigma)
         cells = LabelCells(
             labels=sub.labels,
             owners=tuple(tuple(nonempty[i] for i in own) for own in sub.owners),
@@ -505,7 +506,7 @@ class CellPurchase(Purchase):
         }
         t2 = time.perf_counter()
         released_counts = {o: counts[k] for k, o in enumerate(owners)}
-        sale_sigma = float(key_sigma.max()) if L else sigma  # the largest noise of a key: the shortfall check's bar
+        sale_sigma = sigma * math.sqrt(float(widths.max())) if L else sigma  # a key's largest noise: the check's bar
         replies = agg.request_owners(
             msgs, "label-sale", lambda o, r: self._check_sale(agg, r, msgs[o], released_counts[o], sale_sigma)
         )
