@@ -13,7 +13,8 @@ thread. In the same process, on the same synthetic rows (``bench_scale.make_data
   ``--min-run-s`` seconds (default 3) have gone, at least once, and its fastest repeat is reported (a 0.6 s
   run varies by a fifth from one repeat to the next on this machine; the floor is best of ``--reps`` too);
 * (``--runs ... labels``) the same for ``purchase=dpsumm.ByLabel(label_set=range(20))``, each row's cluster (one
-  of 20) as its label and the consumer's rows' clusters as the validation labels;
+  of 20) as its label and the consumer's rows' clusters as the validation labels; (``direction``) for
+  ``purchase=ByDirection()`` (the kernel space), 150 of the rows standing in for the public seed rows;
 * the same for the run ``before`` the parsimonious purchase: ``method=dpsumm.Nominations(purchase=dpsumm.Nominees())``
   (the previous default), on the same rows in the same process, reported as its own row. When the default
   *is* that configuration, the run is made once and reported as ``default`` with ``same_as_before``;
@@ -132,6 +133,9 @@ def child(a: argparse.Namespace) -> dict:
 
     load_before = os.getloadavg()
     datas, V, owner_labels, v_labels = make_data(a.rows, a.owners, a.features, labels=True)  # labels: "labels" run
+    seed_rows = np.concatenate([d[: -(-150 // len(datas))] for d in datas])[:150]  # the "direction" run's public rows
+    from dpsumm.methods import ByDirection
+
     raw_gb = sum(d.nbytes for d in datas) / 1e9
     # Warm-up: imports, dp-accounting's start-up, the rayon pool, on a small slice of the same data.
     dpsumm.summarize([d[:3000] for d in datas[:4]], V, 100, progress=False)
@@ -164,9 +168,11 @@ def child(a: argparse.Namespace) -> dict:
         if name == "before" and same and "default" in a.runs:
             continue  # the default is the previous default: one run, reported as "default"
         # None: summarize's default, whatever it is; "labels": the label purchase over the rows' 20 clusters.
-        method = {"before": before, "labels": dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=range(20)))}.get(
-            name
-        )
+        method = {
+            "before": before,
+            "labels": dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=range(20))),
+            "direction": dpsumm.Nominations(purchase=ByDirection()),
+        }.get(name)
 
         def measure() -> tuple[dict, tuple]:
             gc.collect()
@@ -184,6 +190,8 @@ def child(a: argparse.Namespace) -> dict:
                     validation_labels=v_labels,
                     progress=False,
                 )
+            elif name == "direction":  # public seed rows: a stand-in sample of the same clusters (for timing only)
+                res = dpsumm.summarize(datas, V, a.size, method=method, seed_set=seed_rows, progress=False)
             else:
                 res = (
                     dpsumm.summarize(datas, V, a.size, progress=False)
@@ -407,7 +415,7 @@ def main() -> None:
     ap.add_argument(
         "--runs",
         nargs="+",
-        choices=["before", "default", "labels"],
+        choices=["before", "default", "labels", "direction"],
         default=["before", "default"],
         help='runs per point: "default" (dpsumm.summarize defaults), "before" (purchase=Nominees(), '
         'the previous default; one run when the default is the same) and, on request, "labels" '

@@ -318,7 +318,7 @@ class LabelHistogramRequest(Message):
     cell_labels: np.ndarray = field(repr=False)  # (J,) int64: each cell's position in label_set
     centres: np.ndarray = field(repr=False)  # (J, dim) float64
     bias: np.ndarray = field(repr=False)  # (J,) float64
-    # The cell rule (dpsumm.parties.row_keys; all empty: the rows' keys are their labels, in label_set): the
+    # The cell rule (dpsumm.strata.row_keys; all empty: the rows' keys are their labels, in label_set): the
     # declared strata levels as JSON, a crossed label set, a direction with its centre and its bins' edges.
     levels: str = ""
     cross_labels: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)

@@ -42,7 +42,7 @@ from .messages import (
     request_key,
 )
 from .privacy import Csprng
-from .strata import cell_counts, direction_space, label_index, label_slots, row_cells
+from .strata import cell_counts, label_index, label_slots, row_keys
 
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
@@ -101,33 +101,6 @@ def _check_row_labels(labels: np.ndarray | None, n_rows: int, name: str) -> None
         raise InvalidParameterError(
             f"`{name}` must hold one label per row, shape ({n_rows},), got {np.shape(labels)}", name
         )
-
-
-def row_keys(
-    data: np.ndarray, labels: np.ndarray | None, strata: list[np.ndarray] | None, request: Message
-) -> np.ndarray | None:
-    """What a party counts and sells its rows by for a request of a cell purchase: its labels, when the request
-    carries no cell rule (the label purchase: ``label_set`` is the labels); else each row's cell
-    (:func:`dpsumm.strata.row_cells` of the request's ``levels``, ``cross_labels``, ``direction``, ``centre`` and
-    ``edges``), and ``label_set`` is ``0 .. J - 1``."""
-    text = str(getattr(request, "levels", ""))
-    cross = np.asarray(getattr(request, "cross_labels", np.zeros(0)))
-    direction = np.asarray(getattr(request, "direction", np.zeros(0)))
-    if not text and not cross.size and not direction.size:
-        return labels
-    from .strata import levels_from_json
-
-    return row_cells(
-        data,
-        labels,
-        strata,
-        levels=levels_from_json(text) if text else None,
-        cross_labels=cross if cross.size else None,
-        direction=direction if direction.size else None,
-        centre=np.asarray(getattr(request, "centre", np.zeros(0))),
-        edges=np.asarray(getattr(request, "edges", np.zeros(0))),
-        direction_map=direction_space(request, data.shape[1]) if direction.size else None,
-    )
 
 
 def _check_row_strata(strata: list[np.ndarray] | None, n_rows: int, name: str) -> None:
@@ -388,6 +361,7 @@ class OwnerParty:
         self._nominated: set[int] = set()
         self._sold: set[int] = set()
         self._releases: dict[str, tuple[str, Message]] = {}
+        self._scores: dict[bytes, np.ndarray] = {}  # its rows' scores along a released direction (row_cells)
 
     # -- what a purchase's handler reads -------------------------------------------------------------------
 
@@ -413,6 +387,11 @@ class OwnerParty:
     @property
     def n_features(self) -> int:
         return int(self._data.shape[1])
+
+    def keys(self, request: Message) -> np.ndarray | None:
+        """Its rows' keys for a cell purchase's request (:func:`row_keys`); the scores along a released direction
+        are computed once and kept for the run's later requests."""
+        return row_keys(self._data, self._labels, self._strata, request, self._scores)
 
     def hash_sum(self, hasher: RFFHasher) -> np.ndarray:
         """``sum h1(x)`` over the owner's rows (float64; Rust, streaming)."""

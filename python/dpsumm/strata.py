@@ -39,6 +39,7 @@ __all__ = [
     "label_index",
     "stratum_index",
     "row_cells",
+    "row_keys",
     "direction_space",
     "cell_count",
     "load_strata",
@@ -358,13 +359,16 @@ def row_cells(
     centre: np.ndarray | None,
     edges: np.ndarray | None,
     direction_map: RFFHasher | None = None,
+    score_cache: dict[bytes, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Each row's cell (int64 in ``[0, cell_count)``, -1 for none): its label's position in ``cross_labels`` (when
     given), then its stratum's position in the product of ``levels`` (when given), then the bin of its score
     ``(f(x) - centre) . direction`` among ``edges`` (``len(edges) + 1`` bins, when a direction is given), in
     mixed radix, the first most significant; ``f`` is ``direction_map``'s random features (the kernel's witness
     space) when given, else the row itself. A row with a label or stratum outside the declared sets is in no cell.
-    A public function of the row: replacing one row moves at most one count from one cell to another."""
+    A public function of the row: replacing one row moves at most one count from one cell to another. With a
+    ``score_cache`` (a party's own dict, kept between its messages of a run) the scores along one direction are
+    computed once: the owner's release and its sale key its rows alike without scoring them twice."""
     n = int(np.shape(data)[0])
     out = np.zeros(n, dtype=np.int64)
     outside = np.zeros(n, dtype=bool)
@@ -392,10 +396,47 @@ def row_cells(
         e = np.asarray(edges, dtype=np.float64)
         if e.ndim != 1 or not np.isfinite(e).all() or np.any(np.diff(e) < 0):
             raise ProtocolError("the bins' edges must be a finite, non-decreasing 1-D array")
-        score = _scores(data, np.asarray(centre, dtype=np.float64), d, direction_map)
+        c = np.asarray(centre, dtype=np.float64)
+        key = d.tobytes() + c.tobytes() + repr(None if direction_map is None else direction_map.get_params()).encode()
+        score = None if score_cache is None else score_cache.get(key)
+        if score is None or len(score) != n:
+            score = _scores(data, c, d, direction_map)
+            if score_cache is not None:  # one direction a run: keep the latest only
+                score_cache.clear()
+                score_cache[key] = score
         out = out * (len(e) + 1) + np.searchsorted(e, score, side="right")
     out[outside] = -1
     return out
+
+
+def row_keys(
+    data: np.ndarray,
+    labels: np.ndarray | None,
+    strata: list[np.ndarray] | None,
+    request: Any,
+    score_cache: dict[bytes, np.ndarray] | None = None,
+) -> np.ndarray | None:
+    """What a party counts and sells its rows by for a request of a cell purchase: its labels, when the request
+    carries no cell rule (the label purchase: ``label_set`` is the labels); else each row's cell
+    (:func:`dpsumm.strata.row_cells` of the request's ``levels``, ``cross_labels``, ``direction``, ``centre`` and
+    ``edges``), and ``label_set`` is ``0 .. J - 1``."""
+    text = str(getattr(request, "levels", ""))
+    cross = np.asarray(getattr(request, "cross_labels", np.zeros(0)))
+    direction = np.asarray(getattr(request, "direction", np.zeros(0)))
+    if not text and not cross.size and not direction.size:
+        return labels
+    return row_cells(
+        data,
+        labels,
+        strata,
+        levels=levels_from_json(text) if text else None,
+        cross_labels=cross if cross.size else None,
+        direction=direction if direction.size else None,
+        centre=np.asarray(getattr(request, "centre", np.zeros(0))),
+        edges=np.asarray(getattr(request, "edges", np.zeros(0))),
+        direction_map=direction_space(request, data.shape[1]) if direction.size else None,
+        score_cache=score_cache,
+    )
 
 
 def direction_space(request: object, n_features: int) -> RFFHasher | None:

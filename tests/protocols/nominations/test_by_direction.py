@@ -329,3 +329,25 @@ def test_many_owners_of_distinct_data_buy_by_merged_bins_within_3p_rows() -> Non
     assert any(str(n).startswith("bins ") for n in names)  # a merged bin (a bin of its own keeps its name)
     assert res.accessed.total <= 30 and len(res) == 10
     assert res.privacy.epsilon("validation", 1e-6) <= 1.0 and res.privacy.epsilon("owners", 1e-6) <= 1.0
+
+
+def test_each_party_scores_its_rows_along_the_direction_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An owner's release and its sale key its rows by the same released direction: the scores are computed once
+    per party (the four owners and the consumer), not once per request, and the run is the same as without."""
+    from dpsumm import strata
+
+    owners, V, seed_rows = _data()
+    method = dpsumm.Nominations(purchase=ByDirection())
+    before = dpsumm.summarize(owners, V, 15, method, seed_set=seed_rows, random_state=0, progress=False)
+    calls: list[int] = []
+    scores = strata._scores
+
+    def counted(data: np.ndarray, *args: object) -> np.ndarray:
+        calls.append(len(data))
+        return scores(data, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(strata, "_scores", counted)
+    after = dpsumm.summarize(owners, V, 15, method, seed_set=seed_rows, random_state=0, progress=False)
+    assert sorted(calls) == sorted([len(V)] + [o.data.shape[0] for o in owners])
+    np.testing.assert_array_equal(after.index, before.index)
+    np.testing.assert_array_equal(after.owner, before.owner)

@@ -40,7 +40,6 @@ from ...parties import (
     label_rows,
     mean_release_sensitivity,
     owner_release_calibration,
-    row_keys,
 )
 from ...privacy import gaussian_mean_release
 from ...strata import public_value_set
@@ -100,7 +99,7 @@ class LabelReleaseRequest(OwnerRequest):
     epsilon: float
     delta: float
     label_set: np.ndarray = field(repr=False)
-    # The cell rule (dpsumm.parties.row_keys; all empty: the rows' keys are their labels, in label_set).
+    # The cell rule (dpsumm.strata.row_keys; all empty: the rows' keys are their labels, in label_set).
     levels: str = ""
     cross_labels: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
@@ -121,7 +120,7 @@ class LabelReleaseRequest(OwnerRequest):
 
         def release(stream: Any) -> LabelRelease:
             hasher = RFFHasher(self.n_features, dim=self.dim, gamma=self.gamma, seed=self.hash_seed)
-            keys = row_keys(owner.data, owner.labels, owner.strata, self)
+            keys = owner.keys(self)
             exact = np.concatenate([label_counts(keys, np.asarray(self.label_set)), owner.hash_sum(hasher)])
             cal, _ = owner_release_calibration(len(exact), self.epsilon, self.delta)
             noisy = gaussian_mean_release(exact, cal, stream)
@@ -166,7 +165,7 @@ class LabelSaleRequest(OwnerRequest):
     target: np.ndarray = field(repr=False)  # (dim,) float64 g~, or empty: no tilt
     temperature: float = 1.0
     greedy_sample_factor: float | None = None
-    # The cell rule (dpsumm.parties.row_keys; all empty: the rows' keys are their labels, in label_set).
+    # The cell rule (dpsumm.strata.row_keys; all empty: the rows' keys are their labels, in label_set).
     levels: str = ""
     cross_labels: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
@@ -211,7 +210,7 @@ class LabelSaleRequest(OwnerRequest):
                 f"owner {name!r}: a tilted label sale needs a temperature > 0, got {self.temperature!r}"
             )
         hasher = RFFHasher(self.n_features, dim=self.dim, gamma=self.gamma, seed=self.hash_seed)
-        keys = row_keys(owner.data, owner.labels, owner.strata, self)
+        keys = owner.keys(self)
         tokens, hashes = label_rows(
             owner.data,
             keys,
@@ -347,7 +346,7 @@ class CellPurchase(Purchase):
         return None
 
     def cell_rule(self, agg: Aggregator) -> dict[str, Any]:
-        """The request fields that tell the parties each row's key (:func:`dpsumm.parties.row_keys`): none for the
+        """The request fields that tell the parties each row's key (:func:`dpsumm.strata.row_keys`): none for the
         label purchase; a subclass may first have the consumer release what the rule needs."""
         return {}
 
