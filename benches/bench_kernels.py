@@ -1,4 +1,4 @@
-"""Rust core against the numpy twin, in one run: h1, bids, MMD².
+"""Rust core against the numpy twin, in one run: h1, an owner's scores along a direction, bids, MMD².
 
 Run: ``python -m pytest benches/bench_kernels.py --benchmark-only --benchmark-group-by=group``
 (set DPSUMM_BENCH_SMALL=1 for a quick smoke run at a tenth of the sizes).
@@ -49,6 +49,36 @@ def test_h1_float32_numpy_expression(benchmark, h1_input, impl):
         _pedantic(benchmark, lambda: h.transform(X))
     else:
         _pedantic(benchmark, lambda: scale * np.cos(X @ h.omega_ + h.offset_))
+
+
+@pytest.fixture(scope="module")
+def scores_input():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((1_000_000 // SCALE, 64)).astype(np.float32)
+    h = dpsumm.RFFHasher(64, dim=256, gamma=0.02, seed="direction:0")
+    w = rng.normal(size=256)
+    return X, h, w / np.linalg.norm(w), 0.01
+
+
+@pytest.mark.parametrize("impl", ["rust", "numpy"])
+def test_direction_scores(benchmark, scores_input, impl):
+    """An owner's scores along a released direction in 256 random features (the direction purchase's cells):
+    1,000,000 x 64 rows, streamed in Rust against hashing 65,536-row blocks and a float64 product in numpy."""
+    from dpsumm import _core
+    from dpsumm.reference import owner_sketch
+
+    X, h, w, shift = scores_input
+    benchmark.group = "direction scores 1000000x64->256"
+    if impl == "rust":
+        _pedantic(benchmark, lambda: _core.owner_hash_scores(X, h._projection, w, shift))
+    else:
+        step = 1 << 16
+        _pedantic(
+            benchmark,
+            lambda: np.concatenate(
+                [owner_sketch.hash_scores(h.transform(X[i : i + step]), w, shift) for i in range(0, len(X), step)]
+            ),
+        )
 
 
 @pytest.fixture(scope="module")

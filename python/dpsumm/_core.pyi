@@ -78,6 +78,12 @@ def nominate(
 def owner_hash_sum(
     x: npt.NDArray[np.float32] | npt.NDArray[np.float64], projection: RffProjection
 ) -> npt.NDArray[np.float64]: ...
+def owner_hash_scores(
+    x: npt.NDArray[np.float32] | npt.NDArray[np.float64],
+    projection: RffProjection,
+    direction: npt.NDArray[np.float64],
+    shift: float,
+) -> npt.NDArray[np.float64]: ...
 def kernel_greedy(
     x: npt.NDArray[np.float32], kv: npt.NDArray[np.float64], ks: npt.NDArray[np.float64], q0: int, k: int, gamma: float
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import _core
 from ._validation import as_array
 from .errors import DataFileError, DpsummError, InvalidParameterError, ProtocolError
 from .hashing import RFFHasher
@@ -460,16 +461,22 @@ def direction_space(request: object, n_features: int) -> RFFHasher | None:
 def _scores(
     data: np.ndarray, centre: np.ndarray, direction: np.ndarray, direction_map: RFFHasher | None = None
 ) -> np.ndarray:
-    """``(f(x) - centre) . direction`` for every row, in blocks (no centred copy of the rows, nor of all their random
-    features); ``f`` is ``direction_map``'s transform, or the identity."""
+    """``(f(x) - centre) . direction`` for every row, as ``f(x) . direction - centre . direction`` (no centred copy of
+    the rows, nor of all their random features): ``f`` is ``direction_map``'s transform, each row hashed and dotted in
+    one streaming Rust pass (``_core.owner_hash_scores``), or the identity (numpy, in blocks)."""
     n = int(np.shape(data)[0])
-    out = np.empty(n)
-    step = 1 << 16 if direction_map is None else max(1, (1 << 24) // max(int(direction_map.dim), 1))
     shift = float(centre @ direction)
+    if direction_map is not None:  # one streaming pass in Rust: each row hashed and dotted, never an n x d matrix
+        rows = (
+            data if isinstance(data, np.ndarray) and data.dtype in (np.float32, np.float64) else np.asarray(data, float)
+        )
+        w = np.ascontiguousarray(direction, dtype=np.float64)
+        scores: np.ndarray = _core.owner_hash_scores(rows, direction_map._projection, w, shift)
+        return scores
+    out = np.empty(n)
+    step = 1 << 16
     for start in range(0, n, step):
-        block = data[start : start + step]
-        rows = direction_map.transform(block) if direction_map is not None else block
-        out[start : start + step] = np.asarray(rows, dtype=np.float64) @ direction - shift
+        out[start : start + step] = np.asarray(data[start : start + step], dtype=np.float64) @ direction - shift
     return out
 
 

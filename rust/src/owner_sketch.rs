@@ -6,7 +6,9 @@
 //! worker, reduced, and the block results are merged sequentially in block order (blocks run in parallel in groups
 //! of [`GROUP_BLOCKS`], a constant), so the output is bit-identical for any thread count.
 //!
-//! * [`hash_sum`]: `Σ_x h1(x)` in f64 (before noise).
+//! * [`hash_sum`]: `Σ_x h1(x)` in f64 (before noise);
+//! * [`hash_scores`]: every row's score `h1(x) · w - shift` along a released direction `w` (the direction
+//!   purchase's cells, in the kernel's random features), in f64, without an `n × d` matrix.
 
 use ndarray::{ArrayView2, s};
 use rayon::prelude::*;
@@ -108,6 +110,55 @@ pub fn hash_sum<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection) -> Re
     Ok(total)
 }
 
+/// `Σ_j h_j w_j` in f64 over eight interleaved partial sums (lane `j mod 8`, then the lanes in order): a fixed
+/// order, independent of threads, that the compiler can vectorize.
+fn dot(h: &[f32], w: &[f64]) -> f64 {
+    let mut lanes = [0.0f64; 8];
+    let mut hc = h.chunks_exact(8);
+    let mut wc = w.chunks_exact(8);
+    for (a, b) in (&mut hc).zip(&mut wc) {
+        for k in 0..8 {
+            lanes[k] += a[k] as f64 * b[k];
+        }
+    }
+    for (k, (&a, &b)) in hc.remainder().iter().zip(wc.remainder()).enumerate() {
+        lanes[k] += a as f64 * b;
+    }
+    lanes.iter().sum()
+}
+
+/// Every row's score `Σ_j h1(x)_j w_j - shift` (the direction purchase's score of a row in the kernel space), in f64:
+/// each row's terms summed in the fixed order of [`dot`] (rows are independent: the output is bit-identical for any thread count).
+pub fn hash_scores<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, direction: &[f64], shift: f64) -> Result<Vec<f64>> {
+    check_rows(&x, proj)?;
+    let d = proj.dim();
+    if direction.len() != d {
+        return Err(Error::shape("direction", format!("has {} values, the hasher's dimension is {d}", direction.len())));
+    }
+    if !direction.iter().all(|v| v.is_finite()) || !shift.is_finite() {
+        return Err(Error::value("direction", "the direction and its shift must be finite".to_string()));
+    }
+    let mut out: Vec<f64> = Vec::new();
+    out.try_reserve_exact(x.nrows())
+        .map_err(|_| Error::value("X", format!("{} scores could not be allocated", x.nrows())))?;
+    blocks_in_order(
+        &x,
+        |sc, blk| {
+            let rows = hash_block(&x, proj, blk, sc)?;
+            let part: Vec<f64> = sc.h[..rows * d]
+                .chunks_exact(d)
+                .map(|row| dot(row, direction) - shift)
+                .collect();
+            Ok(part)
+        },
+        |part: Vec<f64>| {
+            out.extend_from_slice(&part);
+            Ok(())
+        },
+    )?;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +187,30 @@ mod tests {
             let want: f64 = h.column(j).iter().map(|&v| v as f64).sum();
             assert!((s[j] - want).abs() < 1e-9, "{} {}", s[j], want);
         }
+    }
+
+    #[test]
+    fn hash_scores_are_the_hashes_dotted_with_the_direction() {
+        let x = data(700, 5, 2);
+        let p = proj(5, 32);
+        let h = p.transform_f32(x.view()).unwrap();
+        let w: Vec<f64> = (0..32).map(|j| ((j as f64) * 0.37).sin()).collect();
+        let s = hash_scores(x.view(), &p, &w, 0.25).unwrap();
+        assert_eq!(s.len(), 700);
+        for (i, row) in h.outer_iter().enumerate() {
+            let want: f64 = row.iter().zip(&w).map(|(&a, &b)| a as f64 * b).sum::<f64>() - 0.25;
+            assert!((s[i] - want).abs() < 1e-12, "{} {}", s[i], want);
+        }
+        let x64 = x.mapv(|v| v as f64);
+        assert_eq!(hash_scores(x64.view(), &p, &w, 0.25).unwrap(), s);
+    }
+
+    #[test]
+    fn hash_scores_refuse_a_direction_of_the_wrong_length_or_not_finite() {
+        let x = data(10, 5, 3);
+        let p = proj(5, 8);
+        assert!(hash_scores(x.view(), &p, &[0.0; 7], 0.0).is_err());
+        assert!(hash_scores(x.view(), &p, &[f64::NAN; 8], 0.0).is_err());
+        assert!(hash_scores(x.view(), &p, &[0.0; 8], f64::INFINITY).is_err());
     }
 }

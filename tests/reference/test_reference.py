@@ -60,6 +60,7 @@ HX = HASHER.transform(X)  # h1 of X: the owner sketches' twins take the hashes, 
 
 
 PROJ = HASHER._projection
+W_HX = np.linspace(-1.0, 1.0, HX.shape[1])  # a direction in the hashes' space (the owners' scores' twins)
 
 
 EDGES = np.array([-0.1, 0.0, 0.1])
@@ -258,6 +259,13 @@ TWINS: dict[str, Twin] = {
     # dpsumm.reference.owner_sketch (a public submodule, not re-exported): twins of the Rust kernels themselves,
     # which take the rows X and the projection where the twins take the hashes H = h1(X).
     "owner_sketch.hash_sum": Twin(owner_sketch.hash_sum, dict(H=HX), lambda **kw: _core.owner_hash_sum(X, PROJ)),
+    "owner_sketch.hash_scores": Twin(
+        owner_sketch.hash_scores,
+        dict(H=HX, direction=W_HX, shift=0.1),
+        lambda **kw: _core.owner_hash_scores(X, PROJ, **kw),
+        dict(direction=W_HX, shift=0.1),
+        _same("direction"),
+    ),
 }
 
 
@@ -403,6 +411,9 @@ BAD = [
     ("owner_sketch.hash_sum", "H", HX[0]),  # was: a scalar
     ("owner_sketch.hash_sum", "H", np.full((2, 4), np.nan)),  # was: nan
     ("owner_sketch.hash_sum", "H", np.full((2, 4), 1e39)),  # was: 2e39, beyond what the Rust kernel reads
+    ("owner_sketch.hash_scores", "H", np.zeros((0, 4))),
+    ("owner_sketch.hash_scores", "direction", W_HX[:-1]),
+    ("owner_sketch.hash_scores", "direction", np.full_like(W_HX, np.nan)),
 ]
 
 

@@ -1,7 +1,8 @@
-"""The numpy twin of rust/src/owner_sketch.rs: an owner's hash sum (the cell purchases' owner release, before noise).
+"""The numpy twin of rust/src/owner_sketch.rs: an owner's hash sum (the cell purchases' owner release, before noise)
+and its rows' scores along a released direction (the direction purchase's cells in the kernel space).
 
 It hashes every row at once (``n x d``: for tests only) and must agree with the Rust kernel
-``_core.owner_hash_sum`` to float64 rounding. It checks its argument as the kernel does (which takes the raw rows
+``_core.owner_hash_sum`` and ``_core.owner_hash_scores`` to float64 rounding. It checks its argument as the kernel does (which takes the raw rows
 and the projection where this takes the hashes ``H``): ``H`` must have rows, finite in float32, or an
 :class:`~dpsumm.InvalidParameterError` names it before any work.
 """
@@ -10,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InvalidParameterError
 from .kernels import _float32_rows
 
-__all__ = ["hash_sum"]
+__all__ = ["hash_scores", "hash_sum"]
 
 
 def _hashes(H: object) -> np.ndarray:
@@ -24,4 +26,16 @@ def hash_sum(H: np.ndarray) -> np.ndarray:
     """``sum_x h1(x)`` from the float32 hashes ``H`` (n, d), in float64."""
     H = _hashes(H)
     out: np.ndarray = np.asarray(H, dtype=np.float64).sum(axis=0)
+    return out
+
+
+def hash_scores(H: np.ndarray, direction: np.ndarray, shift: float) -> np.ndarray:
+    """Every row's ``h1(x) . direction - shift`` from the float32 hashes ``H`` (n, d), in float64."""
+    H = _hashes(H)
+    w = np.asarray(direction, dtype=np.float64)
+    if w.shape != (H.shape[1],) or not np.isfinite(w).all() or not np.isfinite(shift):
+        raise InvalidParameterError(
+            f"`direction` must be {H.shape[1]} finite values and `shift` finite, got shape {w.shape}", "direction"
+        )
+    out: np.ndarray = np.asarray(H, dtype=np.float64) @ w - float(shift)
     return out

@@ -179,8 +179,34 @@ fn owner_hash_sum<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, projection: PyRef
     Ok(out.into_pyarray(py))
 }
 
+/// Every row's score `h1(x) · direction - shift`, float64 (streaming; `crate::owner_sketch::hash_scores`).
+#[pyfunction]
+fn owner_hash_scores<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    projection: PyRef<'py, PyRffProjection>,
+    direction: &Bound<'py, PyAny>,
+    shift: f64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let p = &projection.inner;
+    let w = f64_vector(py, direction, "direction")?;
+    let w = w.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`direction` must be contiguous".into(), Some("direction")))?.to_vec();
+    let out = match FloatArray2::extract(py, x, "X")? {
+        FloatArray2::F32(a) => {
+            let v = a.as_array();
+            detach(py, || sketch::hash_scores(v, p, &w, shift))?
+        }
+        FloatArray2::F64(a) => {
+            let v = a.as_array();
+            detach(py, || sketch::hash_scores(v, p, &w, shift))?
+        }
+    };
+    Ok(out.into_pyarray(py))
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(owner_hash_sum, m)?)?;
+    m.add_function(wrap_pyfunction!(owner_hash_scores, m)?)?;
     m.add_function(wrap_pyfunction!(greedy_select, m)?)?;
     m.add_function(wrap_pyfunction!(nominate, m)?)?;
     m.add_function(wrap_pyfunction!(stochastic_greedy_select, m)?)?;
