@@ -101,7 +101,7 @@ def test_in_the_kernel_space_the_consumer_releases_its_random_features_clipped_m
     assert gamma == median_gamma(seed_rows)
     h = RFFHasher(4, dim=KERNEL_DIM, gamma=gamma, seed=direction_hash_seed(0))
     seed_features = np.asarray(h.transform(seed_rows), dtype=np.float64)
-    centre, clip = public_geometry(seed_features)
+    centre, clip = public_geometry(seed_features, "kernel")
     req = DirectionRequest(
         centre=centre,
         clip=clip,
@@ -133,7 +133,7 @@ def test_the_kernel_space_ledger_is_its_two_calibrated_releases_composed() -> No
         owners, V, 15, dpsumm.Nominations(purchase=ByDirection()), seed_set=seed_rows, random_state=0, progress=False
     )
     h = RFFHasher(4, dim=KERNEL_DIM, gamma=kernel_gamma(seed_rows), seed=direction_hash_seed(res.hasher.seed))
-    _, clip = public_geometry(np.asarray(h.transform(seed_rows), dtype=np.float64))
+    _, clip = public_geometry(np.asarray(h.transform(seed_rows), dtype=np.float64), "kernel")
     gauss = accounting.calibrate_gaussian(0.5, 1e-6, sensitivity=2 * clip / len(V), dim=KERNEL_DIM).event()
     validation = [e["event"] for e in res.privacy.to_dict()["entries"] if e["party"] == "validation"]
     assert [v["kind"] for v in validation] == ["GaussianEvent", "LaplaceEvent"]
@@ -211,6 +211,19 @@ def test_the_edges_are_public_and_ordered() -> None:
     with pytest.raises(dpsumm.InvalidParameterError) as info:
         public_geometry(np.ones((5, 4)))
     assert info.value.argument == "seed_set"
+
+
+def test_in_the_kernel_space_the_clipping_norm_is_the_median_centred_norm_by_hand() -> None:
+    """Four rows' features around the centre (0, 0), centred norms 1, 1, 2, 2: the kernel space clips at their median,
+    1.5; the features at twice their 90th percentile, 4."""
+    F = np.array([[-1.0, 0.0], [1.0, 0.0], [0.0, -2.0], [0.0, 2.0]])
+    centre, clip = public_geometry(F, "kernel")
+    np.testing.assert_allclose(centre, [0.0, 0.0])
+    assert clip == pytest.approx(1.5)
+    assert public_geometry(F, "features")[1] == pytest.approx(4.0)
+    with pytest.raises(dpsumm.InvalidParameterError) as info:
+        public_geometry(F, "pixels")
+    assert info.value.argument == "space"
 
 
 @pytest.mark.parametrize(
@@ -307,13 +320,13 @@ def test_bins_merge_until_the_histograms_noise_is_at_most_the_consumers_rows() -
 
 
 def test_many_owners_of_distinct_data_buy_by_merged_bins_within_3p_rows() -> None:
-    """End to end: twelve owners, each of its own distribution, and a consumer of 60 rows: the 12 bins x owner
+    """End to end: twelve owners, each of its own distribution, and a consumer of 30 rows: the 12 bins x owner
     groups are too many cells for its histogram, the run merges bins, and still buys at most 3p rows."""
     rng = np.random.default_rng(5)
     owners = [
         dpsumm.Owner(rng.normal(size=(150, 4)) + 3.0 * np.eye(4)[k % 4] * (k // 4 + 1), name=f"o{k}") for k in range(12)
     ]
-    V = rng.normal(size=(60, 4)) + 3.0 * np.eye(4)[0]
+    V = rng.normal(size=(30, 4)) + 3.0 * np.eye(4)[0]
     seed_rows = np.concatenate([o.data[:12] for o in owners])
     res = dpsumm.summarize(
         owners,

@@ -3,9 +3,10 @@ label purchase's exchanges on those cells (docs/explanation/direction-purchase.m
 
 Exchanges:
 
-1. the consumer releases its mean once in the feature space centred on the public seed rows' mean, each row clipped
-   to the public norm ``C`` (twice the 90th percentile of the centred seed rows' norms): L2 sensitivity ``2 C /
-   |D_v|`` under replace-one in ``D_v``, a discrete Gaussian at ``(direction_share * epsilon_v, delta_v)``
+1. the consumer releases its mean once in the direction's space centred on the public seed rows' mean, each row
+   clipped to the public norm ``C`` (:func:`public_geometry`: in the kernel space the median of the centred seed
+   rows' norms, in the features twice their 90th percentile): L2 sensitivity ``2 C / |D_v|`` under replace-one in
+   ``D_v``, a discrete Gaussian at ``(direction_share * epsilon_v, delta_v)``
    (:class:`DirectionRequest`);
 2. every row's cell is the bin of its score ``(x - centre) . w`` along the released direction ``w`` (normalised),
    ``bins - 1`` edges at the public seed rows' score mean ``+ t sd``, ``t`` from -2 to 8, crossed with its stratum
@@ -52,6 +53,7 @@ __all__ = [
     "kernel_gamma",
     "EDGE_SPAN",
     "CLIP_QUANTILE",
+    "KERNEL_CLIP_QUANTILE",
     "public_geometry",
     "kept_edges",
     "bin_edges",
@@ -70,8 +72,14 @@ KERNEL_DIM = 256
 #: The bins' edges, in standard deviations of the public seed rows' scores around their mean: below the first edge,
 #: between consecutive ones, above the last (the consumer lies along +w, away from the seed rows' mean).
 EDGE_SPAN = (-2.0, 8.0)
-#: The clipping norm is twice this quantile of the centred public seed rows' norms.
+#: In the rows' features, the clipping norm is twice this quantile of the centred public seed rows' norms (norms
+#: spread widely there: the margin keeps most of the consumer's rows whole).
 CLIP_QUANTILE = 0.9
+#: In the kernel space, the clipping norm is this quantile of the centred seed rows' norms itself: every row's random
+#: features have norm about 1 (``k(x, x) = 1``), so the centred norms lie in a narrow band, and clipping at its
+#: median shrinks the longer half of the consumer's rows by no more than the band's width, while the release's
+#: noise is proportional to the clipping norm.
+KERNEL_CLIP_QUANTILE = 0.5
 
 
 def direction_hash_seed(hash_seed: int | str) -> str:
@@ -90,16 +98,23 @@ def kernel_gamma(seed_rows: np.ndarray) -> float:
         ) from exc
 
 
-def public_geometry(seed_rows: np.ndarray) -> tuple[np.ndarray, float]:
-    """The centre (the public seed rows' mean) and the clipping norm ``C`` (twice the ``CLIP_QUANTILE`` quantile of
-    the centred seed rows' norms) of the direction release: public numbers only."""
+def public_geometry(seed_rows: np.ndarray, space: str = "features") -> tuple[np.ndarray, float]:
+    """The centre (the public seed rows' mean) and the clipping norm ``C`` of the direction release, from the seed
+    rows as they lie in the direction's ``space``: in ``"features"`` twice the ``CLIP_QUANTILE`` quantile of the
+    centred seed rows' norms, in ``"kernel"`` (rows given as their random features) the ``KERNEL_CLIP_QUANTILE``
+    quantile itself. Public numbers only."""
     seed = np.asarray(seed_rows, dtype=np.float64)
     if seed.ndim != 2 or seed.shape[0] < 2 or not np.isfinite(seed).all():
         raise InvalidParameterError(
             "the ByDirection purchase needs at least two finite public seed rows (`seed_set`)", "seed_set"
         )
+    space = choice_of(space, "space", DIRECTION_SPACES)
     centre = seed.mean(0)
-    clip = 2.0 * float(np.quantile(np.linalg.norm(seed - centre, axis=1), CLIP_QUANTILE))
+    norms = np.linalg.norm(seed - centre, axis=1)
+    if space == "kernel":
+        clip = float(np.quantile(norms, KERNEL_CLIP_QUANTILE))
+    else:
+        clip = 2.0 * float(np.quantile(norms, CLIP_QUANTILE))
     if not (math.isfinite(clip) and clip > 0):
         raise InvalidParameterError(
             "the public seed rows are (nearly) all equal: the ByDirection purchase cannot set a clipping norm "
@@ -362,7 +377,7 @@ class ByDirection(CellPurchase):
             )
             seed = np.asarray(features.transform(seed), dtype=np.float64)
             width = KERNEL_DIM
-        centre, clip = public_geometry(seed)
+        centre, clip = public_geometry(seed, self.space)
         epsilon = c.epsilon * self.direction_share
         req = DirectionRequest(centre=centre, clip=clip, epsilon=epsilon, delta=c.delta, **space)
         agg.exchanges += 1
