@@ -93,6 +93,10 @@ TESTBED_FILES = [
         "the direction purchase in both spaces on the synthetic K = 100 bed, median γ, p = 1,000",
     ),
     ("results-direction-kernel-k100-1000-fixed.json", "the same at the fixed γ = 0.1"),
+    (
+        "results-direction-kernel-eps16.json",
+        "the direction purchase in the kernel space at ε_v = 16 (a ceiling on the consumer's noise, not a target run)",
+    ),
 ]
 
 #: Column order and names of the methods benches/testbeds.py runs.

@@ -214,8 +214,9 @@ class ByDirection(CellPurchase):
     and the consumer's DP counts: no labels or strata needed, ``purchase_factor * size`` raw rows whatever K.
 
     Experimental (``dpsumm.methods.ByDirection``, ``--purchase direction``): crossed with labels that may not carry
-    the consumer's shift it is near the exact greedy on the test beds but K = 100; without labels it is far off
-    where the shift is a mix of shapes that one score cannot sort (docs/guide/strata.md), so it is not the default.
+    the consumer's shift it is near the exact greedy on the test beds but K = 100; without labels, on most of them,
+    but not where the consumer wants a mix of shapes that one score cannot sort (docs/guide/strata.md), so it is
+    not the default.
     Without ``seed_set`` the run warns: rows drawn in the box do not set a useful centre.
 
     The consumer spends ``direction_share`` of ``epsilon_v`` on its clipped mean in the direction's space (the
