@@ -73,6 +73,7 @@ CALLS = textwrap.dedent("""
         "nominate": lambda: kernels.nominate(X[:20_000], hasher, target, temperature=0.1, nominees=20,
                                              random_state=1).indices,
         "owner hash sum": lambda: _core.owner_hash_sum(X, hasher._projection),
+        "owner hash scores": lambda: _core.owner_hash_scores(X, hasher._projection, np.ones(hasher.dim), 0.5),
         "quantize_column_sums": lambda: _core.quantize_column_sums(H, 0.01, _core.Csprng(5)),
         "summarize nominations": lambda: summarize("nominations"),
         "summarize label purchase": lambda: summarize(dpsumm.Nominations(label_set=(0, 1, 2), dim=64), labelled,

@@ -1,10 +1,11 @@
 """The numpy twin of rust/src/owner_sketch.rs: an owner's hash sum (the cell purchases' owner release, before noise)
 and its rows' scores along a released direction (the direction purchase's cells in the kernel space).
 
-It hashes every row at once (``n x d``: for tests only) and must agree with the Rust kernel
-``_core.owner_hash_sum`` and ``_core.owner_hash_scores`` to float64 rounding. It checks its argument as the kernel does (which takes the raw rows
-and the projection where this takes the hashes ``H``): ``H`` must have rows, finite in float32, or an
-:class:`~dpsumm.InvalidParameterError` names it before any work.
+It hashes every row at once (``n x d``: for tests only) and must agree with the Rust kernels
+``_core.owner_hash_sum`` and ``_core.owner_hash_scores`` to float64 rounding. It checks its arguments as the
+kernels do (which take the raw rows and the projection where this takes the hashes ``H``): ``H`` must have rows,
+finite in float32, and a direction one finite value per hash, or an :class:`~dpsumm.InvalidParameterError` names
+the argument before any work.
 """
 
 from __future__ import annotations
