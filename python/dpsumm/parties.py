@@ -7,6 +7,7 @@ Each party is a separate object that reacts to messages (:mod:`dpsumm.messages`)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any
@@ -53,6 +54,8 @@ __all__ = [
     "nominate_rows",
     "owner_stream",
     "owner_release_calibration",
+    "owner_release_part",
+    "RELEASE_PARTS",
     "label_index",
     "row_keys",
     "label_counts",
@@ -271,6 +274,40 @@ def owner_release_calibration(
     )
 
 
+#: The parts an owner's label-purchase release can be made in (:func:`owner_release_part_event`).
+RELEASE_PARTS = ("all", "sums", "counts")
+
+
+def owner_release_part(
+    joint_dim: int, part: str, dim: int, epsilon: float, delta: float
+) -> tuple[accounting.GaussianCalibration, accounting.GaussianEvent]:
+    """The discrete Gaussian of one part of an owner's release made in two (``"sums"``: the cells' h1 summed over
+    its rows, ``"counts"``: its row counts per key; ``dim`` values), and its ledger event: the noise and lattice of
+    :func:`owner_release_calibration` over both parts' ``joint_dim`` values.
+
+    Each part is a discrete Gaussian of effective L2 sensitivity ``Δ_part + g sqrt(dim)`` (``2 sqrt(2)`` for the
+    sum, ``sqrt(2)`` for the counts, under replace-one in the owner's rows); the two compose adaptively (the counts'
+    keys may depend on what the sums released) to at most the Rényi divergence of the one release of both: by
+    Minkowski, ``(Δ_s + g sqrt(d_s))^2 + (Δ_c + g sqrt(d_c))^2 <= (sqrt(Δ_s^2 + Δ_c^2) + g sqrt(d_s + d_c))^2``
+    when ``d_s + d_c <= joint_dim``."""
+    if part not in ("sums", "counts"):
+        raise InvalidParameterError(f"`part` must be 'sums' or 'counts', got {part!r}", "part")
+    if not 0 < dim <= joint_dim:
+        raise InvalidParameterError(f"`dim` must be in [1, joint_dim = {joint_dim}], got {dim!r}", "dim")
+    cal, _ = owner_release_calibration(joint_dim, epsilon, delta)
+    base = _SUM_SENSITIVITY if part == "sums" else _HISTOGRAM_SENSITIVITY
+    effective = base + cal.granularity * math.sqrt(dim)
+    z = cal.sigma / effective
+    part_cal = dataclasses.replace(cal, dim=int(dim), base_sensitivity=base, sensitivity=effective, noise_multiplier=z)
+    what = "sum of the cells' h1" if part == "sums" else "row counts per public cell"
+    return part_cal, accounting.GaussianEvent(
+        noise_multiplier=z,
+        neighbour="replace-one",
+        discrete=True,
+        releases=f"each owner's {what} + discrete Gaussian (one part of its release)",
+    )
+
+
 def nominate_rows(
     X: np.ndarray,
     hasher: RFFHasher,
@@ -397,11 +434,24 @@ class OwnerParty:
         """``sum h1(x)`` over the owner's rows (float64; Rust, streaming)."""
         return np.asarray(_core.owner_hash_sum(self._data, hasher._projection), dtype=np.float64)
 
-    def release_once(self, stage: str, request: Message, release: Callable[[Csprng], Message]) -> Message:
+    def release_once(
+        self,
+        stage: str,
+        request: Message,
+        release: Callable[[Csprng], Message],
+        excludes: tuple[str, ...] = (),
+    ) -> Message:
         """The owner's one DP release of ``stage`` in a run: ``release(stream)`` draws it from the owner's own noise
         stream the first time; the same request later gets the same release back (post-processing), another
-        request for ``stage`` is refused (it would spend more than the owner's budget)."""
+        request for ``stage`` is refused (it would spend more than the owner's budget), and so is any request for
+        ``stage`` once one of the ``excludes`` stages was released (each spends the budget ``stage`` would)."""
         key = request_key(request)
+        spent = [s for s in excludes if s in self._releases]
+        if spent:
+            raise ProtocolError(
+                f"owner {self.name!r}: release {stage!r} was asked after release {spent[0]!r}, which spent its "
+                "budget (one release per stage and run)"
+            )
         if stage in self._releases:
             done_key, done = self._releases[stage]
             if done_key != key:

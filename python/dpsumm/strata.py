@@ -400,7 +400,9 @@ def row_cells(
         c = np.asarray(centre, dtype=np.float64)
         key = d.tobytes() + c.tobytes() + repr(None if direction_map is None else direction_map.get_params()).encode()
         score = None if score_cache is None else score_cache.get(key)
-        if score is None or len(score) != n:
+        if not d.any():  # a zero direction (one bin, no edges): every score is 0, no row need be scored
+            score = np.zeros(n)
+        elif score is None or len(score) != n:
             score = _scores(data, c, d, direction_map)
             if score_cache is not None:  # one direction a run: keep the latest only
                 score_cache.clear()

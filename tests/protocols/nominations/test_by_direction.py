@@ -344,6 +344,57 @@ def test_many_owners_of_distinct_data_buy_by_merged_bins_within_3p_rows() -> Non
     assert res.privacy.epsilon("validation", 1e-6) <= 1.0 and res.privacy.epsilon("owners", 1e-6) <= 1.0
 
 
+def test_without_room_for_bins_the_consumer_releases_no_direction_and_its_histogram_spends_all() -> None:
+    """End to end: twelve owners of 2,000 rows, each of its own distribution (twelve groups, told apart by their
+    released mean hashes), and a consumer of 30 rows: even one bin's cells, the twelve groups, are more than its
+    histogram can pay for (12 x b = 12 x 4 > 30). The consumer releases no direction; every row is in one bin; the
+    histogram spends the whole epsilon_v (b = 2); the owners release in two parts, two events composed within
+    their epsilon; at most 3p rows are bought."""
+    rng = np.random.default_rng(5)
+    owners = [
+        dpsumm.Owner(rng.normal(size=(2000, 4)) + 4.0 * np.eye(4)[k % 4] * (k // 4 + 1), name=f"o{k}")
+        for k in range(12)
+    ]
+    V = rng.normal(size=(30, 4)) + 4.0 * np.eye(4)[0]
+    seed_rows = np.concatenate([o.data[:12] for o in owners])
+    method = dpsumm.Nominations(purchase=ByDirection())
+    res = dpsumm.summarize(owners, V, 10, method, seed_set=seed_rows, gamma="median", random_state=0, progress=False)
+    assert {c["label"] for c in res.extra["label_cells"]} == {"bins 0-11"}
+    assert len({tuple(c["owners"]) for c in res.extra["label_cells"]}) == 12  # the twelve groups
+    entries = res.privacy.to_dict()["entries"]
+    validation = [e["event"] for e in entries if e["party"] == "validation"]
+    assert [v["kind"] for v in validation] == ["LaplaceEvent"] and math.isclose(validation[0]["epsilon"], 1.0)
+    assert [e["event"]["kind"] for e in entries if e["party"] == "owners"] == ["GaussianEvent", "GaussianEvent"]
+    assert res.privacy.epsilon("validation", 1e-6) <= 1.0 and res.privacy.epsilon("owners", 1e-6) <= 1.0
+    assert res.accessed.total <= 30 and len(res) == 10
+
+
+def test_below_min_rows_the_consumer_releases_no_direction() -> None:
+    """A consumer of fewer rows than the request's ``min_rows`` releases nothing (an empty direction, its row
+    count); from ``min_rows`` rows on, the release is the one without the threshold."""
+    _, V, seed_rows = _data()
+    centre, clip = public_geometry(seed_rows)
+    req = DirectionRequest(centre=centre, clip=clip, epsilon=0.5, delta=1e-6)
+    declined = ConsumerParty(V, Csprng(3)).handle(dataclasses.replace(req, min_rows=len(V) + 1))
+    assert declined.noisy_mean.shape == (0,) and declined.n_rows == len(V) and declined.sigma == 0.0
+    at = ConsumerParty(V, Csprng(3)).handle(dataclasses.replace(req, min_rows=len(V)))
+    np.testing.assert_array_equal(at.noisy_mean, ConsumerParty(V, Csprng(3)).handle(req).noisy_mean)
+    for bad in (-1, 2.5, True):
+        with pytest.raises(dpsumm.ProtocolError):
+            ConsumerParty(V, Csprng(3)).handle(dataclasses.replace(req, min_rows=bad))
+
+
+def test_a_consumer_that_declines_the_direction_with_rows_enough_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fault injection: four owners leave room for bins in a histogram over 60 rows; a consumer that answers the
+    direction request with an empty release over its 60 rows is refused, the run stops with a ProtocolError."""
+    owners, V, seed_rows = _data()
+    declined = DirectionRelease(noisy_mean=np.zeros(0), n_rows=len(V), sigma=0.0, granularity=0.0)
+    monkeypatch.setattr(DirectionRequest, "answer", lambda self, consumer: declined)
+    method = dpsumm.Nominations(purchase=ByDirection())
+    with pytest.raises(dpsumm.ProtocolError, match="declined"):
+        dpsumm.summarize(owners, V, 15, method, seed_set=seed_rows, random_state=0, progress=False)
+
+
 def test_each_party_scores_its_rows_along_the_direction_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """An owner's release and its sale key its rows by the same released direction: the scores are computed once
     per party (the four owners and the consumer), not once per request, and the run is the same as without."""

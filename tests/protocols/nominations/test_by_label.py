@@ -618,6 +618,35 @@ def test_an_owner_draws_its_label_counts_with_the_sigma_it_reports():
     assert abs(z.mean()) < 5 / math.sqrt(z.size)
 
 
+def test_an_owner_releases_in_two_parts_or_at_once_never_both():
+    """The sums part, then the counts part: each drawn at the one calibration over both parts' values (the
+    owner's sigma is the one release's), each of its own length; an owner that made one kind of release refuses
+    the other (it would spend its budget twice), and a joint dimension too small for both parts is refused."""
+    y = np.repeat(np.arange(3), [4, 5, 6])
+    X = np.random.default_rng(1).normal(size=(len(y), 2))
+    base = dict(n_features=2, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6)
+    joint = 8 + 3
+    sums_req = LabelReleaseRequest(**base, label_set=np.zeros(0), part="sums", joint_dim=joint)
+    counts_req = LabelReleaseRequest(**base, label_set=np.arange(3), part="counts", joint_dim=joint)
+    owner = OwnerParty(X, y, "o", rng=owner_stream(3, "o"))
+    sums, counts = owner.handle(sums_req), owner.handle(counts_req)
+    cal, _ = owner_release_calibration(joint, 1.0, 1e-6)
+    assert sums.values.shape == (8,) and counts.values.shape == (3,) and sums.sigma == counts.sigma == cal.sigma
+    exact_sum = RFFHasher(2, dim=8, gamma=0.5, seed=0).transform(X).astype(np.float64).sum(0)
+    assert np.abs(sums.values - exact_sum).max() <= 12 * cal.sigma + cal.granularity
+    assert np.abs(counts.values - [4, 5, 6]).max() <= 12 * cal.sigma + cal.granularity
+    assert owner.handle(counts_req) is counts  # the same request: the same release back
+    with pytest.raises(ProtocolError, match="spent its budget"):
+        owner.handle(LabelReleaseRequest(**base, label_set=np.arange(3)))
+    other = OwnerParty(X, y, "p")
+    other.handle(LabelReleaseRequest(**base, label_set=np.arange(3)))
+    with pytest.raises(ProtocolError, match="spent its budget"):
+        other.handle(sums_req)
+    for bad in (dataclasses.replace(counts_req, joint_dim=3), dataclasses.replace(counts_req, part="half")):
+        with pytest.raises(ProtocolError):
+            OwnerParty(X, y, "q").handle(bad)
+
+
 def first_second_swapped(method, first, second, size):
     """Runs of ``method`` on two worlds ``(owners, labels, validation, yv)`` and on the second world with every
     party but owner 0 returning the first run's released values: the three runs' recorders."""

@@ -22,6 +22,7 @@ sequential composition of its two releases (dp-accounting's RDP accountant over 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -38,8 +39,8 @@ from ...privacy import gaussian_mean_release
 from ...strata import Levels, direction_space, levels_json, levels_tuple
 from ..base import option
 from .aggregator import Aggregator
-from .by_label import CellPurchase, KeyMerge, levels_option, reserve_option
-from .cells import RESERVE_SHARE, label_cells
+from .by_label import CellPurchase, CellReleases, KeyMerge, levels_option, reserve_option
+from .cells import CELL_DIM, RESERVE_SHARE, label_cells, owner_groups
 
 __all__ = [
     "ByDirection",
@@ -163,9 +164,18 @@ class DirectionRequest(ConsumerRequest):
     direction_dim: int = 0
     direction_gamma: float = 0.0
     direction_seed: str = ""
+    # The consumer releases nothing (spends nothing) when it holds fewer rows than this: its histogram could not
+    # pay for the direction's bins (public numbers: ByDirection.releases).
+    min_rows: int = 0
 
     def answer(self, consumer: Any) -> DirectionRelease:
         X = np.asarray(consumer.validation, dtype=np.float64)
+        if isinstance(self.min_rows, bool) or not isinstance(self.min_rows, (int, np.integer)) or self.min_rows < 0:
+            raise ProtocolError(
+                f"consumer: a direction request's min_rows must be an integer >= 0, got {self.min_rows!r}"
+            )
+        if X.shape[0] < self.min_rows:
+            return DirectionRelease(noisy_mean=np.zeros(0), n_rows=int(X.shape[0]), sigma=0.0, granularity=0.0)
         features = direction_space(self, X.shape[1])
         if features is not None:
             X = np.asarray(features.transform(X), dtype=np.float64)
@@ -331,7 +341,7 @@ class ByDirection(CellPurchase):
         of the owners' releases and public numbers (docs/explanation/direction-purchase.md)."""
         edges = np.asarray(rule["edges"], dtype=np.float64)
         B = len(edges) + 1
-        strata = len(self.key_set()) // B
+        strata = counts.shape[1] // B
         scale = count_release_event(agg.config.epsilon * self.histogram_share()).scale
         chosen: tuple[np.ndarray, np.ndarray] | None = None
         for want in range(B, 0, -1):
@@ -359,8 +369,50 @@ class ByDirection(CellPurchase):
         merged["edges"] = edges[keep]
         return KeyMerge(matrix=matrix, keys=tuple(range(strata * bins)), names=tuple(names), rule=merged)
 
-    def cell_rule(self, agg: Aggregator) -> dict[str, Any]:
-        """The consumer's direction release, checked and recorded; the cells' rule from it and the public rows."""
+    def releases(self, agg: Aggregator) -> CellReleases:
+        """The owners' release in two parts around the consumer's direction (docs/explanation/direction-purchase.md).
+
+        First every owner's hash sum (the first part of its one release), which groups the owners
+        (:func:`~.cells.owner_groups`); then the direction, which the consumer releases only when it holds at least
+        ``G S b`` rows (``G`` owner groups, ``S`` strata, ``b`` its histogram's noise scale): the cells without
+        bins, owner groups x strata, must leave the histogram room for bins (:meth:`merge_keys`'s rule at one bin).
+        Otherwise no direction is released, every row is in one bin, and the histogram spends the direction's share
+        of ``epsilon_v`` too. Last, every owner's counts per key (the second part)."""
+        c = agg.config
+        strata = len(self.key_set()) // self.bins
+        joint = CELL_DIM + len(self.key_set())
+        t0 = time.perf_counter()
+        sums, sigma = self._owner_releases(agg, {}, (), part="sums", joint_dim=joint)
+        held = [o for o in agg.owners if o in sums and agg.active[o] and agg.n_rows[o] > 0]
+        n = np.array([agg.n_rows[o] for o in held], dtype=np.float64)
+        means = np.array([sums[o] for o in held]).reshape(len(held), CELL_DIM) / np.maximum(n, 1.0)[:, None]
+        groups = owner_groups(means, np.full(len(held), sigma**2) / n**2, n) if held else []
+        scale = count_release_event(c.epsilon * self.histogram_share()).scale
+        t_sums = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        rule = self.cell_rule(agg, min_rows=math.ceil(max(len(groups), 1) * strata * scale - 1e-9))
+        agg.timings["direction"] = time.perf_counter() - t0
+        if rule:
+            keys = self.key_set()
+            names = tuple(self.key_name(j) for j in range(len(keys)))
+            share = self.histogram_share()
+        else:  # no direction: one bin (a zero direction in the rows' features, no edges: no row is scored)
+            rule = {"direction": np.zeros(c.n_features), "centre": np.zeros(c.n_features), "edges": np.zeros(0)}
+            if self.levels:
+                rule["levels"] = levels_json(self.levels)
+            keys = tuple(range(strata))
+            whole = f"bins 0-{self.bins - 1}" if self.bins > 1 else None
+            names = tuple(self.key_name(j * self.bins, whole) for j in range(strata))
+            share = 1.0 - self.sale_tilt_share
+        t0 = time.perf_counter()
+        counts, _ = self._owner_releases(agg, rule, keys, part="counts", joint_dim=joint)
+        agg.timings["sketches"] = t_sums + time.perf_counter() - t0
+        values = {o: np.concatenate([counts[o], sums[o]]) for o in counts if o in sums}
+        return CellReleases(values, sigma, rule, keys, names, share)
+
+    def cell_rule(self, agg: Aggregator, min_rows: int = 0) -> dict[str, Any]:
+        """The consumer's direction release, checked and recorded; the cells' rule from it and the public rows
+        (empty when the consumer holds fewer than ``min_rows`` rows and so released nothing)."""
         c = agg.config
         seed = agg.seed_rows
         if seed is None:
@@ -380,12 +432,21 @@ class ByDirection(CellPurchase):
             width = KERNEL_DIM
         centre, clip = public_geometry(seed, self.space)
         epsilon = c.epsilon * self.direction_share
-        req = DirectionRequest(centre=centre, clip=clip, epsilon=epsilon, delta=c.delta, **space)
+        req = DirectionRequest(centre=centre, clip=clip, epsilon=epsilon, delta=c.delta, **space, min_rows=min_rows)
         agg.exchanges += 1
         reply = agg.transport.request(agg.consumer, req)
         if not isinstance(reply, DirectionRelease):
             raise ProtocolError(f"consumer sent {type(reply).__name__}, not a direction release")
         noisy = np.asarray(reply.noisy_mean)
+        if noisy.shape == (0,):  # declined: fewer rows than min_rows, nothing released
+            if isinstance(reply.n_rows, bool) or not isinstance(reply.n_rows, (int, np.integer)):
+                raise ProtocolError(f"consumer declined the direction with a row count {reply.n_rows!r}")
+            if not 0 < reply.n_rows < min_rows:
+                raise ProtocolError(
+                    f"consumer declined the direction over {reply.n_rows} rows; it releases it from {min_rows} rows"
+                )
+            agg.check_validation_size(int(reply.n_rows))
+            return {}
         if noisy.shape != (width,) or noisy.dtype.kind not in "fiu" or not np.isfinite(noisy).all():
             raise ProtocolError(f"consumer sent a malformed direction (shape {noisy.shape}, expected ({width},))")
         agg.check_validation_size(reply.n_rows)

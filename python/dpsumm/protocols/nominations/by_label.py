@@ -34,12 +34,14 @@ from ...hashing import RFFHasher
 from ...kernels import DEFAULT_CANDIDATE_FACTOR, h1_peak
 from ...messages import LabelHistogramRelease, LabelHistogramRequest, Message, OwnerRequest
 from ...parties import (
+    RELEASE_PARTS,
     count_release_event,
     label_counts,
     label_index,
     label_rows,
     mean_release_sensitivity,
     owner_release_calibration,
+    owner_release_part,
 )
 from ...privacy import gaussian_mean_release
 from ...strata import public_value_set
@@ -89,7 +91,12 @@ class LabelReleaseRequest(OwnerRequest):
     """Ask an owner for its one DP release: its row count per label of ``label_set`` and the sum of the cells' h1
     (``n_features``, ``dim``, ``gamma``, ``hash_seed``) over its rows, plus a discrete Gaussian that the owner
     calibrates itself to ``(epsilon, delta)`` (L2 sensitivity ``sqrt(2 + 8)`` under replace-one in its rows: one
-    row leaves one label's count and enters another's, and moves the sum by at most ``2 sqrt(2)``)."""
+    row leaves one label's count and enters another's, and moves the sum by at most ``2 sqrt(2)``).
+
+    ``part`` "all" releases both at once; a purchase that needs the sums before it can say the keys asks for
+    ``"sums"`` and then ``"counts"``, each drawn at the one calibration over ``joint_dim`` values (the sum's
+    ``dim`` and at most ``joint_dim - dim`` keys): the two parts compose to no more than the one release
+    (:func:`dpsumm.parties.owner_release_part_event`), and an owner that made one kind refuses the other."""
 
     kind: ClassVar[str] = "label_release_request"
     n_features: int
@@ -109,26 +116,53 @@ class LabelReleaseRequest(OwnerRequest):
     direction_dim: int = 0
     direction_gamma: float = 0.0
     direction_seed: str = ""
+    # "all", or one of the two parts "sums" and "counts", calibrated over joint_dim values.
+    part: str = "all"
+    joint_dim: int = 0
 
     def answer(self, owner: Any) -> LabelRelease:
         if self.n_features != owner.n_features:
             raise ProtocolError(
                 f"owner {owner.name!r} has {owner.n_features} features, the request says {self.n_features}"
             )
-        if np.ndim(self.label_set) != 1 or len(self.label_set) == 0:
+        if self.part not in RELEASE_PARTS:
+            raise ProtocolError(f"owner {owner.name!r}: a label release's part must be one of {RELEASE_PARTS}")
+        keys_wanted = self.part != "sums"
+        if keys_wanted and (np.ndim(self.label_set) != 1 or len(self.label_set) == 0):
             raise ProtocolError(f"owner {owner.name!r}: a label release needs a non-empty 1-D label set")
+        values = (len(self.label_set) if keys_wanted else 0) + (self.dim if self.part != "counts" else 0)
+        joint = values if self.part == "all" else self.joint_dim
+        if (
+            isinstance(joint, bool)
+            or not isinstance(joint, (int, np.integer))
+            or joint < values + (self.dim if self.part == "counts" else 0)
+        ):
+            raise ProtocolError(
+                f"owner {owner.name!r}: a release in parts is calibrated over both parts' values, "
+                f"at least {values + (self.dim if self.part == 'counts' else 0)}; the request says {joint!r}"
+            )
 
         def release(stream: Any) -> LabelRelease:
             hasher = RFFHasher(self.n_features, dim=self.dim, gamma=self.gamma, seed=self.hash_seed)
-            keys = owner.keys(self)
-            exact = np.concatenate([label_counts(keys, np.asarray(self.label_set)), owner.hash_sum(hasher)])
-            cal, _ = owner_release_calibration(len(exact), self.epsilon, self.delta)
-            noisy = gaussian_mean_release(exact, cal, stream)
+            parts = []
+            if keys_wanted:
+                parts.append(label_counts(owner.keys(self), np.asarray(self.label_set)))
+            if self.part != "counts":
+                parts.append(owner.hash_sum(hasher))
+            if self.part == "all":
+                cal, _ = owner_release_calibration(values, self.epsilon, self.delta)
+            else:
+                cal, _ = owner_release_part(int(joint), self.part, values, self.epsilon, self.delta)
+            noisy = gaussian_mean_release(np.concatenate(parts), cal, stream)
             return LabelRelease(
                 n_rows=owner.n_rows, values=noisy, sigma=float(cal.sigma), granularity=float(cal.granularity)
             )
 
-        reply = owner.release_once("labels", self, release)
+        stage = "labels" if self.part == "all" else f"labels-{self.part}"
+        others = tuple(f"labels{s}" for s in ("", "-sums", "-counts") if f"labels{s}" != stage)
+        # the two parts go together: "all" excludes both, a part excludes "all"
+        excludes = others if self.part == "all" else ("labels",)
+        reply = owner.release_once(stage, self, release, excludes=excludes)
         assert isinstance(reply, LabelRelease)
         return reply
 
@@ -271,6 +305,20 @@ def levels_option() -> Any:
         "('a,b,c;0,1'; numbers read as numbers) or a JSON list of lists ('[[\"a\",\"b\"],[0,1]]')",
         parse="levels",
     )
+
+
+@dataclass(frozen=True)
+class CellReleases:
+    """What a cell purchase has before the consumer's histogram: every active owner's released values (counts per
+    key, then the cells' hash sum), their noise ``sigma``, the cell rule, the keys and their names, and the share
+    of ``epsilon_v`` left for the histogram."""
+
+    values: dict[str, np.ndarray]
+    sigma: float
+    rule: dict[str, Any]
+    keys: tuple[Any, ...]
+    names: tuple[Any, ...]
+    histogram_share: float
 
 
 @dataclass(frozen=True, repr=False)
@@ -416,20 +464,14 @@ class CellPurchase(Purchase):
 
     def buy(self, aggregator: Aggregator, size: int) -> Pool:
         agg, c = aggregator, aggregator.config
-        keys = self.key_set()
+        rel = self.releases(agg)
+        released, sigma, rule, keys, names = rel.values, rel.sigma, rel.rule, rel.keys, list(rel.names)
         L = len(keys)
-        t0 = time.perf_counter()
-        rule = self.cell_rule(agg)
-        agg.timings["direction"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        released, sigma = self._owner_releases(agg, rule)
-        agg.timings["sketches"] = time.perf_counter() - t0
         owners = [o for o in agg.owners if o in released and agg.active[o]]
         counts = np.array([released[o][:L] for o in owners]).reshape(len(owners), L)
         nonempty = [k for k, o in enumerate(owners) if agg.n_rows[o] > 0]  # a mean hash needs rows
         sums = np.array([released[owners[k]][L:] for k in nonempty]).reshape(len(nonempty), CELL_DIM)
         n_rows = np.array([agg.n_rows[owners[k]] for k in nonempty])
-        names = [self.key_name(j) for j in range(L)]
         # Coarser keys, when the purchase merges some (post-processing of the owners' releases and public numbers):
         # the merged counts are sums of released counts, each merged key's noise sigma * sqrt(keys merged).
         merge = self.merge_keys(agg, counts[nonempty], sums, n_rows, sigma, rule)
@@ -453,7 +495,7 @@ class CellPurchase(Purchase):
                 "there is nothing to buy (the consumer released nothing)"
             )
         t1 = time.perf_counter()
-        histogram, scale = self._consumer_histogram(agg, cells, rule, keys)
+        histogram, scale = self._consumer_histogram(agg, cells, rule, keys, rel.histogram_share)
         agg.timings["target"] = time.perf_counter() - t1
         q = quotas_with_reserve(
             histogram,
@@ -533,12 +575,39 @@ class CellPurchase(Purchase):
         agg.timings["purchase"] = time.perf_counter() - t2
         return pool
 
-    def _owner_releases(self, agg: Aggregator, rule: dict[str, Any]) -> tuple[dict[str, np.ndarray], float]:
-        """Every active owner's DP release (counts per key, the cells' hash sum), checked; recorded once."""
+    def releases(self, agg: Aggregator) -> CellReleases:
+        """The cell rule (:meth:`cell_rule`) and every active owner's one release over its keys."""
+        t0 = time.perf_counter()
+        rule = self.cell_rule(agg)
+        agg.timings["direction"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        released, sigma = self._owner_releases(agg, rule)
+        agg.timings["sketches"] = time.perf_counter() - t0
+        keys = self.key_set()
+        return CellReleases(
+            released, sigma, rule, keys, tuple(self.key_name(j) for j in range(len(keys))), self.histogram_share()
+        )
+
+    def _owner_releases(
+        self,
+        agg: Aggregator,
+        rule: dict[str, Any],
+        keys: tuple[Any, ...] | None = None,
+        *,
+        part: str = "all",
+        joint_dim: int = 0,
+    ) -> tuple[dict[str, np.ndarray], float]:
+        """Every active owner's DP release over ``keys`` (default :meth:`key_set`): its counts per key and the
+        cells' hash sum, or one ``part`` of them ("sums", "counts") calibrated over ``joint_dim`` values; checked,
+        recorded once."""
         c = agg.config
-        L = len(self.key_set())
-        dim = L + CELL_DIM
-        cal, event = owner_release_calibration(dim, c.owner_epsilon, c.owner_delta)
+        keys = self.key_set() if keys is None else keys
+        L = 0 if part == "sums" else len(keys)
+        dim = L + (0 if part == "counts" else CELL_DIM)
+        if part == "all":
+            cal, event = owner_release_calibration(dim, c.owner_epsilon, c.owner_delta)
+        else:
+            cal, event = owner_release_part(joint_dim, part, dim, c.owner_epsilon, c.owner_delta)
         req = LabelReleaseRequest(
             n_features=c.n_features,
             dim=CELL_DIM,
@@ -546,17 +615,19 @@ class CellPurchase(Purchase):
             hash_seed=cell_hash_seed(c.hash_seed),
             epsilon=c.owner_epsilon,
             delta=c.owner_delta,
-            label_set=np.asarray(self.key_set()),
+            label_set=np.asarray(keys),
             **rule,
+            part=part,
+            joint_dim=0 if part == "all" else joint_dim,
         )
         owners = [o for o in agg.owners if agg.active[o]]
         # Parallel composition: owner k's release depends on D_k only, so one record covers every owner.
-        agg.record(
-            "owners",
-            event,
-            f"each owner's row counts per public {'label' if not rule else 'cell'} and sum of the cells' h1 "
-            "(replace-one in that owner's rows)",
-        )
+        what = {
+            "all": f"row counts per public {'label' if not rule else 'cell'} and sum of the cells' h1",
+            "sums": "sum of the cells' h1 (the first part of its release)",
+            "counts": "row counts per public cell (the second part of its release)",
+        }[part]
+        agg.record("owners", event, f"each owner's {what} (replace-one in that owner's rows)")
 
         def check(o: str, r: object) -> str | None:
             if not isinstance(r, LabelRelease):
@@ -567,7 +638,9 @@ class CellPurchase(Purchase):
                 return f"sent a malformed release (shape {np.shape(r.values)}, expected ({dim},))"
             if not math.isclose(float(r.sigma), float(cal.sigma), rel_tol=1e-9):
                 return f"released with sigma {r.sigma!r}, the calibration gives {cal.sigma!r}"
-            return _implausible_release(np.asarray(r.values, dtype=np.float64), int(r.n_rows), L, cal)
+            return _implausible_release(
+                np.asarray(r.values, dtype=np.float64), int(r.n_rows), L, cal, sums=part != "counts"
+            )
 
         replies = agg.request_owners({o: req for o in owners}, "label-release", check)
         out: dict[str, np.ndarray] = {}
@@ -577,13 +650,13 @@ class CellPurchase(Purchase):
         return out, float(cal.sigma)
 
     def _consumer_histogram(
-        self, agg: Aggregator, cells: LabelCells, rule: dict[str, Any], keys: tuple[Any, ...]
+        self, agg: Aggregator, cells: LabelCells, rule: dict[str, Any], keys: tuple[Any, ...], share: float
     ) -> tuple[np.ndarray, float]:
-        """The consumer's histogram release over ``cells`` (counts + discrete Laplace) and its scale; keeps
-        ``D_v``'s rows for the choice."""
+        """The consumer's histogram release over ``cells`` (counts + discrete Laplace, at ``share`` of
+        ``epsilon_v``) and its scale; keeps ``D_v``'s rows for the choice."""
         c = agg.config
         J = len(cells.labels)
-        epsilon = c.epsilon * self.histogram_share()
+        epsilon = c.epsilon * share
         req = LabelHistogramRequest(
             label_set=np.asarray(keys),
             epsilon=epsilon,
@@ -665,13 +738,13 @@ class CellPurchase(Purchase):
         return None
 
 
-def _implausible_release(values: np.ndarray, n_rows: int, labels: int, cal: Any) -> str | None:
-    """Why an owner's released counts per label and hash sum are not ones an honest owner of ``n_rows`` rows could
-    release (:mod:`dpsumm.protocols.release_checks`, false alarm 1e-9 per owner), or None."""
+def _implausible_release(values: np.ndarray, n_rows: int, labels: int, cal: Any, *, sums: bool = True) -> str | None:
+    """Why an owner's released counts per label (the first ``labels`` values) and hash sum (the rest, when ``sums``)
+    are not ones an honest owner of ``n_rows`` rows could release (:mod:`dpsumm.protocols.release_checks`, false
+    alarm 1e-9 per owner), or None."""
     try:
-        return check_owner_label_counts(values[:labels], n_rows, cal.sigma, cal.granularity) or check_hash_sum(
-            values[labels:], n_rows, cal.sigma, cal.granularity
-        )
+        problem = check_owner_label_counts(values[:labels], n_rows, cal.sigma, cal.granularity) if labels else None
+        return problem or (check_hash_sum(values[labels:], n_rows, cal.sigma, cal.granularity) if sums else None)
     except InvalidParameterError as exc:  # a row count beyond any data set
         return f"released an impossible row count ({exc})"
 
