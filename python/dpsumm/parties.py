@@ -274,8 +274,10 @@ def owner_release_calibration(
     )
 
 
-#: The parts an owner's label-purchase release can be made in (:func:`owner_release_part_event`).
+#: The parts an owner's label-purchase release can be made in (:func:`owner_release_part`), and the stages the
+#: owner records the two parts under (each drawn from its own noise stream: :meth:`OwnerParty.release_once`).
 RELEASE_PARTS = ("all", "sums", "counts")
+PART_STAGES = ("labels-sums", "labels-counts")
 
 
 def owner_release_part(
@@ -383,6 +385,7 @@ class OwnerParty:
         self._strata = strata
         self._rng = rng
         self._release_stream: Csprng | None = None
+        self._part_streams: dict[str, Csprng] = {}
         self._data = data
         self._labels = labels
         self._index: BidIndex | None = None
@@ -467,8 +470,13 @@ class OwnerParty:
             # release: seeded runs draw the same noise as before.
             for child in ("sketch-sum", "sketch-histogram", "sketch-labels"):
                 self._release_stream = self._rng.derive(child)
+            # A release in two parts draws each part from its own child of a fourth: independent noise, and the
+            # same noise whether the party lives through the run (in process) or is rebuilt for every message
+            # (a Flower node) and so derives its streams afresh each time.
+            parts = self._rng.derive("sketch-label-parts")
+            self._part_streams = {stage: parts.derive(stage) for stage in PART_STAGES}
         assert self._release_stream is not None
-        reply = release(self._release_stream)
+        reply = release(self._part_streams.get(stage, self._release_stream))
         self._releases[stage] = (key, reply)
         return reply
 

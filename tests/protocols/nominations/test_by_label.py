@@ -636,6 +636,14 @@ def test_an_owner_releases_in_two_parts_or_at_once_never_both():
     assert np.abs(sums.values - exact_sum).max() <= 12 * cal.sigma + cal.granularity
     assert np.abs(counts.values - [4, 5, 6]).max() <= 12 * cal.sigma + cal.granularity
     assert owner.handle(counts_req) is counts  # the same request: the same release back
+    # each part from its own noise stream: not the same draws (a party rebuilt for every message, as on a Flower
+    # node, would otherwise draw both parts from one stream's start)
+    assert not np.allclose(counts.values - [4, 5, 6], (sums.values - exact_sum)[:3])
+    rebuilt = OwnerParty(X, y, "o", rng=owner_stream(3, "o"))
+    rebuilt.handle(sums_req)
+    again = OwnerParty(X, y, "o", rng=owner_stream(3, "o"))
+    again.restore(rebuilt.state())  # rebuilt from its kept state between the parts: the same counts
+    np.testing.assert_array_equal(again.handle(counts_req).values, counts.values)
     with pytest.raises(ProtocolError, match="spent its budget"):
         owner.handle(LabelReleaseRequest(**base, label_set=np.arange(3)))
     other = OwnerParty(X, y, "p")

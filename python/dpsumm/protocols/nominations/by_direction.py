@@ -3,17 +3,22 @@ label purchase's exchanges on those cells (docs/explanation/direction-purchase.m
 
 Exchanges:
 
-1. the consumer releases its mean once in the direction's space centred on the public seed rows' mean, each row
+1. every owner releases the sum of the cells' hash over its rows, the first part of its one release
+   (:meth:`ByDirection.releases`), and the aggregator groups the owners on them;
+2. the consumer releases its mean once in the direction's space centred on the public seed rows' mean, each row
    clipped to the public norm ``C`` (:func:`public_geometry`: in the kernel space the median of the centred seed
    rows' norms, in the features twice their 90th percentile): L2 sensitivity ``2 C / |D_v|`` under replace-one in
-   ``D_v``, a discrete Gaussian at ``(direction_share * epsilon_v, delta_v)``
-   (:class:`DirectionRequest`);
-2. every row's cell is the bin of its score ``(x - centre) . w`` along the released direction ``w`` (normalised),
+   ``D_v``, a discrete Gaussian at ``(direction_share * epsilon_v, delta_v)`` (:class:`DirectionRequest`); but
+   only when it holds at least ``min_rows = G S b`` rows (``G`` owner groups, ``S`` strata, ``b`` its histogram's
+   noise scale), so that its histogram can pay for bins; otherwise it releases nothing, every row is in one bin and
+   the histogram spends that share too;
+3. every row's cell is the bin of its score ``(x - centre) . w`` along the released direction ``w`` (normalised),
    ``bins - 1`` edges at the public seed rows' score mean ``+ t sd``, ``t`` from -2 to 8, crossed with its stratum
    when ``levels`` are declared: a public function of the row once ``w`` is released (post-processing; no budget);
-3. the label purchase's exchanges on those cells (:class:`~dpsumm.protocols.nominations.by_label.CellPurchase`):
-   the owners' counts per cell and cells' hash sums (owners' ``(epsilon, delta)``), the consumer's histogram over
-   (owner group, cell) at the rest of ``epsilon_v``, ``purchase_factor * size`` rows bought by cell.
+4. the label purchase's exchanges on those cells (:class:`~dpsumm.protocols.nominations.by_label.CellPurchase`):
+   the owners' counts per cell (the second part of their release: both parts at the one calibration to the owners'
+   ``(epsilon, delta)``), the consumer's histogram over (owner group, cell) at the rest of ``epsilon_v``,
+   ``purchase_factor * size`` rows bought by cell.
 
 Every party is certified: the owners at their ``(epsilon, delta)``, the consumer at ``(epsilon_v, delta_v)`` by
 sequential composition of its two releases (dp-accounting's RDP accountant over the ledger's events).
@@ -231,7 +236,10 @@ class ByDirection(CellPurchase):
 
     The consumer spends ``direction_share`` of ``epsilon_v`` on its clipped mean in the direction's space (the
     kernel's random features, or the rows' features) centred on the public seed rows', and the rest on its histogram
-    over the cells; each owner one release at the owners' ``(epsilon, delta)``. Every party certified
+    over the cells; each owner one release, in two parts, at the owners' ``(epsilon, delta)``. When the owner groups
+    x strata are already too many cells for the histogram to pay for bins (``G S b > |D_v|``, ``b`` its noise
+    scale), the consumer releases no direction and its histogram spends the whole ``epsilon_v`` over one bin. Every
+    party certified
     (docs/explanation/direction-purchase.md). The run's public seed rows (``seed_set``; 150 rows drawn in
     ``feature_range`` when none are given) set the centre, the clipping norm, the bins' edges and the kernel space's
     gamma.
