@@ -12,7 +12,7 @@ import numpy as np
 import dpsumm
 from dpsumm.messages import LabelHistogramRelease, Message, TargetRelease
 from dpsumm.parties import ConsumerParty, OwnerParty, owner_stream
-from dpsumm.protocols.nominations.by_label import LabelRelease
+from dpsumm.protocols.nominations.cell_messages import LabelRelease
 from dpsumm.transport import InProcessTransport
 
 #: Each DP release reply and its field that the other parties may see (the rest of the reply is public or stays

@@ -36,7 +36,7 @@ from dpsumm.messages import (
     request_key,
 )
 from dpsumm.parties import release_request_key
-from dpsumm.protocols.nominations.by_label import LabelRelease, LabelReleaseRequest, LabelSale, LabelSaleRequest
+from dpsumm.protocols.nominations.cell_messages import LabelRelease, LabelReleaseRequest, LabelSale, LabelSaleRequest
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -24,14 +24,11 @@ from dpsumm.parties import (
     OwnerParty,
     label_counts,
     label_rows,
-    owner_release_calibration,
-    owner_release_part,
     substitute_counts,
 )
 from dpsumm.privacy import Csprng
-from dpsumm.protocols.nominations.by_label import LabelReleaseRequest
+from dpsumm.protocols.nominations.cell_messages import LabelReleaseRequest
 from dpsumm.transport import InProcessTransport
-from refusal import refused
 
 
 def exact(H, v, offered=None):
@@ -505,25 +502,3 @@ def test_an_owner_rebuilt_from_its_json_state_keeps_its_one_release():
     assert not np.array_equal(fresh.values, released.values)
     with pytest.raises(ProtocolError, match="malformed"):
         OwnerParty(X, y, "a").restore({"releases": {}})
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.integers(1, 4096), st.integers(1, 512), st.floats(0.05, 4.0))
-def test_an_owner_release_in_two_parts_composes_to_at_most_the_release_at_once(keys: int, dim: int, eps: float) -> None:
-    """The sums part and the counts part, drawn at the one calibration over both parts' values, compose (RDP, the
-    accountant) to no more than the one release of both, which meets the owner's epsilon (Minkowski on the
-    effective sensitivities)."""
-    joint = keys + dim
-    cal, whole = owner_release_calibration(joint, eps, 1e-6)
-    cal_s, sums = owner_release_part(joint, "sums", dim, eps, 1e-6)
-    cal_c, counts = owner_release_part(joint, "counts", keys, eps, 1e-6)
-    assert cal_s.sigma == cal_c.sigma == cal.sigma and cal_s.granularity == cal_c.granularity == cal.granularity
-    assert (cal_s.dim, cal_c.dim) == (dim, keys)
-    parts = accounting.compose([sums, counts], 1e-6)
-    assert parts <= accounting.compose([whole], 1e-6) * (1 + 1e-9) and parts <= eps * (1 + 1e-9)
-
-
-def test_an_owner_release_part_refuses_an_unknown_part_or_too_many_values() -> None:
-    refused(lambda: owner_release_part(10, "half", 3, 1.0, 1e-6), "part")
-    refused(lambda: owner_release_part(10, "sums", 11, 1.0, 1e-6), "dim")
-    refused(lambda: owner_release_part(10, "counts", 0, 1.0, 1e-6), "dim")

@@ -37,8 +37,8 @@ message                   from -> to             content
 
 Each purchase (:mod:`dpsumm.protocols.nominations`) may add its own requests to an owner, defined in its own
 module as subclasses of :class:`OwnerRequest`, which an owner answers by :meth:`OwnerRequest.answer` (the label
-purchase's :class:`~dpsumm.protocols.nominations.by_label.LabelReleaseRequest` and
-:class:`~dpsumm.protocols.nominations.by_label.LabelSaleRequest`), and the consumer's label histogram below.
+purchase's :class:`~dpsumm.protocols.nominations.cell_messages.LabelReleaseRequest` and
+:class:`~dpsumm.protocols.nominations.cell_messages.LabelSaleRequest`), and the consumer's label histogram below.
 
 A token is the owner's opaque, stable handle for a row (the aggregator uses it only to count how many
 rounds a row was its owner's best, the ``tau`` rule, and to ask for it).

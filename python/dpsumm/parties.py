@@ -7,7 +7,6 @@ Each party is a separate object that reacts to messages (:mod:`dpsumm.messages`)
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any
@@ -53,9 +52,7 @@ __all__ = [
     "ConsumerParty",
     "nominate_rows",
     "owner_stream",
-    "owner_release_calibration",
-    "owner_release_part",
-    "RELEASE_PARTS",
+    "PART_STAGES",
     "label_index",
     "row_keys",
     "label_counts",
@@ -88,10 +85,6 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
 # ---------------------------------------------------------------------------------------------- owner
 
 
-_SUM_SENSITIVITY = 2.0 * math.sqrt(2.0)  # ||h1(x) - h1(x')|| <= 2 sqrt(2)
-_HISTOGRAM_SENSITIVITY = math.sqrt(2.0)  # one row leaves one bin and enters another
-#: The label purchase's owner release, counts per label and the hash sum: sqrt(2 + (2 sqrt(2))^2).
-_LABELS_SENSITIVITY = math.sqrt(_HISTOGRAM_SENSITIVITY**2 + _SUM_SENSITIVITY**2)
 #: L1 sensitivity of the consumer's histogram over the label purchase's cells under replace-one in D_v: one row
 #: leaves one cell and enters another (or none).
 COUNT_SENSITIVITY = 2.0
@@ -251,63 +244,9 @@ def label_rows(
     return tokens_all[order], np.ascontiguousarray(np.concatenate(hashes_out)[order], dtype=np.float32)
 
 
-def owner_release_calibration(
-    dim: int, epsilon: float, delta: float
-) -> tuple[accounting.GaussianCalibration, accounting.GaussianEvent]:
-    """The discrete Gaussian of an owner's one DP release in the label purchase (its row counts per public label and
-    the sum of the cells' h1 over its rows, ``dim`` values), and its ledger event.
-
-    Calibrated at ``(1 + 2^-9)`` times the release's L2 sensitivity ``Δ = sqrt(2 + 8)`` under replace-one in the
-    owner's rows (one row leaves one label's count and enters another's: ``sqrt(2)``; it moves the hash sum by at
-    most ``2 sqrt(2)``), so that the noise multiplier against the effective sensitivity ``Δ + g sqrt(d)``
-    (``g sqrt(d) <= Δ / 2^10``, :func:`dpsumm.accounting.calibrate_gaussian`) still meets ``(epsilon, delta)``. The
-    event records the actual multiplier.
-    """
-    base = _LABELS_SENSITIVITY
-    cal = accounting.calibrate_gaussian(epsilon, delta, sensitivity=base * (1 + 2.0**-9), dim=dim)
-    z = cal.sigma / (base + cal.granularity * math.sqrt(dim))
-    return cal, accounting.GaussianEvent(
-        noise_multiplier=z,
-        neighbour="replace-one",
-        discrete=True,
-        releases="each owner's row counts per public label and sum of the cells' h1 + discrete Gaussian",
-    )
-
-
-#: The parts an owner's label-purchase release can be made in (:func:`owner_release_part`), and the stages the
-#: owner records the two parts under (each drawn from its own noise stream: :meth:`OwnerParty.release_once`).
-RELEASE_PARTS = ("all", "sums", "counts")
+#: The stages an owner records the two parts of its cell-purchase release under, each drawn from its own noise
+#: stream (:meth:`OwnerParty.release_once`; dpsumm.protocols.nominations.cell_messages).
 PART_STAGES = ("labels-sums", "labels-counts")
-
-
-def owner_release_part(
-    joint_dim: int, part: str, dim: int, epsilon: float, delta: float
-) -> tuple[accounting.GaussianCalibration, accounting.GaussianEvent]:
-    """The discrete Gaussian of one part of an owner's release made in two (``"sums"``: the cells' h1 summed over
-    its rows, ``"counts"``: its row counts per key; ``dim`` values), and its ledger event: the noise and lattice of
-    :func:`owner_release_calibration` over both parts' ``joint_dim`` values.
-
-    Each part is a discrete Gaussian of effective L2 sensitivity ``Δ_part + g sqrt(dim)`` (``2 sqrt(2)`` for the
-    sum, ``sqrt(2)`` for the counts, under replace-one in the owner's rows); the two compose adaptively (the counts'
-    keys may depend on what the sums released) to at most the Rényi divergence of the one release of both: by
-    Minkowski, ``(Δ_s + g sqrt(d_s))^2 + (Δ_c + g sqrt(d_c))^2 <= (sqrt(Δ_s^2 + Δ_c^2) + g sqrt(d_s + d_c))^2``
-    when ``d_s + d_c <= joint_dim``."""
-    if part not in ("sums", "counts"):
-        raise InvalidParameterError(f"`part` must be 'sums' or 'counts', got {part!r}", "part")
-    if not 0 < dim <= joint_dim:
-        raise InvalidParameterError(f"`dim` must be in [1, joint_dim = {joint_dim}], got {dim!r}", "dim")
-    cal, _ = owner_release_calibration(joint_dim, epsilon, delta)
-    base = _SUM_SENSITIVITY if part == "sums" else _HISTOGRAM_SENSITIVITY
-    effective = base + cal.granularity * math.sqrt(dim)
-    z = cal.sigma / effective
-    part_cal = dataclasses.replace(cal, dim=int(dim), base_sensitivity=base, sensitivity=effective, noise_multiplier=z)
-    what = "sum of the cells' h1" if part == "sums" else "row counts per public cell"
-    return part_cal, accounting.GaussianEvent(
-        noise_multiplier=z,
-        neighbour="replace-one",
-        discrete=True,
-        releases=f"each owner's {what} + discrete Gaussian (one part of its release)",
-    )
 
 
 def nominate_rows(

@@ -23,7 +23,7 @@ import dpsumm
 from dpsumm.messages import Bid, BidRequest, LabelHistogramRelease, Message, PointReply, PointRequest, TargetRelease
 from dpsumm.parties import ConsumerParty, OwnerParty
 from dpsumm.privacy import Csprng
-from dpsumm.protocols.nominations.by_label import LabelRelease
+from dpsumm.protocols.nominations.cell_messages import LabelRelease
 from dpsumm.transport import InProcessTransport
 
 METHODS = ["paper", "paper-greedy"]

@@ -19,15 +19,13 @@ from hypothesis import strategies as st
 import dpsumm
 from dpsumm import InvalidParameterError, accounting
 from dpsumm.errors import ProtocolError
-from dpsumm.hashing import RFFHasher
 from dpsumm.messages import Message
 from dpsumm.parties import (
     ConsumerParty,
     OwnerParty,
-    owner_release_calibration,
     owner_stream,
 )
-from dpsumm.protocols.nominations.by_label import LabelRelease, LabelReleaseRequest, LabelSale, LabelSaleRequest
+from dpsumm.protocols.nominations.cell_messages import LabelRelease, LabelSale, LabelSaleRequest
 from federation_data import label_shift
 from recording import recorded_parties, run_recorded
 from refusal import refused
@@ -111,31 +109,6 @@ def test_owners_of_one_distribution_draw_their_small_sales_uniformly_in_a_run():
     assert res.privacy.certified("owners") and res.privacy.certified("validation")
 
 
-def test_an_owner_refuses_a_malformed_sale_mode():
-    X = np.random.default_rng(0).normal(size=(20, 3))
-    owner = OwnerParty(X, np.array([0, 1] * 10), "o")
-    base = dict(
-        n_features=3,
-        dim=8,
-        gamma=0.3,
-        hash_seed=0,
-        target=np.zeros(0),
-        temperature=1.0,
-        count=3,
-        candidates=12,
-        reveal="points",
-        sample_seed=1,
-        label_set=np.array([0, 1]),
-        label_counts=np.array([1, 2]),
-        label_preference=np.zeros(2),
-    )
-    for bad in (np.array([True]), np.array([1, 0]), np.array([[True, False]])):
-        with pytest.raises(ProtocolError, match="label_herded"):
-            owner.handle(LabelSaleRequest(**base, label_herded=bad))
-    reply = owner.handle(LabelSaleRequest(**base, label_herded=np.array([False, True])))
-    assert isinstance(reply, LabelSale) and len(reply.tokens) == 3
-
-
 def test_a_run_certifies_every_party_buys_at_most_three_times_size_and_only_wanted_labels():
     res = summarize_labels(label_shift(), 20)
     led = res.privacy
@@ -174,39 +147,6 @@ def test_with_the_tilt_the_consumer_makes_two_releases_that_compose_within_its_b
         np.asarray(m.target).shape == (64,) and m.temperature == pytest.approx(temperature) for m in asked
     )
     assert len(res) == 20 and res.accessed.total <= 60 and res.extra["exchanges"] == 4
-
-
-def test_an_owner_refuses_a_malformed_tilt():
-    """A tilted label sale with a g~ of the wrong length, a non-finite g~ or a temperature that is not > 0 is a
-    protocol error, before the owner reads its rows."""
-    X = np.random.default_rng(0).normal(size=(20, 3))
-    owner = OwnerParty(X, np.array([0, 1] * 10), "o")
-    base = dict(
-        n_features=3,
-        dim=16,
-        gamma=0.5,
-        hash_seed=0,
-        count=4,
-        candidates=16,
-        reveal="points",
-        sample_seed=1,
-        greedy_sample_factor=None,
-        label_set=np.array([0, 1]),
-        label_counts=np.array([2, 2]),
-        label_preference=np.zeros(2),
-        label_herded=np.array([True, True]),
-    )
-    ok = owner.handle(LabelSaleRequest(target=np.full(16, 0.1), temperature=0.5, **base))
-    assert len(ok.tokens) == 4
-    for target, temperature in [
-        (np.full(15, 0.1), 0.5),
-        (np.full(16, np.nan), 0.5),
-        (np.full(16, 0.1), 0.0),
-        (np.full(16, 0.1), float("inf")),
-        (np.full(16, 0.1), True),
-    ]:
-        with pytest.raises(ProtocolError, match="tilted label sale"):
-            owner.handle(LabelSaleRequest(target=target, temperature=temperature, **base))
 
 
 def test_owners_short_of_a_label_sell_other_rows_so_that_the_summary_is_full():
@@ -593,66 +533,6 @@ def test_the_ledger_equals_an_independent_accounting_of_the_mechanisms_run():
     independent = _rdp_epsilon([z_v], 1e-6)
     assert independent <= res.privacy.epsilon("validation", 1e-6) <= 1.0
     assert res.privacy.epsilon("validation", 1e-6) <= 1.01 * independent
-
-
-def test_an_owner_draws_its_label_counts_with_the_sigma_it_reports():
-    """The noise an owner adds to its label counts and hash sum has the variance of the sigma it reports (and the
-    ledger accounts): 600 owners x (4 labels + 8 coordinates), the sample variance / sigma^2 within 5 standard
-    errors of 1 (the chi-square's sd is sqrt(2/7200) = 0.017; a sigma off by 10% moves it by 0.2), and the mean
-    within 5 standard errors of 0."""
-    y = np.repeat(np.arange(4), [3, 0, 5, 9])
-    X = np.zeros((len(y), 2))
-    req = LabelReleaseRequest(
-        n_features=2, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6, label_set=np.arange(4)
-    )
-    noise, sigma = [], None
-    exact_sum = RFFHasher(2, dim=8, gamma=0.5, seed=0).transform(X).astype(np.float64).sum(0)
-    for k in range(600):
-        reply = OwnerParty(X, y, f"o{k}", rng=owner_stream(11, f"o{k}")).handle(req)
-        noise.append(reply.values - np.concatenate([[3, 0, 5, 9], exact_sum]))
-        sigma = reply.sigma
-    cal, _ = owner_release_calibration(4 + 8, 1.0, 1e-6)
-    assert sigma == cal.sigma
-    z = np.concatenate(noise) / sigma
-    assert abs(z.var() - 1.0) < 5 * math.sqrt(2 / z.size)
-    assert abs(z.mean()) < 5 / math.sqrt(z.size)
-
-
-def test_an_owner_releases_in_two_parts_or_at_once_never_both():
-    """The sums part, then the counts part: each drawn at the one calibration over both parts' values (the
-    owner's sigma is the one release's), each of its own length; an owner that made one kind of release refuses
-    the other (it would spend its budget twice), and a joint dimension too small for both parts is refused."""
-    y = np.repeat(np.arange(3), [4, 5, 6])
-    X = np.random.default_rng(1).normal(size=(len(y), 2))
-    base = dict(n_features=2, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6)
-    joint = 8 + 3
-    sums_req = LabelReleaseRequest(**base, label_set=np.zeros(0), part="sums", joint_dim=joint)
-    counts_req = LabelReleaseRequest(**base, label_set=np.arange(3), part="counts", joint_dim=joint)
-    owner = OwnerParty(X, y, "o", rng=owner_stream(3, "o"))
-    sums, counts = owner.handle(sums_req), owner.handle(counts_req)
-    cal, _ = owner_release_calibration(joint, 1.0, 1e-6)
-    assert sums.values.shape == (8,) and counts.values.shape == (3,) and sums.sigma == counts.sigma == cal.sigma
-    exact_sum = RFFHasher(2, dim=8, gamma=0.5, seed=0).transform(X).astype(np.float64).sum(0)
-    assert np.abs(sums.values - exact_sum).max() <= 12 * cal.sigma + cal.granularity
-    assert np.abs(counts.values - [4, 5, 6]).max() <= 12 * cal.sigma + cal.granularity
-    assert owner.handle(counts_req) is counts  # the same request: the same release back
-    # each part from its own noise stream: not the same draws (a party rebuilt for every message, as on a Flower
-    # node, would otherwise draw both parts from one stream's start)
-    assert not np.allclose(counts.values - [4, 5, 6], (sums.values - exact_sum)[:3])
-    rebuilt = OwnerParty(X, y, "o", rng=owner_stream(3, "o"))
-    rebuilt.handle(sums_req)
-    again = OwnerParty(X, y, "o", rng=owner_stream(3, "o"))
-    again.restore(rebuilt.state())  # rebuilt from its kept state between the parts: the same counts
-    np.testing.assert_array_equal(again.handle(counts_req).values, counts.values)
-    with pytest.raises(ProtocolError, match="spent its budget"):
-        owner.handle(LabelReleaseRequest(**base, label_set=np.arange(3)))
-    other = OwnerParty(X, y, "p")
-    other.handle(LabelReleaseRequest(**base, label_set=np.arange(3)))
-    with pytest.raises(ProtocolError, match="spent its budget"):
-        other.handle(sums_req)
-    for bad in (dataclasses.replace(counts_req, joint_dim=3), dataclasses.replace(counts_req, part="half")):
-        with pytest.raises(ProtocolError):
-            OwnerParty(X, y, "q").handle(bad)
 
 
 def first_second_swapped(method, first, second, size):
