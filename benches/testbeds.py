@@ -69,7 +69,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,6 +107,8 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     # The nominees purchase buying 10p rows at any K (ceil(10p / K) nominees per owner): at K = 5 the default as
     # shipped (2p per owner), at K = 100 a tenth of a default that buys 200p. Issue 19's "today's default at 10p".
     "nominees-10p": lambda p, K: {"purchase": "nominees", "nominees": max(1, math.ceil(10 * p / K))},
+    # The nominees purchase buying the cell purchases' 3p rows at any K (ceil(3p / K) nominees per owner).
+    "nominees-3p": lambda p, K: {"purchase": "nominees", "nominees": max(1, math.ceil(3 * p / K))},
     "labels": lambda p, K: {"purchase": "labels"},  # label_set: the bed's public label universe (label_set_for)
     # The strata purchase given the group and the label as two public attributes (the beds with a group attribute:
     # synthetic-census, the subgroup beds): the cells carry the consumer's shift.
@@ -493,7 +495,7 @@ def run_bed(
     bed: str,
     gamma_kind: str,
     sizes: list[int],
-    repeats: int,
+    repeats: int | Sequence[int],
     methods: list[str],
     data: str | None,
     accuracy: bool,
@@ -504,10 +506,11 @@ def run_bed(
     (``mmd2``) and to the consumer's held-out rows with their own diagonal dropped (``mmd2_population``, the
     population view: :func:`dpsumm.metrics.population_mmd2`), each against the central and the exact greedy of the
     same repeat and size (``vs_central_pct``, ``vs_exact_pct``, ``population_vs_central_pct``,
-    ``population_vs_exact_pct``)."""
+    ``population_vs_exact_pct``). ``repeats``: how many (repeats 0, 1, ...), or which (each repeat's split and
+    seeds are its own)."""
     recs: list[dict[str, Any]] = []
     pmax = max(sizes)
-    for r in range(repeats):
+    for r in range(repeats) if isinstance(repeats, int) else repeats:
         bd = load_bed_data(bed, r, data)
         split = bd.split
         gamma = median_gamma(split.seed_set) if gamma_kind == "median" else FIXED_GAMMA
