@@ -393,7 +393,7 @@ class ByDirection(CellPurchase):
         sums, sigma = self._owner_releases(agg, {}, (), part="sums", joint_dim=joint)
         held = [o for o in agg.owners if o in sums and agg.active[o] and agg.n_rows[o] > 0]
         n = np.array([agg.n_rows[o] for o in held], dtype=np.float64)
-        means = np.array([sums[o] for o in held]).reshape(len(held), CELL_DIM) / np.maximum(n, 1.0)[:, None]
+        means = np.array([sums[o] for o in held]).reshape(len(held), CELL_DIM) / n[:, None]  # held: n_rows > 0
         groups = owner_groups(means, np.full(len(held), sigma**2) / n**2, n) if held else []
         scale = count_release_event(c.epsilon * self.histogram_share()).scale
         t_sums = time.perf_counter() - t0
