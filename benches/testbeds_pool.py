@@ -97,33 +97,32 @@ def wanted_components(bd: testbeds.BedData) -> np.ndarray:
     return np.asarray(sorted(c for c, share in bd.wanted().items() if share > held.get(c, 0.0)))
 
 
-def wanted_rows(bd: testbeds.BedData, owner: list[int], index: np.ndarray) -> int:
-    """How many of the rows ``(owner[i], index[i])`` come from a component the consumer wants
+def wanted_rows(bd: testbeds.BedData, wanted: np.ndarray, owner: np.ndarray, index: np.ndarray) -> int:
+    """How many of the rows ``(owner[i], index[i])`` come from a component in ``wanted``
     (:func:`wanted_components`)."""
-    wanted = wanted_components(bd)
-    return int(sum(np.isin(bd.owner_cells[k][i], wanted) for k, i in zip(owner, np.asarray(index))))
+    owner, index = np.asarray(owner), np.asarray(index)
+    return int(sum(np.isin(bd.owner_cells[k][index[owner == k]], wanted).sum() for k in np.unique(owner)))
 
 
-def pool_counts(bd: testbeds.BedData, pool: Any) -> tuple[int, int]:
-    """The raw rows in the aggregator's pool and how many come from a wanted component."""
-    total = wanted = 0
+def pool_counts(bd: testbeds.BedData, wanted: np.ndarray, pool: Any) -> tuple[int, int]:
+    """The raw rows in the aggregator's pool and how many come from a component in ``wanted``."""
+    total = count = 0
     for name, (tokens, _) in pool.offered.items():
         if pool.rows.get(name) is None:
             continue
-        k = _owner_index(name)
         total += len(tokens)
-        wanted += wanted_rows(bd, [k] * len(tokens), np.asarray(tokens))
-    return total, wanted
+        count += wanted_rows(bd, wanted, np.full(len(tokens), _owner_index(name)), tokens)
+    return total, count
 
 
-def _annotate(rec: dict[str, Any], res: Any, pool: Any, bd: testbeds.BedData) -> None:
+def _annotate(rec: dict[str, Any], res: Any, pool: Any, bd: testbeds.BedData, wanted: np.ndarray) -> None:
     """Add the pool's and the summary's wanted rows to a run's record."""
     if rec["method"] == "perfect":  # 3p rows drawn from the consumer's own mixture: no owner's row positions
         return
-    owners = [_owner_index(res.owner_names[o]) for o in res.owner]
-    rec["summary_wanted"] = wanted_rows(bd, owners, res.index)
+    owners = np.array([_owner_index(res.owner_names[o]) for o in res.owner], dtype=np.int64)
+    rec["summary_wanted"] = wanted_rows(bd, wanted, owners, res.index)
     if pool is not None:
-        rec["pool_rows"], rec["pool_wanted"] = pool_counts(bd, pool)
+        rec["pool_rows"], rec["pool_wanted"] = pool_counts(bd, wanted, pool)
 
 
 def run(
@@ -136,6 +135,7 @@ def run(
     try:
         for r in range(repeats):
             bd = loader(bed, r, data)
+            wanted = wanted_components(bd)
             testbeds.load_bed_data = lambda b, rr, d, _bd=bd: _bd  # type: ignore[assignment]
             with captured_runs() as runs:  # one summarize call per record at one size, in order
                 out = testbeds.run_bed(
@@ -143,14 +143,14 @@ def run(
                 )
             exact = next(x for x in out if x["method"] == "exact")
             for rec, (res, pool) in zip(out, runs, strict=True):
-                _annotate(rec, res, pool, bd)
+                _annotate(rec, res, pool, bd, wanted)
             for factor in factors:
                 with captured_runs() as runs, direction_gamma_factor(factor):
                     swept = testbeds.run_bed(
                         bed, gamma_kind, [size], [r], ["direction-kernel"], data, False, lambda s: None, testbeds.BUDGET
                     )
                 for rec, (res, pool) in zip(swept, runs, strict=True):
-                    _annotate(rec, res, pool, bd)
+                    _annotate(rec, res, pool, bd, wanted)
                     rec["method"] = f"direction-kernel[gamma x {factor:g}]"
                     rec["population_vs_exact_pct"] = 100.0 * (rec["mmd2_population"] / exact["mmd2_population"] - 1)
                 out += swept
