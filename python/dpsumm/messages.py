@@ -72,6 +72,7 @@ __all__ = [
     "NominationReply",
     "PurchaseRequest",
     "PurchaseReply",
+    "CellRule",
     "LabelHistogramRequest",
     "LabelHistogramRelease",
     "OwnerRequest",
@@ -296,8 +297,26 @@ class PurchaseReply(Message):
 # ---------------------------------------------------------------------------------- the label purchase's consumer
 
 
+@dataclass(frozen=True, kw_only=True)
+class CellRule:
+    """The cell rule a request of the cell purchases carries (:func:`dpsumm.strata.row_keys`; all empty: the rows'
+    keys are their labels, in the request's label set): the declared strata levels as JSON, a crossed label set, a
+    direction with its centre and its bins' edges, and the direction's space (``direction_dim`` 0: the rows'
+    features; else that many random features, :func:`dpsumm.strata.direction_space`). Keyword fields, after the
+    request's own."""
+
+    levels: str = ""
+    cross_labels: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    centre: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    edges: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    direction_dim: int = 0
+    direction_gamma: float = 0.0
+    direction_seed: str = ""
+
+
 @dataclass(frozen=True)
-class LabelHistogramRequest(Message):
+class LabelHistogramRequest(Message, CellRule):
     """Ask the consumer for its one release of ``D_v``'s histogram over the label purchase's cells.
 
     Cell ``j`` holds the validation rows of label ``label_set[cell_labels[j]]`` whose hash in the cells' h1
@@ -318,17 +337,6 @@ class LabelHistogramRequest(Message):
     cell_labels: np.ndarray = field(repr=False)  # (J,) int64: each cell's position in label_set
     centres: np.ndarray = field(repr=False)  # (J, dim) float64
     bias: np.ndarray = field(repr=False)  # (J,) float64
-    # The cell rule (dpsumm.strata.row_keys; all empty: the rows' keys are their labels, in label_set): the
-    # declared strata levels as JSON, a crossed label set, a direction with its centre and its bins' edges.
-    levels: str = ""
-    cross_labels: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    centre: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    edges: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    # The direction's space: 0, the rows' features; else that many random features (dpsumm.strata.direction_space).
-    direction_dim: int = 0
-    direction_gamma: float = 0.0
-    direction_seed: str = ""
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import numpy as np
 from ... import accounting
 from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import RFFHasher
-from ...messages import Message, OwnerRequest
+from ...messages import CellRule, Message, OwnerRequest
 from ...parties import label_counts, label_rows
 from ...privacy import gaussian_mean_release
 
@@ -96,7 +96,7 @@ def owner_release_part(
 
 
 @dataclass(frozen=True)
-class LabelReleaseRequest(OwnerRequest):
+class LabelReleaseRequest(OwnerRequest, CellRule):
     """Ask an owner for its one DP release: its row count per label of ``label_set`` and the sum of the cells' h1
     (``n_features``, ``dim``, ``gamma``, ``hash_seed``) over its rows, plus a discrete Gaussian that the owner
     calibrates itself to ``(epsilon, delta)`` (L2 sensitivity ``sqrt(2 + 8)`` under replace-one in its rows: one
@@ -115,16 +115,6 @@ class LabelReleaseRequest(OwnerRequest):
     epsilon: float
     delta: float
     label_set: np.ndarray = field(repr=False)
-    # The cell rule (dpsumm.strata.row_keys; all empty: the rows' keys are their labels, in label_set).
-    levels: str = ""
-    cross_labels: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    centre: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    edges: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    # The direction's space: 0, the rows' features; else that many random features (dpsumm.strata.direction_space).
-    direction_dim: int = 0
-    direction_gamma: float = 0.0
-    direction_seed: str = ""
     # "all", or one of the two parts "sums" and "counts", calibrated over joint_dim values.
     part: str = "all"
     joint_dim: int = 0
@@ -186,7 +176,7 @@ class LabelRelease(Message):
 
 
 @dataclass(frozen=True)
-class LabelSaleRequest(OwnerRequest):
+class LabelSaleRequest(OwnerRequest, CellRule):
     """Buy ``label_counts[j]`` rows of label ``label_set[j]`` from an owner, drawn among its rows of that label
     (herded where ``label_herded[j]``, else uniformly); a label it holds fewer rows of is made up from its other
     labels by ``label_preference`` (public: the consumer's released mass per label). With a non-empty ``target``
@@ -208,16 +198,6 @@ class LabelSaleRequest(OwnerRequest):
     target: np.ndarray = field(repr=False)  # (dim,) float64 g~, or empty: no tilt
     temperature: float = 1.0
     greedy_sample_factor: float | None = None
-    # The cell rule (dpsumm.strata.row_keys; all empty: the rows' keys are their labels, in label_set).
-    levels: str = ""
-    cross_labels: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    centre: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    edges: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    # The direction's space: 0, the rows' features; else that many random features (dpsumm.strata.direction_space).
-    direction_dim: int = 0
-    direction_gamma: float = 0.0
-    direction_seed: str = ""
 
     def answer(self, owner: Any) -> LabelSale:
         name = owner.name
