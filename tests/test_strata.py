@@ -105,7 +105,8 @@ def _refused(owner_strata: list[Any] | None, vstrata: Any, monkeypatch: pytest.M
 
 
 _bad_column = st.one_of(
-    st.integers(1, 200).filter(lambda n: n != 40).map(lambda n: [np.array(["south"] * n), np.ones(n, int)]),  # length
+    # a wrong length: neither the validation set's 40 rows nor an owner's 150
+    st.integers(1, 200).filter(lambda n: n not in (40, 150)).map(lambda n: [np.array(["south"] * n), np.ones(n, int)]),
     st.just([np.array(["south"] * 39 + [None], dtype=object), np.ones(40, int)]),  # an object (None) value
     st.just([np.array(["south"] * 20 + [1] * 20, dtype=object), np.ones(40, int)]),  # mixed kinds
     st.just([np.array(["south"] * 40), np.r_[np.ones(39), np.nan]]),  # NaN

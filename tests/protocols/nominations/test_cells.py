@@ -59,6 +59,11 @@ def test_cell_threshold_hand_checked():
         assert t >= 1 and ok(t) and (t == 1 or not ok(t - 1)), (J, m, b, factor, t)
     # Noise-free counts: a cell with one row. factor <= 1: only the first rule.
     assert cell_threshold(3, 10, 0.0) == 1.0
+    # A scale beyond any count (a consumer's epsilon of 1e-300): refused naming it, never an overflow.
+    with pytest.raises(InvalidParameterError) as err:
+        cell_threshold(3, 10, 2.0e300)
+    assert err.value.argument == "scale"
+    assert cell_threshold(3, 10, 2.0**40) > 2.0**40
     assert cell_threshold(1000, 10, 2.0, factor=1.0) == 13.0
     with pytest.raises(InvalidParameterError):
         cell_threshold(0, 10, 1.0)

@@ -20,6 +20,7 @@ __all__ = [
     "RESERVE_SHARE",
     "GROUP_LEVEL",
     "HOLDER_SIGMAS",
+    "MAX_COUNT_SCALE",
     "PURCHASE_FACTOR",
     "LabelCells",
     "owner_groups",
@@ -46,6 +47,9 @@ CELL_DIM = 64
 GROUP_LEVEL = 1e-3
 #: An owner holds a label when its noisy count of it reaches this many standard deviations of the noise.
 HOLDER_SIGMAS = 3.0
+#: The largest noise scale :func:`cell_threshold` takes: its threshold, about ``scale * log(J)`` and at most a few
+#: hundred times ``scale``, stays an exact integer in a float (no row count comes near it either way).
+MAX_COUNT_SCALE = 2.0**40
 
 
 def _largest_remainders(weights: np.ndarray, total: int) -> np.ndarray:
@@ -244,6 +248,12 @@ def cell_threshold(cells: int, validation_rows: int, scale: float, factor: float
     scale, factor = _number(scale, "scale"), _number(factor, "factor", positive=True)
     if scale == 0:
         return 1.0
+    if scale > MAX_COUNT_SCALE:
+        raise InvalidParameterError(
+            f"`scale` {scale:g} is above {MAX_COUNT_SCALE:g}: the threshold would be beyond any count of rows (a "
+            "consumer's epsilon that small buys nothing)",
+            "scale",
+        )
     r = math.exp(-1.0 / scale)
     one_minus_r = -math.expm1(-1.0 / scale)
     # J r^t / (1 + r) <= 1: t >= b log(J / (1 + r)); the smallest integer, at least 1
