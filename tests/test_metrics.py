@@ -198,6 +198,30 @@ def test_population_mmd2_invariances_and_cached_term():
     assert metrics.population_mmd2(near, T, g) < metrics.population_mmd2(far, T, g)
 
 
+@pytest.mark.parametrize("magnitude", [1e6, 1e10, 1e20, 1e30])
+def test_population_mmd2_keeps_its_value_at_any_magnitude(magnitude):
+    """The kernel sees only ``gamma ||x - y||^2``: rows far from the origin (a shift) or of a large scale (with the
+    width scaled to match) give the value of the same rows near it, not 0 from float32 cancellation or overflow."""
+    rng = np.random.default_rng(11)
+    S, T = rng.normal(size=(5, 3)), rng.normal(0.2, 1.0, size=(12, 3))
+    g = 0.3
+    ref = population_reference(S, T, g)
+    assert metrics.population_mmd2(S * magnitude, T * magnitude, g / magnitude**2) == pytest.approx(ref, rel=1e-5)
+    if magnitude <= 1e10:  # float64 rows 1e10 from the origin still hold their offsets to 1e-6
+        assert metrics.population_mmd2(S + magnitude, T + magnitude, g) == pytest.approx(ref, rel=1e-4, abs=1e-6)
+    assert metrics.objective(S * magnitude, T * magnitude, g / magnitude**2) == pytest.approx(
+        metrics.objective(S, T, g), rel=1e-5
+    )
+    assert metrics.validation_fit(S * magnitude, T * magnitude, g / magnitude**2) == pytest.approx(
+        metrics.validation_fit(S, T, g), rel=1e-5
+    )
+    # Distinct rows far apart at the kernel's own scale: S = {a, b} against T = {a, b, c}, every distinct pair at
+    # kernel 0 exactly: 2/4 - 2 * 2/6 + 0 = -1/6.
+    big = np.array([[1.0], [2.0], [3.0]]) * magnitude
+    assert metrics.population_mmd2(big[:2], big, 1.0) == pytest.approx(-1 / 6, rel=1e-12)
+    assert metrics.offdiagonal_kernel_mean(big, 1.0) == 0.0
+
+
 @pytest.mark.parametrize(
     "kwargs, argument",
     [

@@ -20,7 +20,6 @@ Everything here is evaluation on data the evaluator holds; nothing here is a pri
 from __future__ import annotations
 
 import math
-from typing import cast
 
 import numpy as np
 
@@ -36,7 +35,7 @@ from ._validation import (
     real_number,
 )
 from .errors import InvalidParameterError
-from .kernels import kernel_sum, mmd2
+from .kernels import mmd2
 
 __all__ = [
     "mmd2",
@@ -72,8 +71,9 @@ def objective(summary: object, validation: object, gamma: float) -> float:
     for arr, name in ((S, "summary"), (V, "validation")):  # the kernel computes in float32
         if _scan(arr) is None:
             raise InvalidParameterError(f"`{name}` has values beyond the float32 range (|x| > 3.4e38)", name)
+    (S, V), g = _kernel_frame([S, V], g)
     p, m = S.shape[0], V.shape[0]
-    return cast(float, 2.0 * kernel_sum(V, S, g) / (m * p) - kernel_sum(S, S, g) / (p * p))
+    return 2.0 * _kernel_sum(V, S, g) / (m * p) - _kernel_sum(S, S, g) / (p * p)
 
 
 #: Rows per block of :func:`offdiagonal_kernel_mean`'s sum over the held-out rows' pairs: only the blocks on or above
@@ -82,13 +82,62 @@ _HELD_OUT_BLOCK = 2048
 
 
 def _kernel_rows(X: object, name: str, n_features: int | None = None, min_rows: int = 1) -> np.ndarray:
-    """``X`` as C-contiguous float32 rows for the exact kernel (finite, within the float32 range)."""
+    """``X`` as float rows for the exact kernel (finite, within the float32 range), still in their own precision:
+    :func:`_kernel_frame` casts them to float32 once it has moved them."""
     arr = float_matrix(X, name, n_features=n_features)
     if _scan(arr) is None:  # the kernel computes in float32
         raise InvalidParameterError(f"`{name}` has values beyond the float32 range (|x| > 3.4e38)", name)
     if arr.shape[0] < min_rows:
         raise InvalidParameterError(f"`{name}` must have at least {min_rows} rows, got {arr.shape[0]}", name)
-    return float32_array(arr, name)
+    return arr
+
+
+#: Largest width (in the frame of :func:`_kernel_frame`, rows in ``[-1, 1]``) at which the float32 kernel sums are
+#: used: the float32 inner products err by about ``2^-24`` on such rows, which a width above ``2^12`` would turn into
+#: an error of ``2^-12`` or more in ``gamma ||x - y||^2``. Above it the sums are computed from float64 differences.
+_FLOAT32_MAX_FRAME_GAMMA = 2.0**12
+#: Largest width :func:`_kernel_frame` passes on (``exp(-1e300 d^2)`` is 0 for any float64 ``d^2`` that is not 0 or
+#: subnormal: a wider kernel changes nothing, and its width would overflow).
+_MAX_FRAME_GAMMA = 1e300
+#: Entries of one block of float64 differences (rows x rows x features) in :func:`_kernel_sum`'s float64 path.
+_FLOAT64_BLOCK_ENTRIES = 1 << 21
+
+
+def _kernel_frame(rows: list[np.ndarray], gamma: float) -> tuple[list[np.ndarray], float]:
+    """The rows moved to a frame where the float32 kernel loses nothing to their magnitude, and the width there.
+
+    ``k(x, y) = exp(-gamma ||x - y||^2)`` is unchanged by a common shift ``c`` and, with ``gamma s^2``, by a common
+    scale ``s``: ``k(x, y) = exp(-gamma s^2 ||(x - c) / s - (y - c) / s||^2)``. The shift is the midpoint of the
+    rows' per-feature range and ``s`` the power of two at or above their largest distance to it (computed in float64,
+    before the float32 cast), so every row lies in ``[-1, 1]``: the kernel's ``||x||^2 + ||y||^2 - 2 x.y`` no longer
+    cancels to nothing on rows far from the origin (1e10 + [0, 1]) nor overflows float32 on rows of magnitude 1e20.
+    A power of two scales exactly.
+    """
+    stacked = [np.asarray(r, dtype=np.float64) for r in rows]
+    lo = np.min([r.min(axis=0) for r in stacked], axis=0)
+    hi = np.max([r.max(axis=0) for r in stacked], axis=0)
+    centre = lo / 2.0 + hi / 2.0
+    reach = float(np.max(np.maximum(hi - centre, centre - lo))) if lo.size else 0.0
+    scale = 2.0 ** math.ceil(math.log2(reach)) if reach > 0.0 else 1.0
+    moved = [np.ascontiguousarray((r - centre) / scale, dtype=np.float64) for r in stacked]
+    return moved, min(gamma * scale * scale, _MAX_FRAME_GAMMA)
+
+
+def _kernel_sum(A: np.ndarray, B: np.ndarray, gamma: float) -> float:
+    """``sum_{a in A, b in B} k(a, b)`` for rows in :func:`_kernel_frame`'s frame: the Rust kernel sum (float32
+    inner products), or, at a width where float32 cannot resolve ``gamma ||a - b||^2`` (rows far apart at the
+    kernel's scale, such as distinct rows of magnitude 1e20 under ``gamma = 1``), float64 differences blockwise."""
+    if gamma <= _FLOAT32_MAX_FRAME_GAMMA:
+        return float(_core.kernel_sum(float32_array(A, "A"), float32_array(B, "B"), gamma))
+    d = max(int(A.shape[1]), 1)
+    step = max(1, int(math.isqrt(max(_FLOAT64_BLOCK_ENTRIES // d, 1))))
+    total = 0.0
+    with np.errstate(over="ignore", under="ignore"):
+        for i in range(0, A.shape[0], step):
+            for j in range(0, B.shape[0], step):
+                diff = A[i : i + step, None, :] - B[None, j : j + step, :]
+                total += float(np.exp(-gamma * np.einsum("abk,abk->ab", diff, diff)).sum())
+    return total
 
 
 def _offdiagonal_mean(T: np.ndarray, gamma: float) -> float:
@@ -97,7 +146,7 @@ def _offdiagonal_mean(T: np.ndarray, gamma: float) -> float:
     for i in range(0, n, _HELD_OUT_BLOCK):
         Ti = T[i : i + _HELD_OUT_BLOCK]
         for j in range(i, n, _HELD_OUT_BLOCK):
-            block = float(_core.kernel_sum(Ti, T[j : j + _HELD_OUT_BLOCK], gamma))
+            block = _kernel_sum(Ti, T[j : j + _HELD_OUT_BLOCK], gamma)
             total += block if i == j else 2.0 * block
     # k(t, t) = 1 exactly: the n diagonal terms leave the sum, the n (n - 1) ordered pairs i != j remain.
     return (total - n) / (n * (n - 1.0))
@@ -129,6 +178,7 @@ def offdiagonal_kernel_mean(rows: object, gamma: float) -> float:
     """
     g = positive_float(gamma, "gamma")
     T = _kernel_rows(rows, "rows", min_rows=2)
+    (T,), g = _kernel_frame([T], g)
     return _offdiagonal_mean(T, g)
 
 
@@ -180,17 +230,19 @@ def population_mmd2(summary: object, held_out: object, gamma: float, *, held_out
     g = positive_float(gamma, "gamma")
     S = _kernel_rows(summary, "summary")
     T = _kernel_rows(held_out, "held_out", n_features=S.shape[1], min_rows=2)
-    if held_out_term is None:
-        tt = _offdiagonal_mean(T, g)
+    if held_out_term is None:  # in the held-out rows' own frame: the value offdiagonal_kernel_mean(T) passes
+        (T_alone,), g_alone = _kernel_frame([T], g)
+        tt = _offdiagonal_mean(T_alone, g_alone)
     else:
         tt = real_number(held_out_term, "held_out_term")
         if not (math.isfinite(tt) and 0.0 <= tt <= 1.0):
             raise InvalidParameterError(
                 f"`held_out_term` must be a kernel mean in [0, 1], got {held_out_term!r:.60}", "held_out_term"
             )
+    (S, T), g = _kernel_frame([S, T], g)
     p, n = S.shape[0], T.shape[0]
-    ss = _core.kernel_sum(S, S, g) / (p * p)
-    st = _core.kernel_sum(S, T, g) / (p * n)
+    ss = _kernel_sum(S, S, g) / (p * p)
+    st = _kernel_sum(S, T, g) / (p * n)
     return float(ss - 2.0 * st + tt)
 
 
@@ -244,9 +296,10 @@ def validation_fit(summary: object, validation: object, gamma: float) -> float:
     V = _kernel_rows(validation, "validation", n_features=S.shape[1], min_rows=2)
     if V.shape[0] > FIT_MAX_ROWS:
         V = np.ascontiguousarray(V[np.linspace(0, V.shape[0] - 1, FIT_MAX_ROWS).round().astype(np.int64)])
+    (S, V), g = _kernel_frame([S, V], g)
     p, n = S.shape[0], V.shape[0]
     spread = float((1.0 / p + 1.0 / n) * (1.0 - _offdiagonal_mean(V, g)))
-    value = float(mmd2(S, V, g))
+    value = _kernel_sum(S, S, g) / (p * p) + _kernel_sum(V, V, g) / (n * n) - 2.0 * _kernel_sum(S, V, g) / (p * n)
     if not spread > 0:
         return math.inf if value > 0 else 0.0
     return value / spread
