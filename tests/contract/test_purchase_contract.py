@@ -180,3 +180,24 @@ def test_every_option_has_one_declaration_with_help() -> None:
     assert {v for v in METHOD_KEYS.values()} == {
         n for n, d in declared.items() if set(d.owners) - {"PaperGreedy"} - {"CentralGreedy", "ExactGreedy", "Uniform"}
     }
+
+
+@pytest.mark.parametrize("purchase", list(PURCHASES.values()), ids=list(PURCHASES))
+def test_a_numpy_array_is_a_label_set_or_levels_like_its_list(purchase: type[Purchase]) -> None:
+    """A label set or levels given as a NumPy array (1-D: one attribute's values; 2-D: one row per attribute) is
+    the purchase of the same values as a list, never an elementwise comparison's ValueError; an empty or 3-D array
+    is refused naming the option."""
+    options = [o for o in ("label_set", "levels") if o in purchase.option_names()]
+    for option in options:
+        given = {**_required(purchase)}
+        for array, same in ((np.array([0, 1, 2]), (0, 1, 2)), (np.array(["a", "b"]), ("a", "b"))):
+            as_list = purchase(**{**given, option: same})
+            assert purchase(**{**given, option: array}) == as_list
+        if option == "levels":
+            assert purchase(**{**given, option: np.array([[0, 1], [2, 3]])}) == purchase(
+                **{**given, option: [(0, 1), (2, 3)]}
+            )
+        for bad in (np.array([]), np.zeros((2, 2, 2)), np.array([0, 0])):
+            with pytest.raises(dpsumm.InvalidParameterError) as info:
+                purchase(**{**given, option: bad})
+            assert info.value.argument == option

@@ -10,6 +10,7 @@ import dataclasses
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import dpsumm  # noqa: E402
 from dpsumm import accounting  # noqa: E402
 from dpsumm.flower import FederationError, LocalFederation, make_node_key  # noqa: E402
 from dpsumm.flower.local import flower_env, free_port, group_members  # noqa: E402
+from dpsumm.transport import InProcessTransport  # noqa: E402
 from federation_data import LABEL_SET, _data, _labelled_data, _labels_cli_flags
 
 flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
@@ -137,14 +139,49 @@ def test_owner_node_killed_mid_run(tmp_path: Path) -> None:
     assert set(res.owner.tolist()) <= {res.owner_names.index(o) for o in owners if o != victim}
 
 
-def test_flower_run_equals_in_process_over_tls_with_node_authentication(tmp_path: Path) -> None:
+def _spawn_seconds() -> float:
+    """What one message costs a node on this machine now: the slower of two starts of a Python process that imports
+    the ClientApp, as Flower starts one (``flwr-clientapp``) for every message a SuperNode answers."""
+    times = []
+    for _ in range(2):
+        t0 = time.monotonic()
+        subprocess.run(
+            [sys.executable, "-c", "import dpsumm.flower.client_app"], check=True, env=flower_env(), timeout=600
+        )
+        times.append(time.monotonic() - t0)
+    return max(times)
+
+
+def _work_bound(requests: int, parties: int) -> float:
+    """Seconds a federated run may take, derived from its work and measured in the same run rather than fixed: every
+    request (and each party's hello) starts a ClientApp process, and the SuperLink, the SuperNodes, their
+    SuperExecs and the ServerApp start once each; each start is allowed 4 times what one costs now, plus the nodes'
+    polls. A loaded machine makes the unit, and so the bound, longer; an idle one shorter."""
+    starts = requests + parties + 2 * parties + 2
+    return max(170.0, 4.0 * starts * _spawn_seconds() + 0.5 * requests)
+
+
+def test_flower_run_equals_in_process_over_tls_with_node_authentication(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The paper's protocol on Flower equals the in-process run (SuperLink + 3 owner SuperNodes + a consumer
     SuperNode, 3 rounds: the same rows, hashes, trace, rows accessed and ledger), over TLS with a CA made here and
     node keys made here and registered; an unregistered node is refused. (The nodes poll every 0.1 s; the stock
-    flower-supernode, 3 s idle poll, runs in the docs test of README.md's quick start.)"""
+    flower-supernode, 3 s idle poll, runs in the docs test of README.md's quick start.) The run's time limit is
+    derived from its work (the requests of the in-process run) and what a process start costs now (:func:`_work_bound`),
+    not a fixed number of seconds that a loaded machine exceeds."""
     owners, validation, paths, vpath = _data(tmp_path)
-    ref = _in_process(owners, validation, 3)
-    started = time.monotonic()
+    requests: list[str] = []
+    deliver = InProcessTransport.request
+
+    def counted(self: InProcessTransport, party: str, message: object) -> object:
+        requests.append(party)
+        return deliver(self, party, message)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(InProcessTransport, "request", counted)
+        ref = _in_process(owners, validation, 3)
+    assert len(requests) > 0
     fed = LocalFederation(
         tmp_path / "fed", paths, vpath, tls=True, node_auth=True, node_poll_interval=0.1, allow_seeded=True
     )
@@ -163,7 +200,7 @@ def test_flower_run_equals_in_process_over_tls_with_node_authentication(tmp_path
                 cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True, env=flower_env(tmp_path / "intruder")
             )
         assert len(pids) == 5
-        res = fed.run(_run_config(3), timeout=170)
+        res = fed.run(_run_config(3), timeout=_work_bound(len(requests), len(owners) + 1))
     finally:
         if intruder is not None:
             try:
@@ -174,7 +211,6 @@ def test_flower_run_equals_in_process_over_tls_with_node_authentication(tmp_path
         family = fed.all_pids()
         fed.close()
     _assert_gone(pids, family)
-    assert time.monotonic() - started < 300
     assert res.owner_names == ref.owner_names == ["owner-0", "owner-1", "owner-2"]
     np.testing.assert_array_equal(res.owner, ref.owner)
     np.testing.assert_array_equal(res.index, ref.index)

@@ -280,7 +280,7 @@ class ByDirection(CellPurchase):
 
     def _validate(self) -> None:
         set_ = object.__setattr__
-        if self.levels != ():
+        if not (isinstance(self.levels, tuple) and self.levels == ()):  # an array is compared by type first
             set_(self, "levels", levels_tuple(self.levels))
         set_(self, "space", choice_of(self.space, "space", DIRECTION_SPACES))
         set_(self, "bins", bounded_int(self.bins, "bins", 1, 256))

@@ -634,7 +634,7 @@ class ByLabel(CellPurchase):
     )
 
     def _validate(self) -> None:
-        if self.label_set == ():
+        if isinstance(self.label_set, tuple) and self.label_set == ():  # an array is compared by type first
             raise InvalidParameterError(
                 "ByLabel needs `label_set`, the public labels the rows may have (e.g. "
                 "label_set=range(10)): it must not be read off anybody's data",

@@ -61,7 +61,7 @@ class ByStrata(CellPurchase):
     levels: Levels = levels_option()
 
     def _validate(self) -> None:
-        if self.levels == ():
+        if isinstance(self.levels, tuple) and self.levels == ():  # an array is compared by type first
             raise InvalidParameterError(
                 "ByStrata needs `levels`, the public values of each stratum attribute (e.g. "
                 "levels=[('a', 'b'), (0, 1)]): they must not be read off anybody's data",
