@@ -54,7 +54,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .errors import ProtocolError
+from .errors import InvalidParameterError, ProtocolError
 
 __all__ = [
     "Message",
@@ -92,6 +92,16 @@ class Message:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "kind" not in cls.__dict__:  # a subclass keeping its parent's kind decodes as the parent
+            return
+        taken = _REGISTRY.get(cls.kind)
+        if taken is not None and (taken.__module__, taken.__qualname__) != (cls.__module__, cls.__qualname__):
+            # A second class under one kind would silently change what every later message of that kind decodes to.
+            raise InvalidParameterError(
+                f"message kind {cls.kind!r} is already registered to {taken.__module__}.{taken.__qualname__}; "
+                f"{cls.__module__}.{cls.__qualname__} needs a kind of its own",
+                "kind",
+            )
         _REGISTRY[cls.kind] = cls
 
     def to_dict(self) -> dict[str, Any]:

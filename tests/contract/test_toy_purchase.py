@@ -105,3 +105,35 @@ def test_the_entry_points_build_the_registered_toy_from_flat_options(registered:
     with pytest.raises(dpsumm.InvalidParameterError) as info:
         method_from_options("nominations", {"purchase": "toy-uniform", "label_set": "0,1"})
     assert info.value.argument == "label_set"
+
+
+def test_a_purchase_name_or_message_kind_is_registered_once() -> None:
+    """Registering a name already taken by another purchase (or a message kind by another message class) is refused
+    naming it, instead of silently replacing the first; the same class again changes nothing."""
+
+    @dataclass(frozen=True, repr=False)
+    class Impostor(UniformSample):
+        name: ClassVar[str] = "labels"
+
+    before = dict(PURCHASES)
+    with pytest.raises(dpsumm.InvalidParameterError) as info:
+        PURCHASES["labels"] = Impostor
+    assert info.value.argument == "name"
+    with pytest.raises(dpsumm.InvalidParameterError) as info:
+        PURCHASES.update({"labels": Impostor})
+    assert info.value.argument == "name"
+    with pytest.raises(dpsumm.InvalidParameterError) as info:
+        PURCHASES["other"] = UniformSample  # not its own name
+    assert info.value.argument == "name"
+    PURCHASES["labels"] = before["labels"]
+    assert dict(PURCHASES) == before
+    with pytest.raises(dpsumm.InvalidParameterError) as kind_info:
+
+        @dataclass(frozen=True)
+        class Shadow(Message):
+            kind: ClassVar[str] = "toy_sample"
+
+    assert kind_info.value.argument == "kind"
+    from dpsumm.messages import from_dict
+
+    assert type(from_dict({"kind": "toy_sample", "tokens": [], "points": [], "labels": None})) is Sample

@@ -18,12 +18,13 @@ from .by_label import ByLabel, CellPurchase
 from .by_strata import ByStrata
 from .method import DEFAULT_DIM, DEFAULT_VALIDATION_BUDGET, Nominations, run_nominations
 from .nominees import Nominees
-from .purchase import Purchase
+from .purchase import Purchase, PurchaseRegistry
 from .winners import Winners
 
 __all__ = [
     "Nominations",
     "Purchase",
+    "PurchaseRegistry",
     "Nominees",
     "Winners",
     "ByLabel",
@@ -40,13 +41,12 @@ __all__ = [
 ]
 
 #: Every purchase class by its name (``--purchase NAME``, run config ``purchase``); the default first.
-PURCHASES: dict[str, type[Purchase]] = {
-    cls.name: cls
-    for cls in (
+PURCHASES: dict[str, type[Purchase]] = PurchaseRegistry(
+    (
         Nominees,
         ByLabel,
         ByStrata,
         ByDirection,
         Winners,
     )
-}
+)

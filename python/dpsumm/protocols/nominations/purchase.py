@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ... import accounting
     from .aggregator import Aggregator, Choice, Pool
 
-__all__ = ["Purchase"]
+__all__ = ["Purchase", "PurchaseRegistry"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -81,3 +81,44 @@ class Purchase(OptionsObject):
     def choose(self, aggregator: Aggregator, size: int, pool: Pool) -> Choice:
         """The summary from ``pool``: the aggregator's greedy (a purchase may buy more as it chooses)."""
         return aggregator.greedy(size, pool)
+
+
+class PurchaseRegistry(dict[str, type[Purchase]]):
+    """The purchases by name (:data:`dpsumm.protocols.nominations.PURCHASES`): a name is registered once, to a
+    :class:`Purchase` subclass whose own ``name`` it is. Registering a name already taken by another class raises
+    :class:`~dpsumm.InvalidParameterError` naming ``name`` instead of silently replacing the first (a run config or
+    a ``--purchase`` flag would otherwise build a different purchase than the one its user read about); registering
+    the same class again changes nothing."""
+
+    def __init__(self, classes: tuple[type[Purchase], ...] = ()) -> None:
+        super().__init__()
+        for cls in classes:
+            self[cls.name] = cls
+
+    def __setitem__(self, name: str, cls: type[Purchase]) -> None:
+        from ...errors import InvalidParameterError
+
+        if not (isinstance(cls, type) and issubclass(cls, Purchase)):
+            raise InvalidParameterError(f"a registered purchase must be a Purchase subclass, got {cls!r:.80}", "cls")
+        if not isinstance(name, str) or not name or name != cls.name:
+            raise InvalidParameterError(
+                f"purchase {cls.__name__} must be registered under its own name {cls.name!r}, got {name!r:.80}", "name"
+            )
+        taken = self.get(name)
+        if taken is not None and taken is not cls:
+            raise InvalidParameterError(
+                f"purchase name {name!r} is already registered to {taken.__module__}.{taken.__qualname__}; "
+                f"{cls.__module__}.{cls.__qualname__} needs a name of its own",
+                "name",
+            )
+        super().__setitem__(name, cls)
+
+    def setdefault(self, name: str, cls: type[Purchase]) -> type[Purchase]:  # type: ignore[override]
+        if name not in self:
+            self[name] = cls
+        return self[name]
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        for name, cls in dict(*args, **kwargs).items():
+            self[name] = cls
+
