@@ -397,6 +397,17 @@ def test_each_kind_of_release_is_kept_on_its_own():
     np.testing.assert_array_equal(_values(consumer.handle(REQUESTS["label histogram"])), _values(hist))
 
 
+@pytest.mark.parametrize("first, then", [("target gaussian", "validation h2"), ("validation h2", "target mwem")])
+def test_the_hashed_mean_is_released_once_whichever_request_asks(first, then):
+    """A target request and the paper protocol's validation request both release ``mean h1(D_v)``: once one was
+    answered, the other is refused (a second release of D_v's hashed mean), and the first is still answered."""
+    consumer = ConsumerParty(VALIDATION, Csprng(), labels=LABELS)
+    released = consumer.handle(REQUESTS[first])
+    with pytest.raises(dpsumm.ProtocolError, match="second time"):
+        consumer.handle(REQUESTS[then])
+    np.testing.assert_array_equal(_values(consumer.handle(REQUESTS[first])), _values(released))
+
+
 @pytest.mark.parametrize(
     "method",
     [

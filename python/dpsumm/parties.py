@@ -624,6 +624,12 @@ class ConsumerParty:
         if not isinstance(message, (ConsumerRequest, TargetRequest, LabelHistogramRequest, ValidationRequest)):
             raise ProtocolError(f"consumer cannot handle {message.kind!r}")
         key = release_request_key(message)
+        rival = EXCLUSIVE_RELEASES.get(message.kind)
+        if rival is not None and rival in self._released:
+            raise ProtocolError(
+                f"consumer {self.name!r}: a {message.kind!r} after its {rival!r} release would release D_v's hashed "
+                "mean a second time (one release of it per run: another would spend budget no ledger records)"
+            )
         kept = self._released.get(message.kind)
         if kept is not None:
             if kept[0] != key:
@@ -729,6 +735,11 @@ class ConsumerParty:
             scale=event.scale,
             rows=np.array(self._validation) if m.send_rows else None,
         )
+
+
+#: Consumer requests that release the same thing (``mean h1(D_v)``: the paper protocol's h2 release, the nominations
+#: protocol's target): once one was answered in a run the other is refused, as a second release of either would be.
+EXCLUSIVE_RELEASES = {"validation_request": "target_request", "target_request": "validation_request"}
 
 
 #: What a release request asks for (:func:`dpsumm.messages.request_key`): two requests share it exactly when every

@@ -245,3 +245,24 @@ def test_a_flower_owner_node_releases_its_label_counts_once(tmp_path):
     assert (again.n_rows, again.sigma, again.granularity) == (first.n_rows, first.sigma, first.granularity)
     with pytest.raises(ProtocolError, match="already made"):
         _owner(dataclasses.replace(req, epsilon=2.0), ctx, "a")
+
+
+def test_consumer_node_releases_its_hashed_mean_once_whichever_request_asks(
+    tmp_path: Path, task_identity: None
+) -> None:
+    """On a node as in process: a validation request (the paper's h2 release) after a target request, or the other
+    way round, is refused from node state, never answered with a second release of D_v's hashed mean."""
+    from consumer_requests import REQUESTS
+
+    from dpsumm.flower.client_app import _consumer
+
+    rng = np.random.default_rng(2)
+    np.save(tmp_path / "v.npy", rng.random((30, 3)))
+    for first, then in (("target gaussian", "validation h2"), ("validation h2", "target mwem")):
+        ctx = _context({"role": "consumer", "data": str(tmp_path / "v.npy")})
+        released = _consumer(REQUESTS[first], ctx, "consumer")  # type: ignore[arg-type]
+        with pytest.raises(dpsumm.ProtocolError, match="second time"):
+            _consumer(REQUESTS[then], ctx, "consumer")  # type: ignore[arg-type]
+        again = _consumer(REQUESTS[first], ctx, "consumer")  # type: ignore[arg-type]
+        field = "noisy_mean" if hasattr(released, "noisy_mean") else "mean_hash"
+        np.testing.assert_array_equal(getattr(again, field), getattr(released, field))

@@ -218,6 +218,7 @@ def _consumer(request: ProtocolMessage, context: Context, name: str) -> Protocol
         raise ProtocolError(f"consumer {name!r} cannot handle {request.kind!r}")
     if request.method == "exact":
         _check_exact_allowed(context, name, "the paper protocol's non-private baseline")
+    _check_not_released(context, name, _CONSUMER_STATE + ".target", "noisy_mean", request.kind, "target_request")
     kept = context.state.get(_CONSUMER_STATE)
     if isinstance(kept, ArrayRecord) and "mean_hash" in kept:
         # One release per run: answer a repeated request with the same values (free post-processing).
@@ -233,6 +234,17 @@ def _consumer(request: ProtocolMessage, context: Context, name: str) -> Protocol
     context.state[_CONSUMER_STATE] = ArrayRecord({"mean_hash": Array(np.asarray(release.mean_hash))})
     context.state[_CONSUMER_STATE + ".meta"] = ConfigRecord({"n_rows": release.n_rows, "private": release.private})
     return release
+
+
+def _check_not_released(context: Context, name: str, key: str, field: str, kind: str, rival: str) -> None:
+    """Refuse ``kind`` once ``rival``, which releases the same ``mean h1(D_v)``, was answered in this run (kept in
+    node state under ``key``): the in-process rule of :data:`dpsumm.parties.EXCLUSIVE_RELEASES`."""
+    kept = context.state.get(key)
+    if isinstance(kept, ArrayRecord) and field in kept:
+        raise ProtocolError(
+            f"consumer {name!r}: a {kind!r} after its {rival!r} release would release D_v's hashed mean a second "
+            "time (one release of it per run)"
+        )
 
 
 #: The consumer's node config key that allows a release without noise (its exact hashed validation mean).
@@ -271,6 +283,7 @@ def _consumer_target(request: TargetRequest, context: Context, name: str) -> Tar
     """The nominations protocol's one release; a repeated request gets the same release (post-processing)."""
     if request.release == "exact":
         _check_exact_allowed(context, name, 'validation-release "exact"')
+    _check_not_released(context, name, _CONSUMER_STATE, "mean_hash", request.kind, "validation_request")
     kept = context.state.get(_CONSUMER_STATE + ".target")
     if isinstance(kept, ArrayRecord) and "noisy_mean" in kept:
         meta = context.state[_CONSUMER_STATE + ".target.meta"]

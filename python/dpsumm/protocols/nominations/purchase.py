@@ -121,4 +121,3 @@ class PurchaseRegistry(dict[str, type[Purchase]]):
     def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
         for name, cls in dict(*args, **kwargs).items():
             self[name] = cls
-
