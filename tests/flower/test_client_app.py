@@ -253,7 +253,6 @@ def test_consumer_node_releases_its_hashed_mean_once_whichever_request_asks(
     """On a node as in process: a validation request (the paper's h2 release) after a target request, or the other
     way round, is refused from node state, never answered with a second release of D_v's hashed mean."""
     from consumer_requests import REQUESTS
-
     from dpsumm.flower.client_app import _consumer
 
     rng = np.random.default_rng(2)

@@ -53,6 +53,7 @@ from ..messages import (
 from ..messages import Message as ProtocolMessage
 from ..parties import ConsumerParty, OwnerParty, _from_jsonable, _jsonable, owner_stream
 from ..strata import load_strata
+from .caps import check_request, node_caps
 from .codec import decode, encode
 from .streams import party_streams
 
@@ -62,6 +63,7 @@ HELLO_TYPE = "query.dpsumm_hello"
 ROLES = ("owner", "consumer")
 _OWNER_STATE = "dpsumm.owner"
 _CONSUMER_STATE = "dpsumm.consumer"
+_SPENT_STATE = "dpsumm.spent"
 
 app = ClientApp()
 
@@ -127,9 +129,21 @@ def hello(message: Message, context: Context) -> Message:
     from .. import __version__
 
     labelled = context.node_config.get("labels") not in (None, "")
+    max_epsilon, max_delta = node_caps(context.node_config, role)
     return Message(
         RecordDict(
-            {"dpsumm.hello": ConfigRecord({"role": role, "name": name, "version": __version__, "labelled": labelled})}
+            {
+                "dpsumm.hello": ConfigRecord(
+                    {
+                        "role": role,
+                        "name": name,
+                        "version": __version__,
+                        "labelled": labelled,
+                        "max-epsilon": max_epsilon,
+                        "max-delta": max_delta,
+                    }
+                )
+            }
         ),
         reply_to=message,
     )
@@ -141,7 +155,13 @@ def handle(message: Message, context: Context) -> Message:
     started = time.time()
     role, name = party_identity(context)
     request = decode(message.content)
+    kept = context.state.get(_SPENT_STATE)
+    spent = check_request(
+        request, context.node_config, role, name, str(kept["spent"]) if isinstance(kept, ConfigRecord) else None
+    )
     reply = _owner(request, context, name) if role == "owner" else _consumer(request, context, name)
+    if spent is not None:  # kept once the release is made: a refused request spends nothing
+        context.state[_SPENT_STATE] = ConfigRecord({"spent": spent})
     if os.environ.get("DPSUMM_FLOWER_TIMING") == "1":
         _timing(name, request.kind, message.metadata.created_at, started)
     return Message(encode(reply), reply_to=message)

@@ -50,7 +50,9 @@ consumer's validation labels, which the ByLabel purchase needs and no other meth
 without it the party refuses such a run, since the run config is chosen by whoever starts the run, not by
 the party) and, for the consumer, ``allow-exact-release`` (``true`` lets it release its exact hashed validation
 mean, with no noise, which ``validation-release="exact"`` and the paper's non-private baseline ask for; without it
-the consumer refuses such a run, for the same reason).
+the consumer refuses such a run, for the same reason), and ``max-epsilon`` / ``max-delta`` (the most this node's party
+spends in a run; the consumer's node defaults to 4 and 1e-5, an owner's node has no cap unless set:
+:mod:`dpsumm.flower.caps`).
 """
 
 from __future__ import annotations

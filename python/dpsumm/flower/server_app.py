@@ -41,6 +41,7 @@ from ..metrics import SummaryFitWarning, validation_fit_warning
 from ..protocols.base import RunSetup, public_setup
 from ..protocols.paper import RoundRecord
 from ..results import Access, SummaryResult
+from .caps import check_run_caps
 from .client_app import HELLO_TYPE
 from .config import FlowerRunConfig, natural_key
 from .streams import party_streams
@@ -74,7 +75,13 @@ def main(grid: Grid, context: Context) -> None:
 
 
 def discover(
-    grid: Grid, owners: int, *, wait: float, poll_interval: float = 0.05, labelled: dict[str, bool] | None = None
+    grid: Grid,
+    owners: int,
+    *,
+    wait: float,
+    poll_interval: float = 0.05,
+    labelled: dict[str, bool] | None = None,
+    caps: dict[str, tuple[float, float]] | None = None,
 ) -> tuple[dict[str, int], tuple[str, int], list[dict[str, Any]]]:
     """Find ``owners`` owner nodes and one consumer node among the SuperLink's online nodes.
 
@@ -89,6 +96,8 @@ def discover(
     labelled : dict, optional
         Filled with party name -> whether its node config names ``labels`` (as the node says; a node of an older
         dpsumm that does not say is left out).
+    caps : dict, optional
+        Filled with party name -> its node's ``(max-epsilon, max-delta)`` (:mod:`dpsumm.flower.caps`), as it says.
 
     Returns
     -------
@@ -157,6 +166,8 @@ def discover(
                 found[node] = (role, name)
                 if labelled is not None and "labelled" in rec:
                     labelled[name] = bool(rec["labelled"])
+                if caps is not None and "max-epsilon" in rec and "max-delta" in rec:
+                    caps[name] = (float(rec["max-epsilon"]), float(rec["max-delta"]))  # type: ignore[arg-type]
         owner_nodes = {name: n for n, (role, name) in found.items() if role == "owner"}
         consumers = [(name, n) for n, (role, name) in found.items() if role == "consumer"]
         if len(owner_nodes) > owners:
@@ -200,6 +211,28 @@ def check_labelled(method: Any, labelled: dict[str, bool], consumer: str) -> Non
         )
 
 
+def planned_spend(method: Any, cfg: FlowerRunConfig, plan: Any) -> dict[str, tuple[float, float]]:
+    """What the run will ask each party to spend, as far as the run config says before anything is sent:
+    ``"consumer"`` its ``(epsilon_v, delta_v)``, ``"owners"`` each owner's own releases' ``(epsilon, delta)``
+    (the nominations protocol's budget and default; the paper protocol's ``t_init`` steps of h2 on D_v). A party
+    left out is still held to its node's caps by the node itself (:func:`dpsumm.flower.caps.check_request`)."""
+    out: dict[str, tuple[float, float]] = {}
+    if not getattr(method, "private", False):
+        return out
+    budget_of = getattr(method, "budget", None)
+    if callable(budget_of):  # the nominations protocol: its validation budget, and the owners' if they release
+        budget = budget_of(cfg.budget, None)
+        if budget is not None:
+            out["consumer"] = (float(budget.validation_epsilon), float(budget.validation_delta))
+        purchase = getattr(method, "purchase", None)
+        if purchase is not None and purchase.owner_release:
+            eps_o, delta_o = method.owner_budget(cfg.budget)
+            out["owners"] = (float(eps_o), float(delta_o))
+    elif plan.schedule is not None:  # the paper protocol: h2's t_init steps on D_v
+        out["consumer"] = (plan.schedule.t_init * plan.schedule.epsilon_validation_step, 0.0)
+    return out
+
+
 def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     """Discover the parties and run the method over Flower; the same result type as :func:`dpsumm.summarize`.
 
@@ -234,10 +267,12 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
         rng_seed=streams["seed-set"],
     )
     labelled: dict[str, bool] = {}
+    caps: dict[str, tuple[float, float]] = {}
     owner_nodes, (consumer_name, consumer_node), ignored = discover(
-        grid, cfg.owners, wait=cfg.node_wait, poll_interval=cfg.poll_interval, labelled=labelled
+        grid, cfg.owners, wait=cfg.node_wait, poll_interval=cfg.poll_interval, labelled=labelled, caps=caps
     )
     check_labelled(method, labelled, consumer_name)
+    check_run_caps(caps, planned_spend(method, cfg, plan), consumer_name)
     t_discovered = time.perf_counter()
     names = sorted(owner_nodes, key=natural_key)
     nodes = {n: owner_nodes[n] for n in names}
