@@ -307,6 +307,9 @@ def test_cli_prints_deployment_commands(tmp_path: Path, capsys: pytest.CaptureFi
     assert out.count("flower-supernode --superlink link.example.org:9093") == 3
     assert "flwr supernode register keys/a.key.pub dpsumm --name a" in out
     assert "n-features=3" in out and "owners=2" in out
+    # The paper's default schedule spends t_init x 0.01 on D_v, above the consumer node's default cap of 4: the
+    # printed deployment says what its operator would add.
+    assert "above its node's default caps" in out and "max-epsilon=" in out
     assert main(["flower", "--owner", "bad", "--consumer", "x.npy", "--size", "1"]) == 2
     assert "NAME=PATH" in capsys.readouterr().err
 

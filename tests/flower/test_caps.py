@@ -14,7 +14,14 @@ import pytest
 
 import dpsumm
 from consumer_requests import REQUESTS
-from dpsumm.flower.caps import CONSUMER_DEFAULT_CAPS, check_request, check_run_caps, node_caps, request_cost
+from dpsumm.flower.caps import (
+    CONSUMER_DEFAULT_CAPS,
+    check_request,
+    check_run_caps,
+    node_caps,
+    planned_spend,
+    request_cost,
+)
 from dpsumm.flower.config import FlowerRunConfig
 from refusal import refused
 
@@ -99,8 +106,6 @@ def test_the_consumer_node_refuses_epsilon_100_before_releasing(tmp_path: Path) 
 
 
 def test_the_server_app_refuses_a_run_config_above_a_nodes_caps_before_sending() -> None:
-    from dpsumm.flower.server_app import planned_spend
-
     base = {"n-features": 3, "owners": 2, "size": 5}
     caps = {"o1": (math.inf, 1.0), "o2": (0.5, 1e-6), "c": CONSUMER_DEFAULT_CAPS}
     cfg = FlowerRunConfig.from_run_config({**base, "budget-validation-epsilon": 100.0})
@@ -118,3 +123,14 @@ def test_the_server_app_refuses_a_run_config_above_a_nodes_caps_before_sending()
     with pytest.raises(dpsumm.ProtocolError, match=r"party 'o2'.*max-epsilon"):
         check_run_caps(caps, planned, "c")
     check_run_caps({"c": CONSUMER_DEFAULT_CAPS}, planned, "c")
+
+
+def test_a_local_federation_sets_the_consumers_caps_in_its_node_config(tmp_path: Path) -> None:
+    from dpsumm.flower import LocalFederation
+
+    fed = LocalFederation(tmp_path, {"o": tmp_path / "o.npy"}, tmp_path / "v.npy", consumer_caps=(6.0, 2e-5))
+    cmd = fed.supernode_command("consumer", "consumer", tmp_path / "v.npy", 0)
+    assert "max-epsilon=6.0 max-delta=2e-05" in cmd[cmd.index("--node-config") + 1]
+    owner = fed.supernode_command("o", "owner", tmp_path / "o.npy", 0)
+    assert "max-epsilon" not in owner[owner.index("--node-config") + 1]
+

@@ -309,6 +309,13 @@ def _run(args: argparse.Namespace) -> int:
         if args.node_auth:
             node += ["--auth-supernode-private-key", f"keys/{name}.key"]
         lines += [f"#   {role} {name}:", " ".join(q(a) for a in node)]
+        above = _consumer_caps(run_config)
+        if role == "consumer" and above is not None:
+            lines.append(
+                f"#   (this run asks the consumer for epsilon {above[0]:g}, delta {above[1]:g}, above its node's default "
+                f"caps: its node refuses unless its operator adds max-epsilon={above[0]!r} max-delta={above[1]!r} to "
+                "its --node-config.)"
+            )
         if role == "consumer" and _releases_exact(method_arg(args)):
             lines.append(
                 "#   (this run asks the consumer for its exact hashed validation mean, with no noise: NOT private. "
@@ -346,6 +353,29 @@ def _releases_exact(method: Any) -> bool:
     with ``validation_release="exact"``, or the paper's non-private baseline. The consumer's node refuses it unless
     its own node config says ``allow-exact-release=true`` (dpsumm.flower.client_app)."""
     return getattr(method, "validation_release", None) == "exact" or getattr(method, "private", True) is False
+
+
+def _consumer_caps(run_config: dict[str, Any]) -> tuple[float, float] | None:
+    """The consumer's planned ``(epsilon_v, delta_v)`` when above its node's default caps
+    (:data:`dpsumm.flower.caps.CONSUMER_DEFAULT_CAPS`), else None. ``dpsumm flower --run`` starts every node as
+    their one operator and sets the consumer's caps to it; the printed deployment says what its operator would add."""
+    from ..flower.caps import CONSUMER_DEFAULT_CAPS, planned_spend
+    from ..flower.config import FlowerRunConfig
+
+    cfg = FlowerRunConfig.from_run_config(run_config)
+    plan = cfg.method.plan(
+        size=cfg.size,
+        owners=cfg.owners,
+        owner_rows=None,
+        validation_rows=None,
+        privacy=cfg.budget,
+        gamma_median=cfg.gamma == "median",
+        transport_given=True,
+    )
+    eps, delta = planned_spend(cfg.method, cfg, plan).get("consumer", (0.0, 0.0))
+    if eps <= CONSUMER_DEFAULT_CAPS[0] and delta <= CONSUMER_DEFAULT_CAPS[1]:
+        return None
+    return max(eps, CONSUMER_DEFAULT_CAPS[0]), max(delta, CONSUMER_DEFAULT_CAPS[1])
 
 
 def _override_value(v: Any) -> str:
@@ -386,6 +416,7 @@ def _run_flower_locally(
             node_poll_interval=args.poll_interval,
             allow_seeded=args.random_state is not None,
             allow_exact_release=_releases_exact(method_arg(args)),
+            consumer_caps=_consumer_caps(run_config),
         )
         try:
             fed.start()

@@ -156,6 +156,9 @@ class LocalFederation:
         Let the consumer release its exact hashed validation mean, without noise (its node config
         ``allow-exact-release=true``): needed by ``validation_release="exact"`` and the paper's non-private baselines;
         NOT private for the consumer.
+    consumer_caps : (float, float), optional
+        The consumer's node config ``max-epsilon`` and ``max-delta`` (:mod:`dpsumm.flower.caps`); None: its
+        node's default.
     host : str
     """
 
@@ -170,6 +173,7 @@ class LocalFederation:
     node_poll_interval: float | None = None
     allow_seeded: bool = False
     allow_exact_release: bool = False
+    consumer_caps: tuple[float, float] | None = None
     host: str = "127.0.0.1"
     consumer_name: str = "consumer"
     _procs: dict[str, _Proc] = field(default_factory=dict, init=False, repr=False)
@@ -279,6 +283,8 @@ class LocalFederation:
             cfg += " allow-seeded=true"
         if self.allow_exact_release and role == "consumer":
             cfg += " allow-exact-release=true"
+        if self.consumer_caps is not None and role == "consumer":
+            cfg += f" max-epsilon={float(self.consumer_caps[0])!r} max-delta={float(self.consumer_caps[1])!r}"
         cmd += ["--superlink", f"{self.host}:{self.port}", "--port", str(runtime_port), "--node-config", cfg]
         if self.tls_files is None:
             cmd.append("--insecure")

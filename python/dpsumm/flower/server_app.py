@@ -41,7 +41,7 @@ from ..metrics import SummaryFitWarning, validation_fit_warning
 from ..protocols.base import RunSetup, public_setup
 from ..protocols.paper import RoundRecord
 from ..results import Access, SummaryResult
-from .caps import check_run_caps
+from .caps import check_run_caps, planned_spend
 from .client_app import HELLO_TYPE
 from .config import FlowerRunConfig, natural_key
 from .streams import party_streams
@@ -209,28 +209,6 @@ def check_labelled(method: Any, labelled: dict[str, bool], consumer: str) -> Non
             f"{method!r} buys rows by label, but the owners {missing} have no labels: give every "
             "owner's SuperNode node config labels=PATH"
         )
-
-
-def planned_spend(method: Any, cfg: FlowerRunConfig, plan: Any) -> dict[str, tuple[float, float]]:
-    """What the run will ask each party to spend, as far as the run config says before anything is sent:
-    ``"consumer"`` its ``(epsilon_v, delta_v)``, ``"owners"`` each owner's own releases' ``(epsilon, delta)``
-    (the nominations protocol's budget and default; the paper protocol's ``t_init`` steps of h2 on D_v). A party
-    left out is still held to its node's caps by the node itself (:func:`dpsumm.flower.caps.check_request`)."""
-    out: dict[str, tuple[float, float]] = {}
-    if not getattr(method, "private", False):
-        return out
-    budget_of = getattr(method, "budget", None)
-    if callable(budget_of):  # the nominations protocol: its validation budget, and the owners' if they release
-        budget = budget_of(cfg.budget, None)
-        if budget is not None:
-            out["consumer"] = (float(budget.validation_epsilon), float(budget.validation_delta))
-        purchase = getattr(method, "purchase", None)
-        if purchase is not None and purchase.owner_release:
-            eps_o, delta_o = method.owner_budget(cfg.budget)
-            out["owners"] = (float(eps_o), float(delta_o))
-    elif plan.schedule is not None:  # the paper protocol: h2's t_init steps on D_v
-        out["consumer"] = (plan.schedule.t_init * plan.schedule.epsilon_validation_step, 0.0)
-    return out
 
 
 def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
