@@ -623,6 +623,11 @@ class ConsumerParty:
     def handle(self, message: Message) -> Message:
         if not isinstance(message, (ConsumerRequest, TargetRequest, LabelHistogramRequest, ValidationRequest)):
             raise ProtocolError(f"consumer cannot handle {message.kind!r}")
+        if int(np.shape(self._validation)[0]) < 2:  # before any release: a run's fit to D_v needs two rows
+            raise ProtocolError(
+                f"consumer {self.name!r}: its validation set has {np.shape(self._validation)[0]} row(s); a run needs "
+                "at least 2 (the summary's fit to D_v is measured against their spread)"
+            )
         key = release_request_key(message)
         rival = EXCLUSIVE_RELEASES.get(message.kind)
         if rival is not None and rival in self._released:

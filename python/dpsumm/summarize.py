@@ -194,6 +194,11 @@ def _check_sellable(labels: list[np.ndarray], label_set: tuple[Any, ...], size: 
         )
 
 
+#: Fewest validation rows a run takes: :func:`dpsumm.metrics.validation_fit` measures the summary against their
+#: spread, which one row does not have.
+MIN_VALIDATION_ROWS = 2
+
+
 def summarize(
     owners: Sequence[Owner | ArrayLike],
     validation: ArrayLike,
@@ -289,6 +294,12 @@ def summarize(
     datas, labels, names, peaks, given_strata = _as_owners(owners)
     n_features = datas[0].shape[1]
     val = float_matrix(validation, "validation", n_features=n_features)
+    if val.shape[0] < MIN_VALIDATION_ROWS:  # before any release: the summary's fit to D_v needs two rows' spread
+        raise InvalidParameterError(
+            f"`validation` must have at least {MIN_VALIDATION_ROWS} rows (the summary's fit to D_v is measured "
+            f"against their spread), got {val.shape[0]}",
+            "validation",
+        )
     val_labels = _validation_labels(validation_labels, val.shape[0], meth, labels[0] is not None, transport is not None)
     size = positive_int(size, "size")
     val_strata = _validation_strata(validation_strata, val.shape[0], meth, transport is not None)

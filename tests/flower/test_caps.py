@@ -133,4 +133,3 @@ def test_a_local_federation_sets_the_consumers_caps_in_its_node_config(tmp_path:
     assert "max-epsilon=6.0 max-delta=2e-05" in cmd[cmd.index("--node-config") + 1]
     owner = fed.supernode_command("o", "owner", tmp_path / "o.npy", 0)
     assert "max-epsilon" not in owner[owner.index("--node-config") + 1]
-

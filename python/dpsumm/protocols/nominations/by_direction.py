@@ -328,6 +328,9 @@ class ByDirection(CellPurchase):
     def histogram_share(self) -> float:
         return 1.0 - self.direction_share - self.sale_tilt_share
 
+    def release_shares(self) -> dict[str, float]:
+        return {"direction_share": self.direction_share}
+
     def check_release_plan(self, method: Any, eps_v: float, delta_v: float, validation_rows: int) -> None:
         accounting.calibrate_gaussian(
             eps_v * self.direction_share, delta_v, sensitivity=direction_sensitivity(1.0, validation_rows), dim=1
@@ -389,6 +392,8 @@ class ByDirection(CellPurchase):
         c = agg.config
         strata = len(self.key_set()) // self.bins
         joint = CELL_DIM + len(self.key_set())
+        # Every check of the public rows before the first release: the direction's space and geometry come from them.
+        geometry = self.public_space(agg) if self.bins > 1 else None
         t0 = time.perf_counter()
         sums, sigma = self._owner_releases(agg, {}, (), part="sums", joint_dim=joint)
         held = [o for o in agg.owners if o in sums and agg.active[o] and agg.n_rows[o] > 0]
@@ -398,7 +403,9 @@ class ByDirection(CellPurchase):
         scale = count_release_event(c.epsilon * self.histogram_share()).scale
         t_sums = time.perf_counter() - t0
         t0 = time.perf_counter()
-        rule = self.cell_rule(agg, min_rows=math.ceil(max(len(groups), 1) * strata * scale - 1e-9))
+        # One bin reads no direction: none is released (its share of epsilon_v goes to the histogram).
+        min_rows = math.ceil(max(len(groups), 1) * strata * scale - 1e-9)
+        rule = {} if geometry is None else self.cell_rule(agg, min_rows=min_rows, geometry=geometry)
         agg.timings["direction"] = time.perf_counter() - t0
         if rule:
             keys = self.key_set()
@@ -418,13 +425,19 @@ class ByDirection(CellPurchase):
         values = {o: np.concatenate([counts[o], sums[o]]) for o in counts if o in sums}
         return CellReleases(values, sigma, rule, keys, names, share)
 
-    def cell_rule(self, agg: Aggregator, min_rows: int = 0) -> dict[str, Any]:
-        """The consumer's direction release, checked and recorded; the cells' rule from it and the public rows
-        (empty when the consumer holds fewer than ``min_rows`` rows and so released nothing)."""
+    def public_space(self, agg: Aggregator) -> tuple[dict[str, Any], np.ndarray, int, np.ndarray, float]:
+        """The direction's space from the public seed rows (the kernel space's width and features, or the rows' own),
+        the seed rows in it, its width, and the public centre and clipping norm: computed before any release, so
+        that seed rows it cannot use (none, one, all equal) are refused naming ``seed_set`` before any budget is
+        spent."""
         c = agg.config
         seed = agg.seed_rows
-        if seed is None:
-            raise ProtocolError("the ByDirection purchase needs the run's public seed rows")
+        if seed is None or len(seed) < 2:
+            raise InvalidParameterError(
+                f"the ByDirection purchase needs at least 2 public seed rows (their spread places the direction's "
+                f"bins), got {0 if seed is None else len(seed)}",
+                "seed_set",
+            )
         space: dict[str, Any] = {}
         width = c.n_features
         if self.space == "kernel":
@@ -439,6 +452,18 @@ class ByDirection(CellPurchase):
             seed = np.asarray(features.transform(seed), dtype=np.float64)
             width = KERNEL_DIM
         centre, clip = public_geometry(seed, self.space)
+        return space, seed, width, centre, clip
+
+    def cell_rule(
+        self,
+        agg: Aggregator,
+        min_rows: int = 0,
+        geometry: tuple[dict[str, Any], np.ndarray, int, np.ndarray, float] | None = None,
+    ) -> dict[str, Any]:
+        """The consumer's direction release, checked and recorded; the cells' rule from it and the public rows
+        (empty when the consumer holds fewer than ``min_rows`` rows and so released nothing)."""
+        c = agg.config
+        space, seed, width, centre, clip = geometry if geometry is not None else self.public_space(agg)
         epsilon = c.epsilon * self.direction_share
         req = DirectionRequest(centre=centre, clip=clip, epsilon=epsilon, delta=c.delta, **space, min_rows=min_rows)
         agg.exchanges += 1

@@ -29,10 +29,12 @@ import numpy as np
 
 from ... import accounting
 from ..._validation import positive_float, real_number
+from ...accounting._checks import MIN_EVENT_EPSILON, MIN_TARGET_EPSILON
 from ...errors import InvalidParameterError, ProtocolError
 from ...kernels import DEFAULT_CANDIDATE_FACTOR, h1_peak
 from ...messages import LabelHistogramRelease, LabelHistogramRequest
 from ...parties import (
+    COUNT_SENSITIVITY,
     count_release_event,
     label_index,
     mean_release_sensitivity,
@@ -49,7 +51,15 @@ from .cell_messages import (
     owner_release_calibration,
     owner_release_part,
 )
-from .cells import CELL_DIM, PURCHASE_FACTOR, LabelCells, herded_sales, label_cells, quotas_with_reserve
+from .cells import (
+    CELL_DIM,
+    MAX_COUNT_SCALE,
+    PURCHASE_FACTOR,
+    LabelCells,
+    herded_sales,
+    label_cells,
+    quotas_with_reserve,
+)
 from .purchase import Purchase
 
 __all__ = [
@@ -81,6 +91,18 @@ class KeyMerge:
 
 
 # -- the purchase object --------------------------------------------------------------------------------------
+
+
+def _check_part(epsilon: float, smallest: float, argument: str, what: str, eps_v: float) -> None:
+    """Refuse a part of ``epsilon_v`` below ``smallest``, the least epsilon its release accepts, naming ``argument``
+    (the share), or ``privacy`` when even half of ``epsilon_v`` would be too small (the budget is the cause)."""
+    if not epsilon >= smallest:
+        argument = "privacy" if eps_v / 2.0 < smallest else argument
+        raise InvalidParameterError(
+            f"{what} leaves an epsilon of {epsilon:.3g}, below the smallest its release accepts "
+            f"({smallest:g}): lower the share or raise epsilon_v",
+            argument,
+        )
 
 
 def label_set_tuple(value: object) -> tuple[Any, ...]:
@@ -242,10 +264,13 @@ class CellPurchase(Purchase):
             )
         if owner_rows is not None and sum(owner_rows) < size:
             raise InvalidParameterError(f"the owners hold {sum(owner_rows)} rows, fewer than `size` ({size})", "size")
-        if budget is None or validation_rows is None:
+        if budget is None:
             return
         eps_v, delta_v = budget.validation_epsilon, budget.validation_delta
         assert eps_v is not None and delta_v is not None
+        self._check_shares(eps_v)
+        if validation_rows is None:
+            return
         try:
             self.check_release_plan(method, eps_v, delta_v, validation_rows)
             count_release_event(eps_v * self.histogram_share())
@@ -259,6 +284,35 @@ class CellPurchase(Purchase):
             owner_release_calibration(len(self.key_set()) + CELL_DIM, owner_epsilon, owner_delta)
         except InvalidParameterError as exc:
             raise InvalidParameterError(f"`privacy`: {exc}", "privacy") from exc
+
+    def _check_shares(self, eps_v: float) -> None:
+        """Each part of ``epsilon_v`` (the histogram's, the tilt's, a direction's) is an epsilon the releases accept,
+        before any release and whether or not ``|D_v|`` is known: a share that leaves a part below the smallest
+        epsilon is refused naming that share (the user's option), not the noise scale it would have made."""
+        shares = {"sale_tilt_share": self.sale_tilt_share, **self.release_shares()}
+        for argument, share in shares.items():
+            if share > 0:  # a discrete Gaussian calibrated to its part: a target epsilon
+                _check_part(
+                    eps_v * share,
+                    MIN_TARGET_EPSILON,
+                    argument,
+                    f"`{argument}` ({share!r}) of epsilon_v ({eps_v!r})",
+                    eps_v,
+                )
+        rest = self.histogram_share()
+        blame = max(shares, key=lambda k: shares[k]) if any(v > 0 for v in shares.values()) else "privacy"
+        _check_part(  # the histogram's discrete Laplace: one event's epsilon, a scale its threshold takes
+            eps_v * rest,
+            max(MIN_EVENT_EPSILON, COUNT_SENSITIVITY / MAX_COUNT_SCALE),
+            blame,
+            f"the histogram's share of epsilon_v (1 - {' - '.join(f'`{k}`' for k in shares)} = {rest!r}, of {eps_v!r})",
+            eps_v,
+        )
+
+    def release_shares(self) -> dict[str, float]:
+        """The shares of ``epsilon_v`` the purchase's own consumer releases spend besides the tilt and the
+        histogram, by option name (the direction purchase's ``direction_share``)."""
+        return {}
 
     # -- the aggregator's side ------------------------------------------------------------------------------------
 

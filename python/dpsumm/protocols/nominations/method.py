@@ -540,7 +540,7 @@ def run_nominations(
         exchanges=agg.exchanges,
     )
     extra.update(pool.report)
-    if pts is not None and len(pts) and agg.validation is not None:  # the trusted aggregator holds D_v's rows
+    if pts is not None and len(pts) and agg.validation is not None and len(agg.validation) >= 2:  # it holds D_v
         extra["validation_fit"] = validation_fit(pts, agg.validation, hasher.gamma)
     access = Access(
         int(sum(agg.accessed.values())),
