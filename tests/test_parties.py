@@ -513,3 +513,85 @@ def test_an_owner_rebuilt_from_its_json_state_keeps_its_one_release():
     assert not np.array_equal(fresh.values, released.values)
     with pytest.raises(ProtocolError, match="malformed"):
         OwnerParty(X, y, "a").restore({"releases": {}})
+
+
+def _kept_state() -> tuple[np.ndarray, np.ndarray, LabelReleaseRequest, dict]:
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(30, 3)), rng.integers(0, 3, 30)
+    req = LabelReleaseRequest(
+        n_features=3, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6, label_set=np.arange(3)
+    )
+    owner = OwnerParty(X, y, "a")
+    owner.handle(req)
+    return X, y, req, json.loads(json.dumps(owner.state()))
+
+
+def _changed(state: dict, how: str) -> object:
+    s = json.loads(json.dumps(state))
+    if how == "release removed":
+        s["releases"] = {}
+    elif how == "release renamed":
+        s["releases"] = {"labels-sums": s["releases"]["labels"]}
+    elif how == "sold added":
+        s["sold"] = [0, 1]
+    elif how == "field removed":
+        del s["sent"]
+    elif how == "field added":
+        s["extra"] = 1
+    elif how == "seal removed":
+        s["mac"] = ""
+    elif how == "seal of another kind":
+        s["mac"] = 5
+    elif how == "renamed owner":
+        s["owner"] = "b"
+    elif how == "rows changed":
+        s["n_rows"] = 31
+    elif how == "not json values":
+        s["setup"] = {"kind": float("nan")}
+    return s
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "release removed",
+        "release renamed",
+        "sold added",
+        "field removed",
+        "field added",
+        "seal removed",
+        "seal of another kind",
+        "renamed owner",
+        "rows changed",
+        "not json values",
+    ],
+)
+def test_a_changed_kept_state_is_refused_before_any_use(how):
+    """OwnerParty.restore treats its state as untrusted input: any change to a sealed state (a release dropped or
+    renamed, which would make the owner release again with fresh noise) is refused with a ProtocolError, and the
+    party is left as fresh as before (its next release request is answered only once)."""
+    X, y, req, state = _kept_state()
+    owner = OwnerParty(X, y, "a")
+    with pytest.raises(ProtocolError):
+        owner.restore(_changed(state, how))
+    assert owner.state()["releases"] == {}
+
+
+@pytest.mark.parametrize("state", [None, [], "state", 5, {"kind": "bid", "round": 0, "value": 1.0, "token": 3}])
+def test_a_kept_state_of_another_form_is_refused_naming_the_owner(state):
+    with pytest.raises(ProtocolError, match="owner 'a'"):
+        OwnerParty(np.zeros((4, 2)), None, "a").restore(state)
+
+
+def test_another_owners_state_is_refused_even_under_the_same_name():
+    """A state sealed over other rows (another owner's, even named alike and of the same size) is refused; the
+    owner's own state, through JSON, is accepted."""
+    X, y, req, state = _kept_state()
+    other = OwnerParty(X + 1.0, y, "a")
+    with pytest.raises(ProtocolError, match="seal"):
+        other.restore(state)
+    with pytest.raises(ProtocolError, match="another owner's"):
+        OwnerParty(X, y, "b").restore(state)
+    same = OwnerParty(X, y, "a")
+    same.restore(state)
+    assert set(same.state()["releases"]) == {"labels"}

@@ -7,6 +7,9 @@ Each party is a separate object that reacts to messages (:mod:`dpsumm.messages`)
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import math
 from collections.abc import Callable
 from typing import Any
@@ -341,6 +344,7 @@ class OwnerParty:
         self._sold: set[int] = set()
         self._releases: dict[str, tuple[str, Message]] = {}
         self._scores: dict[bytes, np.ndarray] = {}  # its rows' scores along a released direction (row_cells)
+        self._key: bytes | None = None  # the key of its state's seal (_state_key)
 
     # -- what a purchase's handler reads -------------------------------------------------------------------
 
@@ -439,8 +443,11 @@ class OwnerParty:
 
     def state(self) -> dict[str, Any]:
         """What the owner keeps between the messages of a run, as JSON-ready values (a Flower node keeps it in its
-        node state and rebuilds the party from it for every message: :meth:`restore`)."""
-        return {
+        node state and rebuilds the party from it for every message: :meth:`restore`), sealed with a MAC keyed by
+        this owner's own rows, labels and name (:meth:`_state_key`): only this owner can make a state it restores."""
+        body = {
+            "owner": self.name,
+            "n_rows": self._n_rows,
             "setup": None if self._setup_message is None else _jsonable(self._setup_message.to_dict()),
             "sent": list(self._sent),
             "nominated": sorted(self._nominated),
@@ -448,11 +455,58 @@ class OwnerParty:
             "reveal": self._reveal,
             "releases": {stage: [key, _jsonable(reply.to_dict())] for stage, (key, reply) in self._releases.items()},
         }
+        return {**body, "mac": self._seal(body)}
 
-    def restore(self, state: dict[str, Any]) -> None:
-        """Rebuild the party's run from :meth:`state` (replaying the paper protocol's setup and the rows sent)."""
+    def _state_key(self) -> bytes:
+        """The key of the state's MAC: a digest of this owner's rows, labels and name (its private data: nobody else
+        can compute it), computed once per party."""
+        if self._key is None:
+            digest = hashlib.blake2b(digest_size=32, person=b"dpsumm-state")
+            digest.update(self.name.encode())
+            data = np.ascontiguousarray(self._data)
+            digest.update(str((data.dtype.str, data.shape)).encode())
+            digest.update(data.tobytes())
+            if self._labels is not None:
+                digest.update(np.asarray(self._labels).astype(str).tobytes())
+            self._key = digest.digest()
+        return self._key
+
+    def _seal(self, body: dict[str, Any]) -> str:
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=_state_default)
+        return hmac.new(self._state_key(), text.encode(), hashlib.sha256).hexdigest()
+
+    def restore(self, state: object) -> None:
+        """Rebuild the party's run from :meth:`state` (replaying the paper protocol's setup and the rows sent).
+
+        The state is untrusted input: anything but a state this owner sealed over its own rows is refused with a
+        :class:`ProtocolError` before any of it is used, whatever its form (None, a list, another message, a
+        state with a field added, removed or changed: a release dropped or renamed, which would make the owner
+        release again with fresh noise, or another owner's state). A fresh run passes no state at all.
+        """
+        if not isinstance(state, dict):
+            raise ProtocolError(f"owner {self.name!r}: its kept state must be a mapping, got {type(state).__name__}")
+        if set(state) != _STATE_FIELDS:
+            raise ProtocolError(
+                f"owner {self.name!r}: its kept state is malformed (fields {sorted(map(str, state))[:8]}, expected "
+                f"{sorted(_STATE_FIELDS)})"
+            )
+        if state["owner"] != self.name or state["n_rows"] != self._n_rows:
+            raise ProtocolError(
+                f"owner {self.name!r}: the kept state is another owner's ({state['owner']!r:.40}, "
+                f"{state['n_rows']!r:.20} rows)"
+            )
+        body = {k: v for k, v in state.items() if k != "mac"}
         try:
-            if state.get("setup") is not None:
+            expected = self._seal(body)
+        except (TypeError, ValueError):
+            raise ProtocolError(f"owner {self.name!r}: its kept state holds values that are not JSON") from None
+        if not isinstance(state["mac"], str) or not hmac.compare_digest(state["mac"], expected):
+            raise ProtocolError(
+                f"owner {self.name!r}: its kept state does not carry this owner's seal (changed, or made over other "
+                "rows): refused, since a changed state could make it release again"
+            )
+        try:
+            if state["setup"] is not None:
                 self._setup(from_dict(_from_jsonable(state["setup"])))  # type: ignore[arg-type]
                 for token in state["sent"]:  # replay: rows already sent are never offered again
                     self._point(PointRequest(round=0, token=int(token)))
@@ -463,7 +517,7 @@ class OwnerParty:
                 str(stage): (str(key), from_dict(_from_jsonable(reply)))
                 for stage, (key, reply) in state["releases"].items()
             }
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ProtocolError(f"owner {self.name!r}: its kept state is malformed ({exc})") from None
 
     def _setup(self, m: Setup) -> SetupReply:
@@ -763,6 +817,17 @@ def count_release_event(epsilon: float) -> accounting.LaplaceEvent:
     scale ``COUNT_SENSITIVITY / epsilon``, replace-one in ``D_v`` (pure epsilon-DP; docs/design.md §2.7).
     Raises :class:`InvalidParameterError` naming ``epsilon`` outside ``[1e-12, 100]``."""
     return accounting.LaplaceEvent(epsilon, COUNT_SENSITIVITY, "replace-one", granularity=1.0)
+
+
+#: The fields of an owner's kept state (:meth:`OwnerParty.state`).
+_STATE_FIELDS = {"owner", "n_rows", "setup", "sent", "nominated", "sold", "reveal", "releases", "mac"}
+
+
+def _state_default(value: object) -> Any:
+    """JSON for the numpy scalars a kept state may hold (a label, a count)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def _jsonable(fields: dict[str, Any]) -> dict[str, Any]:

@@ -198,7 +198,11 @@ def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMes
     )
     kept = context.state.get(_OWNER_STATE)
     if isinstance(kept, ConfigRecord) and "state" in kept:
-        party.restore(json.loads(str(kept["state"])))
+        try:
+            state = json.loads(str(kept["state"]))
+        except ValueError:
+            raise ProtocolError(f"owner {name!r}: its kept state is not JSON") from None
+        party.restore(state)
     reply = party.handle(request)
     context.state[_OWNER_STATE] = ConfigRecord({"state": json.dumps(party.state())})
     return reply
