@@ -149,6 +149,24 @@ class Aggregator:
         self.sigma = float("nan")
         self.validation: np.ndarray | None = None
         self.seed_rows: np.ndarray | None = None  # the run's public seed rows (a purchase may read them)
+        # Each owner's public size when the entry point knows it (in process: the rows it was given); an owner's
+        # stated row count is checked against it and against its own earlier statements (check_rows).
+        self.public_rows: dict[str, int] = {}
+
+    def check_rows(self, owner: str, n_rows: object) -> str | None:
+        """Why ``owner``'s stated row count ``n_rows`` cannot be believed, or None: it must be an integer >= 0,
+        equal to the owner's public size when known, and to what the owner stated earlier in the run (its parts
+        and messages agree). The quotas and plausibility checks read the stated count, so a count an owner could
+        inflate at will would decide the purchase (docs/explanation/lying-owners.md)."""
+        if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows < 0:
+            return f"reported an impossible row count {n_rows!r}"
+        public = self.public_rows.get(owner)
+        if public is not None and int(n_rows) != public:
+            return f"stated {int(n_rows)} rows, but its public size is {public}"
+        stated = self.n_rows.get(owner)
+        if stated is not None and int(n_rows) != stated:
+            return f"stated {int(n_rows)} rows, but {stated} earlier in the run"
+        return None
 
     def exclude(self, owner: str, reason: str, phase: str) -> None:
         """Exclude ``owner`` from the rest of the run, with an event naming ``phase`` and ``reason``."""
@@ -303,7 +321,11 @@ class Aggregator:
             for o in self.owners
         }
         bound = h1_peak(c.dim)
-        replies = self.request_owners(msgs, "nominations", lambda o, r: self._check_nomination(r, bound))
+        replies = self.request_owners(
+            msgs,
+            "nominations",
+            lambda o, r: self._check_nomination(r, bound) or self.check_rows(o, getattr(r, "n_rows", None)),
+        )
         out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for o in self.owners:
             # pop: each reply's arrays are freed once copied into `out` (K·M·d float32 held once, not twice)

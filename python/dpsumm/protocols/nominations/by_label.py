@@ -19,6 +19,7 @@ certified: the owners at their ``(epsilon, delta)``, the consumer at ``(epsilon_
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Sequence
@@ -402,9 +403,14 @@ class CellPurchase(Purchase):
         t2 = time.perf_counter()
         released_counts = {o: counts[k] for k, o in enumerate(owners)}
         sale_sigma = sigma * math.sqrt(float(widths.max())) if L else sigma  # a key's largest noise: the check's bar
-        replies = agg.request_owners(
-            msgs, "label-sale", lambda o, r: self._check_sale(agg, r, msgs[o], released_counts[o], sale_sigma)
-        )
+
+        def check_sale(o: str, r: object) -> str | None:
+            problem = self._check_sale(agg, r, msgs[o], released_counts[o], sale_sigma)
+            return problem if problem is not None else agg.check_rows(o, getattr(r, "n_rows", None))
+
+        replies = agg.request_owners(msgs, "label-sale", check_sale)
+        replies.update(self._rebuy(agg, replies, msgs, q, histogram, scale, cells, counts, owners, size, check_sale))
+        replies = {o: r for o, r in replies.items() if agg.active[o]}
         pool = Pool(
             report={
                 "count_scale": scale,
@@ -486,8 +492,9 @@ class CellPurchase(Purchase):
         def check(o: str, r: object) -> str | None:
             if not isinstance(r, LabelRelease):
                 return f"replied with {type(r).__name__}, not a label release"
-            if isinstance(r.n_rows, bool) or not isinstance(r.n_rows, (int, np.integer)) or r.n_rows < 0:
-                return f"reported an impossible row count {r.n_rows!r}"
+            stated = agg.check_rows(o, r.n_rows)  # its public size, and its other part's statement
+            if stated is not None:
+                return stated
             if np.shape(r.values) != (dim,) or not np.isfinite(np.asarray(r.values, dtype=np.float64)).all():
                 return f"sent a malformed release (shape {np.shape(r.values)}, expected ({dim},))"
             if not math.isclose(float(r.sigma), float(cal.sigma), rel_tol=1e-9):
@@ -550,6 +557,71 @@ class CellPurchase(Purchase):
             raise ProtocolError(f"consumer released an impossible cell histogram: {problem}")
         agg.record("validation", event, "counts of D_v's rows per cell (owner group, label) + discrete Laplace")
         return counts.astype(np.float64), float(event.scale)
+
+    def _rebuy(
+        self,
+        agg: Aggregator,
+        replies: dict[str, Any],
+        msgs: dict[str, LabelSaleRequest],
+        q: np.ndarray,
+        histogram: np.ndarray,
+        scale: float,
+        cells: LabelCells,
+        counts: np.ndarray,
+        owners: list[str],
+        size: int,
+        check: Any,
+    ) -> dict[str, Any]:
+        """Buy again from the other owners what an owner excluded at the sale (or one that sold fewer rows than its
+        quota) did not deliver, within the same budget: the quotas are recomputed from the same released counts and
+        histogram with that owner's counts set to 0 (post-processing of released values), and each remaining owner
+        whose quota grows is sent one more sale for its new quota, whose rows replace its first sale's. Nothing
+        else is released; the summary keeps its size when the others hold the rows."""
+        delivered = {o: len(np.asarray(r.tokens)) for o, r in replies.items()}
+        short = [
+            k
+            for k, o in enumerate(owners)
+            if o in msgs and (o not in replies or not agg.active[o] or delivered.get(o, 0) < int(q[k].sum()))
+        ]
+        if not short:
+            return {}
+        kept = counts.copy()
+        for k in short:
+            kept[k] = 0.0
+        q2 = quotas_with_reserve(
+            histogram,
+            scale,
+            agg.validation_rows,
+            cells,
+            kept,
+            size,
+            factor=self.purchase_factor,
+            reserve=self.reserve_share(),
+        )
+        seeds = agg.rng.derive("label-rebuy")
+        more = {
+            o: dataclasses.replace(
+                msgs[o],
+                count=int(q2[k].sum()),
+                candidates=int(DEFAULT_CANDIDATE_FACTOR * q2[k].sum()),
+                label_counts=q2[k].astype(np.int64),
+                sample_seed=int(seeds.integers(2**63)),
+            )
+            for k, o in enumerate(owners)
+            if k not in short and o in replies and agg.active[o] and int(q2[k].sum()) > int(q[k].sum())
+        }
+        if not more:
+            return {}
+        agg.events.append(
+            {
+                "phase": "label-sale",
+                "event": "rebought",
+                "reason": f"{sum(int(q[k].sum()) - delivered.get(owners[k], 0) for k in short)} rows not delivered "
+                f"by {[owners[k] for k in short]} bought again from {sorted(more)}",
+            }
+        )
+        msgs.update(more)
+        return agg.request_owners(more, "label-sale", check)
 
     def _check_sale(
         self, agg: Aggregator, r: object, req: LabelSaleRequest, released: np.ndarray, sigma: float

@@ -428,6 +428,9 @@ class Nominations(SummaryMethod):
             extra=setup.extra,
             with_labels=setup.with_labels,
             seed_rows=setup.seed,
+            public_rows=None
+            if setup.local is None
+            else {o: int(d.shape[0]) for o, d in zip(setup.owners, setup.local.datas)},
         )
         _log.info(
             "nominations (%s): temperature %.4g, sigma %.4g, choice on %s; timings %s",
@@ -456,6 +459,7 @@ def run_nominations(
     extra: dict[str, Any] | None = None,
     with_labels: bool | None = None,
     seed_rows: np.ndarray | None = None,
+    public_rows: dict[str, int] | None = None,
 ) -> SummaryResult:
     """Run the nominations protocol through ``transport`` and assemble the :class:`SummaryResult` and ledger.
 
@@ -476,6 +480,7 @@ def run_nominations(
 
     agg = Aggregator(transport, owners, consumer, config, rng, record)
     agg.seed_rows = seed_rows
+    agg.public_rows = dict(public_rows or {})
     pool = purchase.buy(agg, int(size))
     t1 = time.perf_counter()
     choice = purchase.choose(agg, int(size), pool)

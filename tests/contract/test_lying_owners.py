@@ -1,0 +1,151 @@
+"""Fault injection over every cell purchase and the nominations: one owner lies in each field it reports (its row
+count, its released counts, the row count of one part of its release, what it sells). The property
+(docs/explanation/lying-owners.md): the liar obtains no more of the purchase or the summary than an honest owner of
+its public size could, and the summary keeps its size; its quality stays within the stated bound of the run in which
+the liar is simply excluded (MMD² to the consumer's population at most that run's plus LIAR_MMD_SLACK).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dpsumm
+from dpsumm.messages import Message, NominationReply
+from dpsumm.metrics import population_mmd2
+from dpsumm.parties import ConsumerParty, OwnerParty
+from dpsumm.privacy import Csprng
+from dpsumm.protocols.nominations.by_direction import ByDirection
+from dpsumm.protocols.nominations.cell_messages import LabelRelease, LabelSale
+from dpsumm.transport import InProcessTransport
+
+LABELS = (0, 1, 2)
+SIZE, ROWS, OWNERS = 12, 90, 4
+#: The stated bound: a run with a liar is within this much MMD² of the run where the liar was excluded from the start.
+LIAR_MMD_SLACK = 0.05
+GAMMA = 0.5
+
+
+def _lie(field: str, reply: Message, stage: list[int]) -> Message:
+    """One lie in ``field`` of the owner's reply (its row count, counts, the row count of a later part, a sale)."""
+    if field == "n_rows" and hasattr(reply, "n_rows"):
+        return dataclasses.replace(reply, n_rows=10**9)  # type: ignore[type-var]
+    if field == "counts" and isinstance(reply, LabelRelease) and len(reply.values) > 0:
+        values = np.array(reply.values)
+        values[: len(values) - 0] = np.where(np.arange(len(values)) < len(values), values, values)
+        values[:3] = 1e6  # the counts of the first keys (and with its row count of 1e9 below, plausible)
+        return dataclasses.replace(reply, values=values, n_rows=10**9)
+    if field == "part rows" and isinstance(reply, LabelRelease):
+        stage[0] += 1
+        return dataclasses.replace(reply, n_rows=reply.n_rows + stage[0])  # its parts disagree
+    if field == "sale" and isinstance(reply, LabelSale) and len(reply.tokens):
+        return dataclasses.replace(reply, n_rows=reply.n_rows * 1000)
+    return reply
+
+
+class LyingOwner(OwnerParty):
+    def __init__(self, data: np.ndarray, labels: Any, name: str, field: str, strata: Any = None) -> None:
+        super().__init__(data, labels, name, strata=strata)
+        self.field, self.stage = field, [0]
+
+    def handle(self, message: Message) -> Message:
+        return _lie(self.field, super().handle(message), self.stage)
+
+
+def _data() -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(21)
+    datas, labels = [], []
+    for k in range(OWNERS):
+        y = rng.integers(0, 3, ROWS)
+        datas.append((rng.normal(size=(ROWS, 4)) * 0.4 + y[:, None] * 1.0 + 0.3 * k).astype(np.float64))
+        labels.append(y)
+    yv = rng.choice(3, size=60, p=[0.2, 0.2, 0.6])
+    validation = rng.normal(size=(60, 4)) * 0.4 + yv[:, None] * 1.0
+    yh = rng.choice(3, size=200, p=[0.2, 0.2, 0.6])
+    held_out = rng.normal(size=(200, 4)) * 0.4 + yh[:, None] * 1.0
+    return datas, labels, validation, yv, held_out
+
+
+PURCHASES = {
+    "labels": lambda: dpsumm.ByLabel(label_set=LABELS),
+    "strata": lambda: dpsumm.ByStrata(levels=(("a", "b", "c"),)),
+    "direction": lambda: ByDirection(),
+    "nominees": lambda: dpsumm.Nominees(),
+}
+
+
+def _run(purchase: str, liar: str | None, field: str, exclude_liar: bool = False) -> dpsumm.SummaryResult:
+    datas, labels, validation, yv, _ = _data()
+    names = [f"owner-{k}" for k in range(OWNERS)]
+    keep = [k for k, n in enumerate(names) if not (exclude_liar and n == liar)]
+    letters = np.array(["a", "b", "c"])
+    strata = [[letters[y]] for y in labels]
+    parties: dict[str, Any] = {}
+    for k in keep:
+        n = names[k]
+        s = strata[k] if purchase == "strata" else None
+        if n == liar:
+            parties[n] = LyingOwner(datas[k], labels[k], n, field, strata=s)
+        else:
+            parties[n] = OwnerParty(datas[k], labels[k], n, strata=s)
+    parties["consumer"] = ConsumerParty(
+        validation, Csprng(5), labels=yv, strata=[letters[yv]] if purchase == "strata" else None
+    )
+    kw: dict[str, Any] = {}
+    if purchase == "labels":
+        kw["validation_labels"] = yv
+    if purchase == "strata":
+        kw["validation_strata"] = letters[yv]
+    return dpsumm.summarize(
+        [
+            dpsumm.Owner(datas[k], labels=labels[k], name=names[k], strata=strata[k] if purchase == "strata" else None)
+            for k in keep
+        ],
+        validation,
+        SIZE,
+        method=dpsumm.Nominations(dim=32, purchase=PURCHASES[purchase]()),
+        random_state=3,
+        progress=False,
+        transport=InProcessTransport(parties),
+        **kw,
+    )
+
+
+FIELDS = ["n_rows", "counts", "part rows", "sale"]
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@pytest.mark.parametrize("purchase", list(PURCHASES))
+def test_one_lying_owner_takes_no_more_than_its_share(purchase: str, field: str) -> None:
+    liar = "owner-0"
+    result = _run(purchase, liar, field)
+    assert len(result) == SIZE  # the summary keeps its size
+    excluded = [e["owner"] for e in result.events if e.get("event") == "excluded"]
+    liar_rows = int((result.owner == result.owner_names.index(liar)).sum())
+    honest = _run(purchase, None, field)
+    honest_rows = int((honest.owner == honest.owner_names.index(liar)).sum())
+    assert liar_rows <= honest_rows or excluded == [liar]
+    if excluded:
+        assert excluded == [liar] and liar_rows == 0
+    without = _run(purchase, liar, field, exclude_liar=True)
+    *_, held_out = _data()
+    assert (
+        population_mmd2(result.points, held_out, GAMMA)
+        <= population_mmd2(without.points, held_out, GAMMA) + LIAR_MMD_SLACK
+    )
+
+
+def test_the_nominations_row_count_must_agree_with_the_public_size() -> None:
+    reply = NominationReply(n_rows=10**9, tokens=np.zeros(0, dtype=np.int64), hashes=np.zeros((0, 4)))
+    assert "public size" in (_check(reply) or "")
+
+
+def _check(reply: NominationReply) -> str | None:
+    from dpsumm.protocols.nominations.aggregator import Aggregator
+
+    agg = Aggregator.__new__(Aggregator)
+    agg.public_rows, agg.n_rows = {"o": 90}, {}
+    return agg.check_rows("o", reply.n_rows)
