@@ -35,8 +35,7 @@ def _lie(field: str, reply: Message, stage: list[int]) -> Message:
         return dataclasses.replace(reply, n_rows=10**9)  # type: ignore[type-var]
     if field == "counts" and isinstance(reply, LabelRelease) and len(reply.values) > 0:
         values = np.array(reply.values)
-        values[: len(values) - 0] = np.where(np.arange(len(values)) < len(values), values, values)
-        values[:3] = 1e6  # the counts of the first keys (and with its row count of 1e9 below, plausible)
+        values[:3] = 1e6  # the counts of the first keys, made plausible by a row count of 1e9
         return dataclasses.replace(reply, values=values, n_rows=10**9)
     if field == "part rows" and isinstance(reply, LabelRelease):
         stage[0] += 1
@@ -149,3 +148,54 @@ def _check(reply: NominationReply) -> str | None:
     agg = Aggregator.__new__(Aggregator)
     agg.public_rows, agg.n_rows = {"o": 90}, {}
     return agg.check_rows("o", reply.n_rows)
+
+
+class HoardingOwner(OwnerParty):
+    """Claims every one of its rows in the consumer's main cell (plausible for its public size: all its rows could
+    be there), then sells something else than it was asked for (excluded at the sale)."""
+
+    def handle(self, message: Message) -> Message:
+        reply = super().handle(message)
+        if isinstance(reply, LabelRelease) and len(reply.values) >= 3:
+            values = np.array(reply.values)
+            values[:3] = [0.0, 0.0, float(self.n_rows)]
+            return dataclasses.replace(reply, values=values)
+        if isinstance(reply, LabelSale):
+            return dataclasses.replace(reply, n_rows=reply.n_rows + 1)
+        return reply
+
+
+@pytest.mark.parametrize("purchase", ["labels", "strata"])
+def test_a_quota_an_excluded_owner_did_not_deliver_is_bought_again_from_the_others(purchase: str) -> None:
+    """Two owners, one summary's worth of rows bought (purchase_factor 1): the hoarder's quota is most of the
+    purchase, and it is excluded at its sale. The quota is bought again from the honest owner (same released
+    values, no new release): the summary keeps its size, with a 'rebought' event."""
+    datas, labels, validation, yv, _ = _data()
+    letters = np.array(["a", "b", "c"])
+    strata = [[letters[y]] for y in labels[:2]] if purchase == "strata" else [None, None]
+    parties: dict[str, Any] = {
+        "owner-0": HoardingOwner(datas[0], labels[0], "owner-0", strata=strata[0]),
+        "owner-1": OwnerParty(datas[1], labels[1], "owner-1", strata=strata[1]),
+        "consumer": ConsumerParty(
+            validation, Csprng(5), labels=yv, strata=[letters[yv]] if purchase == "strata" else None
+        ),
+    }
+    bought = (
+        dpsumm.ByLabel(label_set=LABELS, purchase_factor=1.0)
+        if purchase == "labels"
+        else dpsumm.ByStrata(levels=(("a", "b", "c"),), purchase_factor=1.0)
+    )
+    result = dpsumm.summarize(
+        [dpsumm.Owner(datas[k], labels=labels[k], name=f"owner-{k}", strata=strata[k]) for k in range(2)],
+        validation,
+        SIZE,
+        method=dpsumm.Nominations(dim=32, purchase=bought),
+        random_state=3,
+        progress=False,
+        transport=InProcessTransport(parties),
+        validation_labels=yv if purchase == "labels" else None,
+        validation_strata=letters[yv] if purchase == "strata" else None,
+    )
+    events = {e["event"]: e for e in result.events}
+    assert events["excluded"]["owner"] == "owner-0" and "rebought" in events
+    assert len(result) == SIZE and set(result.owner.tolist()) == {1}
