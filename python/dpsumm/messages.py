@@ -140,6 +140,8 @@ class ConsumerRequest(Message):
 
 def from_dict(data: dict[str, Any]) -> Message:
     """Rebuild a message from :meth:`Message.to_dict` output, checking the schema."""
+    if not isinstance(data, dict):
+        raise ProtocolError(f"a message must be a mapping of its fields, got {type(data).__name__}")
     kind = data.get("kind")
     cls = _REGISTRY.get(kind) if isinstance(kind, str) else None
     if cls is None:

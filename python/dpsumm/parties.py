@@ -536,7 +536,12 @@ class OwnerParty:
         return SetupReply(n_rows=int(self._data.shape[0]), n_features=int(self._data.shape[1]))
 
     def _bid(self, m: BidRequest) -> Bid:
-        v = np.ascontiguousarray(m.v, dtype=np.float32)
+        v = np.asarray(m.v)
+        if v.ndim != 1 or v.dtype.kind not in "fiu" or not np.isfinite(v).all():
+            raise ProtocolError(
+                f"owner {self.name!r}: a bid request needs a finite 1-D vector v, got {v.dtype} {v.shape}"
+            )
+        v = np.ascontiguousarray(v, dtype=np.float32)
         if self._index is not None:
             best = self._index.best(v)
         elif self._hashes is not None:
