@@ -168,6 +168,11 @@ class Nominations(SummaryMethod):
         from .by_label import ByLabel
         from .winners import Winners
 
+        if name is not None and not isinstance(name, str):  # a purchase object (or not one) with 0.1's options
+            raise InvalidParameterError(
+                f"{sorted(moved)} are options of the purchase object: pass them to it, not to Nominations",
+                sorted(moved)[0],
+            )
         if name == "quotas" or "tilt_rounds" in moved:
             raise InvalidParameterError(
                 "the quota purchase (purchase='quotas', tilt_rounds) was removed in 0.2: use "
