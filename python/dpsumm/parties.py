@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _core, accounting
-from .errors import InvalidParameterError, ProtocolError
+from .errors import DpsummError, InvalidParameterError, ProtocolError
 from .h2 import H2
 from .hashing import RFFHasher, hash_digests
 from .kernels import BidIndex, nominate
@@ -426,7 +426,20 @@ class OwnerParty:
     # -- messages ------------------------------------------------------------------------------------------
 
     def handle(self, message: Message) -> Message:
-        """The owner's reply to ``message``: a shared exchange of the protocols, or a purchase's own request."""
+        """The owner's reply to ``message``: a shared exchange of the protocols, or a purchase's own request. A
+        request whose fields are not of their kind (an array where a number goes, a ragged list) is refused with a
+        :class:`ProtocolError`, as every other malformed request."""
+        try:
+            return self._answer(message)
+        except (ValueError, TypeError, IndexError, KeyError, AttributeError, OverflowError) as exc:
+            if isinstance(exc, DpsummError):
+                raise
+            raise ProtocolError(
+                f"owner {self.name!r}: a malformed {getattr(message, 'kind', type(message).__name__)!r} request "
+                f"({type(exc).__name__}: {str(exc)[:120]})"
+            ) from None
+
+    def _answer(self, message: Message) -> Message:
         if isinstance(message, OwnerRequest):
             return message.answer(self)
         if isinstance(message, NominationRequest):
@@ -680,6 +693,19 @@ class ConsumerParty:
         return self._release_streams[label]
 
     def handle(self, message: Message) -> Message:
+        """The consumer's release for ``message`` (kept: a repeated request gets it again); a request whose fields
+        are not of their kind is refused with a :class:`ProtocolError`, as every other malformed request."""
+        try:
+            return self._answer(message)
+        except (ValueError, TypeError, IndexError, KeyError, AttributeError, OverflowError) as exc:
+            if isinstance(exc, DpsummError):
+                raise
+            raise ProtocolError(
+                f"consumer {self.name!r}: a malformed {getattr(message, 'kind', type(message).__name__)!r} request "
+                f"({type(exc).__name__}: {str(exc)[:120]})"
+            ) from None
+
+    def _answer(self, message: Message) -> Message:
         if not isinstance(message, (ConsumerRequest, TargetRequest, LabelHistogramRequest, ValidationRequest)):
             raise ProtocolError(f"consumer cannot handle {message.kind!r}")
         if int(np.shape(self._validation)[0]) < 2:  # before any release: a run's fit to D_v needs two rows
