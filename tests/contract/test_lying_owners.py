@@ -25,7 +25,7 @@ from dpsumm.transport import InProcessTransport
 LABELS = (0, 1, 2)
 SIZE, ROWS, OWNERS = 12, 90, 4
 #: The stated bound: a run with a liar is within this much MMD² of the run where the liar was excluded from the start.
-LIAR_MMD_SLACK = 0.05
+LIAR_MMD_SLACK = 0.02
 GAMMA = 0.5
 
 
@@ -46,8 +46,10 @@ def _lie(field: str, reply: Message, stage: list[int]) -> Message:
 
 
 class LyingOwner(OwnerParty):
-    def __init__(self, data: np.ndarray, labels: Any, name: str, field: str, strata: Any = None) -> None:
-        super().__init__(data, labels, name, strata=strata)
+    def __init__(
+        self, data: np.ndarray, labels: Any, name: str, field: str, strata: Any = None, rng: Any = None
+    ) -> None:
+        super().__init__(data, labels, name, rng=rng, strata=strata)
         self.field, self.stage = field, [0]
 
     def handle(self, message: Message) -> Message:
@@ -86,10 +88,10 @@ def _run(purchase: str, liar: str | None, field: str, exclude_liar: bool = False
     for k in keep:
         n = names[k]
         s = strata[k] if purchase == "strata" else None
-        if n == liar:
-            parties[n] = LyingOwner(datas[k], labels[k], n, field, strata=s)
+        if n == liar:  # seeded noise streams: the comparison with the honest run is deterministic
+            parties[n] = LyingOwner(datas[k], labels[k], n, field, strata=s, rng=Csprng(100 + k))
         else:
-            parties[n] = OwnerParty(datas[k], labels[k], n, strata=s)
+            parties[n] = OwnerParty(datas[k], labels[k], n, strata=s, rng=Csprng(100 + k))
     parties["consumer"] = ConsumerParty(
         validation, Csprng(5), labels=yv, strata=[letters[yv]] if purchase == "strata" else None
     )
@@ -131,10 +133,9 @@ def test_one_lying_owner_takes_no_more_than_its_share(purchase: str, field: str)
         assert excluded == [liar] and liar_rows == 0
     without = _run(purchase, liar, field, exclude_liar=True)
     *_, held_out = _data()
-    assert (
-        population_mmd2(result.points, held_out, GAMMA)
-        <= population_mmd2(without.points, held_out, GAMMA) + LIAR_MMD_SLACK
-    )
+    lying, excluded_from_start = (population_mmd2(r.points, held_out, GAMMA) for r in (result, without))
+    print(f"{purchase} {field}: MMD2 {lying:.4f} with the liar, {excluded_from_start:.4f} without")
+    assert lying <= excluded_from_start + LIAR_MMD_SLACK
 
 
 def test_the_nominations_row_count_must_agree_with_the_public_size() -> None:

@@ -429,7 +429,7 @@ class CellPurchase(Purchase):
             pool.offered[o] = (tokens, np.ascontiguousarray(r.hashes, dtype=np.float32))
             pool.rows[o] = None if r.points is None else np.asarray(r.points)
             pool.labels[o] = None if r.labels is None else np.asarray(r.labels)
-            agg.hashes_seen[o] = 0 if r.points is not None else len(tokens)
+            agg.hashes_seen[o] += 0 if r.points is not None else len(tokens)
             if r.points is not None:
                 agg.accessed[o] += len(tokens)
         agg.timings["purchase"] = time.perf_counter() - t2
@@ -572,17 +572,14 @@ class CellPurchase(Purchase):
         size: int,
         check: Any,
     ) -> dict[str, Any]:
-        """Buy again from the other owners what an owner excluded at the sale (or one that sold fewer rows than its
-        quota) did not deliver, within the same budget: the quotas are recomputed from the same released counts and
+        """Buy again from the other owners what an owner excluded at the sale did not deliver, within the same
+        budget: the quotas are recomputed from the same released counts and
         histogram with that owner's counts set to 0 (post-processing of released values), and each remaining owner
         whose quota grows is sent one more sale for its new quota, whose rows replace its first sale's. Nothing
         else is released; the summary keeps its size when the others hold the rows."""
-        delivered = {o: len(np.asarray(r.tokens)) for o, r in replies.items()}
-        short = [
-            k
-            for k, o in enumerate(owners)
-            if o in msgs and (o not in replies or not agg.active[o] or delivered.get(o, 0) < int(q[k].sum()))
-        ]
+        # Only an owner excluded at the sale: an honest owner short of a cell already sold substitutes (its run,
+        # and every honest run, is unchanged).
+        short = [k for k, o in enumerate(owners) if o in msgs and (o not in replies or not agg.active[o])]
         if not short:
             return {}
         kept = counts.copy()
@@ -616,12 +613,20 @@ class CellPurchase(Purchase):
             {
                 "phase": "label-sale",
                 "event": "rebought",
-                "reason": f"{sum(int(q[k].sum()) - delivered.get(owners[k], 0) for k in short)} rows not delivered "
-                f"by {[owners[k] for k in short]} bought again from {sorted(more)}",
+                "reason": f"{sum(int(q[k].sum()) for k in short)} rows not delivered by "
+                f"{[owners[k] for k in short]} bought again from {sorted(more)}",
             }
         )
         msgs.update(more)
-        return agg.request_owners(more, "label-sale", check)
+        first = {o: set(np.asarray(replies[o].tokens).tolist()) for o in more}
+        again = agg.request_owners(more, "label-sale", check)
+        for o, r in again.items():  # the first sale's rows the second does not repeat were bought too
+            extra = len(first[o] - set(np.asarray(r.tokens).tolist()))
+            if r.points is not None:
+                agg.accessed[o] += extra
+            else:
+                agg.hashes_seen[o] += extra
+        return again
 
     def _check_sale(
         self, agg: Aggregator, r: object, req: LabelSaleRequest, released: np.ndarray, sigma: float
