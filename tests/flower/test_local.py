@@ -22,6 +22,9 @@ from dpsumm.flower import FederationError, LocalFederation, make_node_key  # noq
 from dpsumm.flower.local import flower_env, free_port, group_members  # noqa: E402
 from federation_data import LABEL_SET, _data, _labelled_data, _labels_cli_flags
 
+#: Spawns processes (the inner loop skips them: pytest -m "not slow"; CI runs them).
+pytestmark = pytest.mark.slow
+
 flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
 
 
