@@ -73,7 +73,7 @@ def objective(summary: object, validation: object, gamma: float) -> float:
             raise InvalidParameterError(f"`{name}` has values beyond the float32 range (|x| > 3.4e38)", name)
     (S, V), g = _kernel_frame([S, V], g)
     p, m = S.shape[0], V.shape[0]
-    return 2.0 * _kernel_sum(V, S, g) / (m * p) - _kernel_sum(S, S, g) / (p * p)
+    return float(2.0 * _kernel_sum(V, S, g) / (m * p) - _kernel_sum(S, S, g) / (p * p))
 
 
 #: Rows per block of :func:`offdiagonal_kernel_mean`'s sum over the held-out rows' pairs: only the blocks on or above
@@ -302,7 +302,7 @@ def validation_fit(summary: object, validation: object, gamma: float) -> float:
     value = _kernel_sum(S, S, g) / (p * p) + _kernel_sum(V, V, g) / (n * n) - 2.0 * _kernel_sum(S, V, g) / (p * n)
     if not spread > 0:
         return math.inf if value > 0 else 0.0
-    return value / spread
+    return float(value / spread)
 
 
 class SummaryFitWarning(UserWarning):

@@ -19,7 +19,7 @@ from dpsumm.metrics import population_mmd2
 from dpsumm.parties import ConsumerParty, OwnerParty
 from dpsumm.privacy import Csprng
 from dpsumm.protocols.nominations.by_direction import ByDirection
-from dpsumm.protocols.nominations.cell_messages import LabelRelease, LabelSale
+from dpsumm.protocols.nominations.cell_messages import CellRelease, CellSale
 from dpsumm.transport import InProcessTransport
 
 LABELS = (0, 1, 2)
@@ -33,14 +33,14 @@ def _lie(field: str, reply: Message, stage: list[int]) -> Message:
     """One lie in ``field`` of the owner's reply (its row count, counts, the row count of a later part, a sale)."""
     if field == "n_rows" and hasattr(reply, "n_rows"):
         return dataclasses.replace(reply, n_rows=10**9)  # type: ignore[type-var]
-    if field == "counts" and isinstance(reply, LabelRelease) and len(reply.values) > 0:
+    if field == "counts" and isinstance(reply, CellRelease) and len(reply.values) > 0:
         values = np.array(reply.values)
         values[:3] = 1e6  # the counts of the first keys, made plausible by a row count of 1e9
         return dataclasses.replace(reply, values=values, n_rows=10**9)
-    if field == "part rows" and isinstance(reply, LabelRelease):
+    if field == "part rows" and isinstance(reply, CellRelease):
         stage[0] += 1
         return dataclasses.replace(reply, n_rows=reply.n_rows + stage[0])  # its parts disagree
-    if field == "sale" and isinstance(reply, LabelSale) and len(reply.tokens):
+    if field == "sale" and isinstance(reply, CellSale) and len(reply.tokens):
         return dataclasses.replace(reply, n_rows=reply.n_rows * 1000)
     return reply
 
@@ -157,11 +157,11 @@ class HoardingOwner(OwnerParty):
 
     def handle(self, message: Message) -> Message:
         reply = super().handle(message)
-        if isinstance(reply, LabelRelease) and len(reply.values) >= 3:
+        if isinstance(reply, CellRelease) and len(reply.values) >= 3:
             values = np.array(reply.values)
             values[:3] = [0.0, 0.0, float(self.n_rows)]
             return dataclasses.replace(reply, values=values)
-        if isinstance(reply, LabelSale):
+        if isinstance(reply, CellSale):
             return dataclasses.replace(reply, n_rows=reply.n_rows + 1)
         return reply
 

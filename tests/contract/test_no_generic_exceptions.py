@@ -72,7 +72,7 @@ def test_a_message_rebuilt_from_anything(value: Any) -> None:
 def test_every_party_request_with_every_field_hostile() -> None:
     owner = OwnerParty(np.random.default_rng(0).random((10, 3)), np.arange(10) % 3, "o")
     consumer = ConsumerParty(np.random.default_rng(1).random((10, 3)), Csprng(1), labels=np.arange(10) % 3)
-    to_consumer = (M.ValidationRequest, M.TargetRequest, M.LabelHistogramRequest, BD.DirectionRequest)
+    to_consumer = (M.ValidationRequest, M.TargetRequest, CM.CellHistogramRequest, BD.DirectionRequest)
     found = []
     for cls in (M.Setup, M.BidRequest, M.PointRequest, M.NominationRequest, M.PurchaseRequest, *to_consumer):
         for value in HOSTILE:
@@ -84,7 +84,7 @@ def test_every_party_request_with_every_field_hostile() -> None:
             problem = _generic(lambda: party.handle(message))
             if problem:
                 found.append(f"{cls.__name__} with every field {value!r:.20}: {problem}")
-    for cls in (CM.LabelReleaseRequest, CM.LabelSaleRequest):
+    for cls in (CM.CellReleaseRequest, CM.CellSaleRequest):
         for value in HOSTILE:
             try:
                 message = cls(**{f.name: value for f in dataclasses.fields(cls)})

@@ -64,7 +64,7 @@ def test_one_bin_releases_no_direction(monkeypatch: pytest.MonkeyPatch) -> None:
     with counting_releases(monkeypatch) as released:
         result = dpsumm.summarize(OWNERS, VALIDATION, 6, _direction(bins=1), progress=False, random_state=1)
     assert ("consumer", "direction_request") not in released
-    assert [k for p, k in released if p == "consumer"] == ["label_histogram_request"]
+    assert [k for p, k in released if p == "consumer"] == ["cell_histogram_request"]
     assert len(result.points) == 6
     with counting_releases(monkeypatch) as released:
         dpsumm.summarize(OWNERS, VALIDATION, 6, _direction(bins=4), progress=False, random_state=1)

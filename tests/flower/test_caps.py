@@ -35,7 +35,7 @@ def test_what_a_request_costs():
     assert request_cost(REQUESTS["target gaussian"]) == ("hashed_mean", 1.0, 1e-3)
     assert request_cost(REQUESTS["target mwem"]) == ("hashed_mean", 0.5 * 3, 0.0)  # h2: steps x epsilon
     assert request_cost(REQUESTS["validation h2"]) == ("hashed_mean", 0.5 * 3, 0.0)
-    assert request_cost(REQUESTS["label histogram"]) == ("label_histogram_request", 1.0, 0.0)
+    assert request_cost(REQUESTS["label histogram"]) == ("cell_histogram_request", 1.0, 0.0)
     assert request_cost(dataclasses.replace(REQUESTS["target gaussian"], release="exact")) is None
     assert request_cost(dpsumm.messages.BidRequest(round=0, v=np.zeros(2))) is None
     with pytest.raises(dpsumm.ProtocolError):

@@ -74,7 +74,10 @@ def request_cost(request: Any) -> tuple[str, float, float] | None:
     epsilon = getattr(request, "epsilon", None)
     if epsilon is None or isinstance(epsilon, bool):
         return None
-    if getattr(request, "method", None) == "exact" or getattr(request, "release", None) == "exact":
+    exact = getattr(request, "releases_exact", None)
+    if (callable(exact) and exact()) or getattr(request, "method", None) == "exact":
+        return None
+    if getattr(request, "release", None) == "exact":
         return None
     try:
         eps = float(epsilon)
