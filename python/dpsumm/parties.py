@@ -279,15 +279,7 @@ class OwnerParty:
         """The owner's reply to ``message`` (the request's own handler: :func:`dpsumm.messages.answer`). A request
         whose fields are not of their kind (an array where a number goes, a ragged list) is refused with a
         :class:`ProtocolError`, as every other malformed request."""
-        try:
-            return answer(message, self)
-        except (ValueError, TypeError, IndexError, KeyError, AttributeError, OverflowError) as exc:
-            if isinstance(exc, DpsummError):
-                raise
-            raise ProtocolError(
-                f"owner {self.name!r}: a malformed {getattr(message, 'kind', type(message).__name__)!r} request "
-                f"({type(exc).__name__}: {str(exc)[:120]})"
-            ) from None
+        return answer_checked(message, self, "owner")
 
     def state(self) -> dict[str, Any]:
         """What the owner keeps between the messages of a run, as JSON-ready values (a Flower node keeps it in its
@@ -548,15 +540,7 @@ class ConsumerParty:
         """The consumer's reply to ``message`` (the request's own handler: :func:`dpsumm.messages.answer`); a request
         whose fields are not of their kind is refused with a :class:`ProtocolError`, as every other malformed
         request."""
-        try:
-            return answer(message, self)
-        except (ValueError, TypeError, IndexError, KeyError, AttributeError, OverflowError) as exc:
-            if isinstance(exc, DpsummError):
-                raise
-            raise ProtocolError(
-                f"consumer {self.name!r}: a malformed {getattr(message, 'kind', type(message).__name__)!r} request "
-                f"({type(exc).__name__}: {str(exc)[:120]})"
-            ) from None
+        return answer_checked(message, self, "consumer")
 
     def release_once(self, request: Message, release: Callable[[], Message]) -> Message:
         """The consumer's one release for a request of ``request.kind`` in a run: ``release()`` draws it the first
@@ -674,6 +658,21 @@ EXCLUSIVE_RELEASES = {"validation_request": "target_request", "target_request": 
 #: What a release request asks for (:func:`dpsumm.messages.request_key`): two requests share it exactly when every
 #: field is equal (arrays by dtype, shape and bytes); a repeated request must ask for the same release.
 release_request_key = request_key
+
+
+def answer_checked(message: Message, party: Any, role: str) -> Message:
+    """``party``'s answer to ``message`` (:func:`dpsumm.messages.answer`); a request whose fields are not of their
+    kind (an array where a number goes, a ragged list) raises a :class:`ProtocolError` naming the party and the
+    request, never a ValueError or TypeError from inside its handler."""
+    try:
+        return answer(message, party)
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError, OverflowError) as exc:
+        if isinstance(exc, DpsummError):
+            raise
+        raise ProtocolError(
+            f"{role} {party.name!r}: a malformed {getattr(message, 'kind', type(message).__name__)!r} request "
+            f"({type(exc).__name__}: {str(exc)[:120]})"
+        ) from None
 
 
 #: The fields of an owner's kept state (:meth:`OwnerParty.state`).

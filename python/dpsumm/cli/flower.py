@@ -363,16 +363,7 @@ def _consumer_caps(run_config: dict[str, Any]) -> tuple[float, float] | None:
     from ..flower.config import FlowerRunConfig
 
     cfg = FlowerRunConfig.from_run_config(run_config)
-    plan = cfg.method.plan(
-        size=cfg.size,
-        owners=cfg.owners,
-        owner_rows=None,
-        validation_rows=None,
-        privacy=cfg.budget,
-        gamma_median=cfg.gamma == "median",
-        transport_given=True,
-    )
-    eps, delta = planned_spend(cfg.method, cfg, plan).get("consumer", (0.0, 0.0))
+    eps, delta = planned_spend(cfg.method, cfg, cfg.plan()).get("consumer", (0.0, 0.0))
     if eps <= CONSUMER_DEFAULT_CAPS[0] and delta <= CONSUMER_DEFAULT_CAPS[1]:
         return None
     return max(eps, CONSUMER_DEFAULT_CAPS[0]), max(delta, CONSUMER_DEFAULT_CAPS[1])

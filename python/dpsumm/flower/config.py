@@ -79,7 +79,7 @@ from ..methods import (
     parse_label_set,
     parse_levels,
 )
-from ..protocols.base import MAX_COUNT, MAX_SEED_CELLS
+from ..protocols.base import MAX_COUNT, MAX_SEED_CELLS, Plan
 
 __all__ = [
     "RUN_CONFIG_DEFAULTS",
@@ -270,16 +270,21 @@ class FlowerRunConfig:
             output=cfg["output"] or None,
         )
         # Every configuration error that does not need the data: before any node is asked anything.
-        out.method.plan(
-            size=out.size,
-            owners=out.owners,
+        out.plan()
+        return out
+
+    def plan(self) -> Plan:
+        """The method's plan for this run config (:meth:`dpsumm.methods.SummaryMethod.plan`): every public decision
+        made before anything is sent; raises naming what the run config gets wrong."""
+        return self.method.plan(
+            size=self.size,
+            owners=self.owners,
             owner_rows=None,
             validation_rows=None,
-            privacy=out.budget,
-            gamma_median=out.gamma == "median",
+            privacy=self.budget,
+            gamma_median=self.gamma == "median",
             transport_given=True,
         )
-        return out
 
 
 def _toml_value(v: Any) -> str:

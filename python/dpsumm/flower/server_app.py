@@ -222,15 +222,7 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     t0 = time.perf_counter()
     method = cfg.method
     # Every public decision before anything is sent: the plan (schedule, calibration), the public rows, h1.
-    plan = method.plan(
-        size=cfg.size,
-        owners=cfg.owners,
-        owner_rows=None,
-        validation_rows=None,
-        privacy=cfg.budget,
-        gamma_median=cfg.gamma == "median",
-        transport_given=True,
-    )
+    plan = cfg.plan()
     streams = party_streams(cfg.random_state)
     seed_arg: Any = cfg.seed_set
     if cfg.seed_set_path is not None:
