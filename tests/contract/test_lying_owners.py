@@ -75,6 +75,7 @@ PURCHASES = {
     "strata": lambda: dpsumm.ByStrata(levels=(("a", "b", "c"),)),
     "direction": lambda: ByDirection(),
     "nominees": lambda: dpsumm.Nominees(),
+    "winners": lambda: dpsumm.Winners(),
 }
 
 
