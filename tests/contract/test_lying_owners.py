@@ -1,4 +1,4 @@
-"""Fault injection over every cell purchase and the nominations: one owner lies in each field it reports (its row
+"""Fault injection over every purchase (labels, strata, direction, nominees, winners): one owner lies in each field it reports (its row
 count, its released counts, the row count of one part of its release, what it sells). The property
 (docs/explanation/lying-owners.md): the liar obtains no more of the purchase or the summary than an honest owner of
 its public size could, and the summary keeps its size; its quality stays within the stated bound of the run in which
