@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+from . import _core, accounting
 from .errors import InvalidParameterError, ProtocolError
 from .h2 import H2
 from .hashing import RFFHasher, hash_digests
@@ -40,7 +40,7 @@ from .messages import (
     from_dict,
     request_key,
 )
-from .privacy import Csprng, mean_release_sensitivity
+from .privacy import Csprng, check_random_state, gaussian_mean_release, mean_release_sensitivity
 
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
@@ -65,7 +65,6 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
         return None
     if isinstance(random_state, Csprng):
         return random_state.derive(f"owner:{name}")
-    from .privacy import check_random_state
 
     return check_random_state(random_state).derive("owners").derive(f"owner:{name}")
 
@@ -530,9 +529,6 @@ class ConsumerParty:
         more than it was asked to spend. ``"mwem"``: the paper's h2. ``"exact"``: no noise (non-private run).
         The exact mean goes only to the trusted aggregator.
         """
-        from . import accounting
-        from .privacy import gaussian_mean_release
-
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
         H = hasher.transform(self._validation)
         n = int(H.shape[0])

@@ -22,8 +22,10 @@ from ...results import Access, SummaryResult
 from ...transport import Transport
 from ..base import MAX_COUNT, MEDIAN_SAMPLE_ROWS, PartyData, Plan, RunSetup, SummaryMethod, option
 from .aggregator import STOCHASTIC_GREEDY_FACTOR, Aggregator, NominationsConfig
+from .by_label import ByLabel
 from .nominees import Nominees
 from .purchase import Purchase
+from .winners import Winners
 
 _log = logging.getLogger("dpsumm")
 
@@ -164,8 +166,6 @@ class Nominations(SummaryMethod):
         name = kwargs.get("purchase")
         if not moved and not isinstance(name, str):
             return kwargs
-        from .by_label import ByLabel
-        from .winners import Winners
 
         if name == "quotas" or "tilt_rounds" in moved:
             raise InvalidParameterError(
