@@ -74,7 +74,7 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
 
 def _check_row_labels(labels: np.ndarray | None, n_rows: int, name: str) -> None:
     """A party's labels: one per row (1-D, ``n_rows`` long), so that a replaced row moves one count out of one
-    label and into one other (the L2 sensitivity ``sqrt(2)`` of the label releases, docs/design.md §2.7)."""
+    label and into one other (the L2 sensitivity ``sqrt(2)`` of the label releases, docs/explanation/label-purchase.md)."""
     if labels is not None and np.shape(labels) != (n_rows,):
         raise InvalidParameterError(
             f"`{name}` must hold one label per row, shape ({n_rows},), got {np.shape(labels)}", name
@@ -98,7 +98,7 @@ def nominate_rows(
     sample_seed: int,
     greedy_sample_factor: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """An owner's nominees: the tilted herding of :func:`dpsumm.kernels.nominate` (docs/design.md §2.2).
+    """An owner's nominees: the tilted herding of :func:`dpsumm.kernels.nominate` (docs/explanation/nominations.md).
 
     One streaming pass scores every row ``s(x) = h1(x).g~``, builds the tilted target ``t = sum w(x) h1(x)``,
     ``w ~ exp(s/T)``, and samples ``candidates`` rows with probability ``~ w`` (Gumbel-top-C, seeded by the

@@ -2,7 +2,7 @@
 
 Where the consumer lives: on **its own SuperNode** (node config ``role="consumer"``), like the owners.
 The validation set then never leaves the consumer's machine; the aggregator receives only the h2
-release ``g~`` (docs/design.md §1), exactly as in the in-process protocol.
+release ``g~`` (docs/explanation/design.md), exactly as in the in-process protocol.
 
 The run, step by step:
 

@@ -1,4 +1,4 @@
-"""The trusted aggregator of the nominations protocol: the exchanges every purchase shares (docs/design.md §2-§5).
+"""The trusted aggregator of the nominations protocol: the exchanges every purchase shares (docs/explanation/nominations.md, design.md).
 
 :class:`Aggregator` reaches the consumer and the owners only through a transport. It knows no purchase by name:
 the run's purchase object (:mod:`dpsumm.protocols.nominations.purchase`) drives it (``purchase.buy`` fills a

@@ -1,4 +1,4 @@
-"""The nominations method object and the one place a nominations run becomes a result (docs/design.md §2-§5)."""
+"""The nominations method object and the one place a nominations run becomes a result (docs/explanation/nominations.md, design.md)."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ _REVEALS = ("points", "hashes")
 @dataclass(frozen=True, repr=False)
 class Nominations(SummaryMethod):
     """The nominations protocol: the consumer releases what it wants privately, the owners offer rows ranked
-    against it, and the aggregator buys them and chooses (docs/design.md §2-§5).
+    against it, and the aggregator buys them and chooses (docs/explanation/nominations.md, design.md).
 
     How the aggregator gets rows is the ``purchase`` object (:class:`dpsumm.Nominees`, the default;
     :class:`dpsumm.ByLabel`; :class:`dpsumm.Winners`); its own options live on it. Every purchase but
