@@ -20,6 +20,7 @@ Everything here is evaluation on data the evaluator holds; nothing here is a pri
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -492,7 +493,6 @@ def mlp_accuracy(
     ``random_state`` seeds the weight initialisation (evaluation, not privacy).
     """
     _sklearn()
-    import warnings
 
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+from . import _core, accounting
 from .errors import DpsummError, InvalidParameterError, ProtocolError
 from .h2 import H2
 from .hashing import RFFHasher, hash_digests
@@ -43,7 +43,7 @@ from .messages import (
     from_dict,
     request_key,
 )
-from .privacy import Csprng, mean_release_sensitivity
+from .privacy import Csprng, check_random_state, gaussian_mean_release, mean_release_sensitivity
 
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
@@ -68,7 +68,6 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
         return None
     if isinstance(random_state, Csprng):
         return random_state.derive(f"owner:{name}")
-    from .privacy import check_random_state
 
     return check_random_state(random_state).derive("owners").derive(f"owner:{name}")
 
@@ -78,7 +77,7 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
 
 def _check_row_labels(labels: np.ndarray | None, n_rows: int, name: str) -> None:
     """A party's labels: one per row (1-D, ``n_rows`` long), so that a replaced row moves one count out of one
-    label and into one other (the L2 sensitivity ``sqrt(2)`` of the label releases, docs/design.md §2.7)."""
+    label and into one other (the L2 sensitivity ``sqrt(2)`` of the label releases, docs/explanation/label-purchase.md)."""
     if labels is not None and np.shape(labels) != (n_rows,):
         raise InvalidParameterError(
             f"`{name}` must hold one label per row, shape ({n_rows},), got {np.shape(labels)}", name
@@ -102,7 +101,7 @@ def nominate_rows(
     sample_seed: int,
     greedy_sample_factor: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """An owner's nominees: the tilted herding of :func:`dpsumm.kernels.nominate` (docs/design.md §2.2).
+    """An owner's nominees: the tilted herding of :func:`dpsumm.kernels.nominate` (docs/explanation/nominations.md).
 
     One streaming pass scores every row ``s(x) = h1(x).g~``, builds the tilted target ``t = sum w(x) h1(x)``,
     ``w ~ exp(s/T)``, and samples ``candidates`` rows with probability ``~ w`` (Gumbel-top-C, seeded by the
@@ -608,9 +607,6 @@ class ConsumerParty:
         more than it was asked to spend. ``"mwem"``: the paper's h2. ``"exact"``: no noise (non-private run).
         The exact mean goes only to the trusted aggregator.
         """
-        from . import accounting
-        from .privacy import gaussian_mean_release
-
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
         H = hasher.transform(self._validation)
         n = int(H.shape[0])

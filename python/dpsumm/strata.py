@@ -11,9 +11,11 @@ The functions here are pure and know no party and no purchase: the cell family's
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -292,8 +294,6 @@ def load_strata(path: object, n_rows: int | None = None, argument: str = "strata
     Raises :class:`DataFileError` (``argument``) for a file that cannot be read, and InvalidParameterError
     (``argument``) for strata :func:`strata_columns` refuses (a NaN, an empty file, ``n_rows`` not matching).
     """
-    from pathlib import Path
-
     p = Path(str(path)) if isinstance(path, (str, Path)) else None
     if p is None or not p.is_file():
         raise DataFileError(f"`{argument}`: file not found: {path!r:.200}", str(path), argument)
@@ -306,8 +306,6 @@ def load_strata(path: object, n_rows: int | None = None, argument: str = "strata
             arr = np.load(p, allow_pickle=False)
             cols = arr
         elif suffix == ".csv":
-            import csv
-
             with open(p, newline="", encoding="utf-8") as fh:
                 rows = list(csv.reader(fh))
             if len(rows) < 2 or any(len(r) != len(rows[0]) for r in rows):

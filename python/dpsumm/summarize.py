@@ -120,7 +120,7 @@ def summarize(
     """Build a summary of ``size`` rows from the owners' data whose MMD to ``validation`` is small.
 
     All parties run in this process and exchange typed messages through one transport. The default is the
-    nominations protocol, whose ledger certifies every party (docs/design.md). Each method's own options are
+    nominations protocol, whose ledger certifies every party (docs/explanation/design.md). Each method's own options are
     fields of its method object: ``summarize(owners, X_v, 200, dpsumm.Nominations(nominees=600))``.
 
     Parameters

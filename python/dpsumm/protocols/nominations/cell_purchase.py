@@ -149,7 +149,7 @@ class CellReleases:
 @dataclass(frozen=True, repr=False)
 class CellPurchase(Purchase):
     """Buy rows by public cell from the owners' and the consumer's DP counts: the machinery of :class:`ByLabel`,
-    :class:`~dpsumm.ByStrata` and :class:`~dpsumm.ByDirection`, which differ only in what a row's key is (its label,
+    :class:`~dpsumm.ByStrata` and :class:`~dpsumm.methods.ByDirection`, which differ only in what a row's key is (its label,
     its stratum, the bin of its score along a released direction, or their product) and in what the consumer
     releases before its histogram (:meth:`cell_rule`). Not a purchase by itself."""
 

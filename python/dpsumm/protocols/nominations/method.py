@@ -1,4 +1,4 @@
-"""The nominations method object and the one place a nominations run becomes a result (docs/design.md §2-§5)."""
+"""The nominations method object and the one place a nominations run becomes a result (docs/explanation/nominations.md, design.md)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ from ...results import Access, SummaryResult
 from ...transport import Transport
 from ..base import MAX_COUNT, MEDIAN_SAMPLE_ROWS, PartyData, Plan, RunSetup, SummaryMethod, option
 from .aggregator import STOCHASTIC_GREEDY_FACTOR, Aggregator, NominationsConfig
+from .by_label import ByLabel
 from .nominees import Nominees
 from .purchase import Purchase
+from .winners import Winners
 
 _log = logging.getLogger("dpsumm")
 
@@ -80,7 +82,7 @@ _REVEALS = ("points", "hashes")
 @dataclass(frozen=True, repr=False)
 class Nominations(SummaryMethod):
     """The nominations protocol: the consumer releases what it wants privately, the owners offer rows ranked
-    against it, and the aggregator buys them and chooses (docs/design.md §2-§5).
+    against it, and the aggregator buys them and chooses (docs/explanation/nominations.md, design.md).
 
     How the aggregator gets rows is the ``purchase`` object (:class:`dpsumm.Nominees`, the default;
     :class:`dpsumm.ByLabel`; :class:`dpsumm.Winners`); its own options live on it. Every purchase but
@@ -164,8 +166,6 @@ class Nominations(SummaryMethod):
         name = kwargs.get("purchase")
         if not moved and not isinstance(name, str):
             return kwargs
-        from .by_label import ByLabel
-        from .winners import Winners
 
         if name is not None and not isinstance(name, str):  # a purchase object (or not one) with 0.1's options
             raise InvalidParameterError(
