@@ -358,16 +358,7 @@ class CellPurchase(Purchase):
         t1 = time.perf_counter()
         histogram, scale = self._consumer_histogram(agg, cells, rule, keys, rel.histogram_share)
         agg.timings["target"] = time.perf_counter() - t1
-        q = quotas_with_reserve(
-            histogram,
-            scale,
-            agg.validation_rows,
-            cells,
-            counts,
-            size,
-            factor=self.purchase_factor,
-            reserve=self.reserve_share(),
-        )
+        q = self._quotas(agg, histogram, scale, cells, counts, size)
         # The tilt of the sales: the consumer's hashed mean at the rest of epsilon_v; each owner's sale of a label
         # then leans toward the consumer's rows inside it (post-processing of a DP release).
         target, temperature = np.zeros(0), 1.0
@@ -564,6 +555,21 @@ class CellPurchase(Purchase):
         agg.record("validation", event, "counts of D_v's rows per cell (owner group, label) + discrete Laplace")
         return counts.astype(np.float64), float(event.scale)
 
+    def _quotas(
+        self, agg: Aggregator, histogram: np.ndarray, scale: float, cells: LabelCells, counts: np.ndarray, size: int
+    ) -> np.ndarray:
+        """Each owner's quota per key (:func:`~.cells.quotas_with_reserve` at this purchase's factor and reserve)."""
+        return quotas_with_reserve(
+            histogram,
+            scale,
+            agg.validation_rows,
+            cells,
+            counts,
+            size,
+            factor=self.purchase_factor,
+            reserve=self.reserve_share(),
+        )
+
     def _rebuy(
         self,
         agg: Aggregator,
@@ -591,16 +597,7 @@ class CellPurchase(Purchase):
         kept = counts.copy()
         for k in short:
             kept[k] = 0.0
-        q2 = quotas_with_reserve(
-            histogram,
-            scale,
-            agg.validation_rows,
-            cells,
-            kept,
-            size,
-            factor=self.purchase_factor,
-            reserve=self.reserve_share(),
-        )
+        q2 = self._quotas(agg, histogram, scale, cells, kept, size)
         seeds = agg.rng.derive("cell-rebuy")
         more = {
             o: dataclasses.replace(
