@@ -72,6 +72,32 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
     return check_random_state(random_state).derive("owners").derive(f"owner:{name}")
 
 
+class _Party:
+    """What the owners and the consumer share: a name, a role, the rows' labels and strata, and :meth:`handle`."""
+
+    #: The party's role ("owner", "consumer"): it answers the requests whose ``answered_by`` it is.
+    role = ""
+    name: str
+    _labels: np.ndarray | None
+    _strata: list[np.ndarray] | None
+
+    @property
+    def labels(self) -> np.ndarray | None:
+        """The party's row labels, or None."""
+        return self._labels
+
+    @property
+    def strata(self) -> list[np.ndarray] | None:
+        """The party's public attributes of its rows, one column per attribute, or None."""
+        return self._strata
+
+    def handle(self, message: Message) -> Message:
+        """The party's reply to ``message``: the request's own handler (:func:`dpsumm.messages.answer`); a request
+        whose fields are not of their kind (an array where a number goes, a ragged list) is refused with a
+        :class:`ProtocolError`, as every other malformed request (:func:`answer_checked`)."""
+        return answer_checked(message, self, self.role)
+
+
 # ---------------------------------------------------------------------------------------------- owner
 
 
@@ -126,7 +152,7 @@ def nominate_rows(
     return np.asarray(nom.indices, dtype=np.int64), np.ascontiguousarray(nom.hashes, dtype=np.float32)
 
 
-class OwnerParty:
+class OwnerParty(_Party):
     """A data owner: hashes its rows once, bids its best remaining row, sends a row when asked.
 
     The owner never offers a row twice (paper Alg. 3 line 16): a row it has sent is excluded from all
@@ -189,16 +215,6 @@ class OwnerParty:
     def data(self) -> np.ndarray:
         """The owner's rows (read by the handlers of its own requests, never sent unless a row is sold)."""
         return self._data
-
-    @property
-    def labels(self) -> np.ndarray | None:
-        """The owner's row labels, or None."""
-        return self._labels
-
-    @property
-    def strata(self) -> list[np.ndarray] | None:
-        """The owner's public attributes of its rows, one column per attribute, or None."""
-        return self._strata
 
     @property
     def n_rows(self) -> int:
@@ -273,12 +289,6 @@ class OwnerParty:
         return reply
 
     # -- messages ------------------------------------------------------------------------------------------
-
-    def handle(self, message: Message) -> Message:
-        """The owner's reply to ``message`` (the request's own handler: :func:`dpsumm.messages.answer`). A request
-        whose fields are not of their kind (an array where a number goes, a ragged list) is refused with a
-        :class:`ProtocolError`, as every other malformed request."""
-        return answer_checked(message, self, "owner")
 
     def state(self) -> dict[str, Any]:
         """What the owner keeps between the messages of a run, as JSON-ready values (a Flower node keeps it in its
@@ -467,7 +477,7 @@ class OwnerParty:
 # ---------------------------------------------------------------------------------------------- consumer
 
 
-class ConsumerParty:
+class ConsumerParty(_Party):
     """The consumer: holds the validation set and releases ``g~ = h2(h1(D_v))`` once (Alg. 3 line 3).
 
     For the non-private baselines (``method="exact"`` in the request) it releases the exact mean hash.
@@ -512,16 +522,6 @@ class ConsumerParty:
         aggregator, when asked)."""
         return self._validation
 
-    @property
-    def labels(self) -> np.ndarray | None:
-        """The validation rows' labels, or None."""
-        return self._labels
-
-    @property
-    def strata(self) -> list[np.ndarray] | None:
-        """The validation rows' public attributes, one column per attribute, or None."""
-        return self._strata
-
     def release_stream(self, label: str) -> Csprng:
         """The consumer's noise stream ``label`` of :data:`RELEASE_STREAMS` (derived in that order, whichever is
         asked for first)."""
@@ -534,12 +534,6 @@ class ConsumerParty:
             if name == label:
                 break
         return self._release_streams[label]
-
-    def handle(self, message: Message) -> Message:
-        """The consumer's reply to ``message`` (the request's own handler: :func:`dpsumm.messages.answer`); a request
-        whose fields are not of their kind is refused with a :class:`ProtocolError`, as every other malformed
-        request."""
-        return answer_checked(message, self, "consumer")
 
     def release_once(self, request: Message, release: Callable[[], Message]) -> Message:
         """The consumer's one release for a request of ``request.kind`` in a run: ``release()`` draws it the first

@@ -27,11 +27,12 @@ from ._validation import (
     real_pair,
 )
 from .errors import InvalidParameterError
+from .hashing import RFFHasher
 from .methods import METHODS, misplaced_options, resolve_method
 from .metrics import SummaryFitWarning, validation_fit, validation_fit_warning
 from .parties import ConsumerParty, OwnerParty, owner_stream
 from .privacy import Csprng, check_random_state
-from .protocols.base import LocalData, PartyData, RunSetup, SummaryMethod, check_seed_count, public_setup
+from .protocols.base import LocalData, PartyData, Plan, RunSetup, SummaryMethod, check_seed_count, public_setup
 from .results import Access, Owner, SummaryResult
 from .transport import InProcessTransport, Transport
 from .types import ArrayLike, Method, RandomState
@@ -98,6 +99,120 @@ def _as_owners(
 #: Fewest validation rows a run takes: :func:`dpsumm.metrics.validation_fit` measures the summary against their
 #: spread, which one row does not have.
 MIN_VALIDATION_ROWS = 2
+
+
+def _check_run_arguments(gamma: Any, privacy: object, progress: object, transport: object) -> tuple[bool, Any]:
+    """``gamma`` (a positive number or ``"median"``: whether it is the median heuristic, and the checked value),
+    ``privacy``, ``progress`` and ``transport`` of a run checked; InvalidParameterError naming the argument."""
+    median = isinstance(gamma, str) and gamma == "median"
+    if not (median or (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool))):
+        raise InvalidParameterError(
+            f"`gamma` must be a positive number or 'median', got {type(gamma).__name__}", "gamma"
+        )
+    if not median:
+        gamma = positive_float(gamma, "gamma")
+    if privacy is not None and not isinstance(privacy, accounting.Budget):
+        raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
+    if not isinstance(progress, (bool, np.bool_)):
+        raise InvalidParameterError(f"`progress` must be a bool, got {type(progress).__name__}", "progress")
+    if transport is not None and not isinstance(transport, Transport):
+        raise InvalidParameterError("`transport` must be a dpsumm.transport.Transport or None", "transport")
+    return median, gamma
+
+
+def _set_up(
+    meth: SummaryMethod,
+    *,
+    size: int,
+    datas: list[np.ndarray],
+    peaks: list[float],
+    names: list[str],
+    validation: np.ndarray,
+    privacy: accounting.Budget | None,
+    median: bool,
+    gamma: Any,
+    seed_set: Any,
+    feature_range: tuple[float, float],
+    transport: Transport | None,
+    rng: Csprng,
+    progress: bool,
+) -> tuple[Plan, np.ndarray, RFFHasher, tuple[Csprng, Csprng, Csprng]]:
+    """The run's plan, public seed rows and h1, checked before any budget is spent (every row hashable), with its
+    own progress bar (a calibration to a budget can take a moment); the consumer's, the aggregator's and the
+    uniform baseline's streams."""
+    K = len(datas)
+    n_features = datas[0].shape[1]
+    val = validation
+    from tqdm.auto import tqdm
+
+    # Setup has its own bar: a calibration to a budget can take a moment.
+    setup_bar = tqdm(total=2, desc="setup", unit="step", disable=not progress, leave=False)
+    try:
+        t_plan = time.perf_counter()
+        setup_bar.set_postfix_str(
+            "checking the run" + (" and calibrating to the budget" if privacy is not None else "")
+        )
+        plan = meth.plan(
+            size=size,
+            owners=K,
+            owner_rows=[int(d.shape[0]) for d in datas],
+            validation_rows=int(val.shape[0]),
+            privacy=privacy,
+            gamma_median=median,
+            transport_given=transport is not None,
+        )
+        if plan.schedule is not None and privacy is not None:
+            _log.info(
+                "calibrated the schedule to %s in %.2f s: %s",
+                privacy,
+                time.perf_counter() - t_plan,
+                plan.schedule.describe().replace("\n", "; "),
+            )
+        if transport is not None:
+            missing = [n for n in [*names, CONSUMER] if n not in transport.parties]
+            if missing:
+                raise InvalidParameterError(
+                    f"`transport` does not reach the parties {missing}: it must hold every "
+                    f"owner (by the owners' names) and {CONSUMER!r}",
+                    "transport",
+                )
+        setup_bar.update(1)
+        setup_bar.set_postfix_str("public rows, kernel width and h1")
+        rng_seed, rng_consumer, rng_aggregator, rng_uniform = (
+            rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform")
+        )
+        seed, hasher = public_setup(
+            meth,
+            plan,
+            seed_set=seed_set,
+            gamma=gamma,
+            feature_range=feature_range,
+            n_features=n_features,
+            rng_seed=rng_seed,
+            validation=val,
+        )
+        # Every row is hashed in float32: refuse rows whose projection would overflow, before any noise.
+        # A number gamma the user chose is what makes rows unhashable; with "median" it is the data's scale.
+        blame = None if median else "gamma"
+        for d, peak in zip(datas, peaks):
+            check_hashable(d, "owners", hasher, projection_blame=blame, peak=peak)
+        check_hashable(val, "validation", hasher, projection_blame=blame)
+        user_seed = isinstance(seed_set, np.ndarray)
+        if seed.shape[0]:
+            check_hashable(seed, "seed_set" if user_seed else "feature_range", hasher)
+        purchase = getattr(meth, "purchase", None)
+        if purchase is not None and purchase.uses_seed_rows() and not user_seed:
+            warnings.warn(
+                f"the {purchase.name!r} purchase keys its cells on public rows of the data's domain, and none were "
+                "given: rows drawn uniformly in `feature_range` stand in, which do not look like anybody's data. "
+                "Pass public rows as `seed_set`.",
+                UserWarning,
+                stacklevel=3,
+            )
+        setup_bar.update(1)
+    finally:
+        setup_bar.close()
+    return plan, seed, hasher, (rng_consumer, rng_aggregator, rng_uniform)
 
 
 def summarize(
@@ -177,19 +292,7 @@ def summarize(
     if options:
         raise misplaced_options(options, method)
     meth = resolve_method(method)
-    median = isinstance(gamma, str) and gamma == "median"
-    if not (median or (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool))):
-        raise InvalidParameterError(
-            f"`gamma` must be a positive number or 'median', got {type(gamma).__name__}", "gamma"
-        )
-    if not median:
-        gamma = positive_float(gamma, "gamma")
-    if privacy is not None and not isinstance(privacy, accounting.Budget):
-        raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
-    if not isinstance(progress, (bool, np.bool_)):
-        raise InvalidParameterError(f"`progress` must be a bool, got {type(progress).__name__}", "progress")
-    if transport is not None and not isinstance(transport, Transport):
-        raise InvalidParameterError("`transport` must be a dpsumm.transport.Transport or None", "transport")
+    median, gamma = _check_run_arguments(gamma, privacy, progress, transport)
     feature_range = real_pair(feature_range, "feature_range")
     rng = check_random_state(random_state)
     datas, labels, names, peaks, given_strata = _as_owners(owners)
@@ -225,88 +328,26 @@ def summarize(
         seed_set = float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
     elif seed_set is not None:
         check_seed_count(int(seed_set), n_features)  # type: ignore[arg-type]  # refused even when no seed row is drawn
-    K = len(datas)
-    from tqdm.auto import tqdm
-
-    # Setup has its own bar: a calibration to a budget can take a moment.
-    setup_bar = tqdm(total=2, desc="setup", unit="step", disable=not progress, leave=False)
-    try:
-        t_plan = time.perf_counter()
-        setup_bar.set_postfix_str(
-            "checking the run" + (" and calibrating to the budget" if privacy is not None else "")
-        )
-        plan = meth.plan(
-            size=size,
-            owners=K,
-            owner_rows=[int(d.shape[0]) for d in datas],
-            validation_rows=int(val.shape[0]),
-            privacy=privacy,
-            gamma_median=median,
-            transport_given=transport is not None,
-        )
-        if plan.schedule is not None and privacy is not None:
-            _log.info(
-                "calibrated the schedule to %s in %.2f s: %s",
-                privacy,
-                time.perf_counter() - t_plan,
-                plan.schedule.describe().replace("\n", "; "),
-            )
-        if transport is not None:
-            missing = [n for n in [*names, CONSUMER] if n not in transport.parties]
-            if missing:
-                raise InvalidParameterError(
-                    f"`transport` does not reach the parties {missing}: it must hold every "
-                    f"owner (by the owners' names) and {CONSUMER!r}",
-                    "transport",
-                )
-        setup_bar.update(1)
-        setup_bar.set_postfix_str("public rows, kernel width and h1")
-        rng_seed, rng_consumer, rng_aggregator, rng_uniform = (
-            rng.derive(s) for s in ("seed-set", "consumer", "aggregator", "uniform")
-        )
-        seed, hasher = public_setup(
-            meth,
-            plan,
-            seed_set=seed_set,
-            gamma=gamma,
-            feature_range=feature_range,
-            n_features=n_features,
-            rng_seed=rng_seed,
-            validation=val,
-        )
-        # Every row is hashed in float32: refuse rows whose projection would overflow, before any noise.
-        # A number gamma the user chose is what makes rows unhashable; with "median" it is the data's scale.
-        blame = None if median else "gamma"
-        for d, peak in zip(datas, peaks):
-            check_hashable(d, "owners", hasher, projection_blame=blame, peak=peak)
-        check_hashable(val, "validation", hasher, projection_blame=blame)
-        user_seed = isinstance(seed_set, np.ndarray)
-        if seed.shape[0]:
-            check_hashable(seed, "seed_set" if user_seed else "feature_range", hasher)
-        purchase = getattr(meth, "purchase", None)
-        if purchase is not None and purchase.uses_seed_rows() and not user_seed:
-            warnings.warn(
-                f"the {purchase.name!r} purchase keys its cells on public rows of the data's domain, and none were "
-                "given: rows drawn uniformly in `feature_range` stand in, which do not look like anybody's data. "
-                "Pass public rows as `seed_set`.",
-                UserWarning,
-                stacklevel=2,
-            )
-        setup_bar.update(1)
-    finally:
-        setup_bar.close()
+    plan, seed, hasher, (rng_consumer, rng_aggregator, rng_uniform) = _set_up(
+        meth,
+        size=size,
+        datas=datas,
+        peaks=peaks,
+        names=names,
+        validation=val,
+        privacy=privacy,
+        median=median,
+        gamma=gamma,
+        seed_set=seed_set,
+        feature_range=feature_range,
+        transport=transport,
+        rng=rng,
+        progress=bool(progress),
+    )
     seeded = bool(rng.is_seeded)
-    total = sum(d.shape[0] for d in datas)
     _log.info(
         "summarize: method=%r size=%d owners=%d rows=%d features=%d gamma=%.6g dim=%d seeded=%s",
-        meth,
-        size,
-        K,
-        total,
-        n_features,
-        hasher.gamma,
-        hasher.dim,
-        seeded,
+        *(meth, size, len(datas), sum(d.shape[0] for d in datas), n_features, hasher.gamma, hasher.dim, seeded),
     )
     if transport is None and meth.distributed:
         transport = _in_process(names, datas, labels, val, rng_consumer, random_state, val_labels, strata, val_strata)
