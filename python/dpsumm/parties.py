@@ -308,6 +308,9 @@ class OwnerParty:
         operating-system entropy (the only private mode).
     strata : list of ndarray of shape (n_rows,), optional
         The public attributes of the rows, one column per attribute (:mod:`dpsumm.strata`).
+    check : callable, optional
+        Called before every message the owner answers; raises when its rows' file changed
+        (:meth:`dpsumm.sources.RowSource.check_unchanged`).
     """
 
     def __init__(
@@ -317,6 +320,7 @@ class OwnerParty:
         name: str = "owner",
         rng: Csprng | None = None,
         strata: list[np.ndarray] | None = None,
+        check: Callable[[], None] | None = None,
     ) -> None:
         _check_row_labels(labels, int(data.shape[0]), "labels")
         _check_row_strata(strata, int(data.shape[0]), "strata")
@@ -341,6 +345,7 @@ class OwnerParty:
         self._sold: set[int] = set()
         self._releases: dict[str, tuple[str, Message]] = {}
         self._scores: dict[bytes, np.ndarray] = {}  # its rows' scores along a released direction (row_cells)
+        self._check = check
 
     # -- what a purchase's handler reads -------------------------------------------------------------------
 
@@ -423,6 +428,8 @@ class OwnerParty:
 
     def handle(self, message: Message) -> Message:
         """The owner's reply to ``message``: a shared exchange of the protocols, or a purchase's own request."""
+        if self._check is not None:
+            self._check()  # rows read from a file: refuse to answer once the file changed under them
         if isinstance(message, OwnerRequest):
             return message.answer(self)
         if isinstance(message, NominationRequest):
