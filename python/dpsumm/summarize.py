@@ -27,14 +27,14 @@ from ._validation import (
     real_pair,
 )
 from .errors import InvalidParameterError
+from .hashing import RFFHasher
 from .methods import METHODS, misplaced_options, resolve_method
 from .metrics import SummaryFitWarning, validation_fit, validation_fit_warning
-from .parties import ConsumerParty, OwnerParty, label_counts, owner_stream
+from .parties import ConsumerParty, OwnerParty, owner_stream
 from .privacy import Csprng, check_random_state
-from .protocols.base import LocalData, RunSetup, SummaryMethod, check_seed_count, public_setup
+from .protocols.base import LocalData, PartyData, Plan, RunSetup, SummaryMethod, check_seed_count, public_setup
 from .results import Access, Owner, SummaryResult
 from .sources import is_row_path, open_rows
-from .strata import check_strata_against, strata_columns
 from .transport import InProcessTransport, Transport
 from .types import ArrayLike, Method, RandomState
 
@@ -54,8 +54,9 @@ def _as_owners(
     list[np.ndarray], list[np.ndarray | None], list[str], list[float], list[object], dict[str, Callable[[], None]]
 ]:
     """The owners' rows, labels and names, checked, each owner's ``max |x|`` from the same read of its rows (for
-    :func:`check_hashable`), each owner's strata as given (checked by :func:`_owner_strata`), and the check before
-    each message of the owners whose rows were read from a file (:func:`_open_owner`)."""
+    :func:`check_hashable`), each owner's strata as given (checked by the method's
+    :meth:`~dpsumm.protocols.base.SummaryMethod.check_party_data`), and the check before each message of the owners
+    whose rows were read from a file (:func:`_open_owner`)."""
     if isinstance(owners, np.ndarray) or not isinstance(owners, Sequence) or len(owners) == 0:
         raise InvalidParameterError("`owners` must be a non-empty list of arrays or dpsumm.Owner", "owners")
     datas, labels, names, peaks, strata = [], [], [], [], []
@@ -125,182 +126,9 @@ def _open_owner(o: Owner, name: str) -> tuple[np.ndarray, object, object, Callab
     return src.data, lab, st, src.check_unchanged
 
 
-def _owner_strata(
-    given: list[object], datas: list[np.ndarray], names: list[str], method: SummaryMethod, size: int
-) -> list[list[np.ndarray] | None]:
-    """The owners' strata as columns, checked against the method's declared levels, with enough rows inside them
-    to fill ``size`` (rows outside the levels are never sold); all None when the method reads no strata. A check
-    each in-process owner makes on its own rows before anything is released (no budget is spent)."""
-    levels = method.public_levels() if method.needs_strata else None
-    if levels is None:
-        if any(st is not None for st in given):
-            raise InvalidParameterError(
-                f"owners' strata apply only to a purchase by strata (Nominations(purchase=ByStrata(levels=...))), "
-                f"not to {method!r}",
-                "owners",
-            )
-        return [None] * len(given)
-    if any(st is None for st in given):
-        raise InvalidParameterError(
-            f"{method!r} buys rows by stratum: give strata for every owner (dpsumm.Owner(X, strata=...))", "owners"
-        )
-    out: list[list[np.ndarray] | None] = []
-    inside = 0
-    for st, d, name in zip(given, datas, names):
-        try:
-            cols = strata_columns(st, f"strata of {name!r}", d.shape[0])
-            inside += int((check_strata_against(cols, levels, f"strata of {name!r}") >= 0).sum())
-        except InvalidParameterError as exc:
-            raise InvalidParameterError(str(exc), "owners") from None
-        out.append(cols)
-    if inside == 0:
-        raise InvalidParameterError(
-            f"no owner holds a row whose strata are all in the declared levels {levels!r:.200}: rows outside them "
-            "are never sold; check that the strata and the levels use the same values",
-            "owners",
-        )
-    if inside < size:
-        raise InvalidParameterError(
-            f"`size` ({size}) exceeds the owners' rows whose strata are in the declared levels ({inside}; the "
-            "others are never sold)",
-            "size",
-        )
-    return out
-
-
-def _validation_strata(value: object, m: int, method: SummaryMethod, transport_given: bool) -> list[np.ndarray] | None:
-    """``validation_strata`` checked against the method's declared levels (before any budget is spent)."""
-    if value is None:
-        if method.needs_strata and not transport_given:
-            raise InvalidParameterError(
-                f"{method!r} releases the validation set's histogram over strata: pass `validation_strata` (and "
-                "strata for every owner)",
-                "validation_strata",
-            )
-        return None
-    levels = method.public_levels() if method.needs_strata else None
-    if levels is None:
-        raise InvalidParameterError(
-            f"`validation_strata` applies only to a purchase by strata (Nominations(purchase=ByStrata(levels="
-            f"...))), not to {method!r}",
-            "validation_strata",
-        )
-    cols = strata_columns(value, "validation_strata", m)
-    if not (check_strata_against(cols, levels, "validation_strata") >= 0).any():
-        raise InvalidParameterError(
-            f"no validation row has strata in the declared levels {levels!r:.200}: check that both use the same "
-            "values and types",
-            "validation_strata",
-        )
-    return cols
-
-
-def _check_sellable(labels: list[np.ndarray], label_set: tuple[Any, ...], size: int) -> None:
-    """Refuse a label purchase that cannot fill ``size`` rows: only rows whose label is in the public ``label_set`` are
-    ever sold (an owner short of a label makes it up from its other labels in the set, never from outside it).
-
-    A check each in-process owner makes on its own rows before anything is released (no budget is spent).
-    """
-    allowed = np.asarray(label_set)
-    total = 0
-    for lab in labels:  # what the owners count (parties.label_counts), owner by owner until the summary is filled
-        total += int(label_counts(lab, allowed).sum())
-        if total >= size:
-            return
-    if total == 0:
-        examples = np.unique(np.concatenate([lab[:1000] for lab in labels]))[:5]
-        raise InvalidParameterError(
-            f"no owner holds a row whose label is in the method's label_set {label_set[:10]!r} (owners' labels such "
-            f"as {examples.tolist()!r}): rows with other labels are never sold; check that the owners' labels and "
-            "the label_set use the same values",
-            "owners",
-        )
-    if total < size:
-        outside = sum(len(lab) for lab in labels) - total
-        raise InvalidParameterError(
-            f"`size` ({size}) exceeds the owners' rows whose label is in label_set ({total}; {outside} rows hold "
-            "labels outside it and are never sold)",
-            "size",
-        )
-
-
-def summarize(
-    owners: Sequence[Owner | ArrayLike],
-    validation: ArrayLike,
-    size: int,
-    method: SummaryMethod | Method = "nominations",
-    *,
-    privacy: accounting.Budget | None = None,
-    gamma: float | Literal["median"] = 0.1,
-    seed_set: ArrayLike | int | None = None,
-    feature_range: tuple[float, float] = (0.0, 1.0),
-    random_state: RandomState = None,
-    progress: bool = True,
-    transport: Transport | None = None,
-    validation_labels: ArrayLike | None = None,
-    validation_strata: Any = None,
-    **options: Any,
-) -> SummaryResult:
-    """Build a summary of ``size`` rows from the owners' data whose MMD to ``validation`` is small.
-
-    All parties run in this process and exchange typed messages through one transport. The default is the
-    nominations protocol, whose ledger certifies every party (docs/design.md). Each method's own options are
-    fields of its method object: ``summarize(owners, X_v, 200, dpsumm.Nominations(nominees=600))``.
-
-    Parameters
-    ----------
-    owners : list of array-like or Owner
-        Each owner's rows, shape (n_k, n_features).
-    validation : array-like of shape (m, n_features)
-        The consumer's validation rows (target distribution).
-    size : int
-        Summary size ``p`` (1 <= size <= total rows).
-    method : method object or name, default="nominations"
-        :class:`dpsumm.Nominations` (recommended: every party certified), :class:`dpsumm.PaperProtocol`
-        (Sarpatwar et al. 2019, Alg. 3), or a non-private baseline: :class:`dpsumm.CentralGreedy`,
-        :class:`dpsumm.PaperGreedy`, :class:`dpsumm.ExactGreedy`, :class:`dpsumm.Uniform`. A name
-        (``"nominations"``, ``"paper"``, ``"central-greedy"``, ``"paper-greedy"``, ``"exact-greedy"``,
-        ``"uniform"``) means that method with its defaults.
-    privacy : dpsumm.Budget or None
-        The budget a private method spends: nominations' validation release (a validation-only budget; None
-        means ``Budget(validation_epsilon=1, validation_delta=1e-6)``, the delta lowered to ``0.01 / |D_v|`` for a
-        validation set of more than 10,000 rows); the paper's protocol is calibrated to
-        it (owners' and validation pairs; None runs the paper's schedule). Refused for a non-private method.
-    gamma : float or "median", default=0.1
-        RBF kernel width, or ``"median"``: :func:`dpsumm.median_gamma` of the public seed rows.
-    seed_set : array-like, int or None
-        Public rows known to every party: the sample of ``gamma="median"`` and the paper methods' ``D_init``
-        (removed from the returned summary). An array, a count of rows to generate uniformly in
-        ``feature_range``, or None (150 generated rows for the median heuristic; the schedule's count for the
-        paper's methods).
-    feature_range : (float, float), default=(0.0, 1.0)
-        The public box of generated seed rows.
-    random_state : None, int or Csprng
-        None draws every random bit from OS entropy (the only private mode). An int makes the run
-        bit-for-bit reproducible and is NOT private (the ledger and the result say so).
-    progress : bool, default=True
-        Show progress bars (setup; the paper's rounds).
-    transport : Transport, optional
-        Deliver messages through this transport instead of in-process party objects (the parties must be
-        named as the owners and ``"consumer"``). Not for the central baselines.
-    validation_labels : array-like of shape (m,), optional
-        The labels of the validation rows: needed by ``Nominations(purchase=ByLabel(label_set=...))`` (the label purchase, with labels
-        for every owner), which releases their histogram; other methods refuse them.
-    validation_strata : array-like, optional
-        The public attributes of the validation rows (one attribute as a 1-D array, several as a 2-D array, a list
-        of columns or a DataFrame), needed by ``Nominations(purchase=ByStrata(levels=...))`` with strata for every
-        owner (``dpsumm.Owner(X, strata=...)``), which releases their histogram over the cells.
-    **options
-        Refused: a method's option belongs on its method object (the error says which).
-
-    Returns
-    -------
-    SummaryResult
-    """
-    t0 = time.perf_counter()
-    if options:
-        raise misplaced_options(options, method)
-    meth = resolve_method(method)
+def _check_run_arguments(gamma: Any, privacy: object, progress: object, transport: object) -> tuple[bool, Any]:
+    """``gamma`` (a positive number or ``"median"``: whether it is the median heuristic, and the checked value),
+    ``privacy``, ``progress`` and ``transport`` of a run checked; InvalidParameterError naming the argument."""
     median = isinstance(gamma, str) and gamma == "median"
     if not (median or (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool))):
         raise InvalidParameterError(
@@ -314,34 +142,32 @@ def summarize(
         raise InvalidParameterError(f"`progress` must be a bool, got {type(progress).__name__}", "progress")
     if transport is not None and not isinstance(transport, Transport):
         raise InvalidParameterError("`transport` must be a dpsumm.transport.Transport or None", "transport")
-    feature_range = real_pair(feature_range, "feature_range")
-    rng = check_random_state(random_state)
-    datas, labels, names, peaks, given_strata, checks = _as_owners(owners)
-    n_features = datas[0].shape[1]
-    val = float_matrix(validation, "validation", n_features=n_features)
-    val_labels = _validation_labels(validation_labels, val.shape[0], meth, labels[0] is not None, transport is not None)
-    size = positive_int(size, "size")
-    val_strata = _validation_strata(validation_strata, val.shape[0], meth, transport is not None)
-    strata = _owner_strata(given_strata, datas, names, meth, size)
-    if meth.needs_labels and labels[0] is not None:  # labels for every owner or none (_as_owners)
-        # The owners count their rows per public label: labels of the set's kind, enough of them in the set.
-        label_set = tuple(meth.public_labels() or ())
-        in_set = []
-        for k, lab in enumerate(labels):
-            try:
-                in_set.append(label_vector(lab, f"labels of {names[k]!r}", datas[k].shape[0], label_set))
-            except InvalidParameterError as exc:
-                raise InvalidParameterError(str(exc), "owners") from None
-        _check_sellable(in_set, label_set, size)
-        labels = list(in_set)
-    for k, d in enumerate(datas):
-        if d.shape[0] == 0:
-            raise InvalidParameterError(f"owner {names[k]!r} has no rows", "owners")
-    if seed_set is not None and not (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
-        seed_set = float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
-    elif seed_set is not None:
-        check_seed_count(int(seed_set), n_features)  # type: ignore[arg-type]  # refused even when no seed row is drawn
+    return median, gamma
+
+
+def _set_up(
+    meth: SummaryMethod,
+    *,
+    size: int,
+    datas: list[np.ndarray],
+    peaks: list[float],
+    names: list[str],
+    validation: np.ndarray,
+    privacy: accounting.Budget | None,
+    median: bool,
+    gamma: Any,
+    seed_set: Any,
+    feature_range: tuple[float, float],
+    transport: Transport | None,
+    rng: Csprng,
+    progress: bool,
+) -> tuple[Plan, np.ndarray, RFFHasher, tuple[Csprng, Csprng, Csprng]]:
+    """The run's plan, public seed rows and h1, checked before any budget is spent (every row hashable), with its
+    own progress bar (a calibration to a budget can take a moment); the consumer's, the aggregator's and the
+    uniform baseline's streams."""
     K = len(datas)
+    n_features = datas[0].shape[1]
+    val = validation
     from tqdm.auto import tqdm
 
     # Setup has its own bar: a calibration to a budget can take a moment.
@@ -406,23 +232,141 @@ def summarize(
                 "given: rows drawn uniformly in `feature_range` stand in, which do not look like anybody's data. "
                 "Pass public rows as `seed_set`.",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         setup_bar.update(1)
     finally:
         setup_bar.close()
+    return plan, seed, hasher, (rng_consumer, rng_aggregator, rng_uniform)
+
+
+def summarize(
+    owners: Sequence[Owner | ArrayLike],
+    validation: ArrayLike,
+    size: int,
+    method: SummaryMethod | Method = "nominations",
+    *,
+    privacy: accounting.Budget | None = None,
+    gamma: float | Literal["median"] = 0.1,
+    seed_set: ArrayLike | int | None = None,
+    feature_range: tuple[float, float] = (0.0, 1.0),
+    random_state: RandomState = None,
+    progress: bool = True,
+    transport: Transport | None = None,
+    validation_labels: ArrayLike | None = None,
+    validation_strata: Any = None,
+    **options: Any,
+) -> SummaryResult:
+    """Build a summary of ``size`` rows from the owners' data whose MMD to ``validation`` is small.
+
+    All parties run in this process and exchange typed messages through one transport. The default is the
+    nominations protocol, whose ledger certifies every party (docs/explanation/design.md). Each method's own options are
+    fields of its method object: ``summarize(owners, X_v, 200, dpsumm.Nominations(nominees=600))``.
+
+    Parameters
+    ----------
+    owners : list of array-like or Owner
+        Each owner's rows, shape (n_k, n_features).
+    validation : array-like of shape (m, n_features)
+        The consumer's validation rows (target distribution).
+    size : int
+        Summary size ``p`` (1 <= size <= total rows).
+    method : method object or name, default="nominations"
+        :class:`dpsumm.Nominations` (recommended: every party certified), :class:`dpsumm.PaperProtocol`
+        (Sarpatwar et al. 2019, Alg. 3), or a non-private baseline: :class:`dpsumm.CentralGreedy`,
+        :class:`dpsumm.PaperGreedy`, :class:`dpsumm.ExactGreedy`, :class:`dpsumm.Uniform`. A name
+        (``"nominations"``, ``"paper"``, ``"central-greedy"``, ``"paper-greedy"``, ``"exact-greedy"``,
+        ``"uniform"``) means that method with its defaults.
+    privacy : dpsumm.Budget or None
+        The budget a private method spends: nominations' validation release (a validation-only budget; None
+        means ``Budget(validation_epsilon=1, validation_delta=1e-6)``, the delta lowered to ``0.01 / |D_v|`` for a
+        validation set of more than 10,000 rows); the paper's protocol is calibrated to
+        it (owners' and validation pairs; None runs the paper's schedule). Refused for a non-private method.
+    gamma : float or "median", default=0.1
+        RBF kernel width, or ``"median"``: :func:`dpsumm.median_gamma` of the public seed rows.
+    seed_set : array-like, int or None
+        Public rows known to every party: the sample of ``gamma="median"`` and the paper methods' ``D_init``
+        (removed from the returned summary). An array, a count of rows to generate uniformly in
+        ``feature_range``, or None (150 generated rows for the median heuristic; the schedule's count for the
+        paper's methods).
+    feature_range : (float, float), default=(0.0, 1.0)
+        The public box of generated seed rows.
+    random_state : None, int or Csprng
+        None draws every random bit from OS entropy (the only private mode). An int makes the run
+        bit-for-bit reproducible and is NOT private (the ledger and the result say so).
+    progress : bool, default=True
+        Show progress bars (setup; the paper's rounds).
+    transport : Transport, optional
+        Deliver messages through this transport instead of in-process party objects (the parties must be
+        named as the owners and ``"consumer"``). Not for the central baselines.
+    validation_labels : array-like of shape (m,), optional
+        The labels of the validation rows: needed by ``Nominations(purchase=ByLabel(label_set=...))`` (the label purchase, with labels
+        for every owner), which releases their histogram; other methods refuse them.
+    validation_strata : array-like, optional
+        The public attributes of the validation rows (one attribute as a 1-D array, several as a 2-D array, a list
+        of columns or a DataFrame), needed by ``Nominations(purchase=ByStrata(levels=...))`` with strata for every
+        owner (``dpsumm.Owner(X, strata=...)``), which releases their histogram over the cells.
+    **options
+        Refused: a method's option belongs on its method object (the error says which).
+
+    Returns
+    -------
+    SummaryResult
+    """
+    t0 = time.perf_counter()
+    if options:
+        raise misplaced_options(options, method)
+    meth = resolve_method(method)
+    median, gamma = _check_run_arguments(gamma, privacy, progress, transport)
+    feature_range = real_pair(feature_range, "feature_range")
+    rng = check_random_state(random_state)
+    datas, labels, names, peaks, given_strata, checks = _as_owners(owners)
+    n_features = datas[0].shape[1]
+    val = float_matrix(validation, "validation", n_features=n_features)
+    size = positive_int(size, "size")
+    # The method's (its purchase's) check of the parties' labels and strata, before any budget is spent.
+    parties = meth.check_party_data(
+        PartyData(
+            names=names,
+            datas=datas,
+            labels=labels,
+            strata=given_strata,
+            validation_rows=int(val.shape[0]),
+            validation_labels=validation_labels,
+            validation_strata=validation_strata,
+            transport_given=transport is not None,
+        ),
+        size,
+    )
+    labels, strata = parties.labels, parties.strata
+    val_labels, val_strata = parties.validation_labels, parties.validation_strata
+    for k, d in enumerate(datas):
+        if d.shape[0] == 0:
+            raise InvalidParameterError(f"owner {names[k]!r} has no rows", "owners")
+    if seed_set is not None and not (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
+        seed_set = float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
+    elif seed_set is not None:
+        check_seed_count(int(seed_set), n_features)  # type: ignore[arg-type]  # refused even when no seed row is drawn
+    plan, seed, hasher, (rng_consumer, rng_aggregator, rng_uniform) = _set_up(
+        meth,
+        size=size,
+        datas=datas,
+        peaks=peaks,
+        names=names,
+        validation=val,
+        privacy=privacy,
+        median=median,
+        gamma=gamma,
+        seed_set=seed_set,
+        feature_range=feature_range,
+        transport=transport,
+        rng=rng,
+        progress=bool(progress),
+    )
     seeded = bool(rng.is_seeded)
-    total = sum(d.shape[0] for d in datas)
     _log.info(
         "summarize: method=%r size=%d owners=%d rows=%d features=%d gamma=%.6g dim=%d seeded=%s",
-        meth,
-        size,
-        K,
-        total,
-        n_features,
-        hasher.gamma,
-        hasher.dim,
-        seeded,
+        *(meth, size, len(datas), sum(d.shape[0] for d in datas), n_features, hasher.gamma, hasher.dim, seeded),
     )
     if transport is None and meth.distributed:
         transport = _in_process(
@@ -447,41 +391,6 @@ def summarize(
         local=LocalData(datas=datas, labels=labels, validation=val, rng_uniform=rng_uniform),
     )
     return _finish(_check_fit(meth.run(setup), meth, val, hasher.gamma), seeded)
-
-
-def _validation_labels(
-    value: ArrayLike | None, m: int, method: SummaryMethod, owners_labelled: bool, transport_given: bool
-) -> np.ndarray | None:
-    """``validation_labels`` checked against the method (before any budget is spent)."""
-    needs = method.needs_labels
-    if value is None:
-        if needs and not transport_given:
-            raise InvalidParameterError(
-                f"{method!r} releases the validation set's label histogram: pass "
-                "`validation_labels` (and labels for every owner)",
-                "validation_labels",
-            )
-        return None
-    if not needs:
-        raise InvalidParameterError(
-            "`validation_labels` applies only to the label purchase "
-            f"(Nominations(purchase=ByLabel(label_set=...))), not to "
-            f"{method!r}",
-            "validation_labels",
-        )
-    label_set = tuple(method.public_labels() or ())
-    arr = label_vector(value, "validation_labels", m, label_set)
-    if not owners_labelled and not transport_given:
-        raise InvalidParameterError(
-            f"{method!r} buys rows by label: give labels for every owner (dpsumm.Owner(X, labels=y))", "owners"
-        )
-    if label_set and not np.isin(arr, np.asarray(label_set)).any():
-        raise InvalidParameterError(
-            f"no validation label is in the method's label_set {tuple(label_set)!r} (labels "
-            f"such as {arr[:3].tolist()!r}): check that both use the same values and type",
-            "validation_labels",
-        )
-    return arr
 
 
 def _in_process(

@@ -146,8 +146,6 @@ def _owners_with_labels(args: argparse.Namespace, header: Any = "auto", index: A
 
 def _integral(labels: Any) -> Any:
     """Numeric labels that are all whole numbers as int64 (a CSV column reads as floats); others as they are."""
-    import numpy as np
-
     if labels is not None and labels.dtype.kind in "fiu" and np.all(np.mod(labels, 1) == 0):
         return labels.astype(np.int64)
     return labels

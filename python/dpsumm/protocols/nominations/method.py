@@ -1,4 +1,4 @@
-"""The nominations method object and the one place a nominations run becomes a result (docs/design.md §2-§5)."""
+"""The nominations method object and the one place a nominations run becomes a result (docs/explanation/nominations.md, design.md)."""
 
 from __future__ import annotations
 
@@ -17,14 +17,15 @@ from ...errors import InvalidParameterError
 from ...hashing import RFFHasher
 from ...kernels import DEFAULT_CANDIDATE_FACTOR
 from ...metrics import validation_fit
-from ...parties import mean_release_sensitivity
-from ...privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
+from ...privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng, mean_release_sensitivity
 from ...results import Access, SummaryResult
 from ...transport import Transport
-from ..base import MAX_COUNT, MEDIAN_SAMPLE_ROWS, Plan, RunSetup, SummaryMethod, option
+from ..base import MAX_COUNT, MEDIAN_SAMPLE_ROWS, PartyData, Plan, RunSetup, SummaryMethod, option
 from .aggregator import STOCHASTIC_GREEDY_FACTOR, Aggregator, NominationsConfig
+from .by_label import ByLabel
 from .nominees import Nominees
 from .purchase import Purchase
+from .winners import Winners
 
 _log = logging.getLogger("dpsumm")
 
@@ -81,7 +82,7 @@ _REVEALS = ("points", "hashes")
 @dataclass(frozen=True, repr=False)
 class Nominations(SummaryMethod):
     """The nominations protocol: the consumer releases what it wants privately, the owners offer rows ranked
-    against it, and the aggregator buys them and chooses (docs/design.md §2-§5).
+    against it, and the aggregator buys them and chooses (docs/explanation/nominations.md, design.md).
 
     How the aggregator gets rows is the ``purchase`` object (:class:`dpsumm.Nominees`, the default;
     :class:`dpsumm.ByLabel`; :class:`dpsumm.Winners`); its own options live on it. Every purchase but
@@ -165,8 +166,6 @@ class Nominations(SummaryMethod):
         name = kwargs.get("purchase")
         if not moved and not isinstance(name, str):
             return kwargs
-        from .by_label import ByLabel
-        from .winners import Winners
 
         if name == "quotas" or "tilt_rounds" in moved:
             raise InvalidParameterError(
@@ -253,6 +252,10 @@ class Nominations(SummaryMethod):
     def public_levels(self) -> tuple[tuple[Any, ...], ...] | None:
         """The declared strata levels of the run's purchase (None: it reads no strata)."""
         return self.purchase.public_levels()
+
+    def check_party_data(self, data: PartyData, size: int) -> PartyData:
+        """The purchase's check of the parties' labels and strata (:meth:`Purchase.check_party_data`)."""
+        return self.purchase.check_party_data(self, data, size)
 
     def budget(self, privacy: accounting.Budget | None, validation_rows: int | None = None) -> accounting.Budget | None:
         """The run's validation budget: ``privacy``, or the default (:func:`default_validation_budget` of
