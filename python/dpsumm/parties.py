@@ -175,6 +175,9 @@ class OwnerParty(_Party):
         operating-system entropy (the only private mode).
     strata : list of ndarray of shape (n_rows,), optional
         The public attributes of the rows, one column per attribute (:mod:`dpsumm.strata`).
+    check : callable, optional
+        Called before every message the owner answers; raises when its rows' file changed
+        (:meth:`dpsumm.sources.RowSource.check_unchanged`).
     """
 
     def __init__(
@@ -184,6 +187,7 @@ class OwnerParty(_Party):
         name: str = "owner",
         rng: Csprng | None = None,
         strata: list[np.ndarray] | None = None,
+        check: Callable[[], None] | None = None,
     ) -> None:
         _check_row_labels(labels, int(data.shape[0]), "labels")
         _check_row_strata(strata, int(data.shape[0]), "strata")
@@ -208,6 +212,7 @@ class OwnerParty(_Party):
         self._streams: dict[tuple[str, ...], Csprng] = {}
         self._memo: dict[bytes, np.ndarray] = {}  # one value a handler computed from the rows (memo)
         self._key: bytes | None = None  # the key of its state's seal (_state_key)
+        self._check = check
 
     # -- what a purchase's handler reads -------------------------------------------------------------------
 
@@ -290,6 +295,13 @@ class OwnerParty(_Party):
 
     # -- messages ------------------------------------------------------------------------------------------
 
+    def handle(self, message: Message) -> Message:
+        """The owner's reply to ``message`` (:meth:`_Party.handle`), refused once rows read from a file changed
+        under it (:meth:`dpsumm.sources.RowSource.check_unchanged`)."""
+        if self._check is not None:
+            self._check()
+        return super().handle(message)
+
     def state(self) -> dict[str, Any]:
         """What the owner keeps between the messages of a run, as JSON-ready values (a Flower node keeps it in its
         node state and rebuilds the party from it for every message: :meth:`restore`), sealed with a MAC keyed by
@@ -312,9 +324,11 @@ class OwnerParty(_Party):
         if self._key is None:
             digest = hashlib.blake2b(digest_size=32, person=b"dpsumm-state")
             digest.update(self.name.encode())
-            data = np.ascontiguousarray(self._data)
-            digest.update(str((data.dtype.str, data.shape)).encode())
-            digest.update(data.tobytes())
+            data = self._data
+            digest.update(str((np.dtype(data.dtype).str, data.shape)).encode())
+            step = max(1, (1 << 24) // max(1, data.itemsize * int(np.prod(data.shape[1:], dtype=np.int64))))
+            for start in range(0, int(data.shape[0]), step):  # in chunks: a memory-mapped owner is never copied whole
+                digest.update(np.ascontiguousarray(data[start : start + step]).tobytes())
             if self._labels is not None:
                 digest.update(np.asarray(self._labels).astype(str).tobytes())
             self._key = digest.digest()

@@ -24,22 +24,33 @@ class Owner:
 
     Parameters
     ----------
-    data : array-like of shape (n_rows, n_features)
-        The owner's private rows (float32 or float64; other real dtypes are converted).
-    labels : array-like of shape (n_rows,), optional
-        The training labels, sent along with a row when the aggregator buys it (the summary's ``labels``).
+    data : array-like of shape (n_rows, n_features), path or iterable of chunks
+        The owner's private rows (float32 or float64; other real dtypes are converted), or where they live
+        (:func:`dpsumm.sources.open_rows`): a ``.npy`` file (memory-mapped), a ``.parquet`` file or a directory
+        of parquet files (read in record batches), or an iterable of 2-D chunks; the rows are then never held in
+        memory at once.
+    labels : array-like of shape (n_rows,) or str, optional
+        The training labels, sent along with a row when the aggregator buys it (the summary's ``labels``); with a
+        parquet ``data``, the name of its label column.
     strata : array-like, optional
         Public attributes of each row that a purchase by strata (:class:`dpsumm.ByStrata`) counts and buys by:
         one attribute as a 1-D array of ``n_rows`` values, several as a 2-D array (one column each), a list of
-        1-D columns or a pandas DataFrame; numbers or strings.
+        1-D columns or a pandas DataFrame; numbers or strings. With a parquet ``data``, a column name or a list of
+        column names.
     name : str, optional
         Defaults to ``"owner-<k>"``.
+    chunk_rows : int, default=65536
+        Rows read and checked at a time when ``data`` is a path or an iterable of chunks.
+    progress : bool, default=False
+        Log the progress of reading such a ``data`` (INFO on the ``dpsumm`` logger).
     """
 
     data: Any
     labels: Any = None
     strata: Any = None
     name: str | None = None
+    chunk_rows: int = 65_536
+    progress: bool = False
 
     def __post_init__(self) -> None:
         if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):

@@ -10,7 +10,7 @@ import logging
 import numbers
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -34,6 +34,7 @@ from .parties import ConsumerParty, OwnerParty, owner_stream
 from .privacy import Csprng, check_random_state
 from .protocols.base import LocalData, PartyData, Plan, RunSetup, SummaryMethod, check_seed_count, public_setup
 from .results import Access, Owner, SummaryResult
+from .sources import is_row_path, open_rows
 from .transport import InProcessTransport, Transport
 from .types import ArrayLike, Method, RandomState
 
@@ -49,18 +50,25 @@ CONSUMER = "consumer"
 
 def _as_owners(
     owners: object,
-) -> tuple[list[np.ndarray], list[np.ndarray | None], list[str], list[float], list[object]]:
+) -> tuple[
+    list[np.ndarray], list[np.ndarray | None], list[str], list[float], list[object], dict[str, Callable[[], None]]
+]:
     """The owners' rows, labels and names, checked, each owner's ``max |x|`` from the same read of its rows (for
-    :func:`check_hashable`), and each owner's strata as given (checked by the method's
-    :meth:`~dpsumm.protocols.base.SummaryMethod.check_party_data`)."""
+    :func:`check_hashable`), each owner's strata as given (checked by the method's
+    :meth:`~dpsumm.protocols.base.SummaryMethod.check_party_data`), and the check before each message of the owners
+    whose rows were read from a file (:func:`_open_owner`)."""
     if isinstance(owners, np.ndarray) or not isinstance(owners, Sequence) or len(owners) == 0:
         raise InvalidParameterError("`owners` must be a non-empty list of arrays or dpsumm.Owner", "owners")
     datas, labels, names, peaks, strata = [], [], [], [], []
+    checks: dict[str, Callable[[], None]] = {}
     n_features: int | None = None
     for k, o in enumerate(owners):
         if isinstance(o, Owner):
-            data, lab, name = o.data, o.labels, o.name or f"owner-{k}"
-            strata.append(o.strata)
+            data, lab, name, st = o.data, o.labels, o.name or f"owner-{k}", o.strata
+            if is_row_path(data) or _is_chunks(data):
+                data, lab, st, check = _open_owner(o, name)
+                checks[str(name)] = check
+            strata.append(st)
         else:
             data, lab, name = o, None, f"owner-{k}"
             strata.append(None)
@@ -93,7 +101,29 @@ def _as_owners(
         raise InvalidParameterError("give labels for every owner or for none", "owners")
     if any(st is None for st in strata) and any(st is not None for st in strata):
         raise InvalidParameterError("give strata for every owner or for none", "owners")
-    return datas, labels, names, peaks, strata
+    return datas, labels, names, peaks, strata, checks
+
+
+def _is_chunks(data: object) -> bool:
+    """Whether an owner's ``data`` is an iterable of chunks (an iterator or generator, not an array-like)."""
+    return isinstance(data, Iterator)
+
+
+def _open_owner(o: Owner, name: str) -> tuple[np.ndarray, object, object, Callable[[], None]]:
+    """An owner's rows read from a path or chunks (:func:`dpsumm.sources.open_rows`): its rows (a memory map), its
+    labels and strata (columns of a parquet table when named), and the check its party makes before each message."""
+    lab_col = o.labels if isinstance(o.labels, str) else None
+    st_cols: list[str] | None = [o.strata] if isinstance(o.strata, str) else None
+    if isinstance(o.strata, Sequence) and o.strata and all(isinstance(c, str) for c in o.strata):
+        st_cols = [str(c) for c in o.strata]
+    try:
+        src = open_rows(o.data, labels=lab_col, strata=st_cols, chunk_rows=o.chunk_rows, progress=o.progress)
+    except InvalidParameterError as exc:
+        exc.args = (f"owner {name!r}: {exc.args[0]}", *exc.args[1:])
+        raise
+    lab = src.labels if lab_col is not None else o.labels
+    st = src.strata if st_cols is not None else o.strata
+    return src.data, lab, st, src.check_unchanged
 
 
 #: Fewest validation rows a run takes: :func:`dpsumm.metrics.validation_fit` measures the summary against their
@@ -295,7 +325,7 @@ def summarize(
     median, gamma = _check_run_arguments(gamma, privacy, progress, transport)
     feature_range = real_pair(feature_range, "feature_range")
     rng = check_random_state(random_state)
-    datas, labels, names, peaks, given_strata = _as_owners(owners)
+    datas, labels, names, peaks, given_strata, checks = _as_owners(owners)
     n_features = datas[0].shape[1]
     val = float_matrix(validation, "validation", n_features=n_features)
     if val.shape[0] < MIN_VALIDATION_ROWS:  # before any release: the summary's fit to D_v needs two rows' spread
@@ -350,7 +380,9 @@ def summarize(
         *(meth, size, len(datas), sum(d.shape[0] for d in datas), n_features, hasher.gamma, hasher.dim, seeded),
     )
     if transport is None and meth.distributed:
-        transport = _in_process(names, datas, labels, val, rng_consumer, random_state, val_labels, strata, val_strata)
+        transport = _in_process(
+            names, datas, labels, val, rng_consumer, random_state, val_labels, strata, val_strata, checks
+        )
     setup = RunSetup(
         transport=transport,
         owners=names,
@@ -382,12 +414,13 @@ def _in_process(
     validation_labels: np.ndarray | None = None,
     strata: list[list[np.ndarray] | None] | None = None,
     validation_strata: list[np.ndarray] | None = None,
+    checks: dict[str, Callable[[], None]] | None = None,
 ) -> InProcessTransport:
     """Every party as an object in this process: one owner per name (its own noise stream for its DP
     releases: :func:`dpsumm.parties.owner_stream`), and the consumer."""
     strata = strata or [None] * len(names)
     parties: dict[str, Any] = {
-        n: OwnerParty(d, lab, n, rng=owner_stream(random_state, n), strata=st)
+        n: OwnerParty(d, lab, n, rng=owner_stream(random_state, n), strata=st, check=(checks or {}).get(n))
         for n, d, lab, st in zip(names, datas, labels, strata)
     }
     parties[CONSUMER] = ConsumerParty(validation, rng_consumer, labels=validation_labels, strata=validation_strata)

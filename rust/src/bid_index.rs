@@ -75,7 +75,10 @@ pub struct HashSource<'a>(pub ArrayView2<'a, f32>);
 impl ExactSource for HashSource<'_> {
     fn check(&self, n: usize, d: usize) -> Result<()> {
         if self.0.dim() != (n, d) {
-            return Err(Error::shape("hashes", format!("has shape {:?}, the index was built for ({n}, {d})", self.0.dim())));
+            return Err(Error::shape(
+                "hashes",
+                format!("has shape {:?}, the index was built for ({n}, {d})", self.0.dim()),
+            ));
         }
         Ok(())
     }
@@ -291,7 +294,10 @@ impl BidIndex {
         let d = projection.dim();
         check_dim(d)?;
         if nf != projection.n_features() {
-            return Err(Error::shape("X", format!("has {nf} features per row, the hasher was built for {}", projection.n_features())));
+            return Err(Error::shape(
+                "X",
+                format!("has {nf} features per row, the hasher was built for {}", projection.n_features()),
+            ));
         }
         // |h1(x)_j| <= sqrt(2/d) (1 + 2e-7): the step is fixed in advance, E and S are still measured.
         let bound = (2.0 / d as f64).sqrt() * (1.0 + 1e-6);
@@ -413,7 +419,10 @@ impl BidIndex {
             return Err(Error::value("index", format!("{i} is not a row (the index has {} rows)", self.n)));
         }
         if h.len() != self.d {
-            return Err(Error::shape("X", format!("row {i} hashes to {} values, the index has dim {}", h.len(), self.d)));
+            return Err(Error::shape(
+                "X",
+                format!("row {i} hashes to {} values, the index has dim {}", h.len(), self.d),
+            ));
         }
         let tol = self.code_err * (1.0 + 1e-9) + 1e-300;
         for (j, &x) in h.iter().enumerate() {
@@ -472,10 +481,10 @@ impl BidIndex {
         let top = (top_group * GROUP..(top_group + 1) * GROUP)
             .filter(|&i| i < rows && !self.is_offered(start + i))
             .fold(None, |t: Option<usize>, i| if t.is_none_or(|t| ub[i] > ub[t]) { Some(i) } else { t });
-        if let Some(t) = top {
-            if ub[t] >= global_best() {
-                rescore(t, ub[t], &mut best, scratch);
-            }
+        if let Some(t) = top
+            && ub[t] >= global_best()
+        {
+            rescore(t, ub[t], &mut best, scratch);
         }
         // Pass 2, in row order. A row is skipped when its bound is below the best value of any chunk
         // (strictly: that row beats it), or below this chunk's best value, or equal to it with a higher
@@ -490,10 +499,10 @@ impl BidIndex {
                 if i >= rows || bound < floor || self.is_offered(start + i) || bound < global_best() {
                     continue;
                 }
-                if let Some(b) = best {
-                    if start + i == b.index || bound < b.value || (bound == b.value && start + i > b.index) {
-                        continue;
-                    }
+                if let Some(b) = best
+                    && (start + i == b.index || bound < b.value || (bound == b.value && start + i > b.index))
+                {
+                    continue;
                 }
                 rescore(i, bound, &mut best, scratch);
             }
@@ -555,7 +564,8 @@ impl Plan {
         // terms here, the bound's own products and sums, and the exact kernel's d-term sum, at most
         // d·u·Σ|h_j v_j|) is covered by the relative 1e-9 and the margin below.
         let terms = e * v1 + s * ev1;
-        let margin = (d as f64 + 8.0) * 2.3e-16 * ((ab + ac) * 255.0 * QMAX * d as f64 * 2.0 + 2.0 * (s + e) * v1 + terms);
+        let margin =
+            (d as f64 + 8.0) * 2.3e-16 * ((ab + ac) * 255.0 * QMAX * d as f64 * 2.0 + 2.0 * (s + e) * v1 + terms);
         Plan { r: pack(&r), t: pack(&t), offset_r, offset_t, ab, ac, slack: terms * (1.0 + 1e-9) + margin }
     }
 
@@ -627,7 +637,13 @@ mod vnni {
 
     /// Both digit sums of one group: each 64-byte load of codes feeds two `vpdpbusd`.
     #[target_feature(enable = "avx512f,avx512vnni")]
-    pub(super) unsafe fn group_sums(codes: &[u8], r: &[i32], t: &[i32], out_r: &mut [i32; GROUP], out_t: &mut [i32; GROUP]) {
+    pub(super) unsafe fn group_sums(
+        codes: &[u8],
+        r: &[i32],
+        t: &[i32],
+        out_r: &mut [i32; GROUP],
+        out_t: &mut [i32; GROUP],
+    ) {
         let words = r.len();
         assert!(codes.len() >= words * 64 && t.len() == words);
         let p = codes.as_ptr();
@@ -636,7 +652,9 @@ mod vnni {
         let mut k = 0;
         while k + 2 <= words {
             // SAFETY: k + 1 < words, so both 64-byte loads are inside codes.
-            let (h0, h1) = unsafe { (_mm512_loadu_si512(p.add(k * 64) as *const _), _mm512_loadu_si512(p.add((k + 1) * 64) as *const _)) };
+            let (h0, h1) = unsafe {
+                (_mm512_loadu_si512(p.add(k * 64) as *const _), _mm512_loadu_si512(p.add((k + 1) * 64) as *const _))
+            };
             r0 = _mm512_dpbusd_epi32(r0, h0, _mm512_set1_epi32(r[k]));
             t0 = _mm512_dpbusd_epi32(t0, h0, _mm512_set1_epi32(t[k]));
             r1 = _mm512_dpbusd_epi32(r1, h1, _mm512_set1_epi32(r[k + 1]));

@@ -110,7 +110,11 @@ pub struct OwnerRows<'a> {
 pub fn best_rows(owners: &[OwnerRows<'_>], v: &[f32]) -> Result<Vec<Option<Best>>> {
     check_finite_f32("v", v.iter().copied())?;
     let flats = owners.iter().map(|o| check(&o.hashes, o.offered, v)).collect::<Result<Vec<_>>>()?;
-    Ok(owners.par_iter().zip(&flats).map(|(o, flat)| best_row_unchecked(flat, o.hashes.nrows(), o.offered, v)).collect())
+    Ok(owners
+        .par_iter()
+        .zip(&flats)
+        .map(|(o, flat)| best_row_unchecked(flat, o.hashes.nrows(), o.offered, v))
+        .collect())
 }
 
 #[cfg(test)]

@@ -22,7 +22,8 @@ type Blake2b128 = Blake2b<U16>;
 /// The BLAKE2b-128 digest of every row of `h` (n × d), as an n × 16 array of bytes.
 pub fn row_digests(h: ArrayView2<'_, f32>) -> Result<Array2<u8>> {
     let (n, d) = h.dim();
-    let mut out = try_filled("hashes", n.checked_mul(DIGEST_BYTES).ok_or_else(|| Error::value("hashes", "too many rows"))?, 0u8)?;
+    let mut out =
+        try_filled("hashes", n.checked_mul(DIGEST_BYTES).ok_or_else(|| Error::value("hashes", "too many rows"))?, 0u8)?;
     out.par_chunks_mut(DIGEST_BYTES).enumerate().for_each(|(i, o)| {
         let mut hasher = Blake2b128::new();
         let mut buf = [0u8; 4 * 64];
@@ -51,11 +52,14 @@ mod tests {
         // blake2b(b"", digest_size=16)).
         let empty = Array2::<f32>::zeros((1, 0));
         let got = row_digests(empty.view()).unwrap();
-        let want: [u8; 16] = [0xca, 0xe6, 0x69, 0x41, 0xd9, 0xef, 0xbd, 0x40, 0x4e, 0x4d, 0x88, 0x75, 0x8e, 0xa6, 0x76, 0x70];
+        let want: [u8; 16] =
+            [0xca, 0xe6, 0x69, 0x41, 0xd9, 0xef, 0xbd, 0x40, 0x4e, 0x4d, 0x88, 0x75, 0x8e, 0xa6, 0x76, 0x70];
         assert_eq!(got.row(0).to_vec(), want.to_vec());
         let h = Array2::from_shape_fn((300, 77), |(i, j)| ((i * 31 + j * 7) as f32).sin());
-        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| row_digests(h.view()).unwrap());
-        let three = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap().install(|| row_digests(h.view()).unwrap());
+        let one =
+            rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| row_digests(h.view()).unwrap());
+        let three =
+            rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap().install(|| row_digests(h.view()).unwrap());
         assert_eq!(one, three);
         let mut changed = h.clone();
         changed[[5, 76]] = f32::from_bits(changed[[5, 76]].to_bits() ^ 1);

@@ -28,9 +28,7 @@ impl Error {
     /// The name of the argument the error is about, if any.
     pub fn argument(&self) -> Option<&'static str> {
         match self {
-            Error::InvalidValue { name, .. } | Error::Shape { name, .. } | Error::NonFinite { name } => {
-                Some(name)
-            }
+            Error::InvalidValue { name, .. } | Error::Shape { name, .. } | Error::NonFinite { name } => Some(name),
             Error::Entropy(_) => None,
         }
     }

@@ -273,7 +273,13 @@ pub fn greedy_select(h: ArrayView2<'_, f32>, target: &[f64], k: usize, taken: Op
 }
 
 /// [`greedy_select`] on a validated row-major slice (`flat.len() == n·d`, finite values).
-pub(crate) fn greedy_unchecked(flat: &[f32], d: usize, target: &[f64], k: usize, taken: Option<&[bool]>) -> Result<Selection> {
+pub(crate) fn greedy_unchecked(
+    flat: &[f32],
+    d: usize,
+    target: &[f64],
+    k: usize,
+    taken: Option<&[bool]>,
+) -> Result<Selection> {
     let n = flat.len() / d;
     let open = n - taken.map_or(0, |m| m.iter().filter(|&&t| t).count());
     let k = k.min(open);
@@ -293,7 +299,9 @@ pub(crate) fn greedy_unchecked(flat: &[f32], d: usize, target: &[f64], k: usize,
         }
         None => try_filled("hashes", n, false)?,
     };
-    base.par_chunks_mut(CHUNK_ROWS).zip(flat.par_chunks(CHUNK_ROWS * d)).for_each(|(b, block)| row_dots_f64(block, target, b));
+    base.par_chunks_mut(CHUNK_ROWS)
+        .zip(flat.par_chunks(CHUNK_ROWS * d))
+        .for_each(|(b, block)| row_dots_f64(block, target, b));
     let mut prev: Option<usize> = None;
     // The rounds run on a worker of the current pool (`rayon::scope`), not one injection per round from the
     // caller's thread (see `kernel_greedy`).
@@ -332,7 +340,13 @@ pub fn stochastic_sample_size(n: usize, k: usize, factor: f64) -> usize {
         return 0;
     }
     let s = (n as f64 / k.min(n) as f64 * factor).ceil();
-    if s.is_nan() || s < 1.0 { 1 } else if s >= n as f64 { n } else { s as usize }
+    if s.is_nan() || s < 1.0 {
+        1
+    } else if s >= n as f64 {
+        n
+    } else {
+        s as usize
+    }
 }
 
 /// Stochastic greedy (Mirzasoleiman, Badanidiyuru, Karbasi, Vondrák & Krause 2015, "Lazier than lazy
@@ -349,7 +363,13 @@ pub fn stochastic_sample_size(n: usize, k: usize, factor: f64) -> usize {
 /// of the hashes, the target, `k`, `sample` and `seed` (sequential: no thread-count dependence). With
 /// `sample ≥ n` every open row is evaluated each round: the exact greedy, up to the f64 rounding of the
 /// cross term. The randomness is public (not a privacy mechanism).
-pub fn stochastic_greedy_select(h: ArrayView2<'_, f32>, target: &[f64], k: usize, sample: usize, seed: u64) -> Result<Selection> {
+pub fn stochastic_greedy_select(
+    h: ArrayView2<'_, f32>,
+    target: &[f64],
+    k: usize,
+    sample: usize,
+    seed: u64,
+) -> Result<Selection> {
     let d = h.ncols();
     if d == 0 {
         return Err(Error::shape("hashes", "has no columns"));
@@ -396,7 +416,14 @@ fn add_row(sum: &mut [f64], row: &[f32]) -> () {
 }
 
 /// [`stochastic_greedy_select`] on a validated row-major slice.
-pub(crate) fn stochastic_unchecked(flat: &[f32], d: usize, target: &[f64], k: usize, sample: usize, seed: u64) -> Result<Selection> {
+pub(crate) fn stochastic_unchecked(
+    flat: &[f32],
+    d: usize,
+    target: &[f64],
+    k: usize,
+    sample: usize,
+    seed: u64,
+) -> Result<Selection> {
     let n = flat.len() / d;
     let k = k.min(n);
     let mut sel = Selection::default();
@@ -406,7 +433,9 @@ pub(crate) fn stochastic_unchecked(flat: &[f32], d: usize, target: &[f64], k: us
         return Ok(sel);
     }
     let mut base = try_filled("hashes", n, 0.0f64)?;
-    base.par_chunks_mut(CHUNK_ROWS).zip(flat.par_chunks(CHUNK_ROWS * d)).for_each(|(b, block)| row_dots_f64(block, target, b));
+    base.par_chunks_mut(CHUNK_ROWS)
+        .zip(flat.par_chunks(CHUNK_ROWS * d))
+        .for_each(|(b, block)| row_dots_f64(block, target, b));
     let mut open: Vec<usize> = Vec::new();
     open.try_reserve_exact(n).map_err(|_| Error::value("hashes", format!("{n} row indices could not be allocated")))?;
     open.extend(0..n);
@@ -417,7 +446,7 @@ pub(crate) fn stochastic_unchecked(flat: &[f32], d: usize, target: &[f64], k: us
         let m = open.len();
         let s = sample.min(m);
         for j in 0..s {
-            let u = crate::nominate::splitmix64(stream, counter);
+            let u = crate::rng::splitmix64(stream, counter);
             counter += 1;
             let jj = j + (u % (m - j) as u64) as usize;
             open.swap(j, jj);
@@ -481,8 +510,8 @@ mod tests {
             let (h, t) = random(4, d, d as u64);
             let r = |i: usize| h.row(i).to_slice().unwrap();
             let four = dot4([r(0), r(1), r(2), r(3)], &t);
-            for i in 0..4 {
-                assert_eq!(four[i], dot1(r(i), &t));
+            for (i, &f) in four.iter().enumerate() {
+                assert_eq!(f, dot1(r(i), &t));
                 // With an f32 vector every product is exact: the same bits as the bid kernel.
                 let v: Vec<f32> = h.row((i + 1) % 4).to_vec();
                 assert_eq!(dot1(r(i), &v), crate::simd::dot_f32_f64(r(i), &v));
@@ -561,7 +590,10 @@ mod tests {
         for threads in [2, 3, 5] {
             let other = run(threads);
             assert_eq!(one.indices, other.indices);
-            assert_eq!(one.scores.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), other.scores.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+            assert_eq!(
+                one.scores.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                other.scores.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
         }
         let pos = |i: usize| one.indices.iter().position(|&x| x == i);
         if let Some(p17) = pos(17) {

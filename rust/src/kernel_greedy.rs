@@ -70,12 +70,27 @@ fn add_kernel_to_pick(ks: &mut [f64], block: &[f32], sq: &[f64], taken: &[bool],
 }
 
 /// The greedy of the module docs: up to `k` rows of `x`, in selection order, with their scores.
-pub fn kernel_greedy(x: ArrayView2<'_, f32>, kv: &[f64], ks0: &[f64], q0: usize, k: usize, gamma: f64) -> Result<Selection> {
+pub fn kernel_greedy(
+    x: ArrayView2<'_, f32>,
+    kv: &[f64],
+    ks0: &[f64],
+    q0: usize,
+    k: usize,
+    gamma: f64,
+) -> Result<Selection> {
     kernel_greedy_with(x, kv, ks0, q0, k, gamma, x.ncols() <= NARROW_ROWS)
 }
 
 /// [`kernel_greedy`] with its dot products four rows at a time (`four_rows`) or one at a time: the same bits.
-fn kernel_greedy_with(x: ArrayView2<'_, f32>, kv: &[f64], ks0: &[f64], q0: usize, k: usize, gamma: f64, four_rows: bool) -> Result<Selection> {
+fn kernel_greedy_with(
+    x: ArrayView2<'_, f32>,
+    kv: &[f64],
+    ks0: &[f64],
+    q0: usize,
+    k: usize,
+    gamma: f64,
+    four_rows: bool,
+) -> Result<Selection> {
     let (n, f) = x.dim();
     check_positive("gamma", gamma)?;
     if kv.len() != n {
@@ -175,7 +190,9 @@ mod tests {
     /// The definition, naively: every kernel value from scratch.
     fn naive(x: &Array2<f32>, kv: &[f64], ks0: &[f64], q0: usize, k: usize, gamma: f64) -> Vec<usize> {
         let n = x.nrows();
-        let kern = |i: usize, j: usize| (-gamma * x.row(i).iter().zip(x.row(j)).map(|(a, b)| (*a as f64 - *b as f64).powi(2)).sum::<f64>()).exp();
+        let kern = |i: usize, j: usize| {
+            (-gamma * x.row(i).iter().zip(x.row(j)).map(|(a, b)| (*a as f64 - *b as f64).powi(2)).sum::<f64>()).exp()
+        };
         let mut picked: Vec<usize> = Vec::new();
         for _ in 0..k.min(n) {
             let q = (q0 + picked.len()) as f64;
@@ -219,7 +236,10 @@ mod tests {
             let a = kernel_greedy_with(x.view(), &kv, &vec![0.0; 3001], 0, 40, 0.5 / f as f64, true).unwrap();
             let b = kernel_greedy_with(x.view(), &kv, &vec![0.0; 3001], 0, 40, 0.5 / f as f64, false).unwrap();
             assert_eq!(a.indices, b.indices);
-            assert_eq!(a.scores.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), b.scores.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+            assert_eq!(
+                a.scores.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                b.scores.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            );
             assert_eq!(a.indices, naive(&x, &kv, &vec![0.0; 3001], 0, 40, 0.5 / f as f64));
         }
     }

@@ -46,8 +46,9 @@ pub fn try_filled<T: Clone>(name: &'static str, n: usize, max: usize, fill: T) -
         return Err(Error::value(name, format!("asks for {n} elements, more than the cap of {max}")));
     }
     let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| Error::value(name, format!("cannot allocate {n} elements of {} bytes", std::mem::size_of::<T>())))?;
+    v.try_reserve_exact(n).map_err(|_| {
+        Error::value(name, format!("cannot allocate {n} elements of {} bytes", std::mem::size_of::<T>()))
+    })?;
     v.resize(n, fill);
     Ok(v)
 }

@@ -68,13 +68,7 @@ fn cross_sum(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, gamma: f64) -> Resu
         .map(|t| {
             let (i, j) = (t / nb, t % nb);
             let (ra, rb) = (i * BLOCK..((i + 1) * BLOCK).min(a.nrows()), j * BLOCK..((j + 1) * BLOCK).min(b.nrows()));
-            block_sum(
-                a.slice(s![ra.clone(), ..]),
-                &sa[ra],
-                b.slice(s![rb.clone(), ..]),
-                &sb[rb],
-                gamma,
-            )
+            block_sum(a.slice(s![ra.clone(), ..]), &sa[ra], b.slice(s![rb.clone(), ..]), &sb[rb], gamma)
         })
         .collect();
     Ok(sums.iter().sum())
@@ -88,13 +82,7 @@ fn self_sum(name: &'static str, a: ArrayView2<'_, f32>, gamma: f64) -> Result<f6
         .par_iter()
         .map(|&(i, j)| {
             let (ri, rj) = (i * BLOCK..((i + 1) * BLOCK).min(a.nrows()), j * BLOCK..((j + 1) * BLOCK).min(a.nrows()));
-            let s = block_sum(
-                a.slice(s![ri.clone(), ..]),
-                &sa[ri],
-                a.slice(s![rj.clone(), ..]),
-                &sa[rj],
-                gamma,
-            );
+            let s = block_sum(a.slice(s![ri.clone(), ..]), &sa[ri], a.slice(s![rj.clone(), ..]), &sa[rj], gamma);
             if i == j { s } else { 2.0 * s }
         })
         .collect();
@@ -133,7 +121,8 @@ pub fn kernel_row_means(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, gamma: f
         let sa = sq_norms("A", &ab)?;
         // One block of A against all of B: BLOCK × |B| Gram values, fallibly.
         let gram = try_filled("B", checked_size("B", ab.nrows(), b.nrows())?, 0.0f32)?;
-        let mut gram = Array2::from_shape_vec((ab.nrows(), b.nrows()), gram).map_err(|e| Error::shape("B", e.to_string()))?;
+        let mut gram =
+            Array2::from_shape_vec((ab.nrows(), b.nrows()), gram).map_err(|e| Error::shape("B", e.to_string()))?;
         crate::matmul::matmul_f32(&ab, &b.t(), &mut gram.view_mut());
         let g = gram.as_slice().expect("built by from_shape_vec in standard layout: contiguous");
         for (k, row) in g.chunks_exact(b.nrows()).enumerate() {

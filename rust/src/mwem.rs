@@ -95,15 +95,7 @@ impl ProductMwem {
         let points = grid.points();
         let theta = crate::limits::try_filled("dim", dim, crate::limits::MAX_DIM, 0.0)?;
         let mean = crate::limits::try_filled("dim", dim, crate::limits::MAX_DIM, 0.0)?;
-        Ok(ProductMwem {
-            dim,
-            grid,
-            theta,
-            mean,
-            points,
-            neighbour,
-            steps_taken: 0,
-        })
+        Ok(ProductMwem { dim, grid, theta, mean, points, neighbour, steps_taken: 0 })
     }
 
     pub fn dim(&self) -> usize {
@@ -157,7 +149,10 @@ impl ProductMwem {
 
     fn check(&self, column_sums: &[f64], n_rows: u64, steps: u64, epsilon: Option<f64>) -> Result<()> {
         if column_sums.len() != self.dim {
-            return Err(Error::shape("column_sums", format!("has length {}, expected {}", column_sums.len(), self.dim)));
+            return Err(Error::shape(
+                "column_sums",
+                format!("has length {}, expected {}", column_sums.len(), self.dim),
+            ));
         }
         if !column_sums.iter().all(|v| v.is_finite()) {
             return Err(Error::NonFinite { name: "column_sums" });
@@ -190,13 +185,23 @@ impl ProductMwem {
 
     /// Run `steps` MWEM steps at per-step `epsilon` against `column_sums` of `n_rows` quantized rows and
     /// return `w(P_avg, ·)/q` (in [−1, 1] units). The state afterwards is the last distribution.
-    pub fn release(&mut self, rng: &mut Csprng, column_sums: &[f64], n_rows: u64, steps: u64, epsilon: f64) -> Result<Vec<f64>> {
+    pub fn release(
+        &mut self,
+        rng: &mut Csprng,
+        column_sums: &[f64],
+        n_rows: u64,
+        steps: u64,
+        epsilon: f64,
+    ) -> Result<Vec<f64>> {
         self.check(column_sums, n_rows, steps, Some(epsilon))?;
         let eta = self.grid.eta();
         let measure_scale = self.neighbour.measure_sensitivity() / (eta * epsilon); // in grid units
         let sel_factor = epsilon / (2.0 * self.neighbour.score_sensitivity());
         if measure_scale >= 8.0e12 {
-            return Err(Error::value("epsilon", format!("is too small for the grid (noise scale {measure_scale:.3e} grid steps)")));
+            return Err(Error::value(
+                "epsilon",
+                format!("is too small for the grid (noise scale {measure_scale:.3e} grid steps)"),
+            ));
         }
         self.run(column_sums, n_rows, steps, |scores| {
             // Selection: the exact exponential mechanism on ψ (see `noise`).

@@ -164,13 +164,22 @@ pub fn laplace_on_grid(rng: &mut Csprng, value: f64, scale: f64, granularity: f6
         return Err(Error::value("scale", format!("must be a finite number > 0, got {scale}")));
     }
     let grid_scale = scale / granularity;
-    if !(grid_scale * (SCALE_DEN as f64) < 9.0e18) {
-        return Err(Error::value("scale", format!("is too large for granularity {granularity:e} (scale / granularity = {grid_scale:e}, at most 8.5e12)")));
+    // Not `>=`: a NaN product must be refused too.
+    if (grid_scale * (SCALE_DEN as f64)).partial_cmp(&9.0e18) != Some(std::cmp::Ordering::Less) {
+        return Err(Error::value(
+            "scale",
+            format!(
+                "is too large for granularity {granularity:e} (scale / granularity = {grid_scale:e}, at most 8.5e12)"
+            ),
+        ));
     }
     let k = (value / granularity).round_ties_even();
     // k and k + z are computed exactly in i128; the final conversion to f64 is post-processing.
-    if !(k.abs() < 1.0e36) {
-        return Err(Error::value("value", format!("is too large for granularity {granularity} (|value / granularity| must be below 1e36)")));
+    if k.abs().partial_cmp(&1.0e36) != Some(std::cmp::Ordering::Less) {
+        return Err(Error::value(
+            "value",
+            format!("is too large for granularity {granularity} (|value / granularity| must be below 1e36)"),
+        ));
     }
     let z = discrete_laplace(rng, grid_scale)?;
     let noisy = k as i128 + z as i128;
@@ -324,10 +333,9 @@ pub fn gaussian_on_grid(rng: &mut Csprng, values: &[f64], sigma: f64, granularit
     crate::error::check_positive("sigma", sigma)?;
     crate::error::check_positive("granularity", granularity)?;
     crate::error::check_finite_f64("values", values.iter().copied())?;
-    let (num, den) = sigma2_to_rational(sigma / granularity)
-        .map_err(|_| Error::value("sigma", format!(
-            "sigma / granularity must lie in [2^-10, 2^26], got {sigma} / {granularity}"
-        )))?;
+    let (num, den) = sigma2_to_rational(sigma / granularity).map_err(|_| {
+        Error::value("sigma", format!("sigma / granularity must lie in [2^-10, 2^26], got {sigma} / {granularity}"))
+    })?;
     let mut grid: Vec<f64> = Vec::new();
     grid.try_reserve_exact(values.len()).map_err(|_| Error::shape("values", "too large to allocate the output"))?;
     for &v in values {
@@ -360,7 +368,7 @@ mod tests {
         for &x in &[0.0, 0.1, 0.5, 1.0, 2.3, 7.0] {
             let n = 100_000;
             let hits = (0..n).filter(|_| bernoulli_exp(&mut rng, x).unwrap()).count() as f64;
-            let p = (-x as f64).exp();
+            let p = (-x).exp();
             let sd = (p * (1.0 - p) / n as f64).sqrt().max(1e-4);
             assert!((hits / n as f64 - p).abs() < 5.0 * sd, "x={x} freq={} p={p}", hits / n as f64);
         }
@@ -379,7 +387,13 @@ mod tests {
         let mut counts = vec![0.0; 15];
         for _ in 0..n {
             let z = discrete_laplace(&mut rng, scale).unwrap();
-            let cell = if z < -6 { 0 } else if z > 6 { 14 } else { (z + 7) as usize };
+            let cell = if z < -6 {
+                0
+            } else if z > 6 {
+                14
+            } else {
+                (z + 7) as usize
+            };
             counts[cell] += 1.0;
         }
         let r = (-1.0 / scale).exp();
@@ -406,7 +420,13 @@ mod tests {
             for (o, b) in out.iter().zip(&base) {
                 let z = o - b;
                 assert_eq!(z.fract(), 0.0);
-                let cell = if z < -6.0 { 0 } else if z > 6.0 { 14 } else { (z + 7.0) as usize };
+                let cell = if z < -6.0 {
+                    0
+                } else if z > 6.0 {
+                    14
+                } else {
+                    (z + 7.0) as usize
+                };
                 counts[cell] += 1.0;
             }
         }
@@ -496,7 +516,13 @@ mod tests {
         let mut counts = vec![0.0; 13];
         for _ in 0..n {
             let z = discrete_gaussian(&mut rng, sigma).unwrap();
-            let cell = if z < -5 { 0 } else if z > 5 { 12 } else { (z + 6) as usize };
+            let cell = if z < -5 {
+                0
+            } else if z > 5 {
+                12
+            } else {
+                (z + 6) as usize
+            };
             counts[cell] += 1.0;
         }
         let (inside, tail) = dg_pmf(sigma, 5);

@@ -42,6 +42,7 @@ use crate::error::{Error, Result, check_finite_f64, check_positive, checked_size
 use crate::greedy::{Selection, block_dots, greedy_unchecked, stochastic_sample_size, stochastic_unchecked};
 use crate::limits::try_zeroed_f32;
 use crate::rff::{RffProjection, RowElement, block_error, rows_f32};
+use crate::rng::splitmix64;
 use crate::simd::{dispatch_avx512_avx2, exp_neg_f64};
 
 /// Rows per block of the pass, unless the caller asks otherwise (hashing is as fast as `transform`).
@@ -59,15 +60,6 @@ pub enum Candidates {
     TopScore,
     /// A sample of `C` rows without replacement, with probabilities ∝ `exp(s(x)/T)`, keyed by `seed`.
     Weighted { seed: u64 },
-}
-
-/// SplitMix64's output for the stream position `seed + (i+1)·γ` (Steele, Lea & Flood 2014).
-#[inline(always)]
-pub(crate) fn splitmix64(seed: u64, i: u64) -> u64 {
-    let mut z = seed.wrapping_add((i.wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// The standard Gumbel variate `−ln(−ln u)` of row `i`, `u = (⌊z/2^11⌋ + 1/2) / 2^53 ∈ (0, 1)`.
@@ -187,11 +179,19 @@ struct Scratch {
 
 /// Nominate `M` of the owner's rows (module docs). Errors on bad shapes or parameters, non-finite
 /// values, or memory that cannot be allocated; never panics on user input.
-pub fn nominate<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, g: &[f64], p: &NominateParams) -> Result<Nomination> {
+pub fn nominate<T: RowElement>(
+    x: ArrayView2<'_, T>,
+    proj: &RffProjection,
+    g: &[f64],
+    p: &NominateParams,
+) -> Result<Nomination> {
     let (n, nf) = x.dim();
     let d = proj.dim();
     if nf != proj.n_features() {
-        return Err(Error::shape("X", format!("has {nf} features per row, the hasher was built for {}", proj.n_features())));
+        return Err(Error::shape(
+            "X",
+            format!("has {nf} features per row, the hasher was built for {}", proj.n_features()),
+        ));
     }
     if n == 0 {
         return Err(Error::shape("X", "has no rows"));
@@ -205,7 +205,10 @@ pub fn nominate<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, g: &[
         return Err(Error::value("nominees", "must be at least 1"));
     }
     if p.candidates < p.nominees {
-        return Err(Error::value("candidates", format!("must be at least nominees = {}, got {}", p.nominees, p.candidates)));
+        return Err(Error::value(
+            "candidates",
+            format!("must be at least nominees = {}, got {}", p.nominees, p.candidates),
+        ));
     }
     if let OwnerGreedy::Stochastic { factor, .. } = p.greedy
         && !(factor.is_finite() && factor > 0.0)
@@ -213,7 +216,10 @@ pub fn nominate<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, g: &[
         return Err(Error::value("greedy_sample_factor", format!("must be finite and > 0, got {factor}")));
     }
     if p.block_rows == 0 || p.block_rows > MAX_BLOCK_ROWS {
-        return Err(Error::value("block_rows", format!("must be between 1 and {MAX_BLOCK_ROWS}, got {}", p.block_rows)));
+        return Err(Error::value(
+            "block_rows",
+            format!("must be between 1 and {MAX_BLOCK_ROWS}, got {}", p.block_rows),
+        ));
     }
     let c = p.candidates.min(n);
     let b = p.block_rows;
@@ -305,15 +311,19 @@ pub fn nominate<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, g: &[
     // The candidates' hashes, recomputed from their rows in row order (bit-identical to the pass).
     let mut ch = try_zeroed_f32("candidates", checked_size("candidates", nc, d)?, usize::MAX)?;
     let chunk = DEFAULT_BLOCK_ROWS;
-    ch.par_chunks_mut(chunk * d).zip(cand.par_chunks(chunk)).try_for_each_init(Vec::new, |xb: &mut Vec<f32>, (out, idx)| {
-        xb.clear();
-        xb.try_reserve(idx.len() * nf).map_err(|_| Error::value("candidates", "a block of rows could not be allocated"))?;
-        for &i in idx {
-            xb.extend(x.row(i).iter().map(|v| v.to_f32()));
-        }
-        proj.hash_rows(xb, idx.len(), out);
-        Ok::<(), Error>(())
-    })?;
+    ch.par_chunks_mut(chunk * d).zip(cand.par_chunks(chunk)).try_for_each_init(
+        Vec::new,
+        |xb: &mut Vec<f32>, (out, idx)| {
+            xb.clear();
+            xb.try_reserve(idx.len() * nf)
+                .map_err(|_| Error::value("candidates", "a block of rows could not be allocated"))?;
+            for &i in idx {
+                xb.extend(x.row(i).iter().map(|v| v.to_f32()));
+            }
+            proj.hash_rows(xb, idx.len(), out);
+            Ok::<(), Error>(())
+        },
+    )?;
 
     let Selection { indices: picks, .. } = match p.greedy {
         OwnerGreedy::Exact => greedy_unchecked(&ch, d, &t, p.nominees, None)?,
@@ -349,7 +359,14 @@ mod tests {
     }
 
     fn params(t: f64, m: usize, c: usize, b: usize) -> NominateParams {
-        NominateParams { temperature: t, nominees: m, candidates: c, block_rows: b, rule: Candidates::TopScore, greedy: OwnerGreedy::Exact }
+        NominateParams {
+            temperature: t,
+            nominees: m,
+            candidates: c,
+            block_rows: b,
+            rule: Candidates::TopScore,
+            greedy: OwnerGreedy::Exact,
+        }
     }
 
     fn weighted(t: f64, m: usize, c: usize, b: usize, seed: u64) -> NominateParams {
@@ -377,7 +394,13 @@ mod tests {
         let sel = match p.greedy {
             OwnerGreedy::Exact => greedy_select(ch.view(), &t, p.nominees, None).unwrap(),
             OwnerGreedy::Stochastic { factor, seed } => crate::greedy::stochastic_greedy_select(
-                ch.view(), &t, p.nominees, stochastic_sample_size(cand.len(), p.nominees, factor), seed).unwrap(),
+                ch.view(),
+                &t,
+                p.nominees,
+                stochastic_sample_size(cand.len(), p.nominees, factor),
+                seed,
+            )
+            .unwrap(),
         };
         (sel.indices.iter().map(|&k| cand[k]).collect(), t, cand.len())
     }
@@ -391,9 +414,18 @@ mod tests {
             a.iter_mut().zip(r).for_each(|(a, &v)| *a += v as f64 / 50.0);
             a
         });
-        for p in [params(0.1, 20, 80, 256), params(0.01, 5, 5, 100), params(1.0, 30, 3000, 999), params(0.05, 10, 10_000, 7),
-                  weighted(0.1, 20, 80, 256, 3), weighted(0.02, 10, 40, 33, 4),
-                  NominateParams { greedy: OwnerGreedy::Stochastic { factor: 2.0, seed: 3 }, ..weighted(0.1, 20, 200, 256, 3) }] {
+        for p in [
+            params(0.1, 20, 80, 256),
+            params(0.01, 5, 5, 100),
+            params(1.0, 30, 3000, 999),
+            params(0.05, 10, 10_000, 7),
+            weighted(0.1, 20, 80, 256, 3),
+            weighted(0.02, 10, 40, 33, 4),
+            NominateParams {
+                greedy: OwnerGreedy::Stochastic { factor: 2.0, seed: 3 },
+                ..weighted(0.1, 20, 200, 256, 3)
+            },
+        ] {
             let got = nominate(x.view(), &pr, &g, &p).unwrap();
             let (idx, t, nc) = reference(&h, &g, &p);
             assert_eq!(got.indices, idx, "{p:?}");
@@ -444,7 +476,10 @@ mod tests {
             let other = run(threads);
             assert_eq!(one.indices, other.indices);
             assert_eq!(one.hashes, other.hashes);
-            assert_eq!(one.target.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), other.target.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+            assert_eq!(
+                one.target.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                other.target.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            );
         }
     }
 
@@ -491,7 +526,8 @@ mod tests {
         let x = data(10, 4, 6);
         let pr = proj(4, 8);
         let g = [0.1; 8];
-        let arg = |x: ArrayView2<'_, f32>, g: &[f64], p: NominateParams| nominate(x, &pr, g, &p).unwrap_err().argument();
+        let arg =
+            |x: ArrayView2<'_, f32>, g: &[f64], p: NominateParams| nominate(x, &pr, g, &p).unwrap_err().argument();
         let ok = params(0.1, 2, 4, 256);
         assert_eq!(arg(x.slice(s![.., ..3]), &g, ok), Some("X"));
         assert_eq!(arg(x.slice(s![..0, ..]), &g, ok), Some("X"));

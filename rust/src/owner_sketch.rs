@@ -38,7 +38,10 @@ fn resize_fallible<T: Clone + Default>(buf: &mut Vec<T>, len: usize, name: &'sta
 
 fn check_rows<T: RowElement>(x: &ArrayView2<'_, T>, proj: &RffProjection) -> Result<()> {
     if x.ncols() != proj.n_features() {
-        return Err(Error::shape("X", format!("has {} features per row, the hasher was built for {}", x.ncols(), proj.n_features())));
+        return Err(Error::shape(
+            "X",
+            format!("has {} features per row, the hasher was built for {}", x.ncols(), proj.n_features()),
+        ));
     }
     if x.nrows() == 0 {
         return Err(Error::shape("X", "has no rows"));
@@ -48,7 +51,12 @@ fn check_rows<T: RowElement>(x: &ArrayView2<'_, T>, proj: &RffProjection) -> Res
 
 /// Hash block `blk` of `x` into `sc.h` (rows × d); returns the row count. Errors on non-finite rows or
 /// rows outside h1's accurate domain.
-fn hash_block<T: RowElement>(x: &ArrayView2<'_, T>, proj: &RffProjection, blk: usize, sc: &mut Scratch) -> Result<usize> {
+fn hash_block<T: RowElement>(
+    x: &ArrayView2<'_, T>,
+    proj: &RffProjection,
+    blk: usize,
+    sc: &mut Scratch,
+) -> Result<usize> {
     let n = x.nrows();
     let d = proj.dim();
     let start = blk * BLOCK_ROWS;
@@ -129,11 +137,19 @@ fn dot(h: &[f32], w: &[f64]) -> f64 {
 
 /// Every row's score `Σ_j h1(x)_j w_j - shift` (the direction purchase's score of a row in the kernel space), in f64:
 /// each row's terms summed in the fixed order of [`dot`] (rows are independent: the output is bit-identical for any thread count).
-pub fn hash_scores<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, direction: &[f64], shift: f64) -> Result<Vec<f64>> {
+pub fn hash_scores<T: RowElement>(
+    x: ArrayView2<'_, T>,
+    proj: &RffProjection,
+    direction: &[f64],
+    shift: f64,
+) -> Result<Vec<f64>> {
     check_rows(&x, proj)?;
     let d = proj.dim();
     if direction.len() != d {
-        return Err(Error::shape("direction", format!("has {} values, the hasher's dimension is {d}", direction.len())));
+        return Err(Error::shape(
+            "direction",
+            format!("has {} values, the hasher's dimension is {d}", direction.len()),
+        ));
     }
     if !direction.iter().all(|v| v.is_finite()) || !shift.is_finite() {
         return Err(Error::value("direction", "the direction and its shift must be finite".to_string()));
@@ -145,10 +161,7 @@ pub fn hash_scores<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, di
         &x,
         |sc, blk| {
             let rows = hash_block(&x, proj, blk, sc)?;
-            let part: Vec<f64> = sc.h[..rows * d]
-                .chunks_exact(d)
-                .map(|row| dot(row, direction) - shift)
-                .collect();
+            let part: Vec<f64> = sc.h[..rows * d].chunks_exact(d).map(|row| dot(row, direction) - shift).collect();
             Ok(part)
         },
         |part: Vec<f64>| {
@@ -183,9 +196,9 @@ mod tests {
         let p = proj(5, 32);
         let h = p.transform_f32(x.view()).unwrap();
         let s = hash_sum(x.view(), &p).unwrap();
-        for j in 0..32 {
+        for (j, &sj) in s.iter().enumerate().take(32) {
             let want: f64 = h.column(j).iter().map(|&v| v as f64).sum();
-            assert!((s[j] - want).abs() < 1e-9, "{} {}", s[j], want);
+            assert!((sj - want).abs() < 1e-9, "{sj} {want}");
         }
     }
 

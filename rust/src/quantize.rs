@@ -69,9 +69,9 @@ impl Grid {
 fn block_streams(rng: &mut Csprng, n_rows: usize) -> Result<Vec<Csprng>> {
     let n_blocks = n_rows.div_ceil(BLOCK_ROWS);
     let mut streams = Vec::new();
-    streams
-        .try_reserve_exact(n_blocks)
-        .map_err(|_| Error::value("values", format!("{n_rows} rows need {n_blocks} block streams, which could not be allocated")))?;
+    streams.try_reserve_exact(n_blocks).map_err(|_| {
+        Error::value("values", format!("{n_rows} rows need {n_blocks} block streams, which could not be allocated"))
+    })?;
     streams.extend((0..n_blocks).map(|b| rng.derive(&(b as u64).to_le_bytes())));
     Ok(streams)
 }
@@ -83,7 +83,9 @@ fn block_streams(rng: &mut Csprng, n_rows: usize) -> Result<Vec<Csprng>> {
 pub fn stochastic_round(values: ArrayView2<'_, f64>, eta: f64, rng: &mut Csprng) -> Result<Array2<f64>> {
     let grid = Grid::new(eta)?;
     let (rows, cols) = values.dim();
-    let len = rows.checked_mul(cols).ok_or_else(|| Error::shape("values", format!("{rows} x {cols} values overflow the address space")))?;
+    let len = rows
+        .checked_mul(cols)
+        .ok_or_else(|| Error::shape("values", format!("{rows} x {cols} values overflow the address space")))?;
     let flat = crate::error::try_filled("values", len, 0.0f64)?;
     let mut out = Array2::from_shape_vec((rows, cols), flat).map_err(|e| Error::shape("values", e.to_string()))?;
     if len == 0 {
@@ -192,7 +194,10 @@ mod tests {
         assert_eq!(a, b);
         let mut bad = values.clone();
         bad[[2500, 1]] = 1.5;
-        assert_eq!(quantize_column_sums(bad.view(), 0.1, &mut Csprng::from_seed_u64(5)).unwrap_err().argument(), Some("values"));
+        assert_eq!(
+            quantize_column_sums(bad.view(), 0.1, &mut Csprng::from_seed_u64(5)).unwrap_err().argument(),
+            Some("values")
+        );
         bad[[2500, 1]] = f32::NAN;
         assert!(quantize_column_sums(bad.view(), 0.1, &mut Csprng::from_seed_u64(5)).is_err());
     }

@@ -91,7 +91,10 @@ impl RffProjection {
         }
         // |N(0,1)| from Box-Muller is below 8.6, so ω is finite in f32 when sqrt(2γ)·8.6 < f32::MAX.
         if gamma > 1e74 {
-            return Err(Error::value("gamma", format!("is too large ({gamma:e}): ω would overflow float32; at most 1e74")));
+            return Err(Error::value(
+                "gamma",
+                format!("is too large ({gamma:e}): ω would overflow float32; at most 1e74"),
+            ));
         }
         let cells = n_features.checked_mul(dim).filter(|&c| c <= MAX_PROJECTION).ok_or_else(|| {
             Error::value("dim", format!("n_features * dim = {n_features} * {dim} exceeds the cap of {MAX_PROJECTION}"))
@@ -105,8 +108,7 @@ impl RffProjection {
         let sd = (2.0 * gamma).sqrt();
         flat.iter_mut().for_each(|w| *w = (sd * rng.standard_normal()) as f32);
         let omega = Array2::from_shape_vec((n_features, dim), flat).map_err(|e| Error::shape("dim", e.to_string()))?;
-        let offset =
-            Array1::from_shape_simple_fn(dim, || (2.0 * std::f64::consts::PI * rng.uniform_f64()) as f32);
+        let offset = Array1::from_shape_simple_fn(dim, || (2.0 * std::f64::consts::PI * rng.uniform_f64()) as f32);
         Ok(Self::from_parts_into(omega, offset, omega_padded))
     }
 
@@ -190,7 +192,13 @@ impl RffProjection {
 
     /// h1 of the rows of `x` from `start` on into `out_block` (whole rows of the output); `buf` holds a
     /// float32 copy of rows that are not contiguous float32.
-    fn hash_block<T: RowElement>(&self, x: &ArrayView2<'_, T>, start: usize, out_block: &mut [f32], buf: &mut Vec<f32>) -> Result<()> {
+    fn hash_block<T: RowElement>(
+        &self,
+        x: &ArrayView2<'_, T>,
+        start: usize,
+        out_block: &mut [f32],
+        buf: &mut Vec<f32>,
+    ) -> Result<()> {
         let n_rows = out_block.len() / self.dim();
         let xb = rows_f32(x.slice(s![start..start + n_rows, ..]), buf);
         if self.hash_rows_checked(xb, n_rows, out_block) { Ok(()) } else { Err(block_error(xb)) }
@@ -230,7 +238,9 @@ impl RffProjection {
         {
             if std::is_x86_feature_detected!("avx512f") {
                 // SAFETY: the CPU supports AVX-512F (checked just above).
-                return unsafe { avx512::hash(x, rows, n, &self.omega_padded, &self.offset_padded, self.padded, d, scale, out) };
+                return unsafe {
+                    avx512::hash(x, rows, n, &self.omega_padded, &self.offset_padded, self.padded, d, scale, out)
+                };
             }
         }
         project(x, rows, n, &self.omega_padded, self.padded, d, out);
@@ -267,7 +277,6 @@ impl RffProjection {
         })
     }
 }
-
 
 /// An input element type of the transform: f32, or f64 rounded to f32 on the way in.
 pub trait RowElement: Copy + Send + Sync + 'static {
@@ -307,7 +316,10 @@ pub fn rows_as_f32<'a, T: RowElement>(x: ArrayView2<'a, T>, buf: &'a mut Vec<f32
     };
     // f64 values that are NaN, infinite or beyond the f32 range become non-finite f32 values.
     if !slice.iter().all(|v| v.is_finite()) {
-        return Err(Error::value("X", "contains NaN, infinite values or values beyond the float32 range (|x| > 3.4e38)"));
+        return Err(Error::value(
+            "X",
+            "contains NaN, infinite values or values beyond the float32 range (|x| > 3.4e38)",
+        ));
     }
     Ok(slice)
 }
@@ -406,7 +418,17 @@ mod avx512 {
     /// then meaningless: the caller refuses the block).
     #[target_feature(enable = "avx512f")]
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn hash(x: &[f32], rows: usize, n: usize, w: &[f32], b: &[f32], padded: usize, d: usize, scale: f32, out: &mut [f32]) -> bool {
+    pub(super) fn hash(
+        x: &[f32],
+        rows: usize,
+        n: usize,
+        w: &[f32],
+        b: &[f32],
+        padded: usize,
+        d: usize,
+        scale: f32,
+        out: &mut [f32],
+    ) -> bool {
         let mut ok = true;
         let mut r0 = 0;
         let wide = tile_cols(d) == 64;
@@ -436,9 +458,24 @@ mod avx512 {
     #[target_feature(enable = "avx512f")]
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    fn tile<const R: usize, const C: usize>(x: &[f32], r0: usize, n: usize, w: &[f32], b: &[f32], padded: usize, d: usize, scale: f32, out: &mut [f32]) -> bool {
+    fn tile<const R: usize, const C: usize>(
+        x: &[f32],
+        r0: usize,
+        n: usize,
+        w: &[f32],
+        b: &[f32],
+        padded: usize,
+        d: usize,
+        scale: f32,
+        out: &mut [f32],
+    ) -> bool {
         // Bounds for every unchecked access below (a failure is a bug in the caller: no work is done).
-        if x.len() < (r0 + R) * n || w.len() < n * padded || b.len() < padded || out.len() < (r0 + R) * d || padded < d.div_ceil(16 * C) * 16 * C {
+        if x.len() < (r0 + R) * n
+            || w.len() < n * padded
+            || b.len() < padded
+            || out.len() < (r0 + R) * d
+            || padded < d.div_ceil(16 * C) * 16 * C
+        {
             return false;
         }
         let xp = x.as_ptr();
@@ -549,16 +586,34 @@ mod tests {
         let (x64, x32, fortran) = layouts();
         let want = p.transform_f32(x32.view()).unwrap();
         for out in [
-            { let mut o = vec![f32::NAN; 600 * 33]; p.transform_into_here(x32.view(), &mut o).unwrap(); o },
-            { let mut o = vec![f32::NAN; 600 * 33]; p.transform_into_here(fortran.view(), &mut o).unwrap(); o },
-            { let mut o = vec![f32::NAN; 600 * 33]; p.transform_into_here(x64.view(), &mut o).unwrap(); o },
+            {
+                let mut o = vec![f32::NAN; 600 * 33];
+                p.transform_into_here(x32.view(), &mut o).unwrap();
+                o
+            },
+            {
+                let mut o = vec![f32::NAN; 600 * 33];
+                p.transform_into_here(fortran.view(), &mut o).unwrap();
+                o
+            },
+            {
+                let mut o = vec![f32::NAN; 600 * 33];
+                p.transform_into_here(x64.view(), &mut o).unwrap();
+                o
+            },
         ] {
-            assert_eq!(out.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+            assert_eq!(
+                out.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            );
         }
         let mut bad = x32.clone();
         bad[[517, 2]] = f32::NAN;
         let mut o = vec![0.0f32; 600 * 33];
-        assert_eq!(p.transform_into_here(bad.view(), &mut o).unwrap_err(), p.transform_into(bad.view(), &mut o).unwrap_err());
+        assert_eq!(
+            p.transform_into_here(bad.view(), &mut o).unwrap_err(),
+            p.transform_into(bad.view(), &mut o).unwrap_err()
+        );
         assert_eq!(p.transform_into_here(x32.view(), &mut o[1..]).unwrap_err().argument(), Some("X"));
         assert!(p.transform_into_here(x32.slice(s![..0, ..]), &mut []).is_ok());
     }
@@ -574,7 +629,9 @@ mod tests {
 
     #[test]
     fn every_instruction_set_and_every_row_alone_give_the_same_bits() {
-        for (n, d) in [(7usize, 33usize), (64, 140), (1, 1), (3, 48), (5, 97), (64, 500), (2, 17)] {
+        for (n, d) in
+            [(7usize, 33usize), (64, 140), (1, 1), (3, 48), (5, 97), (64, 500), (2, 17), (300, 140), (257, 2048)]
+        {
             let p = proj(n, d, 0.3);
             let x = Array2::from_shape_fn((29, n), |(i, j)| ((i * n + j) as f32 * 0.731).sin() * 3.0);
             let xs = x.as_slice().unwrap();
@@ -608,7 +665,10 @@ mod tests {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             for chunk in [1usize, 7, 256, 1000, 3001] {
                 let parts: Vec<Array2<f32>> = pool.install(|| {
-                    (0..3001).step_by(chunk).map(|s0| p.transform_f32(x.slice(s![s0..(s0 + chunk).min(3001), ..])).unwrap()).collect()
+                    (0..3001)
+                        .step_by(chunk)
+                        .map(|s0| p.transform_f32(x.slice(s![s0..(s0 + chunk).min(3001), ..])).unwrap())
+                        .collect()
                 });
                 let views: Vec<_> = parts.iter().map(|a| a.view()).collect();
                 let joined = ndarray::concatenate(ndarray::Axis(0), &views).unwrap();
@@ -676,7 +736,7 @@ mod tests {
         assert_eq!(p.transform_f32(empty.view()).unwrap().shape(), &[0, 4]);
         // transform_into: the output must hold exactly rows x dim values; every one is overwritten.
         let x = Array2::from_shape_fn((5, 3), |(i, j)| (i + j) as f32 * 0.1);
-        assert_eq!(p.transform_into(x.view(), &mut vec![0.0f32; 19]).unwrap_err().argument(), Some("X"));
+        assert_eq!(p.transform_into(x.view(), &mut [0.0f32; 19]).unwrap_err().argument(), Some("X"));
         let mut dirty = vec![f32::NAN; 20];
         p.transform_into(x.view(), &mut dirty).unwrap();
         assert_eq!(&dirty[..], p.transform_f32(x.view()).unwrap().as_slice().unwrap());

@@ -16,6 +16,17 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 
+/// SplitMix64's output for the stream position `seed + (i+1)·γ` (Steele, Lea & Flood 2014): a public,
+/// counter-based stream for choices that need no secrecy (the owners' Gumbel draws in
+/// [`crate::nominate`], the stochastic greedy's samples in [`crate::greedy`]). Never privacy noise.
+#[inline(always)]
+pub fn splitmix64(seed: u64, i: u64) -> u64 {
+    let mut z = seed.wrapping_add((i.wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// A ChaCha20 stream. See the module documentation for which constructor is private.
 #[derive(Clone, Debug)]
 pub struct Csprng {
@@ -139,6 +150,25 @@ pub fn public_key_from_u64(purpose: &str, seed: u64) -> [u8; 32] {
     domain_key(format!("dpsumm/public/v1/{purpose}/u64").as_bytes(), &seed.to_le_bytes())
 }
 
+impl Csprng {
+    /// A uniform integer in `[0, n)` for a 128-bit bound (rejection sampling, no bias). `n > 0`.
+    pub fn below_u128(&mut self, n: u128) -> u128 {
+        debug_assert!(n > 0);
+        if n <= u64::MAX as u128 {
+            return self.below(n as u64) as u128;
+        }
+        // Rejection from the smallest power of two >= n.
+        let bits = 128 - (n - 1).leading_zeros();
+        let mask = if bits == 128 { u128::MAX } else { (1u128 << bits) - 1 };
+        loop {
+            let x = (((self.next_u64() as u128) << 64) | self.next_u64() as u128) & mask;
+            if x < n {
+                return x;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,24 +242,5 @@ mod tests {
         // 5-sigma bounds: sd(mean) = 1/sqrt(n) = 0.0022, sd(var) = sqrt(2/n) = 0.0032.
         assert!(mean.abs() < 0.0112, "mean {mean}");
         assert!((var - 1.0).abs() < 0.016, "var {var}");
-    }
-}
-
-impl Csprng {
-    /// A uniform integer in `[0, n)` for a 128-bit bound (rejection sampling, no bias). `n > 0`.
-    pub fn below_u128(&mut self, n: u128) -> u128 {
-        debug_assert!(n > 0);
-        if n <= u64::MAX as u128 {
-            return self.below(n as u64) as u128;
-        }
-        // Rejection from the smallest power of two >= n.
-        let bits = 128 - (n - 1).leading_zeros();
-        let mask = if bits == 128 { u128::MAX } else { (1u128 << bits) - 1 };
-        loop {
-            let x = (((self.next_u64() as u128) << 64) | self.next_u64() as u128) & mask;
-            if x < n {
-                return x;
-            }
-        }
     }
 }

@@ -40,10 +40,7 @@ pub fn finite_max_abs<T: RowElement>(x: ArrayView2<'_, T>) -> Option<f32> {
     if x.is_empty() {
         return Some(0.0);
     }
-    x.axis_chunks_iter(Axis(0), SCAN_ROWS)
-        .into_par_iter()
-        .map(block)
-        .try_reduce(|| 0.0f32, |a, b| Some(a.max(b)))
+    x.axis_chunks_iter(Axis(0), SCAN_ROWS).into_par_iter().map(block).try_reduce(|| 0.0f32, |a, b| Some(a.max(b)))
 }
 
 #[cfg(test)]

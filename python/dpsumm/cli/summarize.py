@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -109,6 +110,23 @@ def _owners_with_labels(args: argparse.Namespace, header: Any = "auto", index: A
         raise UsageError(f"--strata needs one file per owner ({len(args.owners)}), got {len(args.strata)}")
     owners = []
     for k, path in enumerate(args.owners):
+        if args.label_column is None and (path.endswith(".npy") or Path(path).is_dir()):
+            # Rows read where they live (dpsumm.sources): a .npy file memory-mapped, a directory of parquet files in
+            # record batches; never loaded whole.
+            labels = None if args.labels is None else datasets.load_labels(args.labels[k], header=header)
+            strata = None
+            if args.strata is not None:
+                if labels is None and not path.endswith(".npy"):
+                    raise UsageError(f"--strata with the directory {path}: give --labels too (they count its rows)")
+                n_rows = labels.shape[0] if labels is not None else np.load(path, mmap_mode="r").shape[0]
+                strata = load_strata(args.strata[k], n_rows, "--strata")
+            if not args.json and path.endswith(".npy"):
+                shape = np.load(path, mmap_mode="r").shape
+                print(f"read {path}: {shape[0]} rows x {shape[-1]} columns, memory-mapped (read in chunks)")
+            elif not args.json:
+                print(f"read {path}: a directory of parquet files, read in record batches")
+            owners.append(Owner(path, labels=_integral(labels), strata=strata, name=f"owner-{k}", progress=True))
+            continue
         try:  # the reader sets the label column aside (and refuses a label-named column without it)
             table = datasets.read_table(path, header=header, index=index, label_column=args.label_column)
         except InvalidParameterError as exc:

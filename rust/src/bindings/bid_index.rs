@@ -38,7 +38,12 @@ fn changed_shape(py: Python<'_>, e: crate::error::Error) -> PyErr {
 fn index_arg(py: Python<'_>, i: &IntArg, n: usize) -> PyResult<usize> {
     match i {
         IntArg::Value(v) if *v >= 0 && *v < n as i128 => Ok(*v as usize),
-        IntArg::Value(v) => Err(raise(py, "InvalidParameterError", format!("`index` must be a row in [0, {n}), got {v}"), Some("index"))),
+        IntArg::Value(v) => Err(raise(
+            py,
+            "InvalidParameterError",
+            format!("`index` must be a row in [0, {n}), got {v}"),
+            Some("index"),
+        )),
         other => other.usize(py, "index", 0, n.saturating_sub(1)),
     }
 }
@@ -75,7 +80,8 @@ impl PyBidIndex {
     /// `(value, index)` of the best row not offered for `v` (1-D float32, length dim), or None. Exactly
     /// the winner and value of `best_row(hashes, v, offered)`.
     fn best(&mut self, py: Python<'_>, v: PyReadonlyArray1<'_, f32>) -> PyResult<Option<(f64, usize)>> {
-        let vs = v.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`v` must be contiguous".into(), Some("v")))?;
+        let vs =
+            v.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`v` must be contiguous".into(), Some("v")))?;
         let src = self.source.bind(py).clone();
         let inner = &self.inner;
         let q = match &self.kind {
@@ -185,6 +191,8 @@ impl PyBidIndex {
 
     /// True when the index recomputes hashes from raw rows.
     #[getter]
+    // The Python attribute's name (`BidIndex.from_raw_rows`), a property rather than a constructor.
+    #[allow(clippy::wrong_self_convention)]
     fn from_raw_rows(&self) -> bool {
         matches!(self.kind, Source::Rows(_))
     }

@@ -29,7 +29,12 @@ impl PyRffProjection {
         } else if let Ok(i) = seed.extract::<u64>() {
             public_key_from_u64("h1", i)
         } else {
-            return Err(raise(py, "InvalidParameterError", "`seed` must be a non-negative int or a str".into(), Some("seed")));
+            return Err(raise(
+                py,
+                "InvalidParameterError",
+                "`seed` must be a non-negative int or a str".into(),
+                Some("seed"),
+            ));
         };
         // The caps (MAX_N_FEATURES, MAX_DIM, MAX_PROJECTION) are the kernel's: it names the argument.
         let n_features = n_features.usize(py, "n_features", 1, usize::MAX)?;
@@ -56,7 +61,12 @@ impl PyRffProjection {
     /// are written into it and it is returned: no new memory (a whole-array call on fresh pages waits for the
     /// kernel to supply them, seconds for gigabytes).
     #[pyo3(signature = (x, threads=None, out=None))]
-    fn transform<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, threads: Option<IntArg>, out: Option<&Bound<'py, PyAny>>,
+    fn transform<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        threads: Option<IntArg>,
+        out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let threads = threads_arg(py, threads)?;
         let x = FloatArray2::extract(py, x, "X")?;
@@ -67,7 +77,9 @@ impl PyRffProjection {
         let total = rows.checked_mul(d).ok_or_else(|| to_py_err(py, Error::shape("X", "has too many rows")))?;
         if let Some(out) = out {
             let bad = |what: String| raise(py, "InvalidParameterError", format!("`out` {what}"), Some("out"));
-            let arr = out.cast::<PyArray2<f32>>().map_err(|_| bad("must be a 2-D numpy array of float32 in native byte order".into()))?;
+            let arr = out
+                .cast::<PyArray2<f32>>()
+                .map_err(|_| bad("must be a 2-D numpy array of float32 in native byte order".into()))?;
             if arr.shape() != [rows, d] {
                 let (a, b) = (arr.shape()[0], arr.shape()[1]);
                 return Err(bad(format!("has shape ({a}, {b}), not ({rows}, {d}) (X's rows by the hash dimension)")));
@@ -101,9 +113,15 @@ impl PyRffProjection {
 impl PyRffProjection {
     /// h1 of `x` into `out` without the GIL: on the calling thread when the caller allows one thread (`threads=1`,
     /// or the default pool has one), else on the pool `threads` asks for.
-    fn hash_into<T: crate::rff::RowElement>(&self, py: Python<'_>, threads: Option<usize>, x: numpy::ndarray::ArrayView2<'_, T>,
-                                             out: &mut [f32]) -> PyResult<()> {
-        let one = threads == Some(1) || (threads.is_none() && crate::pool::default_threads().map_err(|e| to_py_err(py, e))? == 1);
+    fn hash_into<T: crate::rff::RowElement>(
+        &self,
+        py: Python<'_>,
+        threads: Option<usize>,
+        x: numpy::ndarray::ArrayView2<'_, T>,
+        out: &mut [f32],
+    ) -> PyResult<()> {
+        let one = threads == Some(1)
+            || (threads.is_none() && crate::pool::default_threads().map_err(|e| to_py_err(py, e))? == 1);
         if one {
             detach_here(py, || self.inner.transform_into_here(x, out))
         } else {
@@ -134,7 +152,11 @@ fn finite_max_abs(py: Python<'_>, x: &Bound<'_, PyAny>, threads: Option<IntArg>)
 /// uint8 array, in parallel without the GIL.
 #[pyfunction]
 #[pyo3(signature = (hashes, threads=None))]
-fn row_digests<'py>(py: Python<'py>, hashes: &Bound<'py, PyAny>, threads: Option<IntArg>) -> PyResult<Bound<'py, PyArray2<u8>>> {
+fn row_digests<'py>(
+    py: Python<'py>,
+    hashes: &Bound<'py, PyAny>,
+    threads: Option<IntArg>,
+) -> PyResult<Bound<'py, PyArray2<u8>>> {
     let threads = threads_arg(py, threads)?;
     let a = extract_f32_2d(py, hashes, "hashes")?;
     let v = a.as_array();

@@ -7,7 +7,11 @@ use pyo3::types::PyList;
 use super::{FloatArray2, detach, extract_f32_2d, raise, to_py_err};
 use crate::bids::{self, OwnerRows};
 
-fn extract_mask<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Option<PyReadonlyArray1<'py, bool>>> {
+fn extract_mask<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<Option<PyReadonlyArray1<'py, bool>>> {
     if obj.is_none() {
         return Ok(None);
     }
@@ -22,14 +26,23 @@ fn extract_vec<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &str) -> PyR
     })
 }
 
-fn contiguous_slice<'a, T: numpy::Element>(py: Python<'_>, a: &'a PyReadonlyArray1<'_, T>, name: &str) -> PyResult<&'a [T]> {
+fn contiguous_slice<'a, T: numpy::Element>(
+    py: Python<'_>,
+    a: &'a PyReadonlyArray1<'_, T>,
+    name: &str,
+) -> PyResult<&'a [T]> {
     a.as_slice().map_err(|_| raise(py, "InvalidParameterError", format!("`{name}` must be contiguous"), Some(name)))
 }
 
 /// `(value, index)` of the best row of `H` not marked in `offered` for the broadcast `v`, or None.
 #[pyfunction]
 #[pyo3(signature = (hashes, v, offered=None))]
-fn best_row(py: Python<'_>, hashes: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>, offered: Option<&Bound<'_, PyAny>>) -> PyResult<Option<(f64, usize)>> {
+fn best_row(
+    py: Python<'_>,
+    hashes: &Bound<'_, PyAny>,
+    v: &Bound<'_, PyAny>,
+    offered: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<(f64, usize)>> {
     let h = extract_f32_2d(py, hashes, "hashes")?;
     let v = extract_vec(py, v, "v")?;
     let none = py.None().into_bound(py);
@@ -46,13 +59,23 @@ fn best_row(py: Python<'_>, hashes: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>, off
 /// [`best_row`] for a list of owners (`hashes[k]`, `offered[k]`) against one broadcast `v`.
 #[pyfunction]
 #[pyo3(signature = (hashes, v, offered=None))]
-fn best_rows(py: Python<'_>, hashes: &Bound<'_, PyList>, v: &Bound<'_, PyAny>, offered: Option<&Bound<'_, PyList>>) -> PyResult<Vec<Option<(f64, usize)>>> {
+fn best_rows(
+    py: Python<'_>,
+    hashes: &Bound<'_, PyList>,
+    v: &Bound<'_, PyAny>,
+    offered: Option<&Bound<'_, PyList>>,
+) -> PyResult<Vec<Option<(f64, usize)>>> {
     let v = extract_vec(py, v, "v")?;
     let hs = hashes.iter().map(|h| extract_f32_2d(py, &h, "hashes")).collect::<PyResult<Vec<_>>>()?;
     let ms = match offered {
         Some(list) => {
             if list.len() != hs.len() {
-                return Err(raise(py, "InvalidParameterError", format!("`offered` has {} entries, `hashes` has {}", list.len(), hs.len()), Some("offered")));
+                return Err(raise(
+                    py,
+                    "InvalidParameterError",
+                    format!("`offered` has {} entries, `hashes` has {}", list.len(), hs.len()),
+                    Some("offered"),
+                ));
             }
             list.iter().map(|m| extract_mask(py, &m, "offered")).collect::<PyResult<Vec<_>>>()?
         }
@@ -73,7 +96,11 @@ fn best_rows(py: Python<'_>, hashes: &Bound<'_, PyList>, v: &Bound<'_, PyAny>, o
 
 /// The exact value `h_i · v` of every row of `hashes` (float64 array), as `best_row` computes it.
 #[pyfunction]
-fn row_dots<'py>(py: Python<'py>, hashes: &Bound<'py, PyAny>, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+fn row_dots<'py>(
+    py: Python<'py>,
+    hashes: &Bound<'py, PyAny>,
+    v: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let h = extract_f32_2d(py, hashes, "hashes")?;
     let v = extract_vec(py, v, "v")?;
     let (hv, vs) = (h.as_array(), contiguous_slice(py, &v, "v")?);
@@ -82,7 +109,11 @@ fn row_dots<'py>(py: Python<'py>, hashes: &Bound<'py, PyAny>, v: &Bound<'py, PyA
 
 /// An owned row-major f32 copy of `v`, allocated fallibly: a broadcast numpy view (stride 0) can
 /// describe far more values than memory holds, and an infallible copy of it would abort the process.
-fn owned_f32<T: Copy>(v: ndarray::ArrayView2<'_, T>, name: &'static str, convert: impl Fn(T) -> f32) -> crate::Result<ndarray::Array2<f32>> {
+fn owned_f32<T: Copy>(
+    v: ndarray::ArrayView2<'_, T>,
+    name: &'static str,
+    convert: impl Fn(T) -> f32,
+) -> crate::Result<ndarray::Array2<f32>> {
     let (rows, cols) = v.dim();
     let len = crate::error::checked_size(name, rows, cols)?;
     let mut flat: Vec<f32> = Vec::new();
@@ -118,7 +149,12 @@ fn kernel_sum(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, gamma:
 
 /// For each row a of `A`, `mean_{b in B} exp(-gamma |a - b|^2)`.
 #[pyfunction]
-fn kernel_row_means<'py>(py: Python<'py>, a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>, gamma: f64) -> PyResult<Bound<'py, PyArray1<f64>>> {
+fn kernel_row_means<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    gamma: f64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let (a, b) = (as_f32(py, a, "A")?, as_f32(py, b, "B")?);
     Ok(detach(py, || crate::mmd::kernel_row_means(a.view(), b.view(), gamma))?.into_pyarray(py))
 }

@@ -105,14 +105,21 @@ impl IntArg {
     /// The value when it is an integer in `[min, max]`, else an `InvalidParameterError` naming `name`.
     pub(crate) fn get(&self, py: Python<'_>, name: &str, min: i128, max: i128) -> PyResult<i128> {
         let range = |got: String| {
-            raise(py, "InvalidParameterError", format!("`{name}` must be an integer between {min} and {max}, got {got}"), Some(name))
+            raise(
+                py,
+                "InvalidParameterError",
+                format!("`{name}` must be an integer between {min} and {max}, got {got}"),
+                Some(name),
+            )
         };
         match self {
             IntArg::Value(v) if (min..=max).contains(v) => Ok(*v),
             IntArg::Value(v) => Err(range(v.to_string())),
             IntArg::Huge { negative: true } => Err(range("a negative int below -2**127".into())),
             IntArg::Huge { negative: false } => Err(range("an int above 2**127".into())),
-            IntArg::NotInt(t) => Err(raise(py, "InvalidParameterError", format!("`{name}` must be an integer, got {t}"), Some(name))),
+            IntArg::NotInt(t) => {
+                Err(raise(py, "InvalidParameterError", format!("`{name}` must be an integer, got {t}"), Some(name)))
+            }
         }
     }
 
@@ -149,12 +156,21 @@ impl<'py> FloatArray2<'py> {
                 Err(_) => format!("{}", obj.get_type().name()?),
             },
         };
-        Err(raise(py, "InvalidParameterError", format!("`{name}` must be a 2-D float32 or float64 numpy array, got {what}"), Some(name)))
+        Err(raise(
+            py,
+            "InvalidParameterError",
+            format!("`{name}` must be a 2-D float32 or float64 numpy array, got {what}"),
+            Some(name),
+        ))
     }
 }
 
 /// Require a 2-D float32 array (the dtype every hashed array has).
-pub(crate) fn extract_f32_2d<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray2<'py, f32>> {
+pub(crate) fn extract_f32_2d<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<PyReadonlyArray2<'py, f32>> {
     obj.extract::<PyReadonlyArray2<'py, f32>>().map_err(|_| {
         raise(py, "InvalidParameterError", format!("`{name}` must be a 2-D float32 numpy array"), Some(name))
     })

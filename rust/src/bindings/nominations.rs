@@ -8,12 +8,13 @@ use super::hashing::PyRffProjection;
 use super::{FloatArray2, IntArg, detach, extract_f32_2d, raise};
 use crate::greedy;
 use crate::nominate as kernel;
-use crate::owner_sketch as sketch;
 use crate::nominate::{Candidates, NominateParams, OwnerGreedy};
+use crate::owner_sketch as sketch;
 
 fn f64_vector<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray1<'py, f64>> {
-    obj.extract::<PyReadonlyArray1<'py, f64>>()
-        .map_err(|_| raise(py, "InvalidParameterError", format!("`{name}` must be a 1-D float64 numpy array"), Some(name)))
+    obj.extract::<PyReadonlyArray1<'py, f64>>().map_err(|_| {
+        raise(py, "InvalidParameterError", format!("`{name}` must be a 1-D float64 numpy array"), Some(name))
+    })
 }
 
 fn count(py: Python<'_>, v: IntArg, name: &str, min: usize) -> PyResult<usize> {
@@ -22,7 +23,9 @@ fn count(py: Python<'_>, v: IntArg, name: &str, min: usize) -> PyResult<usize> {
 
 fn indices_i64(py: Python<'_>, v: &[usize]) -> PyResult<Vec<i64>> {
     v.iter()
-        .map(|&i| i64::try_from(i).map_err(|_| raise(py, "InvalidParameterError", "a row index exceeds int64".into(), None)))
+        .map(|&i| {
+            i64::try_from(i).map_err(|_| raise(py, "InvalidParameterError", "a row index exceeds int64".into(), None))
+        })
         .collect()
 }
 
@@ -48,9 +51,14 @@ fn greedy_select<'py>(
         })?),
         _ => None,
     };
-    let ts = t.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`target` must be contiguous".into(), Some("target")))?;
+    let ts = t
+        .as_slice()
+        .map_err(|_| raise(py, "InvalidParameterError", "`target` must be contiguous".into(), Some("target")))?;
     let ms = match &m {
-        Some(m) => Some(m.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`taken` must be contiguous".into(), Some("taken")))?),
+        Some(m) => Some(
+            m.as_slice()
+                .map_err(|_| raise(py, "InvalidParameterError", "`taken` must be contiguous".into(), Some("taken")))?,
+        ),
         None => None,
     };
     let hv = h.as_array();
@@ -75,7 +83,9 @@ fn stochastic_greedy_select<'py>(
     let k = count(py, k, "k", 0)?;
     let s = count(py, sample_size, "sample_size", 1)?;
     let seed = seed.u64(py, "seed")?;
-    let ts = t.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`target` must be contiguous".into(), Some("target")))?;
+    let ts = t
+        .as_slice()
+        .map_err(|_| raise(py, "InvalidParameterError", "`target` must be contiguous".into(), Some("target")))?;
     let hv = h.as_array();
     let sel = detach(py, || greedy::stochastic_greedy_select(hv, ts, k, s, seed))?;
     Ok((indices_i64(py, &sel.indices)?.into_pyarray(py), sel.scores.into_pyarray(py)))
@@ -99,8 +109,10 @@ fn kernel_greedy<'py>(
     let ksa = f64_vector(py, ks, "ks")?;
     let q0 = count(py, q0, "q0", 0)?;
     let k = count(py, k, "k", 0)?;
-    let kvs = kva.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`kv` must be contiguous".into(), Some("kv")))?;
-    let kss = ksa.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`ks` must be contiguous".into(), Some("ks")))?;
+    let kvs =
+        kva.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`kv` must be contiguous".into(), Some("kv")))?;
+    let kss =
+        ksa.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`ks` must be contiguous".into(), Some("ks")))?;
     let xv = xa.as_array();
     let sel = detach(py, || crate::kernel_greedy::kernel_greedy(xv, kvs, kss, q0, k, gamma))?;
     Ok((indices_i64(py, &sel.indices)?.into_pyarray(py), sel.scores.into_pyarray(py)))
@@ -129,7 +141,9 @@ fn nominate<'py>(
     greedy_sample_factor: Option<f64>,
 ) -> PyResult<NominationTuple<'py>> {
     let g = f64_vector(py, g_tilde, "g_tilde")?;
-    let gs = g.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`g_tilde` must be contiguous".into(), Some("g_tilde")))?;
+    let gs = g
+        .as_slice()
+        .map_err(|_| raise(py, "InvalidParameterError", "`g_tilde` must be contiguous".into(), Some("g_tilde")))?;
     let sample_seed = match sample_seed {
         Some(s) => Some(s.u64(py, "sample_seed")?),
         None => None,
@@ -159,12 +173,21 @@ fn nominate<'py>(
             detach(py, || kernel::nominate(v, p, gs, &params))?
         }
     };
-    Ok((indices_i64(py, &out.indices)?.into_pyarray(py), out.hashes.into_pyarray(py), out.target.into_pyarray(py), out.n_candidates))
+    Ok((
+        indices_i64(py, &out.indices)?.into_pyarray(py),
+        out.hashes.into_pyarray(py),
+        out.target.into_pyarray(py),
+        out.n_candidates,
+    ))
 }
 
 /// `Σ h1(x)` over an owner's rows, float64 (streaming; `crate::owner_sketch::hash_sum`).
 #[pyfunction]
-fn owner_hash_sum<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, projection: PyRef<'py, PyRffProjection>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+fn owner_hash_sum<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    projection: PyRef<'py, PyRffProjection>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let p = &projection.inner;
     let out = match FloatArray2::extract(py, x, "X")? {
         FloatArray2::F32(a) => {
@@ -190,7 +213,10 @@ fn owner_hash_scores<'py>(
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let p = &projection.inner;
     let w = f64_vector(py, direction, "direction")?;
-    let w = w.as_slice().map_err(|_| raise(py, "InvalidParameterError", "`direction` must be contiguous".into(), Some("direction")))?.to_vec();
+    let w = w
+        .as_slice()
+        .map_err(|_| raise(py, "InvalidParameterError", "`direction` must be contiguous".into(), Some("direction")))?
+        .to_vec();
     let out = match FloatArray2::extract(py, x, "X")? {
         FloatArray2::F32(a) => {
             let v = a.as_array();

@@ -54,7 +54,13 @@ impl Recycler {
 
     /// `buf` as a C-contiguous (rows, cols) numpy array whose memory comes back to this recycler when
     /// Python frees it (large buffers only; others are freed as usual).
-    pub(crate) fn wrap<'py>(&self, py: Python<'py>, buf: Vec<f32>, rows: usize, cols: usize) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    pub(crate) fn wrap<'py>(
+        &self,
+        py: Python<'py>,
+        buf: Vec<f32>,
+        rows: usize,
+        cols: usize,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         if rows.checked_mul(cols) != Some(buf.len()) {
             return Err(pyo3::exceptions::PyValueError::new_err("internal error: output buffer of the wrong size"));
         }

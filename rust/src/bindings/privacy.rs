@@ -62,8 +62,7 @@ fn arg_f64(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<f64> 
     if obj.is_none() || !is_real(py, obj)? {
         return Err(bad(py, name, format!("`{name}` must be a real number, got {}", type_name(obj))));
     }
-    obj.extract::<f64>()
-        .map_err(|_| bad(py, name, format!("`{name}` must be a real number, got {}", type_name(obj))))
+    obj.extract::<f64>().map_err(|_| bad(py, name, format!("`{name}` must be a real number, got {}", type_name(obj))))
 }
 
 /// A fallible owned copy of a 1-D float64 array argument of at most `max` values. A broadcast numpy view
@@ -100,7 +99,11 @@ fn real_sequence(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str, max: usize)
     let typed = match obj.getattr("dtype").and_then(|d| d.getattr("kind")).and_then(|k| k.extract::<String>()) {
         Ok(kind) if obj.hasattr("ndim").unwrap_or(false) => {
             if !matches!(kind.as_str(), "f" | "i" | "u") {
-                return Err(bad(py, name, format!("`{name}` must hold real numbers, got a numpy array of kind {kind:?}")));
+                return Err(bad(
+                    py,
+                    name,
+                    format!("`{name}` must hold real numbers, got a numpy array of kind {kind:?}"),
+                ));
             }
             let ndim = obj.getattr("ndim").and_then(|n| n.extract::<usize>()).unwrap_or(0);
             if ndim != 1 {
@@ -135,7 +138,10 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 
 /// An integer argument in `[min, max]` (not bool, not float).
 fn arg_u64(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str, min: u64, max: u64) -> PyResult<u64> {
-    if obj.is_instance_of::<PyBool>() || !(obj.is_instance_of::<PyInt>() || obj.hasattr("__index__").unwrap_or(false)) || obj.is_instance_of::<PyFloat>() {
+    if obj.is_instance_of::<PyBool>()
+        || !(obj.is_instance_of::<PyInt>() || obj.hasattr("__index__").unwrap_or(false))
+        || obj.is_instance_of::<PyFloat>()
+    {
         return Err(bad(py, name, format!("`{name}` must be an integer, got {}", type_name(obj))));
     }
     let range = || bad(py, name, format!("`{name}` must be an integer between {min} and {max}, got {obj}"));
@@ -158,8 +164,14 @@ impl PyCsprng {
             None => Csprng::from_os().map_err(|e| to_py_err(py, e))?,
             Some(s) if s.is_none() => Csprng::from_os().map_err(|e| to_py_err(py, e))?,
             Some(s) => {
-                if s.is_instance_of::<PyBool>() || !s.is_instance_of::<PyInt>() && !s.hasattr("__index__").unwrap_or(false) {
-                    return Err(bad(py, "seed", format!("`seed` must be None or an integer in [0, 2**64), got {}", type_name(s))));
+                if s.is_instance_of::<PyBool>()
+                    || !s.is_instance_of::<PyInt>() && !s.hasattr("__index__").unwrap_or(false)
+                {
+                    return Err(bad(
+                        py,
+                        "seed",
+                        format!("`seed` must be None or an integer in [0, 2**64), got {}", type_name(s)),
+                    ));
                 }
                 let v = s.extract::<u64>().map_err(|_| {
                     bad(py, "seed", format!("`seed` must be None or an integer in [0, 2**64), got {s}"))
@@ -221,7 +233,12 @@ impl PyCsprng {
 
     /// Integer counts plus independent exact discrete Laplace noise of scale `scale` per cell (rounded up to
     /// the 2^-20 grid): the label purchase's histogram (see `dpsumm.privacy.laplace_count_release`).
-    fn discrete_laplace_counts<'py>(&self, py: Python<'py>, counts: &Bound<'py, PyAny>, scale: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn discrete_laplace_counts<'py>(
+        &self,
+        py: Python<'py>,
+        counts: &Bound<'py, PyAny>,
+        scale: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let scale = arg_f64(py, scale, "scale")?;
         let owned = owned_values(py, counts, "counts")?;
         self.draw_vector(py, move |g| noise::discrete_laplace_counts(g, &owned, scale))
@@ -229,7 +246,13 @@ impl PyCsprng {
 
     /// The Laplace mechanism on the grid `granularity * Z` (see `dpsumm.privacy`).
     #[pyo3(signature = (value, scale, granularity=None))]
-    fn laplace(&self, py: Python<'_>, value: &Bound<'_, PyAny>, scale: &Bound<'_, PyAny>, granularity: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
+    fn laplace(
+        &self,
+        py: Python<'_>,
+        value: &Bound<'_, PyAny>,
+        scale: &Bound<'_, PyAny>,
+        granularity: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<f64> {
         let value = arg_f64(py, value, "value")?;
         let scale = arg_f64(py, scale, "scale")?;
         let granularity = match granularity {
@@ -252,7 +275,13 @@ impl PyCsprng {
     }
 
     /// The Gaussian mechanism on the grid `granularity * Z`, per coordinate (see `dpsumm.privacy`).
-    fn gaussian_on_grid<'py>(&self, py: Python<'py>, values: &Bound<'py, PyAny>, sigma: &Bound<'py, PyAny>, granularity: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn gaussian_on_grid<'py>(
+        &self,
+        py: Python<'py>,
+        values: &Bound<'py, PyAny>,
+        sigma: &Bound<'py, PyAny>,
+        granularity: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let sigma = arg_f64(py, sigma, "sigma")?;
         let granularity = arg_f64(py, granularity, "granularity")?;
         let owned = owned_values(py, values, "values")?;
@@ -260,11 +289,18 @@ impl PyCsprng {
     }
 
     /// The exponential mechanism: index i with probability ∝ exp(epsilon * scores[i] / (2 sensitivity)).
-    fn exponential_mechanism(&self, py: Python<'_>, scores: &Bound<'_, PyAny>, epsilon: &Bound<'_, PyAny>, sensitivity: &Bound<'_, PyAny>) -> PyResult<usize> {
+    fn exponential_mechanism(
+        &self,
+        py: Python<'_>,
+        scores: &Bound<'_, PyAny>,
+        epsilon: &Bound<'_, PyAny>,
+        sensitivity: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
         let scores = real_sequence(py, scores, "scores", MAX_ARRAY)?;
         let epsilon = arg_f64(py, epsilon, "epsilon")?;
         let sensitivity = arg_f64(py, sensitivity, "sensitivity")?;
-        noise::exponential_mechanism(&mut *self.guard_py(py)?, &scores, epsilon, sensitivity).map_err(|e| to_py_err(py, e))
+        noise::exponential_mechanism(&mut *self.guard_py(py)?, &scores, epsilon, sensitivity)
+            .map_err(|e| to_py_err(py, e))
     }
 
     fn __repr__(&self) -> String {
@@ -303,7 +339,12 @@ fn rng_arg(py: Python<'_>, rng: &Bound<'_, PyAny>) -> PyResult<PyCsprng> {
 
 /// Every value of `values` (float64, in [-1, 1]) stochastically rounded to the grid of step `eta`.
 #[pyfunction]
-fn stochastic_round<'py>(py: Python<'py>, values: PyReadonlyArray2<'py, f64>, eta: f64, rng: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+fn stochastic_round<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray2<'py, f64>,
+    eta: f64,
+    rng: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let rng = rng_arg(py, rng)?;
     let v = values.as_array();
     let out = detach(py, || quantize::stochastic_round(v, eta, &mut *rng.guard()?))?;
@@ -312,7 +353,12 @@ fn stochastic_round<'py>(py: Python<'py>, values: PyReadonlyArray2<'py, f64>, et
 
 /// Column sums of the quantized rows of `values` (float32, in [-1, 1]).
 #[pyfunction]
-fn quantize_column_sums<'py>(py: Python<'py>, values: PyReadonlyArray2<'py, f32>, eta: f64, rng: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+fn quantize_column_sums<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray2<'py, f32>,
+    eta: f64,
+    rng: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let rng = rng_arg(py, rng)?;
     let v = values.as_array();
     let out = detach(py, || quantize::quantize_column_sums(v, eta, &mut *rng.guard()?))?;
@@ -338,7 +384,14 @@ impl PyProductMwem {
     }
 
     /// Run `steps` private MWEM steps at per-step `epsilon`; returns w(P_avg)/q.
-    fn release<'py>(&mut self, py: Python<'py>, column_sums: PyReadonlyArray1<'py, f64>, n_rows: IntArg, steps: IntArg, epsilon: f64) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn release<'py>(
+        &mut self,
+        py: Python<'py>,
+        column_sums: PyReadonlyArray1<'py, f64>,
+        n_rows: IntArg,
+        steps: IntArg,
+        epsilon: f64,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let sums = vec_f64(py, &column_sums, "column_sums", MAX_ARRAY)?;
         let (n_rows, steps) = (n_rows.u64(py, "n_rows")?, steps.u64(py, "steps")?);
         let rng = self.rng.clone();
@@ -348,7 +401,13 @@ impl PyProductMwem {
     }
 
     /// The same update path without noise (argmax selection, exact measurement). Not private: tests only.
-    fn _release_noiseless<'py>(&mut self, py: Python<'py>, column_sums: PyReadonlyArray1<'py, f64>, n_rows: IntArg, steps: IntArg) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn _release_noiseless<'py>(
+        &mut self,
+        py: Python<'py>,
+        column_sums: PyReadonlyArray1<'py, f64>,
+        n_rows: IntArg,
+        steps: IntArg,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let sums = vec_f64(py, &column_sums, "column_sums", MAX_ARRAY)?;
         let (n_rows, steps) = (n_rows.u64(py, "n_rows")?, steps.u64(py, "steps")?);
         let out = self.inner.release_noiseless(&sums, n_rows, steps).map_err(|e| to_py_err(py, e))?;

@@ -16,7 +16,12 @@ pub(crate) fn threads_arg(py: Python<'_>, threads: Option<IntArg>) -> PyResult<O
     match threads {
         None => Ok(None),
         Some(IntArg::Value(k)) if (1..=MAX_THREADS as i128).contains(&k) => Ok(Some(k as usize)),
-        Some(IntArg::Value(k)) => Err(raise(py, "InvalidParameterError", format!("`threads` must be None or between 1 and {MAX_THREADS}, got {k}"), Some("threads"))),
+        Some(IntArg::Value(k)) => Err(raise(
+            py,
+            "InvalidParameterError",
+            format!("`threads` must be None or between 1 and {MAX_THREADS}, got {k}"),
+            Some("threads"),
+        )),
         Some(other) => other.get(py, "threads", 1, MAX_THREADS as i128).map(|k| Some(k as usize)),
     }
 }
