@@ -164,6 +164,13 @@ def _work_bound(requests: int, parties: int) -> float:
     return max(170.0, 4.0 * starts * _spawn_seconds() + 0.5 * requests)
 
 
+def _run_bound(ref: dpsumm.SummaryResult, parties: int) -> float:
+    """:func:`_work_bound` for a federated run that mirrors the in-process run ``ref``: each of its exchanges asks
+    every party at most once."""
+    exchanges = int(ref.extra.get("exchanges", 3))
+    return _work_bound(exchanges * parties, parties)
+
+
 def test_flower_run_equals_in_process_over_tls_with_node_authentication(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -244,7 +251,7 @@ def test_flower_nominations_and_winners_equal_in_process(tmp_path: Path) -> None
         pids = fed.pids
         res = fed.run(
             {"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE, "method": "nominations"},
-            timeout=170,
+            timeout=_run_bound(ref, len(owners) + 1),
         )
         # `flwr run` exits 0 when the ServerApp fails; LocalFederation.run asks the SuperLink for the run's
         # status and raises with the ServerApp's reason (here a run config it refuses before it could write
@@ -276,7 +283,7 @@ def test_flower_nominations_and_winners_equal_in_process(tmp_path: Path) -> None
                 "method": "nominations",
                 "purchase": "winners",
             },
-            timeout=170,
+            timeout=_run_bound(ref_q, len(owners) + 1),
         )
     finally:
         family = fed.all_pids()
@@ -399,7 +406,7 @@ def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
     try:
         fed.start()
         pids = fed.pids
-        results = {share: fed.run(configs[share], timeout=170) for share in shares}
+        results = {share: fed.run(configs[share], timeout=_run_bound(refs[share], len(owners) + 1)) for share in shares}
     finally:
         family = fed.all_pids()
         fed.close()
@@ -477,7 +484,7 @@ def test_flower_strata_and_direction_equal_in_process(tmp_path: Path) -> None:
     try:
         fed.start()
         pids = fed.pids
-        results = {k: fed.run(c, timeout=170) for k, c in configs.items()}
+        results = {k: fed.run(c, timeout=_run_bound(refs[k], len(owners) + 1)) for k, c in configs.items()}
     finally:
         family = fed.all_pids()
         fed.close()
