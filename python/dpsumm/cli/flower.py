@@ -429,7 +429,7 @@ def _run_flower_locally(
         summary["private"] = False
         summary["warning"] = NOT_PRIVATE
     if args.out:
-        report = build_report(res, args, budget_arg(args), owners=owners, flower=jsonable(summary))
+        report = build_report(res, args, budget_arg(args), method_arg(args), owners=owners, flower=jsonable(summary))
         write_outputs(res, args.out, report)
     if args.json:
         print(json.dumps(jsonable(summary), indent=2))
