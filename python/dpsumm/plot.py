@@ -58,7 +58,7 @@ def _bars(ax: Any, parts: Sequence[tuple[str, dict[str, Any]]], title: str) -> N
 def draw_quality(reports: Sequence[dict[str, Any]], path: str | Path, *, names: Sequence[str] | None = None) -> Path:
     """Draw the quality of one or several runs into an image file (PNG, SVG or PDF by its suffix).
 
-    Panels: shares per stratum (and per label) of the first run, summary and ``D_v`` side by side; MMD² to ``D_v``
+    Panels: shares per stratum (and per label) of the runs of the first run's size, each summary's and ``D_v``'s; MMD² to ``D_v``
     against the summary size when the runs have several sizes (one line per purchase); the first run's summary over
     ``D_v`` on ``D_v``'s two leading principal axes. Returns the path written.
     """
@@ -89,8 +89,12 @@ def draw_quality(reports: Sequence[dict[str, Any]], path: str | Path, *, names: 
     ]
     label = labels[0]
 
-    def parts(key: str) -> list[tuple[str, dict[str, Any]]]:
-        return [(labels[r], rep["quality"][key]) for r, rep in enumerate(reports) if rep["quality"].get(key)]
+    def parts(key: str) -> list[tuple[str, dict[str, Any]]]:  # the runs of the first run's size
+        return [
+            (labels[r], rep["quality"][key])
+            for r, rep in enumerate(reports)
+            if rep["quality"].get(key) and rep["quality"]["size"] == first["size"]
+        ]
     for ax, panel in zip(axes[0], panels):
         if panel == "strata":
             _bars(ax, parts("strata"), f"share per stratum ({','.join(first['strata']['attributes'])})")
