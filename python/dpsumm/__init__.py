@@ -40,7 +40,7 @@ from .methods import (
     Uniform,
     Winners,
 )
-from .preprocessing import median_gamma, parse_range, scale_to_unit, seed_range
+from .preprocessing import median_gamma, scale_to_unit
 from .results import Owner, SummaryResult
 from .summarize import summarize
 
@@ -65,8 +65,6 @@ __all__ = [
     "Uniform",
     "RFFHasher",
     "scale_to_unit",
-    "seed_range",
-    "parse_range",
     "median_gamma",
     "DpsummError",
     "InvalidParameterError",

@@ -323,7 +323,7 @@ def check_kernel(rows: Any, gamma: float, *, what: str = "the rows") -> float:
             f"[{DEGENERATE_LOW}, {DEGENERATE_HIGH}]), the kernel sees rows as {side}. "
             + (
                 "Scale the features with a public range: scale_to_unit(X, low, high) or "
-                "scale_to_unit(X, *seed_range(seed_set)) (CLI: --scale 'NAME=LOW:HIGH,...' or --scale seed)."
+                "scale_to_unit(X, *dpsumm.preprocessing.seed_range(seed_set)) (CLI: --scale 'NAME=LOW:HIGH,...' or --scale seed)."
                 if "median" in what
                 else "Use gamma='median' or scale the features with a public range (dpsumm.scale_to_unit; CLI: --scale)."
             )
