@@ -26,6 +26,7 @@ __all__ = [
     "load_owners",
     "read_table",
     "read_party_table",
+    "read_strata_file",
     "PartyTable",
     "column_names",
     "Table",
@@ -863,3 +864,54 @@ def read_party_table(
         ]
     kept = tuple(table.header) if table.header is not None else tuple(str(j) for j in feature_pos)
     return PartyTable(data=table.data, features=kept, labels=labels, strata=strata, path=str(p))
+
+
+def read_strata_file(path: object, argument: str = "strata") -> list[np.ndarray]:
+    """A party's strata from a file, one 1-D column per attribute: a ``.npy`` array (1-D: one attribute; 2-D: one
+    column per attribute; numbers or strings, never pickles), a ``.csv`` file whose first line names the attributes,
+    or a ``.parquet`` table (its columns). A CSV column of whole numbers reads as integers, of other numbers as
+    floats, of words as strings; a column mixing words and numbers is refused. Blank lines are skipped (as
+    :func:`load_array` does).
+
+    Raises :class:`DataFileError` naming ``argument`` for a file that cannot be read, a 0-d array, a table with no
+    column or no row, a NaN, an empty value or a mixed column.
+    """
+    p = _path_arg(path, argument)
+    suffix = p.suffix.lower()
+    if suffix == ".npy":
+        arr = _load_npy(p, argument, text=True)
+        if arr.ndim not in (1, 2):
+            raise DataFileError(
+                f"`{argument}`: {p} holds a {arr.ndim}-D array: strata are 1-D (one attribute) or 2-D (one column per "
+                "attribute), one row per data row",
+                p,
+                argument,
+            )
+        if arr.dtype.kind == "S":
+            try:
+                arr = np.char.decode(arr, "utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataFileError(f"`{argument}`: {p} holds bytes that are not UTF-8 ({exc.reason})", p, argument) from exc
+        cols = [arr] if arr.ndim == 1 else [arr[:, j] for j in range(arr.shape[1])]
+        if not cols or arr.shape[0] == 0:
+            raise DataFileError(f"`{argument}`: {p} has no strata (an empty array)", p, argument)
+        for j, c in enumerate(cols):
+            if c.dtype.kind == "f" and not np.all(np.isfinite(c)):
+                raise DataFileError(f"`{argument}`: {p} column {j} holds a NaN or an infinity", p, argument)
+        return cols
+    if suffix == ".csv":
+        arr, names, words = _read_csv(p, True, argument)
+    elif suffix == ".parquet":
+        arr, names, words = _read_parquet(p, argument)
+    else:
+        raise DataFileError(f"`{argument}`: unknown file type {suffix!r} of {p} (use .npy, .csv or .parquet)", p, argument)
+    if arr.shape[0] == 0:
+        raise DataFileError(
+            f"`{argument}`: {p} has a header line and no rows: write one line per data row below the header",
+            p,
+            argument,
+        )
+    return [
+        _strata_values(words[j] if j in words else arr[:, j], p, (names or [str(j)])[j], argument)
+        for j in range(arr.shape[1])
+    ]
