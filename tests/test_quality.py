@@ -17,7 +17,10 @@ def test_shares_count_each_value_and_join_attributes():
         {"value": "b/2", "summary": 1 / 3, "validation": 0.5},
     ]
     only_v = shares(np.array([], dtype=str), np.array(["x", "x", "y"]))
-    assert only_v == [{"value": "x", "summary": 0.0, "validation": 2 / 3}, {"value": "y", "summary": 0.0, "validation": 1 / 3}]
+    assert only_v == [
+        {"value": "x", "summary": 0.0, "validation": 2 / 3},
+        {"value": "y", "summary": 0.0, "validation": 1 / 3},
+    ]
     with pytest.raises(InvalidParameterError, match="validation"):
         shares(np.array(["a"]), np.array([], dtype=str))
 

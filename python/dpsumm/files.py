@@ -727,13 +727,15 @@ def _strata_values(column: np.ndarray | _TextColumn, p: Path, name: str, argumen
             )
         if any(not v for v in column.values):
             i = column.values.index("")
-            raise DataFileError(f"`{argument}`: strata column {name!r} of {p} is empty at row {i} (counting from 0)", p, argument)
+            raise DataFileError(
+                f"`{argument}`: strata column {name!r} of {p} is empty at row {i} (counting from 0)", p, argument
+            )
         return np.asarray(column.values, dtype=str)
     if not np.all(np.isfinite(column)):
         raise DataFileError(f"`{argument}`: strata column {name!r} of {p} holds a NaN or an infinity", p, argument)
     if np.all(np.mod(column, 1) == 0) and np.all(np.abs(column) < 2.0**53):
-        return column.astype(np.int64)
-    return column.copy()
+        return np.asarray(column, dtype=np.int64)
+    return np.array(column, dtype=np.float64)
 
 
 def read_party_table(
@@ -814,7 +816,9 @@ def read_party_table(
             position(label_column, "label_column")
     elif label_column is not None:
         if not -width <= label_column < width:
-            raise InvalidParameterError(f"`label_column` {label_column} is out of range for {p} ({width} columns)", "label_column")
+            raise InvalidParameterError(
+                f"`label_column` {label_column} is out of range for {p} ({width} columns)", "label_column"
+            )
         label_pos = label_column % width
     strata_pos = [position(n, "strata_columns") for n in strata_names or ()]
     claimed = set(strata_pos) | ({label_pos} if label_pos is not None else set())
@@ -859,9 +863,7 @@ def read_party_table(
             _refuse_non_finite(labels, p, argument)
     strata = None
     if strata_names is not None:
-        strata = [
-            _strata_values(words[j] if j in words else arr[:, j], p, listed[j], argument) for j in strata_pos
-        ]
+        strata = [_strata_values(words[j] if j in words else arr[:, j], p, listed[j], argument) for j in strata_pos]
     kept = tuple(table.header) if table.header is not None else tuple(str(j) for j in feature_pos)
     return PartyTable(data=table.data, features=kept, labels=labels, strata=strata, path=str(p))
 
@@ -891,7 +893,9 @@ def read_strata_file(path: object, argument: str = "strata") -> list[np.ndarray]
             try:
                 arr = np.char.decode(arr, "utf-8")
             except UnicodeDecodeError as exc:
-                raise DataFileError(f"`{argument}`: {p} holds bytes that are not UTF-8 ({exc.reason})", p, argument) from exc
+                raise DataFileError(
+                    f"`{argument}`: {p} holds bytes that are not UTF-8 ({exc.reason})", p, argument
+                ) from exc
         cols = [arr] if arr.ndim == 1 else [arr[:, j] for j in range(arr.shape[1])]
         if not cols or arr.shape[0] == 0:
             raise DataFileError(f"`{argument}`: {p} has no strata (an empty array)", p, argument)
@@ -904,7 +908,9 @@ def read_strata_file(path: object, argument: str = "strata") -> list[np.ndarray]
     elif suffix == ".parquet":
         arr, names, words = _read_parquet(p, argument)
     else:
-        raise DataFileError(f"`{argument}`: unknown file type {suffix!r} of {p} (use .npy, .csv or .parquet)", p, argument)
+        raise DataFileError(
+            f"`{argument}`: unknown file type {suffix!r} of {p} (use .npy, .csv or .parquet)", p, argument
+        )
     if arr.shape[0] == 0:
         raise DataFileError(
             f"`{argument}`: {p} has a header line and no rows: write one line per data row below the header",

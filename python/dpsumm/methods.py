@@ -73,7 +73,7 @@ def resolve_method(method: object) -> SummaryMethod:
     from .protocols.nominations.purchase import Purchase
 
     if isinstance(method, Purchase):  # a purchase is a way of running nominations: its method is implied
-        return METHOD_CLASSES["nominations"](purchase=method)
+        return METHOD_CLASSES["nominations"](purchase=method)  # type: ignore[call-arg]
     hint = ""
     if isinstance(method, str):
         close = difflib.get_close_matches(method, METHODS, n=1)

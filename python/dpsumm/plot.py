@@ -70,9 +70,7 @@ def draw_quality(reports: Sequence[dict[str, Any]], path: str | Path, *, names: 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise InvalidParameterError(
-            'drawing the report needs matplotlib: pip install "dpsumm[plot]"', "plot"
-        ) from exc
+        raise InvalidParameterError('drawing the report needs matplotlib: pip install "dpsumm[plot]"', "plot") from exc
     first = reports[0]["quality"]
     panels: list[str] = [k for k in ("strata", "labels") if first.get(k)]
     sizes = {r["quality"]["size"] for r in reports if r["quality"].get("validation_mmd2") is not None}
@@ -81,7 +79,9 @@ def draw_quality(reports: Sequence[dict[str, Any]], path: str | Path, *, names: 
     if first.get("projection"):
         panels.append("projection")
     if not panels:
-        raise InvalidParameterError("the run's report has nothing to draw (no strata, labels or summary rows)", "reports")
+        raise InvalidParameterError(
+            "the run's report has nothing to draw (no strata, labels or summary rows)", "reports"
+        )
     fig, axes = plt.subplots(1, len(panels), figsize=(4.8 * len(panels), 4.0), squeeze=False)
     labels = [
         names[r] if names else f"{rep.get('purchase') or rep.get('method')}, p={rep['quality']['size']}"
@@ -95,6 +95,7 @@ def draw_quality(reports: Sequence[dict[str, Any]], path: str | Path, *, names: 
             for r, rep in enumerate(reports)
             if rep["quality"].get(key) and rep["quality"]["size"] == first["size"]
         ]
+
     for ax, panel in zip(axes[0], panels):
         if panel == "strata":
             _bars(ax, parts("strata"), f"share per stratum ({','.join(first['strata']['attributes'])})")
@@ -103,7 +104,7 @@ def draw_quality(reports: Sequence[dict[str, Any]], path: str | Path, *, names: 
             _bars(ax, parts("labels"), f"share per label ({what})")
         elif panel == "sizes":
             series: dict[str, list[tuple[int, float]]] = {}
-            for r, rep in enumerate(reports):
+            for rep in reports:
                 q = rep["quality"]
                 if q.get("validation_mmd2") is None:
                     continue

@@ -30,7 +30,9 @@ def _keys(columns: Sequence[np.ndarray] | np.ndarray) -> list[str]:
     return ["/".join(str(v.item() if hasattr(v, "item") else v) for v in vals) for vals in zip(*cols)]
 
 
-def shares(summary: Sequence[np.ndarray] | np.ndarray, validation: Sequence[np.ndarray] | np.ndarray) -> list[dict[str, Any]]:
+def shares(
+    summary: Sequence[np.ndarray] | np.ndarray, validation: Sequence[np.ndarray] | np.ndarray
+) -> list[dict[str, Any]]:
     """Each value's share of the summary's rows beside its share of the validation rows.
 
     Parameters
@@ -119,8 +121,8 @@ def quality_report(
         ``D_v``), ``strata`` and ``labels`` (``{"attributes": [...], "shares": shares(...)}`` or None) and
         ``projection`` (None for a summary of hashes only).
     """
-    from .metrics import validation_fit
     from .kernels import mmd2
+    from .metrics import validation_fit
 
     gamma = float(result.hasher.gamma)
     points = result.points

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _core
 from ._validation import as_array
-from .errors import DataFileError, DpsummError, InvalidParameterError, ProtocolError
+from .errors import DpsummError, InvalidParameterError, ProtocolError
 from .hashing import RFFHasher
 
 if TYPE_CHECKING:

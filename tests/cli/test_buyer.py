@@ -79,7 +79,10 @@ def test_a_text_column_is_refused_naming_the_flags(tmp_path: Path, capsys: pytes
     [
         (("--strata-columns", "place"), "--strata-columns: "),
         (("--label-column", "y"), "--label-column: "),
-        (("--scale", "age=18:90"), "--scale: `scale` must give a range for every feature (age, income); missing: income"),
+        (
+            ("--scale", "age=18:90"),
+            "--scale: `scale` must give a range for every feature (age, income); missing: income",
+        ),
         (("--scale", "seed"), "--scale seed reads the range of the public seed rows: give them with --seed-set PATH"),
         (("--scale", "9:1"), "LOW < HIGH"),
     ],

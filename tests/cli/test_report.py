@@ -8,7 +8,10 @@ from dpsumm.cli import main
 
 
 def _report(size, purchase, east):
-    shares = [{"value": "east", "summary": east, "validation": 0.7}, {"value": "west", "summary": 1 - east, "validation": 0.3}]
+    shares = [
+        {"value": "east", "summary": east, "validation": 0.7},
+        {"value": "west", "summary": 1 - east, "validation": 0.3},
+    ]
     quality = {
         "gamma": 1.0,
         "size": size,

@@ -188,7 +188,12 @@ def _owners_with_labels(
             if labels.shape != (rows.shape[0],):
                 raise UsageError(
                     f"--labels: {args.labels[k]} holds {labels.shape[0]} labels for the {rows.shape[0]} rows of "
-                    f"{path}" + (" (is its first line a header? pass --header yes)" if labels.shape[0] == rows.shape[0] + 1 else "")
+                    f"{path}"
+                    + (
+                        " (is its first line a header? pass --header yes)"
+                        if labels.shape[0] == rows.shape[0] + 1
+                        else ""
+                    )
                 )
         strata = table.strata
         if args.strata is not None:
@@ -227,6 +232,8 @@ def scale_arg(text: str | None, seed_rows: Any, features: Any) -> Any:
     from ..errors import DpsummError
     from ..preprocessing import parse_range, scale_to_unit, seed_range
 
+    low: Any
+    high: Any
     try:
         if text.strip() == "seed":
             if seed_rows is None:
@@ -319,7 +326,11 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--validation-labels must hold one label per validation row ({validation.shape[0]}), "
                 f"got shape {val_labels.shape}"
-                + (" (is its first line a header? pass --header yes)" if val_labels.shape == (validation.shape[0] + 1,) else "")
+                + (
+                    " (is its first line a header? pass --header yes)"
+                    if val_labels.shape == (validation.shape[0] + 1,)
+                    else ""
+                )
             )
     if getattr(method, "needs_labels", False) and val_labels is None:
         raise UsageError(
@@ -361,7 +372,13 @@ def _run(args: argparse.Namespace) -> int:
         label_name=args.label_column if isinstance(label_column, str) else None,
     )
     report = build_report(
-        res, args, budget, method, owners=[str(p) for p in args.owners], validation=str(args.validation), quality=quality
+        res,
+        args,
+        budget,
+        method,
+        owners=[str(p) for p in args.owners],
+        validation=str(args.validation),
+        quality=quality,
     )
     out = write_outputs(res, out_dir, report)
     if args.json:
