@@ -579,6 +579,7 @@ def test_block_size_and_layout_do_not_change_the_nomination():
         np.testing.assert_array_equal(other.target, base.target)
 
 
+@pytest.mark.slow
 def test_nomination_does_not_depend_on_the_thread_count():
     script = (
         "import numpy as np, dpsumm, hashlib\n"

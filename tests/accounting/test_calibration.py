@@ -141,6 +141,7 @@ def test_the_known_noise_multipliers_are_what_dp_accounting_computes():
         assert _library_noise_multiplier(eps, delta) == z
 
 
+@pytest.mark.slow
 def test_a_first_run_does_not_import_dp_accounting():
     """The first summarize in a process calibrates the default release from the table: no dp-accounting (seconds)."""
     import subprocess

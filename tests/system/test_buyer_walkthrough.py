@@ -31,6 +31,7 @@ def _summarize(d: Path, out: Path, *extra: str) -> list[str]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_buyers_task_runs_on_raw_csvs_without_pandas(tmp_path: Path) -> None:
     d = _tables(tmp_path)
     levels = "north,south,east,west"

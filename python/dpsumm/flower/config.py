@@ -315,6 +315,8 @@ def write_app(directory: str | Path, **run_config: Any) -> Path:
         if k not in values:
             raise InvalidParameterError(f"unknown run config key {key!r}", key)
         values[k] = v
+    from .. import __version__
+
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     lines = [
@@ -324,7 +326,7 @@ def write_app(directory: str | Path, **run_config: Any) -> Path:
         "",
         "[project]",
         'name = "dpsumm-flower"',
-        'version = "0.1.0"',
+        f'version = "{__version__}"',
         'description = "dpsumm: differentially private distributed data summarization on Flower"',
         'license = "Apache-2.0"',
         f'dependencies = ["flwr=={FLWR_VERSION}", "dpsumm"]',

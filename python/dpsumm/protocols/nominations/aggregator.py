@@ -21,8 +21,7 @@ from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import DIGEST_BYTES, RFFHasher, hash_digests
 from ...kernels import greedy_select, h1_peak
 from ...messages import NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, TargetRelease, TargetRequest
-from ...parties import mean_release_sensitivity
-from ...privacy import Csprng
+from ...privacy import Csprng, mean_release_sensitivity
 from ...transport import PartyUnavailable, Transport
 from ..baselines import exact_greedy
 
