@@ -113,3 +113,11 @@ def test_scale_from_the_public_seed_rows(tmp_path) -> None:
     assert main([*args, "--seed-set", str(seed), "--features", "age,income"]) == 0
     rows = __import__("numpy").load(tmp_path / "out" / "summary.npy")
     assert rows.min() >= 0.0 and rows.max() <= 1.0
+
+
+def test_strata_values_outside_the_levels_name_the_strata_flag(tmp_path, capsys) -> None:
+    """A strata error names --strata-columns (the flag to change), not --owners."""
+    d = _tables(tmp_path)
+    assert main(_summarize(d, tmp_path / "out", "--purchase", "strata", "--levels", "a,b")) == 2
+    err = capsys.readouterr().err
+    assert "--strata-columns" in err and "--owners" not in err and "--levels" in err, err
