@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dpsumm
@@ -121,3 +122,20 @@ def test_strata_values_outside_the_levels_name_the_strata_flag(tmp_path, capsys)
     assert main(_summarize(d, tmp_path / "out", "--purchase", "strata", "--levels", "a,b")) == 2
     err = capsys.readouterr().err
     assert "--strata-columns" in err and "--owners" not in err and "--levels" in err, err
+
+
+def test_a_labels_file_with_a_header_suggests_header_yes(tmp_path, capsys) -> None:
+    """A labels file whose first line names its column ('outcome') is one label too many: the error says
+    --header yes."""
+    rng = np.random.default_rng(0)
+    owners = []
+    for k in range(2):
+        np.save(tmp_path / f"o{k}.npy", rng.random((20, 2)))
+        (tmp_path / f"y{k}.csv").write_text("outcome\n" + "\n".join(rng.choice(["yes", "no"], 20)) + "\n")
+        owners.append(str(tmp_path / f"o{k}.npy"))
+    np.save(tmp_path / "v.npy", rng.random((10, 2)))
+    args = ["summarize", "--owners", *owners, "--labels", str(tmp_path / "y0.csv"), str(tmp_path / "y1.csv")]
+    args += ["--validation", str(tmp_path / "v.npy"), "--size", "4", "--out", str(tmp_path / "out"), "--no-progress"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "--labels" in err and "21 labels for the 20 rows" in err and "--header yes" in err, err
