@@ -136,7 +136,6 @@ def _owners_with_labels(
     (for the quality report; None without strata) and the scaling of the features (None: none; ``scaler_of``
     makes it from the feature names)."""
     from .. import datasets
-    from ..errors import DataFileError
     from ..results import Owner
     from ..strata import load_strata
 
@@ -181,20 +180,7 @@ def _owners_with_labels(
         rows = table.data if scaler is None else scaler(table.data)
         labels = table.labels
         if args.labels is not None:
-            try:
-                labels = datasets.load_labels(args.labels[k], header=header)
-            except DataFileError as exc:
-                raise UsageError(f"--labels: {exc}" + _header_hint(exc)) from None
-            if labels.shape != (rows.shape[0],):
-                raise UsageError(
-                    f"--labels: {args.labels[k]} holds {labels.shape[0]} labels for the {rows.shape[0]} rows of "
-                    f"{path}"
-                    + (
-                        " (is its first line a header? pass --header yes)"
-                        if labels.shape[0] == rows.shape[0] + 1
-                        else ""
-                    )
-                )
+            labels = _labels_file(args.labels[k], "--labels", rows.shape[0], header)
         strata = table.strata
         if args.strata is not None:
             strata = load_strata(args.strata[k], rows.shape[0], "--strata")
@@ -210,6 +196,21 @@ def _flagged(exc: Exception, flag: str) -> str:
     if arg and f"`{arg}`" in msg:
         return msg.replace(f"`{arg}`", flag, 1)
     return msg if flag in msg else f"{flag}: {msg}"
+
+
+def _labels_file(path: str, flag: str, n_rows: int, header: Any) -> Any:
+    """A labels file given by ``flag``, one label per row; one label too many says the first line may be a header."""
+    from .. import datasets
+    from ..errors import DataFileError
+
+    try:
+        labels = datasets.load_labels(path, header=header)
+    except DataFileError as exc:
+        raise UsageError(f"{flag}: {exc}" + _header_hint(exc)) from None
+    if labels.shape != (n_rows,):
+        hint = " (is its first line a header? pass --header yes)" if labels.shape == (n_rows + 1,) else ""
+        raise UsageError(f"{flag}: {path} holds {labels.shape[0]} labels for the {n_rows} rows{hint}")
+    return labels
 
 
 def _header_hint(exc: Exception) -> str:
@@ -321,17 +322,7 @@ def _run(args: argparse.Namespace) -> int:
     check_report_delta(args, int(validation.shape[0]))  # before any noise
     val_labels = None if val_table.labels is None else _integral(val_table.labels)
     if args.validation_labels is not None:
-        val_labels = _integral(datasets.load_labels(args.validation_labels, header=header))
-        if val_labels.shape != (validation.shape[0],):
-            raise UsageError(
-                f"--validation-labels must hold one label per validation row ({validation.shape[0]}), "
-                f"got shape {val_labels.shape}"
-                + (
-                    " (is its first line a header? pass --header yes)"
-                    if val_labels.shape == (validation.shape[0] + 1,)
-                    else ""
-                )
-            )
+        val_labels = _integral(_labels_file(args.validation_labels, "--validation-labels", validation.shape[0], header))
     if getattr(method, "needs_labels", False) and val_labels is None:
         raise UsageError(
             f"--purchase labels releases the validation rows' label histogram: {args.validation} has no column "
