@@ -144,7 +144,7 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
         )
     },
     # The label purchase with its sales tilted toward a g~ that takes 0.3 or 0.5 of epsilon_v (the histogram the
-    # rest): the option sale_tilt_share, docs/design.md §2.7 "The tilted sale".
+    # rest): the option sale_tilt_share, docs/explanation/label-purchase.md "The tilted sale".
     # The direction purchase in the kernel space (its default): the consumer's kernel mean embedding minus the seed
     # rows' (the MMD witness), alone or crossed with the labels.
     "direction-kernel": lambda p, K: {"purchase": ByDirection(space="kernel")},

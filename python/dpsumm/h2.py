@@ -1,12 +1,12 @@
-"""h2: the differentially private hash of a set of hashed rows (paper Alg. 2; docs/design.md §6.2).
+"""h2: the differentially private hash of a set of hashed rows (paper Alg. 2; docs/explanation/paper.md).
 
 :class:`H2` holds a growing multiset of h1 rows as the column sums of their quantized values (each row is
 quantized once, when it is added) and a warm-started product-distribution MWEM
 (:class:`dpsumm.privacy.ProductMWEM`). :meth:`H2.release` runs ``steps`` MWEM steps at ``epsilon`` each and
 returns the DP estimate of ``mean h1`` over the rows held so far. Carrying the MWEM state from one
-release to the next is post-processing of earlier releases (docs/design.md §6.2).
+release to the next is post-processing of earlier releases (docs/explanation/paper.md).
 
-Privacy of one release (docs/design.md §6.2): each of the ``steps`` steps is one exponential-mechanism
+Privacy of one release (docs/explanation/paper.md): each of the ``steps`` steps is one exponential-mechanism
 selection and one Laplace measurement, each ``epsilon``-DP with respect to the rows held, under the
 neighbour relation given at construction (``"replace-one"``: sensitivity 2 for both).
 """

@@ -36,7 +36,7 @@ def hash_digests(hashes: object) -> np.ndarray:
     """A BLAKE2b-128 digest of each row of ``hashes``: the commitment an owner sends instead of its h1 hashes.
 
     Each digest covers the row's float32 values in little-endian byte order, so it is the same on every
-    machine, as h1 itself is (docs/design.md §1). An owner that nominates digests instead of hashes commits to
+    machine, as h1 itself is (docs/explanation/design.md). An owner that nominates digests instead of hashes commits to
     its nominees as firmly (BLAKE2b is collision-resistant: selling a row whose h1 differs from the nominated
     one is detected, exactly as with the hash itself) while the aggregator holds 16 bytes per nominee instead
     of ``4 d`` and sees no hash of a row it does not buy.

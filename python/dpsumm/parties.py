@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+from . import _core, accounting
 from .errors import InvalidParameterError, ProtocolError
 from .h2 import H2
 from .hashing import RFFHasher, hash_digests
@@ -40,7 +40,7 @@ from .messages import (
     from_dict,
     request_key,
 )
-from .privacy import Csprng, mean_release_sensitivity
+from .privacy import Csprng, check_random_state, gaussian_mean_release, mean_release_sensitivity
 
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
@@ -65,9 +65,32 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
         return None
     if isinstance(random_state, Csprng):
         return random_state.derive(f"owner:{name}")
-    from .privacy import check_random_state
 
     return check_random_state(random_state).derive("owners").derive(f"owner:{name}")
+
+
+class _Party:
+    """What the owners and the consumer share: a name, a role, the rows' labels and strata, and :meth:`handle`."""
+
+    #: The party's role ("owner", "consumer"): it answers the requests whose ``answered_by`` it is.
+    role = ""
+    name: str
+    _labels: np.ndarray | None
+    _strata: list[np.ndarray] | None
+
+    @property
+    def labels(self) -> np.ndarray | None:
+        """The party's row labels, or None."""
+        return self._labels
+
+    @property
+    def strata(self) -> list[np.ndarray] | None:
+        """The party's public attributes of its rows, one column per attribute, or None."""
+        return self._strata
+
+    def handle(self, message: Message) -> Message:
+        """The party's reply to ``message``: the request's own handler (:func:`dpsumm.messages.answer`)."""
+        return answer(message, self)
 
 
 # ---------------------------------------------------------------------------------------------- owner
@@ -75,7 +98,7 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
 
 def _check_row_labels(labels: np.ndarray | None, n_rows: int, name: str) -> None:
     """A party's labels: one per row (1-D, ``n_rows`` long), so that a replaced row moves one count out of one
-    label and into one other (the L2 sensitivity ``sqrt(2)`` of the label releases, docs/design.md §2.7)."""
+    label and into one other (the L2 sensitivity ``sqrt(2)`` of the label releases, docs/explanation/label-purchase.md)."""
     if labels is not None and np.shape(labels) != (n_rows,):
         raise InvalidParameterError(
             f"`{name}` must hold one label per row, shape ({n_rows},), got {np.shape(labels)}", name
@@ -99,7 +122,7 @@ def nominate_rows(
     sample_seed: int,
     greedy_sample_factor: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """An owner's nominees: the tilted herding of :func:`dpsumm.kernels.nominate` (docs/design.md §2.2).
+    """An owner's nominees: the tilted herding of :func:`dpsumm.kernels.nominate` (docs/explanation/nominations.md).
 
     One streaming pass scores every row ``s(x) = h1(x).g~``, builds the tilted target ``t = sum w(x) h1(x)``,
     ``w ~ exp(s/T)``, and samples ``candidates`` rows with probability ``~ w`` (Gumbel-top-C, seeded by the
@@ -124,7 +147,7 @@ def nominate_rows(
     return np.asarray(nom.indices, dtype=np.int64), np.ascontiguousarray(nom.hashes, dtype=np.float32)
 
 
-class OwnerParty:
+class OwnerParty(_Party):
     """A data owner: hashes its rows once, bids its best remaining row, sends a row when asked.
 
     The owner never offers a row twice (paper Alg. 3 line 16): a row it has sent is excluded from all
@@ -186,16 +209,6 @@ class OwnerParty:
     def data(self) -> np.ndarray:
         """The owner's rows (read by the handlers of its own requests, never sent unless a row is sold)."""
         return self._data
-
-    @property
-    def labels(self) -> np.ndarray | None:
-        """The owner's row labels, or None."""
-        return self._labels
-
-    @property
-    def strata(self) -> list[np.ndarray] | None:
-        """The owner's public attributes of its rows, one column per attribute, or None."""
-        return self._strata
 
     @property
     def n_rows(self) -> int:
@@ -270,10 +283,6 @@ class OwnerParty:
         return reply
 
     # -- messages ------------------------------------------------------------------------------------------
-
-    def handle(self, message: Message) -> Message:
-        """The owner's reply to ``message`` (the request's own handler: :func:`dpsumm.messages.answer`)."""
-        return answer(message, self)
 
     def state(self) -> dict[str, Any]:
         """What the owner keeps between the messages of a run, as JSON-ready values (a Flower node keeps it in its
@@ -407,7 +416,7 @@ class OwnerParty:
 # ---------------------------------------------------------------------------------------------- consumer
 
 
-class ConsumerParty:
+class ConsumerParty(_Party):
     """The consumer: holds the validation set and releases ``g~ = h2(h1(D_v))`` once (Alg. 3 line 3).
 
     For the non-private baselines (``method="exact"`` in the request) it releases the exact mean hash.
@@ -452,16 +461,6 @@ class ConsumerParty:
         aggregator, when asked)."""
         return self._validation
 
-    @property
-    def labels(self) -> np.ndarray | None:
-        """The validation rows' labels, or None."""
-        return self._labels
-
-    @property
-    def strata(self) -> list[np.ndarray] | None:
-        """The validation rows' public attributes, one column per attribute, or None."""
-        return self._strata
-
     def release_stream(self, label: str) -> Csprng:
         """The consumer's noise stream ``label`` of :data:`RELEASE_STREAMS` (derived in that order, whichever is
         asked for first)."""
@@ -474,10 +473,6 @@ class ConsumerParty:
             if name == label:
                 break
         return self._release_streams[label]
-
-    def handle(self, message: Message) -> Message:
-        """The consumer's reply to ``message`` (the request's own handler: :func:`dpsumm.messages.answer`)."""
-        return answer(message, self)
 
     def release_once(self, request: Message, release: Callable[[], Message]) -> Message:
         """The consumer's one release for a request of ``request.kind`` in a run: ``release()`` draws it the first
@@ -530,9 +525,6 @@ class ConsumerParty:
         more than it was asked to spend. ``"mwem"``: the paper's h2. ``"exact"``: no noise (non-private run).
         The exact mean goes only to the trusted aggregator.
         """
-        from . import accounting
-        from .privacy import gaussian_mean_release
-
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
         H = hasher.transform(self._validation)
         n = int(H.shape[0])

@@ -27,11 +27,12 @@ from ._validation import (
     real_pair,
 )
 from .errors import InvalidParameterError
+from .hashing import RFFHasher
 from .methods import METHODS, misplaced_options, resolve_method
 from .metrics import SummaryFitWarning, validation_fit, validation_fit_warning
 from .parties import ConsumerParty, OwnerParty, owner_stream
 from .privacy import Csprng, check_random_state
-from .protocols.base import LocalData, PartyData, RunSetup, SummaryMethod, check_seed_count, public_setup
+from .protocols.base import LocalData, PartyData, Plan, RunSetup, SummaryMethod, check_seed_count, public_setup
 from .results import Access, Owner, SummaryResult
 from .transport import InProcessTransport, Transport
 from .types import ArrayLike, Method, RandomState
@@ -95,83 +96,9 @@ def _as_owners(
     return datas, labels, names, peaks, strata
 
 
-def summarize(
-    owners: Sequence[Owner | ArrayLike],
-    validation: ArrayLike,
-    size: int,
-    method: SummaryMethod | Method = "nominations",
-    *,
-    privacy: accounting.Budget | None = None,
-    gamma: float | Literal["median"] = "median",
-    seed_set: ArrayLike | int | None = None,
-    feature_range: tuple[float, float] = (0.0, 1.0),
-    random_state: RandomState = None,
-    progress: bool = True,
-    transport: Transport | None = None,
-    validation_labels: ArrayLike | None = None,
-    validation_strata: Any = None,
-    **options: Any,
-) -> SummaryResult:
-    """Build a summary of ``size`` rows from the owners' data whose MMD to ``validation`` is small.
-
-    All parties run in this process and exchange typed messages through one transport. The default is the
-    nominations protocol, whose ledger certifies every party (docs/design.md). Each method's own options are
-    fields of its method object: ``summarize(owners, X_v, 200, dpsumm.Nominations(nominees=600))``.
-
-    Parameters
-    ----------
-    owners : list of array-like or Owner
-        Each owner's rows, shape (n_k, n_features).
-    validation : array-like of shape (m, n_features)
-        The consumer's validation rows (target distribution).
-    size : int
-        Summary size ``p`` (1 <= size <= total rows).
-    method : method object or name, default="nominations"
-        :class:`dpsumm.Nominations` (recommended: every party certified), :class:`dpsumm.PaperProtocol`
-        (Sarpatwar et al. 2019, Alg. 3), or a non-private baseline: :class:`dpsumm.CentralGreedy`,
-        :class:`dpsumm.PaperGreedy`, :class:`dpsumm.ExactGreedy`, :class:`dpsumm.Uniform`. A name
-        (``"nominations"``, ``"paper"``, ``"central-greedy"``, ``"paper-greedy"``, ``"exact-greedy"``,
-        ``"uniform"``) means that method with its defaults.
-    privacy : dpsumm.Budget or None
-        The budget a private method spends: nominations' validation release (a validation-only budget; None
-        means ``Budget(validation_epsilon=1, validation_delta=1e-6)``, the delta lowered to ``0.01 / |D_v|`` for a
-        validation set of more than 10,000 rows); the paper's protocol is calibrated to
-        it (owners' and validation pairs; None runs the paper's schedule). Refused for a non-private method.
-    gamma : float or "median", default="median"
-        RBF kernel width, or ``"median"``: :func:`dpsumm.median_gamma` of the public seed rows.
-    seed_set : array-like, int or None
-        Public rows known to every party: the sample of ``gamma="median"`` and the paper methods' ``D_init``
-        (removed from the returned summary). An array, a count of rows to generate uniformly in
-        ``feature_range``, or None (150 generated rows for the median heuristic; the schedule's count for the
-        paper's methods).
-    feature_range : (float, float), default=(0.0, 1.0)
-        The public box of generated seed rows.
-    random_state : None, int or Csprng
-        None draws every random bit from OS entropy (the only private mode). An int makes the run
-        bit-for-bit reproducible and is NOT private (the ledger and the result say so).
-    progress : bool, default=True
-        Show progress bars (setup; the paper's rounds).
-    transport : Transport, optional
-        Deliver messages through this transport instead of in-process party objects (the parties must be
-        named as the owners and ``"consumer"``). Not for the central baselines.
-    validation_labels : array-like of shape (m,), optional
-        The labels of the validation rows: needed by ``Nominations(purchase=ByLabel(label_set=...))`` (the label purchase, with labels
-        for every owner), which releases their histogram; other methods refuse them.
-    validation_strata : array-like, optional
-        The public attributes of the validation rows (one attribute as a 1-D array, several as a 2-D array, a list
-        of columns or a DataFrame), needed by ``Nominations(purchase=ByStrata(levels=...))`` with strata for every
-        owner (``dpsumm.Owner(X, strata=...)``), which releases their histogram over the cells.
-    **options
-        Refused: a method's option belongs on its method object (the error says which).
-
-    Returns
-    -------
-    SummaryResult
-    """
-    t0 = time.perf_counter()
-    if options:
-        raise misplaced_options(options, method)
-    meth = resolve_method(method)
+def _check_run_arguments(gamma: Any, privacy: object, progress: object, transport: object) -> tuple[bool, Any]:
+    """``gamma`` (a positive number or ``"median"``: whether it is the median heuristic, and the checked value),
+    ``privacy``, ``progress`` and ``transport`` of a run checked; InvalidParameterError naming the argument."""
     median = isinstance(gamma, str) and gamma == "median"
     if not (median or (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool))):
         raise InvalidParameterError(
@@ -185,36 +112,32 @@ def summarize(
         raise InvalidParameterError(f"`progress` must be a bool, got {type(progress).__name__}", "progress")
     if transport is not None and not isinstance(transport, Transport):
         raise InvalidParameterError("`transport` must be a dpsumm.transport.Transport or None", "transport")
-    feature_range = real_pair(feature_range, "feature_range")
-    rng = check_random_state(random_state)
-    datas, labels, names, peaks, given_strata = _as_owners(owners)
-    n_features = datas[0].shape[1]
-    val = float_matrix(validation, "validation", n_features=n_features)
-    size = positive_int(size, "size")
-    # The method's (its purchase's) check of the parties' labels and strata, before any budget is spent.
-    parties = meth.check_party_data(
-        PartyData(
-            names=names,
-            datas=datas,
-            labels=labels,
-            strata=given_strata,
-            validation_rows=int(val.shape[0]),
-            validation_labels=validation_labels,
-            validation_strata=validation_strata,
-            transport_given=transport is not None,
-        ),
-        size,
-    )
-    labels, strata = parties.labels, parties.strata
-    val_labels, val_strata = parties.validation_labels, parties.validation_strata
-    for k, d in enumerate(datas):
-        if d.shape[0] == 0:
-            raise InvalidParameterError(f"owner {names[k]!r} has no rows", "owners")
-    if seed_set is not None and not (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
-        seed_set = float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
-    elif seed_set is not None:
-        check_seed_count(int(seed_set), n_features)  # type: ignore[arg-type]  # refused even when no seed row is drawn
+    return median, gamma
+
+
+def _set_up(
+    meth: SummaryMethod,
+    *,
+    size: int,
+    datas: list[np.ndarray],
+    peaks: list[float],
+    names: list[str],
+    validation: np.ndarray,
+    privacy: accounting.Budget | None,
+    median: bool,
+    gamma: Any,
+    seed_set: Any,
+    feature_range: tuple[float, float],
+    transport: Transport | None,
+    rng: Csprng,
+    progress: bool,
+) -> tuple[Plan, np.ndarray, RFFHasher, tuple[Csprng, Csprng, Csprng]]:
+    """The run's plan, public seed rows and h1, checked before any budget is spent (every row hashable), with its
+    own progress bar (a calibration to a budget can take a moment); the consumer's, the aggregator's and the
+    uniform baseline's streams."""
     K = len(datas)
+    n_features = datas[0].shape[1]
+    val = validation
     from tqdm.auto import tqdm
 
     # Setup has its own bar: a calibration to a budget can take a moment.
@@ -279,23 +202,141 @@ def summarize(
                 "given: rows drawn uniformly in `feature_range` stand in, which do not look like anybody's data. "
                 "Pass public rows as `seed_set`.",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         setup_bar.update(1)
     finally:
         setup_bar.close()
+    return plan, seed, hasher, (rng_consumer, rng_aggregator, rng_uniform)
+
+
+def summarize(
+    owners: Sequence[Owner | ArrayLike],
+    validation: ArrayLike,
+    size: int,
+    method: SummaryMethod | Method = "nominations",
+    *,
+    privacy: accounting.Budget | None = None,
+    gamma: float | Literal["median"] = "median",
+    seed_set: ArrayLike | int | None = None,
+    feature_range: tuple[float, float] = (0.0, 1.0),
+    random_state: RandomState = None,
+    progress: bool = True,
+    transport: Transport | None = None,
+    validation_labels: ArrayLike | None = None,
+    validation_strata: Any = None,
+    **options: Any,
+) -> SummaryResult:
+    """Build a summary of ``size`` rows from the owners' data whose MMD to ``validation`` is small.
+
+    All parties run in this process and exchange typed messages through one transport. The default is the
+    nominations protocol, whose ledger certifies every party (docs/explanation/design.md). Each method's own options are
+    fields of its method object: ``summarize(owners, X_v, 200, dpsumm.Nominations(nominees=600))``.
+
+    Parameters
+    ----------
+    owners : list of array-like or Owner
+        Each owner's rows, shape (n_k, n_features).
+    validation : array-like of shape (m, n_features)
+        The consumer's validation rows (target distribution).
+    size : int
+        Summary size ``p`` (1 <= size <= total rows).
+    method : method object or name, default="nominations"
+        :class:`dpsumm.Nominations` (recommended: every party certified), :class:`dpsumm.PaperProtocol`
+        (Sarpatwar et al. 2019, Alg. 3), or a non-private baseline: :class:`dpsumm.CentralGreedy`,
+        :class:`dpsumm.PaperGreedy`, :class:`dpsumm.ExactGreedy`, :class:`dpsumm.Uniform`. A name
+        (``"nominations"``, ``"paper"``, ``"central-greedy"``, ``"paper-greedy"``, ``"exact-greedy"``,
+        ``"uniform"``) means that method with its defaults.
+    privacy : dpsumm.Budget or None
+        The budget a private method spends: nominations' validation release (a validation-only budget; None
+        means ``Budget(validation_epsilon=1, validation_delta=1e-6)``, the delta lowered to ``0.01 / |D_v|`` for a
+        validation set of more than 10,000 rows); the paper's protocol is calibrated to
+        it (owners' and validation pairs; None runs the paper's schedule). Refused for a non-private method.
+    gamma : float or "median", default="median"
+        RBF kernel width, or ``"median"``: :func:`dpsumm.median_gamma` of the public seed rows.
+    seed_set : array-like, int or None
+        Public rows known to every party: the sample of ``gamma="median"`` and the paper methods' ``D_init``
+        (removed from the returned summary). An array, a count of rows to generate uniformly in
+        ``feature_range``, or None (150 generated rows for the median heuristic; the schedule's count for the
+        paper's methods).
+    feature_range : (float, float), default=(0.0, 1.0)
+        The public box of generated seed rows.
+    random_state : None, int or Csprng
+        None draws every random bit from OS entropy (the only private mode). An int makes the run
+        bit-for-bit reproducible and is NOT private (the ledger and the result say so).
+    progress : bool, default=True
+        Show progress bars (setup; the paper's rounds).
+    transport : Transport, optional
+        Deliver messages through this transport instead of in-process party objects (the parties must be
+        named as the owners and ``"consumer"``). Not for the central baselines.
+    validation_labels : array-like of shape (m,), optional
+        The labels of the validation rows: needed by ``Nominations(purchase=ByLabel(label_set=...))`` (the label purchase, with labels
+        for every owner), which releases their histogram; other methods refuse them.
+    validation_strata : array-like, optional
+        The public attributes of the validation rows (one attribute as a 1-D array, several as a 2-D array, a list
+        of columns or a DataFrame), needed by ``Nominations(purchase=ByStrata(levels=...))`` with strata for every
+        owner (``dpsumm.Owner(X, strata=...)``), which releases their histogram over the cells.
+    **options
+        Refused: a method's option belongs on its method object (the error says which).
+
+    Returns
+    -------
+    SummaryResult
+    """
+    t0 = time.perf_counter()
+    if options:
+        raise misplaced_options(options, method)
+    meth = resolve_method(method)
+    median, gamma = _check_run_arguments(gamma, privacy, progress, transport)
+    feature_range = real_pair(feature_range, "feature_range")
+    rng = check_random_state(random_state)
+    datas, labels, names, peaks, given_strata = _as_owners(owners)
+    n_features = datas[0].shape[1]
+    val = float_matrix(validation, "validation", n_features=n_features)
+    size = positive_int(size, "size")
+    # The method's (its purchase's) check of the parties' labels and strata, before any budget is spent.
+    parties = meth.check_party_data(
+        PartyData(
+            names=names,
+            datas=datas,
+            labels=labels,
+            strata=given_strata,
+            validation_rows=int(val.shape[0]),
+            validation_labels=validation_labels,
+            validation_strata=validation_strata,
+            transport_given=transport is not None,
+        ),
+        size,
+    )
+    labels, strata = parties.labels, parties.strata
+    val_labels, val_strata = parties.validation_labels, parties.validation_strata
+    for k, d in enumerate(datas):
+        if d.shape[0] == 0:
+            raise InvalidParameterError(f"owner {names[k]!r} has no rows", "owners")
+    if seed_set is not None and not (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
+        seed_set = float_matrix(seed_set, "seed_set", n_features=n_features, allow_empty=True)
+    elif seed_set is not None:
+        check_seed_count(int(seed_set), n_features)  # type: ignore[arg-type]  # refused even when no seed row is drawn
+    plan, seed, hasher, (rng_consumer, rng_aggregator, rng_uniform) = _set_up(
+        meth,
+        size=size,
+        datas=datas,
+        peaks=peaks,
+        names=names,
+        validation=val,
+        privacy=privacy,
+        median=median,
+        gamma=gamma,
+        seed_set=seed_set,
+        feature_range=feature_range,
+        transport=transport,
+        rng=rng,
+        progress=bool(progress),
+    )
     seeded = bool(rng.is_seeded)
-    total = sum(d.shape[0] for d in datas)
     _log.info(
         "summarize: method=%r size=%d owners=%d rows=%d features=%d gamma=%.6g dim=%d seeded=%s",
-        meth,
-        size,
-        K,
-        total,
-        n_features,
-        hasher.gamma,
-        hasher.dim,
-        seeded,
+        *(meth, size, len(datas), sum(d.shape[0] for d in datas), n_features, hasher.gamma, hasher.dim, seeded),
     )
     if transport is None and meth.distributed:
         transport = _in_process(names, datas, labels, val, rng_consumer, random_state, val_labels, strata, val_strata)

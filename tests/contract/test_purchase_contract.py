@@ -15,27 +15,10 @@ from dpsumm.methods import METHOD_CLASSES, PURCHASES, flat_options, method_from_
 from dpsumm.protocols.nominations import Purchase
 
 LABELS = (0, 1, 2)
-#: The options a purchase cannot run without (a label set, declared strata levels).
-REQUIRED = {"label_set": LABELS, "levels": (("a", "b"),)}
-
-
-def _required(cls: type[Purchase]) -> dict[str, object]:
-    """The purchase's required options: a label set, declared levels (ByStrata; optional on the others)."""
-    out = {k: v for k, v in REQUIRED.items() if k in cls.option_names()}
-    if "levels" in out and cls.name != "strata":
-        del out["levels"]
-    return out
-
-
-def _purchase(cls: type[Purchase]) -> Purchase:
-    """The purchase with its required options."""
-    return cls(**_required(cls))
 
 
 def _methods() -> list[dpsumm.methods.SummaryMethod]:
-    out: list[dpsumm.methods.SummaryMethod] = [
-        dpsumm.Nominations(purchase=_purchase(cls)) for cls in PURCHASES.values()
-    ]
+    out: list[dpsumm.methods.SummaryMethod] = [dpsumm.Nominations(purchase=cls.example()) for cls in PURCHASES.values()]
     out += [cls() for name, cls in METHOD_CLASSES.items() if name != "nominations"]
     return out
 
@@ -153,13 +136,13 @@ def test_an_option_of_another_purchase_is_refused_naming_it(purchase: type[Purch
     ]
     for name in foreign:
         with pytest.raises(dpsumm.InvalidParameterError) as info:
-            purchase(**_required(purchase), **{name: 1})
+            purchase(**purchase.example().changed_params(), **{name: 1})
         assert info.value.argument == name
 
 
 @pytest.mark.parametrize("purchase", list(PURCHASES.values()), ids=list(PURCHASES))
 def test_method_options_a_purchase_never_reads_are_refused(purchase: type[Purchase]) -> None:
-    p = _purchase(purchase)
+    p = purchase.example()
     if purchase.nominates:
         dpsumm.Nominations(purchase=p, nominees=5, candidates=10)  # read: accepted
         return

@@ -40,6 +40,7 @@ import numpy as np
 from flwr.app import ConfigRecord, Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 
+from .. import __version__
 from .._validation import float_matrix, label_vector
 from ..datasets import load_array, load_labels
 from ..errors import DataFileError, InvalidParameterError, ProtocolError
@@ -164,7 +165,6 @@ def _strata(context: Context, n_rows: int) -> list[np.ndarray] | None:
 def hello(message: Message, context: Context) -> Message:
     """Tell the ServerApp this node's role and party name."""
     role, name = party_identity(context)
-    from .. import __version__
 
     labelled = context.node_config.get("labels") not in (None, "") or context.node_config.get("label-column") not in (
         None,

@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
 from .._validation import finite_float
 from ..accounting import Budget
 from ..errors import InvalidParameterError
@@ -315,7 +316,6 @@ def write_app(directory: str | Path, **run_config: Any) -> Path:
         if k not in values:
             raise InvalidParameterError(f"unknown run config key {key!r}", key)
         values[k] = v
-    from .. import __version__
 
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)

@@ -109,8 +109,8 @@ class Aggregator:
     """The trusted, parsimonious aggregator of Alg. 3.
 
     It reaches owners and the consumer only through ``transport``. Per round ``l`` it releases
-    ``g_l = h2(h1(D_s))``, broadcasts ``v = g~ - q/(q+1) g_l`` (docs/design.md §6.3), collects bids, runs the
-    private auction (docs/design.md §6.4), verifies every received row against its claimed bid, and adds the best
+    ``g_l = h2(h1(D_s))``, broadcasts ``v = g~ - q/(q+1) g_l`` (docs/explanation/paper.md), collects bids, runs the
+    private auction (docs/explanation/paper.md), verifies every received row against its claimed bid, and adds the best
     pooled row to the summary. A party that fails, sends a malformed message or fails verification is
     excluded for the rest of the run, with an event in the trace.
 
@@ -330,7 +330,7 @@ class Aggregator:
                     self._record("owners", "mwem", eps, c.t_subs, rnd, f"h2(h1(D_s)) epoch {rnd}")
             else:
                 g_sum = exact_sum / q if q > 0 else np.zeros(c.dim)
-            # docs/design.md §6.3: b(x) = h1(x).(g~ - q/(q+1) g_l)
+            # docs/explanation/paper.md: b(x) = h1(x).(g~ - q/(q+1) g_l)
             v = (g_valid - (q / (q + 1.0)) * g_sum).astype(np.float32)
             # line 6: bids
             live = [o for o in self.owners if self.active[o]]
@@ -501,7 +501,7 @@ def run_protocol(
     extra: dict[str, Any] | None = None,
     with_labels: bool | None = None,
 ) -> SummaryResult:
-    """Run Alg. 3 with an :class:`~dpsumm.parties.Aggregator` through ``transport`` and assemble the result.
+    """Run Alg. 3 with an :class:`~dpsumm.protocols.paper.Aggregator` through ``transport`` and assemble the result.
 
     The one place that turns an aggregator run into a :class:`SummaryResult` and its privacy ledger, for
     :func:`summarize` (in-process parties) and for ``dpsumm.flower`` (parties on Flower nodes).
@@ -720,7 +720,7 @@ class _PaperMethod(SummaryMethod):
 
 @dataclass(frozen=True, repr=False)
 class PaperProtocol(_PaperMethod):
-    """Sarpatwar et al. (2019), Alg. 3, reproduced: h2 releases every epoch and the auction (docs/design.md §6).
+    """Sarpatwar et al. (2019), Alg. 3, reproduced: h2 releases every epoch and the auction (docs/explanation/paper.md).
 
     Private, but no better than uniform sampling at any useful epsilon (README, "Reproducing the paper"). With
     ``privacy`` (a :class:`dpsumm.Budget` with the owners' and the validation pair) the per-step parameters are

@@ -554,7 +554,7 @@ def test_labels_an_owners_view_depends_on_the_others_only_through_their_released
     numbers; with the tilt also the request of g~, public numbers only, and owner 0's sale request carries g~).
     Without the substitution they differ (the test can fail).
     A changed n_k does reach owner 0 (an
-    owner's mean hash is its released sum over n_k): the neighbour relation keeps n_k public (docs/design.md §2.7)."""
+    owner's mean hash is its released sum over n_k): the neighbour relation keeps n_k public (docs/explanation/label-purchase.md)."""
     owners, labels, validation, yv = world(1)
     o2, l2, v2, yv2 = world(2)
     o2[0], l2[0] = owners[0], labels[0]

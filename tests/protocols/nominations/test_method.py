@@ -69,7 +69,7 @@ def test_three_exchanges_and_what_each_party_receives():
 
 
 def test_an_owners_messages_do_not_depend_on_another_owners_data():
-    """Privacy of the owners (docs/design.md §4): owner 0 receives byte-identical messages whatever owner 1 holds."""
+    """Privacy of the owners (docs/explanation/design.md): owner 0 receives byte-identical messages whatever owner 1 holds."""
     owners, validation = blobs(seed=1)
     changed = [o.copy() for o in owners]
     changed[1] = np.random.default_rng(99).normal(loc=5.0, size=owners[1].shape)  # every row of owner 1 replaced
@@ -92,7 +92,7 @@ def test_ledger_certifies_every_party_by_default():
     assert 0.7 < eps_v <= 0.8 + 1e-9
     assert led.certified("owners") and led.certified("validation")
     assert res.accessed.total == sum(min(20, len(o)) for o in owners)  # nominees = 2 * size by default
-    # the owners commit by digest (docs/design.md §3): the aggregator receives no hash of any row
+    # the owners commit by digest (docs/explanation/design.md): the aggregator receives no hash of any row
     assert res.accessed.hashes == 0 and res.accessed.validation_rows == len(validation)
 
 

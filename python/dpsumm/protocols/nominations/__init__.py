@@ -1,5 +1,5 @@
 """The nominations protocol: the consumer releases what it wants privately, the owners offer rows, the trusted
-aggregator buys and chooses (docs/design.md §2-§5).
+aggregator buys and chooses (docs/explanation/nominations.md, design.md).
 
 * :mod:`.method` - :class:`Nominations`, the method object, and :func:`run_nominations`;
 * :mod:`.aggregator` - the exchanges every purchase shares;

@@ -1,4 +1,4 @@
-"""The trusted aggregator of the nominations protocol: the exchanges every purchase shares (docs/design.md §2-§5).
+"""The trusted aggregator of the nominations protocol: the exchanges every purchase shares (docs/explanation/nominations.md, design.md).
 
 :class:`Aggregator` reaches the consumer and the owners only through a transport. It knows no purchase by name:
 the run's purchase object (:mod:`dpsumm.protocols.nominations.purchase`) drives it (``purchase.buy`` fills a
@@ -19,11 +19,10 @@ import numpy as np
 from ... import accounting
 from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import DIGEST_BYTES, RFFHasher, hash_digests
-from ...kernels import greedy_select, h1_peak
+from ...kernels import exact_greedy, greedy_select, h1_peak
 from ...messages import NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, TargetRelease, TargetRequest
 from ...privacy import Csprng, mean_release_sensitivity
 from ...transport import PartyUnavailable, Transport
-from ..baselines import exact_greedy
 
 __all__ = [
     "NominationsConfig",

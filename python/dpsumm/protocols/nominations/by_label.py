@@ -62,6 +62,10 @@ class ByLabel(CellPurchase):
         object.__setattr__(self, "label_set", label_set_tuple(self.label_set))
         super()._validate()
 
+    @classmethod
+    def example(cls) -> ByLabel:
+        return cls(label_set=(0, 1, 2))
+
     def public_labels(self) -> tuple[Any, ...] | None:
         return tuple(self.label_set)
 

@@ -71,6 +71,10 @@ class ByStrata(CellPurchase):
         object.__setattr__(self, "levels", levels_tuple(self.levels))
         super()._validate()
 
+    @classmethod
+    def example(cls) -> ByStrata:
+        return cls(levels=(("a", "b"),))
+
     def public_levels(self) -> Levels | None:
         return self.levels
 

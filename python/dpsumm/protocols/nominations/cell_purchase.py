@@ -127,7 +127,7 @@ class CellReleases:
 @dataclass(frozen=True, repr=False)
 class CellPurchase(Purchase):
     """Buy rows by public cell from the owners' and the consumer's DP counts: the machinery of :class:`ByLabel`,
-    :class:`~dpsumm.ByStrata` and :class:`~dpsumm.ByDirection`, which differ only in what a row's key is (its label,
+    :class:`~dpsumm.ByStrata` and :class:`~dpsumm.methods.ByDirection`, which differ only in what a row's key is (its label,
     its stratum, the bin of its score along a released direction, or their product) and in what the consumer
     releases before its histogram (:meth:`cell_rule`). Not a purchase by itself."""
 
@@ -314,16 +314,7 @@ class CellPurchase(Purchase):
             factor=self.purchase_factor,
             reserve=self.reserve_share(),
         )
-        # The tilt of the sales: the consumer's hashed mean at the rest of epsilon_v; each owner's sale of a label
-        # then leans toward the consumer's rows inside it (post-processing of a DP release).
-        target, temperature = np.zeros(0), 1.0
-        if self.sale_tilt_share > 0:
-            t1 = time.perf_counter()
-            g_release = agg.target(epsilon=c.epsilon * self.sale_tilt_share, send_rows=False)
-            agg.timings["target"] += time.perf_counter() - t1
-            target = np.asarray(g_release.noisy_mean, dtype=np.float64)
-            temperature = c.temperature if c.temperature is not None else temperature_for(agg.sigma)
-            agg.temperature = float(temperature)
+        target, temperature = self._sale_tilt(agg)
         seeds = agg.rng.derive("label-samples")
         # An owner short of a label sells its rows of the labels the consumer's release weighs most (post-processing).
         preference = np.zeros(L)
@@ -371,16 +362,23 @@ class CellPurchase(Purchase):
                 ],
             }
         )
-        for o, r in replies.items():
-            tokens = np.asarray(r.tokens).astype(np.int64)
-            pool.offered[o] = (tokens, np.ascontiguousarray(r.hashes, dtype=np.float32))
-            pool.rows[o] = None if r.points is None else np.asarray(r.points)
-            pool.labels[o] = None if r.labels is None else np.asarray(r.labels)
-            agg.hashes_seen[o] = 0 if r.points is not None else len(tokens)
-            if r.points is not None:
-                agg.accessed[o] += len(tokens)
+        _fill_pool(agg, pool, replies)
         agg.timings["purchase"] = time.perf_counter() - t2
         return pool
+
+    def _sale_tilt(self, agg: Aggregator) -> tuple[np.ndarray, float]:
+        """The tilt of the sales: with ``sale_tilt_share > 0`` the consumer's hashed mean at that share of
+        ``epsilon_v``, toward which each owner's sale of a key leans (post-processing of a DP release), and the
+        temperature; else no target."""
+        c = agg.config
+        if self.sale_tilt_share <= 0:
+            return np.zeros(0), 1.0
+        t1 = time.perf_counter()
+        g_release = agg.target(epsilon=c.epsilon * self.sale_tilt_share, send_rows=False)
+        agg.timings["target"] += time.perf_counter() - t1
+        temperature = c.temperature if c.temperature is not None else temperature_for(agg.sigma)
+        agg.temperature = float(temperature)
+        return np.asarray(g_release.noisy_mean, dtype=np.float64), temperature
 
     def releases(self, agg: Aggregator) -> CellReleases:
         """The cell rule (:meth:`cell_rule`) and every active owner's one release over its keys."""
@@ -543,6 +541,19 @@ class CellPurchase(Purchase):
             if not np.array_equal(agg.hasher.transform(pts), np.ascontiguousarray(hashes, dtype=np.float32)):
                 return "sold rows that do not hash to the hashes it sent"
         return None
+
+
+def _fill_pool(agg: Aggregator, pool: Pool, replies: dict[str, Any]) -> None:
+    """The owners' checked sales into the pool: their tokens and hashes, rows and labels; the rows the aggregator
+    saw counted."""
+    for o, r in replies.items():
+        tokens = np.asarray(r.tokens).astype(np.int64)
+        pool.offered[o] = (tokens, np.ascontiguousarray(r.hashes, dtype=np.float32))
+        pool.rows[o] = None if r.points is None else np.asarray(r.points)
+        pool.labels[o] = None if r.labels is None else np.asarray(r.labels)
+        agg.hashes_seen[o] = 0 if r.points is not None else len(tokens)
+        if r.points is not None:
+            agg.accessed[o] += len(tokens)
 
 
 def _implausible_release(values: np.ndarray, n_rows: int, labels: int, cal: Any, *, sums: bool = True) -> str | None:

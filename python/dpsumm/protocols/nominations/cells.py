@@ -1,4 +1,4 @@
-"""The label purchase's cells and asks, from released values and public numbers only (docs/design.md §2.7).
+"""The label purchase's cells and asks, from released values and public numbers only (docs/explanation/label-purchase.md).
 
 Pure functions of the owners' and the consumer's DP releases: every number they return is post-processing.
 :mod:`dpsumm.protocols.nominations.by_label` runs the exchanges that feed them.
@@ -111,7 +111,7 @@ def _number(value: object, name: str, *, positive: bool = False) -> float:
 def owner_groups(
     means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *, level: float = GROUP_LEVEL
 ) -> list[list[int]]:
-    """Owners grouped where their released mean hashes cannot be told apart (post-processing; docs/design.md §2.7).
+    """Owners grouped where their released mean hashes cannot be told apart (post-processing; docs/explanation/label-purchase.md).
 
     ``means`` (K, d) are the owners' released hash sums over their public row counts ``n_rows``, each with noise
     of variance ``noise_var[k]`` per coordinate. Two owners cannot be told apart when the squared distance of
@@ -176,7 +176,7 @@ class LabelCells:
 def label_cells(
     counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma: float, *, level: float = GROUP_LEVEL
 ) -> LabelCells:
-    """The label purchase's cells from the owners' releases only (post-processing; docs/design.md §2.7).
+    """The label purchase's cells from the owners' releases only (post-processing; docs/explanation/label-purchase.md).
 
     ``counts`` (K, L) are the owners' noisy row counts per label, ``sums`` (K, d) their noisy hash sums over all
     their rows (noise ``sigma`` per coordinate), ``n_rows`` their public row counts. Owners are grouped by
@@ -225,7 +225,7 @@ def label_cells(
 
 
 def cell_threshold(cells: int, validation_rows: int, scale: float, factor: float = PURCHASE_FACTOR) -> float:
-    """The count a cell of the consumer's noisy histogram must reach to be bought (docs/design.md §2.7).
+    """The count a cell of the consumer's noisy histogram must reach to be bought (docs/explanation/label-purchase.md).
 
     The histogram's noise is the discrete Laplace of scale ``b`` (``P(z) ∝ r^|z|``, ``r = exp(-1/b)``). A cell the
     consumer has no row in still gets a positive noisy count, and the rows bought for it are wasted (the
@@ -288,7 +288,7 @@ def quotas_from_cells(
     *,
     factor: float = PURCHASE_FACTOR,
 ) -> np.ndarray:
-    """Rows of each label to buy from each owner, from released values only (post-processing; docs/design.md §2.7).
+    """Rows of each label to buy from each owner, from released values only (post-processing; docs/explanation/label-purchase.md).
 
     ``consumer_counts`` (J,) is the consumer's noisy histogram over ``cells`` (discrete Laplace noise of scale
     ``consumer_scale``,
@@ -367,7 +367,7 @@ def quotas_with_reserve(
     reserve: float = 0.0,
 ) -> np.ndarray:
     """:func:`quotas_from_cells` with a share ``reserve`` of the ``ceil(factor * size)`` rows kept for every cell
-    the consumer's release puts a positive count on, thresholded or not (post-processing; docs/design.md §2.7).
+    the consumer's release puts a positive count on, thresholded or not (post-processing; docs/explanation/label-purchase.md).
 
     The first ``B - R`` rows (``R = floor(reserve * B)``) go by :func:`quotas_from_cells` (at ``factor * (1 -
     reserve)``); the ``R`` reserved rows in proportion to ``max(c~_j, 0)`` over all cells, each cell's share over

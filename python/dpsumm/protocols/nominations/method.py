@@ -1,4 +1,4 @@
-"""The nominations method object and the one place a nominations run becomes a result (docs/design.md §2-§5)."""
+"""The nominations method object and the one place a nominations run becomes a result (docs/explanation/nominations.md, design.md)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ from ...results import Access, SummaryResult
 from ...transport import Transport
 from ..base import MAX_COUNT, MEDIAN_SAMPLE_ROWS, PartyData, Plan, RunSetup, SummaryMethod, option
 from .aggregator import STOCHASTIC_GREEDY_FACTOR, Aggregator, NominationsConfig
+from .by_label import ByLabel
 from .nominees import Nominees
 from .purchase import Purchase
+from .winners import Winners
 
 _log = logging.getLogger("dpsumm")
 
@@ -80,7 +82,7 @@ _REVEALS = ("points", "hashes")
 @dataclass(frozen=True, repr=False)
 class Nominations(SummaryMethod):
     """The nominations protocol: the consumer releases what it wants privately, the owners offer rows ranked
-    against it, and the aggregator buys them and chooses (docs/design.md §2-§5).
+    against it, and the aggregator buys them and chooses (docs/explanation/nominations.md, design.md).
 
     How the aggregator gets rows is the ``purchase`` object (:class:`dpsumm.Nominees`, the default;
     :class:`dpsumm.ByLabel`; :class:`dpsumm.Winners`); its own options live on it. Every purchase but
@@ -164,8 +166,6 @@ class Nominations(SummaryMethod):
         name = kwargs.get("purchase")
         if not moved and not isinstance(name, str):
             return kwargs
-        from .by_label import ByLabel
-        from .winners import Winners
 
         if name == "quotas" or "tilt_rounds" in moved:
             raise InvalidParameterError(
@@ -443,6 +443,34 @@ class Nominations(SummaryMethod):
         return result
 
 
+def _winners_rows(
+    agg: Aggregator, pool: Any, winners: list[Any], config: NominationsConfig, with_labels: bool | None
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
+    """The winners' rows (with ``reveal="points"``), h1 hashes and labels (when any owner sent labels, or as
+    ``with_labels`` says), in the order they were chosen."""
+    offered = pool.offered
+    pts = None
+    if config.reveal == "points":
+        pts = (
+            np.stack([np.asarray(pool.rows[o])[pos] for o, pos, _ in winners])
+            if winners
+            else np.zeros((0, config.n_features))
+        )
+    if agg.commit == "digests":  # the rows were verified against their digests: their h1 is the nominated one
+        assert pts is not None
+        hashes = agg.hasher.transform(pts) if winners else np.zeros((0, config.dim), np.float32)
+    else:
+        hashes = (
+            np.stack([offered[o][1][pos] for o, pos, _ in winners]).astype(np.float32)
+            if winners
+            else np.zeros((0, config.dim), np.float32)
+        )
+    if with_labels is None:
+        with_labels = any(pool.labels.get(o) is not None for o, _, _ in winners)
+    labs = np.array([np.asarray(pool.labels[o])[pos] for o, pos, _ in winners]) if with_labels and winners else None
+    return pts, hashes, labs
+
+
 def run_nominations(
     transport: Transport,
     owners: list[str],
@@ -485,14 +513,9 @@ def run_nominations(
     agg.timings["choice"] = time.perf_counter() - t1
     winners = choice.winners
     if len(winners) < size:
-        agg.events.append(
-            {
-                "phase": "choice",
-                "event": "short",
-                "reason": f"the pool holds {sum(len(v[0]) for v in pool.offered.values())} usable offers, "
-                f"fewer than size {size}",
-            }
-        )
+        offers = sum(len(v[0]) for v in pool.offered.values())
+        reason = f"the pool holds {offers} usable offers, fewer than size {size}"
+        agg.events.append({"phase": "choice", "event": "short", "reason": reason})
     if ledger is not None and purchase.uncertified is not None:
         ledger.record_uncertified(
             "owners", label=f"the {type(purchase).__name__} purchase's request", reason=purchase.uncertified
@@ -501,25 +524,7 @@ def run_nominations(
     offered = pool.offered
     owner_idx = np.array([position[o] for o, _, _ in winners], dtype=np.int64)
     index = np.array([int(offered[o][0][pos]) for o, pos, _ in winners], dtype=np.int64)
-    pts = None
-    if config.reveal == "points":
-        pts = (
-            np.stack([np.asarray(pool.rows[o])[pos] for o, pos, _ in winners])
-            if winners
-            else np.zeros((0, config.n_features))
-        )
-    if agg.commit == "digests":  # the rows were verified against their digests: their h1 is the nominated one
-        assert pts is not None
-        hashes = agg.hasher.transform(pts) if winners else np.zeros((0, config.dim), np.float32)
-    else:
-        hashes = (
-            np.stack([offered[o][1][pos] for o, pos, _ in winners]).astype(np.float32)
-            if winners
-            else np.zeros((0, config.dim), np.float32)
-        )
-    if with_labels is None:
-        with_labels = any(pool.labels.get(o) is not None for o, _, _ in winners)
-    labs = np.array([np.asarray(pool.labels[o])[pos] for o, pos, _ in winners]) if with_labels and winners else None
+    pts, hashes, labs = _winners_rows(agg, pool, winners, config, with_labels)
     contribution = np.zeros(len(owners))
     for k, v in zip(owner_idx, choice.values):
         contribution[k] += v

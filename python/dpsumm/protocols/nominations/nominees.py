@@ -1,4 +1,4 @@
-"""The nominees purchase: the aggregator buys every owner's nominees and chooses among them (docs/design.md §2-§3).
+"""The nominees purchase: the aggregator buys every owner's nominees and chooses among them (docs/explanation/nominations.md-§3).
 
 Exchanges: the consumer's hashed mean ``g~`` (one DP release), every owner's ``M`` nominees ranked against it,
 and one purchase of every nominee's row, a request that depends on nobody's data. What an owner receives is a

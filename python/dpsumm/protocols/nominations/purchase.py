@@ -37,6 +37,12 @@ class Purchase(OptionsObject):
     #: Whether the owners nominate rows (the method's ``nominees`` and ``candidates`` apply).
     nominates: ClassVar[bool] = True
 
+    @classmethod
+    def example(cls) -> Purchase:
+        """The purchase with its required options given (the contract tests run every registered purchase by it,
+        on rows labelled 0, 1, 2 with one public attribute of levels ``"a"``, ``"b"``); the defaults by default."""
+        return cls()
+
     def check_method(self, method: Any) -> None:
         """Refuse the method's options that this purchase cannot run with, naming the option."""
 
