@@ -17,6 +17,14 @@ to its file by an HTML comment right after it (invisible when rendered):
   ``.key``, ``[3]``, ``[key=value]`` (the first
   list element whose ``key`` equals ``value``; several: ``[method=paper,size=50]``; quote a value with
   brackets: ``[name="f[x]"]``), ``[*key=value,...]`` (every such element, as a list, for ``mean()`` and co.), ``["a key with spaces"]``.
+* A table keeps its cells readable: its numbers are tied by a block right below it (one line per number, the
+  row and column counted from 1 below the header, ``.NTH`` the NTH number of the cell, default 1)::
+
+      <!-- numbers in the table above:
+      2.3 = max(tb0:records[*method=labels].epsilon_owners)
+      5.2.2 = mean(pp:records[*bed=mnist-groups,size=1000,method=labels].population_vs_exact_pct)
+      -->
+
 * The written number matches when it equals the expression's value rounded to the written number of
   decimals (``1.67`` matches 1.672, ``13.6`` matches 13.63; ``2.10e-5`` compares mantissas).
 
@@ -46,6 +54,8 @@ MARK = re.compile(r"<!--=\s*(.+?)\s*-->")
 _BRACKET = r"\[(?:\"[^\"]*\"|'[^']*'|[^\]\"'])*\]"
 TERM = re.compile(r"([A-Za-z_]\w*):((?:\w+|" + _BRACKET + r")(?:\.\w+|" + _BRACKET + r")*)")
 NUMBER = re.compile(r"(?<![\w.])([+\-−]?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE]([+\-−]?\d+))?(?![\w])")
+TABLE_BLOCK = re.compile(r"^<!--\s*numbers in the table above:\s*$")
+CELL = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?\s*=\s*(.+?)\s*$")
 SEGMENT = re.compile(r"\.?(\w+)|(" + _BRACKET + r")")
 
 
@@ -244,11 +254,22 @@ def scan(doc: Path, root: Path = ROOT) -> list[Marked]:
     bad: dict[str, str] = {}
     out: list[Marked] = []
     fenced = False
-    for lineno, line in enumerate(doc.read_text().splitlines(), 1):
+    lines = doc.read_text().splitlines()
+    block: int | None = None  # the line of an open "numbers in the table above" block
+    for lineno, line in enumerate(lines, 1):
         if line.lstrip().startswith("```"):
             fenced = not fenced
             continue
         if fenced:  # code blocks show markers, they do not carry them
+            continue
+        if block is not None:
+            if line.strip() == "-->":
+                block = None
+            else:
+                out.append(_cell_number(rel, lineno, line, _table_above(lines, block), files))
+            continue
+        if TABLE_BLOCK.match(line.strip()):
+            block = lineno
             continue
         code = [m.span() for m in re.finditer(r"`[^`]*`", line)]  # nor do inline code spans
 
@@ -288,6 +309,38 @@ def scan(doc: Path, root: Path = ROOT) -> list[Marked]:
                 rec.error = str(exc)
             out.append(rec)
     return out
+
+
+def _table_above(lines: list[str], block: int) -> list[list[str]]:
+    """The body rows (cells, split on ``|``) of the table that ends right above line ``block`` (1-based)."""
+    end = block - 1  # index of the block's line
+    start = end
+    while start > 0 and lines[start - 1].lstrip().startswith("|"):
+        start -= 1
+    rows = [r.strip().strip("|").split("|") for r in lines[start:end]]
+    return rows[2:]  # below the header and its |---| line
+
+
+def _cell_number(rel: str, lineno: int, spec: str, table: list[list[str]], files: dict[str, Any]) -> Marked:
+    """One line of a table's numbers block: the number at ``ROW.COLUMN[.NTH]`` checked against ``EXPR``."""
+    m = CELL.match(spec.strip())
+    if m is None:
+        return Marked(rel, lineno, "", spec, error="not ROW.COLUMN[.NTH] = EXPR")
+    row, col, nth, expr = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1), m.group(4)
+    if not table:
+        return Marked(rel, lineno, "", expr, error="no table right above the block")
+    if not (1 <= row <= len(table) and 1 <= col <= len(table[row - 1])):
+        return Marked(rel, lineno, "", expr, error=f"no cell {row}.{col} in the table above")
+    cell = re.sub(r"`[^`]*`", "", table[row - 1][col - 1])
+    nums = list(NUMBER.finditer(cell))
+    if not 1 <= nth <= len(nums):
+        return Marked(rel, lineno, "", expr, error=f"cell {row}.{col} has no number {nth} ({cell.strip()!r})")
+    rec = Marked(rel, lineno, nums[nth - 1].group(0), expr)
+    try:
+        rec.value = evaluate(expr, files)
+    except (NumbersError, ZeroDivisionError) as exc:
+        rec.error = str(exc)
+    return rec
 
 
 def format_like(written: str, value: float) -> str:

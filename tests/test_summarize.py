@@ -450,3 +450,18 @@ def test_a_private_summary_of_rows_like_d_v_records_its_fit_without_a_warning():
         warnings.simplefilter("error", UserWarning)
         res = dpsumm.summarize(A, V, 20, dpsumm.Nominations(), gamma=0.5, random_state=0, progress=False)
     assert 0.0 <= res.extra["validation_fit"] < 1.0
+
+
+def test_a_purchase_is_a_method_and_owners_with_strata_serve_every_purchase():
+    """summarize(..., method=ByStrata(...)) runs nominations with that purchase; the same owners, built with strata,
+    run the default purchase too (their strata left aside), and the result carries the kernel width it used."""
+    rng = np.random.default_rng(0)
+    owners = [dpsumm.Owner(rng.random((120, 2)), strata=rng.integers(0, 2, 120)) for _ in range(3)]
+    validation, strata_v = rng.random((60, 2)), rng.integers(0, 2, 60)
+    by_strata = dpsumm.summarize(
+        owners, validation, 10, dpsumm.ByStrata(levels=[(0, 1)]), validation_strata=strata_v, progress=False
+    )
+    assert by_strata.method == "nominations" and len(by_strata) == 10
+    default = dpsumm.summarize(owners, validation, 10, progress=False)
+    assert len(default) == 10 and default.gamma == default.hasher.gamma > 0
+    assert dpsumm.metrics.validation_fit(default.points, validation, default.gamma) >= 0

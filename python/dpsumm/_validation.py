@@ -131,7 +131,8 @@ def check_hashable(
         except InvalidParameterError as exc:
             raise InvalidParameterError(
                 f"`{name}` has rows h1 cannot hash at gamma={hasher.gamma:g} (|x| up to {peak:.3g}): "
-                f"|omega . x| would exceed {H1_ARGUMENT_LIMIT:g}; rescale the data or lower gamma",
+                f"|omega . x| would exceed {H1_ARGUMENT_LIMIT:g}; scale the features to a public range "
+                "(dpsumm.scale_to_unit; CLI: --scale 'NAME=LOW:HIGH,...' or --scale seed) or lower gamma",
                 projection_blame or name,
             ) from exc
 

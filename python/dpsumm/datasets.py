@@ -25,6 +25,7 @@ from .files import (
     MAX_FILE_BYTES,
     MAX_FILE_VALUES,
     MAX_LABEL_CHARS,
+    PartyTable,
     Table,
     _is_dir,
     _is_file,
@@ -35,6 +36,7 @@ from .files import (
     load_array,
     load_labels,
     load_owners,
+    read_party_table,
     read_table,
 )
 
@@ -51,6 +53,10 @@ __all__ = [
     "load_labels",
     "load_owners",
     "read_table",
+    "read_party_table",
+    "PartyTable",
+    "write_region_tables",
+    "REGIONS",
     "Table",
     "MAX_FILE_BYTES",
     "MAX_FILE_VALUES",
@@ -428,3 +434,61 @@ def covariate_shift(
         None,
         tuple((k,) for k in range(n_owners)),
     )
+
+
+#: The regions of :func:`write_region_tables`' tables.
+REGIONS = ("north", "south", "east", "west")
+
+
+def write_region_tables(
+    directory: str | Path,
+    *,
+    owners: int = 4,
+    owner_rows: int = 1200,
+    validation_rows: int = 300,
+    test_rows: int = 1000,
+    wanted_share: float = 0.68,
+    random_state: object = 0,
+) -> list[Path]:
+    """Write a data buyer's task as CSV files, the way users hold tables: one per owner, the buyer's validation rows
+    and held-out test rows from the buyer's population (columns ``age,income,region,outcome``: two numbers on their
+    own scales, a text region, a yes/no outcome).
+
+    The owners' rows are spread evenly over :data:`REGIONS`; the buyer's population holds ``wanted_share`` of its rows
+    in ``"east"`` (a region shift). Age and income depend on the region, the outcome on both. Synthetic, seeded data
+    for the command-line walk-through (docs/guide/buyer.md) and its test; no pandas needed.
+
+    Returns the paths written: ``owner-1.csv`` ... ``owner-K.csv``, ``validation.csv``, ``test.csv``.
+    """
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    rng = _generator(random_state)
+    centre = {"north": (35.0, 42000.0), "south": (52.0, 31000.0), "east": (29.0, 78000.0), "west": (61.0, 55000.0)}
+
+    def rows(n: int, share_east: float) -> list[list[str]]:
+        others = (1.0 - share_east) / 3.0
+        probs = [others, others, share_east, others]
+        region = rng.choice(len(REGIONS), size=n, p=probs)
+        out_rows = []
+        for r in region:
+            name = REGIONS[int(r)]
+            age_c, inc_c = centre[name]
+            age = float(np.clip(rng.normal(age_c, 8.0), 18, 90))
+            income = float(np.clip(rng.normal(inc_c, 12000.0), 0, 200000))
+            yes = rng.random() < 1 / (1 + np.exp(-(income - 50000) / 15000 + (age - 45) / 20))
+            out_rows.append([f"{age:.0f}", f"{income:.0f}", name, "yes" if yes else "no"])
+        return out_rows
+
+    import csv
+
+    written = []
+    files = [(f"owner-{k + 1}.csv", owner_rows, 0.25) for k in range(owners)]
+    files += [("validation.csv", validation_rows, wanted_share), ("test.csv", test_rows, wanted_share)]
+    for name, n, share in files:
+        path = out / name
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(["age", "income", "region", "outcome"])
+            w.writerows(rows(n, share))
+        written.append(path)
+    return written

@@ -40,7 +40,7 @@ class Summarizer:
         ``set_params`` they appear as ``method__<option>`` (scikit-learn's nested parameters).
     privacy : dpsumm.Budget, optional
         The budget of the private method (see :func:`dpsumm.summarize`).
-    gamma : float or "median", default=0.1
+    gamma : float or "median", default="median"
     seed_set : array-like, int or None
         Public rows (the median heuristic's sample; the paper's ``D_init``).
     feature_range : (float, float), default=(0.0, 1.0)
@@ -78,7 +78,7 @@ class Summarizer:
         *,
         method: SummaryMethod | Method = "nominations",
         privacy: Budget | None = None,
-        gamma: float | Literal["median"] = 0.1,
+        gamma: float | Literal["median"] = "median",
         seed_set: ArrayLike | int | None = None,
         feature_range: tuple[float, float] = (0.0, 1.0),
         random_state: RandomState = None,

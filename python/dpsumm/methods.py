@@ -64,13 +64,18 @@ METHODS: tuple[str, ...] = tuple(METHOD_CLASSES)
 
 
 def resolve_method(method: object) -> SummaryMethod:
-    """A method object from ``method``: the object itself, or a name meaning that method's defaults."""
+    """A method object from ``method``: the object itself, a name meaning that method's defaults, or a purchase
+    (``dpsumm.ByStrata(...)``) meaning ``dpsumm.Nominations(purchase=...)``."""
     if isinstance(method, SummaryMethod):
         return method
     if isinstance(method, type) and issubclass(method, SummaryMethod):
         return method()
     if isinstance(method, str) and method in METHOD_CLASSES:
         return METHOD_CLASSES[method]()
+    from .protocols.nominations.purchase import Purchase
+
+    if isinstance(method, Purchase):  # a purchase is a way of running nominations: its method is implied
+        return METHOD_CLASSES["nominations"](purchase=method)  # type: ignore[call-arg]
     hint = ""
     if isinstance(method, str):
         close = difflib.get_close_matches(method, METHODS, n=1)

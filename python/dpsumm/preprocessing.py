@@ -19,6 +19,8 @@ from .errors import InvalidParameterError
 
 __all__ = [
     "scale_to_unit",
+    "parse_range",
+    "seed_range",
     "median_gamma",
     "kernel_scale",
     "check_kernel",
@@ -109,6 +111,76 @@ def scale_to_unit(X: Any, low: Any, high: Any, *, clip: bool = True) -> np.ndarr
             "X",
         )
     return out
+
+
+def seed_range(seed_rows: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Each feature's smallest and largest value over *public* rows (the seed set), for :func:`scale_to_unit`.
+
+    ``scale_to_unit(X, *seed_range(seed))`` scales every party's rows by a range every party knows; values outside
+    it are clipped. Never pass private rows: their range would leak through the summary.
+
+    Raises InvalidParameterError (``seed_set``) for fewer than two rows or a feature with one value only.
+    """
+    arr = float_matrix(seed_rows, "seed_set").astype(np.float64)
+    if arr.shape[0] < 2:
+        raise InvalidParameterError("`seed_set` needs at least two public rows to give a range", "seed_set")
+    low, high = arr.min(axis=0), arr.max(axis=0)
+    flat = np.flatnonzero(high <= low)
+    if flat.size:
+        raise InvalidParameterError(
+            f"`seed_set`: feature {int(flat[0])} (counting from 0) has one value only ({low[flat[0]]:g}) in the public "
+            "rows: declare its range instead (CLI: --scale 'NAME=LOW:HIGH,...')",
+            "seed_set",
+        )
+    return low, high
+
+
+def parse_range(text: str, features: list[str] | None = None) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """A declared public range: ``"LOW:HIGH"`` for every feature, or ``"NAME=LOW:HIGH,..."`` for each named feature
+    (every one of ``features``, in any order). Returns ``(low, high)`` for :func:`scale_to_unit`.
+
+    >>> parse_range("0:255")
+    (0.0, 255.0)
+    >>> parse_range("b=0:1,a=18:90", ["a", "b"])
+    (array([18.,  0.]), array([90.,  1.]))
+    """
+
+    def pair(part: str) -> tuple[float, float]:
+        lo, sep, hi = part.partition(":")
+        try:
+            low, high = float(lo), float(hi)
+        except ValueError:
+            low = high = math.nan
+        if not sep or not (math.isfinite(low) and math.isfinite(high) and low < high):
+            raise InvalidParameterError(
+                f"`scale`: {part!r} is not a range LOW:HIGH with LOW < HIGH (write e.g. 0:255 or age=18:90)", "scale"
+            )
+        return low, high
+
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidParameterError("`scale` must be 'LOW:HIGH' or 'NAME=LOW:HIGH,...'", "scale")
+    if "=" not in text:
+        return pair(text.strip())
+    given: dict[str, tuple[float, float]] = {}
+    for part in text.split(","):
+        name, sep, rng = part.partition("=")
+        if not sep or not name.strip():
+            raise InvalidParameterError(f"`scale`: {part!r} is not NAME=LOW:HIGH", "scale")
+        given[name.strip()] = pair(rng.strip())
+    if features is None:
+        raise InvalidParameterError(
+            "`scale`: ranges by name need the tables' header names; give one range for all (LOW:HIGH)", "scale"
+        )
+    missing = [f for f in features if f not in given]
+    unknown = [g for g in given if g not in features]
+    if missing or unknown:
+        raise InvalidParameterError(
+            f"`scale` must give a range for every feature ({', '.join(features)})"
+            + (f"; missing: {', '.join(missing)}" if missing else "")
+            + (f"; not a feature: {', '.join(unknown)}" if unknown else ""),
+            "scale",
+        )
+    return np.array([given[f][0] for f in features]), np.array([given[f][1] for f in features])
 
 
 def _bound(value: Any, name: str, n_features: int) -> np.ndarray:
@@ -248,8 +320,13 @@ def check_kernel(rows: Any, gamma: float, *, what: str = "the rows") -> float:
         )
         msg = (
             f"gamma={gamma:.4g} is degenerate for {what}: gamma * median squared distance = {s:.3g} (outside "
-            f"[{DEGENERATE_LOW}, {DEGENERATE_HIGH}]), the kernel sees rows as {side}. Use gamma='median' or scale "
-            "the features with a public range (dpsumm.scale_to_unit)."
+            f"[{DEGENERATE_LOW}, {DEGENERATE_HIGH}]), the kernel sees rows as {side}. "
+            + (
+                "Scale the features with a public range: scale_to_unit(X, low, high) or "
+                "scale_to_unit(X, *dpsumm.preprocessing.seed_range(seed_set)) (CLI: --scale 'NAME=LOW:HIGH,...' or --scale seed)."
+                if "median" in what
+                else "Use gamma='median' or scale the features with a public range (dpsumm.scale_to_unit; CLI: --scale)."
+            )
         )
         _log.warning(msg)
         warnings.warn(msg, DegenerateKernelWarning, stacklevel=3)

@@ -99,6 +99,8 @@ class SummaryResult:
         Every fault event of the run (owners excluded, an early stop, a summary short of ``size``).
     hasher : RFFHasher
         The public h1 used.
+    gamma : float
+        The RBF kernel width the run used (a number given, or the median heuristic's value): ``hasher.gamma``.
     method : str
     seconds : float
     seeded : bool
@@ -124,6 +126,12 @@ class SummaryResult:
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
     seeded: bool = False
+
+    @property
+    def gamma(self) -> float:
+        """The RBF kernel width the run used (``hasher.gamma``): measure the summary at it
+        (``dpsumm.metrics.mmd2(result.points, X, result.gamma)``)."""
+        return float(self.hasher.gamma)
 
     @property
     def private(self) -> bool:

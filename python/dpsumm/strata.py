@@ -11,17 +11,15 @@ The functions here are pure and know no party and no purchase: the cell family's
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ._validation import as_array
-from .errors import DataFileError, DpsummError, InvalidParameterError, ProtocolError
+from .errors import InvalidParameterError, ProtocolError
 
 __all__ = [
     "MAX_CELLS",
@@ -272,20 +270,6 @@ def stratum_index(columns: Sequence[np.ndarray], levels: Levels) -> np.ndarray:
     return out
 
 
-#: The largest strata file read (bytes): strata are a few values per row.
-MAX_STRATA_BYTES = 1 << 31
-
-
-def _typed_column(values: list[str]) -> np.ndarray:
-    """A CSV column's text as integers, else floats, else strings (one kind per column)."""
-    for kind in (int, float):
-        try:
-            return np.asarray([kind(v) for v in values])
-        except ValueError:
-            continue
-    return np.asarray(values, dtype=str)
-
-
 def load_strata(path: object, n_rows: int | None = None, argument: str = "strata") -> list[np.ndarray]:
     """A party's strata from a file, one column per attribute: a ``.npy`` array (1-D: one attribute; 2-D: one column
     per attribute; numbers or strings, never pickles), a ``.csv`` file whose first line names the attributes
@@ -294,46 +278,8 @@ def load_strata(path: object, n_rows: int | None = None, argument: str = "strata
     Raises :class:`DataFileError` (``argument``) for a file that cannot be read, and InvalidParameterError
     (``argument``) for strata :func:`strata_columns` refuses (a NaN, an empty file, ``n_rows`` not matching).
     """
-    p = Path(str(path)) if isinstance(path, (str, Path)) else None
-    if p is None or not p.is_file():
-        raise DataFileError(f"`{argument}`: file not found: {path!r:.200}", str(path), argument)
-    try:
-        if p.stat().st_size > MAX_STRATA_BYTES:
-            raise DataFileError(f"`{argument}`: {p} is larger than {MAX_STRATA_BYTES} bytes", p, argument)
-        suffix = p.suffix.lower()
-        cols: object
-        if suffix == ".npy":
-            arr = np.load(p, allow_pickle=False)
-            cols = arr
-        elif suffix == ".csv":
-            with open(p, newline="", encoding="utf-8") as fh:
-                rows = list(csv.reader(fh))
-            if len(rows) < 2 or any(len(r) != len(rows[0]) for r in rows):
-                raise DataFileError(
-                    f"`{argument}`: {p} must be a header line naming the attributes, then one line per row with one "
-                    "value per attribute",
-                    p,
-                    argument,
-                )
-            cols = [_typed_column([r[j].strip() for r in rows[1:]]) for j in range(len(rows[0]))]
-        elif suffix == ".parquet":
-            try:
-                import pyarrow.parquet as pq
-            except ImportError as exc:
-                raise DataFileError(
-                    "reading .parquet needs pyarrow: pip install 'dpsumm[parquet]'", p, argument
-                ) from exc
-            table = pq.read_table(p)
-            cols = [np.asarray(table.column(i).to_pylist()) for i in range(table.num_columns)]
-        else:
-            raise DataFileError(f"`{argument}`: {p} is not a .npy, .csv or .parquet file", p, argument)
-    except DpsummError:
-        raise
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise DataFileError(f"`{argument}`: {p} cannot be read as strata ({exc})", p, argument) from exc
-    except Exception as exc:  # pyarrow's own errors for a corrupt file
-        raise DataFileError(
-            f"`{argument}`: {p} cannot be read as strata ({type(exc).__name__}: {exc})", p, argument
-        ) from exc
-    n = n_rows if n_rows is not None else len(cols[0] if isinstance(cols, list) else np.asarray(cols))
+    from .files import read_strata_file
+
+    cols = read_strata_file(path, argument)
+    n = n_rows if n_rows is not None else len(cols[0])
     return strata_columns(cols, argument, int(n))

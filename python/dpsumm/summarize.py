@@ -252,7 +252,7 @@ def summarize(
     method: SummaryMethod | Method = "nominations",
     *,
     privacy: accounting.Budget | None = None,
-    gamma: float | Literal["median"] = 0.1,
+    gamma: float | Literal["median"] = "median",
     seed_set: ArrayLike | int | None = None,
     feature_range: tuple[float, float] = (0.0, 1.0),
     random_state: RandomState = None,
@@ -287,7 +287,7 @@ def summarize(
         means ``Budget(validation_epsilon=1, validation_delta=1e-6)``, the delta lowered to ``0.01 / |D_v|`` for a
         validation set of more than 10,000 rows); the paper's protocol is calibrated to
         it (owners' and validation pairs; None runs the paper's schedule). Refused for a non-private method.
-    gamma : float or "median", default=0.1
+    gamma : float or "median", default="median"
         RBF kernel width, or ``"median"``: :func:`dpsumm.median_gamma` of the public seed rows.
     seed_set : array-like, int or None
         Public rows known to every party: the sample of ``gamma="median"`` and the paper methods' ``D_init``

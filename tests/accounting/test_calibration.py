@@ -130,3 +130,28 @@ def test_fast_step_calibration_spends_within_one_percent_by_tight(steps, target)
     eps = acc._calibrate_mwem_steps(steps, target, 1e-6, "owners")
     spent = acc.tight(acc.mwem_step_events(eps, steps), 1e-6)
     assert 0.99 * target <= spent <= target
+
+
+def test_the_known_noise_multipliers_are_what_dp_accounting_computes():
+    """The table that spares the first run in a process the import of dp-accounting holds the library's figures."""
+    from dpsumm.accounting.calibration import _KNOWN_MULTIPLIERS, _library_noise_multiplier
+
+    assert (1.0, 1e-06) in _KNOWN_MULTIPLIERS  # the default validation budget
+    for (eps, delta), z in _KNOWN_MULTIPLIERS.items():
+        assert _library_noise_multiplier(eps, delta) == z
+
+
+@pytest.mark.slow
+def test_a_first_run_does_not_import_dp_accounting():
+    """The first summarize in a process calibrates the default release from the table: no dp-accounting (seconds)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, numpy as np, dpsumm\n"
+        "r = np.random.default_rng(0)\n"
+        "dpsumm.summarize([r.random((100, 3)) for _ in range(3)], r.random((50, 3)), 10, progress=False)\n"
+        "assert 'dp_accounting' not in sys.modules\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]

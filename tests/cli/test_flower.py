@@ -133,6 +133,13 @@ def test_flower_commands_carry_the_run_options(tmp_path, capsys):
             ],
             "--label-set is not a valid JSON list",
         ),
+        (["--strata", "a=/sa.csv", "--strata", "b=/sb.csv"], "--strata applies only to a purchase by strata"),
+        (["--validation-strata", "/sv.csv"], "--validation-strata applies only to a purchase by strata"),
+        (["--purchase", "strata", "--levels", "x,y", "--validation-strata", "/sv.csv"], "give --strata NAME=PATH"),
+        (
+            ["--purchase", "strata", "--levels", "x,y", "--strata", "a=/sa.csv", "--strata", "b=/sb.csv"],
+            "give --validation-strata PATH",
+        ),
     ],
 )
 def test_flower_user_errors_are_one_line_exit_2(tmp_path, capsys, extra, message):
@@ -458,3 +465,24 @@ def test_cli_flower_missing_owner_file_exits_2(tmp_path, capsys):
         capsys,
     )
     assert "missing.npy" in line
+
+
+def test_flower_run_checks_the_strata_files_before_starting(tmp_path, capsys):
+    """With --run every strata file is read and checked against --levels before any process starts; the error names
+    the owner's flag (not --owners)."""
+    for name in ("a", "b", "v"):
+        np.save(tmp_path / f"{name}.npy", np.random.default_rng(0).random((6, 3)))
+    (tmp_path / "sa.csv").write_text("g\nx\ny\nx\ny\nx\ny\n")
+    (tmp_path / "sb.csv").write_text("g\nx\nz\nx\ny\nx\n")  # five rows for six
+    (tmp_path / "sv.csv").write_text("g\nx\nx\nx\nx\nx\nx\n")
+    code, _, err = _run(
+        [
+            "flower", "--owner", f"a={tmp_path / 'a.npy'}", "--owner", f"b={tmp_path / 'b.npy'}",
+            "--consumer", str(tmp_path / "v.npy"), "--size", "2", "--run", "--purchase", "strata", "--levels", "x,y",
+            "--strata", f"a={tmp_path / 'sa.csv'}", "--strata", f"b={tmp_path / 'sb.csv'}",
+            "--validation-strata", str(tmp_path / "sv.csv"), "--out", str(tmp_path / "out"),
+        ],
+        capsys,
+    )  # fmt: skip
+    assert code == 2 and "--strata b" in err and "--owners" not in err, err
+    assert not (tmp_path / "out").exists()

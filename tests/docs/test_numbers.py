@@ -76,3 +76,24 @@ def test_rewrite_writes_each_stale_number_as_its_file_gives_it(tmp_path: Path) -
     assert all(rec.ok for rec in scan(doc, root=tmp_path))
     assert rewrite(doc, root=tmp_path) == 0
     assert format_like("2.10e-5", 3.456e-5) == "3.46e-5" and format_like("+0", -0.2) == "+0"
+
+
+def test_a_table_block_checks_each_cell_it_names(tmp_path: Path) -> None:
+    """Numbers tied from a block below a table: row and column counted from 1 below the header, the NTH number of
+    the cell; a wrong number, a missing cell or a missing number fails."""
+    (tmp_path / "r.json").write_text(json.dumps({"a": -2.04, "b": [1.0, 3.0], "c": 0.998}))
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "<!-- numbers: r = r.json -->\n"
+        "| bed | value | eps |\n|---|---|---|\n"
+        "| one | −2 % / +7 % | ε = 0.998 at δ = 1e-6 |\n"
+        "| two | 2 | `5` 3 |\n"
+        "<!-- numbers in the table above:\n"
+        "1.2 = r:a\n1.2.2 = 7\n1.3 = r:c\n2.2 = mean(r:b)\n2.3 = 3\n1.2.2 = 8\n3.1 = 1\n1.1 = 1\n"
+        "-->\n"
+        "after 4<!--= 4 -->\n"
+    )
+    recs = scan(doc, root=tmp_path)
+    assert [r.ok for r in recs] == [True, True, True, True, True, False, False, False, True]
+    assert [r.written for r in recs[:5]] == ["−2", "+7", "0.998", "2", "3"]  # a code span holds no number
+    assert "no cell 3.1" in str(recs[6].error) and "has no number 1" in str(recs[7].error)

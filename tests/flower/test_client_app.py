@@ -260,3 +260,23 @@ def test_consumer_node_releases_its_hashed_mean_once_whichever_request_asks(
         again = answer_request(REQUESTS[first], ctx)  # type: ignore[arg-type]
         field = "noisy_mean" if hasattr(released, "noisy_mean") else "mean_hash"
         np.testing.assert_array_equal(getattr(again, field), getattr(released, field))
+
+
+def test_a_node_reads_its_table_by_column_name(tmp_path):
+    """Node config `features`, `label-column` and `strata-columns` read one table per party (as the CLI does); a
+    text column left among the features is refused naming the keys that would claim it."""
+    from dpsumm.flower import client_app
+
+    p = tmp_path / "owner.csv"
+    p.write_text("age,region,income,outcome\n30,east,100,yes\n40,west,200,no\n50,east,300,yes\n")
+    cfg = {"role": "owner", "data": str(p), "label-column": "outcome", "strata-columns": "region"}
+    np.testing.assert_array_equal(client_app._data(_Context(cfg), "data"), [[30, 100], [40, 200], [50, 300]])
+    assert client_app._labels(_Context(cfg), 3).tolist() == ["yes", "no", "yes"]
+    assert client_app._strata(_Context(cfg), 3)[0].tolist() == ["east", "west", "east"]
+    consumer = {"role": "consumer", "data": str(p), "features": "age,income", "label-column": "y"}
+    assert client_app._data(_Context(consumer), "data").shape == (3, 2)  # the consumer's table may lack labels
+    bad = {"role": "owner", "data": str(p), "label-column": "outcome"}
+    with pytest.raises(dpsumm.DataFileError, match="strata_columns; CLI: --strata-columns region"):
+        client_app._data(_Context(bad), "data")
+    refused(lambda: client_app._data(_Context({**cfg, "strata-columns": "place"}), "data"), "strata-columns")
+    refused(lambda: client_app._labels(_Context({**cfg, "labels": str(p)}), 3), "labels")

@@ -211,11 +211,29 @@ _GRID_BITS = 10
 _MAX_SIGMA_STEPS = float(2**26)
 
 
+#: :func:`_gaussian_noise_multiplier` at the defaults' targets, as dp-accounting computes it (tests/accounting checks
+#: each entry against the library): the first run in a process skips importing dp-accounting and scipy, which takes
+#: seconds, for a figure known in advance.
+_KNOWN_MULTIPLIERS: dict[tuple[float, float], float] = {
+    (1.0, 1e-06): 4.530878344209113,
+    (0.5, 1e-06): 8.676637709681001,
+    (2.0, 1e-06): 2.3825785933478105,
+}
+
+
 @functools.lru_cache(maxsize=256)
 def _gaussian_noise_multiplier(epsilon: float, delta: float) -> float:
     """Smallest noise multiplier z whose RDP curve α/(2z²) gives (ε, δ)-DP through dp-accounting's
     RDP-to-DP conversion (``dp_accounting.calibrate_dp_mechanism`` with an ``RdpAccountant`` and
     ``GaussianDpEvent(z)``; the library's bracket search returns a z meeting the target)."""
+    known = _KNOWN_MULTIPLIERS.get((float(epsilon), float(delta)))
+    if known is not None:
+        return known
+    return _library_noise_multiplier(epsilon, delta)
+
+
+def _library_noise_multiplier(epsilon: float, delta: float) -> float:
+    """:func:`_gaussian_noise_multiplier` computed by dp-accounting (no table)."""
     import dp_accounting
     from dp_accounting.rdp import rdp_privacy_accountant as rdp
 

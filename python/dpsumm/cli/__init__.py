@@ -22,11 +22,19 @@ from .account import add_account
 from .demo import add_demo
 from .experiment import add_experiment
 from .flower import add_flower
+from .report import add_report
 from .summarize import add_summarize
 
 __all__ = ["main", "build_parser"]
 
-_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (add_account, add_demo, add_experiment, add_flower, add_summarize)
+_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
+    add_account,
+    add_demo,
+    add_experiment,
+    add_flower,
+    add_report,
+    add_summarize,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,6 +83,11 @@ _ARGUMENT_FLAGS: dict[str, tuple[str, ...]] = {
     "methods": ("--methods",),
     "pfds_epsilon": ("--pfds-epsilon",),
     "variant": ("--variant",),
+    "plot": ("--plot",),
+    "scale": ("--scale",),
+    "features": ("--features",),
+    "strata_columns": ("--strata-columns",),
+    "label_column": ("--label-column",),
 }
 
 

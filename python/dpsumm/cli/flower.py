@@ -192,6 +192,7 @@ def _run(args: argparse.Namespace) -> int:
     strata = _flower_owners(args.strata, what="--strata")
     if strata and set(strata) != set(owners):
         raise UsageError(f"--strata must name every owner ({sorted(owners)}) or none, got {sorted(strata)}")
+    _check_strata_flags(args, method_arg(args), bool(strata))
     if args.validation_strata is not None:
         strata["consumer"] = args.validation_strata
     if args.out and not args.run:
@@ -236,6 +237,7 @@ def _run(args: argparse.Namespace) -> int:
                 raise UsageError(
                     f"--validation-labels must hold one label per validation row ({rows}), got shape {y.shape}"
                 )
+        _check_strata_files(args, method_arg(args), owners, strata)
         if args.output:
             writable_dir(str(Path(args.output).resolve().parent), "--output")
         if args.out:
@@ -378,6 +380,43 @@ def _override_value(v: Any) -> str:
     return _toml_value(v)
 
 
+def _check_strata_flags(args: argparse.Namespace, method: Any, owners_have_strata: bool) -> None:
+    """--strata and --validation-strata against the purchase, before anything starts: a purchase by strata needs
+    both (every owner's and the consumer's); every other purchase refuses them (the nodes would refuse them
+    mid-run)."""
+    needs = bool(getattr(method, "needs_strata", False))
+    given = owners_have_strata or args.validation_strata is not None
+    if given and not needs:
+        flag = "--strata" if owners_have_strata else "--validation-strata"
+        raise UsageError(
+            f"{flag} applies only to a purchase by strata (--purchase strata --levels ...), not to --method "
+            f"{method.name}" + (f" --purchase {method.purchase.name}" if hasattr(method, "purchase") else "")
+        )
+    if needs and not owners_have_strata:
+        raise UsageError("--purchase strata buys by each owner's strata: give --strata NAME=PATH for every owner")
+    if needs and args.validation_strata is None:
+        raise UsageError(
+            "--purchase strata releases the consumer's histogram over the strata: give --validation-strata PATH"
+        )
+
+
+def _check_strata_files(args: argparse.Namespace, method: Any, owners: dict[str, str], strata: dict[str, str]) -> None:
+    """With --run, every strata file is read here and checked against the declared levels before anything starts."""
+    if not strata:
+        return
+    from ..datasets import read_table
+    from ..strata import check_strata_against, load_strata
+
+    levels = method.public_levels()
+    for name, path in strata.items():
+        flag = "--validation-strata" if name == "consumer" else f"--strata {name}"
+        rows = read_table(args.consumer if name == "consumer" else owners[name]).n_rows
+        try:
+            check_strata_against(load_strata(path, rows, flag), levels, flag)
+        except DpsummError as exc:
+            raise UsageError(f"{flag}: {exc}" if flag not in str(exc) else str(exc)) from None
+
+
 def _run_flower_locally(
     args: argparse.Namespace,
     owners: dict[str, str],
@@ -446,7 +485,7 @@ def _run_flower_locally(
         summary["private"] = False
         summary["warning"] = NOT_PRIVATE
     if args.out:
-        report = build_report(res, args, budget_arg(args), owners=owners, flower=jsonable(summary))
+        report = build_report(res, args, budget_arg(args), method_arg(args), owners=owners, flower=jsonable(summary))
         write_outputs(res, args.out, report)
     if args.json:
         print(json.dumps(jsonable(summary), indent=2))

@@ -54,7 +54,9 @@ def ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded: 
     return lines
 
 
-def build_report(res: Any, args: argparse.Namespace, budget: Any, **extra: Any) -> dict[str, Any]:
+def build_report(res: Any, args: argparse.Namespace, budget: Any, method: Any = None, **extra: Any) -> dict[str, Any]:
+    """report.json's content: the run (method, its purchase and declared levels or label set), the kernel, the
+    certification, the budget, the rows accessed, the events and the whole ledger; ``extra`` entries added."""
     seeded = args.random_state is not None
     led = None if res.privacy is None else _ledger(res.privacy)
 
@@ -62,9 +64,13 @@ def build_report(res: Any, args: argparse.Namespace, budget: Any, **extra: Any) 
 
     cert = certification(led, seeded=seeded)
     privacy = None if led is None else led.to_dict(d_o, d_v)
+    purchase = getattr(method, "purchase", None)
     return {
         **({"warning": NOT_PRIVATE} if seeded else {}),
         "method": res.method,
+        "purchase": None if purchase is None else purchase.name,
+        "levels": _levels(method),
+        "label_set": _label_set(method),
         "size": len(res),
         **extra,
         "gamma": res.hasher.gamma,
@@ -81,6 +87,17 @@ def build_report(res: Any, args: argparse.Namespace, budget: Any, **extra: Any) 
         "seconds": res.seconds,
         "privacy": privacy,
     }
+
+
+def _levels(method: Any) -> list[list[Any]] | None:
+    """The purchase's declared strata levels, as lists (None: it reads no strata)."""
+    levels = method.public_levels() if hasattr(method, "public_levels") else None
+    return None if levels is None else [list(lev) for lev in levels]
+
+
+def _label_set(method: Any) -> list[Any] | None:
+    labels = method.public_labels() if hasattr(method, "public_labels") else None
+    return None if labels is None else list(labels)
 
 
 def write_outputs(res: Any, out_dir: str, report: dict[str, Any]) -> Any:

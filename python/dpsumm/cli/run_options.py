@@ -139,11 +139,19 @@ def method_arg(args: argparse.Namespace) -> Any:
         raise UsageError(str(exc)) from None
 
 
-def check_validation_labels(args: argparse.Namespace, method: Any, owners_labelled: bool) -> None:
-    """``--validation-labels`` against the method, before any file is read: ``--purchase labels`` needs it (and the
-    owners' labels); every other method refuses it."""
+def check_validation_labels(
+    args: argparse.Namespace, method: Any, owners_labelled: bool, validation_labelled: bool = False
+) -> None:
+    """``--validation-labels`` against the method, before any file is read: ``--purchase labels`` needs it (or, with
+    ``validation_labelled``, a label column named in the validation table) and the owners' labels; every other
+    method refuses it."""
     needs = bool(getattr(method, "needs_labels", False))
     given = getattr(args, "validation_labels", None) is not None
+    if needs and not given and validation_labelled:
+        given = True
+        if not owners_labelled:
+            raise UsageError("--purchase labels buys the owners' rows by label: give --label-column NAME")
+        return
     if given and not needs:
         raise UsageError(
             f"--validation-labels applies only to --method nominations --purchase labels (the default "
@@ -153,7 +161,7 @@ def check_validation_labels(args: argparse.Namespace, method: Any, owners_labell
     if needs and not given:
         raise UsageError(
             "--purchase labels (the default with --label-set) releases the validation set's label "
-            "histogram: give --validation-labels "
+            "histogram: name the label column of the tables with --label-column NAME, or give --validation-labels "
             "PATH (the consumer's labels)"
         )
     if needs and not owners_labelled:
@@ -255,12 +263,17 @@ def gamma_arg(text: str) -> float | Literal["median"]:
     return g
 
 
-def seed_set_arg(text: str | None) -> Any:
-    """--seed-set: None, a count, or the rows of a file."""
+def seed_set_arg(text: str | None, features: str | None = None) -> Any:
+    """--seed-set: None, a count, or the rows of a file (``features``: its columns of those names, as the owners')."""
     if text is None:
         return None
     if text.isdigit():
         return int(text)
-    from ..datasets import load_array
+    from ..datasets import load_array, read_party_table
 
+    if features is not None:
+        try:
+            return read_party_table(text, features=features, argument="seed_set").data
+        except InvalidParameterError as exc:
+            raise UsageError(f"--seed-set: {exc}") from None
     return load_array(text)

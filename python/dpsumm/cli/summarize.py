@@ -46,11 +46,32 @@ def add_summarize(sub: Any) -> None:
     )
     p.add_argument(
         "--label-column",
-        type=int,
         default=None,
-        metavar="INDEX",
-        help="the owners' files hold the labels (numbers or words) in this column (0-based; -1 = last): "
-        "it is removed from the features",
+        metavar="NAME|INDEX",
+        help="the labels' column in each table (its header name, or its position counting from 0; -1 = last): "
+        "read from the owners' tables and, when it has that column, the validation table; numbers or words",
+    )
+    p.add_argument(
+        "--features",
+        default=None,
+        metavar="NAME,...",
+        help="the feature columns, by header name, in this order (default: every column that is not the label, "
+        "a strata column or a row index; each must hold numbers: a text column is refused, naming these flags)",
+    )
+    p.add_argument(
+        "--strata-columns",
+        default=None,
+        metavar="NAME,...",
+        help="public attributes read from each table's columns (words or whole numbers): --purchase strata buys "
+        "by them (declare their values with --levels), and the quality report counts the summary's share of each",
+    )
+    p.add_argument(
+        "--scale",
+        default=None,
+        metavar="RANGE|seed",
+        help="scale the features to [0, 1] from public information before the run: a declared range "
+        "('0:255' for every feature, or 'age=18:90,income=0:200000' per feature), or 'seed' (the per-feature "
+        "min and max of the public --seed-set file); never from the private rows",
     )
     p.add_argument("--validation", required=True, metavar="PATH", help="the consumer's validation rows")
     p.add_argument(
@@ -97,20 +118,49 @@ def add_summarize(sub: Any) -> None:
     p.set_defaults(func=_run)
 
 
-def _owners_with_labels(args: argparse.Namespace, header: Any = "auto", index: Any = "auto") -> list[Any]:
+def _label_column(text: str | None) -> int | str | None:
+    """--label-column: a position (an integer, -1 = last) or a header name."""
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _owners_with_labels(
+    args: argparse.Namespace,
+    header: Any = "auto",
+    index: Any = "auto",
+    scaler_of: Any = None,
+    buys_strata: bool = True,
+) -> tuple[list[Any], list[Any], Any]:
+    """The owners (dpsumm.Owner, with labels and the strata their purchase reads), each owner's strata columns
+    (for the quality report; None without strata) and the scaling of the features (None: none; ``scaler_of``
+    makes it from the feature names)."""
     from .. import datasets
     from ..results import Owner
     from ..strata import load_strata
 
     if args.labels is not None and args.label_column is not None:
-        raise UsageError("give --labels or --label-column, not both")
+        raise UsageError("give --labels (one file per owner) or --label-column (a column of their tables), not both")
+    if args.strata is not None and args.strata_columns is not None:
+        raise UsageError("give --strata (one file per owner) or --strata-columns (columns of their tables), not both")
     if args.labels is not None and len(args.labels) != len(args.owners):
         raise UsageError(f"--labels needs one file per owner ({len(args.owners)}), got {len(args.labels)}")
     if args.strata is not None and len(args.strata) != len(args.owners):
         raise UsageError(f"--strata needs one file per owner ({len(args.owners)}), got {len(args.strata)}")
     owners = []
+    all_strata = []
+    features = None
+    scaler = None
     for k, path in enumerate(args.owners):
-        if args.label_column is None and (path.endswith(".npy") or Path(path).is_dir()):
+        if (
+            args.label_column is None
+            and args.features is None
+            and args.strata_columns is None
+            and (path.endswith(".npy") or Path(path).is_dir())
+        ):
             # Rows read where they live (dpsumm.sources): a .npy file memory-mapped, a directory of parquet files in
             # record batches; never loaded whole.
             labels = None if args.labels is None else datasets.load_labels(args.labels[k], header=header)
@@ -125,23 +175,78 @@ def _owners_with_labels(args: argparse.Namespace, header: Any = "auto", index: A
                 print(f"read {path}: {shape[0]} rows x {shape[-1]} columns, memory-mapped (read in chunks)")
             elif not args.json:
                 print(f"read {path}: a directory of parquet files, read in record batches")
-            owners.append(Owner(path, labels=_integral(labels), strata=strata, name=f"owner-{k}", progress=True))
+            if args.scale is not None:
+                raise UsageError(
+                    f"--scale: {path} is read where it lives (a .npy file or a parquet directory), never copied, so "
+                    "it cannot be rescaled here: store it scaled, or give it as a CSV or parquet table"
+                )
+            all_strata.append(strata)
+            kept = strata if buys_strata else None
+            owners.append(Owner(path, labels=_integral(labels), strata=kept, name=f"owner-{k}", progress=True))
             continue
-        try:  # the reader sets the label column aside (and refuses a label-named column without it)
-            table = datasets.read_table(path, header=header, index=index, label_column=args.label_column)
+        try:
+            table = datasets.read_party_table(
+                path,
+                features=args.features,
+                label_column=_label_column(args.label_column),
+                strata_columns=args.strata_columns,
+                header=header,
+                index=index,
+                argument="owners",
+            )
         except InvalidParameterError as exc:
-            if exc.argument == "label_column":
-                raise UsageError(f"--label-column {args.label_column} is out of range for {path}: {exc}") from exc
+            flag = {"label_column": "--label-column", "features": "--features", "strata_columns": "--strata-columns"}
+            if exc.argument in flag:
+                raise UsageError(_flagged(exc, flag[exc.argument])) from None
             raise
+        if features is not None and table.features != features:
+            raise UsageError(
+                f"--owners: {path} has the feature columns {', '.join(table.features)}, the first owner's are "
+                f"{', '.join(features)}: name the features every table shares with --features NAME,..."
+            )
+        if features is None and scaler_of is not None:
+            scaler = scaler_of(table.features)
+        features = table.features
         if not args.json:
             print(f"read {table.describe()}")
-        rows = table.data
+        rows = table.data if scaler is None else scaler(table.data)
         labels = table.labels
-        if args.label_column is None and args.labels is not None:
-            labels = datasets.load_labels(args.labels[k], header=header)
-        strata = None if args.strata is None else load_strata(args.strata[k], rows.shape[0], "--strata")
-        owners.append(Owner(rows, labels=_integral(labels), strata=strata, name=f"owner-{k}"))
-    return owners
+        if args.labels is not None:
+            labels = _labels_file(args.labels[k], "--labels", rows.shape[0], header)
+        strata = table.strata
+        if args.strata is not None:
+            strata = load_strata(args.strata[k], rows.shape[0], "--strata")
+        all_strata.append(strata)
+        owners.append(Owner(rows, labels=_integral(labels), strata=strata if buys_strata else None, name=f"owner-{k}"))
+    return owners, all_strata, scaler
+
+
+def _flagged(exc: Exception, flag: str) -> str:
+    """An API error's message with its argument's name replaced by the flag (or the flag put first)."""
+    arg = getattr(exc, "argument", None)
+    msg = str(exc)
+    if arg and f"`{arg}`" in msg:
+        return msg.replace(f"`{arg}`", flag, 1)
+    return msg if flag in msg else f"{flag}: {msg}"
+
+
+def _labels_file(path: str, flag: str, n_rows: int, header: Any) -> Any:
+    """A labels file given by ``flag``, one label per row; one label too many says the first line may be a header."""
+    from .. import datasets
+    from ..errors import DataFileError
+
+    try:
+        labels = datasets.load_labels(path, header=header)
+    except DataFileError as exc:
+        raise UsageError(f"{flag}: {exc}" + _header_hint(exc)) from None
+    if labels.shape != (n_rows,):
+        hint = " (is its first line a header? pass --header yes)" if labels.shape == (n_rows + 1,) else ""
+        raise UsageError(f"{flag}: {path} holds {labels.shape[0]} labels for the {n_rows} rows{hint}")
+    return labels
+
+
+def _header_hint(exc: Exception) -> str:
+    return "" if "header" in str(exc) else " (if the first line is a header, pass --header yes)"
 
 
 def _integral(labels: Any) -> Any:
@@ -151,8 +256,45 @@ def _integral(labels: Any) -> Any:
     return labels
 
 
+def scale_arg(text: str | None, seed_rows: Any, features: Any) -> Any:
+    """--scale: None, or a function mapping rows to [0, 1] from a declared range or the public seed rows."""
+    if text is None:
+        return None
+    from ..errors import DpsummError
+    from ..preprocessing import parse_range, scale_to_unit, seed_range
+
+    low: Any
+    high: Any
+    try:
+        if text.strip() == "seed":
+            if seed_rows is None:
+                raise UsageError(
+                    "--scale seed reads the range of the public seed rows: give them with --seed-set PATH "
+                    "(or declare the range: --scale 'age=18:90,income=0:200000')"
+                )
+            low, high = seed_range(seed_rows)
+        else:
+            low, high = parse_range(text, None if features is None else list(features))
+    except DpsummError as exc:
+        raise UsageError(f"--scale: {exc}") from None
+    return lambda X: scale_to_unit(X, low, high)
+
+
+def _split_strata(owner_strata: list[Any], res: Any) -> list[Any] | None:
+    """The strata of the summary's rows (each row bought carries its owner's strata)."""
+    import numpy as np
+
+    if any(st is None for st in owner_strata) or not len(res):
+        return None
+    cols = []
+    for j in range(len(owner_strata[0])):
+        cols.append(np.asarray([owner_strata[o][j][i] for o, i in zip(res.owner, res.index)]))
+    return cols
+
+
 def _run(args: argparse.Namespace) -> int:
     from .. import datasets
+    from ..quality import quality_lines, quality_report
     from ..summarize import summarize
 
     out_dir = writable_dir(args.out, "--out")  # before any noise is drawn
@@ -163,49 +305,110 @@ def _run(args: argparse.Namespace) -> int:
     if args.size is not None and args.size < 1:
         raise UsageError(f"--size must be >= 1, got {args.size}")
     budget = budget_arg(args, method, size=args.size, owners=len(args.owners))  # the whole plan, before any read
-    check_validation_labels(args, method, owners_labelled=args.labels is not None or args.label_column is not None)
-    owners = _owners_with_labels(args, header=header, index=index)
-    val_table = datasets.read_table(args.validation, header=header, index=index)
+    label_column = _label_column(args.label_column)
+    check_validation_labels(
+        args,
+        method,
+        owners_labelled=args.labels is not None or label_column is not None,
+        validation_labelled=isinstance(label_column, str),
+    )
+    buys_strata = bool(getattr(method, "needs_strata", False))
+    if buys_strata and args.strata is None and args.strata_columns is None:
+        raise UsageError(
+            "--purchase strata buys rows by public attributes: name their columns with --strata-columns NAME,... "
+            "(or give one strata file per owner with --strata) and declare their values with --levels"
+        )
+    seed = seed_set_arg(args.seed_set, args.features)
+    seed_rows = None if seed is None or isinstance(seed, int) else seed
+    if args.scale is not None and args.scale.strip() == "seed" and seed_rows is None:
+        scale_arg(args.scale, None, None)  # refused before any file is read
+
+    def scaler_of(features: Any) -> Any:
+        return scale_arg(args.scale, seed_rows, features)
+
+    owners, owner_strata, scaler = _owners_with_labels(
+        args, header=header, index=index, scaler_of=scaler_of, buys_strata=buys_strata
+    )
+    features = None if args.features is None else args.features
+    try:
+        val_table = datasets.read_party_table(
+            args.validation,
+            features=features,
+            label_column=label_column if isinstance(label_column, str) else None,
+            strata_columns=args.strata_columns if args.validation_strata is None else None,
+            header=header,
+            index=index,
+            argument="validation",
+            labels_required=False,
+        )
+    except InvalidParameterError as exc:
+        flag = {"features": "--features", "strata_columns": "--strata-columns"}.get(exc.argument or "", "--validation")
+        raise UsageError(_flagged(exc, flag)) from None
     if not args.json:
         print(f"read {val_table.describe()}")
-    validation = val_table.data
+    validation = val_table.data if scaler is None else scaler(val_table.data)
+    if seed_rows is not None and scaler is not None:
+        seed = scaler(seed_rows)
     check_report_delta(args, int(validation.shape[0]))  # before any noise
-    val_labels = None
+    val_labels = None if val_table.labels is None else _integral(val_table.labels)
     if args.validation_labels is not None:
-        val_labels = _integral(datasets.load_labels(args.validation_labels, header=header))
-        if val_labels.shape != (validation.shape[0],):
-            raise UsageError(
-                f"--validation-labels must hold one label per validation row ({validation.shape[0]}), "
-                f"got shape {val_labels.shape}"
-            )
-    val_strata = None
+        val_labels = _integral(_labels_file(args.validation_labels, "--validation-labels", validation.shape[0], header))
+    if getattr(method, "needs_labels", False) and val_labels is None:
+        raise UsageError(
+            f"--purchase labels releases the validation rows' label histogram: {args.validation} has no column "
+            f"{args.label_column!r}; give the labels with --validation-labels PATH"
+        )
+    val_strata = val_table.strata
     if args.validation_strata is not None:
         from ..strata import load_strata
 
         val_strata = load_strata(args.validation_strata, validation.shape[0], "--validation-strata")
-    seed = seed_set_arg(args.seed_set)
-    res = summarize(
-        owners,
+    try:
+        res = summarize(
+            owners,
+            validation,
+            args.size,
+            method,
+            seed_set=seed,
+            gamma=gamma,
+            privacy=budget,
+            feature_range=tuple(args.feature_range),
+            random_state=args.random_state,
+            progress=not args.no_progress,
+            validation_labels=val_labels if getattr(method, "needs_labels", False) else None,
+            validation_strata=val_strata if buys_strata else None,
+        )
+    except InvalidParameterError as exc:
+        if exc.argument in ("owners", "validation_strata") and "strata" in str(exc):
+            flag = "--strata-columns" if args.strata_columns is not None else "--strata"
+            raise UsageError(f"{flag}: {exc} (the declared values: --levels)") from None
+        raise
+    quality = quality_report(
+        res,
         validation,
-        args.size,
-        method,
-        seed_set=seed,
-        gamma=gamma,
-        privacy=budget,
-        feature_range=tuple(args.feature_range),
-        random_state=args.random_state,
-        progress=not args.no_progress,
-        validation_labels=val_labels,
+        summary_strata=_split_strata(owner_strata, res),
         validation_strata=val_strata,
+        strata_names=None if args.strata_columns is None else args.strata_columns.split(","),
+        validation_labels=val_labels,
+        label_name=args.label_column if isinstance(label_column, str) else None,
     )
-    report = build_report(res, args, budget, owners=[str(p) for p in args.owners])
+    report = build_report(
+        res,
+        args,
+        budget,
+        method,
+        owners=[str(p) for p in args.owners],
+        validation=str(args.validation),
+        quality=quality,
+    )
     out = write_outputs(res, out_dir, report)
     if args.json:
         print(json.dumps(jsonable(report), indent=2, default=str, allow_nan=False))
     else:
         print("\n".join(ledger_text(res, *report_deltas(args), args.random_state is not None)))
+        print("\n".join(quality_lines(quality)))
         print(
             f"wrote {len(res)} rows to {out / 'summary.npy'} (accessed {res.accessed.total} raw rows); "
-            f"report in {out / 'report.json'}"
+            f"report in {out / 'report.json'} (draw it: dpsumm report {out})"
         )
     return 0

@@ -44,9 +44,10 @@ from .. import __version__
 from .._validation import float_matrix, label_vector
 from ..datasets import load_array, load_labels
 from ..errors import DataFileError, InvalidParameterError, ProtocolError
+from ..files import PartyTable, read_party_table
 from ..messages import Message as ProtocolMessage
 from ..parties import ConsumerParty, OwnerParty, owner_stream
-from ..strata import load_strata
+from ..strata import load_strata, strata_columns
 from .caps import check_request, node_caps
 from .codec import decode, encode
 from .streams import party_streams
@@ -78,7 +79,49 @@ def party_identity(context: Context) -> tuple[str, str]:
     return role, name
 
 
+#: Node config keys that read the node's ``data`` table by column name (:func:`dpsumm.files.read_party_table`).
+TABLE_KEYS = ("features", "label-column", "strata-columns")
+
+
+def _table(context: Context) -> PartyTable | None:
+    """The node's ``data`` table read by column name, when its node config names columns (``features``,
+    ``label-column``, ``strata-columns``: comma-separated header names); else None."""
+    cfg = context.node_config
+    given: dict[str, Any] = {k: cfg.get(k) for k in TABLE_KEYS if cfg.get(k) not in (None, "")}
+    if not given:
+        return None
+    for k, v in given.items():
+        if not isinstance(v, str):
+            raise InvalidParameterError(f"node config `{k}` must be column names, got {type(v).__name__}", k)
+    path = cfg.get("data")
+    if not isinstance(path, str) or not path:
+        raise InvalidParameterError("node config `data` must be the path of a .csv/.parquet table", "data")
+    if "label-column" in given and cfg.get("labels") not in (None, ""):
+        raise InvalidParameterError(
+            "node config: give `labels` (a file) or `label-column` (a column), not both", "labels"
+        )
+    if "strata-columns" in given and cfg.get("strata") not in (None, ""):
+        raise InvalidParameterError("node config: give `strata` (a file) or `strata-columns`, not both", "strata")
+    try:
+        return read_party_table(
+            path,
+            features=given.get("features"),
+            label_column=given.get("label-column"),
+            strata_columns=given.get("strata-columns"),
+            argument="data",
+            labels_required=str(cfg.get("role", "owner")) == "owner",
+        )
+    except DataFileError:
+        raise
+    except InvalidParameterError as exc:  # name the node config key, not the API argument
+        key = {"label_column": "label-column", "strata_columns": "strata-columns"}.get(exc.argument or "", exc.argument)
+        raise InvalidParameterError(f"node config `{key}`: {exc}", key or "data") from exc
+
+
 def _data(context: Context, key: str) -> np.ndarray:
+    table = _table(context) if key == "data" else None
+    if table is not None:
+        return float_matrix(table.data, key)
     path = context.node_config.get(key)
     if not isinstance(path, str) or not path:
         raise InvalidParameterError(f"node config `{key}` must be the path of a .npy/.csv/.parquet file", key)
@@ -90,6 +133,9 @@ def _data(context: Context, key: str) -> np.ndarray:
 
 
 def _labels(context: Context, n_rows: int) -> np.ndarray | None:
+    table = _table(context)
+    if table is not None and table.labels is not None:
+        return label_vector(table.labels, "labels", n_rows)
     path = context.node_config.get("labels")
     if path is None or (isinstance(path, str) and path == ""):
         return None
@@ -108,6 +154,9 @@ def _labels(context: Context, n_rows: int) -> np.ndarray | None:
 
 def _strata(context: Context, n_rows: int) -> list[np.ndarray] | None:
     """The node's strata (node config ``strata``: a .npy/.csv/.parquet file of one column per attribute)."""
+    table = _table(context)
+    if table is not None and table.strata is not None:
+        return strata_columns(table.strata, "strata", n_rows)
     path = context.node_config.get("strata")
     if path in (None, ""):
         return None
@@ -119,7 +168,7 @@ def hello(message: Message, context: Context) -> Message:
     """Tell the ServerApp this node's role and party name."""
     role, name = party_identity(context)
 
-    labelled = context.node_config.get("labels") not in (None, "")
+    labelled = any(context.node_config.get(key) not in (None, "") for key in ("labels", "label-column"))
     max_epsilon, max_delta = node_caps(context.node_config, role)
     return Message(
         RecordDict(

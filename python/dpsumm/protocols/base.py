@@ -258,8 +258,9 @@ class PartyData:
 
 
 def refuse_unread(method: Any, data: PartyData) -> PartyData:
-    """``data`` for a method that reads no validation labels and no strata: refuses them (InvalidParameterError
-    naming the argument); the owners' labels stand (they go along with the rows bought)."""
+    """``data`` for a method that reads no validation labels and no strata: refuses the consumer's (InvalidParameterError
+    naming the argument); the owners' labels stand (they go along with the rows bought), their strata are left aside
+    (one list of owners serves every method)."""
     if data.validation_labels is not None:
         raise InvalidParameterError(
             f"`validation_labels` applies only to a purchase by label (e.g. Nominations(purchase=ByLabel("
@@ -272,12 +273,7 @@ def refuse_unread(method: Any, data: PartyData) -> PartyData:
             f"...))), not to {method!r}",
             "validation_strata",
         )
-    if any(st is not None for st in data.strata):
-        raise InvalidParameterError(
-            f"owners' strata apply only to a purchase by strata (e.g. Nominations(purchase=ByStrata(levels=...))), "
-            f"not to {method!r}",
-            "owners",
-        )
+    # owners built with strata serve every method: one that reads none leaves them aside
     return dataclasses.replace(data, strata=[None] * len(data.strata))
 
 

@@ -56,13 +56,7 @@ def _owner_strata(
     to fill ``size`` (rows outside the levels are never sold); all None when the method reads no strata. A check
     each in-process owner makes on its own rows before anything is released (no budget is spent)."""
     levels = method.public_levels() if method.needs_strata else None
-    if levels is None:
-        if any(st is not None for st in given):
-            raise InvalidParameterError(
-                f"owners' strata apply only to a purchase by strata (Nominations(purchase=ByStrata(levels=...))), "
-                f"not to {method!r}",
-                "owners",
-            )
+    if levels is None:  # owners built with strata serve every purchase: one that reads none leaves them aside
         return [None] * len(given)
     if any(st is None for st in given):
         raise InvalidParameterError(
