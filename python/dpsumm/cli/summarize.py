@@ -159,8 +159,8 @@ def _owners_with_labels(
             args.label_column is None
             and args.features is None
             and args.strata_columns is None
-            and (path.endswith(".npy") or Path(path).is_dir())
-        ):
+            and ((path.endswith(".npy") and Path(path).is_file()) or Path(path).is_dir())
+        ):  # a missing file goes to the table reader, which names --owners
             # Rows read where they live (dpsumm.sources): a .npy file memory-mapped, a directory of parquet files in
             # record batches; never loaded whole.
             labels = None if args.labels is None else datasets.load_labels(args.labels[k], header=header)
