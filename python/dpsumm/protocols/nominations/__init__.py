@@ -43,10 +43,10 @@ __all__ = [
 PURCHASES: dict[str, type[Purchase]] = {
     cls.name: cls
     for cls in (
+        ByDirection,
         Nominees,
         ByLabel,
         ByStrata,
-        ByDirection,
         Winners,
     )
 }
