@@ -6,7 +6,7 @@ aggregator against the pooled nominee count K*M.
    ``STOCHASTIC_GREEDY_FACTOR``), T = 0.2, 64 features: against N_k (d = 500) and against d (N_k = 100,000);
    ``RFFHasher.transform`` of the same rows alone for reference, and the exact owner greedy at one point.
 2. The aggregator against K*M (p = 1000, 64 features, |D_v| = 2000, d = 500): verification (h1 of every
-   bought row), the exact-kernel choice (``protocols.baselines.exact_greedy``: validation kernel means +
+   bought row), the exact-kernel choice (``kernels.exact_greedy``: validation kernel means +
    the fused Rust greedy; the default ``choice="kernel"``) and the hash choice (``greedy_select``).
 
 Rows are N(0, I) (owners) and N(0.5, I) (validation); synthetic timing data only.
@@ -26,8 +26,7 @@ from pathlib import Path
 import numpy as np
 
 import dpsumm
-from dpsumm.kernels import greedy_select, nominate
-from dpsumm.protocols.baselines import exact_greedy
+from dpsumm.kernels import exact_greedy, greedy_select, nominate
 from dpsumm.protocols.nominations.aggregator import STOCHASTIC_GREEDY_FACTOR
 
 OUT = Path(__file__).resolve().parent / "results"

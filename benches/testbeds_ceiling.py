@@ -92,11 +92,10 @@ import numpy as np
 import testbeds as tb
 from dpsumm.accounting.calibration import calibrate_gaussian
 from dpsumm.hashing import RFFHasher
-from dpsumm.kernels import greedy_select, mmd2
+from dpsumm.kernels import exact_greedy, greedy_select, mmd2
 from dpsumm.metrics import offdiagonal_kernel_mean, population_mmd2
 from dpsumm.preprocessing import median_gamma
 from dpsumm.privacy import Csprng, check_random_state, gaussian_on_grid
-from dpsumm.protocols.baselines import exact_greedy
 
 DIM = 500
 DELTA = 1e-6

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpsumm.messages import LabelHistogramRequest, TargetRequest, ValidationRequest
+from dpsumm.messages import TargetRequest, ValidationRequest
+from dpsumm.protocols.nominations.cell_messages import CellHistogramRequest
 
 __all__ = ["REQUESTS"]
 
@@ -37,15 +38,15 @@ REQUESTS = {
     "validation h2": ValidationRequest(
         n_features=3, dim=16, gamma=0.5, hash_seed=0, method="private", steps=3, epsilon=0.5, eta=0.05
     ),
-    "label histogram": LabelHistogramRequest(
-        label_set=np.arange(3),
+    "label histogram": CellHistogramRequest(
+        key_set=np.arange(3),
         epsilon=1.0,
         send_rows=False,
         n_features=3,
         dim=8,
         gamma=0.5,
         hash_seed="cells:0",
-        cell_labels=np.arange(3, dtype=np.int64),
+        cell_keys=np.arange(3, dtype=np.int64),
         centres=np.zeros((3, 8)),
         bias=np.zeros(3),
     ),

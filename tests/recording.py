@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 
 import dpsumm
-from dpsumm.messages import LabelHistogramRelease, Message, TargetRelease
+from dpsumm.messages import Message, TargetRelease
 from dpsumm.parties import ConsumerParty, OwnerParty, owner_stream
-from dpsumm.protocols.nominations.cell_messages import LabelRelease
+from dpsumm.protocols.nominations.cell_messages import CellHistogramRelease, CellRelease
 from dpsumm.transport import InProcessTransport
 
 #: Each DP release reply and its field that the other parties may see (the rest of the reply is public or stays
 #: with the trusted aggregator).
-RELEASED = {LabelRelease: "values", LabelHistogramRelease: "counts", TargetRelease: "noisy_mean"}
+RELEASED = {CellRelease: "values", CellHistogramRelease: "counts", TargetRelease: "noisy_mean"}
 
 
 class Recorder:

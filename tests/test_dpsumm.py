@@ -33,6 +33,18 @@ def test_the_public_surface_is_small_and_every_name_exists():
     assert isinstance(dpsumm.__version__, str) and dpsumm.__version__.count(".") == 2
 
 
+def test_the_version_is_declared_once_and_the_changelog_starts_with_it():
+    """pyproject.toml's version is the package's, and docs/changelog.md's newest section is that version's."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    project = re.search(r'^version = "([^"]+)"', (root / "pyproject.toml").read_text(), re.M)
+    assert project is not None and project.group(1) == dpsumm.__version__
+    first = re.search(r"^## (\S+)", (root / "docs" / "changelog.md").read_text(), re.M)
+    assert first is not None and first.group(1) == dpsumm.__version__
+
+
 @pytest.mark.parametrize("name", sorted(dpsumm._MOVED))
 def test_a_moved_name_resolves_to_its_new_home(name):
     where = dpsumm._MOVED[name]

@@ -579,6 +579,7 @@ def test_block_size_and_layout_do_not_change_the_nomination():
         np.testing.assert_array_equal(other.target, base.target)
 
 
+@pytest.mark.slow
 def test_nomination_does_not_depend_on_the_thread_count():
     script = (
         "import numpy as np, dpsumm, hashlib\n"
@@ -859,3 +860,30 @@ def test_exact_kernel_greedy_equals_numpy_reference(n, f, q0, k):
     ridx, rvals = ref.kernel_greedy(X, kv, ks0, q0, k, gamma)
     assert list(idx) == list(ridx)
     np.testing.assert_allclose(vals, rvals, rtol=0, atol=1e-12)
+
+
+def test_exact_greedy_over_owners_equals_its_definition_with_seed_rows():
+    """kernels.exact_greedy: each round adds the row (owner, index) maximising the exact kernel's
+    ``mean_v k(x, v) - q/(q+1) mean_s k(x, s)`` over the seed rows and the rows chosen so far (numpy, by hand)."""
+    from dpsumm.kernels import exact_greedy
+
+    rng = np.random.default_rng(5)
+    datas = [rng.normal(size=(12, 3)).astype(np.float32), rng.normal(size=(9, 3)).astype(np.float32) + 1.0]
+    V, seed, gamma = rng.normal(size=(15, 3)) + 0.5, rng.normal(size=(4, 3)).astype(np.float32), 0.4
+    X = np.concatenate(datas).astype(np.float64)
+
+    def k(A, B):
+        return np.exp(-gamma * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+
+    chosen: list[int] = []
+    S = [s for s in seed.astype(np.float64)]
+    for _ in range(6):
+        q = len(S)
+        gain = k(X, V).mean(1) - (q / (q + 1)) * (k(X, np.array(S)).mean(1) if q else 0.0)
+        gain[chosen] = -np.inf
+        i = int(np.argmax(gain))
+        chosen.append(i)
+        S.append(X[i])
+    picks, _ = exact_greedy(datas, V, seed, 6, gamma)
+    owner_index = [(0, i) if i < 12 else (1, i - 12) for i in chosen]
+    assert picks == owner_index

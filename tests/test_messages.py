@@ -16,8 +16,6 @@ from dpsumm.errors import ProtocolError
 from dpsumm.messages import (
     Bid,
     BidRequest,
-    LabelHistogramRelease,
-    LabelHistogramRequest,
     Message,
     NominationReply,
     NominationRequest,
@@ -36,7 +34,14 @@ from dpsumm.messages import (
     request_key,
 )
 from dpsumm.parties import release_request_key
-from dpsumm.protocols.nominations.cell_messages import LabelRelease, LabelReleaseRequest, LabelSale, LabelSaleRequest
+from dpsumm.protocols.nominations.cell_messages import (
+    CellHistogramRelease,
+    CellHistogramRequest,
+    CellRelease,
+    CellReleaseRequest,
+    CellSale,
+    CellSaleRequest,
+)
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -84,19 +89,23 @@ EXAMPLES = [
     NominationReply(n_rows=10, tokens=np.arange(4, dtype=np.int64), hashes=None, digests=np.zeros((4, 16), np.uint8)),
     PurchaseRequest(tokens=np.array([1, 3], np.int64)),
     PurchaseReply(tokens=np.array([1, 3], np.int64), points=np.ones((2, 3)), labels=np.array([0, 1])),
-    LabelHistogramRequest(
-        label_set=np.arange(3),
+]
+
+#: The cell family's consumer messages (dpsumm.protocols.nominations.cell_messages).
+CELL_EXAMPLES = [
+    CellHistogramRequest(
+        key_set=np.arange(3),
         epsilon=1.0,
         send_rows=False,
         n_features=3,
         dim=8,
         gamma=0.5,
         hash_seed="cells:0",
-        cell_labels=np.arange(3, dtype=np.int64),
+        cell_keys=np.arange(3, dtype=np.int64),
         centres=np.zeros((3, 8)),
         bias=np.zeros(3),
     ),
-    LabelHistogramRelease(counts=np.array([3.0, 0.0, 5.0]), n_rows=8, scale=2.0),
+    CellHistogramRelease(counts=np.array([3.0, 0.0, 5.0]), n_rows=8, scale=2.0),
 ]
 
 
@@ -112,7 +121,7 @@ def _equal(a, b):
     return type(a) is type(b) and a == b
 
 
-@pytest.mark.parametrize("message", EXAMPLES, ids=lambda m: m.kind)
+@pytest.mark.parametrize("message", EXAMPLES + CELL_EXAMPLES, ids=lambda m: m.kind)
 def test_every_message_round_trips_through_its_dict(message):
     d = message.to_dict()
     assert d["kind"] == message.kind
@@ -132,12 +141,12 @@ def test_the_examples_cover_every_kind_of_the_messages_module():
 def test_the_kinds_are_distinct_and_the_purchases_requests_are_owner_requests():
     kinds = [cls.kind for cls in _kinds(Message)]
     assert len(kinds) == len(set(kinds)), sorted(kinds)
-    for cls in (LabelReleaseRequest, LabelSaleRequest):
+    for cls in (CellReleaseRequest, CellSaleRequest):
         assert (
             issubclass(cls, OwnerRequest)
             and from_dict({"kind": cls.kind, **{f.name: None for f in dataclasses.fields(cls)}}).kind == cls.kind
         )
-    assert {LabelRelease.kind, LabelSale.kind} <= set(kinds)
+    assert {CellRelease.kind, CellSale.kind} <= set(kinds)
 
 
 def test_from_dict_refuses_an_unknown_kind_or_a_missing_field_with_a_protocol_error():
@@ -160,7 +169,7 @@ def test_request_key_by_hand():
     req = EXAMPLES[10]
     assert request_key(req) == request_key(dataclasses.replace(req))  # a copy asks for the same
     assert len(request_key(req)) == 64 and int(request_key(req), 16) >= 0  # a sha256 hex digest
-    hist = EXAMPLES[-2]
+    hist = CELL_EXAMPLES[0]
     # the same values in another dtype or shape are another request
     assert request_key(dataclasses.replace(hist, bias=hist.bias.astype(np.float32))) != request_key(hist)
     assert request_key(dataclasses.replace(hist, centres=hist.centres.reshape(8, 3))) != request_key(hist)

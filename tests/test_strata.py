@@ -16,56 +16,8 @@ from hypothesis import strategies as st
 import dpsumm
 from dpsumm.methods import flat_options, levels_text, method_from_options, parse_levels
 from dpsumm.parties import ConsumerParty, OwnerParty
-from dpsumm.strata import load_strata, row_cells, stratum_index
+from dpsumm.strata import load_strata
 from strata_data import LEVELS, strata_data, strata_method
-
-
-def test_the_cells_are_the_product_of_the_levels_in_mixed_radix() -> None:
-    cols = [np.array(["b", "a", "c", "z"]), np.array([1, 0, 1, 1])]
-    np.testing.assert_array_equal(stratum_index(cols, (("a", "b", "c"), (0, 1))), [3, 0, 5, -1])
-    X = np.array([[0.0], [1.0], [2.5], [9.0]])
-    cells = row_cells(
-        X,
-        np.array([0, 1, 0, 1]),
-        cols,
-        levels=(("a", "b", "c"), (0, 1)),
-        cross_labels=np.array([0, 1]),
-        direction=np.array([1.0]),
-        centre=np.array([0.5]),
-        edges=np.array([0.0, 1.0]),
-    )
-    # label position x 6 strata x 3 bins (scores -0.5, 0.5, 2): (0, 3, bin 0) (1, 0, bin 1) (0, 5, bin 2) (outside)
-    np.testing.assert_array_equal(cells, [0 * 18 + 3 * 3 + 0, 1 * 18 + 0 * 3 + 1, 0 * 18 + 5 * 3 + 2, -1])
-
-
-def test_a_direction_in_random_features_bins_each_row_by_its_features_score() -> None:
-    """The kernel space: a row's score is ``(h1(x) - centre) . direction`` in the map's random features, by hand."""
-    from dpsumm.hashing import RFFHasher
-
-    rng = np.random.default_rng(4)
-    X = rng.normal(size=(300, 3))
-    h = RFFHasher(3, dim=16, gamma=0.5, seed="direction:7")
-    w = rng.normal(size=16)
-    centre = rng.normal(size=16) * 0.1
-    edges = np.array([-0.3, 0.0, 0.4])
-    cells = row_cells(
-        X, None, None, levels=None, cross_labels=None, direction=w, centre=centre, edges=edges, direction_map=h
-    )
-    score = (np.asarray(h.transform(X), dtype=np.float64) - centre) @ w
-    np.testing.assert_array_equal(cells, np.searchsorted(edges, score, side="right"))
-    assert len(set(cells.tolist())) == 4  # the case exercises every bin
-    with pytest.raises(dpsumm.ProtocolError, match="16 random features"):
-        row_cells(
-            X,
-            None,
-            None,
-            levels=None,
-            cross_labels=None,
-            direction=w[:3],
-            centre=centre[:3],
-            edges=edges,
-            direction_map=h,
-        )
 
 
 def test_levels_read_from_text_and_back_and_round_trip_through_the_entry_points() -> None:

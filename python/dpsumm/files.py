@@ -7,6 +7,7 @@ Every reader names the file and the argument in its :class:`~dpsumm.errors.DataF
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import math
 import re
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import cast
 
 import numpy as np
+from numpy.lib import format as npf
 
 from ._validation import all_finite
 from .errors import DataFileError, DpsummError, InvalidParameterError
@@ -106,8 +108,6 @@ class _TextColumn:
 
 def _os_error(exc: OSError, p: object, argument: str) -> DataFileError:
     """An ``OSError`` on a user's path as a :class:`DataFileError` naming the argument and what to do."""
-    import errno
-
     reason = {
         errno.ENAMETOOLONG: "the path is too long",
         errno.ENOENT: "no such file",
@@ -160,8 +160,6 @@ def _load_npy(p: Path, argument: str, text: bool = False) -> np.ndarray:
     """A ``.npy`` file's array, its header checked against the file's size and :data:`MAX_FILE_VALUES` before
     anything is allocated (a header may claim any shape); objects (pickles) and non-real dtypes refused
     (``text``: fixed-width strings, numpy's unicode ``U`` or bytes ``S`` dtypes, are read too)."""
-    from numpy.lib import format as npf
-
     try:
         with open(p, "rb") as fh:
             try:

@@ -26,6 +26,7 @@ __all__ = [
     "kernel_sum",
     "kernel_row_means",
     "greedy_select",
+    "exact_greedy",
     "stochastic_greedy_select",
     "stochastic_sample_size",
     "nominate",
@@ -239,8 +240,6 @@ class BidIndex:
 
 
 def _index(i: object, n: int) -> int:
-    import numbers
-
     if isinstance(i, bool) or not isinstance(i, numbers.Integral):
         raise InvalidParameterError(f"`index` must be an integer, got {type(i).__name__}", "index")
     if not 0 <= int(i) < n:
@@ -587,3 +586,28 @@ def nominate(
         factor = positive_float(greedy_sample_factor, "greedy_sample_factor")
     indices, hashes, target, n_candidates = _core.nominate(arr, hasher._projection, g, T, M, C, seed, B, factor)
     return Nomination(indices=indices, hashes=hashes, target=target, n_candidates=int(n_candidates))
+
+
+def exact_greedy(
+    datas: list[np.ndarray], validation: np.ndarray, seed: np.ndarray, size: int, gamma: float
+) -> tuple[list[tuple[int, int]], list[float]]:
+    """Greedy on the exact RBF kernel (centralised, non-private): each round adds the row maximising
+    ``mean_{y in D_v} k(x, y) - q/(q+1) mean_{z in D_s} k(x, z)`` (docs/explanation/nomination-kernels.md)."""
+    X = np.concatenate(datas).astype(np.float32)
+    owner_of = np.concatenate([np.full(len(d), k) for k, d in enumerate(datas)])
+    index_of = np.concatenate([np.arange(len(d)) for d in datas])
+    kv = kernel_row_means(X, validation, gamma)
+    ks_sum = np.zeros(len(X)) if len(seed) == 0 else kernel_row_means(X, seed, gamma) * len(seed)
+    # One fused Rust pass per round (rust/src/kernel_greedy.rs; its speed against the numpy loop it replaces:
+    # benches/bench_scale_e2e.py).
+    idx, vals = _core.kernel_greedy(
+        np.ascontiguousarray(X, dtype=np.float32),
+        np.ascontiguousarray(kv, dtype=np.float64),
+        np.ascontiguousarray(ks_sum, dtype=np.float64),
+        len(seed),
+        size,
+        float(gamma),
+    )
+    idx = np.asarray(idx, dtype=np.int64)
+    picks = list(zip(owner_of[idx].tolist(), index_of[idx].tolist()))
+    return picks, np.asarray(vals, dtype=np.float64).tolist()

@@ -35,10 +35,12 @@ message                   from -> to             content
 :class:`PurchaseReply`    owner -> aggregator    those rows (``reveal="points"``) and labels
 ========================  =====================  ==========================================================
 
-Each purchase (:mod:`dpsumm.protocols.nominations`) may add its own requests to an owner, defined in its own
-module as subclasses of :class:`OwnerRequest`, which an owner answers by :meth:`OwnerRequest.answer` (the label
-purchase's :class:`~dpsumm.protocols.nominations.cell_messages.LabelReleaseRequest` and
-:class:`~dpsumm.protocols.nominations.cell_messages.LabelSaleRequest`), and the consumer's label histogram below.
+Every request carries its handler: a request to an owner is an :class:`OwnerRequest`, answered by
+:meth:`OwnerRequest.answer`; a request to the consumer a :class:`ConsumerRequest`, answered once a run by
+:meth:`ConsumerRequest.draw`. A party answers any request by :func:`answer` (its ``handle`` is that one line),
+so that each purchase (:mod:`dpsumm.protocols.nominations`) adds its own requests in its own module (the cell
+family's :mod:`dpsumm.protocols.nominations.cell_messages`) and every party, in process or on a Flower node, runs
+them without knowing the purchase.
 
 A token is the owner's opaque, stable handle for a row (the aggregator uses it only to count how many
 rounds a row was its owner's best, the ``tau`` rule, and to ask for it).
@@ -72,11 +74,9 @@ __all__ = [
     "NominationReply",
     "PurchaseRequest",
     "PurchaseReply",
-    "CellRule",
-    "LabelHistogramRequest",
-    "LabelHistogramRelease",
     "OwnerRequest",
     "ConsumerRequest",
+    "answer",
     "from_dict",
     "request_key",
 ]
@@ -89,6 +89,8 @@ class Message:
     """Base class: a typed message with a ``kind`` tag."""
 
     kind: ClassVar[str] = "message"
+    #: The role of the party that answers this message ("owner", "consumer"); None: a reply, answered by nobody.
+    answered_by: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -101,13 +103,38 @@ class Message:
             out[f.name] = getattr(self, f.name)
         return out
 
+    def answer(self, party: Any) -> Message:
+        """The reply of ``party`` (whose role is :attr:`answered_by`); raises ProtocolError."""
+        raise ProtocolError(f"{party.role} {party.name!r} cannot handle {self.kind!r}")
+
+    def group(self) -> str:
+        """The group a transport may file the message under (Flower's ``group_id``): the round of a request of the
+        paper protocol's rounds, ``""`` otherwise."""
+        return ""
+
+    def releases_exact(self) -> bool:
+        """Whether answering it releases a party's data without noise (a Flower node answers only when its own
+        operator allows it: node config ``allow-exact-release``)."""
+        return False
+
+
+def answer(message: object, party: Any) -> Message:
+    """``party``'s reply to ``message``: the message's own handler, when it is a request to a party of that role
+    (``party.role``); ProtocolError otherwise."""
+    if not isinstance(message, Message) or message.answered_by != party.role:
+        kind = message.kind if isinstance(message, Message) else type(message).__name__
+        raise ProtocolError(f"{party.role} {party.name!r} cannot handle {kind!r}")
+    return message.answer(party)
+
 
 @dataclass(frozen=True)
 class OwnerRequest(Message):
-    """A request that an owner answers by :meth:`answer`: each purchase's own requests to the owners subclass it, in
-    the purchase's module, so that an owner (in process or on a Flower node) runs any purchase without knowing it."""
+    """A request that an owner answers by :meth:`answer`: the shared exchanges' requests below, and each purchase's
+    own requests to the owners, in the purchase's module, so that an owner (in process or on a Flower node) runs any
+    purchase without knowing it."""
 
     kind: ClassVar[str] = "owner_request"
+    answered_by: ClassVar[str | None] = "owner"
 
     def answer(self, owner: Any) -> Message:
         """The owner's reply (``owner`` is a :class:`dpsumm.parties.OwnerParty`); raises ProtocolError."""
@@ -116,15 +143,24 @@ class OwnerRequest(Message):
 
 @dataclass(frozen=True)
 class ConsumerRequest(Message):
-    """A request that the consumer answers by :meth:`answer`: a purchase's own release asked of the consumer, in the
-    purchase's module (:class:`dpsumm.protocols.nominations.by_direction.DirectionRequest`), so that the consumer (in
-    process or on a Flower node, which keeps the reply and answers a repeated request with it) runs any purchase
-    without knowing it."""
+    """A request that the consumer answers once a run: the shared releases below, and a purchase's own release
+    asked of the consumer, in the purchase's module (:class:`dpsumm.protocols.nominations.by_direction.
+    DirectionRequest`), so that the consumer (in process or on a Flower node) runs any purchase without knowing it.
+
+    :meth:`answer` is the consumer's :meth:`~dpsumm.parties.ConsumerParty.release_once` of :meth:`draw`: a
+    repeated identical request gets the first release back (post-processing), another request of the same kind is
+    refused (a second release would spend budget no ledger records)."""
 
     kind: ClassVar[str] = "consumer_request"
+    answered_by: ClassVar[str | None] = "consumer"
 
     def answer(self, consumer: Any) -> Message:
-        """The consumer's reply (``consumer`` is a :class:`dpsumm.parties.ConsumerParty`); raises ProtocolError."""
+        """The consumer's one release for this request (made by :meth:`draw` the first time)."""
+        reply: Message = consumer.release_once(self, lambda: self.draw(consumer))
+        return reply
+
+    def draw(self, consumer: Any) -> Message:
+        """The release itself (``consumer`` is a :class:`dpsumm.parties.ConsumerParty`); raises ProtocolError."""
         raise NotImplementedError
 
 
@@ -142,13 +178,17 @@ def from_dict(data: dict[str, Any]) -> Message:
 
 
 @dataclass(frozen=True)
-class Setup(Message):
+class Setup(OwnerRequest):
     kind: ClassVar[str] = "setup"
     n_features: int
     dim: int
     gamma: float
     hash_seed: int | str
     reveal: str  # "points" or "hashes"
+
+    def answer(self, owner: Any) -> Message:
+        reply: Message = owner.setup(self)
+        return reply
 
 
 @dataclass(frozen=True)
@@ -159,10 +199,17 @@ class SetupReply(Message):
 
 
 @dataclass(frozen=True)
-class BidRequest(Message):
+class BidRequest(OwnerRequest):
     kind: ClassVar[str] = "bid_request"
     round: int
     v: np.ndarray = field(repr=False)  # (dim,) float32
+
+    def answer(self, owner: Any) -> Message:
+        reply: Message = owner.bid(self)
+        return reply
+
+    def group(self) -> str:
+        return str(self.round)
 
 
 @dataclass(frozen=True)
@@ -174,10 +221,17 @@ class Bid(Message):
 
 
 @dataclass(frozen=True)
-class PointRequest(Message):
+class PointRequest(OwnerRequest):
     kind: ClassVar[str] = "point_request"
     round: int
     token: int
+
+    def answer(self, owner: Any) -> Message:
+        reply: Message = owner.point(self)
+        return reply
+
+    def group(self) -> str:
+        return str(self.round)
 
 
 @dataclass(frozen=True)
@@ -191,7 +245,7 @@ class PointReply(Message):
 
 
 @dataclass(frozen=True)
-class ValidationRequest(Message):
+class ValidationRequest(ConsumerRequest):
     kind: ClassVar[str] = "validation_request"
     n_features: int
     dim: int
@@ -201,6 +255,13 @@ class ValidationRequest(Message):
     steps: int
     epsilon: float
     eta: float
+
+    def draw(self, consumer: Any) -> Message:
+        reply: Message = consumer.h2_release(self)
+        return reply
+
+    def releases_exact(self) -> bool:
+        return self.method == "exact"
 
 
 @dataclass(frozen=True)
@@ -215,7 +276,7 @@ class ValidationRelease(Message):
 
 
 @dataclass(frozen=True)
-class TargetRequest(Message):
+class TargetRequest(ConsumerRequest):
     """Ask the consumer for the one release of its validation set's hash mean.
 
     ``release`` is ``"gaussian"`` (discrete Gaussian at ``(epsilon, delta)``, replace-one in ``D_v``),
@@ -235,6 +296,13 @@ class TargetRequest(Message):
     eta: float
     send_rows: bool  # also send D_v's raw rows to the trusted aggregator (exact-kernel choice)
 
+    def draw(self, consumer: Any) -> Message:
+        reply: Message = consumer.target_release(self)
+        return reply
+
+    def releases_exact(self) -> bool:
+        return self.release == "exact"
+
 
 @dataclass(frozen=True)
 class TargetRelease(Message):
@@ -250,7 +318,7 @@ class TargetRelease(Message):
 
 
 @dataclass(frozen=True)
-class NominationRequest(Message):
+class NominationRequest(OwnerRequest):
     """Everything an owner needs to nominate: public h1 parameters, ``g~`` and public counts."""
 
     kind: ClassVar[str] = "nomination_request"
@@ -270,6 +338,10 @@ class NominationRequest(Message):
     # raw rows it buys and only verifies them against the digests).
     commit: str = "hashes"
 
+    def answer(self, owner: Any) -> Message:
+        reply: Message = owner.nominate(self)
+        return reply
+
 
 @dataclass(frozen=True)
 class NominationReply(Message):
@@ -281,9 +353,13 @@ class NominationReply(Message):
 
 
 @dataclass(frozen=True)
-class PurchaseRequest(Message):
+class PurchaseRequest(OwnerRequest):
     kind: ClassVar[str] = "purchase_request"
     tokens: np.ndarray = field(repr=False)  # (n,) int64: nominated tokens
+
+    def answer(self, owner: Any) -> Message:
+        reply: Message = owner.sell(self)
+        return reply
 
 
 @dataclass(frozen=True)
@@ -292,62 +368,6 @@ class PurchaseReply(Message):
     tokens: np.ndarray = field(repr=False)  # (n,) int64, as requested
     points: np.ndarray | None = field(repr=False)  # (n, n_features) when reveal="points"
     labels: np.ndarray | None = field(repr=False)  # (n,) when the owner has labels
-
-
-# ---------------------------------------------------------------------------------- the label purchase's consumer
-
-
-@dataclass(frozen=True, kw_only=True)
-class CellRule:
-    """The cell rule a request of the cell purchases carries (:func:`dpsumm.strata.row_keys`; all empty: the rows'
-    keys are their labels, in the request's label set): the declared strata levels as JSON, a crossed label set, a
-    direction with its centre and its bins' edges, and the direction's space (``direction_dim`` 0: the rows'
-    features; else that many random features, :func:`dpsumm.strata.direction_space`). Keyword fields, after the
-    request's own."""
-
-    levels: str = ""
-    cross_labels: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    centre: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    edges: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    direction_dim: int = 0
-    direction_gamma: float = 0.0
-    direction_seed: str = ""
-
-
-@dataclass(frozen=True)
-class LabelHistogramRequest(Message, CellRule):
-    """Ask the consumer for its one release of ``D_v``'s histogram over the label purchase's cells.
-
-    Cell ``j`` holds the validation rows of label ``label_set[cell_labels[j]]`` whose hash in the cells' h1
-    (``n_features``, ``dim``, ``gamma``, ``hash_seed``) is nearest to ``centres[j]`` among the cells of that label,
-    by ``||c||^2 - bias - 2 h.c`` (the cells are functions of the owners' releases and public numbers). The
-    consumer draws the discrete Laplace itself at ``epsilon`` (pure), scale ``2 / epsilon``: L1 sensitivity 2
-    under replace-one in ``D_v`` (one row leaves one cell's count and enters another's).
-    """
-
-    kind: ClassVar[str] = "label_histogram_request"
-    label_set: np.ndarray = field(repr=False)  # (L,) the public label set
-    epsilon: float
-    send_rows: bool  # also send D_v's raw rows to the trusted aggregator (exact-kernel choice)
-    n_features: int
-    dim: int  # the cells' h1
-    gamma: float
-    hash_seed: int | str
-    cell_labels: np.ndarray = field(repr=False)  # (J,) int64: each cell's position in label_set
-    centres: np.ndarray = field(repr=False)  # (J, dim) float64
-    bias: np.ndarray = field(repr=False)  # (J,) float64
-
-
-@dataclass(frozen=True)
-class LabelHistogramRelease(Message):
-    """The consumer's answer: ``counts`` may go to the owners; ``rows`` stay with the trusted aggregator."""
-
-    kind: ClassVar[str] = "label_histogram_release"
-    counts: np.ndarray = field(repr=False)  # (J,) float64: noisy counts of D_v's rows per cell (integers)
-    n_rows: int
-    scale: float  # the discrete Laplace's scale, 2 / epsilon
-    rows: np.ndarray | None = field(default=None, repr=False)
 
 
 def request_key(message: Message) -> str:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .accounting import DEFAULT_DELTA as _accounting_default_delta
+from .accounting import Budget
+from .errors import InvalidParameterError
 from .protocols.base import MethodOptionError, SummaryMethod
 from .protocols.baselines import CentralGreedy, ExactGreedy, Uniform
 from .protocols.nominations import PURCHASES, ByDirection, ByLabel, ByStrata, Nominations, Nominees, Purchase, Winners
@@ -288,9 +290,6 @@ def budget_from(
 ) -> Any:
     """The :class:`dpsumm.Budget` of an entry point's inputs (None when no epsilon is given); a delta left out is
     :data:`DEFAULT_DELTA`. ``spell`` names the inputs in errors (``"--validation-budget"``)."""
-    from .accounting import Budget
-    from .errors import InvalidParameterError
-
     if epsilon is None and validation_epsilon is None:
         for name, value in (("delta", delta), ("validation_delta", validation_delta)):
             if value is not None:
@@ -337,8 +336,6 @@ def parse_label_set(text: object, spell: Callable[[str], str] = lambda k: f"`{k}
         ``argument="label_set"``: not a string, an empty item, malformed JSON, or a JSON value that is not a list of
         numbers and strings.
     """
-    from .errors import InvalidParameterError
-
     name = spell("label_set")
     example = 'e.g. "0,1,2" or a JSON list such as \'["cat", "dog"]\''
     if not isinstance(text, str):
@@ -394,8 +391,6 @@ def parse_levels(text: object, spell: Callable[[str], str] = lambda k: f"`{k}`")
     InvalidParameterError
         ``argument="levels"``: not a string, an empty attribute, or malformed JSON.
     """
-    from .errors import InvalidParameterError
-
     name = spell("levels")
     if not isinstance(text, str) or not text.strip():
         raise InvalidParameterError(

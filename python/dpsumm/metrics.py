@@ -20,6 +20,7 @@ Everything here is evaluation on data the evaluator holds; nothing here is a pri
 from __future__ import annotations
 
 import math
+import warnings
 from typing import cast
 
 import numpy as np
@@ -440,7 +441,6 @@ def mlp_accuracy(
     ``random_state`` seeds the weight initialisation (evaluation, not privacy).
     """
     _sklearn()
-    import warnings
 
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier

@@ -1,13 +1,15 @@
-"""The parties shared by both protocols: data owners and the consumer (docs/design.md §1).
+"""The parties shared by both protocols: data owners and the consumer (docs/explanation/protocol.md).
 
-Each party is a separate object that reacts to messages (:mod:`dpsumm.messages`). The aggregators
-(:mod:`dpsumm.protocols.paper`, :mod:`dpsumm.protocols.nominations`) reach them only through a
-:class:`~dpsumm.transport.Transport` and never hold a reference to an owner's rows.
+Each party is a separate object that answers messages (:mod:`dpsumm.messages`): every request carries its handler,
+so that a party knows no purchase and its ``handle`` is one line. What a party offers the handlers is generic: its
+rows, labels and strata, its noise streams, its one release per stage (:meth:`OwnerParty.release_once`,
+:meth:`ConsumerParty.release_once`) and its kept state (``state`` / ``restore``, for a party rebuilt for every
+message, as a Flower node is). The aggregators (:mod:`dpsumm.protocols.paper`, :mod:`dpsumm.protocols.nominations`)
+reach the parties only through a :class:`~dpsumm.transport.Transport` and never hold a reference to an owner's rows.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -21,13 +23,9 @@ from .kernels import BidIndex, nominate
 from .messages import (
     Bid,
     BidRequest,
-    ConsumerRequest,
-    LabelHistogramRelease,
-    LabelHistogramRequest,
     Message,
     NominationReply,
     NominationRequest,
-    OwnerRequest,
     PointReply,
     PointRequest,
     PurchaseReply,
@@ -38,11 +36,11 @@ from .messages import (
     TargetRequest,
     ValidationRelease,
     ValidationRequest,
+    answer,
     from_dict,
     request_key,
 )
-from .privacy import Csprng
-from .strata import cell_counts, label_index, label_slots, row_keys
+from .privacy import Csprng, check_random_state, gaussian_mean_release, mean_release_sensitivity
 
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
@@ -52,16 +50,6 @@ __all__ = [
     "ConsumerParty",
     "nominate_rows",
     "owner_stream",
-    "PART_STAGES",
-    "label_index",
-    "row_keys",
-    "label_counts",
-    "cell_counts",
-    "label_rows",
-    "substitute_counts",
-    "COUNT_SENSITIVITY",
-    "count_release_event",
-    "mean_release_sensitivity",
     "release_request_key",
 ]
 
@@ -77,17 +65,11 @@ def owner_stream(random_state: object, name: str) -> Csprng | None:
         return None
     if isinstance(random_state, Csprng):
         return random_state.derive(f"owner:{name}")
-    from .privacy import check_random_state
 
     return check_random_state(random_state).derive("owners").derive(f"owner:{name}")
 
 
 # ---------------------------------------------------------------------------------------------- owner
-
-
-#: L1 sensitivity of the consumer's histogram over the label purchase's cells under replace-one in D_v: one row
-#: leaves one cell and enters another (or none).
-COUNT_SENSITIVITY = 2.0
 
 
 def _check_row_labels(labels: np.ndarray | None, n_rows: int, name: str) -> None:
@@ -103,150 +85,6 @@ def _check_row_strata(strata: list[np.ndarray] | None, n_rows: int, name: str) -
     """A party's strata: columns of one value per row each (one row is in one stratum)."""
     if strata is not None and (not strata or any(np.shape(c) != (n_rows,) for c in strata)):
         raise InvalidParameterError(f"`{name}` must be columns of {n_rows} values each", name)
-
-
-def label_counts(labels: np.ndarray | None, label_set: np.ndarray) -> np.ndarray:
-    """Rows per label of ``label_set`` (float64; a label outside the set is not counted, ``None``: all zero).
-
-    One pass over ``labels`` whatever the number of labels: a count per slot of :func:`label_index`'s table for integer
-    labels against a set of integers over a small range, else a sorted search of each label in the set.
-    """
-    label_set = np.asarray(label_set)
-    if labels is None:
-        return np.zeros(len(label_set))
-    labels = np.asarray(labels)
-    if labels.ndim != 1:  # one label per row: a row counts in at most one cell (L2 sensitivity sqrt(2))
-        raise ProtocolError(f"labels must be one per row (1-D), got shape {labels.shape}")
-    by_table = label_slots(labels, label_set)
-    if by_table is not None:  # count per slot, then read off the set's slots
-        slot, table = by_table
-        per_slot = np.bincount(slot, minlength=len(table))
-        out = np.zeros(len(label_set))
-        in_set = table >= 0
-        out[table[in_set]] = per_slot[in_set]
-        return out
-    idx = label_index(labels, label_set)
-    return np.bincount(idx[idx >= 0], minlength=len(label_set)).astype(np.float64)
-
-
-def substitute_counts(held: np.ndarray, counts: np.ndarray, preference: np.ndarray | None) -> np.ndarray:
-    """The rows of each label an owner sells for a label quota (docs/design.md §2.7): ``min(counts[j], held[j])``,
-    and the shortfall ``sum_j max(0, counts[j] - held[j])`` taken from its other rows, label by label in decreasing
-    ``preference`` (then decreasing ``held``, then label order), so that it sells ``min(sum(counts), sum(held))``
-    rows. ``held`` is the owner's own count per label: the substitution depends on its data and the request only.
-    """
-    held = np.asarray(held, dtype=np.int64)
-    counts = np.asarray(counts, dtype=np.int64)
-    out: np.ndarray = np.minimum(counts, held)
-    short = int((counts - out).sum())
-    if short <= 0:
-        return out
-    pref = np.zeros(len(held)) if preference is None else np.asarray(preference, dtype=np.float64)
-    for j in np.lexsort((np.arange(len(held)), -held, -pref)):  # the last key is the primary one
-        take = min(short, int(held[j] - out[j]))
-        out[j] += take
-        short -= take
-        if short == 0:
-            break
-    return out
-
-
-def label_rows(
-    X: np.ndarray,
-    labels: np.ndarray | None,
-    label_set: np.ndarray,
-    counts: np.ndarray,
-    hasher: RFFHasher,
-    *,
-    candidates: int,
-    sample_seed: int,
-    greedy_sample_factor: float | None = None,
-    preference: np.ndarray | None = None,
-    herded: np.ndarray | None = None,
-    target: np.ndarray | None = None,
-    temperature: float = 1.0,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``counts[j]`` rows of label ``label_set[j]`` each, a label the owner holds fewer rows of made up from its
-    other labels (:func:`substitute_counts`, by ``preference``): for each label, a herded sample of the owner's
-    rows of that label, or a uniform one where ``herded[j]`` is False (docs/design.md §2.7). Returns
-    ``(tokens int64, sorted; hashes float32)``.
-
-    With a ``target`` (the consumer's released ``g~``, the tilted sale) every sale leans toward it: each label's
-    candidates are drawn with probability ``~ exp(h1(x).g~ / temperature)`` among all its rows (one streaming
-    pass that hashes every row of the label, :func:`nominate_rows`), and the herded sale herds toward their tilted
-    mean; a sale that is not herded is the tilted draw itself.
-
-    Each label's ``ceil(candidates * counts[j] / sum(counts))`` candidates are drawn uniformly among its rows (a
-    stream keyed from the public ``sample_seed`` and the label: a sample, not privacy noise) and only they are
-    hashed; ``counts[j]`` of them are herded toward the candidates' mean hash (:func:`nominate_rows` with no tilt):
-    a sample that represents the label's rows better than a uniform draw, with no information from anybody else.
-    A label with ``herded[j]`` False keeps the first ``counts[j]`` rows of that uniform draw instead (owners of
-    one distribution that share a cell: their herds would all lean to its centre).
-    """
-    empty = (np.zeros(0, dtype=np.int64), np.zeros((0, hasher.dim), dtype=np.float32))
-    if labels is None:
-        return empty
-    label_set = np.asarray(label_set)
-    idx = label_index(np.asarray(labels), label_set)
-    held = np.bincount(idx[idx >= 0], minlength=len(label_set))
-    counts = substitute_counts(held, np.asarray(counts, dtype=np.int64), preference)
-    total = max(int(counts.sum()), 1)
-    stream = Csprng(int(sample_seed))
-    zero = np.zeros(hasher.dim)
-    tilted = target is not None and len(target) > 0
-    tokens_out: list[np.ndarray] = []
-    hashes_out: list[np.ndarray] = []
-    for j, (lab, count) in enumerate(zip(label_set, counts)):
-        pool = np.flatnonzero(idx == j) if count > 0 else np.zeros(0, dtype=np.int64)
-        if len(pool) == 0:
-            continue
-        label_stream = stream.derive(f"label:{lab!r}")
-        herd = herded is None or bool(herded[j])
-        c = max(int(count), math.ceil(candidates * int(count) / total)) if herd else int(count)
-        if tilted:  # the tilted draw of c candidates among all the label's rows; herded (c > count) or sold as drawn
-            assert target is not None
-            tokens, hashes = nominate_rows(
-                np.ascontiguousarray(X[pool]),
-                hasher,
-                np.asarray(target, dtype=np.float64),
-                temperature=float(temperature),
-                nominees=int(count),
-                candidates=c,
-                sample_seed=int(label_stream.integers(2**63)),
-                greedy_sample_factor=greedy_sample_factor,
-            )
-            tokens_out.append(pool[tokens])
-            hashes_out.append(hashes)
-            continue
-        if c < len(pool):  # with no tilt the candidates are a uniform sample: draw them first, hash only them
-            keys = label_stream.derive("candidates").uniform_array(len(pool))
-            pool = np.sort(pool[np.argpartition(keys, c - 1)[:c]])
-        if not herd:  # the uniform sample itself: every candidate is sold
-            tokens_out.append(pool)
-            hashes_out.append(np.ascontiguousarray(hasher.transform(np.ascontiguousarray(X[pool])), dtype=np.float32))
-            continue
-        tokens, hashes = nominate_rows(
-            np.ascontiguousarray(X[pool]),
-            hasher,
-            zero,
-            temperature=1.0,
-            nominees=int(count),
-            candidates=len(pool),
-            sample_seed=int(label_stream.integers(2**63)),
-            greedy_sample_factor=greedy_sample_factor,
-        )
-        tokens_out.append(pool[tokens])
-        hashes_out.append(hashes)
-    if not tokens_out:
-        return empty
-    tokens_all = np.concatenate(tokens_out).astype(np.int64)
-    order = np.argsort(tokens_all, kind="stable")
-    return tokens_all[order], np.ascontiguousarray(np.concatenate(hashes_out)[order], dtype=np.float32)
-
-
-#: The stages an owner records the two parts of its cell-purchase release under, each drawn from its own noise
-#: stream (:meth:`OwnerParty.release_once`; dpsumm.protocols.nominations.cell_messages).
-PART_STAGES = ("labels-sums", "labels-counts")
 
 
 def nominate_rows(
@@ -323,8 +161,6 @@ class OwnerParty:
         self.name = name
         self._strata = strata
         self._rng = rng
-        self._release_stream: Csprng | None = None
-        self._part_streams: dict[str, Csprng] = {}
         self._data = data
         self._labels = labels
         self._index: BidIndex | None = None
@@ -340,7 +176,8 @@ class OwnerParty:
         self._nominated: set[int] = set()
         self._sold: set[int] = set()
         self._releases: dict[str, tuple[str, Message]] = {}
-        self._scores: dict[bytes, np.ndarray] = {}  # its rows' scores along a released direction (row_cells)
+        self._streams: dict[tuple[str, ...], Csprng] = {}
+        self._memo: dict[bytes, np.ndarray] = {}  # one value a handler computed from the rows (memo)
 
     # -- what a purchase's handler reads -------------------------------------------------------------------
 
@@ -367,26 +204,51 @@ class OwnerParty:
     def n_features(self) -> int:
         return int(self._data.shape[1])
 
-    def keys(self, request: Message) -> np.ndarray | None:
-        """Its rows' keys for a cell purchase's request (:func:`row_keys`); the scores along a released direction
-        are computed once and kept for the run's later requests."""
-        return row_keys(self._data, self._labels, self._strata, request, self._scores)
+    def memo(self, key: bytes, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """``compute()``, kept for the run's later requests under ``key`` (a handler's value computed from the rows
+        and a request's public numbers, such as the rows' scores along a released direction; one value is kept,
+        the latest)."""
+        kept = self._memo.get(key)
+        if kept is None or len(kept) != self._n_rows:
+            kept = compute()
+            self._memo.clear()
+            self._memo[key] = kept
+        return kept
 
     def hash_sum(self, hasher: RFFHasher) -> np.ndarray:
         """``sum h1(x)`` over the owner's rows (float64; Rust, streaming)."""
         return np.asarray(_core.owner_hash_sum(self._data, hasher._projection), dtype=np.float64)
 
+    #: The owner's role: it answers the :class:`~dpsumm.messages.OwnerRequest` messages.
+    role = "owner"
+
+    def release_stream(self, *path: str) -> Csprng:
+        """The owner's noise stream at ``path`` below its own (``("a",)``: its child ``"a"``; ``("a", "b")``: the child
+        ``"b"`` of that), each derived once, when first asked for: a handler that must draw what an earlier layout
+        of streams drew asks for them in that layout's order. An owner given no stream keys one from
+        operating-system entropy (the only private mode)."""
+        if self._rng is None:
+            self._rng = Csprng()
+        if not path:
+            raise ProtocolError(f"owner {self.name!r}: a release stream needs a name")
+        stream = self._streams.get(path)
+        if stream is None:
+            parent = self._rng if len(path) == 1 else self.release_stream(*path[:-1])
+            stream = self._streams[path] = parent.derive(path[-1])
+        return stream
+
     def release_once(
         self,
         stage: str,
         request: Message,
-        release: Callable[[Csprng], Message],
+        release: Callable[[], Message],
         excludes: tuple[str, ...] = (),
     ) -> Message:
-        """The owner's one DP release of ``stage`` in a run: ``release(stream)`` draws it from the owner's own noise
-        stream the first time; the same request later gets the same release back (post-processing), another
-        request for ``stage`` is refused (it would spend more than the owner's budget), and so is any request for
-        ``stage`` once one of the ``excludes`` stages was released (each spends the budget ``stage`` would)."""
+        """The owner's one DP release of ``stage`` in a run: ``release()`` draws it (from a stream of
+        :meth:`release_stream`) the first time; the same request later gets the same release back
+        (post-processing), another request for ``stage`` is refused (it would spend more than the owner's budget),
+        and so is any request for ``stage`` once one of the ``excludes`` stages was released (each spends the budget
+        ``stage`` would)."""
         key = request_key(request)
         spent = [s for s in excludes if s in self._releases]
         if spent:
@@ -402,40 +264,15 @@ class OwnerParty:
                     "(one release per stage and run)"
                 )
             return done
-        if self._rng is None:
-            self._rng = Csprng()
-        if self._release_stream is None:
-            # The owner's release stream is the third child of its stream, as it was when owners had three kinds of
-            # release: seeded runs draw the same noise as before.
-            for child in ("sketch-sum", "sketch-histogram", "sketch-labels"):
-                self._release_stream = self._rng.derive(child)
-            # A release in two parts draws each part from its own child of a fourth: independent noise, and the
-            # same noise whether the party lives through the run (in process) or is rebuilt for every message
-            # (a Flower node) and so derives its streams afresh each time.
-            parts = self._rng.derive("sketch-label-parts")
-            self._part_streams = {stage: parts.derive(stage) for stage in PART_STAGES}
-        assert self._release_stream is not None
-        reply = release(self._part_streams.get(stage, self._release_stream))
+        reply = release()
         self._releases[stage] = (key, reply)
         return reply
 
     # -- messages ------------------------------------------------------------------------------------------
 
     def handle(self, message: Message) -> Message:
-        """The owner's reply to ``message``: a shared exchange of the protocols, or a purchase's own request."""
-        if isinstance(message, OwnerRequest):
-            return message.answer(self)
-        if isinstance(message, NominationRequest):
-            return self._nominate(message)
-        if isinstance(message, PurchaseRequest):
-            return self._purchase(message)
-        if isinstance(message, Setup):
-            return self._setup(message)
-        if isinstance(message, BidRequest):
-            return self._bid(message)
-        if isinstance(message, PointRequest):
-            return self._point(message)
-        raise ProtocolError(f"owner {self.name!r} cannot handle {message.kind!r}")
+        """The owner's reply to ``message`` (the request's own handler: :func:`dpsumm.messages.answer`)."""
+        return answer(message, self)
 
     def state(self) -> dict[str, Any]:
         """What the owner keeps between the messages of a run, as JSON-ready values (a Flower node keeps it in its
@@ -453,9 +290,9 @@ class OwnerParty:
         """Rebuild the party's run from :meth:`state` (replaying the paper protocol's setup and the rows sent)."""
         try:
             if state.get("setup") is not None:
-                self._setup(from_dict(_from_jsonable(state["setup"])))  # type: ignore[arg-type]
+                self.setup(from_dict(_from_jsonable(state["setup"])))  # type: ignore[arg-type]
                 for token in state["sent"]:  # replay: rows already sent are never offered again
-                    self._point(PointRequest(round=0, token=int(token)))
+                    self.point(PointRequest(round=0, token=int(token)))
             self._nominated = {int(t) for t in state["nominated"]}
             self._sold = {int(t) for t in state["sold"]}
             self._reveal = str(state["reveal"])
@@ -466,7 +303,8 @@ class OwnerParty:
         except (KeyError, TypeError, ValueError) as exc:
             raise ProtocolError(f"owner {self.name!r}: its kept state is malformed ({exc})") from None
 
-    def _setup(self, m: Setup) -> SetupReply:
+    def setup(self, m: Setup) -> SetupReply:
+        """The paper protocol's setup: the owner indexes its rows' hashes (:class:`~dpsumm.kernels.BidIndex`)."""
         if m.n_features != self._data.shape[1]:
             raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, setup says {m.n_features}")
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
@@ -481,7 +319,8 @@ class OwnerParty:
         self._sent = []
         return SetupReply(n_rows=int(self._data.shape[0]), n_features=int(self._data.shape[1]))
 
-    def _bid(self, m: BidRequest) -> Bid:
+    def bid(self, m: BidRequest) -> Bid:
+        """Its best row not yet offered against the broadcast ``v`` (paper Alg. 3)."""
         v = np.ascontiguousarray(m.v, dtype=np.float32)
         if self._index is not None:
             best = self._index.best(v)
@@ -498,7 +337,8 @@ class OwnerParty:
             return self._index.is_offered(t)
         return bool(self._offered[t])
 
-    def _point(self, m: PointRequest) -> PointReply:
+    def point(self, m: PointRequest) -> PointReply:
+        """The row (or its hash) behind a token, sent once."""
         t = m.token
         if self._index is None and self._hashes is None:
             raise ProtocolError(f"owner {self.name!r} got a point request before setup")
@@ -517,8 +357,8 @@ class OwnerParty:
 
     # -- nominations protocol -------------------------------------------------------------------------
 
-    def _nominate(self, m: NominationRequest) -> NominationReply:
-        """Rank this owner's rows using only its data, ``g~`` and public parameters (docs/design.md §3)."""
+    def nominate(self, m: NominationRequest) -> NominationReply:
+        """Rank this owner's rows using only its data, ``g~`` and public parameters (docs/explanation/protocol.md)."""
         if m.n_features != self._data.shape[1]:
             raise ProtocolError(
                 f"owner {self.name!r} has {self._data.shape[1]} features, the request says {m.n_features}"
@@ -545,7 +385,7 @@ class OwnerParty:
             return NominationReply(n_rows=self._n_rows, tokens=tokens, hashes=None, digests=hash_digests(hashes))
         return NominationReply(n_rows=self._n_rows, tokens=tokens, hashes=hashes)
 
-    def _purchase(self, m: PurchaseRequest) -> PurchaseReply:
+    def sell(self, m: PurchaseRequest) -> PurchaseReply:
         """Sell the rows (or, with ``reveal="hashes"``, only the labels) of nominated tokens, each once."""
         tokens = np.asarray(m.tokens)
         if tokens.ndim != 1 or tokens.dtype.kind not in "iu":
@@ -571,11 +411,15 @@ class ConsumerParty:
 
     For the non-private baselines (``method="exact"`` in the request) it releases the exact mean hash.
 
-    Each release (a :class:`ValidationRequest`'s, a :class:`TargetRequest`'s, a :class:`LabelHistogramRequest`'s) is
-    made once per party: a repeated identical request gets the first release back (post-processing, free), and a
-    request of the same kind with other parameters is refused with a :class:`ProtocolError` (a second release would
-    spend more than the run's ledger records). The Flower consumer keeps its releases the same way in node state.
+    Each release (a :class:`~dpsumm.messages.ConsumerRequest`'s: the shared :class:`ValidationRequest` and
+    :class:`TargetRequest`, and a purchase's own) is made once per party (:meth:`release_once`): a repeated identical
+    request gets the first release back (post-processing, free), and a request of the same kind with other
+    parameters is refused with a :class:`ProtocolError` (a second release would spend more than the run's ledger
+    records). The Flower consumer keeps its releases the same way in node state (:meth:`state`, :meth:`restore`).
     """
+
+    #: The consumer's role: it answers the :class:`~dpsumm.messages.ConsumerRequest` messages.
+    role = "consumer"
 
     def __init__(
         self,
@@ -607,6 +451,16 @@ class ConsumerParty:
         aggregator, when asked)."""
         return self._validation
 
+    @property
+    def labels(self) -> np.ndarray | None:
+        """The validation rows' labels, or None."""
+        return self._labels
+
+    @property
+    def strata(self) -> list[np.ndarray] | None:
+        """The validation rows' public attributes, one column per attribute, or None."""
+        return self._strata
+
     def release_stream(self, label: str) -> Csprng:
         """The consumer's noise stream ``label`` of :data:`RELEASE_STREAMS` (derived in that order, whichever is
         asked for first)."""
@@ -621,30 +475,42 @@ class ConsumerParty:
         return self._release_streams[label]
 
     def handle(self, message: Message) -> Message:
-        if not isinstance(message, (ConsumerRequest, TargetRequest, LabelHistogramRequest, ValidationRequest)):
-            raise ProtocolError(f"consumer cannot handle {message.kind!r}")
-        key = release_request_key(message)
-        kept = self._released.get(message.kind)
+        """The consumer's reply to ``message`` (the request's own handler: :func:`dpsumm.messages.answer`)."""
+        return answer(message, self)
+
+    def release_once(self, request: Message, release: Callable[[], Message]) -> Message:
+        """The consumer's one release for a request of ``request.kind`` in a run: ``release()`` draws it the first
+        time; the same request later gets the same release back (post-processing), another request of that kind is
+        refused (it would spend budget no ledger records)."""
+        key = release_request_key(request)
+        kept = self._released.get(request.kind)
         if kept is not None:
             if kept[0] != key:
                 raise ProtocolError(
-                    f"consumer {self.name!r}: its {message.kind!r} release was already made for another "
+                    f"consumer {self.name!r}: its {request.kind!r} release was already made for another "
                     "request (one release per run: another would spend budget no ledger records)"
                 )
             return kept[1]
-        release: Message
-        if isinstance(message, ConsumerRequest):  # a purchase's own release, answered by its handler
-            release = message.answer(self)
-        elif isinstance(message, TargetRequest):
-            release = self._target(message)
-        elif isinstance(message, LabelHistogramRequest):
-            release = self._label_histogram(message)
-        else:
-            release = self._h2_release(message)
-        self._released[message.kind] = (key, release)
-        return release
+        reply = release()
+        self._released[request.kind] = (key, reply)
+        return reply
 
-    def _h2_release(self, m: ValidationRequest) -> ValidationRelease:
+    def state(self) -> dict[str, Any]:
+        """The releases the consumer made in a run, as JSON-ready values (a Flower node keeps them in its node state
+        and rebuilds the party from them for every message: :meth:`restore`)."""
+        return {"releases": {kind: [key, _jsonable(reply.to_dict())] for kind, (key, reply) in self._released.items()}}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Rebuild the consumer's run from :meth:`state`."""
+        try:
+            self._released = {
+                str(kind): (str(key), from_dict(_from_jsonable(reply)))
+                for kind, (key, reply) in state["releases"].items()
+            }
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(f"consumer {self.name!r}: its kept state is malformed ({exc})") from None
+
+    def h2_release(self, m: ValidationRequest) -> ValidationRelease:
         """The paper protocol's release of ``g~ = h2(h1(D_v))`` (or, for its non-private baseline, the exact mean)."""
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
         H = hasher.transform(self._validation)
@@ -655,17 +521,14 @@ class ConsumerParty:
         h2.add(H)
         return ValidationRelease(mean_hash=h2.release(m.steps, m.epsilon), n_rows=n, private=True)
 
-    def _target(self, m: TargetRequest) -> TargetRelease:
-        """The nominations protocol's one release of ``mean h1(D_v)`` (docs/design.md §2).
+    def target_release(self, m: TargetRequest) -> TargetRelease:
+        """The nominations protocol's one release of ``mean h1(D_v)`` (docs/explanation/protocol.md).
 
         ``"gaussian"``: the consumer calibrates the discrete Gaussian to ``(epsilon, delta)`` itself, from its
         own ``|D_v|`` (replace-one in ``D_v``: L2 sensitivity ``2 sqrt(2) / |D_v|``), so it never releases
         more than it was asked to spend. ``"mwem"``: the paper's h2. ``"exact"``: no noise (non-private run).
         The exact mean goes only to the trusted aggregator.
         """
-        from . import accounting
-        from .privacy import gaussian_mean_release
-
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
         H = hasher.transform(self._validation)
         n = int(H.shape[0])
@@ -704,49 +567,10 @@ class ConsumerParty:
             )
         raise ProtocolError(f"consumer: unknown release {m.release!r}")
 
-    def _label_histogram(self, m: LabelHistogramRequest) -> LabelHistogramRelease:
-        """The one release of ``purchase="labels"``: ``D_v``'s counts per cell (:func:`cell_counts`) + discrete
-        Laplace.
-
-        The consumer draws it itself at ``epsilon`` (pure), L1 sensitivity 2 under replace-one in ``D_v``
-        (:func:`count_release_event`, :func:`dpsumm.privacy.laplace_count_release`; docs/design.md §2.7). Its rows
-        go only to the trusted aggregator, when asked.
-        """
-        from .privacy import laplace_count_release
-
-        keys = row_keys(self._validation, self._labels, self._strata, m)
-        if keys is None:
-            raise ProtocolError("consumer: purchase='labels' needs the validation labels (validation_labels=...)")
-        label_set = np.asarray(m.label_set)
-        if label_set.ndim != 1 or len(label_set) == 0:
-            raise ProtocolError("consumer: a label histogram needs a non-empty 1-D label set")
-        event = count_release_event(m.epsilon)
-        counts = cell_counts(self._validation, keys, m)
-        noisy = laplace_count_release(counts, event, self._release_stream("validation-labels"))
-        return LabelHistogramRelease(
-            counts=noisy,
-            n_rows=int(len(self._validation)),
-            scale=event.scale,
-            rows=np.array(self._validation) if m.send_rows else None,
-        )
-
 
 #: What a release request asks for (:func:`dpsumm.messages.request_key`): two requests share it exactly when every
 #: field is equal (arrays by dtype, shape and bytes); a repeated request must ask for the same release.
 release_request_key = request_key
-
-
-def mean_release_sensitivity(n_rows: int) -> float:
-    """The L2 sensitivity of ``mean h1(D_v)`` under replace-one in ``D_v`` (``|D_v| = n_rows`` public):
-    ``||h1(v) - h1(v')|| / n_rows <= 2 sqrt(2) / n_rows`` (``||h1||^2 <= 2``; docs/design.md §2.1)."""
-    return 2.0 * math.sqrt(2.0) / n_rows
-
-
-def count_release_event(epsilon: float) -> accounting.LaplaceEvent:
-    """The ledger event of the consumer's cell histogram at ``epsilon``: the discrete Laplace on the integers,
-    scale ``COUNT_SENSITIVITY / epsilon``, replace-one in ``D_v`` (pure epsilon-DP; docs/design.md §2.7).
-    Raises :class:`InvalidParameterError` naming ``epsilon`` outside ``[1e-12, 100]``."""
-    return accounting.LaplaceEvent(epsilon, COUNT_SENSITIVITY, "replace-one", granularity=1.0)
 
 
 def _jsonable(fields: dict[str, Any]) -> dict[str, Any]:

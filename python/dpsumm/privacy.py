@@ -49,6 +49,9 @@ __all__ = [
     "gaussian_on_grid",
     "gaussian_mean_release",
     "laplace_count_release",
+    "COUNT_SENSITIVITY",
+    "count_release_event",
+    "mean_release_sensitivity",
 ]
 
 Csprng = _core.Csprng
@@ -338,3 +341,23 @@ def laplace_count_release(counts: object, event: LaplaceEvent, rng: Csprng) -> n
         )
     # the kernel refuses counts that are not integers within ±2^52, naming `counts`
     return np.asarray(_rng(rng).discrete_laplace_counts(real_vector(counts, "counts"), event.scale), dtype=np.float64)
+
+
+#: L1 sensitivity of the consumer's histogram over the cell purchases' cells under replace-one in D_v: one row leaves
+#: one cell and enters another (or none).
+COUNT_SENSITIVITY = 2.0
+
+
+def count_release_event(epsilon: float) -> LaplaceEvent:
+    """The ledger event of the consumer's cell histogram at ``epsilon``: the discrete Laplace on the integers,
+    scale ``COUNT_SENSITIVITY / epsilon``, replace-one in ``D_v`` (pure epsilon-DP; :func:`laplace_count_release`).
+    Raises :class:`InvalidParameterError` naming ``epsilon`` outside ``[1e-12, 100]``."""
+    from .accounting import LaplaceEvent
+
+    return LaplaceEvent(epsilon, COUNT_SENSITIVITY, "replace-one", granularity=1.0)
+
+
+def mean_release_sensitivity(n_rows: int) -> float:
+    """The L2 sensitivity of ``mean h1(D_v)`` under replace-one in ``D_v`` (``|D_v| = n_rows`` public):
+    ``||h1(v) - h1(v')|| / n_rows <= 2 sqrt(2) / n_rows`` (``||h1||^2 <= 2``; docs/explanation/protocol.md)."""
+    return 2.0 * math.sqrt(2.0) / n_rows

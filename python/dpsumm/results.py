@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .access import Access
+from .accounting import certification, privacy_text
+from .errors import InvalidParameterError
 from .hashing import RFFHasher
 
 if TYPE_CHECKING:
@@ -41,8 +43,6 @@ class Owner:
 
     def __post_init__(self) -> None:
         if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
-            from .errors import InvalidParameterError
-
             raise InvalidParameterError(
                 f"`name` of an Owner must be None or a non-empty str, got {type(self.name).__name__} {self.name!r:.60}",
                 "name",
@@ -124,8 +124,6 @@ class SummaryResult:
 
     def certification(self) -> Certification:
         """Whether this result is private and certified (:func:`dpsumm.accounting.certification` of its ledger)."""
-        from .accounting import certification
-
         return certification(self.privacy, seeded=bool(self.seeded))
 
     def privacy_status(self) -> str:
@@ -136,8 +134,6 @@ class SummaryResult:
     def privacy_text(self, delta_owners: float | None = None, delta_validation: float | None = None) -> str:
         """The privacy table, what each party's ε is relative to, what the aggregator saw, and the verdict
         (:func:`dpsumm.accounting.privacy_text`; default δ's: the run's, else ``accounting.DEFAULT_DELTA``)."""
-        from .accounting import privacy_text
-
         return privacy_text(self, delta_owners, delta_validation)
 
     def __repr__(self) -> str:

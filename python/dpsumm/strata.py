@@ -2,31 +2,26 @@
 
 A *stratum* of a row is the tuple of its values of one or several public attributes (a group, a site, a product
 line, ...); the attributes' public sets of values, the *levels*, are declared on the purchase and never read off
-anybody's data. A row's *cell* is a public function of the row: its position in the product of the declared
-levels (:func:`stratum_index`), optionally crossed with its label's position in a public label set and with the
-bin of its score along a public direction (:func:`row_cells`). A row outside the declared levels (or label set)
-is in no cell (-1): it is never counted, never sold.
+anybody's data. A row's stratum is its position in the product of the declared levels (:func:`stratum_index`), a
+row outside them is in none (-1). A public value set is matched by :func:`label_index`.
 
-The functions here are pure and know no party: the owners and the consumer call them on their own rows with the
-public numbers of a request (:mod:`dpsumm.parties`, :mod:`dpsumm.protocols.nominations.by_label`).
+The functions here are pure and know no party and no purchase: the cell family's rule
+(:mod:`dpsumm.protocols.nominations.cell_rule`) keys the parties' rows by them.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from . import _core
 from ._validation import as_array
 from .errors import DataFileError, DpsummError, InvalidParameterError, ProtocolError
-from .hashing import RFFHasher
-
-if TYPE_CHECKING:
-    from .messages import LabelHistogramRequest
 
 __all__ = [
     "MAX_CELLS",
@@ -39,12 +34,7 @@ __all__ = [
     "check_strata_against",
     "label_index",
     "stratum_index",
-    "row_cells",
-    "row_keys",
-    "direction_space",
-    "cell_count",
     "load_strata",
-    "cell_counts",
 ]
 
 #: The most cells the product of the declared levels (and a crossing) may have: every owner releases one count per
@@ -221,65 +211,6 @@ def check_strata_against(columns: list[np.ndarray], levels: Levels, argument: st
     return stratum_index(columns, levels)
 
 
-def cell_counts(X: np.ndarray, labels: np.ndarray, m: LabelHistogramRequest) -> np.ndarray:
-    """Rows per cell of the label purchase (float64, shape ``(J,)``; docs/design.md §2.7).
-
-    A row of label ``label_set[j]`` goes to the nearest centre, ``argmin ||c||^2 - bias - 2 h.c`` with ``h`` its
-    hash in the cells' h1, among the cells of label ``j``; a row whose label is outside the set, or that no cell
-    holds, is not counted. Each row is counted at most once (L2 sensitivity ``sqrt(2)`` under replace-one).
-    """
-    centres = np.asarray(m.centres, dtype=np.float64)
-    cell_labels = np.asarray(m.cell_labels)
-    bias = np.asarray(m.bias, dtype=np.float64)
-    J = len(cell_labels)
-    if (
-        cell_labels.ndim != 1
-        or cell_labels.dtype.kind not in "iu"
-        or centres.shape != (J, m.dim)
-        or bias.shape != (J,)
-        or not np.isfinite(centres).all()
-        or not np.isfinite(bias).all()
-    ):
-        raise ProtocolError(
-            f"a label histogram request needs (J,) integer cell labels, (J, {m.dim}) centres and (J,) "
-            f"biases, all finite; got {cell_labels.shape}, {centres.shape}, {bias.shape}"
-        )
-    label_set = np.asarray(m.label_set)
-    if J and (cell_labels.min() < 0 or cell_labels.max() >= len(label_set)):
-        raise ProtocolError("a label histogram request names a cell label outside the label set")
-    if m.n_features != np.shape(X)[1]:
-        raise ProtocolError(f"the consumer has {np.shape(X)[1]} features, the request says {m.n_features}")
-    if J > _MAX_CELLS:
-        raise ProtocolError(f"a label histogram request names {J} cells, more than {_MAX_CELLS}")
-    out = np.zeros(J)
-    idx = label_index(np.asarray(labels), label_set)
-    if J == 0 or not (idx >= 0).any():
-        return out
-    hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
-    rows = np.flatnonzero(idx >= 0)
-    base = (centres * centres).sum(1) - bias
-    # a row is scored against its own label's cells only (the first nearest in cell order, as an argmin over every
-    # cell with the others masked would pick): the work is |D_v| x J / L, not |D_v| x J
-    cells_of_label = {j: np.flatnonzero(cell_labels == j) for j in np.unique(cell_labels).tolist()}
-    step = max(1, min(_CELL_BLOCK, _CELL_SCORES // max(J, 1)))
-    for start in range(0, len(rows), step):  # at most (step, J) scores at a time: _CELL_SCORES float64
-        block = rows[start : start + step]
-        H = np.asarray(hasher.transform(np.ascontiguousarray(np.asarray(X)[block])), dtype=np.float64)
-        row_labels = idx[block]
-        for j in np.unique(row_labels).tolist():
-            cells = cells_of_label.get(j)
-            if cells is None:  # no cell holds this label: its rows are not counted
-                continue
-            score = base[cells][None, :] - 2.0 * (H[row_labels == j] @ centres[cells].T)
-            np.add.at(out, cells[np.argmin(score, axis=1)], 1.0)
-    return out
-
-
-_CELL_BLOCK = 4096
-_CELL_SCORES = 1 << 22  # 32 MB of scores at a time
-_MAX_CELLS = 1 << 24  # cells a label histogram may have (K owners x L labels)
-
-
 def _fits_int64(dtype: np.dtype[Any]) -> bool:
     """Integers every value of which converts to int64 exactly."""
     return dtype.kind == "i" or (dtype.kind == "u" and dtype.itemsize <= 4)
@@ -341,147 +272,6 @@ def stratum_index(columns: Sequence[np.ndarray], levels: Levels) -> np.ndarray:
     return out
 
 
-def cell_count(levels: Levels | None, cross_labels: np.ndarray | None, bins: int) -> int:
-    """Cells of a rule: the product of the levels' sizes, the crossed label set's size and the bins (each 1 when
-    absent)."""
-    n = math.prod(len(a) for a in levels) if levels else 1
-    n *= len(cross_labels) if cross_labels is not None and len(cross_labels) else 1
-    return n * max(int(bins), 1)
-
-
-def row_cells(
-    data: np.ndarray,
-    labels: np.ndarray | None,
-    strata: Sequence[np.ndarray] | None,
-    *,
-    levels: Levels | None,
-    cross_labels: np.ndarray | None,
-    direction: np.ndarray | None,
-    centre: np.ndarray | None,
-    edges: np.ndarray | None,
-    direction_map: RFFHasher | None = None,
-    score_cache: dict[bytes, np.ndarray] | None = None,
-) -> np.ndarray:
-    """Each row's cell (int64 in ``[0, cell_count)``, -1 for none): its label's position in ``cross_labels`` (when
-    given), then its stratum's position in the product of ``levels`` (when given), then the bin of its score
-    ``(f(x) - centre) . direction`` among ``edges`` (``len(edges) + 1`` bins, when a direction is given), in
-    mixed radix, the first most significant; ``f`` is ``direction_map``'s random features (the kernel's witness
-    space) when given, else the row itself. A row with a label or stratum outside the declared sets is in no cell.
-    A public function of the row: replacing one row moves at most one count from one cell to another. With a
-    ``score_cache`` (a party's own dict, kept between its messages of a run) the scores along one direction are
-    computed once: the owner's release and its sale key its rows alike without scoring them twice."""
-    n = int(np.shape(data)[0])
-    out = np.zeros(n, dtype=np.int64)
-    outside = np.zeros(n, dtype=bool)
-    if cross_labels is not None and len(cross_labels):
-        if labels is None:
-            raise ProtocolError("the cells cross the labels, but the party has no labels")
-        pos = label_index(np.asarray(labels), np.asarray(cross_labels))
-        outside |= pos < 0
-        out = np.maximum(pos, 0)
-    if levels:
-        if strata is None:
-            raise ProtocolError("the cells are by strata, but the party has no strata")
-        pos = stratum_index(strata, levels)
-        outside |= pos < 0
-        out = out * math.prod(len(a) for a in levels) + np.maximum(pos, 0)
-    if direction is not None and len(direction):
-        assert centre is not None and edges is not None
-        d = np.asarray(direction, dtype=np.float64)
-        width = int(np.shape(data)[1]) if direction_map is None else int(direction_map.dim)
-        if d.shape != (width,) or np.shape(centre) != d.shape:
-            space = "features" if direction_map is None else "random features"
-            raise ProtocolError(
-                f"a direction and centre of {width} {space} are needed, got {d.shape}, {np.shape(centre)}"
-            )
-        e = np.asarray(edges, dtype=np.float64)
-        if e.ndim != 1 or not np.isfinite(e).all() or np.any(np.diff(e) < 0):
-            raise ProtocolError("the bins' edges must be a finite, non-decreasing 1-D array")
-        c = np.asarray(centre, dtype=np.float64)
-        key = d.tobytes() + c.tobytes() + repr(None if direction_map is None else direction_map.get_params()).encode()
-        score = None if score_cache is None else score_cache.get(key)
-        if not d.any():  # a zero direction (one bin, no edges): every score is 0, no row need be scored
-            score = np.zeros(n)
-        elif score is None or len(score) != n:
-            score = _scores(data, c, d, direction_map)
-            if score_cache is not None:  # one direction a run: keep the latest only
-                score_cache.clear()
-                score_cache[key] = score
-        out = out * (len(e) + 1) + np.searchsorted(e, score, side="right")
-    out[outside] = -1
-    return out
-
-
-def row_keys(
-    data: np.ndarray,
-    labels: np.ndarray | None,
-    strata: list[np.ndarray] | None,
-    request: Any,
-    score_cache: dict[bytes, np.ndarray] | None = None,
-) -> np.ndarray | None:
-    """What a party counts and sells its rows by for a request of a cell purchase: its labels, when the request
-    carries no cell rule (the label purchase: ``label_set`` is the labels); else each row's cell
-    (:func:`dpsumm.strata.row_cells` of the request's ``levels``, ``cross_labels``, ``direction``, ``centre`` and
-    ``edges``), and ``label_set`` is ``0 .. J - 1``."""
-    text = str(getattr(request, "levels", ""))
-    cross = np.asarray(getattr(request, "cross_labels", np.zeros(0)))
-    direction = np.asarray(getattr(request, "direction", np.zeros(0)))
-    if not text and not cross.size and not direction.size:
-        return labels
-    return row_cells(
-        data,
-        labels,
-        strata,
-        levels=levels_from_json(text) if text else None,
-        cross_labels=cross if cross.size else None,
-        direction=direction if direction.size else None,
-        centre=np.asarray(getattr(request, "centre", np.zeros(0))),
-        edges=np.asarray(getattr(request, "edges", np.zeros(0))),
-        direction_map=direction_space(request, data.shape[1]) if direction.size else None,
-        score_cache=score_cache,
-    )
-
-
-def direction_space(request: object, n_features: int) -> RFFHasher | None:
-    """The random features a cell rule's direction lies in (``direction_dim`` of them at ``direction_gamma``, seeded
-    ``direction_seed``: the kernel's witness space), or ``None`` when ``direction_dim`` is 0 (the rows' own
-    features). Public numbers of the request only."""
-    dim = getattr(request, "direction_dim", 0)
-    if isinstance(dim, (int, np.integer)) and not isinstance(dim, bool) and dim == 0:
-        return None
-    try:
-        return RFFHasher(
-            n_features,
-            dim=dim,
-            gamma=getattr(request, "direction_gamma", 0.0),
-            seed=str(getattr(request, "direction_seed", "")),
-        )
-    except DpsummError as exc:
-        raise ProtocolError(f"a direction's random features are malformed: {exc}") from exc
-
-
-def _scores(
-    data: np.ndarray, centre: np.ndarray, direction: np.ndarray, direction_map: RFFHasher | None = None
-) -> np.ndarray:
-    """``(f(x) - centre) . direction`` for every row, as ``f(x) . direction - centre . direction`` (no centred copy of
-    the rows, nor of all their random features): ``f`` is ``direction_map``'s transform, each row hashed and dotted in
-    one streaming Rust pass (``_core.owner_hash_scores``), or the identity (numpy, in blocks)."""
-    n = int(np.shape(data)[0])
-    shift = float(centre @ direction)
-    if direction_map is not None:  # one streaming pass in Rust: each row hashed and dotted, never an n x d matrix
-        rows = (
-            data if isinstance(data, np.ndarray) and data.dtype in (np.float32, np.float64) else np.asarray(data, float)
-        )
-        w = np.ascontiguousarray(direction, dtype=np.float64)
-        scores: np.ndarray = _core.owner_hash_scores(rows, direction_map._projection, w, shift)
-        return scores
-    out = np.empty(n)
-    step = 1 << 16
-    for start in range(0, n, step):
-        out[start : start + step] = np.asarray(data[start : start + step], dtype=np.float64) @ direction - shift
-    return out
-
-
 #: The largest strata file read (bytes): strata are a few values per row.
 MAX_STRATA_BYTES = 1 << 31
 
@@ -504,8 +294,6 @@ def load_strata(path: object, n_rows: int | None = None, argument: str = "strata
     Raises :class:`DataFileError` (``argument``) for a file that cannot be read, and InvalidParameterError
     (``argument``) for strata :func:`strata_columns` refuses (a NaN, an empty file, ``n_rows`` not matching).
     """
-    from pathlib import Path
-
     p = Path(str(path)) if isinstance(path, (str, Path)) else None
     if p is None or not p.is_file():
         raise DataFileError(f"`{argument}`: file not found: {path!r:.200}", str(path), argument)
@@ -518,8 +306,6 @@ def load_strata(path: object, n_rows: int | None = None, argument: str = "strata
             arr = np.load(p, allow_pickle=False)
             cols = arr
         elif suffix == ".csv":
-            import csv
-
             with open(p, newline="", encoding="utf-8") as fh:
                 rows = list(csv.reader(fh))
             if len(rows) < 2 or any(len(r) != len(rows[0]) for r in rows):

@@ -29,11 +29,10 @@ from ._validation import (
 from .errors import InvalidParameterError
 from .methods import METHODS, misplaced_options, resolve_method
 from .metrics import SummaryFitWarning, validation_fit, validation_fit_warning
-from .parties import ConsumerParty, OwnerParty, label_counts, owner_stream
+from .parties import ConsumerParty, OwnerParty, owner_stream
 from .privacy import Csprng, check_random_state
-from .protocols.base import LocalData, RunSetup, SummaryMethod, check_seed_count, public_setup
+from .protocols.base import LocalData, PartyData, RunSetup, SummaryMethod, check_seed_count, public_setup
 from .results import Access, Owner, SummaryResult
-from .strata import check_strata_against, strata_columns
 from .transport import InProcessTransport, Transport
 from .types import ArrayLike, Method, RandomState
 
@@ -51,7 +50,8 @@ def _as_owners(
     owners: object,
 ) -> tuple[list[np.ndarray], list[np.ndarray | None], list[str], list[float], list[object]]:
     """The owners' rows, labels and names, checked, each owner's ``max |x|`` from the same read of its rows (for
-    :func:`check_hashable`), and each owner's strata as given (checked by :func:`_owner_strata`)."""
+    :func:`check_hashable`), and each owner's strata as given (checked by the method's
+    :meth:`~dpsumm.protocols.base.SummaryMethod.check_party_data`)."""
     if isinstance(owners, np.ndarray) or not isinstance(owners, Sequence) or len(owners) == 0:
         raise InvalidParameterError("`owners` must be a non-empty list of arrays or dpsumm.Owner", "owners")
     datas, labels, names, peaks, strata = [], [], [], [], []
@@ -93,105 +93,6 @@ def _as_owners(
     if any(st is None for st in strata) and any(st is not None for st in strata):
         raise InvalidParameterError("give strata for every owner or for none", "owners")
     return datas, labels, names, peaks, strata
-
-
-def _owner_strata(
-    given: list[object], datas: list[np.ndarray], names: list[str], method: SummaryMethod, size: int
-) -> list[list[np.ndarray] | None]:
-    """The owners' strata as columns, checked against the method's declared levels, with enough rows inside them
-    to fill ``size`` (rows outside the levels are never sold); all None when the method reads no strata. A check
-    each in-process owner makes on its own rows before anything is released (no budget is spent)."""
-    levels = method.public_levels() if method.needs_strata else None
-    if levels is None:
-        if any(st is not None for st in given):
-            raise InvalidParameterError(
-                f"owners' strata apply only to a purchase by strata (Nominations(purchase=ByStrata(levels=...))), "
-                f"not to {method!r}",
-                "owners",
-            )
-        return [None] * len(given)
-    if any(st is None for st in given):
-        raise InvalidParameterError(
-            f"{method!r} buys rows by stratum: give strata for every owner (dpsumm.Owner(X, strata=...))", "owners"
-        )
-    out: list[list[np.ndarray] | None] = []
-    inside = 0
-    for st, d, name in zip(given, datas, names):
-        try:
-            cols = strata_columns(st, f"strata of {name!r}", d.shape[0])
-            inside += int((check_strata_against(cols, levels, f"strata of {name!r}") >= 0).sum())
-        except InvalidParameterError as exc:
-            raise InvalidParameterError(str(exc), "owners") from None
-        out.append(cols)
-    if inside == 0:
-        raise InvalidParameterError(
-            f"no owner holds a row whose strata are all in the declared levels {levels!r:.200}: rows outside them "
-            "are never sold; check that the strata and the levels use the same values",
-            "owners",
-        )
-    if inside < size:
-        raise InvalidParameterError(
-            f"`size` ({size}) exceeds the owners' rows whose strata are in the declared levels ({inside}; the "
-            "others are never sold)",
-            "size",
-        )
-    return out
-
-
-def _validation_strata(value: object, m: int, method: SummaryMethod, transport_given: bool) -> list[np.ndarray] | None:
-    """``validation_strata`` checked against the method's declared levels (before any budget is spent)."""
-    if value is None:
-        if method.needs_strata and not transport_given:
-            raise InvalidParameterError(
-                f"{method!r} releases the validation set's histogram over strata: pass `validation_strata` (and "
-                "strata for every owner)",
-                "validation_strata",
-            )
-        return None
-    levels = method.public_levels() if method.needs_strata else None
-    if levels is None:
-        raise InvalidParameterError(
-            f"`validation_strata` applies only to a purchase by strata (Nominations(purchase=ByStrata(levels="
-            f"...))), not to {method!r}",
-            "validation_strata",
-        )
-    cols = strata_columns(value, "validation_strata", m)
-    if not (check_strata_against(cols, levels, "validation_strata") >= 0).any():
-        raise InvalidParameterError(
-            f"no validation row has strata in the declared levels {levels!r:.200}: check that both use the same "
-            "values and types",
-            "validation_strata",
-        )
-    return cols
-
-
-def _check_sellable(labels: list[np.ndarray], label_set: tuple[Any, ...], size: int) -> None:
-    """Refuse a label purchase that cannot fill ``size`` rows: only rows whose label is in the public ``label_set`` are
-    ever sold (an owner short of a label makes it up from its other labels in the set, never from outside it).
-
-    A check each in-process owner makes on its own rows before anything is released (no budget is spent).
-    """
-    allowed = np.asarray(label_set)
-    total = 0
-    for lab in labels:  # what the owners count (parties.label_counts), owner by owner until the summary is filled
-        total += int(label_counts(lab, allowed).sum())
-        if total >= size:
-            return
-    if total == 0:
-        examples = np.unique(np.concatenate([lab[:1000] for lab in labels]))[:5]
-        raise InvalidParameterError(
-            f"no owner holds a row whose label is in the method's label_set {label_set[:10]!r} (owners' labels such "
-            f"as {examples.tolist()!r}): rows with other labels are never sold; check that the owners' labels and "
-            "the label_set use the same values",
-            "owners",
-        )
-    if total < size:
-        outside = sum(len(lab) for lab in labels) - total
-        raise InvalidParameterError(
-            f"`size` ({size}) exceeds the owners' rows whose label is in label_set ({total}; {outside} rows hold "
-            "labels outside it and are never sold)",
-            "size",
-        )
 
 
 def summarize(
@@ -289,21 +190,23 @@ def summarize(
     datas, labels, names, peaks, given_strata = _as_owners(owners)
     n_features = datas[0].shape[1]
     val = float_matrix(validation, "validation", n_features=n_features)
-    val_labels = _validation_labels(validation_labels, val.shape[0], meth, labels[0] is not None, transport is not None)
     size = positive_int(size, "size")
-    val_strata = _validation_strata(validation_strata, val.shape[0], meth, transport is not None)
-    strata = _owner_strata(given_strata, datas, names, meth, size)
-    if meth.needs_labels and labels[0] is not None:  # labels for every owner or none (_as_owners)
-        # The owners count their rows per public label: labels of the set's kind, enough of them in the set.
-        label_set = tuple(meth.public_labels() or ())
-        in_set = []
-        for k, lab in enumerate(labels):
-            try:
-                in_set.append(label_vector(lab, f"labels of {names[k]!r}", datas[k].shape[0], label_set))
-            except InvalidParameterError as exc:
-                raise InvalidParameterError(str(exc), "owners") from None
-        _check_sellable(in_set, label_set, size)
-        labels = list(in_set)
+    # The method's (its purchase's) check of the parties' labels and strata, before any budget is spent.
+    parties = meth.check_party_data(
+        PartyData(
+            names=names,
+            datas=datas,
+            labels=labels,
+            strata=given_strata,
+            validation_rows=int(val.shape[0]),
+            validation_labels=validation_labels,
+            validation_strata=validation_strata,
+            transport_given=transport is not None,
+        ),
+        size,
+    )
+    labels, strata = parties.labels, parties.strata
+    val_labels, val_strata = parties.validation_labels, parties.validation_strata
     for k, d in enumerate(datas):
         if d.shape[0] == 0:
             raise InvalidParameterError(f"owner {names[k]!r} has no rows", "owners")
@@ -415,41 +318,6 @@ def summarize(
         local=LocalData(datas=datas, labels=labels, validation=val, rng_uniform=rng_uniform),
     )
     return _finish(_check_fit(meth.run(setup), meth, val, hasher.gamma), seeded)
-
-
-def _validation_labels(
-    value: ArrayLike | None, m: int, method: SummaryMethod, owners_labelled: bool, transport_given: bool
-) -> np.ndarray | None:
-    """``validation_labels`` checked against the method (before any budget is spent)."""
-    needs = method.needs_labels
-    if value is None:
-        if needs and not transport_given:
-            raise InvalidParameterError(
-                f"{method!r} releases the validation set's label histogram: pass "
-                "`validation_labels` (and labels for every owner)",
-                "validation_labels",
-            )
-        return None
-    if not needs:
-        raise InvalidParameterError(
-            "`validation_labels` applies only to the label purchase "
-            f"(Nominations(purchase=ByLabel(label_set=...))), not to "
-            f"{method!r}",
-            "validation_labels",
-        )
-    label_set = tuple(method.public_labels() or ())
-    arr = label_vector(value, "validation_labels", m, label_set)
-    if not owners_labelled and not transport_given:
-        raise InvalidParameterError(
-            f"{method!r} buys rows by label: give labels for every owner (dpsumm.Owner(X, labels=y))", "owners"
-        )
-    if label_set and not np.isin(arr, np.asarray(label_set)).any():
-        raise InvalidParameterError(
-            f"no validation label is in the method's label_set {tuple(label_set)!r} (labels "
-            f"such as {arr[:3].tolist()!r}): check that both use the same values and type",
-            "validation_labels",
-        )
-    return arr
 
 
 def _in_process(

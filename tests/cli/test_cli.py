@@ -65,6 +65,7 @@ def _dpsumm_env():
     return env
 
 
+@pytest.mark.slow
 def test_closed_pipe_is_not_a_traceback():
     """`dpsumm account --json | head -1`: the reader closes the pipe early; no traceback, SIGPIPE's status."""
     import subprocess
@@ -89,6 +90,7 @@ def test_closed_pipe_is_not_a_traceback():
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
 
 
+@pytest.mark.slow
 def test_degenerate_kernel_warning_is_printed_once():
     """A DegenerateKernelWarning reaches stderr once (the warning), not twice (warning and log record)."""
     import subprocess

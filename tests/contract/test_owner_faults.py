@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 import dpsumm
-from dpsumm.messages import Bid, BidRequest, LabelHistogramRelease, Message, PointReply, PointRequest, TargetRelease
+from dpsumm.messages import Bid, BidRequest, Message, PointReply, PointRequest, TargetRelease
 from dpsumm.parties import ConsumerParty, OwnerParty
 from dpsumm.privacy import Csprng
-from dpsumm.protocols.nominations.cell_messages import LabelRelease
+from dpsumm.protocols.nominations.cell_messages import CellHistogramRelease, CellRelease
 from dpsumm.transport import InProcessTransport
 
 METHODS = ["paper", "paper-greedy"]
@@ -259,7 +259,7 @@ class _ImpossibleCountsOwner(OwnerParty):
 
     def handle(self, message: Message) -> Message:
         reply = super().handle(message)
-        if isinstance(reply, LabelRelease):
+        if isinstance(reply, CellRelease):
             values = np.array(reply.values)
             values[: len(LABELS)] = 1e6
             reply = dataclasses.replace(reply, values=values)
@@ -271,7 +271,7 @@ class _ImpossibleHistogramConsumer(ConsumerParty):
 
     def handle(self, message: Message) -> Message:
         reply = super().handle(message)
-        if isinstance(reply, LabelHistogramRelease):
+        if isinstance(reply, CellHistogramRelease):
             counts = np.array(reply.counts)
             counts[0] = 1e300
             reply = dataclasses.replace(reply, counts=counts)

@@ -47,6 +47,9 @@ import pytest
 
 from conftest import find_mnist, in_ci, mnist_location
 
+#: Spawns processes (the inner loop skips them: pytest -m "not slow"; CI runs them).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -15,12 +15,10 @@ from hypothesis import strategies as st
 
 import dpsumm  # noqa: E402
 from dpsumm.errors import ProtocolError
-from dpsumm.messages import (  # noqa: E402
-    LabelHistogramRelease,
-    LabelHistogramRequest,
-)
-from dpsumm.protocols.nominations.by_label import (  # noqa: E402
-    LabelReleaseRequest,
+from dpsumm.protocols.nominations.cell_messages import (  # noqa: E402
+    CellHistogramRelease,
+    CellHistogramRequest,
+    CellReleaseRequest,
 )
 from federation_data import LABEL_SET, _labelled_data
 from refusal import refused
@@ -49,18 +47,18 @@ N_FEATURES, DIM, T_INIT = 5, 64, 300
 SEED_SET, RANDOM_STATE = 20, 7
 
 
-def label_request(label_set: tuple, n_features: int, epsilon: float = 1.0) -> LabelHistogramRequest:
+def label_request(label_set: tuple, n_features: int, epsilon: float = 1.0) -> CellHistogramRequest:
     """A consumer's label histogram request with one cell per label (centres at the origin of an 8-d h1)."""
     L = len(label_set)
-    return LabelHistogramRequest(
-        label_set=np.asarray(label_set),
+    return CellHistogramRequest(
+        key_set=np.asarray(label_set),
         epsilon=epsilon,
         send_rows=True,
         n_features=n_features,
         dim=8,
         gamma=0.5,
         hash_seed="cells:0",
-        cell_labels=np.arange(L, dtype=np.int64),
+        cell_keys=np.arange(L, dtype=np.int64),
         centres=np.zeros((L, 8)),
         bias=np.zeros(L),
     )
@@ -88,7 +86,7 @@ def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_id
     the in-process consumer's with the same stream; a repeated request gets the same release from node state, another
     request is refused; without labels it refuses with a message naming the node config; the hello says whether a
     node has labels, and the ServerApp refuses purchase='labels' on that before anything is sent."""
-    from dpsumm.flower.client_app import _consumer, hello
+    from dpsumm.flower.client_app import answer_request, hello
     from dpsumm.flower.server_app import check_labelled
     from dpsumm.flower.streams import party_streams
     from dpsumm.parties import ConsumerParty
@@ -97,30 +95,29 @@ def test_consumer_node_releases_its_label_histogram_once(tmp_path: Path, task_id
     req = label_request(LABEL_SET, validation.shape[1])
     seeded = {"random-state": RANDOM_STATE}
     ctx = _context({"role": "consumer", "data": str(vpath), "labels": str(ypath), "allow-seeded": True}, seeded)
-    first = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
+    first = answer_request(req, ctx)  # type: ignore[arg-type]
     ref = ConsumerParty(validation, party_streams(RANDOM_STATE)["consumer"], labels=yv).handle(req)
-    assert isinstance(first, LabelHistogramRelease) and isinstance(ref, LabelHistogramRelease)
+    assert isinstance(first, CellHistogramRelease) and isinstance(ref, CellHistogramRelease)
     np.testing.assert_array_equal(first.counts, ref.counts)
     np.testing.assert_array_equal(first.rows, validation)
     assert (first.n_rows, first.scale) == (ref.n_rows, ref.scale)
-    again = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
+    again = answer_request(req, ctx)  # type: ignore[arg-type]
     np.testing.assert_array_equal(again.counts, first.counts)  # from node state, not a second draw
     assert (again.n_rows, again.scale) == (first.n_rows, first.scale)
     other = label_request(LABEL_SET, validation.shape[1], epsilon=2.0)
-    with pytest.raises(dpsumm.ProtocolError, match="already released"):
-        _consumer(other, ctx, "consumer")  # type: ignore[arg-type]
+    with pytest.raises(dpsumm.ProtocolError, match="already made for another request"):
+        answer_request(other, ctx)  # type: ignore[arg-type]
     # A seeded run needs the node's consent, as for the other releases.
     with pytest.raises(dpsumm.ProtocolError, match="allow-seeded"):
-        _consumer(req, _context({"role": "consumer", "data": str(vpath), "labels": str(ypath)}, seeded), "consumer")  # type: ignore[arg-type]
+        answer_request(req, _context({"role": "consumer", "data": str(vpath), "labels": str(ypath)}, seeded))  # type: ignore[arg-type]
     bare = _context({"role": "consumer", "data": str(vpath)})
     with pytest.raises(dpsumm.ProtocolError, match=r"no validation labels.*node config labels="):
-        _consumer(req, bare, "consumer")  # type: ignore[arg-type]
+        answer_request(req, bare)  # type: ignore[arg-type]
     with pytest.raises(dpsumm.InvalidParameterError, match="node config `labels` must hold 40 labels"):
         np.save(tmp_path / "short.npy", yv[:5])
-        _consumer(
+        answer_request(
             req,
             _context({"role": "consumer", "data": str(vpath), "labels": str(tmp_path / "short.npy")}),  # type: ignore[arg-type]
-            "consumer",
         )
 
     from flwr.app import Message, RecordDict
@@ -144,7 +141,7 @@ def test_nodes_read_string_labels_from_files(tmp_path: Path, task_identity: None
     words (header `label`), an owner's a .npy of strings; the consumer's label histogram over a string label set
     equals the in-process consumer's with the same labels and stream; an object (pickled) .npy is refused naming the
     node config."""
-    from dpsumm.flower.client_app import _consumer, _labels
+    from dpsumm.flower.client_app import _labels, answer_request
     from dpsumm.flower.streams import party_streams
     from dpsumm.parties import ConsumerParty
 
@@ -156,9 +153,9 @@ def test_nodes_read_string_labels_from_files(tmp_path: Path, task_identity: None
         {"role": "consumer", "data": str(vpath), "labels": str(tmp_path / "yv.csv"), "allow-seeded": True},
         {"random-state": RANDOM_STATE},
     )
-    got = _consumer(req, ctx, "consumer")  # type: ignore[arg-type]
+    got = answer_request(req, ctx)  # type: ignore[arg-type]
     ref = ConsumerParty(validation, party_streams(RANDOM_STATE)["consumer"], labels=words[yv]).handle(req)
-    assert isinstance(got, LabelHistogramRelease) and isinstance(ref, LabelHistogramRelease)
+    assert isinstance(got, CellHistogramRelease) and isinstance(ref, CellHistogramRelease)
     np.testing.assert_array_equal(got.counts, ref.counts)
     y0 = words[labels["owner-0"]]
     np.save(tmp_path / "y0.npy", y0)
@@ -187,7 +184,7 @@ def test_hostile_node_config_values_are_refused_naming_the_key(tmp_path: Path, l
     refused as a DpsummError naming `labels` (never str() of another value, which would read a file named "5");
     `allow-exact-release` allows a release without noise only when it is exactly the boolean true (the string
     "true", 1 or "yes" do not)."""
-    from dpsumm.flower.client_app import _consumer, _labels
+    from dpsumm.flower.client_app import _labels, answer_request
     from dpsumm.messages import TargetRequest
 
     np.save(tmp_path / "v.npy", np.zeros((4, 3)))
@@ -211,10 +208,10 @@ def test_hostile_node_config_values_are_refused_naming_the_key(tmp_path: Path, l
     )
     ctx = _context({"role": "consumer", "data": str(tmp_path / "v.npy"), "allow-exact-release": allow})
     if allow is True:
-        assert _consumer(exact, ctx, "consumer") is not None  # type: ignore[arg-type]
+        assert answer_request(exact, ctx) is not None  # type: ignore[arg-type]
     else:
         with pytest.raises(dpsumm.ProtocolError, match="allow-exact-release=true"):
-            _consumer(exact, ctx, "consumer")  # type: ignore[arg-type]
+            answer_request(exact, ctx)  # type: ignore[arg-type]
 
 
 def test_a_flower_owner_node_releases_its_label_counts_once(tmp_path):
@@ -224,7 +221,7 @@ def test_a_flower_owner_node_releases_its_label_counts_once(tmp_path):
     pytest.importorskip("flwr")
     from flwr.app import Context, RecordDict
 
-    from dpsumm.flower.client_app import _owner
+    from dpsumm.flower.client_app import answer_request
 
     rng = np.random.default_rng(0)
     np.save(tmp_path / "x.npy", rng.normal(size=(30, 3)))
@@ -236,12 +233,10 @@ def test_a_flower_owner_node_releases_its_label_counts_once(tmp_path):
         state=RecordDict(),
         run_config={},
     )
-    req = LabelReleaseRequest(
-        n_features=3, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6, label_set=np.arange(3)
-    )
-    first = _owner(req, ctx, "a")
-    again = _owner(req, ctx, "a")
+    req = CellReleaseRequest(n_features=3, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6, key_set=np.arange(3))
+    first = answer_request(req, ctx)
+    again = answer_request(req, ctx)
     np.testing.assert_array_equal(again.values, first.values)  # unseeded: a second draw would differ
     assert (again.n_rows, again.sigma, again.granularity) == (first.n_rows, first.sigma, first.granularity)
     with pytest.raises(ProtocolError, match="already made"):
-        _owner(dataclasses.replace(req, epsilon=2.0), ctx, "a")
+        answer_request(dataclasses.replace(req, epsilon=2.0), ctx)

@@ -12,34 +12,34 @@ from dpsumm.flower import decode, encode  # noqa: E402
 from dpsumm.messages import (  # noqa: E402
     Bid,
     BidRequest,
-    LabelHistogramRelease,
-    LabelHistogramRequest,
     PointReply,
     Setup,
     ValidationRelease,
 )
-from dpsumm.protocols.nominations.by_label import (  # noqa: E402
-    LabelRelease,
-    LabelReleaseRequest,
-    LabelSale,
-    LabelSaleRequest,
+from dpsumm.protocols.nominations.cell_messages import (  # noqa: E402
+    CellHistogramRelease,
+    CellHistogramRequest,
+    CellRelease,
+    CellReleaseRequest,
+    CellSale,
+    CellSaleRequest,
 )
 
 flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
 
 
-def label_request(label_set: tuple, n_features: int, epsilon: float = 1.0) -> LabelHistogramRequest:
+def label_request(label_set: tuple, n_features: int, epsilon: float = 1.0) -> CellHistogramRequest:
     """A consumer's label histogram request with one cell per label (centres at the origin of an 8-d h1)."""
     L = len(label_set)
-    return LabelHistogramRequest(
-        label_set=np.asarray(label_set),
+    return CellHistogramRequest(
+        key_set=np.asarray(label_set),
         epsilon=epsilon,
         send_rows=True,
         n_features=n_features,
         dim=8,
         gamma=0.5,
         hash_seed="cells:0",
-        cell_labels=np.arange(L, dtype=np.int64),
+        cell_keys=np.arange(L, dtype=np.int64),
         centres=np.zeros((L, 8)),
         bias=np.zeros(L),
     )
@@ -56,13 +56,13 @@ def test_codec_round_trip() -> None:
         ValidationRelease(mean_hash=np.linspace(0, 1, 8), n_rows=10, private=True),
         # purchase="labels": the label set may hold ints, floats or strings; a None label set or rows field
         *(label_request(ls, 3) for ls in ((0, 1, 2), (0.5, 1.5), ("cat", "dog", "0"))),
-        LabelHistogramRelease(counts=np.array([3.0, -1.0]), n_rows=5, scale=2.0, rows=None),
-        LabelHistogramRelease(counts=np.array([3.0]), n_rows=2, scale=2.0, rows=np.ones((2, 3))),
-        LabelReleaseRequest(
-            n_features=3, dim=8, gamma=0.1, hash_seed=0, epsilon=1.0, delta=1e-6, label_set=np.array(["a", "bb"])
+        CellHistogramRelease(counts=np.array([3.0, -1.0]), n_rows=5, scale=2.0, rows=None),
+        CellHistogramRelease(counts=np.array([3.0]), n_rows=2, scale=2.0, rows=np.ones((2, 3))),
+        CellReleaseRequest(
+            n_features=3, dim=8, gamma=0.1, hash_seed=0, epsilon=1.0, delta=1e-6, key_set=np.array(["a", "bb"])
         ),
-        LabelRelease(n_rows=9, values=np.linspace(-1, 1, 10), sigma=0.5, granularity=1e-9),
-        LabelSaleRequest(
+        CellRelease(n_rows=9, values=np.linspace(-1, 1, 10), sigma=0.5, granularity=1e-9),
+        CellSaleRequest(
             n_features=3,
             dim=8,
             gamma=0.1,
@@ -71,15 +71,15 @@ def test_codec_round_trip() -> None:
             candidates=5,
             reveal="points",
             sample_seed=2**63 - 1,
-            label_set=np.array([1.5, 2.5]),
-            label_counts=np.array([2, 3]),
-            label_preference=np.array([0.0, 1.0]),
-            label_herded=np.array([True, False]),
+            key_set=np.array([1.5, 2.5]),
+            key_counts=np.array([2, 3]),
+            key_preference=np.array([0.0, 1.0]),
+            key_herded=np.array([True, False]),
             target=np.zeros(0),
             temperature=1.0,
             greedy_sample_factor=None,
         ),
-        LabelSale(
+        CellSale(
             n_rows=9,
             tokens=np.array([1, 4]),
             hashes=np.ones((2, 8), np.float32),
@@ -105,3 +105,21 @@ def test_codec_rejects_garbage() -> None:
         decode(RecordDict({"x": ConfigRecord({"a": 1})}))
     with pytest.raises(dpsumm.ProtocolError, match="cannot be sent"):
         encode(PointReply(round=1, token=0, point=np.ones(2), hash=None, label=object()))
+
+
+def test_codec_refuses_a_message_of_another_codec_version() -> None:
+    """Messages of the version before the cell family's wire names (no version record) or of a later one are refused
+    by name, never decoded as something else."""
+    from flwr.app import ConfigRecord
+
+    from dpsumm.flower.codec import CODEC, CODEC_VERSION
+
+    content = encode(Bid(round=1, value=0.5, token=3))
+    assert decode(content).kind == "bid"
+    for version in (None, CODEC_VERSION - 1, CODEC_VERSION + 1):
+        if version is None:
+            del content[CODEC]
+        else:
+            content[CODEC] = ConfigRecord({"version": version})
+        with pytest.raises(dpsumm.ProtocolError, match="codec version"):
+            decode(content)

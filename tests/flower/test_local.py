@@ -22,6 +22,9 @@ from dpsumm.flower import FederationError, LocalFederation, make_node_key  # noq
 from dpsumm.flower.local import flower_env, free_port, group_members  # noqa: E402
 from federation_data import LABEL_SET, _data, _labelled_data, _labels_cli_flags
 
+#: Spawns processes (the inner loop skips them: pytest -m "not slow"; CI runs them).
+pytestmark = pytest.mark.slow
+
 flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
 
 
@@ -273,7 +276,7 @@ def test_the_consumer_releases_without_noise_only_with_its_own_opt_in(tmp_path: 
     `LocalFederation` writes the key into the consumer's node config only, and `dpsumm flower --run` asks for it only
     when its flags ask for such a release; the printed deployment commands tell the consumer's operator."""
     from dpsumm.cli.flower import _releases_exact
-    from dpsumm.flower.client_app import _consumer
+    from dpsumm.flower.client_app import answer_request
     from dpsumm.messages import TargetRelease, TargetRequest, ValidationRequest
 
     validation = np.random.default_rng(0).random((20, 3))
@@ -297,17 +300,16 @@ def test_the_consumer_releases_without_noise_only_with_its_own_opt_in(tmp_path: 
     for request in (target, paper):
         for config in ({}, {"allow-exact-release": False}, {"allow-exact-release": "true"}, {"allow-seeded": True}):
             with pytest.raises(dpsumm.ProtocolError, match="allow-exact-release=true"):
-                _consumer(
+                answer_request(
                     request,
                     _context({"role": "consumer", "data": str(tmp_path / "v.npy"), **config}),  # type: ignore[arg-type]
-                    "consumer",
                 )
         ctx = _context({"role": "consumer", "data": str(tmp_path / "v.npy"), "allow-exact-release": True})
-        got = _consumer(request, ctx, "consumer")  # type: ignore[arg-type]
+        got = answer_request(request, ctx)  # type: ignore[arg-type]
         released = got.noisy_mean if isinstance(got, TargetRelease) else got.mean_hash  # type: ignore[attr-defined]
         np.testing.assert_allclose(released, exact_mean)
     noisy = dataclasses.replace(target, release="gaussian", epsilon=1.0, delta=1e-3)
-    got = _consumer(noisy, _context({"role": "consumer", "data": str(tmp_path / "v.npy")}), "consumer")  # type: ignore[arg-type]
+    got = answer_request(noisy, _context({"role": "consumer", "data": str(tmp_path / "v.npy")}))  # type: ignore[arg-type]
     assert isinstance(got, TargetRelease) and got.sigma > 0
     fed = LocalFederation(tmp_path / "fed", {"a": tmp_path / "v.npy"}, tmp_path / "v.npy", allow_exact_release=True)
     configs = {role: fed.supernode_command(role, role, tmp_path / "v.npy", 1)[-2] for role in ("owner", "consumer")}

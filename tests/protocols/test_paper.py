@@ -401,6 +401,7 @@ def test_bad_input_is_rejected_before_any_release(owners, validation, size, kw, 
     assert e.value.argument == arg
 
 
+@pytest.mark.slow
 def test_a_seeded_run_does_not_depend_on_the_thread_count():
     import os
     import subprocess

@@ -17,7 +17,8 @@ import textwrap
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+#: Forks and spawns processes (the inner loop skips them: pytest -m "not slow"; CI runs them).
+pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork"), pytest.mark.slow]
 
 
 CHILD_SECONDS = 60

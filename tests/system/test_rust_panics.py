@@ -21,6 +21,9 @@ from hypothesis import strategies as st
 
 from dpsumm import DpsummError, InvalidParameterError, _core
 
+#: Spawns processes (the inner loop skips them: pytest -m "not slow"; CI runs them).
+pytestmark = pytest.mark.slow
+
 CHILD_TIMEOUT = 120
 
 

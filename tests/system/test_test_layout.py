@@ -86,3 +86,15 @@ def test_every_test_module_mirrors_a_library_module_or_is_cross_cutting():
 @pytest.mark.parametrize("directory", sorted(CROSS_CUTTING))
 def test_the_cross_cutting_directories_hold_tests(directory):
     assert list((TESTS / directory).glob("test_*.py"))
+
+
+def test_the_slow_marker_is_registered_and_ci_runs_every_test() -> None:
+    """`-m "not slow"` skips the tests that spawn processes in the inner loop; the marker is registered (with
+    --strict-markers a typo fails), and CI's pytest command selects no marker, so it runs them all."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    project = (root / "pyproject.toml").read_text()
+    assert re.search(r'^markers = \["slow: ', project, re.M) and "--strict-markers" in project
+    ci = [line for line in (root / ".ci" / "run").read_text().splitlines() if "-m pytest" in line]
+    assert ci and all(" -m " not in line.split("-m pytest", 1)[1] for line in ci)

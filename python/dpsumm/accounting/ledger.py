@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from ..access import Access
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, LedgerFormatError
 from ._checks import PARTIES, AccountantName, Party, _delta, _flag, _party
 from ._schema import LEDGER_SCHEMA_VERSION, ledger_from_dict
 from ._schema import SEEDED_WARNING as _SEEDED_WARNING
@@ -547,8 +547,6 @@ def certification(ledger: Ledger | dict[str, Any] | None, *, seeded: bool = Fals
 
 def _ledger_of(data: dict[str, Any], argument: str) -> Ledger:
     """:meth:`Ledger.from_dict` of an argument's dict form; a :class:`LedgerFormatError` names ``argument``."""
-    from ..errors import LedgerFormatError
-
     try:
         return Ledger.from_dict(data)
     except LedgerFormatError as exc:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import tempfile
+from pathlib import Path
 from typing import Any, NoReturn
+
+from ..errors import InvalidParameterError
 
 __all__ = [
     "PROG",
@@ -35,12 +40,6 @@ class Parser(argparse.ArgumentParser):
 def writable_dir(path: str, option: str) -> Any:
     """Prove ``path`` (a directory, created if missing) writable before any noise is drawn; directories made
     for the check are removed again."""
-    import os
-    import tempfile
-    from pathlib import Path
-
-    from ..errors import InvalidParameterError
-
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise InvalidParameterError(f"`{option}`: {out} exists and is not a directory", option.lstrip("-"))
@@ -83,9 +82,6 @@ def seeded_note(random_state: int, default: int | None) -> str:
 def default_output_dir(name: str) -> Any:
     """Where a command writes when the user names no directory: ``$XDG_CACHE_HOME/dpsumm/<name>`` (default
     ``~/.cache/dpsumm/<name>``), outside any source tree; the command prints it."""
-    import os
-    from pathlib import Path
-
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "dpsumm" / name
 

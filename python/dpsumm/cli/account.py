@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from typing import Any
 
+from .. import accounting as acc
 from ._common import UsageError, jsonable
 
 __all__ = ["add_account"]
@@ -59,8 +61,6 @@ def add_account(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .. import accounting as acc
-
     if (args.budget is None) != (args.validation_budget is None):
         raise UsageError("--budget and --validation-budget must be given together")
     if args.budget is not None:
@@ -72,8 +72,6 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError("--schedule theorem2 needs --epsilon")
         schedule = acc.theorem2_schedule(args.epsilon, args.delta, args.size, args.owners, args.dim)
         if args.epsilon_auction is not None:
-            import dataclasses
-
             schedule = dataclasses.replace(schedule, epsilon_auction=args.epsilon_auction)
     else:
         if args.epsilon is not None:

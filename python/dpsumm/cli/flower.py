@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import sys
+import tempfile
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..errors import DpsummError
@@ -129,8 +133,6 @@ def _flower_owners(specs: Sequence[str], what: str = "--owner") -> dict[str, str
 def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int) -> dict[str, Any]:
     """The Flower run config of the command line (keys of dpsumm.flower.config): the shared keys, the budget, and
     only the method options that were given (the rest keep the method object's defaults on the ServerApp too)."""
-    from pathlib import Path
-
     method = method_arg(args)
     if not method.distributed:
         raise UsageError(
@@ -170,9 +172,6 @@ def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int)
 
 
 def _run(args: argparse.Namespace) -> int:
-    import shlex
-    from pathlib import Path
-
     if args.poll_interval is not None and not 0.0 < args.poll_interval < math.inf:
         raise UsageError(f"--poll-interval must be a finite number of seconds > 0, got {args.poll_interval}")
     owners = _flower_owners(args.owner)
@@ -365,10 +364,6 @@ def _run_flower_locally(
     run_config: dict[str, Any],
     strata: dict[str, str] | None = None,
 ) -> int:
-    import tempfile
-    import time
-    from pathlib import Path
-
     from ..flower import LocalFederation, save_result
 
     with tempfile.TemporaryDirectory(prefix="dpsumm-flower-") as tmp:

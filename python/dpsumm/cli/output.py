@@ -7,17 +7,21 @@ import dataclasses
 import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from .. import accounting
+from ..accounting.ledger import aggregator_line, certification, verdict_line
 from ._common import NOT_PRIVATE, jsonable
+from .run_options import report_deltas
 
 __all__ = ["ledger_text", "build_report", "write_outputs", "print_epsilon"]
 
 
 def _ledger(privacy: Any) -> Any:
     """The run's Ledger (a Flower result carries the ledger's dict form: read back with ``Ledger.from_dict``)."""
-    from .. import accounting
-
     return accounting.Ledger.from_dict(privacy) if isinstance(privacy, dict) else privacy
 
 
@@ -30,7 +34,6 @@ def ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded: 
         lines.append(f"method {res.method!r} is not private: no party's privacy is protected or certified.")
         return lines
     led = _ledger(res.privacy)
-    from ..accounting.ledger import aggregator_line, certification, verdict_line
 
     eps_o = led.epsilon("owners", delta_owners)
     eps_v = led.epsilon("validation", delta_validation)
@@ -54,10 +57,8 @@ def ledger_text(res: Any, delta_owners: float, delta_validation: float, seeded: 
 def build_report(res: Any, args: argparse.Namespace, budget: Any, **extra: Any) -> dict[str, Any]:
     seeded = args.random_state is not None
     led = None if res.privacy is None else _ledger(res.privacy)
-    from .run_options import report_deltas
 
     d_o, d_v = report_deltas(args)
-    from ..accounting.ledger import certification
 
     cert = certification(led, seeded=seeded)
     privacy = None if led is None else led.to_dict(d_o, d_v)
@@ -83,10 +84,6 @@ def build_report(res: Any, args: argparse.Namespace, budget: Any, **extra: Any) 
 
 
 def write_outputs(res: Any, out_dir: str, report: dict[str, Any]) -> Any:
-    from pathlib import Path
-
-    import numpy as np
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     np.save(out / "summary.npy", res.points if res.points is not None else res.hashes)

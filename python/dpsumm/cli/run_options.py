@@ -12,6 +12,15 @@ import math
 from typing import Any, Literal
 
 from ..errors import DpsummError, InvalidParameterError
+from ..methods import (
+    DEFAULT_DELTA,
+    METHODS,
+    budget_from,
+    method_from_options,
+    option_declarations,
+    parse_label_set,
+    parse_levels,
+)
 from ._common import UsageError
 
 __all__ = [
@@ -30,8 +39,6 @@ __all__ = [
 def _method_flags() -> dict[str, tuple[str, Any, str]]:
     """Option -> (flag, type, help), for every option of every method and purchase object (their declarations:
     :func:`dpsumm.methods.option_declarations`)."""
-    from ..methods import option_declarations
-
     return {name: (d.flag, d.kind, f"{', '.join(d.owners)}: {d.help}") for name, d in option_declarations().items()}
 
 
@@ -41,8 +48,6 @@ METHOD_FLAGS: dict[str, tuple[str, Any, str]] = _method_flags()
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """--method and its options, the budget, gamma, the seed set and the seed."""
-    from ..methods import METHODS
-
     p.add_argument(
         "--method",
         default="nominations",
@@ -116,8 +121,6 @@ def _flag(option: str) -> str:
 
 def method_arg(args: argparse.Namespace) -> Any:
     """The method object of the command line (its defaults, with the method flags that were given)."""
-    from ..methods import method_from_options, parse_label_set, parse_levels
-
     options: dict[str, Any] = {o: getattr(args, o) for o in METHOD_FLAGS if getattr(args, o, None) is not None}
     if "epsilon_auction" in options and options["epsilon_auction"] != "theorem6":
         try:
@@ -175,8 +178,6 @@ def _check_delta(value: float | None, flag: str) -> None:
 
 def report_deltas(args: argparse.Namespace) -> tuple[float, float]:
     """The deltas the ledger is reported at: --delta and --validation-delta, default DEFAULT_DELTA."""
-    from ..methods import DEFAULT_DELTA
-
     return (
         DEFAULT_DELTA if args.delta is None else args.delta,
         DEFAULT_DELTA if args.validation_delta is None else args.validation_delta,
@@ -203,7 +204,6 @@ def budget_arg(
     read or noise drawn."""
     _check_delta(args.delta, "--delta")
     _check_delta(args.validation_delta, "--validation-delta")
-    from ..methods import budget_from
 
     method = method_arg(args) if method is None else method
     if args.budget is None and args.validation_budget is None:

@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import Any
 
+import numpy as np
+
 from ..errors import InvalidParameterError
 from ._common import UsageError, header_arg, jsonable, writable_dir
 from .output import build_report, ledger_text, write_outputs
@@ -126,8 +128,6 @@ def _owners_with_labels(args: argparse.Namespace, header: Any = "auto", index: A
 
 def _integral(labels: Any) -> Any:
     """Numeric labels that are all whole numbers as int64 (a CSV column reads as floats); others as they are."""
-    import numpy as np
-
     if labels is not None and labels.dtype.kind in "fiu" and np.all(np.mod(labels, 1) == 0):
         return labels.astype(np.int64)
     return labels

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._validation import bool_flag
 from ..errors import InvalidParameterError
+from ..files import _os_error, _path_like
 from .records import (
     EXPERIMENT_METHODS,
     PLOT_FIELDS,
@@ -169,8 +170,6 @@ def write_results(
 
     The plots' titles carry ``title`` (the dataset), ε, γ and ``dim`` (d); the caller's matplotlib
     backend is never changed."""
-    from ..files import _os_error, _path_like
-
     records = _records(records)
     title = _text(title, "title")
     plots = bool_flag(plots, "plots")

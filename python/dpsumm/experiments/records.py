@@ -14,6 +14,7 @@ import numpy as np
 
 from .._validation import bool_flag, bounded_int
 from ..errors import InvalidParameterError
+from ..files import _is_dir, _is_file, _os_error, _path_like
 from ..metrics import mmd_increase_pct
 
 EXPERIMENT_METHODS = ("nominations", "central-greedy", "paper", "paper-greedy", "uniform", "exact-greedy", "pfds")
@@ -230,8 +231,6 @@ RESULT_FIELDS = (
 
 def load_results(path: str | Path) -> list[Record]:
     """Records from a ``results.json`` written by :func:`write_results` (a file or its directory)."""
-    from ..files import _is_dir, _is_file, _os_error, _path_like
-
     p = _path_like(path, "path")
     if _is_dir(p, "path"):
         p = p / "results.json"

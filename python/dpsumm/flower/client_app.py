@@ -12,11 +12,15 @@ its data and from ``context.state`` (kept by the SuperNode between messages of a
   nominated and sold, each DP release it made) and is rebuilt from it by :meth:`OwnerParty.restore`, whatever the
   purchase: it still never offers a row twice and answers a repeated release request with the same release, as in
   process;
-* the consumer keeps its one validation release (``TargetRequest``, ``ValidationRequest`` or, with
-  ``purchase="labels"``, ``LabelHistogramRequest``) and answers a repeated request with the same release
-  (post-processing: a second release would cost privacy again). It releases its exact hashed mean (no noise:
-  ``validation-release="exact"``, the paper's non-private baselines) only when its own node config says
-  ``allow-exact-release=true``, as a seeded run needs ``allow-seeded=true``: the run config is not the consumer's.
+* the consumer keeps :meth:`ConsumerParty.state` (each release it made, one per kind of request) and is rebuilt
+  from it by :meth:`ConsumerParty.restore`, whatever the purchase: it answers a repeated request with the same
+  release (post-processing: a second release would cost privacy again). It releases its data without noise (a
+  request whose :meth:`~dpsumm.messages.Message.releases_exact` says so: ``validation-release="exact"``, the
+  paper's non-private baselines) only when its own node config says ``allow-exact-release=true``, as a seeded run
+  needs ``allow-seeded=true``: the run config is not the consumer's.
+
+Both roles take one path (:func:`answer_request`): the party rebuilt from its node config and its kept state, the
+request's own handler, the new state kept.
 
 Two message types: ``query.dpsumm_hello`` (transport-level: the party's role and name, so the
 ServerApp can map party names to node ids, and whether its node config names ``labels``) and ``query.dpsumm`` (a protocol message; the reply is the
@@ -33,35 +37,23 @@ import time
 from typing import Any
 
 import numpy as np
-from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
+from flwr.app import ConfigRecord, Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 
+from .. import __version__
 from .._validation import float_matrix, label_vector
 from ..datasets import load_array, load_labels
 from ..errors import DataFileError, InvalidParameterError, ProtocolError
-from ..messages import (
-    ConsumerRequest,
-    LabelHistogramRelease,
-    LabelHistogramRequest,
-    TargetRelease,
-    TargetRequest,
-    ValidationRelease,
-    ValidationRequest,
-    from_dict,
-    request_key,
-)
 from ..messages import Message as ProtocolMessage
-from ..parties import ConsumerParty, OwnerParty, _from_jsonable, _jsonable, owner_stream
+from ..parties import ConsumerParty, OwnerParty, owner_stream
 from ..strata import load_strata
 from .codec import decode, encode
 from .streams import party_streams
 
-__all__ = ["app", "HELLO_TYPE", "ROLES", "party_identity"]
+__all__ = ["app", "HELLO_TYPE", "ROLES", "party_identity", "answer_request"]
 
 HELLO_TYPE = "query.dpsumm_hello"
 ROLES = ("owner", "consumer")
-_OWNER_STATE = "dpsumm.owner"
-_CONSUMER_STATE = "dpsumm.consumer"
 
 app = ClientApp()
 
@@ -124,7 +116,6 @@ def _strata(context: Context, n_rows: int) -> list[np.ndarray] | None:
 def hello(message: Message, context: Context) -> Message:
     """Tell the ServerApp this node's role and party name."""
     role, name = party_identity(context)
-    from .. import __version__
 
     labelled = context.node_config.get("labels") not in (None, "")
     return Message(
@@ -141,7 +132,7 @@ def handle(message: Message, context: Context) -> Message:
     started = time.time()
     role, name = party_identity(context)
     request = decode(message.content)
-    reply = _owner(request, context, name) if role == "owner" else _consumer(request, context, name)
+    reply = answer_request(request, context)
     if os.environ.get("DPSUMM_FLOWER_TIMING") == "1":
         _timing(name, request.kind, message.metadata.created_at, started)
     return Message(encode(reply), reply_to=message)
@@ -166,22 +157,29 @@ def _timing(name: str, kind: str, created: float, started: float) -> None:
     )
 
 
-def _owner(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
-    """Rebuild the owner from its data and its kept state, answer, keep its new state (every request alike)."""
-    data = _data(context, "data")
-    party = OwnerParty(
-        data,
-        _labels(context, data.shape[0]),
-        name,
-        rng=_owner_rng(context, name),
-        strata=_strata(context, data.shape[0]),
-    )
-    kept = context.state.get(_OWNER_STATE)
+def answer_request(request: ProtocolMessage, context: Context) -> ProtocolMessage:
+    """This node's party's reply to one protocol message: the party rebuilt from its data and its kept state (node
+    state ``dpsumm.<role>``), the request's own handler, the new state kept (every request and role alike)."""
+    role, name = party_identity(context)
+    if request.releases_exact():
+        _check_exact_allowed(context, name, f"a {request.kind}")
+    party = _party(role, context, name)
+    key = f"dpsumm.{role}"
+    kept = context.state.get(key)
     if isinstance(kept, ConfigRecord) and "state" in kept:
         party.restore(json.loads(str(kept["state"])))
     reply = party.handle(request)
-    context.state[_OWNER_STATE] = ConfigRecord({"state": json.dumps(party.state())})
+    context.state[key] = ConfigRecord({"state": json.dumps(party.state())})
     return reply
+
+
+def _party(role: str, context: Context, name: str) -> OwnerParty | ConsumerParty:
+    """The node's party from its node config: its rows, labels and strata, its noise stream."""
+    data = _data(context, "data")
+    labels, strata = _labels(context, data.shape[0]), _strata(context, data.shape[0])
+    if role == "owner":
+        return OwnerParty(data, labels, name, rng=_owner_rng(context, name), strata=strata)
+    return ConsumerParty(data, _consumer_rng(context, name), name, labels=labels, strata=strata)
 
 
 def _run_seed(context: Context) -> int | None:
@@ -205,34 +203,6 @@ def _owner_rng(context: Context, name: str) -> Any:
             "but this node's config does not allow it (node config allow-seeded=true)"
         )
     return owner_stream(seed, name)
-
-
-def _consumer(request: ProtocolMessage, context: Context, name: str) -> ProtocolMessage:
-    if isinstance(request, ConsumerRequest):
-        return _consumer_own(request, context, name)
-    if isinstance(request, TargetRequest):
-        return _consumer_target(request, context, name)
-    if isinstance(request, LabelHistogramRequest):
-        return _consumer_labels(request, context, name)
-    if not isinstance(request, ValidationRequest):
-        raise ProtocolError(f"consumer {name!r} cannot handle {request.kind!r}")
-    if request.method == "exact":
-        _check_exact_allowed(context, name, "the paper protocol's non-private baseline")
-    kept = context.state.get(_CONSUMER_STATE)
-    if isinstance(kept, ArrayRecord) and "mean_hash" in kept:
-        # One release per run: answer a repeated request with the same values (free post-processing).
-        meta = context.state[_CONSUMER_STATE + ".meta"]
-        return ValidationRelease(
-            mean_hash=kept["mean_hash"].numpy(),
-            n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
-            private=bool(meta["private"]),
-        )  # type: ignore[index]
-    rng = _consumer_rng(context, name)
-    release = ConsumerParty(_data(context, "data"), rng, name).handle(request)
-    assert isinstance(release, ValidationRelease)
-    context.state[_CONSUMER_STATE] = ArrayRecord({"mean_hash": Array(np.asarray(release.mean_hash))})
-    context.state[_CONSUMER_STATE + ".meta"] = ConfigRecord({"n_rows": release.n_rows, "private": release.private})
-    return release
 
 
 #: The consumer's node config key that allows a release without noise (its exact hashed validation mean).
@@ -265,90 +235,3 @@ def _consumer_rng(context: Context, name: str) -> Any:
             "but this node's config does not allow it (node config allow-seeded=true)"
         )
     return party_streams(seed)["consumer"]
-
-
-def _consumer_target(request: TargetRequest, context: Context, name: str) -> TargetRelease:
-    """The nominations protocol's one release; a repeated request gets the same release (post-processing)."""
-    if request.release == "exact":
-        _check_exact_allowed(context, name, 'validation-release "exact"')
-    kept = context.state.get(_CONSUMER_STATE + ".target")
-    if isinstance(kept, ArrayRecord) and "noisy_mean" in kept:
-        meta = context.state[_CONSUMER_STATE + ".target.meta"]
-        return TargetRelease(
-            noisy_mean=kept["noisy_mean"].numpy(),
-            exact_mean=kept["exact_mean"].numpy(),
-            n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
-            sigma=float(meta["sigma"]),  # type: ignore[index, arg-type]
-            granularity=float(meta["granularity"]),  # type: ignore[index, arg-type]
-        )
-    release = ConsumerParty(_data(context, "data"), _consumer_rng(context, name), name).handle(request)
-    assert isinstance(release, TargetRelease)
-    context.state[_CONSUMER_STATE + ".target"] = ArrayRecord(
-        {"noisy_mean": Array(np.asarray(release.noisy_mean)), "exact_mean": Array(np.asarray(release.exact_mean))}
-    )
-    context.state[_CONSUMER_STATE + ".target.meta"] = ConfigRecord(
-        {"n_rows": release.n_rows, "sigma": release.sigma, "granularity": release.granularity}
-    )
-    return release
-
-
-def _consumer_labels(request: LabelHistogramRequest, context: Context, name: str) -> LabelHistogramRelease:
-    """``purchase="labels"``: the consumer's one release of its label histogram (node config ``labels``); a repeated
-    request gets the same release back (post-processing), a request for another release is refused."""
-    data = _data(context, "data")
-    kept = context.state.get(_CONSUMER_STATE + ".labels")
-    if isinstance(kept, ArrayRecord) and "counts" in kept:
-        meta = context.state[_CONSUMER_STATE + ".labels.meta"]
-        if str(meta["request"]) != request_key(request):  # type: ignore[index]
-            raise ProtocolError(
-                f"consumer {name!r}: its label histogram was already released for another request (one release per run)"
-            )
-        return LabelHistogramRelease(
-            counts=kept["counts"].numpy(),
-            n_rows=int(meta["n_rows"]),  # type: ignore[index, arg-type]
-            scale=float(meta["scale"]),  # type: ignore[index, arg-type]
-            rows=np.array(data) if request.send_rows else None,
-        )
-    labels = _labels(context, data.shape[0])
-    strata = _strata(context, data.shape[0])
-    if request.levels and strata is None:
-        raise ProtocolError(
-            f"consumer {name!r}: a purchase by strata releases the validation set's histogram over strata, but "
-            'this SuperNode has no validation strata: start it with node config strata="/path/to/strata.csv"'
-        )
-    if labels is None and not (request.levels or len(request.cross_labels) or len(request.direction)):
-        raise ProtocolError(
-            f"consumer {name!r}: purchase='labels' releases the validation set's label histogram, but "
-            "this SuperNode has no validation labels: start it with node config "
-            'labels="/path/to/validation-labels.npy"'
-        )
-    release = ConsumerParty(data, _consumer_rng(context, name), name, labels=labels, strata=strata).handle(request)
-    assert isinstance(release, LabelHistogramRelease)
-    context.state[_CONSUMER_STATE + ".labels"] = ArrayRecord({"counts": Array(np.asarray(release.counts))})
-    context.state[_CONSUMER_STATE + ".labels.meta"] = ConfigRecord(
-        {"n_rows": release.n_rows, "scale": release.scale, "request": request_key(request)}
-    )
-    return release
-
-
-def _consumer_own(request: ConsumerRequest, context: Context, name: str) -> ProtocolMessage:
-    """A purchase's own request to the consumer (:class:`dpsumm.messages.ConsumerRequest`): answered once per kind
-    and run; a repeated request gets the same reply back (post-processing), another request of that kind is refused.
-    The consumer's release streams are derived in one order (:attr:`ConsumerParty.RELEASE_STREAMS`), so that the
-    rebuilt party draws what one party answering every message would."""
-    key = _CONSUMER_STATE + ".own." + request.kind
-    kept = context.state.get(key)
-    if isinstance(kept, ConfigRecord) and "reply" in kept:
-        if str(kept["request"]) != request_key(request):
-            raise ProtocolError(
-                f"consumer {name!r}: its {request.kind} was already answered for another request (one per run)"
-            )
-        return from_dict(_from_jsonable(json.loads(str(kept["reply"]))))
-    data = _data(context, "data")
-    reply = ConsumerParty(data, _consumer_rng(context, name), name, strata=_strata(context, data.shape[0])).handle(
-        request
-    )
-    context.state[key] = ConfigRecord(
-        {"reply": json.dumps(_jsonable(reply.to_dict())), "request": request_key(request)}
-    )
-    return reply

@@ -7,7 +7,9 @@ A :class:`dpsumm.messages.Message` becomes ``Message.to_dict()`` split by value 
 * ``"dpsumm.arrays"`` (:class:`flwr.app.ArrayRecord`): every numpy array field, dtype and shape kept;
 * ``"dpsumm.types"`` (:class:`flwr.app.ConfigRecord`): one tag per field (``int``, ``bigint``, ``float``,
   ``str``, ``bool``, ``bytes``, ``none``, ``array``), so that ``None`` and integers beyond int64 (a
-  ``hash_seed`` may be any value below 2**64) survive the trip.
+  ``hash_seed`` may be any value below 2**64) survive the trip;
+* ``"dpsumm.codec"`` (:class:`flwr.app.ConfigRecord`): the codec's :data:`CODEC_VERSION`, so that parties of
+  versions whose messages differ (kinds or fields renamed) refuse each other's messages by name.
 
 :func:`decode` checks the tags and rebuilds the message with :func:`dpsumm.messages.from_dict`, which
 checks the schema. Anything else raises :class:`dpsumm.errors.ProtocolError`.
@@ -23,11 +25,15 @@ from flwr.app import Array, ArrayRecord, ConfigRecord, RecordDict
 from ..errors import ProtocolError
 from ..messages import Message, from_dict
 
-__all__ = ["encode", "decode", "FIELDS", "ARRAYS", "TYPES"]
+__all__ = ["encode", "decode", "FIELDS", "ARRAYS", "TYPES", "CODEC", "CODEC_VERSION"]
 
 FIELDS = "dpsumm.fields"
 ARRAYS = "dpsumm.arrays"
 TYPES = "dpsumm.types"
+CODEC = "dpsumm.codec"
+#: The version of the messages' wire form: 2 since the cell family's messages say cells (``cell_release_request``,
+#: ``key_set``, ...; 1: ``label_release_request``, ``label_set``, ..., with no version record).
+CODEC_VERSION = 2
 
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -84,7 +90,12 @@ def encode(message: Message) -> RecordDict:
         if tag != "none":
             fields[name] = v
     return RecordDict(
-        {FIELDS: ConfigRecord(fields), ARRAYS: ArrayRecord(arrays), TYPES: ConfigRecord(cast(Any, types))}
+        {
+            FIELDS: ConfigRecord(fields),
+            ARRAYS: ArrayRecord(arrays),
+            TYPES: ConfigRecord(cast(Any, types)),
+            CODEC: ConfigRecord({"version": CODEC_VERSION}),
+        }
     )
 
 
@@ -108,6 +119,13 @@ def decode(content: RecordDict) -> Message:
         or not isinstance(arrays, ArrayRecord)
     ):
         raise ProtocolError("not a dpsumm message: records have the wrong types")
+    codec = content.get(CODEC)
+    version = codec.get("version") if isinstance(codec, ConfigRecord) else None
+    if version != CODEC_VERSION:
+        raise ProtocolError(
+            f"a dpsumm message of codec version {version!r} (this dpsumm reads version {CODEC_VERSION}): every party "
+            "of a run must run the same dpsumm version"
+        )
     data: dict[str, Any] = {}
     for name, tag in types.items():
         if tag == "none":

@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
 from .._validation import finite_float
 from ..accounting import Budget
 from ..errors import InvalidParameterError
@@ -315,6 +316,7 @@ def write_app(directory: str | Path, **run_config: Any) -> Path:
         if k not in values:
             raise InvalidParameterError(f"unknown run config key {key!r}", key)
         values[k] = v
+
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     lines = [
@@ -324,7 +326,7 @@ def write_app(directory: str | Path, **run_config: Any) -> Path:
         "",
         "[project]",
         'name = "dpsumm-flower"',
-        'version = "0.1.0"',
+        f'version = "{__version__}"',
         'description = "dpsumm: differentially private distributed data summarization on Flower"',
         'license = "Apache-2.0"',
         f'dependencies = ["flwr=={FLWR_VERSION}", "dpsumm"]',

@@ -8,6 +8,7 @@ is ever found or killed by name. Each party gets its own ``FLWR_HOME`` (as if on
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -396,8 +397,6 @@ class LocalFederation:
 
     def submit(self, run_config: Mapping[str, Any], app_dir: Path | None = None) -> tuple[str, Path]:
         """Write the app, start a run with ``flwr run`` and return ``(run_id, output path)`` without waiting."""
-        import json
-
         cfg = {k.replace("_", "-"): v for k, v in run_config.items()}
         cfg.setdefault("owners", len(self.owners))
         out = Path(str(cfg.get("output") or self.workdir / f"result-{time.time_ns()}.npz"))
@@ -418,8 +417,6 @@ class LocalFederation:
     def run_status(self, run_id: str) -> tuple[str, str]:
         """``(status, details)`` of a run as the SuperLink reports it (``flwr list --run-id``), e.g.
         ``("finished:failed", "ServerApp failed with exception: ...")``; ``("unknown", why)`` if it cannot say."""
-        import json
-
         try:
             done = self.flwr("list", "--run-id", str(run_id), "--format", "json", timeout=60.0)
             runs = json.loads(done.stdout).get("runs") or []

@@ -21,6 +21,7 @@ without it; the exclusion is in ``result.events`` and the round's ``trace`` entr
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 import time
@@ -300,8 +301,6 @@ def save_result(result: SummaryResult, path: str | Path) -> Path:
 
     The ledger is stored as ``Ledger.to_dict()`` (entries, notes, totals at the run's δ's).
     """
-    import io
-
     report = {
         "owner_names": result.owner_names,
         "accessed": dataclasses.asdict(result.accessed),

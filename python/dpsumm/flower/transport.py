@@ -116,7 +116,6 @@ class FlowerTransport(Transport):
             if node is None:
                 out[party] = PartyUnavailable(party, "no such party")
                 continue
-            rnd = getattr(message, "round", None)
             outgoing.append(
                 (
                     party,
@@ -124,7 +123,7 @@ class FlowerTransport(Transport):
                         encode(message),
                         dst_node_id=node,
                         message_type=MESSAGE_TYPE,
-                        group_id="" if rnd is None else str(rnd),
+                        group_id=message.group(),
                         ttl=max(self.timeout, 1.0),
                     ),
                 )

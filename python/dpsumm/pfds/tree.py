@@ -9,6 +9,7 @@ import numpy as np
 
 from .._validation import bounded_int, positive_float
 from ..accounting import ExponentialEvent, LaplaceEvent
+from ..accounting._checks import MAX_EPSILON, MIN_EVENT_EPSILON
 from ..errors import InvalidParameterError
 from ..privacy import Csprng, check_random_state
 from .domain import MAX_LEAVES, NEIGHBOUR, REGRESSION_BUCKETS, Domain
@@ -340,8 +341,6 @@ def check_mechanism_epsilon(epsilon: float, name: str, what: str) -> None:
     """Refuse a budget whose per-mechanism epsilon (``what``, e.g. ``"epsilon / (2 h_max)"``) the ledger cannot
     record (outside [MIN_EVENT_EPSILON, MAX_EPSILON] of :mod:`dpsumm.accounting`; below it the Laplace scale also
     leaves the sampler's range), naming ``name``, before any noise is drawn."""
-    from ..accounting._checks import MAX_EPSILON, MIN_EVENT_EPSILON
-
     if not MIN_EVENT_EPSILON <= epsilon <= MAX_EPSILON:
         raise InvalidParameterError(
             f"`{name}` gives each mechanism {what} = {epsilon:g}, outside "

@@ -241,6 +241,46 @@ class OptionsObject(metaclass=_MethodType):
         return f"{type(self).__name__}({shown})"
 
 
+@dataclass
+class PartyData:
+    """What :func:`dpsumm.summarize` hands a method's input check (:meth:`SummaryMethod.check_party_data`) before any
+    budget is spent: the owners' names, rows and labels (checked), their strata and the validation rows' labels and
+    strata as given; the check returns them as the run's parties read them (strata as columns, None where unread)."""
+
+    names: list[str]
+    datas: list[np.ndarray]
+    labels: list[np.ndarray | None]
+    strata: list[Any]
+    validation_rows: int
+    validation_labels: Any = None
+    validation_strata: Any = None
+    transport_given: bool = False
+
+
+def refuse_unread(method: Any, data: PartyData) -> PartyData:
+    """``data`` for a method that reads no validation labels and no strata: refuses them (InvalidParameterError
+    naming the argument); the owners' labels stand (they go along with the rows bought)."""
+    if data.validation_labels is not None:
+        raise InvalidParameterError(
+            f"`validation_labels` applies only to a purchase by label (e.g. Nominations(purchase=ByLabel("
+            f"label_set=...))), not to {method!r}",
+            "validation_labels",
+        )
+    if data.validation_strata is not None:
+        raise InvalidParameterError(
+            f"`validation_strata` applies only to a purchase by strata (e.g. Nominations(purchase=ByStrata(levels="
+            f"...))), not to {method!r}",
+            "validation_strata",
+        )
+    if any(st is not None for st in data.strata):
+        raise InvalidParameterError(
+            f"owners' strata apply only to a purchase by strata (e.g. Nominations(purchase=ByStrata(levels=...))), "
+            f"not to {method!r}",
+            "owners",
+        )
+    return dataclasses.replace(data, strata=[None] * len(data.strata))
+
+
 class SummaryMethod(OptionsObject):
     """Base of the method objects (:class:`dpsumm.Nominations`, :class:`dpsumm.PaperProtocol`, ...)."""
 
@@ -267,6 +307,11 @@ class SummaryMethod(OptionsObject):
     def public_levels(self) -> tuple[tuple[Any, ...], ...] | None:
         """The declared strata levels the run's strata are read against (None: the method reads no strata)."""
         return None
+
+    def check_party_data(self, data: PartyData, size: int) -> PartyData:
+        """The parties' labels and strata as a run reads them, checked before any budget is spent
+        (InvalidParameterError naming the argument): a method that reads none refuses them."""
+        return refuse_unread(self, data)
 
     def _validate(self) -> None:
         if hasattr(self, "dim"):

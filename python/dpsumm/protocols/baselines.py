@@ -8,15 +8,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import _core
 from ..errors import InvalidParameterError
 from ..hashing import RFFHasher
-from ..kernels import greedy_select, kernel_row_means
+from ..kernels import exact_greedy, greedy_select
 from ..privacy import Csprng
 from ..results import Access, SummaryResult
 from .base import LocalData, RunSetup, SummaryMethod, option
 
-__all__ = ["CentralGreedy", "ExactGreedy", "Uniform", "BASELINE_DIM", "uniform_picks", "exact_greedy", "central_greedy"]
+__all__ = ["CentralGreedy", "ExactGreedy", "Uniform", "BASELINE_DIM", "uniform_picks", "central_greedy"]
 
 # ------------------------------------------------------------------------------------------ baselines
 
@@ -50,31 +49,6 @@ def _permutation(n: int, rng: Csprng) -> list[int]:
         j = rng.integers(i + 1)
         p[i], p[j] = p[j], p[i]
     return p
-
-
-def exact_greedy(
-    datas: list[np.ndarray], validation: np.ndarray, seed: np.ndarray, size: int, gamma: float
-) -> tuple[list[tuple[int, int]], list[float]]:
-    """Greedy on the exact RBF kernel (centralised, non-private): each round adds the row maximising
-    ``mean_{y in D_v} k(x, y) - q/(q+1) mean_{z in D_s} k(x, z)`` (docs/design.md §6.3 with the exact kernel)."""
-    X = np.concatenate(datas).astype(np.float32)
-    owner_of = np.concatenate([np.full(len(d), k) for k, d in enumerate(datas)])
-    index_of = np.concatenate([np.arange(len(d)) for d in datas])
-    kv = kernel_row_means(X, validation, gamma)
-    ks_sum = np.zeros(len(X)) if len(seed) == 0 else kernel_row_means(X, seed, gamma) * len(seed)
-    # One fused Rust pass per round (rust/src/kernel_greedy.rs; its speed against the numpy loop it replaces:
-    # benches/bench_scale_e2e.py).
-    idx, vals = _core.kernel_greedy(
-        np.ascontiguousarray(X, dtype=np.float32),
-        np.ascontiguousarray(kv, dtype=np.float64),
-        np.ascontiguousarray(ks_sum, dtype=np.float64),
-        len(seed),
-        size,
-        float(gamma),
-    )
-    idx = np.asarray(idx, dtype=np.int64)
-    picks = list(zip(owner_of[idx].tolist(), index_of[idx].tolist()))
-    return picks, np.asarray(vals, dtype=np.float64).tolist()
 
 
 def central_greedy(

@@ -13,8 +13,10 @@ from typing import Any
 import numpy as np
 
 from .._validation import positive_int, real_vector
+from ..accounting import Schedule
 from ..errors import InvalidParameterError
 from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, _eta
+from ..protocols.base import MethodOptionError
 from .kernels import _float32_rows, rff_transform
 from .privacy import ProductMWEM, _generator, quantize_column_sums
 
@@ -40,9 +42,6 @@ def summarize_reference(
 
     Returns ``{"owner": (size,), "index": (size,), "accessed": int}``.
     """
-    from ..accounting import Schedule
-    from ..protocols.base import MethodOptionError
-
     if not isinstance(method, str) or method not in ("paper", "paper-greedy"):
         raise MethodOptionError(f"`method` must be 'paper' or 'paper-greedy', got {method!r}", "method")
     if isinstance(owners, np.ndarray) or not isinstance(owners, Sequence) or len(owners) == 0:

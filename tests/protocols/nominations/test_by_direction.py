@@ -19,9 +19,9 @@ from dpsumm import accounting
 from dpsumm.hashing import RFFHasher
 from dpsumm.methods import ByDirection
 from dpsumm.metrics import SummaryFitWarning
-from dpsumm.parties import ConsumerParty, count_release_event
+from dpsumm.parties import ConsumerParty
 from dpsumm.preprocessing import median_gamma
-from dpsumm.privacy import Csprng
+from dpsumm.privacy import Csprng, count_release_event
 from dpsumm.protocols.nominations.by_direction import (
     KERNEL_DIM,
     DirectionRelease,
@@ -34,6 +34,7 @@ from dpsumm.protocols.nominations.by_direction import (
     kernel_gamma,
     public_geometry,
 )
+from dpsumm.protocols.nominations.cell_rule import CellRule
 
 
 def _data(seed: int = 0) -> tuple[list[dpsumm.Owner], np.ndarray, np.ndarray]:
@@ -305,18 +306,18 @@ def test_bins_merge_until_the_histograms_noise_is_at_most_the_consumers_rows() -
     sums[np.arange(3), np.arange(3)] = 1000.0  # mean hashes 1.0 apart: three groups
     counts = np.full((3, 12), 100.0)
     n_rows = np.full(3, 1000.0)
-    rule = {"edges": np.linspace(-2.0, 8.0, 11), "direction": np.ones(4), "centre": np.zeros(4)}
+    rule = CellRule(edges=np.linspace(-2.0, 8.0, 11), direction=np.ones(4), centre=np.zeros(4))
     assert purchase.merge_keys(_Agg(1000), counts, sums, n_rows, 1.0, rule) is None  # 36 * 4 <= 1000
     merge = purchase.merge_keys(_Agg(100), counts, sums, n_rows, 1.0, rule)
     assert merge is not None
-    bins = len(merge.rule["edges"]) + 1
+    bins = len(merge.rule.edges) + 1
     assert 3 * bins * 4 <= 100 < 3 * (bins + 1) * 4  # the most bins that fit (here 8)
     assert merge.matrix.shape == (12, bins) and (merge.matrix.sum(1) == 1).all()
     np.testing.assert_array_equal((counts @ merge.matrix).sum(1), counts.sum(1))  # every row counted once
     assert merge.names[0].startswith("bins 0-") and merge.keys == tuple(range(bins))
-    np.testing.assert_array_equal(merge.rule["direction"], rule["direction"])
+    np.testing.assert_array_equal(merge.rule.direction, rule.direction)
     one = purchase.merge_keys(_Agg(5), counts, sums, n_rows, 1.0, rule)
-    assert one is not None and len(one.rule["edges"]) == 0 and one.names == ("bins 0-11",)
+    assert one is not None and len(one.rule.edges) == 0 and one.names == ("bins 0-11",)
 
 
 def test_many_owners_of_distinct_data_buy_by_merged_bins_within_3p_rows() -> None:
@@ -398,19 +399,19 @@ def test_a_consumer_that_declines_the_direction_with_rows_enough_is_refused(monk
 def test_each_party_scores_its_rows_along_the_direction_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """An owner's release and its sale key its rows by the same released direction: the scores are computed once
     per party (the four owners and the consumer), not once per request, and the run is the same as without."""
-    from dpsumm import strata
+    from dpsumm.protocols.nominations import cell_rule
 
     owners, V, seed_rows = _data()
     method = dpsumm.Nominations(purchase=ByDirection())
     before = dpsumm.summarize(owners, V, 15, method, seed_set=seed_rows, random_state=0, progress=False)
     calls: list[int] = []
-    scores = strata._scores
+    scores = cell_rule._scores
 
     def counted(data: np.ndarray, *args: object) -> np.ndarray:
         calls.append(len(data))
         return scores(data, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(strata, "_scores", counted)
+    monkeypatch.setattr(cell_rule, "_scores", counted)
     after = dpsumm.summarize(owners, V, 15, method, seed_set=seed_rows, random_state=0, progress=False)
     assert sorted(calls) == sorted([len(V)] + [o.data.shape[0] for o in owners])
     np.testing.assert_array_equal(after.index, before.index)

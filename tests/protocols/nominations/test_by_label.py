@@ -25,7 +25,7 @@ from dpsumm.parties import (
     OwnerParty,
     owner_stream,
 )
-from dpsumm.protocols.nominations.cell_messages import LabelRelease, LabelSale, LabelSaleRequest
+from dpsumm.protocols.nominations.cell_messages import CellRelease, CellSale, CellSaleRequest
 from federation_data import label_shift
 from recording import recorded_parties, run_recorded
 from refusal import refused
@@ -84,7 +84,7 @@ def label_run(method, data, size, seed=0, **kw):
 def sale_requests(parties):
     """Every sale request the owners among ``parties`` received, in order, owner by owner."""
     return [
-        m for name, p in parties.items() if name != "consumer" for m in p.messages if isinstance(m, LabelSaleRequest)
+        m for name, p in parties.items() if name != "consumer" for m in p.messages if isinstance(m, CellSaleRequest)
     ]
 
 
@@ -102,7 +102,7 @@ def test_owners_of_one_distribution_draw_their_small_sales_uniformly_in_a_run():
     yv = np.full(60, 2)
     validation = rng.normal(loc=3.0, scale=0.5, size=(60, 4))
     res, parties = label_run(METHOD, (owners, labels, validation, yv), 20)
-    modes = [m.label_herded for m in sale_requests(parties)]
+    modes = [m.key_herded for m in sale_requests(parties)]
     assert all(m is not None and m.dtype == np.bool_ for m in modes)
     assert len(modes) >= 10 and sum(not m[2] for m in modes) >= 10  # label 2's sales: uniform draws
     assert len(res) == 20 and res.accessed.total <= 60
@@ -195,7 +195,7 @@ def test_an_owners_view_changes_only_through_released_values():
     yv2 = np.where(rng.random(len(yv)) < 0.5, 1, yv)
     _, a = label_run(METHOD, (owners, labels, validation, yv), 15, seed=5)
     kinds = [pickle.loads(b)["kind"] for b in a["owner-0"].received]
-    assert kinds == ["label_release_request", "label_sale_request"]
+    assert kinds == ["cell_release_request", "cell_sale_request"]
     _, b = label_run(METHOD, (changed, changed_labels, validation, yv2), 15, seed=5)
     assert a["owner-0"].received[0] == b["owner-0"].received[0]  # the first request is public
     assert a["owner-0"].received != b["owner-0"].received
@@ -213,16 +213,16 @@ class Liar(OwnerParty):
 
     def handle(self, message: Message) -> Message:
         reply = super().handle(message)
-        if self.mode == "sigma" and isinstance(reply, LabelRelease):
-            return LabelRelease(
+        if self.mode == "sigma" and isinstance(reply, CellRelease):
+            return CellRelease(
                 n_rows=reply.n_rows, values=reply.values, sigma=reply.sigma * 0.9, granularity=reply.granularity
             )
-        if isinstance(reply, LabelSale) and len(reply.tokens):
+        if isinstance(reply, CellSale) and len(reply.tokens):
             if self.mode in ("label", "hidden"):
                 # "label": a label outside the set; "hidden": everything as label 1, which it holds, claiming to
                 # hold none of the labels asked for (its released counts say otherwise)
                 labs = np.full(len(reply.tokens), 7 if self.mode == "label" else 1)
-                return LabelSale(
+                return CellSale(
                     n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points, labels=labs
                 )
             if self.mode == "surplus":  # one row more than asked, hashed and labelled correctly
@@ -231,7 +231,7 @@ class Liar(OwnerParty):
                 extra = int(np.setdiff1d(np.arange(reply.n_rows), reply.tokens)[0])
                 tokens = np.sort(np.append(reply.tokens, extra))
                 h = RFFHasher(message.n_features, dim=message.dim, gamma=message.gamma, seed=message.hash_seed)
-                return LabelSale(
+                return CellSale(
                     n_rows=reply.n_rows,
                     tokens=tokens,
                     hashes=h.transform(self._data[tokens]),
@@ -239,13 +239,13 @@ class Liar(OwnerParty):
                     labels=np.asarray(self._labels)[tokens],
                 )
             if self.mode == "unlabelled":
-                return LabelSale(
+                return CellSale(
                     n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=reply.points, labels=None
                 )
             if self.mode == "rows":
                 pts = reply.points.copy()
                 pts[0, 0] += 1e-3
-                return LabelSale(
+                return CellSale(
                     n_rows=reply.n_rows, tokens=reply.tokens, hashes=reply.hashes, points=pts, labels=reply.labels
                 )
         return reply
@@ -254,13 +254,13 @@ class Liar(OwnerParty):
 @pytest.mark.parametrize(
     "mode,phase,why,n,liar",
     [
-        ("sigma", "label-release", "sigma", 200, 1),
-        ("label", "label-sale", "outside the label set", 200, 1),
-        ("surplus", "label-sale", "beyond the labels' asks", 200, 1),
+        ("sigma", "cell-release", "sigma", 200, 1),
+        ("label", "cell-sale", "outside the label set", 200, 1),
+        ("surplus", "cell-sale", "beyond the labels' asks", 200, 1),
         # owner 0 holds 1,184 rows of label 0 (released ~1,184 +- 14)
-        ("hidden", "label-sale", "noise sigmas above", 2000, 0),
-        ("unlabelled", "label-sale", "without their labels", 200, 1),
-        ("rows", "label-sale", "do not hash", 200, 1),
+        ("hidden", "cell-sale", "noise sigmas above", 2000, 0),
+        ("unlabelled", "cell-sale", "without their labels", 200, 1),
+        ("rows", "cell-sale", "do not hash", 200, 1),
     ],
 )
 def test_a_faulty_owner_is_excluded_and_the_run_completes(mode, phase, why, n, liar):

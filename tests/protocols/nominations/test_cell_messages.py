@@ -16,9 +16,9 @@ from dpsumm.errors import ProtocolError
 from dpsumm.hashing import RFFHasher
 from dpsumm.parties import OwnerParty, owner_stream
 from dpsumm.protocols.nominations.cell_messages import (
-    LabelReleaseRequest,
-    LabelSale,
-    LabelSaleRequest,
+    CellReleaseRequest,
+    CellSale,
+    CellSaleRequest,
     owner_release_calibration,
     owner_release_part,
 )
@@ -39,15 +39,15 @@ def test_an_owner_refuses_a_malformed_sale_mode():
         candidates=12,
         reveal="points",
         sample_seed=1,
-        label_set=np.array([0, 1]),
-        label_counts=np.array([1, 2]),
-        label_preference=np.zeros(2),
+        key_set=np.array([0, 1]),
+        key_counts=np.array([1, 2]),
+        key_preference=np.zeros(2),
     )
     for bad in (np.array([True]), np.array([1, 0]), np.array([[True, False]])):
-        with pytest.raises(ProtocolError, match="label_herded"):
-            owner.handle(LabelSaleRequest(**base, label_herded=bad))
-    reply = owner.handle(LabelSaleRequest(**base, label_herded=np.array([False, True])))
-    assert isinstance(reply, LabelSale) and len(reply.tokens) == 3
+        with pytest.raises(ProtocolError, match="key_herded"):
+            owner.handle(CellSaleRequest(**base, key_herded=bad))
+    reply = owner.handle(CellSaleRequest(**base, key_herded=np.array([False, True])))
+    assert isinstance(reply, CellSale) and len(reply.tokens) == 3
 
 
 def test_an_owner_refuses_a_malformed_tilt():
@@ -65,12 +65,12 @@ def test_an_owner_refuses_a_malformed_tilt():
         reveal="points",
         sample_seed=1,
         greedy_sample_factor=None,
-        label_set=np.array([0, 1]),
-        label_counts=np.array([2, 2]),
-        label_preference=np.zeros(2),
-        label_herded=np.array([True, True]),
+        key_set=np.array([0, 1]),
+        key_counts=np.array([2, 2]),
+        key_preference=np.zeros(2),
+        key_herded=np.array([True, True]),
     )
-    ok = owner.handle(LabelSaleRequest(target=np.full(16, 0.1), temperature=0.5, **base))
+    ok = owner.handle(CellSaleRequest(target=np.full(16, 0.1), temperature=0.5, **base))
     assert len(ok.tokens) == 4
     for target, temperature in [
         (np.full(15, 0.1), 0.5),
@@ -79,8 +79,8 @@ def test_an_owner_refuses_a_malformed_tilt():
         (np.full(16, 0.1), float("inf")),
         (np.full(16, 0.1), True),
     ]:
-        with pytest.raises(ProtocolError, match="tilted label sale"):
-            owner.handle(LabelSaleRequest(target=target, temperature=temperature, **base))
+        with pytest.raises(ProtocolError, match="tilted cell sale"):
+            owner.handle(CellSaleRequest(target=target, temperature=temperature, **base))
 
 
 def test_an_owner_draws_its_label_counts_with_the_sigma_it_reports():
@@ -90,9 +90,7 @@ def test_an_owner_draws_its_label_counts_with_the_sigma_it_reports():
     within 5 standard errors of 0."""
     y = np.repeat(np.arange(4), [3, 0, 5, 9])
     X = np.zeros((len(y), 2))
-    req = LabelReleaseRequest(
-        n_features=2, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6, label_set=np.arange(4)
-    )
+    req = CellReleaseRequest(n_features=2, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6, key_set=np.arange(4))
     noise, sigma = [], None
     exact_sum = RFFHasher(2, dim=8, gamma=0.5, seed=0).transform(X).astype(np.float64).sum(0)
     for k in range(600):
@@ -114,8 +112,8 @@ def test_an_owner_releases_in_two_parts_or_at_once_never_both():
     X = np.random.default_rng(1).normal(size=(len(y), 2))
     base = dict(n_features=2, dim=8, gamma=0.5, hash_seed=0, epsilon=1.0, delta=1e-6)
     joint = 8 + 3
-    sums_req = LabelReleaseRequest(**base, label_set=np.zeros(0), part="sums", joint_dim=joint)
-    counts_req = LabelReleaseRequest(**base, label_set=np.arange(3), part="counts", joint_dim=joint)
+    sums_req = CellReleaseRequest(**base, key_set=np.zeros(0), part="sums", joint_dim=joint)
+    counts_req = CellReleaseRequest(**base, key_set=np.arange(3), part="counts", joint_dim=joint)
     owner = OwnerParty(X, y, "o", rng=owner_stream(3, "o"))
     sums, counts = owner.handle(sums_req), owner.handle(counts_req)
     cal, _ = owner_release_calibration(joint, 1.0, 1e-6)
@@ -133,9 +131,9 @@ def test_an_owner_releases_in_two_parts_or_at_once_never_both():
     again.restore(rebuilt.state())  # rebuilt from its kept state between the parts: the same counts
     np.testing.assert_array_equal(again.handle(counts_req).values, counts.values)
     with pytest.raises(ProtocolError, match="spent its budget"):
-        owner.handle(LabelReleaseRequest(**base, label_set=np.arange(3)))
+        owner.handle(CellReleaseRequest(**base, key_set=np.arange(3)))
     other = OwnerParty(X, y, "p")
-    other.handle(LabelReleaseRequest(**base, label_set=np.arange(3)))
+    other.handle(CellReleaseRequest(**base, key_set=np.arange(3)))
     with pytest.raises(ProtocolError, match="spent its budget"):
         other.handle(sums_req)
     for bad in (dataclasses.replace(counts_req, joint_dim=3), dataclasses.replace(counts_req, part="half")):

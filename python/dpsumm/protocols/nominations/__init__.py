@@ -4,18 +4,22 @@ aggregator buys and chooses (docs/design.md §2-§5).
 * :mod:`.method` - :class:`Nominations`, the method object, and :func:`run_nominations`;
 * :mod:`.aggregator` - the exchanges every purchase shares;
 * :mod:`.purchase` - what a purchase is; one module per purchase: :mod:`.nominees`, :mod:`.winners`,
-  :mod:`.by_label` (with the cell arithmetic of :mod:`.cells`).
+  :mod:`.by_label`, :mod:`.by_strata`, :mod:`.by_direction`;
+* the cell family those last three share: :mod:`.cell_purchase` (:class:`CellPurchase`), its messages
+  :mod:`.cell_messages`, its rule :mod:`.cell_rule` and its arithmetic :mod:`.cells`.
 
 A new purchase is one module (a :class:`Purchase` subclass with its options, messages and owners' handlers), one
-line in :data:`PURCHASES`, one test module and one docs page.
+line in :data:`PURCHASES`, one test module and one docs page; a new purchase of the cell family subclasses
+:class:`CellPurchase` the same way.
 """
 
 from __future__ import annotations
 
 from .aggregator import Aggregator, NominationsConfig, temperature_for
 from .by_direction import ByDirection
-from .by_label import ByLabel, CellPurchase
+from .by_label import ByLabel
 from .by_strata import ByStrata
+from .cell_purchase import CellPurchase
 from .method import DEFAULT_DIM, DEFAULT_VALIDATION_BUDGET, Nominations, run_nominations
 from .nominees import Nominees
 from .purchase import Purchase

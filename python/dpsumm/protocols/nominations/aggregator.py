@@ -19,12 +19,10 @@ import numpy as np
 from ... import accounting
 from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import DIGEST_BYTES, RFFHasher, hash_digests
-from ...kernels import greedy_select, h1_peak
+from ...kernels import exact_greedy, greedy_select, h1_peak
 from ...messages import NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, TargetRelease, TargetRequest
-from ...parties import mean_release_sensitivity
-from ...privacy import Csprng
+from ...privacy import Csprng, mean_release_sensitivity
 from ...transport import PartyUnavailable, Transport
-from ..baselines import exact_greedy
 
 __all__ = [
     "NominationsConfig",

@@ -15,7 +15,7 @@ Exchanges:
 3. every row's cell is the bin of its score ``(x - centre) . w`` along the released direction ``w`` (normalised),
    ``bins - 1`` edges at the public seed rows' score mean ``+ t sd``, ``t`` from -2 to 8, crossed with its stratum
    when ``levels`` are declared: a public function of the row once ``w`` is released (post-processing; no budget);
-4. the label purchase's exchanges on those cells (:class:`~dpsumm.protocols.nominations.by_label.CellPurchase`):
+4. the cell family's exchanges on those cells (:class:`~dpsumm.protocols.nominations.cell_purchase.CellPurchase`):
    the owners' counts per cell (the second part of their release: both parts at the one calibration to the owners'
    ``(epsilon, delta)``), the consumer's histogram over (owner group, cell) at the rest of ``epsilon_v``,
    ``purchase_factor * size`` rows bought by cell.
@@ -38,13 +38,13 @@ from ..._validation import bounded_int, choice_of, real_number
 from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import MAX_GAMMA, RFFHasher
 from ...messages import ConsumerRequest, Message
-from ...parties import count_release_event
 from ...preprocessing import median_gamma
-from ...privacy import gaussian_mean_release
-from ...strata import Levels, direction_space, levels_json, levels_tuple
+from ...privacy import count_release_event, gaussian_mean_release
+from ...strata import Levels, levels_tuple
 from ..base import option
 from .aggregator import Aggregator
-from .by_label import CellPurchase, CellReleases, KeyMerge, levels_option, reserve_option
+from .cell_purchase import CellPurchase, CellReleases, KeyMerge, levels_option, reserve_option
+from .cell_rule import CellRule
 from .cells import CELL_DIM, RESERVE_SHARE, label_cells, owner_groups
 
 __all__ = [
@@ -173,7 +173,7 @@ class DirectionRequest(ConsumerRequest):
     # pay for the direction's bins (public numbers: ByDirection.releases).
     min_rows: int = 0
 
-    def answer(self, consumer: Any) -> DirectionRelease:
+    def draw(self, consumer: Any) -> DirectionRelease:
         X = np.asarray(consumer.validation, dtype=np.float64)
         if isinstance(self.min_rows, bool) or not isinstance(self.min_rows, (int, np.integer)) or self.min_rows < 0:
             raise ProtocolError(
@@ -181,7 +181,9 @@ class DirectionRequest(ConsumerRequest):
             )
         if X.shape[0] < self.min_rows:
             return DirectionRelease(noisy_mean=np.zeros(0), n_rows=int(X.shape[0]), sigma=0.0, granularity=0.0)
-        features = direction_space(self, X.shape[1])
+        features = CellRule(
+            direction_dim=self.direction_dim, direction_gamma=self.direction_gamma, direction_seed=self.direction_seed
+        ).direction_space(X.shape[1])
         if features is not None:
             X = np.asarray(features.transform(X), dtype=np.float64)
         n, d = X.shape
@@ -340,14 +342,14 @@ class ByDirection(CellPurchase):
         sums: np.ndarray,
         n_rows: np.ndarray,
         sigma: float,
-        rule: dict[str, Any],
+        rule: CellRule,
     ) -> KeyMerge | None:
         """Merge adjacent bins until the cells are few enough for the consumer's histogram: the most bins ``B' <=
         bins`` whose cells (owner group x stratum x merged bin, :func:`~.cells.label_cells` on the merged counts)
         number ``J`` with ``J b <= |D_v|``, ``b`` the histogram's discrete Laplace scale: the expected noise summed
         over the cells (``J b``) is then at most the consumer's rows. One bin when none qualifies. Post-processing
         of the owners' releases and public numbers (docs/explanation/direction-purchase.md)."""
-        edges = np.asarray(rule["edges"], dtype=np.float64)
+        edges = np.asarray(rule.edges, dtype=np.float64)
         B = len(edges) + 1
         strata = counts.shape[1] // B
         scale = count_release_event(agg.config.epsilon * self.histogram_share()).scale
@@ -373,9 +375,9 @@ class ByDirection(CellPurchase):
             stratum, m = divmod(j, bins)
             first, last = int(bounds[m]), int(bounds[m + 1]) - 1
             names.append(self.key_name(stratum * B + first, f"bins {first}-{last}" if last > first else None))
-        merged = dict(rule)
-        merged["edges"] = edges[keep]
-        return KeyMerge(matrix=matrix, keys=tuple(range(strata * bins)), names=tuple(names), rule=merged)
+        return KeyMerge(
+            matrix=matrix, keys=tuple(range(strata * bins)), names=tuple(names), rule=rule.with_edges(edges[keep])
+        )
 
     def releases(self, agg: Aggregator) -> CellReleases:
         """The owners' release in two parts around the consumer's direction (docs/explanation/direction-purchase.md).
@@ -390,7 +392,7 @@ class ByDirection(CellPurchase):
         strata = len(self.key_set()) // self.bins
         joint = CELL_DIM + len(self.key_set())
         t0 = time.perf_counter()
-        sums, sigma = self._owner_releases(agg, {}, (), part="sums", joint_dim=joint)
+        sums, sigma = self._owner_releases(agg, CellRule(), (), part="sums", joint_dim=joint)
         held = [o for o in agg.owners if o in sums and agg.active[o] and agg.n_rows[o] > 0]
         n = np.array([agg.n_rows[o] for o in held], dtype=np.float64)
         means = np.array([sums[o] for o in held]).reshape(len(held), CELL_DIM) / n[:, None]  # held: n_rows > 0
@@ -398,16 +400,16 @@ class ByDirection(CellPurchase):
         scale = count_release_event(c.epsilon * self.histogram_share()).scale
         t_sums = time.perf_counter() - t0
         t0 = time.perf_counter()
-        rule = self.cell_rule(agg, min_rows=math.ceil(max(len(groups), 1) * strata * scale - 1e-9))
+        rule = self.direction_rule(agg, min_rows=math.ceil(max(len(groups), 1) * strata * scale - 1e-9))
         agg.timings["direction"] = time.perf_counter() - t0
-        if rule:
+        if rule is not None:
             keys = self.key_set()
             names = tuple(self.key_name(j) for j in range(len(keys)))
             share = self.histogram_share()
         else:  # no direction: one bin (a zero direction in the rows' features, no edges: no row is scored)
-            rule = {"direction": np.zeros(c.n_features), "centre": np.zeros(c.n_features), "edges": np.zeros(0)}
-            if self.levels:
-                rule["levels"] = levels_json(self.levels)
+            rule = CellRule(
+                direction=np.zeros(c.n_features), centre=np.zeros(c.n_features), edges=np.zeros(0)
+            ).with_levels(self.levels)
             keys = tuple(range(strata))
             whole = f"bins 0-{self.bins - 1}" if self.bins > 1 else None
             names = tuple(self.key_name(j * self.bins, whole) for j in range(strata))
@@ -418,9 +420,9 @@ class ByDirection(CellPurchase):
         values = {o: np.concatenate([counts[o], sums[o]]) for o in counts if o in sums}
         return CellReleases(values, sigma, rule, keys, names, share)
 
-    def cell_rule(self, agg: Aggregator, min_rows: int = 0) -> dict[str, Any]:
+    def direction_rule(self, agg: Aggregator, min_rows: int = 0) -> CellRule | None:
         """The consumer's direction release, checked and recorded; the cells' rule from it and the public rows
-        (empty when the consumer holds fewer than ``min_rows`` rows and so released nothing)."""
+        (None when the consumer holds fewer than ``min_rows`` rows and so released nothing)."""
         c = agg.config
         seed = agg.seed_rows
         if seed is None:
@@ -454,7 +456,7 @@ class ByDirection(CellPurchase):
                     f"consumer declined the direction over {reply.n_rows} rows; it releases it from {min_rows} rows"
                 )
             agg.check_validation_size(int(reply.n_rows))
-            return {}
+            return None
         if noisy.shape != (width,) or noisy.dtype.kind not in "fiu" or not np.isfinite(noisy).all():
             raise ProtocolError(f"consumer sent a malformed direction (shape {noisy.shape}, expected ({width},))")
         agg.check_validation_size(reply.n_rows)
@@ -472,12 +474,6 @@ class ByDirection(CellPurchase):
         )
         norm = float(np.linalg.norm(noisy))
         w = noisy / norm if norm > 0 else np.eye(width)[0]
-        rule: dict[str, Any] = {
-            "direction": w.astype(np.float64),
-            "centre": centre,
-            "edges": bin_edges(seed, centre, w, self.bins),
-            **space,
-        }
-        if self.levels:
-            rule["levels"] = levels_json(self.levels)
-        return rule
+        return CellRule(
+            direction=w.astype(np.float64), centre=centre, edges=bin_edges(seed, centre, w, self.bins), **space
+        ).with_levels(self.levels)

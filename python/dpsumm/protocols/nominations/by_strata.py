@@ -5,7 +5,7 @@ A row's stratum is its position in the product of the declared levels of one or 
 (:func:`dpsumm.strata.stratum_index`); a row with a value outside its attribute's levels is in no stratum and is
 never counted or sold. The owners release their row counts per stratum and the sum of the cells' h1, the consumer
 its histogram over the cells (owner group, stratum), the aggregator buys ``purchase_factor * size`` rows by
-stratum (:class:`~dpsumm.protocols.nominations.by_label.CellPurchase`). The proofs are the label purchase's: a
+stratum (:class:`~dpsumm.protocols.nominations.cell_purchase.CellPurchase`). The proofs are the label purchase's: a
 stratum is a public function of the row, so replacing one row moves one count from one stratum to another, as a
 label does. The summary's ``labels`` are the owners' training labels, not the strata.
 """
@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...errors import InvalidParameterError
-from ...strata import Levels, levels_json, levels_tuple
+from ...strata import Levels, levels_tuple
 from .aggregator import Aggregator
-from .by_label import CellPurchase, levels_option, reserve_option
+from .cell_purchase import CellPurchase, levels_option, reserve_option
+from .cell_rule import CellRule
 from .cells import RESERVE_SHARE
 
 __all__ = ["ByStrata"]
@@ -83,8 +84,8 @@ class ByStrata(CellPurchase):
             out.append(lev[r])
         return tuple(reversed(out))
 
-    def cell_rule(self, agg: Aggregator) -> dict[str, Any]:
-        return {"levels": levels_json(self.levels)}
+    def cell_rule(self, agg: Aggregator) -> CellRule:
+        return CellRule().with_levels(self.levels)
 
 
 def _product(levels: Levels) -> int:

@@ -17,15 +17,16 @@ from ...errors import InvalidParameterError
 from ...hashing import RFFHasher
 from ...kernels import DEFAULT_CANDIDATE_FACTOR
 from ...metrics import validation_fit
-from ...parties import mean_release_sensitivity
-from ...privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
+from ...privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng, mean_release_sensitivity
 from ...results import Access, SummaryResult
 from ...transport import Transport
-from ..base import MAX_COUNT, MEDIAN_SAMPLE_ROWS, Plan, RunSetup, SummaryMethod, option
+from ..base import MAX_COUNT, MEDIAN_SAMPLE_ROWS, PartyData, Plan, RunSetup, SummaryMethod, option
 from .aggregator import STOCHASTIC_GREEDY_FACTOR, Aggregator, NominationsConfig
 from .by_direction import ByDirection
+from .by_label import ByLabel
 from .nominees import Nominees
 from .purchase import Purchase
+from .winners import Winners
 
 _log = logging.getLogger("dpsumm")
 
@@ -168,8 +169,6 @@ class Nominations(SummaryMethod):
         name = kwargs.get("purchase")
         if not moved and not isinstance(name, str):
             return kwargs
-        from .by_label import ByLabel
-        from .winners import Winners
 
         if name == "quotas" or "tilt_rounds" in moved:
             raise InvalidParameterError(
@@ -257,6 +256,10 @@ class Nominations(SummaryMethod):
     def public_levels(self) -> tuple[tuple[Any, ...], ...] | None:
         """The declared strata levels of the run's purchase (None: it reads no strata)."""
         return self.purchase.public_levels()
+
+    def check_party_data(self, data: PartyData, size: int) -> PartyData:
+        """The purchase's check of the parties' labels and strata (:meth:`Purchase.check_party_data`)."""
+        return self.purchase.check_party_data(self, data, size)
 
     def budget(self, privacy: accounting.Budget | None, validation_rows: int | None = None) -> accounting.Budget | None:
         """The run's validation budget: ``privacy``, or the default (:func:`default_validation_budget` of

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..base import OptionsObject
+from ..base import OptionsObject, PartyData, refuse_unread
 
 if TYPE_CHECKING:
     from ... import accounting
@@ -47,6 +47,11 @@ class Purchase(OptionsObject):
     def public_levels(self) -> tuple[tuple[Any, ...], ...] | None:
         """The declared levels the run's strata are read against (None: the purchase reads no strata)."""
         return None
+
+    def check_party_data(self, method: Any, data: PartyData, size: int) -> PartyData:
+        """The parties' labels and strata as the run reads them, checked before any budget is spent
+        (:meth:`dpsumm.protocols.base.SummaryMethod.check_party_data`): a purchase that reads none refuses them."""
+        return refuse_unread(method, data)
 
     def uses_seed_rows(self) -> bool:
         """Whether the purchase reads the run's public seed rows (the run then draws them if the user gives none)."""

@@ -1,0 +1,446 @@
+"""The cell family's rule: what cell a row is in, and what a party counts and sells by it (the purchases of
+:mod:`.cell_purchase`: :class:`~.by_label.ByLabel`, :class:`~.by_strata.ByStrata`,
+:class:`~.by_direction.ByDirection`; docs/explanation/label-purchase.md).
+
+A row's *key* is a public function of the row and the public numbers a request carries (its :class:`CellRule`):
+its label, when the rule is empty (the label purchase: the request's ``key_set`` is the label set); else its cell
+(:func:`row_cells`): its label's position in a crossed label set, its stratum's position in the product of the
+declared levels (:mod:`dpsumm.strata`) and the bin of its score along a released direction, in mixed radix. A row
+outside the declared sets is in no cell (-1): it is never counted, never sold. Replacing one row moves at most one
+count from one key to another: the sensitivities of the cell purchases' releases rest on that.
+
+Here too are what the parties do with their keys: an owner's counts per key (:func:`key_counts`), its rows sold
+per key (:func:`cell_rows`, :func:`substitute_counts`) and the consumer's counts per cell of its histogram
+(:func:`histogram_counts`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ... import _core
+from ...errors import DpsummError, ProtocolError
+from ...hashing import RFFHasher
+from ...parties import nominate_rows
+from ...privacy import Csprng
+from ...strata import Levels, label_index, label_slots, levels_from_json, levels_json, stratum_index
+
+__all__ = [
+    "CellRule",
+    "row_cells",
+    "key_counts",
+    "substitute_counts",
+    "cell_rows",
+    "histogram_counts",
+    "MAX_HISTOGRAM_CELLS",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellRule:
+    """The cell rule a request of the cell purchases carries: the declared strata levels as JSON, a crossed label
+    set, a direction with its centre and its bins' edges, and the direction's space (``direction_dim`` 0: the rows'
+    features; else that many random features, :meth:`direction_space`). All empty (:meth:`by_label`): the rows'
+    keys are their labels, in the request's key set. Keyword fields, after each request's own (a request of the
+    cell family is a :class:`CellRule` with its own fields, so that the rule crosses the wire field by field)."""
+
+    levels: str = ""
+    cross_labels: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    direction: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    centre: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    edges: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    direction_dim: int = 0
+    direction_gamma: float = 0.0
+    direction_seed: str = ""
+
+    @classmethod
+    def of(cls, request: CellRule) -> CellRule:
+        """The rule part of a request of the cell family."""
+        return cls(**rule_fields(request))
+
+    def fields(self) -> dict[str, Any]:
+        """The rule's fields by name (a request of the cell family is built with them after its own)."""
+        return rule_fields(self)
+
+    def by_label(self) -> bool:
+        """Whether the rows' keys are their labels (no strata, crossed labels or direction)."""
+        return not self.levels and not np.size(self.cross_labels) and not np.size(self.direction)
+
+    def with_levels(self, levels: Levels | None) -> CellRule:
+        """This rule crossed with the declared ``levels`` (none: the rule as is)."""
+        return dataclasses.replace(self, levels=levels_json(levels)) if levels else self
+
+    def with_edges(self, edges: np.ndarray) -> CellRule:
+        """This rule with other bins' edges (the direction's bins merged)."""
+        return dataclasses.replace(self, edges=np.asarray(edges, dtype=np.float64))
+
+    def direction_space(self, n_features: int) -> RFFHasher | None:
+        """The random features the direction lies in (``direction_dim`` of them at ``direction_gamma``, seeded
+        ``direction_seed``: the kernel's witness space), or ``None`` when ``direction_dim`` is 0 (the rows' own
+        features). Public numbers of the request only."""
+        dim = self.direction_dim
+        if isinstance(dim, (int, np.integer)) and not isinstance(dim, bool) and dim == 0:
+            return None
+        try:
+            return RFFHasher(n_features, dim=dim, gamma=self.direction_gamma, seed=str(self.direction_seed))
+        except DpsummError as exc:
+            raise ProtocolError(f"a direction's random features are malformed: {exc}") from exc
+
+    def row_keys(
+        self,
+        data: np.ndarray,
+        labels: np.ndarray | None,
+        strata: Sequence[np.ndarray] | None,
+        memo: Callable[[bytes, Callable[[], np.ndarray]], np.ndarray] | None = None,
+    ) -> np.ndarray | None:
+        """What a party counts and sells its rows by: its labels, when the rule is empty (:meth:`by_label`); else
+        each row's cell (:func:`row_cells`). With a ``memo`` (a party's :meth:`~dpsumm.parties.OwnerParty.memo`)
+        the rows' scores along one direction are computed once in a run."""
+        if self.by_label():
+            return labels
+        direction = np.asarray(self.direction)
+        cross = np.asarray(self.cross_labels)
+        return row_cells(
+            data,
+            labels,
+            strata,
+            levels=levels_from_json(self.levels) if self.levels else None,
+            cross_labels=cross if cross.size else None,
+            direction=direction if direction.size else None,
+            centre=np.asarray(self.centre),
+            edges=np.asarray(self.edges),
+            direction_map=self.direction_space(data.shape[1]) if direction.size else None,
+            memo=memo,
+        )
+
+
+def rule_fields(value: object) -> dict[str, Any]:
+    """The :class:`CellRule` fields of ``value`` (a rule or a request of the cell family) by name."""
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(CellRule)}
+
+
+def row_cells(
+    data: np.ndarray,
+    labels: np.ndarray | None,
+    strata: Sequence[np.ndarray] | None,
+    *,
+    levels: Levels | None,
+    cross_labels: np.ndarray | None,
+    direction: np.ndarray | None,
+    centre: np.ndarray | None,
+    edges: np.ndarray | None,
+    direction_map: RFFHasher | None = None,
+    memo: Callable[[bytes, Callable[[], np.ndarray]], np.ndarray] | None = None,
+) -> np.ndarray:
+    """Each row's cell (int64, -1 for none): its label's position in ``cross_labels`` (when given), then its
+    stratum's position in the product of ``levels`` (when given), then the bin of its score ``(f(x) - centre) .
+    direction`` among ``edges`` (``len(edges) + 1`` bins, when a direction is given), in mixed radix, the first most
+    significant; ``f`` is ``direction_map``'s random features (the kernel's witness space) when given, else the row
+    itself. A row with a label or stratum outside the declared sets is in no cell. A public function of the row:
+    replacing one row moves at most one count from one cell to another. With a ``memo`` (a party's own, kept
+    between its messages of a run) the scores along one direction are computed once: the owner's release and its
+    sale key its rows alike without scoring them twice."""
+    n = int(np.shape(data)[0])
+    out = np.zeros(n, dtype=np.int64)
+    outside = np.zeros(n, dtype=bool)
+    if cross_labels is not None and len(cross_labels):
+        if labels is None:
+            raise ProtocolError("the cells cross the labels, but the party has no labels")
+        pos = label_index(np.asarray(labels), np.asarray(cross_labels))
+        outside |= pos < 0
+        out = np.maximum(pos, 0)
+    if levels:
+        if strata is None:
+            raise ProtocolError("the cells are by strata, but the party has no strata")
+        pos = stratum_index(strata, levels)
+        outside |= pos < 0
+        out = out * math.prod(len(a) for a in levels) + np.maximum(pos, 0)
+    if direction is not None and len(direction):
+        assert centre is not None and edges is not None
+        e = np.asarray(edges, dtype=np.float64)
+        score = _direction_scores(data, direction, centre, e, direction_map, memo)
+        out = out * (len(e) + 1) + np.searchsorted(e, score, side="right")
+    out[outside] = -1
+    return out
+
+
+def _direction_scores(
+    data: np.ndarray,
+    direction: np.ndarray,
+    centre: np.ndarray,
+    edges: np.ndarray,
+    direction_map: RFFHasher | None,
+    memo: Callable[[bytes, Callable[[], np.ndarray]], np.ndarray] | None,
+) -> np.ndarray:
+    """The rows' scores along a checked direction (through ``memo`` when given)."""
+    n = int(np.shape(data)[0])
+    d = np.asarray(direction, dtype=np.float64)
+    width = int(np.shape(data)[1]) if direction_map is None else int(direction_map.dim)
+    if d.shape != (width,) or np.shape(centre) != d.shape:
+        space = "features" if direction_map is None else "random features"
+        raise ProtocolError(f"a direction and centre of {width} {space} are needed, got {d.shape}, {np.shape(centre)}")
+    if edges.ndim != 1 or not np.isfinite(edges).all() or np.any(np.diff(edges) < 0):
+        raise ProtocolError("the bins' edges must be a finite, non-decreasing 1-D array")
+    c = np.asarray(centre, dtype=np.float64)
+    if not d.any():  # a zero direction (one bin, no edges): every score is 0, no row need be scored
+        return np.zeros(n)
+    if memo is None:
+        return _scores(data, c, d, direction_map)
+    key = d.tobytes() + c.tobytes() + repr(None if direction_map is None else direction_map.get_params()).encode()
+    return memo(key, lambda: _scores(data, c, d, direction_map))
+
+
+def _scores(
+    data: np.ndarray, centre: np.ndarray, direction: np.ndarray, direction_map: RFFHasher | None = None
+) -> np.ndarray:
+    """``(f(x) - centre) . direction`` for every row, as ``f(x) . direction - centre . direction`` (no centred copy of
+    the rows, nor of all their random features): ``f`` is ``direction_map``'s transform, each row hashed and dotted in
+    one streaming Rust pass (``_core.owner_hash_scores``), or the identity (numpy, in blocks)."""
+    n = int(np.shape(data)[0])
+    shift = float(centre @ direction)
+    if direction_map is not None:  # one streaming pass in Rust: each row hashed and dotted, never an n x d matrix
+        rows = (
+            data if isinstance(data, np.ndarray) and data.dtype in (np.float32, np.float64) else np.asarray(data, float)
+        )
+        w = np.ascontiguousarray(direction, dtype=np.float64)
+        scores: np.ndarray = _core.owner_hash_scores(rows, direction_map._projection, w, shift)
+        return scores
+    out = np.empty(n)
+    step = 1 << 16
+    for start in range(0, n, step):
+        out[start : start + step] = np.asarray(data[start : start + step], dtype=np.float64) @ direction - shift
+    return out
+
+
+# -- the owners' side ---------------------------------------------------------------------------------------------
+
+
+def key_counts(keys: np.ndarray | None, key_set: np.ndarray) -> np.ndarray:
+    """Rows per key of ``key_set`` (float64; a key outside the set is not counted, ``None``: all zero).
+
+    One pass over ``keys`` whatever the number of keys: a count per slot of :func:`dpsumm.strata.label_index`'s
+    table for integer keys against a set of integers over a small range, else a sorted search of each key in the set.
+    """
+    key_set = np.asarray(key_set)
+    if keys is None:
+        return np.zeros(len(key_set))
+    keys = np.asarray(keys)
+    if keys.ndim != 1:  # one key per row: a row counts in at most one cell (L2 sensitivity sqrt(2))
+        raise ProtocolError(f"labels must be one per row (1-D), got shape {keys.shape}")
+    by_table = label_slots(keys, key_set)
+    if by_table is not None:  # count per slot, then read off the set's slots
+        slot, table = by_table
+        per_slot = np.bincount(slot, minlength=len(table))
+        out = np.zeros(len(key_set))
+        in_set = table >= 0
+        out[table[in_set]] = per_slot[in_set]
+        return out
+    idx = label_index(keys, key_set)
+    return np.bincount(idx[idx >= 0], minlength=len(key_set)).astype(np.float64)
+
+
+def substitute_counts(held: np.ndarray, counts: np.ndarray, preference: np.ndarray | None) -> np.ndarray:
+    """The rows of each key an owner sells for a quota per key (docs/explanation/label-purchase.md):
+    ``min(counts[j], held[j])``, and the shortfall ``sum_j max(0, counts[j] - held[j])`` taken from its other rows,
+    key by key in decreasing ``preference`` (then decreasing ``held``, then key order), so that it sells
+    ``min(sum(counts), sum(held))`` rows. ``held`` is the owner's own count per key: the substitution depends on its
+    data and the request only.
+    """
+    held = np.asarray(held, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    out: np.ndarray = np.minimum(counts, held)
+    short = int((counts - out).sum())
+    if short <= 0:
+        return out
+    pref = np.zeros(len(held)) if preference is None else np.asarray(preference, dtype=np.float64)
+    for j in np.lexsort((np.arange(len(held)), -held, -pref)):  # the last key is the primary one
+        take = min(short, int(held[j] - out[j]))
+        out[j] += take
+        short -= take
+        if short == 0:
+            break
+    return out
+
+
+def cell_rows(
+    X: np.ndarray,
+    keys: np.ndarray | None,
+    key_set: np.ndarray,
+    counts: np.ndarray,
+    hasher: RFFHasher,
+    *,
+    candidates: int,
+    sample_seed: int,
+    greedy_sample_factor: float | None = None,
+    preference: np.ndarray | None = None,
+    herded: np.ndarray | None = None,
+    target: np.ndarray | None = None,
+    temperature: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``counts[j]`` rows of key ``key_set[j]`` each, a key the owner holds fewer rows of made up from its other keys
+    (:func:`substitute_counts`, by ``preference``): for each key, a herded sample of the owner's rows of that key, or
+    a uniform one where ``herded[j]`` is False (docs/explanation/label-purchase.md). Returns ``(tokens int64, sorted;
+    hashes float32)``.
+
+    With a ``target`` (the consumer's released ``g~``, the tilted sale) every sale leans toward it: each key's
+    candidates are drawn with probability ``~ exp(h1(x).g~ / temperature)`` among all its rows (one streaming pass
+    that hashes every row of the key, :func:`dpsumm.parties.nominate_rows`), and the herded sale herds toward their
+    tilted mean; a sale that is not herded is the tilted draw itself.
+
+    Each key's ``ceil(candidates * counts[j] / sum(counts))`` candidates are drawn uniformly among its rows (a stream
+    keyed from the public ``sample_seed`` and the key: a sample, not privacy noise) and only they are hashed;
+    ``counts[j]`` of them are herded toward the candidates' mean hash (:func:`dpsumm.parties.nominate_rows` with no
+    tilt): a sample that represents the key's rows better than a uniform draw, with no information from anybody
+    else. A key with ``herded[j]`` False keeps the first ``counts[j]`` rows of that uniform draw instead (owners of
+    one distribution that share a cell: their herds would all lean to its centre).
+    """
+    empty = (np.zeros(0, dtype=np.int64), np.zeros((0, hasher.dim), dtype=np.float32))
+    if keys is None:
+        return empty
+    key_set = np.asarray(key_set)
+    idx = label_index(np.asarray(keys), key_set)
+    held = np.bincount(idx[idx >= 0], minlength=len(key_set))
+    counts = substitute_counts(held, np.asarray(counts, dtype=np.int64), preference)
+    total = max(int(counts.sum()), 1)
+    stream = Csprng(int(sample_seed))
+    tilt = np.asarray(target, dtype=np.float64) if target is not None and len(target) > 0 else None
+    tokens_out: list[np.ndarray] = []
+    hashes_out: list[np.ndarray] = []
+    for j, (key, count) in enumerate(zip(key_set, counts)):
+        pool = np.flatnonzero(idx == j) if count > 0 else np.zeros(0, dtype=np.int64)
+        if len(pool) == 0:
+            continue
+        herd = herded is None or bool(herded[j])
+        c = max(int(count), math.ceil(candidates * int(count) / total)) if herd else int(count)
+        # the stream of one key: "label:" is its name since the label purchase's first sales (seeded runs reproduce)
+        key_stream = stream.derive(f"label:{key!r}")
+        tokens, hashes = _key_rows(
+            X, pool, hasher, int(count), c, herd, key_stream, tilt, temperature, greedy_sample_factor
+        )
+        tokens_out.append(tokens)
+        hashes_out.append(hashes)
+    if not tokens_out:
+        return empty
+    tokens_all = np.concatenate(tokens_out).astype(np.int64)
+    order = np.argsort(tokens_all, kind="stable")
+    return tokens_all[order], np.ascontiguousarray(np.concatenate(hashes_out)[order], dtype=np.float32)
+
+
+def _key_rows(
+    X: np.ndarray,
+    pool: np.ndarray,
+    hasher: RFFHasher,
+    count: int,
+    c: int,
+    herd: bool,
+    key_stream: Csprng,
+    target: np.ndarray | None,
+    temperature: float,
+    greedy_sample_factor: float | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One key's rows sold among its rows ``pool``: ``count`` of ``c`` candidates (:func:`cell_rows`)."""
+    if target is not None:  # the tilted draw of c candidates among all the key's rows; herded (c > count) or as drawn
+        tokens, hashes = nominate_rows(
+            np.ascontiguousarray(X[pool]),
+            hasher,
+            target,
+            temperature=float(temperature),
+            nominees=count,
+            candidates=c,
+            sample_seed=int(key_stream.integers(2**63)),
+            greedy_sample_factor=greedy_sample_factor,
+        )
+        return pool[tokens], hashes
+    if c < len(pool):  # with no tilt the candidates are a uniform sample: draw them first, hash only them
+        draw = key_stream.derive("candidates").uniform_array(len(pool))
+        pool = np.sort(pool[np.argpartition(draw, c - 1)[:c]])
+    if not herd:  # the uniform sample itself: every candidate is sold
+        return pool, np.ascontiguousarray(hasher.transform(np.ascontiguousarray(X[pool])), dtype=np.float32)
+    tokens, hashes = nominate_rows(
+        np.ascontiguousarray(X[pool]),
+        hasher,
+        np.zeros(hasher.dim),
+        temperature=1.0,
+        nominees=count,
+        candidates=len(pool),
+        sample_seed=int(key_stream.integers(2**63)),
+        greedy_sample_factor=greedy_sample_factor,
+    )
+    return pool[tokens], hashes
+
+
+# -- the consumer's side ------------------------------------------------------------------------------------------
+
+_CELL_BLOCK = 4096
+_CELL_SCORES = 1 << 22  # 32 MB of scores at a time
+#: The most cells a consumer's histogram request may name (K owners x L keys).
+MAX_HISTOGRAM_CELLS = 1 << 24
+
+
+def histogram_counts(
+    X: np.ndarray,
+    keys: np.ndarray,
+    key_set: np.ndarray,
+    cell_keys: np.ndarray,
+    centres: np.ndarray,
+    bias: np.ndarray,
+    dim: int,
+    hasher: Callable[[], RFFHasher],
+) -> np.ndarray:
+    """Rows per cell of the consumer's histogram (float64, shape ``(J,)``; docs/explanation/label-purchase.md).
+
+    A row of key ``key_set[j]`` goes to the nearest centre, ``argmin ||c||^2 - bias - 2 h.c`` with ``h`` its hash in
+    the cells' h1 (``hasher()``, of ``dim`` features, made once the request is checked), among the cells of key ``j``
+    (``cell_keys``: each cell's position in ``key_set``); a row whose key is outside the set, or that no cell holds,
+    is not counted. Each row is counted at most once (L1
+    sensitivity 2 under replace-one). The arrays are the request's, checked here.
+    """
+    centres = np.asarray(centres, dtype=np.float64)
+    cell_keys = np.asarray(cell_keys)
+    bias = np.asarray(bias, dtype=np.float64)
+    J = len(cell_keys)
+    if (
+        cell_keys.ndim != 1
+        or cell_keys.dtype.kind not in "iu"
+        or centres.shape != (J, dim)
+        or bias.shape != (J,)
+        or not np.isfinite(centres).all()
+        or not np.isfinite(bias).all()
+    ):
+        raise ProtocolError(
+            f"a cell histogram request needs (J,) integer cell keys, (J, {dim}) centres and (J,) "
+            f"biases, all finite; got {cell_keys.shape}, {centres.shape}, {bias.shape}"
+        )
+    key_set = np.asarray(key_set)
+    if J and (cell_keys.min() < 0 or cell_keys.max() >= len(key_set)):
+        raise ProtocolError("a cell histogram request names a cell key outside the key set")
+    if J > MAX_HISTOGRAM_CELLS:
+        raise ProtocolError(f"a cell histogram request names {J} cells, more than {MAX_HISTOGRAM_CELLS}")
+    out = np.zeros(J)
+    idx = label_index(np.asarray(keys), key_set)
+    if J == 0 or not (idx >= 0).any():
+        return out
+    h1 = hasher()
+    rows = np.flatnonzero(idx >= 0)
+    base = (centres * centres).sum(1) - bias
+    # a row is scored against its own key's cells only (the first nearest in cell order, as an argmin over every
+    # cell with the others masked would pick): the work is |D_v| x J / L, not |D_v| x J
+    cells_of_key = {j: np.flatnonzero(cell_keys == j) for j in np.unique(cell_keys).tolist()}
+    step = max(1, min(_CELL_BLOCK, _CELL_SCORES // max(J, 1)))
+    for start in range(0, len(rows), step):  # at most (step, J) scores at a time: _CELL_SCORES float64
+        block = rows[start : start + step]
+        H = np.asarray(h1.transform(np.ascontiguousarray(np.asarray(X)[block])), dtype=np.float64)
+        row_keys = idx[block]
+        for j in np.unique(row_keys).tolist():
+            cells = cells_of_key.get(j)
+            if cells is None:  # no cell holds this key: its rows are not counted
+                continue
+            score = base[cells][None, :] - 2.0 * (H[row_keys == j] @ centres[cells].T)
+            np.add.at(out, cells[np.argmin(score, axis=1)], 1.0)
+    return out
