@@ -262,20 +262,20 @@ def refuse_unread(method: Any, data: PartyData) -> PartyData:
     naming the argument); the owners' labels stand (they go along with the rows bought)."""
     if data.validation_labels is not None:
         raise InvalidParameterError(
-            f"`validation_labels` applies only to a purchase by label (e.g. Nominations(purchase=ByLabel("
-            f"label_set=...))), not to {method!r}",
+            f"`validation_labels` applies only to a purchase by label (the default crossed with the labels: "
+            f"Nominations(purchase=ByDirection(label_set=...)); or ByLabel(label_set=...)), not to {method!r}",
             "validation_labels",
         )
     if data.validation_strata is not None:
         raise InvalidParameterError(
-            f"`validation_strata` applies only to a purchase by strata (e.g. Nominations(purchase=ByStrata(levels="
-            f"...))), not to {method!r}",
+            f"`validation_strata` applies only to a purchase by strata (the default crossed with them: "
+            f"Nominations(purchase=ByDirection(levels=...)); or ByStrata(levels=...)), not to {method!r}",
             "validation_strata",
         )
     if any(st is not None for st in data.strata):
         raise InvalidParameterError(
-            f"owners' strata apply only to a purchase by strata (e.g. Nominations(purchase=ByStrata(levels=...))), "
-            f"not to {method!r}",
+            f"owners' strata apply only to a purchase by strata (the default crossed with them: "
+            f"Nominations(purchase=ByDirection(levels=...)); or ByStrata(levels=...)), not to {method!r}",
             "owners",
         )
     return dataclasses.replace(data, strata=[None] * len(data.strata))
