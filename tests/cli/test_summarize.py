@@ -396,9 +396,9 @@ WORDS = np.array(["cat", "dog", "bird"])
 def test_summarize_string_labels_from_files_equals_the_api(tmp_path, capsys):
     """String labels from every file form the readers take (issue 43): owner 0's labels in a .npy of strings, owner
     1's in a CSV column of words under the header `label`, owner 2's in a headerless CSV of words, the validation
-    labels in a CSV of words; `dpsumm summarize --label-set cat,dog,bird` (the default purchase crossed with the labels)
-    gives the same summary, labels and ledger as dpsumm.summarize with the same string labels and seed. The same owners again with the words as a label column of
-    their CSV files (`--label-column 2`): the same summary."""
+    labels in a CSV of words; `dpsumm summarize --label-set cat,dog,bird` (the default purchase crossed with the
+    labels) gives the same summary, labels and ledger as dpsumm.summarize with the same string labels and seed. The
+    same owners again with the words as a label column of their CSV files (`--label-column 2`): the same summary."""
     owners, labels, paths, _, val, yv = label_shift_files(tmp_path)
     words = [WORDS[y] for y in labels]
     label_paths = [str(tmp_path / "w0.npy"), str(tmp_path / "w1.csv"), str(tmp_path / "w2.csv")]
