@@ -49,8 +49,9 @@ the exact RBF kernel over every row), ``perfect`` (the perfect purchase, a ceili
 rows drawn from the wanted population, i.e. each component of the consumer's mixture (:class:`BedData`) gets its
 share, uniformly over the owners' rows of it, then the exact greedy toward ``D_v`` keeps p), ``strata`` (the label
 purchase given the group x label product as the labels, on the beds with a group attribute: what strata would pass),
-``default`` (dpsumm.Nominations() as shipped: the purchase
-``dpsumm.Nominees()``, M = 2p nominees per owner, all bought, owners' epsilon 0: 10p rows at K = 5), ``labels``
+``default`` (the purchase ``dpsumm.Nominees()``, the
+default of dpsumm.Nominations() before issue 52: M = 2p nominees per owner, all bought, owners' epsilon 0: 10p rows at
+K = 5; the name is kept, the results files record it; the default since is ``direction-kernel``), ``labels``
 (``purchase=dpsumm.ByLabel(label_set=...)`` with the bed's label set: 3p rows), ``nominees-10p`` (the nominees purchase buying
 10p rows at any K: ceil(10p / K) nominees per owner, the default as shipped at K = 5; the yardstick of the
 issue's "today's default at 10p" where it is present), ``nominees-T0.1`` / ``nominees-T0.05`` (the
@@ -102,7 +103,9 @@ ALL_BEDS = (
 #: own options beside it, as on the command line; dpsumm.methods.method_from_options builds the method object) as a
 #: callable of the size p and the owners K.
 VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
-    "default": lambda p, K: {},
+    # Nominees(), the default purchase before issue 52 (the name kept: the results files record it); the default since
+    # is "direction-kernel", ByDirection().
+    "default": lambda p, K: {"purchase": "nominees"},
     "legacy10p": lambda p, K: {"purchase": "nominees", "nominees": 2 * p},
     # The nominees purchase buying 10p rows at any K (ceil(10p / K) nominees per owner): at K = 5 the default as
     # shipped (2p per owner), at K = 100 a tenth of a default that buys 200p. Issue 19's "today's default at 10p".
@@ -149,6 +152,9 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     # rows' (the MMD witness), alone or crossed with the labels.
     "direction-kernel": lambda p, K: {"purchase": ByDirection(space="kernel")},
     "direction-kernel-labels": lambda p, K: {"purchase": lambda levels: ByDirection(space="kernel", levels=levels)},
+    # The direction purchase (kernel space) crossed with the bed's group x label strata (the beds with a group
+    # attribute): what the default purchase does given strata.
+    "direction-kernel-strata": lambda p, K: {"purchase": lambda levels: ByDirection(space="kernel", levels=levels)},
     "labels-tilt0.3": lambda p, K: {"purchase": "labels", "sale_tilt_share": 0.3},
     "labels-tilt0.5": lambda p, K: {"purchase": "labels", "sale_tilt_share": 0.5},
     # The nominees purchase with a sharper owners' tilt than temperature_for's (docs/experiments/nominations-temperature).
@@ -158,6 +164,7 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
 #: The variants that pass strata: "group" (the bed's group attribute and the label), "labels" (the label alone).
 STRATA_KINDS: dict[str, str] = {
     "strata": "group",
+    "direction-kernel-strata": "group",
     "strata-labels": "labels",
     **{name: "labels" for name in VARIANTS if name.startswith(("direction-labels", "direction-kernel-labels"))},
 }
@@ -885,7 +892,10 @@ def _marked(rs: list[dict[str, Any]], key: str, fmt: str) -> str:
 
 
 #: The methods of the README's table, in order, with their column headings (a method without records is left out).
-COMPACT_METHODS = {"default": "`nominees` (the default)", "labels": "`labels` (ByLabel with the bed's label set)"}
+COMPACT_METHODS = {
+    "default": "`nominees` (the default before issue 52)",
+    "labels": "`labels` (ByLabel with the bed's label set)",
+}
 
 
 def compact(recs: list[dict[str, Any]], gamma_kind: str = "median") -> str:
@@ -943,7 +953,7 @@ def summarize_files(paths: list[str], out: Path) -> None:
         "# Issue 19 targets, per configuration (default, labels)\n"
         "<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: "
         "tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\n"
-        "Methods: `default` is `dpsumm.Nominations()` (the purchase `dpsumm.Nominees()`); "
+        "Methods: `default` is `dpsumm.Nominations(purchase=dpsumm.Nominees())` (the default before issue 52); "
         "`labels` is `dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=...))` with the bed's label set.\n\n"
         "Written by `python benches/testbeds.py --summarize "
         + " ".join(paths)

@@ -97,6 +97,15 @@ TESTBED_FILES = [
         "results-direction-kernel-eps16.json",
         "the direction purchase in the kernel space at ε_v = 16 (a ceiling on the consumer's noise, not a target run)",
     ),
+    (
+        "results-default-strata.json",
+        "the default, ByDirection(), crossed with the group × label strata: census-like at both γ and MNIST subgroup "
+        "at the median γ, p = 200 and 1,000",
+    ),
+    (
+        "results-default-mixes-1000.json",
+        "the default, ByDirection(), on MNIST many, median γ, p = 1,000, 3 repeats (the other mixes did not finish)",
+    ),
 ]
 
 #: Column order and names of the methods benches/testbeds.py runs.
@@ -106,17 +115,18 @@ METHODS = {
     "labels": "`ByLabel` (3p rows)",
     "labels-tilt0.3": "`ByLabel`, sale_tilt_share 0.3",
     "labels-tilt0.5": "`ByLabel`, sale_tilt_share 0.5",
-    "default": "`Nominees()` (K·2p rows)",
+    "default": "`Nominees()` (K·2p rows; the default before issue 52)",
     "nominees-10p": "nominees, 10p rows",
     "nominees-T0.1": "nominees, T = 0.1",
     "nominees-T0.05": "nominees, T = 0.05",
     "quotas": "quotas (removed)",
     "strata": "strata: group × label cells (3p rows)",
     "strata-labels": "`ByStrata`, the labels as the attribute (3p rows)",
-    "direction": "`ByDirection(space=\"features\")` (3p rows)",
-    "direction-labels": "`ByDirection(space=\"features\")`, crossed with the labels (3p rows)",
-    "direction-kernel": "`ByDirection()`, kernel space (3p rows)",
-    "direction-kernel-labels": "`ByDirection()`, kernel space, crossed with the labels (3p rows)",
+    "direction": '`ByDirection(space="features")` (3p rows)',
+    "direction-labels": '`ByDirection(space="features")`, crossed with the labels (3p rows)',
+    "direction-kernel": "`ByDirection()`, the default (kernel space; 3p rows)",
+    "direction-kernel-labels": "`ByDirection()`, the default, crossed with the labels (3p rows)",
+    "direction-kernel-strata": "`ByDirection()`, the default, crossed with the group × label strata (3p rows)",
 }
 
 #: (directory under docs/experiments, title, the command that wrote it).
@@ -388,6 +398,8 @@ POPULATION_FILES = [
     "results-direction-kernel-1000-fixed.json",
     "results-direction-kernel-k100-1000-median.json",
     "results-direction-kernel-k100-1000-fixed.json",
+    "results-default-strata.json",
+    "results-default-mixes-1000.json",
     "results-population-5.json",
     "results-population-fixed-5.json",
     "results-digits-population-5.json",
@@ -406,11 +418,12 @@ POPULATION_METHODS = {
     "labels": ("labels", "`ByLabel`"),
     "strata-labels": ("labels", "`ByStrata`, the labels"),
     "strata": ("strata", "`ByStrata`, group × label"),
-    "direction-labels": ("labels", "`ByDirection(space=\"features\")`, crossed with the labels"),
-    "direction-kernel-labels": ("labels", "`ByDirection()` (kernel space), crossed with the labels"),
-    "default": ("nothing", "`Nominees()` (the default)"),
-    "direction": ("nothing", "`ByDirection(space=\"features\")`"),
-    "direction-kernel": ("nothing", "`ByDirection()` (kernel space)"),
+    "direction-labels": ("labels", '`ByDirection(space="features")`, crossed with the labels'),
+    "direction-kernel-labels": ("labels", "`ByDirection(label_set=...)`: the default given the labels"),
+    "direction-kernel-strata": ("strata", "`ByDirection(levels=...)`: the default given group × label strata"),
+    "default": ("nothing", "`Nominees()` (the default before issue 52)"),
+    "direction": ("nothing", '`ByDirection(space="features")`'),
+    "direction-kernel": ("nothing", "`ByDirection()`: the default given nothing"),
     "perfect": ("ceiling", "perfect purchase (3p rows of the wanted population; a ceiling)"),
 }
 
@@ -450,6 +463,11 @@ def population_page() -> str:
         "the exact greedy on the mean; given labels that do not carry it, and given nothing, at most +10 % above",
         "the exact greedy and at most 10 % above `Nominees()` on the mean; at most 3p raw rows; both parties'",
         "ε ≤ 1, certified.",
+        "",
+        "The default since issue 52 is `ByDirection()`: given nothing (`direction-kernel`), given the labels (the",
+        "runs passed them as the one stratum attribute, `levels=[label_set]`: the same cells, releases and quotas",
+        "as `label_set=`; `direction-kernel-labels`), given group × label strata (`direction-kernel-strata`).",
+        "`Nominees()` is the default before it (`default` in the results files).",
         "",
         *aliases,
         "",

@@ -56,7 +56,9 @@ PATHS = {
         SEEDED,
     ),
     "validation_release='exact'": (
-        lambda o, v, s: dpsumm.summarize(o, v, 6, dpsumm.Nominations(dim=32, validation_release="exact"), **RUN),
+        lambda o, v, s: dpsumm.summarize(
+            o, v, 6, dpsumm.Nominations(dim=32, purchase=dpsumm.Nominees(), validation_release="exact"), **RUN
+        ),
         NOT_PRIVATE,
     ),
     "non-private method": (lambda o, v, s: dpsumm.summarize(o, v, 6, "uniform", **RUN), NOT_PRIVATE),

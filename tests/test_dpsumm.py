@@ -1,5 +1,6 @@
-"""dpsumm (the package): the public surface is what a user calls (at most 30 names, each importable), and the names
-moved to submodules still resolve, for one release, with a DeprecationWarning naming the new path."""
+"""dpsumm (the package): the public surface is what a user calls (at most 31 names, each importable: 30, and the
+default purchase ByDirection since issue 52), and the names moved to submodules still resolve, for one release,
+with a DeprecationWarning naming the new path."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import dpsumm
 
 
 def test_the_public_surface_is_small_and_every_name_exists():
-    assert len(dpsumm.__all__) <= 30 and len(set(dpsumm.__all__)) == len(dpsumm.__all__)
+    assert len(dpsumm.__all__) <= 31 and len(set(dpsumm.__all__)) == len(dpsumm.__all__)
     for name in dpsumm.__all__:
         assert getattr(dpsumm, name) is not None, name
     assert {
@@ -23,6 +24,7 @@ def test_the_public_surface_is_small_and_every_name_exists():
         "SummaryResult",
         "Budget",
         "Nominations",
+        "ByDirection",
         "ByLabel",
         "RFFHasher",
         "DpsummError",

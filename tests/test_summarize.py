@@ -448,7 +448,9 @@ def test_a_private_summary_of_rows_like_d_v_records_its_fit_without_a_warning():
     A = [Owner(o.data[o.data[:, 0] > 1.5], name=o.name) for o in owners if (o.data[:, 0] > 1.5).sum() > 40]
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        res = dpsumm.summarize(A, V, 20, dpsumm.Nominations(), gamma=0.5, random_state=0, progress=False)
+        res = dpsumm.summarize(
+            A, V, 20, dpsumm.Nominations(), gamma=0.5, seed_set=V[:10] - 3.0, random_state=0, progress=False
+        )
     assert 0.0 <= res.extra["validation_fit"] < 1.0
 
 

@@ -29,6 +29,7 @@ from .errors import (
 from .estimator import Summarizer
 from .hashing import RFFHasher
 from .methods import (
+    ByDirection,
     ByLabel,
     ByStrata,
     CentralGreedy,
@@ -54,6 +55,7 @@ __all__ = [
     "Budget",
     "Ledger",
     "Nominations",
+    "ByDirection",
     "Nominees",
     "ByLabel",
     "ByStrata",

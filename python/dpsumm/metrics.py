@@ -322,7 +322,8 @@ def validation_fit_warning(fit: float, size: int, method: object) -> str | None:
     by_cells = purchase is not None and bool(purchase.public_labels() or purchase.public_levels())
     advice = (
         "the labels or strata that chose the rows may not carry the consumer's shift: name the attribute that does "
-        "(dpsumm.ByStrata), or buy without them (dpsumm.Nominees())"
+        "(dpsumm.ByStrata, or dpsumm.ByDirection(levels=...) to cross it with the consumer's direction), or buy "
+        "without them (dpsumm.Nominations(), the default: cells along the consumer's released direction)"
         if by_cells
         else "the owners may hold few rows like D_v, or the method did not reach them"
     )

@@ -263,7 +263,7 @@ def test_summarize_reads_parquet(tmp_path, capsys):
         ),
         (
             ["--purchase", "quotas"],
-            "--purchase must be one of 'nominees', 'labels', 'strata', 'direction', 'winners', got 'quotas'",
+            "--purchase must be one of 'direction', 'nominees', 'labels', 'strata', 'winners', got 'quotas'",
         ),  # removed
         (["--tilt-rounds", "2"], "unrecognized arguments: --tilt-rounds"),  # the quota purchase's flag: removed
         (["--method", "paper", "--label-set", "0,1"], "--label-set does not apply to method 'paper'"),
@@ -313,10 +313,12 @@ def test_index_flag_reads_a_pandas_index_column_as_the_user_says(tmp_path, capsy
 
 
 def test_a_budget_is_a_cap_for_a_purchase_without_owners_releases(tmp_path, capsys):
-    """`--budget` with the default purchase (Nominees: the owners release nothing): the run is not refused, the
-    report keeps the budget given, and the ledger spends nothing of the owners' epsilon."""
+    """`--budget` with the nominees purchase (the owners release nothing): the run is not refused, the report keeps
+    the budget given, and the ledger spends nothing of the owners' epsilon."""
     out = tmp_path / "out"
-    code, _, err = _run_three_owners(tmp_path, out, "--budget", "0.9", "--validation-budget", "1", capsys=capsys)
+    code, _, err = _run_three_owners(
+        tmp_path, out, "--purchase", "nominees", "--budget", "0.9", "--validation-budget", "1", capsys=capsys
+    )
     assert code == 0, err
     report = report_of(out)
     assert report["budget"]["epsilon"] == 0.9 and report["method"] == "nominations"
@@ -329,13 +331,13 @@ def test_a_budget_is_a_cap_for_a_purchase_without_owners_releases(tmp_path, caps
 LABEL_RUN_FLAGS = ["--budget", "0.8", "--validation-budget", "0.9", "--dim", "32", "--random-state", "2"]
 
 
-def label_run_reference(owners, labels, val, yv, label_set, share=0.0):
+def label_run_reference(owners, labels, val, yv, label_set, share=0.0, purchase=dpsumm.ByLabel):
     """The API run a label run of the CLI (``LABEL_RUN_FLAGS``, 6 rows, the median gamma) must equal."""
     return dpsumm.summarize(
         [dpsumm.Owner(o, labels=y, name=f"owner-{k}") for k, (o, y) in enumerate(zip(owners, labels))],
         val,
         6,
-        dpsumm.Nominations(dim=32, purchase=dpsumm.ByLabel(label_set=label_set, sale_tilt_share=share)),
+        dpsumm.Nominations(dim=32, purchase=purchase(label_set=label_set, sale_tilt_share=share)),
         validation_labels=yv,
         privacy=dpsumm.Budget(0.8, 1e-6, 0.9, 1e-6),
         gamma="median",
@@ -347,7 +349,8 @@ def label_run_reference(owners, labels, val, yv, label_set, share=0.0):
 @pytest.mark.parametrize("purchase", [["--purchase", "labels"], [], ["--sale-tilt-share", "0.3"]])
 def test_summarize_purchase_labels_equals_the_api(tmp_path, capsys, purchase):
     """`dpsumm summarize --purchase labels --label-set 0,1,2 --validation-labels PATH` (or without --purchase: the
-    default with a label set; or with the tilt of the sales, `--sale-tilt-share 0.3`): the same summary, labels and
+    default, ByDirection, crossed with the label set; or with the tilt of the sales, `--sale-tilt-share 0.3`): the
+    same summary, labels and
     ledger as dpsumm.summarize with the same seed; every party certified (apart from the seed), owners' budget
     spent."""
     owners, labels, paths, label_paths, val, yv = label_shift_files(tmp_path)
@@ -371,7 +374,8 @@ def test_summarize_purchase_labels_equals_the_api(tmp_path, capsys, purchase):
     )
     assert code == 0, err
     share = float(purchase[1]) if purchase[:1] == ["--sale-tilt-share"] else 0.0
-    ref = label_run_reference(owners, labels, val, yv, (0, 1, 2), share)
+    cls = dpsumm.ByLabel if purchase[:2] == ["--purchase", "labels"] else dpsumm.ByDirection
+    ref = label_run_reference(owners, labels, val, yv, (0, 1, 2), share, cls)
     np.testing.assert_array_equal(np.load(out / "summary.npy"), ref.points)
     np.testing.assert_array_equal(np.load(out / "labels.npy"), ref.labels)
     assert len(ref) == 6 and ref.accessed.total <= 3 * 6
@@ -379,7 +383,10 @@ def test_summarize_purchase_labels_equals_the_api(tmp_path, capsys, purchase):
     assert report["privacy"] == json.loads(json.dumps(ref.privacy.to_dict(1e-6, 1e-6)))
     assert report["accessed"]["total"] == ref.accessed.total
     assert ref.privacy.epsilon("owners", 1e-6) <= 0.8 and ref.privacy.epsilon("validation", 1e-6) <= 0.9
-    assert len(ref.privacy.events("validation")) == (2 if share else 1)
+    # ByDirection's direction release, when the consumer makes it (its histogram can pay for bins), is one more event
+    direction = sum("clipped" in getattr(e, "releases", "") for e in ref.privacy.events("validation"))
+    assert direction <= (cls is dpsumm.ByDirection)
+    assert len(ref.privacy.events("validation")) == (2 if share else 1) + direction
     assert "label" in text and "certified: NO (seeded run)" in text
 
 
@@ -389,9 +396,9 @@ WORDS = np.array(["cat", "dog", "bird"])
 def test_summarize_string_labels_from_files_equals_the_api(tmp_path, capsys):
     """String labels from every file form the readers take (issue 43): owner 0's labels in a .npy of strings, owner
     1's in a CSV column of words under the header `label`, owner 2's in a headerless CSV of words, the validation
-    labels in a CSV of words; `dpsumm summarize --label-set cat,dog,bird` gives the same summary, labels and ledger as
-    dpsumm.summarize with the same string labels and seed. The same owners again with the words as a label column of
-    their CSV files (`--label-column 2`): the same summary."""
+    labels in a CSV of words; `dpsumm summarize --label-set cat,dog,bird` (the default purchase crossed with the
+    labels) gives the same summary, labels and ledger as dpsumm.summarize with the same string labels and seed. The
+    same owners again with the words as a label column of their CSV files (`--label-column 2`): the same summary."""
     owners, labels, paths, _, val, yv = label_shift_files(tmp_path)
     words = [WORDS[y] for y in labels]
     label_paths = [str(tmp_path / "w0.npy"), str(tmp_path / "w1.csv"), str(tmp_path / "w2.csv")]
@@ -404,7 +411,7 @@ def test_summarize_string_labels_from_files_equals_the_api(tmp_path, capsys):
         summarize_args(paths, tmp_path / "val.npy", 6, tmp_path / "o1", "--labels", *label_paths, *flags), capsys
     )
     assert code == 0, err
-    ref = label_run_reference(owners, words, val, WORDS[yv], tuple(WORDS))
+    ref = label_run_reference(owners, words, val, WORDS[yv], tuple(WORDS), purchase=dpsumm.ByDirection)  # the default
     np.testing.assert_array_equal(np.load(tmp_path / "o1" / "summary.npy"), ref.points)
     got = np.load(tmp_path / "o1" / "labels.npy")  # never a pickle
     assert got.dtype.kind == "U" and set(got) <= set(WORDS)

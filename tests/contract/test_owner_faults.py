@@ -240,7 +240,7 @@ def test_a_release_beyond_its_noise_is_refused_before_any_owner_is_asked(
             [dpsumm.Owner(d, name=n) for d, n in zip(datas, names)],
             validation,
             SIZE,
-            method=dpsumm.Nominations(dim=32),
+            method=dpsumm.Nominations(dim=32, purchase=dpsumm.Nominees()),  # the consumer's release g~
             random_state=3,
             progress=False,
             transport=InProcessTransport(parties),

@@ -573,6 +573,12 @@ def aggregator_line(accessed: Access) -> str:
     parts = [f"aggregator saw: {accessed.total} raw owner rows" + (f" ({per})" if per else "")]
     if accessed.hashes:
         parts.append(f"{accessed.hashes} h1 hashes of nominated rows")
+    if accessed.hashed_rows:
+        unbought = accessed.hashed_rows - accessed.total
+        parts.append(
+            f"the h1 hashes of {accessed.hashed_rows} rows"
+            + (f" ({unbought} of them not bought)" if unbought > 0 else " (only the rows bought)")
+        )
     parts.append(f"|D_v| = {accessed.validation_rows}")
     if accessed.validation_raw_rows:
         parts.append(f"{accessed.validation_raw_rows} raw validation rows (the exact mean and D_v itself)")

@@ -263,14 +263,14 @@ def refuse_unread(method: Any, data: PartyData) -> PartyData:
     (one list of owners serves every method)."""
     if data.validation_labels is not None:
         raise InvalidParameterError(
-            f"`validation_labels` applies only to a purchase by label (e.g. Nominations(purchase=ByLabel("
-            f"label_set=...))), not to {method!r}",
+            f"`validation_labels` applies only to a purchase by label (the default crossed with the labels: "
+            f"Nominations(purchase=ByDirection(label_set=...)); or ByLabel(label_set=...)), not to {method!r}",
             "validation_labels",
         )
     if data.validation_strata is not None:
         raise InvalidParameterError(
-            f"`validation_strata` applies only to a purchase by strata (e.g. Nominations(purchase=ByStrata(levels="
-            f"...))), not to {method!r}",
+            f"`validation_strata` applies only to a purchase by strata (the default crossed with them: "
+            f"Nominations(purchase=ByDirection(levels=...)); or ByStrata(levels=...)), not to {method!r}",
             "validation_strata",
         )
     # owners built with strata serve every method: one that reads none leaves them aside

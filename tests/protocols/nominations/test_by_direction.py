@@ -416,3 +416,55 @@ def test_each_party_scores_its_rows_along_the_direction_once(monkeypatch: pytest
     assert sorted(calls) == sorted([len(V)] + [o.data.shape[0] for o in owners])
     np.testing.assert_array_equal(after.index, before.index)
     np.testing.assert_array_equal(after.owner, before.owner)
+
+
+def test_the_default_purchase_is_the_direction_purchase() -> None:
+    """Issue 52: Nominations() and method="nominations" buy by cells along the consumer's released direction, and
+    the purchases' table names it first (the default)."""
+    from dpsumm.methods import PURCHASES, resolve_method
+
+    assert dpsumm.Nominations().purchase == ByDirection() and dpsumm.ByDirection is ByDirection
+    assert resolve_method("nominations").purchase == ByDirection()
+    assert next(iter(PURCHASES)) == "direction"
+    owners, V, seed_rows = _data()
+    owners = [dpsumm.Owner(o.data, name=o.name) for o in owners]
+    res = dpsumm.summarize(owners, V, 15, seed_set=seed_rows, random_state=1, progress=False)
+    assert res.extra["purchase"] == "direction" and res.accessed.total <= 3 * 15
+    assert res.privacy.epsilon("validation", 1e-6) <= 1.0 and res.privacy.epsilon("owners", 1e-6) <= 1.0
+
+
+def test_a_label_set_crosses_the_bins_with_the_labels_and_rows_outside_it_are_never_sold() -> None:
+    owners, V, seed_rows = _data()
+    purchase = ByDirection(label_set=(1,), bins=4)
+    assert dpsumm.Nominations(purchase=purchase).needs_labels and purchase.public_labels() == (1,)
+    res = dpsumm.summarize(
+        owners,
+        V,
+        15,
+        dpsumm.Nominations(purchase=purchase),
+        seed_set=seed_rows,
+        validation_labels=np.ones(60, dtype=np.int64),
+        random_state=1,
+        progress=False,
+    )
+    assert all(owners[k].labels[i] == 1 for k, i in zip(res.owner, res.index))
+    assert {c["label"] for c in res.extra["label_cells"]} <= {(1, f"bin {b}") for b in range(4)}
+    assert res.accessed.total <= 3 * 15
+    with pytest.raises(dpsumm.InvalidParameterError, match="validation_labels"):  # the set declared: labels needed
+        dpsumm.summarize(
+            owners, V, 15, dpsumm.Nominations(purchase=purchase), seed_set=seed_rows, random_state=1, progress=False
+        )
+
+
+def test_the_aggregator_counts_the_hashed_rows_beside_the_rows_bought() -> None:
+    """result.accessed: a purchase by cells sends the hashes of the rows it buys only (hashed = bought); Winners the
+    hashes of every nominee and the rows of the winners only."""
+    owners, V, seed_rows = _data()
+    owners = [dpsumm.Owner(o.data, name=o.name) for o in owners]
+    res = dpsumm.summarize(owners, V, 10, seed_set=seed_rows, random_state=1, progress=False)
+    assert res.accessed.hashed_rows == res.accessed.total > 0
+    assert res.accessed.hashed_rows_per_owner == res.accessed.per_owner
+    win = dpsumm.summarize(
+        owners, V, 10, dpsumm.Nominations(purchase=dpsumm.Winners(), nominees=20), random_state=1, progress=False
+    )
+    assert win.accessed.hashed_rows == 4 * 20 and win.accessed.total == 10

@@ -526,8 +526,8 @@ def test_the_ledger_equals_an_independent_accounting_of_the_mechanisms_run():
     independent = _rdp_epsilon([z_owner], 1e-6)
     ledger = res.privacy.epsilon("owners", 1e-6)
     assert independent <= ledger <= 1.0 and ledger <= 1.01 * independent
-    # The default purchase (Nominees): the consumer's one release, g~ (a real vector: the lattice's g sqrt(d)).
-    res, parties = run_recorded(dpsumm.Nominations(dim=64), owners, validation, 12, seed=3)
+    # The nominees purchase: the consumer's one release, g~ (a real vector: the lattice's g sqrt(d)).
+    res, parties = run_recorded(dpsumm.Nominations(dim=64, purchase=dpsumm.Nominees()), owners, validation, 12, seed=3)
     (target,) = parties["consumer"].replies
     z_v = target.sigma / (2 * math.sqrt(2) / len(validation) + target.granularity * math.sqrt(64))
     independent = _rdp_epsilon([z_v], 1e-6)

@@ -23,8 +23,8 @@ LABELS = (0, 1, 2)
 METHOD = dpsumm.Nominations(dim=64, purchase=dpsumm.ByLabel(label_set=LABELS))
 
 
-def test_the_default_purchase_is_nominees_and_the_deprecated_label_set_is_the_label_purchase():
-    assert dpsumm.Nominations().purchase == dpsumm.Nominees() and dpsumm.Nominations().purchase.name == "nominees"
+def test_the_default_purchase_is_by_direction_and_the_deprecated_label_set_is_the_label_purchase():
+    assert dpsumm.Nominations().purchase == dpsumm.ByDirection() and dpsumm.Nominations().purchase.name == "direction"
     with pytest.warns(DeprecationWarning, match="ByLabel"):
         legacy = dpsumm.Nominations(dim=64, label_set=LABELS)
     assert type(legacy.purchase) is dpsumm.ByLabel and legacy.purchase == METHOD.purchase
@@ -43,19 +43,20 @@ def test_the_default_purchase_is_nominees_and_the_deprecated_label_set_is_the_la
     assert runs[0].extra["label_quotas"] == runs[1].extra["label_quotas"]
     assert runs[0].privacy.epsilon("owners", 1e-6) == runs[1].privacy.epsilon("owners", 1e-6) > 0.97
     assert runs[0].accessed.total <= 3 * 20
-    # Without one it is the nominees purchase: the owners release nothing (epsilon 0) and K * 2 * size rows are bought.
+    # Without one it is the direction purchase: every party releases (owners certified at epsilon <= 1) and at most
+    # 3 * size rows are bought.
     plain = dpsumm.summarize(
         owners, validation, 20, method=dpsumm.Nominations(dim=64), gamma=0.3, progress=False, random_state=3
     )
-    assert plain.extra["purchase"] == "nominees" and plain.extra["owner_epsilon"] == 0.0
-    assert plain.accessed.total == sum(min(40, len(o)) for o in owners)
+    assert plain.extra["purchase"] == "direction" and 0.9 < plain.extra["owner_epsilon"] <= 1.0
+    assert plain.accessed.total <= 3 * 20
 
 
 KW = dict(gamma=0.3, progress=False)
 
 
-#: The default purchase at d = 64.
-NOMINEES = dpsumm.Nominations(dim=64)
+#: The nominees purchase at d = 64.
+NOMINEES = dpsumm.Nominations(dim=64, purchase=dpsumm.Nominees())
 
 
 def test_three_exchanges_and_what_each_party_receives():
@@ -85,15 +86,25 @@ def test_an_owners_messages_do_not_depend_on_another_owners_data():
 def test_ledger_certifies_every_party_by_default():
     owners, validation = blobs()
     budget = dpsumm.Budget(validation_epsilon=0.8, validation_delta=1e-6)
+    # The default purchase (ByDirection): every party releases, each certified within its budget; 3 * size rows at most,
+    # and the aggregator holds the hashes of the rows it bought only.
     res = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(dim=64), privacy=budget, **KW)
+    led = res.privacy
+    assert 0.9 < led.epsilon("owners", 1e-6) <= 1.0
+    assert 0.7 < led.epsilon("validation", 1e-6) <= 0.8 + 1e-9
+    assert led.certified("owners") and led.certified("validation")
+    assert res.accessed.total <= 3 * 10 and res.accessed.hashed_rows == res.accessed.total
+    # The nominees purchase: the owners release nothing (epsilon 0)
+    res = dpsumm.summarize(owners, validation, 10, method=NOMINEES, privacy=budget, **KW)
     led = res.privacy
     assert led.epsilon("owners", 1e-6) == 0.0
     eps_v = led.epsilon("validation", 1e-6)
     assert 0.7 < eps_v <= 0.8 + 1e-9
     assert led.certified("owners") and led.certified("validation")
     assert res.accessed.total == sum(min(20, len(o)) for o in owners)  # nominees = 2 * size by default
-    # the owners commit by digest (docs/explanation/design.md): the aggregator receives no hash of any row
+    # the owners commit by digest (docs/explanation/design.md): the aggregator receives no hash of any row but those bought
     assert res.accessed.hashes == 0 and res.accessed.validation_rows == len(validation)
+    assert res.accessed.hashed_rows == res.accessed.total
 
 
 def test_reveal_hashes_gives_the_aggregator_no_raw_row():
@@ -103,14 +114,19 @@ def test_reveal_hashes_gives_the_aggregator_no_raw_row():
         [dpsumm.Owner(o, labels=lab) for o, lab in zip(owners, labels)],
         validation,
         10,
-        method=dpsumm.Nominations(reveal="hashes", dim=64),
+        method=dpsumm.Nominations(purchase=dpsumm.Nominees(), reveal="hashes", dim=64),
         random_state=4,
         **KW,
     )
     assert res.points is None and res.accessed.total == 0
     assert np.array_equal(res.labels, res.owner)
     ref = dpsumm.summarize(
-        owners, validation, 10, method=dpsumm.Nominations(choice="hashes", dim=64), random_state=4, **KW
+        owners,
+        validation,
+        10,
+        method=dpsumm.Nominations(purchase=dpsumm.Nominees(), choice="hashes", dim=64),
+        random_state=4,
+        **KW,
     )
     assert np.array_equal(res.hashes, ref.hashes)
 
@@ -119,7 +135,12 @@ def test_nominations_with_every_row_nominated_equals_central_greedy():
     owners, validation = blobs(seed=8, K=3, n=30)
     central = dpsumm.summarize(owners, validation, 15, method=dpsumm.CentralGreedy(dim=64), **KW)
     nom = dpsumm.summarize(
-        owners, validation, 15, method=dpsumm.Nominations(nominees=30, choice="hashes", dim=64), random_state=1, **KW
+        owners,
+        validation,
+        15,
+        method=dpsumm.Nominations(purchase=dpsumm.Nominees(), nominees=30, choice="hashes", dim=64),
+        random_state=1,
+        **KW,
     )
     assert np.array_equal(nom.owner, central.owner) and np.array_equal(nom.index, central.index)
     assert np.array_equal(nom.points, central.points)
@@ -128,7 +149,14 @@ def test_nominations_with_every_row_nominated_equals_central_greedy():
 def test_kernel_choice_with_every_row_nominated_equals_exact_greedy():
     owners, validation = blobs(seed=9, K=3, n=30)
     exact = dpsumm.summarize(owners, validation, 15, method=dpsumm.ExactGreedy(dim=64), **KW)
-    nom = dpsumm.summarize(owners, validation, 15, method=dpsumm.Nominations(nominees=30, dim=64), random_state=1, **KW)
+    nom = dpsumm.summarize(
+        owners,
+        validation,
+        15,
+        method=dpsumm.Nominations(purchase=dpsumm.Nominees(), nominees=30, dim=64),
+        random_state=1,
+        **KW,
+    )
     assert nom.extra["choice"] == "kernel" and nom.accessed.validation_raw_rows == len(validation)
     assert np.array_equal(nom.owner, exact.owner) and np.array_equal(nom.index, exact.index)
 
@@ -196,14 +224,19 @@ def test_owner_greedy_default_is_stochastic_and_exact_is_available():
 
     owners, validation = blobs(seed=12, K=3, n=60)
     a = dpsumm.summarize(
-        owners, validation, 10, method=dpsumm.Nominations(choice="hashes", dim=64), random_state=3, **KW
+        owners,
+        validation,
+        10,
+        method=dpsumm.Nominations(purchase=dpsumm.Nominees(), choice="hashes", dim=64),
+        random_state=3,
+        **KW,
     )
     assert a.extra["greedy_sample_factor"] == STOCHASTIC_GREEDY_FACTOR
     b = dpsumm.summarize(
         owners,
         validation,
         10,
-        method=dpsumm.Nominations(choice="hashes", owner_greedy="exact", dim=64),
+        method=dpsumm.Nominations(purchase=dpsumm.Nominees(), choice="hashes", owner_greedy="exact", dim=64),
         random_state=3,
         **KW,
     )

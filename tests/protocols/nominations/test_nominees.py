@@ -28,7 +28,9 @@ def of_type(messages, kind):
 
 def test_default_owners_commit_by_digest_and_the_result_hashes_are_the_rows_h1():
     owners, validation = blobs(seed=5, K=3, n=50)
-    res = dpsumm.summarize(owners, validation, 10, method=dpsumm.Nominations(dim=64), random_state=1, **KW)
+    res = dpsumm.summarize(
+        owners, validation, 10, method=dpsumm.Nominations(purchase=dpsumm.Nominees(), dim=64), random_state=1, **KW
+    )
     assert res.accessed.hashes == 0 and res.accessed.total == sum(min(20, len(o)) for o in owners)
     np.testing.assert_array_equal(res.hashes, res.hasher.transform(res.points))
     # With purchase="winners" the aggregator chooses on hashes, so the owners send them.
@@ -45,7 +47,9 @@ def test_the_aggregator_buys_every_nominee_once_from_the_owner_that_nominated_it
     bit. The owners release nothing: their epsilon is 0 and both parties are certified."""
     owners, validation = blobs(seed=2, K=4, n=60)
     owners[3] = owners[3][:7]
-    res, parties = run_recorded(dpsumm.Nominations(dim=64, nominees=12), owners, validation, 6, seed=4)
+    res, parties = run_recorded(
+        dpsumm.Nominations(purchase=dpsumm.Nominees(), dim=64, nominees=12), owners, validation, 6, seed=4
+    )
     nominated = {}
     for k, rows in enumerate(owners):
         party = parties[f"owner-{k}"]
@@ -73,7 +77,9 @@ def test_every_owner_is_asked_about_the_consumers_release_and_public_numbers_onl
     that a different validation set leaves as it is; the temperature is temperature_for the released noise."""
     owners, validation = blobs(seed=6)
     size = 8
-    res, parties = run_recorded(dpsumm.Nominations(dim=64), owners, validation, size, seed=2)
+    res, parties = run_recorded(
+        dpsumm.Nominations(purchase=dpsumm.Nominees(), dim=64), owners, validation, size, seed=2
+    )
     (g_tilde,) = parties["consumer"].released
     requests = [of_type(parties[f"owner-{k}"].messages, NominationRequest)[0] for k in range(4)]
     M = NOMINEES_PER_SIZE * size
@@ -87,7 +93,9 @@ def test_every_owner_is_asked_about_the_consumers_release_and_public_numbers_onl
         assert public == {k: v for k, v in requests[0].to_dict().items() if k not in ("target", "sample_seed")}
     seeds = [r.sample_seed for r in requests]
     assert len(set(seeds)) == 4  # each owner draws its own sample
-    _, other = run_recorded(dpsumm.Nominations(dim=64), owners, validation + 0.5, size, seed=2)
+    _, other = run_recorded(
+        dpsumm.Nominations(purchase=dpsumm.Nominees(), dim=64), owners, validation + 0.5, size, seed=2
+    )
     moved = [of_type(other[f"owner-{k}"].messages, NominationRequest)[0] for k in range(4)]
     assert [r.sample_seed for r in moved] == seeds
     assert not np.array_equal(moved[0].target, requests[0].target)  # the comparison above can fail
@@ -101,7 +109,7 @@ def test_owners_commit_by_digest_only_when_the_aggregator_chooses_on_the_raw_row
     """commitment(): a digest of each nominee's hash when the aggregator buys every nominee and chooses on the exact
     kernel of the rows (it never needs the hashes), the hashes otherwise."""
     assert dpsumm.Nominees().commitment(reveal, choice) == commit
-    assert dpsumm.Nominations(reveal=reveal, choice=choice).resolved_choice == choice
+    assert dpsumm.Nominations(purchase=dpsumm.Nominees(), reveal=reveal, choice=choice).resolved_choice == choice
 
 
 @pytest.mark.parametrize("choice", ["kernel", "hashes"])
@@ -110,7 +118,9 @@ def test_a_run_commits_as_its_choice_says_and_every_commitment_is_of_the_nominat
     aggregator counts none); with choice="hashes" it sends the h1 hashes themselves. Either way each commitment is
     that of the row the token names."""
     owners, validation = blobs(seed=7, K=3, n=40)
-    res, parties = run_recorded(dpsumm.Nominations(dim=64, choice=choice), owners, validation, 5, seed=1)
+    res, parties = run_recorded(
+        dpsumm.Nominations(purchase=dpsumm.Nominees(), dim=64, choice=choice), owners, validation, 5, seed=1
+    )
     hasher = RFFHasher(5, dim=64, gamma=0.3, seed=0)
     for k, rows in enumerate(owners):
         (offer,) = of_type(parties[f"owner-{k}"].sent, NominationReply)

@@ -47,10 +47,10 @@ __all__ = [
 #: Every purchase class by its name (``--purchase NAME``, run config ``purchase``); the default first.
 PURCHASES: dict[str, type[Purchase]] = PurchaseRegistry(
     (
+        ByDirection,
         Nominees,
         ByLabel,
         ByStrata,
-        ByDirection,
         Winners,
     )
 )

@@ -26,8 +26,10 @@ sequential composition of its two releases (dp-accounting's RDP accountant over 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -43,7 +45,15 @@ from ...privacy import count_release_event, gaussian_mean_release
 from ...strata import Levels, levels_tuple
 from ..base import option
 from .aggregator import Aggregator
-from .cell_purchase import CellPurchase, CellReleases, KeyMerge, levels_option, reserve_option
+from .cell_purchase import (
+    CellPurchase,
+    CellReleases,
+    KeyMerge,
+    label_set_option,
+    label_set_tuple,
+    levels_option,
+    reserve_option,
+)
 from .cell_rule import CellRule
 from .cells import CELL_DIM, RESERVE_SHARE, label_cells, owner_groups
 
@@ -227,14 +237,16 @@ class DirectionRelease(Message):
 
 @dataclass(frozen=True, repr=False)
 class ByDirection(CellPurchase):
-    """Buy rows by cells along the consumer's released direction (crossed with declared strata), from the owners'
-    and the consumer's DP counts: no labels or strata needed, ``purchase_factor * size`` raw rows whatever K.
+    """Buy rows by cells along the consumer's released direction (crossed with a declared label set and declared
+    strata), from the owners' and the consumer's DP counts: no labels or strata needed, ``purchase_factor * size``
+    raw rows whatever K.
 
-    Experimental (``dpsumm.methods.ByDirection``, ``--purchase direction``): crossed with labels that may not carry
-    the consumer's shift it is near the exact greedy on the test beds but K = 100; without labels, on most of them,
-    but not where the consumer wants a mix of shapes that one score cannot sort (docs/guide/strata.md), so it is
-    not the default.
-    Without ``seed_set`` the run warns: rows drawn in the box do not set a useful centre.
+    The default purchase of :class:`~dpsumm.Nominations` (issue 52; ``--purchase direction``). Given nothing public
+    its cells are the direction's bins; given ``label_set`` (with ``validation_labels`` and the owners' labels) the
+    labels x the bins; given ``levels`` (with the strata) the strata x the bins. It misses where the consumer wants a
+    mix of shapes that one score cannot sort (docs/explanation/limits-3p.md), where :class:`~dpsumm.Nominees` buys
+    K x 2p rows and keeps the quality. Without ``seed_set`` the run warns: rows drawn in the box do not set a useful
+    centre.
 
     The consumer spends ``direction_share`` of ``epsilon_v`` on its clipped mean in the direction's space (the
     kernel's random features, or the rows' features) centred on the public seed rows', and the rest on its histogram
@@ -248,6 +260,9 @@ class ByDirection(CellPurchase):
 
     Parameters
     ----------
+    label_set : sequence of int, float or str, optional
+        The public labels to cross the bins with (``dpsumm.Owner(X, labels=...)``, ``validation_labels``), declared,
+        never read off anybody's data; rows with other labels are never sold. None by default.
     levels : sequence of sequences, optional
         Declared levels of public stratum attributes to cross the bins with (``dpsumm.Owner(X, strata=...)``,
         ``validation_strata``); none by default.
@@ -271,6 +286,7 @@ class ByDirection(CellPurchase):
 
     reserve: float = reserve_option(RESERVE_SHARE)
 
+    label_set: Sequence[Any] = label_set_option()
     levels: Levels = levels_option()
     space: Literal["kernel", "features"] = option(
         "kernel", help="kernel (the consumer's kernel mean embedding, default) or features (a linear direction)"
@@ -282,6 +298,8 @@ class ByDirection(CellPurchase):
 
     def _validate(self) -> None:
         set_ = object.__setattr__
+        if not (isinstance(self.label_set, tuple) and self.label_set == ()):  # an array is compared by type first
+            set_(self, "label_set", label_set_tuple(self.label_set))
         if not (isinstance(self.levels, tuple) and self.levels == ()):  # an array is compared by type first
             set_(self, "levels", levels_tuple(self.levels))
         set_(self, "space", choice_of(self.space, "space", DIRECTION_SPACES))
@@ -300,31 +318,46 @@ class ByDirection(CellPurchase):
                 "be below 1: the histogram needs the rest of epsilon_v",
                 "direction_share",
             )
-        strata = math.prod(len(a) for a in self.levels) if self.levels else 1
-        if strata * self.bins > 1 << 16:
+        attributes = self.attribute_cells()
+        if attributes * self.bins > 1 << 16:
             raise InvalidParameterError(
-                f"`bins` x the declared strata ({self.bins} x {strata}) exceed {1 << 16} cells", "bins"
+                f"`bins` x the declared labels x strata ({self.bins} x {attributes}) exceed {1 << 16} cells", "bins"
             )
+
+    def attribute_cells(self) -> int:
+        """The cells of the declared public attributes the bins are crossed with: labels x strata (1: none)."""
+        strata = math.prod(len(a) for a in self.levels) if self.levels else 1
+        return max(len(self.label_set), 1) * strata
+
+    def public_labels(self) -> tuple[Any, ...] | None:
+        return tuple(self.label_set) or None
 
     def public_levels(self) -> Levels | None:
         return self.levels or None
+
+    def crossed(self, rule: CellRule) -> CellRule:
+        """``rule`` crossed with the declared labels and strata (the rows' keys: label, stratum, bin)."""
+        rule = rule.with_levels(self.levels)
+        return dataclasses.replace(rule, cross_labels=np.asarray(self.label_set)) if self.label_set else rule
 
     def uses_seed_rows(self) -> bool:
         return True
 
     def key_set(self) -> tuple[Any, ...]:
-        strata = math.prod(len(a) for a in self.levels) if self.levels else 1
-        return tuple(range(strata * self.bins))
+        return tuple(range(self.attribute_cells() * self.bins))
 
     def key_name(self, j: int, bin_name: str | None = None) -> Any:
+        """Key ``j``'s name: its label (when a label set is declared), its strata's levels, its bin."""
         stratum, b = divmod(j, self.bins)
         bin_name = bin_name or f"bin {b}"
-        if not self.levels:
+        if not self.levels and not self.label_set:
             return bin_name
         out: list[Any] = []
         for lev in reversed(self.levels):
             stratum, r = divmod(stratum, len(lev))
             out.append(lev[r])
+        if self.label_set:
+            out.append(self.label_set[stratum])
         return (*reversed(out), bin_name)
 
     def histogram_share(self) -> float:
@@ -414,9 +447,9 @@ class ByDirection(CellPurchase):
             names = tuple(self.key_name(j) for j in range(len(keys)))
             share = self.histogram_share()
         else:  # no direction: one bin (a zero direction in the rows' features, no edges: no row is scored)
-            rule = CellRule(
-                direction=np.zeros(c.n_features), centre=np.zeros(c.n_features), edges=np.zeros(0)
-            ).with_levels(self.levels)
+            rule = self.crossed(
+                CellRule(direction=np.zeros(c.n_features), centre=np.zeros(c.n_features), edges=np.zeros(0))
+            )
             keys = tuple(range(strata))
             whole = f"bins 0-{self.bins - 1}" if self.bins > 1 else None
             names = tuple(self.key_name(j * self.bins, whole) for j in range(strata))
@@ -499,6 +532,8 @@ class ByDirection(CellPurchase):
         )
         norm = float(np.linalg.norm(noisy))
         w = noisy / norm if norm > 0 else np.eye(width)[0]
-        return CellRule(
-            direction=w.astype(np.float64), centre=centre, edges=bin_edges(seed, centre, w, self.bins), **space
-        ).with_levels(self.levels)
+        return self.crossed(
+            CellRule(
+                direction=w.astype(np.float64), centre=centre, edges=bin_edges(seed, centre, w, self.bins), **space
+            )
+        )

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...errors import InvalidParameterError
-from ..base import option
-from .cell_purchase import CellPurchase, label_set_tuple
+from .cell_purchase import CellPurchase, label_set_option, label_set_tuple
 
 __all__ = ["ByLabel"]
 
@@ -45,12 +44,7 @@ class ByLabel(CellPurchase):
     name: ClassVar[str] = "labels"
     needs_labels: ClassVar[bool] = True
 
-    label_set: Sequence[Any] = option(
-        (),
-        help="the public labels a row may have, comma-separated (0,1,2; numbers read as numbers) or a JSON list "
-        '(\'["cat", "dog"]\')',
-        parse="label_set",
-    )
+    label_set: Sequence[Any] = label_set_option()
 
     def _validate(self) -> None:
         if isinstance(self.label_set, tuple) and self.label_set == ():  # an array is compared by type first

@@ -157,9 +157,8 @@ def _validation_labels(
         return None
     if not needs:
         raise InvalidParameterError(
-            "`validation_labels` applies only to the label purchase "
-            f"(Nominations(purchase=ByLabel(label_set=...))), not to "
-            f"{method!r}",
+            "`validation_labels` applies only to a purchase by label (the default crossed with the labels: "
+            f"Nominations(purchase=ByDirection(label_set=...)); or ByLabel(label_set=...)), not to {method!r}",
             "validation_labels",
         )
     label_set = tuple(method.public_labels() or ())

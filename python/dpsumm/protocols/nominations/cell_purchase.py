@@ -70,6 +70,7 @@ __all__ = [
     "SALE_TILT_SHARE",
     "SHORTFALL_SIGMAS",
     "label_set_tuple",
+    "label_set_option",
     "cell_hash_seed",
 ]
 
@@ -119,6 +120,17 @@ def reserve_option(default: float) -> Any:
         default,
         help="the share of the rows bought kept for every cell the consumer's release counts any row in, below "
         "the noise threshold too (ByStrata, ByDirection: 1/3; ByLabel: 0)",
+    )
+
+
+def label_set_option() -> Any:
+    """The public label set of the purchases by label (``ByLabel``; ``ByDirection``, whose bins it crosses), declared
+    once."""
+    return option(
+        (),
+        help="the public labels a row may have, comma-separated (0,1,2; numbers read as numbers) or a JSON list "
+        '(\'["cat", "dog"]\')',
+        parse="label_set",
     )
 
 

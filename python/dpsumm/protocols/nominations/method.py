@@ -22,6 +22,7 @@ from ...results import Access, SummaryResult
 from ...transport import Transport
 from ..base import MAX_COUNT, MEDIAN_SAMPLE_ROWS, PartyData, Plan, RunSetup, SummaryMethod, option
 from .aggregator import STOCHASTIC_GREEDY_FACTOR, Aggregator, NominationsConfig
+from .by_direction import ByDirection
 from .by_label import ByLabel
 from .nominees import Nominees
 from .purchase import Purchase
@@ -84,14 +85,17 @@ class Nominations(SummaryMethod):
     """The nominations protocol: the consumer releases what it wants privately, the owners offer rows ranked
     against it, and the aggregator buys them and chooses (docs/explanation/nominations.md, design.md).
 
-    How the aggregator gets rows is the ``purchase`` object (:class:`dpsumm.Nominees`, the default;
-    :class:`dpsumm.ByLabel`; :class:`dpsumm.Winners`); its own options live on it. Every purchase but
-    :class:`~dpsumm.Winners` certifies every party.
+    How the aggregator gets rows is the ``purchase`` object (:class:`dpsumm.ByDirection`, the default;
+    :class:`dpsumm.Nominees`; :class:`dpsumm.ByLabel`; :class:`dpsumm.ByStrata`; :class:`dpsumm.Winners`); its own
+    options live on it. Every purchase but :class:`~dpsumm.Winners` certifies every party.
 
     Parameters
     ----------
-    purchase : Purchase, default=Nominees()
-        :class:`~dpsumm.Nominees`: the consumer releases its hashed validation mean ``g~`` once, every owner
+    purchase : Purchase, default=ByDirection()
+        :class:`~dpsumm.ByDirection`: cells along the consumer's released direction (its clipped kernel mean),
+        crossed with the label set or strata levels declared on it; the owners' and the consumer's DP counts per
+        cell; ``3 * size`` raw rows whatever K (docs/explanation/direction-purchase.md).
+        :class:`~dpsumm.Nominees` (the default before issue 52): the consumer releases its hashed validation mean ``g~`` once, every owner
         nominates ``nominees`` rows ranked against it and the aggregator buys them all (``K * nominees`` raw rows;
         owners' epsilon 0). :class:`~dpsumm.ByLabel`: rows bought by public label from the owners' and the
         consumer's DP counts (``3 * size`` raw rows whatever K; needs labels). :class:`~dpsumm.ByStrata`: the same
@@ -128,12 +132,11 @@ class Nominations(SummaryMethod):
     private: ClassVar[bool] = True
 
     purchase: Purchase = option(
-        Nominees(),
-        help="how the aggregator gets rows: nominees (default; owners' epsilon "
-        "0, K x nominees raw rows), labels (3 x size raw rows by public "
-        "label; needs labels), strata (3 x size raw rows by public stratum; needs "
-        "strata and --levels), direction (experimental: 3 x size raw rows by cells along the consumer's "
-        "released direction) or winners (size raw rows; owners NOT certified)",
+        ByDirection(),
+        help="how the aggregator gets rows: direction (default: 3 x size raw rows by cells along the consumer's "
+        "released direction, crossed with --label-set or --levels when given), nominees (owners' epsilon 0, "
+        "K x nominees raw rows), labels (3 x size raw rows by public label; needs labels), strata (3 x size raw "
+        "rows by public stratum; needs strata and --levels) or winners (size raw rows; owners NOT certified)",
         parse="purchase",
     )
     nominees: int | None = option(None, help="rows each owner nominates (default 2 x size)")
@@ -176,7 +179,7 @@ class Nominations(SummaryMethod):
             raise InvalidParameterError(
                 "the quota purchase (purchase='quotas', tilt_rounds) was removed in 0.2: use "
                 "purchase=dpsumm.ByLabel(label_set=...) with labels, else the default "
-                "dpsumm.Nominees()",
+                "dpsumm.ByDirection()",
                 "purchase",
             )
         if name in (None, "auto"):
@@ -242,8 +245,9 @@ class Nominations(SummaryMethod):
 
     @property
     def needs_labels(self) -> bool:
-        """Whether a run needs the owners' and the consumer's labels (the purchase's)."""
-        return self.purchase.needs_labels
+        """Whether a run needs the owners' and the consumer's labels: the purchase's, or a public label set it
+        declares (``ByDirection(label_set=...)``)."""
+        return self.purchase.needs_labels or self.purchase.public_labels() is not None
 
     def public_labels(self) -> tuple[Any, ...] | None:
         """The public label set of the run's purchase (None: it reads no labels)."""
@@ -567,6 +571,10 @@ def run_nominations(
         hashes_per_owner=dict(agg.hashes_seen),
         validation_rows=agg.validation_rows,
         validation_raw_rows=agg.validation_rows if config.choice == "kernel" else 0,
+        # Every row bought is hashed at the aggregator (it holds the row); the nominees' hashes reach it without
+        # the rows. The rows bought are among the nominees, or the nominees among the rows bought: the larger count.
+        hashed_rows=int(sum(max(agg.hashes_seen[o], agg.accessed[o]) for o in agg.owners)),
+        hashed_rows_per_owner={o: max(agg.hashes_seen[o], agg.accessed[o]) for o in agg.owners},
     )
     return SummaryResult(
         points=pts,
