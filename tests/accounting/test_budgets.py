@@ -136,6 +136,12 @@ def test_budget_accountant_refuses_every_uncertified_run(path, results):
 
 
 def test_budget_accountant_books_a_certified_run(results):
-    acct = accounting.BudgetAccountant(validation_epsilon=10.0, validation_delta=1e-6)
+    # the default purchase (ByDirection) spends both parties' budgets: the owners release counts per cell
+    acct = accounting.BudgetAccountant(epsilon=10.0, delta=1e-6, validation_epsilon=10.0, validation_delta=1e-6)
     acct.spend(results["certified nominations"].privacy)
     assert len(acct.spent) == 1 and 0 < acct.epsilon_spent("validation") < 10
+    assert 0 < acct.epsilon_spent("owners") < 10
+    with pytest.raises(dpsumm.PrivacyBudgetError, match="owners"):
+        accounting.BudgetAccountant(validation_epsilon=10.0, validation_delta=1e-6).spend(
+            results["certified nominations"].privacy
+        )

@@ -146,9 +146,10 @@ def test_privacy_text_names_relations_deltas_and_what_the_aggregator_saw(results
     assert "owners:" in text and "read at delta" in text
     assert f"aggregator saw: {res.accessed.total} raw owner rows" in text
     assert f"|D_v| = {res.accessed.validation_rows}" in text
-    # the delta the table is read at: the run's (the validation budget's), and the one default for the owners
-    assert f"read at delta {accounting.DEFAULT_DELTA:g} (dpsumm.accounting.DEFAULT_DELTA)" in text
-    assert "(the run's budget)" in text
+    # the default purchase's owners release counts per cell: their relation, and the delta both parties are read at
+    # (the run's budgets)
+    assert "owners: replace-one of one row of one owner's data D_k" in text
+    assert text.count(f"read at delta {accounting.DEFAULT_DELTA:g} (the run's budget)") == 2
 
 
 def test_one_default_delta():
