@@ -150,7 +150,14 @@ def test_broadcast_error_exact_side_and_noise_free_limit():
     assert [r["round"] for r in rows] == [1, 20]
     # The exact side is the greedy summary's: recompute it from the public pieces.
     g = dpsumm.summarize(
-        s.owners, s.validation, 20, method="paper-greedy", seed_set=s.seed_set, progress=False, random_state=0
+        s.owners,
+        s.validation,
+        20,
+        method="paper-greedy",
+        seed_set=s.seed_set,
+        gamma=0.1,  # broadcast_error's default width
+        progress=False,
+        random_state=0,
     )
     Hv = g.hasher.transform(s.validation).astype(float)
     Hs = np.vstack([g.hasher.transform(s.seed_set), g.hashes[:19]]).astype(float)

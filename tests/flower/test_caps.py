@@ -112,9 +112,10 @@ def test_the_server_app_refuses_a_run_config_above_a_nodes_caps_before_sending()
     plan = cfg.method.plan(
         size=5, owners=2, owner_rows=None, validation_rows=None, privacy=cfg.budget, gamma_median=False
     )
-    assert planned_spend(cfg.method, cfg, plan) == {"consumer": (100.0, 1e-6)}
+    # the default purchase (by cells along the consumer's direction): the consumer's 100 and the owners' default 1
+    assert planned_spend(cfg.method, cfg, plan) == {"consumer": (100.0, 1e-6), "owners": (1.0, 1e-6)}
     with pytest.raises(dpsumm.ProtocolError, match=r"party 'c'.*100.*max-epsilon"):
-        check_run_caps(caps, planned_spend(cfg.method, cfg, plan), "c")
+        check_run_caps({"c": CONSUMER_DEFAULT_CAPS}, planned_spend(cfg.method, cfg, plan), "c")
     # The default nominations run is within the consumer's default cap; a label purchase's owners' epsilon 1 is
     # above o2's cap of 0.5.
     cfg = FlowerRunConfig.from_run_config({**base, "purchase": "labels", "label-set": "0,1"})

@@ -73,11 +73,12 @@ def test_run_config_names_bad_keys(tmp_path: Path) -> None:
         method = FlowerRunConfig.from_run_config({**base, "label-set": text}).method
         assert method == dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=labels))
         assert method.purchase.label_set == labels
-    # Without `purchase`, a label set selects the purchase that has it; without both, the default Nominees.
+    # Without `purchase`, a label set is crossed with the default purchase's cells (as the CLI's --label-set);
+    # without both, the default ByDirection() reads no labels.
     auto = FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "method": "nominations", "label-set": "0,1"})
-    assert isinstance(auto.method.purchase, dpsumm.ByLabel) and auto.method.needs_labels
+    assert auto.method.purchase == dpsumm.ByDirection(label_set=(0, 1)) and auto.method.needs_labels
     plain = FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "method": "nominations"})
-    assert isinstance(plain.method.purchase, dpsumm.Nominees) and not plain.method.needs_labels
+    assert plain.method.purchase == dpsumm.ByDirection() and not plain.method.needs_labels
     text = write_app(tmp_path / "app", size=4).read_text()
     assert 'serverapp = "dpsumm.flower.server_app:app"' in text and "size = 4" in text
 

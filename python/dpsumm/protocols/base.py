@@ -435,7 +435,11 @@ def public_setup(
         seed = _seed_rows(seed_set, plan.seed_rows, n_features, feature_range, rng_seed)
     if gamma == "median":
         if seed.shape[0] < 2:
-            raise InvalidParameterError("gamma='median' needs a seed set of at least two public rows", "gamma")
+            raise InvalidParameterError(
+                "gamma='median' (the default) needs a seed set of at least two public rows: give `seed_set` more "
+                "rows, or a number as gamma",
+                "seed_set" if user_seed or seed_set is not None else "gamma",
+            )
         try:
             g = median_gamma(seed)
         except InvalidParameterError as exc:  # the rows are the user's seed set, or generated in feature_range
