@@ -55,11 +55,16 @@ import testbeds  # noqa: E402
 import testbeds_pool  # noqa: E402
 from dpsumm import accounting  # noqa: E402
 from dpsumm.hashing import RFFHasher  # noqa: E402
-from dpsumm.metrics import offdiagonal_kernel_mean, population_mmd2  # noqa: E402
-from dpsumm.privacy import count_release_event  # noqa: E402
-from dpsumm.preprocessing import median_gamma  # noqa: E402
-from dpsumm.privacy import check_random_state, gaussian_mean_release, gaussian_on_grid, laplace_count_release  # noqa: E402
 from dpsumm.kernels import exact_greedy  # noqa: E402
+from dpsumm.metrics import offdiagonal_kernel_mean, population_mmd2  # noqa: E402
+from dpsumm.preprocessing import median_gamma  # noqa: E402
+from dpsumm.privacy import (  # noqa: E402
+    check_random_state,
+    count_release_event,  # noqa: E402
+    gaussian_mean_release,
+    gaussian_on_grid,
+    laplace_count_release,
+)
 from dpsumm.protocols.nominations.by_direction import (  # noqa: E402
     KERNEL_DIM,
     bin_edges,
