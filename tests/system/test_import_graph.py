@@ -129,6 +129,8 @@ LAYERS = {
     "dp_erm": 4,
     "h2": 4,
     "metrics": 4,
+    "plot": 4,
+    "quality": 5,
     "pfds": 4,
     "types": 4,
     "parties": 5,
