@@ -45,7 +45,7 @@ def test_the_estimator_takes_the_validation_labels_as_y():
 
 
 def test_summarizer_nested_params_follow_scikit_learn():
-    est = dpsumm.Summarizer(10, method=dpsumm.Nominations(nominees=30))
+    est = dpsumm.Summarizer(10, method=dpsumm.Nominations(purchase=dpsumm.Nominees(), nominees=30))
     params = est.get_params(deep=True)
     assert params["method__nominees"] == 30 and params["method__dim"] == 500
     assert "method__nominees" not in est.get_params(deep=False)

@@ -55,7 +55,7 @@ def test_defaults_live_on_the_class_and_differ_only_where_the_method_differs():
     assert dpsumm.Nominations().resolved_nominees(100) == 200
     assert dpsumm.Nominations().resolved_choice == "kernel"
     assert dpsumm.Nominations(purchase=dpsumm.Winners()).resolved_choice == "hashes"
-    assert dpsumm.Nominations().purchase == dpsumm.Nominees()
+    assert dpsumm.Nominations().purchase == dpsumm.ByDirection()  # the default: by cells along the direction
 
 
 @pytest.mark.parametrize(
@@ -183,12 +183,25 @@ CASES = [
         dict(purchase=dpsumm.ByLabel(label_set=(0, 1, 2), purchase_factor=2.0, sale_tilt_share=0.25)),
         ["--purchase", "labels", "--label-set", "0,1,2", "--purchase-factor", "2", "--sale-tilt-share", "0.25"],
     ),
-    # a purchase's own flag alone picks the purchase that has it
-    ("nominations", dict(purchase=dpsumm.ByLabel(label_set=("cat", "dog"))), ["--label-set", '["cat", "dog"]']),
+    # a label set alone is crossed with the default purchase's cells
+    ("nominations", dict(purchase=dpsumm.ByDirection(label_set=("cat", "dog"))), ["--label-set", '["cat", "dog"]']),
     (
         "nominations",
-        dict(candidates=90, temperature=0.5, owner_greedy="exact", validation_release="mwem"),
-        ["--candidates", "90", "--temperature", "0.5", "--owner-greedy", "exact", "--validation-release", "mwem"],
+        dict(
+            purchase=dpsumm.Nominees(), candidates=90, temperature=0.5, owner_greedy="exact", validation_release="mwem"
+        ),
+        [
+            "--purchase",
+            "nominees",
+            "--candidates",
+            "90",
+            "--temperature",
+            "0.5",
+            "--owner-greedy",
+            "exact",
+            "--validation-release",
+            "mwem",
+        ],
     ),
     (
         "paper",

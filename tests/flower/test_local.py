@@ -49,6 +49,7 @@ def _in_process(owners: dict[str, np.ndarray], validation: np.ndarray, size: int
         size,
         method=dpsumm.PaperProtocol(dim=DIM, schedule=sched),
         seed_set=SEED_SET,
+        gamma=0.1,  # the run config's default width
         random_state=RANDOM_STATE,
         progress=False,
         feature_range=BOX,
@@ -117,6 +118,7 @@ def test_owner_node_killed_mid_run(tmp_path: Path) -> None:
                 "dim": DIM,
                 "random-state": RANDOM_STATE,
                 "method": "nominations",
+                "purchase": "nominees",
                 "reply-timeout": 30.0,
             }
         )
@@ -241,7 +243,7 @@ def test_flower_nominations_and_winners_equal_in_process(tmp_path: Path) -> None
     run through the one state hand-over). One federation serves the four runs (a SuperLink keeps no state of a run
     that another run could read)."""
     owners, validation, paths, vpath = _data(tmp_path)
-    kw = dict(random_state=RANDOM_STATE, progress=False)
+    kw = dict(random_state=RANDOM_STATE, progress=False, gamma=0.1)  # the run config default width
     as_owners = [dpsumm.Owner(a, name=n) for n, a in owners.items()]
     ref = dpsumm.summarize(as_owners, validation, 6, dpsumm.Nominations(dim=DIM), **kw)
     ref_q = dpsumm.summarize(as_owners, validation, 6, dpsumm.Nominations(dim=DIM, purchase=dpsumm.Winners()), **kw)
@@ -359,7 +361,8 @@ def test_the_consumer_releases_without_noise_only_with_its_own_opt_in(tmp_path: 
     assert "allow-exact-release=true" in configs["consumer"] and "allow-exact-release" not in configs["owner"]
     plain = LocalFederation(tmp_path / "f2", {"a": tmp_path / "v.npy"}, tmp_path / "v.npy")
     assert "allow-exact-release" not in plain.supernode_command("consumer", "consumer", tmp_path / "v.npy", 1)[-2]
-    assert _releases_exact(dpsumm.Nominations(validation_release="exact")) and _releases_exact(dpsumm.PaperGreedy())
+    exact = dpsumm.Nominations(purchase=dpsumm.Nominees(), validation_release="exact")
+    assert _releases_exact(exact) and _releases_exact(dpsumm.PaperGreedy())
     assert not _releases_exact(dpsumm.Nominations()) and not _releases_exact(dpsumm.PaperProtocol())
 
 

@@ -414,7 +414,7 @@ def test_a_seeded_run_does_not_depend_on_the_thread_count():
         "s = dataclasses.replace(dpsumm.accounting.paper_schedule(12, 3, dim=64), t_init=300)\n"
         "r = dpsumm.summarize(owners, rng.normal(size=(50, 6)), 12, seed_set=rng.normal(size=(20, 6)),\n"
         "                     method=dpsumm.PaperProtocol(schedule=s, dim=64), random_state=3, progress=False)\n"
-        "n = dpsumm.summarize(owners, rng.normal(size=(50, 6)), 12, dpsumm.Nominations(dim=64, choice='hashes'),\n"
+        "n = dpsumm.summarize(owners, rng.normal(size=(50, 6)), 12, dpsumm.Nominations(dim=64, choice='hashes', purchase=dpsumm.Nominees()),\n"
         "                     random_state=3)\n"
         "print(hashlib.sha256(r.points.tobytes() + r.owner.tobytes() + r.index.tobytes() + n.points.tobytes()).hexdigest())\n"
     )

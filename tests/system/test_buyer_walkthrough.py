@@ -49,7 +49,7 @@ def test_the_buyers_task_runs_on_raw_csvs_without_pandas(tmp_path: Path) -> None
     strata = json.loads((tmp_path / "strata" / "report.json").read_text())
     default = json.loads((tmp_path / "default" / "report.json").read_text())
     assert strata["purchase"] == "strata" and strata["levels"] == [["north", "south", "east", "west"]]
-    assert default["purchase"] == "nominees" and default["levels"] is None
+    assert default["purchase"] == "direction" and default["levels"] is None
     for rep in (strata, default):
         q = rep["quality"]
         assert q["size"] == 60 and 0 <= q["validation_fit"] < 1 and q["gamma"] == rep["gamma"]

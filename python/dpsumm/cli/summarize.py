@@ -163,7 +163,12 @@ def _owners_with_labels(
         ):  # a missing file goes to the table reader, which names --owners
             # Rows read where they live (dpsumm.sources): a .npy file memory-mapped, a directory of parquet files in
             # record batches; never loaded whole.
-            labels = None if args.labels is None else datasets.load_labels(args.labels[k], header=header)
+            if args.labels is None:
+                labels = None
+            elif path.endswith(".npy"):  # its row count is read without loading it: the labels are checked against it
+                labels = _labels_file(args.labels[k], "--labels", np.load(path, mmap_mode="r").shape[0], header)
+            else:
+                labels = datasets.load_labels(args.labels[k], header=header)
             strata = None
             if args.strata is not None:
                 if labels is None and not path.endswith(".npy"):
