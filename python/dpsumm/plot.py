@@ -65,10 +65,7 @@ def draw_quality(reports: Sequence[dict[str, Any]], path: str | Path, *, names: 
     if not reports:
         raise InvalidParameterError("`reports` is empty: give at least one run", "reports")
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure  # no pyplot: the caller's backend and figure list are left alone
     except ImportError as exc:
         raise InvalidParameterError('drawing the report needs matplotlib: pip install "dpsumm[plot]"', "plot") from exc
     first = reports[0]["quality"]
@@ -82,7 +79,8 @@ def draw_quality(reports: Sequence[dict[str, Any]], path: str | Path, *, names: 
         raise InvalidParameterError(
             "the run's report has nothing to draw (no strata, labels or summary rows)", "reports"
         )
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.8 * len(panels), 4.0), squeeze=False)
+    fig = Figure(figsize=(4.8 * len(panels), 4.0))
+    axes = fig.subplots(1, len(panels), squeeze=False)
     labels = [
         names[r] if names else f"{rep.get('purchase') or rep.get('method')}, p={rep['quality']['size']}"
         for r, rep in enumerate(reports)
@@ -133,6 +131,4 @@ def draw_quality(reports: Sequence[dict[str, Any]], path: str | Path, *, names: 
         fig.savefig(out, dpi=110)
     except (OSError, ValueError) as exc:
         raise InvalidParameterError(f"`plot`: cannot write {out} ({exc})", "plot") from None
-    finally:
-        plt.close(fig)
     return out
