@@ -296,7 +296,7 @@ def test_flower_nominations_and_winners_equal_in_process(tmp_path: Path) -> None
     np.testing.assert_array_equal(res.index, ref.index)
     np.testing.assert_array_equal(res.points, ref.points)
     assert res.accessed == ref.accessed
-    assert res.extra["exchanges"] == 3 and res.events == []
+    assert res.extra["exchanges"] == ref.extra["exchanges"] and res.events == []
     # the Winners purchase: only the winners bought, the owners NOT certified, on both sides alike
     np.testing.assert_array_equal(res_q.owner, ref_q.owner)
     np.testing.assert_array_equal(res_q.index, ref_q.index)
