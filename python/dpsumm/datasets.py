@@ -25,7 +25,6 @@ from .files import (
     MAX_FILE_BYTES,
     MAX_FILE_VALUES,
     MAX_LABEL_CHARS,
-    PartyTable,
     Table,
     _is_dir,
     _is_file,
@@ -36,9 +35,9 @@ from .files import (
     load_array,
     load_labels,
     load_owners,
-    read_party_table,
     read_table,
 )
+from .party_tables import PartyTable, read_party_table
 
 __all__ = [
     "read_idx",

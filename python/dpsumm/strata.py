@@ -278,7 +278,7 @@ def load_strata(path: object, n_rows: int | None = None, argument: str = "strata
     Raises :class:`DataFileError` (``argument``) for a file that cannot be read, and InvalidParameterError
     (``argument``) for strata :func:`strata_columns` refuses (a NaN, an empty file, ``n_rows`` not matching).
     """
-    from .files import read_strata_file
+    from .party_tables import read_strata_file
 
     cols = read_strata_file(path, argument)
     n = n_rows if n_rows is not None else len(cols[0])

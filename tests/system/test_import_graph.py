@@ -117,6 +117,7 @@ LAYERS = {
     "messages": 1,
     "accounting": 2,
     "files": 2,
+    "party_tables": 2,
     "sources": 2,
     "hashing": 2,
     "preprocessing": 2,

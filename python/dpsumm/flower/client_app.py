@@ -44,9 +44,9 @@ from .. import __version__
 from .._validation import float_matrix, label_vector
 from ..datasets import load_array, load_labels
 from ..errors import DataFileError, InvalidParameterError, ProtocolError
-from ..files import PartyTable, read_party_table
 from ..messages import Message as ProtocolMessage
 from ..parties import ConsumerParty, OwnerParty, owner_stream
+from ..party_tables import PartyTable, read_party_table
 from ..strata import load_strata, strata_columns
 from .caps import check_request, node_caps
 from .codec import decode, encode
@@ -79,7 +79,7 @@ def party_identity(context: Context) -> tuple[str, str]:
     return role, name
 
 
-#: Node config keys that read the node's ``data`` table by column name (:func:`dpsumm.files.read_party_table`).
+#: Node config keys that read the node's ``data`` table by column name (:func:`dpsumm.party_tables.read_party_table`).
 TABLE_KEYS = ("features", "label-column", "strata-columns")
 
 
