@@ -328,7 +328,9 @@ def test_gamma_median_needs_two_seed_rows(data):
             progress=False,
             random_state=0,
         )
-    assert e.value.argument == "gamma"
+    # gamma="median" is the default: the one-row seed set is what the user must change.
+    assert e.value.argument == "seed_set"
+    assert "at least two public rows" in str(e.value)
 
 
 @pytest.mark.parametrize("gamma", ["mean", -1.0, 0.0, float("nan"), True])
