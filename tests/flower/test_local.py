@@ -1,7 +1,9 @@
 """dpsumm on Flower through dpsumm.flower.local.LocalFederation: a real SuperLink and one SuperNode per party on
-127.0.0.1, each a separate process. Each protocol and purchase equals the in-process run (also over TLS with
-node authentication), a killed owner is excluded, the consumer's exact release needs its own opt-in, and every
-process the federation started is gone afterwards.
+127.0.0.1, each a separate process. One federation over TLS with node authentication serves the equality tests: each
+protocol and purchase equals the in-process run, and an unregistered node is refused. A killed owner is excluded
+(its own federation), the consumer's exact release needs its own opt-in, and every process a federation started is
+gone afterwards. (Whether a ServerApp refuses a purchase that needs labels on nodes without them is checked without
+a federation, in test_client_app.py.)
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +27,9 @@ from dpsumm.flower.local import flower_env, free_port, group_members  # noqa: E4
 from dpsumm.transport import InProcessTransport  # noqa: E402
 from federation_data import LABEL_SET, _data, _labelled_data, _labels_cli_flags
 
-#: Spawns processes (the inner loop skips them: pytest -m "not slow"; CI runs them).
-pytestmark = pytest.mark.slow
+#: Spawns processes (the inner loop skips them: pytest -m "not slow"; CI runs them), on one pytest-xdist worker
+#: (the equality tests share one federation, started once).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("flower-local")]
 
 flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
 
@@ -49,7 +53,7 @@ def _in_process(owners: dict[str, np.ndarray], validation: np.ndarray, size: int
         size,
         method=dpsumm.PaperProtocol(dim=DIM, schedule=sched),
         seed_set=SEED_SET,
-        gamma=0.1,  # the run config's default width
+        gamma="median",  # the run config's default, as the API's
         random_state=RANDOM_STATE,
         progress=False,
         feature_range=BOX,
@@ -173,8 +177,68 @@ def _run_bound(ref: dpsumm.SummaryResult, parties: int) -> float:
     return _work_bound(exchanges * parties, parties)
 
 
+@dataclasses.dataclass
+class SharedFederation:
+    """One federation for the equality tests (starting one costs a SuperLink, four SuperNodes and their SuperExecs):
+    three labelled owners and a consumer with labels, strata from CSV node configs, over TLS with a CA made here and
+    node keys made here and registered. A SuperLink keeps no state of a run that another run could read, so the
+    tests' runs are independent of their order."""
+
+    fed: LocalFederation
+    owners: dict[str, np.ndarray]
+    labels: dict[str, np.ndarray]
+    validation: np.ndarray
+    validation_labels: np.ndarray
+    strata: dict[str, list[np.ndarray]]
+    paths: dict[str, Path]
+    label_paths: dict[str, Path]
+    vpath: Path
+    ypath: Path
+    workdir: Path
+
+    def plain_owners(self) -> list[dpsumm.Owner]:
+        return [dpsumm.Owner(a, name=n) for n, a in self.owners.items()]
+
+
+STRATA_NAMES = np.array(["low", "mid", "high"])
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedFederation]:
+    """The module's :class:`SharedFederation`, closed after its last test; every process it started must be gone."""
+    tmp = tmp_path_factory.mktemp("shared-federation")
+    owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp)
+    strata, strata_paths = {}, {}
+    for n, y in [*labels.items(), ("consumer", yv)]:
+        strata[n] = [STRATA_NAMES[y], (np.arange(len(y)) % 2).astype(np.int64)]
+        strata_paths[n] = tmp / f"{n}-strata.csv"
+        strata_paths[n].write_text("band,parity\n" + "".join(f"{a},{b}\n" for a, b in zip(*strata[n])))
+    fed = LocalFederation(
+        tmp / "fed",
+        paths,
+        vpath,
+        labels=label_paths,
+        consumer_labels=ypath,
+        strata=strata_paths,
+        tls=True,
+        node_auth=True,
+        allow_seeded=True,
+        node_poll_interval=0.1,
+    )
+    pids: dict[str, int] = {}
+    try:
+        fed.start()
+        pids = fed.pids
+        assert len(pids) == 5  # the SuperLink, three owners, the consumer
+        yield SharedFederation(fed, owners, labels, validation, yv, strata, paths, label_paths, vpath, ypath, tmp)
+    finally:
+        family = fed.all_pids()
+        fed.close()
+    _assert_gone(pids, family)
+
+
 def test_flower_run_equals_in_process_over_tls_with_node_authentication(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    shared: SharedFederation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The paper's protocol on Flower equals the in-process run (SuperLink + 3 owner SuperNodes + a consumer
     SuperNode, 3 rounds: the same rows, hashes, trace, rows accessed and ledger), over TLS with a CA made here and
@@ -182,7 +246,7 @@ def test_flower_run_equals_in_process_over_tls_with_node_authentication(
     flower-supernode, 3 s idle poll, runs in the docs test of README.md's quick start.) The run's time limit is
     derived from its work (the requests of the in-process run) and what a process start costs now (:func:`_work_bound`),
     not a fixed number of seconds that a loaded machine exceeds."""
-    owners, validation, paths, vpath = _data(tmp_path)
+    fed = shared.fed
     requests: list[str] = []
     deliver = InProcessTransport.request
 
@@ -192,37 +256,31 @@ def test_flower_run_equals_in_process_over_tls_with_node_authentication(
 
     with monkeypatch.context() as patch:
         patch.setattr(InProcessTransport, "request", counted)
-        ref = _in_process(owners, validation, 3)
+        ref = _in_process(shared.owners, shared.validation, 3)
     assert len(requests) > 0
-    fed = LocalFederation(
-        tmp_path / "fed", paths, vpath, tls=True, node_auth=True, node_poll_interval=0.1, allow_seeded=True
-    )
-    intruder: subprocess.Popen[bytes] | None = None
+    assert fed.tls_files is not None and fed.tls_files.ca_cert.exists()
+    key, _ = make_node_key(shared.workdir / "intruder", "intruder")  # never registered
+    cmd = fed.supernode_command("intruder", "owner", shared.paths["owner-0"], 0)
+    cmd[cmd.index("--auth-supernode-private-key") + 1] = str(key)
+    cmd[cmd.index("--port") + 1] = str(free_port())
+    cmd += ["--max-retries", "1"]
+    intruder_log = shared.workdir / "intruder.log"
+    with intruder_log.open("wb") as fh:
+        intruder = subprocess.Popen(
+            cmd,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=flower_env(shared.workdir / "intruder"),
+        )
     try:
-        fed.start()
-        pids = fed.pids
-        assert fed.tls_files is not None and fed.tls_files.ca_cert.exists()
-        key, _ = make_node_key(tmp_path / "intruder", "intruder")  # never registered
-        cmd = fed.supernode_command("intruder", "owner", paths["owner-0"], 0)
-        cmd[cmd.index("--auth-supernode-private-key") + 1] = str(key)
-        cmd[cmd.index("--port") + 1] = str(free_port())
-        cmd += ["--max-retries", "1"]
-        with (tmp_path / "intruder.log").open("wb") as fh:
-            intruder = subprocess.Popen(
-                cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True, env=flower_env(tmp_path / "intruder")
-            )
-        assert len(pids) == 5
-        res = fed.run(_run_config(3), timeout=_work_bound(len(requests), len(owners) + 1))
+        res = fed.run(_run_config(3), timeout=_work_bound(len(requests), len(shared.owners) + 1))
     finally:
-        if intruder is not None:
-            try:
-                os.killpg(intruder.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            intruder.wait(timeout=10)
-        family = fed.all_pids()
-        fed.close()
-    _assert_gone(pids, family)
+        try:
+            os.killpg(intruder.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        intruder.wait(timeout=10)
     assert res.owner_names == ref.owner_names == ["owner-0", "owner-1", "owner-2"]
     np.testing.assert_array_equal(res.owner, ref.owner)
     np.testing.assert_array_equal(res.index, ref.index)
@@ -234,64 +292,46 @@ def test_flower_run_equals_in_process_over_tls_with_node_authentication(
     assert res.privacy is not None and res.privacy == ref.privacy
     assert sorted(res.extra["node_ids"]) == ["consumer", "owner-0", "owner-1", "owner-2"]
     # The intruder never got a node id: the SuperLink refused its unregistered key.
-    assert "SuperNode ID" not in (tmp_path / "intruder.log").read_text(errors="replace")
+    assert "SuperNode ID" not in intruder_log.read_text(errors="replace")
 
 
-def test_flower_nominations_and_winners_equal_in_process(tmp_path: Path) -> None:
-    """The nominations protocol on Flower (3 owners + consumer as SuperNodes): the same summary as in process, with
-    the default purchase and with the Winners purchase (the owners keep their nominations between the messages of a
-    run through the one state hand-over). One federation serves the four runs (a SuperLink keeps no state of a run
-    that another run could read)."""
-    owners, validation, paths, vpath = _data(tmp_path)
-    kw = dict(random_state=RANDOM_STATE, progress=False, gamma=0.1)  # the run config default width
-    as_owners = [dpsumm.Owner(a, name=n) for n, a in owners.items()]
-    ref = dpsumm.summarize(as_owners, validation, 6, dpsumm.Nominations(dim=DIM), **kw)
-    ref_q = dpsumm.summarize(as_owners, validation, 6, dpsumm.Nominations(dim=DIM, purchase=dpsumm.Winners()), **kw)
-    fed = LocalFederation(tmp_path / "fed", paths, vpath, allow_seeded=True, node_poll_interval=0.1)
-    try:
-        fed.start()
-        pids = fed.pids
-        res = fed.run(
-            {"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE, "method": "nominations"},
-            timeout=_run_bound(ref, len(owners) + 1),
-        )
-        # `flwr run` exits 0 when the ServerApp fails; LocalFederation.run asks the SuperLink for the run's
-        # status and raises with the ServerApp's reason (here a run config it refuses before it could write
-        # an .error file), without waiting for the timeout.
-        t0 = time.monotonic()
-        with pytest.raises(FederationError, match=r"finished:failed.*nominees"):
-            fed.run({"size": 3, "n-features": N_FEATURES, "nominees": -7}, timeout=170)
-        assert time.monotonic() - t0 < 120
-        # purchase="labels" on nodes without labels: the ServerApp refuses before sending anything, and says why.
-        with pytest.raises(FederationError, match=r"consumer's SuperNode \('consumer'\) has no labels.*labels=PATH"):
-            fed.run(
-                {
-                    "size": 6,
-                    "n-features": N_FEATURES,
-                    "dim": DIM,
-                    "random-state": RANDOM_STATE,
-                    "method": "nominations",
-                    "purchase": "labels",
-                    "label-set": "0,1",
-                },
-                timeout=170,
-            )
-        res_q = fed.run(
-            {
-                "size": 6,
-                "n-features": N_FEATURES,
-                "dim": DIM,
-                "random-state": RANDOM_STATE,
-                "method": "nominations",
-                "purchase": "winners",
-            },
-            timeout=_run_bound(ref_q, len(owners) + 1),
-        )
-    finally:
-        family = fed.all_pids()
-        fed.close()
-    _assert_gone(pids, family)
+def test_flower_nominations_and_winners_equal_in_process(shared: SharedFederation) -> None:
+    """The nominations protocol on Flower: the same summary as in process, with the default purchase and the run
+    config's default gamma ('median', as the API's), and with the Winners purchase (the owners keep their
+    nominations between the messages of a run through the one state hand-over). The nodes hold labels and strata,
+    which neither purchase reads. A run config the ServerApp refuses fails the run with its reason."""
+    fed = shared.fed
+    kw = dict(random_state=RANDOM_STATE, progress=False)
+    as_owners = shared.plain_owners()
+    ref = dpsumm.summarize(as_owners, shared.validation, 6, dpsumm.Nominations(dim=DIM), **kw)
+    ref_q = dpsumm.summarize(
+        as_owners, shared.validation, 6, dpsumm.Nominations(dim=DIM, purchase=dpsumm.Winners()), **kw
+    )
+    res = fed.run(
+        {"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE, "method": "nominations"},
+        timeout=_run_bound(ref, len(shared.owners) + 1),
+    )
+    # `flwr run` exits 0 when the ServerApp fails; LocalFederation.run asks the SuperLink for the run's
+    # status and raises with the ServerApp's reason (here a run config it refuses before it could write
+    # an .error file), without waiting for the timeout.
+    t0 = time.monotonic()
+    with pytest.raises(FederationError, match=r"finished:failed.*nominees"):
+        fed.run({"size": 3, "n-features": N_FEATURES, "nominees": -7}, timeout=170)
+    assert time.monotonic() - t0 < 120
+    res_q = fed.run(
+        {
+            "size": 6,
+            "n-features": N_FEATURES,
+            "dim": DIM,
+            "random-state": RANDOM_STATE,
+            "method": "nominations",
+            "purchase": "winners",
+        },
+        timeout=_run_bound(ref_q, len(shared.owners) + 1),
+    )
     assert res.method == ref.method == "nominations"
+    assert res.extra["purchase"] == ref.extra["purchase"] == "direction"
+    assert res.gamma == ref.gamma
     np.testing.assert_array_equal(res.owner, ref.owner)
     np.testing.assert_array_equal(res.index, ref.index)
     np.testing.assert_array_equal(res.points, ref.points)
@@ -306,6 +346,99 @@ def test_flower_nominations_and_winners_equal_in_process(tmp_path: Path) -> None
     assert res_q.extra["purchase"] == "winners"
     assert not res_q.privacy.certified("owners") and not ref_q.privacy.certified("owners")
     assert res_q.privacy.certified("validation")
+
+
+def test_flower_labels_equal_in_process(shared: SharedFederation) -> None:
+    """``purchase="labels"`` on Flower, untilted (the default) and with the tilt (``--sale-tilt-share 0.3``), two
+    runs (owners with their labels, the consumer with node config ``labels``), each run config built by ``dpsumm
+    flower``'s parser from ``--purchase labels --label-set 0,1,2 --sale-tilt-share S``: the owners' DP label counts
+    and hash sums, the cells, the consumer's histogram over them and the label quota purchase give the same summary,
+    cells, quotas and ledger as in process (every party's noise seeded on both sides: NOT private); with the tilt the
+    consumer's second release, g~, too (its noise stream derived in the same order by the node, which rebuilds its
+    party for every message, and in process). (``dpsumm flower --run`` itself, which starts such a federation, runs
+    in test_cli_flower_run_end_to_end and the quick-start tests.)"""
+    from dpsumm.cli import build_parser
+    from dpsumm.cli.flower import _flower_run_config
+
+    owners, labels = shared.owners, shared.labels
+    flags = _labels_cli_flags(shared.paths, shared.label_paths, shared.vpath, shared.ypath)
+    for share in (0.0, 0.3):
+        method = dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByLabel(label_set=LABEL_SET, sale_tilt_share=share))
+        ref = dpsumm.summarize(
+            [dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()],
+            shared.validation,
+            6,
+            method,
+            validation_labels=shared.validation_labels,
+            gamma="median",
+            random_state=RANDOM_STATE,
+            progress=False,
+        )
+        args = build_parser().parse_args([*flags, "--sale-tilt-share", str(share)])
+        config = _flower_run_config(args, n_owners=len(owners), n_features=N_FEATURES)
+        res = shared.fed.run(config, timeout=_run_bound(ref, len(owners) + 1))
+        assert res.owner_names == ref.owner_names
+        np.testing.assert_array_equal(res.owner, ref.owner)
+        np.testing.assert_array_equal(res.index, ref.index)
+        np.testing.assert_array_equal(res.points, ref.points)
+        np.testing.assert_array_equal(res.labels, ref.labels)
+        assert np.isin(res.labels, [0, 2]).sum() >= 5  # label 1 is not wanted (its noisy count may buy a row of it)
+        assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6
+        # the owners' sketches, the consumer's histogram, with the tilt its g~, the purchase
+        assert res.extra["exchanges"] == ref.extra["exchanges"] == (4 if share else 3)
+        assert res.events == ref.events == []
+        assert res.extra["purchase"] == "labels"
+        assert res.extra["quotas"] == ref.extra["quotas"] and res.extra["label_quotas"] == ref.extra["label_quotas"]
+        assert res.extra["label_cells"] == ref.extra["label_cells"] and len(ref.extra["label_cells"]) >= 2
+        for party in ("owners", "validation"):
+            assert res.privacy.epsilon(party, 1e-6) == ref.privacy.epsilon(party, 1e-6) <= 1.0
+            assert res.privacy.certified(party)
+        assert res.privacy.to_dict() == ref.privacy.to_dict()
+        assert res.privacy_status() == ref.privacy_status() == "seeded: NOT private"
+
+
+@pytest.mark.filterwarnings("ignore:the 'direction' purchase keys its cells:UserWarning")
+@pytest.mark.filterwarnings("ignore:the summary is no closer to the validation rows:UserWarning")
+def test_flower_strata_and_direction_equal_in_process(shared: SharedFederation) -> None:
+    """The purchases by strata and by direction on Flower: every node's strata from its node config ``strata`` (a
+    CSV of string and number columns), the run config's ``levels`` as text; the same summary, cells, quotas and
+    ledger as in process (seeded on both sides: NOT private), the consumer's direction release answered through the
+    node's one hand-over of its own requests."""
+    from dpsumm.methods import ByDirection
+
+    levels = (("low", "mid", "high"), (0, 1))
+    as_owners = [
+        dpsumm.Owner(a, labels=shared.labels[n], strata=shared.strata[n], name=n) for n, a in shared.owners.items()
+    ]
+    kw = dict(random_state=RANDOM_STATE, progress=False, gamma="median", validation_strata=shared.strata["consumer"])
+    methods = {
+        "strata": dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByStrata(levels=levels)),
+        "direction": dpsumm.Nominations(dim=DIM, purchase=ByDirection(levels=levels, bins=3)),
+    }
+    for k, method in methods.items():
+        ref = dpsumm.summarize(as_owners, shared.validation, 6, method, **kw)  # type: ignore[arg-type]
+        config = {
+            "size": 6,
+            "n-features": N_FEATURES,
+            "dim": DIM,
+            "random-state": RANDOM_STATE,
+            "gamma": "median",
+            "method": "nominations",
+            "purchase": k,
+            "levels": "low,mid,high;0,1",
+            **({"bins": 3} if k == "direction" else {}),
+        }
+        res = shared.fed.run(config, timeout=_run_bound(ref, len(shared.owners) + 1))
+        np.testing.assert_array_equal(res.owner, ref.owner)
+        np.testing.assert_array_equal(res.index, ref.index)
+        np.testing.assert_array_equal(res.labels, ref.labels)
+        assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6 and res.events == ref.events == []
+        assert res.extra["label_quotas"] == ref.extra["label_quotas"]
+        assert [c["owners"] for c in res.extra["label_cells"]] == [c["owners"] for c in ref.extra["label_cells"]]
+        # the direction: the owners' sums, the direction, their counts, the histogram, the sales
+        assert res.extra["exchanges"] == ref.extra["exchanges"] == (5 if k == "direction" else 3)
+        assert res.extra["validation_fit"] == ref.extra["validation_fit"]  # the aggregator's, on both transports
+        assert res.privacy.to_dict() == ref.privacy.to_dict()
 
 
 def _context(node_config: dict[str, object], run_config: dict[str, object] | None = None) -> object:
@@ -364,143 +497,3 @@ def test_the_consumer_releases_without_noise_only_with_its_own_opt_in(tmp_path: 
     exact = dpsumm.Nominations(purchase=dpsumm.Nominees(), validation_release="exact")
     assert _releases_exact(exact) and _releases_exact(dpsumm.PaperGreedy())
     assert not _releases_exact(dpsumm.Nominations()) and not _releases_exact(dpsumm.PaperProtocol())
-
-
-def test_flower_labels_equal_in_process(tmp_path: Path) -> None:
-    """``purchase="labels"`` on Flower, untilted (the default) and with the tilt (``--sale-tilt-share 0.3``), two
-    runs on one federation (owners with their labels, the consumer with node config ``labels``), each run config
-    built by ``dpsumm flower``'s parser from ``--purchase labels --label-set 0,1,2 --sale-tilt-share S``: the
-    owners' DP label counts and hash sums, the cells, the consumer's histogram over them and the label quota
-    purchase give the same summary, cells, quotas and ledger as in process (every party's noise seeded on both sides:
-    NOT private); with the tilt the consumer's second release, g~, too (its noise stream derived in the same order
-    by the node, which rebuilds its party for every message, and in process). (``dpsumm flower --run`` itself, which
-    starts such a federation, runs in test_cli_flower_run_end_to_end and the quick-start tests.)"""
-    from dpsumm.cli import build_parser
-    from dpsumm.cli.flower import _flower_run_config
-
-    owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp_path)
-    shares = (0.0, 0.3)
-    refs, configs = {}, {}
-    for share in shares:
-        method = dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByLabel(label_set=LABEL_SET, sale_tilt_share=share))
-        refs[share] = dpsumm.summarize(
-            [dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()],
-            validation,
-            6,
-            method,
-            validation_labels=yv,
-            gamma="median",
-            random_state=RANDOM_STATE,
-            progress=False,
-        )
-        args = build_parser().parse_args(
-            [*_labels_cli_flags(paths, label_paths, vpath, ypath), "--sale-tilt-share", str(share)]
-        )
-        configs[share] = _flower_run_config(args, n_owners=len(owners), n_features=N_FEATURES)
-    fed = LocalFederation(
-        tmp_path / "fed",
-        paths,
-        vpath,
-        labels=label_paths,
-        consumer_labels=ypath,
-        allow_seeded=True,
-        node_poll_interval=0.1,
-    )
-    try:
-        fed.start()
-        pids = fed.pids
-        results = {share: fed.run(configs[share], timeout=_run_bound(refs[share], len(owners) + 1)) for share in shares}
-    finally:
-        family = fed.all_pids()
-        fed.close()
-    _assert_gone(pids, family)
-    for share in shares:
-        res, ref = results[share], refs[share]
-        assert res.owner_names == ref.owner_names
-        np.testing.assert_array_equal(res.owner, ref.owner)
-        np.testing.assert_array_equal(res.index, ref.index)
-        np.testing.assert_array_equal(res.points, ref.points)
-        np.testing.assert_array_equal(res.labels, ref.labels)
-        assert np.isin(res.labels, [0, 2]).sum() >= 5  # label 1 is not wanted (its noisy count may buy a row of it)
-        assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6
-        # the owners' sketches, the consumer's histogram, with the tilt its g~, the purchase
-        assert res.extra["exchanges"] == ref.extra["exchanges"] == (4 if share else 3)
-        assert res.events == ref.events == []
-        assert res.extra["purchase"] == "labels"
-        assert res.extra["quotas"] == ref.extra["quotas"] and res.extra["label_quotas"] == ref.extra["label_quotas"]
-        assert res.extra["label_cells"] == ref.extra["label_cells"] and len(ref.extra["label_cells"]) >= 2
-        for party in ("owners", "validation"):
-            assert res.privacy.epsilon(party, 1e-6) == ref.privacy.epsilon(party, 1e-6) <= 1.0
-            assert res.privacy.certified(party)
-        assert res.privacy.to_dict() == ref.privacy.to_dict()
-        assert res.privacy_status() == ref.privacy_status() == "seeded: NOT private"
-
-
-@pytest.mark.filterwarnings("ignore:the 'direction' purchase keys its cells:UserWarning")
-@pytest.mark.filterwarnings("ignore:the summary is no closer to the validation rows:UserWarning")
-def test_flower_strata_and_direction_equal_in_process(tmp_path: Path) -> None:
-    """The purchases by strata and by direction on Flower: every node's strata from its node config ``strata`` (a
-    CSV of string and number columns), the run config's ``levels`` as text; the same summary, cells, quotas and
-    ledger as in process (seeded on both sides: NOT private), the consumer's direction release answered through the
-    node's one hand-over of its own requests."""
-    from dpsumm.methods import ByDirection
-
-    owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp_path)
-    names = np.array(["low", "mid", "high"])
-    strata, strata_paths = {}, {}
-    for n, y in [*labels.items(), ("consumer", yv)]:
-        strata[n] = [names[y], (np.arange(len(y)) % 2).astype(np.int64)]
-        strata_paths[n] = tmp_path / f"{n}-strata.csv"
-        strata_paths[n].write_text("band,parity\n" + "".join(f"{a},{b}\n" for a, b in zip(*strata[n])))
-    levels = (("low", "mid", "high"), (0, 1))
-    as_owners = [dpsumm.Owner(a, labels=labels[n], strata=strata[n], name=n) for n, a in owners.items()]
-    kw = dict(random_state=RANDOM_STATE, progress=False, gamma="median", validation_strata=strata["consumer"])
-    methods = {
-        "strata": dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByStrata(levels=levels)),
-        "direction": dpsumm.Nominations(dim=DIM, purchase=ByDirection(levels=levels, bins=3)),
-    }
-    refs = {k: dpsumm.summarize(as_owners, validation, 6, m, **kw) for k, m in methods.items()}  # type: ignore[arg-type]
-    configs = {
-        k: {
-            "size": 6,
-            "n-features": N_FEATURES,
-            "dim": DIM,
-            "random-state": RANDOM_STATE,
-            "gamma": "median",
-            "method": "nominations",
-            "purchase": k,
-            "levels": "low,mid,high;0,1",
-            **({"bins": 3} if k == "direction" else {}),
-        }
-        for k in methods
-    }
-    fed = LocalFederation(
-        tmp_path / "fed",
-        paths,
-        vpath,
-        labels=label_paths,
-        consumer_labels=ypath,
-        strata=strata_paths,
-        allow_seeded=True,
-        node_poll_interval=0.1,
-    )
-    try:
-        fed.start()
-        pids = fed.pids
-        results = {k: fed.run(c, timeout=_run_bound(refs[k], len(owners) + 1)) for k, c in configs.items()}
-    finally:
-        family = fed.all_pids()
-        fed.close()
-    _assert_gone(pids, family)
-    for k, ref in refs.items():
-        res = results[k]
-        np.testing.assert_array_equal(res.owner, ref.owner)
-        np.testing.assert_array_equal(res.index, ref.index)
-        np.testing.assert_array_equal(res.labels, ref.labels)
-        assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6 and res.events == ref.events == []
-        assert res.extra["label_quotas"] == ref.extra["label_quotas"]
-        assert [c["owners"] for c in res.extra["label_cells"]] == [c["owners"] for c in ref.extra["label_cells"]]
-        # the direction: the owners' sums, the direction, their counts, the histogram, the sales
-        assert res.extra["exchanges"] == ref.extra["exchanges"] == (5 if k == "direction" else 3)
-        assert res.extra["validation_fit"] == ref.extra["validation_fit"]  # the aggregator's, on both transports
-        assert res.privacy.to_dict() == ref.privacy.to_dict()

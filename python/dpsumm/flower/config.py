@@ -16,7 +16,7 @@ key                            default        meaning
 ``owners``                     0              owner SuperNodes to wait for (required, >= 1)
 ``n-features``                 0              features per row (public schema; required, >= 1)
 ``method``                     nominations    ``nominations`` (recommended), ``paper`` (Alg. 3) or ``paper-greedy``
-``gamma``                      0.1            RBF width, or ``"median"``: the median heuristic on the public seed rows
+``gamma``                      "median"       RBF width, or ``"median"``: the median heuristic on the public seed rows
 ``seed-set``                   ""             public seed rows generated uniformly in the box (a count; "": 150
                                               for the median heuristic, the schedule's count for the paper's)
 ``seed-set-path``              ""             public seed rows from a file on the ServerApp's machine instead
@@ -119,7 +119,7 @@ RUN_CONFIG_DEFAULTS: dict[str, Any] = {
     "owners": 0,
     "n-features": 0,
     "method": "nominations",
-    "gamma": 0.1,
+    "gamma": "median",
     "seed-set": "",
     "seed-set-path": "",
     "feature-low": 0.0,
