@@ -483,6 +483,23 @@ def _winners_rows(
     return pts, hashes, labs
 
 
+def _access(agg: Aggregator, config: NominationsConfig) -> Access:
+    """What the aggregator saw of each party in a nominations run: the rows bought, the hashes, the validation rows."""
+    access = Access(
+        int(sum(agg.accessed.values())),
+        dict(agg.accessed),
+        hashes=int(sum(agg.hashes_seen.values())),
+        hashes_per_owner=dict(agg.hashes_seen),
+        validation_rows=agg.validation_rows,
+        validation_raw_rows=agg.validation_rows if config.choice == "kernel" else 0,
+        # Every row bought is hashed at the aggregator (it holds the row); the nominees' hashes reach it without
+        # the rows. The rows bought are among the nominees, or the nominees among the rows bought: the larger count.
+        hashed_rows=int(sum(max(agg.hashes_seen[o], agg.accessed[o]) for o in agg.owners)),
+        hashed_rows_per_owner={o: max(agg.hashes_seen[o], agg.accessed[o]) for o in agg.owners},
+    )
+    return access
+
+
 def run_nominations(
     transport: Transport,
     owners: list[str],
@@ -564,18 +581,6 @@ def run_nominations(
     extra.update(pool.report)
     if pts is not None and len(pts) and agg.validation is not None and len(agg.validation) >= 2:  # it holds D_v
         extra["validation_fit"] = validation_fit(pts, agg.validation, hasher.gamma)
-    access = Access(
-        int(sum(agg.accessed.values())),
-        dict(agg.accessed),
-        hashes=int(sum(agg.hashes_seen.values())),
-        hashes_per_owner=dict(agg.hashes_seen),
-        validation_rows=agg.validation_rows,
-        validation_raw_rows=agg.validation_rows if config.choice == "kernel" else 0,
-        # Every row bought is hashed at the aggregator (it holds the row); the nominees' hashes reach it without
-        # the rows. The rows bought are among the nominees, or the nominees among the rows bought: the larger count.
-        hashed_rows=int(sum(max(agg.hashes_seen[o], agg.accessed[o]) for o in agg.owners)),
-        hashed_rows_per_owner={o: max(agg.hashes_seen[o], agg.accessed[o]) for o in agg.owners},
-    )
     return SummaryResult(
         points=pts,
         hashes=hashes,
@@ -583,7 +588,7 @@ def run_nominations(
         owner=owner_idx,
         index=index,
         owner_names=list(owners),
-        accessed=access,
+        accessed=_access(agg, config),
         contribution=contribution,
         privacy=ledger,
         trace=[],
