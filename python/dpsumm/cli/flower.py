@@ -274,7 +274,6 @@ def _deployment_commands(
 ) -> list[str]:
     """The commands of a deployment on several machines (without --run), each with the comment saying where it
     runs: the SuperLink, the node keys, one SuperNode per party, the flwr CLI connection and the run."""
-    from ..flower.config import _toml_value
 
     q = shlex.quote
     tls = None if args.insecure else Path(args.tls_dir or "tls")
@@ -329,29 +328,7 @@ def _deployment_commands(
         lines += [f"flwr supernode register keys/{n}.key.pub dpsumm --name {q(n)}" for n, _, _ in parties]
         lines.append("")
     lines.append("# 3. One SuperNode per party, each on its own machine (data paths are on that machine):")
-    for name, role, path in parties:
-        cfg = f"role={_toml_value(role)} name={_toml_value(name)} data={_toml_value(path)}"
-        if name in labels:
-            cfg += f" labels={_toml_value(labels[name])}"
-        if name in strata:
-            cfg += f" strata={_toml_value(strata[name])}"
-        node = ["flower-supernode", "--superlink", args.superlink, "--node-config", cfg]
-        node += ["--insecure"] if tls is None else ["--root-certificates", str(tls / "ca.crt")]
-        if args.node_auth:
-            node += ["--auth-supernode-private-key", f"keys/{name}.key"]
-        lines += [f"#   {role} {name}:", " ".join(q(a) for a in node)]
-        above = _consumer_caps(run_config)
-        if role == "consumer" and above is not None:
-            lines.append(
-                f"#   (this run asks the consumer for epsilon {above[0]:g}, delta {above[1]:g}, above its node's default "
-                f"caps: its node refuses unless its operator adds max-epsilon={above[0]!r} max-delta={above[1]!r} to "
-                "its --node-config.)"
-            )
-        if role == "consumer" and _releases_exact(method_arg(args)):
-            lines.append(
-                "#   (this run asks the consumer for its exact hashed validation mean, with no noise: NOT private. "
-                "Its node refuses unless its operator adds allow-exact-release=true to its --node-config.)"
-            )
+    lines += _supernode_commands(args, parties, labels, strata, run_config, tls)
     lines += [
         "",
         "# 4. Where the run is started (any machine that reaches the SuperLink): the flwr CLI connection,",
@@ -376,6 +353,46 @@ def _deployment_commands(
         "# (python -c \"import dpsumm.flower as f; print(f.load_result('" + out + "'))\").",
     ]
     return lines
+
+
+def _supernode_commands(
+    args: argparse.Namespace,
+    parties: list[tuple[str, str, str]],
+    labels: dict[str, str],
+    strata: dict[str, str],
+    run_config: dict[str, Any],
+    tls: Path | None,
+) -> list[str]:
+    """Step 3 of the printed deployment: each party's ``flower-supernode`` command with its node config, and what
+    the consumer's operator must allow for this run."""
+    from ..flower.config import _toml_value
+
+    q = shlex.quote
+    out: list[str] = []
+    for name, role, path in parties:
+        cfg = f"role={_toml_value(role)} name={_toml_value(name)} data={_toml_value(path)}"
+        if name in labels:
+            cfg += f" labels={_toml_value(labels[name])}"
+        if name in strata:
+            cfg += f" strata={_toml_value(strata[name])}"
+        node = ["flower-supernode", "--superlink", args.superlink, "--node-config", cfg]
+        node += ["--insecure"] if tls is None else ["--root-certificates", str(tls / "ca.crt")]
+        if args.node_auth:
+            node += ["--auth-supernode-private-key", f"keys/{name}.key"]
+        out += [f"#   {role} {name}:", " ".join(q(a) for a in node)]
+        above = _consumer_caps(run_config)
+        if role == "consumer" and above is not None:
+            out.append(
+                f"#   (this run asks the consumer for epsilon {above[0]:g}, delta {above[1]:g}, above its node's default "
+                f"caps: its node refuses unless its operator adds max-epsilon={above[0]!r} max-delta={above[1]!r} to "
+                "its --node-config.)"
+            )
+        if role == "consumer" and _releases_exact(method_arg(args)):
+            out.append(
+                "#   (this run asks the consumer for its exact hashed validation mean, with no noise: NOT private. "
+                "Its node refuses unless its operator adds allow-exact-release=true to its --node-config.)"
+            )
+    return out
 
 
 def _releases_exact(method: Any) -> bool:
