@@ -283,6 +283,10 @@ class ByDirection(CellPurchase):
     """
 
     name: ClassVar[str] = "direction"
+    brief: ClassVar[str] = (
+        "3 x size raw rows by cells along the consumer's released direction, crossed with --label-set or --levels "
+        "when given"
+    )
 
     reserve: float = reserve_option(RESERVE_SHARE)
 

@@ -133,10 +133,7 @@ class Nominations(SummaryMethod):
 
     purchase: Purchase = option(
         ByDirection(),
-        help="how the aggregator gets rows: direction (default: 3 x size raw rows by cells along the consumer's "
-        "released direction, crossed with --label-set or --levels when given), nominees (owners' epsilon 0, "
-        "K x nominees raw rows), labels (3 x size raw rows by public label; needs labels), strata (3 x size raw "
-        "rows by public stratum; needs strata and --levels) or winners (size raw rows; owners NOT certified)",
+        help="how the aggregator gets rows",  # dpsumm.methods.option_declarations lists the registered purchases
         parse="purchase",
     )
     nominees: int | None = option(None, help="rows each owner nominates (default 2 x size)")
