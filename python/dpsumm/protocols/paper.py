@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from .. import _core, accounting
-from .._validation import bounded_int, choice_of, real_number
+from .._validation import Interval, real_number
 from ..errors import DpsummError, InvalidParameterError, ProtocolError
 from ..h2 import H2
 from ..hashing import RFFHasher
@@ -37,7 +37,7 @@ from ..messages import (
 from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
-from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod, option
+from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod, dim_option, hash_seed_option, option, reveal_option
 
 __all__ = [
     "PaperProtocol",
@@ -616,7 +616,6 @@ def run_protocol(
 
 #: h1's dimension for the paper's methods: the paper's d = 140 (h2's grid has d^1.5 MWEM steps).
 PAPER_DIM = 140
-_REVEALS = ("points", "hashes")
 
 
 @dataclass(frozen=True, repr=False)
@@ -624,13 +623,15 @@ class _PaperMethod(SummaryMethod):
     """Options and planning shared by the paper's private protocol and its greedy baseline."""
 
     schedule: accounting.Schedule | Literal["paper"] = "paper"
-    t_init: int | None = option(None, help="override the schedule's MWEM steps in the first epoch")
-    t_subs: int | None = option(None, help="override the schedule's MWEM steps in later epochs")
-    reveal: Literal["points", "hashes"] = option(
-        "points", help="points (default; the aggregator gets the raw rows it buys) or hashes (only their h1)"
+    t_init: int | None = option(
+        None, help="override the schedule's MWEM steps in the first epoch", constraint=Interval(int, 1, MAX_COUNT)
     )
-    dim: int = option(PAPER_DIM, help="random features d of h1")
-    hash_seed: int | str = option(0, help="public seed of h1")
+    t_subs: int | None = option(
+        None, help="override the schedule's MWEM steps in later epochs", constraint=Interval(int, 1, MAX_COUNT)
+    )
+    reveal: Literal["points", "hashes"] = reveal_option()
+    dim: int = dim_option(PAPER_DIM)
+    hash_seed: int | str = hash_seed_option()
 
     def _validate(self) -> None:
         super()._validate()
@@ -641,10 +642,6 @@ class _PaperMethod(SummaryMethod):
             raise InvalidParameterError(
                 f"`schedule` must be 'paper' or a dpsumm.accounting.Schedule, got {self.schedule!r}", "schedule"
             )
-        for name in ("t_init", "t_subs"):
-            if getattr(self, name) is not None:
-                object.__setattr__(self, name, bounded_int(getattr(self, name), name, 1, MAX_COUNT))
-        choice_of(self.reveal, "reveal", _REVEALS)
         if isinstance(self.schedule, accounting.Schedule) and self.schedule.dim != self.dim:
             raise InvalidParameterError(
                 f"`schedule` was made for dim {self.schedule.dim}, the method has dim {self.dim}", "schedule"
