@@ -43,6 +43,7 @@ __all__ = [
     "reveal_option",
     "SummaryMethod",
     "Plan",
+    "RunShape",
     "RunSetup",
     "LocalData",
     "public_setup",
@@ -88,6 +89,19 @@ class Plan:
     seed_rows: int
     uses_seed: bool = False
     schedule: accounting.Schedule | None = None
+
+
+@dataclass(frozen=True)
+class RunShape:
+    """A run's shape as :meth:`SummaryMethod.plan` checks it against the options (its parameters, one object)."""
+
+    size: int
+    owners: int
+    owner_rows: list[int] | None
+    validation_rows: int | None
+    privacy: accounting.Budget | None
+    gamma_median: bool
+    transport_given: bool = False
 
 
 @dataclass
@@ -379,6 +393,11 @@ class SummaryMethod(OptionsObject):
         transport_given : bool
             The parties are reached through a user's transport, not built from local data.
         """
+        return self._plan(RunShape(size, owners, owner_rows, validation_rows, privacy, gamma_median, transport_given))
+
+    def _plan(self, shape: RunShape) -> Plan:
+        """:meth:`plan` on the run's shape (a subclass extends it, calling ``super()._plan(shape)`` first)."""
+        size, owner_rows, privacy = shape.size, shape.owner_rows, shape.privacy
         if privacy is not None and not isinstance(privacy, accounting.Budget):
             raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
         if privacy is not None and not self.private:
@@ -387,7 +406,7 @@ class SummaryMethod(OptionsObject):
                 "use a private method (Nominations or PaperProtocol) or drop `privacy`",
                 "privacy",
             )
-        if transport_given and not self.distributed:
+        if shape.transport_given and not self.distributed:
             raise InvalidParameterError(
                 f"method {self.name!r} is a central baseline: it needs every row in this process, so `transport` "
                 "does not apply",
@@ -395,7 +414,7 @@ class SummaryMethod(OptionsObject):
             )
         if owner_rows is not None and size > sum(owner_rows):
             raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({sum(owner_rows)})", "size")
-        return Plan(seed_rows=MEDIAN_SAMPLE_ROWS if gamma_median else 0)
+        return Plan(seed_rows=MEDIAN_SAMPLE_ROWS if shape.gamma_median else 0)
 
     def run(self, setup: RunSetup) -> SummaryResult:
         """Run the method; see the subclasses."""

@@ -37,7 +37,17 @@ from ..messages import (
 from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
-from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod, dim_option, hash_seed_option, option, reveal_option
+from .base import (
+    MAX_COUNT,
+    Plan,
+    RunSetup,
+    RunShape,
+    SummaryMethod,
+    dim_option,
+    hash_seed_option,
+    option,
+    reveal_option,
+)
 
 __all__ = [
     "PaperProtocol",
@@ -680,26 +690,9 @@ class _PaperMethod(SummaryMethod):
         changes: dict[str, Any] = {k: v for k, v in (("t_init", self.t_init), ("t_subs", self.t_subs)) if v is not None}
         return dataclasses.replace(sched, **changes) if changes else sched
 
-    def plan(
-        self,
-        *,
-        size: int,
-        owners: int,
-        owner_rows: list[int] | None,
-        validation_rows: int | None,
-        privacy: accounting.Budget | None,
-        gamma_median: bool,
-        transport_given: bool = False,
-    ) -> Plan:
-        super().plan(
-            size=size,
-            owners=owners,
-            owner_rows=owner_rows,
-            validation_rows=validation_rows,
-            privacy=privacy,
-            gamma_median=gamma_median,
-            transport_given=transport_given,
-        )
+    def _plan(self, shape: RunShape) -> Plan:
+        super()._plan(shape)
+        size, owners, validation_rows, privacy = shape.size, shape.owners, shape.validation_rows, shape.privacy
         if privacy is not None and validation_rows is not None:  # delta_v >= 1/|D_v| would allow releasing a row
             privacy.check_validation_size(validation_rows)
         sched = self._schedule(size, owners, privacy)

@@ -26,6 +26,7 @@ from ..base import (
     PartyData,
     Plan,
     RunSetup,
+    RunShape,
     SummaryMethod,
     dim_option,
     hash_seed_option,
@@ -296,26 +297,10 @@ class Nominations(SummaryMethod):
             return float(privacy.epsilon), float(privacy.delta)
         return OWNER_EPSILON, OWNER_DELTA
 
-    def plan(
-        self,
-        *,
-        size: int,
-        owners: int,
-        owner_rows: list[int] | None,
-        validation_rows: int | None,
-        privacy: accounting.Budget | None,
-        gamma_median: bool,
-        transport_given: bool = False,
-    ) -> Plan:
-        plan = super().plan(
-            size=size,
-            owners=owners,
-            owner_rows=owner_rows,
-            validation_rows=validation_rows,
-            privacy=privacy,
-            gamma_median=gamma_median,
-            transport_given=transport_given,
-        )
+    def _plan(self, shape: RunShape) -> Plan:
+        plan = super()._plan(shape)
+        size, owners, owner_rows = shape.size, shape.owners, shape.owner_rows
+        validation_rows, privacy = shape.validation_rows, shape.privacy
         if self.validation_release == "exact" and privacy is not None:
             raise InvalidParameterError(
                 "`validation_release='exact'` releases D_v's mean without noise: no budget applies", "privacy"

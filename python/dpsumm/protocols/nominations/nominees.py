@@ -33,13 +33,7 @@ class Nominees(Purchase):
         return "digests" if choice == "kernel" and reveal == "points" else "hashes"
 
     def buy(self, aggregator: Aggregator, size: int) -> Pool:
-        t0 = time.perf_counter()
-        release = aggregator.target()
-        aggregator.timings["target"] = time.perf_counter() - t0
-        aggregator.temperature = aggregator.nominations_temperature()
-        t1 = time.perf_counter()
-        nominated = aggregator.nominations(release.noisy_mean, aggregator.temperature)
-        aggregator.timings["nominations"] = time.perf_counter() - t1
+        release, nominated = aggregator.nominate()
         t2 = time.perf_counter()
         bought = aggregator.buy({o: tokens for o, (tokens, _) in nominated.items()}, nominated)
         aggregator.timings["purchase"] = time.perf_counter() - t2
