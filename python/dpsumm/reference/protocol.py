@@ -42,87 +42,6 @@ def summarize_reference(
 
     Returns ``{"owner": (size,), "index": (size,), "accessed": int}``.
     """
-    owners, validation, size, seed_set, omega, offset = _checked_arguments(
-        owners, validation, size, seed_set, omega, offset, schedule, method
-    )
-    d = omega.shape[1]
-    rng = _generator(rng, "rng")
-    scale = np.sqrt(d / 2.0)
-    private = method == "paper"
-    H = [rff_transform(o, omega, offset) for o in owners]
-    offered = [np.zeros(len(o), dtype=bool) for o in owners]
-    Hv = rff_transform(validation, omega, offset)
-    Hs = rff_transform(seed_set, omega, offset)
-    if private:
-        mwem_v = ProductMWEM(d, schedule.eta, random_state=rng)
-        sums_v = quantize_column_sums(np.clip(Hv * scale, -1, 1).astype(np.float32), schedule.eta, rng)
-        g_valid = mwem_v.release(sums_v, len(Hv), schedule.t_init, schedule.epsilon_validation_step) / scale
-        mwem_s = ProductMWEM(d, schedule.eta, random_state=rng)
-        sums_s = quantize_column_sums(np.clip(Hs * scale, -1, 1).astype(np.float32), schedule.eta, rng)
-    else:
-        g_valid = Hv.astype(np.float64).mean(0)
-    exact_sum = Hs.astype(np.float64).sum(0)
-    K = len(owners)
-    counts: dict[tuple[int, int], int] = {}
-    pool: list[tuple[int, int, np.ndarray]] = []
-    out_owner, out_index = [], []
-    accessed = 0
-    for rnd in range(1, size + 1):
-        q = len(Hs) + rnd - 1
-        if private:
-            steps, eps = (
-                (schedule.t_init, schedule.epsilon_first_epoch_step)
-                if rnd == 1
-                else (schedule.t_subs, schedule.epsilon_epoch_step[rnd - 1])
-            )
-            g_sum = mwem_s.release(sums_s, q, steps, eps) / scale
-        else:
-            g_sum = exact_sum / q
-        v = (g_valid - q / (q + 1.0) * g_sum).astype(np.float32)
-        bids = []
-        for k in range(K):
-            if offered[k].all():
-                continue
-            scores = np.where(offered[k], -np.inf, H[k] @ v)
-            i = int(np.argmax(scores))
-            bids.append((float(scores[i]), k, i))
-        bids.sort(key=lambda b: (-b[0], b[1]))
-        for r, (_, k, i) in enumerate(bids):
-            counts[(k, i)] = counts.get((k, i), 0) + 1
-            if not private:
-                ask = r == 0
-            else:
-                ask = r == 0 or rng.random() < np.exp(-schedule.epsilon_auction * r) or counts[(k, i)] >= schedule.tau
-            if ask:
-                offered[k][i] = True
-                accessed += 1
-                pool.append((k, i, H[k][i]))
-        if not pool:
-            break
-        scores = np.stack([p[2] for p in pool]).astype(np.float64) @ v.astype(np.float64)
-        k, i, h = pool.pop(int(np.argmax(scores)))
-        out_owner.append(k)
-        out_index.append(i)
-        exact_sum += h
-        if private:
-            sums_s = sums_s + quantize_column_sums(
-                np.clip(h[None] * scale, -1, 1).astype(np.float32), schedule.eta, rng
-            )
-    return {"owner": np.array(out_owner), "index": np.array(out_index), "accessed": np.array(accessed)}
-
-
-def _checked_arguments(
-    owners: list[np.ndarray],
-    validation: np.ndarray,
-    size: int,
-    seed_set: np.ndarray,
-    omega: np.ndarray,
-    offset: np.ndarray,
-    schedule: Any,
-    method: str,
-) -> tuple[list[np.ndarray], np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`summarize_reference`'s arguments checked as :func:`dpsumm.summarize` checks them: ``(owners, validation,
-    size, seed_set, omega, offset)`` as float32 rows (``offset`` a real vector)."""
     if not isinstance(method, str) or method not in ("paper", "paper-greedy"):
         raise MethodOptionError(f"`method` must be 'paper' or 'paper-greedy', got {method!r}", "method")
     if isinstance(owners, np.ndarray) or not isinstance(owners, Sequence) or len(owners) == 0:
@@ -165,4 +84,87 @@ def _checked_arguments(
                 f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values per release",
                 "schedule",
             )
-    return owners, validation, size, seed_set, omega, offset
+    rng = _generator(rng, "rng")
+    scale = np.sqrt(d / 2.0)
+    private = method == "paper"
+    H = [rff_transform(o, omega, offset) for o in owners]
+    Hv = rff_transform(validation, omega, offset)
+    Hs = rff_transform(seed_set, omega, offset)
+    mwem_s: ProductMWEM | None = None
+    sums_s: np.ndarray | None = None
+    if private:
+        mwem_v = ProductMWEM(d, schedule.eta, random_state=rng)
+        sums_v = quantize_column_sums(np.clip(Hv * scale, -1, 1).astype(np.float32), schedule.eta, rng)
+        g_valid = mwem_v.release(sums_v, len(Hv), schedule.t_init, schedule.epsilon_validation_step) / scale
+        mwem_s = ProductMWEM(d, schedule.eta, random_state=rng)
+        sums_s = quantize_column_sums(np.clip(Hs * scale, -1, 1).astype(np.float32), schedule.eta, rng)
+    else:
+        g_valid = Hv.astype(np.float64).mean(0)
+    owner, index, accessed = _rounds(H, Hs, g_valid, size, schedule, rng, mwem_s, sums_s)
+    return {"owner": np.array(owner), "index": np.array(index), "accessed": np.array(accessed)}
+
+
+def _rounds(
+    H: list[np.ndarray],
+    Hs: np.ndarray,
+    g_valid: np.ndarray,
+    size: int,
+    schedule: Any,
+    rng: np.random.Generator,
+    mwem_s: ProductMWEM | None,
+    sums_s: np.ndarray | None,
+) -> tuple[list[int], list[int], int]:
+    """Algorithm 3's rounds on the owners' hashes ``H`` (private when ``mwem_s`` releases the summary's mean, from
+    the seed rows' quantized sums ``sums_s``): ``(owner, index, accessed)`` of the rows chosen."""
+    private = mwem_s is not None
+    d = Hs.shape[1]
+    scale = np.sqrt(d / 2.0)
+    offered = [np.zeros(len(h), dtype=bool) for h in H]
+    exact_sum = Hs.astype(np.float64).sum(0)
+    K = len(H)
+    counts: dict[tuple[int, int], int] = {}
+    pool: list[tuple[int, int, np.ndarray]] = []
+    out_owner, out_index = [], []
+    accessed = 0
+    for rnd in range(1, size + 1):
+        q = len(Hs) + rnd - 1
+        if mwem_s is not None and sums_s is not None:
+            steps, eps = (
+                (schedule.t_init, schedule.epsilon_first_epoch_step)
+                if rnd == 1
+                else (schedule.t_subs, schedule.epsilon_epoch_step[rnd - 1])
+            )
+            g_sum = mwem_s.release(sums_s, q, steps, eps) / scale
+        else:
+            g_sum = exact_sum / q
+        v = (g_valid - q / (q + 1.0) * g_sum).astype(np.float32)
+        bids = []
+        for k in range(K):
+            if offered[k].all():
+                continue
+            scores = np.where(offered[k], -np.inf, H[k] @ v)
+            i = int(np.argmax(scores))
+            bids.append((float(scores[i]), k, i))
+        bids.sort(key=lambda b: (-b[0], b[1]))
+        for r, (_, k, i) in enumerate(bids):
+            counts[(k, i)] = counts.get((k, i), 0) + 1
+            if not private:
+                ask = r == 0
+            else:
+                ask = r == 0 or rng.random() < np.exp(-schedule.epsilon_auction * r) or counts[(k, i)] >= schedule.tau
+            if ask:
+                offered[k][i] = True
+                accessed += 1
+                pool.append((k, i, H[k][i]))
+        if not pool:
+            break
+        scores = np.stack([p[2] for p in pool]).astype(np.float64) @ v.astype(np.float64)
+        k, i, h = pool.pop(int(np.argmax(scores)))
+        out_owner.append(k)
+        out_index.append(i)
+        exact_sum += h
+        if sums_s is not None:
+            sums_s = sums_s + quantize_column_sums(
+                np.clip(h[None] * scale, -1, 1).astype(np.float32), schedule.eta, rng
+            )
+    return out_owner, out_index, accessed
