@@ -7,7 +7,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -118,6 +118,11 @@ def best_rows(
     return _core.best_rows(Hs, _vector(v, d), masks)
 
 
+def _from_core(name: str, doc: str) -> Any:
+    """A read-only property: ``self._core``'s own ``name`` (the compiled index's value, not copied here)."""
+    return property(lambda self: getattr(self._core, name), doc=doc)
+
+
 class BidIndex:
     """An owner's stateful bid index: answers :func:`best_row` round after round, faster.
 
@@ -204,32 +209,12 @@ class BidIndex:
         """The exact float32 hash of row ``index``."""
         return self._core.hash_row(_index(index, self._core.n_rows))
 
-    @property
-    def offered(self) -> np.ndarray:
-        """A copy of the offered mask (one bool per row)."""
-        return self._core.offered
-
-    @property
-    def n_rows(self) -> int:
-        return self._core.n_rows
-
-    @property
-    def dim(self) -> int:
-        return self._core.dim
-
-    @property
-    def n_offered(self) -> int:
-        return self._core.n_offered
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held by the 8-bit codes (about ``n_rows * dim``)."""
-        return self._core.nbytes
-
-    @property
-    def last_rescored(self) -> int:
-        """How many rows the last :meth:`best` re-scored exactly."""
-        return self._core.last_rescored
+    offered: np.ndarray = _from_core("offered", "A copy of the offered mask (one bool per row).")
+    n_rows: int = _from_core("n_rows", "Rows in the index.")
+    dim: int = _from_core("dim", "Values per hash.")
+    n_offered: int = _from_core("n_offered", "Rows offered so far.")
+    nbytes: int = _from_core("nbytes", "Bytes held by the 8-bit codes (about ``n_rows * dim``).")
+    last_rescored: int = _from_core("last_rescored", "How many rows the last :meth:`best` re-scored exactly.")
 
     def __len__(self) -> int:
         return self._core.n_rows
