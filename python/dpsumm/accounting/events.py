@@ -17,8 +17,19 @@ from ._checks import Neighbour, _count, _delta, _epsilon, _flag, _neighbour, _no
 _MAX_LATTICE_STEPS = float(1 << 20)
 
 
+class _Counted:
+    """What every event shares: it stands for ``count`` mechanisms (releases, or auction rounds)."""
+
+    count: int
+
+    @property
+    def mechanisms(self) -> int:
+        """Number of mechanisms this record stands for (``count``: releases, or auction rounds)."""
+        return self.count
+
+
 @dataclass(frozen=True)
-class LaplaceEvent:
+class LaplaceEvent(_Counted):
     """``count`` Laplace measurements ``f(D) + Lap(Δ/ε)``, each ε-DP (Dwork et al. 2006).
 
     Used by h2 (Alg. 2 line 6): ``μ = w(D_Q, i) + Lap(Δ/ε)`` with Δ = 2 under replace-one (a row's
@@ -72,11 +83,6 @@ class LaplaceEvent:
             _set(self, "granularity", g)
 
     @property
-    def mechanisms(self) -> int:
-        """Number of ε-DP mechanisms this record stands for (``count``)."""
-        return self.count
-
-    @property
     def cost(self) -> float:
         """Basic-composition cost of the record: ``count · ε`` (0 when public)."""
         return 0.0 if self.public else self.count * self.epsilon
@@ -88,7 +94,7 @@ class LaplaceEvent:
 
 
 @dataclass(frozen=True)
-class ExponentialEvent:
+class ExponentialEvent(_Counted):
     """``count`` runs of the exponential mechanism, each ε-DP and ε-bounded-range.
 
     Samples an index ∝ ``exp(ε · score / (2Δ))`` for a score of sensitivity Δ (McSherry & Talwar
@@ -119,18 +125,13 @@ class ExponentialEvent:
         _set(self, "public", _flag(self.public, "public"))
 
     @property
-    def mechanisms(self) -> int:
-        """Number of ε-DP mechanisms this record stands for (``count``)."""
-        return self.count
-
-    @property
     def cost(self) -> float:
         """Basic-composition cost of the record: ``count · ε`` (0 when public)."""
         return 0.0 if self.public else self.count * self.epsilon
 
 
 @dataclass(frozen=True)
-class AuctionEvent:
+class AuctionEvent(_Counted):
     """``count`` rounds of PrivAuction (Alg. 3 lines 11-17) as seen by one data owner.
 
     In a round the aggregator ranks the owners by bid and asks the owner at rank r (r = 0 first)
@@ -209,11 +210,6 @@ class AuctionEvent:
         return self.epsilon == 0.0 or self.owners == 1
 
     @property
-    def mechanisms(self) -> int:
-        """Number of rounds (``count``)."""
-        return self.count
-
-    @property
     def cost(self) -> float:
         """0 for ε_auc = 0, otherwise ``math.inf`` (no certified bound; see the class docstring)."""
         return 0.0 if self.certified_free else math.inf
@@ -232,7 +228,7 @@ class AuctionEvent:
 
 
 @dataclass(frozen=True)
-class GaussianEvent:
+class GaussianEvent(_Counted):
     """``count`` Gaussian releases ``f(D) + N(0, σ² I)`` of a vector query of L2 sensitivity Δ.
 
     Recorded by its noise multiplier ``z = σ / Δ`` where Δ is the *effective* L2 sensitivity of what
@@ -281,11 +277,6 @@ class GaussianEvent:
         if not isinstance(self.releases, str):
             raise InvalidParameterError("`releases` must be a str", "releases")
         _set(self, "public", _flag(self.public, "public"))
-
-    @property
-    def mechanisms(self) -> int:
-        """Number of releases (``count``)."""
-        return self.count
 
     @property
     def cost(self) -> float:
