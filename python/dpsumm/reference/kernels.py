@@ -37,6 +37,8 @@ __all__ = [
     "greedy_select",
     "kernel_greedy",
     "nominate",
+    "stochastic_greedy_select",
+    "stochastic_sample_size",
 ]
 
 
