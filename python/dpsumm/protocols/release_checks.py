@@ -114,6 +114,19 @@ def _released(values: object, what: str) -> tuple[np.ndarray | None, str | None]
     return out, None
 
 
+def _gaussian_release_args(
+    n_rows: int, sigma: float, granularity: float, false_alarm: float
+) -> tuple[int, float, float, float]:
+    """The aggregator's public numbers about an owner's Gaussian release, checked: ``(n_rows, sigma, granularity,
+    false_alarm)``."""
+    return (
+        bounded_int(n_rows, "n_rows", 0, MAX_ROWS),
+        _non_negative(sigma, "sigma"),
+        _non_negative(granularity, "granularity"),
+        _false_alarm(false_alarm),
+    )
+
+
 def _counts_within(
     values: np.ndarray, n: int, reach: float, total_reach: float, p: float, *, cell: str, rows: str, sigmas: str = ""
 ) -> str | None:
@@ -229,10 +242,7 @@ def check_owner_label_counts(
         ``n_rows``, ``sigma``, ``granularity`` or ``false_alarm`` out of range (the aggregator's values, not the
         party's).
     """
-    n = bounded_int(n_rows, "n_rows", 0, MAX_ROWS)
-    s = _non_negative(sigma, "sigma")
-    g = _non_negative(granularity, "granularity")
-    p = _false_alarm(false_alarm)
+    n, s, g, p = _gaussian_release_args(n_rows, sigma, granularity, false_alarm)
     values, bad = _released(counts, "the released label counts")
     if values is None:
         return bad
@@ -251,10 +261,7 @@ def check_hash_sum(
     n`` plus what the rounding and the noise reach (module docs). Parameters, return value and errors as
     :func:`check_owner_label_counts` (``values``: the released sum, shape ``(d,)``).
     """
-    n = bounded_int(n_rows, "n_rows", 0, MAX_ROWS)
-    s = _non_negative(sigma, "sigma")
-    g = _non_negative(granularity, "granularity")
-    p = _false_alarm(false_alarm)
+    n, s, g, p = _gaussian_release_args(n_rows, sigma, granularity, false_alarm)
     released, bad = _released(values, "the released hash sum")
     if released is None:
         return bad
