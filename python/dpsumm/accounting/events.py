@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Union
 
 from .._validation import positive_float, positive_int
 from ..errors import InvalidParameterError
@@ -15,6 +15,16 @@ from ._checks import Neighbour, _count, _delta, _epsilon, _flag, _neighbour, _no
 
 #: Most lattice steps per sensitivity of a discrete Laplace event (the PLD grows with it).
 _MAX_LATTICE_STEPS = float(1 << 20)
+
+
+def _check_pure(event: Any) -> None:
+    """A pure ε-DP event's ``epsilon``, ``sensitivity``, ``neighbour``, ``count`` and ``public``, checked and
+    normalised in place (InvalidParameterError naming the field)."""
+    _set(event, "epsilon", _epsilon(event.epsilon))
+    _set(event, "sensitivity", positive_float(event.sensitivity, "sensitivity"))
+    _set(event, "neighbour", _neighbour(event.neighbour))
+    _set(event, "count", _count(event.count))
+    _set(event, "public", _flag(event.public, "public"))
 
 
 class _Counted:
@@ -61,11 +71,7 @@ class LaplaceEvent(_Counted):
     public: bool = False
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", _epsilon(self.epsilon))
-        _set(self, "sensitivity", positive_float(self.sensitivity, "sensitivity"))
-        _set(self, "neighbour", _neighbour(self.neighbour))
-        _set(self, "count", _count(self.count))
-        _set(self, "public", _flag(self.public, "public"))
+        _check_pure(self)
         if self.granularity is not None:
             g = positive_float(self.granularity, "granularity")
             steps = self.sensitivity / g
@@ -118,11 +124,7 @@ class ExponentialEvent(_Counted):
     public: bool = False
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", _epsilon(self.epsilon))
-        _set(self, "sensitivity", positive_float(self.sensitivity, "sensitivity"))
-        _set(self, "neighbour", _neighbour(self.neighbour))
-        _set(self, "count", _count(self.count))
-        _set(self, "public", _flag(self.public, "public"))
+        _check_pure(self)
 
     @property
     def cost(self) -> float:
