@@ -315,6 +315,18 @@ def _count(value: object, name: str, minimum: int) -> int:
     return v
 
 
+def _greedy_inputs(hashes: object, target: object) -> tuple[np.ndarray, np.ndarray]:
+    """The greedy selections' ``(hashes, target)``: float32 rows with at least one column, and a float64 target of
+    their width whose scores stay within the float range."""
+    H = _real_matrix(hashes, "hashes")
+    if H.shape[1] == 0:
+        raise InvalidParameterError("`hashes` has no columns", "hashes")
+    H = float32_array(H, "hashes")
+    t = _f64_vector(target, H.shape[1], "target")
+    check_score_bound(t, "target", hash_peak(H))
+    return H, t
+
+
 def greedy_select(hashes: object, target: object, k: int, taken: object = None) -> tuple[np.ndarray, np.ndarray]:
     """Greedy selection of up to ``k`` rows of ``hashes`` whose mean approaches ``target``.
 
@@ -349,12 +361,7 @@ def greedy_select(hashes: object, target: object, k: int, taken: object = None) 
     scores : ndarray of float64, shape (m,)
         The score of each pick when it was picked.
     """
-    H = _real_matrix(hashes, "hashes")
-    if H.shape[1] == 0:
-        raise InvalidParameterError("`hashes` has no columns", "hashes")
-    H = float32_array(H, "hashes")
-    t = _f64_vector(target, H.shape[1], "target")
-    check_score_bound(t, "target", hash_peak(H))
+    H, t = _greedy_inputs(hashes, target)
     kk = _count(k, "k", 0)
     return _core.greedy_select(H, t, kk, _taken(taken, H.shape[0]))
 
@@ -417,12 +424,7 @@ def stochastic_greedy_select(
     indices : ndarray of int64, shape (min(k, n),)
     scores : ndarray of float64, shape (min(k, n),)
     """
-    H = _real_matrix(hashes, "hashes")
-    if H.shape[1] == 0:
-        raise InvalidParameterError("`hashes` has no columns", "hashes")
-    H = float32_array(H, "hashes")
-    t = _f64_vector(target, H.shape[1], "target")
-    check_score_bound(t, "target", hash_peak(H))
+    H, t = _greedy_inputs(hashes, target)
     kk = _count(k, "k", 0)
     s = _count(sample_size, "sample_size", 1)
     seed = _seed(random_state)
