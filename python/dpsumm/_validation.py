@@ -228,6 +228,19 @@ def check_score_bound(vector: np.ndarray, name: str, peak: float, temperature: f
         )
 
 
+def real_matrix(X: object, name: str, what: str = "") -> np.ndarray:
+    """``X`` as a 2-D float32 or float64 array without copying (other real dtypes become float64); ``what`` says what
+    the two dimensions are, in the error for another shape."""
+    arr = as_array(X, name)
+    if arr.dtype.kind not in "fiub":
+        raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)
+    if arr.ndim != 2:
+        raise InvalidParameterError(f"`{name}` must be 2-D{what}, got {arr.ndim}-D", name)
+    if arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    return arr
+
+
 def float_matrix(
     X: object, name: str, *, n_features: int | None = None, allow_empty: bool = False, check_finite: bool = True
 ) -> np.ndarray:
@@ -235,13 +248,7 @@ def float_matrix(
     ``check_finite=False``: the caller checks the values itself)."""
     if X is None:
         raise InvalidParameterError(f"`{name}` must be an array, got None", name)
-    arr = as_array(X, name)
-    if arr.dtype.kind not in "fiub":
-        raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)
-    if arr.ndim != 2:
-        raise InvalidParameterError(f"`{name}` must be 2-D (rows x features), got {arr.ndim}-D", name)
-    if arr.dtype not in (np.float32, np.float64):
-        arr = arr.astype(np.float64)
+    arr = real_matrix(X, name, " (rows x features)")
     if not allow_empty and arr.shape[0] == 0:
         raise InvalidParameterError(f"`{name}` has no rows", name)
     if arr.shape[1] == 0:

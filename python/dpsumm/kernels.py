@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from . import _core
-from ._validation import as_array, check_score_bound, float32_array, float_matrix, positive_float
+from ._validation import as_array, check_score_bound, float32_array, float_matrix, positive_float, real_matrix
 from .errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -267,18 +267,6 @@ def kernel_row_means(A: object, B: object, gamma: float) -> np.ndarray:
 DEFAULT_CANDIDATE_FACTOR = 4
 
 
-def _real_matrix(X: object, name: str) -> np.ndarray:
-    """``X`` as a 2-D float32 or float64 array without copying (other real dtypes become float64)."""
-    arr = as_array(X, name)
-    if arr.dtype.kind not in "fiub":
-        raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)
-    if arr.ndim != 2:
-        raise InvalidParameterError(f"`{name}` must be 2-D, got {arr.ndim}-D", name)
-    if arr.dtype not in (np.float32, np.float64):
-        arr = arr.astype(np.float64)
-    return arr
-
-
 def _f64_vector(v: object, d: int, name: str) -> np.ndarray:
     arr = as_array(v, name)
     if arr.dtype.kind not in "fiu":
@@ -318,7 +306,7 @@ def _count(value: object, name: str, minimum: int) -> int:
 def _greedy_inputs(hashes: object, target: object) -> tuple[np.ndarray, np.ndarray]:
     """The greedy selections' ``(hashes, target)``: float32 rows with at least one column, and a float64 target of
     their width whose scores stay within the float range."""
-    H = _real_matrix(hashes, "hashes")
+    H = real_matrix(hashes, "hashes")
     if H.shape[1] == 0:
         raise InvalidParameterError("`hashes` has no columns", "hashes")
     H = float32_array(H, "hashes")
@@ -539,7 +527,7 @@ def nominate(
 
     if not isinstance(hasher, RFFHasher):
         raise InvalidParameterError("`hasher` must be a dpsumm.RFFHasher", "hasher")
-    arr = _real_matrix(X, "X")
+    arr = real_matrix(X, "X")
     if arr.shape[0] == 0:
         raise InvalidParameterError("`X` has no rows", "X")
     if arr.shape[1] != hasher.n_features:
