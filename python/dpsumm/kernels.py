@@ -7,12 +7,12 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from . import _core
-from ._validation import as_array, check_score_bound, float32_array, float_matrix, positive_float
+from ._validation import as_array, check_score_bound, float32_array, float_matrix, positive_float, real_matrix
 from .errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -118,6 +118,11 @@ def best_rows(
     return _core.best_rows(Hs, _vector(v, d), masks)
 
 
+def _from_core(name: str, doc: str) -> Any:
+    """A read-only property: ``self._core``'s own ``name`` (the compiled index's value, not copied here)."""
+    return property(lambda self: getattr(self._core, name), doc=doc)
+
+
 class BidIndex:
     """An owner's stateful bid index: answers :func:`best_row` round after round, faster.
 
@@ -204,32 +209,12 @@ class BidIndex:
         """The exact float32 hash of row ``index``."""
         return self._core.hash_row(_index(index, self._core.n_rows))
 
-    @property
-    def offered(self) -> np.ndarray:
-        """A copy of the offered mask (one bool per row)."""
-        return self._core.offered
-
-    @property
-    def n_rows(self) -> int:
-        return self._core.n_rows
-
-    @property
-    def dim(self) -> int:
-        return self._core.dim
-
-    @property
-    def n_offered(self) -> int:
-        return self._core.n_offered
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held by the 8-bit codes (about ``n_rows * dim``)."""
-        return self._core.nbytes
-
-    @property
-    def last_rescored(self) -> int:
-        """How many rows the last :meth:`best` re-scored exactly."""
-        return self._core.last_rescored
+    offered: np.ndarray = _from_core("offered", "A copy of the offered mask (one bool per row).")
+    n_rows: int = _from_core("n_rows", "Rows in the index.")
+    dim: int = _from_core("dim", "Values per hash.")
+    n_offered: int = _from_core("n_offered", "Rows offered so far.")
+    nbytes: int = _from_core("nbytes", "Bytes held by the 8-bit codes (about ``n_rows * dim``).")
+    last_rescored: int = _from_core("last_rescored", "How many rows the last :meth:`best` re-scored exactly.")
 
     def __len__(self) -> int:
         return self._core.n_rows
@@ -282,18 +267,6 @@ def kernel_row_means(A: object, B: object, gamma: float) -> np.ndarray:
 DEFAULT_CANDIDATE_FACTOR = 4
 
 
-def _real_matrix(X: object, name: str) -> np.ndarray:
-    """``X`` as a 2-D float32 or float64 array without copying (other real dtypes become float64)."""
-    arr = as_array(X, name)
-    if arr.dtype.kind not in "fiub":
-        raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)
-    if arr.ndim != 2:
-        raise InvalidParameterError(f"`{name}` must be 2-D, got {arr.ndim}-D", name)
-    if arr.dtype not in (np.float32, np.float64):
-        arr = arr.astype(np.float64)
-    return arr
-
-
 def _f64_vector(v: object, d: int, name: str) -> np.ndarray:
     arr = as_array(v, name)
     if arr.dtype.kind not in "fiu":
@@ -330,6 +303,18 @@ def _count(value: object, name: str, minimum: int) -> int:
     return v
 
 
+def _greedy_inputs(hashes: object, target: object) -> tuple[np.ndarray, np.ndarray]:
+    """The greedy selections' ``(hashes, target)``: float32 rows with at least one column, and a float64 target of
+    their width whose scores stay within the float range."""
+    H = real_matrix(hashes, "hashes")
+    if H.shape[1] == 0:
+        raise InvalidParameterError("`hashes` has no columns", "hashes")
+    H = float32_array(H, "hashes")
+    t = _f64_vector(target, H.shape[1], "target")
+    check_score_bound(t, "target", hash_peak(H))
+    return H, t
+
+
 def greedy_select(hashes: object, target: object, k: int, taken: object = None) -> tuple[np.ndarray, np.ndarray]:
     """Greedy selection of up to ``k`` rows of ``hashes`` whose mean approaches ``target``.
 
@@ -364,12 +349,7 @@ def greedy_select(hashes: object, target: object, k: int, taken: object = None) 
     scores : ndarray of float64, shape (m,)
         The score of each pick when it was picked.
     """
-    H = _real_matrix(hashes, "hashes")
-    if H.shape[1] == 0:
-        raise InvalidParameterError("`hashes` has no columns", "hashes")
-    H = float32_array(H, "hashes")
-    t = _f64_vector(target, H.shape[1], "target")
-    check_score_bound(t, "target", hash_peak(H))
+    H, t = _greedy_inputs(hashes, target)
     kk = _count(k, "k", 0)
     return _core.greedy_select(H, t, kk, _taken(taken, H.shape[0]))
 
@@ -432,12 +412,7 @@ def stochastic_greedy_select(
     indices : ndarray of int64, shape (min(k, n),)
     scores : ndarray of float64, shape (min(k, n),)
     """
-    H = _real_matrix(hashes, "hashes")
-    if H.shape[1] == 0:
-        raise InvalidParameterError("`hashes` has no columns", "hashes")
-    H = float32_array(H, "hashes")
-    t = _f64_vector(target, H.shape[1], "target")
-    check_score_bound(t, "target", hash_peak(H))
+    H, t = _greedy_inputs(hashes, target)
     kk = _count(k, "k", 0)
     s = _count(sample_size, "sample_size", 1)
     seed = _seed(random_state)
@@ -552,7 +527,7 @@ def nominate(
 
     if not isinstance(hasher, RFFHasher):
         raise InvalidParameterError("`hasher` must be a dpsumm.RFFHasher", "hasher")
-    arr = _real_matrix(X, "X")
+    arr = real_matrix(X, "X")
     if arr.shape[0] == 0:
         raise InvalidParameterError("`X` has no rows", "X")
     if arr.shape[1] != hasher.n_features:

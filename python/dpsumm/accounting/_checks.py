@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from .._validation import bool_flag, positive_int, real_number
+from .._validation import bool_flag, choice_of, positive_int, real_number
 from ..errors import InvalidParameterError
 
 Neighbour = Literal["replace-one", "add-remove"]
@@ -57,11 +57,7 @@ def _dim(value: object) -> int:
 
 
 def _neighbour(value: object, name: str = "neighbour") -> str:
-    if not isinstance(value, str) or value not in NEIGHBOURS:
-        raise InvalidParameterError(
-            f"`{name}` must be one of {', '.join(repr(n) for n in NEIGHBOURS)}, got {value!r}", name
-        )
-    return str(value)
+    return choice_of(value, name, NEIGHBOURS)
 
 
 def _party(value: object, name: str = "party") -> str:

@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._validation import choice_of
 from ..errors import InvalidParameterError
 from ._bounds import _gaussian_part_epsilon, _kov_from_groups
 from ._checks import AccountantName, _delta
@@ -30,11 +31,7 @@ def _sound(fn: Callable[[Sequence[Event], float], float]) -> Callable[[Sequence[
 
 
 def _accountant_name(value: object, name: str = "accountant") -> str:
-    if not isinstance(value, str) or value not in ACCOUNTANTS:
-        raise InvalidParameterError(
-            f"`{name}` must be one of {', '.join(repr(a) for a in ACCOUNTANTS)}, got {value!r}", name
-        )
-    return str(value)
+    return choice_of(value, name, tuple(ACCOUNTANTS))
 
 
 def _check_relations(events: Sequence[Event]) -> None:

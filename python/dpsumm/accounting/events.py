@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Union
 
 from .._validation import positive_float, positive_int
 from ..errors import InvalidParameterError
@@ -17,8 +17,29 @@ from ._checks import Neighbour, _count, _delta, _epsilon, _flag, _neighbour, _no
 _MAX_LATTICE_STEPS = float(1 << 20)
 
 
+def _check_pure(event: Any) -> None:
+    """A pure ε-DP event's ``epsilon``, ``sensitivity``, ``neighbour``, ``count`` and ``public``, checked and
+    normalised in place (InvalidParameterError naming the field)."""
+    _set(event, "epsilon", _epsilon(event.epsilon))
+    _set(event, "sensitivity", positive_float(event.sensitivity, "sensitivity"))
+    _set(event, "neighbour", _neighbour(event.neighbour))
+    _set(event, "count", _count(event.count))
+    _set(event, "public", _flag(event.public, "public"))
+
+
+class _Counted:
+    """What every event shares: it stands for ``count`` mechanisms (releases, or auction rounds)."""
+
+    count: int
+
+    @property
+    def mechanisms(self) -> int:
+        """Number of mechanisms this record stands for (``count``: releases, or auction rounds)."""
+        return self.count
+
+
 @dataclass(frozen=True)
-class LaplaceEvent:
+class LaplaceEvent(_Counted):
     """``count`` Laplace measurements ``f(D) + Lap(Δ/ε)``, each ε-DP (Dwork et al. 2006).
 
     Used by h2 (Alg. 2 line 6): ``μ = w(D_Q, i) + Lap(Δ/ε)`` with Δ = 2 under replace-one (a row's
@@ -50,11 +71,7 @@ class LaplaceEvent:
     public: bool = False
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", _epsilon(self.epsilon))
-        _set(self, "sensitivity", positive_float(self.sensitivity, "sensitivity"))
-        _set(self, "neighbour", _neighbour(self.neighbour))
-        _set(self, "count", _count(self.count))
-        _set(self, "public", _flag(self.public, "public"))
+        _check_pure(self)
         if self.granularity is not None:
             g = positive_float(self.granularity, "granularity")
             steps = self.sensitivity / g
@@ -72,11 +89,6 @@ class LaplaceEvent:
             _set(self, "granularity", g)
 
     @property
-    def mechanisms(self) -> int:
-        """Number of ε-DP mechanisms this record stands for (``count``)."""
-        return self.count
-
-    @property
     def cost(self) -> float:
         """Basic-composition cost of the record: ``count · ε`` (0 when public)."""
         return 0.0 if self.public else self.count * self.epsilon
@@ -88,7 +100,7 @@ class LaplaceEvent:
 
 
 @dataclass(frozen=True)
-class ExponentialEvent:
+class ExponentialEvent(_Counted):
     """``count`` runs of the exponential mechanism, each ε-DP and ε-bounded-range.
 
     Samples an index ∝ ``exp(ε · score / (2Δ))`` for a score of sensitivity Δ (McSherry & Talwar
@@ -112,16 +124,7 @@ class ExponentialEvent:
     public: bool = False
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", _epsilon(self.epsilon))
-        _set(self, "sensitivity", positive_float(self.sensitivity, "sensitivity"))
-        _set(self, "neighbour", _neighbour(self.neighbour))
-        _set(self, "count", _count(self.count))
-        _set(self, "public", _flag(self.public, "public"))
-
-    @property
-    def mechanisms(self) -> int:
-        """Number of ε-DP mechanisms this record stands for (``count``)."""
-        return self.count
+        _check_pure(self)
 
     @property
     def cost(self) -> float:
@@ -130,7 +133,7 @@ class ExponentialEvent:
 
 
 @dataclass(frozen=True)
-class AuctionEvent:
+class AuctionEvent(_Counted):
     """``count`` rounds of PrivAuction (Alg. 3 lines 11-17) as seen by one data owner.
 
     In a round the aggregator ranks the owners by bid and asks the owner at rank r (r = 0 first)
@@ -209,11 +212,6 @@ class AuctionEvent:
         return self.epsilon == 0.0 or self.owners == 1
 
     @property
-    def mechanisms(self) -> int:
-        """Number of rounds (``count``)."""
-        return self.count
-
-    @property
     def cost(self) -> float:
         """0 for ε_auc = 0, otherwise ``math.inf`` (no certified bound; see the class docstring)."""
         return 0.0 if self.certified_free else math.inf
@@ -232,7 +230,7 @@ class AuctionEvent:
 
 
 @dataclass(frozen=True)
-class GaussianEvent:
+class GaussianEvent(_Counted):
     """``count`` Gaussian releases ``f(D) + N(0, σ² I)`` of a vector query of L2 sensitivity Δ.
 
     Recorded by its noise multiplier ``z = σ / Δ`` where Δ is the *effective* L2 sensitivity of what
@@ -281,11 +279,6 @@ class GaussianEvent:
         if not isinstance(self.releases, str):
             raise InvalidParameterError("`releases` must be a str", "releases")
         _set(self, "public", _flag(self.public, "public"))
-
-    @property
-    def mechanisms(self) -> int:
-        """Number of releases (``count``)."""
-        return self.count
 
     @property
     def cost(self) -> float:

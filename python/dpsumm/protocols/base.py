@@ -27,7 +27,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from .. import accounting
-from .._validation import bounded_int, float_matrix, real_pair, seed_value
+from .._validation import Interval, OneOf, float_matrix, real_pair, seed_value
 from ..errors import InvalidParameterError
 from ..hashing import MAX_DIM, RFFHasher
 from ..preprocessing import check_kernel, median_gamma
@@ -38,8 +38,12 @@ from ..transport import Transport
 __all__ = [
     "OptionsObject",
     "option",
+    "dim_option",
+    "hash_seed_option",
+    "reveal_option",
     "SummaryMethod",
     "Plan",
+    "RunShape",
     "RunSetup",
     "LocalData",
     "public_setup",
@@ -87,6 +91,19 @@ class Plan:
     schedule: accounting.Schedule | None = None
 
 
+@dataclass(frozen=True)
+class RunShape:
+    """A run's shape as :meth:`SummaryMethod.plan` checks it against the options (its parameters, one object)."""
+
+    size: int
+    owners: int
+    owner_rows: list[int] | None
+    validation_rows: int | None
+    privacy: accounting.Budget | None
+    gamma_median: bool
+    transport_given: bool = False
+
+
 @dataclass
 class LocalData:
     """Every party's rows in this process: what the central baselines need (never the private protocols)."""
@@ -124,11 +141,32 @@ class RunSetup:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def option(default: Any, *, help: str, parse: str | None = None) -> Any:
-    """One option of a method or purchase object, declared once: its default and its help text (``parse`` names a
-    text form the command line and the Flower run config read it from, e.g. ``"label_set"``). The CLI flags, the
-    run config keys and the docs' option tables are made from these declarations."""
-    return field(default=default, metadata={"help": help, "parse": parse})
+def option(default: Any, *, help: str, constraint: Interval | OneOf | None = None, parse: str | None = None) -> Any:
+    """One option of a method or purchase object, declared once: its default, its help text and its ``constraint``
+    (an :class:`~dpsumm._validation.Interval` or :class:`~dpsumm._validation.OneOf`, checked at construction by
+    :class:`OptionsObject`, the value None passing when it is the default; ``parse`` names a text form the command
+    line and the Flower run config read it from, e.g. ``"label_set"``). The CLI flags, the run config keys and the
+    docs' option tables are made from these declarations."""
+    return field(default=default, metadata={"help": help, "parse": parse, "constraint": constraint})
+
+
+def dim_option(default: int) -> Any:
+    """h1's ``dim`` option (every method that hashes has one), ``default`` its own."""
+    return option(default, help="random features d of h1", constraint=Interval(int, 1, MAX_DIM))
+
+
+def reveal_option() -> Any:
+    """What the aggregator receives of a row it buys: ``reveal`` (the paper's methods and nominations)."""
+    return option(
+        "points",
+        help="points (default; the aggregator gets the raw rows it buys) or hashes (only their h1)",
+        constraint=OneOf(("points", "hashes")),
+    )
+
+
+def hash_seed_option() -> Any:
+    """h1's ``hash_seed`` option (every method that hashes has one)."""
+    return option(0, help="public seed of h1")
 
 
 class _MethodType(type):
@@ -191,7 +229,18 @@ class OptionsObject(metaclass=_MethodType):
     name: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
+        self._check_constraints()
         self._validate()
+
+    def _check_constraints(self) -> None:
+        """Every option's declared constraint (:func:`option`), in declaration order: the value checked and
+        normalised (an int, a float), or :class:`~dpsumm.InvalidParameterError` naming the option."""
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            constraint = f.metadata.get("constraint")
+            value = getattr(self, f.name)
+            if constraint is None or (value is None and f.default is None):
+                continue
+            object.__setattr__(self, f.name, constraint.check(value, f.name))
 
     @classmethod
     def _legacy_options(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -310,8 +359,6 @@ class SummaryMethod(OptionsObject):
         return refuse_unread(self, data)
 
     def _validate(self) -> None:
-        if hasattr(self, "dim"):
-            object.__setattr__(self, "dim", bounded_int(self.dim, "dim", 1, MAX_DIM))
         if hasattr(self, "hash_seed"):
             object.__setattr__(self, "hash_seed", seed_value(self.hash_seed, "hash_seed"))
 
@@ -346,6 +393,11 @@ class SummaryMethod(OptionsObject):
         transport_given : bool
             The parties are reached through a user's transport, not built from local data.
         """
+        return self._plan(RunShape(size, owners, owner_rows, validation_rows, privacy, gamma_median, transport_given))
+
+    def _plan(self, shape: RunShape) -> Plan:
+        """:meth:`plan` on the run's shape (a subclass extends it, calling ``super()._plan(shape)`` first)."""
+        size, owner_rows, privacy = shape.size, shape.owner_rows, shape.privacy
         if privacy is not None and not isinstance(privacy, accounting.Budget):
             raise InvalidParameterError("`privacy` must be a dpsumm.Budget or None", "privacy")
         if privacy is not None and not self.private:
@@ -354,7 +406,7 @@ class SummaryMethod(OptionsObject):
                 "use a private method (Nominations or PaperProtocol) or drop `privacy`",
                 "privacy",
             )
-        if transport_given and not self.distributed:
+        if shape.transport_given and not self.distributed:
             raise InvalidParameterError(
                 f"method {self.name!r} is a central baseline: it needs every row in this process, so `transport` "
                 "does not apply",
@@ -362,7 +414,7 @@ class SummaryMethod(OptionsObject):
             )
         if owner_rows is not None and size > sum(owner_rows):
             raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({sum(owner_rows)})", "size")
-        return Plan(seed_rows=MEDIAN_SAMPLE_ROWS if gamma_median else 0)
+        return Plan(seed_rows=MEDIAN_SAMPLE_ROWS if shape.gamma_median else 0)
 
     def run(self, setup: RunSetup) -> SummaryResult:
         """Run the method; see the subclasses."""

@@ -109,7 +109,49 @@ def _released(values: object, what: str) -> tuple[np.ndarray | None, str | None]
     out = arr.astype(np.float64)
     if not np.isfinite(out).all():
         return None, f"{what} holds NaN or infinite values"
+    if len(out) == 0:
+        return None, f"{what} {'are' if what.endswith('counts') else 'is'} empty"
     return out, None
+
+
+def _gaussian_release_args(
+    n_rows: int, sigma: float, granularity: float, false_alarm: float
+) -> tuple[int, float, float, float]:
+    """The aggregator's public numbers about an owner's Gaussian release, checked: ``(n_rows, sigma, granularity,
+    false_alarm)``."""
+    return (
+        bounded_int(n_rows, "n_rows", 0, MAX_ROWS),
+        _non_negative(sigma, "sigma"),
+        _non_negative(granularity, "granularity"),
+        _false_alarm(false_alarm),
+    )
+
+
+def _counts_within(
+    values: np.ndarray, n: int, reach: float, total_reach: float, p: float, *, cell: str, rows: str, sigmas: str = ""
+) -> str | None:
+    """Why released counts over ``n`` rows are impossible, or None: a count above ``n + reach`` or below
+    ``-reach``, or a sum above ``n + total_reach`` (``cell``: what a count is per, ``"label"`` or ``"cell"``;
+    ``rows``: the rows counted; ``sigmas``: the reach in noise sigmas, said beside it)."""
+    where = "for label" if cell == "label" else f"in {cell}"
+    low, high = int(np.argmin(values)), int(np.argmax(values))
+    if values[high] > n + reach:
+        return (
+            f"released a count of {values[high]:.6g} {where} {high}, more than its {n} {rows} allow (with the "
+            f"noise: at most {n + reach:.6g}{sigmas}, false alarm {p:.2g})"
+        )
+    if values[low] < -reach:
+        return (
+            f"released a count of {values[low]:.6g} {where} {low}, below what its noise reaches "
+            f"({-reach:.6g}{sigmas}, false alarm {p:.2g})"
+        )
+    total = float(values.sum())
+    if total > n + total_reach:
+        return (
+            f"released counts summing to {total:.6g} over {len(values)} {cell}s, more than its {n} {rows} allow "
+            f"(with the noise: at most {n + total_reach:.6g}, false alarm {p:.2g})"
+        )
+    return None
 
 
 def gaussian_tail_sigmas(false_alarm: float, tails: int = 1) -> float:
@@ -200,36 +242,14 @@ def check_owner_label_counts(
         ``n_rows``, ``sigma``, ``granularity`` or ``false_alarm`` out of range (the aggregator's values, not the
         party's).
     """
-    n = bounded_int(n_rows, "n_rows", 0, MAX_ROWS)
-    s = _non_negative(sigma, "sigma")
-    g = _non_negative(granularity, "granularity")
-    p = _false_alarm(false_alarm)
+    n, s, g, p = _gaussian_release_args(n_rows, sigma, granularity, false_alarm)
     values, bad = _released(counts, "the released label counts")
     if values is None:
         return bad
     j = len(values)
-    if j == 0:
-        return "the released label counts are empty"
     z = gaussian_tail_sigmas(p, 2 * j + 1)
-    reach = z * s + g / 2.0
-    low, high = int(np.argmin(values)), int(np.argmax(values))
-    if values[high] > n + reach:
-        return (
-            f"released a count of {values[high]:.6g} for label {high}, more than its {n} rows allow (with the "
-            f"noise: at most {n + reach:.6g}, {z:.3g} sigmas, false alarm {p:.2g})"
-        )
-    if values[low] < -reach:
-        return (
-            f"released a count of {values[low]:.6g} for label {low}, below what its noise reaches "
-            f"({-reach:.6g}, {z:.3g} sigmas, false alarm {p:.2g})"
-        )
-    total, total_reach = float(values.sum()), z * s * math.sqrt(j) + j * g / 2.0
-    if total > n + total_reach:
-        return (
-            f"released counts summing to {total:.6g} over {j} labels, more than its {n} rows allow (with the "
-            f"noise: at most {n + total_reach:.6g}, false alarm {p:.2g})"
-        )
-    return None
+    reach, total_reach = z * s + g / 2.0, z * s * math.sqrt(j) + j * g / 2.0
+    return _counts_within(values, n, reach, total_reach, p, cell="label", rows="rows", sigmas=f", {z:.3g} sigmas")
 
 
 def check_hash_sum(
@@ -241,15 +261,10 @@ def check_hash_sum(
     n`` plus what the rounding and the noise reach (module docs). Parameters, return value and errors as
     :func:`check_owner_label_counts` (``values``: the released sum, shape ``(d,)``).
     """
-    n = bounded_int(n_rows, "n_rows", 0, MAX_ROWS)
-    s = _non_negative(sigma, "sigma")
-    g = _non_negative(granularity, "granularity")
-    p = _false_alarm(false_alarm)
+    n, s, g, p = _gaussian_release_args(n_rows, sigma, granularity, false_alarm)
     released, bad = _released(values, "the released hash sum")
     if released is None:
         return bad
-    if len(released) == 0:
-        return "the released hash sum is empty"
     bound = hash_sum_norm_bound(n, len(released), s, g, p)
     norm = float(np.linalg.norm(released))
     if not norm <= bound:  # also catches an overflow to inf
@@ -293,25 +308,6 @@ def check_consumer_counts(
     if values is None:
         return bad
     j = len(values)
-    if j == 0:
-        return "the released histogram is empty"
     tests = 2 * j + 1
     reach = laplace_tail_scales(p, tests) * b
-    low, high = int(np.argmin(values)), int(np.argmax(values))
-    if values[high] > n + reach:
-        return (
-            f"released a count of {values[high]:.6g} in cell {high}, more than its {n} validation rows allow "
-            f"(with the noise: at most {n + reach:.6g}, false alarm {p:.2g})"
-        )
-    if values[low] < -reach:
-        return (
-            f"released a count of {values[low]:.6g} in cell {low}, below what its noise reaches ({-reach:.6g}, "
-            f"false alarm {p:.2g})"
-        )
-    total, total_reach = float(values.sum()), laplace_sum_bound(b, j, p / tests)
-    if total > n + total_reach:
-        return (
-            f"released counts summing to {total:.6g} over {j} cells, more than its {n} validation rows allow "
-            f"(with the noise: at most {n + total_reach:.6g}, false alarm {p:.2g})"
-        )
-    return None
+    return _counts_within(values, n, reach, laplace_sum_bound(b, j, p / tests), p, cell="cell", rows="validation rows")

@@ -8,35 +8,10 @@ its Rust-backed twin does: a bad one is refused with the same :class:`~dpsumm.Dp
 it, before any work (tests/reference/test_reference.py).
 """
 
-from .kernels import (
-    best_row,
-    best_rows,
-    greedy_select,
-    kernel_greedy,
-    kernel_row_means,
-    kernel_sum,
-    mmd2,
-    nominate,
-    rff_transform,
-    stochastic_greedy_select,
-    stochastic_sample_size,
-)
+from .kernels import *  # noqa: F401,F403
+from .kernels import __all__ as _kernels_all
 from .privacy import *  # noqa: F401,F403
 from .privacy import __all__ as _privacy_all
 from .protocol import summarize_reference
 
-__all__ = [
-    "rff_transform",
-    "best_row",
-    "best_rows",
-    "mmd2",
-    "kernel_sum",
-    "kernel_row_means",
-    "greedy_select",
-    "kernel_greedy",
-    "nominate",
-    "stochastic_greedy_select",
-    "stochastic_sample_size",
-    "summarize_reference",
-    *_privacy_all,
-]
+__all__ = [*_kernels_all, "summarize_reference", *_privacy_all]

@@ -25,7 +25,17 @@ from .._validation import (
     real_vector,
 )
 from ..errors import InvalidParameterError
-from ..kernels import _count, _f64_vector, _mask, _seed, _taken, _vector, h1_peak, hash_peak
+from ..kernels import (
+    _count,
+    _f64_vector,
+    _mask,
+    _seed,
+    _taken,
+    _vector,
+    h1_peak,
+    hash_peak,
+    stochastic_sample_size,  # plain arithmetic, no Rust kernel to mirror: the library's own
+)
 
 __all__ = [
     "rff_transform",
@@ -37,6 +47,8 @@ __all__ = [
     "greedy_select",
     "kernel_greedy",
     "nominate",
+    "stochastic_greedy_select",
+    "stochastic_sample_size",
 ]
 
 
@@ -226,17 +238,6 @@ def splitmix64(seed: int, i: int) -> int:
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
     return z ^ (z >> 31)
-
-
-def stochastic_sample_size(n: int, k: int, factor: float) -> int:
-    """``ceil(n / min(k, n) * factor)`` clipped to ``[1, n]`` (0 when ``n`` or ``k`` is 0)."""
-    n = _count(n, "n", 0)
-    k = _count(k, "k", 0)
-    factor = positive_float(factor, "factor")
-    if n <= 0 or k <= 0:
-        return 0
-    rows = n / min(k, n) * factor
-    return n if rows >= n else int(max(1, math.ceil(rows)))
 
 
 def stochastic_greedy_select(

@@ -88,9 +88,10 @@ def summarize_reference(
     scale = np.sqrt(d / 2.0)
     private = method == "paper"
     H = [rff_transform(o, omega, offset) for o in owners]
-    offered = [np.zeros(len(o), dtype=bool) for o in owners]
     Hv = rff_transform(validation, omega, offset)
     Hs = rff_transform(seed_set, omega, offset)
+    mwem_s: ProductMWEM | None = None
+    sums_s: np.ndarray | None = None
     if private:
         mwem_v = ProductMWEM(d, schedule.eta, random_state=rng)
         sums_v = quantize_column_sums(np.clip(Hv * scale, -1, 1).astype(np.float32), schedule.eta, rng)
@@ -99,15 +100,35 @@ def summarize_reference(
         sums_s = quantize_column_sums(np.clip(Hs * scale, -1, 1).astype(np.float32), schedule.eta, rng)
     else:
         g_valid = Hv.astype(np.float64).mean(0)
+    owner, index, accessed = _rounds(H, Hs, g_valid, size, schedule, rng, mwem_s, sums_s)
+    return {"owner": np.array(owner), "index": np.array(index), "accessed": np.array(accessed)}
+
+
+def _rounds(
+    H: list[np.ndarray],
+    Hs: np.ndarray,
+    g_valid: np.ndarray,
+    size: int,
+    schedule: Any,
+    rng: np.random.Generator,
+    mwem_s: ProductMWEM | None,
+    sums_s: np.ndarray | None,
+) -> tuple[list[int], list[int], int]:
+    """Algorithm 3's rounds on the owners' hashes ``H`` (private when ``mwem_s`` releases the summary's mean, from
+    the seed rows' quantized sums ``sums_s``): ``(owner, index, accessed)`` of the rows chosen."""
+    private = mwem_s is not None
+    d = Hs.shape[1]
+    scale = np.sqrt(d / 2.0)
+    offered = [np.zeros(len(h), dtype=bool) for h in H]
     exact_sum = Hs.astype(np.float64).sum(0)
-    K = len(owners)
+    K = len(H)
     counts: dict[tuple[int, int], int] = {}
     pool: list[tuple[int, int, np.ndarray]] = []
     out_owner, out_index = [], []
     accessed = 0
     for rnd in range(1, size + 1):
         q = len(Hs) + rnd - 1
-        if private:
+        if mwem_s is not None and sums_s is not None:
             steps, eps = (
                 (schedule.t_init, schedule.epsilon_first_epoch_step)
                 if rnd == 1
@@ -142,8 +163,8 @@ def summarize_reference(
         out_owner.append(k)
         out_index.append(i)
         exact_sum += h
-        if private:
+        if sums_s is not None:
             sums_s = sums_s + quantize_column_sums(
                 np.clip(h[None] * scale, -1, 1).astype(np.float32), schedule.eta, rng
             )
-    return {"owner": np.array(out_owner), "index": np.array(out_index), "accessed": np.array(accessed)}
+    return out_owner, out_index, accessed

@@ -10,6 +10,7 @@ excluded with an event and the run completes with the others.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -340,6 +341,18 @@ class Aggregator:
             self.n_rows[o] = int(r.n_rows)
             out[o] = (tokens[order], committed[order])
         return out
+
+    def nominate(self) -> tuple[TargetRelease, dict[str, tuple[np.ndarray, np.ndarray]]]:
+        """The consumer's target release, then every active owner's nominations ranked against it at the owners'
+        tilt (:meth:`nominations_temperature`), each step timed (``timings["target"]``, ``["nominations"]``)."""
+        t0 = time.perf_counter()
+        release = self.target()
+        self.timings["target"] = time.perf_counter() - t0
+        self.temperature = self.nominations_temperature()
+        t1 = time.perf_counter()
+        nominated = self.nominations(release.noisy_mean, self.temperature)
+        self.timings["nominations"] = time.perf_counter() - t1
+        return release, nominated
 
     def nominations_temperature(self) -> float:
         """The owners' tilt: the method's ``temperature``, or :func:`temperature_for` the release's public noise."""

@@ -22,9 +22,10 @@ __all__ = ["Nominees"]
 
 @dataclass(frozen=True, repr=False)
 class Nominees(Purchase):
-    """Buy the rows of every nominee; owners' epsilon 0, every party certified (the default purchase)."""
+    """Buy the rows of every nominee; owners' epsilon 0, every party certified."""
 
     name: ClassVar[str] = "nominees"
+    brief: ClassVar[str] = "owners' epsilon 0, K x nominees raw rows"
 
     def commitment(self, reveal: str, choice: str) -> str:
         # A digest of each hash when the aggregator never needs the hashes (it buys every nominee and chooses on
@@ -32,13 +33,7 @@ class Nominees(Purchase):
         return "digests" if choice == "kernel" and reveal == "points" else "hashes"
 
     def buy(self, aggregator: Aggregator, size: int) -> Pool:
-        t0 = time.perf_counter()
-        release = aggregator.target()
-        aggregator.timings["target"] = time.perf_counter() - t0
-        aggregator.temperature = aggregator.nominations_temperature()
-        t1 = time.perf_counter()
-        nominated = aggregator.nominations(release.noisy_mean, aggregator.temperature)
-        aggregator.timings["nominations"] = time.perf_counter() - t1
+        release, nominated = aggregator.nominate()
         t2 = time.perf_counter()
         bought = aggregator.buy({o: tokens for o, (tokens, _) in nominated.items()}, nominated)
         aggregator.timings["purchase"] = time.perf_counter() - t2

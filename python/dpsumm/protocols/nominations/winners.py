@@ -27,6 +27,7 @@ class Winners(Purchase):
     """Buy only the winners' rows (``size`` raw rows); each owner learns which of its nominees won: uncertified."""
 
     name: ClassVar[str] = "winners"
+    brief: ClassVar[str] = "size raw rows; owners NOT certified"
     uncertified: ClassVar[str | None] = (
         "the purchase request tells each owner which of its nominees won, which depends on the other owners' data "
         "and on D_v; no finite owners' epsilon is certified for this run (the Nominees purchase is)"
@@ -44,13 +45,7 @@ class Winners(Purchase):
         return "hashes"
 
     def buy(self, aggregator: Aggregator, size: int) -> Pool:
-        t0 = time.perf_counter()
-        release = aggregator.target()
-        aggregator.timings["target"] = time.perf_counter() - t0
-        aggregator.temperature = aggregator.nominations_temperature()
-        t1 = time.perf_counter()
-        offered = aggregator.nominations(release.noisy_mean, aggregator.temperature)
-        aggregator.timings["nominations"] = time.perf_counter() - t1
+        release, offered = aggregator.nominate()
         aggregator.timings["purchase"] = 0.0
         return Pool(offered=offered, exact_mean=np.asarray(release.exact_mean, dtype=np.float64))
 
