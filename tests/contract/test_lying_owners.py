@@ -273,9 +273,7 @@ def test_an_owner_that_sells_rows_of_other_cells_is_excluded_and_its_quota_bough
         )
         for k in range(OWNERS)
     }
-    parties["consumer"] = ConsumerParty(
-        validation, Csprng(5), labels=yv, strata=[letters[yv]] if with_strata else None
-    )
+    parties["consumer"] = ConsumerParty(validation, Csprng(5), labels=yv, strata=[letters[yv]] if with_strata else None)
     if codec:
         parties = {n: CodecParty(p) for n, p in parties.items()}
     result = dpsumm.summarize(

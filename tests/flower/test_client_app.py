@@ -64,17 +64,6 @@ def label_request(label_set: tuple, n_features: int, epsilon: float = 1.0) -> Ce
     )
 
 
-@pytest.fixture
-def task_identity():  # noqa: ANN201
-    """Flower builds message metadata from the running task's identity; fake one outside a ServerApp."""
-    from flwr.supercore.task_identity import TaskIdentity
-
-    saved = (TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id)
-    TaskIdentity.task_id, TaskIdentity.run_id, TaskIdentity.node_id = 1, 1, 0
-    yield
-    TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id = saved
-
-
 def _context(node_config: dict[str, object], run_config: dict[str, object] | None = None) -> object:
     from flwr.app import Context, RecordDict
 

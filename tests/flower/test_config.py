@@ -93,3 +93,35 @@ def test_flower_run_config_refuses_inapplicable_and_bad_keys():
         FlowerRunConfig.from_run_config({**base, "nominees": 0})
     with pytest.raises(dpsumm.InvalidParameterError):  # nominees x owners < size: before any node is asked
         FlowerRunConfig.from_run_config({**base, "nominees": 4})
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("a=3", "every one of the 2 owners"),
+        ("a=3,a=4", "names owner 'a' twice"),
+        ("a=3,b=-1", "NAME=ROWS"),
+        ("a=3,b=x", "NAME=ROWS"),
+        ("a=3,=4", "NAME=ROWS"),
+        ("a=3,b=\u00b2", "NAME=ROWS"),
+        (f"a=3,b={2**41}", "above the cap"),
+        (5, "must be text"),
+    ],
+)
+def test_owner_rows_are_refused_naming_the_key(text: object, match: str) -> None:
+    from dpsumm.flower.config import FlowerRunConfig
+
+    with pytest.raises(dpsumm.InvalidParameterError, match=match) as info:
+        FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "owner-rows": text})
+    assert info.value.argument == "owner-rows"
+
+
+def test_owner_rows_are_the_plan_s_public_sizes() -> None:
+    from dpsumm.flower.config import FlowerRunConfig
+
+    cfg = FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "owner-rows": " a = 3, b=4"})
+    assert cfg.owner_rows == {"a": 3, "b": 4}
+    with pytest.raises(
+        dpsumm.InvalidParameterError, match="exceeds the owners. total rows"
+    ):  # the plan reads them, as in process
+        FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "size": 10, "owner-rows": "a=3,b=4"})

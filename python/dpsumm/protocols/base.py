@@ -102,7 +102,9 @@ class RunSetup:
     """The validated public inputs of one run, as the aggregator holds them.
 
     ``transport`` reaches the owners (named ``owners``) and the consumer (named ``consumer``); ``rng`` is the
-    aggregator's stream; ``local`` is set only when every party's data is in this process (in-process runs).
+    aggregator's stream; ``local`` is set only when every party's data is in this process (in-process runs);
+    ``public_rows`` is each owner's public size when the entry point knows it (in process: the rows it was given; on
+    Flower: the run config's ``owner-rows``), against which the aggregator checks every row count an owner states.
     """
 
     transport: Transport | None
@@ -122,6 +124,7 @@ class RunSetup:
     with_labels: bool | None = None
     local: LocalData | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    public_rows: dict[str, int] | None = None
 
 
 def option(default: Any, *, help: str, parse: str | None = None) -> Any:

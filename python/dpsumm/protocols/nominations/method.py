@@ -440,9 +440,7 @@ class Nominations(SummaryMethod):
             extra=setup.extra,
             with_labels=setup.with_labels,
             seed_rows=setup.seed,
-            public_rows=None
-            if setup.local is None
-            else {o: int(d.shape[0]) for o, d in zip(setup.owners, setup.local.datas)},
+            public_rows=setup.public_rows,
         )
         _log.info(
             "nominations (%s): temperature %.4g, sigma %.4g, choice on %s; timings %s",
