@@ -119,9 +119,7 @@ def test_owner_rows_are_refused_naming_the_key(text: object, match: str) -> None
 def test_owner_rows_are_the_plan_s_public_sizes() -> None:
     from dpsumm.flower.config import FlowerRunConfig
 
-    cfg = FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "owner-rows": " a = 3, b=4"})
-    assert cfg.owner_rows == {"a": 3, "b": 4}
-    with pytest.raises(
-        dpsumm.InvalidParameterError, match="exceeds the owners. total rows"
-    ):  # the plan reads them, as in process
+    cfg = FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "owner-rows": " a = 30, b=40"})
+    assert cfg.owner_rows == {"a": 30, "b": 40}
+    with pytest.raises(dpsumm.InvalidParameterError, match="exceeds the owners. total rows"):  # the plan reads them
         FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "size": 10, "owner-rows": "a=3,b=4"})
