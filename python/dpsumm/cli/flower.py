@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import DpsummError
+from ..errors import DataFileError, DpsummError
 from ._common import NOT_PRIVATE, PROG, UsageError, jsonable, writable_dir
 from .output import build_report, ledger_text, write_outputs
 from .run_options import (
     add_run_options,
+    add_table_options,
     budget_arg,
     check_report_delta,
     check_validation_labels,
@@ -75,6 +76,14 @@ def add_flower(sub: Any) -> None:
         metavar="PATH",
         help="the consumer's validation labels on its machine (its node config labels): --purchase labels "
         "releases their histogram; other methods refuse them",
+    )
+    add_table_options(p)
+    p.add_argument(
+        "--owner-rows",
+        default=None,
+        metavar="NAME=ROWS,...",
+        help="each owner's public size (run config owner-rows): the aggregator refuses a row count an owner states "
+        "that differs (with --run: read from the files here)",
     )
     p.add_argument("--size", type=int, required=True, help="summary size")
     p.add_argument(
@@ -175,20 +184,24 @@ def _run(args: argparse.Namespace) -> int:
     if args.poll_interval is not None and not 0.0 < args.poll_interval < math.inf:
         raise UsageError(f"--poll-interval must be a finite number of seconds > 0, got {args.poll_interval}")
     owners = _flower_owners(args.owner)
+    tables = _table_config(args)
     n_features = args.n_features
     if n_features is None:
         try:
-            from ..datasets import load_array
-
-            n_features = int(load_array(args.consumer).shape[1])
-        except DpsummError:
+            n_features = int(_party_table(args, tables, args.consumer, owner=False)[1])
+        except DataFileError:
             raise UsageError("--n-features is needed (the --consumer file is not readable here)") from None
+        except DpsummError as exc:
+            raise UsageError(f"--consumer: {exc}") from None
     if args.node_auth and args.insecure:
         raise UsageError("--node-auth needs TLS (drop --insecure)")
     labels = _flower_owners(args.labels, what="--labels")
     if labels and set(labels) != set(owners):
         raise UsageError(f"--labels must name every owner ({sorted(owners)}) or none, got {sorted(labels)}")
-    check_validation_labels(args, method_arg(args), owners_labelled=bool(labels))
+    by_column = "label-column" in tables
+    check_validation_labels(
+        args, method_arg(args), owners_labelled=bool(labels) or by_column, validation_labelled=by_column
+    )
     strata = _flower_owners(args.strata, what="--strata")
     if strata and set(strata) != set(owners):
         raise UsageError(f"--strata must name every owner ({sorted(owners)}) or none, got {sorted(strata)}")
@@ -206,6 +219,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.output:
             args.output = str(Path(args.output).resolve())
     run_config = _flower_run_config(args, len(owners), n_features)
+    if args.owner_rows is not None:
+        run_config["owner-rows"] = _owner_rows(args.owner_rows, owners)
     try:
         from .. import flower
         from ..flower.config import FlowerRunConfig
@@ -216,15 +231,22 @@ def _run(args: argparse.Namespace) -> int:
         # Everything runs here: every data file must be readable here, checked before anything starts.
         from ..datasets import read_table
 
+        sizes: dict[str, int] = {}
         for name, path in [*owners.items(), ("consumer", args.consumer)]:
             try:
-                t = read_table(path)
+                shape = _party_table(args, tables, path, owner=name != "consumer")
             except DpsummError as exc:
                 raise UsageError(f"--owner {name}: {exc}" if name != "consumer" else f"--consumer: {exc}") from None
-            if t.data.shape[1] != n_features:
-                raise UsageError(f"{path} has {t.data.shape[1]} features, expected {n_features}")
+            if shape[1] != n_features:
+                raise UsageError(f"{path} has {shape[1]} features, expected {n_features}")
             if name == "consumer":
-                check_report_delta(args, int(t.data.shape[0]))
+                check_report_delta(args, int(shape[0]))
+            else:
+                sizes[name] = int(shape[0])
+        public = ",".join(f"{n}={rows}" for n, rows in sizes.items())
+        if args.owner_rows is not None and run_config["owner-rows"] != public:
+            raise UsageError(f"--owner-rows {args.owner_rows!r} differs from the files' sizes here ({public})")
+        run_config["owner-rows"] = public  # the public sizes: every owner's file is read here
         if args.validation_labels is not None:
             from ..datasets import load_labels
 
@@ -242,7 +264,7 @@ def _run(args: argparse.Namespace) -> int:
             writable_dir(str(Path(args.output).resolve().parent), "--output")
         if args.out:
             writable_dir(args.out, "--out")
-        return _run_flower_locally(args, owners, labels, run_config, strata)
+        return _run_flower_locally(args, owners, labels, run_config, strata, tables)
 
     from ..flower.config import _toml_value
 
@@ -305,6 +327,7 @@ def _run(args: argparse.Namespace) -> int:
             cfg += f" labels={_toml_value(labels[name])}"
         if name in strata:
             cfg += f" strata={_toml_value(strata[name])}"
+        cfg += "".join(f" {k}={_toml_value(v)}" for k, v in tables.items())
         node = ["flower-supernode", "--superlink", args.superlink, "--node-config", cfg]
         node += ["--insecure"] if tls is None else ["--root-certificates", str(tls / "ca.crt")]
         if args.node_auth:
@@ -380,14 +403,95 @@ def _override_value(v: Any) -> str:
     return _toml_value(v)
 
 
+def _table_config(args: argparse.Namespace) -> dict[str, str]:
+    """The node config keys every node gets from --features, --label-column, --strata-columns and --scale: each node
+    reads its table by column name and scales it as ``dpsumm summarize`` does (:mod:`dpsumm.flower.client_app`)."""
+    from ..preprocessing import parse_range
+
+    out: dict[str, str] = {}
+    if args.label_column is not None:
+        if args.label_column.strip().lstrip("-").isdigit():
+            raise UsageError(
+                "--label-column: on Flower each node reads its table by header name: give --label-column NAME"
+            )
+        if args.labels or args.validation_labels is not None:
+            raise UsageError("give --labels/--validation-labels (files) or --label-column (a column), not both")
+        out["label-column"] = args.label_column
+    if args.features is not None:
+        out["features"] = args.features
+    if args.strata_columns is not None:
+        if args.strata or args.validation_strata is not None:
+            raise UsageError("give --strata/--validation-strata (files) or --strata-columns (columns), not both")
+        out["strata-columns"] = args.strata_columns
+    if args.scale is not None:
+        if args.scale.strip() == "seed":
+            raise UsageError(
+                "--scale seed: on Flower every node scales its own rows by the range it is given: declare it "
+                "(--scale 'LOW:HIGH' or 'NAME=LOW:HIGH,...')"
+            )
+        if args.seed_set is not None and not args.seed_set.isdigit():
+            raise UsageError(
+                "--scale with --seed-set PATH: the ServerApp reads the seed rows as they are: give them scaled, or "
+                "give a count (rows drawn in --feature-range)"
+            )
+        names = None if args.features is None else [f.strip() for f in args.features.split(",")]
+        if names is None and "=" in args.scale:  # the names are the tables' headers, read on the nodes
+            names = [part.partition("=")[0].strip() for part in args.scale.split(",")]
+        try:
+            parse_range(args.scale, names)
+        except DpsummError as exc:
+            raise UsageError(f"--scale: {exc}") from None
+        out["scale"] = args.scale
+    return out
+
+
+def _party_table(args: argparse.Namespace, tables: dict[str, str], path: str, *, owner: bool) -> tuple[int, int]:
+    """The shape of a party's feature rows as its node reads them (by the column flags, when given)."""
+    from ..datasets import read_party_table, read_table
+
+    if not any(k in tables for k in ("features", "label-column", "strata-columns")):
+        return tuple(read_table(path).data.shape)  # type: ignore[return-value]
+    t = read_party_table(
+        path,
+        features=args.features,
+        label_column=args.label_column,
+        strata_columns=args.strata_columns,
+        argument="owner" if owner else "consumer",
+        labels_required=owner,
+    )
+    if t.strata is not None:
+        from ..strata import check_strata_against, strata_columns
+
+        levels = method_arg(args).public_levels()
+        if levels:
+            check_strata_against(strata_columns(t.strata, "strata", t.data.shape[0]), levels, "--strata-columns")
+    return tuple(t.data.shape)  # type: ignore[return-value]
+
+
+def _owner_rows(text: str, owners: dict[str, str]) -> str:
+    """--owner-rows, checked (every owner, once) before anything starts; the run config's ``owner-rows``."""
+    from ..flower.config import parse_owner_rows
+
+    try:
+        sizes = parse_owner_rows(text, len(owners))
+    except DpsummError as exc:
+        raise UsageError(str(exc).replace("run config `owner-rows`", "--owner-rows")) from None
+    if set(sizes) != set(owners):
+        raise UsageError(f"--owner-rows must name the owners {sorted(owners)}, got {sorted(sizes)}")
+    return text
+
+
 def _check_strata_flags(args: argparse.Namespace, method: Any, owners_have_strata: bool) -> None:
-    """--strata and --validation-strata against the purchase, before anything starts: a purchase by strata needs
-    both (every owner's and the consumer's); every other purchase refuses them (the nodes would refuse them
-    mid-run)."""
+    """--strata and --validation-strata (or --strata-columns) against the purchase, before anything starts: a purchase
+    by strata needs both (every owner's and the consumer's); every other purchase refuses them (the nodes would refuse
+    them mid-run)."""
     needs = bool(getattr(method, "needs_strata", False))
-    given = owners_have_strata or args.validation_strata is not None
+    columns = args.strata_columns is not None
+    if columns and needs:
+        return
+    given = owners_have_strata or args.validation_strata is not None or columns
     if given and not needs:
-        flag = "--strata" if owners_have_strata else "--validation-strata"
+        flag = "--strata-columns" if columns else "--strata" if owners_have_strata else "--validation-strata"
         raise UsageError(
             f"{flag} applies only to a purchase by strata (--purchase strata --levels ...), not to --method "
             f"{method.name}" + (f" --purchase {method.purchase.name}" if hasattr(method, "purchase") else "")
@@ -423,6 +527,7 @@ def _run_flower_locally(
     labels: dict[str, str],
     run_config: dict[str, Any],
     strata: dict[str, str] | None = None,
+    tables: dict[str, str] | None = None,
 ) -> int:
     from ..flower import LocalFederation, save_result
 
@@ -442,6 +547,7 @@ def _run_flower_locally(
             allow_seeded=args.random_state is not None,
             allow_exact_release=_releases_exact(method_arg(args)),
             consumer_caps=_consumer_caps(run_config),
+            tables=tables or {},
         )
         try:
             fed.start()
