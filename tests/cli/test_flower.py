@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import dpsumm  # noqa: E402
 from dpsumm.cli import main
@@ -564,3 +566,29 @@ def test_printed_flower_nodes_read_the_buyers_tables_as_summarize_does(
                  *run_flags, "--out", str(out), "--no-progress"]) == 0, capsys.readouterr().err  # fmt: skip
     np.testing.assert_array_equal(flower.points, np.load(out / "summary.npy"))
     assert flower.points is not None and flower.points.max() <= 1.0  # the nodes' rows were scaled
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    flag=st.sampled_from(["--owner-rows", "--scale", "--features", "--label-column", "--strata-columns"]),
+    value=st.one_of(
+        st.text(max_size=16).filter(lambda t: not t.startswith("-")),
+        st.sampled_from(["seed", "0:1", "age=0:1", "owner-0=60", "age", "region", "outcome", "1", "a=b=c", ",,"]),
+    ),
+)
+def test_dpsumm_flower_table_flags_are_accepted_or_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str
+) -> None:
+    """`dpsumm flower` (printing the deployment) with any value of the flags that read the tables by column name, scale
+    them, or give the owners' public sizes: it prints the commands (exit 0) or refuses in one line (exit 2), before
+    any node is started; never a traceback."""
+    owners, validation = _buyer_tables(tmp_path)
+    argv = ["flower", "--owner", f"owner-0={owners[0]}", "--consumer", str(validation), "--size", "5", "--insecure"]
+    if flag != "--features":
+        argv += ["--features", "age,income"]
+    if flag != "--label-column":
+        argv += ["--label-column", "outcome"]
+    code = main([*argv, flag, value])
+    if code != 0:
+        one_line_exit_2(code, capsys)
+    capsys.readouterr()

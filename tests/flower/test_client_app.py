@@ -269,3 +269,53 @@ def test_a_node_reads_its_table_by_column_name(tmp_path):
         client_app._data(_Context(bad), "data")
     refused(lambda: client_app._data(_Context({**cfg, "strata-columns": "place"}), "data"), "strata-columns")
     refused(lambda: client_app._labels(_Context({**cfg, "labels": str(p)}), 3), "labels")
+
+
+NODE_KEYS = (
+    "role",
+    "name",
+    "data",
+    "labels",
+    "strata",
+    "features",
+    "label-column",
+    "strata-columns",
+    "scale",
+    "allow-seeded",
+    "allow-exact-release",
+    "max-epsilon",
+    "max-delta",
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=st.sampled_from(NODE_KEYS), value=node_junk)
+def test_any_node_config_value_is_accepted_or_refused_with_a_dpsumm_error(
+    tmp_path: Path, task_identity: None, key: str, value: object
+) -> None:
+    """Every node config key with values of every type, on a node that reads a buyer's table by column name: the
+    node says hello and builds its party, or refuses with a DpsummError; never a generic exception."""
+    from flwr.app import Message, RecordDict
+
+    from dpsumm.flower.client_app import _party, hello, party_identity
+
+    table = tmp_path / "t.csv"
+    table.write_text("age,income,region,y\n30,100,east,a\n40,200,west,b\n50,300,east,a\n")
+    base: dict[str, object] = {
+        "role": "owner",
+        "name": "o",
+        "data": str(table),
+        "features": "age,income",
+        "label-column": "y",
+        "strata-columns": "region",
+        "scale": "age=18:90,income=0:1000",
+    }
+    ctx = _context({**base, key: value})
+    try:
+        hello(Message(RecordDict(), dst_node_id=1, message_type="query.dpsumm_hello"), ctx)  # type: ignore[arg-type]
+        role, name = party_identity(ctx)  # type: ignore[arg-type]
+        party = _party(role, ctx, name)  # type: ignore[arg-type]
+    except dpsumm.DpsummError as exc:
+        assert exc.argument, str(exc)
+    else:
+        assert np.isfinite(party.data if role == "owner" else party.validation).all()  # type: ignore[union-attr]

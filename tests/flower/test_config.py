@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpsumm  # noqa: E402
-from dpsumm.flower.config import FlowerRunConfig, write_app  # noqa: E402
+from dpsumm.flower.config import RUN_CONFIG_DEFAULTS, FlowerRunConfig, write_app  # noqa: E402
 from dpsumm.methods import MethodOptionError
 from refusal import refused
 
@@ -123,3 +125,24 @@ def test_owner_rows_are_the_plan_s_public_sizes() -> None:
     assert cfg.owner_rows == {"a": 30, "b": 40}
     with pytest.raises(dpsumm.InvalidParameterError, match="exceeds the owners. total rows"):  # the plan reads them
         FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "size": 10, "owner-rows": "a=3,b=4"})
+
+
+_JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(["median", "a=1,b=2", "owner-0=5", "0", "-1", "1e400", "nan", " ", "\x00", "x" * 3000]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=st.sampled_from(sorted(RUN_CONFIG_DEFAULTS)), value=_JUNK)
+def test_any_run_config_value_is_accepted_or_refused_with_a_dpsumm_error(key: str, value: object) -> None:
+    """Every run config key with values of every type: the run config is read, or refused as a DpsummError before
+    any node is asked anything; never a generic exception from deep inside."""
+    try:
+        FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, key: value})
+    except dpsumm.DpsummError as exc:
+        assert exc.argument, str(exc)

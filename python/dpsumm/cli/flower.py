@@ -135,6 +135,8 @@ def _flower_owners(specs: Sequence[str], what: str = "--owner") -> dict[str, str
             raise UsageError(f"{what} must be NAME=PATH, got {spec!r}")
         if name in owners or name == "consumer":
             raise UsageError(f"{what} name {name!r} is repeated or reserved")
+        if "," in name or name != name.strip():
+            raise UsageError(f"{what} name {name!r}: a party name may not hold a comma or surrounding spaces")
         owners[name] = path
     return owners
 
@@ -247,6 +249,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.owner_rows is not None and run_config["owner-rows"] != public:
             raise UsageError(f"--owner-rows {args.owner_rows!r} differs from the files' sizes here ({public})")
         run_config["owner-rows"] = public  # the public sizes: every owner's file is read here
+        FlowerRunConfig.from_run_config(run_config)
         if args.validation_labels is not None:
             from ..datasets import load_labels
 

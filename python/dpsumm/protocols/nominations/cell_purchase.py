@@ -690,8 +690,8 @@ def _check_cells(r: CellSale, req: CellSaleRequest, points: np.ndarray) -> str |
     if rule.by_label() or r.cells is None:
         return None
     labels = None if r.labels is None else np.asarray(r.labels)
-    if labels is not None and labels.shape != (len(points),):
-        return "sold labels that are not one per row"
+    if labels is not None and (labels.shape != (len(points),) or labels.dtype.kind not in "biufUS"):
+        return "sold labels that are not one number or string per row"
     bad = np.flatnonzero(misplaced_rows(rule, points, labels, np.asarray(r.cells)))
     if len(bad):
         i = int(bad[0])
