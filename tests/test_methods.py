@@ -33,6 +33,52 @@ def test_one_class_per_method_name_exported_at_top_level():
         assert resolve_method(name) == cls() and resolve_method(cls) == cls()
 
 
+def test_the_exported_names_are_the_registries():
+    """Every list of methods and purchases kept by hand (the ``__all__``s, the Nominations docstring) holds exactly
+    the registered classes: a purchase added to PURCHASES and not exported, or exported and not registered, fails."""
+    from dpsumm.methods import PURCHASES
+    from dpsumm.protocols import nominations
+    from dpsumm.protocols.base import SummaryMethod
+    from dpsumm.protocols.nominations.purchase import Purchase
+
+    methods = {cls.__name__ for cls in METHOD_CLASSES.values()}
+    purchases = {cls.__name__ for cls in PURCHASES.values()}
+    for module in (dpsumm, dpsumm.methods, nominations):
+        exported = {name: getattr(module, name) for name in module.__all__}
+        exported_methods = {
+            n for n, v in exported.items() if isinstance(v, type) and issubclass(v, SummaryMethod) and v.name
+        }
+        exported_purchases = {
+            n for n, v in exported.items() if isinstance(v, type) and issubclass(v, Purchase) and v.name
+        }
+        assert exported_purchases == purchases, module.__name__
+        if module is not nominations:
+            assert exported_methods == methods, module.__name__
+    for cls in PURCHASES.values():
+        assert f":class:`dpsumm.{cls.__name__}`" in (dpsumm.Nominations.__doc__ or ""), cls.__name__
+
+
+def test_the_purchase_help_lists_the_registry(monkeypatch):
+    """The ``--purchase`` help (and the docs' option tables) is made from PURCHASES: each name with its brief, the
+    default marked; a purchase registered later is listed too."""
+    from dpsumm.methods import PURCHASES, option_declarations, purchases_text
+
+    text = option_declarations()["purchase"].help
+    assert text.startswith("how the aggregator gets rows: ")
+    for name, cls in PURCHASES.items():
+        assert cls.brief and f"{name} (" in text and cls.brief in text
+    default = type(dpsumm.Nominations().purchase)
+    assert f"{default.name} (default: {default.brief})" in text
+    assert text.count("default:") == 1
+
+    class Toy(dpsumm.Winners):
+        name = "toy"
+        brief = "a toy"
+
+    monkeypatch.setitem(PURCHASES, "toy", Toy)
+    assert purchases_text().endswith(" or toy (a toy)") and "default" not in purchases_text()
+
+
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
 def test_params_repr_pickle_and_immutability(cls):
     m = cls()

@@ -110,3 +110,50 @@ def test_any_value_is_accepted_in_its_type_or_refused_naming_the_argument(value)
                 assert out >= 1 and out == value
             if check in (v.finite_float, v.positive_float):
                 assert math.isfinite(out)
+
+
+def test_declared_constraints_by_hand():
+    """An option's declared constraint: the range's text, what it takes (normalised) and what it refuses, naming the
+    option with the range and why."""
+    counts = v.Interval(int, 1, 10)
+    assert str(counts) == "[1, 10]" and counts.check(np.int64(3), "k") == 3 and type(counts.check(3, "k")) is int
+    for bad, words in ((0, "between 1 and 10"), (11, "between 1 and 10"), (True, "integer"), (2.0, "integer")):
+        with pytest.raises(InvalidParameterError, match=words) as info:
+            counts.check(bad, "k")
+        assert info.value.argument == "k"
+    share = v.Interval(float, 0, 1, "left", why="the rest goes elsewhere")
+    assert str(share) == "[0, 1)" and share.check(0, "s") == 0.0 and share.check(Fraction(1, 2), "s") == 0.5
+    for bad in (1, 1.0, -0.1, math.nan, math.inf, "0.5", None):
+        with pytest.raises(InvalidParameterError) as info:
+            share.check(bad, "s")
+        assert info.value.argument == "s"
+    with pytest.raises(InvalidParameterError, match=r"`s` must be a number in \[0, 1\) \(the rest goes elsewhere\)"):
+        share.check(1, "s")
+    assert str(v.Interval(float, 0, None, "neither")) == "(0, inf)"
+    with pytest.raises(InvalidParameterError, match="finite number > 0"):
+        v.Interval(float, 0, None, "neither").check(0.0, "t")
+    choice = v.OneOf(("a", "b"))
+    assert str(choice) == "one of 'a', 'b'" and choice.check("b", "c") == "b"
+    with pytest.raises(InvalidParameterError, match="must be one of 'a', 'b'"):
+        choice.check("z", "c")
+    with pytest.raises(TypeError):
+        v.Interval(int, 0, None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    low=st.integers(-5, 5),
+    width=st.integers(0, 5),
+    closed=st.sampled_from(["both", "left", "right", "neither"]),
+    x=st.floats(-12, 12),
+)
+def test_a_float_interval_takes_exactly_its_members(low, width, closed, x):
+    interval = v.Interval(float, low, low + width, closed)
+    inside = (x > low or (x == low and closed in ("both", "left"))) and (
+        x < low + width or (x == low + width and closed in ("both", "right"))
+    )
+    if inside:
+        assert interval.check(x, "x") == x
+    else:
+        with pytest.raises(InvalidParameterError):
+            interval.check(x, "x")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
@@ -333,3 +334,65 @@ def label_vector(
                 name,
             )
     return arr
+
+
+# -- constraints declared with an option (scikit-learn's ``_parameter_constraints`` in spirit) -----------------------
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An option's range, declared with it (:func:`dpsumm.protocols.base.option`) and checked in one place
+    (:meth:`dpsumm.protocols.base.OptionsObject.__post_init__`): an integer in ``[low, high]`` (``kind=int``, bools and
+    floats refused), or a real number (``kind=float``, NaN and infinities refused) between ``low`` and ``high`` (None:
+    unbounded) with the ends ``closed`` says. ``why``: what the range means, said when a value is outside it."""
+
+    kind: type
+    low: float | None
+    high: float | None
+    closed: Literal["both", "left", "right", "neither"] = "both"
+    why: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in (int, float):
+            raise TypeError(f"Interval kind must be int or float, got {self.kind!r}")
+        if self.kind is int and (self.low is None or self.high is None or self.closed != "both"):
+            raise TypeError("an Interval of integers has both ends, closed")
+
+    def __str__(self) -> str:
+        left = "[" if self.closed in ("both", "left") else "("
+        right = "]" if self.closed in ("both", "right") else ")"
+        low = "-inf" if self.low is None else f"{self.low}"
+        high = "inf" if self.high is None else f"{self.high}"
+        return f"{left}{low}, {high}{right}"
+
+    def __contains__(self, value: object) -> bool:
+        if not isinstance(value, (int, float)):
+            return False
+        lo_ok = self.low is None or (value >= self.low if self.closed in ("both", "left") else value > self.low)
+        hi_ok = self.high is None or (value <= self.high if self.closed in ("both", "right") else value < self.high)
+        return bool(lo_ok and hi_ok)
+
+    def check(self, value: object, name: str) -> int | float:
+        """``value`` as an int or a float in the interval; else :class:`InvalidParameterError` naming ``name``."""
+        if self.kind is int:
+            return bounded_int(value, name, int(self.low), int(self.high))  # type: ignore[arg-type]
+        if self.low == 0 and self.high is None and self.closed == "neither":
+            return positive_float(value, name)
+        v = real_number(value, name)
+        if not math.isfinite(v) or v not in self:
+            why = f" ({self.why})" if self.why else ""
+            raise InvalidParameterError(f"`{name}` must be a number in {self}{why}, got {_brief(value)}", name)
+        return v
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """An option that is one of the strings ``choices``, declared with it (as :class:`Interval`)."""
+
+    choices: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(c) for c in self.choices)
+
+    def check(self, value: object, name: str) -> str:
+        return choice_of(value, name, self.choices)

@@ -447,6 +447,21 @@ def _string_labels(values: Sequence[str] | np.ndarray, p: Path, argument: str) -
     return np.array(list(values), dtype=str) if len(values) else np.zeros(0, dtype="<U1")
 
 
+@dataclass
+class _Columns:
+    """A table's columns as they are set aside: the values, the header (and its lower-cased form), and each
+    column's position in the file."""
+
+    arr: np.ndarray
+    names: list[str] | None
+    norm: list[str] | None
+    orig: list[int]
+
+    @property
+    def width(self) -> int:
+        return int(self.arr.shape[1])
+
+
 def _split_columns(
     p: Path,
     arr: np.ndarray,
@@ -458,33 +473,56 @@ def _split_columns(
     """Set aside a row-index column and the label column; refuse ones that cannot be told apart. ``words``: the
     columns that are not numbers (by position in ``arr``), allowed only as the label column or a dropped index."""
     dropped: list[str] = []
-    n, width = arr.shape
-    norm = None if names is None else [h.strip().lower() for h in names]
     words = words or {}
-    orig = list(range(width))  # each column's position in the file, as columns are set aside
+    norm = None if names is None else [h.strip().lower() for h in names]
+    cols = _Columns(arr, names, norm, list(range(arr.shape[1])))
+    _drop_stored_index(cols, index, dropped)
+    _drop_row_index(p, cols, index, words, dropped)
+    labels = None if label_column is None else _take_label_column(p, cols, label_column, words)
+    features_words = [words[j] for j in cols.orig if j in words]
+    if features_words:  # a column of words left among the features
+        first_word = min(features_words, key=lambda w: w.row)
+        raise first_word.not_numeric(p, "path", _header_hint(first_word, cols.names))
+    if cols.norm is not None:
+        names = cols.names
+        for j, h in enumerate(cols.norm):
+            if h in LABEL_NAMES:
+                raise DataFileError(
+                    f"`path`: column {names[j]!r} of {p} looks like labels, not a feature: give the labels in "  # type: ignore[index]
+                    f"their own file (load_labels; CLI: --labels), or read them with label_column={names[j]!r} "  # type: ignore[index]
+                    f"(CLI: --label-column {j}), or rename the column",
+                    p,
+                    "path",
+                )
+    arr = cols.arr
+    return Table(
+        data=arr, header=cols.names, n_rows=int(arr.shape[0]), path=str(p), labels=labels, dropped=tuple(dropped)
+    )
 
-    def is_row_number(col: np.ndarray) -> bool:
-        return (
-            n >= 2
-            and bool(np.array_equal(col, np.arange(n)))
-            or (n >= 2 and bool(np.array_equal(col, np.arange(1, n + 1))))
-        )
 
-    # pandas' to_parquet() stores a non-default index as trailing columns "__index_level_<k>__"
+def _drop_stored_index(cols: _Columns, index: object, dropped: list[str]) -> None:
+    """pandas' to_parquet() stores a non-default index as trailing columns "__index_level_<k>__": drop them."""
+    names, norm, width = cols.names, cols.norm, cols.width
     stored = [j for j, h in enumerate(norm or []) if re.fullmatch(r"__index_level_\d+__", h)]
     if stored and index is not False and width - len(stored) >= 1:
         dropped.append(f"pandas index column(s) {', '.join(repr(names[j]) for j in stored)} dropped")  # type: ignore[index]
         keep = [j for j in range(width) if j not in stored]
-        arr = arr[:, keep]
-        names = [names[j] for j in keep]  # type: ignore[index]
-        norm = [norm[j] for j in keep]  # type: ignore[index]
-        orig = [orig[j] for j in keep]
-        width = len(keep)
+        cols.arr = cols.arr[:, keep]
+        cols.names = [names[j] for j in keep]  # type: ignore[index]
+        cols.norm = [norm[j] for j in keep]  # type: ignore[index]
+        cols.orig = [cols.orig[j] for j in keep]
+
+
+def _drop_row_index(p: Path, cols: _Columns, index: object, words: dict[int, _TextColumn], dropped: list[str]) -> None:
+    """Drop the first column when it is a row index (``index=True``, or ``"auto"`` and named like pandas' index);
+    refuse one that only looks like it."""
+    arr, names, norm, width = cols.arr, cols.names, cols.norm, cols.width
+    n = arr.shape[0]
     drop_first = False
     if width >= 1 and (index is True or index == "auto"):
         first = arr[:, 0] if n else np.zeros(0)
         pandas_name = norm is not None and norm[0] in INDEX_NAMES
-        first_numbers = orig[0] not in words
+        first_numbers = cols.orig[0] not in words
         integral = first_numbers and (bool(np.all(np.isfinite(first)) and np.all(np.mod(first, 1) == 0)) if n else True)
         if index is True:
             drop_first = True
@@ -497,7 +535,7 @@ def _split_columns(
                 p,
                 "path",
             )
-        elif width >= 2 and p.suffix.lower() != ".npy" and first_numbers and is_row_number(first):
+        elif width >= 2 and p.suffix.lower() != ".npy" and first_numbers and _is_row_number(first):
             raise DataFileError(
                 f"`path`: the first column of {p} holds exactly the row numbers ({int(first[0])}, {int(first[1])}, "
                 f"..., {int(first[-1])}): a row index (pandas' to_csv() writes one), not a feature? Save the file "
@@ -511,48 +549,45 @@ def _split_columns(
             raise DataFileError(f"`path`: {p} has only an index column, no features", p, "path")
         what = "row index" if names is None else f"row index column {names[0]!r}"
         dropped.append(f"{what} dropped")
-        arr = arr[:, 1:]
-        names = None if names is None else names[1:]
-        norm = None if norm is None else norm[1:]
-        orig = orig[1:]
-        width -= 1
-    labels = None
-    if label_column is not None:
-        if isinstance(label_column, str):
-            if names is None or label_column not in names:
-                raise InvalidParameterError(
-                    f"`label_column` {label_column!r} is not a column of {p} (columns: {names})", "label_column"
-                )
-            c = names.index(label_column)
-        else:
-            c = int(label_column)
-            if not -width <= c < width:
-                raise InvalidParameterError(
-                    f"`label_column` {c} is out of range for {p} ({width} columns)", "label_column"
-                )
-            c %= width
-        if width < 2:
-            raise DataFileError(f"`path`: {p} has only the label column, no features", p, "path")
-        labels = _string_labels(words[orig[c]].values, p, "path") if orig[c] in words else arr[:, c].copy()
-        arr = np.delete(arr, c, axis=1)
-        names = None if names is None else names[:c] + names[c + 1 :]
-        norm = None if norm is None else norm[:c] + norm[c + 1 :]
-        orig = orig[:c] + orig[c + 1 :]
-    features_words = [words[j] for j in orig if j in words]
-    if features_words:  # a column of words left among the features
-        first_word = min(features_words, key=lambda w: w.row)
-        raise first_word.not_numeric(p, "path", _header_hint(first_word, names))
-    if norm is not None:
-        for j, h in enumerate(norm):
-            if h in LABEL_NAMES:
-                raise DataFileError(
-                    f"`path`: column {names[j]!r} of {p} looks like labels, not a feature: give the labels in "  # type: ignore[index]
-                    f"their own file (load_labels; CLI: --labels), or read them with label_column={names[j]!r} "  # type: ignore[index]
-                    f"(CLI: --label-column {j}), or rename the column",
-                    p,
-                    "path",
-                )
-    return Table(data=arr, header=names, n_rows=int(arr.shape[0]), path=str(p), labels=labels, dropped=tuple(dropped))
+        cols.arr = arr[:, 1:]
+        cols.names = None if names is None else names[1:]
+        cols.norm = None if norm is None else norm[1:]
+        cols.orig = cols.orig[1:]
+
+
+def _is_row_number(col: np.ndarray) -> bool:
+    """Whether ``col`` holds exactly the row numbers, from 0 or from 1 (two rows at least)."""
+    n = col.shape[0]
+    return (
+        n >= 2
+        and bool(np.array_equal(col, np.arange(n)))
+        or (n >= 2 and bool(np.array_equal(col, np.arange(1, n + 1))))
+    )
+
+
+def _take_label_column(p: Path, cols: _Columns, label_column: int | str, words: dict[int, _TextColumn]) -> np.ndarray:
+    """Set the label column aside: its values (strings when it holds words)."""
+    names, norm, width = cols.names, cols.norm, cols.width
+    if isinstance(label_column, str):
+        if names is None or label_column not in names:
+            raise InvalidParameterError(
+                f"`label_column` {label_column!r} is not a column of {p} (columns: {names})", "label_column"
+            )
+        c = names.index(label_column)
+    else:
+        c = int(label_column)
+        if not -width <= c < width:
+            raise InvalidParameterError(f"`label_column` {c} is out of range for {p} ({width} columns)", "label_column")
+        c %= width
+    if width < 2:
+        raise DataFileError(f"`path`: {p} has only the label column, no features", p, "path")
+    orig = cols.orig
+    labels = _string_labels(words[orig[c]].values, p, "path") if orig[c] in words else cols.arr[:, c].copy()
+    cols.arr = np.delete(cols.arr, c, axis=1)
+    cols.names = None if names is None else names[:c] + names[c + 1 :]
+    cols.norm = None if norm is None else norm[:c] + norm[c + 1 :]
+    cols.orig = orig[:c] + orig[c + 1 :]
+    return labels
 
 
 def _read_parquet(p: Path, argument: str = "path") -> tuple[np.ndarray, list[str], dict[int, _TextColumn]]:

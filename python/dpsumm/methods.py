@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_DELTA",
     "OptionDeclaration",
     "option_declarations",
+    "purchases_text",
     "budget_from",
     "resolve_method",
     "method_from_options",
@@ -127,10 +128,21 @@ def option_declarations() -> dict[str, OptionDeclaration]:
             if known is not None:
                 out[f.name] = dataclasses.replace(known, owners=(*known.owners, cls.__name__))
                 continue
-            out[f.name] = OptionDeclaration(
-                f.name, (cls.__name__,), str(f.metadata.get("help", "")), _kind(f.type), f.metadata.get("parse")
-            )
+            help_text = str(f.metadata.get("help", ""))
+            if f.metadata.get("parse") == "purchase":
+                help_text += ": " + purchases_text(f.default)
+            out[f.name] = OptionDeclaration(f.name, (cls.__name__,), help_text, _kind(f.type), f.metadata.get("parse"))
     return out
+
+
+def purchases_text(default: object = None) -> str:
+    """Every registered purchase (:data:`PURCHASES`) by name with its ``brief``, ``default`` marked: the
+    ``--purchase`` help, made from the registry."""
+    parts = [
+        f"{name} (default: {cls.brief})" if type(default) is cls else f"{name} ({cls.brief})"
+        for name, cls in PURCHASES.items()
+    ]
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
 
 
 def _owners_of(option: str) -> list[str]:

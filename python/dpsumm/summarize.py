@@ -400,7 +400,6 @@ def summarize(
         validation_rows=int(val.shape[0]),
         with_labels=labels[0] is not None,
         local=LocalData(datas=datas, labels=labels, validation=val, rng_uniform=rng_uniform),
-        public_rows={n: int(d.shape[0]) for n, d in zip(names, datas)},
     )
     return _finish(_check_fit(meth.run(setup), meth, val, hasher.gamma), seeded)
 

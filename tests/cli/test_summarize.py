@@ -259,7 +259,7 @@ def test_summarize_reads_parquet(tmp_path, capsys):
         (["--purchase", "winners", "--label-set", "0,1"], "--label-set does not apply to purchase 'winners'"),
         (
             ["--purchase", "labels", "--label-set", "0,1", "--purchase-factor", "0.5", "--validation-labels", "y.npy"],
-            "--purchase-factor must be in [1, ",
+            "--purchase-factor must be a number in [1, ",
         ),
         (
             ["--purchase", "quotas"],

@@ -227,3 +227,35 @@ def test_every_docstring_cross_reference_resolves() -> None:
     assert len(refs) > 100  # the check is not vacuous
     bad = sorted({f"{module}: {ref}" for module, ref in refs if not resolve(ref.rstrip("."), module)})
     assert not bad, "docstring cross-references that do not resolve:\n" + "\n".join(bad)
+
+
+#: The pages with a table of every purchase (its first column the purchase's class, as code), and the heading the
+#: table stands under.
+PURCHASE_TABLES = {"README.md": "## Which purchase", "docs/explanation/purchases.md": "# Purchases"}
+
+
+def purchase_table(text: str, heading: str) -> list[str]:
+    """The class names in the first column of the first table under ``heading`` whose header starts ``| purchase``."""
+    lines = text[text.index(heading) :].splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("| purchase"))
+    names = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        found = re.match(r"\|\s*`([A-Za-z_]\w*)\(", line)
+        assert found, f"a purchase table row that does not start with a purchase: {line[:80]}"
+        names.append(found.group(1))
+    return names
+
+
+@pytest.mark.parametrize("page", sorted(PURCHASE_TABLES))
+def test_every_purchase_table_lists_exactly_the_registered_purchases(page: str) -> None:
+    from dpsumm.methods import PURCHASES
+
+    listed = purchase_table((ROOT / page).read_text(encoding="utf-8"), PURCHASE_TABLES[page])
+    assert listed == [cls.__name__ for cls in PURCHASES.values()], f"{page}: the table lists {listed}"
+
+
+def test_the_purchase_table_check_can_fail() -> None:
+    table = "# Purchases\n\n| purchase | x |\n|---|---|\n| `Nominees()` | a |\n| `Winners()` | b |\n\nafter\n"
+    assert purchase_table(table, "# Purchases") == ["Nominees", "Winners"]

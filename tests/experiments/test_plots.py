@@ -50,3 +50,10 @@ def test_plot_title_names_dataset_epsilon_gamma_and_d():
     )
     nonprivate = [r for r in _records([0.9]) if r.method == "paper-greedy"]
     assert experiments.plot_title(nonprivate, "mnist", dim=500) == "mnist: non-private, γ 0.25, d 500"
+
+
+def test_every_experiment_method_has_its_own_colour():
+    from dpsumm.experiments.plots import _COLOURS
+
+    assert set(_COLOURS) == set(experiments.EXPERIMENT_METHODS)
+    assert len(set(_COLOURS.values())) == len(_COLOURS)

@@ -4,6 +4,8 @@ any value.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -41,3 +43,89 @@ def test_a_method_object_refuses_an_option_it_does_not_have(build, argument, hin
 def test_an_unknown_option_of_any_value_is_a_method_option_error(value):
     for cls in (dpsumm.Nominations, dpsumm.PaperProtocol, dpsumm.PaperGreedy, dpsumm.Uniform):
         refused(lambda: cls(not_an_option=value), "not_an_option", MethodOptionError)
+
+
+def declared_constraints() -> list[tuple[type, str, object]]:
+    """``(class, option, constraint)`` of every option with a declared constraint, on every registered method and
+    purchase class."""
+    import dataclasses
+
+    from dpsumm.methods import METHOD_CLASSES, PURCHASES
+
+    out = []
+    for cls in (*METHOD_CLASSES.values(), *PURCHASES.values()):
+        for f in dataclasses.fields(cls):
+            if f.metadata.get("constraint") is not None:
+                out.append((cls, f.name, f.metadata["constraint"]))
+    return out
+
+
+def outside(constraint: object) -> st.SearchStrategy[object]:
+    """Values a declared constraint refuses: out of range, of another type, not finite, not among the choices."""
+    from dpsumm._validation import Interval, OneOf
+
+    other_types = st.one_of(st.booleans(), st.text(max_size=4), st.just([1]), st.just(object()))
+    if isinstance(constraint, OneOf):
+        return st.one_of(st.text(max_size=12).filter(lambda s: s not in constraint.choices), st.integers(), other_types)
+    assert isinstance(constraint, Interval)
+    if constraint.kind is int:
+        low, high = int(constraint.low), int(constraint.high)  # type: ignore[arg-type]
+        return st.one_of(
+            st.integers(max_value=low - 1), st.integers(min_value=high + 1), st.floats(allow_nan=True), other_types
+        )
+
+    def refused_number(x: float | int) -> bool:
+        try:
+            return not (math.isfinite(float(x)) and float(x) in constraint)
+        except OverflowError:  # an int beyond the float range
+            return True
+
+    numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-(10**400), 10**400))
+    return st.one_of(numbers.filter(refused_number), other_types)
+
+
+CONSTRAINED = declared_constraints()
+
+
+def test_the_options_declare_their_constraints():
+    """The options that had hand-written range checks declare them (a refactor that drops one fails here)."""
+    names = {(cls.__name__, name) for cls, name, _ in CONSTRAINED}
+    for expected in [
+        ("Nominations", "nominees"),
+        ("Nominations", "candidates"),
+        ("Nominations", "temperature"),
+        ("Nominations", "dim"),
+        ("Nominations", "reveal"),
+        ("PaperProtocol", "t_init"),
+        ("ByDirection", "bins"),
+        ("ByDirection", "direction_share"),
+        ("ByLabel", "purchase_factor"),
+        ("ByStrata", "reserve"),
+        ("ExactGreedy", "dim"),
+    ]:
+        assert expected in names, expected
+
+
+@pytest.mark.parametrize("cls,name,constraint", CONSTRAINED, ids=[f"{c.__name__}.{n}" for c, n, _ in CONSTRAINED])
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_a_value_outside_an_options_declared_constraint_is_refused_naming_it(cls, name, constraint, data):
+    import dataclasses
+
+    from dpsumm.protocols.nominations.purchase import Purchase
+
+    bad = data.draw(outside(constraint))
+    if issubclass(cls, Purchase):
+        build = lambda: dataclasses.replace(cls.example(), **{name: bad})  # noqa: E731
+    else:
+        build = lambda: cls(**{name: bad})  # noqa: E731
+    err = refused(build, name)
+    assert f"`{name}`" in str(err)
+
+
+@pytest.mark.parametrize("cls,name,constraint", CONSTRAINED, ids=[f"{c.__name__}.{n}" for c, n, _ in CONSTRAINED])
+def test_an_options_default_meets_its_constraint(cls, name, constraint):
+    import dataclasses
+
+    default = {f.name: f.default for f in dataclasses.fields(cls)}[name]
+    assert default is None or constraint.check(default, name) == default

@@ -183,10 +183,38 @@ def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int)
 
 
 def _run(args: argparse.Namespace) -> int:
+    tables = _table_config(args)
+    owners, labels, strata, n_features = _party_flags(args, tables)
+    if args.out and not args.run:
+        raise UsageError("--out applies to --run only (without --run the result is --output on the SuperLink)")
+    if args.run:
+        _resolve_run_paths(args)
+    run_config = _flower_run_config(args, len(owners), n_features)
+    if args.owner_rows is not None:
+        run_config["owner-rows"] = _owner_rows(args.owner_rows, owners)
+    try:
+        from .. import flower
+        from ..flower.config import FlowerRunConfig
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+    FlowerRunConfig.from_run_config(run_config)  # a bad combination fails here, before anything starts
+    if args.run:
+        run_config["owner-rows"] = _check_local_files(args, owners, strata, n_features, tables)
+        FlowerRunConfig.from_run_config(run_config)
+        return _run_flower_locally(args, owners, labels, run_config, strata, tables)
+    print("\n".join(_deployment_commands(args, owners, labels, strata, tables, run_config, flower.FLWR_VERSION)))
+    return 0
+
+
+def _party_flags(
+    args: argparse.Namespace, tables: dict[str, str]
+) -> tuple[dict[str, str], dict[str, str], dict[str, str], int]:
+    """The parties' files of the command line, checked against each other and the method: ``(owners, labels,
+    strata, n_features)``, the consumer's validation strata under ``"consumer"`` in ``strata``; ``tables`` are the
+    node config keys of the column flags (:func:`_table_config`)."""
     if args.poll_interval is not None and not 0.0 < args.poll_interval < math.inf:
         raise UsageError(f"--poll-interval must be a finite number of seconds > 0, got {args.poll_interval}")
     owners = _flower_owners(args.owner)
-    tables = _table_config(args)
     n_features = args.n_features
     if n_features is None:
         try:
@@ -210,66 +238,68 @@ def _run(args: argparse.Namespace) -> int:
     _check_strata_flags(args, method_arg(args), bool(strata))
     if args.validation_strata is not None:
         strata["consumer"] = args.validation_strata
-    if args.out and not args.run:
-        raise UsageError("--out applies to --run only (without --run the result is --output on the SuperLink)")
-    if args.run:
-        # The ServerApp runs in another process and directory: hand it absolute paths.
-        if args.seed_set is not None and not args.seed_set.isdigit():
-            if not Path(args.seed_set).is_file():
-                raise UsageError(f"--seed-set: no such file: {args.seed_set}")
-            args.seed_set = str(Path(args.seed_set).resolve())
-        if args.output:
-            args.output = str(Path(args.output).resolve())
-    run_config = _flower_run_config(args, len(owners), n_features)
-    if args.owner_rows is not None:
-        run_config["owner-rows"] = _owner_rows(args.owner_rows, owners)
-    try:
-        from .. import flower
-        from ..flower.config import FlowerRunConfig
-    except ImportError as exc:
-        raise UsageError(str(exc)) from None
-    FlowerRunConfig.from_run_config(run_config)  # a bad combination fails here, before anything starts
-    if args.run:
-        # Everything runs here: every data file must be readable here, checked before anything starts.
-        from ..datasets import read_table
+    return owners, labels, strata, n_features
 
-        sizes: dict[str, int] = {}
-        for name, path in [*owners.items(), ("consumer", args.consumer)]:
-            try:
-                shape = _party_table(args, tables, path, owner=name != "consumer")
-            except DpsummError as exc:
-                raise UsageError(f"--owner {name}: {exc}" if name != "consumer" else f"--consumer: {exc}") from None
-            if shape[1] != n_features:
-                raise UsageError(f"{path} has {shape[1]} features, expected {n_features}")
-            if name == "consumer":
-                check_report_delta(args, int(shape[0]))
-            else:
-                sizes[name] = int(shape[0])
-        public = ",".join(f"{n}={rows}" for n, rows in sizes.items())
-        if args.owner_rows is not None and run_config["owner-rows"] != public:
-            raise UsageError(f"--owner-rows {args.owner_rows!r} differs from the files' sizes here ({public})")
-        run_config["owner-rows"] = public  # the public sizes: every owner's file is read here
-        FlowerRunConfig.from_run_config(run_config)
-        if args.validation_labels is not None:
-            from ..datasets import load_labels
 
-            try:
-                y = load_labels(args.validation_labels)
-            except DpsummError as exc:
-                raise UsageError(f"--validation-labels: {exc}") from None
-            rows = read_table(args.consumer).data.shape[0]
-            if y.shape != (rows,):
-                raise UsageError(
-                    f"--validation-labels must hold one label per validation row ({rows}), got shape {y.shape}"
-                )
-        _check_strata_files(args, method_arg(args), owners, strata)
-        if args.output:
-            writable_dir(str(Path(args.output).resolve().parent), "--output")
-        if args.out:
-            writable_dir(args.out, "--out")
-        return _run_flower_locally(args, owners, labels, run_config, strata, tables)
+def _resolve_run_paths(args: argparse.Namespace) -> None:
+    """With --run the ServerApp runs in another process and directory: hand it absolute paths."""
+    if args.seed_set is not None and not args.seed_set.isdigit():
+        if not Path(args.seed_set).is_file():
+            raise UsageError(f"--seed-set: no such file: {args.seed_set}")
+        args.seed_set = str(Path(args.seed_set).resolve())
+    if args.output:
+        args.output = str(Path(args.output).resolve())
 
-    from ..flower.config import _toml_value
+
+def _check_local_files(
+    args: argparse.Namespace, owners: dict[str, str], strata: dict[str, str], n_features: int, tables: dict[str, str]
+) -> str:
+    """With --run everything runs here: every data file must be readable here (read as its node reads it), checked
+    before anything starts. Returns the owners' public sizes, the run config's ``owner-rows``."""
+    sizes: dict[str, int] = {}
+    for name, path in [*owners.items(), ("consumer", args.consumer)]:
+        try:
+            shape = _party_table(args, tables, path, owner=name != "consumer")
+        except DpsummError as exc:
+            raise UsageError(f"--owner {name}: {exc}" if name != "consumer" else f"--consumer: {exc}") from None
+        if shape[1] != n_features:
+            raise UsageError(f"{path} has {shape[1]} features, expected {n_features}")
+        sizes[name] = int(shape[0])
+    check_report_delta(args, sizes.pop("consumer"))
+    rows = int(shape[0])  # the consumer's, read last
+    public = ",".join(f"{n}={rows}" for n, rows in sizes.items())
+    if args.owner_rows is not None and args.owner_rows.replace(" ", "") != public:
+        raise UsageError(f"--owner-rows {args.owner_rows!r} differs from the files' sizes here ({public})")
+    if args.validation_labels is not None:
+        from ..datasets import load_labels
+
+        try:
+            y = load_labels(args.validation_labels)
+        except DpsummError as exc:
+            raise UsageError(f"--validation-labels: {exc}") from None
+        if y.shape != (rows,):
+            raise UsageError(
+                f"--validation-labels must hold one label per validation row ({rows}), got shape {y.shape}"
+            )
+    _check_strata_files(args, method_arg(args), owners, strata)
+    if args.output:
+        writable_dir(str(Path(args.output).resolve().parent), "--output")
+    if args.out:
+        writable_dir(args.out, "--out")
+    return public
+
+
+def _deployment_commands(
+    args: argparse.Namespace,
+    owners: dict[str, str],
+    labels: dict[str, str],
+    strata: dict[str, str],
+    tables: dict[str, str],
+    run_config: dict[str, Any],
+    flwr_version: str,
+) -> list[str]:
+    """The commands of a deployment on several machines (without --run), each with the comment saying where it
+    runs: the SuperLink, the node keys, one SuperNode per party, the flwr CLI connection and the run."""
 
     q = shlex.quote
     tls = None if args.insecure else Path(args.tls_dir or "tls")
@@ -277,7 +307,7 @@ def _run(args: argparse.Namespace) -> int:
     out = args.output or "/var/lib/dpsumm/result.npz"
     run_config["output"] = out
     lines = [
-        "# Every machine: pip install 'dpsumm[flower]'   (flwr==" + flower.FLWR_VERSION + ")",
+        "# Every machine: pip install 'dpsumm[flower]'   (flwr==" + flwr_version + ")",
         "# Every Flower process: export FLWR_TELEMETRY_ENABLED=0 FLWR_DISABLE_UPDATE_CHECK=1",
         "",
     ]
@@ -324,30 +354,7 @@ def _run(args: argparse.Namespace) -> int:
         lines += [f"flwr supernode register keys/{n}.key.pub dpsumm --name {q(n)}" for n, _, _ in parties]
         lines.append("")
     lines.append("# 3. One SuperNode per party, each on its own machine (data paths are on that machine):")
-    for name, role, path in parties:
-        cfg = f"role={_toml_value(role)} name={_toml_value(name)} data={_toml_value(path)}"
-        if name in labels:
-            cfg += f" labels={_toml_value(labels[name])}"
-        if name in strata:
-            cfg += f" strata={_toml_value(strata[name])}"
-        cfg += "".join(f" {k}={_toml_value(v)}" for k, v in tables.items())
-        node = ["flower-supernode", "--superlink", args.superlink, "--node-config", cfg]
-        node += ["--insecure"] if tls is None else ["--root-certificates", str(tls / "ca.crt")]
-        if args.node_auth:
-            node += ["--auth-supernode-private-key", f"keys/{name}.key"]
-        lines += [f"#   {role} {name}:", " ".join(q(a) for a in node)]
-        above = _consumer_caps(run_config)
-        if role == "consumer" and above is not None:
-            lines.append(
-                f"#   (this run asks the consumer for epsilon {above[0]:g}, delta {above[1]:g}, above its node's default "
-                f"caps: its node refuses unless its operator adds max-epsilon={above[0]!r} max-delta={above[1]!r} to "
-                "its --node-config.)"
-            )
-        if role == "consumer" and _releases_exact(method_arg(args)):
-            lines.append(
-                "#   (this run asks the consumer for its exact hashed validation mean, with no noise: NOT private. "
-                "Its node refuses unless its operator adds allow-exact-release=true to its --node-config.)"
-            )
+    lines += _supernode_commands(args, parties, labels, strata, tables, run_config, tls)
     lines += [
         "",
         "# 4. Where the run is started (any machine that reaches the SuperLink): the flwr CLI connection,",
@@ -371,8 +378,49 @@ def _run(args: argparse.Namespace) -> int:
         f"# The ServerApp writes the summary to {out} on the SuperLink's machine",
         "# (python -c \"import dpsumm.flower as f; print(f.load_result('" + out + "'))\").",
     ]
-    print("\n".join(lines))
-    return 0
+    return lines
+
+
+def _supernode_commands(
+    args: argparse.Namespace,
+    parties: list[tuple[str, str, str]],
+    labels: dict[str, str],
+    strata: dict[str, str],
+    tables: dict[str, str],
+    run_config: dict[str, Any],
+    tls: Path | None,
+) -> list[str]:
+    """Step 3 of the printed deployment: each party's ``flower-supernode`` command with its node config, and what
+    the consumer's operator must allow for this run."""
+    from ..flower.config import _toml_value
+
+    q = shlex.quote
+    out: list[str] = []
+    for name, role, path in parties:
+        cfg = f"role={_toml_value(role)} name={_toml_value(name)} data={_toml_value(path)}"
+        if name in labels:
+            cfg += f" labels={_toml_value(labels[name])}"
+        if name in strata:
+            cfg += f" strata={_toml_value(strata[name])}"
+        cfg += "".join(f" {k}={_toml_value(v)}" for k, v in tables.items())
+        node = ["flower-supernode", "--superlink", args.superlink, "--node-config", cfg]
+        node += ["--insecure"] if tls is None else ["--root-certificates", str(tls / "ca.crt")]
+        if args.node_auth:
+            node += ["--auth-supernode-private-key", f"keys/{name}.key"]
+        out += [f"#   {role} {name}:", " ".join(q(a) for a in node)]
+        above = _consumer_caps(run_config)
+        if role == "consumer" and above is not None:
+            out.append(
+                f"#   (this run asks the consumer for epsilon {above[0]:g}, delta {above[1]:g}, above its node's default "
+                f"caps: its node refuses unless its operator adds max-epsilon={above[0]!r} max-delta={above[1]!r} to "
+                "its --node-config.)"
+            )
+        if role == "consumer" and _releases_exact(method_arg(args)):
+            out.append(
+                "#   (this run asks the consumer for its exact hashed validation mean, with no noise: NOT private. "
+                "Its node refuses unless its operator adds allow-exact-release=true to its --node-config.)"
+            )
+    return out
 
 
 def _releases_exact(method: Any) -> bool:

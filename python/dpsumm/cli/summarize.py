@@ -271,7 +271,6 @@ def _split_strata(owner_strata: list[Any], res: Any) -> list[Any] | None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .. import datasets
     from ..quality import quality_lines, quality_report
     from ..summarize import summarize
 
@@ -307,40 +306,12 @@ def _run(args: argparse.Namespace) -> int:
     owners, owner_strata, scaler = _owners_with_labels(
         args, header=header, index=index, scaler_of=scaler_of, buys_strata=buys_strata
     )
-    features = None if args.features is None else args.features
-    try:
-        val_table = datasets.read_party_table(
-            args.validation,
-            features=features,
-            label_column=label_column if isinstance(label_column, str) else None,
-            strata_columns=args.strata_columns if args.validation_strata is None else None,
-            header=header,
-            index=index,
-            argument="validation",
-            labels_required=False,
-        )
-    except InvalidParameterError as exc:
-        flag = {"features": "--features", "strata_columns": "--strata-columns"}.get(exc.argument or "", "--validation")
-        raise UsageError(_flagged(exc, flag)) from None
-    if not args.json:
-        print(f"read {val_table.describe()}")
+    val_table = _read_validation(args, header, index, label_column)
     validation = val_table.data if scaler is None else scaler(val_table.data)
     if seed_rows is not None and scaler is not None:
         seed = scaler(seed_rows)
     check_report_delta(args, int(validation.shape[0]))  # before any noise
-    val_labels = None if val_table.labels is None else _integral(val_table.labels)
-    if args.validation_labels is not None:
-        val_labels = _integral(_labels_file(args.validation_labels, "--validation-labels", validation.shape[0], header))
-    if getattr(method, "needs_labels", False) and val_labels is None:
-        raise UsageError(
-            f"--purchase labels releases the validation rows' label histogram: {args.validation} has no column "
-            f"{args.label_column!r}; give the labels with --validation-labels PATH"
-        )
-    val_strata = val_table.strata
-    if args.validation_strata is not None:
-        from ..strata import load_strata
-
-        val_strata = load_strata(args.validation_strata, validation.shape[0], "--validation-strata")
+    val_labels, val_strata = _validation_labels_and_strata(args, method, val_table, int(validation.shape[0]), header)
     try:
         res = summarize(
             owners,
@@ -390,3 +361,48 @@ def _run(args: argparse.Namespace) -> int:
             f"report in {out / 'report.json'} (draw it: dpsumm report {out})"
         )
     return 0
+
+
+def _read_validation(args: argparse.Namespace, header: Any, index: Any, label_column: int | str | None) -> Any:
+    """The --validation table (its label and strata columns set aside as the flags say), described unless --json."""
+    from .. import datasets
+
+    features = None if args.features is None else args.features
+    try:
+        val_table = datasets.read_party_table(
+            args.validation,
+            features=features,
+            label_column=label_column if isinstance(label_column, str) else None,
+            strata_columns=args.strata_columns if args.validation_strata is None else None,
+            header=header,
+            index=index,
+            argument="validation",
+            labels_required=False,
+        )
+    except InvalidParameterError as exc:
+        flag = {"features": "--features", "strata_columns": "--strata-columns"}.get(exc.argument or "", "--validation")
+        raise UsageError(_flagged(exc, flag)) from None
+    if not args.json:
+        print(f"read {val_table.describe()}")
+    return val_table
+
+
+def _validation_labels_and_strata(
+    args: argparse.Namespace, method: Any, val_table: Any, n_validation: int, header: Any
+) -> tuple[Any, Any]:
+    """The validation rows' labels (their column, or --validation-labels) and strata (their columns, or
+    --validation-strata); a purchase by label refuses a run without labels."""
+    val_labels = None if val_table.labels is None else _integral(val_table.labels)
+    if args.validation_labels is not None:
+        val_labels = _integral(_labels_file(args.validation_labels, "--validation-labels", n_validation, header))
+    if getattr(method, "needs_labels", False) and val_labels is None:
+        raise UsageError(
+            f"--purchase labels releases the validation rows' label histogram: {args.validation} has no column "
+            f"{args.label_column!r}; give the labels with --validation-labels PATH"
+        )
+    val_strata = val_table.strata
+    if args.validation_strata is not None:
+        from ..strata import load_strata
+
+        val_strata = load_strata(args.validation_strata, n_validation, "--validation-strata")
+    return val_labels, val_strata

@@ -15,7 +15,6 @@ from .._validation import bool_flag
 from ..errors import InvalidParameterError
 from ..files import _os_error, _path_like
 from .records import (
-    EXPERIMENT_METHODS,
     PLOT_FIELDS,
     RESULT_FIELDS,
     Record,
@@ -29,9 +28,16 @@ from .records import (
     format_table,
 )
 
-_COLOURS = dict(
-    zip(EXPERIMENT_METHODS, ("tab:blue", "black", "tab:red", "tab:orange", "tab:purple", "tab:green", "tab:brown"))
-)
+#: One colour per method of :data:`EXPERIMENT_METHODS` (tests/experiments/test_plots.py checks every one has one).
+_COLOURS = {
+    "nominations": "tab:blue",
+    "central-greedy": "black",
+    "paper": "tab:red",
+    "paper-greedy": "tab:orange",
+    "uniform": "tab:purple",
+    "exact-greedy": "tab:green",
+    "pfds": "tab:brown",
+}
 _VARIANT_COLOURS = ("tab:blue", "tab:cyan", "tab:olive", "tab:pink", "tab:gray", "tab:brown", "tab:green")
 
 

@@ -15,9 +15,11 @@ import numpy as np
 from .._validation import bool_flag, bounded_int
 from ..errors import InvalidParameterError
 from ..files import _is_dir, _is_file, _os_error, _path_like
+from ..methods import METHODS
 from ..metrics import mmd_increase_pct
 
-EXPERIMENT_METHODS = ("nominations", "central-greedy", "paper", "paper-greedy", "uniform", "exact-greedy", "pfds")
+#: The methods an experiment runs by name: every method of :data:`dpsumm.methods.METHODS`, and PFDS.
+EXPERIMENT_METHODS: tuple[str, ...] = (*METHODS, "pfds")
 #: The baseline of ``mmd_increase_pct``: the first of these among the methods run.
 BASELINES = ("central-greedy", "paper-greedy")
 CLASSIFIERS = ("mlp", "svm")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -185,133 +186,203 @@ def run_experiment(
         raise InvalidParameterError("`pfds_epsilon` is needed when 'paper' is not among the methods", "pfds_epsilon")
     if pfds_epsilon is not None:
         pfds_epsilon = positive_float(pfds_epsilon, "pfds_epsilon")
-    random_state = seed0
-    schedules: dict[int, accounting.Schedule] = {}
     # baselines first (the others are reported against them), the paper's run before pfds (pfds takes its ε)
     rank = {"central-greedy": 0, "paper-greedy": 0, "paper": 1, "pfds": 3}
     order = sorted(specs, key=lambda spec: rank.get(spec[0], 2))
-    # ε is reported at the budget's δ's, or at the paper's (1e-4 owners, 0.01 validation).
-    delta_o = privacy.delta if privacy is not None and privacy.delta is not None else DELTA_OWNERS
-    delta_v = privacy.validation_delta if privacy is not None else DELTA_VALIDATION
-    fit = _classifier(classifier)
+    settings = _Settings(
+        privacy=privacy,
+        # ε is reported at the budget's δ's, or at the paper's (1e-4 owners, 0.01 validation).
+        delta_o=privacy.delta if privacy is not None and privacy.delta is not None else DELTA_OWNERS,
+        delta_v=privacy.validation_delta if privacy is not None else DELTA_VALIDATION,
+        fit=_classifier(classifier),
+        variant=variant,
+        pfds_epsilon=pfds_epsilon,
+    )
     records: list[Record] = []
     from tqdm.auto import tqdm
 
     bar = tqdm(total=int(repeats) * len(sizes) * len(order), disable=not progress, desc="experiment", unit="run")
     try:
         for r in range(int(repeats)):
-            data = split(r)
-            if not isinstance(data, LabelSplit):
-                raise InvalidParameterError(
-                    f"`split` must return a dpsumm.datasets.LabelSplit, got {type(data).__name__} for repeat {r}",
-                    "split",
-                )
-            rows = sum(len(o) for o in data.owners)
-            if max(sizes) > rows:
-                raise InvalidParameterError(
-                    f"`sizes`: {max(sizes)} exceeds the {rows} owner rows of repeat {r}'s split", "sizes"
-                )
+            data = _repeat_split(split, r, sizes)
             g = median_gamma(data.seed_set) if median else float(gamma)
-            held_out_term = offdiagonal_kernel_mean(data.test, g) if len(data.test) >= 2 else None
-            owners = [
-                Owner(o, labels=lab, name=f"owner-{k}")
-                for k, (o, lab) in enumerate(zip(data.owners, data.owner_labels))
-            ]
+            repeat = _Repeat(
+                data=data,
+                r=r,
+                seed=seed0 + r,
+                gamma=g,
+                held_out_term=offdiagonal_kernel_mean(data.test, g) if len(data.test) >= 2 else None,
+                owners=[
+                    Owner(o, labels=lab, name=f"owner-{k}")
+                    for k, (o, lab) in enumerate(zip(data.owners, data.owner_labels))
+                ],
+            )
             for size in sizes:
                 private_eps: float | None = None
                 for method, build in order:
                     bar.set_postfix_str(f"repeat {r} size {size} {method}")
-                    t0 = time.perf_counter()
-                    eps_o = eps_o_h2 = eps_v = None
-                    run_delta_v = delta_v
-                    if method == "pfds":
-                        eps_pfds = pfds_epsilon if pfds_epsilon is not None else private_eps
-                        assert eps_pfds is not None
-                        pts, labs, eps = _run_pfds(data, size, eps_pfds, random_state + r)
-                        accessed = 0
-                        eps_o = eps_o_h2 = eps
-                    else:
-                        meth = build(size)
-                        kw: dict[str, Any] = {}
-                        if method in ("paper", "paper-greedy"):
-                            kw["seed_set"] = data.seed_set
-                        if method == "paper" and privacy is not None:
-                            if size not in schedules:
-                                schedules[size] = accounting.calibrate(
-                                    privacy,
-                                    size,
-                                    len(owners),
-                                    meth.dim,  # type: ignore[attr-defined]
-                                    seed_set_size=max(1, len(data.seed_set)),
-                                )
-                            meth = meth.set_params(schedule=schedules[size])
-                        if meth.needs_labels:  # a purchase by label: the consumer's labels (the split's, public set)
-                            kw["validation_labels"] = data.validation_labels
-                        if method == "nominations" and privacy is not None:  # the release spends the validation pair
-                            kw["privacy"] = accounting.Budget(
-                                validation_epsilon=privacy.validation_epsilon, validation_delta=privacy.validation_delta
-                            )
-                        with warnings.catch_warnings():  # the experiment measures every method's MMD² itself
-                            warnings.simplefilter("ignore", SummaryFitWarning)
-                            res = summarize(
-                                owners,
-                                data.validation,
-                                size,
-                                meth,
-                                gamma=g,
-                                random_state=random_state + r,
-                                progress=False,
-                                **kw,
-                            )
-                        pts, labs, accessed = res.points, res.labels, res.accessed.total  # type: ignore[assignment]
-                        run_delta_v = delta_v
-                        if res.privacy is not None:
-                            if method == "nominations":  # at the release's own delta_v (the budget's)
-                                stored = (res.privacy.deltas or {}).get("validation")
-                                run_delta_v = delta_v if stored is None else float(stored)
-                            eps_o = _finite_or_none(res.privacy.epsilon("owners", delta_o))
-                            eps_o_h2 = res.privacy.epsilon("owners", delta_o, include_auction=False)
-                            eps_v = res.privacy.epsilon("validation", run_delta_v)
-                            if method == "paper":
-                                private_eps = eps_o_h2
-                    seconds = time.perf_counter() - t0
-                    value = mmd2(pts, data.validation, g)
-                    population = (
-                        population_mmd2(pts, data.test, g, held_out_term=held_out_term)
-                        if held_out_term is not None
-                        else None
-                    )
-                    acc = fit(pts, labs, data.test, data.test_labels) if labs is not None else None
-                    records.append(
-                        Record(
-                            method=method,
-                            size=size,
-                            repeat=r,
-                            mmd2=value,
-                            mmd_increase_pct=None,
-                            accuracy=acc,
-                            accessed=int(accessed),
-                            epsilon_owners=eps_o,
-                            epsilon_validation=eps_v,
-                            seconds=seconds,
-                            epsilon_owners_h2=eps_o_h2,
-                            gamma=g,
-                            delta_owners=delta_o if eps_o_h2 is not None and method != "pfds" else None,
-                            delta_validation=(run_delta_v if method != "pfds" else delta_v)
-                            if eps_v is not None
-                            else None,
-                            variant=variant,
-                            nominees=res.extra.get("nominees") if method == "nominations" else None,
-                            dim=None if method == "pfds" else int(res.hasher.dim),
-                            certification="seeded: NOT private" if method == "pfds" else res.certification().status,
-                            mmd2_population=population,
-                            purchase=res.extra.get("purchase") if method == "nominations" else None,
-                        )
-                    )
+                    record, private_eps = _run_one(method, build, size, repeat, settings, private_eps)
+                    records.append(record)
                     bar.update(1)
     finally:
         bar.close()
     return relative_to_baseline(records)
+
+
+@dataclasses.dataclass
+class _Settings:
+    """What every run of an experiment shares."""
+
+    privacy: accounting.Budget | None
+    delta_o: float
+    delta_v: float | None
+    fit: Callable[..., float]
+    variant: str
+    pfds_epsilon: float | None
+    schedules: dict[int, accounting.Schedule] = dataclasses.field(default_factory=dict)  # the paper's, by size
+
+
+@dataclasses.dataclass
+class _Repeat:
+    """One repeat's data and what is computed once from it."""
+
+    data: LabelSplit
+    r: int
+    seed: int  # the protocol's seed: the base seed + r
+    gamma: float
+    held_out_term: float | None
+    owners: list[Owner]
+
+
+def _repeat_split(split: Callable[[int], LabelSplit], r: int, sizes: list[int]) -> LabelSplit:
+    """Repeat ``r``'s split, checked against the summary sizes."""
+    data = split(r)
+    if not isinstance(data, LabelSplit):
+        raise InvalidParameterError(
+            f"`split` must return a dpsumm.datasets.LabelSplit, got {type(data).__name__} for repeat {r}",
+            "split",
+        )
+    rows = sum(len(o) for o in data.owners)
+    if max(sizes) > rows:
+        raise InvalidParameterError(
+            f"`sizes`: {max(sizes)} exceeds the {rows} owner rows of repeat {r}'s split", "sizes"
+        )
+    return data
+
+
+@dataclasses.dataclass
+class _Outcome:
+    """What one method's run of one size gave: the rows (and labels) bought and each party's ε."""
+
+    points: np.ndarray | None
+    labels: np.ndarray | None
+    accessed: int
+    eps_o: float | None = None
+    eps_o_h2: float | None = None
+    eps_v: float | None = None
+    delta_v: float | None = None
+    result: Any = None  # the SummaryResult (None for pfds)
+
+
+def _run_summary(method: str, build: Callable[[int], Any], size: int, repeat: _Repeat, settings: _Settings) -> _Outcome:
+    """One run of a dpsumm method (every method but pfds) at ``size``, ε read at the reported δ's."""
+    data, privacy = repeat.data, settings.privacy
+    meth = build(size)
+    kw: dict[str, Any] = {}
+    if method in ("paper", "paper-greedy"):
+        kw["seed_set"] = data.seed_set
+    if method == "paper" and privacy is not None:
+        if size not in settings.schedules:
+            settings.schedules[size] = accounting.calibrate(
+                privacy,
+                size,
+                len(repeat.owners),
+                meth.dim,  # type: ignore[attr-defined]
+                seed_set_size=max(1, len(data.seed_set)),
+            )
+        meth = meth.set_params(schedule=settings.schedules[size])
+    if meth.needs_labels:  # a purchase by label: the consumer's labels (the split's, public set)
+        kw["validation_labels"] = data.validation_labels
+    if method == "nominations" and privacy is not None:  # the release spends the validation pair
+        kw["privacy"] = accounting.Budget(
+            validation_epsilon=privacy.validation_epsilon, validation_delta=privacy.validation_delta
+        )
+    with warnings.catch_warnings():  # the experiment measures every method's MMD² itself
+        warnings.simplefilter("ignore", SummaryFitWarning)
+        res = summarize(
+            repeat.owners,
+            data.validation,
+            size,
+            meth,
+            gamma=repeat.gamma,
+            random_state=repeat.seed,
+            progress=False,
+            **kw,
+        )
+    out = _Outcome(res.points, res.labels, res.accessed.total, delta_v=settings.delta_v, result=res)
+    if res.privacy is not None:
+        if method == "nominations":  # at the release's own delta_v (the budget's)
+            stored = (res.privacy.deltas or {}).get("validation")
+            out.delta_v = settings.delta_v if stored is None else float(stored)
+        out.eps_o = _finite_or_none(res.privacy.epsilon("owners", settings.delta_o))
+        out.eps_o_h2 = res.privacy.epsilon("owners", settings.delta_o, include_auction=False)
+        out.eps_v = res.privacy.epsilon("validation", out.delta_v)
+    return out
+
+
+def _run_one(
+    method: str,
+    build: Callable[[int], Any],
+    size: int,
+    repeat: _Repeat,
+    settings: _Settings,
+    private_eps: float | None,
+) -> tuple[Record, float | None]:
+    """The record of ``method`` at ``size`` in ``repeat``, and the owners' ε of the size's private run so far (the
+    paper's, which pfds takes when no ``pfds_epsilon`` is given)."""
+    data, g = repeat.data, repeat.gamma
+    t0 = time.perf_counter()
+    if method == "pfds":
+        eps_pfds = settings.pfds_epsilon if settings.pfds_epsilon is not None else private_eps
+        assert eps_pfds is not None
+        pts, labs, eps = _run_pfds(data, size, eps_pfds, repeat.seed)
+        run = _Outcome(pts, labs, 0, eps_o=eps, eps_o_h2=eps, delta_v=settings.delta_v)
+    else:
+        run = _run_summary(method, build, size, repeat, settings)
+        if method == "paper" and run.result.privacy is not None:
+            private_eps = run.eps_o_h2
+    seconds = time.perf_counter() - t0
+    value = mmd2(run.points, data.validation, g)
+    population = (
+        population_mmd2(run.points, data.test, g, held_out_term=repeat.held_out_term)
+        if repeat.held_out_term is not None
+        else None
+    )
+    acc = settings.fit(run.points, run.labels, data.test, data.test_labels) if run.labels is not None else None
+    res = run.result
+    record = Record(
+        method=method,
+        size=size,
+        repeat=repeat.r,
+        mmd2=value,
+        mmd_increase_pct=None,
+        accuracy=acc,
+        accessed=int(run.accessed),
+        epsilon_owners=run.eps_o,
+        epsilon_validation=run.eps_v,
+        seconds=seconds,
+        epsilon_owners_h2=run.eps_o_h2,
+        gamma=g,
+        delta_owners=settings.delta_o if run.eps_o_h2 is not None and method != "pfds" else None,
+        delta_validation=(run.delta_v if method != "pfds" else settings.delta_v) if run.eps_v is not None else None,
+        variant=settings.variant,
+        nominees=res.extra.get("nominees") if method == "nominations" else None,
+        dim=None if method == "pfds" else int(res.hasher.dim),
+        certification="seeded: NOT private" if method == "pfds" else res.certification().status,
+        mmd2_population=population,
+        purchase=res.extra.get("purchase") if method == "nominations" else None,
+    )
+    return record, private_eps
 
 
 def broadcast_error(

@@ -35,9 +35,9 @@ key                            default        meaning
                                               purchase (:data:`METHOD_KEYS`, made from the options'
                                               declarations: ``nominees``, ``purchase``, ``dim``, ``label-set``,
                                               ...; their classes' docstrings give the meaning). ``purchase`` is a
-                                              purchase's name (``nominees``, ``labels``, ``winners``); a purchase
-                                              option alone picks the purchase that has it
-``label-set``                  ""             the public label set (a purchase option alone picks ``labels``),
+                                              purchase's name (a key of :data:`dpsumm.methods.PURCHASES`); a
+                                              purchase option alone picks the purchase that has it
+``label-set``                  ""             the public label set (alone: the default purchase, which has it),
                                               as text, comma-separated (``"0,1,2"``; numbers read as numbers) or
                                               a JSON list
                                               (``'["cat", "dog"]'``, ``'["0", "1"]'`` for string labels);

@@ -75,60 +75,12 @@ class Domain:
         cats = {} if categories is None else categories
         if not isinstance(cats, Mapping):
             raise InvalidParameterError("`categories` must be a mapping {column: [values]}", "categories")
-        if isinstance(bounds, np.ndarray):
-            if bounds.dtype.kind not in "fiu":
-                raise InvalidParameterError(f"`bounds` must hold real numbers, got dtype {bounds.dtype}", "bounds")
-            arr = np.asarray(bounds, dtype=np.float64)
-            if arr.ndim != 2 or arr.shape[1] != 2:
-                raise InvalidParameterError(f"`bounds` must have shape (d, 2), got {arr.shape}", "bounds")
-            rows: list[Any] = [None if np.isnan(r).all() else (float(r[0]), float(r[1])) for r in arr]
-        else:
-            try:
-                rows = list(bounds)
-            except TypeError as exc:
-                raise InvalidParameterError("`bounds` must be a sequence of (low, high) or None", "bounds") from exc
+        rows = _bound_rows(bounds)
         d = len(rows)
         if d == 0:
             raise InvalidParameterError("`bounds` must describe at least one attribute", "bounds")
-        lower = np.full(d, np.nan)
-        upper = np.full(d, np.nan)
-        self.categories: dict[int, np.ndarray] = {}
-        for j, cj in cats.items():
-            if isinstance(j, bool) or not isinstance(j, numbers.Integral) or not 0 <= int(j) < d:
-                raise InvalidParameterError(f"`categories` key {j!r} is not a column index in [0, {d})", "categories")
-            try:
-                vals = np.asarray(list(cj), dtype=np.float64)
-            except (TypeError, ValueError) as exc:
-                raise InvalidParameterError(
-                    f"`categories[{j}]` must be a non-empty list of finite numbers: {exc}", "categories"
-                ) from None
-            if vals.ndim != 1 or vals.size == 0 or not np.isfinite(vals).all():
-                raise InvalidParameterError(
-                    f"`categories[{j}]` must be a non-empty list of finite numbers", "categories"
-                )
-            if np.unique(vals).size != vals.size:
-                raise InvalidParameterError(f"`categories[{j}]` has repeated values", "categories")
-            self.categories[int(j)] = np.sort(vals)
-        for j, b in enumerate(rows):
-            if j in self.categories:
-                if b is not None:
-                    raise InvalidParameterError(
-                        f"attribute {j} has both bounds and categories; give `bounds[{j}] = None`", "bounds"
-                    )
-                continue
-            if b is None:
-                raise InvalidParameterError(f"missing bounds for numeric attribute {j} (and no categories)", "bounds")
-            try:
-                lo, hi = (float(v) for v in b)
-            except (TypeError, ValueError, OverflowError) as exc:
-                raise InvalidParameterError(f"`bounds[{j}]` must be a pair (low, high), got {b!r}", "bounds") from exc
-            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-                raise InvalidParameterError(
-                    f"`bounds[{j}]` must be finite with low < high, got ({lo!r}, {hi!r})", "bounds"
-                )
-            lower[j], upper[j] = lo, hi
-        self.lower = lower
-        self.upper = upper
+        self.categories: dict[int, np.ndarray] = _checked_categories(cats, d)
+        self.lower, self.upper = _numeric_bounds(rows, self.categories)
         self.n_features = d
         self.is_categorical = np.zeros(d, dtype=bool)
         self.is_categorical[list(self.categories)] = True
@@ -136,42 +88,8 @@ class Domain:
             raise InvalidParameterError(
                 "give exactly one of `classes` (classification) and `label_range` (regression)", "classes"
             )
-        self.classes: np.ndarray | None = None
-        self.label_range: tuple[float, float] | None = None
-        if classes is not None:
-            if isinstance(classes, (str, bytes)) or not isinstance(classes, Iterable):
-                raise InvalidParameterError(
-                    f"`classes` must be a list of labels, got {type(classes).__name__}", "classes"
-                )
-            if isinstance(classes, Sized) and len(classes) > MAX_CLASSES:
-                raise InvalidParameterError(
-                    f"`classes` lists {len(classes)} labels, more than the cap of {MAX_CLASSES}", "classes"
-                )
-            try:
-                cl = np.asarray(list(classes))
-            except Exception as exc:  # numpy raises many types on ragged or exotic input
-                raise InvalidParameterError(f"`classes` must list labels: {exc}", "classes") from None
-            if cl.ndim != 1 or cl.size < 2:
-                raise InvalidParameterError("`classes` must list at least two labels", "classes")
-            if cl.size > MAX_CLASSES:
-                raise InvalidParameterError(
-                    f"`classes` lists {cl.size} labels, more than the cap of {MAX_CLASSES}", "classes"
-                )
-            if cl.dtype.kind not in "iufUSb" or (cl.dtype.kind == "f" and not np.isfinite(cl).all()):
-                raise InvalidParameterError(
-                    f"`classes` must be finite numbers or strings, got {cl.tolist()!r:.80}", "classes"
-                )
-            if np.unique(cl).size != cl.size:
-                raise InvalidParameterError("`classes` has repeated labels", "classes")
-            self.classes = np.sort(cl)
-        else:
-            try:
-                lo, hi = (float(v) for v in label_range)  # type: ignore[union-attr]
-            except (TypeError, ValueError, OverflowError) as exc:
-                raise InvalidParameterError("`label_range` must be a pair (low, high)", "label_range") from exc
-            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-                raise InvalidParameterError("`label_range` must be finite with low < high", "label_range")
-            self.label_range = (lo, hi)
+        self.classes: np.ndarray | None = None if classes is None else _checked_classes(classes)
+        self.label_range: tuple[float, float] | None = None if label_range is None else _checked_range(label_range)
 
     @classmethod
     def box(
@@ -333,3 +251,98 @@ class Domain:
     def __repr__(self) -> str:
         label = f"classes={self.classes.tolist()}" if self.classes is not None else f"label_range={self.label_range}"
         return f"Domain(n_features={self.n_features}, categorical={sorted(self.categories)}, {label})"
+
+
+def _bound_rows(bounds: Any) -> list[Any]:
+    """``Domain``'s ``bounds`` as a list: ``(low, high)`` or None per attribute."""
+    if isinstance(bounds, np.ndarray):
+        if bounds.dtype.kind not in "fiu":
+            raise InvalidParameterError(f"`bounds` must hold real numbers, got dtype {bounds.dtype}", "bounds")
+        arr = np.asarray(bounds, dtype=np.float64)
+        if arr.ndim != 2 or arr.shape[1] != 2:
+            raise InvalidParameterError(f"`bounds` must have shape (d, 2), got {arr.shape}", "bounds")
+        rows: list[Any] = [None if np.isnan(r).all() else (float(r[0]), float(r[1])) for r in arr]
+    else:
+        try:
+            rows = list(bounds)
+        except TypeError as exc:
+            raise InvalidParameterError("`bounds` must be a sequence of (low, high) or None", "bounds") from exc
+    return rows
+
+
+def _checked_categories(cats: Mapping[Any, Any], d: int) -> dict[int, np.ndarray]:
+    """``Domain``'s ``categories``: each key a column of ``d``, each value the sorted distinct finite values."""
+    out: dict[int, np.ndarray] = {}
+    for j, cj in cats.items():
+        if isinstance(j, bool) or not isinstance(j, numbers.Integral) or not 0 <= int(j) < d:
+            raise InvalidParameterError(f"`categories` key {j!r} is not a column index in [0, {d})", "categories")
+        try:
+            vals = np.asarray(list(cj), dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(
+                f"`categories[{j}]` must be a non-empty list of finite numbers: {exc}", "categories"
+            ) from None
+        if vals.ndim != 1 or vals.size == 0 or not np.isfinite(vals).all():
+            raise InvalidParameterError(f"`categories[{j}]` must be a non-empty list of finite numbers", "categories")
+        if np.unique(vals).size != vals.size:
+            raise InvalidParameterError(f"`categories[{j}]` has repeated values", "categories")
+        out[int(j)] = np.sort(vals)
+    return out
+
+
+def _numeric_bounds(rows: list[Any], categories: dict[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Every attribute's ``(lower, upper)`` (NaN for a categorical one): finite, low < high."""
+    d = len(rows)
+    lower = np.full(d, np.nan)
+    upper = np.full(d, np.nan)
+    for j, b in enumerate(rows):
+        if j in categories:
+            if b is not None:
+                raise InvalidParameterError(
+                    f"attribute {j} has both bounds and categories; give `bounds[{j}] = None`", "bounds"
+                )
+            continue
+        if b is None:
+            raise InvalidParameterError(f"missing bounds for numeric attribute {j} (and no categories)", "bounds")
+        try:
+            lo, hi = (float(v) for v in b)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise InvalidParameterError(f"`bounds[{j}]` must be a pair (low, high), got {b!r}", "bounds") from exc
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise InvalidParameterError(f"`bounds[{j}]` must be finite with low < high, got ({lo!r}, {hi!r})", "bounds")
+        lower[j], upper[j] = lo, hi
+    return lower, upper
+
+
+def _checked_classes(classes: Any) -> np.ndarray:
+    """``Domain``'s ``classes``, sorted: at least two distinct finite numbers or strings, at most ``MAX_CLASSES``."""
+    if isinstance(classes, (str, bytes)) or not isinstance(classes, Iterable):
+        raise InvalidParameterError(f"`classes` must be a list of labels, got {type(classes).__name__}", "classes")
+    if isinstance(classes, Sized) and len(classes) > MAX_CLASSES:
+        raise InvalidParameterError(
+            f"`classes` lists {len(classes)} labels, more than the cap of {MAX_CLASSES}", "classes"
+        )
+    try:
+        cl = np.asarray(list(classes))
+    except Exception as exc:  # numpy raises many types on ragged or exotic input
+        raise InvalidParameterError(f"`classes` must list labels: {exc}", "classes") from None
+    if cl.ndim != 1 or cl.size < 2:
+        raise InvalidParameterError("`classes` must list at least two labels", "classes")
+    if cl.size > MAX_CLASSES:
+        raise InvalidParameterError(f"`classes` lists {cl.size} labels, more than the cap of {MAX_CLASSES}", "classes")
+    if cl.dtype.kind not in "iufUSb" or (cl.dtype.kind == "f" and not np.isfinite(cl).all()):
+        raise InvalidParameterError(f"`classes` must be finite numbers or strings, got {cl.tolist()!r:.80}", "classes")
+    if np.unique(cl).size != cl.size:
+        raise InvalidParameterError("`classes` has repeated labels", "classes")
+    return np.sort(cl)
+
+
+def _checked_range(label_range: Any) -> tuple[float, float]:
+    """``Domain``'s ``label_range``: finite, low < high."""
+    try:
+        lo, hi = (float(v) for v in label_range)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidParameterError("`label_range` must be a pair (low, high)", "label_range") from exc
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise InvalidParameterError("`label_range` must be finite with low < high", "label_range")
+    return (lo, hi)

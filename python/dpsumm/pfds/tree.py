@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -196,13 +196,19 @@ def _grow(
     domain: Domain, Z: np.ndarray, yi: np.ndarray, epsilon_level: float, h_max: int, t: int, rng: Csprng
 ) -> PrivateTree:
     """Algorithm 3 on validated inputs (index space). Breadth first; see :func:`make_tree`."""
-    d = domain.n_features
-    n_classes = domain.n_classes
     struct_rng = rng.derive("pfds/tree/structure")
     cand_rng = rng.derive("pfds/tree/candidates")
     split_rng = rng.derive("pfds/tree/split")
     leaf_rng = rng.derive("pfds/tree/leaf")
+    structure = _structure(domain, h_max, struct_rng)
+    fitted = _fit_nodes(domain, Z, yi, epsilon_level, t, structure, cand_rng, split_rng, leaf_rng)
+    return PrivateTree(domain=domain, epsilon_level=epsilon_level, h_max=h_max, t=t, **structure, **fitted)
 
+
+def _structure(domain: Domain, h_max: int, struct_rng: Csprng) -> dict[str, Any]:
+    """Phase 1 of :func:`_grow`, data independent: every node's kind, split attribute, parent, depth and children
+    (the arrays of :class:`PrivateTree` of those names)."""
+    d = domain.n_features
     # Phase 1 - structure (data independent): selectAttribute (Alg. 3 lines 3, 17-20). A categorical
     # attribute is removed below the node that splits on it; numeric attributes can be reused.
     cat_cols = set(domain.categories)
@@ -265,6 +271,26 @@ def _grow(
     for k, c in enumerate(children):
         children_a[k, : len(c)] = c
 
+    return {"kind": kind_a, "feature": feature_a, "parent": parent_a, "depth": depth_a, "children": children_a}
+
+
+def _fit_nodes(
+    domain: Domain,
+    Z: np.ndarray,
+    yi: np.ndarray,
+    epsilon_level: float,
+    t: int,
+    structure: dict[str, np.ndarray],
+    cand_rng: Csprng,
+    split_rng: Csprng,
+    leaf_rng: Csprng,
+) -> dict[str, Any]:
+    """Phase 2 of :func:`_grow`, on the data: every node's box, split threshold and candidates, the leaves' noisy
+    counts and labels, and the levels that split (the arrays of :class:`PrivateTree` of those names)."""
+    d = domain.n_features
+    n_classes = domain.n_classes
+    kind_a, feature_a, depth_a, children_a = (structure[k] for k in ("kind", "feature", "depth", "children"))
+    n_nodes = len(kind_a)
     # Phase 2 - data: split selection (Alg. 3 lines 5, 21-23) and leaf counts (lines 13-15).
     root_lo, root_hi = domain.index_box()
     lower = np.empty((n_nodes, d))
@@ -313,24 +339,15 @@ def _grow(
             for b, c in enumerate(ch):
                 lower[c, a], upper[c, a] = float(b), float(b + 1)
                 rows[c] = idx[order[bounds[b] : bounds[b + 1]]]
-    return PrivateTree(
-        domain=domain,
-        epsilon_level=epsilon_level,
-        h_max=h_max,
-        t=t,
-        kind=kind_a,
-        feature=feature_a,
-        threshold=threshold,
-        candidates=candidates,
-        children=children_a,
-        parent=parent_a,
-        depth=depth_a,
-        lower=lower,
-        upper=upper,
-        leaf_counts=leaf_counts,
-        leaf_label=leaf_label,
-        split_levels=sorted(split_levels),
-    )
+    return {
+        "threshold": threshold,
+        "candidates": candidates,
+        "lower": lower,
+        "upper": upper,
+        "leaf_counts": leaf_counts,
+        "leaf_label": leaf_label,
+        "split_levels": sorted(split_levels),
+    }
 
 
 #: Most candidate split values per numeric split (``t``): each candidate is scored over the node's rows.

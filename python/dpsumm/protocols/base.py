@@ -27,7 +27,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from .. import accounting
-from .._validation import bounded_int, float_matrix, real_pair, seed_value
+from .._validation import Interval, OneOf, float_matrix, real_pair, seed_value
 from ..errors import InvalidParameterError
 from ..hashing import MAX_DIM, RFFHasher
 from ..preprocessing import check_kernel, median_gamma
@@ -38,6 +38,9 @@ from ..transport import Transport
 __all__ = [
     "OptionsObject",
     "option",
+    "dim_option",
+    "hash_seed_option",
+    "reveal_option",
     "SummaryMethod",
     "Plan",
     "RunSetup",
@@ -126,12 +129,37 @@ class RunSetup:
     extra: dict[str, Any] = field(default_factory=dict)
     public_rows: dict[str, int] | None = None
 
+    def __post_init__(self) -> None:
+        if self.public_rows is None and self.local is not None:  # every owner's rows are here: their sizes are known
+            self.public_rows = {o: int(d.shape[0]) for o, d in zip(self.owners, self.local.datas)}
 
-def option(default: Any, *, help: str, parse: str | None = None) -> Any:
-    """One option of a method or purchase object, declared once: its default and its help text (``parse`` names a
-    text form the command line and the Flower run config read it from, e.g. ``"label_set"``). The CLI flags, the
-    run config keys and the docs' option tables are made from these declarations."""
-    return field(default=default, metadata={"help": help, "parse": parse})
+
+def option(default: Any, *, help: str, constraint: Interval | OneOf | None = None, parse: str | None = None) -> Any:
+    """One option of a method or purchase object, declared once: its default, its help text and its ``constraint``
+    (an :class:`~dpsumm._validation.Interval` or :class:`~dpsumm._validation.OneOf`, checked at construction by
+    :class:`OptionsObject`, the value None passing when it is the default; ``parse`` names a text form the command
+    line and the Flower run config read it from, e.g. ``"label_set"``). The CLI flags, the run config keys and the
+    docs' option tables are made from these declarations."""
+    return field(default=default, metadata={"help": help, "parse": parse, "constraint": constraint})
+
+
+def dim_option(default: int) -> Any:
+    """h1's ``dim`` option (every method that hashes has one), ``default`` its own."""
+    return option(default, help="random features d of h1", constraint=Interval(int, 1, MAX_DIM))
+
+
+def reveal_option() -> Any:
+    """What the aggregator receives of a row it buys: ``reveal`` (the paper's methods and nominations)."""
+    return option(
+        "points",
+        help="points (default; the aggregator gets the raw rows it buys) or hashes (only their h1)",
+        constraint=OneOf(("points", "hashes")),
+    )
+
+
+def hash_seed_option() -> Any:
+    """h1's ``hash_seed`` option (every method that hashes has one)."""
+    return option(0, help="public seed of h1")
 
 
 class _MethodType(type):
@@ -194,7 +222,18 @@ class OptionsObject(metaclass=_MethodType):
     name: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
+        self._check_constraints()
         self._validate()
+
+    def _check_constraints(self) -> None:
+        """Every option's declared constraint (:func:`option`), in declaration order: the value checked and
+        normalised (an int, a float), or :class:`~dpsumm.InvalidParameterError` naming the option."""
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            constraint = f.metadata.get("constraint")
+            value = getattr(self, f.name)
+            if constraint is None or (value is None and f.default is None):
+                continue
+            object.__setattr__(self, f.name, constraint.check(value, f.name))
 
     @classmethod
     def _legacy_options(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -313,8 +352,6 @@ class SummaryMethod(OptionsObject):
         return refuse_unread(self, data)
 
     def _validate(self) -> None:
-        if hasattr(self, "dim"):
-            object.__setattr__(self, "dim", bounded_int(self.dim, "dim", 1, MAX_DIM))
         if hasattr(self, "hash_seed"):
             object.__setattr__(self, "hash_seed", seed_value(self.hash_seed, "hash_seed"))
 

@@ -13,7 +13,7 @@ from ..hashing import RFFHasher
 from ..kernels import exact_greedy, greedy_select
 from ..privacy import Csprng
 from ..results import Access, SummaryResult
-from .base import LocalData, RunSetup, SummaryMethod, option
+from .base import LocalData, RunSetup, SummaryMethod, dim_option, hash_seed_option
 
 __all__ = ["CentralGreedy", "ExactGreedy", "Uniform", "BASELINE_DIM", "uniform_picks", "central_greedy"]
 
@@ -81,8 +81,8 @@ class _CentralMethod(SummaryMethod):
 
     distributed: ClassVar[bool] = False
 
-    dim: int = option(BASELINE_DIM, help="random features d of h1")
-    hash_seed: int | str = option(0, help="public seed of h1")
+    dim: int = dim_option(BASELINE_DIM)
+    hash_seed: int | str = hash_seed_option()
 
     def picks(self, local: LocalData, size: int, hasher: RFFHasher) -> tuple[list[tuple[int, int]], list[float]]:
         """``(owner, row)`` of each summary row, and its greedy gain."""

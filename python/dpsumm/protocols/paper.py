@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from .. import _core, accounting
-from .._validation import bounded_int, choice_of, real_number
+from .._validation import Interval, real_number
 from ..errors import DpsummError, InvalidParameterError, ProtocolError
 from ..h2 import H2
 from ..hashing import RFFHasher
@@ -37,7 +37,7 @@ from ..messages import (
 from ..privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng
 from ..results import Access, SummaryResult
 from ..transport import PartyUnavailable, Transport
-from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod, option
+from .base import MAX_COUNT, Plan, RunSetup, SummaryMethod, dim_option, hash_seed_option, option, reveal_option
 
 __all__ = [
     "PaperProtocol",
@@ -300,114 +300,20 @@ class Aggregator:
         if h2 is not None:
             h2.add(self.seed_hashes)
         exact_sum = self.seed_hashes.astype(np.float64).sum(0)
-        auction_rng = self.rng.derive("auction")
-        chosen_count: dict[tuple[str, int], int] = {}
-        pool: list[_Pooled] = []
-        # Row k of pool_hashes[:len(pool)] is pool[k].hash: a growable buffer kept in step with the list.
-        # The pool is unordered (a winner is swap-removed in O(d), not shifted in O(pool)); pool_seq[k]
-        # is the arrival number of pool[k], so that a tie still goes to the earliest pooled row.
-        pool_hashes = np.zeros((64, c.dim), dtype=np.float32)
-        pool_seq = np.zeros(64, dtype=np.int64)
-        arrivals = 0
+        auction = _Auction(self.rng.derive("auction"), {o: k for k, o in enumerate(self.owners)})
+        pool = _Pool(c.dim)
         winners: list[_Pooled] = []
         win_values: list[float] = []
         trace: list[RoundRecord] = []
         bar = _progress(size, progress)
-        position = {o: k for k, o in enumerate(self.owners)}
         for rnd in range(1, size + 1):
             record = RoundRecord(round=rnd)
             q = len(self.seed_hashes) + rnd - 1
-            # line 5: g_l = h2(h1(D_s))
-            if c.private:
-                assert h2 is not None
-                if rnd == 1:
-                    g_sum = h2.release(c.t_init, c.epsilon_first_epoch_step)
-                    # Epoch 1 runs on the public seed set only: free (paper Section 4).
-                    self._record("owners", "mwem-public", c.epsilon_first_epoch_step, c.t_init, rnd, "h2(h1(D_init))")
-                else:
-                    eps = c.epsilon_epoch(rnd)
-                    g_sum = h2.release(c.t_subs, eps)
-                    self._record("owners", "mwem", eps, c.t_subs, rnd, f"h2(h1(D_s)) epoch {rnd}")
-            else:
-                g_sum = exact_sum / q if q > 0 else np.zeros(c.dim)
+            g_sum = self._summary_mean(rnd, q, h2, exact_sum)  # line 5: g_l = h2(h1(D_s))
             # docs/explanation/paper.md: b(x) = h1(x).(g~ - q/(q+1) g_l)
             v = (g_valid - (q / (q + 1.0)) * g_sum).astype(np.float32)
-            # line 6: bids
-            live = [o for o in self.owners if self.active[o]]
-            replies = self.transport.request_many({o: BidRequest(round=rnd, v=v) for o in live})
-            bids: dict[str, Bid] = {}
-            for o in live:
-                r = replies[o]
-                if isinstance(r, PartyUnavailable):
-                    self._exclude(o, r.reason, rnd, record)
-                    continue
-                problem = self._valid_bid(o, r, rnd)
-                if problem is not None:
-                    self._exclude(o, problem, rnd, record)
-                    continue
-                assert isinstance(r, Bid)
-                record.bids[o] = None if r.value is None else float(r.value)
-                if r.value is not None:
-                    bids[o] = r
-            self._broadcasts[rnd] = v
-            for o, b in bids.items():
-                self._bid_history.setdefault((o, int(b.token)), []).append((rnd, float(b.value)))  # type: ignore[arg-type]
-            # lines 11-17: the private auction. When every requested row of the round fails (the owner
-            # raised, or its row failed verification) and the pool is empty, the auction is run again over
-            # the remaining bidders (the failed ones are excluded), so one faulty owner never ends the run.
-            attempt = 0
-            while True:
-                attempt += 1
-                ranked = sorted(
-                    (o for o in bids if self.active[o]),
-                    key=lambda o: (-float(bids[o].value), position[o]),  # type: ignore[arg-type]
-                )
-                to_ask: list[str] = []
-                for r_idx, o in enumerate(ranked):
-                    key = (o, int(bids[o].token))  # type: ignore[arg-type]
-                    if attempt == 1:  # a row's rank count grows once per round (the tau rule)
-                        chosen_count[key] = chosen_count.get(key, 0) + 1
-                    if not c.private:
-                        ask = r_idx == 0
-                    else:
-                        ask = r_idx == 0 or auction_rng.bernoulli_exp(c.epsilon_auction * r_idx)
-                        if not ask and chosen_count[key] >= c.tau:
-                            ask = True
-                            record.tau_requests.append(o)
-                    if ask:
-                        to_ask.append(o)
-                if c.private and ranked:
-                    label = (
-                        f"auction round {rnd}"
-                        if attempt == 1
-                        else f"auction round {rnd}, re-run {attempt - 1} after a fault"
-                    )
-                    self._record("owners", "auction", c.epsilon_auction, 1, rnd, label)
-                record.requested.extend(to_ask)
-                point_replies = self.transport.request_many(
-                    {o: PointRequest(round=rnd, token=int(bids[o].token)) for o in to_ask}  # type: ignore[arg-type]
-                )
-                for o in to_ask:
-                    r = point_replies[o]
-                    b = bids.pop(o)  # asked once per round, whatever the outcome
-                    if isinstance(r, PartyUnavailable):
-                        self._exclude(o, r.reason, rnd, record)
-                        continue
-                    self.accessed[o] += 1
-                    self._received[o].add(int(b.token))  # type: ignore[arg-type]
-                    entry = self._verify(o, b, r, v)
-                    if isinstance(entry, str):
-                        self._exclude(o, entry, rnd, record)
-                        continue
-                    if len(pool) == pool_hashes.shape[0]:
-                        pool_hashes = np.concatenate([pool_hashes, np.zeros_like(pool_hashes)])
-                        pool_seq = np.concatenate([pool_seq, np.zeros_like(pool_seq)])
-                    pool_hashes[len(pool)] = entry.hash
-                    pool_seq[len(pool)] = arrivals
-                    arrivals += 1
-                    pool.append(entry)
-                if pool or not ranked:
-                    break
+            bids = self._bids(rnd, v, record)  # line 6
+            self._auction(rnd, bids, v, record, pool, auction)  # lines 11-17
             # line 15: best pooled row under the current v
             if not pool:
                 excluded = sum(not a for a in self.active.values())
@@ -418,22 +324,11 @@ class Aggregator:
                 self.events.append(record.events[-1])
                 trace.append(record)
                 break
-            n_pool = len(pool)
-            # Exact values (float32 products summed in float64, fixed order), computed in Rust: a BLAS
-            # gemv here would leave OpenBLAS threads spinning on a core the owners' bids need.
-            scores = _core.row_dots(pool_hashes[:n_pool], v)
-            top = np.flatnonzero(scores == scores.max())
-            best = int(top[np.argmin(pool_seq[top])])  # the earliest pooled row wins a tie
-            win = pool[best]
-            last = n_pool - 1
-            pool[best] = pool[last]
-            pool.pop()
-            pool_hashes[best] = pool_hashes[last]
-            pool_seq[best] = pool_seq[last]
+            win, value = pool.pop_best(v)
             winners.append(win)
-            win_values.append(float(scores[best]))
+            win_values.append(value)
             record.winner = (win.owner, win.token)
-            record.winning_bid = float(scores[best])
+            record.winning_bid = value
             record.pool_size = len(pool)
             summary_hashes.append(win.hash)
             exact_sum += win.hash.astype(np.float64)
@@ -443,6 +338,153 @@ class Aggregator:
             bar.update(1)
         bar.close()
         return {"winners": winners, "win_values": win_values, "trace": trace}
+
+    def _summary_mean(self, rnd: int, q: int, h2: H2 | None, exact_sum: np.ndarray) -> np.ndarray:
+        """Line 5 of round ``rnd``: the summary's mean hash ``g_l`` over its ``q`` rows, released by h2 (private) or
+        exact."""
+        c = self.config
+        if not c.private:
+            return exact_sum / q if q > 0 else np.zeros(c.dim)
+        assert h2 is not None
+        if rnd == 1:
+            g_sum = h2.release(c.t_init, c.epsilon_first_epoch_step)
+            # Epoch 1 runs on the public seed set only: free (paper Section 4).
+            self._record("owners", "mwem-public", c.epsilon_first_epoch_step, c.t_init, rnd, "h2(h1(D_init))")
+            return g_sum
+        eps = c.epsilon_epoch(rnd)
+        g_sum = h2.release(c.t_subs, eps)
+        self._record("owners", "mwem", eps, c.t_subs, rnd, f"h2(h1(D_s)) epoch {rnd}")
+        return g_sum
+
+    def _bids(self, rnd: int, v: np.ndarray, record: RoundRecord) -> dict[str, Bid]:
+        """Line 6: every live owner's bid under ``v`` (an owner with no row left bids no value); an owner that fails
+        to answer or sends a malformed bid is excluded."""
+        live = [o for o in self.owners if self.active[o]]
+        replies = self.transport.request_many({o: BidRequest(round=rnd, v=v) for o in live})
+        bids: dict[str, Bid] = {}
+        for o in live:
+            r = replies[o]
+            if isinstance(r, PartyUnavailable):
+                self._exclude(o, r.reason, rnd, record)
+                continue
+            problem = self._valid_bid(o, r, rnd)
+            if problem is not None:
+                self._exclude(o, problem, rnd, record)
+                continue
+            assert isinstance(r, Bid)
+            record.bids[o] = None if r.value is None else float(r.value)
+            if r.value is not None:
+                bids[o] = r
+        self._broadcasts[rnd] = v
+        for o, b in bids.items():
+            self._bid_history.setdefault((o, int(b.token)), []).append((rnd, float(b.value)))  # type: ignore[arg-type]
+        return bids
+
+    def _auction(
+        self, rnd: int, bids: dict[str, Bid], v: np.ndarray, record: RoundRecord, pool: _Pool, auction: _Auction
+    ) -> None:
+        """Lines 11-17: the private auction, the rows it requests verified into ``pool``. When every requested row of
+        the round fails (the owner raised, or its row failed verification) and the pool is empty, the auction is run
+        again over the remaining bidders (the failed ones are excluded), so one faulty owner never ends the run."""
+        c = self.config
+        attempt = 0
+        while True:
+            attempt += 1
+            ranked = sorted(
+                (o for o in bids if self.active[o]),
+                key=lambda o: (-float(bids[o].value), auction.position[o]),  # type: ignore[arg-type]
+            )
+            to_ask: list[str] = []
+            for r_idx, o in enumerate(ranked):
+                key = (o, int(bids[o].token))  # type: ignore[arg-type]
+                if attempt == 1:  # a row's rank count grows once per round (the tau rule)
+                    auction.chosen_count[key] = auction.chosen_count.get(key, 0) + 1
+                if not c.private:
+                    ask = r_idx == 0
+                else:
+                    ask = r_idx == 0 or auction.rng.bernoulli_exp(c.epsilon_auction * r_idx)
+                    if not ask and auction.chosen_count[key] >= c.tau:
+                        ask = True
+                        record.tau_requests.append(o)
+                if ask:
+                    to_ask.append(o)
+            if c.private and ranked:
+                label = (
+                    f"auction round {rnd}"
+                    if attempt == 1
+                    else f"auction round {rnd}, re-run {attempt - 1} after a fault"
+                )
+                self._record("owners", "auction", c.epsilon_auction, 1, rnd, label)
+            record.requested.extend(to_ask)
+            point_replies = self.transport.request_many(
+                {o: PointRequest(round=rnd, token=int(bids[o].token)) for o in to_ask}  # type: ignore[arg-type]
+            )
+            for o in to_ask:
+                r = point_replies[o]
+                b = bids.pop(o)  # asked once per round, whatever the outcome
+                if isinstance(r, PartyUnavailable):
+                    self._exclude(o, r.reason, rnd, record)
+                    continue
+                self.accessed[o] += 1
+                self._received[o].add(int(b.token))  # type: ignore[arg-type]
+                entry = self._verify(o, b, r, v)
+                if isinstance(entry, str):
+                    self._exclude(o, entry, rnd, record)
+                    continue
+                pool.add(entry)
+            if pool or not ranked:
+                break
+
+
+@dataclass
+class _Auction:
+    """The auction's state across rounds: its random stream, each owner's place (ties go to the earlier owner) and how
+    many rounds each bid row was ranked (the tau rule)."""
+
+    rng: Csprng
+    position: dict[str, int]
+    chosen_count: dict[tuple[str, int], int] = field(default_factory=dict)
+
+
+class _Pool:
+    """The rows requested and verified, not yet added to the summary. Row k of ``hashes[:len(rows)]`` is
+    ``rows[k].hash``: a growable buffer kept in step with the list. The pool is unordered (a winner is swap-removed in
+    O(d), not shifted in O(pool)); ``seq[k]`` is the arrival number of ``rows[k]``, so that a tie still goes to the
+    earliest pooled row."""
+
+    def __init__(self, dim: int) -> None:
+        self.rows: list[_Pooled] = []
+        self.hashes = np.zeros((64, dim), dtype=np.float32)
+        self.seq = np.zeros(64, dtype=np.int64)
+        self.arrivals = 0
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def add(self, entry: _Pooled) -> None:
+        if len(self.rows) == self.hashes.shape[0]:
+            self.hashes = np.concatenate([self.hashes, np.zeros_like(self.hashes)])
+            self.seq = np.concatenate([self.seq, np.zeros_like(self.seq)])
+        self.hashes[len(self.rows)] = entry.hash
+        self.seq[len(self.rows)] = self.arrivals
+        self.arrivals += 1
+        self.rows.append(entry)
+
+    def pop_best(self, v: np.ndarray) -> tuple[_Pooled, float]:
+        """The pooled row with the largest ``h1(x).v`` (the earliest pooled on a tie) and its value, removed."""
+        n_pool = len(self.rows)
+        # Exact values (float32 products summed in float64, fixed order), computed in Rust: a BLAS
+        # gemv here would leave OpenBLAS threads spinning on a core the owners' bids need.
+        scores = _core.row_dots(self.hashes[:n_pool], v)
+        top = np.flatnonzero(scores == scores.max())
+        best = int(top[np.argmin(self.seq[top])])  # the earliest pooled row wins a tie
+        win = self.rows[best]
+        last = n_pool - 1
+        self.rows[best] = self.rows[last]
+        self.rows.pop()
+        self.hashes[best] = self.hashes[last]
+        self.seq[best] = self.seq[last]
+        return win, float(scores[best])
 
 
 class _NoBar:
@@ -574,7 +616,6 @@ def run_protocol(
 
 #: h1's dimension for the paper's methods: the paper's d = 140 (h2's grid has d^1.5 MWEM steps).
 PAPER_DIM = 140
-_REVEALS = ("points", "hashes")
 
 
 @dataclass(frozen=True, repr=False)
@@ -582,13 +623,15 @@ class _PaperMethod(SummaryMethod):
     """Options and planning shared by the paper's private protocol and its greedy baseline."""
 
     schedule: accounting.Schedule | Literal["paper"] = "paper"
-    t_init: int | None = option(None, help="override the schedule's MWEM steps in the first epoch")
-    t_subs: int | None = option(None, help="override the schedule's MWEM steps in later epochs")
-    reveal: Literal["points", "hashes"] = option(
-        "points", help="points (default; the aggregator gets the raw rows it buys) or hashes (only their h1)"
+    t_init: int | None = option(
+        None, help="override the schedule's MWEM steps in the first epoch", constraint=Interval(int, 1, MAX_COUNT)
     )
-    dim: int = option(PAPER_DIM, help="random features d of h1")
-    hash_seed: int | str = option(0, help="public seed of h1")
+    t_subs: int | None = option(
+        None, help="override the schedule's MWEM steps in later epochs", constraint=Interval(int, 1, MAX_COUNT)
+    )
+    reveal: Literal["points", "hashes"] = reveal_option()
+    dim: int = dim_option(PAPER_DIM)
+    hash_seed: int | str = hash_seed_option()
 
     def _validate(self) -> None:
         super()._validate()
@@ -599,10 +642,6 @@ class _PaperMethod(SummaryMethod):
             raise InvalidParameterError(
                 f"`schedule` must be 'paper' or a dpsumm.accounting.Schedule, got {self.schedule!r}", "schedule"
             )
-        for name in ("t_init", "t_subs"):
-            if getattr(self, name) is not None:
-                object.__setattr__(self, name, bounded_int(getattr(self, name), name, 1, MAX_COUNT))
-        choice_of(self.reveal, "reveal", _REVEALS)
         if isinstance(self.schedule, accounting.Schedule) and self.schedule.dim != self.dim:
             raise InvalidParameterError(
                 f"`schedule` was made for dim {self.schedule.dim}, the method has dim {self.dim}", "schedule"

@@ -42,48 +42,10 @@ def summarize_reference(
 
     Returns ``{"owner": (size,), "index": (size,), "accessed": int}``.
     """
-    if not isinstance(method, str) or method not in ("paper", "paper-greedy"):
-        raise MethodOptionError(f"`method` must be 'paper' or 'paper-greedy', got {method!r}", "method")
-    if isinstance(owners, np.ndarray) or not isinstance(owners, Sequence) or len(owners) == 0:
-        raise InvalidParameterError("`owners` must be a non-empty list of arrays", "owners")
-    checked: list[np.ndarray] = []
-    for o in owners:  # every owner with the first one's features
-        checked.append(_float32_rows(o, "owners", n_features=checked[0].shape[1] if checked else None))
-    owners = checked
-    n_features = owners[0].shape[1]
-    validation = _float32_rows(validation, "validation", n_features=n_features)
-    size = positive_int(size, "size")
-    if size > sum(len(o) for o in owners):
-        raise InvalidParameterError(
-            f"`size` ({size}) exceeds the owners' total rows ({sum(len(o) for o in owners)})", "size"
-        )
-    seed_set = _float32_rows(seed_set, "seed_set", n_features=n_features)
-    omega = _float32_rows(omega, "omega")
-    if omega.shape[0] != n_features:
-        raise InvalidParameterError(f"`omega` projects {omega.shape[0]} features, the rows have {n_features}", "omega")
+    owners, validation, size, seed_set, omega, offset = _checked_arguments(
+        owners, validation, size, seed_set, omega, offset, schedule, method
+    )
     d = omega.shape[1]
-    offset = real_vector(offset, "offset", d)
-    if not isinstance(schedule, Schedule):
-        raise InvalidParameterError(
-            f"`schedule` must be a dpsumm.accounting.Schedule, got {type(schedule).__name__}", "schedule"
-        )
-    if schedule.size < size or schedule.dim != d:
-        raise InvalidParameterError(
-            f"`schedule` was made for size {schedule.size} and dim {schedule.dim}; this run "
-            f"has size {size} and dim {d}",
-            "schedule",
-        )
-    try:
-        _eta(schedule.eta)
-    except InvalidParameterError as exc:
-        raise InvalidParameterError(f"`schedule`: {exc}", "schedule") from None
-    for steps in (schedule.t_init, schedule.t_subs):
-        if method == "paper" and (steps > MAX_MWEM_STEPS or steps * d > MAX_MWEM_WORK):
-            raise InvalidParameterError(
-                f"`schedule`: {steps} MWEM steps of {d} values each exceed the caps of "
-                f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values per release",
-                "schedule",
-            )
     rng = _generator(rng, "rng")
     scale = np.sqrt(d / 2.0)
     private = method == "paper"
@@ -147,3 +109,60 @@ def summarize_reference(
                 np.clip(h[None] * scale, -1, 1).astype(np.float32), schedule.eta, rng
             )
     return {"owner": np.array(out_owner), "index": np.array(out_index), "accessed": np.array(accessed)}
+
+
+def _checked_arguments(
+    owners: list[np.ndarray],
+    validation: np.ndarray,
+    size: int,
+    seed_set: np.ndarray,
+    omega: np.ndarray,
+    offset: np.ndarray,
+    schedule: Any,
+    method: str,
+) -> tuple[list[np.ndarray], np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`summarize_reference`'s arguments checked as :func:`dpsumm.summarize` checks them: ``(owners, validation,
+    size, seed_set, omega, offset)`` as float32 rows (``offset`` a real vector)."""
+    if not isinstance(method, str) or method not in ("paper", "paper-greedy"):
+        raise MethodOptionError(f"`method` must be 'paper' or 'paper-greedy', got {method!r}", "method")
+    if isinstance(owners, np.ndarray) or not isinstance(owners, Sequence) or len(owners) == 0:
+        raise InvalidParameterError("`owners` must be a non-empty list of arrays", "owners")
+    checked: list[np.ndarray] = []
+    for o in owners:  # every owner with the first one's features
+        checked.append(_float32_rows(o, "owners", n_features=checked[0].shape[1] if checked else None))
+    owners = checked
+    n_features = owners[0].shape[1]
+    validation = _float32_rows(validation, "validation", n_features=n_features)
+    size = positive_int(size, "size")
+    if size > sum(len(o) for o in owners):
+        raise InvalidParameterError(
+            f"`size` ({size}) exceeds the owners' total rows ({sum(len(o) for o in owners)})", "size"
+        )
+    seed_set = _float32_rows(seed_set, "seed_set", n_features=n_features)
+    omega = _float32_rows(omega, "omega")
+    if omega.shape[0] != n_features:
+        raise InvalidParameterError(f"`omega` projects {omega.shape[0]} features, the rows have {n_features}", "omega")
+    d = omega.shape[1]
+    offset = real_vector(offset, "offset", d)
+    if not isinstance(schedule, Schedule):
+        raise InvalidParameterError(
+            f"`schedule` must be a dpsumm.accounting.Schedule, got {type(schedule).__name__}", "schedule"
+        )
+    if schedule.size < size or schedule.dim != d:
+        raise InvalidParameterError(
+            f"`schedule` was made for size {schedule.size} and dim {schedule.dim}; this run "
+            f"has size {size} and dim {d}",
+            "schedule",
+        )
+    try:
+        _eta(schedule.eta)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(f"`schedule`: {exc}", "schedule") from None
+    for steps in (schedule.t_init, schedule.t_subs):
+        if method == "paper" and (steps > MAX_MWEM_STEPS or steps * d > MAX_MWEM_WORK):
+            raise InvalidParameterError(
+                f"`schedule`: {steps} MWEM steps of {d} values each exceed the caps of "
+                f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values per release",
+                "schedule",
+            )
+    return owners, validation, size, seed_set, omega, offset

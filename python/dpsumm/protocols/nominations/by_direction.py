@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from ... import accounting
-from ..._validation import bounded_int, choice_of, real_number
+from ..._validation import Interval, OneOf, choice_of
 from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import MAX_GAMMA, RFFHasher
 from ...messages import ConsumerRequest, Message
@@ -283,17 +283,27 @@ class ByDirection(CellPurchase):
     """
 
     name: ClassVar[str] = "direction"
+    brief: ClassVar[str] = (
+        "3 x size raw rows by cells along the consumer's released direction, crossed with --label-set or --levels "
+        "when given"
+    )
 
     reserve: float = reserve_option(RESERVE_SHARE)
 
     label_set: Sequence[Any] = label_set_option()
     levels: Levels = levels_option()
     space: Literal["kernel", "features"] = option(
-        "kernel", help="kernel (the consumer's kernel mean embedding, default) or features (a linear direction)"
+        "kernel",
+        help="kernel (the consumer's kernel mean embedding, default) or features (a linear direction)",
+        constraint=OneOf(DIRECTION_SPACES),
     )
-    bins: int = option(DIRECTION_BINS, help="cells along the consumer's released direction")
+    bins: int = option(
+        DIRECTION_BINS, help="cells along the consumer's released direction", constraint=Interval(int, 1, 256)
+    )
     direction_share: float = option(
-        DIRECTION_SHARE, help="the share of the validation budget spent on the released direction"
+        DIRECTION_SHARE,
+        help="the share of the validation budget spent on the released direction",
+        constraint=Interval(float, 0, 1, "neither", why="the histogram needs the rest of epsilon_v"),
     )
 
     def _validate(self) -> None:
@@ -302,15 +312,6 @@ class ByDirection(CellPurchase):
             set_(self, "label_set", label_set_tuple(self.label_set))
         if not (isinstance(self.levels, tuple) and self.levels == ()):  # an array is compared by type first
             set_(self, "levels", levels_tuple(self.levels))
-        set_(self, "space", choice_of(self.space, "space", DIRECTION_SPACES))
-        set_(self, "bins", bounded_int(self.bins, "bins", 1, 256))
-        share = real_number(self.direction_share, "direction_share")
-        if not 0.0 < share < 1.0:
-            raise InvalidParameterError(
-                f"`direction_share` must be in (0, 1) (the histogram needs the rest of epsilon_v), got {share!r}",
-                "direction_share",
-            )
-        set_(self, "direction_share", share)
         super()._validate()
         if self.direction_share + self.sale_tilt_share >= 1.0:
             raise InvalidParameterError(

@@ -42,6 +42,7 @@ class ByLabel(CellPurchase):
     """
 
     name: ClassVar[str] = "labels"
+    brief: ClassVar[str] = "3 x size raw rows by public label; needs labels"
     needs_labels: ClassVar[bool] = True
 
     label_set: Sequence[Any] = label_set_option()

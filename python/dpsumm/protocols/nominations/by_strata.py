@@ -56,6 +56,7 @@ class ByStrata(CellPurchase):
     """
 
     name: ClassVar[str] = "strata"
+    brief: ClassVar[str] = "3 x size raw rows by public stratum; needs strata and --levels"
 
     reserve: float = reserve_option(RESERVE_SHARE)
 

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ... import accounting
-from ..._validation import positive_float, real_number
+from ..._validation import Interval
 from ...accounting._checks import MIN_EVENT_EPSILON, MIN_TARGET_EPSILON
 from ...errors import InvalidParameterError, ProtocolError
 from ...kernels import DEFAULT_CANDIDATE_FACTOR, h1_peak
@@ -120,6 +120,7 @@ def reserve_option(default: float) -> Any:
         default,
         help="the share of the rows bought kept for every cell the consumer's release counts any row in, below "
         "the noise threshold too (ByStrata, ByDirection: 1/3; ByLabel: 0)",
+        constraint=Interval(float, 0, 1, "left"),
     )
 
 
@@ -168,35 +169,22 @@ class CellPurchase(Purchase):
     owner_release: ClassVar[bool] = True
     nominates: ClassVar[bool] = False
 
-    purchase_factor: float = option(PURCHASE_FACTOR, help="raw owner rows bought, in units of the size")
+    purchase_factor: float = option(
+        PURCHASE_FACTOR,
+        help="raw owner rows bought, in units of the size",
+        constraint=Interval(
+            float, 1, MAX_COUNT, why="rows bought per summary row: below 1 the summary could not be filled"
+        ),
+    )
     sale_tilt_share: float = option(
         SALE_TILT_SHARE,
         help="the share of the validation budget spent on the hashed mean that tilts each owner's "
         "sale toward the consumer inside a label (0: none)",
+        constraint=Interval(
+            float, 0, 1, "left", why="the share of epsilon_v spent on the tilt's g~; the histogram needs the rest"
+        ),
     )
     reserve: float = reserve_option(0.0)
-
-    def _validate(self) -> None:
-        set_ = object.__setattr__
-        reserve = real_number(self.reserve, "reserve")
-        if not 0.0 <= reserve < 1.0:
-            raise InvalidParameterError(f"`reserve` must be a number in [0, 1), got {reserve!r}", "reserve")
-        set_(self, "reserve", reserve)
-        set_(self, "purchase_factor", positive_float(self.purchase_factor, "purchase_factor"))
-        if not 1.0 <= self.purchase_factor <= MAX_COUNT:
-            raise InvalidParameterError(
-                f"`purchase_factor` must be in [1, {MAX_COUNT}] (rows bought per summary row: "
-                f"below 1 the summary could not be filled), got {self.purchase_factor:g}",
-                "purchase_factor",
-            )
-        share = real_number(self.sale_tilt_share, "sale_tilt_share")
-        if not 0.0 <= share < 1.0:
-            raise InvalidParameterError(
-                f"`sale_tilt_share` must be a number in [0, 1) (the share of epsilon_v spent on "
-                f"the tilt's g~; the histogram needs the rest), got {share!r}",
-                "sale_tilt_share",
-            )
-        set_(self, "sale_tilt_share", share)
 
     # -- what a subclass says ---------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from ... import accounting
-from ..._validation import bounded_int, choice_of, positive_float
+from ..._validation import Interval, OneOf
 from ...errors import InvalidParameterError
 from ...hashing import RFFHasher
 from ...kernels import DEFAULT_CANDIDATE_FACTOR
@@ -20,7 +20,18 @@ from ...metrics import validation_fit
 from ...privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng, mean_release_sensitivity
 from ...results import Access, SummaryResult
 from ...transport import Transport
-from ..base import MAX_COUNT, MEDIAN_SAMPLE_ROWS, PartyData, Plan, RunSetup, SummaryMethod, option
+from ..base import (
+    MAX_COUNT,
+    MEDIAN_SAMPLE_ROWS,
+    PartyData,
+    Plan,
+    RunSetup,
+    SummaryMethod,
+    dim_option,
+    hash_seed_option,
+    option,
+    reveal_option,
+)
 from .aggregator import STOCHASTIC_GREEDY_FACTOR, Aggregator, NominationsConfig
 from .by_direction import ByDirection
 from .by_label import ByLabel
@@ -77,7 +88,6 @@ OWNER_DELTA = 1e-6
 _CHOICES = ("kernel", "hashes")
 _OWNER_GREEDY = ("stochastic", "exact")
 _RELEASES = ("gaussian", "mwem", "exact")
-_REVEALS = ("points", "hashes")
 
 
 @dataclass(frozen=True, repr=False)
@@ -133,30 +143,40 @@ class Nominations(SummaryMethod):
 
     purchase: Purchase = option(
         ByDirection(),
-        help="how the aggregator gets rows: direction (default: 3 x size raw rows by cells along the consumer's "
-        "released direction, crossed with --label-set or --levels when given), nominees (owners' epsilon 0, "
-        "K x nominees raw rows), labels (3 x size raw rows by public label; needs labels), strata (3 x size raw "
-        "rows by public stratum; needs strata and --levels) or winners (size raw rows; owners NOT certified)",
+        help="how the aggregator gets rows",  # dpsumm.methods.option_declarations lists the registered purchases
         parse="purchase",
     )
-    nominees: int | None = option(None, help="rows each owner nominates (default 2 x size)")
-    candidates: int | None = option(None, help="rows each owner samples for its herding (default 4 x nominees)")
-    temperature: float | None = option(None, help="the owners' tilt toward g~ (default: from the release's noise)")
-    choice: Literal["kernel", "hashes"] | None = option(
-        None, help="the aggregator's greedy on the exact kernel or on the hashes (default: the purchase's)"
+    nominees: int | None = option(
+        None, help="rows each owner nominates (default 2 x size)", constraint=Interval(int, 1, MAX_COUNT)
     )
-    owner_greedy: Literal["stochastic", "exact"] = option("stochastic", help="stochastic (default) or exact")
+    candidates: int | None = option(
+        None,
+        help="rows each owner samples for its herding (default 4 x nominees)",
+        constraint=Interval(int, 1, MAX_COUNT),
+    )
+    temperature: float | None = option(
+        None,
+        help="the owners' tilt toward g~ (default: from the release's noise)",
+        constraint=Interval(float, 0, None, "neither"),
+    )
+    choice: Literal["kernel", "hashes"] | None = option(
+        None,
+        help="the aggregator's greedy on the exact kernel or on the hashes (default: the purchase's)",
+        constraint=OneOf(_CHOICES),
+    )
+    owner_greedy: Literal["stochastic", "exact"] = option(
+        "stochastic", help="stochastic (default) or exact", constraint=OneOf(_OWNER_GREEDY)
+    )
     validation_release: Literal["gaussian", "mwem", "exact"] = option(
         "gaussian",
         help="the consumer's release: gaussian (default), mwem, or exact (the consumer's exact hashed mean, no "
         "noise: NOT private for the consumer, for tests and non-private baselines; on Flower the consumer's node "
         "must allow it in its own node config, allow-exact-release=true)",
+        constraint=OneOf(_RELEASES),
     )
-    reveal: Literal["points", "hashes"] = option(
-        "points", help="points (default; the aggregator gets the raw rows it buys) or hashes (only their h1)"
-    )
-    dim: int = option(DEFAULT_DIM, help="random features d of h1")
-    hash_seed: int | str = option(0, help="public seed of h1")
+    reveal: Literal["points", "hashes"] = reveal_option()
+    dim: int = dim_option(DEFAULT_DIM)
+    hash_seed: int | str = hash_seed_option()
 
     @classmethod
     def _legacy_options(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -203,25 +223,16 @@ class Nominations(SummaryMethod):
 
     def _validate(self) -> None:
         super()._validate()
-        set_ = object.__setattr__
         if not isinstance(self.purchase, Purchase):
             raise InvalidParameterError(
                 f"`purchase` must be a purchase object (dpsumm.Nominees(), dpsumm.ByLabel("
                 f"label_set=...), dpsumm.Winners()), got {self.purchase!r}",
                 "purchase",
             )
-        if self.nominees is not None:
-            set_(self, "nominees", bounded_int(self.nominees, "nominees", 1, MAX_COUNT))
-        if self.candidates is not None:
-            set_(self, "candidates", bounded_int(self.candidates, "candidates", 1, MAX_COUNT))
         if self.nominees is not None and self.candidates is not None and self.candidates < self.nominees:
             raise InvalidParameterError(
                 f"`candidates` ({self.candidates}) must be >= `nominees` ({self.nominees})", "candidates"
             )
-        if self.temperature is not None:
-            set_(self, "temperature", positive_float(self.temperature, "temperature"))
-        choice_of(self.owner_greedy, "owner_greedy", _OWNER_GREEDY)
-        choice_of(self.validation_release, "validation_release", _RELEASES)
         if self.validation_release == "mwem":  # h2's floor(dim^1.5) steps of O(dim) each: the sampler's caps
             steps = int(math.floor(self.dim**1.5))
             if steps > MAX_MWEM_STEPS or steps * self.dim > MAX_MWEM_WORK:
@@ -231,11 +242,8 @@ class Nominations(SummaryMethod):
                     f"{MAX_MWEM_STEPS} steps and {MAX_MWEM_WORK} values)",
                     "dim",
                 )
-        choice_of(self.reveal, "reveal", _REVEALS)
-        if self.choice is not None:
-            choice_of(self.choice, "choice", _CHOICES)
-            if self.choice == "kernel" and self.reveal != "points":
-                raise InvalidParameterError("`choice='kernel'` scores raw rows: it needs reveal='points'", "choice")
+        if self.choice == "kernel" and self.reveal != "points":
+            raise InvalidParameterError("`choice='kernel'` scores raw rows: it needs reveal='points'", "choice")
         self.purchase.check_method(self)
 
     @property
@@ -481,6 +489,23 @@ def _winners_rows(
     return pts, hashes, labs
 
 
+def _access(agg: Aggregator, config: NominationsConfig) -> Access:
+    """What the aggregator saw of each party in a nominations run: the rows bought, the hashes, the validation rows."""
+    access = Access(
+        int(sum(agg.accessed.values())),
+        dict(agg.accessed),
+        hashes=int(sum(agg.hashes_seen.values())),
+        hashes_per_owner=dict(agg.hashes_seen),
+        validation_rows=agg.validation_rows,
+        validation_raw_rows=agg.validation_rows if config.choice == "kernel" else 0,
+        # Every row bought is hashed at the aggregator (it holds the row); the nominees' hashes reach it without
+        # the rows. The rows bought are among the nominees, or the nominees among the rows bought: the larger count.
+        hashed_rows=int(sum(max(agg.hashes_seen[o], agg.accessed[o]) for o in agg.owners)),
+        hashed_rows_per_owner={o: max(agg.hashes_seen[o], agg.accessed[o]) for o in agg.owners},
+    )
+    return access
+
+
 def run_nominations(
     transport: Transport,
     owners: list[str],
@@ -562,18 +587,6 @@ def run_nominations(
     extra.update(pool.report)
     if pts is not None and len(pts) and agg.validation is not None and len(agg.validation) >= 2:  # it holds D_v
         extra["validation_fit"] = validation_fit(pts, agg.validation, hasher.gamma)
-    access = Access(
-        int(sum(agg.accessed.values())),
-        dict(agg.accessed),
-        hashes=int(sum(agg.hashes_seen.values())),
-        hashes_per_owner=dict(agg.hashes_seen),
-        validation_rows=agg.validation_rows,
-        validation_raw_rows=agg.validation_rows if config.choice == "kernel" else 0,
-        # Every row bought is hashed at the aggregator (it holds the row); the nominees' hashes reach it without
-        # the rows. The rows bought are among the nominees, or the nominees among the rows bought: the larger count.
-        hashed_rows=int(sum(max(agg.hashes_seen[o], agg.accessed[o]) for o in agg.owners)),
-        hashed_rows_per_owner={o: max(agg.hashes_seen[o], agg.accessed[o]) for o in agg.owners},
-    )
     return SummaryResult(
         points=pts,
         hashes=hashes,
@@ -581,7 +594,7 @@ def run_nominations(
         owner=owner_idx,
         index=index,
         owner_names=list(owners),
-        accessed=access,
+        accessed=_access(agg, config),
         contribution=contribution,
         privacy=ledger,
         trace=[],

@@ -22,9 +22,10 @@ __all__ = ["Nominees"]
 
 @dataclass(frozen=True, repr=False)
 class Nominees(Purchase):
-    """Buy the rows of every nominee; owners' epsilon 0, every party certified (the default purchase)."""
+    """Buy the rows of every nominee; owners' epsilon 0, every party certified."""
 
     name: ClassVar[str] = "nominees"
+    brief: ClassVar[str] = "owners' epsilon 0, K x nominees raw rows"
 
     def commitment(self, reveal: str, choice: str) -> str:
         # A digest of each hash when the aggregator never needs the hashes (it buys every nominee and chooses on

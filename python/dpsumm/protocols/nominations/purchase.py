@@ -28,6 +28,8 @@ class Purchase(OptionsObject):
 
     #: The purchase's name (``--purchase NAME`` on the command line, run config ``purchase``).
     name: ClassVar[str] = ""
+    #: What it buys, in a few words: the ``--purchase`` help lists every registered purchase with it.
+    brief: ClassVar[str] = ""
     #: Whether every owner makes a DP release (the run spends the owners' budget, replace-one in that owner's rows).
     owner_release: ClassVar[bool] = False
     #: None when the run is certified for every owner, else why it is not (the ledger's note).

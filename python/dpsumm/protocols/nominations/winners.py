@@ -27,6 +27,7 @@ class Winners(Purchase):
     """Buy only the winners' rows (``size`` raw rows); each owner learns which of its nominees won: uncertified."""
 
     name: ClassVar[str] = "winners"
+    brief: ClassVar[str] = "size raw rows; owners NOT certified"
     uncertified: ClassVar[str | None] = (
         "the purchase request tells each owner which of its nominees won, which depends on the other owners' data "
         "and on D_v; no finite owners' epsilon is certified for this run (the Nominees purchase is)"
