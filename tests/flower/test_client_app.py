@@ -21,6 +21,7 @@ from dpsumm.protocols.nominations.cell_messages import (  # noqa: E402
     CellReleaseRequest,
 )
 from federation_data import LABEL_SET, _labelled_data
+from refusal import config_junk as node_junk
 from refusal import refused
 
 
@@ -152,18 +153,6 @@ def test_nodes_read_string_labels_from_files(tmp_path: Path, task_identity: None
     np.save(tmp_path / "obj.npy", y0.astype(object), allow_pickle=True)
     with pytest.raises(dpsumm.DataFileError, match="pickled"):
         _labels(_context({"labels": str(tmp_path / "obj.npy")}), len(y0))  # type: ignore[arg-type]
-
-
-node_junk = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**70), 2**70),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=8),
-    st.lists(st.integers(), max_size=2),
-    st.binary(max_size=4),
-    st.sampled_from(["true", "True", "1", "yes", " ", "/", "\x00", "x" * 5000]),
-)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
