@@ -31,6 +31,7 @@ class NodeGrid:
         }
         self.tamper = dict(tamper or {})
         self.replies: dict[str, Any] = {}
+        self.sent: list[str] = []  # the message type of every message pushed
 
     def get_nodes(self) -> list[Any]:
         return [SimpleNamespace(node_id=n, name="") for n in self.contexts]
@@ -44,6 +45,7 @@ class NodeGrid:
         for m in messages:
             mid = f"m{len(self.replies)}"
             node = m.metadata.dst_node_id
+            self.sent.append(m.metadata.message_type)
             handler = client_app.hello if m.metadata.message_type == client_app.HELLO_TYPE else client_app.handle
             try:
                 reply = handler(m, self.contexts[node])

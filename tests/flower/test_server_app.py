@@ -89,3 +89,35 @@ def test_public_sizes_must_name_the_owner_nodes(task_identity: None) -> None:
     check_owner_rows(None, {"a": 1})
     with pytest.raises(dpsumm.ProtocolError, match=r"`owner-rows` names the owners \['a', 'c'\]"):
         check_owner_rows({"a": 3, "c": 4}, {"a": 1, "b": 2})
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "match"),
+    [
+        ("scale", "age=0:1", "node config `scale`"),
+        ("features", "age", "no header line"),
+        ("data", "/nonexistent.npy", "node config `data`"),
+    ],
+)
+def test_a_node_config_its_node_refuses_stops_the_run_before_any_release(
+    tmp_path: Path, task_identity: None, key: str, value: str, match: str
+) -> None:
+    """Plan, then spend, on Flower: a node whose ClientApp cannot read its own node config (a range by name on a
+    headerless file, a column a .npy has not, a missing file) refuses at its hello; the ServerApp stops at discovery,
+    naming the node and the key, and no protocol message (no release) is ever sent."""
+    from dpsumm.flower.config import FlowerRunConfig
+    from dpsumm.flower.server_app import run_summary
+
+    rng = np.random.default_rng(1)
+    for name in ("o0", "o1", "v"):
+        np.save(tmp_path / f"{name}.npy", rng.uniform(size=(30, 2)))
+    configs: dict[int, dict[str, Any]] = {
+        1: {"role": "owner", "name": "owner-0", "data": str(tmp_path / "o0.npy")},
+        2: {"role": "owner", "name": "owner-1", "data": str(tmp_path / "o1.npy")},
+        3: {"role": "consumer", "name": "consumer", "data": str(tmp_path / "v.npy"), key: value},
+    }
+    run_config: dict[str, Any] = {"owners": 2, "n-features": 2, "size": 4, "node-wait": 5.0}
+    grid = NodeGrid(configs, run_config)
+    with pytest.raises(dpsumm.ProtocolError, match=match):
+        run_summary(grid, FlowerRunConfig.from_run_config(run_config))  # type: ignore[arg-type]
+    assert set(grid.sent) == {"query.dpsumm_hello"}

@@ -497,11 +497,16 @@ def _table_config(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _party_table(args: argparse.Namespace, tables: dict[str, str], path: str, *, owner: bool) -> tuple[int, int]:
-    """The shape of a party's feature rows as its node reads them (by the column flags, when given)."""
+    """The shape of a party's feature rows as its node reads them (by the column flags, when given), its declared
+    range (--scale) checked against its feature columns as its node checks it."""
     from ..datasets import read_party_table, read_table
+    from ..preprocessing import parse_range
 
     if not any(k in tables for k in ("features", "label-column", "strata-columns")):
-        return tuple(read_table(path).data.shape)  # type: ignore[return-value]
+        shape = read_table(path).data.shape
+        if "scale" in tables:
+            parse_range(tables["scale"], None)
+        return (int(shape[0]), int(shape[1]))
     t = read_party_table(
         path,
         features=args.features,
@@ -516,7 +521,9 @@ def _party_table(args: argparse.Namespace, tables: dict[str, str], path: str, *,
         levels = method_arg(args).public_levels()
         if levels:
             check_strata_against(strata_columns(t.strata, "strata", t.data.shape[0]), levels, "--strata-columns")
-    return tuple(t.data.shape)  # type: ignore[return-value]
+    if "scale" in tables:
+        parse_range(tables["scale"], list(t.features))
+    return (int(t.data.shape[0]), int(t.data.shape[1]))
 
 
 def _owner_rows(text: str, owners: dict[str, str]) -> str:

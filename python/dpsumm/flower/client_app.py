@@ -187,8 +187,11 @@ def _strata(context: Context, n_rows: int) -> list[np.ndarray] | None:
 
 @app.query("dpsumm_hello")
 def hello(message: Message, context: Context) -> Message:
-    """Tell the ServerApp this node's role and party name."""
+    """Tell the ServerApp this node's role and party name, once its party is built from its node config: a node
+    config this node refuses (a missing file, a column or range it cannot read, a seeded run it does not allow) is
+    refused here, at discovery, before any party releases anything."""
     role, name = party_identity(context)
+    _party(role, context, name)
 
     labelled = any(context.node_config.get(key) not in (None, "") for key in ("labels", "label-column"))
     max_epsilon, max_delta = node_caps(context.node_config, role)

@@ -112,8 +112,9 @@ def discover(
     Raises
     ------
     ProtocolError
-        If they are not all there within ``wait`` seconds, if two nodes claim one name, or if more than
-        ``owners`` owners or more than one consumer answer.
+        If they are not all there within ``wait`` seconds, if two nodes claim one name, if more than
+        ``owners`` owners or more than one consumer answer, or if a node's ClientApp refuses its own node config
+        (its hello builds its party).
     """
     deadline = time.monotonic() + wait
     asked: dict[str, int] = {}  # hello message id -> node id
@@ -146,9 +147,10 @@ def discover(
                 node = asked.pop(reply.metadata.reply_to_message_id, None)
                 if node is None:
                     continue
-                if reply.has_error() or "dpsumm.hello" not in reply.content:
-                    reason = reply.error.reason if reply.has_error() else "not a dpsumm hello"
-                    events.append({"node_id": node, "event": "ignored", "reason": reason})
+                if reply.has_error():  # its ClientApp refused its own node config: before any release
+                    raise ProtocolError(f"node {node} refused the run at discovery: {reply.error.reason}")
+                if "dpsumm.hello" not in reply.content:
+                    events.append({"node_id": node, "event": "ignored", "reason": "not a dpsumm hello"})
                     continue
                 rec = reply.content["dpsumm.hello"]
                 role, name = str(rec["role"]), str(rec["name"])
