@@ -1,4 +1,4 @@
-"""Cost curves of the nominations protocol at its defaults (issue 15): owners against N_k and d, the
+"""Cost curves of the nominations protocol at its defaults: owners against N_k and d, the
 aggregator against the pooled nominee count K*M.
 
 1. One owner's ``dpsumm.kernels.nominate`` (the streaming pass + the greedy among its candidates) at the

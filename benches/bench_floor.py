@@ -1,4 +1,4 @@
-"""The hashing floor (issue 22): how close a default run of ``dpsumm.summarize`` comes to hashing every row once.
+"""The hashing floor: how close a default run of ``dpsumm.summarize`` comes to hashing every row once.
 
 An owner's unavoidable cost is hashing its rows once (h1: an n x f by f x d product and a cosine). The
 *floor* here is the best numpy can do for that on this machine: float32 ``X @ omega`` into a reused

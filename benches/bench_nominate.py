@@ -1,4 +1,4 @@
-"""The nominations protocol's kernels (issue 15): Rust against the numpy twins, and how they scale.
+"""The nominations protocol's kernels: Rust against the numpy twins, and how they scale.
 
 1. ``greedy_select`` and ``nominate`` against ``dpsumm.reference`` on the same inputs in the same run
    (the twin of ``nominate`` is given the full hash matrix, so it does not even pay for hashing in

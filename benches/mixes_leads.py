@@ -1,4 +1,4 @@
-"""Leads for closing the MNIST mixes without public attributes (issue 52, "What to build 2"): cell rules other than
+"""Leads for closing the MNIST mixes without public attributes: cell rules other than
 one score along the consumer's witness, measured on the pool as ``benches/testbeds_pool.py`` counts it.
 
 A prototype, not a dpsumm purchase: it replays a cell purchase's arithmetic in one process, with every release drawn
@@ -517,7 +517,7 @@ def run_rule(ctx: Ctx, rule: str) -> dict[str, Any]:
 
 def table(recs: list[dict[str, Any]], cmd: str) -> str:
     out = [
-        "# Leads for the MNIST mixes (issue 52): wanted rows bought per cell rule",
+        "# Leads for the MNIST mixes: wanted rows bought per cell rule",
         "",
         f"Written by `{cmd}` (DIR: the MNIST IDX files). Means ± sample standard deviations over repeats; the "
         "population view against the exact greedy; rows bought 3p. A replay of the cell purchase's arithmetic "

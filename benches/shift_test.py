@@ -1,4 +1,4 @@
-"""Could the consumer's one release say whether the labels carry its shift? Signal against noise (issue 41).
+"""Could the consumer's one release say whether the labels carry its shift? Signal against noise.
 
 The label purchase is at the exact greedy when the consumer's rows inside each label are distributed like the
 owners' rows of that label, and far above it when they are not (a group inside the labels carries the shift). A

@@ -1,4 +1,4 @@
-"""Test beds of issues 19 and 41: the nominations protocol against central and exact greedy on shifts nobody tuned
+"""Test beds: the nominations protocol against central and exact greedy on shifts nobody tuned
 for, on the consumer's population (held-out rows) and on D_v.
 
 One command runs every test bed and writes ``results.json`` (one record per run) and ``table.md`` (one table
@@ -50,7 +50,7 @@ rows drawn from the wanted population, i.e. each component of the consumer's mix
 share, uniformly over the owners' rows of it, then the exact greedy toward ``D_v`` keeps p), ``strata`` (the label
 purchase given the group x label product as the labels, on the beds with a group attribute: what strata would pass),
 ``default`` (the purchase ``dpsumm.Nominees()``, the
-default of dpsumm.Nominations() before issue 52: M = 2p nominees per owner, all bought, owners' epsilon 0: 10p rows at
+default of dpsumm.Nominations() before `ByDirection()`: M = 2p nominees per owner, all bought, owners' epsilon 0: 10p rows at
 K = 5; the name is kept, the results files record it; the default since is ``direction-kernel``), ``labels``
 (``purchase=dpsumm.ByLabel(label_set=...)`` with the bed's label set: 3p rows), ``nominees-10p`` (the nominees purchase buying
 10p rows at any K: ceil(10p / K) nominees per owner, the default as shipped at K = 5; the yardstick of the
@@ -103,7 +103,7 @@ ALL_BEDS = (
 #: own options beside it, as on the command line; dpsumm.methods.method_from_options builds the method object) as a
 #: callable of the size p and the owners K.
 VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
-    # Nominees(), the default purchase before issue 52 (the name kept: the results files record it); the default since
+    # Nominees(), the default purchase before `ByDirection()` (the name kept: the results files record it); the default since
     # is "direction-kernel", ByDirection().
     "default": lambda p, K: {"purchase": "nominees"},
     "legacy10p": lambda p, K: {"purchase": "nominees", "nominees": 2 * p},
@@ -122,7 +122,7 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     # The strata purchase given the labels as the one attribute: the label purchase with ByStrata's reserve.
     "strata-labels": lambda p, K: {"purchase": lambda levels: dpsumm.ByStrata(levels=levels)},
     "direction-labels": lambda p, K: {"purchase": lambda levels: ByDirection(space="features", levels=levels)},
-    # The direction purchase's options swept (issue 41): fewer or more bins, another split of epsilon_v between the
+    # The direction purchase's options swept: fewer or more bins, another split of epsilon_v between the
     # direction and the histogram, a larger reserve, the owners' sales tilted toward the consumer's hashed mean.
     "direction-b6": lambda p, K: {"purchase": ByDirection(space="features", bins=6)},
     "direction-b20": lambda p, K: {"purchase": ByDirection(space="features", bins=20)},
@@ -893,7 +893,7 @@ def _marked(rs: list[dict[str, Any]], key: str, fmt: str) -> str:
 
 #: The methods of the README's table, in order, with their column headings (a method without records is left out).
 COMPACT_METHODS = {
-    "default": "`nominees` (the default before issue 52)",
+    "default": "`nominees` (the earlier default)",
     "labels": "`labels` (ByLabel with the bed's label set)",
 }
 
@@ -950,10 +950,10 @@ def summarize_files(paths: list[str], out: Path) -> None:
             recs.append(rec)
         cmds.append(data["meta"]["command"])
     text = (
-        "# Issue 19 targets, per configuration (default, labels)\n"
+        "# Test-bed targets, per configuration (default, labels)\n"
         "<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to 30 minutes each: "
         "tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->\n\n"
-        "Methods: `default` is `dpsumm.Nominations(purchase=dpsumm.Nominees())` (the default before issue 52); "
+        "Methods: `default` is `dpsumm.Nominations(purchase=dpsumm.Nominees())` (the earlier default); "
         "`labels` is `dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=...))` with the bed's label set.\n\n"
         "Written by `python benches/testbeds.py --summarize "
         + " ".join(paths)
@@ -1069,7 +1069,7 @@ def write(
     )
     (out / f"results{tag}.json").write_text(json.dumps(dict(meta=meta, records=recs), indent=1))
     text = (
-        "# Test beds (issues 19, 41)\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to "
+        "# Test beds\n<!-- docs-test: inline commands help (the test-bed runs quoted here take 20 to "
         "30 minutes each: tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->"
         "\n\n"
         f"Written by `{meta['command'].replace(str(args.data), 'DIR') if args.data else meta['command']}` "

@@ -1,4 +1,4 @@
-"""What limits a parsimonious purchase (issue 19): oracle allocations at 3p rows bought, on the issue's test beds.
+"""What limits a parsimonious purchase: oracle allocations at 3p rows bought, on the test beds.
 
 Every method here buys ``B = 3p`` raw rows, then keeps ``p`` of them with the exact-kernel greedy toward ``D_v``
 (what the trusted aggregator of ``dpsumm.Nominations`` does with the rows it bought). They differ only in which
@@ -863,7 +863,7 @@ def _pm(vals: list[float]) -> str:
 
 def table(recs: list[dict[str, Any]], cmd: str) -> str:
     lines = [
-        "# Ceilings of a 3p purchase (issues 19, 41)",
+        "# Ceilings of a 3p purchase",
         "<!-- docs-test: inline commands help (a run takes about 20 minutes: "
         "tests/docs/test_docs.py checks that the script accepts the options quoted, with --help) -->",
         "",

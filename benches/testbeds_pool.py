@@ -1,4 +1,4 @@
-"""What a purchase's pool holds (issue 41): the wanted rows among the raw rows bought, and in the summary.
+"""What a purchase's pool holds: the wanted rows among the raw rows bought, and in the summary.
 
 The aggregator keeps ``p`` rows of the pool it bought with the exact-kernel greedy toward ``D_v``. On the consumer's
 population that greedy can do no better than the pool: when the pool holds fewer than ``p`` rows of the components
@@ -162,7 +162,7 @@ def run(
 
 def table(recs: list[dict[str, Any]], cmd: str) -> str:
     lines = [
-        "# What a purchase's pool holds (issue 41)",
+        "# What a purchase's pool holds",
         "<!-- docs-test: inline commands help (a run takes about 30 minutes: tests/docs/test_docs.py checks that "
         "the script accepts the options quoted, with --help) -->",
         "",

@@ -9,6 +9,7 @@ the files are missing such a test is skipped on a developer's machine and FAILS 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,15 @@ def no_messages(monkeypatch):
 
     monkeypatch.setattr(InProcessTransport, "request", refuse)
     monkeypatch.setattr(InProcessTransport, "request_many", refuse)
+
+
+@pytest.fixture
+def task_identity() -> Iterator[None]:
+    """Flower builds message metadata from the running task's identity; fake one outside a ServerApp."""
+    pytest.importorskip("flwr")
+    from flwr.supercore.task_identity import TaskIdentity
+
+    saved = (TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id)
+    TaskIdentity.task_id, TaskIdentity.run_id, TaskIdentity.node_id = 1, 1, 0
+    yield
+    TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id = saved

@@ -6,11 +6,24 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from hypothesis import strategies as st
 
 from dpsumm import DpsummError, InvalidParameterError
 
 #: An int beyond the float range: ``float(HUGE)`` raises OverflowError.
 HUGE = 10**400
+
+#: Values of every type a node config or run config (TOML, or a hand-built mapping) may hold where a key is read.
+config_junk = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.lists(st.integers(), max_size=2),
+    st.binary(max_size=4),
+    st.sampled_from(["true", "True", "1", "yes", " ", "/", "\x00", "x" * 5000, "median", "a=1,b=2", "owner-0=5"]),
+)
 
 
 def refused(call, argument, kind=InvalidParameterError):

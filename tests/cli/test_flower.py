@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import dpsumm  # noqa: E402
 from dpsumm.cli import main
@@ -441,6 +443,7 @@ def test_cli_flower_run_hands_the_labels_to_the_federation(
     assert seen["allow_seeded"] is True and seen["node_poll_interval"] == 0.1 and seen["tls"] is False
     assert seen["started"] and seen["closed"]
     expected = _flower_run_config(build_parser().parse_args(flags), n_owners=len(owners), n_features=N_FEATURES)
+    expected["owner-rows"] = ",".join(f"{n}={len(owners[n])}" for n in paths)  # the public sizes, read here
     assert seen["run_config"] == expected and expected["purchase"] == "labels"
     res = dpsumm.flower.load_result(tmp_path / "result.npz")
     np.testing.assert_array_equal(res.points, ref.points)
@@ -488,3 +491,104 @@ def test_flower_run_checks_the_strata_files_before_starting(tmp_path, capsys):
     )  # fmt: skip
     assert code == 2 and "--strata b" in err and "--owners" not in err, err
     assert not (tmp_path / "out").exists()
+
+
+def _buyer_tables(tmp_path: Path) -> tuple[list[Path], Path]:
+    """Three owners' CSV tables and the consumer's, as a buyer has them: unscaled numbers, a text stratum, a label."""
+    rng = np.random.default_rng(12)
+    regions = np.array(["east", "west"])
+
+    def table(path: Path, rows: int, west: float) -> Path:
+        region = regions[(rng.uniform(size=rows) < west).astype(int)]
+        age = rng.uniform(18, 90, rows) + 10 * (region == "west")
+        income = rng.uniform(0, 200000, rows)
+        outcome = np.where(income > 100000, "high", "low")
+        lines = ["age,income,region,outcome"] + [
+            f"{a:.1f},{i:.0f},{r},{o}" for a, i, r, o in zip(age, income, region, outcome)
+        ]
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    owners = [table(tmp_path / f"owner{k}.csv", 60, 0.2 + 0.2 * k) for k in range(3)]
+    return owners, table(tmp_path / "validation.csv", 40, 0.8)
+
+
+def test_printed_flower_nodes_read_the_buyers_tables_as_summarize_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], task_identity: None
+) -> None:
+    """`dpsumm flower` with --features, --label-column NAME, --strata-columns and --scale: the node configs it prints
+    carry them, and the printed run over the ClientApp's handlers (the printed node and run configs, no process
+    spawned; each node's operator allows the seeded run) buys the same summary as `dpsumm summarize` with the same
+    flags: every node reads and scales its table by the same code."""
+    pytest.importorskip("flwr")
+    from flwr.common.config import parse_config_args
+
+    from dpsumm.flower.config import FlowerRunConfig
+    from dpsumm.flower.server_app import run_summary
+    from node_grid import NodeGrid
+
+    owners, validation = _buyer_tables(tmp_path)
+    table_flags = [
+        "--features",
+        "age,income",
+        "--label-column",
+        "outcome",
+        "--strata-columns",
+        "region",
+        "--scale",
+        "age=18:100,income=0:200000",
+    ]
+    run_flags = ["--purchase", "strata", "--levels", "east,west", "--size", "6", "--random-state", "3"]
+    owner_flags = [a for k, p in enumerate(owners) for a in ("--owner", f"owner-{k}={p}")]
+    flags = [*owner_flags, "--consumer", str(validation), *table_flags, *run_flags, "--insecure"]
+    assert main(["flower", *flags, "--owner-rows", "owner-0=60,owner-1=60,owner-2=60"]) == 0
+    printed = capsys.readouterr().out
+    nodes: dict[int, dict[str, object]] = {}
+    run_config: dict[str, object] = {}
+    for line in printed.splitlines():
+        words = shlex.split(line) if not line.startswith("#") else []
+        if words[:1] == ["flower-supernode"]:
+            cfg = parse_config_args([words[words.index("--node-config") + 1]])
+            assert {k: cfg[k] for k in ("features", "label-column", "strata-columns", "scale")} == {
+                "features": "age,income",
+                "label-column": "outcome",
+                "strata-columns": "region",
+                "scale": "age=18:100,income=0:200000",
+            }
+            nodes[len(nodes) + 1] = {**cfg, "allow-seeded": True}
+        if words[:2] == ["flwr", "run"]:
+            run_config = parse_config_args([words[words.index("--run-config") + 1]])
+    assert len(nodes) == 4 and run_config["owner-rows"] == "owner-0=60,owner-1=60,owner-2=60"
+    run_config.update({"output": "", "node-wait": 5.0})
+    flower = run_summary(NodeGrid(nodes, run_config), FlowerRunConfig.from_run_config(run_config))  # type: ignore[arg-type]
+    out = tmp_path / "out"
+    assert main(["summarize", "--owners", *map(str, owners), "--validation", str(validation), *table_flags,
+                 *run_flags, "--out", str(out), "--no-progress"]) == 0, capsys.readouterr().err  # fmt: skip
+    np.testing.assert_array_equal(flower.points, np.load(out / "summary.npy"))
+    assert flower.points is not None and flower.points.max() <= 1.0  # the nodes' rows were scaled
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    flag=st.sampled_from(["--owner-rows", "--scale", "--features", "--label-column", "--strata-columns"]),
+    value=st.one_of(
+        st.text(max_size=16).filter(lambda t: not t.startswith("-")),
+        st.sampled_from(["seed", "0:1", "age=0:1", "owner-0=60", "age", "region", "outcome", "1", "a=b=c", ",,"]),
+    ),
+)
+def test_dpsumm_flower_table_flags_are_accepted_or_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str
+) -> None:
+    """`dpsumm flower` (printing the deployment) with any value of the flags that read the tables by column name, scale
+    them, or give the owners' public sizes: it prints the commands (exit 0) or refuses in one line (exit 2), before
+    any node is started; never a traceback."""
+    owners, validation = _buyer_tables(tmp_path)
+    argv = ["flower", "--owner", f"owner-0={owners[0]}", "--consumer", str(validation), "--size", "5", "--insecure"]
+    if flag != "--features":
+        argv += ["--features", "age,income"]
+    if flag != "--label-column":
+        argv += ["--label-column", "outcome"]
+    code = main([*argv, flag, value])
+    if code != 0:
+        one_line_exit_2(code, capsys)
+    capsys.readouterr()

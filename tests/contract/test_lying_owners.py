@@ -19,7 +19,7 @@ from dpsumm.metrics import population_mmd2
 from dpsumm.parties import ConsumerParty, OwnerParty
 from dpsumm.privacy import Csprng
 from dpsumm.protocols.nominations.by_direction import ByDirection
-from dpsumm.protocols.nominations.cell_messages import CellRelease, CellSale
+from dpsumm.protocols.nominations.cell_messages import CellRelease, CellSale, CellSaleRequest
 from dpsumm.transport import InProcessTransport
 
 LABELS = (0, 1, 2)
@@ -201,3 +201,100 @@ def test_a_quota_an_excluded_owner_did_not_deliver_is_bought_again_from_the_othe
     events = {e["event"]: e for e in result.events}
     assert events["excluded"]["owner"] == "owner-0" and "rebought" in events
     assert len(result) == SIZE and set(result.owner.tolist()) == {1}
+
+
+class MisplacingOwner(OwnerParty):
+    """Sells rows of other cells than it was asked for, each claimed to lie in the cell asked: it answers the sale
+    request with every cell's ask moved ``shift`` cells on, then names each row's cell ``shift`` cells back."""
+
+    def __init__(self, *args: Any, shift: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.shift = shift
+
+    def handle(self, message: Message) -> Message:
+        if not isinstance(message, CellSaleRequest):
+            return super().handle(message)
+        n = len(message.key_counts)
+        moved = dataclasses.replace(
+            message,
+            key_counts=np.roll(message.key_counts, self.shift),
+            key_preference=np.roll(message.key_preference, self.shift),
+            key_herded=np.roll(message.key_herded, self.shift),
+        )
+        reply = super().handle(moved)
+        assert isinstance(reply, CellSale) and reply.cells is not None
+        return dataclasses.replace(reply, cells=(np.asarray(reply.cells) - self.shift) % n)
+
+
+class CodecParty:
+    """A party whose requests and replies cross the Flower message codec, as on a SuperNode."""
+
+    def __init__(self, party: Any) -> None:
+        self.party = party
+
+    def handle(self, message: Message) -> Message:
+        from dpsumm.flower.codec import decode, encode
+
+        return decode(encode(self.party.handle(decode(encode(message)))))
+
+
+#: Cell purchases whose cells the aggregator recomputes from a bought row: the label part of a cell from the label
+#: sold with the row, the bin of its score along the direction from the row itself. ``shift`` moves a lie into one
+#: part: a whole label on (labels), one bin on (strata x bins, the direction).
+MISPLACED = {
+    "labels": (lambda: ByDirection(label_set=LABELS), lambda bins: bins),
+    "strata": (lambda: ByDirection(levels=(("a", "b", "c"),)), lambda bins: 1),
+    "direction": (lambda: ByDirection(), lambda bins: 1),
+}
+
+
+@pytest.mark.parametrize("codec", [False, True], ids=["in-process", "codec"])
+@pytest.mark.parametrize("purchase", list(MISPLACED))
+def test_an_owner_that_sells_rows_of_other_cells_is_excluded_and_its_quota_bought_again(
+    purchase: str, codec: bool
+) -> None:
+    """Fault injection over the cell purchases: one owner sells rows that lie in other cells than it sold them as.
+    The aggregator recomputes each bought row's cell, excludes the owner at the sale and buys its quota again from
+    the others (no new release): the summary keeps its size and holds none of the liar's rows."""
+    if codec:
+        pytest.importorskip("flwr")
+    datas, labels, validation, yv, _ = _data()
+    letters = np.array(["a", "b", "c"])
+    make, shift_of = MISPLACED[purchase]
+    method = dpsumm.Nominations(dim=32, purchase=make())
+    bins = len(make().key_set()) // (len(LABELS) if purchase != "direction" else 1)
+    with_strata = purchase == "strata"
+    strata = [[letters[y]] if with_strata else None for y in labels]
+    parties: dict[str, Any] = {
+        f"owner-{k}": (
+            MisplacingOwner(datas[k], labels[k], f"owner-{k}", strata=strata[k], shift=shift_of(bins))
+            if k == 0
+            else OwnerParty(datas[k], labels[k], f"owner-{k}", strata=strata[k])
+        )
+        for k in range(OWNERS)
+    }
+    parties["consumer"] = ConsumerParty(validation, Csprng(5), labels=yv, strata=[letters[yv]] if with_strata else None)
+    if codec:
+        parties = {n: CodecParty(p) for n, p in parties.items()}
+    result = dpsumm.summarize(
+        [dpsumm.Owner(datas[k], labels=labels[k], name=f"owner-{k}", strata=strata[k]) for k in range(OWNERS)],
+        validation,
+        SIZE,
+        method=method,
+        seed_set=_seed_rows(),
+        random_state=3,
+        progress=False,
+        transport=InProcessTransport(parties),
+        validation_labels=yv if purchase == "labels" else None,
+        validation_strata=letters[yv] if with_strata else None,
+    )
+    excluded = [e for e in result.events if e.get("event") == "excluded"]
+    assert [e["owner"] for e in excluded] == ["owner-0"]
+    assert "do not lie in the cells it sold them as" in excluded[0]["reason"]
+    assert any(e.get("event") == "rebought" for e in result.events)
+    assert len(result) == SIZE and 0 not in set(result.owner.tolist())
+
+
+def _seed_rows() -> np.ndarray:
+    """Public seed rows over the owners' range (the direction's centre and bins)."""
+    return np.random.default_rng(8).uniform(-1.0, 4.0, size=(150, 4))

@@ -21,6 +21,7 @@ from dpsumm.protocols.nominations.cell_messages import (  # noqa: E402
     CellReleaseRequest,
 )
 from federation_data import LABEL_SET, _labelled_data
+from refusal import config_junk as node_junk
 from refusal import refused
 
 
@@ -62,17 +63,6 @@ def label_request(label_set: tuple, n_features: int, epsilon: float = 1.0) -> Ce
         centres=np.zeros((L, 8)),
         bias=np.zeros(L),
     )
-
-
-@pytest.fixture
-def task_identity():  # noqa: ANN201
-    """Flower builds message metadata from the running task's identity; fake one outside a ServerApp."""
-    from flwr.supercore.task_identity import TaskIdentity
-
-    saved = (TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id)
-    TaskIdentity.task_id, TaskIdentity.run_id, TaskIdentity.node_id = 1, 1, 0
-    yield
-    TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id = saved
 
 
 def _context(node_config: dict[str, object], run_config: dict[str, object] | None = None) -> object:
@@ -163,18 +153,6 @@ def test_nodes_read_string_labels_from_files(tmp_path: Path, task_identity: None
     np.save(tmp_path / "obj.npy", y0.astype(object), allow_pickle=True)
     with pytest.raises(dpsumm.DataFileError, match="pickled"):
         _labels(_context({"labels": str(tmp_path / "obj.npy")}), len(y0))  # type: ignore[arg-type]
-
-
-node_junk = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**70), 2**70),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=8),
-    st.lists(st.integers(), max_size=2),
-    st.binary(max_size=4),
-    st.sampled_from(["true", "True", "1", "yes", " ", "/", "\x00", "x" * 5000]),
-)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -280,3 +258,53 @@ def test_a_node_reads_its_table_by_column_name(tmp_path):
         client_app._data(_Context(bad), "data")
     refused(lambda: client_app._data(_Context({**cfg, "strata-columns": "place"}), "data"), "strata-columns")
     refused(lambda: client_app._labels(_Context({**cfg, "labels": str(p)}), 3), "labels")
+
+
+NODE_KEYS = (
+    "role",
+    "name",
+    "data",
+    "labels",
+    "strata",
+    "features",
+    "label-column",
+    "strata-columns",
+    "scale",
+    "allow-seeded",
+    "allow-exact-release",
+    "max-epsilon",
+    "max-delta",
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=st.sampled_from(NODE_KEYS), value=node_junk)
+def test_any_node_config_value_is_accepted_or_refused_with_a_dpsumm_error(
+    tmp_path: Path, task_identity: None, key: str, value: object
+) -> None:
+    """Every node config key with values of every type, on a node that reads a buyer's table by column name: the
+    node says hello and builds its party, or refuses with a DpsummError; never a generic exception."""
+    from flwr.app import Message, RecordDict
+
+    from dpsumm.flower.client_app import _party, hello, party_identity
+
+    table = tmp_path / "t.csv"
+    table.write_text("age,income,region,y\n30,100,east,a\n40,200,west,b\n50,300,east,a\n")
+    base: dict[str, object] = {
+        "role": "owner",
+        "name": "o",
+        "data": str(table),
+        "features": "age,income",
+        "label-column": "y",
+        "strata-columns": "region",
+        "scale": "age=18:90,income=0:1000",
+    }
+    ctx = _context({**base, key: value})
+    try:
+        hello(Message(RecordDict(), dst_node_id=1, message_type="query.dpsumm_hello"), ctx)  # type: ignore[arg-type]
+        role, name = party_identity(ctx)  # type: ignore[arg-type]
+        party = _party(role, ctx, name)  # type: ignore[arg-type]
+    except dpsumm.DpsummError as exc:
+        assert exc.argument, str(exc)
+    else:
+        assert np.isfinite(party.data if role == "owner" else party.validation).all()  # type: ignore[union-attr]

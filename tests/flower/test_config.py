@@ -7,11 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpsumm  # noqa: E402
-from dpsumm.flower.config import FlowerRunConfig, write_app  # noqa: E402
+from dpsumm.flower.config import RUN_CONFIG_DEFAULTS, FlowerRunConfig, write_app  # noqa: E402
 from dpsumm.methods import MethodOptionError
-from refusal import refused
+from refusal import config_junk, refused
 
 RC = {"owners": 3, "n-features": 4, "size": 5}
 
@@ -93,3 +95,44 @@ def test_flower_run_config_refuses_inapplicable_and_bad_keys():
         FlowerRunConfig.from_run_config({**base, "nominees": 0})
     with pytest.raises(dpsumm.InvalidParameterError):  # nominees x owners < size: before any node is asked
         FlowerRunConfig.from_run_config({**base, "nominees": 4})
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("a=3", "every one of the 2 owners"),
+        ("a=3,a=4", "names owner 'a' twice"),
+        ("a=3,b=-1", "NAME=ROWS"),
+        ("a=3,b=x", "NAME=ROWS"),
+        ("a=3,=4", "NAME=ROWS"),
+        ("a=3,b=\u00b2", "NAME=ROWS"),
+        (f"a=3,b={2**41}", "above the cap"),
+        (5, "must be text"),
+    ],
+)
+def test_owner_rows_are_refused_naming_the_key(text: object, match: str) -> None:
+    from dpsumm.flower.config import FlowerRunConfig
+
+    with pytest.raises(dpsumm.InvalidParameterError, match=match) as info:
+        FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "owner-rows": text})
+    assert info.value.argument == "owner-rows"
+
+
+def test_owner_rows_are_the_plan_s_public_sizes() -> None:
+    from dpsumm.flower.config import FlowerRunConfig
+
+    cfg = FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "owner-rows": " a = 30, b=40"})
+    assert cfg.owner_rows == {"a": 30, "b": 40}
+    with pytest.raises(dpsumm.InvalidParameterError, match="exceeds the owners. total rows"):  # the plan reads them
+        FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, "size": 10, "owner-rows": "a=3,b=4"})
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=st.sampled_from(sorted(RUN_CONFIG_DEFAULTS)), value=config_junk)
+def test_any_run_config_value_is_accepted_or_refused_with_a_dpsumm_error(key: str, value: object) -> None:
+    """Every run config key with values of every type: the run config is read, or refused as a DpsummError before
+    any node is asked anything; never a generic exception from deep inside."""
+    try:
+        FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, key: value})
+    except dpsumm.DpsummError as exc:
+        assert exc.argument, str(exc)

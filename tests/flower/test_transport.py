@@ -16,17 +16,6 @@ from dpsumm.transport import PartyUnavailable  # noqa: E402
 flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
 
 
-@pytest.fixture
-def task_identity():  # noqa: ANN201
-    """Flower builds message metadata from the running task's identity; fake one outside a ServerApp."""
-    from flwr.supercore.task_identity import TaskIdentity
-
-    saved = (TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id)
-    TaskIdentity.task_id, TaskIdentity.run_id, TaskIdentity.node_id = 1, 1, 0
-    yield
-    TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id = saved
-
-
 def test_transport_times_out_and_reports_errors(task_identity: None) -> None:
     """FlowerTransport against a fake grid: one party answers, one errs, one never answers."""
     from flwr.app import Error, Message

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import DpsummError
+from ..errors import DataFileError, DpsummError
 from ._common import NOT_PRIVATE, PROG, UsageError, jsonable, writable_dir
 from .output import build_report, ledger_text, write_outputs
 from .run_options import (
     add_run_options,
+    add_table_options,
     budget_arg,
     check_report_delta,
     check_validation_labels,
@@ -76,6 +77,14 @@ def add_flower(sub: Any) -> None:
         help="the consumer's validation labels on its machine (its node config labels): --purchase labels "
         "releases their histogram; other methods refuse them",
     )
+    add_table_options(p)
+    p.add_argument(
+        "--owner-rows",
+        default=None,
+        metavar="NAME=ROWS,...",
+        help="each owner's public size (run config owner-rows): the aggregator refuses a row count an owner states "
+        "that differs (with --run: read from the files here)",
+    )
     p.add_argument("--size", type=int, required=True, help="summary size")
     p.add_argument(
         "--n-features",
@@ -126,6 +135,8 @@ def _flower_owners(specs: Sequence[str], what: str = "--owner") -> dict[str, str
             raise UsageError(f"{what} must be NAME=PATH, got {spec!r}")
         if name in owners or name == "consumer":
             raise UsageError(f"{what} name {name!r} is repeated or reserved")
+        if "," in name or name != name.strip():
+            raise UsageError(f"{what} name {name!r}: a party name may not hold a comma or surrounding spaces")
         owners[name] = path
     return owners
 
@@ -172,12 +183,15 @@ def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int)
 
 
 def _run(args: argparse.Namespace) -> int:
-    owners, labels, strata, n_features = _party_flags(args)
+    tables = _table_config(args)
+    owners, labels, strata, n_features = _party_flags(args, tables)
     if args.out and not args.run:
         raise UsageError("--out applies to --run only (without --run the result is --output on the SuperLink)")
     if args.run:
         _resolve_run_paths(args)
     run_config = _flower_run_config(args, len(owners), n_features)
+    if args.owner_rows is not None:
+        run_config["owner-rows"] = _owner_rows(args.owner_rows, owners)
     try:
         from .. import flower
         from ..flower.config import FlowerRunConfig
@@ -185,32 +199,39 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     FlowerRunConfig.from_run_config(run_config)  # a bad combination fails here, before anything starts
     if args.run:
-        _check_local_files(args, owners, strata, n_features)
-        return _run_flower_locally(args, owners, labels, run_config, strata)
-    print("\n".join(_deployment_commands(args, owners, labels, strata, run_config, flower.FLWR_VERSION)))
+        run_config["owner-rows"] = _check_local_files(args, owners, strata, n_features, tables)
+        FlowerRunConfig.from_run_config(run_config)
+        return _run_flower_locally(args, owners, labels, run_config, strata, tables)
+    print("\n".join(_deployment_commands(args, owners, labels, strata, tables, run_config, flower.FLWR_VERSION)))
     return 0
 
 
-def _party_flags(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str], dict[str, str], int]:
+def _party_flags(
+    args: argparse.Namespace, tables: dict[str, str]
+) -> tuple[dict[str, str], dict[str, str], dict[str, str], int]:
     """The parties' files of the command line, checked against each other and the method: ``(owners, labels,
-    strata, n_features)``, the consumer's validation strata under ``"consumer"`` in ``strata``."""
+    strata, n_features)``, the consumer's validation strata under ``"consumer"`` in ``strata``; ``tables`` are the
+    node config keys of the column flags (:func:`_table_config`)."""
     if args.poll_interval is not None and not 0.0 < args.poll_interval < math.inf:
         raise UsageError(f"--poll-interval must be a finite number of seconds > 0, got {args.poll_interval}")
     owners = _flower_owners(args.owner)
     n_features = args.n_features
     if n_features is None:
         try:
-            from ..datasets import load_array
-
-            n_features = int(load_array(args.consumer).shape[1])
-        except DpsummError:
+            n_features = int(_party_table(args, tables, args.consumer, owner=False)[1])
+        except DataFileError:
             raise UsageError("--n-features is needed (the --consumer file is not readable here)") from None
+        except DpsummError as exc:
+            raise UsageError(f"--consumer: {exc}") from None
     if args.node_auth and args.insecure:
         raise UsageError("--node-auth needs TLS (drop --insecure)")
     labels = _flower_owners(args.labels, what="--labels")
     if labels and set(labels) != set(owners):
         raise UsageError(f"--labels must name every owner ({sorted(owners)}) or none, got {sorted(labels)}")
-    check_validation_labels(args, method_arg(args), owners_labelled=bool(labels))
+    by_column = "label-column" in tables
+    check_validation_labels(
+        args, method_arg(args), owners_labelled=bool(labels) or by_column, validation_labelled=by_column
+    )
     strata = _flower_owners(args.strata, what="--strata")
     if strata and set(strata) != set(owners):
         raise UsageError(f"--strata must name every owner ({sorted(owners)}) or none, got {sorted(strata)}")
@@ -231,20 +252,24 @@ def _resolve_run_paths(args: argparse.Namespace) -> None:
 
 
 def _check_local_files(
-    args: argparse.Namespace, owners: dict[str, str], strata: dict[str, str], n_features: int
-) -> None:
-    """With --run everything runs here: every data file must be readable here, checked before anything starts."""
-    from ..datasets import read_table
-
+    args: argparse.Namespace, owners: dict[str, str], strata: dict[str, str], n_features: int, tables: dict[str, str]
+) -> str:
+    """With --run everything runs here: every data file must be readable here (read as its node reads it), checked
+    before anything starts. Returns the owners' public sizes, the run config's ``owner-rows``."""
+    sizes: dict[str, int] = {}
     for name, path in [*owners.items(), ("consumer", args.consumer)]:
         try:
-            t = read_table(path)
+            shape = _party_table(args, tables, path, owner=name != "consumer")
         except DpsummError as exc:
             raise UsageError(f"--owner {name}: {exc}" if name != "consumer" else f"--consumer: {exc}") from None
-        if t.data.shape[1] != n_features:
-            raise UsageError(f"{path} has {t.data.shape[1]} features, expected {n_features}")
-        if name == "consumer":
-            check_report_delta(args, int(t.data.shape[0]))
+        if shape[1] != n_features:
+            raise UsageError(f"{path} has {shape[1]} features, expected {n_features}")
+        sizes[name] = int(shape[0])
+    check_report_delta(args, sizes.pop("consumer"))
+    rows = int(shape[0])  # the consumer's, read last
+    public = ",".join(f"{n}={rows}" for n, rows in sizes.items())
+    if args.owner_rows is not None and args.owner_rows.replace(" ", "") != public:
+        raise UsageError(f"--owner-rows {args.owner_rows!r} differs from the files' sizes here ({public})")
     if args.validation_labels is not None:
         from ..datasets import load_labels
 
@@ -252,7 +277,6 @@ def _check_local_files(
             y = load_labels(args.validation_labels)
         except DpsummError as exc:
             raise UsageError(f"--validation-labels: {exc}") from None
-        rows = read_table(args.consumer).data.shape[0]
         if y.shape != (rows,):
             raise UsageError(
                 f"--validation-labels must hold one label per validation row ({rows}), got shape {y.shape}"
@@ -262,6 +286,7 @@ def _check_local_files(
         writable_dir(str(Path(args.output).resolve().parent), "--output")
     if args.out:
         writable_dir(args.out, "--out")
+    return public
 
 
 def _deployment_commands(
@@ -269,6 +294,7 @@ def _deployment_commands(
     owners: dict[str, str],
     labels: dict[str, str],
     strata: dict[str, str],
+    tables: dict[str, str],
     run_config: dict[str, Any],
     flwr_version: str,
 ) -> list[str]:
@@ -328,7 +354,7 @@ def _deployment_commands(
         lines += [f"flwr supernode register keys/{n}.key.pub dpsumm --name {q(n)}" for n, _, _ in parties]
         lines.append("")
     lines.append("# 3. One SuperNode per party, each on its own machine (data paths are on that machine):")
-    lines += _supernode_commands(args, parties, labels, strata, run_config, tls)
+    lines += _supernode_commands(args, parties, labels, strata, tables, run_config, tls)
     lines += [
         "",
         "# 4. Where the run is started (any machine that reaches the SuperLink): the flwr CLI connection,",
@@ -360,6 +386,7 @@ def _supernode_commands(
     parties: list[tuple[str, str, str]],
     labels: dict[str, str],
     strata: dict[str, str],
+    tables: dict[str, str],
     run_config: dict[str, Any],
     tls: Path | None,
 ) -> list[str]:
@@ -375,6 +402,7 @@ def _supernode_commands(
             cfg += f" labels={_toml_value(labels[name])}"
         if name in strata:
             cfg += f" strata={_toml_value(strata[name])}"
+        cfg += "".join(f" {k}={_toml_value(v)}" for k, v in tables.items())
         node = ["flower-supernode", "--superlink", args.superlink, "--node-config", cfg]
         node += ["--insecure"] if tls is None else ["--root-certificates", str(tls / "ca.crt")]
         if args.node_auth:
@@ -426,14 +454,102 @@ def _override_value(v: Any) -> str:
     return _toml_value(v)
 
 
+def _table_config(args: argparse.Namespace) -> dict[str, str]:
+    """The node config keys every node gets from --features, --label-column, --strata-columns and --scale: each node
+    reads its table by column name and scales it as ``dpsumm summarize`` does (:mod:`dpsumm.flower.client_app`)."""
+    from ..preprocessing import parse_range
+
+    out: dict[str, str] = {}
+    if args.label_column is not None:
+        if args.label_column.strip().lstrip("-").isdigit():
+            raise UsageError(
+                "--label-column: on Flower each node reads its table by header name: give --label-column NAME"
+            )
+        if args.labels or args.validation_labels is not None:
+            raise UsageError("give --labels/--validation-labels (files) or --label-column (a column), not both")
+        out["label-column"] = args.label_column
+    if args.features is not None:
+        out["features"] = args.features
+    if args.strata_columns is not None:
+        if args.strata or args.validation_strata is not None:
+            raise UsageError("give --strata/--validation-strata (files) or --strata-columns (columns), not both")
+        out["strata-columns"] = args.strata_columns
+    if args.scale is not None:
+        if args.scale.strip() == "seed":
+            raise UsageError(
+                "--scale seed: on Flower every node scales its own rows by the range it is given: declare it "
+                "(--scale 'LOW:HIGH' or 'NAME=LOW:HIGH,...')"
+            )
+        if args.seed_set is not None and not args.seed_set.isdigit():
+            raise UsageError(
+                "--scale with --seed-set PATH: the ServerApp reads the seed rows as they are: give them scaled, or "
+                "give a count (rows drawn in --feature-range)"
+            )
+        names = None if args.features is None else [f.strip() for f in args.features.split(",")]
+        if names is None and "=" in args.scale:  # the names are the tables' headers, read on the nodes
+            names = [part.partition("=")[0].strip() for part in args.scale.split(",")]
+        try:
+            parse_range(args.scale, names)
+        except DpsummError as exc:
+            raise UsageError(f"--scale: {exc}") from None
+        out["scale"] = args.scale
+    return out
+
+
+def _party_table(args: argparse.Namespace, tables: dict[str, str], path: str, *, owner: bool) -> tuple[int, int]:
+    """The shape of a party's feature rows as its node reads them (by the column flags, when given), its declared
+    range (--scale) checked against its feature columns as its node checks it."""
+    from ..datasets import read_party_table, read_table
+    from ..preprocessing import parse_range
+
+    if not any(k in tables for k in ("features", "label-column", "strata-columns")):
+        shape = read_table(path).data.shape
+        if "scale" in tables:
+            parse_range(tables["scale"], None)
+        return (int(shape[0]), int(shape[1]))
+    t = read_party_table(
+        path,
+        features=args.features,
+        label_column=args.label_column,
+        strata_columns=args.strata_columns,
+        argument="owner" if owner else "consumer",
+        labels_required=owner,
+    )
+    if t.strata is not None:
+        from ..strata import check_strata_against, strata_columns
+
+        levels = method_arg(args).public_levels()
+        if levels:
+            check_strata_against(strata_columns(t.strata, "strata", t.data.shape[0]), levels, "--strata-columns")
+    if "scale" in tables:
+        parse_range(tables["scale"], list(t.features))
+    return (int(t.data.shape[0]), int(t.data.shape[1]))
+
+
+def _owner_rows(text: str, owners: dict[str, str]) -> str:
+    """--owner-rows, checked (every owner, once) before anything starts; the run config's ``owner-rows``."""
+    from ..flower.config import parse_owner_rows
+
+    try:
+        sizes = parse_owner_rows(text, len(owners))
+    except DpsummError as exc:
+        raise UsageError(str(exc).replace("run config `owner-rows`", "--owner-rows")) from None
+    if set(sizes) != set(owners):
+        raise UsageError(f"--owner-rows must name the owners {sorted(owners)}, got {sorted(sizes)}")
+    return text
+
+
 def _check_strata_flags(args: argparse.Namespace, method: Any, owners_have_strata: bool) -> None:
-    """--strata and --validation-strata against the purchase, before anything starts: a purchase by strata needs
-    both (every owner's and the consumer's); every other purchase refuses them (the nodes would refuse them
-    mid-run)."""
+    """--strata and --validation-strata (or --strata-columns) against the purchase, before anything starts: a purchase
+    by strata needs both (every owner's and the consumer's); every other purchase refuses them (the nodes would refuse
+    them mid-run)."""
     needs = bool(getattr(method, "needs_strata", False))
-    given = owners_have_strata or args.validation_strata is not None
+    columns = args.strata_columns is not None
+    if columns and needs:
+        return
+    given = owners_have_strata or args.validation_strata is not None or columns
     if given and not needs:
-        flag = "--strata" if owners_have_strata else "--validation-strata"
+        flag = "--strata-columns" if columns else "--strata" if owners_have_strata else "--validation-strata"
         raise UsageError(
             f"{flag} applies only to a purchase by strata (--purchase strata --levels ...), not to --method "
             f"{method.name}" + (f" --purchase {method.purchase.name}" if hasattr(method, "purchase") else "")
@@ -469,6 +585,7 @@ def _run_flower_locally(
     labels: dict[str, str],
     run_config: dict[str, Any],
     strata: dict[str, str] | None = None,
+    tables: dict[str, str] | None = None,
 ) -> int:
     from ..flower import LocalFederation, save_result
 
@@ -488,6 +605,7 @@ def _run_flower_locally(
             allow_seeded=args.random_state is not None,
             allow_exact_release=_releases_exact(method_arg(args)),
             consumer_caps=_consumer_caps(run_config),
+            tables=tables or {},
         )
         try:
             fed.start()

@@ -25,6 +25,7 @@ from ._common import UsageError
 
 __all__ = [
     "add_run_options",
+    "add_table_options",
     "gamma_arg",
     "seed_set_arg",
     "budget_arg",
@@ -112,6 +113,40 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help="seed: reproducible and NOT private (default: OS entropy, the only private mode)",
+    )
+
+
+def add_table_options(p: argparse.ArgumentParser) -> None:
+    """--label-column, --features, --strata-columns and --scale: each party's table read by column name, scaled from
+    public information (``dpsumm summarize`` in this process; ``dpsumm flower`` in each node's node config)."""
+    p.add_argument(
+        "--label-column",
+        default=None,
+        metavar="NAME|INDEX",
+        help="the labels' column in each table (its header name, or its position counting from 0; -1 = last): "
+        "read from the owners' tables and, when it has that column, the validation table; numbers or words",
+    )
+    p.add_argument(
+        "--features",
+        default=None,
+        metavar="NAME,...",
+        help="the feature columns, by header name, in this order (default: every column that is not the label, "
+        "a strata column or a row index; each must hold numbers: a text column is refused, naming these flags)",
+    )
+    p.add_argument(
+        "--strata-columns",
+        default=None,
+        metavar="NAME,...",
+        help="public attributes read from each table's columns (words or whole numbers): --purchase strata buys "
+        "by them (declare their values with --levels), and the quality report counts the summary's share of each",
+    )
+    p.add_argument(
+        "--scale",
+        default=None,
+        metavar="RANGE|seed",
+        help="scale the features to [0, 1] from public information before the run: a declared range "
+        "('0:255' for every feature, or 'age=18:90,income=0:200000' per feature), or 'seed' (the per-feature "
+        "min and max of the public --seed-set file); never from the private rows",
     )
 
 

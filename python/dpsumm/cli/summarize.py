@@ -14,6 +14,7 @@ from ._common import UsageError, header_arg, jsonable, writable_dir
 from .output import build_report, ledger_text, write_outputs
 from .run_options import (
     add_run_options,
+    add_table_options,
     budget_arg,
     check_report_delta,
     check_validation_labels,
@@ -44,35 +45,7 @@ def add_summarize(sub: Any) -> None:
         help="one labels file per owner, in --owners order (.npy, .csv or .parquet, one column; numbers or "
         "words: a .npy of strings, a CSV column of words)",
     )
-    p.add_argument(
-        "--label-column",
-        default=None,
-        metavar="NAME|INDEX",
-        help="the labels' column in each table (its header name, or its position counting from 0; -1 = last): "
-        "read from the owners' tables and, when it has that column, the validation table; numbers or words",
-    )
-    p.add_argument(
-        "--features",
-        default=None,
-        metavar="NAME,...",
-        help="the feature columns, by header name, in this order (default: every column that is not the label, "
-        "a strata column or a row index; each must hold numbers: a text column is refused, naming these flags)",
-    )
-    p.add_argument(
-        "--strata-columns",
-        default=None,
-        metavar="NAME,...",
-        help="public attributes read from each table's columns (words or whole numbers): --purchase strata buys "
-        "by them (declare their values with --levels), and the quality report counts the summary's share of each",
-    )
-    p.add_argument(
-        "--scale",
-        default=None,
-        metavar="RANGE|seed",
-        help="scale the features to [0, 1] from public information before the run: a declared range "
-        "('0:255' for every feature, or 'age=18:90,income=0:200000' per feature), or 'seed' (the per-feature "
-        "min and max of the public --seed-set file); never from the private rows",
-    )
+    add_table_options(p)
     p.add_argument("--validation", required=True, metavar="PATH", help="the consumer's validation rows")
     p.add_argument(
         "--validation-labels",

@@ -47,6 +47,7 @@ from ..errors import DataFileError, InvalidParameterError, ProtocolError
 from ..messages import Message as ProtocolMessage
 from ..parties import ConsumerParty, OwnerParty, owner_stream
 from ..party_tables import PartyTable, read_party_table
+from ..preprocessing import parse_range, scale_to_unit
 from ..strata import load_strata, strata_columns
 from .caps import check_request, node_caps
 from .codec import decode, encode
@@ -81,6 +82,9 @@ def party_identity(context: Context) -> tuple[str, str]:
 
 #: Node config keys that read the node's ``data`` table by column name (:func:`dpsumm.party_tables.read_party_table`).
 TABLE_KEYS = ("features", "label-column", "strata-columns")
+#: Node config key: the declared public range the node scales its rows' features to [0, 1] by, as
+#: ``dpsumm summarize --scale`` does (:func:`dpsumm.preprocessing.parse_range`, :func:`dpsumm.scale_to_unit`).
+SCALE_KEY = "scale"
 
 
 def _table(context: Context) -> PartyTable | None:
@@ -121,7 +125,7 @@ def _table(context: Context) -> PartyTable | None:
 def _data(context: Context, key: str) -> np.ndarray:
     table = _table(context) if key == "data" else None
     if table is not None:
-        return float_matrix(table.data, key)
+        return _scaled(context, float_matrix(table.data, key), list(table.features))
     path = context.node_config.get(key)
     if not isinstance(path, str) or not path:
         raise InvalidParameterError(f"node config `{key}` must be the path of a .npy/.csv/.parquet file", key)
@@ -129,7 +133,25 @@ def _data(context: Context, key: str) -> np.ndarray:
         rows = load_array(path)
     except DataFileError as exc:  # the node config key names the file, not the reader's `path`
         raise DataFileError(f"node config `{key}`: {exc}", path, key) from exc
-    return float_matrix(rows, key)
+    return _scaled(context, float_matrix(rows, key), None) if key == "data" else float_matrix(rows, key)
+
+
+def _scaled(context: Context, rows: np.ndarray, features: list[str] | None) -> np.ndarray:
+    """The node's rows scaled by its node config ``scale`` (a declared range, by feature name when the table has
+    names), or as they are without it."""
+    text = context.node_config.get(SCALE_KEY)
+    if text in (None, ""):
+        return rows
+    if not isinstance(text, str):
+        raise InvalidParameterError(
+            f"node config `{SCALE_KEY}` must be a range 'LOW:HIGH' or 'NAME=LOW:HIGH,...', got {type(text).__name__}",
+            SCALE_KEY,
+        )
+    try:
+        low, high = parse_range(text, features)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(f"node config {exc}", SCALE_KEY) from exc
+    return scale_to_unit(rows, low, high)
 
 
 def _labels(context: Context, n_rows: int) -> np.ndarray | None:
@@ -165,8 +187,11 @@ def _strata(context: Context, n_rows: int) -> list[np.ndarray] | None:
 
 @app.query("dpsumm_hello")
 def hello(message: Message, context: Context) -> Message:
-    """Tell the ServerApp this node's role and party name."""
+    """Tell the ServerApp this node's role and party name, once its party is built from its node config: a node
+    config this node refuses (a missing file, a column or range it cannot read, a seeded run it does not allow) is
+    refused here, at discovery, before any party releases anything."""
     role, name = party_identity(context)
+    _party(role, context, name)
 
     labelled = any(context.node_config.get(key) not in (None, "") for key in ("labels", "label-column"))
     max_epsilon, max_delta = node_caps(context.node_config, role)

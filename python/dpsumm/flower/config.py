@@ -28,6 +28,9 @@ key                            default        meaning
 ``reply-timeout``              60.0           seconds an exchange waits before a silent party is excluded
 ``poll-interval``              0.05           seconds between two polls of the SuperLink for replies
 ``output``                     ""             where the ServerApp writes the result (.npz, on its machine)
+``owner-rows``                 ""             each owner's public size, ``"NAME=ROWS,NAME=ROWS"`` (every owner):
+                                              the aggregator refuses a row count an owner states that differs
+                                              (docs/explanation/lying-owners.md); "": the owners' own statements
 *method options*               ""             one key per option of the methods that run on Flower and of every
                                               purchase (:data:`METHOD_KEYS`, made from the options'
                                               declarations: ``nominees``, ``purchase``, ``dim``, ``label-set``,
@@ -90,6 +93,7 @@ __all__ = [
     "FLWR_VERSION",
     "METHOD_KEYS",
     "FLOWER_METHODS",
+    "parse_owner_rows",
 ]
 
 FLWR_VERSION = "1.41.0"
@@ -133,6 +137,7 @@ RUN_CONFIG_DEFAULTS: dict[str, Any] = {
     "reply-timeout": 60.0,
     "poll-interval": 0.05,
     "output": "",
+    "owner-rows": "",
     **{key: "" for key in METHOD_KEYS},
 }
 
@@ -186,6 +191,35 @@ def _optional_float(cfg: Mapping[str, Any], key: str) -> float | None:
     return None if _unset(cfg[key]) else _float(cfg, key)
 
 
+def parse_owner_rows(text: object, owners: int, key: str = "owner-rows", spell: str = "run config") -> dict[str, int]:
+    """Each owner's public size from ``"NAME=ROWS,NAME=ROWS"`` (one entry per owner, names distinct, rows integers
+    in ``[0, MAX_COUNT]``): what the aggregator checks every row count an owner states against.
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming ``key`` (``spell`` says where it was given) and what to write.
+    """
+    where = f"{spell} `{key}`"
+    if not isinstance(text, str):
+        raise InvalidParameterError(f"{where} must be text NAME=ROWS,NAME=ROWS, got {type(text).__name__}", key)
+    out: dict[str, int] = {}
+    for item in text.split(","):
+        name, sep, rows = (part.strip() for part in item.partition("="))
+        if not sep or not name or not rows.isdigit() or not rows.isascii():
+            raise InvalidParameterError(
+                f"{where} must be NAME=ROWS,NAME=ROWS (ROWS an integer >= 0), got {item!r:.60}", key
+            )
+        if name in out:
+            raise InvalidParameterError(f"{where} names owner {name!r} twice", key)
+        if int(rows) > MAX_COUNT:
+            raise InvalidParameterError(f"{where}: {name}={rows} is above the cap of {MAX_COUNT} rows", key)
+        out[name] = int(rows)
+    if len(out) != owners:
+        raise InvalidParameterError(f"{where} must name every one of the {owners} owners, got {len(out)}", key)
+    return out
+
+
 @dataclass(frozen=True)
 class FlowerRunConfig:
     """The validated run config of one Flower run (see the module docstring for each key)."""
@@ -204,6 +238,7 @@ class FlowerRunConfig:
     reply_timeout: float
     poll_interval: float
     output: str | None
+    owner_rows: dict[str, int] | None = None
 
     @classmethod
     def from_run_config(cls, run_config: Mapping[str, Any]) -> FlowerRunConfig:
@@ -269,6 +304,9 @@ class FlowerRunConfig:
             reply_timeout=_float(cfg, "reply-timeout", positive=True, hi=MAX_SECONDS),
             poll_interval=_float(cfg, "poll-interval", positive=True, hi=MAX_SECONDS),
             output=cfg["output"] or None,
+            owner_rows=None
+            if _unset(cfg["owner-rows"])
+            else parse_owner_rows(cfg["owner-rows"], _int(cfg, "owners", lo=1, hi=MAX_COUNT)),
         )
         # Every configuration error that does not need the data: before any node is asked anything.
         out.plan()
@@ -280,7 +318,7 @@ class FlowerRunConfig:
         return self.method.plan(
             size=self.size,
             owners=self.owners,
-            owner_rows=None,
+            owner_rows=None if self.owner_rows is None else list(self.owner_rows.values()),
             validation_rows=None,
             privacy=self.budget,
             gamma_median=self.gamma == "median",

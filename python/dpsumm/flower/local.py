@@ -160,6 +160,9 @@ class LocalFederation:
     consumer_caps : (float, float), optional
         The consumer's node config ``max-epsilon`` and ``max-delta`` (:mod:`dpsumm.flower.caps`); None: its
         node's default.
+    tables : mapping of str to str, optional
+        Node config keys every node gets that read its table by column name and scale it (``features``,
+        ``label-column``, ``strata-columns``, ``scale``: :mod:`dpsumm.flower.client_app`).
     host : str
     """
 
@@ -175,6 +178,7 @@ class LocalFederation:
     allow_seeded: bool = False
     allow_exact_release: bool = False
     consumer_caps: tuple[float, float] | None = None
+    tables: Mapping[str, str] = field(default_factory=dict)
     host: str = "127.0.0.1"
     consumer_name: str = "consumer"
     _procs: dict[str, _Proc] = field(default_factory=dict, init=False, repr=False)
@@ -280,6 +284,8 @@ class LocalFederation:
             cfg += f" labels={_toml_value(str(Path(labels).resolve()))}"
         if name in self.strata:
             cfg += f" strata={_toml_value(str(Path(self.strata[name]).resolve()))}"
+        for key, value in self.tables.items():
+            cfg += f" {key}={_toml_value(value)}"
         if self.allow_seeded:  # consumer and owners (the owners' release noise, the ByLabel purchase)
             cfg += " allow-seeded=true"
         if self.allow_exact_release and role == "consumer":

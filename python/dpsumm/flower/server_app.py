@@ -112,8 +112,9 @@ def discover(
     Raises
     ------
     ProtocolError
-        If they are not all there within ``wait`` seconds, if two nodes claim one name, or if more than
-        ``owners`` owners or more than one consumer answer.
+        If they are not all there within ``wait`` seconds, if two nodes claim one name, if more than
+        ``owners`` owners or more than one consumer answer, or if a node's ClientApp refuses its own node config
+        (its hello builds its party).
     """
     deadline = time.monotonic() + wait
     asked: dict[str, int] = {}  # hello message id -> node id
@@ -146,9 +147,10 @@ def discover(
                 node = asked.pop(reply.metadata.reply_to_message_id, None)
                 if node is None:
                     continue
-                if reply.has_error() or "dpsumm.hello" not in reply.content:
-                    reason = reply.error.reason if reply.has_error() else "not a dpsumm hello"
-                    events.append({"node_id": node, "event": "ignored", "reason": reason})
+                if reply.has_error():  # its ClientApp refused its own node config: before any release
+                    raise ProtocolError(f"node {node} refused the run at discovery: {reply.error.reason}")
+                if "dpsumm.hello" not in reply.content:
+                    events.append({"node_id": node, "event": "ignored", "reason": "not a dpsumm hello"})
                     continue
                 rec = reply.content["dpsumm.hello"]
                 role, name = str(rec["role"]), str(rec["name"])
@@ -212,6 +214,17 @@ def check_labelled(method: Any, labelled: dict[str, bool], consumer: str) -> Non
         )
 
 
+def check_owner_rows(owner_rows: dict[str, int] | None, owner_nodes: dict[str, int]) -> None:
+    """Refuse public sizes (run config ``owner-rows``) that do not name exactly the owner nodes that answered, before
+    anything is sent: a size for another name would leave an owner's statements unchecked."""
+    if owner_rows is None or set(owner_rows) == set(owner_nodes):
+        return
+    raise ProtocolError(
+        f"run config `owner-rows` names the owners {sorted(owner_rows, key=natural_key)}, but the owner nodes are "
+        f"{sorted(owner_nodes, key=natural_key)}: give each owner node's public size under its node config name"
+    )
+
+
 def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     """Discover the parties and run the method over Flower; the same result type as :func:`dpsumm.summarize`.
 
@@ -243,6 +256,7 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
         grid, cfg.owners, wait=cfg.node_wait, poll_interval=cfg.poll_interval, labelled=labelled, caps=caps
     )
     check_labelled(method, labelled, consumer_name)
+    check_owner_rows(cfg.owner_rows, owner_nodes)
     check_run_caps(caps, planned_spend(method, cfg, plan), consumer_name)
     t_discovered = time.perf_counter()
     names = sorted(owner_nodes, key=natural_key)
@@ -271,6 +285,7 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
         progress=False,
         started=t0,
         extra=extra,
+        public_rows=cfg.owner_rows,
     )
     result = method.run(setup)
     result.seeded = seeded

@@ -119,7 +119,9 @@ class RunSetup:
     """The validated public inputs of one run, as the aggregator holds them.
 
     ``transport`` reaches the owners (named ``owners``) and the consumer (named ``consumer``); ``rng`` is the
-    aggregator's stream; ``local`` is set only when every party's data is in this process (in-process runs).
+    aggregator's stream; ``local`` is set only when every party's data is in this process (in-process runs);
+    ``public_rows`` is each owner's public size when the entry point knows it (in process: the rows it was given; on
+    Flower: the run config's ``owner-rows``), against which the aggregator checks every row count an owner states.
     """
 
     transport: Transport | None
@@ -139,6 +141,11 @@ class RunSetup:
     with_labels: bool | None = None
     local: LocalData | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    public_rows: dict[str, int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.public_rows is None and self.local is not None:  # every owner's rows are here: their sizes are known
+            self.public_rows = {o: int(d.shape[0]) for o, d in zip(self.owners, self.local.datas)}
 
 
 def option(default: Any, *, help: str, constraint: Interval | OneOf | None = None, parse: str | None = None) -> Any:

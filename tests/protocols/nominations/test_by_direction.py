@@ -398,7 +398,8 @@ def test_a_consumer_that_declines_the_direction_with_rows_enough_is_refused(monk
 
 def test_each_party_scores_its_rows_along_the_direction_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """An owner's release and its sale key its rows by the same released direction: the scores are computed once
-    per party (the four owners and the consumer), not once per request, and the run is the same as without."""
+    per party (the four owners and the consumer), not once per request, and the run is the same as without; the
+    aggregator scores only the rows it bought."""
     from dpsumm.protocols.nominations import cell_rule
 
     owners, V, seed_rows = _data()
@@ -413,7 +414,12 @@ def test_each_party_scores_its_rows_along_the_direction_once(monkeypatch: pytest
 
     monkeypatch.setattr(cell_rule, "_scores", counted)
     after = dpsumm.summarize(owners, V, 15, method, seed_set=seed_rows, random_state=0, progress=False)
-    assert sorted(calls) == sorted([len(V)] + [o.data.shape[0] for o in owners])
+    parties = sorted([len(V)] + [o.data.shape[0] for o in owners])
+    rest = list(calls)
+    for n in parties:  # each party scores all of its rows once
+        rest.remove(n)
+    # the aggregator scores the rows it bought, once per sale, to check the cells they were sold as
+    assert sum(rest) == after.accessed.total and len(rest) == len(owners)
     np.testing.assert_array_equal(after.index, before.index)
     np.testing.assert_array_equal(after.owner, before.owner)
 

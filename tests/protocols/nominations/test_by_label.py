@@ -1,4 +1,4 @@
-"""The label purchase of the nominations protocol (dpsumm.protocols.nominations.by_label, ``ByLabel``; issue 19,
+"""The label purchase of the nominations protocol (dpsumm.protocols.nominations.by_label, ``ByLabel``;
 docs/explanation/label-purchase.md): runs that certify every party and buy only wanted labels, the tilt,
 faulty owners and consumers, bad options, and an adversarial privacy review (the ledger equals an independent
 accounting; an owner's view depends on the others only through their releases; the owners' relation named).

@@ -3,8 +3,12 @@ its options' ranges, and its check of an owner's sale against the request and th
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpsumm
 from dpsumm.protocols.nominations import PURCHASES
@@ -84,3 +88,42 @@ def test_a_sale_under_a_cell_rule_must_name_each_rows_cell() -> None:
     with_cells = CellSale(**{**sale.__dict__, "cells": np.array([0, 1])})
     assert _check_cell_sale(with_cells, by_cells, np.array([1.0, 1.0]), 1.0) is None
     assert dpsumm.ByStrata in CELL_PURCHASES
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    labels=st.one_of(
+        st.none(),
+        st.lists(st.integers(-3, 5), min_size=0, max_size=6).map(np.array),
+        st.lists(st.text(max_size=3), min_size=3, max_size=3).map(np.array),
+        st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=3, max_size=3).map(np.array),
+        st.sampled_from([np.array([1 + 2j, 0j, 1j]), np.array([b"a", b"b", b"c"]), np.zeros((3, 2))]),
+    ),
+    cells=st.lists(st.integers(0, 5), min_size=3, max_size=3).map(lambda c: np.array(c, dtype=np.int64)),
+)
+def test_the_recomputed_cells_check_answers_any_sale_with_a_reason_or_none(labels: Any, cells: np.ndarray) -> None:
+    """The aggregator's recomputation of the cells of a sale (crossed labels x two bins) on any labels an owner may
+    send: a reason to exclude it, or None; never an exception (a generic one would stop the run after every release)."""
+    from types import SimpleNamespace
+
+    from dpsumm.protocols.nominations.cell_purchase import _check_cells
+
+    rule = {
+        "levels": "",
+        "cross_labels": np.array([0, 1, 2]),
+        "direction": np.array([1.0, 0.0]),
+        "centre": np.zeros(2),
+        "edges": np.array([0.5]),
+        "direction_dim": 0,
+        "direction_gamma": 0.0,
+        "direction_seed": "",
+    }
+    points = np.array([[0.0, 0.0], [1.0, 0.0], [0.2, 0.0]])
+    sale = SimpleNamespace(labels=labels, cells=cells, tokens=np.arange(3))
+    out = _check_cells(sale, SimpleNamespace(**rule), points)  # type: ignore[arg-type]
+    assert out is None or isinstance(out, str)
+    if labels is not None and labels.dtype.kind in "iu" and labels.shape == (3,):
+        honest = np.where(labels >= 0, labels, 0) * 2 + np.array([0, 1, 0])
+        sold = SimpleNamespace(labels=labels, cells=honest, tokens=np.arange(3))
+        in_set = bool(((labels >= 0) & (labels <= 2)).all())
+        assert (_check_cells(sold, SimpleNamespace(**rule), points) is None) == in_set  # type: ignore[arg-type]

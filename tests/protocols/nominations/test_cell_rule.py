@@ -391,3 +391,23 @@ def test_a_direction_in_random_features_bins_each_row_by_its_features_score() ->
             edges=edges,
             direction_map=h,
         )
+
+
+def test_misplaced_rows_recomputes_the_label_and_bin_of_each_row_sold() -> None:
+    """Exact small case: bins at edges 0 and 1 along the first feature, crossed with labels (0, 1). A claim is kept
+    when the row's label and score put it in the claimed cell (a score on an edge in either bin it bounds), refused
+    otherwise; a strata part is the owner's statement and is not recomputed."""
+    from dpsumm.protocols.nominations.cell_rule import CellRule, misplaced_rows
+
+    rule = CellRule(
+        direction=np.array([1.0, 0.0]), centre=np.zeros(2), edges=np.array([0.0, 1.0]), cross_labels=np.array([0, 1])
+    )
+    points = np.array([[-1.0, 5.0], [0.5, 0.0], [2.0, 0.0], [1.0, 0.0]])
+    labels = np.array([1, 0, 1, 0])
+    truth = np.array([3, 1, 5, 2])  # label * 3 + bin
+    assert not misplaced_rows(rule, points, labels, truth).any()
+    assert not misplaced_rows(rule, points, labels, np.array([3, 1, 5, 1])).any()  # on the edge: either bin
+    np.testing.assert_array_equal(misplaced_rows(rule, points, labels, np.array([4, 1, 2, 0])), [1, 0, 1, 1])
+    np.testing.assert_array_equal(misplaced_rows(rule, points, None, truth), [1, 1, 1, 1])  # no labels sold
+    strata = CellRule(levels='[["a", "b"]]')
+    assert not misplaced_rows(strata, points, None, np.array([0, 1, 1, 0])).any()

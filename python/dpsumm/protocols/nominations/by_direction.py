@@ -241,7 +241,7 @@ class ByDirection(CellPurchase):
     strata), from the owners' and the consumer's DP counts: no labels or strata needed, ``purchase_factor * size``
     raw rows whatever K.
 
-    The default purchase of :class:`~dpsumm.Nominations` (issue 52; ``--purchase direction``). Given nothing public
+    The default purchase of :class:`~dpsumm.Nominations` (``--purchase direction``). Given nothing public
     its cells are the direction's bins; given ``label_set`` (with ``validation_labels`` and the owners' labels) the
     labels x the bins; given ``levels`` (with the strata) the strata x the bins. It misses where the consumer wants a
     mix of shapes that one score cannot sort (docs/explanation/limits-3p.md), where :class:`~dpsumm.Nominees` buys

@@ -51,7 +51,7 @@ from .cell_messages import (
     owner_release_calibration,
     owner_release_part,
 )
-from .cell_rule import CellRule
+from .cell_rule import CellRule, misplaced_rows
 from .cells import (
     CELL_DIM,
     MAX_COUNT_SCALE,
@@ -667,7 +667,27 @@ class CellPurchase(Purchase):
                 return "sold malformed rows"
             if not np.array_equal(agg.hasher.transform(pts), np.ascontiguousarray(hashes, dtype=np.float32)):
                 return "sold rows that do not hash to the hashes it sent"
+            return _check_cells(r, req, pts)
         return None
+
+
+def _check_cells(r: CellSale, req: CellSaleRequest, points: np.ndarray) -> str | None:
+    """Each sold row lies in the cell its owner sold it as, recomputed from the row and the label sold with it
+    (:func:`~.cell_rule.misplaced_rows`); the label purchase's cells are the labels themselves."""
+    rule = CellRule.of(req)
+    if rule.by_label() or r.cells is None:
+        return None
+    labels = None if r.labels is None else np.asarray(r.labels)
+    if labels is not None and (labels.shape != (len(points),) or labels.dtype.kind not in "biufUS"):
+        return "sold labels that are not one number or string per row"
+    bad = np.flatnonzero(misplaced_rows(rule, points, labels, np.asarray(r.cells)))
+    if len(bad):
+        i = int(bad[0])
+        return (
+            f"sold {len(bad)} rows that do not lie in the cells it sold them as (token {int(np.asarray(r.tokens)[i])}, "
+            f"sold as cell {int(np.asarray(r.cells)[i])}; recomputed from the row and its label)"
+        )
+    return None
 
 
 def _fill_pool(agg: Aggregator, pool: Pool, replies: dict[str, Any]) -> None:

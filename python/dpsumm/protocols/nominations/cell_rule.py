@@ -38,6 +38,7 @@ __all__ = [
     "substitute_counts",
     "cell_rows",
     "histogram_counts",
+    "misplaced_rows",
     "MAX_HISTOGRAM_CELLS",
 ]
 
@@ -216,6 +217,39 @@ def _scores(
     for start in range(0, n, step):
         out[start : start + step] = np.asarray(data[start : start + step], dtype=np.float64) @ direction - shift
     return out
+
+
+#: A sold row's score may lie this far (relative to ``1 + |score|``) on the wrong side of an edge of the bin its owner
+#: sold it as: the owner scored it among all of its rows, the aggregator among the rows sold, and a product of the
+#: same numbers summed in another order may differ in its last bits.
+EDGE_TOLERANCE = 1e-9
+
+
+def misplaced_rows(rule: CellRule, points: np.ndarray, labels: np.ndarray | None, cells: np.ndarray) -> np.ndarray:
+    """Which sold rows do not lie in the cell their owner sold them as (bool, one per row), recomputed by the
+    aggregator from what it holds: the row itself (the bin of its score along the rule's direction, :func:`row_cells`'
+    scores) and the label sold with it (its position in the crossed label set). ``cells`` are the owner's claims, in
+    :func:`row_cells`' mixed radix. A row's stratum is an attribute beside the row, not a function of it: that part of
+    a claim is the owner's statement and is not recomputed (docs/explanation/lying-owners.md)."""
+    cells = np.asarray(cells, dtype=np.int64)
+    bad = np.zeros(len(cells), dtype=bool)
+    direction, cross = np.asarray(rule.direction), np.asarray(rule.cross_labels)
+    edges = np.asarray(rule.edges, dtype=np.float64)
+    bins = len(edges) + 1 if direction.size else 1
+    strata = math.prod(len(a) for a in levels_from_json(rule.levels)) if rule.levels else 1
+    if cross.size:
+        claimed = cells // (bins * strata)
+        pos = np.full(len(cells), -1) if labels is None else label_index(np.asarray(labels), cross)
+        bad |= pos != claimed
+    if direction.size and len(cells):
+        space = rule.direction_space(int(np.shape(points)[1]))
+        score = _direction_scores(points, direction, np.asarray(rule.centre), edges, space, None)
+        b = cells % bins
+        tol = EDGE_TOLERANCE * (1.0 + np.abs(score))
+        low = np.concatenate([[-np.inf], edges])[b]
+        high = np.concatenate([edges, [np.inf]])[b]
+        bad |= (score < low - tol) | (score >= high + tol)
+    return bad
 
 
 # -- the owners' side ---------------------------------------------------------------------------------------------

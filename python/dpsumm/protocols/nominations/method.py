@@ -106,7 +106,7 @@ class Nominations(SummaryMethod):
         :class:`~dpsumm.ByDirection`: cells along the consumer's released direction (its clipped kernel mean),
         crossed with the label set or strata levels declared on it; the owners' and the consumer's DP counts per
         cell; ``3 * size`` raw rows whatever K (docs/explanation/direction-purchase.md).
-        :class:`~dpsumm.Nominees` (the default before issue 52): the consumer releases its hashed validation mean ``g~`` once, every owner
+        :class:`~dpsumm.Nominees` (the earlier default): the consumer releases its hashed validation mean ``g~`` once, every owner
         nominates ``nominees`` rows ranked against it and the aggregator buys them all (``K * nominees`` raw rows;
         owners' epsilon 0). :class:`~dpsumm.ByLabel`: rows bought by public label from the owners' and the
         consumer's DP counts (``3 * size`` raw rows whatever K; needs labels). :class:`~dpsumm.ByStrata`: the same
@@ -433,9 +433,7 @@ class Nominations(SummaryMethod):
             extra=setup.extra,
             with_labels=setup.with_labels,
             seed_rows=setup.seed,
-            public_rows=None
-            if setup.local is None
-            else {o: int(d.shape[0]) for o, d in zip(setup.owners, setup.local.datas)},
+            public_rows=setup.public_rows,
         )
         _log.info(
             "nominations (%s): temperature %.4g, sigma %.4g, choice on %s; timings %s",
