@@ -63,7 +63,7 @@ def walls(fns, repeats: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--flop", type=float, default=4e9, help="multiply-adds x 2 per timed call (sets the rows)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--features", type=int, nargs="*", default=list(FEATURES))
     parser.add_argument("--dims", type=int, nargs="*", default=list(DIMS))
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "hashing_sweep.json"))
