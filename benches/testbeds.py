@@ -28,7 +28,9 @@ Test beds (each repeat draws a fresh split; nothing is downloaded):
   c_k ~ N(0, I); the consumer's distribution is the mixture of owners 0..3 (0.4, 0.3, 0.2, 0.1); labels
   1[x_0 > x_1]; |D_v| = 300.
 * ``synthetic-k1000`` (not in the default run; ``--beds synthetic-k1000``): the same with 1,000 owners of 500 rows
-  (500,000 rows), the marketplace of a thousand sellers; the consumer's mixture is still of owners 0..3.
+  (500,000 rows), the marketplace of a thousand sellers; the consumer's mixture is still of owners 0..3
+  (``--beds synthetic-k1000 --sizes 50 200 --repeats 5 --methods exact direction-kernel --no-accuracy --tag k1000``
+  -> docs/experiments/testbeds/results-k1000.json).
 * ``synthetic-census`` (:func:`synthetic_census`): census-like, the consumer's shift inside both labels and a public
   group attribute carrying it: five groups of people x an income-like binary label, 14 features (8 continuous, 6
   binary); five owners of 6,000 rows holding mixes of groups (the wanted group 0 at 30 / 15 / 6 / 2 / 0 % of their
