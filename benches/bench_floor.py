@@ -46,6 +46,10 @@ not /proc's 10 ms ticks, which are too coarse for a main thread's share of tens 
 Run: ``python benches/bench_floor.py`` (both sizes, the curve and the sweep: a few minutes on an idle
 2-core machine) -> the README's tables (every number marked with its path in the results file, for
 tests/docnumbers.py), ``benches/results/floor.json``. ``--sizes 2000000:20`` for one size.
+
+Many owners (K = 100, 300, 1,000 owners of 10,000 rows, the default run against the floor on 2 threads):
+``python benches/bench_floor.py --sizes 1000000:100 3000000:300 10000000:1000 --threads 2 --no-sweep --runs default
+--min-run-s 0 --out benches/results/floor-owners.json``.
 """
 
 from __future__ import annotations

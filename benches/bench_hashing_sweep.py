@@ -4,7 +4,7 @@ For n_features in {16, 64, 256, 784, 1024} and d in {64, 140, 500, 2048}, on 2 t
 dpsumm's pool alike): the reference is numpy's float32 ``sqrt(2/d) * cos(X @ omega + b)`` computed in
 chunks of 8,192 rows into one preallocated output (so that numpy, like ``RFFHasher.transform``, never
 holds a full-size float32 temporary beside its output); ``RFFHasher(..., threads=2).transform(X)`` is
-timed on the same X in the same run. Wall time, best of ``--repeats``. Each shape also checks that the
+timed on the same X in the same run. Wall time, best of ``--repeats`` rounds in which the two alternate. Each shape also checks that the
 two outputs agree within 1e-5 (``max_abs_diff``). The ratio is ``t_numpy / t_dpsumm`` (>= 1: dpsumm is
 at least numpy's speed).
 
@@ -46,20 +46,24 @@ def numpy_h1(X: np.ndarray, omega: np.ndarray, offset: np.ndarray, out: np.ndarr
     return out
 
 
-def wall(fn, repeats: int) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
+def walls(fns, repeats: int) -> list[float]:
+    """The best wall time of each of ``fns`` over ``repeats`` rounds, the calls alternating within a round (so
+    that a change in the machine's load during the run falls on both sides of a ratio alike)."""
+    for fn in fns:
         fn()
-        best = min(best, time.perf_counter() - t)
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            t = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - t)
     return best
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--flop", type=float, default=4e9, help="multiply-adds x 2 per timed call (sets the rows)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--features", type=int, nargs="*", default=list(FEATURES))
     parser.add_argument("--dims", type=int, nargs="*", default=list(DIMS))
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "hashing_sweep.json"))
@@ -75,8 +79,7 @@ def main() -> None:
             ref = numpy_h1(X, h.omega_, h.offset_, out)
             diff = float(np.max(np.abs(ours.astype(np.float64) - ref)))
             del ours
-            t_np = wall(lambda: numpy_h1(X, h.omega_, h.offset_, out), args.repeats)
-            t_us = wall(lambda: h.transform(X), args.repeats)
+            t_np, t_us = walls([lambda: numpy_h1(X, h.omega_, h.offset_, out), lambda: h.transform(X)], args.repeats)
             row = {
                 "rows": n,
                 "features": f,

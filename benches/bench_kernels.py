@@ -7,6 +7,8 @@ Run: ``python -m pytest benches/bench_kernels.py --benchmark-only --benchmark-gr
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -49,6 +51,30 @@ def test_h1_float32_numpy_expression(benchmark, h1_input, impl):
         _pedantic(benchmark, lambda: h.transform(X))
     else:
         _pedantic(benchmark, lambda: scale * np.cos(X @ h.omega_ + h.offset_))
+
+
+@pytest.fixture(scope="module", params=[(1024, 500), (1024, 2048)], ids=["1024->500", "1024->2048"])
+def wide_h1_input(request):
+    f, dim = request.param
+    rng = np.random.default_rng(4)
+    X = (rng.standard_normal((20_000 // SCALE, f), dtype=np.float32) / np.sqrt(f)).astype(np.float32)
+    return X, dpsumm.RFFHasher(f, dim=dim, gamma=0.5, seed=0)
+
+
+@pytest.mark.parametrize("impl", ["rust", "numpy-float32-chunked"])
+def test_h1_wide_inputs(benchmark, wide_h1_input, impl):
+    """h1 at wide inputs (the shapes the cache blocks are for) against numpy's chunked float32 expression
+    (benches/bench_hashing_sweep.py's reference, writing into one preallocated output)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_hashing_sweep import numpy_h1
+
+    X, h = wide_h1_input
+    benchmark.group = f"h1 {X.shape[0]}x{X.shape[1]}->{h.dim} vs chunked float32 numpy"
+    if impl == "rust":
+        _pedantic(benchmark, lambda: h.transform(X))
+    else:
+        out = np.empty((X.shape[0], h.dim), np.float32)
+        _pedantic(benchmark, lambda: numpy_h1(X, h.omega_, h.offset_, out))
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,10 @@ Test beds (each repeat draws a fresh split; nothing is downloaded):
 * ``synthetic-k100``: 100 owners of 500 rows in 10 features, owner k ~ N(c_k, 0.5² I) with random centres
   c_k ~ N(0, I); the consumer's distribution is the mixture of owners 0..3 (0.4, 0.3, 0.2, 0.1); labels
   1[x_0 > x_1]; |D_v| = 300.
+* ``synthetic-k1000`` (not in the default run; ``--beds synthetic-k1000``): the same with 1,000 owners of 500 rows
+  (500,000 rows), the marketplace of a thousand sellers; the consumer's mixture is still of owners 0..3
+  (``--beds synthetic-k1000 --sizes 50 200 --repeats 5 --methods exact direction-kernel --no-accuracy --tag k1000``
+  -> docs/experiments/testbeds/results-k1000.json).
 * ``synthetic-census`` (:func:`synthetic_census`): census-like, the consumer's shift inside both labels and a public
   group attribute carrying it: five groups of people x an income-like binary label, 14 features (8 continuous, 6
   binary); five owners of 6,000 rows holding mixes of groups (the wanted group 0 at 30 / 15 / 6 / 2 / 0 % of their
@@ -324,9 +328,11 @@ def image_split(source: str, split: str, repeat: int, data: str | None) -> BedDa
 SYNTHETIC_MIX = (0.4, 0.3, 0.2, 0.1)
 
 
-def synthetic_k100(repeat: int) -> BedData:
+def synthetic_owners(repeat: int, K: int) -> BedData:
+    """``synthetic-k100`` and ``synthetic-k1000``: K owners of 500 rows in 10 features, owner k ~ N(c_k, 0.5² I), the
+    consumer's distribution the mixture :data:`SYNTHETIC_MIX` of owners 0..3."""
     rng = np.random.default_rng(2000 + repeat)
-    K, n, f = 100, 500, 10
+    n, f = 500, 10
     centres = rng.normal(size=(K, f))
     owners = [(centres[k] + 0.5 * rng.normal(size=(n, f))).astype(np.float32) for k in range(K)]
     mix = np.array(SYNTHETIC_MIX)
@@ -412,8 +418,8 @@ def synthetic_census(repeat: int) -> BedData:
 
 def load_bed_data(bed: str, repeat: int, data: str | None) -> BedData:
     """One repeat of a test bed with its population's components and its public group attribute (if any)."""
-    if bed == "synthetic-k100":
-        return synthetic_k100(repeat)
+    if bed in ("synthetic-k100", "synthetic-k1000"):
+        return synthetic_owners(repeat, int(bed.removeprefix("synthetic-k")))
     if bed == "synthetic-census":
         return synthetic_census(repeat)
     source, split = bed.split("-", 1)

@@ -469,3 +469,24 @@ def test_rff_hasher_check_estimator():
     )
     failed = [r["check_name"] for r in results if r["status"] == "failed"]
     assert failed == [] and len(results) > 40
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    shape=st.sampled_from([(3, 17), (64, 140), (300, 97), (784, 140), (1024, 500), (600, 2048)]),
+    sizes=st.lists(st.integers(1, 300), min_size=1, max_size=5),
+    threads=st.sampled_from([1, 2]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_a_row_hashes_to_the_same_bits_alone_and_in_batches_of_any_size(shape, sizes, threads, seed):
+    # Wide rows are hashed in passes over the features and panels of columns (the cache blocks): the
+    # blocking must never change a row's bits, which the aggregator and the streamed owners rely on.
+    n_features, dim = shape
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((sum(sizes), n_features), dtype=np.float32)
+    h = dpsumm.RFFHasher(n_features, dim=dim, gamma=0.5 / n_features, seed=seed % 5, threads=threads)
+    starts = np.cumsum([0, *sizes[:-1]])
+    batches = np.concatenate([h.transform(X[s : s + k]) for s, k in zip(starts, sizes, strict=True)])
+    assert batches.tobytes() == h.transform(X).tobytes()
+    for i in rng.choice(len(X), size=min(len(X), 6), replace=False):
+        assert h.transform(X[i : i + 1]).tobytes() == batches[i : i + 1].tobytes(), i

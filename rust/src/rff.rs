@@ -6,20 +6,25 @@
 //! ω and b are public: they are drawn from a ChaCha20 stream keyed by a public seed with portable
 //! arithmetic (`libm`), so they are bit-identical on every machine.
 //!
-//! **The kernel.** With AVX-512, one pass per block of rows: each register tile (8 rows × 48 columns,
-//! or 6 × 64 when that pads `dim` less) is accumulated in 24 zmm registers, checked against the
-//! cosine's domain, turned into `sqrt(2/d)·cos(z + b)` in registers (`simd::cos16`) and stored
-//! once; the output is never read back. Elsewhere the product (`project`), the check and
-//! [`crate::simd::cos_scale_inplace`] are three passes over a cache-resident block. The transform runs
-//! in parallel over row blocks on the current rayon pool (the bindings' `threads=` picks the pool);
-//! small calls use smaller blocks so that every thread gets work ([`block_rows_for`]). Every value of
-//! the (N, d) output is written once, whatever it held ([`RffProjection::transform_into`]): the
+//! **The kernel.** With AVX-512, a blocked matrix product fused with the cosine: ω is packed once,
+//! tile-major (`omega_padded`), and each block of rows is worked through in cache blocks (a panel of
+//! at most 256 columns of ω, a pass over at most 256 features at a time), so that the rows, the
+//! panel and the partial products stay in the L2 cache at every shape. Each register tile (8 rows ×
+//! 48 columns, or 6 × 64 when that pads `dim` less) is accumulated in 24 zmm registers; a pass that
+//! does not end the features stores its partial products in the output, and the next pass continues
+//! from them; the last pass checks each projection against the cosine's domain, turns it into
+//! `sqrt(2/d)·cos(z + b)` in registers (`simd::cos16`) and stores it. Elsewhere the product
+//! (`project`), the check and [`crate::simd::cos_scale_inplace`] are three passes over a
+//! cache-resident block. The transform runs in parallel over row blocks on the current rayon pool
+//! (the bindings' `threads=` picks the pool); small calls use smaller blocks so that every thread
+//! gets work ([`block_rows_for`]). Every value of the (N, d) output is overwritten, whatever it held ([`RffProjection::transform_into`]): the
 //! transform allocates it zeroed by the allocator ([`crate::limits::try_zeroed_f32`]: fresh pages, huge
 //! pages where Linux allows), so the pages are first touched by the threads that fill them, and the
 //! Python binding may pass the memory of an earlier, freed result instead (`bindings::outbuf`).
 //!
 //! **Row-canonical.** Every projection `z_j = ω_j·x` is one fused-multiply-add chain over the features
 //! in index order, starting from +0 (`z ← fma(x_k, ω_kj, z)`, k = 0..n), whatever the block, the tile,
+//! the passes over the features (a partial product is stored and reloaded exactly, as f32),
 //! the thread count or the instruction set (AVX-512, AVX2+FMA or the portable `mul_add` loop), and the
 //! cosine is the same sequence of f32 operations on every path. So `h1(x)` of a row is bit-identical
 //! whether the row is hashed alone ([`RffProjection::hash_row`]) or inside a matrix, in any call size,
@@ -53,7 +58,9 @@ const BLOCK_ROWS: usize = 256;
 pub struct RffProjection {
     pub omega: Array2<f32>,
     pub offset: Array1<f32>,
-    /// ω with each row zero-padded to `padded` columns (a multiple of [`tile_cols`]), row-major.
+    /// ω zero-padded to `padded` columns (a multiple of [`tile_cols`]) and packed tile-major: the
+    /// `tile_cols(dim)` columns of tile `t` for feature `k` are the contiguous run starting at
+    /// `(t · n_features + k) · tile_cols(dim)`, so a register tile reads its columns of ω as one stream.
     omega_padded: Vec<f32>,
     /// b zero-padded to `padded` entries.
     offset_padded: Vec<f32>,
@@ -122,11 +129,12 @@ impl RffProjection {
     /// [`Self::from_parts`] with the zeroed buffer of the padded ω (n_features × padded) supplied.
     fn from_parts_into(omega: Array2<f32>, offset: Array1<f32>, mut omega_padded: Vec<f32>) -> Self {
         let (n, d) = omega.dim();
-        let padded = d.div_ceil(tile_cols(d)) * tile_cols(d);
+        let tw = tile_cols(d);
+        let padded = d.div_ceil(tw) * tw;
         debug_assert_eq!(omega_padded.len(), n * padded);
         for k in 0..n {
             for j in 0..d {
-                omega_padded[k * padded + j] = omega[[k, j]];
+                omega_padded[((j / tw) * n + k) * tw + j % tw] = omega[[k, j]];
             }
         }
         let mut offset_padded = vec![0.0f32; padded];
@@ -223,8 +231,8 @@ impl RffProjection {
         }
     }
 
-    /// h1 of `rows` contiguous f32 rows `x` into `out`, in one pass: the product, the domain check and
-    /// the cosine are fused per register tile where the CPU has AVX-512. Returns false (and leaves
+    /// h1 of `rows` contiguous f32 rows `x` into `out`: the product, the domain check and the cosine
+    /// are fused per register tile, in cache blocks, where the CPU has AVX-512 (module docs). Returns false (and leaves
     /// `out` meaningless) when a value of `x` is not finite, when a projection `|ω·x|` is at least
     /// `COS_DOMAIN − 7` (where the float32 cosine would be silently wrong), or when the slice lengths
     /// do not match `rows`; [`block_error`] says which input error it was.
@@ -243,7 +251,7 @@ impl RffProjection {
                 };
             }
         }
-        project(x, rows, n, &self.omega_padded, self.padded, d, out);
+        project(x, rows, n, &self.omega_padded, tile_cols(d), d, out);
         // The vectorised cosine is accurate for |z + b| < COS_DOMAIN only (simd::cos_f32); beyond it the
         // result would be silently wrong, and a non-finite input gives a NaN or infinite projection.
         if !out.iter().all(|z| z.abs() < simd::COS_DOMAIN - 7.0) {
@@ -370,37 +378,43 @@ pub fn check_hashed(out: &[f32]) -> Result<()> {
     }
 }
 
-/// `out[r][j] = Σ_k x[r][k] ω[k][j]` as one FMA chain per element in k order (see the module docs).
-fn project(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
+/// `out[r][j] = Σ_k x[r][k] ω[k][j]` as one FMA chain per element in k order (see the module docs), from ω
+/// packed tile-major with tiles `tw` columns wide ([`RffProjection`]'s `omega_padded`).
+fn project(x: &[f32], rows: usize, n: usize, w: &[f32], tw: usize, d: usize, out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
             // SAFETY: AVX2 and FMA are available (checked above).
-            unsafe { project_avx2_fma(x, rows, n, w, padded, d, out) };
+            unsafe { project_avx2_fma(x, rows, n, w, tw, d, out) };
             return;
         }
     }
-    project_portable(x, rows, n, w, padded, d, out)
+    project_portable(x, rows, n, w, tw, d, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn project_avx2_fma(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
-    project_portable(x, rows, n, w, padded, d, out)
+unsafe fn project_avx2_fma(x: &[f32], rows: usize, n: usize, w: &[f32], tw: usize, d: usize, out: &mut [f32]) {
+    project_portable(x, rows, n, w, tw, d, out)
 }
 
-/// The reference order, vectorisable across columns: for each row, `acc[j] = fma(x_k, ω_kj, acc[j])`.
+/// The reference order, vectorisable across a tile's columns: for each row and tile of columns,
+/// `acc[j] = fma(x_k, ω_kj, acc[j])` for k = 0..n.
 #[inline(always)]
-fn project_portable(x: &[f32], rows: usize, n: usize, w: &[f32], padded: usize, d: usize, out: &mut [f32]) {
+fn project_portable(x: &[f32], rows: usize, n: usize, w: &[f32], tw: usize, d: usize, out: &mut [f32]) {
+    let mut acc = [0.0f32; 64];
+    let acc = &mut acc[..tw];
     for r in 0..rows {
-        let acc = &mut out[r * d..(r + 1) * d];
-        acc.fill(0.0);
-        for k in 0..n {
-            let xk = x[r * n + k];
-            let wk = &w[k * padded..k * padded + d];
-            for (a, &wv) in acc.iter_mut().zip(wk) {
-                *a = xk.mul_add(wv, *a);
+        let xr = &x[r * n..(r + 1) * n];
+        for (t, c0) in (0..d).step_by(tw).enumerate() {
+            acc.fill(0.0);
+            for (&xk, wk) in xr.iter().zip(w[t * n * tw..(t + 1) * n * tw].chunks_exact(tw)) {
+                for (a, &wv) in acc.iter_mut().zip(wk) {
+                    *a = xk.mul_add(wv, *a);
+                }
             }
+            let width = tw.min(d - c0);
+            out[r * d + c0..r * d + c0 + width].copy_from_slice(&acc[..width]);
         }
     }
 }
@@ -411,11 +425,23 @@ mod avx512 {
     use crate::simd::{COS_DOMAIN, cos16};
     use std::arch::x86_64::*;
 
-    /// The projection and the fused `scale · cos(z + b)` of `rows` rows, tile by tile: each tile of up
-    /// to 8 rows × 48 columns or 6 rows × 64 columns ([`tile_cols`]) is accumulated in 24 zmm registers (one FMA chain per element, k in
-    /// order), checked against the cosine's domain, turned into h1 in registers and stored once.
-    /// Returns false when some projection `|z| ≥ COS_DOMAIN − 7` or is NaN (that tile's values are
-    /// then meaningless: the caller refuses the block).
+    /// Rows of a cache block: its slice of the input (`BLOCK_ROWS_CACHE × KC` floats) and of the output
+    /// (`BLOCK_ROWS_CACHE × NC`) stay in the core's L2 cache beside one panel of ω (`KC × NC`).
+    const BLOCK_ROWS_CACHE: usize = 96;
+    /// Features per pass at most (a pass over more continues each element's chain from the output).
+    const KC: usize = 256;
+    /// Columns of ω per panel at most.
+    const NC: usize = 256;
+
+    /// The projection and the fused `scale · cos(z + b)` of `rows` rows, in cache blocks. Blocks of rows,
+    /// panels of at most `NC` columns of ω and passes over at most `KC` features at a time keep the
+    /// working set in the L2 cache whatever the shape; within them each register tile of up to 8 rows ×
+    /// 48 columns or 6 rows × 64 columns ([`tile_cols`]) is accumulated in 24 zmm registers. A pass over
+    /// features `k0..k1` continues every element's FMA chain from the value the previous pass stored in
+    /// `out` (stores and loads of f32 are exact), so each element is still one FMA chain over k in
+    /// order from +0, whatever the blocking. The last pass checks each projection against the cosine's
+    /// domain, turns it into h1 in registers and stores it. Returns false when some projection
+    /// `|z| ≥ COS_DOMAIN − 7` or is NaN (the values are then meaningless: the caller refuses the block).
     #[target_feature(enable = "avx512f")]
     #[allow(clippy::too_many_arguments)]
     pub(super) fn hash(
@@ -429,30 +455,55 @@ mod avx512 {
         scale: f32,
         out: &mut [f32],
     ) -> bool {
+        let tw = tile_cols(d);
+        let wide = tw == 64;
+        // Passes and panels of equal size (a 784-feature row: 4 passes of 196, not 3 of 256 and one of 16).
+        let kc = n.div_ceil(n.div_ceil(KC));
+        let tiles = padded / tw;
+        let panel = tiles.div_ceil(tiles.div_ceil(NC / tw)) * tw;
         let mut ok = true;
-        let mut r0 = 0;
-        let wide = tile_cols(d) == 64;
-        while r0 < rows {
-            let rr = (rows - r0).min(if wide { 6 } else { 8 });
-            ok &= match (wide, rr) {
-                (false, 8) => tile::<8, 3>(x, r0, n, w, b, padded, d, scale, out),
-                (false, 7) => tile::<7, 3>(x, r0, n, w, b, padded, d, scale, out),
-                (false, 6) => tile::<6, 3>(x, r0, n, w, b, padded, d, scale, out),
-                (false, 5) => tile::<5, 3>(x, r0, n, w, b, padded, d, scale, out),
-                (false, 4) => tile::<4, 3>(x, r0, n, w, b, padded, d, scale, out),
-                (false, 3) => tile::<3, 3>(x, r0, n, w, b, padded, d, scale, out),
-                (false, 2) => tile::<2, 3>(x, r0, n, w, b, padded, d, scale, out),
-                (false, _) => tile::<1, 3>(x, r0, n, w, b, padded, d, scale, out),
-                (true, 6) => tile::<6, 4>(x, r0, n, w, b, padded, d, scale, out),
-                (true, 5) => tile::<5, 4>(x, r0, n, w, b, padded, d, scale, out),
-                (true, 4) => tile::<4, 4>(x, r0, n, w, b, padded, d, scale, out),
-                (true, 3) => tile::<3, 4>(x, r0, n, w, b, padded, d, scale, out),
-                (true, 2) => tile::<2, 4>(x, r0, n, w, b, padded, d, scale, out),
-                (true, _) => tile::<1, 4>(x, r0, n, w, b, padded, d, scale, out),
-            };
-            r0 += rr;
+        for rb in (0..rows).step_by(BLOCK_ROWS_CACHE) {
+            let r_end = rows.min(rb + BLOCK_ROWS_CACHE);
+            for c_lo in (0..padded).step_by(panel) {
+                let c_hi = padded.min(c_lo + panel);
+                for k_lo in (0..n).step_by(kc) {
+                    let k = (k_lo, n.min(k_lo + kc));
+                    let mut r0 = rb;
+                    while r0 < r_end {
+                        let rr = (r_end - r0).min(if wide { 6 } else { 8 });
+                        let at = Tile { r0, c_lo, c_hi, k };
+                        ok &= match (wide, rr) {
+                            (false, 8) => tile::<8, 3>(x, n, w, b, d, scale, out, at),
+                            (false, 7) => tile::<7, 3>(x, n, w, b, d, scale, out, at),
+                            (false, 6) => tile::<6, 3>(x, n, w, b, d, scale, out, at),
+                            (false, 5) => tile::<5, 3>(x, n, w, b, d, scale, out, at),
+                            (false, 4) => tile::<4, 3>(x, n, w, b, d, scale, out, at),
+                            (false, 3) => tile::<3, 3>(x, n, w, b, d, scale, out, at),
+                            (false, 2) => tile::<2, 3>(x, n, w, b, d, scale, out, at),
+                            (false, _) => tile::<1, 3>(x, n, w, b, d, scale, out, at),
+                            (true, 6) => tile::<6, 4>(x, n, w, b, d, scale, out, at),
+                            (true, 5) => tile::<5, 4>(x, n, w, b, d, scale, out, at),
+                            (true, 4) => tile::<4, 4>(x, n, w, b, d, scale, out, at),
+                            (true, 3) => tile::<3, 4>(x, n, w, b, d, scale, out, at),
+                            (true, 2) => tile::<2, 4>(x, n, w, b, d, scale, out, at),
+                            (true, _) => tile::<1, 4>(x, n, w, b, d, scale, out, at),
+                        };
+                        r0 += rr;
+                    }
+                }
+            }
         }
         ok
+    }
+
+    /// Where a register-tile call works: rows `r0..r0 + R`, the tiles of columns `c_lo..c_hi` (multiples
+    /// of the tile width), features `k.0..k.1` of the chain.
+    #[derive(Clone, Copy)]
+    struct Tile {
+        r0: usize,
+        c_lo: usize,
+        c_hi: usize,
+        k: (usize, usize),
     }
 
     #[target_feature(enable = "avx512f")]
@@ -460,37 +511,66 @@ mod avx512 {
     #[allow(clippy::too_many_arguments)]
     fn tile<const R: usize, const C: usize>(
         x: &[f32],
-        r0: usize,
         n: usize,
         w: &[f32],
         b: &[f32],
-        padded: usize,
         d: usize,
         scale: f32,
         out: &mut [f32],
+        at: Tile,
     ) -> bool {
+        let Tile { r0, c_lo, c_hi, k: (k0, k1) } = at;
+        let tw = 16 * C;
         // Bounds for every unchecked access below (a failure is a bug in the caller: no work is done).
         if x.len() < (r0 + R) * n
-            || w.len() < n * padded
-            || b.len() < padded
+            || k0 >= k1
+            || k1 > n
+            || !c_lo.is_multiple_of(tw)
+            || !c_hi.is_multiple_of(tw)
+            || c_hi > d.div_ceil(tw) * tw
+            || w.len() < n * c_hi
+            || b.len() < c_hi
             || out.len() < (r0 + R) * d
-            || padded < d.div_ceil(16 * C) * 16 * C
         {
             return false;
         }
+        let (first, last) = (k0 == 0, k1 == n);
         let xp = x.as_ptr();
         let lim = _mm512_set1_ps(COS_DOMAIN - 7.0);
         let abs_mask = _mm512_set1_epi32(i32::MAX);
         let vscale = _mm512_set1_ps(scale);
         let mut bad: u16 = 0;
-        let mut c0 = 0;
-        while c0 < d {
+        let mut c0 = c_lo;
+        while c0 < c_hi {
+            // This tile's columns of ω: feature k's run starts at wt + k * tw (the packing of `omega_padded`).
+            let wt = (c0 / tw) * n * tw;
             let mut acc = [[_mm512_setzero_ps(); C]; R];
-            for k in 0..n {
+            if !first {
+                for (r, a) in acc.iter_mut().enumerate() {
+                    let row = (r0 + r) * d;
+                    for (c, z) in a.iter_mut().enumerate() {
+                        let col = c0 + 16 * c;
+                        if col >= d {
+                            break;
+                        }
+                        let left = d - col;
+                        // SAFETY: row + col + min(16, left) <= (r0 + R) * d <= out.len().
+                        *z = unsafe {
+                            let p = out.as_ptr().add(row + col);
+                            if left >= 16 {
+                                _mm512_loadu_ps(p)
+                            } else {
+                                _mm512_maskz_loadu_ps(((1u32 << left) - 1) as u16, p)
+                            }
+                        };
+                    }
+                }
+            }
+            for k in k0..k1 {
                 let mut wv = [_mm512_setzero_ps(); C];
                 for (c, v) in wv.iter_mut().enumerate() {
-                    // SAFETY: k < n and c0 + 16 C <= padded, so every load is inside w (checked above).
-                    *v = unsafe { _mm512_loadu_ps(w.as_ptr().add(k * padded + c0 + 16 * c)) };
+                    // SAFETY: wt + k * tw + tw <= (c0 / tw + 1) * n * tw <= c_hi * n <= w.len() (checked above).
+                    *v = unsafe { _mm512_loadu_ps(w.as_ptr().add(wt + k * tw + 16 * c)) };
                 }
                 for (r, a) in acc.iter_mut().enumerate() {
                     // SAFETY: (r0 + r) * n + k < (r0 + R) * n <= x.len().
@@ -507,12 +587,16 @@ mod avx512 {
                     if col >= d {
                         break;
                     }
-                    // Padded columns have ω = 0, so z = 0 there: only real columns can fail.
-                    let az = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(*z), abs_mask));
-                    bad |= !_mm512_cmp_ps_mask::<_CMP_LT_OQ>(az, lim);
-                    // SAFETY: col + 16 <= padded <= b.len().
-                    let bv = unsafe { _mm512_loadu_ps(b.as_ptr().add(col)) };
-                    let h = _mm512_mul_ps(vscale, cos16(_mm512_add_ps(*z, bv)));
+                    let h = if last {
+                        // Padded columns have ω = 0, so z = 0 there: only real columns can fail.
+                        let az = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(*z), abs_mask));
+                        bad |= !_mm512_cmp_ps_mask::<_CMP_LT_OQ>(az, lim);
+                        // SAFETY: col + 16 <= c_hi <= b.len().
+                        let bv = unsafe { _mm512_loadu_ps(b.as_ptr().add(col)) };
+                        _mm512_mul_ps(vscale, cos16(_mm512_add_ps(*z, bv)))
+                    } else {
+                        *z
+                    };
                     let left = d - col;
                     // SAFETY: row + col + min(16, left) <= (r0 + R) * d <= out.len().
                     unsafe {
@@ -525,7 +609,7 @@ mod avx512 {
                     }
                 }
             }
-            c0 += 16 * C;
+            c0 += tw;
         }
         bad == 0
     }
@@ -622,7 +706,7 @@ mod tests {
     fn portable_h1(p: &RffProjection, xs: &[f32], rows: usize) -> Vec<f32> {
         let (n, d) = (p.n_features(), p.dim());
         let mut z = vec![0.0f32; rows * d];
-        project_portable(xs, rows, n, &p.omega_padded, p.padded, d, &mut z);
+        project_portable(xs, rows, n, &p.omega_padded, tile_cols(d), d, &mut z);
         let scale = (2.0 / d as f64).sqrt() as f32;
         z.iter().enumerate().map(|(i, &v)| scale * simd::cos_f32(v + p.offset[i % d])).collect()
     }
@@ -642,7 +726,7 @@ mod tests {
             #[cfg(target_arch = "x86_64")]
             if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
                 let mut a2 = vec![0.0f32; 29 * d];
-                unsafe { project_avx2_fma(xs, 29, n, &p.omega_padded, p.padded, d, &mut a2) };
+                unsafe { project_avx2_fma(xs, 29, n, &p.omega_padded, tile_cols(d), d, &mut a2) };
                 simd::cos_scale_inplace(&mut a2, &p.offset_padded[..d], (2.0 / d as f64).sqrt() as f32);
                 assert_eq!(want, a2, "AVX2 path (n={n}, d={d})");
             }
@@ -652,6 +736,22 @@ mod tests {
             for i in 0..29 {
                 p.hash_row(x.row(i).as_slice().unwrap(), &mut one);
                 assert_eq!(h.row(i).as_slice().unwrap(), &one[..], "row {i} (n={n}, d={d})");
+            }
+        }
+    }
+
+    #[test]
+    fn wide_rows_hashed_in_cache_blocks_give_the_bits_of_one_chain_alone_or_in_any_chunk() {
+        // 600 features: passes over the features; 700 columns: panels; 301 rows: several cache blocks of rows.
+        for (n, d) in [(600usize, 700usize), (1024, 140), (513, 64), (257, 48)] {
+            let p = proj(n, d, 0.5 / n as f64);
+            let x = Array2::from_shape_fn((301, n), |(i, j)| ((i * n + j) as f32 * 0.377).sin());
+            let want = portable_h1(&p, x.as_slice().unwrap(), 301);
+            let h = p.transform_f32(x.view()).unwrap();
+            assert_eq!(h.as_slice().unwrap(), &want[..], "n={n}, d={d}");
+            for (s0, len) in [(0usize, 1usize), (5, 13), (100, 97), (7, 294), (300, 1)] {
+                let part = p.transform_f32(x.slice(s![s0..s0 + len, ..])).unwrap();
+                assert_eq!(part, h.slice(s![s0..s0 + len, ..]), "rows {s0}..{} (n={n}, d={d})", s0 + len);
             }
         }
     }

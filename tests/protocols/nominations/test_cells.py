@@ -5,14 +5,17 @@ cells, owner groups, label cells, herded sales) by hand, as properties, and on b
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.spatial.distance import cdist
 
 from dpsumm.errors import InvalidParameterError
 from dpsumm.protocols.nominations.cells import (
+    GROUP_LEVEL,
     LabelCells,
     cell_threshold,
     herded_sales,
@@ -178,6 +181,38 @@ def test_owner_groups_merge_owners_of_one_distribution_and_keep_others_apart():
     assert owner_groups(many, np.zeros(100), np.full(100, 600.0)) == [list(range(100))]
     with pytest.raises(InvalidParameterError):
         owner_groups(means, np.zeros(4), np.array([1000.0, 0.0, 1.0, 1.0]))
+
+
+def test_owner_groups_are_the_components_of_the_pairwise_test_across_blocks():
+    """2,100 owners (the pairs are tested in two blocks of rows): the groups are the connected components of the
+    documented pairwise test, found here by a breadth-first search over the dense relation."""
+    rng = np.random.default_rng(3)
+    K, d = 2100, 8
+    centres = rng.normal(size=(40, d)) * 0.05
+    means = centres[rng.integers(0, 40, K)] + rng.normal(size=(K, d)) * 0.004
+    n = rng.integers(500, 5000, K).astype(np.float64)
+    noise = np.full(K, 1e-6)
+    v = d * noise + np.maximum(1.0 - (means**2).sum(1), 0.0) / n
+    D = cdist(means, means, "sqeuclidean")
+    e0 = v[:, None] + v[None, :]
+    z = NormalDist().inv_cdf(1.0 - GROUP_LEVEL)
+    alike = (D - e0) <= z * math.sqrt(2.0 / d) * e0
+    seen = np.zeros(K, dtype=bool)
+    want = []
+    for k in range(K):
+        if seen[k]:
+            continue
+        seen[k] = True
+        group, frontier = [k], [k]
+        while frontier:
+            nxt = np.flatnonzero(alike[frontier].any(0) & ~seen)
+            seen[nxt] = True
+            group += nxt.tolist()
+            frontier = nxt.tolist()
+        want.append(sorted(group))
+    got = owner_groups(means, noise, n)
+    assert got == want
+    assert 1 < len(got) < K and max(len(g) for g in got) > 1  # a real mix of merged and separate owners
 
 
 def test_label_cells_hand_checked():

@@ -139,27 +139,27 @@ def owner_groups(
     z = float(NormalDist().inv_cdf(1.0 - level))
     sq = (m * m).sum(1)
     v = d * noise + np.maximum(1.0 - sq, 0.0) / n
-    parent = list(range(K))
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
 
-    def root(k: int) -> int:
-        while parent[k] != k:
-            parent[k] = parent[parent[k]]
-            k = parent[k]
-        return k
-
+    # Connected components block by block, in compiled code (scipy's csgraph): each block's pairs join the
+    # components found so far, so the work is the K^2 tests (vectorised) plus O(K + pairs) per block, never a
+    # Python step per pair (owners of one distribution are K^2 / 2 alike pairs).
+    label = np.arange(K)
     step = max(1, (1 << 22) // K)  # (step, K) distances at a time
     for start in range(0, K, step):
         rows = np.arange(start, min(K, start + step))
         D = np.maximum(sq[rows, None] + sq[None, :] - 2.0 * (m[rows] @ m.T), 0.0)
         e0 = v[rows, None] + v[None, :]
         alike = ((D - e0) <= z * math.sqrt(2.0 / d) * e0) & (np.arange(K)[None, :] > rows[:, None])
-        for a, b in zip(*np.nonzero(alike)):
-            ra, rb = root(int(rows[a])), root(int(b))
-            if ra != rb:
-                parent[max(ra, rb)] = min(ra, rb)
+        alike &= label[rows, None] != label[None, :]  # pairs already in one component join nothing
+        a, b = np.nonzero(alike)
+        if len(a):
+            edges = coo_matrix((np.ones(len(a), dtype=np.int8), (label[rows[a]], label[b])), shape=(K, K))
+            label = connected_components(edges, directed=False)[1][label]
     groups: dict[int, list[int]] = {}
     for k in range(K):
-        groups.setdefault(root(k), []).append(k)
+        groups.setdefault(int(label[k]), []).append(k)
     return sorted(groups.values(), key=lambda g: g[0])
 
 
