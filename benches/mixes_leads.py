@@ -11,6 +11,12 @@ bins, the protocol's messages. Rules (``--rules``):
 * ``witness``: the direction purchase's rule (``ByDirection()``: the consumer's clipped kernel mean in 256 random
   features at the seed rows' median gamma, ``epsilon_v / 2``; 12 bins of the score); the replica, to compare with
   the library's own figures in ``pool-mixes``.
+* ``witness[dim=D,e=E,bins=B]``: the witness in ``D`` random features instead of ``KERNEL_DIM`` (its noise's norm
+  grows as ``sqrt(D)``), at ``E epsilon_v`` (default 0.5), ``B`` bins (default 12).
+* ``seedcentres[k=K,b=B,e=E]``: keys from the public seed rows alone: a row's nearest of ``K`` k-means centres of
+  the seed rows in the witness features (the lowest inertia of ``SEED_KMEANS_RESTARTS`` k-means++ starts; no
+  budget), crossed with ``B`` bins of the witness at ``E epsilon_v`` (default 0.5) when ``B > 1``; the histogram
+  spends the rest (all of ``epsilon_v`` when ``B = 1``).
 * ``centres[r=R,k=J,rounds=T]``: the consumer's own DP centres in a low-dimensional public space: the 256 random
   features projected on the top ``R`` principal directions of the centred public seed rows; ``J`` public centres
   from k-means of the seed rows in that space start ``T`` Lloyd rounds over ``D_v`` (each round the consumer
@@ -166,9 +172,7 @@ def witness_rule(ctx: Ctx, rng: Any, eps: float, bins: int) -> tuple[list[np.nda
     return [key(F) for F in ctx.F_owners], key(ctx.F_val), bins
 
 
-def witness_dim_rule(
-    ctx: Ctx, rng: Any, eps: float, bins: int, dim: int
-) -> tuple[list[np.ndarray], np.ndarray, int]:
+def witness_dim_rule(ctx: Ctx, rng: Any, eps: float, bins: int, dim: int) -> tuple[list[np.ndarray], np.ndarray, int]:
     """The witness in ``dim`` random features (instead of ``KERNEL_DIM``): the direction's noise norm grows as
     ``sqrt(dim)``, the witness's own norm does not."""
     if dim == KERNEL_DIM:
