@@ -127,6 +127,10 @@ TESTBED_FILES = [
         "the default, ByDirection(), on MNIST apart and spread, γ = 0.1, p = 1,000, 2 repeats",
     ),
     (
+        "results-default-many-1000-fixed.json",
+        "the default, ByDirection(), on MNIST many, γ = 0.1, p = 1,000, 2 repeats",
+    ),
+    (
         "results-default-digits.json",
         "the default, ByDirection(), given nothing, the labels, and with one bin (no direction released) on the "
         "digits groups bed (|D_v| about 40), both γ, p = 80",
@@ -431,6 +435,7 @@ POPULATION_FILES = [
     "results-default-mixes-1000-minority.json",
     "results-default-groups-1000.json",
     "results-default-mixes-1000-fixed.json",
+    "results-default-many-1000-fixed.json",
     "results-default-digits.json",
     "results-population-5.json",
     "results-population-fixed-5.json",
