@@ -107,6 +107,14 @@ TESTBED_FILES = [
         "the default, ByDirection(), on MNIST many, median γ, p = 1,000, 3 repeats (the other mixes did not finish)",
     ),
     (
+        "results-default-mixes-1000-5.json",
+        "the default, ByDirection(), on MNIST apart and spread, median γ, p = 1,000, 5 repeats",
+    ),
+    (
+        "results-default-mixes-1000-5b.json",
+        "the default, ByDirection(), on MNIST many and minority, median γ, p = 1,000, 5 repeats",
+    ),
+    (
         "results-default-mixes-1000-apart.json",
         "the default, ByDirection(), on MNIST apart, median γ, p = 1,000, 2 repeats",
     ),
@@ -429,6 +437,8 @@ POPULATION_FILES = [
     "results-direction-kernel-k100-1000-median.json",
     "results-direction-kernel-k100-1000-fixed.json",
     "results-default-strata.json",
+    "results-default-mixes-1000-5.json",
+    "results-default-mixes-1000-5b.json",
     "results-default-mixes-1000.json",
     "results-default-mixes-1000-apart.json",
     "results-default-mixes-1000-spread.json",
