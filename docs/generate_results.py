@@ -131,6 +131,14 @@ TESTBED_FILES = [
         "the default, ByDirection(), on MNIST groups, median γ, p = 1,000, 2 repeats",
     ),
     (
+        "results-default-mixes-1000-fixed-5.json",
+        "the default, ByDirection(), on MNIST apart and spread, γ = 0.1, p = 1,000, 5 repeats",
+    ),
+    (
+        "results-default-mixes-1000-fixed-5b.json",
+        "the default, ByDirection(), on MNIST many and minority, γ = 0.1, p = 1,000, 5 repeats",
+    ),
+    (
         "results-default-mixes-1000-fixed.json",
         "the default, ByDirection(), on MNIST apart and spread, γ = 0.1, p = 1,000, 2 repeats",
     ),
@@ -439,6 +447,8 @@ POPULATION_FILES = [
     "results-default-strata.json",
     "results-default-mixes-1000-5.json",
     "results-default-mixes-1000-5b.json",
+    "results-default-mixes-1000-fixed-5.json",
+    "results-default-mixes-1000-fixed-5b.json",
     "results-default-mixes-1000.json",
     "results-default-mixes-1000-apart.json",
     "results-default-mixes-1000-spread.json",
