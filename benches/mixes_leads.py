@@ -11,6 +11,12 @@ bins, the protocol's messages. Rules (``--rules``):
 * ``witness``: the direction purchase's rule (``ByDirection()``: the consumer's clipped kernel mean in 256 random
   features at the seed rows' median gamma, ``epsilon_v / 2``; 12 bins of the score); the replica, to compare with
   the library's own figures in ``pool-mixes``.
+* ``witness[dim=D,e=E,bins=B]``: the witness in ``D`` random features instead of ``KERNEL_DIM`` (its noise's norm
+  grows as ``sqrt(D)``), at ``E epsilon_v`` (default 0.5), ``B`` bins (default 12).
+* ``seedcentres[k=K,b=B,e=E]``: keys from the public seed rows alone: a row's nearest of ``K`` k-means centres of
+  the seed rows in the witness features (the lowest inertia of ``SEED_KMEANS_RESTARTS`` k-means++ starts; no
+  budget), crossed with ``B`` bins of the witness at ``E epsilon_v`` (default 0.5) when ``B > 1``; the histogram
+  spends the rest (all of ``epsilon_v`` when ``B = 1``).
 * ``centres[r=R,k=J,rounds=T]``: the consumer's own DP centres in a low-dimensional public space: the 256 random
   features projected on the top ``R`` principal directions of the centred public seed rows; ``J`` public centres
   from k-means of the seed rows in that space start ``T`` Lloyd rounds over ``D_v`` (each round the consumer
@@ -81,6 +87,8 @@ EPS_V = 1.0
 OWNER_EPS = 1.0
 #: The directions' epsilon in the ``+exact-directions`` ceiling (noise negligible against the rows' spread).
 NOISELESS_EPS = 100.0
+#: k-means++ starts over the public seed rows (the one of lowest inertia is kept).
+SEED_KMEANS_RESTARTS = 10
 #: A cell's per-key centre is used when its noise's expected norm is at most this (else its owners' whole means).
 PER_KEY_NOISE = 0.1
 
@@ -153,7 +161,7 @@ def witness_rule(ctx: Ctx, rng: Any, eps: float, bins: int) -> tuple[list[np.nda
     """ByDirection()'s keys: the bin of each row's score along the consumer's released kernel mean."""
     centre, clip = public_geometry(ctx.F_seed, "kernel")
     n = len(ctx.F_val)
-    cal = accounting.calibrate_gaussian(eps, DELTA, sensitivity=direction_sensitivity(clip, n), dim=KERNEL_DIM)
+    cal = accounting.calibrate_gaussian(eps, DELTA, sensitivity=direction_sensitivity(clip, n), dim=ctx.F_val.shape[1])
     noisy = gaussian_mean_release(clipped_mean(ctx.F_val, centre, clip), cal, rng)
     w = noisy / max(float(np.linalg.norm(noisy)), 1e-300)
     edges = bin_edges(ctx.F_seed, centre, w, bins)
@@ -162,6 +170,38 @@ def witness_rule(ctx: Ctx, rng: Any, eps: float, bins: int) -> tuple[list[np.nda
         return np.searchsorted(edges, (F - centre) @ w, side="right").astype(np.int64)
 
     return [key(F) for F in ctx.F_owners], key(ctx.F_val), bins
+
+
+def witness_dim_rule(ctx: Ctx, rng: Any, eps: float, bins: int, dim: int) -> tuple[list[np.ndarray], np.ndarray, int]:
+    """The witness in ``dim`` random features (instead of ``KERNEL_DIM``): the direction's noise norm grows as
+    ``sqrt(dim)``, the witness's own norm does not."""
+    if dim == KERNEL_DIM:
+        return witness_rule(ctx, rng, eps, bins)
+    fmap = RFFHasher(ctx.val.shape[1], dim=dim, gamma=kernel_gamma(ctx.seed), seed=f"direction:leads-{ctx.repeat}")
+    sub = dataclasses.replace(
+        ctx,
+        F_owners=[np.asarray(fmap.transform(o), np.float64) for o in ctx.owners],
+        F_val=np.asarray(fmap.transform(ctx.val), np.float64),
+        F_seed=np.asarray(fmap.transform(ctx.seed), np.float64),
+    )
+    return witness_rule(sub, rng, eps, bins)
+
+
+def seed_centre_keys(ctx: Ctx, k: int) -> tuple[list[np.ndarray], np.ndarray, int]:
+    """Public keys from the seed rows alone (no budget): a row's nearest of ``k`` k-means centres of the public seed
+    rows in the witness features."""
+    best = math.inf
+    for t in range(SEED_KMEANS_RESTARTS):  # the lowest inertia of several k-means++ starts
+        Ct = _kmeans(ctx.F_seed, k, 1000 * t + ctx.repeat)
+        inertia = float(np.min(((ctx.F_seed[:, None, :] - Ct[None]) ** 2).sum(-1), 1).sum())
+        if inertia < best:
+            best, C = inertia, Ct
+    cc = (C * C).sum(1)
+
+    def key(F: np.ndarray) -> np.ndarray:
+        return np.argmin(cc[None] - 2 * F @ C.T, 1).astype(np.int64)
+
+    return [key(F) for F in ctx.F_owners], key(ctx.F_val), k
 
 
 def _kmeans(X: np.ndarray, k: int, seed: int, iters: int = 50) -> np.ndarray:
@@ -498,6 +538,21 @@ def run_rule(ctx: Ctx, rule: str) -> dict[str, Any]:
     elif m := re.fullmatch(r"logistic\[r=(\d+),lam=([0-9.e-]+)\]", rule):
         ko, kv, L = logistic_rule(ctx, rng, EPS_V / 2, int(m.group(1)), float(m.group(2)), 12)
         eps_h = EPS_V / 2
+    elif m := re.fullmatch(r"witness\[dim=(\d+)(?:,e=([0-9.]+))?(?:,bins=(\d+))?\]", rule):
+        e = float(m.group(2) or 0.5) * EPS_V
+        ko, kv, L = witness_dim_rule(ctx, rng, dir_eps(e), int(m.group(3) or 12), int(m.group(1)))
+        eps_h = EPS_V - e
+    elif m := re.fullmatch(r"seedcentres\[k=(\d+),b=(\d+)(?:,e=([0-9.]+))?\]", rule):
+        k, b = int(m.group(1)), int(m.group(2))
+        ko, kv, L = seed_centre_keys(ctx, k)
+        eps_h = EPS_V
+        if b > 1:
+            e = float(m.group(3) or 0.5) * EPS_V
+            wo, wv, _ = witness_rule(ctx, rng, dir_eps(e), b)
+            ko = [a * b + w for a, w in zip(ko, wo)]
+            kv = kv * b + wv
+            L *= b
+            eps_h = EPS_V - e
     elif m := re.fullmatch(r"witness\[r=(\d+)\]", rule):
         ko, kv, L = twodir_rule(ctx, rng, EPS_V / 2, 0.0, 12, 1, (0.0, 0.0), int(m.group(1)))
         eps_h = EPS_V / 2

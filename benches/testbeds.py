@@ -156,6 +156,8 @@ VARIANTS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     # rows' (the MMD witness), alone or crossed with the labels.
     "direction-kernel": lambda p, K: {"purchase": ByDirection(space="kernel")},
     "direction-kernel-labels": lambda p, K: {"purchase": lambda levels: ByDirection(space="kernel", levels=levels)},
+    # The direction purchase with one bin (no direction released: the cells are the owner groups).
+    "direction-kernel-b1": lambda p, K: {"purchase": ByDirection(space="kernel", bins=1)},
     # The direction purchase (kernel space) crossed with the bed's group x label strata (the beds with a group
     # attribute): what the default purchase does given strata.
     "direction-kernel-strata": lambda p, K: {"purchase": lambda levels: ByDirection(space="kernel", levels=levels)},

@@ -106,6 +106,51 @@ TESTBED_FILES = [
         "results-default-mixes-1000.json",
         "the default, ByDirection(), on MNIST many, median γ, p = 1,000, 3 repeats (the other mixes did not finish)",
     ),
+    (
+        "results-default-mixes-1000-5.json",
+        "the default, ByDirection(), on MNIST apart and spread, median γ, p = 1,000, 5 repeats",
+    ),
+    (
+        "results-default-mixes-1000-5b.json",
+        "the default, ByDirection(), on MNIST many and minority, median γ, p = 1,000, 5 repeats",
+    ),
+    (
+        "results-default-mixes-1000-apart.json",
+        "the default, ByDirection(), on MNIST apart, median γ, p = 1,000, 2 repeats",
+    ),
+    (
+        "results-default-mixes-1000-spread.json",
+        "the default, ByDirection(), on MNIST spread, median γ, p = 1,000, 2 repeats",
+    ),
+    (
+        "results-default-mixes-1000-minority.json",
+        "the default, ByDirection(), on MNIST minority, median γ, p = 1,000, 2 repeats",
+    ),
+    (
+        "results-default-groups-1000.json",
+        "the default, ByDirection(), on MNIST groups, median γ, p = 1,000, 2 repeats",
+    ),
+    (
+        "results-default-mixes-1000-fixed-5.json",
+        "the default, ByDirection(), on MNIST apart and spread, γ = 0.1, p = 1,000, 5 repeats",
+    ),
+    (
+        "results-default-mixes-1000-fixed-5b.json",
+        "the default, ByDirection(), on MNIST many and minority, γ = 0.1, p = 1,000, 5 repeats",
+    ),
+    (
+        "results-default-mixes-1000-fixed.json",
+        "the default, ByDirection(), on MNIST apart and spread, γ = 0.1, p = 1,000, 2 repeats",
+    ),
+    (
+        "results-default-many-1000-fixed.json",
+        "the default, ByDirection(), on MNIST many, γ = 0.1, p = 1,000, 2 repeats",
+    ),
+    (
+        "results-default-digits.json",
+        "the default, ByDirection(), given nothing, the labels, and with one bin (no direction released) on the "
+        "digits groups bed (|D_v| about 40), both γ, p = 80",
+    ),
 ]
 
 #: Column order and names of the methods benches/testbeds.py runs.
@@ -127,6 +172,7 @@ METHODS = {
     "direction-kernel": "`ByDirection()`, the default (kernel space; 3p rows)",
     "direction-kernel-labels": "`ByDirection()`, the default, crossed with the labels (3p rows)",
     "direction-kernel-strata": "`ByDirection()`, the default, crossed with the group × label strata (3p rows)",
+    "direction-kernel-b1": "`ByDirection(bins=1)`: no direction released, the cells are the owner groups (3p rows)",
 }
 
 #: (directory under docs/experiments, title, the command that wrote it).
@@ -399,7 +445,18 @@ POPULATION_FILES = [
     "results-direction-kernel-k100-1000-median.json",
     "results-direction-kernel-k100-1000-fixed.json",
     "results-default-strata.json",
+    "results-default-mixes-1000-5.json",
+    "results-default-mixes-1000-5b.json",
+    "results-default-mixes-1000-fixed-5.json",
+    "results-default-mixes-1000-fixed-5b.json",
     "results-default-mixes-1000.json",
+    "results-default-mixes-1000-apart.json",
+    "results-default-mixes-1000-spread.json",
+    "results-default-mixes-1000-minority.json",
+    "results-default-groups-1000.json",
+    "results-default-mixes-1000-fixed.json",
+    "results-default-many-1000-fixed.json",
+    "results-default-digits.json",
     "results-population-5.json",
     "results-population-fixed-5.json",
     "results-digits-population-5.json",

@@ -7,15 +7,17 @@ import json
 from dpsumm.cli import main
 
 
-def test_cli_demo(tmp_path, capsys):
+def test_cli_demo(tmp_path, capsys, recwarn):
     assert (
         main(["demo", "--sizes", "10", "20", "--repeats", "1", "--out", str(tmp_path), "--json", "--no-progress"]) == 0
     )
     rows = json.loads(capsys.readouterr().out)
     assert {r["method"] for r in rows} == {"nominations", "central-greedy", "paper", "uniform"}
     nom = [r for r in rows if r["method"] == "nominations"]
-    # the default a user with labels gets: the label purchase (owners' one release each, certified at <= 1)
-    assert all(r["purchase"] == "labels" and 0 < r["epsilon_owners"] <= 1.0 for r in nom)
+    # the default a user gets: the direction purchase (owners' one release in two parts, certified at <= 1)
+    assert all(r["purchase"] == "direction" and 0 < r["epsilon_owners"] <= 1.0 for r in nom)
+    # its cells are keyed on the split's public seed rows, not on rows drawn in the box (which would warn)
+    assert not [w for w in recwarn if "seed_set" in str(w.message)]
     assert all(r["delta_validation"] == 1e-6 and 0.9 < r["epsilon_validation"] <= 1.0 for r in nom)
     # the population view: MMD² to the consumer's held-out rows, for every method
     assert all(isinstance(r["mmd2_population"], float) for r in rows)

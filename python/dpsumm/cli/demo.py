@@ -6,17 +6,17 @@ import argparse
 import json
 from typing import Any
 
-from ..methods import ByLabel, Nominations
+from ..methods import Nominations
 from ._common import default_output_dir, jsonable, method_legend, seeded_note, writable_dir
 from .output import print_epsilon
 
 __all__ = ["add_demo"]
 
 DEMO_SEED = 0
-#: The default a user with labels gets (the label purchase over digits' ten labels), the paper's protocol, and two
-#: non-private baselines.
+#: The default a user gets (``Nominations()``: the default purchase, ``ByDirection()``, given nothing public), the
+#: paper's protocol, and two non-private baselines.
 DEMO_METHODS: tuple[Any, ...] = (
-    Nominations(purchase=ByLabel(label_set=range(10))),
+    Nominations(),
     "paper",
     "central-greedy",
     "uniform",
@@ -26,13 +26,14 @@ DEMO_METHODS: tuple[Any, ...] = (
 def add_demo(sub: Any) -> None:
     p = sub.add_parser(
         "demo",
-        help="nominations buying by label (what a user with labels gets) against the paper's protocol and two "
-        "baselines on scikit-learn's digits, in seconds",
+        help="nominations with the default purchase (what a user gets by default) against the paper's protocol and "
+        "two baselines on scikit-learn's digits, in seconds",
         description=(
             "Split scikit-learn's bundled digits as the paper's Appendix G splits MNIST (five owners by label "
             "groups; the consumer wants 3s and 4s in ratio 0.7 : 0.3) and build summaries with nominations (dpsumm's "
-            "private protocol) buying by label, as a user with labels does (Nominations(purchase=ByLabel(label_set="
-            "range(10))): 3 x size raw rows; owners' epsilon 1, the consumer's 1; certified), the paper's protocol "
+            "private protocol) with its default purchase, as a user who gives nothing but the rows gets it (Nominations(): "
+            "ByDirection(), cells along the consumer's released direction; 3 x size raw rows; owners' epsilon 1, the "
+            "consumer's 1; certified), the paper's protocol "
             "(`paper`, at the paper's schedule), and two non-private baselines: central greedy (every hash in one "
             "place; the comparison column is relative to it) and uniform sampling. gamma by the median heuristic on "
             "the public seed set. Prints MMD^2 to the consumer's held-out rows (its population, their own diagonal "
