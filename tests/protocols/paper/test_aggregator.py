@@ -1,4 +1,4 @@
-"""The paper's protocol end to end (dpsumm.protocols.paper, Algorithm 3): greedy, bids, auction, pool, faults,
+"""The paper's aggregator end to end (dpsumm.protocols.paper.aggregator, Algorithm 3): greedy, bids, auction, pool, faults,
 reproducibility.
 """
 
