@@ -1,9 +1,10 @@
 """dpsumm on Flower through dpsumm.flower.local.LocalFederation: a real SuperLink and one SuperNode per party on
-127.0.0.1, each a separate process. One federation over TLS with node authentication serves the equality tests: each
-protocol and purchase equals the in-process run, and an unregistered node is refused. A killed owner is excluded
-(its own federation), the consumer's exact release needs its own opt-in, and every process a federation started is
-gone afterwards. (Whether a ServerApp refuses a purchase that needs labels on nodes without them is checked without
-a federation, in test_client_app.py.)
+127.0.0.1, each a separate process. One federation over TLS with node authentication serves the paper's protocol and
+the nominations (default and Winners purchases), each equal to the in-process run, and refuses an unregistered node;
+a killed owner is excluded (its own federation); the consumer's exact release needs its own opt-in; every process a
+federation started is gone afterwards. (The cell purchases on Flower: tests/contract/test_flower_purchases.py. Whether
+a ServerApp refuses a purchase that needs labels on nodes without them is checked without a federation, in
+test_client_app.py.)
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import dataclasses
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,13 +23,13 @@ import pytest
 import dpsumm  # noqa: E402
 from dpsumm import accounting  # noqa: E402
 from dpsumm.flower import FederationError, LocalFederation, make_node_key  # noqa: E402
-from dpsumm.flower.local import flower_env, free_port, group_members  # noqa: E402
+from dpsumm.flower.local import flower_env, free_port  # noqa: E402
 from dpsumm.transport import InProcessTransport  # noqa: E402
-from federation_data import LABEL_SET, _data, _labelled_data, _labels_cli_flags
+from federation_data import _data
+from federations import SharedFederation, assert_gone, run_bound, shared_federation, work_bound
 
-#: Spawns processes (the inner loop skips them: pytest -m "not slow"; CI runs them), on one pytest-xdist worker
-#: (the equality tests share one federation, started once).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("flower-local")]
+#: Spawns processes (the inner loop skips them: pytest -m "not slow"; CI runs them).
+pytestmark = pytest.mark.slow
 
 flwr = pytest.importorskip("flwr", reason="Flower is not installed: pip install 'dpsumm[flower]' (flwr==1.41.0)")
 
@@ -76,23 +76,6 @@ def _run_config(size: int, **extra: object) -> dict[str, object]:
     }
 
 
-def _assert_gone(pids: dict[str, int], family: list[int]) -> None:
-    """Every process group the test started is empty and every descendant seen before stopping is gone
-    (zombies awaiting their reaper do not count)."""
-    for name, pid in pids.items():
-        left = group_members(pid)
-        assert not left, f"processes {left} of {name}'s group (pid {pid}) are still alive"
-    alive = [p for p in family if group_members(p) or _alive(p)]
-    assert not alive, f"processes {alive} started under the federation are still alive"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.fixture
 def task_identity():  # noqa: ANN201
     """Flower builds message metadata from the running task's identity; fake one outside a ServerApp."""
@@ -137,7 +120,7 @@ def test_owner_node_killed_mid_run(tmp_path: Path) -> None:
     finally:
         family = fed.all_pids()
         fed.close()
-    _assert_gone(pids, family)
+    assert_gone(pids, family)
     excluded = [e for e in res.events if e.get("event") == "excluded"]
     assert [e["owner"] for e in excluded] == [victim]
     # Normally at the nominations; at the purchase if the kill came after its nominations had gone out.
@@ -148,93 +131,10 @@ def test_owner_node_killed_mid_run(tmp_path: Path) -> None:
     assert set(res.owner.tolist()) <= {res.owner_names.index(o) for o in owners if o != victim}
 
 
-def _spawn_seconds() -> float:
-    """What one message costs a node on this machine now: the slower of two starts of a Python process that imports
-    the ClientApp, as Flower starts one (``flwr-clientapp``) for every message a SuperNode answers."""
-    times = []
-    for _ in range(2):
-        t0 = time.monotonic()
-        subprocess.run(
-            [sys.executable, "-c", "import dpsumm.flower.client_app"], check=True, env=flower_env(), timeout=600
-        )
-        times.append(time.monotonic() - t0)
-    return max(times)
-
-
-def _work_bound(requests: int, parties: int) -> float:
-    """Seconds a federated run may take, derived from its work and measured in the same run rather than fixed: every
-    request (and each party's hello) starts a ClientApp process, and the SuperLink, the SuperNodes, their
-    SuperExecs and the ServerApp start once each; each start is allowed 4 times what one costs now, plus the nodes'
-    polls. A loaded machine makes the unit, and so the bound, longer; an idle one shorter."""
-    starts = requests + parties + 2 * parties + 2
-    return max(170.0, 4.0 * starts * _spawn_seconds() + 0.5 * requests)
-
-
-def _run_bound(ref: dpsumm.SummaryResult, parties: int) -> float:
-    """:func:`_work_bound` for a federated run that mirrors the in-process run ``ref``: each of its exchanges asks
-    every party at most once."""
-    exchanges = int(ref.extra.get("exchanges", 3))
-    return _work_bound(exchanges * parties, parties)
-
-
-@dataclasses.dataclass
-class SharedFederation:
-    """One federation for the equality tests (starting one costs a SuperLink, four SuperNodes and their SuperExecs):
-    three labelled owners and a consumer with labels, strata from CSV node configs, over TLS with a CA made here and
-    node keys made here and registered. A SuperLink keeps no state of a run that another run could read, so the
-    tests' runs are independent of their order."""
-
-    fed: LocalFederation
-    owners: dict[str, np.ndarray]
-    labels: dict[str, np.ndarray]
-    validation: np.ndarray
-    validation_labels: np.ndarray
-    strata: dict[str, list[np.ndarray]]
-    paths: dict[str, Path]
-    label_paths: dict[str, Path]
-    vpath: Path
-    ypath: Path
-    workdir: Path
-
-    def plain_owners(self) -> list[dpsumm.Owner]:
-        return [dpsumm.Owner(a, name=n) for n, a in self.owners.items()]
-
-
-STRATA_NAMES = np.array(["low", "mid", "high"])
-
-
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedFederation]:
-    """The module's :class:`SharedFederation`, closed after its last test; every process it started must be gone."""
-    tmp = tmp_path_factory.mktemp("shared-federation")
-    owners, labels, validation, yv, paths, label_paths, vpath, ypath = _labelled_data(tmp)
-    strata, strata_paths = {}, {}
-    for n, y in [*labels.items(), ("consumer", yv)]:
-        strata[n] = [STRATA_NAMES[y], (np.arange(len(y)) % 2).astype(np.int64)]
-        strata_paths[n] = tmp / f"{n}-strata.csv"
-        strata_paths[n].write_text("band,parity\n" + "".join(f"{a},{b}\n" for a, b in zip(*strata[n])))
-    fed = LocalFederation(
-        tmp / "fed",
-        paths,
-        vpath,
-        labels=label_paths,
-        consumer_labels=ypath,
-        strata=strata_paths,
-        tls=True,
-        node_auth=True,
-        allow_seeded=True,
-        node_poll_interval=0.1,
-    )
-    pids: dict[str, int] = {}
-    try:
-        fed.start()
-        pids = fed.pids
-        assert len(pids) == 5  # the SuperLink, three owners, the consumer
-        yield SharedFederation(fed, owners, labels, validation, yv, strata, paths, label_paths, vpath, ypath, tmp)
-    finally:
-        family = fed.all_pids()
-        fed.close()
-    _assert_gone(pids, family)
+    """The module's federation, over TLS with a CA made here and node keys made here and registered."""
+    yield from shared_federation(tmp_path_factory, tls=True)
 
 
 def test_flower_run_equals_in_process_over_tls_with_node_authentication(
@@ -244,7 +144,7 @@ def test_flower_run_equals_in_process_over_tls_with_node_authentication(
     SuperNode, 3 rounds: the same rows, hashes, trace, rows accessed and ledger), over TLS with a CA made here and
     node keys made here and registered; an unregistered node is refused. (The nodes poll every 0.1 s; the stock
     flower-supernode, 3 s idle poll, runs in the docs test of README.md's quick start.) The run's time limit is
-    derived from its work (the requests of the in-process run) and what a process start costs now (:func:`_work_bound`),
+    derived from its work (the requests of the in-process run) and what a process start costs now (:func:`work_bound`),
     not a fixed number of seconds that a loaded machine exceeds."""
     fed = shared.fed
     requests: list[str] = []
@@ -274,7 +174,7 @@ def test_flower_run_equals_in_process_over_tls_with_node_authentication(
             env=flower_env(shared.workdir / "intruder"),
         )
     try:
-        res = fed.run(_run_config(3), timeout=_work_bound(len(requests), len(shared.owners) + 1))
+        res = fed.run(_run_config(3), timeout=work_bound(len(requests), len(shared.owners) + 1))
     finally:
         try:
             os.killpg(intruder.pid, signal.SIGKILL)
@@ -309,7 +209,7 @@ def test_flower_nominations_and_winners_equal_in_process(shared: SharedFederatio
     )
     res = fed.run(
         {"size": 6, "n-features": N_FEATURES, "dim": DIM, "random-state": RANDOM_STATE, "method": "nominations"},
-        timeout=_run_bound(ref, len(shared.owners) + 1),
+        timeout=run_bound(ref, len(shared.owners) + 1),
     )
     # `flwr run` exits 0 when the ServerApp fails; LocalFederation.run asks the SuperLink for the run's
     # status and raises with the ServerApp's reason (here a run config it refuses before it could write
@@ -327,7 +227,7 @@ def test_flower_nominations_and_winners_equal_in_process(shared: SharedFederatio
             "method": "nominations",
             "purchase": "winners",
         },
-        timeout=_run_bound(ref_q, len(shared.owners) + 1),
+        timeout=run_bound(ref_q, len(shared.owners) + 1),
     )
     assert res.method == ref.method == "nominations"
     assert res.extra["purchase"] == ref.extra["purchase"] == "direction"
@@ -346,99 +246,6 @@ def test_flower_nominations_and_winners_equal_in_process(shared: SharedFederatio
     assert res_q.extra["purchase"] == "winners"
     assert not res_q.privacy.certified("owners") and not ref_q.privacy.certified("owners")
     assert res_q.privacy.certified("validation")
-
-
-def test_flower_labels_equal_in_process(shared: SharedFederation) -> None:
-    """``purchase="labels"`` on Flower, untilted (the default) and with the tilt (``--sale-tilt-share 0.3``), two
-    runs (owners with their labels, the consumer with node config ``labels``), each run config built by ``dpsumm
-    flower``'s parser from ``--purchase labels --label-set 0,1,2 --sale-tilt-share S``: the owners' DP label counts
-    and hash sums, the cells, the consumer's histogram over them and the label quota purchase give the same summary,
-    cells, quotas and ledger as in process (every party's noise seeded on both sides: NOT private); with the tilt the
-    consumer's second release, g~, too (its noise stream derived in the same order by the node, which rebuilds its
-    party for every message, and in process). (``dpsumm flower --run`` itself, which starts such a federation, runs
-    in test_cli_flower_run_end_to_end and the quick-start tests.)"""
-    from dpsumm.cli import build_parser
-    from dpsumm.cli.flower import _flower_run_config
-
-    owners, labels = shared.owners, shared.labels
-    flags = _labels_cli_flags(shared.paths, shared.label_paths, shared.vpath, shared.ypath)
-    for share in (0.0, 0.3):
-        method = dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByLabel(label_set=LABEL_SET, sale_tilt_share=share))
-        ref = dpsumm.summarize(
-            [dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()],
-            shared.validation,
-            6,
-            method,
-            validation_labels=shared.validation_labels,
-            gamma="median",
-            random_state=RANDOM_STATE,
-            progress=False,
-        )
-        args = build_parser().parse_args([*flags, "--sale-tilt-share", str(share)])
-        config = _flower_run_config(args, n_owners=len(owners), n_features=N_FEATURES)
-        res = shared.fed.run(config, timeout=_run_bound(ref, len(owners) + 1))
-        assert res.owner_names == ref.owner_names
-        np.testing.assert_array_equal(res.owner, ref.owner)
-        np.testing.assert_array_equal(res.index, ref.index)
-        np.testing.assert_array_equal(res.points, ref.points)
-        np.testing.assert_array_equal(res.labels, ref.labels)
-        assert np.isin(res.labels, [0, 2]).sum() >= 5  # label 1 is not wanted (its noisy count may buy a row of it)
-        assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6
-        # the owners' sketches, the consumer's histogram, with the tilt its g~, the purchase
-        assert res.extra["exchanges"] == ref.extra["exchanges"] == (4 if share else 3)
-        assert res.events == ref.events == []
-        assert res.extra["purchase"] == "labels"
-        assert res.extra["quotas"] == ref.extra["quotas"] and res.extra["label_quotas"] == ref.extra["label_quotas"]
-        assert res.extra["label_cells"] == ref.extra["label_cells"] and len(ref.extra["label_cells"]) >= 2
-        for party in ("owners", "validation"):
-            assert res.privacy.epsilon(party, 1e-6) == ref.privacy.epsilon(party, 1e-6) <= 1.0
-            assert res.privacy.certified(party)
-        assert res.privacy.to_dict() == ref.privacy.to_dict()
-        assert res.privacy_status() == ref.privacy_status() == "seeded: NOT private"
-
-
-@pytest.mark.filterwarnings("ignore:the 'direction' purchase keys its cells:UserWarning")
-@pytest.mark.filterwarnings("ignore:the summary is no closer to the validation rows:UserWarning")
-def test_flower_strata_and_direction_equal_in_process(shared: SharedFederation) -> None:
-    """The purchases by strata and by direction on Flower: every node's strata from its node config ``strata`` (a
-    CSV of string and number columns), the run config's ``levels`` as text; the same summary, cells, quotas and
-    ledger as in process (seeded on both sides: NOT private), the consumer's direction release answered through the
-    node's one hand-over of its own requests."""
-    from dpsumm.methods import ByDirection
-
-    levels = (("low", "mid", "high"), (0, 1))
-    as_owners = [
-        dpsumm.Owner(a, labels=shared.labels[n], strata=shared.strata[n], name=n) for n, a in shared.owners.items()
-    ]
-    kw = dict(random_state=RANDOM_STATE, progress=False, gamma="median", validation_strata=shared.strata["consumer"])
-    methods = {
-        "strata": dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByStrata(levels=levels)),
-        "direction": dpsumm.Nominations(dim=DIM, purchase=ByDirection(levels=levels, bins=3)),
-    }
-    for k, method in methods.items():
-        ref = dpsumm.summarize(as_owners, shared.validation, 6, method, **kw)  # type: ignore[arg-type]
-        config = {
-            "size": 6,
-            "n-features": N_FEATURES,
-            "dim": DIM,
-            "random-state": RANDOM_STATE,
-            "gamma": "median",
-            "method": "nominations",
-            "purchase": k,
-            "levels": "low,mid,high;0,1",
-            **({"bins": 3} if k == "direction" else {}),
-        }
-        res = shared.fed.run(config, timeout=_run_bound(ref, len(shared.owners) + 1))
-        np.testing.assert_array_equal(res.owner, ref.owner)
-        np.testing.assert_array_equal(res.index, ref.index)
-        np.testing.assert_array_equal(res.labels, ref.labels)
-        assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6 and res.events == ref.events == []
-        assert res.extra["label_quotas"] == ref.extra["label_quotas"]
-        assert [c["owners"] for c in res.extra["label_cells"]] == [c["owners"] for c in ref.extra["label_cells"]]
-        # the direction: the owners' sums, the direction, their counts, the histogram, the sales
-        assert res.extra["exchanges"] == ref.extra["exchanges"] == (5 if k == "direction" else 3)
-        assert res.extra["validation_fit"] == ref.extra["validation_fit"]  # the aggregator's, on both transports
-        assert res.privacy.to_dict() == ref.privacy.to_dict()
 
 
 def _context(node_config: dict[str, object], run_config: dict[str, object] | None = None) -> object:
