@@ -40,39 +40,39 @@ def test_flower_labels_equal_in_process(shared: SharedFederation) -> None:
 
     owners, labels = shared.owners, shared.labels
     flags = _labels_cli_flags(shared.paths, shared.label_paths, shared.vpath, shared.ypath)
-    for share in (0.3,):  # the tilted purchase makes every release of the untilted one, then the consumer's g~
-        method = dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByLabel(label_set=LABEL_SET, sale_tilt_share=share))
-        ref = dpsumm.summarize(
-            [dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()],
-            shared.validation,
-            6,
-            method,
-            validation_labels=shared.validation_labels,
-            gamma="median",
-            random_state=RANDOM_STATE,
-            progress=False,
-        )
-        args = build_parser().parse_args([*flags, "--sale-tilt-share", str(share)])
-        config = _flower_run_config(args, n_owners=len(owners), n_features=N_FEATURES)
-        res = shared.fed.run(config, timeout=run_bound(ref, len(owners) + 1))
-        assert res.owner_names == ref.owner_names
-        np.testing.assert_array_equal(res.owner, ref.owner)
-        np.testing.assert_array_equal(res.index, ref.index)
-        np.testing.assert_array_equal(res.points, ref.points)
-        np.testing.assert_array_equal(res.labels, ref.labels)
-        assert np.isin(res.labels, [0, 2]).sum() >= 5  # label 1 is not wanted (its noisy count may buy a row of it)
-        assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6
-        # the owners' sketches, the consumer's histogram, with the tilt its g~, the purchase
-        assert res.extra["exchanges"] == ref.extra["exchanges"] == (4 if share else 3)
-        assert res.events == ref.events == []
-        assert res.extra["purchase"] == "labels"
-        assert res.extra["quotas"] == ref.extra["quotas"] and res.extra["label_quotas"] == ref.extra["label_quotas"]
-        assert res.extra["label_cells"] == ref.extra["label_cells"] and len(ref.extra["label_cells"]) >= 2
-        for party in ("owners", "validation"):
-            assert res.privacy.epsilon(party, 1e-6) == ref.privacy.epsilon(party, 1e-6) <= 1.0
-            assert res.privacy.certified(party)
-        assert res.privacy.to_dict() == ref.privacy.to_dict()
-        assert res.privacy_status() == ref.privacy_status() == "seeded: NOT private"
+    share = 0.3  # the tilted purchase makes every release of the untilted one, then the consumer's g~
+    method = dpsumm.Nominations(dim=DIM, purchase=dpsumm.ByLabel(label_set=LABEL_SET, sale_tilt_share=share))
+    ref = dpsumm.summarize(
+        [dpsumm.Owner(a, labels=labels[n], name=n) for n, a in owners.items()],
+        shared.validation,
+        6,
+        method,
+        validation_labels=shared.validation_labels,
+        gamma="median",
+        random_state=RANDOM_STATE,
+        progress=False,
+    )
+    args = build_parser().parse_args([*flags, "--sale-tilt-share", str(share)])
+    config = _flower_run_config(args, n_owners=len(owners), n_features=N_FEATURES)
+    res = shared.fed.run(config, timeout=run_bound(ref, len(owners) + 1))
+    assert res.owner_names == ref.owner_names
+    np.testing.assert_array_equal(res.owner, ref.owner)
+    np.testing.assert_array_equal(res.index, ref.index)
+    np.testing.assert_array_equal(res.points, ref.points)
+    np.testing.assert_array_equal(res.labels, ref.labels)
+    assert np.isin(res.labels, [0, 2]).sum() >= 5  # label 1 is not wanted (its noisy count may buy a row of it)
+    assert res.accessed == ref.accessed and res.accessed.total <= 3 * 6
+    # the owners' sketches, the consumer's histogram, with the tilt its g~, the purchase
+    assert res.extra["exchanges"] == ref.extra["exchanges"] == 4
+    assert res.events == ref.events == []
+    assert res.extra["purchase"] == "labels"
+    assert res.extra["quotas"] == ref.extra["quotas"] and res.extra["label_quotas"] == ref.extra["label_quotas"]
+    assert res.extra["label_cells"] == ref.extra["label_cells"] and len(ref.extra["label_cells"]) >= 2
+    for party in ("owners", "validation"):
+        assert res.privacy.epsilon(party, 1e-6) == ref.privacy.epsilon(party, 1e-6) <= 1.0
+        assert res.privacy.certified(party)
+    assert res.privacy.to_dict() == ref.privacy.to_dict()
+    assert res.privacy_status() == ref.privacy_status() == "seeded: NOT private"
 
 
 @pytest.mark.filterwarnings("ignore:the 'direction' purchase keys its cells:UserWarning")
