@@ -45,7 +45,7 @@ from .preprocessing import median_gamma, scale_to_unit
 from .results import Owner, SummaryResult
 from .summarize import summarize
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "summarize",

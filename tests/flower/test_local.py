@@ -141,7 +141,7 @@ def test_flower_run_equals_in_process_over_tls_with_node_authentication(
     shared: SharedFederation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The paper's protocol on Flower equals the in-process run (SuperLink + 3 owner SuperNodes + a consumer
-    SuperNode, 3 rounds: the same rows, hashes, trace, rows accessed and ledger), over TLS with a CA made here and
+    SuperNode, 2 rounds: the same rows, hashes, trace, rows accessed and ledger), over TLS with a CA made here and
     node keys made here and registered; an unregistered node is refused. (The nodes poll every 0.1 s; the stock
     flower-supernode, 3 s idle poll, runs in the docs test of README.md's quick start.) The run's time limit is
     derived from its work (the requests of the in-process run) and what a process start costs now (:func:`work_bound`),
@@ -156,7 +156,7 @@ def test_flower_run_equals_in_process_over_tls_with_node_authentication(
 
     with monkeypatch.context() as patch:
         patch.setattr(InProcessTransport, "request", counted)
-        ref = _in_process(shared.owners, shared.validation, 3)
+        ref = _in_process(shared.owners, shared.validation, 2)
     assert len(requests) > 0
     assert fed.tls_files is not None and fed.tls_files.ca_cert.exists()
     key, _ = make_node_key(shared.workdir / "intruder", "intruder")  # never registered
@@ -174,7 +174,7 @@ def test_flower_run_equals_in_process_over_tls_with_node_authentication(
             env=flower_env(shared.workdir / "intruder"),
         )
     try:
-        res = fed.run(_run_config(3), timeout=work_bound(len(requests), len(shared.owners) + 1))
+        res = fed.run(_run_config(2), timeout=work_bound(len(requests), len(shared.owners) + 1))
     finally:
         try:
             os.killpg(intruder.pid, signal.SIGKILL)

@@ -439,7 +439,7 @@ class LocalFederation:
         return str(runs[0].get("status", "unknown")), str(runs[0].get("status-details", ""))
 
     def wait(
-        self, out: Path, timeout: float = 600.0, run_id: str | None = None, status_every: float = 10.0
+        self, out: Path, timeout: float = 600.0, run_id: str | None = None, status_every: float = 30.0
     ) -> SummaryResult:
         """Wait for a submitted run's output (or its ``.error`` file) and load it.
 
