@@ -2,27 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 import dpsumm
-from dpsumm import accounting
-
-
-def blobs(seed=0, K=4, n=60, f=5):
-    rng = np.random.default_rng(seed)
-    owners = [rng.normal(loc=k * 0.7, scale=0.5, size=(n, f)) for k in range(K)]
-    validation = rng.normal(loc=1.0, scale=0.5, size=(40, f))
-    seed_set = rng.uniform(-1, 3, size=(20, f))
-    return owners, validation, seed_set
-
-
-def small_schedule(size, owners, dim=64, **changes):
-    base = accounting.paper_schedule(size=size, owners=owners, dim=dim)
-    defaults = dict(t_init=300, t_subs=5)
-    defaults.update(changes)
-    return dataclasses.replace(base, **defaults)
+from paper_data import blobs, small_schedule
 
 
 def test_numpy_reference_protocol_agrees_with_the_rust_backed_one():

@@ -12,25 +12,11 @@ import pytest
 from scipy import stats
 
 import dpsumm
-from dpsumm import accounting
 from dpsumm.messages import Bid, BidRequest, Message
 from dpsumm.parties import OwnerParty
 from dpsumm.transport import InProcessTransport
-
-
-def blobs(seed=0, K=4, n=60, f=5):
-    rng = np.random.default_rng(seed)
-    owners = [rng.normal(loc=k * 0.7, scale=0.5, size=(n, f)) for k in range(K)]
-    validation = rng.normal(loc=1.0, scale=0.5, size=(40, f))
-    seed_set = rng.uniform(-1, 3, size=(20, f))
-    return owners, validation, seed_set
-
-
-def small_schedule(size, owners, dim=64, **changes):
-    base = accounting.paper_schedule(size=size, owners=owners, dim=dim)
-    defaults = dict(t_init=300, t_subs=5)
-    defaults.update(changes)
-    return dataclasses.replace(base, **defaults)
+from paper_data import blobs, small_schedule
+from thread_counts import digests_per_thread_count
 
 
 def brute_force_greedy(owners, validation, seed_set, size, hasher):
@@ -403,10 +389,6 @@ def test_bad_input_is_rejected_before_any_release(owners, validation, size, kw, 
 
 @pytest.mark.slow
 def test_a_seeded_run_does_not_depend_on_the_thread_count():
-    import os
-    import subprocess
-    import sys
-
     script = (
         "import numpy as np, dpsumm, hashlib, dataclasses\n"
         "rng = np.random.default_rng(0)\n"
@@ -418,9 +400,4 @@ def test_a_seeded_run_does_not_depend_on_the_thread_count():
         "                     random_state=3)\n"
         "print(hashlib.sha256(r.points.tobytes() + r.owner.tobytes() + r.index.tobytes() + n.points.tobytes()).hexdigest())\n"
     )
-    digests = set()
-    for threads in ("1", "2", "3"):
-        env = dict(os.environ, RAYON_NUM_THREADS=threads)
-        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
-        digests.add(out.stdout.strip())
-    assert len(digests) == 1
+    assert len(digests_per_thread_count(script)) == 1
