@@ -44,7 +44,7 @@ def cli(argv):
 
 def test_cli_flower_refuses_a_bad_poll_interval(tmp_path):
     np.save(tmp_path / "v.npy", VALIDATION)
-    for value in ("0", "nan", "-1"):
+    for value in ("0", "nan", "-1", "0.001", "5", "inf"):
         status, err = cli(
             [
                 "flower",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shlex
 import sys
 import tempfile
@@ -120,8 +119,9 @@ def add_flower(sub: Any) -> None:
     p.add_argument(
         "--poll-interval",
         type=float,
-        default=None,
-        help="with --run: SuperNodes poll every S seconds (python -m dpsumm.flower.supernode) instead of Flower's 3 s",
+        default=0.2,
+        help="with --run: the SuperNodes run through python -m dpsumm.flower.supernode (warm ClientApp processes), "
+        "polling every S seconds when idle (0.01 to 3, default 0.2) instead of Flower's 3 s",
     )
     p.add_argument("--json", action="store_true", help="with --run: print the result summary as JSON")
     p.set_defaults(func=_run)
@@ -212,8 +212,8 @@ def _party_flags(
     """The parties' files of the command line, checked against each other and the method: ``(owners, labels,
     strata, n_features)``, the consumer's validation strata under ``"consumer"`` in ``strata``; ``tables`` are the
     node config keys of the column flags (:func:`_table_config`)."""
-    if args.poll_interval is not None and not 0.0 < args.poll_interval < math.inf:
-        raise UsageError(f"--poll-interval must be a finite number of seconds > 0, got {args.poll_interval}")
+    if not 0.01 <= args.poll_interval <= 3.0:  # the launcher's own range (False for nan)
+        raise UsageError(f"--poll-interval must be between 0.01 and 3 seconds, got {args.poll_interval}")
     owners = _flower_owners(args.owner)
     n_features = args.n_features
     if n_features is None:

@@ -148,8 +148,9 @@ class LocalFederation:
         Enable SuperNode authentication (needs ``tls``): a key pair per node is generated and its public key
         registered under the party's name before the node starts.
     node_poll_interval : float or None
-        None: stock ``flower-supernode`` (3 s idle poll). A number: ``python -m dpsumm.flower.supernode
-        --poll-interval`` (see :mod:`dpsumm.flower.supernode`).
+        None: stock ``flower-supernode`` (3 s idle poll, a fresh ``flwr-clientapp`` process importing Flower and
+        dpsumm per message). A number: ``python -m dpsumm.flower.supernode --poll-interval`` (see
+        :mod:`dpsumm.flower.supernode`: that idle poll, and each message's ClientApp forked from a warm process).
     allow_seeded : bool
         Let a run's ``random-state`` seed the consumer's and the owners' noise (node config ``allow-seeded=true``): needed to
         reproduce an in-process run; NOT private.
