@@ -1,14 +1,15 @@
 """Per-round overhead of running the parties on Flower (loopback, 3 owners + consumer).
 
-    python benches/bench_flower.py --rounds 2 20 --mode stock fast --json out.json
+    python benches/bench_flower.py --rounds 2 20 --mode fast stock --json benches/bench_flower_results.json
 
 For each (mode, rounds): start a LocalFederation (SuperLink + 4 SuperNodes on 127.0.0.1), run the
 private protocol with a seeded random_state, and report: end-to-end wall time from ``flwr run`` to the
 result file, the ServerApp's own time, discovery time, mean seconds per round (bid exchange + point
 exchange, measured by FlowerTransport) and the same for setup / validation. The in-process run of the
 same summary is timed for comparison (its per-round time is the protocol's compute, so the difference
-is Flower's overhead). ``stock``: flower-supernode as shipped (3 s idle poll); ``fast``:
-``python -m dpsumm.flower.supernode --poll-interval 0.05``.
+is Flower's overhead). ``stock``: flower-supernode as shipped (3 s idle poll, a fresh ``flwr-clientapp``
+process per message); ``fast``: ``python -m dpsumm.flower.supernode --poll-interval 0.05`` (capped polls, each
+message's ClientApp forked from a warm process).
 
 The nominations protocol on Flower (MNIST, 5 owners + consumer, TLS and node authentication, size 1000,
 end to end from the first command, beside the paper protocol's 20 rounds in the same federation) is
@@ -70,6 +71,7 @@ def main() -> None:
                     work / "validation.npy",
                     node_poll_interval=poll,
                     allow_seeded=True,
+                    consumer_caps=(1e4, 0.5),  # the paper's schedule spends more than a consumer node allows by default
                 ) as fed:
                     t = time.perf_counter()
                     res = fed.run({"size": size, "n-features": 5, "random-state": 1, "method": "paper"}, timeout=3600)
