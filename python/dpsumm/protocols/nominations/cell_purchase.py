@@ -61,7 +61,7 @@ from .cells import (
     label_cells,
     quotas_with_reserve,
 )
-from .purchase import Purchase
+from .purchase import Purchase, PurchaseShape
 
 __all__ = [
     "CellPurchase",
@@ -251,18 +251,8 @@ class CellPurchase(Purchase):
                 "temperature",
             )
 
-    def check_plan(
-        self,
-        method: Any,
-        *,
-        size: int,
-        owners: int,
-        owner_rows: list[int] | None,
-        validation_rows: int | None,
-        budget: accounting.Budget | None,
-        owner_epsilon: float,
-        owner_delta: float,
-    ) -> None:
+    def check_plan(self, method: Any, shape: PurchaseShape) -> None:
+        size, owner_rows, validation_rows, budget = shape.size, shape.owner_rows, shape.validation_rows, shape.budget
         if self.purchase_factor * size > MAX_COUNT:
             raise InvalidParameterError(
                 f"`purchase_factor` * size = {self.purchase_factor:g} * {size} rows to buy "
@@ -288,7 +278,7 @@ class CellPurchase(Purchase):
                     sensitivity=mean_release_sensitivity(validation_rows),
                     dim=method.dim,
                 )
-            owner_release_calibration(len(self.key_set()) + CELL_DIM, owner_epsilon, owner_delta)
+            owner_release_calibration(len(self.key_set()) + CELL_DIM, shape.owner_epsilon, shape.owner_delta)
         except InvalidParameterError as exc:
             raise InvalidParameterError(f"`privacy`: {exc}", "privacy") from exc
 

@@ -37,7 +37,7 @@ from .aggregator import STOCHASTIC_GREEDY_FACTOR, Aggregator, NominationsConfig
 from .by_direction import ByDirection
 from .by_label import ByLabel
 from .nominees import Nominees
-from .purchase import Purchase
+from .purchase import Purchase, PurchaseShape
 from .winners import Winners
 
 _log = logging.getLogger("dpsumm")
@@ -314,16 +314,7 @@ class Nominations(SummaryMethod):
         elif self.purchase.uses_seed_rows():
             plan = Plan(seed_rows=plan.seed_rows, uses_seed=True, schedule=plan.schedule)
         eps_o, delta_o = self.owner_budget(privacy)
-        self.purchase.check_plan(
-            self,
-            size=size,
-            owners=owners,
-            owner_rows=owner_rows,
-            validation_rows=validation_rows,
-            budget=budget,
-            owner_epsilon=eps_o,
-            owner_delta=delta_o,
-        )
+        self.purchase.check_plan(self, PurchaseShape(size, owners, owner_rows, validation_rows, budget, eps_o, delta_o))
         if not self.purchase.nominates:
             return plan
         M = self.resolved_nominees(size)
