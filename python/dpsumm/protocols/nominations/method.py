@@ -417,7 +417,6 @@ class Nominations(SummaryMethod):
             self.purchase,
             config,
             setup.rng,
-            hasher=setup.hasher,
             size=setup.size,
             seeded=setup.seeded,
             started=setup.started,
@@ -490,7 +489,6 @@ def run_nominations(
     config: NominationsConfig,
     rng: Csprng,
     *,
-    hasher: RFFHasher,
     size: int,
     method: str = "nominations",
     seeded: bool = False,
@@ -533,14 +531,7 @@ def run_nominations(
         ledger.record_uncertified(
             "owners", label=f"the {type(purchase).__name__} purchase's request", reason=purchase.uncertified
         )
-    position = {name: k for k, name in enumerate(owners)}
-    offered = pool.offered
-    owner_idx = np.array([position[o] for o, _, _ in winners], dtype=np.int64)
-    index = np.array([int(offered[o][0][pos]) for o, pos, _ in winners], dtype=np.int64)
     pts, hashes, labs = _winners_rows(agg, pool, winners, config, with_labels)
-    contribution = np.zeros(len(owners))
-    for k, v in zip(owner_idx, choice.values):
-        contribution[k] += v
     extra = dict(extra or {})
     extra.update(
         choice=config.choice,
@@ -562,22 +553,14 @@ def run_nominations(
     )
     extra.update(pool.report)
     if pts is not None and len(pts) and agg.validation is not None and len(agg.validation) >= 2:  # it holds D_v
-        extra["validation_fit"] = validation_fit(pts, agg.validation, hasher.gamma)
-    return SummaryResult(
-        points=pts,
-        hashes=hashes,
-        labels=labs,
-        owner=owner_idx,
-        index=index,
-        owner_names=list(owners),
+        extra["validation_fit"] = validation_fit(pts, agg.validation, agg.hasher.gamma)
+    return agg.summary_result(
+        [(o, int(pool.offered[o][0][pos])) for o, pos, _ in winners],
+        choice.values,
+        (pts, hashes, labs),
         accessed=_access(agg, config),
-        contribution=contribution,
         privacy=ledger,
-        trace=[],
-        events=list(agg.events),
-        hasher=hasher,
         method=method,
-        schedule=None,
-        seconds=time.perf_counter() - t0,
+        started=t0,
         extra=extra,
     )

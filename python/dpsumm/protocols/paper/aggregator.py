@@ -20,7 +20,6 @@ import numpy as np
 from ... import _core, accounting
 from ...errors import DpsummError, ProtocolError
 from ...h2 import H2
-from ...hashing import RFFHasher
 from ...kernels import h1_peak
 from ...messages import (
     Bid,
@@ -36,6 +35,7 @@ from ...messages import (
 from ...privacy import Csprng
 from ...results import Access, SummaryResult
 from ...transport import PartyUnavailable, Transport
+from ..base import BaseAggregator, HashedConfig
 
 __all__ = [
     "Aggregator",
@@ -49,16 +49,12 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class ProtocolConfig:
+class ProtocolConfig(HashedConfig):
     """Every number the aggregator needs, resolved from a schedule (see :mod:`dpsumm.accounting`).
 
     ``epsilon_epoch`` maps an epoch ``l >= 2`` to the per-step epsilon of that epoch's h2 release.
     """
 
-    n_features: int
-    dim: int
-    gamma: float
-    hash_seed: int | str
     reveal: str
     private: bool
     eta: float
@@ -100,7 +96,7 @@ class _Pooled:
     label: Any
 
 
-class Aggregator:
+class Aggregator(BaseAggregator[ProtocolConfig]):
     """The trusted, parsimonious aggregator of Alg. 3.
 
     It reaches owners and the consumer only through ``transport``. Per round ``l`` it releases
@@ -136,21 +132,11 @@ class Aggregator:
         rng: Csprng,
         record: Callable[..., None] | None = None,
     ) -> None:
-        self.transport = transport
-        self.owners = list(owners)
-        self.consumer = consumer
-        self.config = config
-        self.rng = rng
-        self._record = record or (lambda *a, **k: None)
-        self.hasher = RFFHasher(config.n_features, dim=config.dim, gamma=config.gamma, seed=config.hash_seed)
+        super().__init__(transport, owners, consumer, config, rng, record)
         self.seed_points = seed_points
         self.seed_hashes = (
             self.hasher.transform(seed_points) if len(seed_points) else np.zeros((0, config.dim), np.float32)
         )
-        self.active = {o: True for o in self.owners}
-        self.n_rows: dict[str, int] = {}
-        self.accessed = {o: 0 for o in self.owners}
-        self.events: list[dict[str, Any]] = []
         self._received: dict[str, set[int]] = {o: set() for o in self.owners}
         # Every broadcast v (by round) and, per (owner, token), the rounds and values it was bid at: a
         # row (or hash) sent later must reproduce all of them exactly.
@@ -160,12 +146,8 @@ class Aggregator:
     # -- helpers -----------------------------------------------------------------------------------
 
     def _exclude(self, owner: str, reason: str, rnd: int, record: RoundRecord | None = None) -> None:
-        if not self.active.get(owner, False):
-            return
-        self.active[owner] = False
-        event = {"round": rnd, "owner": owner, "event": "excluded", "reason": reason}
-        self.events.append(event)
-        if record is not None:
+        event = self.exclude(owner, reason, {"round": rnd})
+        if event is not None and record is not None:
             record.events.append(event)
 
     def setup(self) -> None:
@@ -202,7 +184,7 @@ class Aggregator:
         if not np.isfinite(g).all():
             raise ProtocolError("consumer sent a validation release with NaN or infinite values")
         if not exact:
-            self._record("validation", "mwem", c.epsilon_validation_step, c.t_init, 0, "h2(h1(D_v))")
+            self.record("validation", "mwem", c.epsilon_validation_step, c.t_init, 0, "h2(h1(D_v))")
         return g
 
     def _verify(self, owner: str, bid: Bid, reply: Message, v: np.ndarray) -> _Pooled | str:
@@ -344,11 +326,11 @@ class Aggregator:
         if rnd == 1:
             g_sum = h2.release(c.t_init, c.epsilon_first_epoch_step)
             # Epoch 1 runs on the public seed set only: free (paper Section 4).
-            self._record("owners", "mwem-public", c.epsilon_first_epoch_step, c.t_init, rnd, "h2(h1(D_init))")
+            self.record("owners", "mwem-public", c.epsilon_first_epoch_step, c.t_init, rnd, "h2(h1(D_init))")
             return g_sum
         eps = c.epsilon_epoch(rnd)
         g_sum = h2.release(c.t_subs, eps)
-        self._record("owners", "mwem", eps, c.t_subs, rnd, f"h2(h1(D_s)) epoch {rnd}")
+        self.record("owners", "mwem", eps, c.t_subs, rnd, f"h2(h1(D_s)) epoch {rnd}")
         return g_sum
 
     def _bids(self, rnd: int, v: np.ndarray, record: RoundRecord) -> dict[str, Bid]:
@@ -409,7 +391,7 @@ class Aggregator:
                     if attempt == 1
                     else f"auction round {rnd}, re-run {attempt - 1} after a fault"
                 )
-                self._record("owners", "auction", c.epsilon_auction, 1, rnd, label)
+                self.record("owners", "auction", c.epsilon_auction, 1, rnd, label)
             record.requested.extend(to_ask)
             point_replies = self.transport.request_many(
                 {o: PointRequest(round=rnd, token=int(bids[o].token)) for o in to_ask}  # type: ignore[arg-type]
@@ -529,7 +511,6 @@ def run_protocol(
     seed: np.ndarray,
     rng: Csprng,
     *,
-    hasher: RFFHasher,
     method: str,
     schedule: accounting.Schedule,
     size: int,
@@ -570,9 +551,6 @@ def run_protocol(
     agg = Aggregator(transport, owners, consumer, config, seed, rng, record)
     out = agg.run(size, progress=progress)
     winners = out["winners"]
-    position = {name: k for k, name in enumerate(owners)}
-    owner_idx = np.array([position[w.owner] for w in winners], dtype=np.int64)
-    index = np.array([w.token for w in winners], dtype=np.int64)
     hashes = (
         np.stack([w.hash for w in winners]).astype(np.float32) if winners else np.zeros((0, config.dim), np.float32)
     )
@@ -582,26 +560,17 @@ def run_protocol(
     if with_labels is None:
         with_labels = any(w.label is not None for w in winners)
     labs = np.array([w.label for w in winners]) if with_labels else None
-    contribution = np.zeros(K)
-    for k, v in zip(owner_idx, out["win_values"]):
-        contribution[k] += v
     extra = dict(extra or {})
     extra["pool_left"] = out["trace"][-1].pool_size if out["trace"] else 0
-    return SummaryResult(
-        points=pts,
-        hashes=hashes,
-        labels=labs,
-        owner=owner_idx,
-        index=index,
-        owner_names=list(owners),
+    return agg.summary_result(
+        [(w.owner, w.token) for w in winners],
+        out["win_values"],
+        (pts, hashes, labs),
         accessed=Access(int(sum(agg.accessed.values())), dict(agg.accessed)),
-        contribution=contribution,
         privacy=ledger,
-        trace=out["trace"],
-        events=list(agg.events),
-        hasher=hasher,
         method=method,
-        schedule=schedule,
-        seconds=time.perf_counter() - t0,
+        started=t0,
         extra=extra,
+        trace=out["trace"],
+        schedule=schedule,
     )

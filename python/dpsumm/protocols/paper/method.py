@@ -139,7 +139,6 @@ class _PaperMethod(SummaryMethod):
             config,
             setup.seed,
             setup.rng,
-            hasher=setup.hasher,
             method=self.name,
             schedule=sched,
             size=setup.size,
