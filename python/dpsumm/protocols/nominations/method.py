@@ -17,9 +17,8 @@ from ...errors import InvalidParameterError
 from ...hashing import RFFHasher
 from ...kernels import DEFAULT_CANDIDATE_FACTOR
 from ...metrics import validation_fit
-from ...privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng, mean_release_sensitivity
+from ...privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, mean_release_sensitivity
 from ...results import Access, SummaryResult
-from ...transport import Transport
 from ..base import (
     MAX_COUNT,
     MEDIAN_SAMPLE_ROWS,
@@ -410,21 +409,7 @@ class Nominations(SummaryMethod):
             privacy=setup.privacy,
             validation_rows=setup.validation_rows,
         )
-        result = run_nominations(
-            setup.transport,
-            setup.owners,
-            setup.consumer,
-            self.purchase,
-            config,
-            setup.rng,
-            size=setup.size,
-            seeded=setup.seeded,
-            started=setup.started,
-            extra=setup.extra,
-            with_labels=setup.with_labels,
-            seed_rows=setup.seed,
-            public_rows=setup.public_rows,
-        )
+        result = run_nominations(self.purchase, config, setup)
         _log.info(
             "nominations (%s): temperature %.4g, sigma %.4g, choice on %s; timings %s",
             self.purchase.name,
@@ -482,42 +467,31 @@ def _access(agg: Aggregator, config: NominationsConfig) -> Access:
 
 
 def run_nominations(
-    transport: Transport,
-    owners: list[str],
-    consumer: str,
-    purchase: Purchase,
-    config: NominationsConfig,
-    rng: Csprng,
-    *,
-    size: int,
-    method: str = "nominations",
-    seeded: bool = False,
-    started: float | None = None,
-    extra: dict[str, Any] | None = None,
-    with_labels: bool | None = None,
-    seed_rows: np.ndarray | None = None,
-    public_rows: dict[str, int] | None = None,
+    purchase: Purchase, config: NominationsConfig, setup: RunSetup, *, method: str = "nominations"
 ) -> SummaryResult:
-    """Run the nominations protocol through ``transport`` and assemble the :class:`SummaryResult` and ledger.
+    """Run the nominations protocol with ``purchase`` through ``setup.transport`` and assemble the
+    :class:`SummaryResult` and ledger.
 
     The one place that turns a nominations run into a result, for :func:`dpsumm.summarize` (in-process
-    parties) and for ``dpsumm.flower`` (parties on Flower nodes).
+    parties) and for ``dpsumm.flower`` (parties on Flower nodes). ``setup.with_labels=None`` keeps labels when
+    any row chosen came with one.
     """
-    t0 = time.perf_counter() if started is None else started
+    assert setup.transport is not None
+    size = setup.size
     private = config.release != "exact"
     ledger = accounting.Ledger() if private else None
     if ledger is not None:
         ledger.set_deltas(validation=config.delta, owners=config.owner_delta if purchase.owner_release else None)
-        if seeded:
+        if setup.seeded:
             ledger.mark_seeded()
 
     def record(party: str, event: Any, label: str) -> None:
         if ledger is not None:
             ledger.record(party, event, label=label)  # type: ignore[arg-type]
 
-    agg = Aggregator(transport, owners, consumer, config, rng, record)
-    agg.seed_rows = seed_rows
-    agg.public_rows = dict(public_rows or {})
+    agg = Aggregator(setup.transport, setup.owners, setup.consumer, config, setup.rng, record)
+    agg.seed_rows = setup.seed
+    agg.public_rows = dict(setup.public_rows or {})
     pool = purchase.buy(agg, int(size))
     t1 = time.perf_counter()
     choice = purchase.choose(agg, int(size), pool)
@@ -531,8 +505,8 @@ def run_nominations(
         ledger.record_uncertified(
             "owners", label=f"the {type(purchase).__name__} purchase's request", reason=purchase.uncertified
         )
-    pts, hashes, labs = _winners_rows(agg, pool, winners, config, with_labels)
-    extra = dict(extra or {})
+    pts, hashes, labs = _winners_rows(agg, pool, winners, config, setup.with_labels)
+    extra = dict(setup.extra)
     extra.update(
         choice=config.choice,
         greedy_sample_factor=config.greedy_sample_factor,
@@ -561,6 +535,6 @@ def run_nominations(
         accessed=_access(agg, config),
         privacy=ledger,
         method=method,
-        started=t0,
+        started=setup.started,
         extra=extra,
     )

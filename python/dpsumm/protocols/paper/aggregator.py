@@ -10,7 +10,6 @@ the best bid wins each round, the public seed set inside the summary while it ru
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +34,7 @@ from ...messages import (
 from ...privacy import Csprng
 from ...results import Access, SummaryResult
 from ...transport import PartyUnavailable, Transport
-from ..base import BaseAggregator, HashedConfig
+from ..base import BaseAggregator, HashedConfig, RunSetup
 
 __all__ = [
     "Aggregator",
@@ -503,31 +502,18 @@ def make_config(
     )
 
 
-def run_protocol(
-    transport: Transport,
-    owners: list[str],
-    consumer: str,
-    config: ProtocolConfig,
-    seed: np.ndarray,
-    rng: Csprng,
-    *,
-    method: str,
-    schedule: accounting.Schedule,
-    size: int,
-    progress: bool = False,
-    started: float | None = None,
-    extra: dict[str, Any] | None = None,
-    with_labels: bool | None = None,
-) -> SummaryResult:
-    """Run Alg. 3 with an :class:`~dpsumm.protocols.paper.Aggregator` through ``transport`` and assemble the result.
+def run_protocol(config: ProtocolConfig, setup: RunSetup, *, method: str) -> SummaryResult:
+    """Run Alg. 3 with an :class:`~dpsumm.protocols.paper.Aggregator` through ``setup.transport`` (the seed set
+    ``setup.seed``, the schedule ``setup.plan.schedule``) and assemble the result.
 
     The one place that turns an aggregator run into a :class:`SummaryResult` and its privacy ledger, for
     :func:`summarize` (in-process parties) and for ``dpsumm.flower`` (parties on Flower nodes).
-    ``with_labels=None`` keeps labels when any winning row came with one.
+    ``setup.with_labels=None`` keeps labels when any winning row came with one.
     """
-    t0 = time.perf_counter() if started is None else started
+    assert setup.transport is not None
+    owners, schedule = setup.owners, setup.plan.schedule
     K = len(owners)
-    ledger = accounting.Ledger(seeded=rng.is_seeded) if config.private else None
+    ledger = accounting.Ledger(seeded=setup.rng.is_seeded) if config.private else None
 
     def record(party: str, mechanism: str, epsilon: float, count: int, rnd: int, label: str) -> None:
         """Put one release on the ledger: h2 releases as MWEM steps, auction rounds as AuctionEvents."""
@@ -548,8 +534,8 @@ def run_protocol(
         for event in events:
             ledger.record(party, event, label=label, round=rnd)  # type: ignore[arg-type]
 
-    agg = Aggregator(transport, owners, consumer, config, seed, rng, record)
-    out = agg.run(size, progress=progress)
+    agg = Aggregator(setup.transport, owners, setup.consumer, config, setup.seed, setup.rng, record)
+    out = agg.run(setup.size, progress=setup.progress)
     winners = out["winners"]
     hashes = (
         np.stack([w.hash for w in winners]).astype(np.float32) if winners else np.zeros((0, config.dim), np.float32)
@@ -557,10 +543,11 @@ def run_protocol(
     pts = None
     if config.reveal == "points":
         pts = np.stack([w.point for w in winners]) if winners else np.zeros((0, config.n_features))
+    with_labels = setup.with_labels
     if with_labels is None:
         with_labels = any(w.label is not None for w in winners)
     labs = np.array([w.label for w in winners]) if with_labels else None
-    extra = dict(extra or {})
+    extra = dict(setup.extra)
     extra["pool_left"] = out["trace"][-1].pool_size if out["trace"] else 0
     return agg.summary_result(
         [(w.owner, w.token) for w in winners],
@@ -569,7 +556,7 @@ def run_protocol(
         accessed=Access(int(sum(agg.accessed.values())), dict(agg.accessed)),
         privacy=ledger,
         method=method,
-        started=t0,
+        started=setup.started,
         extra=extra,
         trace=out["trace"],
         schedule=schedule,

@@ -132,21 +132,7 @@ class _PaperMethod(SummaryMethod):
             reveal=self.reveal,
             private=self.private,
         )
-        result = run_protocol(
-            setup.transport,
-            setup.owners,
-            setup.consumer,
-            config,
-            setup.seed,
-            setup.rng,
-            method=self.name,
-            schedule=sched,
-            size=setup.size,
-            progress=setup.progress,
-            started=setup.started,
-            extra=setup.extra,
-            with_labels=setup.with_labels,
-        )
+        result = run_protocol(config, setup, method=self.name)
         if result.privacy is not None:
             if setup.seeded:
                 result.privacy.mark_seeded()
