@@ -535,6 +535,16 @@ class HashedConfig:
     gamma: float
     hash_seed: int | str
 
+    def h1_fields(self, dim: int | None = None, hash_seed: int | str | None = None) -> dict[str, Any]:
+        """h1's numbers as a request carries them to a party, which builds the same h1 from them; ``dim`` and
+        ``hash_seed`` given: a second hasher's (the cells')."""
+        return {
+            "n_features": self.n_features,
+            "dim": self.dim if dim is None else dim,
+            "gamma": self.gamma,
+            "hash_seed": self.hash_seed if hash_seed is None else hash_seed,
+        }
+
 
 class BaseAggregator(Generic[_C]):
     """What the protocols' trusted aggregators share (the paper's and the nominations'): the parties they reach

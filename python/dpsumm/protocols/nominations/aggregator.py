@@ -186,10 +186,7 @@ class Aggregator(BaseAggregator[NominationsConfig]):
         eps = c.epsilon if epsilon is None else float(epsilon)
         rows_wanted = c.choice == "kernel" if send_rows is None else bool(send_rows)
         req = TargetRequest(
-            n_features=c.n_features,
-            dim=c.dim,
-            gamma=c.gamma,
-            hash_seed=c.hash_seed,
+            **c.h1_fields(),
             release=c.release,
             epsilon=c.mwem_step_epsilon if c.release == "mwem" else eps,
             delta=c.delta,
@@ -284,10 +281,7 @@ class Aggregator(BaseAggregator[NominationsConfig]):
         seeds = self.rng.derive("nomination-samples")
         msgs = {
             o: NominationRequest(
-                n_features=c.n_features,
-                dim=c.dim,
-                gamma=c.gamma,
-                hash_seed=c.hash_seed,
+                **c.h1_fields(),
                 target=np.asarray(g_tilde, dtype=np.float64),
                 nominees=c.nominees,
                 temperature=float(temperature),

@@ -358,10 +358,7 @@ class CellPurchase(Purchase):
         label_set = np.asarray(keys)
         msgs = {
             o: CellSaleRequest(
-                n_features=c.n_features,
-                dim=c.dim,
-                gamma=c.gamma,
-                hash_seed=c.hash_seed,
+                **c.h1_fields(),
                 count=int(q[k].sum()),
                 candidates=int(DEFAULT_CANDIDATE_FACTOR * q[k].sum()),
                 reveal=c.reveal,
@@ -454,10 +451,7 @@ class CellPurchase(Purchase):
         else:
             cal, event = owner_release_part(joint_dim, part, dim, c.owner_epsilon, c.owner_delta)
         req = CellReleaseRequest(
-            n_features=c.n_features,
-            dim=CELL_DIM,
-            gamma=c.gamma,
-            hash_seed=cell_hash_seed(c.hash_seed),
+            **c.h1_fields(CELL_DIM, cell_hash_seed(c.hash_seed)),
             epsilon=c.owner_epsilon,
             delta=c.owner_delta,
             key_set=np.asarray(keys),
@@ -507,10 +501,7 @@ class CellPurchase(Purchase):
             key_set=np.asarray(keys),
             epsilon=epsilon,
             send_rows=True,
-            n_features=c.n_features,
-            dim=CELL_DIM,
-            gamma=c.gamma,
-            hash_seed=cell_hash_seed(c.hash_seed),
+            **c.h1_fields(CELL_DIM, cell_hash_seed(c.hash_seed)),
             cell_keys=cells.labels,
             centres=cells.centres,
             bias=cells.bias,

@@ -152,7 +152,7 @@ class Aggregator(BaseAggregator[ProtocolConfig]):
     def setup(self) -> None:
         """Send :class:`Setup` to every owner; exclude any that fails or reports a wrong shape."""
         c = self.config
-        msg = Setup(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed, reveal=c.reveal)
+        msg = Setup(**c.h1_fields(), reveal=c.reveal)
         replies = self.transport.request_many({o: msg for o in self.owners})
         for o in self.owners:
             r = replies[o]
@@ -167,10 +167,7 @@ class Aggregator(BaseAggregator[ProtocolConfig]):
         """Ask the consumer for ``g~`` and record its privacy cost."""
         c = self.config
         req = ValidationRequest(
-            n_features=c.n_features,
-            dim=c.dim,
-            gamma=c.gamma,
-            hash_seed=c.hash_seed,
+            **c.h1_fields(),
             method="exact" if exact else "private",
             steps=c.t_init,
             epsilon=c.epsilon_validation_step,
