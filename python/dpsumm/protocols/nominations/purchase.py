@@ -22,29 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["Purchase", "PurchaseRegistry", "PurchaseShape"]
 
 
-@dataclass(frozen=True)
-class PurchaseShape:
-    """A run as :meth:`Purchase.check_plan` checks it, before any party is asked anything.
-
-    Attributes
-    ----------
-    size, owners, owner_rows, validation_rows
-        The run's shape, as :meth:`dpsumm.protocols.base.SummaryMethod.plan` takes it.
-    budget : dpsumm.Budget or None
-        The consumer's validation budget (the run's, or the default); None for the exact release.
-    owner_epsilon, owner_delta : float
-        What each owner's release may spend, for a purchase whose owners release.
-    """
-
-    size: int
-    owners: int
-    owner_rows: list[int] | None
-    validation_rows: int | None
-    budget: accounting.Budget | None
-    owner_epsilon: float
-    owner_delta: float
-
-
 @dataclass(frozen=True, repr=False)
 class Purchase(OptionsObject):
     """Base of the purchases (subclasses are frozen dataclasses whose fields are their options)."""
@@ -107,6 +84,29 @@ class Purchase(OptionsObject):
     def choose(self, aggregator: Aggregator, size: int, pool: Pool) -> Choice:
         """The summary from ``pool``: the aggregator's greedy (a purchase may buy more as it chooses)."""
         return aggregator.greedy(size, pool)
+
+
+@dataclass(frozen=True)
+class PurchaseShape:
+    """A run as :meth:`Purchase.check_plan` checks it, before any party is asked anything.
+
+    Attributes
+    ----------
+    size, owners, owner_rows, validation_rows
+        The run's shape, as :meth:`dpsumm.protocols.base.SummaryMethod.plan` takes it.
+    budget : dpsumm.Budget or None
+        The consumer's validation budget (the run's, or the default); None for the exact release.
+    owner_epsilon, owner_delta : float
+        What each owner's release may spend, for a purchase whose owners release.
+    """
+
+    size: int
+    owners: int
+    owner_rows: list[int] | None
+    validation_rows: int | None
+    budget: accounting.Budget | None
+    owner_epsilon: float
+    owner_delta: float
 
 
 class PurchaseRegistry(dict[str, type[Purchase]]):
