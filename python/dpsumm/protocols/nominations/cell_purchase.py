@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -122,6 +123,18 @@ def reserve_option(default: float) -> Any:
         "the noise threshold too (ByStrata, ByDirection: 1/3; ByLabel: 0)",
         constraint=Interval(float, 0, 1, "left"),
     )
+
+
+def set_required_keys(purchase: CellPurchase, name: str, convert: Callable[[Any], Any], what: str) -> None:
+    """Set ``purchase``'s option ``name`` (its public keys: ``label_set``, ``levels``) to ``convert(value)``, in its
+    ``_validate``; left at its empty default it is an InvalidParameterError naming it (``what``: what it holds, with
+    an example), since the keys must not be read off anybody's data."""
+    value = getattr(purchase, name)
+    if isinstance(value, tuple) and value == ():  # an array is compared by type first
+        raise InvalidParameterError(
+            f"{type(purchase).__name__} needs `{name}`, {what}: it must not be read off anybody's data", name
+        )
+    object.__setattr__(purchase, name, convert(value))
 
 
 def label_set_option() -> Any:
