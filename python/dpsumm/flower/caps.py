@@ -129,22 +129,11 @@ def check_run_caps(
 
 
 def planned_spend(method: Any, cfg: Any, plan: Any) -> dict[str, tuple[float, float]]:
-    """What the run will ask each party to spend, as far as the run config says before anything is sent:
-    ``"consumer"`` its ``(epsilon_v, delta_v)``, ``"owners"`` each owner's own releases' ``(epsilon, delta)``
-    (the nominations protocol's budget and default; the paper protocol's ``t_init`` steps of h2 on D_v). A party
-    left out is still held to its node's caps by the node itself (:func:`dpsumm.flower.caps.check_request`)."""
-    out: dict[str, tuple[float, float]] = {}
-    if not getattr(method, "private", False):
-        return out
-    budget_of = getattr(method, "budget", None)
-    if callable(budget_of):  # the nominations protocol: its validation budget, and the owners' if they release
-        budget = budget_of(cfg.budget, None)
-        if budget is not None:
-            out["consumer"] = (float(budget.validation_epsilon), float(budget.validation_delta))
-        purchase = getattr(method, "purchase", None)
-        if purchase is not None and purchase.owner_release:
-            eps_o, delta_o = method.owner_budget(cfg.budget)
-            out["owners"] = (float(eps_o), float(delta_o))
-    elif plan.schedule is not None:  # the paper protocol: h2's t_init steps on D_v
-        out["consumer"] = (plan.schedule.t_init * plan.schedule.epsilon_validation_step, 0.0)
-    return out
+    """What the run will ask each party to spend, as far as the run config says before anything is sent
+    (:meth:`dpsumm.protocols.base.SummaryMethod.planned_spend` at the run config's budget; none for a method that
+    is not private). A party left out is still held to its node's caps by the node itself
+    (:func:`dpsumm.flower.caps.check_request`)."""
+    if not method.private:
+        return {}
+    spend: dict[str, tuple[float, float]] = method.planned_spend(cfg.budget, plan)
+    return spend

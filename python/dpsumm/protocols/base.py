@@ -428,6 +428,13 @@ class SummaryMethod(OptionsObject):
             raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({sum(owner_rows)})", "size")
         return Plan(seed_rows=MEDIAN_SAMPLE_ROWS if shape.gamma_median else 0)
 
+    def planned_spend(self, privacy: accounting.Budget | None, plan: Plan) -> dict[str, tuple[float, float]]:
+        """What a run of ``plan`` will ask each party to spend, before anything is sent: ``"consumer"`` its
+        ``(epsilon_v, delta_v)``, ``"owners"`` each owner's own releases' ``(epsilon, delta)``; a party that
+        releases nothing under a budget is left out (a Flower node checks its caps against it:
+        :func:`dpsumm.flower.caps.check_run_caps`)."""
+        return {}
+
     def run(self, setup: RunSetup) -> SummaryResult:
         """Run the method; see the subclasses."""
         raise NotImplementedError

@@ -296,6 +296,18 @@ class Nominations(SummaryMethod):
             return float(privacy.epsilon), float(privacy.delta)
         return OWNER_EPSILON, OWNER_DELTA
 
+    def planned_spend(self, privacy: accounting.Budget | None, plan: Plan) -> dict[str, tuple[float, float]]:
+        """The validation budget (:meth:`budget`), and the owners' (:meth:`owner_budget`) when the purchase's owners
+        release."""
+        out: dict[str, tuple[float, float]] = {}
+        budget = self.budget(privacy, None)
+        if budget is not None:
+            out["consumer"] = (float(budget.validation_epsilon), float(budget.validation_delta))  # type: ignore[arg-type]
+        if self.purchase.owner_release:
+            eps_o, delta_o = self.owner_budget(privacy)
+            out["owners"] = (float(eps_o), float(delta_o))
+        return out
+
     def _plan(self, shape: RunShape) -> Plan:
         plan = super()._plan(shape)
         size, owners, owner_rows = shape.size, shape.owners, shape.owner_rows

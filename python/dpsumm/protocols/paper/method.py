@@ -96,6 +96,12 @@ class _PaperMethod(SummaryMethod):
         changes: dict[str, Any] = {k: v for k, v in (("t_init", self.t_init), ("t_subs", self.t_subs)) if v is not None}
         return dataclasses.replace(sched, **changes) if changes else sched
 
+    def planned_spend(self, privacy: accounting.Budget | None, plan: Plan) -> dict[str, tuple[float, float]]:
+        """The consumer's: h2's ``t_init`` steps on D_v (the owners' auction spends nothing at the default)."""
+        if plan.schedule is None:
+            return {}
+        return {"consumer": (plan.schedule.t_init * plan.schedule.epsilon_validation_step, 0.0)}
+
     def _plan(self, shape: RunShape) -> Plan:
         super()._plan(shape)
         size, owners, validation_rows, privacy = shape.size, shape.owners, shape.validation_rows, shape.privacy
