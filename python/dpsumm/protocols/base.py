@@ -370,6 +370,17 @@ class SummaryMethod(OptionsObject):
         (InvalidParameterError naming the argument): a method that reads none refuses them."""
         return refuse_unread(self, data)
 
+    @property
+    def reads_seed_rows(self) -> bool:
+        """Whether the protocol itself reads the run's public seed rows (the paper's ``D_init``, a purchase's cells),
+        beyond the median heuristic: an experiment then passes its split's public rows as ``seed_set``."""
+        return False
+
+    def generated_seed_warning(self) -> str | None:
+        """Why rows drawn uniformly in ``feature_range`` would mislead this method when the user gives no seed set
+        (:func:`dpsumm.summarize` warns with it), or None."""
+        return None
+
     def _validate(self) -> None:
         if hasattr(self, "hash_seed"):
             object.__setattr__(self, "hash_seed", seed_value(self.hash_seed, "hash_seed"))

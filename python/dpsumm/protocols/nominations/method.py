@@ -274,6 +274,20 @@ class Nominations(SummaryMethod):
         """The purchase's check of the parties' labels and strata (:meth:`Purchase.check_party_data`)."""
         return self.purchase.check_party_data(self, data, size)
 
+    @property
+    def reads_seed_rows(self) -> bool:
+        """Whether the purchase reads the public seed rows (:meth:`Purchase.uses_seed_rows`)."""
+        return self.purchase.uses_seed_rows()
+
+    def generated_seed_warning(self) -> str | None:
+        if not self.purchase.uses_seed_rows():
+            return None
+        return (
+            f"the {self.purchase.name!r} purchase keys its cells on public rows of the data's domain, and none were "
+            "given: rows drawn uniformly in `feature_range` stand in, which do not look like anybody's data. "
+            "Pass public rows as `seed_set`."
+        )
+
     def budget(self, privacy: accounting.Budget | None, validation_rows: int | None = None) -> accounting.Budget | None:
         """The run's validation budget: ``privacy``, or the default (:func:`default_validation_budget` of
         ``validation_rows``); None for the exact (non-private) release."""

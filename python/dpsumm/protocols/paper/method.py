@@ -96,6 +96,11 @@ class _PaperMethod(SummaryMethod):
         changes: dict[str, Any] = {k: v for k, v in (("t_init", self.t_init), ("t_subs", self.t_subs)) if v is not None}
         return dataclasses.replace(sched, **changes) if changes else sched
 
+    @property
+    def reads_seed_rows(self) -> bool:
+        """The seed rows are the paper's ``D_init``."""
+        return True
+
     def planned_spend(self, privacy: accounting.Budget | None, plan: Plan) -> dict[str, tuple[float, float]]:
         """The consumer's: h2's ``t_init`` steps on D_v (the owners' auction spends nothing at the default)."""
         if plan.schedule is None:
