@@ -205,3 +205,28 @@ def test_the_request_key_tells_requests_apart_exactly_when_a_field_differs(chang
     moved = dataclasses.replace(hist, centres=hist.centres + 1e-12)
     assert release_request_key(moved) != release_request_key(hist)
     assert release_request_key(dataclasses.replace(hist, centres=hist.centres.copy())) == release_request_key(hist)
+
+
+def _message_classes(cls: type[Message] = Message) -> list[type[Message]]:
+    out = []
+    for sub in cls.__subclasses__():
+        out += [sub, *_message_classes(sub)]
+    return out
+
+
+def test_every_request_with_an_epsilon_says_what_it_spends():
+    """A Flower node caps what its party spends by what each request says (Message.spend, not its fields): a request
+    class that carries an ``epsilon`` and kept the base's None would be answered uncapped."""
+    import dpsumm.protocols.nominations  # noqa: F401 - every purchase's messages
+
+    priced = [c for c in _message_classes() if "epsilon" in {f.name for f in dataclasses.fields(c)}]
+    assert {c.kind for c in priced} >= {
+        "validation_request",
+        "target_request",
+        "cell_release_request",
+        "cell_histogram_request",
+        "direction_request",
+    }
+    for cls in priced:
+        assert cls.spend is not Message.spend, cls
+    assert BidRequest(round=0, v=np.zeros(2)).spend() is None  # the figures: tests/flower/test_caps.py

@@ -86,6 +86,21 @@ def test_label_vector_by_hand():
         _refused(lambda bad=bad: v.label_vector(bad, "y", 3), "y")
 
 
+def test_instance_bounded_float_and_same_kind_by_hand():
+    ledger = object()
+    assert v.instance_of(ledger, object, "x", "an object") is ledger
+    assert "`x` must be a str, got int" in str(_refused(lambda: v.instance_of(3, str, "x", "a str")))
+    assert v.bounded_float(2, "x", 1.0, 2.0) == 2.0 and type(v.bounded_float(1, "x", 1.0, 2.0)) is float
+    for bad in (0.99, 2.01, math.nan, math.inf, True, "1"):
+        _refused(lambda bad=bad: v.bounded_float(bad, "x", 1.0, 2.0))
+    assert "[1, 2] (why)" in str(_refused(lambda: v.bounded_float(3, "x", 1.0, 2.0, " (why)")))
+    assert v.same_kind(np.array(["a"]), ("a", "b"), "y", "`y`", "the set") is None
+    assert v.same_kind(np.array([0.5]), (0, 1), "y", "`y`", "the set") is None
+    error = _refused(lambda: v.same_kind(np.array(["0"]), (0, 1), "y", "`y`", "the set"), "y")
+    assert str(error).startswith("`y` holds strings but the set (0, 1) are numbers")
+    _refused(lambda: v.same_kind(np.array([0]), ("a",), "y", "`y`", "the set"), "y")
+
+
 @settings(max_examples=80, deadline=None)
 @given(
     st.one_of(

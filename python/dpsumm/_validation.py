@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 from . import _core
 from .errors import InvalidParameterError
+
+_T = TypeVar("_T")
 
 
 def _brief(value: object) -> str:
@@ -40,6 +42,13 @@ def finite_float(value: object, name: str) -> float:
     if not math.isfinite(v):
         raise InvalidParameterError(f"`{name}` must be a finite number, got {_brief(value)}", name)
     return v
+
+
+def instance_of(value: object, cls: type[_T], name: str, what: str) -> _T:
+    """``value`` when it is a ``cls``; ``what`` names the type in the error (e.g. ``"a dpsumm.RFFHasher"``)."""
+    if not isinstance(value, cls):
+        raise InvalidParameterError(f"`{name}` must be {what}, got {type(value).__name__}", name)
+    return value
 
 
 def bool_flag(value: object, name: str) -> bool:
@@ -74,6 +83,14 @@ def bounded_int(value: object, name: str, low: int, high: int) -> int:
     v = int(value)
     if not low <= v <= high:
         raise InvalidParameterError(f"`{name}` must be between {low} and {high}, got {v}", name)
+    return v
+
+
+def bounded_float(value: object, name: str, low: float, high: float, why: str = "") -> float:
+    """``value`` as a float in ``[low, high]`` (NaN and infinities refused); ``why`` follows the range in the error."""
+    v = real_number(value, name)
+    if not (math.isfinite(v) and low <= v <= high):
+        raise InvalidParameterError(f"`{name}` must lie in [{low:g}, {high:g}]{why}, got {_brief(value)}", name)
     return v
 
 
@@ -333,14 +350,21 @@ def label_vector(
     if arr.dtype.kind not in kinds or (arr.dtype.kind == "f" and not np.isfinite(arr).all()):
         raise InvalidParameterError(f"`{name}` must be finite numbers or strings, got dtype {arr.dtype}", name)
     if label_set:
-        strings = isinstance(label_set[0], str)
-        if strings != (arr.dtype.kind in "US"):
-            raise InvalidParameterError(
-                f"`{name}` holds {'strings' if arr.dtype.kind in 'US' else 'numbers'} but the label_set "
-                f"{tuple(label_set)[:5]!r} holds {'strings' if strings else 'numbers'}: no row would match a label",
-                name,
-            )
+        same_kind(arr, label_set, name, f"`{name}`", "the label_set")
     return arr
+
+
+def same_kind(values: np.ndarray, declared: Sequence[Any], name: str, subject: str, what: str) -> None:
+    """Refuse ``values`` that are strings where the ``declared`` public values are numbers, or the reverse (no row
+    would match one): an InvalidParameterError naming ``name``, saying ``subject`` holds one kind and ``what``
+    (the declared values) the other."""
+    strings = isinstance(declared[0], str)
+    if strings != (values.dtype.kind in "US"):
+        raise InvalidParameterError(
+            f"{subject} holds {'numbers' if strings else 'strings'} but {what} {tuple(declared)[:5]!r} "
+            f"{'are strings' if strings else 'are numbers'}: no row would match",
+            name,
+        )
 
 
 # -- constraints declared with an option (scikit-learn's ``_parameter_constraints`` in spirit) -----------------------

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from . import _core
-from ._validation import as_array, check_score_bound, float32_array, float_matrix, positive_float, real_matrix
+from ._validation import (
+    as_array,
+    check_score_bound,
+    float32_array,
+    float_matrix,
+    instance_of,
+    positive_float,
+    real_matrix,
+)
 from .errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -170,8 +178,7 @@ class BidIndex:
         """
         from .hashing import RFFHasher
 
-        if not isinstance(hasher, RFFHasher):
-            raise InvalidParameterError("`hasher` must be a dpsumm.RFFHasher", "hasher")
+        hasher = instance_of(hasher, RFFHasher, "hasher", "a dpsumm.RFFHasher")
         n_features = hasher.n_features if hasher.n_features is not None else getattr(hasher, "n_features_in_", None)
         if n_features is None:
             raise InvalidParameterError(
@@ -525,8 +532,7 @@ def nominate(
     """
     from .hashing import RFFHasher
 
-    if not isinstance(hasher, RFFHasher):
-        raise InvalidParameterError("`hasher` must be a dpsumm.RFFHasher", "hasher")
+    hasher = instance_of(hasher, RFFHasher, "hasher", "a dpsumm.RFFHasher")
     arr = real_matrix(X, "X")
     if arr.shape[0] == 0:
         raise InvalidParameterError("`X` has no rows", "X")

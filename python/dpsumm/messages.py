@@ -127,6 +127,14 @@ class Message:
         operator allows it: node config ``allow-exact-release``)."""
         return False
 
+    def spend(self) -> tuple[str, float, float] | None:
+        """``(release, epsilon, delta)`` that answering this request may spend of its party's budget (composed by
+        basic composition), ``release`` naming what is released: requests of one release name the same, and a
+        release asked again costs nothing more. None when it releases nothing under a budget: a bid, a row, an
+        exact release (governed by ``allow-exact-release``). A request that makes a DP release says what it spends
+        here; a Flower node caps it (:mod:`dpsumm.flower.caps`)."""
+        return None
+
 
 def answer(message: object, party: Any) -> Message:
     """``party``'s reply to ``message``: the message's own handler, when it is a request to a party of that role
@@ -256,6 +264,11 @@ class PointReply(Message):
     label: Any = None
 
 
+#: The release of ``mean h1(D_v)`` that the paper's validation request and the nominations' target request both
+#: ask for: one spend between them (:meth:`Message.spend`).
+HASHED_MEAN = "hashed_mean"
+
+
 @dataclass(frozen=True)
 class ValidationRequest(ConsumerRequest):
     kind: ClassVar[str] = "validation_request"
@@ -274,6 +287,12 @@ class ValidationRequest(ConsumerRequest):
 
     def releases_exact(self) -> bool:
         return self.method == "exact"
+
+    def spend(self) -> tuple[str, float, float] | None:
+        if self.releases_exact():
+            return None
+        # The paper's h2: `steps` MWEM steps of `epsilon` each, pure.
+        return HASHED_MEAN, float(self.epsilon) * (float(self.steps) if self.method == "private" else 1.0), 0.0
 
 
 @dataclass(frozen=True)
@@ -314,6 +333,13 @@ class TargetRequest(ConsumerRequest):
 
     def releases_exact(self) -> bool:
         return self.release == "exact"
+
+    def spend(self) -> tuple[str, float, float] | None:
+        if self.releases_exact():
+            return None
+        if self.release == "mwem":  # the paper's h2: `steps` MWEM steps of `epsilon` each, pure
+            return HASHED_MEAN, float(self.epsilon) * float(self.steps), 0.0
+        return HASHED_MEAN, float(self.epsilon), float(self.delta)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ import numpy as np
 from . import _core
 from ._validation import (
     _scan,
+    bounded_float,
     bounded_int,
     float32_array,
     float_matrix,
@@ -434,12 +435,7 @@ def svm_accuracy(
     _sklearn()
     from sklearn.svm import LinearSVC
 
-    c = positive_float(C, "C")
-    if not _MIN_C <= c <= _MAX_C:
-        raise InvalidParameterError(
-            f"`C` must lie in [{_MIN_C:g}, {_MAX_C:g}] (liblinear's solver does not terminate beyond), got {C!r:.60}",
-            "C",
-        )
+    c = bounded_float(C, "C", _MIN_C, _MAX_C, " (liblinear's solver does not terminate beyond)")
     seed = _seed(random_state)
     Xa, ya, Xt, yt = _training_data(X, y, X_test, y_test)
     peak = _feature_peak(Xa, "X", Xt)

@@ -314,7 +314,7 @@ class OwnerParty(_Party):
             "nominated": sorted(self._nominated),
             "sold": sorted(self._sold),
             "reveal": self._reveal,
-            "releases": {stage: [key, _jsonable(reply.to_dict())] for stage, (key, reply) in self._releases.items()},
+            "releases": _kept_releases(self._releases),
         }
         return {**body, "mac": self._seal(body)}
 
@@ -376,10 +376,7 @@ class OwnerParty(_Party):
             self._nominated = {int(t) for t in state["nominated"]}
             self._sold = {int(t) for t in state["sold"]}
             self._reveal = str(state["reveal"])
-            self._releases = {
-                str(stage): (str(key), from_dict(_from_jsonable(reply)))
-                for stage, (key, reply) in state["releases"].items()
-            }
+            self._releases = _restored_releases(state["releases"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ProtocolError(f"owner {self.name!r}: its kept state is malformed ({exc})") from None
 
@@ -582,17 +579,14 @@ class ConsumerParty(_Party):
     def state(self) -> dict[str, Any]:
         """The releases the consumer made in a run, as JSON-ready values (a Flower node keeps them in its node state
         and rebuilds the party from them for every message: :meth:`restore`)."""
-        return {"releases": {kind: [key, _jsonable(reply.to_dict())] for kind, (key, reply) in self._released.items()}}
+        return {"releases": _kept_releases(self._released)}
 
     def restore(self, state: object) -> None:
         """Rebuild the consumer's run from :meth:`state` (untrusted input: anything else is a ProtocolError)."""
         if not isinstance(state, dict) or set(state) != {"releases"} or not isinstance(state["releases"], dict):
             raise ProtocolError(f"consumer {self.name!r}: its kept state is malformed ({type(state).__name__})")
         try:
-            self._released = {
-                str(kind): (str(key), from_dict(_from_jsonable(reply)))
-                for kind, (key, reply) in state["releases"].items()
-            }
+            self._released = _restored_releases(state["releases"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ProtocolError(f"consumer {self.name!r}: its kept state is malformed ({exc})") from None
 
@@ -708,3 +702,14 @@ def _from_jsonable(fields: dict[str, Any]) -> dict[str, Any]:
         k: (np.asarray(v["array"], dtype=np.dtype(v["dtype"])).reshape(v["shape"]) if isinstance(v, dict) else v)
         for k, v in fields.items()
     }
+
+
+def _kept_releases(releases: dict[str, tuple[str, Message]]) -> dict[str, list[Any]]:
+    """A party's releases of the run (by stage or request kind: the request's key and the release) as JSON values."""
+    return {where: [key, _jsonable(reply.to_dict())] for where, (key, reply) in releases.items()}
+
+
+def _restored_releases(kept: Any) -> dict[str, tuple[str, Message]]:
+    """:func:`_kept_releases` read back (untrusted: a malformed entry raises KeyError, TypeError, ValueError or
+    AttributeError, which the caller reports)."""
+    return {str(where): (str(key), from_dict(_from_jsonable(reply))) for where, (key, reply) in kept.items()}

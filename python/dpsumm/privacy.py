@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import _core
-from ._validation import as_array, bounded_int, positive_float, real_vector
+from ._validation import as_array, bounded_int, instance_of, positive_float, real_vector
 from .errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -212,9 +212,7 @@ class ProductMWEM:
 
 
 def _rng(rng: object) -> Csprng:
-    if not isinstance(rng, Csprng):
-        raise InvalidParameterError("`rng` must be a dpsumm.privacy.Csprng", "rng")
-    return rng
+    return instance_of(rng, Csprng, "rng", "a dpsumm.privacy.Csprng")
 
 
 def discrete_gaussian(sigma: float, rng: Csprng) -> int:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_array
+from ._validation import as_array, same_kind
 from .errors import InvalidParameterError, ProtocolError
 
 __all__ = [
@@ -199,13 +199,7 @@ def check_strata_against(columns: list[np.ndarray], levels: Levels, argument: st
             f"`{argument}` has {len(columns)} attribute(s), the purchase declares levels for {len(levels)}", argument
         )
     for j, (col, lev) in enumerate(zip(columns, levels)):
-        strings = isinstance(lev[0], str)
-        if strings != (col.dtype.kind in "US"):
-            raise InvalidParameterError(
-                f"`{argument}`: attribute {j} holds {'strings' if col.dtype.kind in 'US' else 'numbers'} but its "
-                f"declared levels {lev[:5]!r} are {'strings' if strings else 'numbers'}: no row would match",
-                argument,
-            )
+        same_kind(col, lev, argument, f"`{argument}`: attribute {j}", "its declared levels")
     return stratum_index(columns, levels)
 
 

@@ -230,15 +230,9 @@ def _set_up(
         user_seed = isinstance(seed_set, np.ndarray)
         if seed.shape[0]:
             check_hashable(seed, "seed_set" if user_seed else "feature_range", hasher)
-        purchase = getattr(meth, "purchase", None)
-        if purchase is not None and purchase.uses_seed_rows() and not user_seed:
-            warnings.warn(
-                f"the {purchase.name!r} purchase keys its cells on public rows of the data's domain, and none were "
-                "given: rows drawn uniformly in `feature_range` stand in, which do not look like anybody's data. "
-                "Pass public rows as `seed_set`.",
-                UserWarning,
-                stacklevel=3,
-            )
+        note = meth.generated_seed_warning()
+        if note is not None and not user_seed:
+            warnings.warn(note, UserWarning, stacklevel=3)
         setup_bar.update(1)
     finally:
         setup_bar.close()

@@ -129,3 +129,23 @@ def test_an_options_default_meets_its_constraint(cls, name, constraint):
 
     default = {f.name: f.default for f in dataclasses.fields(cls)}[name]
     assert default is None or constraint.check(default, name) == default
+
+
+def test_what_each_method_says_of_its_seed_rows_and_planned_spend():
+    """The hooks the entry points ask instead of probing a method's attributes: whether it reads the public seed
+    rows, why generated ones would mislead it, and what a run asks each party to spend."""
+    plan = dpsumm.methods.METHOD_CLASSES["uniform"]().plan(
+        size=5, owners=2, owner_rows=None, validation_rows=None, privacy=None, gamma_median=False
+    )
+    assert dpsumm.Uniform().reads_seed_rows is False and dpsumm.Uniform().generated_seed_warning() is None
+    assert dpsumm.Uniform().planned_spend(None, plan) == {}
+    assert dpsumm.PaperGreedy().reads_seed_rows is True
+    default, nominees = dpsumm.Nominations(), dpsumm.Nominations(purchase=dpsumm.Nominees())
+    assert default.reads_seed_rows and "'direction' purchase keys its cells" in default.generated_seed_warning()
+    assert not nominees.reads_seed_rows and nominees.generated_seed_warning() is None
+    assert nominees.planned_spend(None, plan) == {"consumer": (1.0, 1e-6)}  # the default validation budget
+    assert default.planned_spend(None, plan) == {"consumer": (1.0, 1e-6), "owners": (1.0, 1e-6)}
+    paper = dpsumm.PaperProtocol()
+    schedule = paper.plan(size=5, owners=2, owner_rows=None, validation_rows=None, privacy=None, gamma_median=False)
+    spent = paper.planned_spend(None, schedule)
+    assert spent == {"consumer": (schedule.schedule.t_init * schedule.schedule.epsilon_validation_step, 0.0)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from .._validation import bool_flag, choice_of, positive_int, real_number
+from .._validation import bool_flag, bounded_float, choice_of, positive_int, real_number
 from ..errors import InvalidParameterError
 
 Neighbour = Literal["replace-one", "add-remove"]
@@ -116,12 +116,7 @@ def _epsilon(value: object, name: str = "epsilon", *, target: bool = False, zero
 
 
 def _noise_multiplier(value: object, name: str = "noise_multiplier") -> float:
-    v = _real(value, name)
-    if not (math.isfinite(v) and MIN_NOISE_MULTIPLIER <= v <= MAX_NOISE_MULTIPLIER):
-        raise InvalidParameterError(
-            f"`{name}` must lie in [{MIN_NOISE_MULTIPLIER:g}, {MAX_NOISE_MULTIPLIER:g}], got {value!r}", name
-        )
-    return v
+    return bounded_float(value, name, MIN_NOISE_MULTIPLIER, MAX_NOISE_MULTIPLIER)
 
 
 #: Most identical repetitions one event may stand for.

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Union
 
-from .._validation import positive_int
+from .._validation import instance_of, positive_int
 from ..errors import InvalidParameterError, PrivacyBudgetError
 from ._checks import PARTIES, Party, _delta, _epsilon, _party, _set
 from .composition import tight
@@ -247,8 +247,7 @@ class BudgetAccountant:
         ``purchase="winners"``, the paper's PrivAuction with ε_auc > 0), is refused with
         :class:`PrivacyBudgetError`: no finite ε covers it.
         """
-        if not isinstance(ledger, Ledger):
-            raise InvalidParameterError("`ledger` must be a dpsumm.Ledger", "ledger")
+        ledger = instance_of(ledger, Ledger, "ledger", "a dpsumm.Ledger")
         self.check(ledger)
         self._spent.append(ledger)
 

@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .._validation import positive_float, positive_int
+from .._validation import bounded_float, instance_of, positive_float, positive_int
 from ..errors import InvalidParameterError, PrivacyBudgetError
 from ._bounds import _kov_from_groups, _rdp_gaussian_epsilon
 from ._checks import (
@@ -160,8 +160,7 @@ def calibrate(
         The budget cannot be met (ε_auc > 0, or a target so small that the per-step ε would fall
         below 1e-9).
     """
-    if not isinstance(budget, Budget):
-        raise InvalidParameterError("`budget` must be a Budget", "budget")
+    budget = instance_of(budget, Budget, "budget", "a Budget")
     if not budget.has_owners_budget:
         raise InvalidParameterError(
             "the paper's schedule needs an owners' budget: give Budget(epsilon=..., delta=...) too", "budget"
@@ -356,12 +355,7 @@ def calibrate_gaussian(
     """
     eps = _epsilon(epsilon, "epsilon", target=True)
     dlt = _delta(delta)
-    sens = positive_float(sensitivity, "sensitivity")
-    if not _MIN_SENSITIVITY <= sens <= _MAX_SENSITIVITY:
-        raise InvalidParameterError(
-            f"`sensitivity` must lie in [{_MIN_SENSITIVITY:g}, {_MAX_SENSITIVITY:g}], got {sensitivity!r}",
-            "sensitivity",
-        )
+    sens = bounded_float(sensitivity, "sensitivity", _MIN_SENSITIVITY, _MAX_SENSITIVITY)
     d = _dim(dim)
     rel = _neighbour(neighbour)
     try:

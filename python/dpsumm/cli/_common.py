@@ -20,6 +20,7 @@ __all__ = [
     "header_arg",
     "jsonable",
     "seeded_note",
+    "add_base_seed",
     "default_output_dir",
     "METHOD_ROWS",
     "method_legend",
@@ -76,6 +77,17 @@ def seeded_note(random_state: int, default: int | None) -> str:
     return (
         f"NOT private: every run above is seeded, {how}: reproducible, and the noise can be removed by anyone "
         "with the seed. For a private run use `dpsumm summarize` or `dpsumm.summarize` without a seed."
+    )
+
+
+def add_base_seed(p: argparse.ArgumentParser, default: int, runs: str) -> None:
+    """``--random-state`` of a command whose ``runs`` are always seeded (``demo``, ``experiment``; see
+    :func:`seeded_note`), ``default`` when not given."""
+    p.add_argument(
+        "--random-state",
+        type=int,
+        default=default,
+        help=f"base seed (default {default}: {runs} seeded, reproducible and NOT private)",
     )
 
 

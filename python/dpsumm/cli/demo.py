@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ..methods import Nominations
-from ._common import default_output_dir, jsonable, method_legend, seeded_note, writable_dir
+from ._common import add_base_seed, default_output_dir, jsonable, method_legend, seeded_note, writable_dir
 from .output import print_epsilon
 
 __all__ = ["add_demo"]
@@ -51,12 +51,7 @@ def add_demo(sub: Any) -> None:
         help=f"output directory for results and plots (default {default_output_dir('demo')}, "
         "outside the source tree; printed)",
     )
-    p.add_argument(
-        "--random-state",
-        type=int,
-        default=DEMO_SEED,
-        help=f"base seed (default {DEMO_SEED}: the demo is always seeded, reproducible and NOT private)",
-    )
+    add_base_seed(p, DEMO_SEED, "the demo is always")
     p.add_argument("--json", action="store_true", help="print the records as JSON instead of the table")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import UsageError, method_legend, seeded_note, writable_dir
+from ._common import UsageError, add_base_seed, method_legend, seeded_note, writable_dir
 from .output import print_epsilon
 
 __all__ = ["add_experiment"]
@@ -86,12 +86,7 @@ def add_experiment(sub: Any) -> None:
         help="per-agent epsilon of the pfds method (default: the private run's owners' epsilon)",
     )
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument(
-        "--random-state",
-        type=int,
-        default=EXPERIMENT_SEED,
-        help=f"base seed (default {EXPERIMENT_SEED}: every run is seeded, reproducible and NOT private)",
-    )
+    add_base_seed(p, EXPERIMENT_SEED, "every run is")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run)
 

@@ -289,8 +289,7 @@ def _run_summary(method: str, build: Callable[[int], Any], size: int, repeat: _R
     data, privacy = repeat.data, settings.privacy
     meth = build(size)
     kw: dict[str, Any] = {}
-    purchase = getattr(meth, "purchase", None)
-    if method in ("paper", "paper-greedy") or (purchase is not None and purchase.uses_seed_rows()):
+    if meth.reads_seed_rows:
         kw["seed_set"] = data.seed_set  # the split's public rows (the direction's geometry)
     if method == "paper" and privacy is not None:
         if size not in settings.schedules:

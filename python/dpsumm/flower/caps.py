@@ -10,8 +10,9 @@ operator sets one. A request that would take the node above its cap is refused b
 it draws anything; the node tells its caps in its hello, so that the ServerApp refuses a run config above them
 before anything is sent to anybody (:func:`check_run_caps`).
 
-What a request costs (:func:`request_cost`): its ``epsilon`` (times its ``steps`` for the paper's h2, whose steps
-each spend ``epsilon``) and its ``delta`` (0 when it has none). A request answered again with the kept release (the
+What a request costs (:func:`request_cost`) the request says itself (:meth:`dpsumm.messages.Message.spend`): its
+``epsilon`` (times its ``steps`` for the paper's h2, whose steps each spend ``epsilon``) and its ``delta`` (0 for a
+pure release). A request answered again with the kept release (the
 same request twice, or the second part of a release in two parts, which composes to no more than the one release) is
 free: the spend is kept per kind of release, the most asked of each kind. The exact, noiseless releases are governed
 by ``allow-exact-release`` instead.
@@ -46,9 +47,6 @@ MAX_DELTA = "max-delta"
 #: ``t_init * 0.01`` on the validation set) needs the consumer's operator to raise them.
 CONSUMER_DEFAULT_CAPS = (4.0, 1e-5)
 
-#: The kinds of request that release the same ``mean h1(D_v)``: one spend between them.
-_SAME_RELEASE = {"validation_request": "hashed_mean", "target_request": "hashed_mean"}
-
 
 def _cap(node_config: Mapping[str, Any], key: str, default: float) -> float:
     raw = node_config.get(key)
@@ -68,29 +66,19 @@ def node_caps(node_config: Mapping[str, Any], role: str) -> tuple[float, float]:
 
 
 def request_cost(request: Any) -> tuple[str, float, float] | None:
-    """``(release, epsilon, delta)`` that answering ``request`` may spend, or None for a request that releases
-    nothing under a budget (a bid, a row, an exact release: the latter governed by ``allow-exact-release``).
-    ``release`` names what is released: requests of one release share it."""
-    epsilon = getattr(request, "epsilon", None)
-    if epsilon is None or isinstance(epsilon, bool):
-        return None
-    exact = getattr(request, "releases_exact", None)
-    if (callable(exact) and exact()) or getattr(request, "method", None) == "exact":
-        return None
-    if getattr(request, "release", None) == "exact":
-        return None
+    """``(release, epsilon, delta)`` that answering ``request`` may spend, as the request itself says
+    (:meth:`dpsumm.messages.Message.spend`), or None for a request that releases nothing under a budget (a bid, a row,
+    an exact release: the latter governed by ``allow-exact-release``); ProtocolError for a malformed one."""
     try:
-        eps = float(epsilon)
-        delta = float(getattr(request, "delta", 0.0) or 0.0)
-        steps = getattr(request, "steps", 0)
-        if getattr(request, "method", None) == "private" or getattr(request, "release", None) == "mwem":
-            eps *= float(steps)  # the paper's h2: `steps` steps of `epsilon` each
-            delta = 0.0
+        cost = request.spend()
+        if cost is None:
+            return None
+        release, eps, delta = str(cost[0]), float(cost[1]), float(cost[2])
     except (TypeError, ValueError):
         raise ProtocolError(f"a {request.kind!r} request carries a malformed epsilon or delta") from None
     if not (math.isfinite(eps) and eps >= 0 and math.isfinite(delta) and 0 <= delta < 1):
         raise ProtocolError(f"a {request.kind!r} request asks epsilon {eps!r} and delta {delta!r}")
-    return _SAME_RELEASE.get(request.kind, request.kind), eps, delta
+    return release, eps, delta
 
 
 def check_request(
@@ -141,22 +129,11 @@ def check_run_caps(
 
 
 def planned_spend(method: Any, cfg: Any, plan: Any) -> dict[str, tuple[float, float]]:
-    """What the run will ask each party to spend, as far as the run config says before anything is sent:
-    ``"consumer"`` its ``(epsilon_v, delta_v)``, ``"owners"`` each owner's own releases' ``(epsilon, delta)``
-    (the nominations protocol's budget and default; the paper protocol's ``t_init`` steps of h2 on D_v). A party
-    left out is still held to its node's caps by the node itself (:func:`dpsumm.flower.caps.check_request`)."""
-    out: dict[str, tuple[float, float]] = {}
-    if not getattr(method, "private", False):
-        return out
-    budget_of = getattr(method, "budget", None)
-    if callable(budget_of):  # the nominations protocol: its validation budget, and the owners' if they release
-        budget = budget_of(cfg.budget, None)
-        if budget is not None:
-            out["consumer"] = (float(budget.validation_epsilon), float(budget.validation_delta))
-        purchase = getattr(method, "purchase", None)
-        if purchase is not None and purchase.owner_release:
-            eps_o, delta_o = method.owner_budget(cfg.budget)
-            out["owners"] = (float(eps_o), float(delta_o))
-    elif plan.schedule is not None:  # the paper protocol: h2's t_init steps on D_v
-        out["consumer"] = (plan.schedule.t_init * plan.schedule.epsilon_validation_step, 0.0)
-    return out
+    """What the run will ask each party to spend, as far as the run config says before anything is sent
+    (:meth:`dpsumm.protocols.base.SummaryMethod.planned_spend` at the run config's budget; none for a method that
+    is not private). A party left out is still held to its node's caps by the node itself
+    (:func:`dpsumm.flower.caps.check_request`)."""
+    if not method.private:
+        return {}
+    spend: dict[str, tuple[float, float]] = method.planned_spend(cfg.budget, plan)
+    return spend

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._validation import bounded_int, finite_float, float_matrix, positive_float
+from .._validation import bounded_int, finite_float, float_matrix, instance_of, positive_float
 from ..accounting import ACCOUNTANTS, Ledger, _format_table
 from ..errors import InvalidParameterError
 from ..privacy import check_random_state
@@ -159,8 +159,7 @@ def pfds(
     -------
     PFDSResult
     """
-    if not isinstance(domain, Domain):
-        raise InvalidParameterError("`domain` must be a dpsumm.pfds.Domain", "domain")
+    domain = instance_of(domain, Domain, "domain", "a dpsumm.pfds.Domain")
     eps = positive_float(epsilon, "epsilon")
     h, tt = _check_tree_params(h_max, t)
     p = _check_levels(levels, h)

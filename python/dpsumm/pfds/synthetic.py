@@ -8,7 +8,7 @@ from typing import cast
 
 import numpy as np
 
-from .._validation import positive_float, positive_int
+from .._validation import instance_of, positive_float, positive_int
 from ..accounting import LaplaceEvent
 from ..errors import InvalidParameterError
 from ..privacy import Csprng, check_random_state
@@ -244,8 +244,7 @@ def opt_private_gen(
     -------
     SyntheticData
     """
-    if not isinstance(tree, PrivateTree):
-        raise InvalidParameterError("`tree` must be a PrivateTree from make_tree", "tree")
+    tree = instance_of(tree, PrivateTree, "tree", "a PrivateTree from make_tree")
     p = _check_levels(levels, tree.h_max)
     eps = positive_float(epsilon, "epsilon")
     check_mechanism_epsilon(eps / (p - 1), "epsilon", "epsilon / (levels - 1)")

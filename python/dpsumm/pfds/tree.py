@@ -7,7 +7,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._validation import bounded_int, positive_float
+from .._validation import bounded_int, instance_of, positive_float
 from ..accounting import ExponentialEvent, LaplaceEvent
 from ..accounting._checks import MAX_EPSILON, MIN_EVENT_EPSILON
 from ..errors import InvalidParameterError
@@ -426,8 +426,7 @@ def make_tree(
     -------
     PrivateTree
     """
-    if not isinstance(domain, Domain):
-        raise InvalidParameterError("`domain` must be a dpsumm.pfds.Domain", "domain")
+    domain = instance_of(domain, Domain, "domain", "a dpsumm.pfds.Domain")
     eps = positive_float(epsilon_level, "epsilon_level")
     check_mechanism_epsilon(eps, "epsilon_level", "epsilon_level")
     h, tt = _check_tree_params(h_max, t)

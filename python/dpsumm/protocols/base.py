@@ -21,8 +21,10 @@ import dataclasses
 import difflib
 import logging
 import numbers
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
@@ -32,7 +34,7 @@ from ..errors import InvalidParameterError
 from ..hashing import MAX_DIM, RFFHasher
 from ..preprocessing import check_kernel, median_gamma
 from ..privacy import Csprng
-from ..results import SummaryResult
+from ..results import Access, SummaryResult
 from ..transport import Transport
 
 __all__ = [
@@ -51,6 +53,8 @@ __all__ = [
     "MAX_SEED_CELLS",
     "MethodOptionError",
     "MAX_COUNT",
+    "BaseAggregator",
+    "HashedConfig",
 ]
 
 _log = logging.getLogger("dpsumm")
@@ -64,6 +68,7 @@ MAX_COUNT = 1 << 40
 MAX_SEED_CELLS = 1 << 26
 
 _M = TypeVar("_M", bound="OptionsObject")
+_C = TypeVar("_C", bound="HashedConfig")
 
 
 class MethodOptionError(InvalidParameterError, TypeError):
@@ -365,6 +370,17 @@ class SummaryMethod(OptionsObject):
         (InvalidParameterError naming the argument): a method that reads none refuses them."""
         return refuse_unread(self, data)
 
+    @property
+    def reads_seed_rows(self) -> bool:
+        """Whether the protocol itself reads the run's public seed rows (the paper's ``D_init``, a purchase's cells),
+        beyond the median heuristic: an experiment then passes its split's public rows as ``seed_set``."""
+        return False
+
+    def generated_seed_warning(self) -> str | None:
+        """Why rows drawn uniformly in ``feature_range`` would mislead this method when the user gives no seed set
+        (:func:`dpsumm.summarize` warns with it), or None."""
+        return None
+
     def _validate(self) -> None:
         if hasattr(self, "hash_seed"):
             object.__setattr__(self, "hash_seed", seed_value(self.hash_seed, "hash_seed"))
@@ -422,6 +438,13 @@ class SummaryMethod(OptionsObject):
         if owner_rows is not None and size > sum(owner_rows):
             raise InvalidParameterError(f"`size` ({size}) exceeds the owners' total rows ({sum(owner_rows)})", "size")
         return Plan(seed_rows=MEDIAN_SAMPLE_ROWS if shape.gamma_median else 0)
+
+    def planned_spend(self, privacy: accounting.Budget | None, plan: Plan) -> dict[str, tuple[float, float]]:
+        """What a run of ``plan`` will ask each party to spend, before anything is sent: ``"consumer"`` its
+        ``(epsilon_v, delta_v)``, ``"owners"`` each owner's own releases' ``(epsilon, delta)``; a party that
+        releases nothing under a budget is left out (a Flower node checks its caps against it:
+        :func:`dpsumm.flower.caps.check_run_caps`)."""
+        return {}
 
     def run(self, setup: RunSetup) -> SummaryResult:
         """Run the method; see the subclasses."""
@@ -515,3 +538,109 @@ def public_setup(
     dim = int(method.dim)  # type: ignore[attr-defined]
     hash_seed = method.hash_seed  # type: ignore[attr-defined]
     return seed, RFFHasher(n_features, dim=dim, gamma=g, seed=hash_seed)
+
+
+# ------------------------------------------------------------------------------------------ the aggregators
+
+
+@dataclass(frozen=True)
+class HashedConfig:
+    """h1 as an aggregator's public config states it: the base of each protocol's config (the paper's
+    ``ProtocolConfig``, the nominations' ``NominationsConfig``)."""
+
+    n_features: int
+    dim: int
+    gamma: float
+    hash_seed: int | str
+
+    def h1_fields(self, dim: int | None = None, hash_seed: int | str | None = None) -> dict[str, Any]:
+        """h1's numbers as a request carries them to a party, which builds the same h1 from them; ``dim`` and
+        ``hash_seed`` given: a second hasher's (the cells')."""
+        return {
+            "n_features": self.n_features,
+            "dim": self.dim if dim is None else dim,
+            "gamma": self.gamma,
+            "hash_seed": self.hash_seed if hash_seed is None else hash_seed,
+        }
+
+
+class BaseAggregator(Generic[_C]):
+    """What the protocols' trusted aggregators share (the paper's and the nominations'): the parties they reach
+    through ``transport``, their public ``config`` and h1, which owners are still in the run, the rows each sold,
+    the run's events, and how the rows chosen become the :class:`~dpsumm.SummaryResult`.
+
+    ``record`` puts a privacy-relevant release on the run's ledger (its arguments are the protocol's).
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        owners: list[str],
+        consumer: str,
+        config: _C,
+        rng: Csprng,
+        record: Callable[..., None] | None = None,
+    ) -> None:
+        self.transport = transport
+        self.owners = list(owners)
+        self.consumer = consumer
+        self.config = config
+        self.rng = rng
+        self.record = record or (lambda *a, **k: None)
+        self.hasher = RFFHasher(config.n_features, dim=config.dim, gamma=config.gamma, seed=config.hash_seed)
+        self.active = {o: True for o in self.owners}
+        self.accessed = {o: 0 for o in self.owners}
+        self.n_rows: dict[str, int] = {}
+        self.events: list[dict[str, Any]] = []
+
+    def exclude(self, owner: str, reason: str, when: dict[str, Any]) -> dict[str, Any] | None:
+        """Exclude ``owner`` from the rest of the run with an event (``when``: the phase or round, then the owner
+        and ``reason``); the event, or None when the owner was already out."""
+        if not self.active.get(owner, False):
+            return None
+        self.active[owner] = False
+        event = {**when, "owner": owner, "event": "excluded", "reason": reason}
+        self.events.append(event)
+        return event
+
+    def summary_result(
+        self,
+        chosen: Sequence[tuple[str, int]],
+        values: Sequence[float] | np.ndarray,
+        rows: tuple[np.ndarray | None, np.ndarray, np.ndarray | None],
+        *,
+        accessed: Access,
+        privacy: accounting.Ledger | None,
+        method: str,
+        started: float,
+        extra: dict[str, Any],
+        trace: list[Any] | None = None,
+        schedule: accounting.Schedule | None = None,
+    ) -> SummaryResult:
+        """The run's result from the rows ``chosen`` (``(owner, row index)`` in the order chosen), each one's gain
+        in the greedy (``values``, summed per owner as its contribution) and their ``rows`` (points or None, h1
+        hashes, labels or None); ``started`` is the run's start on :func:`time.perf_counter`."""
+        position = {name: k for k, name in enumerate(self.owners)}
+        owner = np.array([position[o] for o, _ in chosen], dtype=np.int64)
+        contribution = np.zeros(len(self.owners))
+        for k, v in zip(owner, values):
+            contribution[k] += v
+        points, hashes, labels = rows
+        return SummaryResult(
+            points=points,
+            hashes=hashes,
+            labels=labels,
+            owner=owner,
+            index=np.array([i for _, i in chosen], dtype=np.int64),
+            owner_names=list(self.owners),
+            accessed=accessed,
+            contribution=contribution,
+            privacy=privacy,
+            trace=[] if trace is None else trace,
+            events=list(self.events),
+            hasher=self.hasher,
+            method=method,
+            schedule=schedule,
+            seconds=time.perf_counter() - started,
+            extra=extra,
+        )

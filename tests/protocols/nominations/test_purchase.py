@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from dpsumm.protocols.nominations import PURCHASES, ByLabel, Nominees, Winners
-from dpsumm.protocols.nominations.purchase import Purchase
+from dpsumm.protocols.nominations.purchase import Purchase, PurchaseShape
 
 
 def test_the_base_declares_a_certified_nominating_purchase_without_labels():
@@ -23,19 +23,7 @@ def test_the_base_declares_a_certified_nominating_purchase_without_labels():
     assert p.public_labels() is None
     assert p.default_choice("points") == "kernel" and p.default_choice("hashes") == "hashes"
     assert p.check_method(object()) is None
-    assert (
-        p.check_plan(
-            object(),
-            size=5,
-            owners=2,
-            owner_rows=[10, 10],
-            validation_rows=20,
-            budget=None,
-            owner_epsilon=0.0,
-            owner_delta=0.0,
-        )
-        is None
-    )
+    assert p.check_plan(object(), PurchaseShape(5, 2, [10, 10], 20, None, 0.0, 0.0)) is None
 
 
 def test_buy_is_what_a_purchase_must_define():

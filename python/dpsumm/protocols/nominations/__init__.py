@@ -22,13 +22,14 @@ from .by_strata import ByStrata
 from .cell_purchase import CellPurchase
 from .method import DEFAULT_DIM, DEFAULT_VALIDATION_BUDGET, Nominations, run_nominations
 from .nominees import Nominees
-from .purchase import Purchase, PurchaseRegistry
+from .purchase import Purchase, PurchaseRegistry, PurchaseShape
 from .winners import Winners
 
 __all__ = [
     "Nominations",
     "Purchase",
     "PurchaseRegistry",
+    "PurchaseShape",
     "Nominees",
     "Winners",
     "ByLabel",

@@ -19,11 +19,12 @@ import numpy as np
 
 from ... import accounting
 from ...errors import InvalidParameterError, ProtocolError
-from ...hashing import DIGEST_BYTES, RFFHasher, hash_digests
+from ...hashing import DIGEST_BYTES, hash_digests
 from ...kernels import exact_greedy, greedy_select, h1_peak
 from ...messages import NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, TargetRelease, TargetRequest
 from ...privacy import Csprng, mean_release_sensitivity
 from ...transport import PartyUnavailable, Transport
+from ..base import BaseAggregator, HashedConfig
 
 __all__ = [
     "NominationsConfig",
@@ -67,13 +68,9 @@ def temperature_for(sigma: float) -> float:
 
 
 @dataclass(frozen=True)
-class NominationsConfig:
+class NominationsConfig(HashedConfig):
     """Every public number of a nominations run."""
 
-    n_features: int
-    dim: int
-    gamma: float
-    hash_seed: int | str
     reveal: str  # "points" or "hashes"
     commit: str  # how owners commit to their offers: "hashes" (h1), or "digests" (16 bytes of each hash)
     nominees: int  # M per owner
@@ -112,7 +109,7 @@ class Choice:
     values: np.ndarray
 
 
-class Aggregator:
+class Aggregator(BaseAggregator[NominationsConfig]):
     """The trusted aggregator: the exchanges every purchase shares, and what it has learnt so far.
 
     ``purchase.buy(aggregator, size)`` runs the purchase's exchanges through :meth:`target`, :meth:`nominations`,
@@ -128,19 +125,9 @@ class Aggregator:
         rng: Csprng,
         record: Callable[..., None] | None = None,
     ) -> None:
-        self.transport = transport
-        self.owners = list(owners)
-        self.consumer = consumer
-        self.config = config
-        self.rng = rng
-        self.record = record or (lambda *a, **k: None)
-        self.hasher = RFFHasher(config.n_features, dim=config.dim, gamma=config.gamma, seed=config.hash_seed)
-        self.active = {o: True for o in self.owners}
-        self.accessed = {o: 0 for o in self.owners}
+        super().__init__(transport, owners, consumer, config, rng, record)
         self.hashes_seen = {o: 0 for o in self.owners}
         self.commit = config.commit
-        self.n_rows: dict[str, int] = {}
-        self.events: list[dict[str, Any]] = []
         self.timings: dict[str, float] = {}
         self.exchanges = 0
         self.temperature = float("nan")
@@ -167,13 +154,6 @@ class Aggregator:
             return f"stated {int(n_rows)} rows, but {stated} earlier in the run"
         return None
 
-    def exclude(self, owner: str, reason: str, phase: str) -> None:
-        """Exclude ``owner`` from the rest of the run, with an event naming ``phase`` and ``reason``."""
-        if not self.active.get(owner, False):
-            return
-        self.active[owner] = False
-        self.events.append({"phase": phase, "owner": owner, "event": "excluded", "reason": reason})
-
     def request_owners(
         self, messages: dict[str, Any], phase: str, check: Callable[[str, Any], str | None]
     ) -> dict[str, Any]:
@@ -188,11 +168,11 @@ class Aggregator:
         for o in messages:
             r = replies.pop(o)
             if isinstance(r, PartyUnavailable):
-                self.exclude(o, r.reason, phase)
+                self.exclude(o, r.reason, {"phase": phase})
                 continue
             problem = check(o, r)
             if problem is not None:
-                self.exclude(o, problem, phase)
+                self.exclude(o, problem, {"phase": phase})
                 continue
             out[o] = r
         return out
@@ -206,10 +186,7 @@ class Aggregator:
         eps = c.epsilon if epsilon is None else float(epsilon)
         rows_wanted = c.choice == "kernel" if send_rows is None else bool(send_rows)
         req = TargetRequest(
-            n_features=c.n_features,
-            dim=c.dim,
-            gamma=c.gamma,
-            hash_seed=c.hash_seed,
+            **c.h1_fields(),
             release=c.release,
             epsilon=c.mwem_step_epsilon if c.release == "mwem" else eps,
             delta=c.delta,
@@ -304,10 +281,7 @@ class Aggregator:
         seeds = self.rng.derive("nomination-samples")
         msgs = {
             o: NominationRequest(
-                n_features=c.n_features,
-                dim=c.dim,
-                gamma=c.gamma,
-                hash_seed=c.hash_seed,
+                **c.h1_fields(),
                 target=np.asarray(g_tilde, dtype=np.float64),
                 nominees=c.nominees,
                 temperature=float(temperature),

@@ -183,6 +183,9 @@ class DirectionRequest(ConsumerRequest):
     # pay for the direction's bins (public numbers: ByDirection.releases).
     min_rows: int = 0
 
+    def spend(self) -> tuple[str, float, float]:
+        return self.kind, float(self.epsilon), float(self.delta)
+
     def draw(self, consumer: Any) -> DirectionRelease:
         X = np.asarray(consumer.validation, dtype=np.float64)
         if isinstance(self.min_rows, bool) or not isinstance(self.min_rows, (int, np.integer)) or self.min_rows < 0:

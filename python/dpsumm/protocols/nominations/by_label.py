@@ -9,8 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...errors import InvalidParameterError
-from .cell_purchase import CellPurchase, label_set_option, label_set_tuple
+from .cell_purchase import CellPurchase, label_set_option, label_set_tuple, set_required_keys
 
 __all__ = ["ByLabel"]
 
@@ -48,13 +47,7 @@ class ByLabel(CellPurchase):
     label_set: Sequence[Any] = label_set_option()
 
     def _validate(self) -> None:
-        if isinstance(self.label_set, tuple) and self.label_set == ():  # an array is compared by type first
-            raise InvalidParameterError(
-                "ByLabel needs `label_set`, the public labels the rows may have (e.g. "
-                "label_set=range(10)): it must not be read off anybody's data",
-                "label_set",
-            )
-        object.__setattr__(self, "label_set", label_set_tuple(self.label_set))
+        set_required_keys(self, "label_set", label_set_tuple, "the public labels the rows may have (e.g. range(10))")
         super()._validate()
 
     @classmethod

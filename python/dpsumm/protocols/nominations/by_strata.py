@@ -15,10 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...errors import InvalidParameterError
 from ...strata import Levels, levels_tuple
 from .aggregator import Aggregator
-from .cell_purchase import CellPurchase, levels_option, reserve_option
+from .cell_purchase import CellPurchase, levels_option, reserve_option, set_required_keys
 from .cell_rule import CellRule
 from .cells import RESERVE_SHARE
 
@@ -63,13 +62,9 @@ class ByStrata(CellPurchase):
     levels: Levels = levels_option()
 
     def _validate(self) -> None:
-        if isinstance(self.levels, tuple) and self.levels == ():  # an array is compared by type first
-            raise InvalidParameterError(
-                "ByStrata needs `levels`, the public values of each stratum attribute (e.g. "
-                "levels=[('a', 'b'), (0, 1)]): they must not be read off anybody's data",
-                "levels",
-            )
-        object.__setattr__(self, "levels", levels_tuple(self.levels))
+        set_required_keys(
+            self, "levels", levels_tuple, "the public values of each stratum attribute (e.g. [('a', 'b'), (0, 1)])"
+        )
         super()._validate()
 
     @classmethod

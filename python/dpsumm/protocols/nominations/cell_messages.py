@@ -145,6 +145,9 @@ class CellReleaseRequest(OwnerRequest, CellRule):
     part: str = "all"
     joint_dim: int = 0
 
+    def spend(self) -> tuple[str, float, float]:
+        return self.kind, float(self.epsilon), float(self.delta)
+
     def answer(self, owner: Any) -> CellRelease:
         if self.n_features != owner.n_features:
             raise ProtocolError(
@@ -326,6 +329,9 @@ class CellHistogramRequest(ConsumerRequest, CellRule):
     cell_keys: np.ndarray = field(repr=False)  # (J,) int64: each cell's position in key_set
     centres: np.ndarray = field(repr=False)  # (J, dim) float64
     bias: np.ndarray = field(repr=False)  # (J,) float64
+
+    def spend(self) -> tuple[str, float, float]:
+        return self.kind, float(self.epsilon), 0.0  # pure
 
     def draw(self, consumer: Any) -> CellHistogramRelease:
         X = consumer.validation

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -61,7 +62,7 @@ from .cells import (
     label_cells,
     quotas_with_reserve,
 )
-from .purchase import Purchase
+from .purchase import Purchase, PurchaseShape
 
 __all__ = [
     "CellPurchase",
@@ -122,6 +123,18 @@ def reserve_option(default: float) -> Any:
         "the noise threshold too (ByStrata, ByDirection: 1/3; ByLabel: 0)",
         constraint=Interval(float, 0, 1, "left"),
     )
+
+
+def set_required_keys(purchase: CellPurchase, name: str, convert: Callable[[Any], Any], what: str) -> None:
+    """Set ``purchase``'s option ``name`` (its public keys: ``label_set``, ``levels``) to ``convert(value)``, in its
+    ``_validate``; left at its empty default it is an InvalidParameterError naming it (``what``: what it holds, with
+    an example), since the keys must not be read off anybody's data."""
+    value = getattr(purchase, name)
+    if isinstance(value, tuple) and value == ():  # an array is compared by type first
+        raise InvalidParameterError(
+            f"{type(purchase).__name__} needs `{name}`, {what}: it must not be read off anybody's data", name
+        )
+    object.__setattr__(purchase, name, convert(value))
 
 
 def label_set_option() -> Any:
@@ -251,18 +264,8 @@ class CellPurchase(Purchase):
                 "temperature",
             )
 
-    def check_plan(
-        self,
-        method: Any,
-        *,
-        size: int,
-        owners: int,
-        owner_rows: list[int] | None,
-        validation_rows: int | None,
-        budget: accounting.Budget | None,
-        owner_epsilon: float,
-        owner_delta: float,
-    ) -> None:
+    def check_plan(self, method: Any, shape: PurchaseShape) -> None:
+        size, owner_rows, validation_rows, budget = shape.size, shape.owner_rows, shape.validation_rows, shape.budget
         if self.purchase_factor * size > MAX_COUNT:
             raise InvalidParameterError(
                 f"`purchase_factor` * size = {self.purchase_factor:g} * {size} rows to buy "
@@ -288,7 +291,7 @@ class CellPurchase(Purchase):
                     sensitivity=mean_release_sensitivity(validation_rows),
                     dim=method.dim,
                 )
-            owner_release_calibration(len(self.key_set()) + CELL_DIM, owner_epsilon, owner_delta)
+            owner_release_calibration(len(self.key_set()) + CELL_DIM, shape.owner_epsilon, shape.owner_delta)
         except InvalidParameterError as exc:
             raise InvalidParameterError(f"`privacy`: {exc}", "privacy") from exc
 
@@ -368,10 +371,7 @@ class CellPurchase(Purchase):
         label_set = np.asarray(keys)
         msgs = {
             o: CellSaleRequest(
-                n_features=c.n_features,
-                dim=c.dim,
-                gamma=c.gamma,
-                hash_seed=c.hash_seed,
+                **c.h1_fields(),
                 count=int(q[k].sum()),
                 candidates=int(DEFAULT_CANDIDATE_FACTOR * q[k].sum()),
                 reveal=c.reveal,
@@ -464,10 +464,7 @@ class CellPurchase(Purchase):
         else:
             cal, event = owner_release_part(joint_dim, part, dim, c.owner_epsilon, c.owner_delta)
         req = CellReleaseRequest(
-            n_features=c.n_features,
-            dim=CELL_DIM,
-            gamma=c.gamma,
-            hash_seed=cell_hash_seed(c.hash_seed),
+            **c.h1_fields(CELL_DIM, cell_hash_seed(c.hash_seed)),
             epsilon=c.owner_epsilon,
             delta=c.owner_delta,
             key_set=np.asarray(keys),
@@ -517,10 +514,7 @@ class CellPurchase(Purchase):
             key_set=np.asarray(keys),
             epsilon=epsilon,
             send_rows=True,
-            n_features=c.n_features,
-            dim=CELL_DIM,
-            gamma=c.gamma,
-            hash_seed=cell_hash_seed(c.hash_seed),
+            **c.h1_fields(CELL_DIM, cell_hash_seed(c.hash_seed)),
             cell_keys=cells.labels,
             centres=cells.centres,
             bias=cells.bias,

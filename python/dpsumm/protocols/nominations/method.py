@@ -17,9 +17,8 @@ from ...errors import InvalidParameterError
 from ...hashing import RFFHasher
 from ...kernels import DEFAULT_CANDIDATE_FACTOR
 from ...metrics import validation_fit
-from ...privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, Csprng, mean_release_sensitivity
+from ...privacy import MAX_MWEM_STEPS, MAX_MWEM_WORK, mean_release_sensitivity
 from ...results import Access, SummaryResult
-from ...transport import Transport
 from ..base import (
     MAX_COUNT,
     MEDIAN_SAMPLE_ROWS,
@@ -37,7 +36,7 @@ from .aggregator import STOCHASTIC_GREEDY_FACTOR, Aggregator, NominationsConfig
 from .by_direction import ByDirection
 from .by_label import ByLabel
 from .nominees import Nominees
-from .purchase import Purchase
+from .purchase import Purchase, PurchaseShape
 from .winners import Winners
 
 _log = logging.getLogger("dpsumm")
@@ -275,6 +274,20 @@ class Nominations(SummaryMethod):
         """The purchase's check of the parties' labels and strata (:meth:`Purchase.check_party_data`)."""
         return self.purchase.check_party_data(self, data, size)
 
+    @property
+    def reads_seed_rows(self) -> bool:
+        """Whether the purchase reads the public seed rows (:meth:`Purchase.uses_seed_rows`)."""
+        return self.purchase.uses_seed_rows()
+
+    def generated_seed_warning(self) -> str | None:
+        if not self.purchase.uses_seed_rows():
+            return None
+        return (
+            f"the {self.purchase.name!r} purchase keys its cells on public rows of the data's domain, and none were "
+            "given: rows drawn uniformly in `feature_range` stand in, which do not look like anybody's data. "
+            "Pass public rows as `seed_set`."
+        )
+
     def budget(self, privacy: accounting.Budget | None, validation_rows: int | None = None) -> accounting.Budget | None:
         """The run's validation budget: ``privacy``, or the default (:func:`default_validation_budget` of
         ``validation_rows``); None for the exact (non-private) release."""
@@ -297,6 +310,18 @@ class Nominations(SummaryMethod):
             return float(privacy.epsilon), float(privacy.delta)
         return OWNER_EPSILON, OWNER_DELTA
 
+    def planned_spend(self, privacy: accounting.Budget | None, plan: Plan) -> dict[str, tuple[float, float]]:
+        """The validation budget (:meth:`budget`), and the owners' (:meth:`owner_budget`) when the purchase's owners
+        release."""
+        out: dict[str, tuple[float, float]] = {}
+        budget = self.budget(privacy, None)
+        if budget is not None:
+            out["consumer"] = (float(budget.validation_epsilon), float(budget.validation_delta))  # type: ignore[arg-type]
+        if self.purchase.owner_release:
+            eps_o, delta_o = self.owner_budget(privacy)
+            out["owners"] = (float(eps_o), float(delta_o))
+        return out
+
     def _plan(self, shape: RunShape) -> Plan:
         plan = super()._plan(shape)
         size, owners, owner_rows = shape.size, shape.owners, shape.owner_rows
@@ -314,16 +339,7 @@ class Nominations(SummaryMethod):
         elif self.purchase.uses_seed_rows():
             plan = Plan(seed_rows=plan.seed_rows, uses_seed=True, schedule=plan.schedule)
         eps_o, delta_o = self.owner_budget(privacy)
-        self.purchase.check_plan(
-            self,
-            size=size,
-            owners=owners,
-            owner_rows=owner_rows,
-            validation_rows=validation_rows,
-            budget=budget,
-            owner_epsilon=eps_o,
-            owner_delta=delta_o,
-        )
+        self.purchase.check_plan(self, PurchaseShape(size, owners, owner_rows, validation_rows, budget, eps_o, delta_o))
         if not self.purchase.nominates:
             return plan
         M = self.resolved_nominees(size)
@@ -419,22 +435,7 @@ class Nominations(SummaryMethod):
             privacy=setup.privacy,
             validation_rows=setup.validation_rows,
         )
-        result = run_nominations(
-            setup.transport,
-            setup.owners,
-            setup.consumer,
-            self.purchase,
-            config,
-            setup.rng,
-            hasher=setup.hasher,
-            size=setup.size,
-            seeded=setup.seeded,
-            started=setup.started,
-            extra=setup.extra,
-            with_labels=setup.with_labels,
-            seed_rows=setup.seed,
-            public_rows=setup.public_rows,
-        )
+        result = run_nominations(self.purchase, config, setup)
         _log.info(
             "nominations (%s): temperature %.4g, sigma %.4g, choice on %s; timings %s",
             self.purchase.name,
@@ -492,43 +493,31 @@ def _access(agg: Aggregator, config: NominationsConfig) -> Access:
 
 
 def run_nominations(
-    transport: Transport,
-    owners: list[str],
-    consumer: str,
-    purchase: Purchase,
-    config: NominationsConfig,
-    rng: Csprng,
-    *,
-    hasher: RFFHasher,
-    size: int,
-    method: str = "nominations",
-    seeded: bool = False,
-    started: float | None = None,
-    extra: dict[str, Any] | None = None,
-    with_labels: bool | None = None,
-    seed_rows: np.ndarray | None = None,
-    public_rows: dict[str, int] | None = None,
+    purchase: Purchase, config: NominationsConfig, setup: RunSetup, *, method: str = "nominations"
 ) -> SummaryResult:
-    """Run the nominations protocol through ``transport`` and assemble the :class:`SummaryResult` and ledger.
+    """Run the nominations protocol with ``purchase`` through ``setup.transport`` and assemble the
+    :class:`SummaryResult` and ledger.
 
     The one place that turns a nominations run into a result, for :func:`dpsumm.summarize` (in-process
-    parties) and for ``dpsumm.flower`` (parties on Flower nodes).
+    parties) and for ``dpsumm.flower`` (parties on Flower nodes). ``setup.with_labels=None`` keeps labels when
+    any row chosen came with one.
     """
-    t0 = time.perf_counter() if started is None else started
+    assert setup.transport is not None
+    size = setup.size
     private = config.release != "exact"
     ledger = accounting.Ledger() if private else None
     if ledger is not None:
         ledger.set_deltas(validation=config.delta, owners=config.owner_delta if purchase.owner_release else None)
-        if seeded:
+        if setup.seeded:
             ledger.mark_seeded()
 
     def record(party: str, event: Any, label: str) -> None:
         if ledger is not None:
             ledger.record(party, event, label=label)  # type: ignore[arg-type]
 
-    agg = Aggregator(transport, owners, consumer, config, rng, record)
-    agg.seed_rows = seed_rows
-    agg.public_rows = dict(public_rows or {})
+    agg = Aggregator(setup.transport, setup.owners, setup.consumer, config, setup.rng, record)
+    agg.seed_rows = setup.seed
+    agg.public_rows = dict(setup.public_rows or {})
     pool = purchase.buy(agg, int(size))
     t1 = time.perf_counter()
     choice = purchase.choose(agg, int(size), pool)
@@ -542,15 +531,8 @@ def run_nominations(
         ledger.record_uncertified(
             "owners", label=f"the {type(purchase).__name__} purchase's request", reason=purchase.uncertified
         )
-    position = {name: k for k, name in enumerate(owners)}
-    offered = pool.offered
-    owner_idx = np.array([position[o] for o, _, _ in winners], dtype=np.int64)
-    index = np.array([int(offered[o][0][pos]) for o, pos, _ in winners], dtype=np.int64)
-    pts, hashes, labs = _winners_rows(agg, pool, winners, config, with_labels)
-    contribution = np.zeros(len(owners))
-    for k, v in zip(owner_idx, choice.values):
-        contribution[k] += v
-    extra = dict(extra or {})
+    pts, hashes, labs = _winners_rows(agg, pool, winners, config, setup.with_labels)
+    extra = dict(setup.extra)
     extra.update(
         choice=config.choice,
         greedy_sample_factor=config.greedy_sample_factor,
@@ -571,22 +553,14 @@ def run_nominations(
     )
     extra.update(pool.report)
     if pts is not None and len(pts) and agg.validation is not None and len(agg.validation) >= 2:  # it holds D_v
-        extra["validation_fit"] = validation_fit(pts, agg.validation, hasher.gamma)
-    return SummaryResult(
-        points=pts,
-        hashes=hashes,
-        labels=labs,
-        owner=owner_idx,
-        index=index,
-        owner_names=list(owners),
+        extra["validation_fit"] = validation_fit(pts, agg.validation, agg.hasher.gamma)
+    return agg.summary_result(
+        [(o, int(pool.offered[o][0][pos])) for o, pos, _ in winners],
+        choice.values,
+        (pts, hashes, labs),
         accessed=_access(agg, config),
-        contribution=contribution,
         privacy=ledger,
-        trace=[],
-        events=list(agg.events),
-        hasher=hasher,
         method=method,
-        schedule=None,
-        seconds=time.perf_counter() - t0,
+        started=setup.started,
         extra=extra,
     )

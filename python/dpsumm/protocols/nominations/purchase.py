@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ... import accounting
     from .aggregator import Aggregator, Choice, Pool
 
-__all__ = ["Purchase", "PurchaseRegistry"]
+__all__ = ["Purchase", "PurchaseRegistry", "PurchaseShape"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -69,19 +69,9 @@ class Purchase(OptionsObject):
         """The aggregator's greedy when the method leaves ``choice`` unset: the exact kernel of bought rows."""
         return "kernel" if reveal == "points" else "hashes"
 
-    def check_plan(
-        self,
-        method: Any,
-        *,
-        size: int,
-        owners: int,
-        owner_rows: list[int] | None,
-        validation_rows: int | None,
-        budget: accounting.Budget | None,
-        owner_epsilon: float,
-        owner_delta: float,
-    ) -> None:
-        """Refuse a run this purchase cannot serve (sizes, budgets), before any party is asked anything."""
+    def check_plan(self, method: Any, shape: PurchaseShape) -> None:
+        """Refuse a run of ``shape`` that this purchase cannot serve (sizes, budgets), before any party is asked
+        anything."""
 
     def commitment(self, reveal: str, choice: str) -> str:
         """How owners commit to their offers: ``"hashes"`` (h1) or ``"digests"`` (16 bytes of each hash)."""
@@ -94,6 +84,29 @@ class Purchase(OptionsObject):
     def choose(self, aggregator: Aggregator, size: int, pool: Pool) -> Choice:
         """The summary from ``pool``: the aggregator's greedy (a purchase may buy more as it chooses)."""
         return aggregator.greedy(size, pool)
+
+
+@dataclass(frozen=True)
+class PurchaseShape:
+    """A run as :meth:`Purchase.check_plan` checks it, before any party is asked anything.
+
+    Attributes
+    ----------
+    size, owners, owner_rows, validation_rows
+        The run's shape, as :meth:`dpsumm.protocols.base.SummaryMethod.plan` takes it.
+    budget : dpsumm.Budget or None
+        The consumer's validation budget (the run's, or the default); None for the exact release.
+    owner_epsilon, owner_delta : float
+        What each owner's release may spend, for a purchase whose owners release.
+    """
+
+    size: int
+    owners: int
+    owner_rows: list[int] | None
+    validation_rows: int | None
+    budget: accounting.Budget | None
+    owner_epsilon: float
+    owner_delta: float
 
 
 class PurchaseRegistry(dict[str, type[Purchase]]):

@@ -10,7 +10,6 @@ the best bid wins each round, the public seed set inside the summary while it ru
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +19,6 @@ import numpy as np
 from ... import _core, accounting
 from ...errors import DpsummError, ProtocolError
 from ...h2 import H2
-from ...hashing import RFFHasher
 from ...kernels import h1_peak
 from ...messages import (
     Bid,
@@ -36,6 +34,7 @@ from ...messages import (
 from ...privacy import Csprng
 from ...results import Access, SummaryResult
 from ...transport import PartyUnavailable, Transport
+from ..base import BaseAggregator, HashedConfig, RunSetup
 
 __all__ = [
     "Aggregator",
@@ -49,16 +48,12 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class ProtocolConfig:
+class ProtocolConfig(HashedConfig):
     """Every number the aggregator needs, resolved from a schedule (see :mod:`dpsumm.accounting`).
 
     ``epsilon_epoch`` maps an epoch ``l >= 2`` to the per-step epsilon of that epoch's h2 release.
     """
 
-    n_features: int
-    dim: int
-    gamma: float
-    hash_seed: int | str
     reveal: str
     private: bool
     eta: float
@@ -100,7 +95,7 @@ class _Pooled:
     label: Any
 
 
-class Aggregator:
+class Aggregator(BaseAggregator[ProtocolConfig]):
     """The trusted, parsimonious aggregator of Alg. 3.
 
     It reaches owners and the consumer only through ``transport``. Per round ``l`` it releases
@@ -136,21 +131,11 @@ class Aggregator:
         rng: Csprng,
         record: Callable[..., None] | None = None,
     ) -> None:
-        self.transport = transport
-        self.owners = list(owners)
-        self.consumer = consumer
-        self.config = config
-        self.rng = rng
-        self._record = record or (lambda *a, **k: None)
-        self.hasher = RFFHasher(config.n_features, dim=config.dim, gamma=config.gamma, seed=config.hash_seed)
+        super().__init__(transport, owners, consumer, config, rng, record)
         self.seed_points = seed_points
         self.seed_hashes = (
             self.hasher.transform(seed_points) if len(seed_points) else np.zeros((0, config.dim), np.float32)
         )
-        self.active = {o: True for o in self.owners}
-        self.n_rows: dict[str, int] = {}
-        self.accessed = {o: 0 for o in self.owners}
-        self.events: list[dict[str, Any]] = []
         self._received: dict[str, set[int]] = {o: set() for o in self.owners}
         # Every broadcast v (by round) and, per (owner, token), the rounds and values it was bid at: a
         # row (or hash) sent later must reproduce all of them exactly.
@@ -160,18 +145,14 @@ class Aggregator:
     # -- helpers -----------------------------------------------------------------------------------
 
     def _exclude(self, owner: str, reason: str, rnd: int, record: RoundRecord | None = None) -> None:
-        if not self.active.get(owner, False):
-            return
-        self.active[owner] = False
-        event = {"round": rnd, "owner": owner, "event": "excluded", "reason": reason}
-        self.events.append(event)
-        if record is not None:
+        event = self.exclude(owner, reason, {"round": rnd})
+        if event is not None and record is not None:
             record.events.append(event)
 
     def setup(self) -> None:
         """Send :class:`Setup` to every owner; exclude any that fails or reports a wrong shape."""
         c = self.config
-        msg = Setup(n_features=c.n_features, dim=c.dim, gamma=c.gamma, hash_seed=c.hash_seed, reveal=c.reveal)
+        msg = Setup(**c.h1_fields(), reveal=c.reveal)
         replies = self.transport.request_many({o: msg for o in self.owners})
         for o in self.owners:
             r = replies[o]
@@ -186,10 +167,7 @@ class Aggregator:
         """Ask the consumer for ``g~`` and record its privacy cost."""
         c = self.config
         req = ValidationRequest(
-            n_features=c.n_features,
-            dim=c.dim,
-            gamma=c.gamma,
-            hash_seed=c.hash_seed,
+            **c.h1_fields(),
             method="exact" if exact else "private",
             steps=c.t_init,
             epsilon=c.epsilon_validation_step,
@@ -202,7 +180,7 @@ class Aggregator:
         if not np.isfinite(g).all():
             raise ProtocolError("consumer sent a validation release with NaN or infinite values")
         if not exact:
-            self._record("validation", "mwem", c.epsilon_validation_step, c.t_init, 0, "h2(h1(D_v))")
+            self.record("validation", "mwem", c.epsilon_validation_step, c.t_init, 0, "h2(h1(D_v))")
         return g
 
     def _verify(self, owner: str, bid: Bid, reply: Message, v: np.ndarray) -> _Pooled | str:
@@ -344,11 +322,11 @@ class Aggregator:
         if rnd == 1:
             g_sum = h2.release(c.t_init, c.epsilon_first_epoch_step)
             # Epoch 1 runs on the public seed set only: free (paper Section 4).
-            self._record("owners", "mwem-public", c.epsilon_first_epoch_step, c.t_init, rnd, "h2(h1(D_init))")
+            self.record("owners", "mwem-public", c.epsilon_first_epoch_step, c.t_init, rnd, "h2(h1(D_init))")
             return g_sum
         eps = c.epsilon_epoch(rnd)
         g_sum = h2.release(c.t_subs, eps)
-        self._record("owners", "mwem", eps, c.t_subs, rnd, f"h2(h1(D_s)) epoch {rnd}")
+        self.record("owners", "mwem", eps, c.t_subs, rnd, f"h2(h1(D_s)) epoch {rnd}")
         return g_sum
 
     def _bids(self, rnd: int, v: np.ndarray, record: RoundRecord) -> dict[str, Bid]:
@@ -409,7 +387,7 @@ class Aggregator:
                     if attempt == 1
                     else f"auction round {rnd}, re-run {attempt - 1} after a fault"
                 )
-                self._record("owners", "auction", c.epsilon_auction, 1, rnd, label)
+                self.record("owners", "auction", c.epsilon_auction, 1, rnd, label)
             record.requested.extend(to_ask)
             point_replies = self.transport.request_many(
                 {o: PointRequest(round=rnd, token=int(bids[o].token)) for o in to_ask}  # type: ignore[arg-type]
@@ -521,32 +499,18 @@ def make_config(
     )
 
 
-def run_protocol(
-    transport: Transport,
-    owners: list[str],
-    consumer: str,
-    config: ProtocolConfig,
-    seed: np.ndarray,
-    rng: Csprng,
-    *,
-    hasher: RFFHasher,
-    method: str,
-    schedule: accounting.Schedule,
-    size: int,
-    progress: bool = False,
-    started: float | None = None,
-    extra: dict[str, Any] | None = None,
-    with_labels: bool | None = None,
-) -> SummaryResult:
-    """Run Alg. 3 with an :class:`~dpsumm.protocols.paper.Aggregator` through ``transport`` and assemble the result.
+def run_protocol(config: ProtocolConfig, setup: RunSetup, *, method: str) -> SummaryResult:
+    """Run Alg. 3 with an :class:`~dpsumm.protocols.paper.Aggregator` through ``setup.transport`` (the seed set
+    ``setup.seed``, the schedule ``setup.plan.schedule``) and assemble the result.
 
     The one place that turns an aggregator run into a :class:`SummaryResult` and its privacy ledger, for
     :func:`summarize` (in-process parties) and for ``dpsumm.flower`` (parties on Flower nodes).
-    ``with_labels=None`` keeps labels when any winning row came with one.
+    ``setup.with_labels=None`` keeps labels when any winning row came with one.
     """
-    t0 = time.perf_counter() if started is None else started
+    assert setup.transport is not None
+    owners, schedule = setup.owners, setup.plan.schedule
     K = len(owners)
-    ledger = accounting.Ledger(seeded=rng.is_seeded) if config.private else None
+    ledger = accounting.Ledger(seeded=setup.rng.is_seeded) if config.private else None
 
     def record(party: str, mechanism: str, epsilon: float, count: int, rnd: int, label: str) -> None:
         """Put one release on the ledger: h2 releases as MWEM steps, auction rounds as AuctionEvents."""
@@ -567,41 +531,30 @@ def run_protocol(
         for event in events:
             ledger.record(party, event, label=label, round=rnd)  # type: ignore[arg-type]
 
-    agg = Aggregator(transport, owners, consumer, config, seed, rng, record)
-    out = agg.run(size, progress=progress)
+    agg = Aggregator(setup.transport, owners, setup.consumer, config, setup.seed, setup.rng, record)
+    out = agg.run(setup.size, progress=setup.progress)
     winners = out["winners"]
-    position = {name: k for k, name in enumerate(owners)}
-    owner_idx = np.array([position[w.owner] for w in winners], dtype=np.int64)
-    index = np.array([w.token for w in winners], dtype=np.int64)
     hashes = (
         np.stack([w.hash for w in winners]).astype(np.float32) if winners else np.zeros((0, config.dim), np.float32)
     )
     pts = None
     if config.reveal == "points":
         pts = np.stack([w.point for w in winners]) if winners else np.zeros((0, config.n_features))
+    with_labels = setup.with_labels
     if with_labels is None:
         with_labels = any(w.label is not None for w in winners)
     labs = np.array([w.label for w in winners]) if with_labels else None
-    contribution = np.zeros(K)
-    for k, v in zip(owner_idx, out["win_values"]):
-        contribution[k] += v
-    extra = dict(extra or {})
+    extra = dict(setup.extra)
     extra["pool_left"] = out["trace"][-1].pool_size if out["trace"] else 0
-    return SummaryResult(
-        points=pts,
-        hashes=hashes,
-        labels=labs,
-        owner=owner_idx,
-        index=index,
-        owner_names=list(owners),
+    return agg.summary_result(
+        [(w.owner, w.token) for w in winners],
+        out["win_values"],
+        (pts, hashes, labs),
         accessed=Access(int(sum(agg.accessed.values())), dict(agg.accessed)),
-        contribution=contribution,
         privacy=ledger,
-        trace=out["trace"],
-        events=list(agg.events),
-        hasher=hasher,
         method=method,
-        schedule=schedule,
-        seconds=time.perf_counter() - t0,
+        started=setup.started,
         extra=extra,
+        trace=out["trace"],
+        schedule=schedule,
     )

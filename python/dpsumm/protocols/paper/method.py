@@ -96,6 +96,17 @@ class _PaperMethod(SummaryMethod):
         changes: dict[str, Any] = {k: v for k, v in (("t_init", self.t_init), ("t_subs", self.t_subs)) if v is not None}
         return dataclasses.replace(sched, **changes) if changes else sched
 
+    @property
+    def reads_seed_rows(self) -> bool:
+        """The seed rows are the paper's ``D_init``."""
+        return True
+
+    def planned_spend(self, privacy: accounting.Budget | None, plan: Plan) -> dict[str, tuple[float, float]]:
+        """The consumer's: h2's ``t_init`` steps on D_v (the owners' auction spends nothing at the default)."""
+        if plan.schedule is None:
+            return {}
+        return {"consumer": (plan.schedule.t_init * plan.schedule.epsilon_validation_step, 0.0)}
+
     def _plan(self, shape: RunShape) -> Plan:
         super()._plan(shape)
         size, owners, validation_rows, privacy = shape.size, shape.owners, shape.validation_rows, shape.privacy
@@ -132,22 +143,7 @@ class _PaperMethod(SummaryMethod):
             reveal=self.reveal,
             private=self.private,
         )
-        result = run_protocol(
-            setup.transport,
-            setup.owners,
-            setup.consumer,
-            config,
-            setup.seed,
-            setup.rng,
-            hasher=setup.hasher,
-            method=self.name,
-            schedule=sched,
-            size=setup.size,
-            progress=setup.progress,
-            started=setup.started,
-            extra=setup.extra,
-            with_labels=setup.with_labels,
-        )
+        result = run_protocol(config, setup, method=self.name)
         if result.privacy is not None:
             if setup.seeded:
                 result.privacy.mark_seeded()
