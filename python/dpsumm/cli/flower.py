@@ -124,6 +124,12 @@ def add_flower(sub: Any) -> None:
         help="with --run: SuperNodes poll every S seconds (python -m dpsumm.flower.supernode) instead of Flower's 3 s",
     )
     p.add_argument("--json", action="store_true", help="with --run: print the result summary as JSON")
+    p.add_argument(
+        "--simulation",
+        action="store_true",
+        help="with --run: every party a virtual SuperNode on Flower's Simulation Engine (Ray; pip install "
+        "'dpsumm[simulation]') instead of a SuperNode process each",
+    )
     p.set_defaults(func=_run)
 
 
@@ -187,6 +193,10 @@ def _run(args: argparse.Namespace) -> int:
     owners, labels, strata, n_features = _party_flags(args, tables)
     if args.out and not args.run:
         raise UsageError("--out applies to --run only (without --run the result is --output on the SuperLink)")
+    if args.simulation and not args.run:
+        raise UsageError("--simulation applies to --run only (the Simulation Engine runs every party on this machine)")
+    if args.simulation and (args.node_auth or args.poll_interval is not None):
+        raise UsageError("--simulation has no SuperNode processes: --node-auth and --poll-interval do not apply")
     if args.run:
         _resolve_run_paths(args)
     run_config = _flower_run_config(args, len(owners), n_features)
@@ -592,30 +602,41 @@ def _run_flower_locally(
     with tempfile.TemporaryDirectory(prefix="dpsumm-flower-") as tmp:
         work = Path(args.workdir) if args.workdir else Path(tmp)
         t0 = time.perf_counter()
-        fed = LocalFederation(
-            work,
-            owners,
-            args.consumer,
+        parties: dict[str, Any] = dict(
             labels=labels,
             consumer_labels=args.validation_labels,
             strata={n: str(Path(p).resolve()) for n, p in (strata or {}).items()},
-            tls=not args.insecure,
-            node_auth=args.node_auth,
-            node_poll_interval=args.poll_interval,
             allow_seeded=args.random_state is not None,
             allow_exact_release=_releases_exact(method_arg(args)),
             consumer_caps=_consumer_caps(run_config),
             tables=tables or {},
         )
-        try:
-            fed.start()
-            print(
-                f"started SuperLink on 127.0.0.1:{fed.port} and {len(owners) + 1} SuperNodes: pids {fed.pids}",
-                file=sys.stderr,
+        if args.simulation:
+            try:
+                from ..flower.simulation import SimulatedFederation
+            except ImportError as exc:
+                raise UsageError(str(exc)) from None
+            print(f"running {len(owners) + 1} virtual SuperNodes on Flower's Simulation Engine", file=sys.stderr)
+            res = SimulatedFederation(work, owners, args.consumer, **parties).run(run_config)
+        else:
+            fed = LocalFederation(
+                work,
+                owners,
+                args.consumer,
+                tls=not args.insecure,
+                node_auth=args.node_auth,
+                node_poll_interval=args.poll_interval,
+                **parties,
             )
-            res = fed.run(run_config)
-        finally:
-            fed.close()
+            try:
+                fed.start()
+                print(
+                    f"started SuperLink on 127.0.0.1:{fed.port} and {len(owners) + 1} SuperNodes: pids {fed.pids}",
+                    file=sys.stderr,
+                )
+                res = fed.run(run_config)
+            finally:
+                fed.close()
         wall = time.perf_counter() - t0
         if args.output:
             save_result(res, args.output)
