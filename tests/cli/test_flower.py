@@ -116,6 +116,8 @@ def test_flower_commands_carry_the_run_options(tmp_path, capsys):
         (["--labels", "a=/y.npy"], "--labels must name every owner"),
         (["--method", "paper", "--validation-budget", "1"], "needs --budget"),
         (["--method", "paper", "--out", "x"], "--out applies to --run only"),
+        (["--simulation"], "--simulation applies to --run only"),
+        (["--simulation", "--run", "--node-auth"], "--node-auth and --poll-interval do not apply"),
         (["--method", "paper-greedy", "--budget", "1", "--validation-budget", "1"], "is not private"),
         (["--method", "paper", "--gamma", "0"], "--gamma must be a finite number > 0"),
         (["--method", "paper", "--validation-labels", "/yv.npy"], "--validation-labels applies only"),

@@ -124,12 +124,7 @@ def add_flower(sub: Any) -> None:
         help="with --run: SuperNodes poll every S seconds (python -m dpsumm.flower.supernode) instead of Flower's 3 s",
     )
     p.add_argument("--json", action="store_true", help="with --run: print the result summary as JSON")
-    p.add_argument(
-        "--simulation",
-        action="store_true",
-        help="with --run: every party a virtual SuperNode on Flower's Simulation Engine (Ray; pip install "
-        "'dpsumm[simulation]') instead of a SuperNode process each",
-    )
+    p.add_argument("--simulation", action="store_true", help="with --run: on Flower's Simulation Engine (Ray)")
     p.set_defaults(func=_run)
 
 

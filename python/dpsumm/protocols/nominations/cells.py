@@ -120,8 +120,8 @@ def owner_groups(
     ``z = Phi^-1(1 - level)`` standard deviations ``sqrt(2/d) E0`` (a chi-square approximation). The groups are
     the connected components of that relation (single linkage; each pair is tested once on the owners' own
     releases: re-testing merged groups would test means fitted to the noise): owners that hold one distribution
-    end in one group, owners whose data differ stay apart. Returns the groups (lists of owner indices, each
-    sorted), ordered by their first owner.
+    end in one group, owners whose data differ stay apart. The pairs are found without testing all K^2 of them
+    (:func:`_alike_pairs`). Returns the groups (lists of owner indices, each sorted), ordered by their first owner.
     """
     m = _finite(means, "means", (None, None))
     K, d = m.shape
@@ -137,30 +137,46 @@ def owner_groups(
             "n_rows" if np.any(n <= 0) else "noise_var" if np.any(noise < 0) else "means",
         )
     z = float(NormalDist().inv_cdf(1.0 - level))
-    sq = (m * m).sum(1)
-    v = d * noise + np.maximum(1.0 - sq, 0.0) / n
+    v = d * noise + np.maximum(1.0 - (m * m).sum(1), 0.0) / n
+    a, b = _alike_pairs(m, v, z * math.sqrt(2.0 / d))
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    # Connected components block by block, in compiled code (scipy's csgraph): each block's pairs join the
-    # components found so far, so the work is the K^2 tests (vectorised) plus O(K + pairs) per block, never a
-    # Python step per pair (owners of one distribution are K^2 / 2 alike pairs).
-    label = np.arange(K)
-    step = max(1, (1 << 22) // K)  # (step, K) distances at a time
-    for start in range(0, K, step):
-        rows = np.arange(start, min(K, start + step))
-        D = np.maximum(sq[rows, None] + sq[None, :] - 2.0 * (m[rows] @ m.T), 0.0)
-        e0 = v[rows, None] + v[None, :]
-        alike = ((D - e0) <= z * math.sqrt(2.0 / d) * e0) & (np.arange(K)[None, :] > rows[:, None])
-        alike &= label[rows, None] != label[None, :]  # pairs already in one component join nothing
-        a, b = np.nonzero(alike)
-        if len(a):
-            edges = coo_matrix((np.ones(len(a), dtype=np.int8), (label[rows[a]], label[b])), shape=(K, K))
-            label = connected_components(edges, directed=False)[1][label]
+    edges = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(K, K))
+    label = connected_components(edges, directed=False)[1]
     groups: dict[int, list[int]] = {}
     for k in range(K):
         groups.setdefault(int(label[k]), []).append(k)
     return sorted(groups.values(), key=lambda g: g[0])
+
+
+def _alike_pairs(m: np.ndarray, v: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair ``a != b`` of rows of ``m`` with ``D - E0 <= c E0`` (``D = ||m_a - m_b||^2``, ``E0 = v_a + v_b``), as
+    two index arrays, without testing all K^2 pairs.
+
+    Such a pair has ``D <= (1 + c) E0 <= 2 (1 + c) max(v_a, v_b)``: it lies in the ball of radius
+    ``sqrt(2 (1 + c) v_k)`` around the owner ``k`` of the two with the larger ``v``. A k-d tree over the means finds
+    every owner in each owner's ball (scipy's ``cKDTree.query_ball_point``, the radius widened by a rounding margin so
+    that no pair is lost), and each candidate pair is tested exactly. The work is the tree's ``K log K`` plus the
+    candidates: owners within about twice their test's reach of one another, which the test mostly joins anyway."""
+    from scipy.spatial import cKDTree
+
+    K = len(m)
+    radius = np.sqrt(2.0 * (1.0 + c) * v) * (1.0 + 1e-9) + 1e-12
+    found = cKDTree(m).query_ball_point(m, radius, return_sorted=False)
+    counts = np.fromiter((len(f) for f in found), dtype=np.int64, count=K)
+    a = np.repeat(np.arange(K), counts)
+    b = np.fromiter((j for f in found for j in f), dtype=np.int64, count=int(counts.sum()))
+    keep = a != b  # a pair found from both sides is tested twice: the components are the same
+    a, b = a[keep], b[keep]
+    alike = np.zeros(len(a), dtype=bool)
+    step = max(1, (1 << 22) // m.shape[1])  # (step, d) differences at a time
+    for start in range(0, len(a), step):
+        i, j = a[start : start + step], b[start : start + step]
+        D = ((m[i] - m[j]) ** 2).sum(1)
+        e0 = v[i] + v[j]
+        alike[start : start + step] = (D - e0) <= c * e0
+    return a[alike], b[alike]
 
 
 @dataclass(frozen=True)
