@@ -10,8 +10,9 @@ The means are those of the population beds: 20 clusters of rows (``bench_scale.m
 64 features), each hashed by the cells' h1 (RFF, 64 dimensions, gamma by the median heuristic on 2,000 rows);
 owner k draws 80 % of its rows from 3 clusters of its own, the rest from all 20, so that its mean hash is the
 mixture of the clusters' mean hashes, plus its rows' sampling noise (variance ``(1 - ||m||^2) / (n d)`` per
-coordinate) and the release's Gaussian noise (``sigma / n``). Two settings: ``--rows`` rows per owner (10,000), and
-every owner of one distribution (all 20 clusters alike: every pair is joined, the index's worst case).
+coordinate) and the release's Gaussian noise (``sigma / n``). Two settings (``data``), ``--rows`` rows per owner
+(10,000) each: ``mixes`` (each owner's own mix), and ``alike`` (every owner of one distribution, all 20 clusters
+alike: every pair is joined, the index's worst case).
 
 Run: ``python benches/bench_owner_groups.py`` -> ``benches/results/owner_groups.json`` (a minute on a 2-core
 machine).
@@ -119,6 +120,7 @@ def main() -> None:
             rec = {
                 "owners": K,
                 "one_distribution": alike,
+                "data": "alike" if alike else "mixes",
                 "groups": len(tree),
                 "largest_group": max(len(g) for g in tree),
                 "tree_s": t_tree,
