@@ -147,6 +147,8 @@ def owner_groups(
 
 #: The dimension of the principal subspace whose k-d tree finds :func:`owner_groups`' candidate pairs.
 _INDEX_DIM = 8
+#: Owners (evenly spaced) whose balls estimate how many pairs are candidates, before any is listed.
+_PROBES = 256
 
 
 def _join(label: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -173,7 +175,8 @@ def _alike_components(m: np.ndarray, v: np.ndarray, c: float) -> np.ndarray:
     :data:`_INDEX_DIM` principal axes (where a k-d tree prunes well, unlike in the means' 64 dimensions) finds every
     owner in each owner's ball, the radius widened by a rounding margin so that no pair is lost, and each candidate
     pair is tested exactly: the work is the tree's ``K log K`` plus the candidates. When most pairs are candidates
-    (most owners alike: the relation itself then has about K^2 pairs), every pair is tested instead, (step, K) at a
+    (most owners alike: the relation itself then has about K^2 pairs; estimated from the balls of
+    :data:`_PROBES` owners), every pair is tested instead, (step, K) at a
     time (a matrix product), each block's pairs joining the components found so far: no more work than the
     candidates', and memory for one block."""
     from scipy.spatial import cKDTree
@@ -184,7 +187,8 @@ def _alike_components(m: np.ndarray, v: np.ndarray, c: float) -> np.ndarray:
     axes = np.linalg.svd(centred, full_matrices=False)[2][:_INDEX_DIM]
     radius = np.sqrt(2.0 * (1.0 + c) * v) * (1.0 + 1e-9) + 1e-12
     tree = cKDTree(centred @ axes.T)
-    if int(tree.query_ball_point(tree.data, radius, return_length=True).sum()) <= K * K // 4:
+    probe = np.unique(np.linspace(0, K - 1, min(K, _PROBES)).astype(np.int64))  # the candidates, estimated
+    if tree.query_ball_point(tree.data[probe], radius[probe], return_length=True).mean() * K <= K * K / 4:
         found = tree.query_ball_point(tree.data, radius, return_sorted=False)
         counts = np.fromiter((len(f) for f in found), dtype=np.int64, count=K)
         a = np.repeat(np.arange(K), counts)
