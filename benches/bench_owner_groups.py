@@ -4,7 +4,9 @@
 cannot be told apart. It used to test all K^2 pairs (vectorised, in blocks, joined by scipy's connected components:
 :func:`all_pairs_groups` below is that code); it now tests only the pairs a k-d tree (over the means' first principal axes) finds within each
 owner's reach, or all pairs when most are candidates.
-Both run here on the same released means, interleaved, best of ``--reps``, and must give the same groups.
+Both run here on the same released means, best of ``--reps``, and must give the same groups. Times are the
+process's CPU seconds (``time.process_time``; run it single-threaded, ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``):
+on a machine shared with other jobs, wall time measures the load as much as the work.
 
 The means are those of the population beds: 20 clusters of rows (``bench_scale.make_data``'s centres, spread 0.08,
 64 features), each hashed by the cells' h1 (RFF, 64 dimensions, gamma by the median heuristic on 2,000 rows);
@@ -14,8 +16,8 @@ coordinate) and the release's Gaussian noise (``sigma / n``). Two settings (``da
 (10,000) each: ``mixes`` (each owner's own mix), and ``alike`` (every owner of one distribution, all 20 clusters
 alike: every pair is joined, the index's worst case).
 
-Run: ``python benches/bench_owner_groups.py`` -> ``benches/results/owner_groups.json`` (a minute on a 2-core
-machine).
+Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benches/bench_owner_groups.py --reps 5`` ->
+``benches/results/owner_groups.json`` (two minutes on a 2-core machine).
 """
 
 from __future__ import annotations
@@ -95,9 +97,9 @@ def released_means(
 def best_of(reps: int, f, *args):  # type: ignore[no-untyped-def]
     times, out = [], None
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         out = f(*args)
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
     return min(times), out
 
 
