@@ -108,6 +108,7 @@ def add_flower(sub: Any) -> None:
     p.add_argument("--node-auth", action="store_true", help="SuperNode authentication (needs TLS)")
     add_run_options(p)
     p.add_argument("--reply-timeout", type=float, default=60.0, help="seconds before a silent party is excluded")
+    p.add_argument("--node-wait", type=float, help="seconds to wait for every node's hello (run config node-wait)")
     p.add_argument("--output", default=None, help="result file (.npz) on the SuperLink's machine")
     p.add_argument("--app-dir", default="dpsumm-app", help="where to write the Flower app (default ./dpsumm-app)")
     p.add_argument("--run", action="store_true", help="run everything on 127.0.0.1 now")
@@ -118,10 +119,7 @@ def add_flower(sub: Any) -> None:
     )
     p.add_argument("--workdir", default=None, help="with --run: logs and state (default: a temporary directory)")
     p.add_argument(
-        "--poll-interval",
-        type=float,
-        default=None,
-        help="with --run: SuperNodes poll every S seconds (python -m dpsumm.flower.supernode) instead of Flower's 3 s",
+        "--poll-interval", type=float, help="with --run: SuperNodes poll every S s, not 3 (dpsumm.flower.supernode)"
     )
     p.add_argument("--json", action="store_true", help="with --run: print the result summary as JSON")
     p.add_argument("--simulation", action="store_true", help="with --run: on Flower's Simulation Engine (Ray)")
@@ -180,6 +178,8 @@ def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int)
             run_config["seed-set-path"] = str(Path(args.seed_set).resolve())
     if args.random_state is not None:
         run_config["random-state"] = args.random_state
+    if args.node_wait is not None:
+        run_config["node-wait"] = args.node_wait
     return run_config
 
 
