@@ -116,6 +116,8 @@ def test_flower_commands_carry_the_run_options(tmp_path, capsys):
         (["--labels", "a=/y.npy"], "--labels must name every owner"),
         (["--method", "paper", "--validation-budget", "1"], "needs --budget"),
         (["--method", "paper", "--out", "x"], "--out applies to --run only"),
+        (["--simulation"], "--simulation applies to --run only"),
+        (["--simulation", "--run", "--node-auth"], "--node-auth and --poll-interval do not apply"),
         (["--method", "paper-greedy", "--budget", "1", "--validation-budget", "1"], "is not private"),
         (["--method", "paper", "--gamma", "0"], "--gamma must be a finite number > 0"),
         (["--method", "paper", "--validation-labels", "/yv.npy"], "--validation-labels applies only"),
@@ -592,3 +594,14 @@ def test_dpsumm_flower_table_flags_are_accepted_or_refused_in_one_line(
     if code != 0:
         one_line_exit_2(code, capsys)
     capsys.readouterr()
+
+
+def test_node_wait_reaches_the_run_config_only_when_given() -> None:
+    """`--node-wait` (the Simulation Engine's hundreds of hellos take minutes) sets run config `node-wait`; without
+    it the run config keeps the app's own default."""
+    from dpsumm.cli import build_parser
+    from dpsumm.cli.flower import _flower_run_config
+
+    base = ["flower", "--owner", "a=/a.npy", "--consumer", "/v.npy", "--n-features", "3", "--size", "5"]
+    assert _flower_run_config(build_parser().parse_args([*base, "--node-wait", "900"]), 1, 3)["node-wait"] == 900.0
+    assert "node-wait" not in _flower_run_config(build_parser().parse_args(base), 1, 3)

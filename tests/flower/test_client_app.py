@@ -6,6 +6,7 @@ releases its label counts once.
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -308,3 +309,43 @@ def test_any_node_config_value_is_accepted_or_refused_with_a_dpsumm_error(
         assert exc.argument, str(exc)
     else:
         assert np.isfinite(party.data if role == "owner" else party.validation).all()  # type: ignore[union-attr]
+
+
+def _simulated_context(node_config: dict, run_config: dict) -> object:
+    from flwr.app import Context, RecordDict
+
+    return Context(run_id=1, node_id=9, node_config=node_config, state=RecordDict(), run_config=run_config)
+
+
+def test_a_virtual_supernode_takes_its_node_config_from_the_runs_list(tmp_path: Path) -> None:
+    """On the Simulation Engine, virtual node `partition-id` answers as the party of entry `partition-id` of the run
+    config's `simulation-nodes` list, keeping its own state; a deployed node's config is never replaced, whatever the
+    run config names; a missing or malformed list is refused naming the run config key."""
+    from dpsumm.flower.client_app import SIMULATION_NODES, party_identity, simulated_node
+
+    nodes = [{"role": "owner", "name": f"owner-{i}", "data": f"/d/{i}.npy"} for i in range(3)]
+    nodes.append({"role": "consumer", "name": "consumer", "data": "/d/v.npy", "allow-seeded": True})
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps(nodes))
+    run_config = {SIMULATION_NODES: str(path), "random-state": 3}
+    for i, expected in enumerate(nodes):
+        ctx = _simulated_context({"partition-id": i, "num-partitions": 4}, run_config)
+        got = simulated_node(ctx)
+        assert dict(got.node_config) == expected
+        assert got.state is ctx.state and got.run_config == run_config and got.node_id == 9
+    assert party_identity(simulated_node(_simulated_context({"partition-id": 3, "num-partitions": 4}, run_config))) == (
+        "consumer",
+        "consumer",
+    )
+    deployed = {"role": "owner", "name": "a", "data": "/a.npy", "partition-id": 0, "num-partitions": 4}
+    ctx = _simulated_context(deployed, run_config)
+    assert simulated_node(ctx) is ctx
+    virtual = {"partition-id": 0, "num-partitions": 4}
+    refused(lambda: simulated_node(_simulated_context(virtual, {})), SIMULATION_NODES)
+    refused(
+        lambda: simulated_node(_simulated_context(virtual, {SIMULATION_NODES: str(tmp_path / "no.json")})),
+        SIMULATION_NODES,
+    )
+    refused(lambda: simulated_node(_simulated_context({**virtual, "num-partitions": 5}, run_config)), SIMULATION_NODES)
+    path.write_text(json.dumps({"role": "owner"}))
+    refused(lambda: simulated_node(_simulated_context(virtual, run_config)), SIMULATION_NODES)

@@ -74,6 +74,7 @@ _ARGUMENT_FLAGS: dict[str, tuple[str, ...]] = {
     "labels": ("--labels",),
     "n-features": ("--n-features",),
     "reply-timeout": ("--reply-timeout",),
+    "node-wait": ("--node-wait",),
     "poll-interval": ("--poll-interval",),
     "random-state": ("--random-state",),
     "dim": ("--dim",),

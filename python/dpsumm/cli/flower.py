@@ -107,6 +107,7 @@ def add_flower(sub: Any) -> None:
     p.add_argument("--node-auth", action="store_true", help="SuperNode authentication (needs TLS)")
     add_run_options(p)
     p.add_argument("--reply-timeout", type=float, default=60.0, help="seconds before a silent party is excluded")
+    p.add_argument("--node-wait", type=float, help="seconds to wait for every node's hello (run config node-wait)")
     p.add_argument("--output", default=None, help="result file (.npz) on the SuperLink's machine")
     p.add_argument("--app-dir", default="dpsumm-app", help="where to write the Flower app (default ./dpsumm-app)")
     p.add_argument("--run", action="store_true", help="run everything on 127.0.0.1 now")
@@ -119,11 +120,10 @@ def add_flower(sub: Any) -> None:
     p.add_argument(
         "--poll-interval",
         type=float,
-        default=0.2,
-        help="with --run: the SuperNodes run through python -m dpsumm.flower.supernode (warm ClientApp processes), "
-        "polling every S seconds when idle (0.01 to 3, default 0.2) instead of Flower's 3 s",
+        help="with --run: idle poll of the SuperNodes (dpsumm.flower.supernode, warm ClientApps), 0.01-3 s, default 0.2",
     )
     p.add_argument("--json", action="store_true", help="with --run: print the result summary as JSON")
+    p.add_argument("--simulation", action="store_true", help="with --run: on Flower's Simulation Engine (Ray)")
     p.set_defaults(func=_run)
 
 
@@ -179,6 +179,8 @@ def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int)
             run_config["seed-set-path"] = str(Path(args.seed_set).resolve())
     if args.random_state is not None:
         run_config["random-state"] = args.random_state
+    if args.node_wait is not None:
+        run_config["node-wait"] = args.node_wait
     return run_config
 
 
@@ -187,6 +189,10 @@ def _run(args: argparse.Namespace) -> int:
     owners, labels, strata, n_features = _party_flags(args, tables)
     if args.out and not args.run:
         raise UsageError("--out applies to --run only (without --run the result is --output on the SuperLink)")
+    if args.simulation and not args.run:
+        raise UsageError("--simulation applies to --run only (the Simulation Engine runs every party on this machine)")
+    if args.simulation and (args.node_auth or args.poll_interval is not None):
+        raise UsageError("--simulation has no SuperNode processes: --node-auth and --poll-interval do not apply")
     if args.run:
         _resolve_run_paths(args)
     run_config = _flower_run_config(args, len(owners), n_features)
@@ -212,7 +218,7 @@ def _party_flags(
     """The parties' files of the command line, checked against each other and the method: ``(owners, labels,
     strata, n_features)``, the consumer's validation strata under ``"consumer"`` in ``strata``; ``tables`` are the
     node config keys of the column flags (:func:`_table_config`)."""
-    if not 0.01 <= args.poll_interval <= 3.0:  # the launcher's own range (False for nan)
+    if args.poll_interval is not None and not 0.01 <= args.poll_interval <= 3.0:  # the launcher's range (not nan)
         raise UsageError(f"--poll-interval must be between 0.01 and 3 seconds, got {args.poll_interval}")
     owners = _flower_owners(args.owner)
     n_features = args.n_features
@@ -592,30 +598,41 @@ def _run_flower_locally(
     with tempfile.TemporaryDirectory(prefix="dpsumm-flower-") as tmp:
         work = Path(args.workdir) if args.workdir else Path(tmp)
         t0 = time.perf_counter()
-        fed = LocalFederation(
-            work,
-            owners,
-            args.consumer,
+        parties: dict[str, Any] = dict(
             labels=labels,
             consumer_labels=args.validation_labels,
             strata={n: str(Path(p).resolve()) for n, p in (strata or {}).items()},
-            tls=not args.insecure,
-            node_auth=args.node_auth,
-            node_poll_interval=args.poll_interval,
             allow_seeded=args.random_state is not None,
             allow_exact_release=_releases_exact(method_arg(args)),
             consumer_caps=_consumer_caps(run_config),
             tables=tables or {},
         )
-        try:
-            fed.start()
-            print(
-                f"started SuperLink on 127.0.0.1:{fed.port} and {len(owners) + 1} SuperNodes: pids {fed.pids}",
-                file=sys.stderr,
+        if args.simulation:
+            try:
+                from ..flower.simulation import SimulatedFederation
+            except ImportError as exc:
+                raise UsageError(str(exc)) from None
+            print(f"running {len(owners) + 1} virtual SuperNodes on Flower's Simulation Engine", file=sys.stderr)
+            res = SimulatedFederation(work, owners, args.consumer, **parties).run(run_config)
+        else:
+            fed = LocalFederation(
+                work,
+                owners,
+                args.consumer,
+                tls=not args.insecure,
+                node_auth=args.node_auth,
+                node_poll_interval=0.2 if args.poll_interval is None else args.poll_interval,
+                **parties,
             )
-            res = fed.run(run_config)
-        finally:
-            fed.close()
+            try:
+                fed.start()
+                print(
+                    f"started SuperLink on 127.0.0.1:{fed.port} and {len(owners) + 1} SuperNodes: pids {fed.pids}",
+                    file=sys.stderr,
+                )
+                res = fed.run(run_config)
+            finally:
+                fed.close()
         wall = time.perf_counter() - t0
         if args.output:
             save_result(res, args.output)

@@ -53,13 +53,67 @@ from .caps import check_request, node_caps
 from .codec import decode, encode
 from .streams import party_streams
 
-__all__ = ["app", "HELLO_TYPE", "ROLES", "party_identity", "answer_request"]
+__all__ = ["app", "HELLO_TYPE", "ROLES", "SIMULATION_NODES", "party_identity", "answer_request", "simulated_node"]
 
 HELLO_TYPE = "query.dpsumm_hello"
 ROLES = ("owner", "consumer")
 _SPENT_STATE = "dpsumm.spent"
 
 app = ClientApp()
+
+
+#: Run config key of a run on Flower's Simulation Engine (:mod:`dpsumm.flower.simulation`): the path of a JSON file
+#: holding one node config per virtual SuperNode, in partition order.
+SIMULATION_NODES = "simulation-nodes"
+#: The node config the Simulation Engine gives every virtual SuperNode, and nothing else.
+_SIMULATION_KEYS = frozenset({"partition-id", "num-partitions"})
+
+
+def simulated_node(context: Context) -> Context:
+    """The context with its node config, as a deployment's operator would give it, on the Simulation Engine.
+
+    A virtual SuperNode's node config is only ``partition-id`` and ``num-partitions``; its party's node config (the
+    keys a deployed node takes: ``role``, ``name``, ``data``, ...) is entry ``partition-id`` of the JSON list at run
+    config ``simulation-nodes``. Only such a node is redirected: a deployed node's config names its party and is
+    never replaced by a file the run config names. On the Simulation Engine the one who starts the run runs every
+    party, so it chooses every node config.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the file cannot be read, is not a list of node configs as long as ``num-partitions``.
+    """
+    cfg = context.node_config
+    if set(cfg) != _SIMULATION_KEYS:
+        return context
+    path = context.run_config.get(SIMULATION_NODES)
+    if not isinstance(path, str) or not path:
+        raise InvalidParameterError(
+            f"a virtual SuperNode of the Simulation Engine needs run config `{SIMULATION_NODES}`: the path of a JSON "
+            "list of node configs, one per node (dpsumm.flower.simulation)",
+            SIMULATION_NODES,
+        )
+    try:
+        with open(path, encoding="utf-8") as fh:
+            nodes = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise InvalidParameterError(
+            f"run config `{SIMULATION_NODES}`: cannot read {path!r}: {exc}", SIMULATION_NODES
+        ) from exc
+    index, count = cfg["partition-id"], cfg["num-partitions"]
+    if not isinstance(nodes, list) or len(nodes) != count or not all(isinstance(n, dict) for n in nodes):
+        raise InvalidParameterError(
+            f"run config `{SIMULATION_NODES}`: {path!r} must hold a list of {count} node configs (one per virtual "
+            "SuperNode)",
+            SIMULATION_NODES,
+        )
+    return Context(
+        run_id=context.run_id,
+        node_id=context.node_id,
+        node_config=nodes[int(index)],  # type: ignore[arg-type]
+        state=context.state,
+        run_config=context.run_config,
+    )
 
 
 def party_identity(context: Context) -> tuple[str, str]:
@@ -190,6 +244,7 @@ def hello(message: Message, context: Context) -> Message:
     """Tell the ServerApp this node's role and party name, once its party is built from its node config: a node
     config this node refuses (a missing file, a column or range it cannot read, a seeded run it does not allow) is
     refused here, at discovery, before any party releases anything."""
+    context = simulated_node(context)
     role, name = party_identity(context)
     _party(role, context, name)
 
@@ -218,6 +273,7 @@ def hello(message: Message, context: Context) -> Message:
 def handle(message: Message, context: Context) -> Message:
     """Answer one protocol message as this node's party."""
     started = time.time()
+    context = simulated_node(context)
     role, name = party_identity(context)
     request = decode(message.content)
     kept = context.state.get(_SPENT_STATE)

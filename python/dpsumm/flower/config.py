@@ -31,6 +31,8 @@ key                            default        meaning
 ``owner-rows``                 ""             each owner's public size, ``"NAME=ROWS,NAME=ROWS"`` (every owner):
                                               the aggregator refuses a row count an owner states that differs
                                               (docs/explanation/lying-owners.md); "": the owners' own statements
+``simulation-nodes``           ""             on Flower's Simulation Engine only: a JSON list of one node config per
+                                              virtual SuperNode (:mod:`dpsumm.flower.simulation`)
 *method options*               ""             one key per option of the methods that run on Flower and of every
                                               purchase (:data:`METHOD_KEYS`, made from the options'
                                               declarations: ``nominees``, ``purchase``, ``dim``, ``label-set``,
@@ -138,6 +140,7 @@ RUN_CONFIG_DEFAULTS: dict[str, Any] = {
     "poll-interval": 0.05,
     "output": "",
     "owner-rows": "",
+    "simulation-nodes": "",
     **{key: "" for key in METHOD_KEYS},
 }
 

@@ -27,7 +27,16 @@ from .config import _toml_value, write_app
 from .server_app import load_result
 from .tls import TlsFiles, make_node_key, make_tls
 
-__all__ = ["LocalFederation", "FederationError", "free_port", "flower_env", "group_members", "descendants"]
+__all__ = [
+    "LocalFederation",
+    "FederationParties",
+    "FederationError",
+    "free_port",
+    "flower_env",
+    "stop_tree",
+    "group_members",
+    "descendants",
+]
 
 CONNECTION = "dpsumm-local"
 
@@ -116,6 +125,39 @@ def _bin(name: str) -> str:
     return found
 
 
+def stop_tree(popen: subprocess.Popen[bytes], sig: int = signal.SIGTERM, grace: float = 5.0) -> None:
+    """Stop a process started in a session of its own, its process group and every descendant (Flower's SuperExec
+    starts task processes such as ``flwr-serverapp`` and ``flwr-clientapp`` in sessions of their own, Ray its
+    workers), all by PID."""
+    pid = popen.pid
+    family = descendants(pid)
+    groups = {pid} | {g for g in (_pgid(p) for p in family) if g is not None and g > 1}
+    for g in groups:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(g, sig)
+    try:
+        popen.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    deadline = time.monotonic() + grace
+    while True:
+        family = [p for p in family if _alive(p)]
+        left = family + [p for g in groups for p in group_members(g)]
+        if popen.poll() is None:
+            left.append(pid)
+        if not left or time.monotonic() >= deadline:
+            break
+        for g in groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(g, signal.SIGKILL)
+        for p in family:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(p, signal.SIGKILL)
+        time.sleep(0.05)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        popen.wait(timeout=grace)
+
+
 @dataclass
 class _Proc:
     name: str
@@ -124,7 +166,67 @@ class _Proc:
 
 
 @dataclass
-class LocalFederation:
+class FederationParties:
+    """The parties of a federation on this machine, each with the node config a deployment's operator gives its
+    node (:mod:`dpsumm.flower.client_app`); :class:`LocalFederation` (one process per party) and
+    :class:`dpsumm.flower.simulation.SimulatedFederation` (Flower's Simulation Engine) give their parameters."""
+
+    workdir: Path
+    owners: Mapping[str, str | Path]
+    consumer: str | Path
+    labels: Mapping[str, str | Path] = field(default_factory=dict)
+    consumer_labels: str | Path | None = None
+    strata: Mapping[str, str | Path] = field(default_factory=dict)
+    allow_seeded: bool = False
+    allow_exact_release: bool = False
+    consumer_caps: tuple[float, float] | None = None
+    tables: Mapping[str, str] = field(default_factory=dict)
+    consumer_name: str = "consumer"
+
+    def __post_init__(self) -> None:
+        self.workdir = Path(self.workdir)
+        if not self.owners:
+            raise InvalidParameterError("`owners` must name at least one owner", "owners")
+        if self.consumer_name in self.owners:
+            raise InvalidParameterError(f"an owner may not be called {self.consumer_name!r}", "owners")
+
+    def node_config(
+        self, name: str, role: str, data: str | Path, labels: str | Path | None = None
+    ) -> dict[str, str | bool | float]:
+        """One party's node config (:mod:`dpsumm.flower.client_app`), its paths absolute."""
+        cfg: dict[str, str | bool | float] = {"role": role, "name": name, "data": str(Path(data).resolve())}
+        if labels is not None:
+            cfg["labels"] = str(Path(labels).resolve())
+        if name in self.strata:
+            cfg["strata"] = str(Path(self.strata[name]).resolve())
+        cfg.update(self.tables)
+        if self.allow_seeded:  # consumer and owners (the owners' release noise, the ByLabel purchase)
+            cfg["allow-seeded"] = True
+        if self.allow_exact_release and role == "consumer":
+            cfg["allow-exact-release"] = True
+        if self.consumer_caps is not None and role == "consumer":
+            cfg["max-epsilon"], cfg["max-delta"] = float(self.consumer_caps[0]), float(self.consumer_caps[1])
+        return cfg
+
+    def parties(self) -> list[tuple[str, str, str | Path, str | Path | None]]:
+        """``(name, role, data, labels)`` of every party: the owners, then the consumer."""
+        parties: list[tuple[str, str, str | Path, str | Path | None]] = [
+            (n, "owner", p, self.labels.get(n)) for n, p in self.owners.items()
+        ]
+        parties.append((self.consumer_name, "consumer", self.consumer, self.consumer_labels))
+        return parties
+
+    def run_config(self, run_config: Mapping[str, Any]) -> dict[str, Any]:
+        """A run's config with ``-`` spelling, ``owners`` (default: every owner) and ``output`` (default: a new file
+        in ``workdir``) set."""
+        cfg = {k.replace("_", "-"): v for k, v in run_config.items()}
+        cfg.setdefault("owners", len(self.owners))
+        cfg["output"] = str(cfg.get("output") or self.workdir / f"result-{time.time_ns()}.npz")
+        return cfg
+
+
+@dataclass
+class LocalFederation(FederationParties):
     """A Flower federation on this machine: one SuperLink, one SuperNode per owner and one for the consumer.
 
     Parameters
@@ -167,35 +269,20 @@ class LocalFederation:
     host : str
     """
 
-    workdir: Path
-    owners: Mapping[str, str | Path]
-    consumer: str | Path
-    labels: Mapping[str, str | Path] = field(default_factory=dict)
-    consumer_labels: str | Path | None = None
-    strata: Mapping[str, str | Path] = field(default_factory=dict)
     tls: bool = False
     node_auth: bool = False
     node_poll_interval: float | None = None
-    allow_seeded: bool = False
-    allow_exact_release: bool = False
-    consumer_caps: tuple[float, float] | None = None
-    tables: Mapping[str, str] = field(default_factory=dict)
     host: str = "127.0.0.1"
-    consumer_name: str = "consumer"
     _procs: dict[str, _Proc] = field(default_factory=dict, init=False, repr=False)
     port: int = field(default=0, init=False)
     tls_files: TlsFiles | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        self.workdir = Path(self.workdir)
-        if not self.owners:
-            raise InvalidParameterError("`owners` must name at least one owner", "owners")
+        super().__post_init__()
         if self.node_auth and not self.tls:
             raise InvalidParameterError(
                 "`node_auth` needs `tls` (Flower refuses node keys over plain HTTP)", "node_auth"
             )
-        if self.consumer_name in self.owners:
-            raise InvalidParameterError(f"an owner may not be called {self.consumer_name!r}", "owners")
 
     # -- processes ---------------------------------------------------------------------------------
 
@@ -280,19 +367,8 @@ class LocalFederation:
             cmd = [_bin("flower-supernode")]
         else:
             cmd = [sys.executable, "-m", "dpsumm.flower.supernode", "--poll-interval", str(self.node_poll_interval)]
-        cfg = f"role={_toml_value(role)} name={_toml_value(name)} data={_toml_value(str(Path(data).resolve()))}"
-        if labels is not None:
-            cfg += f" labels={_toml_value(str(Path(labels).resolve()))}"
-        if name in self.strata:
-            cfg += f" strata={_toml_value(str(Path(self.strata[name]).resolve()))}"
-        for key, value in self.tables.items():
-            cfg += f" {key}={_toml_value(value)}"
-        if self.allow_seeded:  # consumer and owners (the owners' release noise, the ByLabel purchase)
-            cfg += " allow-seeded=true"
-        if self.allow_exact_release and role == "consumer":
-            cfg += " allow-exact-release=true"
-        if self.consumer_caps is not None and role == "consumer":
-            cfg += f" max-epsilon={float(self.consumer_caps[0])!r} max-delta={float(self.consumer_caps[1])!r}"
+        node = self.node_config(name, role, data, labels)
+        cfg = " ".join(f"{key}={_toml_value(value)}" for key, value in node.items())
         cmd += ["--superlink", f"{self.host}:{self.port}", "--port", str(runtime_port), "--node-config", cfg]
         if self.tls_files is None:
             cmd.append("--insecure")
@@ -336,10 +412,7 @@ class LocalFederation:
         link = self._spawn("superlink", self.superlink_command(), flower_env(self._home("superlink")))
         self._wait_port(link, timeout)
         self._write_cli_config()
-        parties: list[tuple[str, str, str | Path, str | Path | None]] = [
-            (n, "owner", p, self.labels.get(n)) for n, p in self.owners.items()
-        ]
-        parties.append((self.consumer_name, "consumer", self.consumer, self.consumer_labels))
+        parties = self.parties()
         if self.node_auth:
             for name, *_ in parties:
                 _, public = make_node_key(self.workdir / "keys", name)
@@ -362,35 +435,7 @@ class LocalFederation:
 
     @staticmethod
     def _stop(proc: _Proc, sig: int = signal.SIGTERM, grace: float = 5.0) -> None:
-        """Stop a process, its process group and every descendant (Flower's SuperExec starts task processes
-        such as ``flwr-serverapp`` and ``flwr-clientapp`` in sessions of their own), all by PID."""
-        pid = proc.popen.pid
-        family = descendants(pid)
-        groups = {pid} | {g for g in (_pgid(p) for p in family) if g is not None and g > 1}
-        for g in groups:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(g, sig)
-        try:
-            proc.popen.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            pass
-        deadline = time.monotonic() + grace
-        while True:
-            family = [p for p in family if _alive(p)]
-            left = family + [p for g in groups for p in group_members(g)]
-            if proc.popen.poll() is None:
-                left.append(pid)
-            if not left or time.monotonic() >= deadline:
-                break
-            for g in groups:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(g, signal.SIGKILL)
-            for p in family:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(p, signal.SIGKILL)
-            time.sleep(0.05)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.popen.wait(timeout=grace)
+        stop_tree(proc.popen, sig, grace)
 
     def close(self) -> None:
         """Stop every process this federation started (SuperNodes first, then the SuperLink), by PID."""
@@ -410,10 +455,8 @@ class LocalFederation:
 
     def submit(self, run_config: Mapping[str, Any], app_dir: Path | None = None) -> tuple[str, Path]:
         """Write the app, start a run with ``flwr run`` and return ``(run_id, output path)`` without waiting."""
-        cfg = {k.replace("_", "-"): v for k, v in run_config.items()}
-        cfg.setdefault("owners", len(self.owners))
-        out = Path(str(cfg.get("output") or self.workdir / f"result-{time.time_ns()}.npz"))
-        cfg["output"] = str(out)
+        cfg = self.run_config(run_config)
+        out = Path(cfg["output"])
         app = app_dir or self.workdir / "app"
         write_app(app)
         overrides = self.workdir / f"run-config-{time.time_ns()}.toml"

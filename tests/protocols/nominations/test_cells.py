@@ -215,6 +215,43 @@ def test_owner_groups_are_the_components_of_the_pairwise_test_across_blocks():
     assert 1 < len(got) < K and max(len(g) for g in got) > 1  # a real mix of merged and separate owners
 
 
+def _all_pairs_groups(means: np.ndarray, noise: np.ndarray, n: np.ndarray) -> list[list[int]]:
+    """The groups as owner_groups defined them before its spatial index: all K^2 pairs tested, then the connected
+    components of the relation (scipy's csgraph)."""
+    from scipy.sparse.csgraph import connected_components
+
+    K, d = means.shape
+    v = d * noise + np.maximum(1.0 - (means**2).sum(1), 0.0) / n
+    D = ((means[:, None, :] - means[None, :, :]) ** 2).sum(-1)
+    e0 = v[:, None] + v[None, :]
+    alike = (D - e0) <= NormalDist().inv_cdf(1.0 - GROUP_LEVEL) * math.sqrt(2.0 / d) * e0
+    label = connected_components(alike, directed=False)[1]
+    groups: dict[int, list[int]] = {}
+    for k in range(K):
+        groups.setdefault(int(label[k]), []).append(k)
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    K=st.integers(1, 80),
+    d=st.integers(1, 12),
+    clusters=st.integers(1, 6),
+    spread=st.sampled_from([0.0, 1e-4, 1e-3, 1e-2, 0.1]),
+    noise_scale=st.sampled_from([0.0, 1e-7, 1e-5, 1e-3]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_owner_groups_equal_the_all_pairs_groups(K, d, clusters, spread, noise_scale, seed):
+    """The spatial index finds the same groups as testing all K^2 pairs, whatever the owners' sizes, noise and
+    spread (from owners all alike to owners all apart; equal means included)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(clusters, d)) * 0.3 / math.sqrt(d)
+    means = centres[rng.integers(0, clusters, K)] + rng.normal(size=(K, d)) * spread / math.sqrt(d)
+    n = rng.integers(1, 20_000, K).astype(np.float64)
+    noise = rng.uniform(0.0, noise_scale, K)
+    assert owner_groups(means, noise, n) == _all_pairs_groups(means, noise, n)
+
+
 def test_label_cells_hand_checked():
     """Owners 0 and 1 share a distribution, owner 2 differs; a count reaching 3 sigma = 3 makes a holder."""
     d = 64

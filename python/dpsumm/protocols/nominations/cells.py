@@ -120,8 +120,8 @@ def owner_groups(
     ``z = Phi^-1(1 - level)`` standard deviations ``sqrt(2/d) E0`` (a chi-square approximation). The groups are
     the connected components of that relation (single linkage; each pair is tested once on the owners' own
     releases: re-testing merged groups would test means fitted to the noise): owners that hold one distribution
-    end in one group, owners whose data differ stay apart. Returns the groups (lists of owner indices, each
-    sorted), ordered by their first owner.
+    end in one group, owners whose data differ stay apart. The pairs are found without testing all K^2 of them
+    (:func:`_alike_pairs`). Returns the groups (lists of owner indices, each sorted), ordered by their first owner.
     """
     m = _finite(means, "means", (None, None))
     K, d = m.shape
@@ -137,30 +137,83 @@ def owner_groups(
             "n_rows" if np.any(n <= 0) else "noise_var" if np.any(noise < 0) else "means",
         )
     z = float(NormalDist().inv_cdf(1.0 - level))
-    sq = (m * m).sum(1)
-    v = d * noise + np.maximum(1.0 - sq, 0.0) / n
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    # Connected components block by block, in compiled code (scipy's csgraph): each block's pairs join the
-    # components found so far, so the work is the K^2 tests (vectorised) plus O(K + pairs) per block, never a
-    # Python step per pair (owners of one distribution are K^2 / 2 alike pairs).
-    label = np.arange(K)
-    step = max(1, (1 << 22) // K)  # (step, K) distances at a time
-    for start in range(0, K, step):
-        rows = np.arange(start, min(K, start + step))
-        D = np.maximum(sq[rows, None] + sq[None, :] - 2.0 * (m[rows] @ m.T), 0.0)
-        e0 = v[rows, None] + v[None, :]
-        alike = ((D - e0) <= z * math.sqrt(2.0 / d) * e0) & (np.arange(K)[None, :] > rows[:, None])
-        alike &= label[rows, None] != label[None, :]  # pairs already in one component join nothing
-        a, b = np.nonzero(alike)
-        if len(a):
-            edges = coo_matrix((np.ones(len(a), dtype=np.int8), (label[rows[a]], label[b])), shape=(K, K))
-            label = connected_components(edges, directed=False)[1][label]
+    v = d * noise + np.maximum(1.0 - (m * m).sum(1), 0.0) / n
+    label = _alike_components(m, v, z * math.sqrt(2.0 / d))
     groups: dict[int, list[int]] = {}
     for k in range(K):
         groups.setdefault(int(label[k]), []).append(k)
     return sorted(groups.values(), key=lambda g: g[0])
+
+
+#: The dimension of the principal subspace whose k-d tree finds :func:`owner_groups`' candidate pairs.
+_INDEX_DIM = 8
+#: Owners (evenly spaced) whose balls estimate how many pairs are candidates, before any is listed.
+_PROBES = 256
+
+
+def _join(label: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The components ``label`` (owner -> component) joined by the pairs ``(a, b)`` (scipy's csgraph)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    K = len(label)
+    if not len(a):
+        return label
+    edges = coo_matrix((np.ones(len(a), dtype=np.int8), (label[a], label[b])), shape=(K, K))
+    joined: np.ndarray = connected_components(edges, directed=False)[1][label]
+    return joined
+
+
+def _alike_components(m: np.ndarray, v: np.ndarray, c: float) -> np.ndarray:
+    """The connected components (owner -> component) of the pairs ``a != b`` of rows of ``m`` with
+    ``D - E0 <= c E0`` (``D = ||m_a - m_b||^2``, ``E0 = v_a + v_b``), without testing all K^2 pairs when few pairs
+    are close.
+
+    Such a pair has ``D <= (1 + c) E0 <= 2 (1 + c) max(v_a, v_b)``: it lies in the ball of radius
+    ``sqrt(2 (1 + c) v_k)`` around the owner ``k`` of the two with the larger ``v``, and so does its projection on
+    any subspace (a projection shortens distances). A k-d tree over the means projected on their first
+    :data:`_INDEX_DIM` principal axes (where a k-d tree prunes well, unlike in the means' 64 dimensions) finds every
+    owner in each owner's ball, the radius widened by a rounding margin so that no pair is lost, and each candidate
+    pair is tested exactly: the work is the tree's ``K log K`` plus the candidates. When most pairs are candidates
+    (most owners alike: the relation itself then has about K^2 pairs; estimated from the balls of
+    :data:`_PROBES` owners), every pair is tested instead, (step, K) at a
+    time (a matrix product), each block's pairs joining the components found so far: no more work than the
+    candidates', and memory for one block."""
+    from scipy.spatial import cKDTree
+
+    K, d = m.shape
+    label = np.arange(K)
+    centred = m - m.mean(0)
+    axes = np.linalg.svd(centred, full_matrices=False)[2][:_INDEX_DIM]
+    radius = np.sqrt(2.0 * (1.0 + c) * v) * (1.0 + 1e-9) + 1e-12
+    tree = cKDTree(centred @ axes.T)
+    probe = np.unique(np.linspace(0, K - 1, min(K, _PROBES)).astype(np.int64))  # the candidates, estimated
+    if tree.query_ball_point(tree.data[probe], radius[probe], return_length=True).mean() * K <= K * K / 4:
+        found = tree.query_ball_point(tree.data, radius, return_sorted=False)
+        counts = np.fromiter((len(f) for f in found), dtype=np.int64, count=K)
+        a = np.repeat(np.arange(K), counts)
+        b = np.fromiter((j for f in found for j in f), dtype=np.int64, count=int(counts.sum()))
+        keep = a != b
+        a, b = a[keep], b[keep]
+        step = max(1, (1 << 22) // d)  # (step, d) differences at a time
+        for start in range(0, len(a), step):
+            i, j = a[start : start + step], b[start : start + step]
+            D = ((m[i] - m[j]) ** 2).sum(1)
+            e0 = v[i] + v[j]
+            alike = (D - e0) <= c * e0
+            label = _join(label, i[alike], j[alike])
+        return label
+    sq = (m * m).sum(1)
+    step = max(1, (1 << 22) // K)
+    for start in range(0, K, step):
+        rows = np.arange(start, min(K, start + step))
+        D = np.maximum(sq[rows, None] + sq[None, :] - 2.0 * (m[rows] @ m.T), 0.0)
+        e0 = v[rows, None] + v[None, :]
+        alike = ((D - e0) <= c * e0) & (np.arange(K)[None, :] > rows[:, None])
+        alike &= label[rows, None] != label[None, :]  # pairs already in one component join nothing
+        a, b = np.nonzero(alike)
+        label = _join(label, rows[a], b)
+    return label
 
 
 @dataclass(frozen=True)
