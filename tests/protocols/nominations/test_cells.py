@@ -22,6 +22,7 @@ from dpsumm.protocols.nominations.cells import (
     label_cells,
     owner_groups,
     quotas_from_cells,
+    seed_split_distance,
 )
 
 
@@ -181,6 +182,48 @@ def test_owner_groups_merge_owners_of_one_distribution_and_keep_others_apart():
     assert owner_groups(many, np.zeros(100), np.full(100, 600.0)) == [list(range(100))]
     with pytest.raises(InvalidParameterError):
         owner_groups(means, np.zeros(4), np.array([1000.0, 0.0, 1.0, 1.0]))
+
+
+def test_owner_groups_at_a_resolution_keep_apart_the_pairs_whose_test_cannot_see_it():
+    """The pairs of the test above at a resolution: with little noise the alike pairs' margin is
+    z sqrt(2/64) E0 = 3.09 x 0.177 x 0.001, so a resolution just above it keeps the two groups and one just below
+    keeps every owner apart; with a noise variance of 1 per coordinate (margin about 70) no pair can see a
+    difference of 0.5 (the pairs' own distance), so the four owners that were one group stay apart, and a
+    resolution of 1,000 joins them again."""
+    d = 64
+    a = np.zeros(d)
+    a[0] = math.sqrt(0.5)
+    b = np.zeros(d)
+    b[1] = math.sqrt(0.5)
+    means = np.stack([a, a, b, b])
+    n = np.full(4, 1000.0)
+    margin = NormalDist().inv_cdf(1.0 - GROUP_LEVEL) * math.sqrt(2.0 / d) * 2 * (1.0 - 0.5) / 1000
+    assert owner_groups(means, np.zeros(4), n, resolution=margin * (1 + 1e-9)) == [[0, 1], [2, 3]]
+    assert owner_groups(means, np.zeros(4), n, resolution=margin * (1 - 1e-9)) == [[0], [1], [2], [3]]
+    assert owner_groups(means, np.ones(4), n, resolution=0.5) == [[0], [1], [2], [3]]
+    assert owner_groups(means, np.ones(4), n, resolution=1000.0) == [[0, 1, 2, 3]]
+    for bad in (-1.0, math.nan, "0.5"):
+        with pytest.raises(InvalidParameterError) as err:
+            owner_groups(means, np.zeros(4), n, resolution=bad)  # type: ignore[arg-type]
+        assert err.value.argument == "resolution"
+
+
+def test_seed_split_distance_hand_checked_and_against_numpy():
+    """Two rows at the origin and two at (2, 0): the halves along the top principal direction are the pairs, 4.0
+    apart (squared); on 151 random rows, the rows below and above the median score along the top right singular
+    vector of the centred rows (numpy's SVD; the median row in neither half, so the sign does not matter)."""
+    assert seed_split_distance(np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 0.0], [2.0, 0.0]])) == pytest.approx(4.0)
+    rng = np.random.default_rng(4)
+    H = rng.normal(size=(151, 6)) * np.array([3.0, 1, 1, 1, 1, 1])
+    c = H - H.mean(0)
+    score = c @ np.linalg.svd(c)[2][0]
+    low = score < np.median(score)
+    high = score > np.median(score)
+    want = ((H[high].mean(0) - H[low].mean(0)) ** 2).sum()
+    assert seed_split_distance(H) == pytest.approx(want, rel=1e-12)
+    for bad in (np.zeros((1, 3)), np.zeros((3, 0)), np.full((3, 2), np.nan)):
+        with pytest.raises(InvalidParameterError):
+            seed_split_distance(bad)
 
 
 def test_owner_groups_are_the_components_of_the_pairwise_test_across_blocks():

@@ -178,18 +178,19 @@ def owner_groups(
 
 
 def seed_split_distance(hashes: np.ndarray) -> float:
-    """The squared distance between the mean hashes of the two halves of the public seed rows, split at the median of
-    their scores along the top principal direction of their centred hashes (``hashes`` (n, d), n >= 2): the size of
-    the difference between two parts of the public population, which :func:`owner_groups` must be able to see for
-    a pair of owners that passes its test to count as alike. Public numbers only."""
+    """The squared distance between the mean hashes of the two halves of the public seed rows, below and above the
+    median of their scores along the top principal direction of their centred hashes (``hashes`` (n, d), n >= 2;
+    the median row of an odd count in neither): the size of the difference between two parts of the public
+    population, which :func:`owner_groups` must be able to see for a pair of owners that passes its test to count
+    as alike. Public numbers only."""
     H = _finite(hashes, "hashes", (None, None))
     if H.shape[0] < 2 or H.shape[1] < 1:
         raise InvalidParameterError(f"`hashes` must hold at least 2 rows of at least 1 value, got {H.shape}", "hashes")
     centred = H - H.mean(0)
     top = np.linalg.svd(centred, full_matrices=False)[2][0]
     order = np.argsort(centred @ top, kind="stable")
-    half = len(order) // 2
-    gap = H[order[half:]].mean(0) - H[order[:half]].mean(0)
+    half = len(order) // 2  # an odd count's median row joins neither half: the halves do not depend on top's sign
+    gap = H[order[len(order) - half :]].mean(0) - H[order[:half]].mean(0)
     return float(gap @ gap)
 
 
