@@ -161,24 +161,28 @@ def test_quotas_from_cells_follow_only_released_values_and_never_exceed_the_budg
         assert q.sum() >= min(size, held.sum())  # at least size rows when the owners hold them
 
 
+def _two_pairs(d: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """Four owners' mean hashes, two pairs of equal means ||m_a - m_b||^2 = 0.5 apart, and their 1,000 rows each."""
+    a = np.zeros(d)
+    a[0] = math.sqrt(0.5)
+    b = np.zeros(d)
+    b[1] = math.sqrt(0.5)
+    return np.stack([a, a, b, b]), np.full(4, 1000.0)
+
+
 def test_owner_groups_merge_owners_of_one_distribution_and_keep_others_apart():
     """Two pairs of owners with equal means, ||m_a - m_b||^2 = 0.5 apart, 1,000 rows each: with little noise the
     pairs are two groups (the pair's excess is -5.7 standard deviations, the other pairs' far above 3.09); with a
     noise variance of 1 per coordinate nothing can be told apart and all four are one group."""
     d = 64
-    a = np.zeros(d)
-    a[0] = math.sqrt(0.5)
-    b = np.zeros(d)
-    b[1] = math.sqrt(0.5)
-    means = np.stack([a, a, b, b])
-    n = np.full(4, 1000.0)
+    means, n = _two_pairs(d)
     assert owner_groups(means, np.zeros(4), n) == [[0, 1], [2, 3]]
     assert owner_groups(means, np.ones(4), n) == [[0, 1, 2, 3]]
     assert owner_groups(means[[0, 2, 1, 3]], np.zeros(4), n) == [[0, 2], [1, 3]]
     assert owner_groups(np.zeros((0, d)), np.zeros(0), np.zeros(0)) == []
     # 100 owners of one distribution (means that differ by their rows' sampling only) end in one group.
     rng = np.random.default_rng(0)
-    many = a + rng.normal(scale=math.sqrt(0.5 / (600 * d)), size=(100, d))
+    many = means[0] + rng.normal(scale=math.sqrt(0.5 / (600 * d)), size=(100, d))
     assert owner_groups(many, np.zeros(100), np.full(100, 600.0)) == [list(range(100))]
     with pytest.raises(InvalidParameterError):
         owner_groups(means, np.zeros(4), np.array([1000.0, 0.0, 1.0, 1.0]))
@@ -191,12 +195,7 @@ def test_owner_groups_at_a_resolution_keep_apart_the_pairs_whose_test_cannot_see
     difference of 0.5 (the pairs' own distance), so the four owners that were one group stay apart, and a
     resolution of 1,000 joins them again."""
     d = 64
-    a = np.zeros(d)
-    a[0] = math.sqrt(0.5)
-    b = np.zeros(d)
-    b[1] = math.sqrt(0.5)
-    means = np.stack([a, a, b, b])
-    n = np.full(4, 1000.0)
+    means, n = _two_pairs(d)
     margin = NormalDist().inv_cdf(1.0 - GROUP_LEVEL) * math.sqrt(2.0 / d) * 2 * (1.0 - 0.5) / 1000
     assert owner_groups(means, np.zeros(4), n, resolution=margin * (1 + 1e-9)) == [[0, 1], [2, 3]]
     assert owner_groups(means, np.zeros(4), n, resolution=margin * (1 - 1e-9)) == [[0], [1], [2], [3]]
