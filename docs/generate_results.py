@@ -157,6 +157,15 @@ TESTBED_FILES = [
         "γ = 0.1, p = 200 (digits: 80), 5 repeats",
     ),
     (
+        "results-digits-others-before.json",
+        "the default, ByDirection(), given nothing, on the five other digits beds, both γ, p = 80, 5 repeats, before "
+        "owner groups at a resolution (commit 83aab07)",
+    ),
+    (
+        "results-digits-others-after.json",
+        "the same with owner groups at a resolution",
+    ),
+    (
         "results-default-digits.json",
         "the default, ByDirection(), given nothing, the labels, and with one bin (no direction released) on the "
         "digits groups bed (|D_v| about 40), both γ, p = 80",
