@@ -163,7 +163,7 @@ def child(a: argparse.Namespace) -> dict:
 
     OwnerParty.handle = timed_handle  # type: ignore[method-assign]
     before = dpsumm.Nominations(purchase=dpsumm.Nominees())
-    # The default as it runs on these rows: its purchase object (today Nominees(), the previous default).
+    # The default as it runs on these rows: whatever purchase object dpsumm.Nominations() holds.
     default = dpsumm.Nominations()
     same = default.get_params() == before.get_params()
     runs: list[dict] = []

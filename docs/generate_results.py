@@ -147,6 +147,25 @@ TESTBED_FILES = [
         "the default, ByDirection(), on MNIST many, γ = 0.1, p = 1,000, 2 repeats",
     ),
     (
+        "results-default52-after-median.json",
+        "the default, ByDirection(), given nothing, with owner groups at a resolution, on the eight beds and digits, "
+        "median γ, p = 200 (digits: 80), 5 repeats",
+    ),
+    (
+        "results-default52-after-fixed.json",
+        "the default, ByDirection(), given nothing, with owner groups at a resolution, on the eight beds and digits, "
+        "γ = 0.1, p = 200 (digits: 80), 5 repeats",
+    ),
+    (
+        "results-digits-others-before.json",
+        "the default, ByDirection(), given nothing, on the five other digits beds, both γ, p = 80, 5 repeats, before "
+        "owner groups at a resolution (commit 83aab07)",
+    ),
+    (
+        "results-digits-others-after.json",
+        "the same with owner groups at a resolution",
+    ),
+    (
         "results-default-digits.json",
         "the default, ByDirection(), given nothing, the labels, and with one bin (no direction released) on the "
         "digits groups bed (|D_v| about 40), both γ, p = 80",
@@ -438,6 +457,8 @@ def experiments_page() -> str:
 #: The population-view results files of the population page, in order (a run in two files: the first file's; the
 #: direction purchase's newest runs first, at the bins merging that older files predate).
 POPULATION_FILES = [
+    "results-default52-after-median.json",
+    "results-default52-after-fixed.json",
     "results-direction-kernel-median.json",
     "results-direction-kernel-fixed.json",
     "results-direction-kernel-1000-median.json",

@@ -474,3 +474,32 @@ def test_the_aggregator_counts_the_hashed_rows_beside_the_rows_bought() -> None:
         owners, V, 10, dpsumm.Nominations(purchase=dpsumm.Winners(), nominees=20), random_state=1, progress=False
     )
     assert win.accessed.hashed_rows == 4 * 20 and win.accessed.total == 10
+
+
+def test_owners_too_small_to_be_told_apart_are_kept_apart_when_the_histogram_can_pay():
+    """scikit-learn's digits split (five owners of about 180 rows, each holding two digits; 44 consumer rows): no
+    pair of owners' released mean hashes can show a difference the size of the public seed rows' two halves, so
+    the default keeps every owner in its own group (each owner places a cell of its own; five groups x 2 <= 44)
+    instead of pooling them; with one bin, |D_v| is not known before the cells and the five are one group."""
+    s = dpsumm.datasets.digits_label_split(random_state=0)
+    owners = [dpsumm.Owner(o, name=f"o{k}") for k, o in enumerate(s.owners)]
+
+    def cells(purchase: ByDirection) -> set[tuple[str, ...]]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SummaryFitWarning)
+            res = dpsumm.summarize(
+                owners,
+                s.validation,
+                20,
+                dpsumm.Nominations(purchase=purchase),
+                seed_set=s.seed_set,
+                gamma="median",
+                random_state=0,
+                progress=False,
+            )
+        assert res.accessed.total <= 60
+        assert res.privacy.epsilon("validation", 1e-6) <= 1.0 and res.privacy.epsilon("owners", 1e-6) <= 1.0
+        return {tuple(c["owners"]) for c in res.extra["label_cells"]}
+
+    assert {(f"o{k}",) for k in range(5)} <= cells(ByDirection())
+    assert cells(ByDirection(bins=1)) == {tuple(f"o{k}" for k in range(5))}

@@ -22,6 +22,7 @@ from dpsumm.protocols.nominations.cells import (
     label_cells,
     owner_groups,
     quotas_from_cells,
+    seed_split_distance,
 )
 
 
@@ -160,27 +161,68 @@ def test_quotas_from_cells_follow_only_released_values_and_never_exceed_the_budg
         assert q.sum() >= min(size, held.sum())  # at least size rows when the owners hold them
 
 
+def _two_pairs(d: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """Four owners' mean hashes, two pairs of equal means ||m_a - m_b||^2 = 0.5 apart, and their 1,000 rows each."""
+    a = np.zeros(d)
+    a[0] = math.sqrt(0.5)
+    b = np.zeros(d)
+    b[1] = math.sqrt(0.5)
+    return np.stack([a, a, b, b]), np.full(4, 1000.0)
+
+
 def test_owner_groups_merge_owners_of_one_distribution_and_keep_others_apart():
     """Two pairs of owners with equal means, ||m_a - m_b||^2 = 0.5 apart, 1,000 rows each: with little noise the
     pairs are two groups (the pair's excess is -5.7 standard deviations, the other pairs' far above 3.09); with a
     noise variance of 1 per coordinate nothing can be told apart and all four are one group."""
     d = 64
-    a = np.zeros(d)
-    a[0] = math.sqrt(0.5)
-    b = np.zeros(d)
-    b[1] = math.sqrt(0.5)
-    means = np.stack([a, a, b, b])
-    n = np.full(4, 1000.0)
+    means, n = _two_pairs(d)
     assert owner_groups(means, np.zeros(4), n) == [[0, 1], [2, 3]]
     assert owner_groups(means, np.ones(4), n) == [[0, 1, 2, 3]]
     assert owner_groups(means[[0, 2, 1, 3]], np.zeros(4), n) == [[0, 2], [1, 3]]
     assert owner_groups(np.zeros((0, d)), np.zeros(0), np.zeros(0)) == []
     # 100 owners of one distribution (means that differ by their rows' sampling only) end in one group.
     rng = np.random.default_rng(0)
-    many = a + rng.normal(scale=math.sqrt(0.5 / (600 * d)), size=(100, d))
+    many = means[0] + rng.normal(scale=math.sqrt(0.5 / (600 * d)), size=(100, d))
     assert owner_groups(many, np.zeros(100), np.full(100, 600.0)) == [list(range(100))]
     with pytest.raises(InvalidParameterError):
         owner_groups(means, np.zeros(4), np.array([1000.0, 0.0, 1.0, 1.0]))
+
+
+def test_owner_groups_at_a_resolution_keep_apart_the_pairs_whose_test_cannot_see_it():
+    """The pairs of the test above at a resolution: with little noise the alike pairs' margin is
+    z sqrt(2/64) E0 = 3.09 x 0.177 x 0.001, so a resolution just above it keeps the two groups and one just below
+    keeps every owner apart; with a noise variance of 1 per coordinate (margin about 70) no pair can see a
+    difference of 0.5 (the pairs' own distance), so the four owners that were one group stay apart, and a
+    resolution of 1,000 joins them again."""
+    d = 64
+    means, n = _two_pairs(d)
+    margin = NormalDist().inv_cdf(1.0 - GROUP_LEVEL) * math.sqrt(2.0 / d) * 2 * (1.0 - 0.5) / 1000
+    assert owner_groups(means, np.zeros(4), n, resolution=margin * (1 + 1e-9)) == [[0, 1], [2, 3]]
+    assert owner_groups(means, np.zeros(4), n, resolution=margin * (1 - 1e-9)) == [[0], [1], [2], [3]]
+    assert owner_groups(means, np.ones(4), n, resolution=0.5) == [[0], [1], [2], [3]]
+    assert owner_groups(means, np.ones(4), n, resolution=1000.0) == [[0, 1, 2, 3]]
+    for bad in (-1.0, math.nan, "0.5"):
+        with pytest.raises(InvalidParameterError) as err:
+            owner_groups(means, np.zeros(4), n, resolution=bad)  # type: ignore[arg-type]
+        assert err.value.argument == "resolution"
+
+
+def test_seed_split_distance_hand_checked_and_against_numpy():
+    """Two rows at the origin and two at (2, 0): the halves along the top principal direction are the pairs, 4.0
+    apart (squared); on 151 random rows, the rows below and above the median score along the top right singular
+    vector of the centred rows (numpy's SVD; the median row in neither half, so the sign does not matter)."""
+    assert seed_split_distance(np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 0.0], [2.0, 0.0]])) == pytest.approx(4.0)
+    rng = np.random.default_rng(4)
+    H = rng.normal(size=(151, 6)) * np.array([3.0, 1, 1, 1, 1, 1])
+    c = H - H.mean(0)
+    score = c @ np.linalg.svd(c)[2][0]
+    low = score < np.median(score)
+    high = score > np.median(score)
+    want = ((H[high].mean(0) - H[low].mean(0)) ** 2).sum()
+    assert seed_split_distance(H) == pytest.approx(want, rel=1e-12)
+    for bad in (np.zeros((1, 3)), np.zeros((3, 0)), np.full((3, 2), np.nan)):
+        with pytest.raises(InvalidParameterError):
+            seed_split_distance(bad)
 
 
 def test_owner_groups_are_the_components_of_the_pairwise_test_across_blocks():
@@ -215,16 +257,19 @@ def test_owner_groups_are_the_components_of_the_pairwise_test_across_blocks():
     assert 1 < len(got) < K and max(len(g) for g in got) > 1  # a real mix of merged and separate owners
 
 
-def _all_pairs_groups(means: np.ndarray, noise: np.ndarray, n: np.ndarray) -> list[list[int]]:
-    """The groups as owner_groups defined them before its spatial index: all K^2 pairs tested, then the connected
-    components of the relation (scipy's csgraph)."""
+def _all_pairs_groups(
+    means: np.ndarray, noise: np.ndarray, n: np.ndarray, resolution: float = math.inf
+) -> list[list[int]]:
+    """The groups as owner_groups defines them, without its spatial index: all K^2 pairs tested (a pair's margin
+    at most ``resolution``), then the connected components of the relation (scipy's csgraph)."""
     from scipy.sparse.csgraph import connected_components
 
     K, d = means.shape
     v = d * noise + np.maximum(1.0 - (means**2).sum(1), 0.0) / n
     D = ((means[:, None, :] - means[None, :, :]) ** 2).sum(-1)
     e0 = v[:, None] + v[None, :]
-    alike = (D - e0) <= NormalDist().inv_cdf(1.0 - GROUP_LEVEL) * math.sqrt(2.0 / d) * e0
+    margin = NormalDist().inv_cdf(1.0 - GROUP_LEVEL) * math.sqrt(2.0 / d) * e0
+    alike = ((D - e0) <= margin) & (margin <= resolution)
     label = connected_components(alike, directed=False)[1]
     groups: dict[int, list[int]] = {}
     for k in range(K):
@@ -239,17 +284,19 @@ def _all_pairs_groups(means: np.ndarray, noise: np.ndarray, n: np.ndarray) -> li
     clusters=st.integers(1, 6),
     spread=st.sampled_from([0.0, 1e-4, 1e-3, 1e-2, 0.1]),
     noise_scale=st.sampled_from([0.0, 1e-7, 1e-5, 1e-3]),
+    resolution=st.sampled_from([None, 0.0, 1e-6, 1e-4, 1e-2]),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_owner_groups_equal_the_all_pairs_groups(K, d, clusters, spread, noise_scale, seed):
-    """The spatial index finds the same groups as testing all K^2 pairs, whatever the owners' sizes, noise and
-    spread (from owners all alike to owners all apart; equal means included)."""
+def test_owner_groups_equal_the_all_pairs_groups(K, d, clusters, spread, noise_scale, resolution, seed):
+    """The spatial index finds the same groups as testing all K^2 pairs, whatever the owners' sizes, noise, spread
+    (from owners all alike to owners all apart; equal means included) and resolution."""
     rng = np.random.default_rng(seed)
     centres = rng.normal(size=(clusters, d)) * 0.3 / math.sqrt(d)
     means = centres[rng.integers(0, clusters, K)] + rng.normal(size=(K, d)) * spread / math.sqrt(d)
     n = rng.integers(1, 20_000, K).astype(np.float64)
     noise = rng.uniform(0.0, noise_scale, K)
-    assert owner_groups(means, noise, n) == _all_pairs_groups(means, noise, n)
+    want = _all_pairs_groups(means, noise, n, math.inf if resolution is None else resolution)
+    assert owner_groups(means, noise, n, resolution=resolution) == want
 
 
 def test_label_cells_hand_checked():

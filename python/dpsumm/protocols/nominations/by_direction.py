@@ -49,13 +49,14 @@ from .cell_purchase import (
     CellPurchase,
     CellReleases,
     KeyMerge,
+    cell_hash_seed,
     label_set_option,
     label_set_tuple,
     levels_option,
     reserve_option,
 )
 from .cell_rule import CellRule
-from .cells import CELL_DIM, RESERVE_SHARE, label_cells, owner_groups
+from .cells import CELL_DIM, RESERVE_SHARE, label_cells, owner_groups, seed_split_distance
 
 __all__ = [
     "ByDirection",
@@ -383,9 +384,11 @@ class ByDirection(CellPurchase):
         n_rows: np.ndarray,
         sigma: float,
         rule: CellRule,
+        resolution: float | None = None,
     ) -> KeyMerge | None:
         """Merge adjacent bins until the cells are few enough for the consumer's histogram: the most bins ``B' <=
-        bins`` whose cells (owner group x stratum x merged bin, :func:`~.cells.label_cells` on the merged counts)
+        bins`` whose cells (owner group x stratum x merged bin, :func:`~.cells.label_cells` on the merged counts,
+        owners grouped at ``resolution``)
         number ``J`` with ``J b <= |D_v|``, ``b`` the histogram's discrete Laplace scale: the expected noise summed
         over the cells (``J b``) is then at most the consumer's rows. One bin when none qualifies. Post-processing
         of the owners' releases and public numbers (docs/explanation/direction-purchase.md)."""
@@ -402,7 +405,10 @@ class ByDirection(CellPurchase):
                 matrix[stratum * B + np.arange(B), stratum * (len(keep) + 1) + merged_bin] = 1.0
             chosen = (keep, matrix)
             scaled = (counts @ matrix) / np.sqrt(matrix.sum(0))
-            if len(label_cells(scaled, sums, n_rows, sigma).labels) * scale <= agg.validation_rows:
+            if (
+                len(label_cells(scaled, sums, n_rows, sigma, resolution=resolution).labels) * scale
+                <= agg.validation_rows
+            ):
                 break
         assert chosen is not None
         keep, matrix = chosen
@@ -427,7 +433,8 @@ class ByDirection(CellPurchase):
         ``G S b`` rows (``G`` owner groups, ``S`` strata, ``b`` its histogram's noise scale): the cells without
         bins, owner groups x strata, must leave the histogram room for bins (:meth:`merge_keys`'s rule at one bin).
         Otherwise no direction is released, every row is in one bin, and the histogram spends the direction's share
-        of ``epsilon_v`` too. Last, every owner's counts per key (the second part)."""
+        of ``epsilon_v`` too. Then the groups' resolution (:meth:`group_resolution`). Last, every owner's counts per
+        key (the second part)."""
         c = agg.config
         strata = len(self.key_set()) // self.bins
         joint = CELL_DIM + len(self.key_set())
@@ -446,6 +453,7 @@ class ByDirection(CellPurchase):
         min_rows = math.ceil(max(len(groups), 1) * strata * scale - 1e-9)
         rule = None if geometry is None else self.direction_rule(agg, min_rows=min_rows, geometry=geometry)
         agg.timings["direction"] = time.perf_counter() - t0
+        resolution = self.group_resolution(agg, means, sigma**2 / n**2, n, strata * scale) if held else None
         if rule is not None:
             keys = self.key_set()
             names = tuple(self.key_name(j) for j in range(len(keys)))
@@ -462,7 +470,25 @@ class ByDirection(CellPurchase):
         counts, _ = self._owner_releases(agg, rule, keys, part="counts", joint_dim=joint)
         agg.timings["sketches"] = t_sums + time.perf_counter() - t0
         values = {o: np.concatenate([counts[o], sums[o]]) for o in counts if o in sums}
-        return CellReleases(values, sigma, rule, keys, names, share)
+        return CellReleases(values, sigma, rule, keys, names, share, resolution)
+
+    def group_resolution(
+        self, agg: Aggregator, means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, cost: float
+    ) -> float | None:
+        """The resolution of the owner groups (:func:`~.cells.owner_groups`), from the owners' released means and
+        public numbers (post-processing): the squared distance between the two halves of the public seed rows in the
+        cells' hash space (:func:`~.cells.seed_split_distance`), when ``|D_v|`` is known (the consumer answered the
+        direction request) and the consumer's histogram can pay for the groups it leaves, ``G' cost <= |D_v|``
+        (``cost``: strata x the histogram's noise scale, the one-bin rule of :meth:`releases`); otherwise None, and
+        every pair the test passes joins. Owners too small for their test to see that difference are then kept
+        apart rather than pooled on no evidence (docs/explanation/direction-purchase.md)."""
+        c = agg.config
+        if not agg.validation_rows or agg.seed_rows is None or len(agg.seed_rows) < 2:
+            return None
+        hasher = RFFHasher(c.n_features, dim=CELL_DIM, gamma=c.gamma, seed=cell_hash_seed(c.hash_seed))
+        reference = seed_split_distance(np.asarray(hasher.transform(agg.seed_rows), dtype=np.float64))
+        kept = owner_groups(means, noise_var, n_rows, resolution=reference)
+        return reference if len(kept) * cost <= agg.validation_rows else None
 
     def public_space(self, agg: Aggregator) -> tuple[dict[str, Any], np.ndarray, int, np.ndarray, float]:
         """The direction's space from the public seed rows (the kernel space's width and features, or the rows' own),

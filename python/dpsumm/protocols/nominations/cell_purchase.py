@@ -161,8 +161,9 @@ def levels_option() -> Any:
 @dataclass(frozen=True)
 class CellReleases:
     """What a cell purchase has before the consumer's histogram: every active owner's released values (counts per
-    key, then the cells' hash sum), their noise ``sigma``, the cell rule, the keys and their names, and the share
-    of ``epsilon_v`` left for the histogram."""
+    key, then the cells' hash sum), their noise ``sigma``, the cell rule, the keys and their names, the share
+    of ``epsilon_v`` left for the histogram, and the owner groups' ``resolution`` (:func:`~.cells.owner_groups`;
+    None: every pair its test passes joins)."""
 
     values: dict[str, np.ndarray]
     sigma: float
@@ -170,6 +171,7 @@ class CellReleases:
     keys: tuple[Any, ...]
     names: tuple[Any, ...]
     histogram_share: float
+    resolution: float | None = None
 
 
 @dataclass(frozen=True, repr=False)
@@ -226,9 +228,11 @@ class CellPurchase(Purchase):
         n_rows: np.ndarray,
         sigma: float,
         rule: CellRule,
+        resolution: float | None = None,
     ) -> KeyMerge | None:
         """Coarser keys for the consumer's histogram and the sales, chosen from the owners' releases (``counts``
-        per key, ``sums`` of the cells' h1, noise ``sigma``) and public numbers; ``None``: the keys stand."""
+        per key, ``sums`` of the cells' h1, noise ``sigma``; owners grouped at ``resolution``) and public numbers;
+        ``None``: the keys stand."""
         return None
 
     def cell_rule(self, agg: Aggregator) -> CellRule:
@@ -338,7 +342,7 @@ class CellPurchase(Purchase):
         n_rows = np.array([agg.n_rows[owners[k]] for k in nonempty])
         # Coarser keys, when the purchase merges some (post-processing of the owners' releases and public numbers):
         # the merged counts are sums of released counts, each merged key's noise sigma * sqrt(keys merged).
-        merge = self.merge_keys(agg, counts[nonempty], sums, n_rows, sigma, rule)
+        merge = self.merge_keys(agg, counts[nonempty], sums, n_rows, sigma, rule, rel.resolution)
         widths = np.ones(L)  # keys merged into each key
         if merge is not None:
             counts = counts @ merge.matrix
@@ -346,7 +350,7 @@ class CellPurchase(Purchase):
             keys, names, rule = merge.keys, list(merge.names), merge.rule
             L = len(keys)
         # label_cells reads counts against one noise sigma: a merged key's count is compared at its own, sigma sqrt(m)
-        sub = label_cells(counts[nonempty] / np.sqrt(widths), sums, n_rows, sigma)
+        sub = label_cells(counts[nonempty] / np.sqrt(widths), sums, n_rows, sigma, resolution=rel.resolution)
         cells = LabelCells(
             labels=sub.labels,
             owners=tuple(tuple(nonempty[i] for i in own) for own in sub.owners),

@@ -24,6 +24,7 @@ __all__ = [
     "PURCHASE_FACTOR",
     "LabelCells",
     "owner_groups",
+    "seed_split_distance",
     "label_cells",
     "cell_threshold",
     "quotas_from_cells",
@@ -109,7 +110,12 @@ def _number(value: object, name: str, *, positive: bool = False) -> float:
 
 
 def owner_groups(
-    means: np.ndarray, noise_var: np.ndarray, n_rows: np.ndarray, *, level: float = GROUP_LEVEL
+    means: np.ndarray,
+    noise_var: np.ndarray,
+    n_rows: np.ndarray,
+    *,
+    level: float = GROUP_LEVEL,
+    resolution: float | None = None,
 ) -> list[list[int]]:
     """Owners grouped where their released mean hashes cannot be told apart (post-processing; docs/explanation/label-purchase.md).
 
@@ -121,7 +127,13 @@ def owner_groups(
     the connected components of that relation (single linkage; each pair is tested once on the owners' own
     releases: re-testing merged groups would test means fitted to the noise): owners that hold one distribution
     end in one group, owners whose data differ stay apart. The pairs are found without testing all K^2 of them
-    (:func:`_alike_pairs`). Returns the groups (lists of owner indices, each sorted), ordered by their first owner.
+    (:func:`_alike_components`). Returns the groups (lists of owner indices, each sorted), ordered by their first owner.
+
+    With ``resolution`` (a squared distance >= 0), a pair joins only when its test can see a difference of that
+    size: when the test's margin ``z sqrt(2/d) E0`` is at most ``resolution``. A pair whose noise hides such a
+    difference (owners of a few hundred rows, whose released means are mostly noise) passes the test whatever its
+    owners hold, so passing it is no evidence that they are alike, and the pair stays apart
+    (:func:`seed_split_distance` gives the reference the direction purchase uses).
     """
     m = _finite(means, "means", (None, None))
     K, d = m.shape
@@ -129,6 +141,7 @@ def owner_groups(
     noise = _finite(noise_var, "noise_var", (K,))
     if not 0.0 < level < 1.0:
         raise InvalidParameterError(f"`level` must be in (0, 1), got {level!r}", "level")
+    reach = math.inf if resolution is None else _number(resolution, "resolution")
     if K == 0:
         return []
     if d == 0 or np.any(n <= 0) or np.any(noise < 0):
@@ -138,7 +151,7 @@ def owner_groups(
         )
     z = float(NormalDist().inv_cdf(1.0 - level))
     v = d * noise + np.maximum(1.0 - (m * m).sum(1), 0.0) / n
-    label = _alike_components(m, v, z * math.sqrt(2.0 / d))
+    label = _alike_components(m, v, z * math.sqrt(2.0 / d), reach)
     groups: dict[int, list[int]] = {}
     for k in range(K):
         groups.setdefault(int(label[k]), []).append(k)
@@ -164,10 +177,10 @@ def _join(label: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return joined
 
 
-def _alike_components(m: np.ndarray, v: np.ndarray, c: float) -> np.ndarray:
+def _alike_components(m: np.ndarray, v: np.ndarray, c: float, reach: float = math.inf) -> np.ndarray:
     """The connected components (owner -> component) of the pairs ``a != b`` of rows of ``m`` with
-    ``D - E0 <= c E0`` (``D = ||m_a - m_b||^2``, ``E0 = v_a + v_b``), without testing all K^2 pairs when few pairs
-    are close.
+    ``D - E0 <= c E0`` and ``c E0 <= reach`` (``D = ||m_a - m_b||^2``, ``E0 = v_a + v_b``; :func:`owner_groups`'
+    resolution), without testing all K^2 pairs when few pairs are close.
 
     Such a pair has ``D <= (1 + c) E0 <= 2 (1 + c) max(v_a, v_b)``: it lies in the ball of radius
     ``sqrt(2 (1 + c) v_k)`` around the owner ``k`` of the two with the larger ``v``, and so does its projection on
@@ -200,7 +213,7 @@ def _alike_components(m: np.ndarray, v: np.ndarray, c: float) -> np.ndarray:
             i, j = a[start : start + step], b[start : start + step]
             D = ((m[i] - m[j]) ** 2).sum(1)
             e0 = v[i] + v[j]
-            alike = (D - e0) <= c * e0
+            alike = ((D - e0) <= c * e0) & (c * e0 <= reach)
             label = _join(label, i[alike], j[alike])
         return label
     sq = (m * m).sum(1)
@@ -209,11 +222,28 @@ def _alike_components(m: np.ndarray, v: np.ndarray, c: float) -> np.ndarray:
         rows = np.arange(start, min(K, start + step))
         D = np.maximum(sq[rows, None] + sq[None, :] - 2.0 * (m[rows] @ m.T), 0.0)
         e0 = v[rows, None] + v[None, :]
-        alike = ((D - e0) <= c * e0) & (np.arange(K)[None, :] > rows[:, None])
+        alike = ((D - e0) <= c * e0) & (c * e0 <= reach) & (np.arange(K)[None, :] > rows[:, None])
         alike &= label[rows, None] != label[None, :]  # pairs already in one component join nothing
         a, b = np.nonzero(alike)
         label = _join(label, rows[a], b)
     return label
+
+
+def seed_split_distance(hashes: np.ndarray) -> float:
+    """The squared distance between the mean hashes of the two halves of the public seed rows, below and above the
+    median of their scores along the top principal direction of their centred hashes (``hashes`` (n, d), n >= 2;
+    the median row of an odd count in neither): the size of the difference between two parts of the public
+    population, which :func:`owner_groups` must be able to see for a pair of owners that passes its test to count
+    as alike. Public numbers only."""
+    H = _finite(hashes, "hashes", (None, None))
+    if H.shape[0] < 2 or H.shape[1] < 1:
+        raise InvalidParameterError(f"`hashes` must hold at least 2 rows of at least 1 value, got {H.shape}", "hashes")
+    centred = H - H.mean(0)
+    top = np.linalg.svd(centred, full_matrices=False)[2][0]
+    order = np.argsort(centred @ top, kind="stable")
+    half = len(order) // 2  # an odd count's median row joins neither half: the halves do not depend on top's sign
+    gap = H[order[len(order) - half :]].mean(0) - H[order[:half]].mean(0)
+    return float(gap @ gap)
 
 
 @dataclass(frozen=True)
@@ -227,7 +257,13 @@ class LabelCells:
 
 
 def label_cells(
-    counts: np.ndarray, sums: np.ndarray, n_rows: np.ndarray, sigma: float, *, level: float = GROUP_LEVEL
+    counts: np.ndarray,
+    sums: np.ndarray,
+    n_rows: np.ndarray,
+    sigma: float,
+    *,
+    level: float = GROUP_LEVEL,
+    resolution: float | None = None,
 ) -> LabelCells:
     """The label purchase's cells from the owners' releases only (post-processing; docs/explanation/label-purchase.md).
 
@@ -238,7 +274,7 @@ def label_cells(
     label j form one cell, centred at their pooled mean hash, whose rows are sold by every owner of the group with a
     positive count of j (a holder too small to reach the threshold still sells). A label no owner reaches the
     threshold for (owners too small for their counts to stand out of the noise) is one cell over every owner whose
-    count of it is positive.
+    count of it is positive. ``resolution``: :func:`owner_groups`' (None: every pair its test passes joins).
     """
     counts = _finite(counts, "counts", (None, None))
     K, L = counts.shape
@@ -246,7 +282,9 @@ def label_cells(
     n = _finite(n_rows, "n_rows", (K,))
     d = sums.shape[1]
     sigma = _number(sigma, "sigma")
-    groups = owner_groups(sums / n[:, None], np.full(K, sigma**2) / n**2, n, level=level) if K else []
+    groups = (
+        owner_groups(sums / n[:, None], np.full(K, sigma**2) / n**2, n, level=level, resolution=resolution) if K else []
+    )
     labels, owners, centres, bias = [], [], [], []
     for j in range(L):
         holds = counts[:, j] >= HOLDER_SIGMAS * sigma
