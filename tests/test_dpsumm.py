@@ -1,6 +1,6 @@
 """dpsumm (the package): the public surface is what a user calls (at most 31 names, each importable: 30, and the
-default purchase ByDirection since issue 52), and the names moved to submodules still resolve, for one release,
-with a DeprecationWarning naming the new path."""
+default purchase ByDirection since issue 52), the submodules resolve lazily, and the names that moved to submodules
+say where they live now."""
 
 from __future__ import annotations
 
@@ -45,19 +45,21 @@ def test_the_version_is_declared_once_and_the_changelog_starts_with_it():
     assert first is not None and first.group(1) == dpsumm.__version__
 
 
-@pytest.mark.parametrize("name", sorted(dpsumm._MOVED))
-def test_a_moved_name_resolves_to_its_new_home(name):
-    where = dpsumm._MOVED[name]
-    if where == "dpsumm":  # a submodule: no warning, the module itself
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            mod = getattr(dpsumm, name)
-        assert isinstance(mod, types.ModuleType) and mod.__name__ == f"dpsumm.{name}"
-        return
+@pytest.mark.parametrize("name", dpsumm._SUBMODULES)
+def test_a_submodule_resolves_without_a_warning(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mod = getattr(dpsumm, name)
+    assert isinstance(mod, types.ModuleType) and mod.__name__ == f"dpsumm.{name}"
+
+
+@pytest.mark.parametrize("name", sorted(dpsumm._REMOVED))
+def test_a_removed_name_says_where_it_lives_now(name):
+    where = dpsumm._REMOVED[name]
     assert name not in dpsumm.__all__
-    with pytest.warns(DeprecationWarning, match=rf"dpsumm\.{name} moved to {where}\.{name}"):
-        old = getattr(dpsumm, name)
-    assert old is getattr(importlib.import_module(where), name)
+    with pytest.raises(AttributeError, match=rf"no attribute '{name}': it moved to {where}\.{name}"):
+        getattr(dpsumm, name)
+    assert hasattr(importlib.import_module(where), name)
 
 
 def test_an_unknown_name_is_an_attribute_error():

@@ -12,7 +12,6 @@ The names here are what a user calls; the primitives live in their submodules (:
 from __future__ import annotations
 
 import importlib
-import warnings
 from typing import Any
 
 from . import accounting, datasets, metrics, pfds
@@ -45,7 +44,7 @@ from .preprocessing import median_gamma, scale_to_unit
 from .results import Owner, SummaryResult
 from .summarize import summarize
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 __all__ = [
     "summarize",
@@ -81,9 +80,12 @@ __all__ = [
     "pfds",
 ]
 
-#: Names this package exported before 0.2, and where they live now: ``dpsumm.NAME`` still works for one release,
-#: with a DeprecationWarning naming the new path.
-_MOVED: dict[str, str] = {
+#: Submodules reached as ``dpsumm.NAME`` without importing them here (each is imported on first access).
+_SUBMODULES = ("experiments", "preprocessing", "reference")
+
+#: Names this package exported before 0.2 and where they live now. Their old paths went in 0.4.0, after one
+#: release with a DeprecationWarning; ``dpsumm.NAME`` now says where to import NAME from.
+_REMOVED: dict[str, str] = {
     **{
         name: "dpsumm.privacy"
         for name in (
@@ -113,21 +115,15 @@ _MOVED: dict[str, str] = {
     "Access": "dpsumm.results",
     "DegenerateKernelWarning": "dpsumm.preprocessing",
     "LedgerFormatError": "dpsumm.errors",
-    "experiments": "dpsumm",
-    "preprocessing": "dpsumm",
-    "reference": "dpsumm",
 }
 
 
 def __getattr__(name: str) -> Any:
-    where = _MOVED.get(name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"dpsumm.{name}")
+    where = _REMOVED.get(name)
     if where is None:
         raise AttributeError(f"module 'dpsumm' has no attribute {name!r}")
-    if where == "dpsumm":  # a submodule: importing it is its own access path, not deprecated
-        return importlib.import_module(f"dpsumm.{name}")
-    warnings.warn(
-        f"dpsumm.{name} moved to {where}.{name}; the old path goes in the next release",
-        DeprecationWarning,
-        stacklevel=2,
+    raise AttributeError(
+        f"module 'dpsumm' has no attribute {name!r}: it moved to {where}.{name} (from {where} import {name})"
     )
-    return getattr(importlib.import_module(where), name)
