@@ -631,7 +631,10 @@ class CellPurchase(Purchase):
         self, agg: Aggregator, r: object, req: CellSaleRequest, released: np.ndarray, sigma: float
     ) -> str | None:
         """A sale against its request: well-formed rows that hash to the hashes sent, labels in the set,
-        substitutes only for a shortfall, and a shortfall the owner's own released counts make plausible."""
+        substitutes only for a shortfall, rows in the cells they were sold as, and a shortfall the owner's own
+        released counts make plausible. The rows' cells are checked before that shortfall: a misplaced row is
+        proof, recomputed from the row, where an implausible shortfall is evidence from noisy counts, so a sale
+        that fails both is refused for the proof."""
         c = agg.config
         if not isinstance(r, CellSale):
             return f"replied with {type(r).__name__}, not a cell sale"
@@ -639,7 +642,7 @@ class CellPurchase(Purchase):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             return f"reported an impossible row count {n!r}"
         tokens, hashes = np.asarray(r.tokens), np.asarray(r.hashes)
-        problem = _check_cell_sale(r, req, released, sigma)
+        problem = _check_cell_sale(r, req, released, 0.0)  # its form; the shortfall's plausibility last
         if problem is not None:
             return problem
         want = len(tokens)
@@ -665,8 +668,10 @@ class CellPurchase(Purchase):
                 return "sold malformed rows"
             if not np.array_equal(agg.hasher.transform(pts), np.ascontiguousarray(hashes, dtype=np.float32)):
                 return "sold rows that do not hash to the hashes it sent"
-            return _check_cells(r, req, pts)
-        return None
+            problem = _check_cells(r, req, pts)
+            if problem is not None:
+                return problem
+        return _check_cell_sale(r, req, released, sigma)
 
 
 def _check_cells(r: CellSale, req: CellSaleRequest, points: np.ndarray) -> str | None:
