@@ -29,6 +29,7 @@ from ...errors import DpsummError, ProtocolError
 from ...hashing import RFFHasher
 from ...parties import nominate_rows
 from ...privacy import Csprng
+from ...sources import row_blocks, take_rows, whole_rows
 from ...strata import Levels, label_index, label_slots, levels_from_json, levels_json, stratum_index
 
 __all__ = [
@@ -205,17 +206,18 @@ def _scores(
     one streaming Rust pass (``_core.owner_hash_scores``), or the identity (numpy, in blocks)."""
     n = int(np.shape(data)[0])
     shift = float(centre @ direction)
-    if direction_map is not None:  # one streaming pass in Rust: each row hashed and dotted, never an n x d matrix
-        rows = (
-            data if isinstance(data, np.ndarray) and data.dtype in (np.float32, np.float64) else np.asarray(data, float)
-        )
-        w = np.ascontiguousarray(direction, dtype=np.float64)
+    w = np.ascontiguousarray(direction, dtype=np.float64)
+    if direction_map is not None and isinstance(data, np.ndarray):
+        # one streaming pass in Rust: each row hashed and dotted, never an n x d matrix
+        rows = data if data.dtype in (np.float32, np.float64) else np.asarray(data, float)
         scores: np.ndarray = _core.owner_hash_scores(rows, direction_map._projection, w, shift)
         return scores
     out = np.empty(n)
-    step = 1 << 16
-    for start in range(0, n, step):
-        out[start : start + step] = np.asarray(data[start : start + step], dtype=np.float64) @ direction - shift
+    for start, block in row_blocks(data):  # rows read from files: each row's score alone, piece by piece
+        if direction_map is not None:
+            out[start : start + len(block)] = _core.owner_hash_scores(block, direction_map._projection, w, shift)
+        else:
+            out[start : start + len(block)] = np.asarray(block, dtype=np.float64) @ direction - shift
     return out
 
 
@@ -346,6 +348,7 @@ def cell_rows(
     tilt = np.asarray(target, dtype=np.float64) if target is not None and len(target) > 0 else None
     tokens_out: list[np.ndarray] = []
     hashes_out: list[np.ndarray] = []
+    keyed: list[tuple[np.ndarray, int, int, bool, Csprng]] = []
     for j, (key, count) in enumerate(zip(key_set, counts)):
         pool = np.flatnonzero(idx == j) if count > 0 else np.zeros(0, dtype=np.int64)
         if len(pool) == 0:
@@ -354,8 +357,19 @@ def cell_rows(
         c = max(int(count), math.ceil(candidates * int(count) / total)) if herd else int(count)
         # the stream of one key: "label:" is its name since the label purchase's first sales (seeded runs reproduce)
         key_stream = stream.derive(f"label:{key!r}")
+        if tilt is None and c < len(pool):  # with no tilt the candidates are a uniform sample: drawn first
+            draw = key_stream.derive("candidates").uniform_array(len(pool))
+            pool = np.sort(pool[np.argpartition(draw, c - 1)[:c]])
+        keyed.append((pool, int(count), c, herd, key_stream))
+    if tilt is None and keyed:  # only the candidates are read, every key's at once (rows in files: each row group once)
+        fetched = take_rows(X, np.concatenate([pool for pool, *_ in keyed]))
+        starts = np.cumsum([0] + [len(pool) for pool, *_ in keyed])
+        candidate_rows = [fetched[a:b] for a, b in zip(starts[:-1], starts[1:])]
+    for k, (pool, count, c, herd, key_stream) in enumerate(keyed):
+        # a tilted sale draws among all the key's rows: rows in files are written out once to be mapped for it
+        rows = candidate_rows[k] if tilt is None else take_rows(whole_rows(X), pool)
         tokens, hashes = _key_rows(
-            X, pool, hasher, int(count), c, herd, key_stream, tilt, temperature, greedy_sample_factor
+            rows, pool, hasher, count, c, herd, key_stream, tilt, temperature, greedy_sample_factor
         )
         tokens_out.append(tokens)
         hashes_out.append(hashes)
@@ -367,7 +381,7 @@ def cell_rows(
 
 
 def _key_rows(
-    X: np.ndarray,
+    rows: np.ndarray,
     pool: np.ndarray,
     hasher: RFFHasher,
     count: int,
@@ -378,10 +392,11 @@ def _key_rows(
     temperature: float,
     greedy_sample_factor: float | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One key's rows sold among its rows ``pool``: ``count`` of ``c`` candidates (:func:`cell_rows`)."""
+    """One key's rows sold among its candidates ``pool`` (``rows``: their rows; with no tilt, already drawn): ``count``
+    of ``c`` candidates (:func:`cell_rows`)."""
     if target is not None:  # the tilted draw of c candidates among all the key's rows; herded (c > count) or as drawn
         tokens, hashes = nominate_rows(
-            np.ascontiguousarray(X[pool]),
+            rows,
             hasher,
             target,
             temperature=float(temperature),
@@ -391,13 +406,10 @@ def _key_rows(
             greedy_sample_factor=greedy_sample_factor,
         )
         return pool[tokens], hashes
-    if c < len(pool):  # with no tilt the candidates are a uniform sample: draw them first, hash only them
-        draw = key_stream.derive("candidates").uniform_array(len(pool))
-        pool = np.sort(pool[np.argpartition(draw, c - 1)[:c]])
     if not herd:  # the uniform sample itself: every candidate is sold
-        return pool, np.ascontiguousarray(hasher.transform(np.ascontiguousarray(X[pool])), dtype=np.float32)
+        return pool, np.ascontiguousarray(hasher.transform(rows), dtype=np.float32)
     tokens, hashes = nominate_rows(
-        np.ascontiguousarray(X[pool]),
+        rows,
         hasher,
         np.zeros(hasher.dim),
         temperature=1.0,
