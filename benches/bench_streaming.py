@@ -115,7 +115,8 @@ def write(fmt: str, path: Path, rows: int, features: int, row_group: int) -> Non
     import pyarrow.parquet as pq
 
     schema = pa.schema([(f"f{j}", pa.float32()) for j in range(features)])
-    with pq.ParquetWriter(path, schema, compression="none") as w:
+    # Plain float32 pages, no compression and no dictionary (random floats do not compress): the file is the rows' size.
+    with pq.ParquetWriter(path, schema, compression="none", use_dictionary=False) as w:
         for X in gen:
             w.write_table(
                 pa.table({f"f{j}": X[:, j] for j in range(features)}, schema=schema), row_group_size=row_group
@@ -139,7 +140,7 @@ def floor(fmt: str, source, omega, offset, chunk: int) -> int:  # type: ignore[n
         import pyarrow.parquet as pq
 
         for batch in pq.ParquetFile(source).iter_batches(batch_size=chunk):
-            X = np.empty((batch.num_rows, batch.num_columns), np.float32)
+            X = np.empty((batch.num_columns, batch.num_rows), np.float32).T  # column order: one copy per column
             for j in range(batch.num_columns):
                 X[:, j] = batch.column(j).to_numpy()
             hash_rows(X)

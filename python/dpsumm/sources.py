@@ -307,8 +307,9 @@ class ParquetRows:
             _check_stamp(Path(file), stamp, self.argument)
 
     def _block(self, batch: Any, where: str, start: int) -> np.ndarray:
-        """A record batch's feature columns as a (rows, features) array, a null refused (naming file and column)."""
-        block = np.empty((batch.num_rows, len(self.columns)), dtype=self.dtype)
+        """A record batch's feature columns as a (rows, features) array in column order (each column one copy; the
+        Rust passes take any strides), a null refused (naming file and column)."""
+        block = np.empty((len(self.columns), batch.num_rows), dtype=self.dtype).T
         for j, name in enumerate(self.columns):
             column = batch.column(name)
             if column.null_count:
@@ -338,7 +339,7 @@ class ParquetRows:
                     pending.append(self._block(batch, file, start + have))
                     have += batch.num_rows
                     while have >= step:
-                        buf = pending[0] if len(pending) == 1 else np.concatenate(pending)
+                        buf = pending[0] if len(pending) == 1 else _stack(pending)
                         yield start, buf[:step]
                         rest = buf[step:]
                         pending, have, start = ([rest] if len(rest) else []), len(rest), start + step
@@ -349,7 +350,7 @@ class ParquetRows:
                     f"`{self.argument}`: {file} cannot be read ({type(exc).__name__}: {exc})", file, self.argument
                 ) from exc
         if have:
-            yield start, pending[0] if len(pending) == 1 else np.concatenate(pending)
+            yield start, pending[0] if len(pending) == 1 else _stack(pending)
         if start + have != self.shape[0]:
             raise DataFileError(
                 f"`{self.argument}`: {self.path} held {start + have} rows in this pass, {self.shape[0]} when it was "
@@ -418,6 +419,11 @@ class ParquetRows:
                 raise
             self._mapped = spill.finish()
         return self._mapped
+
+
+def _stack(blocks: list[np.ndarray]) -> np.ndarray:
+    """Blocks of rows in column order stacked, in column order."""
+    return np.concatenate([b.T for b in blocks], axis=1).T
 
 
 def _check_stamp(p: Path, stamp: tuple[int, int], argument: str) -> None:
