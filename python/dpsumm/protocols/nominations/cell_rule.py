@@ -148,27 +148,42 @@ def row_cells(
     replacing one row moves at most one count from one cell to another. With a ``memo`` (a party's own, kept
     between its messages of a run) the scores along one direction are computed once: the owner's release and its
     sale key its rows alike without scoring them twice."""
+    # Each part in place (one int64 per row, and one bool per row for those outside a declared set): an owner of
+    # many rows holds no temporary of every row beyond them.
     n = int(np.shape(data)[0])
-    out = np.zeros(n, dtype=np.int64)
-    outside = np.zeros(n, dtype=bool)
+    out: np.ndarray | None = None
+    outside: np.ndarray | None = None
     if cross_labels is not None and len(cross_labels):
         if labels is None:
             raise ProtocolError("the cells cross the labels, but the party has no labels")
-        pos = label_index(np.asarray(labels), np.asarray(cross_labels))
-        outside |= pos < 0
-        out = np.maximum(pos, 0)
+        out = np.asarray(label_index(np.asarray(labels), np.asarray(cross_labels)), dtype=np.int64)
+        outside = out < 0
+        np.maximum(out, 0, out=out)
     if levels:
         if strata is None:
             raise ProtocolError("the cells are by strata, but the party has no strata")
-        pos = stratum_index(strata, levels)
-        outside |= pos < 0
-        out = out * math.prod(len(a) for a in levels) + np.maximum(pos, 0)
+        pos = np.asarray(stratum_index(strata, levels), dtype=np.int64)
+        outside = pos < 0 if outside is None else np.logical_or(outside, pos < 0, out=outside)
+        np.maximum(pos, 0, out=pos)
+        if out is None:
+            out = pos
+        else:
+            out *= math.prod(len(a) for a in levels)
+            out += pos
     if direction is not None and len(direction):
         assert centre is not None and edges is not None
         e = np.asarray(edges, dtype=np.float64)
         score = _direction_scores(data, direction, centre, e, direction_map, memo)
-        out = out * (len(e) + 1) + np.searchsorted(e, score, side="right")
-    out[outside] = -1
+        bins = np.asarray(np.searchsorted(e, score, side="right"), dtype=np.int64)
+        if out is None:
+            out = bins
+        else:
+            out *= len(e) + 1
+            out += bins
+    if out is None:
+        return np.zeros(n, dtype=np.int64)
+    if outside is not None:
+        out[outside] = -1
     return out
 
 
@@ -340,7 +355,7 @@ def cell_rows(
     if keys is None:
         return empty
     key_set = np.asarray(key_set)
-    idx = label_index(np.asarray(keys), key_set)
+    idx = _key_positions(np.asarray(keys), key_set)
     held = np.bincount(idx[idx >= 0], minlength=len(key_set))
     counts = substitute_counts(held, np.asarray(counts, dtype=np.int64), preference)
     total = max(int(counts.sum()), 1)
@@ -378,6 +393,15 @@ def cell_rows(
     tokens_all = np.concatenate(tokens_out).astype(np.int64)
     order = np.argsort(tokens_all, kind="stable")
     return tokens_all[order], np.ascontiguousarray(np.concatenate(hashes_out)[order], dtype=np.float32)
+
+
+def _key_positions(keys: np.ndarray, key_set: np.ndarray, step: int = 1 << 20) -> np.ndarray:
+    """:func:`~dpsumm.strata.label_index` of every row's key, found ``step`` rows at a time into one array of int32
+    (int64 for a set of 2**31 keys or more): an owner of many rows holds no temporary of every row."""
+    out = np.empty(len(keys), dtype=np.int32 if len(key_set) < 2**31 else np.int64)
+    for start in range(0, len(keys), step):
+        out[start : start + step] = label_index(keys[start : start + step], key_set)
+    return out
 
 
 def _key_rows(
