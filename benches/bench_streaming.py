@@ -179,8 +179,7 @@ def child(a: argparse.Namespace) -> dict:
             start += len(part)
         source: object = X
         file_gb = 0.0
-    else:
-        write(fmt, path, a.rows, a.features, a.row_group)
+    else:  # written by the parent's writer process: its memory is not this process's
         source = str(path)
         file_gb = path.stat().st_size / 1e9
     written_s = time.perf_counter() - t
@@ -188,7 +187,8 @@ def child(a: argparse.Namespace) -> dict:
     warm = dpsumm.summarize([np.asarray(V[:1500])], V, a.size, progress=False, random_state=0)
     omega, offset = np.ascontiguousarray(warm.hasher.omega_), warm.hasher.offset_
     out: dict = {"format": fmt, "rows": a.rows, "features": a.features, "file_gb": round(file_gb, 3)}
-    out["write_s"] = round(written_s, 1)
+    out["write_s"] = round(written_s if fmt == "memory" else a.write_s, 1)
+    out["rss_anon_before_gb"] = round(_status("RssAnon"), 3)
     out["hasher"] = {"dim": int(warm.hasher.dim)}
     with PeakAnon() as m:
         read0, t = _read_bytes(), time.perf_counter()
@@ -250,7 +250,12 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep each file")
     ap.add_argument("--out", default=None)
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--write", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--write-s", type=float, default=0.0, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.write:
+        write(a.write, Path(a.dir) / f"owner.{a.write}", a.rows, a.features, a.row_group)
+        return
     if a.child:
         try:
             print(json.dumps(child(a)))
@@ -264,8 +269,13 @@ def main() -> None:
     for var in ("RAYON_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
         env[var] = str(a.threads)
     runs = []
-    for fmt in a.formats:  # one file at a time, deleted by its child
-        args = [sys.executable, __file__, "--child", fmt, *sys.argv[1:]]
+    for fmt in a.formats:  # one file at a time, written by a process of its own, deleted by its child
+        write_s = 0.0
+        if fmt != "memory":
+            t = time.perf_counter()
+            subprocess.run([sys.executable, __file__, "--write", fmt, *sys.argv[1:]], env=env, check=True)
+            write_s = time.perf_counter() - t
+        args = [sys.executable, __file__, "--child", fmt, "--write-s", str(write_s), *sys.argv[1:]]
         done = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             sys.exit(f"{fmt}: {done.stderr[-3000:]}")
