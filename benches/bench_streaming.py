@@ -3,9 +3,9 @@
 For each format (``memory``: the rows as an array; ``npy``: a ``.npy`` file, memory-mapped; ``parquet``: a parquet
 file read in record batches, the rows sold fetched by row group), in a child process of its own:
 
-* the file is written chunk by chunk (the same rows for every format, drawn chunk by chunk from a seeded
-  generator: ``bench_scale.make_data``'s clusters, 64 float32 features), and deleted when the child is done
-  (``--keep`` keeps it);
+* the file is written chunk by chunk by a process of its own (the same rows for every format, drawn chunk by chunk
+  from a seeded generator: ``bench_scale.make_data``'s clusters, 64 float32 features; parquet: plain float32 pages,
+  ``--row-group`` rows per row group), and deleted when the child is done (``--keep`` keeps it);
 * the *streaming floor*: read and hash every row once from that file, numpy + pyarrow, chunked (a parquet file's
   record batches, or a ``.npy`` file's memory map, ``--chunk-rows`` rows at a time, each ``cos(X @ omega + b)``
   with the run's h1, float32, into a reused buffer);
@@ -14,7 +14,8 @@ file read in record batches, the rows sold fetched by row group), in a child pro
   measured in the same process, floor first;
 * the peak anonymous memory (``RssAnon`` of /proc/self/status, sampled every 20 ms: a mapped file's pages are not
   anonymous) during the floor and during the run, and the bytes read from the device (/proc/self/io
-  ``read_bytes``);
+  ``read_bytes``: pages already in the page cache are not read again); for parquet, the row groups the fetches of
+  rows by index read;
 * a digest of the summary (its rows, hashes, owners and row indices): every format's must be the same.
 
 ``python benches/bench_streaming.py --rows 10000000 --formats memory parquet --out

@@ -289,7 +289,7 @@ class CellSaleRequest(OwnerRequest, CellRule):
             hashes=hashes,
             points=take_rows(owner.data, tokens) if self.reveal == "points" else None,
             labels=None if owner.labels is None else np.asarray(owner.labels)[tokens],
-            cells=None if keys is owner.labels or keys is None else np.asarray(keys, dtype=np.int64)[tokens],
+            cells=None if keys is owner.labels or keys is None else np.asarray(keys)[tokens].astype(np.int64),
         )
 
 

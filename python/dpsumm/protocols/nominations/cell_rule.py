@@ -127,6 +127,10 @@ def rule_fields(value: object) -> dict[str, Any]:
     return {f.name: getattr(value, f.name) for f in dataclasses.fields(CellRule)}
 
 
+#: Rows an owner's per-row arrays are worked through at a time (its keys, bins and counts): no temporary of every row.
+_ROW_STEP = 1 << 20
+
+
 def row_cells(
     data: np.ndarray,
     labels: np.ndarray | None,
@@ -140,29 +144,36 @@ def row_cells(
     direction_map: RFFHasher | None = None,
     memo: Callable[[bytes, Callable[[], np.ndarray]], np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Each row's cell (int64, -1 for none): its label's position in ``cross_labels`` (when given), then its
-    stratum's position in the product of ``levels`` (when given), then the bin of its score ``(f(x) - centre) .
-    direction`` among ``edges`` (``len(edges) + 1`` bins, when a direction is given), in mixed radix, the first most
+    """Each row's cell (int32, int64 when there are ``2**31`` cells or more; -1 for none): its label's position in
+    ``cross_labels`` (when given), then its stratum's position in the product of ``levels`` (when given), then the bin
+    of its score ``(f(x) - centre) . direction`` among ``edges`` (``len(edges) + 1`` bins, when a direction is given),
+    in mixed radix, the first most
     significant; ``f`` is ``direction_map``'s random features (the kernel's witness space) when given, else the row
     itself. A row with a label or stratum outside the declared sets is in no cell. A public function of the row:
     replacing one row moves at most one count from one cell to another. With a ``memo`` (a party's own, kept
     between its messages of a run) the scores along one direction are computed once: the owner's release and its
     sale key its rows alike without scoring them twice."""
-    # Each part in place (one int64 per row, and one bool per row for those outside a declared set): an owner of
+    # Each part in place (one int per row, and one bool per row for those outside a declared set): an owner of
     # many rows holds no temporary of every row beyond them.
     n = int(np.shape(data)[0])
+    cells = (len(cross_labels) if cross_labels is not None and len(cross_labels) else 1) * (
+        math.prod(len(a) for a in levels) if levels else 1
+    )
+    if direction is not None and len(direction):
+        cells *= len(np.asarray(edges)) + 1
+    kind = np.int32 if cells < 2**31 else np.int64
     out: np.ndarray | None = None
     outside: np.ndarray | None = None
     if cross_labels is not None and len(cross_labels):
         if labels is None:
             raise ProtocolError("the cells cross the labels, but the party has no labels")
-        out = np.asarray(label_index(np.asarray(labels), np.asarray(cross_labels)), dtype=np.int64)
+        out = np.asarray(label_index(np.asarray(labels), np.asarray(cross_labels)), dtype=kind)
         outside = out < 0
         np.maximum(out, 0, out=out)
     if levels:
         if strata is None:
             raise ProtocolError("the cells are by strata, but the party has no strata")
-        pos = np.asarray(stratum_index(strata, levels), dtype=np.int64)
+        pos = np.asarray(stratum_index(strata, levels), dtype=kind)
         outside = pos < 0 if outside is None else np.logical_or(outside, pos < 0, out=outside)
         np.maximum(pos, 0, out=pos)
         if out is None:
@@ -174,14 +185,16 @@ def row_cells(
         assert centre is not None and edges is not None
         e = np.asarray(edges, dtype=np.float64)
         score = _direction_scores(data, direction, centre, e, direction_map, memo)
-        bins = np.asarray(np.searchsorted(e, score, side="right"), dtype=np.int64)
+        bins = np.empty(n, dtype=kind)
+        for start in range(0, n, _ROW_STEP):  # a piece at a time: no int64 temporary of every row
+            bins[start : start + _ROW_STEP] = np.searchsorted(e, score[start : start + _ROW_STEP], side="right")
         if out is None:
             out = bins
         else:
             out *= len(e) + 1
             out += bins
     if out is None:
-        return np.zeros(n, dtype=np.int64)
+        return np.zeros(n, dtype=kind)
     if outside is not None:
         out[outside] = -1
     return out
@@ -284,16 +297,19 @@ def key_counts(keys: np.ndarray | None, key_set: np.ndarray) -> np.ndarray:
     keys = np.asarray(keys)
     if keys.ndim != 1:  # one key per row: a row counts in at most one cell (L2 sensitivity sqrt(2))
         raise ProtocolError(f"labels must be one per row (1-D), got shape {keys.shape}")
-    by_table = label_slots(keys, key_set)
-    if by_table is not None:  # count per slot, then read off the set's slots
-        slot, table = by_table
-        per_slot = np.bincount(slot, minlength=len(table))
-        out = np.zeros(len(key_set))
-        in_set = table >= 0
-        out[table[in_set]] = per_slot[in_set]
-        return out
-    idx = label_index(keys, key_set)
-    return np.bincount(idx[idx >= 0], minlength=len(key_set)).astype(np.float64)
+    counts = np.zeros(len(key_set), dtype=np.int64)
+    for start in range(0, len(keys), _ROW_STEP):  # a piece at a time: no temporary of every row
+        part = keys[start : start + _ROW_STEP]
+        by_table = label_slots(part, key_set)
+        if by_table is not None:  # count per slot, then read off the set's slots
+            slot, table = by_table
+            per_slot = np.bincount(slot, minlength=len(table))
+            in_set = table >= 0
+            counts[table[in_set]] += per_slot[in_set]
+        else:
+            idx = label_index(part, key_set)
+            counts += np.bincount(idx[idx >= 0], minlength=len(key_set))
+    return counts.astype(np.float64)
 
 
 def substitute_counts(held: np.ndarray, counts: np.ndarray, preference: np.ndarray | None) -> np.ndarray:
@@ -356,7 +372,10 @@ def cell_rows(
         return empty
     key_set = np.asarray(key_set)
     idx = _key_positions(np.asarray(keys), key_set)
-    held = np.bincount(idx[idx >= 0], minlength=len(key_set))
+    held = np.zeros(len(key_set), dtype=np.int64)
+    for start in range(0, len(idx), _ROW_STEP):
+        part = idx[start : start + _ROW_STEP]
+        held += np.bincount(part[part >= 0], minlength=len(key_set))
     counts = substitute_counts(held, np.asarray(counts, dtype=np.int64), preference)
     total = max(int(counts.sum()), 1)
     stream = Csprng(int(sample_seed))
@@ -395,7 +414,7 @@ def cell_rows(
     return tokens_all[order], np.ascontiguousarray(np.concatenate(hashes_out)[order], dtype=np.float32)
 
 
-def _key_positions(keys: np.ndarray, key_set: np.ndarray, step: int = 1 << 20) -> np.ndarray:
+def _key_positions(keys: np.ndarray, key_set: np.ndarray, step: int = _ROW_STEP) -> np.ndarray:
     """:func:`~dpsumm.strata.label_index` of every row's key, found ``step`` rows at a time into one array of int32
     (int64 for a set of 2**31 keys or more): an owner of many rows holds no temporary of every row."""
     out = np.empty(len(keys), dtype=np.int32 if len(key_set) < 2**31 else np.int64)
