@@ -309,7 +309,7 @@ class ParquetRows:
     def _block(self, batch: Any, where: str, start: int) -> np.ndarray:
         """A record batch's feature columns as a (rows, features) array in column order (each column one copy; the
         Rust passes take any strides), a null refused (naming file and column)."""
-        block = np.empty((len(self.columns), batch.num_rows), dtype=self.dtype).T
+        block: np.ndarray = np.empty((len(self.columns), batch.num_rows), dtype=self.dtype).T
         for j, name in enumerate(self.columns):
             column = batch.column(name)
             if column.null_count:
@@ -423,7 +423,8 @@ class ParquetRows:
 
 def _stack(blocks: list[np.ndarray]) -> np.ndarray:
     """Blocks of rows in column order stacked, in column order."""
-    return np.concatenate([b.T for b in blocks], axis=1).T
+    stacked: np.ndarray = np.concatenate([b.T for b in blocks], axis=1).T
+    return stacked
 
 
 def _check_stamp(p: Path, stamp: tuple[int, int], argument: str) -> None:
