@@ -141,7 +141,7 @@ def floor(fmt: str, source, omega, offset, chunk: int) -> int:  # type: ignore[n
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        for batch in pq.ParquetFile(source).iter_batches(batch_size=chunk):
+        for batch in pq.ParquetFile(source, pre_buffer=False).iter_batches(batch_size=chunk):  # as dpsumm reads it
             X = np.empty((batch.num_columns, batch.num_rows), np.float32).T  # column order: one copy per column
             for j in range(batch.num_columns):
                 X[:, j] = batch.column(j).to_numpy()

@@ -325,7 +325,6 @@ class ParquetRows:
     def blocks(self, chunk_rows: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """Every row in order as ``(first row, rows)``, :func:`pass_rows` ``(chunk_rows)`` rows at a time (the last
         piece shorter), read from the files' record batches."""
-        import pyarrow.parquet as pq
 
         self.check_unchanged()
         step = pass_rows(self.chunk_rows if chunk_rows is None else chunk_rows)
@@ -334,7 +333,7 @@ class ParquetRows:
         files = list(dict.fromkeys(g.file for g in self._groups))
         for file in files:
             try:
-                batches = pq.ParquetFile(file).iter_batches(batch_size=step, columns=self.columns)
+                batches = _reader(file).iter_batches(batch_size=step, columns=self.columns)
                 for batch in batches:
                     pending.append(self._block(batch, file, start + have))
                     have += batch.num_rows
@@ -363,7 +362,6 @@ class ParquetRows:
         """The rows at ``index`` (ints, any shape, in [0, n_rows)), shape ``index.shape + (n_features,)``: only the
         row groups that hold them are read, each once. The rows of the latest fetch are kept: rows among them (the
         rows sold, among the candidates just read) are not read again."""
-        import pyarrow.parquet as pq
 
         idx = np.asarray(index)
         if idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= self.shape[0]):
@@ -385,7 +383,7 @@ class ParquetRows:
             for part in np.split(np.arange(len(rows)), cuts):
                 g = self._groups[int(group[part[0]])]
                 try:
-                    reader = files.get(g.file) or files.setdefault(g.file, pq.ParquetFile(g.file))
+                    reader = files.get(g.file) or files.setdefault(g.file, _reader(g.file))
                     batch = reader.read_row_group(g.group, columns=self.columns)
                 except Exception as exc:
                     raise DataFileError(
@@ -419,6 +417,14 @@ class ParquetRows:
                 raise
             self._mapped = spill.finish()
         return self._mapped
+
+
+def _reader(file: str) -> Any:
+    """A parquet file's reader that reads one row group's column chunks at a time (``pre_buffer=False``: pyarrow's
+    default buffers the chunks of the whole file as it goes, in anonymous memory)."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(file, pre_buffer=False)
 
 
 def _stack(blocks: list[np.ndarray]) -> np.ndarray:
@@ -528,7 +534,7 @@ def _open_parquet(
     peak, done = 0.0, 0
     try:
         for file in files:  # the check: every value, and the labels and strata columns kept
-            for batch in pq.ParquetFile(file).iter_batches(batch_size=chunk_rows, columns=features + sorted(kept)):
+            for batch in _reader(file).iter_batches(batch_size=chunk_rows, columns=features + sorted(kept)):
                 block = rows._block(batch, file, done)
                 peak = max(peak, _refuse_bad_chunk(block, done, file, features, argument))
                 if labels is not None:
