@@ -64,8 +64,10 @@ def test_the_rows_are_memory_mapped_not_copied(tmp_path):
     src = open_rows(tmp_path / "rows.npy", chunk_rows=10)
     assert isinstance(src.data, np.memmap) and not src.data.flags.writeable
     assert np.array_equal(src.data, ROWS[0])
-    spilled = open_rows(iter([ROWS[0][:5], ROWS[0][5:]]), spill_dir=tmp_path)
+    (tmp_path / "spill").mkdir()
+    spilled = open_rows(iter([ROWS[0][:5], ROWS[0][5:]]), spill_dir=tmp_path / "spill")
     assert isinstance(spilled.data, np.memmap) and np.array_equal(spilled.data, ROWS[0])
+    assert not any((tmp_path / "spill").iterdir())  # the spill file is gone, its mapping stays
 
 
 def test_bad_files_are_refused_naming_the_file_and_column(tmp_path):

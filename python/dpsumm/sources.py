@@ -200,10 +200,25 @@ class _Spill:
         self.fh.write(np.ascontiguousarray(chunk, dtype=self.dtype).tobytes())
         self.rows += chunk.shape[0]
 
+    def discard(self) -> None:
+        """Close and remove the spill (rows refused while they were written)."""
+        self.fh.close()
+        self._remove()
+
+    def _remove(self) -> None:
+        try:
+            self.path.unlink()
+            os.rmdir(self.dir)
+        except OSError:  # a system that does not remove an open mapping's file: left for the temporary directory
+            pass
+
     def finish(self) -> np.ndarray:
+        """The rows written, memory-mapped; the file and its directory removed at once (the mapping keeps the pages
+        until it is dropped), so that no spill outlives its rows."""
         self._header(self.rows)
         self.fh.close()
         data: np.ndarray = np.load(self.path, mmap_mode="r", allow_pickle=False)
+        self._remove()
         return data
 
 
@@ -413,7 +428,7 @@ class ParquetRows:
                 for _, block in self.blocks():
                     spill.write(block)
             except BaseException:
-                spill.fh.close()
+                spill.discard()
                 raise
             self._mapped = spill.finish()
         return self._mapped
@@ -570,7 +585,7 @@ def _open_chunks(
         if spill is None:
             spill = _Spill(spill_dir, chunk.shape[1], np.dtype(np.float32 if chunk.dtype == np.float32 else np.float64))
         elif chunk.shape[1] != spill.n_features:
-            spill.fh.close()
+            spill.discard()
             raise InvalidParameterError(
                 f"`{argument}`: chunk {k} has {chunk.shape[1]} columns, the first had {spill.n_features}", argument
             )
@@ -580,13 +595,13 @@ def _open_chunks(
             try:
                 peak = max(peak, _refuse_bad_chunk(part, spill.rows, f"chunk {k}", columns, argument))
             except DataFileError:
-                spill.fh.close()
+                spill.discard()
                 raise
             spill.write(part)
             meter.add(part.shape[0])
     if spill is None or spill.rows == 0:
         if spill is not None:
-            spill.fh.close()
+            spill.discard()
         raise InvalidParameterError(f"`{argument}`: the chunks hold no rows", argument)
     return RowSource(data=spill.finish(), columns=[f"column {j}" for j in range(spill.n_features)], peak=peak)
 
