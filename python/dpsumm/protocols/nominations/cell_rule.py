@@ -392,8 +392,7 @@ def cell_rows(
         # the stream of one key: "label:" is its name since the label purchase's first sales (seeded runs reproduce)
         key_stream = stream.derive(f"label:{key!r}")
         if tilt is None and c < len(pool):  # with no tilt the candidates are a uniform sample: drawn first
-            draw = key_stream.derive("candidates").uniform_array(len(pool))
-            pool = np.sort(pool[np.argpartition(draw, c - 1)[:c]])
+            pool = np.sort(pool[_smallest_draws(key_stream.derive("candidates"), len(pool), c)])
         keyed.append((pool, int(count), c, herd, key_stream))
     if tilt is None and keyed:  # only the candidates are read, every key's at once (rows in files: each row group once)
         fetched = take_rows(X, np.concatenate([pool for pool, *_ in keyed]))
@@ -412,6 +411,23 @@ def cell_rows(
     tokens_all = np.concatenate(tokens_out).astype(np.int64)
     order = np.argsort(tokens_all, kind="stable")
     return tokens_all[order], np.ascontiguousarray(np.concatenate(hashes_out)[order], dtype=np.float32)
+
+
+def _smallest_draws(stream: Csprng, n: int, c: int, step: int = _ROW_STEP) -> np.ndarray:
+    """Positions of the ``c`` smallest of ``n`` uniforms drawn from ``stream`` (``0 < c < n``): the draws of
+    ``stream.uniform_array(n)``, made ``step`` at a time (the stream gives the same values in pieces) keeping the ``c``
+    smallest so far, so that a key of many rows holds no array of a draw per row."""
+    if n <= step:
+        return np.argpartition(stream.uniform_array(n), c - 1)[:c]
+    positions, values = np.zeros(0, dtype=np.int64), np.zeros(0)
+    for start in range(0, n, step):
+        draw = stream.uniform_array(min(step, n - start))
+        keep = np.argpartition(draw, c - 1)[:c] if c < len(draw) else np.arange(len(draw))
+        positions, values = np.concatenate([positions, keep + start]), np.concatenate([values, draw[keep]])
+        if len(values) > c:
+            kept = np.argpartition(values, c - 1)[:c]
+            positions, values = positions[kept], values[kept]
+    return positions
 
 
 def _key_positions(keys: np.ndarray, key_set: np.ndarray, step: int = _ROW_STEP) -> np.ndarray:
