@@ -11,7 +11,8 @@ import pytest
 import dpsumm
 from dpsumm import Owner
 from dpsumm.errors import DataFileError, InvalidParameterError
-from dpsumm.sources import open_rows
+from dpsumm.parties import OwnerParty
+from dpsumm.sources import ParquetRows, open_rows, pass_rows, row_blocks, take_rows
 
 RNG = np.random.default_rng(11)
 ROWS = [RNG.uniform(size=(700 + 50 * k, 6)).astype(np.float32) for k in range(3)]
@@ -28,10 +29,14 @@ def _same(a: dpsumm.SummaryResult, b: dpsumm.SummaryResult) -> None:
     assert a.hashes.tobytes() == b.hashes.tobytes()
 
 
-@pytest.mark.parametrize("method", ["nominations", dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=range(3)))])
-def test_a_summary_from_npy_files_and_parquet_is_the_in_memory_one_bit_for_bit(tmp_path, method):
+@pytest.mark.parametrize(
+    "method", ["nominations", dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=range(3))), "paper"]
+)
+def test_a_summary_from_npy_files_and_parquet_is_the_in_memory_one_bit_for_bit(tmp_path, method, monkeypatch):
     pq = pytest.importorskip("pyarrow.parquet")
     pa = pytest.importorskip("pyarrow")
+    if method != "paper":  # the cell purchases read parquet in record batches: never a copy of every row
+        monkeypatch.setattr(ParquetRows, "mapped", lambda self: pytest.fail("the rows were written out whole"))
     kw = dict(KW, validation_labels=VALIDATION_LABELS) if isinstance(method, dpsumm.Nominations) else KW
     memory = [Owner(r, labels=lab, name=f"o{k}") for k, (r, lab) in enumerate(zip(ROWS, LABELS))]
     npy, parquet = [], []
@@ -59,8 +64,10 @@ def test_the_rows_are_memory_mapped_not_copied(tmp_path):
     src = open_rows(tmp_path / "rows.npy", chunk_rows=10)
     assert isinstance(src.data, np.memmap) and not src.data.flags.writeable
     assert np.array_equal(src.data, ROWS[0])
-    spilled = open_rows(iter([ROWS[0][:5], ROWS[0][5:]]), spill_dir=tmp_path)
+    (tmp_path / "spill").mkdir()
+    spilled = open_rows(iter([ROWS[0][:5], ROWS[0][5:]]), spill_dir=tmp_path / "spill")
     assert isinstance(spilled.data, np.memmap) and np.array_equal(spilled.data, ROWS[0])
+    assert not any((tmp_path / "spill").iterdir())  # the spill file is gone, its mapping stays
 
 
 def test_bad_files_are_refused_naming_the_file_and_column(tmp_path):
@@ -113,3 +120,76 @@ def test_a_file_that_changes_during_a_run_is_refused_before_the_next_message(tmp
     party = dpsumm.parties.OwnerParty(src.data, name="o", check=src.check_unchanged)
     with pytest.raises(DataFileError, match="changed"):
         party.handle(dpsumm.messages.BidRequest(round=0, v=np.zeros(4, dtype=np.float32)))
+
+
+def _table(rows: np.ndarray, labels: np.ndarray):  # type: ignore[no-untyped-def]
+    pa = pytest.importorskip("pyarrow")
+    return pa.table({**{f"f{j}": rows[:, j] for j in range(rows.shape[1])}, "label": labels})
+
+
+def test_parquet_rows_are_read_in_record_batches_and_rows_sold_by_row_group(tmp_path, monkeypatch):
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = RNG.normal(size=(1000, 5)).astype(np.float32)
+    labels = RNG.integers(0, 4, size=1000)
+    pq.write_table(_table(rows, labels), tmp_path / "t.parquet", row_group_size=100)
+    src = open_rows(tmp_path / "t.parquet", labels="label", chunk_rows=300)
+    assert isinstance(src.data, ParquetRows) and src.data.shape == (1000, 5) and src.data.dtype == np.float32
+    assert src.peak == float(np.abs(rows).max()) and np.array_equal(src.labels, labels)
+    # A pass: whole blocks of 256 rows at a time (the Rust passes' block), the same rows in the same order.
+    assert pass_rows(300) == 512 and pass_rows(1) == 256
+    pieces = list(row_blocks(src.data, 300))
+    assert [(start, len(block)) for start, block in pieces] == [(0, 512), (512, 488)]
+    assert np.concatenate([block for _, block in pieces]).tobytes() == rows.tobytes()
+    # Rows fetched by index read only the row groups that hold them, each once, in the order asked.
+    read = []
+    real = pq.ParquetFile.read_row_group
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", lambda self, i, **kw: read.append(i) or real(self, i, **kw))
+    want = np.array([950, 5, 120, 7, 999])
+    assert take_rows(src.data, want).tobytes() == rows[want].tobytes()
+    assert sorted(read) == [0, 1, 9]
+    read.clear()  # rows among the latest fetch (the rows sold among the candidates): not read again
+    assert take_rows(src.data, np.array([999, 5])).tobytes() == rows[[999, 5]].tobytes() and read == []
+    assert np.array_equal(src.data[3], rows[3]) and np.array_equal(src.data[2:5], rows[2:5])
+    assert take_rows(src.data, np.zeros(0, dtype=np.int64)).shape == (0, 5)
+    with pytest.raises(IndexError):
+        take_rows(src.data, np.array([1000]))
+    # The one owner pass that sums: piece by piece, the bits of one call over the rows in memory.
+    hasher = dpsumm.RFFHasher(5, dim=40, gamma=0.3, seed=2)
+    streamed = OwnerParty(src.data, name="o").hash_sum(hasher)
+    assert streamed.tobytes() == OwnerParty(rows, name="o").hash_sum(hasher).tobytes()
+
+
+def test_a_parquet_file_that_changes_between_passes_is_refused_naming_it(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = RNG.normal(size=(300, 4)).astype(np.float32)
+    path = tmp_path / "owner.parquet"
+    pq.write_table(_table(rows, np.zeros(300, dtype=np.int64)), path, row_group_size=64)
+    src = open_rows(path, labels="label")
+    party = OwnerParty(src.data, name="o", check=src.check_unchanged)
+    hasher = dpsumm.RFFHasher(4, dim=16, gamma=0.3, seed=2)
+    party.hash_sum(hasher)
+    changed = rows.copy()
+    changed[10, 2] = 7.0
+    pq.write_table(_table(changed, np.zeros(300, dtype=np.int64)), path, row_group_size=64)
+    os.utime(path, ns=(1, 1))
+    for read in (lambda: party.hash_sum(hasher), lambda: take_rows(src.data, np.array([3]))):
+        with pytest.raises(DataFileError, match=r"owner\.parquet changed"):
+            read()
+    with pytest.raises(DataFileError, match=r"owner\.parquet changed"):
+        party.handle(dpsumm.messages.BidRequest(round=0, v=np.zeros(4, dtype=np.float32)))
+    # A truncated file is refused when opened, naming it.
+    size = os.path.getsize(path)
+    with open(path, "r+b") as fh:
+        fh.truncate(size - 40)
+    with pytest.raises(DataFileError, match=r"owner\.parquet"):
+        open_rows(path)
+    # A column of the wrong type or a NaN: named with the file, before anything is read further.
+    pa = pytest.importorskip("pyarrow")
+    pq.write_table(pa.table({"a": np.ones(3, np.float32), "b": pa.array([[1], [2], [3]])}), tmp_path / "list.parquet")
+    with pytest.raises(DataFileError, match=r"column 'b' of .*list\.parquet"):
+        open_rows(tmp_path / "list.parquet")
+    nan = rows.copy()
+    nan[200, 1] = np.nan
+    pq.write_table(_table(nan, np.zeros(300, dtype=np.int64)), tmp_path / "nan.parquet", row_group_size=64)
+    with pytest.raises(DataFileError, match=r"nan\.parquet.*row 200, column 'f1'"):
+        open_rows(tmp_path / "nan.parquet", labels="label", chunk_rows=50)

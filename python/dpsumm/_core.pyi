@@ -76,7 +76,9 @@ def nominate(
     greedy_sample_factor: float | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.float64], int]: ...
 def owner_hash_sum(
-    x: npt.NDArray[np.float32] | npt.NDArray[np.float64], projection: RffProjection
+    x: npt.NDArray[np.float32] | npt.NDArray[np.float64],
+    projection: RffProjection,
+    total: npt.NDArray[np.float64] | None = None,
 ) -> npt.NDArray[np.float64]: ...
 def owner_hash_scores(
     x: npt.NDArray[np.float32] | npt.NDArray[np.float64],

@@ -130,7 +130,7 @@ def check_hashable(
     read of the same rows (:func:`float_matrix_peak`; ``inf`` when a value is beyond float32), so that the rows
     are not read again; None reads them.
     """
-    if arr.size == 0:
+    if 0 in arr.shape:  # (not arr.size: rows read from files, dpsumm.sources.ParquetRows, have a shape only)
         return
     scanned = _scan(arr) if peak is None else peak  # one parallel read: finiteness in float32 and max |x|
     if scanned is None or not math.isfinite(scanned):

@@ -44,6 +44,7 @@ from .messages import (
     request_key,
 )
 from .privacy import Csprng, check_random_state, gaussian_mean_release, mean_release_sensitivity
+from .sources import row_blocks, take_rows, whole_rows
 
 # The 8-bit index sums integers in i32: dim up to 65,000 (rust/src/bid_index.rs MAX_DIM).
 _BID_INDEX_MAX_DIM = 65_000
@@ -164,9 +165,10 @@ class OwnerParty(_Party):
 
     Parameters
     ----------
-    data : ndarray of shape (n_rows, n_features)
-        The owner's private rows (float32 or float64). Not copied: the index refers to them to recompute
-        the exact hash of the few rows it re-scores, so they must not change during a run.
+    data : ndarray or dpsumm.sources.ParquetRows of shape (n_rows, n_features)
+        The owner's private rows (float32 or float64), in memory, memory-mapped or read from parquet files at each
+        pass (:mod:`dpsumm.sources`). Not copied: the index refers to them to recompute the exact hash of the few
+        rows it re-scores, so they must not change during a run.
     labels : ndarray of shape (n_rows,), optional
         Labels sent along with a requested row.
     name : str
@@ -182,7 +184,7 @@ class OwnerParty(_Party):
 
     def __init__(
         self,
-        data: np.ndarray,
+        data: Any,
         labels: np.ndarray | None = None,
         name: str = "owner",
         rng: Csprng | None = None,
@@ -217,8 +219,9 @@ class OwnerParty(_Party):
     # -- what a purchase's handler reads -------------------------------------------------------------------
 
     @property
-    def data(self) -> np.ndarray:
-        """The owner's rows (read by the handlers of its own requests, never sent unless a row is sold)."""
+    def data(self) -> Any:
+        """The owner's rows (read by the handlers of its own requests, never sent unless a row is sold): an array
+        or a :class:`dpsumm.sources.ParquetRows` (:func:`dpsumm.sources.row_blocks`, :func:`~dpsumm.sources.take_rows`)."""
         return self._data
 
     @property
@@ -241,8 +244,14 @@ class OwnerParty(_Party):
         return kept
 
     def hash_sum(self, hasher: RFFHasher) -> np.ndarray:
-        """``sum h1(x)`` over the owner's rows (float64; Rust, streaming)."""
-        return np.asarray(_core.owner_hash_sum(self._data, hasher._projection), dtype=np.float64)
+        """``sum h1(x)`` over the owner's rows (float64; Rust, streaming; rows read from files in pieces of whole
+        blocks, each continuing the sum: the bits of one pass)."""
+        if isinstance(self._data, np.ndarray):
+            return np.asarray(_core.owner_hash_sum(self._data, hasher._projection), dtype=np.float64)
+        total = np.zeros(hasher.dim)
+        for _, block in row_blocks(self._data):
+            total = _core.owner_hash_sum(block, hasher._projection, total)
+        return np.asarray(total, dtype=np.float64)
 
     #: The owner's role: it answers the :class:`~dpsumm.messages.OwnerRequest` messages.
     role = "owner"
@@ -325,10 +334,9 @@ class OwnerParty(_Party):
             digest = hashlib.blake2b(digest_size=32, person=b"dpsumm-state")
             digest.update(self.name.encode())
             data = self._data
-            digest.update(str((np.dtype(data.dtype).str, data.shape)).encode())
-            step = max(1, (1 << 24) // max(1, data.itemsize * int(np.prod(data.shape[1:], dtype=np.int64))))
-            for start in range(0, int(data.shape[0]), step):  # in chunks: a memory-mapped owner is never copied whole
-                digest.update(np.ascontiguousarray(data[start : start + step]).tobytes())
+            digest.update(str((np.dtype(data.dtype).str, tuple(data.shape))).encode())
+            for _, block in row_blocks(data):  # in chunks: rows in a file are never copied whole
+                digest.update(np.ascontiguousarray(block).tobytes())
             if self._labels is not None:
                 digest.update(np.asarray(self._labels).astype(str).tobytes())
             self._key = digest.digest()
@@ -386,10 +394,10 @@ class OwnerParty(_Party):
             raise ProtocolError(f"owner {self.name!r} has {self._data.shape[1]} features, setup says {m.n_features}")
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
         if m.dim <= _BID_INDEX_MAX_DIM:
-            self._index = BidIndex.from_rows(self._data, hasher)
+            self._index = BidIndex.from_rows(whole_rows(self._data), hasher)
             self._hashes = None
         else:
-            self._hashes = hasher.transform(self._data)
+            self._hashes = hasher.transform(whole_rows(self._data))
             self._offered = np.zeros(self._n_rows, dtype=bool)
         self._reveal = m.reveal
         self._setup_message = m
@@ -435,7 +443,7 @@ class OwnerParty(_Party):
         if self._reveal == "hashes":
             h = self._index.hash_row(t) if self._index is not None else self._hashes[t].copy()  # type: ignore[index]
             return PointReply(round=m.round, token=t, point=None, hash=h, label=label)
-        return PointReply(round=m.round, token=t, point=np.array(self._data[t]), hash=None, label=label)
+        return PointReply(round=m.round, token=t, point=take_rows(self._data, np.array([t]))[0], hash=None, label=label)
 
     # -- nominations protocol -------------------------------------------------------------------------
 
@@ -451,7 +459,7 @@ class OwnerParty(_Party):
             )
         hasher = RFFHasher(m.n_features, dim=m.dim, gamma=m.gamma, seed=m.hash_seed)
         tokens, hashes = nominate_rows(
-            self._data,
+            whole_rows(self._data),
             hasher,
             np.asarray(m.target, dtype=np.float64),
             temperature=m.temperature,
@@ -481,7 +489,7 @@ class OwnerParty(_Party):
         self._sold.update(wanted)
         idx = np.asarray(wanted, dtype=np.int64)
         labels = None if self._labels is None else np.asarray(self._labels)[idx]
-        points = np.array(self._data[idx]) if self._reveal == "points" else None
+        points = take_rows(self._data, idx) if self._reveal == "points" else None
         return PurchaseReply(tokens=idx, points=points, labels=labels)
 
 

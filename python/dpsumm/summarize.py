@@ -34,7 +34,7 @@ from .parties import ConsumerParty, OwnerParty, owner_stream
 from .privacy import Csprng, check_random_state
 from .protocols.base import LocalData, PartyData, Plan, RunSetup, SummaryMethod, check_seed_count, public_setup
 from .results import Access, Owner, SummaryResult
-from .sources import is_row_path, open_rows
+from .sources import RowSource, is_row_path, open_rows, whole_rows
 from .transport import InProcessTransport, Transport
 from .types import ArrayLike, Method, RandomState
 
@@ -65,14 +65,24 @@ def _as_owners(
     for k, o in enumerate(owners):
         if isinstance(o, Owner):
             data, lab, name, st = o.data, o.labels, o.name or f"owner-{k}", o.strata
-            if is_row_path(data) or _is_chunks(data):
-                data, lab, st, check = _open_owner(o, name)
-                checks[str(name)] = check
+            src = _open_owner(o, name) if is_row_path(data) or _is_chunks(data) else None
+            if src is not None:
+                data = src.data
+                lab = src.labels if isinstance(o.labels, str) else o.labels
+                st = src.strata if _strata_columns(o.strata) is not None else o.strata
+                checks[str(name)] = src.check_unchanged
             strata.append(st)
         else:
-            data, lab, name = o, None, f"owner-{k}"
+            data, lab, name, src = o, None, f"owner-{k}", None
             strata.append(None)
-        arr, peak = float_matrix_peak(data, "owners", n_features=n_features)
+        if src is not None:  # checked, and its peak found, by the read that opened it
+            arr, peak = data, src.peak
+            if n_features is not None and arr.shape[1] != n_features:
+                raise InvalidParameterError(
+                    f"owner {name!r} has {arr.shape[1]} features, the first owner {n_features}", "owners"
+                )
+        else:
+            arr, peak = float_matrix_peak(data, "owners", n_features=n_features)
         if n_features is None:
             n_features = arr.shape[1]
         if lab is not None:
@@ -109,21 +119,27 @@ def _is_chunks(data: object) -> bool:
     return isinstance(data, Iterator)
 
 
-def _open_owner(o: Owner, name: str) -> tuple[np.ndarray, object, object, Callable[[], None]]:
-    """An owner's rows read from a path or chunks (:func:`dpsumm.sources.open_rows`): its rows (a memory map), its
-    labels and strata (columns of a parquet table when named), and the check its party makes before each message."""
+def _strata_columns(strata: object) -> list[str] | None:
+    """An owner's strata given as column names of its parquet table, or None."""
+    if isinstance(strata, str):
+        return [strata]
+    if isinstance(strata, Sequence) and strata and all(isinstance(c, str) for c in strata):
+        return [str(c) for c in strata]
+    return None
+
+
+def _open_owner(o: Owner, name: str) -> RowSource:
+    """An owner's rows read from a path or chunks (:func:`dpsumm.sources.open_rows`): its rows (a memory map or a
+    :class:`~dpsumm.sources.ParquetRows`), its labels and strata (columns of a parquet table when named), the check
+    its party makes before each message and ``max |x|`` over its rows."""
     lab_col = o.labels if isinstance(o.labels, str) else None
-    st_cols: list[str] | None = [o.strata] if isinstance(o.strata, str) else None
-    if isinstance(o.strata, Sequence) and o.strata and all(isinstance(c, str) for c in o.strata):
-        st_cols = [str(c) for c in o.strata]
     try:
-        src = open_rows(o.data, labels=lab_col, strata=st_cols, chunk_rows=o.chunk_rows, progress=o.progress)
+        return open_rows(
+            o.data, labels=lab_col, strata=_strata_columns(o.strata), chunk_rows=o.chunk_rows, progress=o.progress
+        )
     except InvalidParameterError as exc:
         exc.args = (f"owner {name!r}: {exc.args[0]}", *exc.args[1:])
         raise
-    lab = src.labels if lab_col is not None else o.labels
-    st = src.strata if st_cols is not None else o.strata
-    return src.data, lab, st, src.check_unchanged
 
 
 #: Fewest validation rows a run takes: :func:`dpsumm.metrics.validation_fit` measures the summary against their
@@ -393,7 +409,13 @@ def summarize(
         started=t0,
         validation_rows=int(val.shape[0]),
         with_labels=labels[0] is not None,
-        local=LocalData(datas=datas, labels=labels, validation=val, rng_uniform=rng_uniform),
+        # the methods run on the owners' rows here need every row at once
+        local=LocalData(
+            datas=datas if meth.distributed else [whole_rows(d) for d in datas],
+            labels=labels,
+            validation=val,
+            rng_uniform=rng_uniform,
+        ),
     )
     return _finish(_check_fit(meth.run(setup), meth, val, hasher.gamma), seeded)
 

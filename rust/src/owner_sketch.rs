@@ -93,9 +93,18 @@ where
 
 /// `Σ_x h1(x)` over the rows of `x`, in f64 (rows summed in order within a block, blocks in order).
 pub fn hash_sum<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection) -> Result<Vec<f64>> {
+    hash_sum_from(x, proj, try_filled("X", proj.dim(), 0.0f64)?)
+}
+
+/// [`hash_sum`] continued from `total` (a running sum over earlier rows): each block's sum is added to it in block
+/// order, so rows passed in pieces of whole blocks ([`BLOCK_ROWS`]) give the bits of one call over all of them.
+pub fn hash_sum_from<T: RowElement>(x: ArrayView2<'_, T>, proj: &RffProjection, total: Vec<f64>) -> Result<Vec<f64>> {
     check_rows(&x, proj)?;
     let d = proj.dim();
-    let mut total = try_filled("X", d, 0.0f64)?;
+    if total.len() != d {
+        return Err(Error::shape("total", format!("has {} values, the hasher's dim is {d}", total.len())));
+    }
+    let mut total = total;
     blocks_in_order(
         &x,
         |sc, blk| {
@@ -200,6 +209,22 @@ mod tests {
             let want: f64 = h.column(j).iter().map(|&v| v as f64).sum();
             assert!((sj - want).abs() < 1e-9, "{sj} {want}");
         }
+    }
+
+    #[test]
+    fn a_sum_continued_over_whole_blocks_is_the_sum_in_one_call() {
+        let n = 5 * BLOCK_ROWS + 17;
+        let x = data(n, 7, 3);
+        let p = proj(7, 33);
+        let whole = hash_sum(x.view(), &p).unwrap();
+        let mut total = vec![0.0f64; 33];
+        for start in (0..n).step_by(2 * BLOCK_ROWS) {
+            let end = (start + 2 * BLOCK_ROWS).min(n);
+            total = hash_sum_from(x.slice(s![start..end, ..]), &p, total).unwrap();
+        }
+        let bits = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&whole), bits(&total));
+        assert!(hash_sum_from(x.view(), &p, vec![0.0; 32]).is_err());
     }
 
     #[test]

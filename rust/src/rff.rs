@@ -14,8 +14,8 @@
 //! does not end the features stores its partial products in the output, and the next pass continues
 //! from them; the last pass checks each projection against the cosine's domain, turns it into
 //! `sqrt(2/d)·cos(z + b)` in registers (`simd::cos16`) and stores it. Elsewhere the product
-//! (`project`), the check and [`crate::simd::cos_scale_inplace`] are three passes over a
-//! cache-resident block. The transform runs in parallel over row blocks on the current rayon pool
+//! (`project`: with AVX2 and FMA in the same cache blocks, `project_blocked`), the check and
+//! [`crate::simd::cos_scale_inplace`] are three passes over a cache-resident block. The transform runs in parallel over row blocks on the current rayon pool
 //! (the bindings' `threads=` picks the pool); small calls use smaller blocks so that every thread
 //! gets work ([`block_rows_for`]). Every value of the (N, d) output is overwritten, whatever it held ([`RffProjection::transform_into`]): the
 //! transform allocates it zeroed by the allocator ([`crate::limits::try_zeroed_f32`]: fresh pages, huge
@@ -395,7 +395,57 @@ fn project(x: &[f32], rows: usize, n: usize, w: &[f32], tw: usize, d: usize, out
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn project_avx2_fma(x: &[f32], rows: usize, n: usize, w: &[f32], tw: usize, d: usize, out: &mut [f32]) {
-    project_portable(x, rows, n, w, tw, d, out)
+    if tw == 64 { project_blocked::<64>(x, rows, n, w, d, out) } else { project_blocked::<48>(x, rows, n, w, d, out) }
+}
+
+/// Rows of a cache block of [`project_blocked`] (its rows' features and products stay in the L2 cache beside one
+/// panel of ω), as the AVX-512 kernel's.
+const CACHE_ROWS: usize = 96;
+/// Features per pass of [`project_blocked`] at most (a pass over more continues each element's chain from `out`).
+const CACHE_FEATURES: usize = 256;
+/// Columns of ω per panel of [`project_blocked`] at most.
+const CACHE_COLUMNS: usize = 256;
+
+/// [`project_portable`]'s FMA chains in cache blocks, for the AVX2 path: rows in blocks of [`CACHE_ROWS`], ω's tiles
+/// (`TW` columns, its packing) in panels of at most [`CACHE_COLUMNS`] columns, the features in passes of at most
+/// [`CACHE_FEATURES`], so that a block's rows and one panel of ω stay in the L2 cache at every shape. A pass that does
+/// not start the features continues every element's chain from the partial product the previous pass stored in
+/// `out` (stores and loads of f32 are exact): each element is still one FMA chain over k in order from +0, the bits
+/// of [`project_portable`].
+#[inline(always)]
+fn project_blocked<const TW: usize>(x: &[f32], rows: usize, n: usize, w: &[f32], d: usize, out: &mut [f32]) {
+    // Passes and panels of equal size, as the AVX-512 kernel's.
+    let kc = n.div_ceil(n.div_ceil(CACHE_FEATURES)).max(1);
+    let tiles = d.div_ceil(TW);
+    let panel = tiles.div_ceil(tiles.div_ceil((CACHE_COLUMNS / TW).max(1))).max(1);
+    let mut acc = [0.0f32; TW];
+    for rb in (0..rows).step_by(CACHE_ROWS) {
+        let r_end = rows.min(rb + CACHE_ROWS);
+        for t_lo in (0..tiles).step_by(panel) {
+            let t_hi = tiles.min(t_lo + panel);
+            for k_lo in (0..n).step_by(kc) {
+                let k_hi = n.min(k_lo + kc);
+                for r in rb..r_end {
+                    let xr = &x[r * n + k_lo..r * n + k_hi];
+                    for t in t_lo..t_hi {
+                        let c0 = t * TW;
+                        let width = TW.min(d - c0);
+                        let o = &mut out[r * d + c0..r * d + c0 + width];
+                        acc.fill(0.0);
+                        if k_lo > 0 {
+                            acc[..width].copy_from_slice(o);
+                        }
+                        for (&xk, wk) in xr.iter().zip(w[(t * n + k_lo) * TW..(t * n + k_hi) * TW].chunks_exact(TW)) {
+                            for (a, &wv) in acc.iter_mut().zip(wk) {
+                                *a = xk.mul_add(wv, *a);
+                            }
+                        }
+                        o.copy_from_slice(&acc[..width]);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The reference order, vectorisable across a tile's columns: for each row and tile of columns,
@@ -736,6 +786,36 @@ mod tests {
             for i in 0..29 {
                 p.hash_row(x.row(i).as_slice().unwrap(), &mut one);
                 assert_eq!(h.row(i).as_slice().unwrap(), &one[..], "row {i} (n={n}, d={d})");
+            }
+        }
+    }
+
+    #[test]
+    fn the_cache_blocked_avx2_product_is_the_portable_chain_bit_for_bit() {
+        // Wide rows (passes over the features), wide outputs (panels of columns), several blocks of rows, both tile
+        // widths (d = 500: 64 columns; d = 140 and 2048: 48), and narrow shapes that need no blocking.
+        for (rows, n, d) in
+            [(301usize, 784usize, 500usize), (200, 600, 700), (97, 1024, 140), (50, 257, 2048), (9, 3, 5)]
+        {
+            let p = proj(n, d, 0.01);
+            let x = Array2::from_shape_fn((rows, n), |(i, j)| ((i * n + j) as f32 * 0.377).sin());
+            let xs = x.as_slice().unwrap();
+            let tw = tile_cols(d);
+            let mut want = vec![0.0f32; rows * d];
+            project_portable(xs, rows, n, &p.omega_padded, tw, d, &mut want);
+            let mut blocked = vec![f32::NAN; rows * d];
+            if tw == 64 {
+                project_blocked::<64>(xs, rows, n, &p.omega_padded, d, &mut blocked);
+            } else {
+                project_blocked::<48>(xs, rows, n, &p.omega_padded, d, &mut blocked);
+            }
+            let bits = |v: &[f32]| v.iter().map(|a| a.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&want), bits(&blocked), "blocked (rows={rows}, n={n}, d={d})");
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                let mut a2 = vec![f32::NAN; rows * d];
+                unsafe { project_avx2_fma(xs, rows, n, &p.omega_padded, tw, d, &mut a2) };
+                assert_eq!(bits(&want), bits(&a2), "AVX2 path (rows={rows}, n={n}, d={d})");
             }
         }
     }

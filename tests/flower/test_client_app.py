@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -349,3 +350,33 @@ def test_a_virtual_supernode_takes_its_node_config_from_the_runs_list(tmp_path: 
     refused(lambda: simulated_node(_simulated_context({**virtual, "num-partitions": 5}, run_config)), SIMULATION_NODES)
     path.write_text(json.dumps({"role": "owner"}))
     refused(lambda: simulated_node(_simulated_context(virtual, run_config)), SIMULATION_NODES)
+
+
+def test_an_owner_node_reads_its_file_where_it_lives(tmp_path: Path) -> None:
+    """A node's ``data=`` .npy file is memory-mapped and a parquet file read in record batches at each pass (never
+    loaded whole): the same hash sum, bit for bit, as the rows in memory; a file that changes under the node is
+    refused naming it; a .npy of integers is read whole and converted, as before."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from dpsumm.flower import client_app
+    from dpsumm.parties import OwnerParty
+    from dpsumm.sources import ParquetRows
+
+    rows = np.random.default_rng(4).normal(size=(700, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", rows)
+    pq.write_table(pa.table({f"f{j}": rows[:, j] for j in range(4)}), tmp_path / "x.parquet", row_group_size=64)
+    hasher = dpsumm.RFFHasher(4, dim=16, gamma=0.3, seed=1)
+    want = OwnerParty(rows, name="a").hash_sum(hasher).tobytes()
+    for name, kind in (("x.npy", np.memmap), ("x.parquet", ParquetRows)):
+        ctx = _context({"role": "owner", "name": "a", "data": str(tmp_path / name)})
+        party = client_app._party("owner", ctx, "a")  # type: ignore[arg-type]
+        assert isinstance(party, OwnerParty) and isinstance(party.data, kind)
+        assert party.hash_sum(hasher).tobytes() == want
+        os.utime(tmp_path / name, ns=(1, 1))
+        with pytest.raises(dpsumm.DataFileError, match=rf"{name} changed"):
+            party.handle(dpsumm.messages.BidRequest(round=0, v=np.zeros(8, dtype=np.float32)))
+    np.save(tmp_path / "ints.npy", np.arange(12).reshape(6, 2))
+    party = client_app._party(
+        "owner", _context({"role": "owner", "name": "a", "data": str(tmp_path / "ints.npy")}), "a"
+    )  # type: ignore[arg-type]
+    assert not isinstance(party.data, np.memmap) and party.data.dtype == np.float64

@@ -34,6 +34,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,7 @@ from ..messages import Message as ProtocolMessage
 from ..parties import ConsumerParty, OwnerParty, owner_stream
 from ..party_tables import PartyTable, read_party_table
 from ..preprocessing import parse_range, scale_to_unit
+from ..sources import RowSource, open_rows
 from ..strata import load_strata, strata_columns
 from .caps import check_request, node_caps
 from .codec import decode, encode
@@ -327,12 +329,43 @@ def answer_request(request: ProtocolMessage, context: Context) -> ProtocolMessag
     return reply
 
 
+def _streamed(context: Context) -> RowSource | None:
+    """An owner's ``data`` read where it lives (:func:`dpsumm.sources.open_rows`: a ``.npy`` file memory-mapped, a
+    parquet file or directory read in record batches at each pass), when its node config takes the file as it is (no
+    ``features``, ``label-column``, ``strata-columns`` or ``scale``); else None."""
+    cfg = context.node_config
+    path = cfg.get("data")
+    if not isinstance(path, str) or not path or any(cfg.get(k) not in (None, "") for k in (*TABLE_KEYS, SCALE_KEY)):
+        return None
+    p = Path(path)
+    if p.suffix.lower() == ".npy" and not _float_npy(p):
+        return None  # read whole as before: a .npy of ints or bools is converted, a bad one refused as before
+    if not (p.suffix.lower() in (".npy", ".parquet") or p.is_dir()):
+        return None
+    try:
+        return open_rows(p, argument="data")
+    except DataFileError as exc:  # the node config key names the file
+        raise DataFileError(f"node config `data`: {exc}", path, "data") from exc
+
+
+def _float_npy(p: Path) -> bool:
+    """Whether ``p`` is a ``.npy`` file of a 2-D float32 or float64 array, by its header."""
+    try:
+        arr = np.load(p, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError):
+        return False
+    return arr.ndim == 2 and arr.dtype in (np.float32, np.float64)
+
+
 def _party(role: str, context: Context, name: str) -> OwnerParty | ConsumerParty:
-    """The node's party from its node config: its rows, labels and strata, its noise stream."""
-    data = _data(context, "data")
+    """The node's party from its node config: its rows (an owner's read where they live when it can be:
+    :func:`_streamed`), labels and strata, its noise stream."""
+    source = _streamed(context) if role == "owner" else None
+    data = _data(context, "data") if source is None else source.data
     labels, strata = _labels(context, data.shape[0]), _strata(context, data.shape[0])
     if role == "owner":
-        return OwnerParty(data, labels, name, rng=_owner_rng(context, name), strata=strata)
+        check = None if source is None else source.check_unchanged
+        return OwnerParty(data, labels, name, rng=_owner_rng(context, name), strata=strata, check=check)
     return ConsumerParty(data, _consumer_rng(context, name), name, labels=labels, strata=strata)
 
 

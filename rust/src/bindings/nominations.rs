@@ -181,22 +181,29 @@ fn nominate<'py>(
     ))
 }
 
-/// `Σ h1(x)` over an owner's rows, float64 (streaming; `crate::owner_sketch::hash_sum`).
+/// `Σ h1(x)` over an owner's rows, float64 (streaming; `crate::owner_sketch::hash_sum`), continued from `total` (the
+/// running sum over earlier rows) when given: `crate::owner_sketch::hash_sum_from`.
 #[pyfunction]
+#[pyo3(signature = (x, projection, total=None))]
 fn owner_hash_sum<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
     projection: PyRef<'py, PyRffProjection>,
+    total: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let p = &projection.inner;
+    let start = match total {
+        Some(t) => f64_vector(py, t, "total")?.as_array().to_vec(),
+        None => vec![0.0f64; p.dim()],
+    };
     let out = match FloatArray2::extract(py, x, "X")? {
         FloatArray2::F32(a) => {
             let v = a.as_array();
-            detach(py, || sketch::hash_sum(v, p))?
+            detach(py, || sketch::hash_sum_from(v, p, start))?
         }
         FloatArray2::F64(a) => {
             let v = a.as_array();
-            detach(py, || sketch::hash_sum(v, p))?
+            detach(py, || sketch::hash_sum_from(v, p, start))?
         }
     };
     Ok(out.into_pyarray(py))

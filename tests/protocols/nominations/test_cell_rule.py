@@ -411,3 +411,16 @@ def test_misplaced_rows_recomputes_the_label_and_bin_of_each_row_sold() -> None:
     np.testing.assert_array_equal(misplaced_rows(rule, points, None, truth), [1, 1, 1, 1])  # no labels sold
     strata = CellRule(levels='[["a", "b"]]')
     assert not misplaced_rows(strata, points, None, np.array([0, 1, 1, 0])).any()
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "step"), [(1000, 37, 100), (1001, 5, 64), (5000, 400, 333), (300, 299, 7), (10, 3, 100)]
+)
+def test_the_candidates_drawn_in_pieces_are_the_smallest_of_one_draw(n: int, c: int, step: int) -> None:
+    """A key's uniform candidates drawn a piece at a time (an owner of many rows) are the ``c`` smallest of the one
+    draw of every row: the same candidates, whatever the piece size."""
+    from dpsumm.privacy import Csprng
+    from dpsumm.protocols.nominations.cell_rule import _smallest_draws
+
+    whole = np.argpartition(Csprng(3).derive("k").uniform_array(n), c - 1)[:c]
+    assert np.array_equal(np.sort(whole), np.sort(_smallest_draws(Csprng(3).derive("k"), n, c, step)))

@@ -20,6 +20,7 @@ from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import RFFHasher
 from ...messages import ConsumerRequest, Message, OwnerRequest
 from ...privacy import count_release_event, gaussian_mean_release, laplace_count_release
+from ...sources import take_rows
 from .cell_rule import CellRule, cell_rows, histogram_counts, key_counts
 
 __all__ = [
@@ -289,9 +290,9 @@ class CellSaleRequest(OwnerRequest, CellRule):
             n_rows=owner.n_rows,
             tokens=tokens,
             hashes=hashes,
-            points=np.array(owner.data[tokens]) if self.reveal == "points" else None,
+            points=take_rows(owner.data, tokens) if self.reveal == "points" else None,
             labels=None if owner.labels is None else np.asarray(owner.labels)[tokens],
-            cells=None if keys is owner.labels or keys is None else np.asarray(keys, dtype=np.int64)[tokens],
+            cells=None if keys is owner.labels or keys is None else np.asarray(keys)[tokens].astype(np.int64),
         )
 
 

@@ -29,6 +29,7 @@ from ...errors import DpsummError, ProtocolError
 from ...hashing import RFFHasher
 from ...parties import nominate_rows
 from ...privacy import Csprng
+from ...sources import row_blocks, take_rows, whole_rows
 from ...strata import Levels, label_index, label_slots, levels_from_json, levels_json, stratum_index
 
 __all__ = [
@@ -126,6 +127,10 @@ def rule_fields(value: object) -> dict[str, Any]:
     return {f.name: getattr(value, f.name) for f in dataclasses.fields(CellRule)}
 
 
+#: Rows an owner's per-row arrays are worked through at a time (its keys, bins and counts): no temporary of every row.
+_ROW_STEP = 1 << 20
+
+
 def row_cells(
     data: np.ndarray,
     labels: np.ndarray | None,
@@ -139,35 +144,59 @@ def row_cells(
     direction_map: RFFHasher | None = None,
     memo: Callable[[bytes, Callable[[], np.ndarray]], np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Each row's cell (int64, -1 for none): its label's position in ``cross_labels`` (when given), then its
-    stratum's position in the product of ``levels`` (when given), then the bin of its score ``(f(x) - centre) .
-    direction`` among ``edges`` (``len(edges) + 1`` bins, when a direction is given), in mixed radix, the first most
+    """Each row's cell (int32, int64 when there are ``2**31`` cells or more; -1 for none): its label's position in
+    ``cross_labels`` (when given), then its stratum's position in the product of ``levels`` (when given), then the bin
+    of its score ``(f(x) - centre) . direction`` among ``edges`` (``len(edges) + 1`` bins, when a direction is given),
+    in mixed radix, the first most
     significant; ``f`` is ``direction_map``'s random features (the kernel's witness space) when given, else the row
     itself. A row with a label or stratum outside the declared sets is in no cell. A public function of the row:
     replacing one row moves at most one count from one cell to another. With a ``memo`` (a party's own, kept
     between its messages of a run) the scores along one direction are computed once: the owner's release and its
     sale key its rows alike without scoring them twice."""
+    # Each part in place (one int per row, and one bool per row for those outside a declared set): an owner of
+    # many rows holds no temporary of every row beyond them.
     n = int(np.shape(data)[0])
-    out = np.zeros(n, dtype=np.int64)
-    outside = np.zeros(n, dtype=bool)
+    cells = (len(cross_labels) if cross_labels is not None and len(cross_labels) else 1) * (
+        math.prod(len(a) for a in levels) if levels else 1
+    )
+    if direction is not None and len(direction):
+        cells *= len(np.asarray(edges)) + 1
+    kind = np.int32 if cells < 2**31 else np.int64
+    out: np.ndarray | None = None
+    outside: np.ndarray | None = None
     if cross_labels is not None and len(cross_labels):
         if labels is None:
             raise ProtocolError("the cells cross the labels, but the party has no labels")
-        pos = label_index(np.asarray(labels), np.asarray(cross_labels))
-        outside |= pos < 0
-        out = np.maximum(pos, 0)
+        out = np.asarray(label_index(np.asarray(labels), np.asarray(cross_labels)), dtype=kind)
+        outside = out < 0
+        np.maximum(out, 0, out=out)
     if levels:
         if strata is None:
             raise ProtocolError("the cells are by strata, but the party has no strata")
-        pos = stratum_index(strata, levels)
-        outside |= pos < 0
-        out = out * math.prod(len(a) for a in levels) + np.maximum(pos, 0)
+        pos = np.asarray(stratum_index(strata, levels), dtype=kind)
+        outside = pos < 0 if outside is None else np.logical_or(outside, pos < 0, out=outside)
+        np.maximum(pos, 0, out=pos)
+        if out is None:
+            out = pos
+        else:
+            out *= math.prod(len(a) for a in levels)
+            out += pos
     if direction is not None and len(direction):
         assert centre is not None and edges is not None
         e = np.asarray(edges, dtype=np.float64)
         score = _direction_scores(data, direction, centre, e, direction_map, memo)
-        out = out * (len(e) + 1) + np.searchsorted(e, score, side="right")
-    out[outside] = -1
+        bins = np.empty(n, dtype=kind)
+        for start in range(0, n, _ROW_STEP):  # a piece at a time: no int64 temporary of every row
+            bins[start : start + _ROW_STEP] = np.searchsorted(e, score[start : start + _ROW_STEP], side="right")
+        if out is None:
+            out = bins
+        else:
+            out *= len(e) + 1
+            out += bins
+    if out is None:
+        return np.zeros(n, dtype=kind)
+    if outside is not None:
+        out[outside] = -1
     return out
 
 
@@ -205,17 +234,18 @@ def _scores(
     one streaming Rust pass (``_core.owner_hash_scores``), or the identity (numpy, in blocks)."""
     n = int(np.shape(data)[0])
     shift = float(centre @ direction)
-    if direction_map is not None:  # one streaming pass in Rust: each row hashed and dotted, never an n x d matrix
-        rows = (
-            data if isinstance(data, np.ndarray) and data.dtype in (np.float32, np.float64) else np.asarray(data, float)
-        )
-        w = np.ascontiguousarray(direction, dtype=np.float64)
+    w = np.ascontiguousarray(direction, dtype=np.float64)
+    if direction_map is not None and isinstance(data, np.ndarray):
+        # one streaming pass in Rust: each row hashed and dotted, never an n x d matrix
+        rows = data if data.dtype in (np.float32, np.float64) else np.asarray(data, float)
         scores: np.ndarray = _core.owner_hash_scores(rows, direction_map._projection, w, shift)
         return scores
     out = np.empty(n)
-    step = 1 << 16
-    for start in range(0, n, step):
-        out[start : start + step] = np.asarray(data[start : start + step], dtype=np.float64) @ direction - shift
+    for start, block in row_blocks(data):  # rows read from files: each row's score alone, piece by piece
+        if direction_map is not None:
+            out[start : start + len(block)] = _core.owner_hash_scores(block, direction_map._projection, w, shift)
+        else:
+            out[start : start + len(block)] = np.asarray(block, dtype=np.float64) @ direction - shift
     return out
 
 
@@ -267,16 +297,19 @@ def key_counts(keys: np.ndarray | None, key_set: np.ndarray) -> np.ndarray:
     keys = np.asarray(keys)
     if keys.ndim != 1:  # one key per row: a row counts in at most one cell (L2 sensitivity sqrt(2))
         raise ProtocolError(f"labels must be one per row (1-D), got shape {keys.shape}")
-    by_table = label_slots(keys, key_set)
-    if by_table is not None:  # count per slot, then read off the set's slots
-        slot, table = by_table
-        per_slot = np.bincount(slot, minlength=len(table))
-        out = np.zeros(len(key_set))
-        in_set = table >= 0
-        out[table[in_set]] = per_slot[in_set]
-        return out
-    idx = label_index(keys, key_set)
-    return np.bincount(idx[idx >= 0], minlength=len(key_set)).astype(np.float64)
+    counts = np.zeros(len(key_set), dtype=np.int64)
+    for start in range(0, len(keys), _ROW_STEP):  # a piece at a time: no temporary of every row
+        part = keys[start : start + _ROW_STEP]
+        by_table = label_slots(part, key_set)
+        if by_table is not None:  # count per slot, then read off the set's slots
+            slot, table = by_table
+            per_slot = np.bincount(slot, minlength=len(table))
+            in_set = table >= 0
+            counts[table[in_set]] += per_slot[in_set]
+        else:
+            idx = label_index(part, key_set)
+            counts += np.bincount(idx[idx >= 0], minlength=len(key_set))
+    return counts.astype(np.float64)
 
 
 def substitute_counts(held: np.ndarray, counts: np.ndarray, preference: np.ndarray | None) -> np.ndarray:
@@ -338,14 +371,18 @@ def cell_rows(
     if keys is None:
         return empty
     key_set = np.asarray(key_set)
-    idx = label_index(np.asarray(keys), key_set)
-    held = np.bincount(idx[idx >= 0], minlength=len(key_set))
+    idx = _key_positions(np.asarray(keys), key_set)
+    held = np.zeros(len(key_set), dtype=np.int64)
+    for start in range(0, len(idx), _ROW_STEP):
+        part = idx[start : start + _ROW_STEP]
+        held += np.bincount(part[part >= 0], minlength=len(key_set))
     counts = substitute_counts(held, np.asarray(counts, dtype=np.int64), preference)
     total = max(int(counts.sum()), 1)
     stream = Csprng(int(sample_seed))
     tilt = np.asarray(target, dtype=np.float64) if target is not None and len(target) > 0 else None
     tokens_out: list[np.ndarray] = []
     hashes_out: list[np.ndarray] = []
+    keyed: list[tuple[np.ndarray, int, int, bool, Csprng]] = []
     for j, (key, count) in enumerate(zip(key_set, counts)):
         pool = np.flatnonzero(idx == j) if count > 0 else np.zeros(0, dtype=np.int64)
         if len(pool) == 0:
@@ -354,8 +391,18 @@ def cell_rows(
         c = max(int(count), math.ceil(candidates * int(count) / total)) if herd else int(count)
         # the stream of one key: "label:" is its name since the label purchase's first sales (seeded runs reproduce)
         key_stream = stream.derive(f"label:{key!r}")
+        if tilt is None and c < len(pool):  # with no tilt the candidates are a uniform sample: drawn first
+            pool = np.sort(pool[_smallest_draws(key_stream.derive("candidates"), len(pool), c)])
+        keyed.append((pool, int(count), c, herd, key_stream))
+    if tilt is None and keyed:  # only the candidates are read, every key's at once (rows in files: each row group once)
+        fetched = take_rows(X, np.concatenate([pool for pool, *_ in keyed]))
+        starts = np.cumsum([0] + [len(pool) for pool, *_ in keyed])
+        candidate_rows = [fetched[a:b] for a, b in zip(starts[:-1], starts[1:])]
+    for k, (pool, count, c, herd, key_stream) in enumerate(keyed):
+        # a tilted sale draws among all the key's rows: rows in files are written out once to be mapped for it
+        rows = candidate_rows[k] if tilt is None else take_rows(whole_rows(X), pool)
         tokens, hashes = _key_rows(
-            X, pool, hasher, int(count), c, herd, key_stream, tilt, temperature, greedy_sample_factor
+            rows, pool, hasher, count, c, herd, key_stream, tilt, temperature, greedy_sample_factor
         )
         tokens_out.append(tokens)
         hashes_out.append(hashes)
@@ -366,8 +413,34 @@ def cell_rows(
     return tokens_all[order], np.ascontiguousarray(np.concatenate(hashes_out)[order], dtype=np.float32)
 
 
+def _smallest_draws(stream: Csprng, n: int, c: int, step: int = _ROW_STEP) -> np.ndarray:
+    """Positions of the ``c`` smallest of ``n`` uniforms drawn from ``stream`` (``0 < c < n``): the draws of
+    ``stream.uniform_array(n)``, made ``step`` at a time (the stream gives the same values in pieces) keeping the ``c``
+    smallest so far, so that a key of many rows holds no array of a draw per row."""
+    if n <= step:
+        return np.argpartition(stream.uniform_array(n), c - 1)[:c]
+    positions, values = np.zeros(0, dtype=np.int64), np.zeros(0)
+    for start in range(0, n, step):
+        draw = stream.uniform_array(min(step, n - start))
+        keep = np.argpartition(draw, c - 1)[:c] if c < len(draw) else np.arange(len(draw))
+        positions, values = np.concatenate([positions, keep + start]), np.concatenate([values, draw[keep]])
+        if len(values) > c:
+            kept = np.argpartition(values, c - 1)[:c]
+            positions, values = positions[kept], values[kept]
+    return positions
+
+
+def _key_positions(keys: np.ndarray, key_set: np.ndarray, step: int = _ROW_STEP) -> np.ndarray:
+    """:func:`~dpsumm.strata.label_index` of every row's key, found ``step`` rows at a time into one array of int32
+    (int64 for a set of 2**31 keys or more): an owner of many rows holds no temporary of every row."""
+    out = np.empty(len(keys), dtype=np.int32 if len(key_set) < 2**31 else np.int64)
+    for start in range(0, len(keys), step):
+        out[start : start + step] = label_index(keys[start : start + step], key_set)
+    return out
+
+
 def _key_rows(
-    X: np.ndarray,
+    rows: np.ndarray,
     pool: np.ndarray,
     hasher: RFFHasher,
     count: int,
@@ -378,10 +451,11 @@ def _key_rows(
     temperature: float,
     greedy_sample_factor: float | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One key's rows sold among its rows ``pool``: ``count`` of ``c`` candidates (:func:`cell_rows`)."""
+    """One key's rows sold among its candidates ``pool`` (``rows``: their rows; with no tilt, already drawn): ``count``
+    of ``c`` candidates (:func:`cell_rows`)."""
     if target is not None:  # the tilted draw of c candidates among all the key's rows; herded (c > count) or as drawn
         tokens, hashes = nominate_rows(
-            np.ascontiguousarray(X[pool]),
+            rows,
             hasher,
             target,
             temperature=float(temperature),
@@ -391,13 +465,10 @@ def _key_rows(
             greedy_sample_factor=greedy_sample_factor,
         )
         return pool[tokens], hashes
-    if c < len(pool):  # with no tilt the candidates are a uniform sample: draw them first, hash only them
-        draw = key_stream.derive("candidates").uniform_array(len(pool))
-        pool = np.sort(pool[np.argpartition(draw, c - 1)[:c]])
     if not herd:  # the uniform sample itself: every candidate is sold
-        return pool, np.ascontiguousarray(hasher.transform(np.ascontiguousarray(X[pool])), dtype=np.float32)
+        return pool, np.ascontiguousarray(hasher.transform(rows), dtype=np.float32)
     tokens, hashes = nominate_rows(
-        np.ascontiguousarray(X[pool]),
+        rows,
         hasher,
         np.zeros(hasher.dim),
         temperature=1.0,
