@@ -255,6 +255,19 @@ def _set_up(
     return plan, seed, hasher, (rng_consumer, rng_aggregator, rng_uniform)
 
 
+def _local_data(
+    meth: SummaryMethod, datas: list[Any], labels: list[np.ndarray | None], val: np.ndarray, rng_uniform: Csprng
+) -> LocalData:
+    """The rows a method is run on in this process: a central method (not distributed) reads every owner's rows at
+    once, so an owner read from a file is loaded whole for it (:func:`dpsumm.sources.whole_rows`)."""
+    return LocalData(
+        datas=datas if meth.distributed else [whole_rows(d) for d in datas],
+        labels=labels,
+        validation=val,
+        rng_uniform=rng_uniform,
+    )
+
+
 def summarize(
     owners: Sequence[Owner | ArrayLike],
     validation: ArrayLike,
@@ -409,13 +422,7 @@ def summarize(
         started=t0,
         validation_rows=int(val.shape[0]),
         with_labels=labels[0] is not None,
-        # the methods run on the owners' rows here need every row at once
-        local=LocalData(
-            datas=datas if meth.distributed else [whole_rows(d) for d in datas],
-            labels=labels,
-            validation=val,
-            rng_uniform=rng_uniform,
-        ),
+        local=_local_data(meth, datas, labels, val, rng_uniform),
     )
     return _finish(_check_fit(meth.run(setup), meth, val, hasher.gamma), seeded)
 
