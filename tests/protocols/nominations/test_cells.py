@@ -18,12 +18,10 @@ from dpsumm.protocols.nominations.cells import (
     GROUP_LEVEL,
     LabelCells,
     cell_threshold,
-    counts_within_total,
     herded_sales,
     label_cells,
     owner_groups,
     quotas_from_cells,
-    quotas_with_reserve,
     seed_split_distance,
 )
 
@@ -135,50 +133,6 @@ def test_what_a_cap_leaves_goes_by_the_evidence_above_the_threshold():
     assert quotas_from_cells(counts, 2.0, 100, cells, owners, 20).tolist() == [[10, 0], [42, 0], [8, 0]]
     # With noise-free counts (threshold 1) the counts above it are nearly the counts: 39 : 12 -> 16.82, 5.18.
     assert quotas_from_cells(counts, 0.0, 100, cells, owners, 20).tolist() == [[10, 0], [38, 0], [12, 0]]
-
-
-def test_counts_within_total_hand_checked():
-    # Clipped at 0: 5, 3, 0, 1 sum to 9. Within 10 they stand; within 6 every count drops by one level tau: with
-    # the two largest above it, tau = (5 + 3 - 6) / 2 = 1 (and 1 is not above it): 4, 2, 0, 0.
-    c = np.array([5.0, 3.0, -1.0, 1.0])
-    assert counts_within_total(c, 10).tolist() == [5.0, 3.0, 0.0, 1.0]
-    assert counts_within_total(c, 6).tolist() == [4.0, 2.0, 0.0, 0.0]
-    assert counts_within_total(c, 0).tolist() == [0.0] * 4
-    rng = np.random.default_rng(0)
-    for _ in range(200):
-        noisy, total = rng.normal(0.0, 5.0, int(rng.integers(1, 30))), float(rng.uniform(0.0, 40.0))
-        w = counts_within_total(noisy, total)
-        clipped = np.maximum(noisy, 0.0)
-        assert (w >= 0).all() and (w <= clipped).all()
-        assert w.sum() == pytest.approx(min(total, clipped.sum()), abs=1e-9)
-        # one level: every kept count is lowered by the same amount
-        kept = w > 0
-        assert np.ptp(clipped[kept] - w[kept]) == pytest.approx(0.0, abs=1e-9) if kept.any() else True
-    with pytest.raises(InvalidParameterError, match="total"):
-        counts_within_total(c, -1.0)
-
-
-def test_the_reserve_goes_by_the_counts_within_the_consumers_rows():
-    # The 300 cells above (label 0 at owners 0 and 1, label 2 at owner 0, label 2 at owner 1, 297 of label 1 at
-    # owner 0), discrete Laplace scale 2, |D_v| = 76; the consumer's counts 64, 4, 14 and 20 empty cells the noise
-    # put at 2. Size 10: B = 30, R = 10. The first 20 rows (factor 2, threshold 11: cells 64 and 14) split 64 over
-    # owners 0 and 1 by 60 : 40 (38.4, 25.6) and 14 at owner 1: 9.85, 6.56, 3.59 of 20 -> 10, 6, 4.
-    many = LabelCells(
-        labels=np.array([0, 2, 2] + [1] * 297),
-        owners=((0, 1), (0,), (1,)) + ((0,),) * 297,
-        centres=np.zeros((300, 4)),
-        bias=np.zeros(300),
-    )
-    counts = np.concatenate([[64.0, 4.0, 14.0], np.full(20, 2.0), np.zeros(277)])
-    assert cell_threshold(300, 76, 2.0, factor=2.0) == 11.0
-    assert quotas_from_cells(counts, 2.0, 76, many, OWNER_COUNTS, 10, factor=2.0).tolist() == [[10, 0, 0], [6, 0, 4]]
-    # The clipped counts sum to 122 > 76: one level tau = 2 (82 - 3 tau = 76) brings them to 62, 2, 12 and the 20
-    # noise cells to 0. The reserve's 10 rows: 62 x 60 / 100 = 37.2, 24.8, 2, 12 of 76 -> 4.89, 3.26, 0.26, 1.58
-    # -> 4, 3, 0, 1 and the two largest remainders (0.89, 0.58): 5, 3, 0, 2.
-    assert counts_within_total(counts, 76)[:4].tolist() == [62.0, 2.0, 12.0, 0.0]
-    q = quotas_with_reserve(counts, 2.0, 76, many, OWNER_COUNTS, 10, reserve=1 / 3)
-    assert q.tolist() == [[15, 0, 0], [9, 0, 6]]
-    # (By the clipped counts, the 20 noise cells' 40 of 122 would have taken 3 of the 10 rows: label 1, owner 0.)
 
 
 def test_quotas_from_cells_follow_only_released_values_and_never_exceed_the_budget():

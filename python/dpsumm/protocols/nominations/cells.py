@@ -29,7 +29,6 @@ __all__ = [
     "cell_threshold",
     "quotas_from_cells",
     "quotas_with_reserve",
-    "counts_within_total",
     "herded_sales",
 ]
 
@@ -447,31 +446,6 @@ def quotas_from_cells(
     return out
 
 
-def counts_within_total(counts: np.ndarray, total: float) -> np.ndarray:
-    """The nearest non-negative counts (in Euclidean distance) to the noisy ``counts`` whose sum is at most the
-    public ``total`` (post-processing; docs/explanation/direction-purchase.md).
-
-    The consumer's true counts are >= 0 and sum to ``|D_v|``; clipping the noisy ones at 0 keeps the positive part
-    of the noise on every empty cell, about ``J E[max(Z, 0)]`` over ``J`` cells, which outweighs ``|D_v|`` when the
-    cells are many. The projection is ``max(c~_j - tau, 0)`` with the smallest ``tau >= 0`` at which the sum is at
-    most ``total``: the clipped counts themselves when they sum to at most ``total``; otherwise every count lowered
-    by one level ``tau``, so that a cell the noise alone lifted a little above 0 drops to 0 and a cell of many rows
-    keeps most of its count. Returns (J,) float64."""
-    c = np.maximum(_finite(counts, "counts", (None,)), 0.0)
-    total = _number(total, "total")
-    if c.sum() <= total:
-        return c
-    if total == 0:
-        return np.zeros_like(c)
-    desc = np.sort(c)[::-1]
-    # with the k largest counts above tau: tau = (sum of the k largest - total) / k; k is the largest that keeps
-    # its own smallest count above its tau
-    level = (np.cumsum(desc) - total) / np.arange(1, len(desc) + 1)
-    k = int(np.flatnonzero(desc > level)[-1])
-    out: np.ndarray = np.maximum(c - level[k], 0.0)
-    return out
-
-
 def quotas_with_reserve(
     consumer_counts: np.ndarray,
     consumer_scale: float,
@@ -484,12 +458,10 @@ def quotas_with_reserve(
     reserve: float = 0.0,
 ) -> np.ndarray:
     """:func:`quotas_from_cells` with a share ``reserve`` of the ``ceil(factor * size)`` rows kept for every cell
-    the consumer's release puts a count above the noise's level on, thresholded or not (post-processing;
-    docs/explanation/direction-purchase.md).
+    the consumer's release puts a positive count on, thresholded or not (post-processing; docs/explanation/label-purchase.md).
 
     The first ``B - R`` rows (``R = floor(reserve * B)``) go by :func:`quotas_from_cells` (at ``factor * (1 -
-    reserve)``); the ``R`` reserved rows in proportion to :func:`counts_within_total` of the consumer's counts at
-    ``|D_v| = validation_rows`` (``max(c~_j, 0)`` when those sum to at most ``|D_v|``), each cell's share over
+    reserve)``); the ``R`` reserved rows in proportion to ``max(c~_j, 0)`` over all cells, each cell's share over
     its owners in proportion to their released counts, capped at what they hold beyond the first split. A cell
     whose few validation rows are below the noise's threshold (a stratum the consumer wants a little of) is then
     still offered to the aggregator's greedy, which keeps its rows only where ``D_v`` wants them. ``reserve = 0``:
@@ -510,7 +482,7 @@ def quotas_with_reserve(
     c = _finite(consumer_counts, "consumer_counts", (len(cells.labels),))
     supply = np.floor(np.maximum(N, 0.0)).astype(np.int64)
     mass = np.zeros(N.shape)
-    for w, j, own in zip(counts_within_total(c, validation_rows), cells.labels, cells.owners):
+    for w, j, own in zip(np.maximum(c, 0.0), cells.labels, cells.owners):
         held = supply[list(own), j].astype(np.float64)
         if w > 0 and held.sum() > 0:
             mass[list(own), j] += w * held / held.sum()
