@@ -1,0 +1,166 @@
+"""The cell purchases' reserve under noise-aware rules, on the test beds: a measurement, not wired
+(docs/explanation/direction-purchase.md, "The reserve").
+
+``quotas_with_reserve`` (dpsumm/protocols/nominations/cells.py) spends ``R = floor(reserve * ceil(3p))`` of the
+rows bought over every cell in proportion to the consumer's clipped noisy counts ``max(c~_j, 0)``. With many cells
+(1,000 single-owner cells on ``synthetic-k1000``, 66 cells on ``synthetic-census`` given its strata) the positive
+part of the noise on the empty cells, about ``J E[max(Z, 0)]``, outweighs ``|D_v|``. Each rule here reads only the
+consumer's released counts, their noise scale and ``|D_v|`` (post-processing, no new release):
+
+* ``projected``: the reserve in proportion to the nearest non-negative counts summing to at most ``|D_v|``,
+  ``max(c~_j - tau, 0)`` with the smallest ``tau >= 0`` that brings the sum within ``|D_v|``;
+* ``capped``: the clipped counts as before, but only ``R * min(1, |D_v| / sum_j max(c~_j, 0))`` rows (the share of
+  the positive mass the consumer's rows can account for); the rest go by the thresholded split;
+* ``cleared``: the reserve only over the cells whose count reaches ``HOLDER_SIGMAS`` standard deviations of the
+  histogram's noise (the owners' holder rule), in proportion to their clipped counts.
+
+Usage: ``python benches/reserve_rules.py RULE TESTBEDS_OPTIONS...``, e.g. ``python benches/reserve_rules.py projected
+--beds synthetic-k1000 --sizes 50 200 --repeats 5 --methods exact direction-kernel --no-accuracy --tag
+reserve-projected-k1000``: benches/testbeds.py with the rule in place of the reserve; the results file and table
+name this command.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import testbeds  # noqa: E402
+from dpsumm.protocols.nominations import cell_purchase  # noqa: E402
+from dpsumm.protocols.nominations.cells import (  # noqa: E402
+    HOLDER_SIGMAS,
+    LabelCells,
+    _split,
+    quotas_from_cells,
+    quotas_with_reserve,
+)
+
+
+def counts_within_total(counts: np.ndarray, total: float) -> np.ndarray:
+    """The nearest non-negative counts to ``counts`` (Euclidean) whose sum is at most ``total``."""
+    c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    if c.sum() <= total:
+        return c
+    if total <= 0:
+        return np.zeros_like(c)
+    desc = np.sort(c)[::-1]
+    level = (np.cumsum(desc) - total) / np.arange(1, len(desc) + 1)
+    k = int(np.flatnonzero(desc > level)[-1])
+    out: np.ndarray = np.maximum(c - level[k], 0.0)
+    return out
+
+
+def cleared_counts(counts: np.ndarray, scale: float) -> np.ndarray:
+    """The clipped counts of the cells at or above ``HOLDER_SIGMAS`` standard deviations of the discrete Laplace
+    noise of scale ``scale`` (``sd = sqrt(2 r) / (1 - r)``, ``r = exp(-1 / scale)``), 0 elsewhere."""
+    c = np.asarray(counts, dtype=np.float64)
+    sd = 0.0 if scale == 0 else math.sqrt(2.0 * math.exp(-1.0 / scale)) / -math.expm1(-1.0 / scale)
+    out: np.ndarray = np.where(c >= HOLDER_SIGMAS * sd, np.maximum(c, 0.0), 0.0)
+    return out
+
+
+def reserve_by(
+    weights: Callable[[np.ndarray, float, int], np.ndarray],
+) -> Callable[..., np.ndarray]:
+    """``quotas_with_reserve`` with the reserve split in proportion to ``weights(counts, scale, |D_v|)``."""
+
+    def quotas(
+        consumer_counts: np.ndarray,
+        consumer_scale: float,
+        validation_rows: int,
+        cells: LabelCells,
+        owner_counts: np.ndarray,
+        size: int,
+        *,
+        factor: float,
+        reserve: float,
+    ) -> np.ndarray:
+        B = int(math.ceil(factor * size))
+        R = int(math.floor(reserve * B))
+        if R == 0:
+            return quotas_from_cells(
+                consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size, factor=factor
+            )
+        main = quotas_from_cells(
+            consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size, factor=(B - R) / max(size, 1)
+        )
+        N = np.asarray(owner_counts, dtype=np.float64)
+        supply = np.floor(np.maximum(N, 0.0)).astype(np.int64)
+        mass = np.zeros(N.shape)
+        w_all = weights(np.asarray(consumer_counts, dtype=np.float64), consumer_scale, validation_rows)
+        for w, j, own in zip(w_all, cells.labels, cells.owners):
+            held = supply[list(own), j].astype(np.float64)
+            if w > 0 and held.sum() > 0:
+                mass[list(own), j] += w * held / held.sum()
+        if mass.sum() <= 0:  # no cell clears the rule: the reserve goes by the thresholded split too
+            return quotas_from_cells(
+                consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size, factor=factor
+            )
+        flat = mass.ravel()
+        out: np.ndarray = main + _split(flat, R, np.where(flat > 0, (supply - main).ravel(), 0)).reshape(main.shape)
+        return out
+
+    return quotas
+
+
+def capped(
+    consumer_counts: np.ndarray,
+    consumer_scale: float,
+    validation_rows: int,
+    cells: LabelCells,
+    owner_counts: np.ndarray,
+    size: int,
+    *,
+    factor: float,
+    reserve: float,
+) -> np.ndarray:
+    """``quotas_with_reserve`` with the reserve share times ``min(1, |D_v| / sum_j max(c~_j, 0))``."""
+    positive = float(np.maximum(np.asarray(consumer_counts, dtype=np.float64), 0.0).sum())
+    share = reserve * min(1.0, validation_rows / max(positive, 1.0))
+    return quotas_with_reserve(
+        consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size, factor=factor, reserve=share
+    )
+
+
+RULES: dict[str, Callable[..., np.ndarray]] = {
+    "projected": reserve_by(lambda c, scale, rows: counts_within_total(c, rows)),
+    "capped": capped,
+    "cleared": reserve_by(lambda c, scale, rows: cleared_counts(c, scale)),
+}
+
+
+def _rename_command(out: Path, tag: str, rule: str) -> None:
+    """The results file and table of ``tag`` name this script and the rule, not benches/testbeds.py."""
+    old, new = "python benches/testbeds.py", f"python benches/reserve_rules.py {rule}"
+    results = out / f"results-{tag}.json"
+    data: dict[str, Any] = json.loads(results.read_text())
+    data["meta"]["command"] = data["meta"]["command"].replace(old, new, 1)
+    results.write_text(json.dumps(data, indent=1))
+    table = out / f"table-{tag}.md"
+    table.write_text(table.read_text().replace(f"`{old}", f"`{new}", 1))
+
+
+def main() -> None:
+    if sys.argv[1:2] in (["-h"], ["--help"]):  # this usage, then benches/testbeds.py's options
+        print(f"usage: python benches/reserve_rules.py {{{','.join(RULES)}}} TESTBEDS_OPTIONS...\n")
+        testbeds.main()
+    if len(sys.argv) < 2 or sys.argv[1] not in RULES:
+        raise SystemExit(f"usage: python benches/reserve_rules.py {{{','.join(RULES)}}} TESTBEDS_OPTIONS...")
+    rule = sys.argv.pop(1)
+    cell_purchase.quotas_with_reserve = RULES[rule]  # type: ignore[assignment]
+    testbeds.main()
+    argv = sys.argv[1:]
+    if "--tag" in argv and "--summarize" not in argv:
+        out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else Path("docs/experiments/testbeds")
+        _rename_command(out, argv[argv.index("--tag") + 1], rule)
+
+
+if __name__ == "__main__":
+    main()
