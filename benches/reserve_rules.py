@@ -36,8 +36,7 @@ import testbeds  # noqa: E402
 from dpsumm.protocols.nominations import cell_purchase  # noqa: E402
 from dpsumm.protocols.nominations.cells import (  # noqa: E402
     HOLDER_SIGMAS,
-    LabelCells,
-    _split,
+    _reserve_split,
     quotas_from_cells,
     quotas_with_reserve,
 )
@@ -71,62 +70,25 @@ def reserve_by(
 ) -> Callable[..., np.ndarray]:
     """``quotas_with_reserve`` with the reserve split in proportion to ``weights(counts, scale, |D_v|)``."""
 
-    def quotas(
-        consumer_counts: np.ndarray,
-        consumer_scale: float,
-        validation_rows: int,
-        cells: LabelCells,
-        owner_counts: np.ndarray,
-        size: int,
-        *,
-        factor: float,
-        reserve: float,
-    ) -> np.ndarray:
+    def quotas(*args: Any, factor: float, reserve: float) -> np.ndarray:
+        consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size = args
         B = int(math.ceil(factor * size))
         R = int(math.floor(reserve * B))
-        if R == 0:
-            return quotas_from_cells(
-                consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size, factor=factor
-            )
-        main = quotas_from_cells(
-            consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size, factor=(B - R) / max(size, 1)
-        )
-        N = np.asarray(owner_counts, dtype=np.float64)
-        supply = np.floor(np.maximum(N, 0.0)).astype(np.int64)
-        mass = np.zeros(N.shape)
-        w_all = weights(np.asarray(consumer_counts, dtype=np.float64), consumer_scale, validation_rows)
-        for w, j, own in zip(w_all, cells.labels, cells.owners):
-            held = supply[list(own), j].astype(np.float64)
-            if w > 0 and held.sum() > 0:
-                mass[list(own), j] += w * held / held.sum()
-        if mass.sum() <= 0:  # no cell clears the rule: the reserve goes by the thresholded split too
-            return quotas_from_cells(
-                consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size, factor=factor
-            )
-        flat = mass.ravel()
-        out: np.ndarray = main + _split(flat, R, np.where(flat > 0, (supply - main).ravel(), 0)).reshape(main.shape)
-        return out
+        w = weights(np.asarray(consumer_counts, dtype=np.float64), consumer_scale, validation_rows)
+        if R == 0 or w.sum() <= 0:  # nothing reserved, or no cell clears the rule: the thresholded split alone
+            return quotas_from_cells(*args, factor=factor)
+        main = quotas_from_cells(*args, factor=(B - R) / max(size, 1))
+        return _reserve_split(w, R, main, cells, np.asarray(owner_counts, dtype=np.float64))
 
     return quotas
 
 
-def capped(
-    consumer_counts: np.ndarray,
-    consumer_scale: float,
-    validation_rows: int,
-    cells: LabelCells,
-    owner_counts: np.ndarray,
-    size: int,
-    *,
-    factor: float,
-    reserve: float,
-) -> np.ndarray:
+def capped(*args: Any, factor: float, reserve: float) -> np.ndarray:
     """``quotas_with_reserve`` with the reserve share times ``min(1, |D_v| / sum_j max(c~_j, 0))``."""
+    consumer_counts, validation_rows = args[0], args[2]
     positive = float(np.maximum(np.asarray(consumer_counts, dtype=np.float64), 0.0).sum())
     share = reserve * min(1.0, validation_rows / max(positive, 1.0))
-    return quotas_with_reserve(
-        consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size, factor=factor, reserve=share
-    )
+    return quotas_with_reserve(*args, factor=factor, reserve=share)
 
 
 RULES: dict[str, Callable[..., np.ndarray]] = {
