@@ -12,7 +12,11 @@ consumer's released counts, their noise scale and ``|D_v|`` (post-processing, no
 * ``capped``: the clipped counts as before, but only ``R * min(1, |D_v| / sum_j max(c~_j, 0))`` rows (the share of
   the positive mass the consumer's rows can account for); the rest go by the thresholded split;
 * ``cleared``: the reserve only over the cells whose count reaches ``HOLDER_SIGMAS`` standard deviations of the
-  histogram's noise (the owners' holder rule), in proportion to their clipped counts.
+  histogram's noise (the owners' holder rule), in proportion to their clipped counts;
+* ``cleared-by-key``: ``cleared`` key by key (a key: a label, stratum or stratum x bin), where a key none of whose
+  cells reaches that level keeps all its positive cells (as ``label_cells`` treats a label no owner is shown to
+  hold): a stratum the consumer wants a few rows of is still offered, the noise's many small cells of a key the
+  consumer holds are not.
 
 Usage: ``python benches/reserve_rules.py RULE TESTBEDS_OPTIONS...``, e.g. ``python benches/reserve_rules.py projected
 --beds synthetic-k1000 --sizes 50 200 --repeats 5 --methods exact direction-kernel --no-accuracy --tag
@@ -36,6 +40,7 @@ import testbeds  # noqa: E402
 from dpsumm.protocols.nominations import cell_purchase  # noqa: E402
 from dpsumm.protocols.nominations.cells import (  # noqa: E402
     HOLDER_SIGMAS,
+    LabelCells,
     _reserve_split,
     quotas_from_cells,
     quotas_with_reserve,
@@ -65,16 +70,27 @@ def cleared_counts(counts: np.ndarray, scale: float) -> np.ndarray:
     return out
 
 
+def cleared_by_key(counts: np.ndarray, scale: float, cells: LabelCells) -> np.ndarray:
+    """:func:`cleared_counts` key by key; a key with no cell at that level keeps its positive counts."""
+    c = np.asarray(counts, dtype=np.float64)
+    cleared = cleared_counts(c, scale)
+    keys = np.asarray(cells.labels)
+    held = np.zeros(int(keys.max()) + 1 if len(keys) else 0, dtype=bool)
+    np.logical_or.at(held, keys, cleared > 0)
+    out: np.ndarray = np.where(held[keys], cleared, np.maximum(c, 0.0))
+    return out
+
+
 def reserve_by(
-    weights: Callable[[np.ndarray, float, int], np.ndarray],
+    weights: Callable[[np.ndarray, float, int, LabelCells], np.ndarray],
 ) -> Callable[..., np.ndarray]:
-    """``quotas_with_reserve`` with the reserve split in proportion to ``weights(counts, scale, |D_v|)``."""
+    """``quotas_with_reserve`` with the reserve split in proportion to ``weights(counts, scale, |D_v|, cells)``."""
 
     def quotas(*args: Any, factor: float, reserve: float) -> np.ndarray:
         consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size = args
         B = int(math.ceil(factor * size))
         R = int(math.floor(reserve * B))
-        w = weights(np.asarray(consumer_counts, dtype=np.float64), consumer_scale, validation_rows)
+        w = weights(np.asarray(consumer_counts, dtype=np.float64), consumer_scale, validation_rows, cells)
         if R == 0 or w.sum() <= 0:  # nothing reserved, or no cell clears the rule: the thresholded split alone
             return quotas_from_cells(*args, factor=factor)
         main = quotas_from_cells(*args, factor=(B - R) / max(size, 1))
@@ -92,9 +108,10 @@ def capped(*args: Any, factor: float, reserve: float) -> np.ndarray:
 
 
 RULES: dict[str, Callable[..., np.ndarray]] = {
-    "projected": reserve_by(lambda c, scale, rows: counts_within_total(c, rows)),
+    "projected": reserve_by(lambda c, scale, rows, cells: counts_within_total(c, rows)),
     "capped": capped,
-    "cleared": reserve_by(lambda c, scale, rows: cleared_counts(c, scale)),
+    "cleared": reserve_by(lambda c, scale, rows, cells: cleared_counts(c, scale)),
+    "cleared-by-key": reserve_by(lambda c, scale, rows, cells: cleared_by_key(c, scale, cells)),
 }
 
 
