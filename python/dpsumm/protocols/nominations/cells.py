@@ -478,17 +478,24 @@ def quotas_with_reserve(
     main = quotas_from_cells(
         consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size, factor=(B - R) / max(size, 1)
     )
-    N = _finite(owner_counts, "owner_counts", (None, None))
     c = _finite(consumer_counts, "consumer_counts", (len(cells.labels),))
-    supply = np.floor(np.maximum(N, 0.0)).astype(np.int64)
-    mass = np.zeros(N.shape)
-    for w, j, own in zip(np.maximum(c, 0.0), cells.labels, cells.owners):
+    return _reserve_split(np.maximum(c, 0.0), R, main, cells, _finite(owner_counts, "owner_counts", (None, None)))
+
+
+def _reserve_split(
+    weights: np.ndarray, rows: int, main: np.ndarray, cells: LabelCells, owner_counts: np.ndarray
+) -> np.ndarray:
+    """``main`` (K, L) plus ``rows`` more split over the cells in proportion to ``weights`` (J,) (>= 0), each
+    cell's share over its owners in proportion to their released counts ``owner_counts`` (K, L), capped at what
+    they hold beyond ``main``."""
+    supply = np.floor(np.maximum(owner_counts, 0.0)).astype(np.int64)
+    mass = np.zeros(owner_counts.shape)
+    for w, j, own in zip(weights, cells.labels, cells.owners):
         held = supply[list(own), j].astype(np.float64)
         if w > 0 and held.sum() > 0:
             mass[list(own), j] += w * held / held.sum()
-    spare = (supply - main).ravel()
     flat = mass.ravel()
-    out: np.ndarray = main + _split(flat, R, np.where(flat > 0, spare, 0)).reshape(main.shape)
+    out: np.ndarray = main + _split(flat, rows, np.where(flat > 0, (supply - main).ravel(), 0)).reshape(main.shape)
     return out
 
 
