@@ -176,8 +176,8 @@ def test_a_quota_an_excluded_owner_did_not_deliver_is_bought_again_from_the_othe
     letters = np.array(["a", "b", "c"])
     strata = [[letters[y]] for y in labels[:2]] if purchase == "strata" else [None, None]
     parties: dict[str, Any] = {
-        "owner-0": HoardingOwner(datas[0], labels[0], "owner-0", strata=strata[0]),
-        "owner-1": OwnerParty(datas[1], labels[1], "owner-1", strata=strata[1]),
+        "owner-0": HoardingOwner(datas[0], labels[0], "owner-0", strata=strata[0], rng=Csprng(100)),
+        "owner-1": OwnerParty(datas[1], labels[1], "owner-1", strata=strata[1], rng=Csprng(101)),
         "consumer": ConsumerParty(
             validation, Csprng(5), labels=yv, strata=[letters[yv]] if purchase == "strata" else None
         ),
@@ -267,9 +267,9 @@ def test_an_owner_that_sells_rows_of_other_cells_is_excluded_and_its_quota_bough
     strata = [[letters[y]] if with_strata else None for y in labels]
     parties: dict[str, Any] = {
         f"owner-{k}": (
-            MisplacingOwner(datas[k], labels[k], f"owner-{k}", strata=strata[k], shift=shift_of(bins))
+            MisplacingOwner(datas[k], labels[k], f"owner-{k}", strata=strata[k], rng=Csprng(100), shift=shift_of(bins))
             if k == 0
-            else OwnerParty(datas[k], labels[k], f"owner-{k}", strata=strata[k])
+            else OwnerParty(datas[k], labels[k], f"owner-{k}", strata=strata[k], rng=Csprng(100 + k))
         )
         for k in range(OWNERS)
     }
