@@ -98,7 +98,7 @@ def test_the_warm_process_runs_flowers_clientapp_on_the_callers_streams_and_retu
 def test_the_written_command_hands_its_run_to_the_warm_process(warm, tmp_path):
     address, _ = warm
     path = supernode.write_clientapp_command(tmp_path, address)
-    assert path.name == "flwr-clientapp" and os.access(path, os.X_OK)
+    assert path is not None and path.name == "flwr-clientapp" and os.access(path, os.X_OK)
     assert path.read_text().splitlines()[0] == f"#!{sys.executable} -S"
     done = _run([str(path), "--help"])
     assert done.returncode == 0 and "Run a Flower ClientApp" in done.stdout, done.stderr
@@ -124,6 +124,7 @@ def test_the_warm_process_stops_when_its_launcher_is_gone(tmp_path):
 
 def test_without_a_warm_process_the_command_runs_flowers_clientapp_itself(tmp_path):
     path = supernode.write_clientapp_command(tmp_path, tmp_path / "nobody-listens.sock")
+    assert path is not None
     done = _run([str(path), "--help"])
     assert done.returncode == 0 and "Run a Flower ClientApp" in done.stdout, done.stderr
 
@@ -142,3 +143,9 @@ def test_the_clientapp_entry_skips_the_supernode_command_line_package():
     done = _run([sys.executable, "-c", probe])
     assert "Run a Flower ClientApp" in done.stdout
     assert "imported: False" in done.stderr
+
+
+def test_no_command_is_written_for_a_python_whose_path_cannot_stand_in_a_shebang(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "executable", "/Users/A Person/venv/bin/python")
+    assert supernode.write_clientapp_command(tmp_path, tmp_path / "c.sock") is None
+    assert list(tmp_path.iterdir()) == []

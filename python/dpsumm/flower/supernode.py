@@ -75,13 +75,16 @@ def patch_idle_sleep(cap: float) -> bool:
     return True
 
 
-def write_clientapp_command(directory: Path, address: Path | None = None) -> Path:
-    """Write an executable ``flwr-clientapp`` into ``directory``; returns its path.
+def write_clientapp_command(directory: Path, address: Path | None = None) -> Path | None:
+    """Write an executable ``flwr-clientapp`` into ``directory``; returns its path, or None (nothing written) when
+    this Python's path cannot stand in a ``#!`` line (whitespace), so that Flower's own command stays in use.
 
     With ``address`` (the Unix socket of :func:`serve_clientapps`) it hands each run to that warm process and
     falls back to running the ClientApp itself when nothing answers there; without, it always runs it itself.
     Both ways it runs :func:`clientapp_main` with this Python and the arguments Flower gave it.
     """
+    if any(c.isspace() for c in sys.executable):
+        return None
     path = directory / CLIENTAPP_COMMAND
     path.write_text(
         f"#!{sys.executable} -S\nADDRESS = {str(address) if address is not None else None!r}\n" + _CLIENTAPP_SCRIPT,
@@ -175,18 +178,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     commands = Path(tempfile.mkdtemp(prefix="dpsumm-supernode-"))
     address = commands / "clientapps.sock"
-    write_clientapp_command(commands, address)
-    os.environ["PATH"] = str(commands) + os.pathsep + os.environ.get("PATH", "")
-    warm = subprocess.Popen([sys.executable, "-c", _SERVE, str(address), str(os.getpid())], stdin=subprocess.DEVNULL)
+    warm = None
+    if write_clientapp_command(commands, address) is not None:
+        os.environ["PATH"] = str(commands) + os.pathsep + os.environ.get("PATH", "")
+        warm = subprocess.Popen(
+            [sys.executable, "-c", _SERVE, str(address), str(os.getpid())], stdin=subprocess.DEVNULL
+        )
     try:
         sys.argv = ["flower-supernode", *args]
         flower_supernode()
     finally:
-        warm.terminate()
-        try:
-            warm.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            warm.kill()
+        if warm is not None:
+            warm.terminate()
+            try:
+                warm.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                warm.kill()
         shutil.rmtree(commands, ignore_errors=True)
     return 0
 
