@@ -302,11 +302,17 @@ def test_validation_fit_refuses_bad_input(kwargs, argument):
 def test_the_fit_warning_points_to_the_default_purchase():
     """Below 1 no warning; a purchase by cells is told its labels or strata may be the cause, another method is
     pointed to the default (dpsumm.Nominations(), ByDirection()), and the default itself to nothing else."""
-    assert metrics.validation_fit_warning(0.99, 20, dpsumm.Nominations()) is None
-    labels = metrics.validation_fit_warning(1.2, 20, dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1))))
+
+    def warning(fit: float, method: object) -> str | None:
+        return metrics.validation_fit_warning(fit, 20, method.fit_advice())  # type: ignore[attr-defined]
+
+    assert warning(0.99, dpsumm.Nominations()) is None
+    labels = warning(1.2, dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1))))
     assert labels is not None and "labels or strata" in labels and "1.20 >= 1" in labels
-    other = metrics.validation_fit_warning(1.2, 20, dpsumm.Nominations(purchase=dpsumm.Nominees()))
+    strata = warning(1.2, dpsumm.Nominations(purchase=dpsumm.ByDirection(levels=[("a", "b")])))
+    assert strata is not None and "labels or strata" in strata
+    other = warning(1.2, dpsumm.Nominations(purchase=dpsumm.Nominees()))
     assert other is not None and "try the default, dpsumm.Nominations()" in other
-    assert "try the default" in (metrics.validation_fit_warning(1.0, 20, "paper") or "")
-    default = metrics.validation_fit_warning(1.2, 20, dpsumm.Nominations())
+    assert "try the default" in (warning(1.0, dpsumm.PaperProtocol()) or "")
+    default = warning(1.2, dpsumm.Nominations())
     assert default is not None and "try the default" not in default and "labels or strata" not in default

@@ -313,28 +313,12 @@ class SummaryFitWarning(UserWarning):
     being compared (an experiment measures every method's MMD² itself)."""
 
 
-def validation_fit_warning(fit: float, size: int, method: object) -> str | None:
-    """The warning a private run of ``method`` gives when its summary's :func:`validation_fit` is 1 or more (else
-    None): it names the labels or strata as the likely cause when a purchase by cells (one with public labels or
-    declared levels) chose the rows, and points to the default purchase when another method chose them."""
+def validation_fit_warning(fit: float, size: int, advice: str) -> str | None:
+    """The warning a private run gives when its summary's :func:`validation_fit` is 1 or more (else None), ending
+    with ``advice``: what the method that chose the rows suggests
+    (:meth:`dpsumm.protocols.base.SummaryMethod.fit_advice`)."""
     if not fit >= 1.0:
         return None
-    purchase = getattr(method, "purchase", None)
-    by_cells = purchase is not None and bool(purchase.public_labels() or purchase.public_levels())
-    default = getattr(purchase, "name", None) == "direction" and not by_cells  # the default purchase, ByDirection()
-    if by_cells:
-        advice = (
-            "the labels or strata that chose the rows may not carry the consumer's shift: name the attribute that "
-            "does (dpsumm.ByStrata, or dpsumm.ByDirection(levels=...) to cross it with the consumer's direction), or "
-            "buy without them (dpsumm.Nominations(), the default: cells along the consumer's released direction)"
-        )
-    elif default:
-        advice = "the owners may hold few rows like D_v, or the purchase did not reach them"
-    else:
-        advice = (
-            "the owners may hold few rows like D_v, or the method did not reach them: try the default, "
-            "dpsumm.Nominations() (3 x size raw rows by cells along the consumer's released direction)"
-        )
     return (
         f"the summary is no closer to the validation rows than {size} rows drawn at random from their own "
         f"distribution would be (result.extra['validation_fit'] = {fit:.2f} >= 1): {advice}."

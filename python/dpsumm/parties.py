@@ -81,6 +81,8 @@ class _Party:
     name: str
     _labels: np.ndarray | None
     _strata: list[np.ndarray] | None
+    _rng: Csprng | None
+    _streams: dict[tuple[str, ...], Csprng]
 
     @property
     def labels(self) -> np.ndarray | None:
@@ -91,6 +93,23 @@ class _Party:
     def strata(self) -> list[np.ndarray] | None:
         """The party's public attributes of its rows, one column per attribute, or None."""
         return self._strata
+
+    def release_stream(self, *path: str) -> Csprng:
+        """The party's noise stream at ``path`` below its own (``("a",)``: its child ``"a"``; ``("a", "b")``: the
+        child ``"b"`` of that), each derived once, when first asked for. Deriving a stream draws from its parent, so
+        a purchase whose handlers must draw what an earlier layout of streams drew asks for them in that layout's
+        order, whichever release comes first: then a party rebuilt for every message (a Flower node) draws the same
+        noise as one that answers them all. A party given no stream keys one from operating-system entropy (the
+        only private mode)."""
+        if self._rng is None:
+            self._rng = Csprng()
+        if not path:
+            raise ProtocolError(f"{self.role} {self.name!r}: a release stream needs a name")
+        stream = self._streams.get(path)
+        if stream is None:
+            parent = self._rng if len(path) == 1 else self.release_stream(*path[:-1])
+            stream = self._streams[path] = parent.derive(path[-1])
+        return stream
 
     def handle(self, message: Message) -> Message:
         """The party's reply to ``message``: the request's own handler (:func:`dpsumm.messages.answer`); a request
@@ -255,21 +274,6 @@ class OwnerParty(_Party):
 
     #: The owner's role: it answers the :class:`~dpsumm.messages.OwnerRequest` messages.
     role = "owner"
-
-    def release_stream(self, *path: str) -> Csprng:
-        """The owner's noise stream at ``path`` below its own (``("a",)``: its child ``"a"``; ``("a", "b")``: the child
-        ``"b"`` of that), each derived once, when first asked for: a handler that must draw what an earlier layout
-        of streams drew asks for them in that layout's order. An owner given no stream keys one from
-        operating-system entropy (the only private mode)."""
-        if self._rng is None:
-            self._rng = Csprng()
-        if not path:
-            raise ProtocolError(f"owner {self.name!r}: a release stream needs a name")
-        stream = self._streams.get(path)
-        if stream is None:
-            parent = self._rng if len(path) == 1 else self.release_stream(*path[:-1])
-            stream = self._streams[path] = parent.derive(path[-1])
-        return stream
 
     def release_once(
         self,
@@ -496,6 +500,11 @@ class OwnerParty(_Party):
 # ---------------------------------------------------------------------------------------------- consumer
 
 
+#: The consumer's noise stream of its one Gaussian release of D_v's hashed mean (Alg. 3 line 3; the nominees
+#: purchase's release), its first child stream: a purchase with releases of its own derives its streams after it.
+GAUSSIAN_STREAM = "validation-gaussian"
+
+
 class ConsumerParty(_Party):
     """The consumer: holds the validation set and releases ``g~ = h2(h1(D_v))`` once (Alg. 3 line 3).
 
@@ -526,33 +535,14 @@ class ConsumerParty(_Party):
         self._validation = validation
         self._labels = labels
         self._rng = rng
-        self._release_streams: dict[str, Csprng] = {}
+        self._streams: dict[tuple[str, ...], Csprng] = {}
         self._released: dict[str, tuple[str, Message]] = {}  # by request kind: (the request's key, the release)
-
-    #: The streams of the nominations protocol's releases, derived from the consumer's stream in this order whichever
-    #: release is asked for first (the label purchase asks for its histogram, then for the tilt's g~), so that a
-    #: party rebuilt for every message (a Flower node) draws the same noise as one that answers them all; the
-    #: nominees purchase's one release keeps the first stream.
-    RELEASE_STREAMS = ("validation-gaussian", "validation-labels", "validation-direction")
 
     @property
     def validation(self) -> np.ndarray:
         """The validation rows (read by the handlers of the consumer's own requests; sent only to the trusted
         aggregator, when asked)."""
         return self._validation
-
-    def release_stream(self, label: str) -> Csprng:
-        """The consumer's noise stream ``label`` of :data:`RELEASE_STREAMS` (derived in that order, whichever is
-        asked for first)."""
-        return self._release_stream(label)
-
-    def _release_stream(self, label: str) -> Csprng:
-        for name in self.RELEASE_STREAMS:
-            if name not in self._release_streams:
-                self._release_streams[name] = self._rng.derive(name)
-            if name == label:
-                break
-        return self._release_streams[label]
 
     def release_once(self, request: Message, release: Callable[[], Message]) -> Message:
         """The consumer's one release for a request of ``request.kind`` in a run: ``release()`` draws it the first
@@ -632,7 +622,7 @@ class ConsumerParty(_Party):
                     f"consumer: validation delta {m.delta!r} is not in (0, 1/|D_v|) = (0, {1.0 / n:.3g})"
                 )
             cal = accounting.calibrate_gaussian(m.epsilon, m.delta, sensitivity=mean_release_sensitivity(n), dim=m.dim)
-            noisy = gaussian_mean_release(exact, cal, self._release_stream("validation-gaussian"))
+            noisy = gaussian_mean_release(exact, cal, self.release_stream(GAUSSIAN_STREAM))
             return TargetRelease(
                 noisy_mean=noisy,
                 exact_mean=exact,

@@ -459,7 +459,7 @@ def _check_fit(result: SummaryResult, method: SummaryMethod, validation: np.ndar
         return result
     if "validation_fit" not in result.extra:
         result.extra["validation_fit"] = validation_fit(result.points, validation, gamma)
-    message = validation_fit_warning(result.extra["validation_fit"], len(result.points), method)
+    message = validation_fit_warning(result.extra["validation_fit"], len(result.points), method.fit_advice())
     if message is not None:
         warnings.warn(message, SummaryFitWarning, stacklevel=3)
     return result

@@ -292,7 +292,11 @@ def run_summary(grid: Grid, cfg: FlowerRunConfig) -> SummaryResult:
     if seeded and result.privacy is not None:  # reproducible and NOT private
         result.privacy.mark_seeded()
     fit = result.extra.get("validation_fit")  # the aggregator's, when it held D_v's rows (the exact-kernel choice)
-    message = None if fit is None or result.points is None else validation_fit_warning(fit, len(result.points), method)
+    message = (
+        None
+        if fit is None or result.points is None
+        else validation_fit_warning(fit, len(result.points), method.fit_advice())
+    )
     if message is not None:
         warnings.warn(message, SummaryFitWarning, stacklevel=2)
     return result

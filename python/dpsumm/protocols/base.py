@@ -338,6 +338,13 @@ def refuse_unread(method: Any, data: PartyData) -> PartyData:
     return dataclasses.replace(data, strata=[None] * len(data.strata))
 
 
+#: The advice of a poor fit to ``D_v`` (:meth:`SummaryMethod.fit_advice`) for every method but the default.
+TRY_THE_DEFAULT = (
+    "the owners may hold few rows like D_v, or the method did not reach them: try the default, "
+    "dpsumm.Nominations() (3 x size raw rows by cells along the consumer's released direction)"
+)
+
+
 class SummaryMethod(OptionsObject):
     """Base of the method objects (:class:`dpsumm.Nominations`, :class:`dpsumm.PaperProtocol`, ...)."""
 
@@ -375,6 +382,12 @@ class SummaryMethod(OptionsObject):
         """Whether the protocol itself reads the run's public seed rows (the paper's ``D_init``, a purchase's cells),
         beyond the median heuristic: an experiment then passes its split's public rows as ``seed_set``."""
         return False
+
+    def fit_advice(self) -> str:
+        """What a user whose summary fits ``D_v`` no better than random rows of it would do (the advice of the
+        :class:`~dpsumm.metrics.SummaryFitWarning` of a private run of this method): by default, the default
+        purchase."""
+        return TRY_THE_DEFAULT
 
     def generated_seed_warning(self) -> str | None:
         """Why rows drawn uniformly in ``feature_range`` would mislead this method when the user gives no seed set

@@ -14,11 +14,14 @@ from hypothesis import strategies as st
 from dpsumm import accounting
 from dpsumm.errors import ProtocolError
 from dpsumm.hashing import RFFHasher
-from dpsumm.parties import OwnerParty, owner_stream
+from dpsumm.parties import GAUSSIAN_STREAM, ConsumerParty, OwnerParty, owner_stream
+from dpsumm.privacy import Csprng
 from dpsumm.protocols.nominations.cell_messages import (
+    CONSUMER_STREAMS,
     CellReleaseRequest,
     CellSale,
     CellSaleRequest,
+    consumer_release_stream,
     owner_release_calibration,
     owner_release_part,
 )
@@ -161,3 +164,21 @@ def test_an_owner_release_part_refuses_an_unknown_part_or_too_many_values() -> N
     refused(lambda: owner_release_part(10, "half", 3, 1.0, 1e-6), "part")
     refused(lambda: owner_release_part(10, "sums", 11, 1.0, 1e-6), "dim")
     refused(lambda: owner_release_part(10, "counts", 0, 1.0, 1e-6), "dim")
+
+
+@pytest.mark.parametrize("order", [("validation-direction", "validation-labels"), ("validation-labels",), ()])
+def test_a_consumer_draws_its_cell_streams_in_one_order_whichever_is_asked_first(order: tuple[str, ...]) -> None:
+    # Deriving a stream draws from the consumer's own: the cell releases' streams come after g~'s and in the order
+    # of CONSUMER_STREAMS whichever release a run asks for first, so a consumer rebuilt for every message (a Flower
+    # node) draws the noise of one that answered every request.
+    consumer = ConsumerParty(np.zeros((3, 2)), Csprng(11))
+    for name in order:
+        consumer_release_stream(consumer, name)
+    gaussian = consumer.release_stream(GAUSSIAN_STREAM).uniform()
+    direction = consumer_release_stream(consumer, "validation-direction").uniform()
+    root = Csprng(11)
+    expected = [root.derive(name) for name in CONSUMER_STREAMS]
+    assert gaussian == expected[0].uniform()
+    assert direction == expected[2].uniform()
+    with pytest.raises(ProtocolError, match="no cell-release stream 'validation-other'"):
+        consumer_release_stream(consumer, "validation-other")

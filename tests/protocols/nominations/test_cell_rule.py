@@ -302,7 +302,7 @@ def test_the_consumers_histogram_is_its_counts_plus_the_discrete_laplace():
     )
     reply = ConsumerParty(X, dpsumm.privacy.Csprng(7), labels=y).handle(req)
     assert reply.scale == 4.0
-    # its stream: the second of the consumer's release streams (ConsumerParty.RELEASE_STREAMS: g~'s, then this one)
+    # its stream: the second of the consumer's release streams (cell_messages.CONSUMER_STREAMS: g~'s, then this one)
     root = dpsumm.privacy.Csprng(7)
     root.derive("validation-gaussian")
     expected = laplace_count_release(cell_counts(X, y, req), count_release_event(0.5), root.derive("validation-labels"))

@@ -45,6 +45,7 @@ from ...privacy import count_release_event, gaussian_mean_release
 from ...strata import Levels, levels_tuple
 from ..base import option
 from .aggregator import Aggregator
+from .cell_messages import consumer_release_stream
 from .cell_purchase import (
     CellPurchase,
     CellReleases,
@@ -216,7 +217,7 @@ class DirectionRequest(ConsumerRequest):
             self.epsilon, self.delta, sensitivity=direction_sensitivity(self.clip, n), dim=d
         )
         noisy = gaussian_mean_release(
-            clipped_mean(X, centre, float(self.clip)), cal, consumer.release_stream("validation-direction")
+            clipped_mean(X, centre, float(self.clip)), cal, consumer_release_stream(consumer, "validation-direction")
         )
         return DirectionRelease(noisy_mean=noisy, n_rows=n, sigma=float(cal.sigma), granularity=float(cal.granularity))
 
@@ -347,6 +348,12 @@ class ByDirection(CellPurchase):
 
     def uses_seed_rows(self) -> bool:
         return True
+
+    def fit_advice(self) -> str:
+        """Given nothing public, the default purchase itself: no other purchase to point to."""
+        if self.public_labels() or self.public_levels():
+            return super().fit_advice()
+        return "the owners may hold few rows like D_v, or the purchase did not reach them"
 
     def key_set(self) -> tuple[Any, ...]:
         return tuple(range(self.attribute_cells() * self.bins))

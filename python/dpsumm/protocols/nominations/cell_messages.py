@@ -19,6 +19,7 @@ from ... import accounting
 from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import RFFHasher
 from ...messages import ConsumerRequest, Message, OwnerRequest
+from ...parties import GAUSSIAN_STREAM
 from ...privacy import count_release_event, gaussian_mean_release, laplace_count_release
 from ...sources import take_rows
 from .cell_rule import CellRule, cell_rows, histogram_counts, key_counts
@@ -109,6 +110,21 @@ RELEASE_STAGES = {"all": "cells", "sums": "cells-sums", "counts": "cells-counts"
 #: those the streams had when owners made three kinds of release: seeded runs draw the same noise as then.
 OWNER_STREAMS = ("sketch-sum", "sketch-histogram", "sketch-labels", "sketch-label-parts")
 _PART_STREAMS = {"sums": "labels-sums", "counts": "labels-counts"}
+
+
+#: The consumer's noise streams of the cell purchases' releases (the histogram over cells, the direction), children
+#: of its own stream derived after :data:`dpsumm.parties.GAUSSIAN_STREAM` and in this order, whichever release is
+#: asked for first, so that a consumer rebuilt for every message draws the same noise as one that answers them all.
+CONSUMER_STREAMS = (GAUSSIAN_STREAM, "validation-labels", "validation-direction")
+
+
+def consumer_release_stream(consumer: Any, name: str) -> Any:
+    """The consumer's stream ``name`` of :data:`CONSUMER_STREAMS` (every earlier one derived first)."""
+    if name not in CONSUMER_STREAMS:
+        raise ProtocolError(f"consumer {consumer.name!r}: no cell-release stream {name!r}")
+    for earlier in CONSUMER_STREAMS[: CONSUMER_STREAMS.index(name)]:
+        consumer.release_stream(earlier)
+    return consumer.release_stream(name)
 
 
 def _release_stream(owner: Any, part: str) -> Any:
@@ -359,7 +375,7 @@ class CellHistogramRequest(ConsumerRequest, CellRule):
             self.dim,
             lambda: RFFHasher(self.n_features, dim=self.dim, gamma=self.gamma, seed=self.hash_seed),
         )
-        noisy = laplace_count_release(counts, event, consumer.release_stream("validation-labels"))
+        noisy = laplace_count_release(counts, event, consumer_release_stream(consumer, "validation-labels"))
         return CellHistogramRelease(
             counts=noisy,
             n_rows=int(len(X)),

@@ -203,6 +203,17 @@ class CellPurchase(Purchase):
 
     # -- what a subclass says ---------------------------------------------------------------------------------
 
+    def fit_advice(self) -> str:
+        """The labels or strata that chose the rows as the likely cause, when the purchase reads any; else the
+        default purchase (:meth:`Purchase.fit_advice`)."""
+        if not (self.public_labels() or self.public_levels()):
+            return super().fit_advice()
+        return (
+            "the labels or strata that chose the rows may not carry the consumer's shift: name the attribute that "
+            "does (dpsumm.ByStrata, or dpsumm.ByDirection(levels=...) to cross it with the consumer's direction), or "
+            "buy without them (dpsumm.Nominations(), the default: cells along the consumer's released direction)"
+        )
+
     def key_set(self) -> tuple[Any, ...]:
         """The public keys the parties count their rows by (the label set; the cells ``0 .. J - 1``)."""
         raise NotImplementedError

@@ -279,6 +279,10 @@ class Nominations(SummaryMethod):
         """Whether the purchase reads the public seed rows (:meth:`Purchase.uses_seed_rows`)."""
         return self.purchase.uses_seed_rows()
 
+    def fit_advice(self) -> str:
+        """The purchase's advice (:meth:`Purchase.fit_advice`)."""
+        return self.purchase.fit_advice()
+
     def generated_seed_warning(self) -> str | None:
         if not self.purchase.uses_seed_rows():
             return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..base import OptionsObject, PartyData, refuse_unread
+from ..base import TRY_THE_DEFAULT, OptionsObject, PartyData, refuse_unread
 
 if TYPE_CHECKING:
     from ... import accounting
@@ -60,6 +60,11 @@ class Purchase(OptionsObject):
         """The parties' labels and strata as the run reads them, checked before any budget is spent
         (:meth:`dpsumm.protocols.base.SummaryMethod.check_party_data`): a purchase that reads none refuses them."""
         return refuse_unread(method, data)
+
+    def fit_advice(self) -> str:
+        """What a user whose summary from this purchase fits ``D_v`` no better than random rows of it would do
+        (:meth:`dpsumm.protocols.base.SummaryMethod.fit_advice`): by default, the default purchase."""
+        return TRY_THE_DEFAULT
 
     def uses_seed_rows(self) -> bool:
         """Whether the purchase reads the run's public seed rows (the run then draws them if the user gives none)."""
