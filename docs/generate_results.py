@@ -168,7 +168,8 @@ TESTBED_FILES = [
     (
         "results-default-digits.json",
         "the default, ByDirection(), given nothing, the labels, and with one bin (no direction released) on the "
-        "digits groups bed (|D_v| about 40), both γ, p = 80",
+        "digits groups bed (|D_v| about 40), both γ, p = 80, before owner groups at a resolution (commit 2a1e265: "
+        "the rows of the default given nothing no longer reproduce; the others do)",
     ),
 ]
 
