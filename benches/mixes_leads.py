@@ -33,6 +33,29 @@ bins, the protocol's messages. Rules (``--rules``):
   the histogram and the owners' releases as in the private rule: what the consumer's noise costs.
 * ``centres+witness[...]``: the consumer's centres crossed with 3 bins of the witness score (``epsilon_v / 4``
   each to the witness and the centres).
+* ``logistic[r=R,lam=L]``: a density-ratio score: a DP logistic regression of the consumer's rows against the
+  public seed rows (objective perturbation, ``dpsumm.dp_erm``, ``epsilon_v / 2``) in the seed rows' top-``R``
+  principal space of the witness features; 12 bins of its score (:func:`logistic_rule`).
+  ``logistic-own[r=R,a=A,lam=L]``: the same in the owners' principal space (:func:`owner_pca_map`).
+* ``adaptive[fine=F,bins=B,e1=E]``: bins that adapt to the consumer's released histogram over ``F`` fine bins of
+  the witness score (``E epsilon_v``; :func:`adaptive_rule`).
+* ``ownpcs[r=R,a=A,e=E,bins=B,b2=B2]``: the witness (and with ``b2 > 1`` a second direction as ``twodir``'s) in the
+  top-``R`` principal space of the owners' pooled second moment, released by the owners inside their one release
+  at weight ``A`` (``a=0``: the exact matrix, a ceiling, NOT private; :func:`owner_pca_map`).
+* ``ownercentres[k=K,b=B,rounds=T,share=S]``: keys from ``K`` centres of the owners' pooled rows (``rounds=0``:
+  exact k-means, a ceiling, NOT private; ``T > 0``: federated DP Lloyd rounds at ``S`` of the owners' budget;
+  :func:`owner_centre_keys`), crossed with ``B`` witness bins when ``B > 1``.
+* ``boughtcentres[u=U,k=K,b=B]``: keys from ``K`` k-means centres of ``U p`` rows bought first, uniformly at random
+  over the owners' rows (no release: rows sold; :func:`bought_centre_keys`); the other ``(3 - U) p`` rows bought by
+  these cells (crossed with ``B`` witness bins when ``B > 1``; else the histogram spends all of ``epsilon_v``).
+* ``witnesscentres[u=U,k=K]``: two stages: the witness purchase of ``U p`` rows (direction ``epsilon_v / 2``,
+  histogram ``epsilon_v / 4``, the owners' release at half their budget), then keys from ``K`` k-means centres of
+  the rows it bought, a histogram at ``epsilon_v / 4`` and the other ``(3 - U) p`` rows by those cells (the owners'
+  second release at the other half).
+* ``...+groups=resolution``: the owners grouped as ``ByDirection`` groups them (at the seed rows' resolution when
+  the histogram can pay for the groups); ``...+groups=one``: every owner in one group (the cells are the keys
+  alone, each bought from the owners in proportion to their released counts of it). Default: every pair the
+  groups' test passes joins.
 
 Seeded: reproducible and NOT private. Writes ``--out/leads-TAG.json`` and ``.md``.
 """
@@ -80,7 +103,13 @@ from dpsumm.protocols.nominations.by_direction import (  # noqa: E402
     public_geometry,
 )
 from dpsumm.protocols.nominations.cell_messages import owner_release_calibration  # noqa: E402
-from dpsumm.protocols.nominations.cells import CELL_DIM, label_cells, quotas_with_reserve  # noqa: E402
+from dpsumm.protocols.nominations.cells import (  # noqa: E402
+    CELL_DIM,
+    label_cells,
+    owner_groups,
+    quotas_with_reserve,
+    seed_split_distance,
+)
 
 DELTA = 1e-6
 EPS_V = 1.0
@@ -110,6 +139,7 @@ class Ctx:
     H_sums: np.ndarray  # each owner's exact sum of the cells' 64-d h1
     H_owners: list[np.ndarray]  # every owner row's 64-d h1 (for per-key sums)
     H_val: np.ndarray
+    H_seed: np.ndarray  # the seed rows' 64-d h1 (the owner groups' resolution, as the library's)
     exact_pop: float
     exact_wanted: int
     held_term: float
@@ -147,6 +177,7 @@ def make_ctx(bed: str, repeat: int, p: int, data: str | None) -> Ctx:
         H_sums=np.array([h.sum(0) for h in H_owners]),
         H_owners=H_owners,
         H_val=np.asarray(hmap.transform(val), np.float64),
+        H_seed=np.asarray(hmap.transform(seed), np.float64),
         exact_pop=float(population_mmd2(pts, s.test, gamma, held_out_term=held_term)),
         exact_wanted=exact_wanted,
         held_term=held_term,
@@ -293,20 +324,19 @@ def fisher_rule(ctx: Ctx, rng: Any, eps: float, lam: float, bins: int) -> tuple[
 
 
 def logistic_rule(
-    ctx: Ctx, rng: Any, eps: float, r: int, lam: float, bins: int
+    ctx: Ctx, rng: Any, eps: float, r: int, lam: float, bins: int, pm: Any = None
 ) -> tuple[list[np.ndarray], np.ndarray, int]:
     """A DP classifier of the consumer's rows (+1) against the public seed rows (-1): L2-regularised logistic
     regression by objective perturbation (dpsumm.dp_erm, epsilon-DP under replace-one) in the seed rows' top-``r``
     principal space of the witness features (rows scaled into the unit ball, a constant feature for the bias)."""
     from dpsumm.dp_erm import objective_perturbation
 
-    mu = ctx.F_seed.mean(0)
-    _, _, Vt = np.linalg.svd(ctx.F_seed - mu, full_matrices=False)
-    U = Vt[:r].T
-    scale = float(np.quantile(np.linalg.norm((ctx.F_seed - mu) @ U, axis=1), 0.9)) * 2.0
+    pm = pca_map(ctx, r) if pm is None else pm
+    scale = float(np.quantile(np.linalg.norm(pm(ctx.F_seed) - pm(ctx.F_seed).mean(0), axis=1), 0.9)) * 2.0
+    mu_s = pm(ctx.F_seed).mean(0)
 
     def feats(F: np.ndarray) -> np.ndarray:
-        X = (F - mu) @ U / scale
+        X = (pm(F) - mu_s) / scale
         X *= np.minimum(1.0, 1.0 / np.maximum(np.linalg.norm(X, axis=1), 1e-300))[:, None]
         return np.hstack([X, np.ones((len(X), 1))]) / math.sqrt(2.0)
 
@@ -335,6 +365,174 @@ def seed_pc_keys(ctx: Ctx, k: int, b: int) -> tuple[list[np.ndarray], np.ndarray
     return [key(F) for F in ctx.F_owners], key(ctx.F_val), b**k
 
 
+def owner_pca_map(ctx: Ctx, rng: Any, r: int, a: float) -> tuple[Any, float]:
+    """The witness features centred on the seed rows' mean and projected on the top ``r`` eigenvectors of the
+    owners' pooled second moment ``sum_k sum_i F_ki F_ki^T / N`` (the owners hold every digit, the public seed rows
+    none of the wanted ones). Each owner releases ``a sum_i F_i F_i^T`` (its upper triangle) in its one release,
+    jointly with its counts and hash sums: replace-one moves it by at most ``a (||F||^2 + ||F'||^2) <= 4 a`` in
+    Frobenius norm (random Fourier features have ``||F||^2 <= 2``), so the joint L2 sensitivity is ``sqrt(10 +
+    16 a^2)`` and every part's noise is calibrated to it (returned as the extra sensitivity ``4 a``); the pooled
+    matrix carries the sum of the K owners' noises, ``sqrt(K) sigma / a`` per entry. ``a = 0``: the exact matrix, a
+    ceiling (NOT private)."""
+    K = len(ctx.F_owners)
+    d = ctx.F_seed.shape[1]
+    N = float(sum(len(F) for F in ctx.F_owners))
+    S = sum(F.T @ F for F in ctx.F_owners)
+    extra = 4.0 * a
+    if a > 0:
+        L = 12  # the keys of the release's other part (the calibration's dimension only sets its grid)
+        base = math.sqrt(10.0 + extra**2)
+        cal = accounting.calibrate_gaussian(
+            OWNER_EPS, DELTA, sensitivity=base * (1 + 2.0**-9), dim=L + CELL_DIM + d * (d + 1) // 2
+        )
+        iu = np.triu_indices(d)
+        noise = np.zeros((d, d))
+        for _ in range(K):  # each owner's noise on its released a * S_k, divided back by a
+            noise[iu] += np.asarray(gaussian_on_grid(np.zeros(len(iu[0])), cal.sigma, cal.granularity, rng), np.float64)
+        noise = (noise + np.triu(noise, 1).T) / a
+        S = S + noise
+    vals, vecs = np.linalg.eigh(S / N)
+    U = vecs[:, np.argsort(-vals)[:r]]
+    mu = ctx.F_seed.mean(0)
+    return (lambda F: (F - mu) @ U), extra
+
+
+def adaptive_rule(
+    ctx: Ctx, rng: Any, eps_dir: float, eps1: float, fine: int, bins: int
+) -> tuple[list[np.ndarray], np.ndarray, int, np.ndarray, dict[str, Any]]:
+    """Bins that adapt to the consumer's released histogram: the witness at ``eps_dir``; the consumer's histogram
+    over ``fine`` bins of its score (edges at the seed rows' score mean + t sd, ``t`` in EDGE_SPAN), released at
+    ``eps1`` (discrete Laplace, L1 sensitivity 2 under replace-one); then ``bins`` keys: the fine bins merged so
+    that the consumer's released (positive) mass is split evenly among the ``bins - 2`` middle keys, everything
+    below and above in one key each (post-processing). The owners count their rows per fine bin (a merged key's
+    noise: sigma sqrt(fine bins merged); ``widths``)."""
+    centre, clip = public_geometry(ctx.F_seed, "kernel")
+    n = len(ctx.F_val)
+    cal = accounting.calibrate_gaussian(
+        eps_dir, DELTA, sensitivity=direction_sensitivity(clip, n), dim=ctx.F_val.shape[1]
+    )
+    noisy = gaussian_mean_release(clipped_mean(ctx.F_val, centre, clip), cal, rng)
+    w = noisy / max(float(np.linalg.norm(noisy)), 1e-300)
+    edges = bin_edges(ctx.F_seed, centre, w, fine)
+
+    def fine_key(F: np.ndarray) -> np.ndarray:
+        return np.searchsorted(edges, (F - centre) @ w, side="right").astype(np.int64)
+
+    fo, fv = [fine_key(F) for F in ctx.F_owners], fine_key(ctx.F_val)
+    event = count_release_event(eps1)
+    h1 = np.maximum(laplace_count_release(np.bincount(fv, minlength=fine).astype(np.float64), event, rng), 0.0)
+    # the fine bins where the released mass lies: from the first to the last fine bin above the noise's reach
+    t = np.flatnonzero(h1 >= 3 * event.scale)
+    lo, hi = (int(t[0]), int(t[-1])) if len(t) else (0, fine - 1)
+    cum = np.cumsum(h1[lo : hi + 1])
+    inner = max(1, bins - 2)
+    cuts = [lo]
+    for q in range(1, inner):
+        j = lo + int(np.searchsorted(cum, q * cum[-1] / inner, side="left"))
+        if j + 1 > cuts[-1]:
+            cuts.append(j + 1)
+    merged_of = np.zeros(fine, np.int64)  # fine bin -> merged key
+    bounds = [0, *[c for c in cuts if c > 0], hi + 1 if hi + 1 < fine else fine]
+    bounds = sorted(set(b for b in bounds if 0 <= b <= fine))
+    if bounds[-1] != fine:
+        bounds.append(fine)
+    for m_, (a_, b_) in enumerate(zip(bounds[:-1], bounds[1:])):
+        merged_of[a_:b_] = m_
+    L = len(bounds) - 1
+    widths = np.bincount(merged_of, minlength=L).astype(np.float64)
+    return [merged_of[k] for k in fo], merged_of[fv], L, widths, {"adaptive_keys": L}
+
+
+def owner_centre_keys(
+    ctx: Ctx, rng: Any, k: int, rounds: int, share: float
+) -> tuple[list[np.ndarray], np.ndarray, int, float, dict[str, Any]]:
+    """Keys from the owners' own rows: a row's nearest of ``k`` centres of the owners' pooled rows in the witness
+    features. ``rounds = 0``: exact k-means (the lowest inertia of SEED_KMEANS_RESTARTS k-means++ starts on 6,000
+    pooled rows), a ceiling (NOT private). ``rounds = T > 0``: ``T`` federated DP Lloyd rounds from the public seed
+    rows' k-means centres: each round every owner releases its per-centre sums and counts (L2 sensitivity
+    ``sqrt(4 B + 2)`` under replace-one, ``B = 2`` the features' largest squared norm) at ``share`` of the owners'
+    budget split over the rounds (a discrete Gaussian at ``(share / T, delta / T)``, each owner's own noise: the
+    pooled sums carry ``sqrt(K)`` owners' noises); the owners' counts and hash sums then spend the rest of their
+    budget (returned: the factor their noise grows by, ``1 / (1 - share)`` to first order). A centre whose pooled
+    count stays under ``3 sqrt(K) sigma`` keeps its seed position."""
+    pooled = np.concatenate(ctx.F_owners)
+    extra: dict[str, Any] = {}
+    if rounds == 0:
+        g = np.random.default_rng(7 + ctx.repeat)
+        sub = pooled[g.choice(len(pooled), size=min(6000, len(pooled)), replace=False)]
+        best = math.inf
+        for t in range(3):
+            Ct = _kmeans(sub, k, 1000 * t + ctx.repeat, iters=30)
+            inertia = float(np.min(((sub[:, None, :] - Ct[None]) ** 2).sum(-1), 1).sum())
+            if inertia < best:
+                best, C = inertia, Ct
+        factor = 1.0
+    else:
+        K, d = len(ctx.F_owners), pooled.shape[1]
+        C = _kmeans(ctx.F_seed, k, 1000 + ctx.repeat)
+        cal = accounting.calibrate_gaussian(
+            share / rounds, DELTA / rounds, sensitivity=math.sqrt(4 * 2.0 + 2), dim=k * (d + 1)
+        )
+        for _ in range(rounds):
+            sums, cnt = np.zeros((k, d)), np.zeros(k)
+            for F in ctx.F_owners:
+                a = np.argmin((C * C).sum(1)[None] - 2 * F @ C.T, 1)
+                s_k = np.zeros((k, d))
+                np.add.at(s_k, a, F)
+                vec = np.concatenate([s_k.ravel(), np.bincount(a, minlength=k).astype(np.float64)])
+                vec = np.asarray(gaussian_on_grid(vec, cal.sigma, cal.granularity, rng), np.float64)
+                sums += vec[: k * d].reshape(k, d)
+                cnt += vec[k * d :]
+            keep = cnt >= 3 * math.sqrt(K) * cal.sigma
+            C = np.where(keep[:, None], sums / np.maximum(cnt, 1.0)[:, None], C)
+        extra["moved_centres"] = int(keep.sum())
+        # the rest of the owners' budget for their counts and hash sums: their noise grows (Gaussian, same delta)
+        factor = accounting.calibrate_gaussian(1.0 - share, DELTA, sensitivity=1.0, dim=1).sigma / (
+            accounting.calibrate_gaussian(1.0, DELTA, sensitivity=1.0, dim=1).sigma
+        )
+    cc = (C * C).sum(1)
+
+    def key(F: np.ndarray) -> np.ndarray:
+        return np.argmin(cc[None] - 2 * F @ C.T, 1).astype(np.int64)
+
+    return [key(F) for F in ctx.F_owners], key(ctx.F_val), k, factor, extra
+
+
+def bought_centre_keys(
+    ctx: Ctx, sampler: np.random.Generator, u: float, k: int
+) -> tuple[list[np.ndarray], np.ndarray, int, list[np.ndarray]]:
+    """Keys from a first purchase: ``round(u p)`` rows bought uniformly at random over every owner's rows (each
+    owner's share in proportion to its public row count; no release, no budget: a sale of raw rows, which the
+    aggregator holds as it holds every row bought), then a row's key is its nearest of ``k`` k-means centres of those
+    rows in the witness features (the lowest inertia of SEED_KMEANS_RESTARTS k-means++ starts): post-processing of
+    rows already bought. The rest of the purchase, ``(3 - u) p`` rows, goes by these cells; the first rows are in
+    the pool too. Returns the keys and which rows the first purchase took."""
+    K = len(ctx.owners)
+    n = np.array([len(o) for o in ctx.owners])
+    total = int(round(u * ctx.p))
+    share = np.floor(total * n / n.sum()).astype(int)
+    rest = total - int(share.sum())
+    share[np.argsort(-(total * n / n.sum() - share), kind="stable")[:rest]] += 1
+    first = []
+    for kk in range(K):
+        mask = np.zeros(len(ctx.owners[kk]), bool)
+        mask[sampler.choice(len(ctx.owners[kk]), size=int(share[kk]), replace=False)] = True
+        first.append(mask)
+    X = np.concatenate([F[mk] for F, mk in zip(ctx.F_owners, first)])
+    best = math.inf
+    for t in range(SEED_KMEANS_RESTARTS):
+        Ct = _kmeans(X, k, 1000 * t + ctx.repeat)
+        inertia = float(np.min(((X[:, None, :] - Ct[None]) ** 2).sum(-1), 1).sum())
+        if inertia < best:
+            best, C = inertia, Ct
+    cc = (C * C).sum(1)
+
+    def key(F: np.ndarray) -> np.ndarray:
+        return np.argmin(cc[None] - 2 * F @ C.T, 1).astype(np.int64)
+
+    return [key(F) for F in ctx.F_owners], key(ctx.F_val), k, first
+
+
 def pca_map(ctx: Ctx, r: int) -> Any:
     """The witness features centred on the seed rows' mean and projected on their top ``r`` principal directions
     (public); ``r = 0``: the features themselves."""
@@ -347,7 +545,15 @@ def pca_map(ctx: Ctx, r: int) -> Any:
 
 
 def twodir_rule(
-    ctx: Ctx, rng: Any, eps1: float, eps2: float, b1: int, b2: int, span2: tuple[float, float], r: int = 0
+    ctx: Ctx,
+    rng: Any,
+    eps1: float,
+    eps2: float,
+    b1: int,
+    b2: int,
+    span2: tuple[float, float],
+    r: int = 0,
+    pm: Any = None,
 ) -> tuple[list[np.ndarray], np.ndarray, int]:
     """Two released directions: the witness ``w1`` (the consumer's clipped mean at ``eps1``), then the clipped sum
     of the consumer's rows whose score along ``w1`` is below the consumer's released mean score ``||m~||`` (a
@@ -355,7 +561,7 @@ def twodir_rule(
     the subset), made orthogonal to ``w1``: the direction of the rows the witness serves least. Keys: ``b1`` bins
     along ``w1`` x ``b2`` bins along ``w2`` (edges at the seed rows' score mean + t sd, ``t`` in ``(-2, 8)`` and
     ``span2``); ``r > 0``: both in the seed rows' top-``r`` principal space (:func:`pca_map`)."""
-    pm = pca_map(ctx, r)
+    pm = pca_map(ctx, r) if pm is None else pm
     Fs, Fv, Fo = pm(ctx.F_seed), pm(ctx.F_val), [pm(F) for F in ctx.F_owners]
     centre, clip = public_geometry(Fs, "kernel")
     n, d = len(Fv), Fs.shape[1]
@@ -402,7 +608,13 @@ def purchase(
     eps_h: float,
     reserve: float = 1.0 / 3.0,
     per_key_centres: bool = False,
-) -> tuple[list[tuple[int, int]], int]:
+    groups: str = "test",
+    owner_extra_sens: float = 0.0,
+    owner_factor: float = 1.0,
+    widths: np.ndarray | None = None,
+    factor: float = 3.0,
+    first: list[np.ndarray] | None = None,
+) -> tuple[list[tuple[int, int]], int, int]:
     """The cell purchase's arithmetic on the keys: owners' releases, cells, the consumer's histogram, quotas, sales.
 
     ``per_key_centres``: every owner releases its hash sum per key (``L x 64`` values instead of 64; the same L2
@@ -411,13 +623,40 @@ def purchase(
     the owners whose rows of key ``j`` are nearest (not whose rows overall are)."""
     K = len(ctx.owners)
     cal, _ = owner_release_calibration(L + CELL_DIM, OWNER_EPS, DELTA)
+    if owner_extra_sens > 0:  # the owners' one release carries a further part (ownpcs: their scaled covariance)
+        base = math.sqrt(10.0 + owner_extra_sens**2)
+        cal = accounting.calibrate_gaussian(OWNER_EPS, DELTA, sensitivity=base * (1 + 2.0**-9), dim=L + CELL_DIM)
+    if owner_factor != 1.0:  # the owners spent part of their budget before (ownercentres' Lloyd rounds)
+        cal = dataclasses.replace(cal, sigma=cal.sigma * owner_factor)
     counts = np.array([np.bincount(kk, minlength=L) for kk in keys_owner], np.float64)
-    n_counts = np.asarray(gaussian_on_grid(counts.ravel(), cal.sigma, cal.granularity, rng), np.float64).reshape(K, L)
+    w = np.ones(L) if widths is None else np.asarray(widths, np.float64)  # fine keys merged into each key
+    n_counts = (
+        counts
+        + np.asarray(gaussian_on_grid(np.zeros(K * L), cal.sigma, cal.granularity, rng), np.float64).reshape(K, L)
+        * np.sqrt(w)[None]
+    )
     n_sums = np.asarray(gaussian_on_grid(ctx.H_sums.ravel(), cal.sigma, cal.granularity, rng), np.float64).reshape(
         K, CELL_DIM
     )
     n_rows = np.array([len(o) for o in ctx.owners], np.float64)
-    cells = label_cells(n_counts, n_sums, n_rows, cal.sigma)
+    resolution = None
+    if groups == "resolution":  # the library's rule (ByDirection.group_resolution)
+        means = n_sums / n_rows[:, None]
+        ref = seed_split_distance(ctx.H_seed)
+        kept = owner_groups(means, np.full(K, cal.sigma**2) / n_rows**2, n_rows, resolution=ref)
+        if len(kept) * count_release_event(eps_h).scale <= len(ctx.val):
+            resolution = ref
+    if groups == "one":  # a ceiling for owners of one distribution: every owner in one group
+        import dpsumm.protocols.nominations.cells as cells_mod
+
+        saved = cells_mod.owner_groups
+        cells_mod.owner_groups = lambda m, *a, **k: [list(range(len(m)))]
+        try:
+            cells = label_cells(n_counts / np.sqrt(w)[None], n_sums, n_rows, cal.sigma)
+        finally:
+            cells_mod.owner_groups = saved
+    else:
+        cells = label_cells(n_counts / np.sqrt(w)[None], n_sums, n_rows, cal.sigma, resolution=resolution)
     if per_key_centres:
         cal, _ = owner_release_calibration(L + L * CELL_DIM, OWNER_EPS, DELTA)
         n_counts = np.asarray(gaussian_on_grid(counts.ravel(), cal.sigma, cal.granularity, rng), np.float64).reshape(
@@ -452,7 +691,9 @@ def purchase(
         np.add.at(hist, pick, 1.0)
     event = count_release_event(eps_h)
     noisy_hist = laplace_count_release(hist, event, rng)
-    q = quotas_with_reserve(noisy_hist, event.scale, len(ctx.val), cells, n_counts, ctx.p, factor=3.0, reserve=reserve)
+    q = quotas_with_reserve(
+        noisy_hist, event.scale, len(ctx.val), cells, n_counts, ctx.p, factor=factor, reserve=reserve
+    )
     preference = np.zeros(L)
     np.add.at(preference, cells.labels, np.maximum(noisy_hist, 0.0))
     bought: list[tuple[int, int]] = []
@@ -460,9 +701,10 @@ def purchase(
         if q[k].sum() == 0:
             continue
         taken = np.zeros(len(ctx.owners[k]), bool)
+        before = np.zeros(len(ctx.owners[k]), bool) if first is None else first[k]
         short = 0
         for j in np.flatnonzero(q[k]):
-            idx = np.flatnonzero(keys_owner[k] == j)
+            idx = np.flatnonzero((keys_owner[k] == j) & ~before)
             m = min(int(q[k, j]), len(idx))
             short += int(q[k, j]) - m
             pick = sampler.choice(idx, size=m, replace=False) if m else np.zeros(0, np.int64)
@@ -470,13 +712,16 @@ def purchase(
         for j in np.argsort(-preference, kind="stable"):  # substitutes by the consumer's released preference
             if short <= 0:
                 break
-            idx = np.flatnonzero((keys_owner[k] == j) & ~taken)
+            idx = np.flatnonzero((keys_owner[k] == j) & ~taken & ~before)
             m = min(short, len(idx))
             if m:
                 taken[sampler.choice(idx, size=m, replace=False)] = True
                 short -= m
         bought += [(k, int(i)) for i in np.flatnonzero(taken)]
-    return bought, J
+    if first is not None:  # the first purchase's rows are in the pool too
+        bought += [(k, int(i)) for k in range(K) for i in np.flatnonzero(first[k])]
+    groups_n = max((int((cells.labels == j).sum()) for j in np.unique(cells.labels)), default=0)
+    return bought, J, groups_n
 
 
 def evaluate(ctx: Ctx, bought: list[tuple[int, int]]) -> dict[str, Any]:
@@ -505,9 +750,19 @@ def run_rule(ctx: Ctx, rule: str) -> dict[str, Any]:
     rng = check_random_state(zlib.crc32(f"leads:{ctx.repeat}:{rule}".encode()))
     sampler = np.random.default_rng(zlib.crc32(f"{ctx.repeat}:{rule}".encode()))  # sampling of sales, not noise
     extra: dict[str, Any] = {}
+    rule_name = rule
+    groups = "test"
+    for g in ("resolution", "one"):
+        if rule.endswith(f"+groups={g}"):
+            groups, rule = g, rule.removesuffix(f"+groups={g}")
+    owner_extra = 0.0
+    owner_factor = 1.0
+    widths = None
+    factor = 3.0
+    first = None
     per_key = rule.endswith("+per-key-centres")
     exact = rule.endswith("+exact-directions")  # a ceiling: the directions without their noise (NOT private)
-    rule_name, rule = rule, rule.removesuffix("+per-key-centres").removesuffix("+exact-directions")
+    rule = rule.removesuffix("+per-key-centres").removesuffix("+exact-directions")
 
     def dir_eps(eps: float) -> float:
         return NOISELESS_EPS if exact else eps
@@ -536,7 +791,7 @@ def run_rule(ctx: Ctx, rule: str) -> dict[str, Any]:
         ko, kv, L = fisher_rule(ctx, rng, EPS_V / 2, float(m.group(1)), 12)
         eps_h = EPS_V / 2
     elif m := re.fullmatch(r"logistic\[r=(\d+),lam=([0-9.e-]+)\]", rule):
-        ko, kv, L = logistic_rule(ctx, rng, EPS_V / 2, int(m.group(1)), float(m.group(2)), 12)
+        ko, kv, L = logistic_rule(ctx, rng, dir_eps(EPS_V / 2), int(m.group(1)), float(m.group(2)), 12)
         eps_h = EPS_V / 2
     elif m := re.fullmatch(r"witness\[dim=(\d+)(?:,e=([0-9.]+))?(?:,bins=(\d+))?\]", rule):
         e = float(m.group(2) or 0.5) * EPS_V
@@ -564,10 +819,88 @@ def run_rule(ctx: Ctx, rule: str) -> dict[str, Any]:
         sp = (float(m.group(3)), float(m.group(4)))
         ko, kv, L = twodir_rule(ctx, rng, dir_eps(e), dir_eps(e), b1, b2, sp, int(m.group(6) or 0))
         eps_h = EPS_V - 2 * e
+    elif m := re.fullmatch(r"ownpcs\[r=(\d+),a=([0-9.]+)(?:,e=([0-9.]+))?(?:,bins=(\d+))?(?:,b2=(\d+))?\]", rule):
+        r, a = int(m.group(1)), float(m.group(2))
+        bins, b2 = int(m.group(4) or 12), int(m.group(5) or 1)
+        e = float(m.group(3) or (0.5 if b2 == 1 else 0.25)) * EPS_V
+        pm, owner_extra = owner_pca_map(ctx, rng, r, a)
+        if b2 == 1:
+            ko, kv, L = twodir_rule(ctx, rng, dir_eps(e), 0.0, bins, 1, (0.0, 0.0), pm=pm)
+            eps_h = EPS_V - e
+        else:  # two directions in the owners' principal space, e each
+            ko, kv, L = twodir_rule(ctx, rng, dir_eps(e), dir_eps(e), bins, b2, (0.0, 3.0), pm=pm)
+            eps_h = EPS_V - 2 * e
+    elif m := re.fullmatch(r"logistic-own\[r=(\d+),a=([0-9.]+),lam=([0-9.e-]+)\]", rule):
+        pm, owner_extra = owner_pca_map(ctx, rng, int(m.group(1)), float(m.group(2)))
+        ko, kv, L = logistic_rule(ctx, rng, dir_eps(EPS_V / 2), 0, float(m.group(3)), 12, pm=pm)
+        eps_h = EPS_V / 2
+    elif m := re.fullmatch(r"adaptive\[fine=(\d+),bins=(\d+),e1=([0-9.]+)\]", rule):
+        e1 = float(m.group(3)) * EPS_V
+        ko, kv, L, widths, extra = adaptive_rule(ctx, rng, dir_eps(EPS_V / 2), e1, int(m.group(1)), int(m.group(2)))
+        eps_h = EPS_V / 2 - e1
+    elif m := re.fullmatch(r"ownercentres\[k=(\d+),b=(\d+),rounds=(\d+)(?:,share=([0-9.]+))?\]", rule):
+        k, b, rounds = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        ko, kv, L, owner_factor, extra = owner_centre_keys(ctx, rng, k, rounds, float(m.group(4) or 0.5))
+        eps_h = EPS_V
+        if b > 1:
+            wo, wv, _ = witness_rule(ctx, rng, dir_eps(EPS_V / 2), b)
+            ko = [a * b + w for a, w in zip(ko, wo)]
+            kv = kv * b + wv
+            L *= b
+            eps_h = EPS_V / 2
+    elif m := re.fullmatch(r"witnesscentres\[u=([0-9.]+),k=(\d+)\]", rule):
+        # stage 1: the witness purchase of u p rows (direction eps_v / 2, histogram eps_v / 4, the owners' counts at
+        # half their budget); stage 2: keys from k-means of the rows stage 1 bought, histogram eps_v / 4
+        u, k = float(m.group(1)), int(m.group(2))
+        half = accounting.calibrate_gaussian(0.5 * OWNER_EPS, DELTA / 2, sensitivity=1.0, dim=1).sigma / (
+            accounting.calibrate_gaussian(OWNER_EPS, DELTA, sensitivity=1.0, dim=1).sigma
+        )
+        wo, wv, WL = witness_rule(ctx, rng, dir_eps(EPS_V / 2), 12)
+        b1, _, _ = purchase(ctx, rng, sampler, wo, wv, WL, EPS_V / 4, owner_factor=half, factor=u)
+        first = [np.zeros(len(o), bool) for o in ctx.owners]
+        for kk, i in b1:
+            first[kk][i] = True
+        X = np.concatenate([F[mk] for F, mk in zip(ctx.F_owners, first)])
+        best = math.inf
+        for t in range(SEED_KMEANS_RESTARTS):
+            Ct = _kmeans(X, k, 1000 * t + ctx.repeat)
+            inertia = float(np.min(((X[:, None, :] - Ct[None]) ** 2).sum(-1), 1).sum())
+            if inertia < best:
+                best, C = inertia, Ct
+        cc = (C * C).sum(1)
+        ko = [np.argmin(cc[None] - 2 * F @ C.T, 1).astype(np.int64) for F in ctx.F_owners]
+        kv = np.argmin(cc[None] - 2 * ctx.F_val @ C.T, 1).astype(np.int64)
+        L, factor, eps_h, owner_factor = k, 3.0 - u, EPS_V / 4, half
+    elif m := re.fullmatch(r"boughtcentres\[u=([0-9.]+),k=(\d+),b=(\d+)\]", rule):
+        u, k, b = float(m.group(1)), int(m.group(2)), int(m.group(3))
+        ko, kv, L, first = bought_centre_keys(ctx, sampler, u, k)
+        factor = 3.0 - u
+        eps_h = EPS_V
+        if b > 1:
+            wo, wv, _ = witness_rule(ctx, rng, dir_eps(EPS_V / 2), b)
+            ko = [a * b + w for a, w in zip(ko, wo)]
+            kv = kv * b + wv
+            L *= b
+            eps_h = EPS_V / 2
     else:
         raise SystemExit(f"unknown rule {rule!r}")
-    bought, J = purchase(ctx, rng, sampler, ko, kv, L, eps_h, per_key_centres=per_key)
-    return dict(rule=rule_name, keys=L, cells=J, **extra, **evaluate(ctx, bought))
+    bought, J, G = purchase(
+        ctx,
+        rng,
+        sampler,
+        ko,
+        kv,
+        L,
+        eps_h,
+        per_key_centres=per_key,
+        groups=groups,
+        owner_extra_sens=owner_extra,
+        owner_factor=owner_factor,
+        widths=widths,
+        factor=factor,
+        first=first,
+    )
+    return dict(rule=rule_name, keys=L, cells=J, groups=G, **extra, **evaluate(ctx, bought))
 
 
 def table(recs: list[dict[str, Any]], cmd: str) -> str:
