@@ -218,15 +218,32 @@ def witness_dim_rule(ctx: Ctx, rng: Any, eps: float, bins: int, dim: int) -> tup
     return witness_rule(sub, rng, eps, bins)
 
 
+def _crossed_with_witness(
+    ctx: Ctx, rng: Any, dir_eps: Any, ko: list[np.ndarray], kv: np.ndarray, L: int, b: int
+) -> tuple[list[np.ndarray], np.ndarray, int, float]:
+    """Keys crossed with ``b`` bins of the witness at half of ``epsilon_v`` when ``b > 1`` (the histogram then spends
+    the other half), else unchanged with all of ``epsilon_v`` on the histogram."""
+    if b <= 1:
+        return ko, kv, L, EPS_V
+    wo, wv, _ = witness_rule(ctx, rng, dir_eps(EPS_V / 2), b)
+    return [a * b + w for a, w in zip(ko, wo)], kv * b + wv, L * b, EPS_V / 2
+
+
+def _best_kmeans(X: np.ndarray, k: int, repeat: int) -> np.ndarray:
+    """The lowest-inertia centres of ``SEED_KMEANS_RESTARTS`` k-means++ starts over ``X`` (post-processing)."""
+    best, C = math.inf, np.zeros((0, X.shape[1]))
+    for t in range(SEED_KMEANS_RESTARTS):
+        Ct = _kmeans(X, k, 1000 * t + repeat)
+        inertia = float(np.min(((X[:, None, :] - Ct[None]) ** 2).sum(-1), 1).sum())
+        if inertia < best:
+            best, C = inertia, Ct
+    return C
+
+
 def seed_centre_keys(ctx: Ctx, k: int) -> tuple[list[np.ndarray], np.ndarray, int]:
     """Public keys from the seed rows alone (no budget): a row's nearest of ``k`` k-means centres of the public seed
     rows in the witness features."""
-    best = math.inf
-    for t in range(SEED_KMEANS_RESTARTS):  # the lowest inertia of several k-means++ starts
-        Ct = _kmeans(ctx.F_seed, k, 1000 * t + ctx.repeat)
-        inertia = float(np.min(((ctx.F_seed[:, None, :] - Ct[None]) ** 2).sum(-1), 1).sum())
-        if inertia < best:
-            best, C = inertia, Ct
+    C = _best_kmeans(ctx.F_seed, k, ctx.repeat)
     cc = (C * C).sum(1)
 
     def key(F: np.ndarray) -> np.ndarray:
@@ -519,12 +536,7 @@ def bought_centre_keys(
         mask[sampler.choice(len(ctx.owners[kk]), size=int(share[kk]), replace=False)] = True
         first.append(mask)
     X = np.concatenate([F[mk] for F, mk in zip(ctx.F_owners, first)])
-    best = math.inf
-    for t in range(SEED_KMEANS_RESTARTS):
-        Ct = _kmeans(X, k, 1000 * t + ctx.repeat)
-        inertia = float(np.min(((X[:, None, :] - Ct[None]) ** 2).sum(-1), 1).sum())
-        if inertia < best:
-            best, C = inertia, Ct
+    C = _best_kmeans(X, k, ctx.repeat)
     cc = (C * C).sum(1)
 
     def key(F: np.ndarray) -> np.ndarray:
@@ -841,13 +853,7 @@ def run_rule(ctx: Ctx, rule: str) -> dict[str, Any]:
     elif m := re.fullmatch(r"ownercentres\[k=(\d+),b=(\d+),rounds=(\d+)(?:,share=([0-9.]+))?\]", rule):
         k, b, rounds = int(m.group(1)), int(m.group(2)), int(m.group(3))
         ko, kv, L, owner_factor, extra = owner_centre_keys(ctx, rng, k, rounds, float(m.group(4) or 0.5))
-        eps_h = EPS_V
-        if b > 1:
-            wo, wv, _ = witness_rule(ctx, rng, dir_eps(EPS_V / 2), b)
-            ko = [a * b + w for a, w in zip(ko, wo)]
-            kv = kv * b + wv
-            L *= b
-            eps_h = EPS_V / 2
+        ko, kv, L, eps_h = _crossed_with_witness(ctx, rng, dir_eps, ko, kv, L, b)
     elif m := re.fullmatch(r"witnesscentres\[u=([0-9.]+),k=(\d+)\]", rule):
         # stage 1: the witness purchase of u p rows (direction eps_v / 2, histogram eps_v / 4, the owners' counts at
         # half their budget); stage 2: keys from k-means of the rows stage 1 bought, histogram eps_v / 4
@@ -861,12 +867,7 @@ def run_rule(ctx: Ctx, rule: str) -> dict[str, Any]:
         for kk, i in b1:
             first[kk][i] = True
         X = np.concatenate([F[mk] for F, mk in zip(ctx.F_owners, first)])
-        best = math.inf
-        for t in range(SEED_KMEANS_RESTARTS):
-            Ct = _kmeans(X, k, 1000 * t + ctx.repeat)
-            inertia = float(np.min(((X[:, None, :] - Ct[None]) ** 2).sum(-1), 1).sum())
-            if inertia < best:
-                best, C = inertia, Ct
+        C = _best_kmeans(X, k, ctx.repeat)
         cc = (C * C).sum(1)
         ko = [np.argmin(cc[None] - 2 * F @ C.T, 1).astype(np.int64) for F in ctx.F_owners]
         kv = np.argmin(cc[None] - 2 * ctx.F_val @ C.T, 1).astype(np.int64)
@@ -875,13 +876,7 @@ def run_rule(ctx: Ctx, rule: str) -> dict[str, Any]:
         u, k, b = float(m.group(1)), int(m.group(2)), int(m.group(3))
         ko, kv, L, first = bought_centre_keys(ctx, sampler, u, k)
         factor = 3.0 - u
-        eps_h = EPS_V
-        if b > 1:
-            wo, wv, _ = witness_rule(ctx, rng, dir_eps(EPS_V / 2), b)
-            ko = [a * b + w for a, w in zip(ko, wo)]
-            kv = kv * b + wv
-            L *= b
-            eps_h = EPS_V / 2
+        ko, kv, L, eps_h = _crossed_with_witness(ctx, rng, dir_eps, ko, kv, L, b)
     else:
         raise SystemExit(f"unknown rule {rule!r}")
     bought, J, G = purchase(
