@@ -226,9 +226,10 @@ def check_direction(
         return
     d = np.asarray(direction, dtype=np.float64)
     width = int(np.shape(data)[1]) if direction_map is None else int(direction_map.dim)
-    if d.shape != (width,) or np.shape(centre) != d.shape:
+    c = np.asarray(centre)
+    if d.shape != (width,) or c.shape != d.shape:
         space = "features" if direction_map is None else "random features"
-        raise ProtocolError(f"a direction and centre of {width} {space} are needed, got {d.shape}, {np.shape(centre)}")
+        raise ProtocolError(f"a direction and centre of {width} {space} are needed, got {d.shape}, {c.shape}")
     e = np.asarray(edges, dtype=np.float64)
     if e.ndim != 1 or not np.isfinite(e).all() or np.any(np.diff(e) < 0):
         raise ProtocolError("the bins' edges must be a finite, non-decreasing 1-D array")
