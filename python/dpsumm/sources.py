@@ -10,7 +10,10 @@ passes (hash sums, scores) are Rust kernels that read the rows block by block, i
 (:func:`pass_rows`), so the summary is the same, bit for bit, as with the same rows in memory (the kernels see the
 same values in the same order and sum them in the same order). The kernels that need every row at once (the paper
 protocol's bid index, nominations over all rows, a tilted sale) get the parquet rows written once to a mapped
-``.npy`` file (:func:`whole_rows`).
+``.npy`` file (:func:`whole_rows`). Rows scaled to a declared range are a :class:`ScaledRows` over any of these
+(:func:`scaled`): each block of a pass and each fetch scaled as it is read, so that the scaled rows are never held
+at once either; a parquet table taken by column name (features, labels, strata) is
+:func:`dpsumm.party_tables.open_party_table`.
 
 Every check is made while the rows are read the first time, before any release: a column of the wrong type, a NaN
 or an infinite value (naming the file, the row and the column), a null, a truncated file. A file that changes
