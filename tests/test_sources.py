@@ -193,3 +193,83 @@ def test_a_parquet_file_that_changes_between_passes_is_refused_naming_it(tmp_pat
     pq.write_table(_table(nan, np.zeros(300, dtype=np.int64)), tmp_path / "nan.parquet", row_group_size=64)
     with pytest.raises(DataFileError, match=r"nan\.parquet.*row 200, column 'f1'"):
         open_rows(tmp_path / "nan.parquet", labels="label", chunk_rows=50)
+
+
+def _whole_reads_refused(monkeypatch) -> list[int]:
+    """Refuse every read of a parquet table whole (pyarrow's read_table, a ParquetFile's read) and record the rows of
+    each record batch a pass reads (:meth:`ParquetRows._block`)."""
+    pq = pytest.importorskip("pyarrow.parquet")
+
+    def whole(*args: object, **kw: object) -> None:
+        raise AssertionError("the table was read whole")
+
+    monkeypatch.setattr(pq, "read_table", whole)
+    monkeypatch.setattr(pq.ParquetFile, "read", whole)
+    sizes: list[int] = []
+    real = ParquetRows._block
+    monkeypatch.setattr(
+        ParquetRows,
+        "_block",
+        lambda self, batch, where, start: sizes.append(batch.num_rows) or real(self, batch, where, start),
+    )
+    return sizes
+
+
+def test_a_party_table_by_column_name_streams_as_read_party_table_reads_it(tmp_path, monkeypatch):
+    """open_party_table of a parquet file with a text label column, a strata column of whole numbers and a column
+    left out: the features (float32, as stored), labels (strings) and strata (int64) read_party_table reads, every
+    record batch at most chunk_rows rows, never the table whole; a NaN in the label column, a text feature, a
+    missing column refused naming the file and the column, before any release."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from dpsumm.party_tables import open_party_table, read_party_table
+
+    n = 1500
+    rows = RNG.normal(size=(n, 3)).astype(np.float32)
+    words = np.array(["north", "south", "east"])[RNG.integers(0, 3, n)]
+    region = RNG.integers(1, 4, n)
+    table = pa.table(
+        {"a": rows[:, 0], "note": ["x"] * n, "b": rows[:, 1], "y": words, "region": region, "c": rows[:, 2]}
+    )
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=400)
+    want = read_party_table(path, features="c,a,b", label_column="y", strata_columns="region")
+    sizes = _whole_reads_refused(monkeypatch)
+    got = open_party_table(path, features="c,a,b", label_column="y", strata_columns="region", chunk_rows=300)
+    assert isinstance(got.data, ParquetRows) and got.data.dtype == np.float32 and tuple(got.columns) == want.features
+    assert np.array_equal(np.asarray(got.data[np.arange(n)], dtype=np.float64), want.data)
+    assert got.labels is not None and got.labels.dtype == want.labels.dtype and np.array_equal(got.labels, want.labels)
+    assert got.strata is not None and want.strata is not None
+    assert got.strata[0].dtype == want.strata[0].dtype == np.int64 and np.array_equal(got.strata[0], want.strata[0])
+    assert sizes and max(sizes) <= 400 and sum(sizes) >= n  # record batches, no read of the table whole
+    sizes.clear()
+    assert sum(len(b) for _, b in row_blocks(got.data)) == n and max(sizes) <= pass_rows(300)
+    with pytest.raises(DataFileError, match=r"column 'note' of .*t\.parquet is string"):
+        open_party_table(path, label_column="y", strata_columns="region")
+    with pytest.raises(InvalidParameterError, match="no column 'd'"):
+        open_party_table(path, features="a,d", label_column="y")
+    monkeypatch.undo()
+    bad = table.set_column(3, "y", pa.array([1.0] * 700 + [None] + [2.0] * (n - 701), pa.float64()))
+    pq.write_table(bad, tmp_path / "bad.parquet")
+    with pytest.raises(DataFileError, match=r"label column 'y' of .*bad\.parquet holds nan .* row 700"):
+        open_party_table(tmp_path / "bad.parquet", features="a,b", label_column="y")
+
+
+def test_scaled_rows_give_the_summary_of_the_whole_table_scaled_bit_for_bit(tmp_path, monkeypatch):
+    """An owner's parquet rows scaled at every read (ScaledRows: each block of a pass, each fetch by index) give the
+    summary, bit for bit, of the rows scaled in memory (float64, as dpsumm.scale_to_unit gives them)."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from dpsumm.sources import ScaledRows, scaled
+
+    paths = []
+    for k, rows in enumerate(ROWS):
+        paths.append(tmp_path / f"o{k}.parquet")
+        pq.write_table(pa.table({f"f{j}": 2 * rows[:, j] for j in range(6)}), paths[-1], row_group_size=128)
+    scale = lambda X: dpsumm.scale_to_unit(X, 0.0, 1.5)  # noqa: E731 - clips the top quarter
+    want = dpsumm.summarize([scale(2 * r) for r in ROWS], VALIDATION, 12, **KW)
+    sizes = _whole_reads_refused(monkeypatch)
+    sources = [scaled(open_rows(p, chunk_rows=256), scale, 1.0) for p in paths]
+    assert all(isinstance(s.data, ScaledRows) and s.data.dtype == np.float64 for s in sources)
+    _same(want, dpsumm.summarize([Owner(s) for s in sources], VALIDATION, 12, **KW))
+    assert max(sizes) <= pass_rows(256)

@@ -251,16 +251,30 @@ class OwnerParty(_Party):
     def n_features(self) -> int:
         return int(self._data.shape[1])
 
-    def memo(self, key: bytes, compute: Callable[[], np.ndarray]) -> np.ndarray:
+    def memo(
+        self,
+        key: bytes,
+        compute: Callable[[], np.ndarray],
+        derive: Callable[[bytes, np.ndarray], np.ndarray | None] | None = None,
+    ) -> np.ndarray:
         """``compute()``, kept for the run's later requests under ``key`` (a handler's value computed from the rows
-        and a request's public numbers, such as the rows' scores along a released direction; one value is kept,
-        the latest)."""
+        and a request's public numbers, such as the rows' cells under a released rule); one value is kept, the
+        latest. With ``derive``, a value kept under another key is offered first: ``derive(its key, it)`` returns
+        the value under ``key`` computed from it (it may reuse the kept array's memory: the kept value is dropped),
+        or None to ``compute()`` it (the cells under merged bins from the cells under the bins released)."""
         kept = self._memo.get(key)
-        if kept is None or len(kept) != self._n_rows:
-            kept = compute()
-            self._memo.clear()
-            self._memo[key] = kept
-        return kept
+        if kept is not None and len(kept) == self._n_rows:
+            return kept
+        value = None
+        if derive is not None:
+            for old_key, old in list(self._memo.items()):
+                if len(old) == self._n_rows:
+                    value = derive(old_key, old)
+        self._memo.clear()  # dropped before computing: an owner of many rows holds one value of every row at a time
+        if value is None:
+            value = compute()
+        self._memo[key] = value
+        return value
 
     def hash_sum(self, hasher: RFFHasher) -> np.ndarray:
         """``sum h1(x)`` over the owner's rows (float64; Rust, streaming; rows read from files in pieces of whole

@@ -4,6 +4,9 @@ feature, label and strata columns of one CSV or parquet file, and a strata file'
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +16,8 @@ import numpy as np
 from .errors import DataFileError, InvalidParameterError
 from .files import (
     HEADER_CHOICES,
+    INDEX_NAMES,
+    LABEL_NAMES,
     _is_number,
     _load_npy,
     _path_arg,
@@ -24,8 +29,9 @@ from .files import (
     _string_labels,
     _TextColumn,
 )
+from .sources import DEFAULT_CHUNK_ROWS, RowSource, open_rows
 
-__all__ = ["PartyTable", "column_names", "read_party_table", "read_strata_file"]
+__all__ = ["PartyTable", "column_names", "open_party_table", "read_party_table", "read_strata_file", "streams_table"]
 
 
 def column_names(value: object, argument: str) -> tuple[str, ...] | None:
@@ -277,3 +283,153 @@ def read_strata_file(path: object, argument: str = "strata") -> list[np.ndarray]
         _strata_values(words[j] if j in words else arr[:, j], p, (names or [str(j)])[j], argument)
         for j in range(arr.shape[1])
     ]
+
+
+def streams_table(path: object) -> bool:
+    """Whether :func:`open_party_table` reads ``path``: a ``.parquet`` file or a directory (of parquet files)."""
+    if not isinstance(path, (str, os.PathLike)):
+        return False
+    p = Path(os.fspath(path))
+    try:
+        return p.is_dir() or (p.suffix.lower() == ".parquet" and p.is_file())
+    except OSError:  # a name the system refuses (too long): the table reader refuses it naming the argument
+        return False
+
+
+def open_party_table(
+    path: str | os.PathLike[str],
+    *,
+    features: object = None,
+    label_column: int | str | None = None,
+    strata_columns: object = None,
+    argument: str = "path",
+    labels_required: bool = True,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    progress: bool = False,
+) -> RowSource:
+    """:func:`read_party_table` of a parquet table (a ``.parquet`` file or a directory of parquet files) read where it
+    lives (:func:`dpsumm.sources.open_rows`): its feature columns a :class:`~dpsumm.sources.ParquetRows` read in
+    record batches at each pass (as stored: float32 columns stay float32), never loaded whole; its label column and
+    strata columns read once, as :func:`read_party_table` reads them (a column of words as strings; labels of
+    numbers as float64; strata of whole numbers as integers). Every value is checked in the one read that opens it:
+    a column of the wrong type, a NaN, an infinity or a null is refused naming the file and the column.
+
+    Without ``features``, the feature columns are every column but the labels, the strata and pandas' index columns
+    (``__index_level_k__``, and a first column named like its index, ``""`` or ``"Unnamed: 0"``); a feature column
+    named like labels (:data:`dpsumm.files.LABEL_NAMES`) is refused, as :func:`read_party_table` refuses it.
+
+    Returns
+    -------
+    RowSource
+        ``data`` (the feature rows), ``labels``, ``strata``, ``columns`` (the features' names), ``check_unchanged``.
+    """
+    import pyarrow.dataset as ds
+
+    feats = column_names(features, "features")
+    strata_names = column_names(strata_columns, "strata_columns")
+    if label_column is not None and (isinstance(label_column, bool) or not isinstance(label_column, (int, str))):
+        raise InvalidParameterError(
+            f"`label_column` must be None, a column name or a position, got {label_column!r}", "label_column"
+        )
+    p = _path_arg(path, argument)
+    try:
+        names = [str(n) for n in ds.dataset(str(p), format="parquet").schema.names]
+    except Exception as exc:  # pyarrow's own error types: not a parquet table
+        raise DataFileError(
+            f"`{argument}`: {p} is not a parquet table ({type(exc).__name__}: {exc})", p, argument
+        ) from exc
+    label_name: str | None = None
+    if isinstance(label_column, str):
+        if label_column in names:
+            label_name = label_column
+        elif labels_required:
+            raise InvalidParameterError(
+                f"`label_column`: {p} has no column {label_column!r} (its columns: {', '.join(names)})", "label_column"
+            )
+    elif label_column is not None:
+        if not -len(names) <= label_column < len(names):
+            raise InvalidParameterError(
+                f"`label_column` {label_column} is out of range for {p} ({len(names)} columns)", "label_column"
+            )
+        label_name = names[label_column % len(names)]
+    for n in strata_names or ():
+        if n not in names:
+            raise InvalidParameterError(
+                f"`strata_columns`: {p} has no column {n!r} (its columns: {', '.join(names)})", "strata_columns"
+            )
+    if label_name is not None and label_name in (strata_names or ()):
+        raise InvalidParameterError(f"`label_column` {label_name!r} is also a strata column", "label_column")
+    claimed = set(strata_names or ()) | ({label_name} if label_name is not None else set())
+    if feats is not None:
+        for n in feats:
+            if n not in names:
+                raise InvalidParameterError(
+                    f"`features`: {p} has no column {n!r} (its columns: {', '.join(names)})", "features"
+                )
+        both = [n for n in feats if n in claimed]
+        if both:
+            raise InvalidParameterError(
+                f"`features` names {', '.join(map(repr, both))}, also the label or a strata column: leave it out",
+                "features",
+            )
+        chosen = list(feats)
+    else:
+        chosen = [
+            n
+            for j, n in enumerate(names)
+            if n not in claimed
+            and not re.fullmatch(r"__index_level_\d+__", n)
+            and not (j == 0 and n.strip().lower() in INDEX_NAMES)
+        ]
+        for n in chosen:
+            if n.strip().lower() in LABEL_NAMES:
+                raise DataFileError(
+                    f"`{argument}`: column {n!r} of {p} looks like labels, not a feature: read them with "
+                    f"label_column={n!r} (CLI: --label-column {n}), or rename the column",
+                    p,
+                    argument,
+                )
+    source = open_rows(
+        p,
+        labels=label_name,
+        strata=list(strata_names or ()),
+        features=chosen,
+        chunk_rows=chunk_rows,
+        progress=progress,
+        argument=argument,
+    )
+    labels: np.ndarray | None = None
+    if source.labels is not None:
+        read = _column_values(source.labels, p, str(label_name), argument, "label")
+        assert isinstance(read, np.ndarray)  # labels are never a _TextColumn
+        labels = read
+    strata = None
+    if strata_names is not None:
+        assert source.strata is not None
+        strata = [
+            _strata_values(_column_values(col, p, n, argument, "strata"), p, n, argument)
+            for col, n in zip(source.strata, strata_names)
+        ]
+    return dataclasses.replace(source, labels=labels, strata=strata)
+
+
+def _column_values(column: np.ndarray, p: Path, name: str, argument: str, what: str) -> np.ndarray | _TextColumn:
+    """A label or strata column read from a parquet table as :func:`read_party_table` reads it: words (a column of
+    strings) as strings (labels: :func:`~dpsumm.files._string_labels`; strata: a :class:`~dpsumm.files._TextColumn`),
+    numbers as float64 with a NaN, an infinity or a null refused naming the file and the column."""
+    if column.dtype.kind in "OUS":
+        values = ["" if v is None else str(v) for v in column.tolist()]
+        if what == "label":
+            return _string_labels([v.strip() for v in values], p, argument)
+        j = next((j for j, v in enumerate(values) if not _is_number(v)), 0)
+        return _TextColumn([v.strip() for v in values], j, None, values[j] if values else "")
+    numbers = np.asarray(column, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(numbers))
+    if bad.size:
+        raise DataFileError(
+            f"`{argument}`: {what} column {name!r} of {p} holds {numbers[bad[0]]} (a NaN, an infinity or a null) at "
+            f"row {int(bad[0])} (counting from 0)",
+            p,
+            argument,
+        )
+    return numbers

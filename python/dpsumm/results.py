@@ -28,7 +28,8 @@ class Owner:
         The owner's private rows (float32 or float64; other real dtypes are converted), or where they live
         (:func:`dpsumm.sources.open_rows`): a ``.npy`` file (memory-mapped), a ``.parquet`` file or a directory
         of parquet files (read in record batches), or an iterable of 2-D chunks; the rows are then never held in
-        memory at once.
+        memory at once; or a :class:`dpsumm.sources.RowSource` opened already (its labels and strata are the
+        owner's unless given here).
     labels : array-like of shape (n_rows,) or str, optional
         The training labels, sent along with a row when the aggregator buys it (the summary's ``labels``); with a
         parquet ``data``, the name of its label column.

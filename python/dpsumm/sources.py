@@ -10,7 +10,10 @@ passes (hash sums, scores) are Rust kernels that read the rows block by block, i
 (:func:`pass_rows`), so the summary is the same, bit for bit, as with the same rows in memory (the kernels see the
 same values in the same order and sum them in the same order). The kernels that need every row at once (the paper
 protocol's bid index, nominations over all rows, a tilted sale) get the parquet rows written once to a mapped
-``.npy`` file (:func:`whole_rows`).
+``.npy`` file (:func:`whole_rows`). Rows scaled to a declared range are a :class:`ScaledRows` over any of these
+(:func:`scaled`): each block of a pass and each fetch scaled as it is read, so that the scaled rows are never held
+at once either; a parquet table taken by column name (features, labels, strata) is
+:func:`dpsumm.party_tables.open_party_table`.
 
 Every check is made while the rows are read the first time, before any release: a column of the wrong type, a NaN
 or an infinite value (naming the file, the row and the column), a null, a truncated file. A file that changes
@@ -21,6 +24,7 @@ another number of rows than when it was checked.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
@@ -40,7 +44,9 @@ __all__ = [
     "DEFAULT_CHUNK_ROWS",
     "ParquetRows",
     "RowSource",
+    "ScaledRows",
     "open_rows",
+    "scaled",
     "is_row_path",
     "row_blocks",
     "take_rows",
@@ -463,33 +469,125 @@ def _check_stamp(p: Path, stamp: tuple[int, int], argument: str) -> None:
         )
 
 
-def row_blocks(data: Any, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[tuple[int, np.ndarray]]:
+def row_blocks(data: Any, chunk_rows: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
     """An owner's rows in order as ``(first row, rows)``, :func:`pass_rows` ``(chunk_rows)`` at a time: views of an
-    array (or memory map), record batches of a :class:`ParquetRows`."""
-    if isinstance(data, ParquetRows):
+    array (or memory map; ``chunk_rows`` None: :data:`DEFAULT_CHUNK_ROWS`), record batches of a :class:`ParquetRows`
+    (None: its own ``chunk_rows``), the blocks of a :class:`ScaledRows` scaled."""
+    if isinstance(data, (ParquetRows, ScaledRows)):
         yield from data.blocks(chunk_rows)
         return
-    step = pass_rows(chunk_rows)
+    step = pass_rows(DEFAULT_CHUNK_ROWS if chunk_rows is None else chunk_rows)
     for start in range(0, int(data.shape[0]), step):
         yield start, data[start : start + step]
 
 
 def take_rows(data: Any, index: np.ndarray) -> np.ndarray:
     """``data[index]`` as a new array: only the row groups holding them read from a :class:`ParquetRows`."""
-    if isinstance(data, ParquetRows):
+    if isinstance(data, (ParquetRows, ScaledRows)):
         return data.take(np.asarray(index))
     return np.array(data[np.asarray(index)])
 
 
 def whole_rows(data: Any) -> np.ndarray:
-    """Every row of an owner as one array: the array itself, or a :class:`ParquetRows`' :meth:`~ParquetRows.mapped`."""
-    return data.mapped() if isinstance(data, ParquetRows) else data
+    """Every row of an owner as one array: the array itself, or a :class:`ParquetRows`' (a :class:`ScaledRows`')
+    :meth:`~ParquetRows.mapped`."""
+    return data.mapped() if isinstance(data, (ParquetRows, ScaledRows)) else data
+
+
+class ScaledRows:
+    """An owner's rows (an array, a memory map or a :class:`ParquetRows`) scaled at every read: each block of a pass
+    (:meth:`blocks`) and each fetch by index (:meth:`take`) is ``scale(rows)``, a function of each row alone (such
+    as :func:`dpsumm.scale_to_unit` at a declared range), so that a pass sees the values, bit for bit, of the whole
+    array scaled at once, and the scaled rows are never held in memory at once (:meth:`mapped`: written once to a
+    ``.npy`` file in ``spill_dir`` and memory-mapped, for the kernels that need them all).
+
+    Attributes
+    ----------
+    rows : ndarray or ParquetRows
+        The rows as stored.
+    shape : tuple of int
+    dtype : numpy.dtype
+        The scaled rows' type (``scale`` of a row of zeros).
+    """
+
+    ndim = 2
+
+    def __init__(
+        self, rows: Any, scale: Callable[[np.ndarray], np.ndarray], *, spill_dir: str | os.PathLike[str] | None = None
+    ) -> None:
+        self.rows, self.scale, self.spill_dir = rows, scale, spill_dir
+        self.shape = (int(rows.shape[0]), int(rows.shape[1]))
+        self.dtype = np.asarray(scale(np.zeros((1, self.shape[1]), dtype=rows.dtype))).dtype
+        self._mapped: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"ScaledRows({self.rows!r}, shape={self.shape}, dtype={self.dtype})"
+
+    def __getitem__(self, key: object) -> np.ndarray:
+        """Rows by index: an int (one row), a slice or an array of ints (:meth:`take`)."""
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            row: np.ndarray = self.take(np.array([int(key)]))[0]
+            return row
+        if isinstance(key, slice):
+            return self.take(np.arange(self.shape[0])[key])
+        return self.take(np.asarray(key))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """Every row as an array: :meth:`mapped` (a memory map, never an anonymous copy of the rows)."""
+        data = self.mapped()
+        return data if dtype is None else data.astype(dtype, copy=False)
+
+    def check_unchanged(self) -> None:
+        """The stored rows' check (:meth:`ParquetRows.check_unchanged`); nothing for an array."""
+        if isinstance(self.rows, ParquetRows):
+            self.rows.check_unchanged()
+
+    def _scaled(self, block: np.ndarray) -> np.ndarray:
+        out = np.asarray(self.scale(block))
+        if out.shape != block.shape:
+            raise ValueError(f"a row scaling must keep the rows' shape: {block.shape} became {out.shape}")
+        return out
+
+    def blocks(self, chunk_rows: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
+        """Every row in order as ``(first row, scaled rows)``: the stored rows' blocks (:func:`row_blocks`), each
+        scaled."""
+        for start, block in row_blocks(self.rows, chunk_rows):
+            yield start, self._scaled(block)
+
+    def take(self, index: np.ndarray) -> np.ndarray:
+        """The scaled rows at ``index`` (ints, any shape): the stored rows fetched (:func:`take_rows`), scaled."""
+        idx = np.asarray(index)
+        rows = take_rows(self.rows, idx.ravel())
+        return self._scaled(rows).reshape(idx.shape + (self.shape[1],))
+
+    def mapped(self) -> np.ndarray:
+        """Every scaled row, written once (at the first call) to a ``.npy`` file and memory-mapped."""
+        if self._mapped is None:
+            spill = _Spill(self.spill_dir, self.shape[1], self.dtype)
+            try:
+                for _, block in self.blocks():
+                    spill.write(block)
+            except BaseException:
+                spill.discard()
+                raise
+            self._mapped = spill.finish()
+        return self._mapped
+
+
+def scaled(source: RowSource, scale: Callable[[np.ndarray], np.ndarray], peak: float) -> RowSource:
+    """``source`` with its rows scaled at every read (:class:`ScaledRows`); ``peak`` bounds ``max |x|`` over the
+    scaled rows (1 for a scaling clipped to [0, 1], :func:`dpsumm.scale_to_unit`)."""
+    return dataclasses.replace(source, data=ScaledRows(source.data, scale), peak=float(peak))
 
 
 def _open_parquet(
     p: Path,
     labels: str | None,
     strata: Sequence[str],
+    features: Sequence[str] | None,
     chunk_rows: int,
     progress: bool,
     spill_dir: str | os.PathLike[str] | None,
@@ -516,7 +614,21 @@ def _open_parquet(
         if col not in names:
             raise DataFileError(f"`{argument}`: {p} has no column {col!r} (its columns: {names[:20]})", p, argument)
     kept = {c for c in [labels, *strata] if c is not None}
-    features = [n for n in names if n not in kept and not n.startswith("__index_level_")]
+    if features is None:
+        features = [n for n in names if n not in kept and not n.startswith("__index_level_")]
+    else:
+        features = list(features)
+        for n in features:
+            if n not in names:
+                raise DataFileError(
+                    f"`{argument}`: {p} has no feature column {n!r} (its columns: {names[:20]})", p, argument
+                )
+            if n in kept:
+                raise DataFileError(
+                    f"`{argument}`: column {n!r} of {p} is named as a feature and as the labels or a stratum",
+                    p,
+                    argument,
+                )
     if not features:
         raise DataFileError(f"`{argument}`: {p} has no feature columns", p, argument)
     for n in features:
@@ -611,6 +723,7 @@ def open_rows(
     *,
     labels: str | None = None,
     strata: str | Sequence[str] | None = None,
+    features: Sequence[str] | None = None,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     progress: bool = False,
     spill_dir: str | os.PathLike[str] | None = None,
@@ -628,6 +741,9 @@ def open_rows(
         The parquet column holding the labels.
     strata : str or sequence of str, optional
         The parquet columns holding the strata.
+    features : sequence of str, optional
+        The parquet columns holding the features, in this order (default: every column but ``labels``, ``strata``
+        and pandas' stored index columns).
     chunk_rows : int, default=DEFAULT_CHUNK_ROWS
         Rows read and checked at a time (a later pass over a parquet table: rounded up to whole blocks of
         :data:`PASS_BLOCK_ROWS`).
@@ -656,16 +772,17 @@ def open_rows(
         if not p.exists():
             raise DataFileError(f"`{argument}`: {p} does not exist", p, argument)
         if p.is_dir() or p.suffix.lower() == ".parquet":
-            return _open_parquet(p, labels, strata_cols, rows, progress, spill_dir, argument)
+            return _open_parquet(p, labels, strata_cols, features, rows, progress, spill_dir, argument)
         if p.suffix.lower() != ".npy":
             raise DataFileError(
                 f"`{argument}`: {p} is neither a .npy file, a .parquet file nor a directory of parquet files",
                 p,
                 argument,
             )
-        if labels is not None or strata_cols:
+        if labels is not None or strata_cols or features is not None:
             raise InvalidParameterError(
-                f"`{argument}`: labels and strata name columns of a parquet table; {p} is a .npy file", argument
+                f"`{argument}`: labels, strata and features name columns of a parquet table; {p} is a .npy file",
+                argument,
             )
         return _open_npy(p, rows, progress, argument)
     if isinstance(source, np.ndarray) or not isinstance(source, Iterable):

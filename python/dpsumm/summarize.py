@@ -65,8 +65,16 @@ def _as_owners(
     for k, o in enumerate(owners):
         if isinstance(o, Owner):
             data, lab, name, st = o.data, o.labels, o.name or f"owner-{k}", o.strata
-            src = _open_owner(o, name) if is_row_path(data) or _is_chunks(data) else None
-            if src is not None:
+            src: RowSource | None
+            if isinstance(data, RowSource):  # opened already (dpsumm.party_tables.open_party_table): as it is
+                src = data
+                data = src.data
+                lab = src.labels if o.labels is None else o.labels
+                st = src.strata if o.strata is None else o.strata
+                checks[str(name)] = src.check_unchanged
+            else:
+                src = _open_owner(o, name) if is_row_path(data) or _is_chunks(data) else None
+            if src is not None and src.data is not data:
                 data = src.data
                 lab = src.labels if isinstance(o.labels, str) else o.labels
                 st = src.strata if _strata_columns(o.strata) is not None else o.strata

@@ -514,3 +514,31 @@ def test_cli_summarize_reports_rows_and_marks_seeded(tmp_path, capsys):
     assert "20 rows" in captured.out and "NOT private" in captured.out
     report = report_of(out)
     assert report["private"] is False and report["seeded"] is True and "NOT private" in report["warning"]
+
+
+def test_summarize_streams_a_parquet_file_by_column_name_and_scaled(tmp_path, capsys, monkeypatch):
+    """A single .parquet owner file with --label-column and --scale is read in record batches (never whole) and
+    scaled at every read: the summary, labels and provenance of the API run on the rows scaled in memory."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    owners, labels, paths, _, val, _ = _files(tmp_path, rows=60, label_column=True, fmt="parquet")
+    monkeypatch.setattr(pq, "read_table", lambda *a, **k: pytest.fail("the table was read whole"))
+    out = tmp_path / "out"
+    flags = ("--label-column", "-1", "--scale", "0:1.5", "--random-state", "2", "--json")
+    code, _, err = _run(summarize_args(paths, tmp_path / "val.npy", 6, out, *flags), capsys)
+    assert code == 0, err
+    scale = lambda X: dpsumm.scale_to_unit(X, 0.0, 1.5)  # noqa: E731
+    ref = dpsumm.summarize(
+        [
+            dpsumm.Owner(scale(X), labels=y.astype(float), name=f"owner-{k}")
+            for k, (X, y) in enumerate(zip(owners, labels))
+        ],
+        scale(val),
+        6,
+        random_state=2,
+        progress=False,
+    )
+    prov = provenance_of(out)
+    np.testing.assert_array_equal(prov[:, 0], ref.owner)
+    np.testing.assert_array_equal(prov[:, 1], ref.index)
+    assert np.load(out / "summary.npy").tobytes() == ref.points.tobytes()
+    np.testing.assert_array_equal(np.load(out / "labels.npy"), ref.labels)

@@ -380,3 +380,68 @@ def test_an_owner_node_reads_its_file_where_it_lives(tmp_path: Path) -> None:
         "owner", _context({"role": "owner", "name": "a", "data": str(tmp_path / "ints.npy")}), "a"
     )  # type: ignore[arg-type]
     assert not isinstance(party.data, np.memmap) and party.data.dtype == np.float64
+
+
+def test_a_node_that_names_columns_or_scales_streams_its_parquet_table(tmp_path: Path, monkeypatch) -> None:
+    """A node config naming its parquet table's columns (features, label-column, strata-columns) and a declared
+    range (scale) reads it in record batches, never whole: the same scaled rows (the hash sum bit for bit), labels
+    and strata as the table read whole and scaled (the path of a CSV table); a .npy file with scale is mapped and
+    scaled at every read the same way."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from dpsumm.flower import client_app
+    from dpsumm.parties import OwnerParty
+    from dpsumm.sources import ParquetRows, ScaledRows
+
+    n = 70_000  # more than one record batch of the default chunk
+    rng = np.random.default_rng(8)
+    rows = (rng.normal(size=(n, 3)) * 40 + 50).astype(np.float32)
+    table = pa.table(
+        {
+            "age": rows[:, 0],
+            "y": np.array(["a", "b"])[rng.integers(0, 2, n)],
+            "income": rows[:, 1],
+            "region": rng.integers(0, 3, n),
+            "tenure": rows[:, 2],
+        }
+    )
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=20_000)
+    cfg = {
+        "role": "owner",
+        "data": str(path),
+        "features": "tenure,age",
+        "label-column": "y",
+        "strata-columns": "region",
+        "scale": "age=0:100,tenure=10:90",
+    }
+    whole = client_app._data(_Context(cfg), "data")  # the table read whole and scaled
+    labels, strata = client_app._labels(_Context(cfg), n), client_app._strata(_Context(cfg), n)
+    hasher = dpsumm.RFFHasher(2, dim=16, gamma=0.3, seed=1)
+    want = OwnerParty(whole, name="a").hash_sum(hasher).tobytes()
+    sizes: list[int] = []
+    real = ParquetRows._block
+    monkeypatch.setattr(
+        ParquetRows,
+        "_block",
+        lambda self, batch, where, start: sizes.append(batch.num_rows) or real(self, batch, where, start),
+    )
+    monkeypatch.setattr(pq, "read_table", lambda *a, **k: pytest.fail("the table was read whole"))
+    party = client_app._party("owner", _context(cfg), "a")  # type: ignore[arg-type]
+    assert isinstance(party, OwnerParty)
+    assert isinstance(party.data, ScaledRows) and isinstance(party.data.rows, ParquetRows)
+    assert party.hash_sum(hasher).tobytes() == want
+    assert party.labels is not None and labels is not None and np.array_equal(party.labels, labels)
+    assert party.strata is not None and strata is not None and np.array_equal(party.strata[0], strata[0])
+    assert max(sizes) <= 65_536 < n
+    monkeypatch.undo()
+    np.save(tmp_path / "x.npy", rows)
+    npy = {"role": "owner", "data": str(tmp_path / "x.npy"), "scale": "0:100"}
+    party = client_app._party("owner", _context(npy), "a")  # type: ignore[arg-type]
+    assert isinstance(party, OwnerParty) and isinstance(party.data, ScaledRows)
+    assert isinstance(party.data.rows, np.memmap)
+    hasher = dpsumm.RFFHasher(3, dim=16, gamma=0.3, seed=1)
+    assert (
+        party.hash_sum(hasher).tobytes()
+        == OwnerParty(dpsumm.scale_to_unit(rows, 0, 100), name="a").hash_sum(hasher).tobytes()
+    )

@@ -136,3 +136,24 @@ def test_any_run_config_value_is_accepted_or_refused_with_a_dpsumm_error(key: st
         FlowerRunConfig.from_run_config({"owners": 2, "n-features": 3, key: value})
     except dpsumm.DpsummError as exc:
         assert exc.argument, str(exc)
+
+
+def test_the_waits_scale_with_the_owners_unless_set() -> None:
+    """Unset, ``node-wait`` and ``reply-timeout`` are a base plus half a second per owner (one declaration,
+    default_timeouts): 61.5 s and 121.5 s for 3 owners, 560 s and 620 s for 1,000, above the K = 1,000 simulation's
+    longest exchange and its discovery (benches/results/simulation.json); a value set is kept as it is."""
+    import json
+
+    from dpsumm.flower.config import default_timeouts
+
+    assert RUN_CONFIG_DEFAULTS["node-wait"] == RUN_CONFIG_DEFAULTS["reply-timeout"] == ""
+    small = FlowerRunConfig.from_run_config(RC)
+    assert (small.node_wait, small.reply_timeout) == default_timeouts(3) == (121.5, 61.5)
+    big = FlowerRunConfig.from_run_config({**RC, "owners": 1000})
+    assert (big.node_wait, big.reply_timeout) == (620.0, 560.0)
+    sim = json.loads((Path(__file__).parents[2] / "benches/results/simulation.json").read_text())
+    assert sim["owners"] == 1000
+    assert big.reply_timeout > 2 * max(e["seconds"] for e in sim["simulation"]["exchanges"])
+    assert big.node_wait > 2 * sim["simulation"]["discovery_s"]
+    kept = FlowerRunConfig.from_run_config({**RC, "owners": 1000, "node-wait": 7.0, "reply-timeout": 9.0})
+    assert (kept.node_wait, kept.reply_timeout) == (7.0, 9.0)

@@ -106,8 +106,16 @@ def add_flower(sub: Any) -> None:
     p.add_argument("--insecure", action="store_true", help="no TLS (trials on a trusted network only)")
     p.add_argument("--node-auth", action="store_true", help="SuperNode authentication (needs TLS)")
     add_run_options(p)
-    p.add_argument("--reply-timeout", type=float, default=60.0, help="seconds before a silent party is excluded")
-    p.add_argument("--node-wait", type=float, help="seconds to wait for every node's hello (run config node-wait)")
+    p.add_argument(
+        "--reply-timeout",
+        type=float,
+        help="seconds before a silent party is excluded (run config reply-timeout; default 60 + 0.5 per owner)",
+    )
+    p.add_argument(
+        "--node-wait",
+        type=float,
+        help="seconds to wait for every node's hello (run config node-wait; default 120 + 0.5 per owner)",
+    )
     p.add_argument("--output", default=None, help="result file (.npz) on the SuperLink's machine")
     p.add_argument("--app-dir", default="dpsumm-app", help="where to write the Flower app (default ./dpsumm-app)")
     p.add_argument("--run", action="store_true", help="run everything on 127.0.0.1 now")
@@ -157,7 +165,6 @@ def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int)
         "owners": n_owners,
         "n-features": n_features,
         "method": method.name,
-        "reply-timeout": args.reply_timeout,
         "gamma": gamma,
         "feature-low": float(args.feature_range[0]),
         "feature-high": float(args.feature_range[1]),
@@ -181,6 +188,8 @@ def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int)
         run_config["random-state"] = args.random_state
     if args.node_wait is not None:
         run_config["node-wait"] = args.node_wait
+    if args.reply_timeout is not None:
+        run_config["reply-timeout"] = args.reply_timeout
     return run_config
 
 

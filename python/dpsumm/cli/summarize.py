@@ -111,8 +111,12 @@ def _owners_with_labels(
     """The owners (dpsumm.Owner, with labels and the strata their purchase reads), each owner's strata columns
     (for the quality report; None without strata) and the scaling of the features (None: none; ``scaler_of``
     makes it from the feature names)."""
+    import dataclasses
+
     from .. import datasets
+    from ..party_tables import open_party_table, streams_table
     from ..results import Owner
+    from ..sources import open_rows, scaled
     from ..strata import load_strata
 
     if args.labels is not None and args.label_column is not None:
@@ -128,39 +132,63 @@ def _owners_with_labels(
     features = None
     scaler = None
     for k, path in enumerate(args.owners):
-        if (
+        as_table = streams_table(path)  # a .parquet file or a directory of parquet files: by column name, streamed
+        as_npy = (
             args.label_column is None
             and args.features is None
             and args.strata_columns is None
-            and ((path.endswith(".npy") and Path(path).is_file()) or Path(path).is_dir())
-        ):  # a missing file goes to the table reader, which names --owners
-            # Rows read where they live (dpsumm.sources): a .npy file memory-mapped, a directory of parquet files in
-            # record batches; never loaded whole.
-            if args.labels is None:
-                labels = None
-            elif path.endswith(".npy"):  # its row count is read without loading it: the labels are checked against it
-                labels = _labels_file(args.labels[k], "--labels", np.load(path, mmap_mode="r").shape[0], header)
-            else:
-                labels = datasets.load_labels(args.labels[k], header=header)
-            strata = None
-            if args.strata is not None:
-                if labels is None and not path.endswith(".npy"):
-                    raise UsageError(f"--strata with the directory {path}: give --labels too (they count its rows)")
-                n_rows = labels.shape[0] if labels is not None else np.load(path, mmap_mode="r").shape[0]
-                strata = load_strata(args.strata[k], n_rows, "--strata")
-            if not args.json and path.endswith(".npy"):
-                shape = np.load(path, mmap_mode="r").shape
-                print(f"read {path}: {shape[0]} rows x {shape[-1]} columns, memory-mapped (read in chunks)")
-            elif not args.json:
-                print(f"read {path}: a directory of parquet files, read in record batches")
-            if args.scale is not None:
+            and path.endswith(".npy")
+            and Path(path).is_file()
+        )  # a missing file goes to the table reader, which names --owners
+        if as_table or as_npy:
+            # Rows read where they live (dpsumm.sources): a .npy file memory-mapped, a parquet table in record
+            # batches, scaled at every read with --scale; never loaded whole.
+            try:
+                if as_table:
+                    source = open_party_table(
+                        path,
+                        features=args.features,
+                        label_column=_label_column(args.label_column),
+                        strata_columns=args.strata_columns,
+                        argument="owners",
+                        progress=True,
+                    )
+                else:
+                    source = open_rows(path, progress=True, argument="owners")
+            except InvalidParameterError as exc:
+                flag = {
+                    "label_column": "--label-column",
+                    "features": "--features",
+                    "strata_columns": "--strata-columns",
+                }
+                if exc.argument in flag:
+                    raise UsageError(_flagged(exc, flag[exc.argument])) from None
+                raise
+            n_rows, width = source.data.shape
+            names = tuple(source.columns) if as_table else tuple(str(j) for j in range(width))
+            if features is not None and names != features:
                 raise UsageError(
-                    f"--scale: {path} is read where it lives (a .npy file or a parquet directory), never copied, so "
-                    "it cannot be rescaled here: store it scaled, or give it as a CSV or parquet table"
+                    f"--owners: {path} has the feature columns {', '.join(names)}, the first owner's are "
+                    f"{', '.join(features)}: name the features every table shares with --features NAME,..."
                 )
+            if features is None and scaler_of is not None:
+                scaler = scaler_of(names)
+            features = names
+            labels = source.labels
+            if args.labels is not None:
+                labels = _labels_file(args.labels[k], "--labels", n_rows, header)
+            strata = source.strata
+            if args.strata is not None:
+                strata = load_strata(args.strata[k], n_rows, "--strata")
+            if not args.json:
+                how = "read in record batches" if as_table else "memory-mapped (read in chunks)"
+                print(f"read {path}: {n_rows} rows x {width} features, {how}")
+            source = dataclasses.replace(source, labels=None, strata=None)  # the owner's are given below
+            if scaler is not None:  # each block scaled as it is read: the values of the whole table scaled
+                source = scaled(source, scaler, 1.0)
             all_strata.append(strata)
             kept = strata if buys_strata else None
-            owners.append(Owner(path, labels=_integral(labels), strata=kept, name=f"owner-{k}", progress=True))
+            owners.append(Owner(source, labels=_integral(labels), strata=kept, name=f"owner-{k}"))
             continue
         try:
             table = datasets.read_party_table(

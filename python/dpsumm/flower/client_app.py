@@ -47,9 +47,9 @@ from ..datasets import load_array, load_labels
 from ..errors import DataFileError, InvalidParameterError, ProtocolError
 from ..messages import Message as ProtocolMessage
 from ..parties import ConsumerParty, OwnerParty, owner_stream
-from ..party_tables import PartyTable, read_party_table
+from ..party_tables import PartyTable, open_party_table, read_party_table
 from ..preprocessing import parse_range, scale_to_unit
-from ..sources import RowSource, open_rows
+from ..sources import RowSource, open_rows, scaled
 from ..strata import load_strata, strata_columns
 from .caps import check_request, node_caps
 from .codec import decode, encode
@@ -195,23 +195,30 @@ def _data(context: Context, key: str) -> np.ndarray:
 def _scaled(context: Context, rows: np.ndarray, features: list[str] | None) -> np.ndarray:
     """The node's rows scaled by its node config ``scale`` (a declared range, by feature name when the table has
     names), or as they are without it."""
-    text = context.node_config.get(SCALE_KEY)
-    if text in (None, ""):
+    if context.node_config.get(SCALE_KEY) in (None, ""):
         return rows
+    low, high = _scale_range(context, features)
+    return scale_to_unit(rows, low, high)
+
+
+def _scale_range(context: Context, features: list[str] | None) -> tuple[Any, Any]:
+    """The node config ``scale``'s declared range (by feature name when the table has names)."""
+    text = context.node_config.get(SCALE_KEY)
     if not isinstance(text, str):
         raise InvalidParameterError(
             f"node config `{SCALE_KEY}` must be a range 'LOW:HIGH' or 'NAME=LOW:HIGH,...', got {type(text).__name__}",
             SCALE_KEY,
         )
     try:
-        low, high = parse_range(text, features)
+        return parse_range(text, features)
     except InvalidParameterError as exc:
         raise InvalidParameterError(f"node config {exc}", SCALE_KEY) from exc
-    return scale_to_unit(rows, low, high)
 
 
-def _labels(context: Context, n_rows: int) -> np.ndarray | None:
-    table = _table(context)
+def _labels(context: Context, n_rows: int, from_table: bool = True) -> np.ndarray | None:
+    """The node's labels: its table's label column (``from_table``: when its node config names columns), else its
+    ``labels`` file."""
+    table = _table(context) if from_table else None
     if table is not None and table.labels is not None:
         return label_vector(table.labels, "labels", n_rows)
     path = context.node_config.get("labels")
@@ -230,9 +237,10 @@ def _labels(context: Context, n_rows: int) -> np.ndarray | None:
     return label_vector(arr, "labels", n_rows)
 
 
-def _strata(context: Context, n_rows: int) -> list[np.ndarray] | None:
-    """The node's strata (node config ``strata``: a .npy/.csv/.parquet file of one column per attribute)."""
-    table = _table(context)
+def _strata(context: Context, n_rows: int, from_table: bool = True) -> list[np.ndarray] | None:
+    """The node's strata: its table's strata columns (``from_table``: when its node config names columns), else its
+    ``strata`` file (a .npy/.csv/.parquet file of one column per attribute)."""
+    table = _table(context) if from_table else None
     if table is not None and table.strata is not None:
         return strata_columns(table.strata, "strata", n_rows)
     path = context.node_config.get("strata")
@@ -331,21 +339,53 @@ def answer_request(request: ProtocolMessage, context: Context) -> ProtocolMessag
 
 def _streamed(context: Context) -> RowSource | None:
     """An owner's ``data`` read where it lives (:func:`dpsumm.sources.open_rows`: a ``.npy`` file memory-mapped, a
-    parquet file or directory read in record batches at each pass), when its node config takes the file as it is (no
-    ``features``, ``label-column``, ``strata-columns`` or ``scale``); else None."""
+    parquet file or directory read in record batches at each pass), never loaded whole: a parquet table by column
+    name when the node config names columns (``features``, ``label-column``, ``strata-columns``:
+    :func:`dpsumm.party_tables.open_party_table`, the labels and strata read as :func:`_table` reads them), and
+    scaled at every read by ``scale`` (:class:`dpsumm.sources.ScaledRows`: the values, bit for bit, of
+    :func:`_scaled` on the whole table). None for a file read whole (a CSV table; a ``.npy`` file of ints or
+    bools, or one whose columns are named)."""
     cfg = context.node_config
     path = cfg.get("data")
-    if not isinstance(path, str) or not path or any(cfg.get(k) not in (None, "") for k in (*TABLE_KEYS, SCALE_KEY)):
+    if not isinstance(path, str) or not path:
         return None
     p = Path(path)
-    if p.suffix.lower() == ".npy" and not _float_npy(p):
-        return None  # read whole as before: a .npy of ints or bools is converted, a bad one refused as before
-    if not (p.suffix.lower() in (".npy", ".parquet") or p.is_dir()):
-        return None
+    named = {k: cfg.get(k) for k in TABLE_KEYS if cfg.get(k) not in (None, "")}
     try:
-        return open_rows(p, argument="data")
+        is_table = p.suffix.lower() == ".parquet" or p.is_dir()
+    except OSError:  # a name the system refuses (too long): the table reader refuses it naming the key
+        return None
+    if not is_table and (named or p.suffix.lower() != ".npy" or not _float_npy(p)):
+        return None  # read whole as before: a .npy of ints or bools is converted, a bad one refused as before
+    for k, v in named.items():
+        if not isinstance(v, str):
+            raise InvalidParameterError(f"node config `{k}` must be column names, got {type(v).__name__}", k)
+    if "label-column" in named and cfg.get("labels") not in (None, ""):
+        raise InvalidParameterError(
+            "node config: give `labels` (a file) or `label-column` (a column), not both", "labels"
+        )
+    if "strata-columns" in named and cfg.get("strata") not in (None, ""):
+        raise InvalidParameterError("node config: give `strata` (a file) or `strata-columns`, not both", "strata")
+    try:
+        if is_table:
+            source = open_party_table(
+                p,
+                features=named.get("features"),
+                label_column=str(named["label-column"]) if "label-column" in named else None,
+                strata_columns=named.get("strata-columns"),
+                argument="data",
+            )
+        else:
+            source = open_rows(p, argument="data")
     except DataFileError as exc:  # the node config key names the file
         raise DataFileError(f"node config `data`: {exc}", path, "data") from exc
+    except InvalidParameterError as exc:  # name the node config key, not the API argument
+        key = {"label_column": "label-column", "strata_columns": "strata-columns"}.get(exc.argument or "", exc.argument)
+        raise InvalidParameterError(f"node config `{key}`: {exc}", key or "data") from exc
+    if cfg.get(SCALE_KEY) in (None, ""):
+        return source
+    low, high = _scale_range(context, source.columns if is_table else None)
+    return scaled(source, lambda rows: scale_to_unit(rows, low, high), 1.0)
 
 
 def _float_npy(p: Path) -> bool:
@@ -362,7 +402,16 @@ def _party(role: str, context: Context, name: str) -> OwnerParty | ConsumerParty
     :func:`_streamed`), labels and strata, its noise stream."""
     source = _streamed(context) if role == "owner" else None
     data = _data(context, "data") if source is None else source.data
-    labels, strata = _labels(context, data.shape[0]), _strata(context, data.shape[0])
+    n_rows = int(data.shape[0])
+    if source is not None and source.labels is not None:
+        labels: np.ndarray | None = label_vector(source.labels, "labels", n_rows)
+    else:  # a streamed table's labels and strata not in its columns: files of their own, if any
+        labels = _labels(context, n_rows, from_table=source is None)
+    strata: list[np.ndarray] | None
+    if source is not None and source.strata is not None:
+        strata = strata_columns(source.strata, "strata", n_rows)
+    else:
+        strata = _strata(context, n_rows, from_table=source is None)
     if role == "owner":
         check = None if source is None else source.check_unchanged
         return OwnerParty(data, labels, name, rng=_owner_rng(context, name), strata=strata, check=check)

@@ -24,8 +24,10 @@ key                            default        meaning
 ``budget-epsilon``             ""             the owners' epsilon (paper); with ``budget-delta`` ("": 1e-6)
 ``budget-validation-epsilon``  ""             the validation set's epsilon; with ``budget-validation-delta`` ("": 1e-6)
 ``random-state``               ""             "": OS entropy (private). An int >= 0: seeded, reproducible, NOT private
-``node-wait``                  120.0          seconds to wait for the owners and the consumer to connect
-``reply-timeout``              60.0           seconds an exchange waits before a silent party is excluded
+``node-wait``                  ""             seconds to wait for the owners and the consumer to connect ("":
+                                              120 + 0.5 per owner, :func:`default_timeouts`)
+``reply-timeout``              ""             seconds an exchange waits before a silent party is excluded ("":
+                                              60 + 0.5 per owner, :func:`default_timeouts`)
 ``poll-interval``              0.05           seconds between two polls of the SuperLink for replies
 ``output``                     ""             where the ServerApp writes the result (.npz, on its machine)
 ``owner-rows``                 ""             each owner's public size, ``"NAME=ROWS,NAME=ROWS"`` (every owner):
@@ -95,6 +97,7 @@ __all__ = [
     "FLWR_VERSION",
     "METHOD_KEYS",
     "FLOWER_METHODS",
+    "default_timeouts",
     "parse_owner_rows",
 ]
 
@@ -103,6 +106,25 @@ FLWR_VERSION = "1.41.0"
 #: Longest wait a run config may ask for (``node-wait``, ``reply-timeout``, ``poll-interval``): the longest timeout
 #: the platform's locks and waits accept.
 MAX_SECONDS = float(threading.TIMEOUT_MAX)
+
+#: The run config's waits when not set (:func:`default_timeouts`): ``node-wait`` and ``reply-timeout`` at a base
+#: plus ``TIMEOUT_PER_OWNER`` seconds per owner. One exchange asks every owner at once; on Flower's Simulation Engine
+#: the virtual nodes answer a few at a time (one ClientApp process each), so an exchange and the discovery last about
+#: K times one answer (the K = 1,000 run of benches/results/simulation.json, docs/guide/flower.md).
+NODE_WAIT_BASE = 120.0
+REPLY_TIMEOUT_BASE = 60.0
+TIMEOUT_PER_OWNER = 0.5
+
+
+def default_timeouts(owners: int) -> tuple[float, float]:
+    """``(node-wait, reply-timeout)`` for a run of ``owners`` owners when the run config does not set them:
+    ``NODE_WAIT_BASE + TIMEOUT_PER_OWNER * owners`` and ``REPLY_TIMEOUT_BASE + TIMEOUT_PER_OWNER * owners``
+    (K = 3: 121.5 s and 61.5 s; K = 1,000: 620 s and 560 s), so that a user need not raise them for a thousand
+    owners. A silent owner then costs an exchange ``reply-timeout`` seconds: set it lower for a deployment whose
+    nodes answer in parallel."""
+    k = max(int(owners), 0)
+    return NODE_WAIT_BASE + TIMEOUT_PER_OWNER * k, REPLY_TIMEOUT_BASE + TIMEOUT_PER_OWNER * k
+
 
 #: The methods that run over Flower (the central baselines need every row in one process).
 FLOWER_METHODS = tuple(name for name, cls in METHOD_CLASSES.items() if cls.distributed)
@@ -135,8 +157,8 @@ RUN_CONFIG_DEFAULTS: dict[str, Any] = {
     "budget-validation-epsilon": "",
     "budget-validation-delta": "",
     "random-state": "",
-    "node-wait": 120.0,
-    "reply-timeout": 60.0,
+    "node-wait": "",
+    "reply-timeout": "",
     "poll-interval": 0.05,
     "output": "",
     "owner-rows": "",
@@ -292,9 +314,10 @@ class FlowerRunConfig:
         seed_set = _optional_int(cfg, "seed-set", lo=0, hi=MAX_SEED_CELLS)
         if seed_set is not None and cfg["seed-set-path"]:
             raise InvalidParameterError("give run config `seed-set` (a count) or `seed-set-path`, not both", "seed-set")
+        owners = _int(cfg, "owners", lo=1, hi=MAX_COUNT)
         out = cls(
             size=_int(cfg, "size", lo=1, hi=MAX_COUNT),
-            owners=_int(cfg, "owners", lo=1, hi=MAX_COUNT),
+            owners=owners,
             n_features=_int(cfg, "n-features", lo=1, hi=MAX_N_FEATURES),
             method=method,
             gamma=gamma,
@@ -303,8 +326,12 @@ class FlowerRunConfig:
             feature_range=(lo, hi),
             budget=budget,
             random_state=_optional_int(cfg, "random-state", lo=0, hi=2**64 - 1),
-            node_wait=_float(cfg, "node-wait", positive=True, hi=MAX_SECONDS),
-            reply_timeout=_float(cfg, "reply-timeout", positive=True, hi=MAX_SECONDS),
+            node_wait=default_timeouts(owners)[0]
+            if _unset(cfg["node-wait"])
+            else _float(cfg, "node-wait", positive=True, hi=MAX_SECONDS),
+            reply_timeout=default_timeouts(owners)[1]
+            if _unset(cfg["reply-timeout"])
+            else _float(cfg, "reply-timeout", positive=True, hi=MAX_SECONDS),
             poll_interval=_float(cfg, "poll-interval", positive=True, hi=MAX_SECONDS),
             output=cfg["output"] or None,
             owner_rows=None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -406,13 +407,13 @@ def test_each_party_scores_its_rows_along_the_direction_once(monkeypatch: pytest
     method = dpsumm.Nominations(purchase=ByDirection())
     before = dpsumm.summarize(owners, V, 15, method, seed_set=seed_rows, random_state=0, progress=False)
     calls: list[int] = []
-    scores = cell_rule._scores
+    scores = cell_rule._score_blocks
 
-    def counted(data: np.ndarray, *args: object) -> np.ndarray:
+    def counted(data: np.ndarray, *args: object) -> Iterator[tuple[int, np.ndarray]]:
         calls.append(len(data))
         return scores(data, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cell_rule, "_scores", counted)
+    monkeypatch.setattr(cell_rule, "_score_blocks", counted)
     after = dpsumm.summarize(owners, V, 15, method, seed_set=seed_rows, random_state=0, progress=False)
     parties = sorted([len(V)] + [o.data.shape[0] for o in owners])
     rest = list(calls)

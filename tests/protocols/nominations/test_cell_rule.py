@@ -424,3 +424,75 @@ def test_the_candidates_drawn_in_pieces_are_the_smallest_of_one_draw(n: int, c: 
 
     whole = np.argpartition(Csprng(3).derive("k").uniform_array(n), c - 1)[:c]
     assert np.array_equal(np.sort(whole), np.sort(_smallest_draws(Csprng(3).derive("k"), n, c, step)))
+
+
+def test_an_owners_cells_under_merged_bins_are_mapped_from_its_kept_cells() -> None:
+    """The owner's memo keeps its cells under a rule; a sale under merged bins (its edges among the released ones,
+    crossed with labels and strata) maps them in place, equal to scoring the rows again; an edge that is not among the
+    kept ones scores them again; the memo holds one array of every row at a time."""
+    from dpsumm.parties import OwnerParty
+    from dpsumm.protocols.nominations import cell_rule
+
+    rng = np.random.default_rng(5)
+    n = 5000
+    X = rng.normal(size=(n, 3)).astype(np.float32)
+    labels, strata = rng.integers(0, 3, n), [rng.integers(0, 2, n)]
+    owner = OwnerParty(X, labels=labels, strata=strata)
+    h = RFFHasher(3, dim=16, gamma=0.5, seed="direction:3")
+    w, centre = rng.normal(size=16), rng.normal(size=16) * 0.1
+    edges = np.array([-0.6, -0.2, -0.2, 0.1, 0.5, 0.9])
+    rule = dict(levels=((0, 1),), cross_labels=np.array([0, 1]), direction=w, centre=centre, direction_map=h)
+    computed = []
+    real = cell_rule._row_cells
+
+    def counted(*args: object) -> np.ndarray:
+        computed.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    cell_rule._row_cells = counted  # type: ignore[assignment]
+    try:
+        first = row_cells(X, labels, strata, edges=edges, memo=owner.memo, **rule)  # type: ignore[arg-type]
+        assert len(set(first.tolist())) > 20 and (first == -1).any()  # every part and rows outside the labels
+        for kept in ([0, 1, 2, 4, 5], [1, 4, 5], [2, 5], []):  # each among the latest: a duplicate kept once, none
+            direct = row_cells(X, labels, strata, edges=edges[kept], **rule)  # type: ignore[arg-type]
+            got = row_cells(X, labels, strata, edges=edges[kept], memo=owner.memo, **rule)  # type: ignore[arg-type]
+            np.testing.assert_array_equal(got, direct)
+            assert got.dtype == direct.dtype == np.int32 and len(owner._memo) == 1
+        assert len(computed) == 1 + 4  # the memo itself computed once; each direct call once
+        row_cells(X, labels, strata, edges=np.array([0.0]), memo=owner.memo, **rule)  # type: ignore[arg-type]
+        assert len(computed) == 6  # an edge not among the kept ones (none are): the rows scored again
+    finally:
+        cell_rule._row_cells = real  # type: ignore[assignment]
+
+
+def test_the_rows_sold_are_found_from_each_keys_ranks_in_pieces() -> None:
+    """The rows at given ranks among each key's rows, found a piece of keys at a time, are those of a pass over
+    every row, whatever the piece (one row, a prime number, all); keys outside the set are skipped."""
+    from dpsumm.protocols.nominations.cell_rule import _key_ranks_rows
+
+    rng = np.random.default_rng(6)
+    keys = rng.integers(-1, 5, 1000).astype(np.int32)
+    key_set = np.array([0, 1, 2, 3, 7])
+    ranks = {j: np.sort(rng.choice(int((keys == k).sum()), 9, replace=False)) for j, k in enumerate(key_set[:4])}
+    ranks[4] = np.zeros(0, dtype=np.int64)  # a key no row holds
+    for step in (1, 37, 1000, 4096):
+        got = _key_ranks_rows(keys, key_set, ranks, step=step)
+        for j, r in ranks.items():
+            np.testing.assert_array_equal(got[j], np.flatnonzero(keys == key_set[j])[r])
+
+
+def test_scores_in_blocks_are_those_of_every_row_at_once() -> None:
+    """A row's score along a direction in random features does not depend on the block it is scored in: the cells
+    binned block by block are those of the whole array's scores."""
+    from dpsumm import _core
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(70_000, 5)).astype(np.float32)  # more than one block of rows
+    h = RFFHasher(5, dim=32, gamma=0.3, seed="direction:1")
+    w, centre = rng.normal(size=32), rng.normal(size=32) * 0.1
+    whole = _core.owner_hash_scores(X, h._projection, w, float(centre @ w))
+    edges = np.quantile(whole, [0.1, 0.5, 0.9])
+    cells = row_cells(
+        X, None, None, levels=None, cross_labels=None, direction=w, centre=centre, edges=edges, direction_map=h
+    )
+    np.testing.assert_array_equal(cells, np.searchsorted(edges, whole, side="right"))

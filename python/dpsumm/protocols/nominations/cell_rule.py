@@ -17,8 +17,9 @@ per key (:func:`cell_rows`, :func:`substitute_counts`) and the consumer's counts
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,11 +100,11 @@ class CellRule:
         data: np.ndarray,
         labels: np.ndarray | None,
         strata: Sequence[np.ndarray] | None,
-        memo: Callable[[bytes, Callable[[], np.ndarray]], np.ndarray] | None = None,
+        memo: Callable[..., np.ndarray] | None = None,
     ) -> np.ndarray | None:
         """What a party counts and sells its rows by: its labels, when the rule is empty (:meth:`by_label`); else
         each row's cell (:func:`row_cells`). With a ``memo`` (a party's :meth:`~dpsumm.parties.OwnerParty.memo`)
-        the rows' scores along one direction are computed once in a run."""
+        the rows' cells under one rule are computed once in a run."""
         if self.by_label():
             return labels
         direction = np.asarray(self.direction)
@@ -142,17 +143,110 @@ def row_cells(
     centre: np.ndarray | None,
     edges: np.ndarray | None,
     direction_map: RFFHasher | None = None,
-    memo: Callable[[bytes, Callable[[], np.ndarray]], np.ndarray] | None = None,
+    memo: Callable[..., np.ndarray] | None = None,
 ) -> np.ndarray:
     """Each row's cell (int32, int64 when there are ``2**31`` cells or more; -1 for none): its label's position in
     ``cross_labels`` (when given), then its stratum's position in the product of ``levels`` (when given), then the bin
     of its score ``(f(x) - centre) . direction`` among ``edges`` (``len(edges) + 1`` bins, when a direction is given),
-    in mixed radix, the first most
-    significant; ``f`` is ``direction_map``'s random features (the kernel's witness space) when given, else the row
-    itself. A row with a label or stratum outside the declared sets is in no cell. A public function of the row:
-    replacing one row moves at most one count from one cell to another. With a ``memo`` (a party's own, kept
-    between its messages of a run) the scores along one direction are computed once: the owner's release and its
-    sale key its rows alike without scoring them twice."""
+    in mixed radix, the first most significant; ``f`` is ``direction_map``'s random features (the kernel's witness
+    space) when given, else the row itself. A row with a label or stratum outside the declared sets is in no cell. A
+    public function of the row: replacing one row moves at most one count from one cell to another.
+
+    The scores are computed and binned block by block (:func:`dpsumm.sources.row_blocks`): the one array of every
+    row is the cells themselves. With a ``memo`` (a party's own, :meth:`dpsumm.parties.OwnerParty.memo`, kept
+    between its messages of a run) the cells are computed once under a rule: the owner's release and its sale key
+    its rows alike without scoring them twice, and a sale under merged bins (edges among the released ones) maps
+    the cells it keeps instead of scoring the rows again."""
+    check_direction(data, direction, centre, edges, direction_map)
+    if memo is None:
+        return _row_cells(data, labels, strata, levels, cross_labels, direction, centre, edges, direction_map)
+    has_direction = direction is not None and len(direction) > 0
+    e = np.asarray(edges if has_direction else np.zeros(0), dtype=np.float64)
+    base = _rule_digest(levels, cross_labels, direction if has_direction else None, centre, direction_map)
+
+    def derive(old_key: bytes, old: np.ndarray) -> np.ndarray | None:
+        if not has_direction or old_key[: len(base)] != base:
+            return None
+        return _merged_bins(old, np.frombuffer(old_key[len(base) :], dtype=np.float64), e)
+
+    return memo(
+        base + e.tobytes(),
+        lambda: _row_cells(data, labels, strata, levels, cross_labels, direction, centre, edges, direction_map),
+        derive,
+    )
+
+
+def _rule_digest(
+    levels: Levels | None,
+    cross_labels: np.ndarray | None,
+    direction: np.ndarray | None,
+    centre: np.ndarray | None,
+    direction_map: RFFHasher | None,
+) -> bytes:
+    """A digest (32 bytes) of a cell rule but its edges: the key of a party's memo of its cells, before the edges."""
+    parts = [
+        repr(None if levels is None else levels_json(levels)),
+        repr(None if cross_labels is None else np.asarray(cross_labels).tolist()),
+        repr(None if direction_map is None else direction_map.get_params()),
+    ]
+    h = hashlib.sha256("\x00".join(parts).encode())
+    if direction is not None:
+        h.update(np.asarray(direction, dtype=np.float64).tobytes())
+        h.update(np.asarray(centre, dtype=np.float64).tobytes())
+    return h.digest()
+
+
+def _merged_bins(cells: np.ndarray, old_edges: np.ndarray, edges: np.ndarray) -> np.ndarray | None:
+    """The cells under ``edges`` from the ``cells`` under ``old_edges`` (the same rule but its edges), in place, when
+    every edge is one of the old ones (bins merged: a row's new bin is a function of its old one); else None. A score
+    in old bin ``b >= 1`` is at least ``old_edges[b - 1]`` and below ``old_edges[b]``: an edge among the old ones is
+    at most that score exactly when it is at most ``old_edges[b - 1]``."""
+    if not np.isin(edges, old_edges).all():
+        return None
+    old_bins, bins = len(old_edges) + 1, len(edges) + 1
+    table = np.concatenate([[0], np.searchsorted(edges, old_edges, side="right")]).astype(cells.dtype)
+    for start in range(0, len(cells), _ROW_STEP):  # a piece at a time, in place: no temporary of every row
+        part = cells[start : start + _ROW_STEP]
+        inside = part >= 0
+        prefix, b = np.divmod(part, old_bins)
+        merged = prefix * bins + table[b]
+        part[inside] = merged[inside]
+    return cells
+
+
+def check_direction(
+    data: Any,
+    direction: np.ndarray | None,
+    centre: np.ndarray | None,
+    edges: np.ndarray | None,
+    direction_map: RFFHasher | None,
+) -> None:
+    """Refuse a cell rule's direction, centre and edges that do not fit the rows (a request's numbers)."""
+    if direction is None or not len(direction):
+        return
+    d = np.asarray(direction, dtype=np.float64)
+    width = int(np.shape(data)[1]) if direction_map is None else int(direction_map.dim)
+    c = np.asarray(centre)
+    if d.shape != (width,) or c.shape != d.shape:
+        space = "features" if direction_map is None else "random features"
+        raise ProtocolError(f"a direction and centre of {width} {space} are needed, got {d.shape}, {c.shape}")
+    e = np.asarray(edges, dtype=np.float64)
+    if e.ndim != 1 or not np.isfinite(e).all() or np.any(np.diff(e) < 0):
+        raise ProtocolError("the bins' edges must be a finite, non-decreasing 1-D array")
+
+
+def _row_cells(
+    data: np.ndarray,
+    labels: np.ndarray | None,
+    strata: Sequence[np.ndarray] | None,
+    levels: Levels | None,
+    cross_labels: np.ndarray | None,
+    direction: np.ndarray | None,
+    centre: np.ndarray | None,
+    edges: np.ndarray | None,
+    direction_map: RFFHasher | None,
+) -> np.ndarray:
+    """:func:`row_cells` computed (its rule checked)."""
     # Each part in place (one int per row, and one bool per row for those outside a declared set): an owner of
     # many rows holds no temporary of every row beyond them.
     n = int(np.shape(data)[0])
@@ -184,15 +278,16 @@ def row_cells(
     if direction is not None and len(direction):
         assert centre is not None and edges is not None
         e = np.asarray(edges, dtype=np.float64)
-        score = _direction_scores(data, direction, centre, e, direction_map, memo)
-        bins = np.empty(n, dtype=kind)
-        for start in range(0, n, _ROW_STEP):  # a piece at a time: no int64 temporary of every row
-            bins[start : start + _ROW_STEP] = np.searchsorted(e, score[start : start + _ROW_STEP], side="right")
+        d = np.asarray(direction, dtype=np.float64)
         if out is None:
-            out = bins
+            out = np.zeros(n, dtype=kind)
         else:
             out *= len(e) + 1
-            out += bins
+        if not d.any():  # a zero direction (one bin, no edges): every score is 0, no row is scored
+            out += kind(np.searchsorted(e, 0.0, side="right"))
+        else:  # each block scored and binned at once: no score of every row is held
+            for start, scores in _score_blocks(data, np.asarray(centre, dtype=np.float64), d, direction_map):
+                out[start : start + len(scores)] += np.searchsorted(e, scores, side="right").astype(kind)
     if out is None:
         return np.zeros(n, dtype=kind)
     if outside is not None:
@@ -206,47 +301,33 @@ def _direction_scores(
     centre: np.ndarray,
     edges: np.ndarray,
     direction_map: RFFHasher | None,
-    memo: Callable[[bytes, Callable[[], np.ndarray]], np.ndarray] | None,
 ) -> np.ndarray:
-    """The rows' scores along a checked direction (through ``memo`` when given)."""
-    n = int(np.shape(data)[0])
+    """The rows' scores along a checked direction (float64, one per row: for the few rows sold)."""
+    check_direction(data, direction, centre, edges, direction_map)
     d = np.asarray(direction, dtype=np.float64)
-    width = int(np.shape(data)[1]) if direction_map is None else int(direction_map.dim)
-    if d.shape != (width,) or np.shape(centre) != d.shape:
-        space = "features" if direction_map is None else "random features"
-        raise ProtocolError(f"a direction and centre of {width} {space} are needed, got {d.shape}, {np.shape(centre)}")
-    if edges.ndim != 1 or not np.isfinite(edges).all() or np.any(np.diff(edges) < 0):
-        raise ProtocolError("the bins' edges must be a finite, non-decreasing 1-D array")
-    c = np.asarray(centre, dtype=np.float64)
-    if not d.any():  # a zero direction (one bin, no edges): every score is 0, no row need be scored
-        return np.zeros(n)
-    if memo is None:
-        return _scores(data, c, d, direction_map)
-    key = d.tobytes() + c.tobytes() + repr(None if direction_map is None else direction_map.get_params()).encode()
-    return memo(key, lambda: _scores(data, c, d, direction_map))
+    out = np.zeros(int(np.shape(data)[0]))
+    if d.any():  # a zero direction (one bin, no edges): every score is 0, no row need be scored
+        for start, scores in _score_blocks(data, np.asarray(centre, dtype=np.float64), d, direction_map):
+            out[start : start + len(scores)] = scores
+    return out
 
 
-def _scores(
+def _score_blocks(
     data: np.ndarray, centre: np.ndarray, direction: np.ndarray, direction_map: RFFHasher | None = None
-) -> np.ndarray:
-    """``(f(x) - centre) . direction`` for every row, as ``f(x) . direction - centre . direction`` (no centred copy of
-    the rows, nor of all their random features): ``f`` is ``direction_map``'s transform, each row hashed and dotted in
-    one streaming Rust pass (``_core.owner_hash_scores``), or the identity (numpy, in blocks)."""
-    n = int(np.shape(data)[0])
+) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first row, (f(x) - centre) . direction)`` for the rows block by block (:func:`dpsumm.sources.row_blocks`,
+    in memory or read from files: the same blocks), as ``f(x) . direction - centre . direction`` (no centred copy
+    of the rows, nor of their random features): ``f`` is ``direction_map``'s transform, each row hashed and dotted
+    in one streaming Rust pass (``_core.owner_hash_scores``; a row's score does not depend on the block), or the
+    identity (numpy)."""
     shift = float(centre @ direction)
     w = np.ascontiguousarray(direction, dtype=np.float64)
-    if direction_map is not None and isinstance(data, np.ndarray):
-        # one streaming pass in Rust: each row hashed and dotted, never an n x d matrix
-        rows = data if data.dtype in (np.float32, np.float64) else np.asarray(data, float)
-        scores: np.ndarray = _core.owner_hash_scores(rows, direction_map._projection, w, shift)
-        return scores
-    out = np.empty(n)
-    for start, block in row_blocks(data):  # rows read from files: each row's score alone, piece by piece
+    for start, block in row_blocks(data):
         if direction_map is not None:
-            out[start : start + len(block)] = _core.owner_hash_scores(block, direction_map._projection, w, shift)
+            rows = block if block.dtype in (np.float32, np.float64) else np.asarray(block, float)
+            yield start, _core.owner_hash_scores(rows, direction_map._projection, w, shift)
         else:
-            out[start : start + len(block)] = np.asarray(block, dtype=np.float64) @ direction - shift
-    return out
+            yield start, np.asarray(block, dtype=np.float64) @ direction - shift
 
 
 #: A sold row's score may lie this far (relative to ``1 + |score|``) on the wrong side of an edge of the bin its owner
@@ -273,7 +354,7 @@ def misplaced_rows(rule: CellRule, points: np.ndarray, labels: np.ndarray | None
         bad |= pos != claimed
     if direction.size and len(cells):
         space = rule.direction_space(int(np.shape(points)[1]))
-        score = _direction_scores(points, direction, np.asarray(rule.centre), edges, space, None)
+        score = _direction_scores(points, direction, np.asarray(rule.centre), edges, space)
         b = cells % bins
         tol = EDGE_TOLERANCE * (1.0 + np.abs(score))
         low = np.concatenate([[-np.inf], edges])[b]
@@ -371,29 +452,32 @@ def cell_rows(
     if keys is None:
         return empty
     key_set = np.asarray(key_set)
-    idx = _key_positions(np.asarray(keys), key_set)
-    held = np.zeros(len(key_set), dtype=np.int64)
-    for start in range(0, len(idx), _ROW_STEP):
-        part = idx[start : start + _ROW_STEP]
-        held += np.bincount(part[part >= 0], minlength=len(key_set))
+    keys = np.asarray(keys)
+    held = key_counts(keys, key_set).astype(np.int64)
     counts = substitute_counts(held, np.asarray(counts, dtype=np.int64), preference)
     total = max(int(counts.sum()), 1)
     stream = Csprng(int(sample_seed))
     tilt = np.asarray(target, dtype=np.float64) if target is not None and len(target) > 0 else None
     tokens_out: list[np.ndarray] = []
     hashes_out: list[np.ndarray] = []
-    keyed: list[tuple[np.ndarray, int, int, bool, Csprng]] = []
+    # Each key's pool: the ranks, among the key's rows in row order, of its candidates (a uniform draw with no tilt,
+    # else all of them); the rows themselves found in one pass over the keys (_key_ranks_rows)
+    ranked: list[tuple[int, np.ndarray, int, int, bool, Csprng]] = []
     for j, (key, count) in enumerate(zip(key_set, counts)):
-        pool = np.flatnonzero(idx == j) if count > 0 else np.zeros(0, dtype=np.int64)
-        if len(pool) == 0:
+        n_key = int(held[j]) if count > 0 else 0
+        if n_key == 0:
             continue
         herd = herded is None or bool(herded[j])
         c = max(int(count), math.ceil(candidates * int(count) / total)) if herd else int(count)
         # the stream of one key: "label:" is its name since the label purchase's first sales (seeded runs reproduce)
         key_stream = stream.derive(f"label:{key!r}")
-        if tilt is None and c < len(pool):  # with no tilt the candidates are a uniform sample: drawn first
-            pool = np.sort(pool[_smallest_draws(key_stream.derive("candidates"), len(pool), c)])
-        keyed.append((pool, int(count), c, herd, key_stream))
+        if tilt is None and c < n_key:  # with no tilt the candidates are a uniform sample: drawn first
+            ranks = np.sort(_smallest_draws(key_stream.derive("candidates"), n_key, c))
+        else:
+            ranks = np.arange(n_key, dtype=np.int64)
+        ranked.append((j, ranks, int(count), c, herd, key_stream))
+    pools = _key_ranks_rows(keys, key_set, {j: ranks for j, ranks, *_ in ranked})
+    keyed = [(pools[j], count, c, herd, key_stream) for j, _, count, c, herd, key_stream in ranked]
     if tilt is None and keyed:  # only the candidates are read, every key's at once (rows in files: each row group once)
         fetched = take_rows(X, np.concatenate([pool for pool, *_ in keyed]))
         starts = np.cumsum([0] + [len(pool) for pool, *_ in keyed])
@@ -430,12 +514,28 @@ def _smallest_draws(stream: Csprng, n: int, c: int, step: int = _ROW_STEP) -> np
     return positions
 
 
-def _key_positions(keys: np.ndarray, key_set: np.ndarray, step: int = _ROW_STEP) -> np.ndarray:
-    """:func:`~dpsumm.strata.label_index` of every row's key, found ``step`` rows at a time into one array of int32
-    (int64 for a set of 2**31 keys or more): an owner of many rows holds no temporary of every row."""
-    out = np.empty(len(keys), dtype=np.int32 if len(key_set) < 2**31 else np.int64)
+def _key_ranks_rows(
+    keys: np.ndarray, key_set: np.ndarray, ranks: dict[int, np.ndarray], step: int = _ROW_STEP
+) -> dict[int, np.ndarray]:
+    """The rows (int64, increasing) at ``ranks[j]`` (increasing) among the rows of key ``key_set[j]`` in row order:
+    one pass over ``keys``, ``step`` rows at a time (:func:`dpsumm.strata.label_index` of each piece), so that an
+    owner of many rows holds no array of every row's key position, nor of every row of a key."""
+    out = {j: np.zeros(len(r), dtype=np.int64) for j, r in ranks.items()}
+    if not ranks:
+        return out
+    seen = np.zeros(len(key_set), dtype=np.int64)  # rows of each key before the piece
+    found = dict.fromkeys(ranks, 0)  # ranks of each key found so far
     for start in range(0, len(keys), step):
-        out[start : start + step] = label_index(keys[start : start + step], key_set)
+        idx = label_index(keys[start : start + step], key_set)
+        per_key = np.bincount(idx[idx >= 0], minlength=len(key_set))
+        for j, r in ranks.items():
+            done = found[j]
+            if done == len(r) or r[done] >= seen[j] + per_key[j]:  # none of this key's ranks in the piece
+                continue
+            upto = int(np.searchsorted(r, seen[j] + per_key[j], side="left"))
+            out[j][done:upto] = start + np.flatnonzero(idx == j)[r[done:upto] - seen[j]]
+            found[j] = upto
+        seen += per_key
     return out
 
 
