@@ -533,6 +533,7 @@ class ConsumerParty(_Party):
 
     #: The consumer's role: it answers the :class:`~dpsumm.messages.ConsumerRequest` messages.
     role = "consumer"
+    _rng: Csprng  # the consumer is always given its stream
 
     def __init__(
         self,
