@@ -901,6 +901,8 @@ def run_rule(ctx: Ctx, rule: str) -> dict[str, Any]:
 def table(recs: list[dict[str, Any]], cmd: str) -> str:
     out = [
         "# Leads for the MNIST mixes: wanted rows bought per cell rule",
+        "<!-- docs-test: inline commands help (the measurement takes about 10 to 30 minutes: tests/docs/test_docs.py "
+        "checks that the script accepts the options quoted, with --help) -->",
         "",
         f"Written by `{cmd}` (DIR: the MNIST IDX files). Means ± sample standard deviations over repeats; the "
         "population view against the exact greedy; rows bought 3p. A replay of the cell purchase's arithmetic "

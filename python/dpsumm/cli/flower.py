@@ -40,6 +40,55 @@ def add_flower(sub: Any) -> None:
             "processes, run the summary, print it and stop every process. Needs pip install 'dpsumm[flower]'."
         ),
     )
+    _add_party_files(p)
+    add_table_options(p)
+    p.add_argument(
+        "--owner-rows",
+        default=None,
+        metavar="NAME=ROWS,...",
+        help="each owner's public size (run config owner-rows): the aggregator refuses a row count an owner states "
+        "that differs (with --run: read from the files here)",
+    )
+    p.add_argument("--size", type=int, required=True, help="summary size")
+    p.add_argument(
+        "--n-features",
+        type=int,
+        default=None,
+        help="features per row (default: read from the --consumer file if it is readable here)",
+    )
+    _add_deployment_options(p)
+    add_run_options(p)
+    p.add_argument(
+        "--reply-timeout",
+        type=float,
+        help="seconds before a silent party is excluded (run config reply-timeout; default 60 + 0.5 per owner)",
+    )
+    p.add_argument(
+        "--node-wait",
+        type=float,
+        help="seconds to wait for every node's hello (run config node-wait; default 120 + 0.5 per owner)",
+    )
+    p.add_argument("--output", default=None, help="result file (.npz) on the SuperLink's machine")
+    p.add_argument("--app-dir", default="dpsumm-app", help="where to write the Flower app (default ./dpsumm-app)")
+    p.add_argument("--run", action="store_true", help="run everything on 127.0.0.1 now")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="with --run: write summary.npy, provenance.csv and report.json (the whole ledger) here",
+    )
+    p.add_argument("--workdir", default=None, help="with --run: logs and state (default: a temporary directory)")
+    p.add_argument(
+        "--poll-interval",
+        type=float,
+        help="with --run: idle poll of the SuperNodes (dpsumm.flower.supernode, warm ClientApps), 0.01-3 s, default 0.2",
+    )
+    p.add_argument("--json", action="store_true", help="with --run: print the result summary as JSON")
+    p.add_argument("--simulation", action="store_true", help="with --run: on Flower's Simulation Engine (Ray)")
+    p.set_defaults(func=_run)
+
+
+def _add_party_files(p: Any) -> None:
+    """Each party's files on its own machine (its node config)."""
     p.add_argument(
         "--owner",
         action="append",
@@ -76,21 +125,10 @@ def add_flower(sub: Any) -> None:
         help="the consumer's validation labels on its machine (its node config labels): --purchase labels "
         "releases their histogram; other methods refuse them",
     )
-    add_table_options(p)
-    p.add_argument(
-        "--owner-rows",
-        default=None,
-        metavar="NAME=ROWS,...",
-        help="each owner's public size (run config owner-rows): the aggregator refuses a row count an owner states "
-        "that differs (with --run: read from the files here)",
-    )
-    p.add_argument("--size", type=int, required=True, help="summary size")
-    p.add_argument(
-        "--n-features",
-        type=int,
-        default=None,
-        help="features per row (default: read from the --consumer file if it is readable here)",
-    )
+
+
+def _add_deployment_options(p: Any) -> None:
+    """How the SuperNodes and flwr reach the SuperLink (the printed commands)."""
     p.add_argument(
         "--superlink",
         default="SUPERLINK_HOST:9093",
@@ -105,34 +143,6 @@ def add_flower(sub: Any) -> None:
     )
     p.add_argument("--insecure", action="store_true", help="no TLS (trials on a trusted network only)")
     p.add_argument("--node-auth", action="store_true", help="SuperNode authentication (needs TLS)")
-    add_run_options(p)
-    p.add_argument(
-        "--reply-timeout",
-        type=float,
-        help="seconds before a silent party is excluded (run config reply-timeout; default 60 + 0.5 per owner)",
-    )
-    p.add_argument(
-        "--node-wait",
-        type=float,
-        help="seconds to wait for every node's hello (run config node-wait; default 120 + 0.5 per owner)",
-    )
-    p.add_argument("--output", default=None, help="result file (.npz) on the SuperLink's machine")
-    p.add_argument("--app-dir", default="dpsumm-app", help="where to write the Flower app (default ./dpsumm-app)")
-    p.add_argument("--run", action="store_true", help="run everything on 127.0.0.1 now")
-    p.add_argument(
-        "--out",
-        default=None,
-        help="with --run: write summary.npy, provenance.csv and report.json (the whole ledger) here",
-    )
-    p.add_argument("--workdir", default=None, help="with --run: logs and state (default: a temporary directory)")
-    p.add_argument(
-        "--poll-interval",
-        type=float,
-        help="with --run: idle poll of the SuperNodes (dpsumm.flower.supernode, warm ClientApps), 0.01-3 s, default 0.2",
-    )
-    p.add_argument("--json", action="store_true", help="with --run: print the result summary as JSON")
-    p.add_argument("--simulation", action="store_true", help="with --run: on Flower's Simulation Engine (Ray)")
-    p.set_defaults(func=_run)
 
 
 def _flower_owners(specs: Sequence[str], what: str = "--owner") -> dict[str, str]:

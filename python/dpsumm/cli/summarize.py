@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +103,87 @@ def _label_column(text: str | None) -> int | str | None:
         return text
 
 
+#: The flag of each API argument that names a column of the owners' tables.
+_COLUMN_FLAGS = {"label_column": "--label-column", "features": "--features", "strata_columns": "--strata-columns"}
+
+
+@contextmanager
+def _column_flags() -> Iterator[None]:
+    """An API refusal of a column argument re-raised as a UsageError that names its flag."""
+    try:
+        yield
+    except InvalidParameterError as exc:
+        if exc.argument in _COLUMN_FLAGS:
+            raise UsageError(_flagged(exc, _COLUMN_FLAGS[exc.argument])) from None
+        raise
+
+
+def _check_owner_files(args: argparse.Namespace) -> None:
+    """The per-owner files and columns given one way each, one file per owner."""
+    if args.labels is not None and args.label_column is not None:
+        raise UsageError("give --labels (one file per owner) or --label-column (a column of their tables), not both")
+    if args.strata is not None and args.strata_columns is not None:
+        raise UsageError("give --strata (one file per owner) or --strata-columns (columns of their tables), not both")
+    if args.labels is not None and len(args.labels) != len(args.owners):
+        raise UsageError(f"--labels needs one file per owner ({len(args.owners)}), got {len(args.labels)}")
+    if args.strata is not None and len(args.strata) != len(args.owners):
+        raise UsageError(f"--strata needs one file per owner ({len(args.owners)}), got {len(args.strata)}")
+
+
+def _read_owner(
+    args: argparse.Namespace, path: str, header: Any, index: Any
+) -> tuple[Any, tuple[str, ...], int, Any, Any, str]:
+    """One owner's rows (an array, or a row source read where it lives), feature names, row count, labels and
+    strata from its table, and what was read (the line printed)."""
+    import dataclasses
+
+    from .. import datasets
+    from ..party_tables import open_party_table, streams_table
+    from ..sources import open_rows
+
+    as_table = streams_table(path)  # a .parquet file or a directory of parquet files: by column name, streamed
+    as_npy = (
+        args.label_column is None
+        and args.features is None
+        and args.strata_columns is None
+        and path.endswith(".npy")
+        and Path(path).is_file()
+    )  # a missing file goes to the table reader, which names --owners
+    if not (as_table or as_npy):
+        with _column_flags():
+            table = datasets.read_party_table(
+                path,
+                features=args.features,
+                label_column=_label_column(args.label_column),
+                strata_columns=args.strata_columns,
+                header=header,
+                index=index,
+                argument="owners",
+            )
+        rows = table.data
+        return rows, tuple(table.features), rows.shape[0], table.labels, table.strata, f"read {table.describe()}"
+    # Rows read where they live (dpsumm.sources): a .npy file memory-mapped, a parquet table in record batches,
+    # scaled at every read with --scale; never loaded whole.
+    with _column_flags():
+        if as_table:
+            source = open_party_table(
+                path,
+                features=args.features,
+                label_column=_label_column(args.label_column),
+                strata_columns=args.strata_columns,
+                argument="owners",
+                progress=True,
+            )
+        else:
+            source = open_rows(path, progress=True, argument="owners")
+    n_rows, width = source.data.shape
+    names = tuple(source.columns) if as_table else tuple(str(j) for j in range(width))
+    how = "read in record batches" if as_table else "memory-mapped (read in chunks)"
+    said = f"read {path}: {n_rows} rows x {width} features, {how}"
+    # the owner's labels and strata are given to dpsumm.Owner beside the rows
+    return dataclasses.replace(source, labels=None, strata=None), names, n_rows, source.labels, source.strata, said
+
+
 def _owners_with_labels(
     args: argparse.Namespace,
     header: Any = "auto",
@@ -111,117 +194,33 @@ def _owners_with_labels(
     """The owners (dpsumm.Owner, with labels and the strata their purchase reads), each owner's strata columns
     (for the quality report; None without strata) and the scaling of the features (None: none; ``scaler_of``
     makes it from the feature names)."""
-    import dataclasses
-
-    from .. import datasets
-    from ..party_tables import open_party_table, streams_table
     from ..results import Owner
-    from ..sources import open_rows, scaled
+    from ..sources import scaled
     from ..strata import load_strata
 
-    if args.labels is not None and args.label_column is not None:
-        raise UsageError("give --labels (one file per owner) or --label-column (a column of their tables), not both")
-    if args.strata is not None and args.strata_columns is not None:
-        raise UsageError("give --strata (one file per owner) or --strata-columns (columns of their tables), not both")
-    if args.labels is not None and len(args.labels) != len(args.owners):
-        raise UsageError(f"--labels needs one file per owner ({len(args.owners)}), got {len(args.labels)}")
-    if args.strata is not None and len(args.strata) != len(args.owners):
-        raise UsageError(f"--strata needs one file per owner ({len(args.owners)}), got {len(args.strata)}")
+    _check_owner_files(args)
     owners = []
     all_strata = []
     features = None
     scaler = None
     for k, path in enumerate(args.owners):
-        as_table = streams_table(path)  # a .parquet file or a directory of parquet files: by column name, streamed
-        as_npy = (
-            args.label_column is None
-            and args.features is None
-            and args.strata_columns is None
-            and path.endswith(".npy")
-            and Path(path).is_file()
-        )  # a missing file goes to the table reader, which names --owners
-        if as_table or as_npy:
-            # Rows read where they live (dpsumm.sources): a .npy file memory-mapped, a parquet table in record
-            # batches, scaled at every read with --scale; never loaded whole.
-            try:
-                if as_table:
-                    source = open_party_table(
-                        path,
-                        features=args.features,
-                        label_column=_label_column(args.label_column),
-                        strata_columns=args.strata_columns,
-                        argument="owners",
-                        progress=True,
-                    )
-                else:
-                    source = open_rows(path, progress=True, argument="owners")
-            except InvalidParameterError as exc:
-                flag = {
-                    "label_column": "--label-column",
-                    "features": "--features",
-                    "strata_columns": "--strata-columns",
-                }
-                if exc.argument in flag:
-                    raise UsageError(_flagged(exc, flag[exc.argument])) from None
-                raise
-            n_rows, width = source.data.shape
-            names = tuple(source.columns) if as_table else tuple(str(j) for j in range(width))
-            if features is not None and names != features:
-                raise UsageError(
-                    f"--owners: {path} has the feature columns {', '.join(names)}, the first owner's are "
-                    f"{', '.join(features)}: name the features every table shares with --features NAME,..."
-                )
-            if features is None and scaler_of is not None:
-                scaler = scaler_of(names)
-            features = names
-            labels = source.labels
-            if args.labels is not None:
-                labels = _labels_file(args.labels[k], "--labels", n_rows, header)
-            strata = source.strata
-            if args.strata is not None:
-                strata = load_strata(args.strata[k], n_rows, "--strata")
-            if not args.json:
-                how = "read in record batches" if as_table else "memory-mapped (read in chunks)"
-                print(f"read {path}: {n_rows} rows x {width} features, {how}")
-            source = dataclasses.replace(source, labels=None, strata=None)  # the owner's are given below
-            if scaler is not None:  # each block scaled as it is read: the values of the whole table scaled
-                source = scaled(source, scaler, 1.0)
-            all_strata.append(strata)
-            kept = strata if buys_strata else None
-            owners.append(Owner(source, labels=_integral(labels), strata=kept, name=f"owner-{k}"))
-            continue
-        try:
-            table = datasets.read_party_table(
-                path,
-                features=args.features,
-                label_column=_label_column(args.label_column),
-                strata_columns=args.strata_columns,
-                header=header,
-                index=index,
-                argument="owners",
-            )
-        except InvalidParameterError as exc:
-            flag = {"label_column": "--label-column", "features": "--features", "strata_columns": "--strata-columns"}
-            if exc.argument in flag:
-                raise UsageError(_flagged(exc, flag[exc.argument])) from None
-            raise
-        if features is not None and table.features != features:
+        rows, names, n_rows, labels, strata, said = _read_owner(args, path, header, index)
+        if features is not None and names != features:
             raise UsageError(
-                f"--owners: {path} has the feature columns {', '.join(table.features)}, the first owner's are "
+                f"--owners: {path} has the feature columns {', '.join(names)}, the first owner's are "
                 f"{', '.join(features)}: name the features every table shares with --features NAME,..."
             )
         if features is None and scaler_of is not None:
-            scaler = scaler_of(table.features)
-        features = table.features
-        if not args.json:
-            print(f"read {table.describe()}")
-        rows = table.data if scaler is None else scaler(table.data)
-        labels = table.labels
+            scaler = scaler_of(names)
+        features = names
         if args.labels is not None:
-            labels = _labels_file(args.labels[k], "--labels", rows.shape[0], header)
-        strata = table.strata
+            labels = _labels_file(args.labels[k], "--labels", n_rows, header)
         if args.strata is not None:
-            strata = load_strata(args.strata[k], rows.shape[0], "--strata")
+            strata = load_strata(args.strata[k], n_rows, "--strata")
+        if not args.json:
+            print(said)
+        if scaler is not None:  # a source's every block scaled as it is read: the values of the whole table scaled
+            rows = scaler(rows) if isinstance(rows, np.ndarray) else scaled(rows, scaler, 1.0)
         all_strata.append(strata)
         owners.append(Owner(rows, labels=_integral(labels), strata=strata if buys_strata else None, name=f"owner-{k}"))
     return owners, all_strata, scaler
