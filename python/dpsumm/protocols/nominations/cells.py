@@ -475,7 +475,8 @@ def _within_keys(
         if w.sum() <= 0:
             w = np.maximum(spare, 0).astype(np.float64)
         out[:, j] += _split(w, int(short[j]), np.where(w > 0, spare, 0))
-    return out.ravel()
+    flat: np.ndarray = out.ravel()
+    return flat
 
 
 def quotas_with_reserve(
