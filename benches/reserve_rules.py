@@ -86,25 +86,25 @@ def reserve_by(
 ) -> Callable[..., np.ndarray]:
     """``quotas_with_reserve`` with the reserve split in proportion to ``weights(counts, scale, |D_v|, cells)``."""
 
-    def quotas(*args: Any, factor: float, reserve: float) -> np.ndarray:
+    def quotas(*args: Any, factor: float, reserve: float, within_keys: bool = False) -> np.ndarray:
         consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size = args
         B = int(math.ceil(factor * size))
         R = int(math.floor(reserve * B))
         w = weights(np.asarray(consumer_counts, dtype=np.float64), consumer_scale, validation_rows, cells)
         if R == 0 or w.sum() <= 0:  # nothing reserved, or no cell clears the rule: the thresholded split alone
-            return quotas_from_cells(*args, factor=factor)
-        main = quotas_from_cells(*args, factor=(B - R) / max(size, 1))
+            return quotas_from_cells(*args, factor=factor, within_keys=within_keys)
+        main = quotas_from_cells(*args, factor=(B - R) / max(size, 1), within_keys=within_keys)
         return _reserve_split(w, R, main, cells, np.asarray(owner_counts, dtype=np.float64))
 
     return quotas
 
 
-def capped(*args: Any, factor: float, reserve: float) -> np.ndarray:
+def capped(*args: Any, factor: float, reserve: float, within_keys: bool = False) -> np.ndarray:
     """``quotas_with_reserve`` with the reserve share times ``min(1, |D_v| / sum_j max(c~_j, 0))``."""
     consumer_counts, validation_rows = args[0], args[2]
     positive = float(np.maximum(np.asarray(consumer_counts, dtype=np.float64), 0.0).sum())
     share = reserve * min(1.0, validation_rows / max(positive, 1.0))
-    return quotas_with_reserve(*args, factor=factor, reserve=share)
+    return quotas_with_reserve(*args, factor=factor, reserve=share, within_keys=within_keys)
 
 
 RULES: dict[str, Callable[..., np.ndarray]] = {

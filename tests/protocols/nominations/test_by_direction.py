@@ -504,3 +504,37 @@ def test_owners_too_small_to_be_told_apart_are_kept_apart_when_the_histogram_can
 
     assert {(f"o{k}",) for k in range(5)} <= cells(ByDirection())
     assert cells(ByDirection(bins=1)) == {tuple(f"o{k}" for k in range(5))}
+
+
+def test_the_direction_purchase_asks_a_capped_cells_rows_within_its_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ByDirection's quotas send what a cell's cap leaves to the same key's other sellers first
+    (``quotas_from_cells(within_keys=True)``); the strata and label purchases keep their measured rule."""
+    from dpsumm.protocols.nominations import cell_purchase
+    from dpsumm.protocols.nominations.by_label import ByLabel
+    from dpsumm.protocols.nominations.by_strata import ByStrata
+
+    seen: list[bool] = []
+    quotas = cell_purchase.quotas_with_reserve
+
+    def spy(*args: object, **kwargs: object) -> np.ndarray:
+        seen.append(bool(kwargs["within_keys"]))
+        return quotas(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cell_purchase, "quotas_with_reserve", spy)
+    rng = np.random.default_rng(2)
+    owners = [dpsumm.Owner(rng.normal(size=(300, 3)) + k, name=f"o{k}") for k in range(3)]
+    V = rng.normal(size=(120, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SummaryFitWarning)
+        dpsumm.summarize(
+            owners,
+            V,
+            10,
+            dpsumm.Nominations(purchase=ByDirection()),
+            seed_set=np.concatenate([o.data[:20] for o in owners]),
+            gamma="median",
+            random_state=0,
+            progress=False,
+        )
+    assert seen == [True]
+    assert not ByStrata.overflow_within_keys and not ByLabel.overflow_within_keys

@@ -135,6 +135,41 @@ def test_what_a_cap_leaves_goes_by_the_evidence_above_the_threshold():
     assert quotas_from_cells(counts, 0.0, 100, cells, owners, 20).tolist() == [[10, 0], [38, 0], [12, 0]]
 
 
+def test_with_within_keys_what_a_cap_leaves_stays_in_its_key():
+    # Key 0's cells at owners 0 (holds 10 rows of it) and 1 (holds 100), key 1's at owner 2 (holds 100), among 300
+    # cells: scale 2, |D_v| = 100, threshold t = 11. Counts 60 (key 0 at owner 0), 5 (key 0 at owner 1, below t)
+    # and 40 (key 1); size 20, B = 60. The first split gives 36 and 24; owner 0 holds 10 of key 0, so 26 are left.
+    cells = LabelCells(
+        labels=np.array([0, 0, 1] + [1] * 297),
+        owners=((0,), (1,), (2,)) + ((0,),) * 297,
+        centres=np.zeros((300, 4)),
+        bias=np.zeros(300),
+    )
+    counts = np.concatenate([[60.0, 5.0, 40.0], np.zeros(297)])
+    owners = np.array([[10.0, 5.0], [100.0, 5.0], [5.0, 100.0]])
+    # By the evidence above t (the label and strata purchases): to the one open wanted cell, key 1.
+    assert quotas_from_cells(counts, 2.0, 100, cells, owners, 20).tolist() == [[10, 0], [0, 0], [0, 50]]
+    # Within keys (the direction purchase): to key 0 at its other seller, whose cell the consumer counted 5 rows in.
+    assert quotas_from_cells(counts, 2.0, 100, cells, owners, 20, within_keys=True).tolist() == [
+        [10, 0],
+        [26, 0],
+        [0, 24],
+    ]
+    # No positive count at key 0's other cells: by their spare rows, 100 : 5 -> 24.76, 1.24 -> 25, 1.
+    counts[1] = -3.0
+    assert quotas_from_cells(counts, 2.0, 100, cells, owners, 20, within_keys=True).tolist() == [
+        [10, 0],
+        [25, 0],
+        [1, 24],
+    ]
+    # No cap binds: the same quotas either way.
+    roomy = np.array([[100.0, 5.0], [100.0, 5.0], [5.0, 100.0]])
+    np.testing.assert_array_equal(
+        quotas_from_cells(counts, 2.0, 100, cells, roomy, 20, within_keys=True),
+        quotas_from_cells(counts, 2.0, 100, cells, roomy, 20),
+    )
+
+
 def test_quotas_from_cells_follow_only_released_values_and_never_exceed_the_budget():
     rng = np.random.default_rng(0)
     for _ in range(50):
@@ -153,12 +188,13 @@ def test_quotas_from_cells_follow_only_released_values_and_never_exceed_the_budg
         consumer = rng.normal(scale=30, size=len(cells))
         owners = rng.normal(loc=40, scale=40, size=(K, L))
         size = int(rng.integers(1, 60))
-        q = quotas_from_cells(consumer, 3.0, 100, lc, owners, size)
-        held = np.floor(np.maximum(owners, 0))
-        assert q.shape == (K, L) and q.dtype == np.int64 and (q >= 0).all()
-        assert (q <= held).all()  # never more than an owner's noisy count
-        assert q.sum() <= math.ceil(3 * size)
-        assert q.sum() >= min(size, held.sum())  # at least size rows when the owners hold them
+        for within_keys in (False, True):
+            q = quotas_from_cells(consumer, 3.0, 100, lc, owners, size, within_keys=within_keys)
+            held = np.floor(np.maximum(owners, 0))
+            assert q.shape == (K, L) and q.dtype == np.int64 and (q >= 0).all()
+            assert (q <= held).all()  # never more than an owner's noisy count
+            assert q.sum() <= math.ceil(3 * size)
+            assert q.sum() >= min(size, held.sum())  # at least size rows when the owners hold them
 
 
 def _two_pairs(d: int = 64) -> tuple[np.ndarray, np.ndarray]:

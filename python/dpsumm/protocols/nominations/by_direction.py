@@ -287,6 +287,10 @@ class ByDirection(CellPurchase):
         The share of the rows bought kept for every cell the consumer's release counts any row in.
     """
 
+    # A key's rows its sellers cannot supply are asked of the key's other sellers first (the consumer's count of a cell
+    # is evidence for its key; docs/explanation/direction-purchase.md, "Quotas within a key").
+    overflow_within_keys: ClassVar[bool] = True
+
     name: ClassVar[str] = "direction"
     brief: ClassVar[str] = (
         "3 x size raw rows by cells along the consumer's released direction, crossed with --label-set or --levels "

@@ -183,6 +183,10 @@ class CellPurchase(Purchase):
 
     owner_release: ClassVar[bool] = True
     nominates: ClassVar[bool] = False
+    #: Where a cell's rows go when its sellers hold fewer than the first split asks (:func:`~.cells.quotas_from_cells`):
+    #: False, to the other wanted cells by their evidence (the label and strata purchases' measured rule); True, first
+    #: to the same key's rows at its other sellers (the direction purchase).
+    overflow_within_keys: ClassVar[bool] = False
 
     purchase_factor: float = option(
         PURCHASE_FACTOR,
@@ -575,6 +579,7 @@ class CellPurchase(Purchase):
             size,
             factor=self.purchase_factor,
             reserve=self.reserve_share(),
+            within_keys=self.overflow_within_keys,
         )
 
     def _rebuy(

@@ -378,6 +378,7 @@ def quotas_from_cells(
     size: int,
     *,
     factor: float = PURCHASE_FACTOR,
+    within_keys: bool = False,
 ) -> np.ndarray:
     """Rows of each label to buy from each owner, from released values only (post-processing; docs/explanation/label-purchase.md).
 
@@ -390,11 +391,15 @@ def quotas_from_cells(
     its owners in proportion to ``s_kl``, by largest remainders, capped at ``s_kl``. What the caps leave goes to the
     open wanted cells in proportion to their counts *above the threshold*, ``c~ - t``: a cell the noise alone put
     there barely passes ``t`` and gets little of it, a cell of many validation rows most (with ``t = 0`` this is
-    the first split's own rule). What the wanted cells cannot hold goes to the wanted labels' rows at their other
-    owners (in proportion to the labels' counts, each label's share by the owners' spare ``s_kl``); if all that
-    holds fewer than ``size`` rows, the rest of ``B`` comes from the other labels in proportion to ``s_kl`` (the
-    summary needs rows of other labels). Returns (K, L) int64.
+    the first split's own rule). With ``within_keys`` (the direction purchase's rule), what the caps leave of each
+    key's ask goes first to that key's rows at its other sellers, in proportion to the consumer's positive counts of
+    their cells (below the threshold too), by their spare rows when none is positive (:func:`_within_keys`): the
+    consumer asked for rows of that key, and the key is the public attribute the purchase buys by. What the wanted
+    cells cannot hold goes to the wanted labels' rows at their other owners (in proportion to the labels' counts,
+    each label's share by the owners' spare ``s_kl``); if all that holds fewer than ``size`` rows, the rest of ``B``
+    comes from the other labels in proportion to ``s_kl`` (the summary needs rows of other labels). Returns (K, L) int64.
     """
+    within_keys = bool(within_keys)
     N = _finite(owner_counts, "owner_counts", (None, None))
     K, L = N.shape
     J = len(cells.labels)
@@ -431,7 +436,10 @@ def quotas_from_cells(
             label_mass[j] += w
         flat, caps = mass.ravel(), np.where(mass.ravel() > 0, supply.ravel(), 0)
         if flat.sum() > 0:
-            got = np.minimum(_largest_remainders(flat, B), caps)  # the first split, capped
+            asked = _largest_remainders(flat, B)
+            got = np.minimum(asked, caps)  # the first split, capped
+            if within_keys:  # what a cell's cap leaves of its ask: first the same key at its other sellers
+                got = _within_keys(got, asked, c, cells, supply)
             for w in (mass_above.ravel(), flat):  # what the caps leave: by the evidence, then by the counts
                 got += _split(w, B - int(got.sum()), np.where(w > 0, caps - got, 0))
             out = got.reshape(K, L)
@@ -446,6 +454,31 @@ def quotas_from_cells(
     return out
 
 
+def _within_keys(
+    got: np.ndarray, asked: np.ndarray, counts: np.ndarray, cells: LabelCells, supply: np.ndarray
+) -> np.ndarray:
+    """``got`` (K * L,) plus, for every key, the rows of the first split ``asked`` that its sellers' caps left,
+    asked of the key's other sellers: in proportion to the consumer's positive counts ``counts`` (J,) of their cells
+    (below the threshold too), each cell's share by its owners' released supply, capped at what they hold beyond
+    ``got``; by the spare supply alone when none of them has a positive count (post-processing)."""
+    K, L = supply.shape
+    out = got.reshape(K, L).copy()
+    short = (asked.reshape(K, L) - out).sum(0)
+    weight = np.zeros((K, L))
+    for w, j, own in zip(np.maximum(counts, 0.0), cells.labels, cells.owners):
+        held = supply[list(own), j].astype(np.float64)
+        if w > 0 and held.sum() > 0:
+            weight[list(own), j] += w * held / held.sum()
+    for j in np.flatnonzero(short > 0):
+        spare = supply[:, j] - out[:, j]
+        w = np.where(spare > 0, weight[:, j], 0.0)
+        if w.sum() <= 0:
+            w = np.maximum(spare, 0).astype(np.float64)
+        out[:, j] += _split(w, int(short[j]), np.where(w > 0, spare, 0))
+    flat: np.ndarray = out.ravel()
+    return flat
+
+
 def quotas_with_reserve(
     consumer_counts: np.ndarray,
     consumer_scale: float,
@@ -456,6 +489,7 @@ def quotas_with_reserve(
     *,
     factor: float = PURCHASE_FACTOR,
     reserve: float = 0.0,
+    within_keys: bool = False,
 ) -> np.ndarray:
     """:func:`quotas_from_cells` with a share ``reserve`` of the ``ceil(factor * size)`` rows kept for every cell
     the consumer's release puts a positive count on, thresholded or not (post-processing; docs/explanation/label-purchase.md).
@@ -465,7 +499,7 @@ def quotas_with_reserve(
     its owners in proportion to their released counts, capped at what they hold beyond the first split. A cell
     whose few validation rows are below the noise's threshold (a stratum the consumer wants a little of) is then
     still offered to the aggregator's greedy, which keeps its rows only where ``D_v`` wants them. ``reserve = 0``:
-    :func:`quotas_from_cells` itself. Returns (K, L) int64."""
+    :func:`quotas_from_cells` itself. ``within_keys``: :func:`quotas_from_cells`'. Returns (K, L) int64."""
     reserve = _number(reserve, "reserve")
     if reserve >= 1:
         raise InvalidParameterError(f"`reserve` must be in [0, 1), got {reserve!r}", "reserve")
@@ -473,10 +507,24 @@ def quotas_with_reserve(
     R = int(math.floor(reserve * B))
     if R == 0:
         return quotas_from_cells(
-            consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size, factor=factor
+            consumer_counts,
+            consumer_scale,
+            validation_rows,
+            cells,
+            owner_counts,
+            size,
+            factor=factor,
+            within_keys=within_keys,
         )
     main = quotas_from_cells(
-        consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size, factor=(B - R) / max(size, 1)
+        consumer_counts,
+        consumer_scale,
+        validation_rows,
+        cells,
+        owner_counts,
+        size,
+        factor=(B - R) / max(size, 1),
+        within_keys=within_keys,
     )
     c = _finite(consumer_counts, "consumer_counts", (len(cells.labels),))
     return _reserve_split(np.maximum(c, 0.0), R, main, cells, _finite(owner_counts, "owner_counts", (None, None)))
