@@ -259,7 +259,38 @@ class _RowGroup:
     rows: int
 
 
-class ParquetRows:
+class _StoredRows:
+    """What the stored row sources share: their length, rows by index (:meth:`take`) and the whole array
+    (:meth:`mapped`)."""
+
+    ndim = 2
+    shape: tuple[int, int]
+
+    def take(self, index: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def mapped(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key: object) -> np.ndarray:
+        """Rows by index: an int (one row), a slice or an array of ints (:meth:`take`)."""
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            row: np.ndarray = self.take(np.array([int(key)]))[0]
+            return row
+        if isinstance(key, slice):
+            return self.take(np.arange(self.shape[0])[key])
+        return self.take(np.asarray(key))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """Every row as an array: :meth:`mapped` (a memory map, never an anonymous copy of the rows)."""
+        data = self.mapped()
+        return data if dtype is None else data.astype(dtype, copy=False)
+
+
+class ParquetRows(_StoredRows):
     """An owner's rows in parquet files, read where they live and never held in memory at once.
 
     A pass (:meth:`blocks`) reads the files' record batches in order, :func:`pass_rows` rows at a time; the rows
@@ -278,8 +309,6 @@ class ParquetRows:
     columns : list of str
         The feature columns, in the table's order.
     """
-
-    ndim = 2
 
     def __init__(
         self,
@@ -301,25 +330,8 @@ class ParquetRows:
         self._mapped: np.ndarray | None = None
         self._kept = (np.zeros(0, dtype=np.int64), np.zeros((0, len(columns)), dtype=dtype))  # the latest fetch
 
-    def __len__(self) -> int:
-        return self.shape[0]
-
     def __repr__(self) -> str:
         return f"ParquetRows({str(self.path)!r}, shape={self.shape}, dtype={self.dtype})"
-
-    def __getitem__(self, key: object) -> np.ndarray:
-        """Rows by index: an int (one row), a slice or an array of ints (:meth:`take`)."""
-        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-            row: np.ndarray = self.take(np.array([int(key)]))[0]
-            return row
-        if isinstance(key, slice):
-            return self.take(np.arange(self.shape[0])[key])
-        return self.take(np.asarray(key))
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        """Every row as an array: :meth:`mapped` (a memory map, never an anonymous copy of the rows)."""
-        data = self.mapped()
-        return data if dtype is None else data.astype(dtype, copy=False)
 
     def check_unchanged(self) -> None:
         """Raise :class:`~dpsumm.errors.DataFileError` when a file changed (size or modification time) since it was
@@ -494,7 +506,7 @@ def whole_rows(data: Any) -> np.ndarray:
     return data.mapped() if isinstance(data, (ParquetRows, ScaledRows)) else data
 
 
-class ScaledRows:
+class ScaledRows(_StoredRows):
     """An owner's rows (an array, a memory map or a :class:`ParquetRows`) scaled at every read: each block of a pass
     (:meth:`blocks`) and each fetch by index (:meth:`take`) is ``scale(rows)``, a function of each row alone (such
     as :func:`dpsumm.scale_to_unit` at a declared range), so that a pass sees the values, bit for bit, of the whole
@@ -510,8 +522,6 @@ class ScaledRows:
         The scaled rows' type (``scale`` of a row of zeros).
     """
 
-    ndim = 2
-
     def __init__(
         self, rows: Any, scale: Callable[[np.ndarray], np.ndarray], *, spill_dir: str | os.PathLike[str] | None = None
     ) -> None:
@@ -520,25 +530,8 @@ class ScaledRows:
         self.dtype = np.asarray(scale(np.zeros((1, self.shape[1]), dtype=rows.dtype))).dtype
         self._mapped: np.ndarray | None = None
 
-    def __len__(self) -> int:
-        return self.shape[0]
-
     def __repr__(self) -> str:
         return f"ScaledRows({self.rows!r}, shape={self.shape}, dtype={self.dtype})"
-
-    def __getitem__(self, key: object) -> np.ndarray:
-        """Rows by index: an int (one row), a slice or an array of ints (:meth:`take`)."""
-        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-            row: np.ndarray = self.take(np.array([int(key)]))[0]
-            return row
-        if isinstance(key, slice):
-            return self.take(np.arange(self.shape[0])[key])
-        return self.take(np.asarray(key))
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        """Every row as an array: :meth:`mapped` (a memory map, never an anonymous copy of the rows)."""
-        data = self.mapped()
-        return data if dtype is None else data.astype(dtype, copy=False)
 
     def check_unchanged(self) -> None:
         """The stored rows' check (:meth:`ParquetRows.check_unchanged`); nothing for an array."""

@@ -505,17 +505,6 @@ def quotas_with_reserve(
         raise InvalidParameterError(f"`reserve` must be in [0, 1), got {reserve!r}", "reserve")
     B = int(math.ceil(_number(factor, "factor", positive=True) * size))
     R = int(math.floor(reserve * B))
-    if R == 0:
-        return quotas_from_cells(
-            consumer_counts,
-            consumer_scale,
-            validation_rows,
-            cells,
-            owner_counts,
-            size,
-            factor=factor,
-            within_keys=within_keys,
-        )
     main = quotas_from_cells(
         consumer_counts,
         consumer_scale,
@@ -523,9 +512,11 @@ def quotas_with_reserve(
         cells,
         owner_counts,
         size,
-        factor=(B - R) / max(size, 1),
+        factor=factor if R == 0 else (B - R) / max(size, 1),
         within_keys=within_keys,
     )
+    if R == 0:
+        return main
     c = _finite(consumer_counts, "consumer_counts", (len(cells.labels),))
     return _reserve_split(np.maximum(c, 0.0), R, main, cells, _finite(owner_counts, "owner_counts", (None, None)))
 
