@@ -265,12 +265,30 @@ class _StoredRows:
 
     ndim = 2
     shape: tuple[int, int]
+    dtype: np.dtype[Any]
+    spill_dir: str | os.PathLike[str] | None
+    _mapped: np.ndarray | None
 
     def take(self, index: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def mapped(self) -> np.ndarray:
+    def blocks(self, chunk_rows: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
         raise NotImplementedError
+
+    def mapped(self) -> np.ndarray:
+        """Every row as a pass reads it, written once (at the first call) to a ``.npy`` file in ``spill_dir`` and
+        memory-mapped: for the kernels that need them all at once."""
+        if self._mapped is None:
+            _log.info("%r: writing its rows once to a mapped .npy file for a pass over all of them", self)
+            spill = _Spill(self.spill_dir, self.shape[1], self.dtype)
+            try:
+                for _, block in self.blocks():
+                    spill.write(block)
+            except BaseException:
+                spill.discard()
+                raise
+            self._mapped = spill.finish()
+        return self._mapped
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -436,21 +454,6 @@ class ParquetRows(_StoredRows):
             self._kept = (rows[unique], out[order[unique]])
         return out.reshape(idx.shape + (self.shape[1],))
 
-    def mapped(self) -> np.ndarray:
-        """Every row, written once (at the first call) to a ``.npy`` file in ``spill_dir`` and memory-mapped: for the
-        kernels that need them all at once."""
-        if self._mapped is None:
-            _log.info("%s: writing its rows once to a mapped .npy file for a pass over all of them", self.path)
-            spill = _Spill(self.spill_dir, self.shape[1], self.dtype)
-            try:
-                for _, block in self.blocks():
-                    spill.write(block)
-            except BaseException:
-                spill.discard()
-                raise
-            self._mapped = spill.finish()
-        return self._mapped
-
 
 def _reader(file: str) -> Any:
     """A parquet file's reader that reads one row group's column chunks at a time (``pre_buffer=False``: pyarrow's
@@ -555,19 +558,6 @@ class ScaledRows(_StoredRows):
         idx = np.asarray(index)
         rows = take_rows(self.rows, idx.ravel())
         return self._scaled(rows).reshape(idx.shape + (self.shape[1],))
-
-    def mapped(self) -> np.ndarray:
-        """Every scaled row, written once (at the first call) to a ``.npy`` file and memory-mapped."""
-        if self._mapped is None:
-            spill = _Spill(self.spill_dir, self.shape[1], self.dtype)
-            try:
-                for _, block in self.blocks():
-                    spill.write(block)
-            except BaseException:
-                spill.discard()
-                raise
-            self._mapped = spill.finish()
-        return self._mapped
 
 
 def scaled(source: RowSource, scale: Callable[[np.ndarray], np.ndarray], peak: float) -> RowSource:

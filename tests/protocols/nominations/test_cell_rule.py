@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -442,14 +443,14 @@ def test_an_owners_cells_under_merged_bins_are_mapped_from_its_kept_cells() -> N
     w, centre = rng.normal(size=16), rng.normal(size=16) * 0.1
     edges = np.array([-0.6, -0.2, -0.2, 0.1, 0.5, 0.9])
     rule = dict(levels=((0, 1),), cross_labels=np.array([0, 1]), direction=w, centre=centre, direction_map=h)
-    computed = []
-    real = cell_rule._row_cells
+    computed = []  # one entry per pass that scores the rows
+    real = cell_rule._score_blocks
 
-    def counted(*args: object) -> np.ndarray:
+    def counted(*args: object, **kwargs: object) -> Iterator[tuple[int, np.ndarray]]:
         computed.append(1)
-        return real(*args)  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    cell_rule._row_cells = counted  # type: ignore[assignment]
+    cell_rule._score_blocks = counted  # type: ignore[assignment]
     try:
         first = row_cells(X, labels, strata, edges=edges, memo=owner.memo, **rule)  # type: ignore[arg-type]
         assert len(set(first.tolist())) > 20 and (first == -1).any()  # every part and rows outside the labels
@@ -462,7 +463,7 @@ def test_an_owners_cells_under_merged_bins_are_mapped_from_its_kept_cells() -> N
         row_cells(X, labels, strata, edges=np.array([0.0]), memo=owner.memo, **rule)  # type: ignore[arg-type]
         assert len(computed) == 6  # an edge not among the kept ones (none are): the rows scored again
     finally:
-        cell_rule._row_cells = real  # type: ignore[assignment]
+        cell_rule._score_blocks = real  # type: ignore[assignment]
 
 
 def test_the_rows_sold_are_found_from_each_keys_ranks_in_pieces() -> None:

@@ -158,8 +158,57 @@ def row_cells(
     its rows alike without scoring them twice, and a sale under merged bins (edges among the released ones) maps
     the cells it keeps instead of scoring the rows again."""
     check_direction(data, direction, centre, edges, direction_map)
+
+    def compute() -> np.ndarray:
+        # Each part in place (one int per row, and one bool per row for those outside a declared set): an owner of
+        # many rows holds no temporary of every row beyond them.
+        n = int(np.shape(data)[0])
+        cells = (len(cross_labels) if cross_labels is not None and len(cross_labels) else 1) * (
+            math.prod(len(a) for a in levels) if levels else 1
+        )
+        if direction is not None and len(direction):
+            cells *= len(np.asarray(edges)) + 1
+        kind = np.int32 if cells < 2**31 else np.int64
+        out: np.ndarray | None = None
+        outside: np.ndarray | None = None
+        if cross_labels is not None and len(cross_labels):
+            if labels is None:
+                raise ProtocolError("the cells cross the labels, but the party has no labels")
+            out = np.asarray(label_index(np.asarray(labels), np.asarray(cross_labels)), dtype=kind)
+            outside = out < 0
+            np.maximum(out, 0, out=out)
+        if levels:
+            if strata is None:
+                raise ProtocolError("the cells are by strata, but the party has no strata")
+            pos = np.asarray(stratum_index(strata, levels), dtype=kind)
+            outside = pos < 0 if outside is None else np.logical_or(outside, pos < 0, out=outside)
+            np.maximum(pos, 0, out=pos)
+            if out is None:
+                out = pos
+            else:
+                out *= math.prod(len(a) for a in levels)
+                out += pos
+        if direction is not None and len(direction):
+            assert centre is not None and edges is not None
+            e = np.asarray(edges, dtype=np.float64)
+            d = np.asarray(direction, dtype=np.float64)
+            if out is None:
+                out = np.zeros(n, dtype=kind)
+            else:
+                out *= len(e) + 1
+            if not d.any():  # a zero direction (one bin, no edges): every score is 0, no row is scored
+                out += kind(np.searchsorted(e, 0.0, side="right"))
+            else:  # each block scored and binned at once: no score of every row is held
+                for start, scores in _score_blocks(data, np.asarray(centre, dtype=np.float64), d, direction_map):
+                    out[start : start + len(scores)] += np.searchsorted(e, scores, side="right").astype(kind)
+        if out is None:
+            return np.zeros(n, dtype=kind)
+        if outside is not None:
+            out[outside] = -1
+        return out
+
     if memo is None:
-        return _row_cells(data, labels, strata, levels, cross_labels, direction, centre, edges, direction_map)
+        return compute()
     has_direction = direction is not None and len(direction) > 0
     e = np.asarray(edges if has_direction else np.zeros(0), dtype=np.float64)
     base = _rule_digest(levels, cross_labels, direction if has_direction else None, centre, direction_map)
@@ -171,7 +220,7 @@ def row_cells(
 
     return memo(
         base + e.tobytes(),
-        lambda: _row_cells(data, labels, strata, levels, cross_labels, direction, centre, edges, direction_map),
+        compute,
         derive,
     )
 
@@ -233,66 +282,6 @@ def check_direction(
     e = np.asarray(edges, dtype=np.float64)
     if e.ndim != 1 or not np.isfinite(e).all() or np.any(np.diff(e) < 0):
         raise ProtocolError("the bins' edges must be a finite, non-decreasing 1-D array")
-
-
-def _row_cells(
-    data: np.ndarray,
-    labels: np.ndarray | None,
-    strata: Sequence[np.ndarray] | None,
-    levels: Levels | None,
-    cross_labels: np.ndarray | None,
-    direction: np.ndarray | None,
-    centre: np.ndarray | None,
-    edges: np.ndarray | None,
-    direction_map: RFFHasher | None,
-) -> np.ndarray:
-    """:func:`row_cells` computed (its rule checked)."""
-    # Each part in place (one int per row, and one bool per row for those outside a declared set): an owner of
-    # many rows holds no temporary of every row beyond them.
-    n = int(np.shape(data)[0])
-    cells = (len(cross_labels) if cross_labels is not None and len(cross_labels) else 1) * (
-        math.prod(len(a) for a in levels) if levels else 1
-    )
-    if direction is not None and len(direction):
-        cells *= len(np.asarray(edges)) + 1
-    kind = np.int32 if cells < 2**31 else np.int64
-    out: np.ndarray | None = None
-    outside: np.ndarray | None = None
-    if cross_labels is not None and len(cross_labels):
-        if labels is None:
-            raise ProtocolError("the cells cross the labels, but the party has no labels")
-        out = np.asarray(label_index(np.asarray(labels), np.asarray(cross_labels)), dtype=kind)
-        outside = out < 0
-        np.maximum(out, 0, out=out)
-    if levels:
-        if strata is None:
-            raise ProtocolError("the cells are by strata, but the party has no strata")
-        pos = np.asarray(stratum_index(strata, levels), dtype=kind)
-        outside = pos < 0 if outside is None else np.logical_or(outside, pos < 0, out=outside)
-        np.maximum(pos, 0, out=pos)
-        if out is None:
-            out = pos
-        else:
-            out *= math.prod(len(a) for a in levels)
-            out += pos
-    if direction is not None and len(direction):
-        assert centre is not None and edges is not None
-        e = np.asarray(edges, dtype=np.float64)
-        d = np.asarray(direction, dtype=np.float64)
-        if out is None:
-            out = np.zeros(n, dtype=kind)
-        else:
-            out *= len(e) + 1
-        if not d.any():  # a zero direction (one bin, no edges): every score is 0, no row is scored
-            out += kind(np.searchsorted(e, 0.0, side="right"))
-        else:  # each block scored and binned at once: no score of every row is held
-            for start, scores in _score_blocks(data, np.asarray(centre, dtype=np.float64), d, direction_map):
-                out[start : start + len(scores)] += np.searchsorted(e, scores, side="right").astype(kind)
-    if out is None:
-        return np.zeros(n, dtype=kind)
-    if outside is not None:
-        out[outside] = -1
-    return out
 
 
 def _direction_scores(
