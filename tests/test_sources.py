@@ -13,6 +13,7 @@ from dpsumm import Owner
 from dpsumm.errors import DataFileError, InvalidParameterError
 from dpsumm.parties import OwnerParty
 from dpsumm.sources import ParquetRows, open_rows, pass_rows, row_blocks, take_rows
+from table_reads import whole_reads_refused
 
 RNG = np.random.default_rng(11)
 ROWS = [RNG.uniform(size=(700 + 50 * k, 6)).astype(np.float32) for k in range(3)]
@@ -195,26 +196,6 @@ def test_a_parquet_file_that_changes_between_passes_is_refused_naming_it(tmp_pat
         open_rows(tmp_path / "nan.parquet", labels="label", chunk_rows=50)
 
 
-def _whole_reads_refused(monkeypatch) -> list[int]:
-    """Refuse every read of a parquet table whole (pyarrow's read_table, a ParquetFile's read) and record the rows of
-    each record batch a pass reads (:meth:`ParquetRows._block`)."""
-    pq = pytest.importorskip("pyarrow.parquet")
-
-    def whole(*args: object, **kw: object) -> None:
-        raise AssertionError("the table was read whole")
-
-    monkeypatch.setattr(pq, "read_table", whole)
-    monkeypatch.setattr(pq.ParquetFile, "read", whole)
-    sizes: list[int] = []
-    real = ParquetRows._block
-    monkeypatch.setattr(
-        ParquetRows,
-        "_block",
-        lambda self, batch, where, start: sizes.append(batch.num_rows) or real(self, batch, where, start),
-    )
-    return sizes
-
-
 def test_a_party_table_by_column_name_streams_as_read_party_table_reads_it(tmp_path, monkeypatch):
     """open_party_table of a parquet file with a text label column, a strata column of whole numbers and a column
     left out: the features (float32, as stored), labels (strings) and strata (int64) read_party_table reads, every
@@ -234,7 +215,7 @@ def test_a_party_table_by_column_name_streams_as_read_party_table_reads_it(tmp_p
     path = tmp_path / "t.parquet"
     pq.write_table(table, path, row_group_size=400)
     want = read_party_table(path, features="c,a,b", label_column="y", strata_columns="region")
-    sizes = _whole_reads_refused(monkeypatch)
+    sizes = whole_reads_refused(monkeypatch)
     got = open_party_table(path, features="c,a,b", label_column="y", strata_columns="region", chunk_rows=300)
     assert isinstance(got.data, ParquetRows) and got.data.dtype == np.float32 and tuple(got.columns) == want.features
     assert np.array_equal(np.asarray(got.data[np.arange(n)], dtype=np.float64), want.data)
@@ -268,7 +249,7 @@ def test_scaled_rows_give_the_summary_of_the_whole_table_scaled_bit_for_bit(tmp_
         pq.write_table(pa.table({f"f{j}": 2 * rows[:, j] for j in range(6)}), paths[-1], row_group_size=128)
     scale = lambda X: dpsumm.scale_to_unit(X, 0.0, 1.5)  # noqa: E731 - clips the top quarter
     want = dpsumm.summarize([scale(2 * r) for r in ROWS], VALIDATION, 12, **KW)
-    sizes = _whole_reads_refused(monkeypatch)
+    sizes = whole_reads_refused(monkeypatch)
     sources = [scaled(open_rows(p, chunk_rows=256), scale, 1.0) for p in paths]
     assert all(isinstance(s.data, ScaledRows) and s.data.dtype == np.float64 for s in sources)
     _same(want, dpsumm.summarize([Owner(s) for s in sources], VALIDATION, 12, **KW))

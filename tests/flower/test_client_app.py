@@ -25,6 +25,7 @@ from dpsumm.protocols.nominations.cell_messages import (  # noqa: E402
 from federation_data import LABEL_SET, _labelled_data
 from refusal import config_junk as node_junk
 from refusal import refused
+from table_reads import whole_reads_refused
 
 
 class _Context:
@@ -419,14 +420,7 @@ def test_a_node_that_names_columns_or_scales_streams_its_parquet_table(tmp_path:
     labels, strata = client_app._labels(_Context(cfg), n), client_app._strata(_Context(cfg), n)
     hasher = dpsumm.RFFHasher(2, dim=16, gamma=0.3, seed=1)
     want = OwnerParty(whole, name="a").hash_sum(hasher).tobytes()
-    sizes: list[int] = []
-    real = ParquetRows._block
-    monkeypatch.setattr(
-        ParquetRows,
-        "_block",
-        lambda self, batch, where, start: sizes.append(batch.num_rows) or real(self, batch, where, start),
-    )
-    monkeypatch.setattr(pq, "read_table", lambda *a, **k: pytest.fail("the table was read whole"))
+    sizes = whole_reads_refused(monkeypatch)
     party = client_app._party("owner", _context(cfg), "a")  # type: ignore[arg-type]
     assert isinstance(party, OwnerParty)
     assert isinstance(party.data, ScaledRows) and isinstance(party.data.rows, ParquetRows)
