@@ -44,6 +44,7 @@ import operator
 import re
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,9 @@ def matches(written: str, value: float) -> bool:
     return abs(shown - value) <= tol * (1 + 1e-9) + 1e-12 * abs(value)
 
 
-def _conditions(text: str) -> list[tuple[str, str]]:
+@lru_cache(maxsize=4096)
+def _conditions(text: str) -> tuple[tuple[str, str], ...]:
+    """The ``(key, value)`` pairs of a selection ``k=v,k2="v 2"`` (parsed once per distinct text)."""
     out = []
     for part in re.findall(r"""(?:[^,"']|"[^"]*"|'[^']*')+""", text):
         k, _, v = part.partition("=")
@@ -114,10 +117,10 @@ def _conditions(text: str) -> list[tuple[str, str]]:
         if len(v) >= 2 and v[0] in "\"'" and v[-1] == v[0]:
             v = v[1:-1]
         out.append((k.strip(), v))
-    return out
+    return tuple(out)
 
 
-def _matches(x: Any, conds: list[tuple[str, str]]) -> bool:
+def _matches(x: Any, conds: tuple[tuple[str, str], ...]) -> bool:
     return isinstance(x, dict) and all(k in x and str(x[k]) == v for k, v in conds)
 
 
@@ -140,7 +143,8 @@ def walk(data: Any, path: str) -> Any:
             elif bracket.startswith("*"):
                 if many:
                     raise NumbersError(f"path {path!r}: one [*...] selection per path")
-                node, many = [x for x in node if _matches(x, _conditions(bracket[1:]))], True
+                conds = _conditions(bracket[1:])
+                node, many = [x for x in node if _matches(x, conds)], True
                 if not node:
                     raise StopIteration
             elif many:
@@ -236,11 +240,18 @@ def evaluate(expr: str, files: dict[str, Any]) -> float:
 
 
 def load_file(rel: str, root: Path = ROOT) -> Any:
+    """The parsed JSON of results file ``rel`` (inside ``root``), read once per version of the file."""
     p = (root / rel).resolve()
     if root.resolve() not in p.parents:
         raise NumbersError(f"{rel}: results files must be inside the repository")
     if not p.is_file():
         raise NumbersError(f"{rel}: no such results file")
+    stat = p.stat()
+    return _parsed(p, stat.st_mtime_ns, stat.st_size, rel)
+
+
+@lru_cache(maxsize=256)
+def _parsed(p: Path, mtime_ns: int, size: int, rel: str) -> Any:
     try:
         return json.loads(p.read_text())
     except ValueError as exc:
