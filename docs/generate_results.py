@@ -103,10 +103,6 @@ TESTBED_FILES = [
         "at the median γ, p = 200 and 1,000",
     ),
     (
-        "results-default-mixes-1000.json",
-        "the default, ByDirection(), on MNIST many, median γ, p = 1,000, 3 repeats (the other mixes did not finish)",
-    ),
-    (
         "results-default-mixes-1000-5.json",
         "the default, ByDirection(), on MNIST apart and spread, median γ, p = 1,000, 5 repeats",
     ),
@@ -471,7 +467,6 @@ POPULATION_FILES = [
     "results-default-mixes-1000-5b.json",
     "results-default-mixes-1000-fixed-5.json",
     "results-default-mixes-1000-fixed-5b.json",
-    "results-default-mixes-1000.json",
     "results-default-mixes-1000-apart.json",
     "results-default-mixes-1000-spread.json",
     "results-default-mixes-1000-minority.json",

@@ -1,0 +1,151 @@
+"""Does a test-bed results file reproduce bit for bit at today's code? Rerun the command it records, for its first
+repeats, and compare every record field by field.
+
+    python benches/testbeds_reproduce.py --data DIR docs/experiments/testbeds/results-k1000.json
+    python benches/testbeds_reproduce.py --data DIR --repeats 2 --out reproduce.json FILE.json ...
+
+Each repeat r of benches/testbeds.py draws its split and seeds from r alone (and the greedies run once per repeat
+at the largest size), so the file's command run with ``--repeats R`` gives the file's repeats 0 … R−1 again. The
+command runs into a temporary directory (the file is not touched); a record matches when every field but
+``seconds`` (wall time) is equal, floats compared exactly. Prints one line per file and, with ``--out``, writes
+the comparison as JSON (per file: the command rerun, the records compared, those equal, and each differing
+field with its largest relative difference). Exit status 1 when a file does not reproduce.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The fields that say which run a record is.
+KEY = ("bed", "gamma_kind", "repeat", "size", "method")
+#: Fields that are not results of the run.
+IGNORED = frozenset({"seconds"})
+
+
+def rerun_command(command: str, data: str | None, repeats: int, out: Path) -> list[str]:
+    """The recorded ``command`` with its data directory, its repeats cut to ``repeats`` and its output in ``out``."""
+    argv = shlex.split(command)
+    if argv[:2] != ["python", "benches/testbeds.py"]:
+        raise ValueError(f"not a benches/testbeds.py command: {command!r}")
+    args = argv[2:]
+    kept: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("--repeats", "--out"):
+            i += 2
+            continue
+        if a == "--data":
+            if data is None:
+                raise ValueError("the command reads MNIST: pass --data")
+            kept += ["--data", data]
+            i += 2
+            continue
+        kept.append(a)
+        i += 1
+    return [sys.executable, str(ROOT / "benches" / "testbeds.py"), *kept, "--repeats", str(repeats), "--out", str(out)]
+
+
+def _differs(a: Any, b: Any) -> float | None:
+    """None when ``a`` and ``b`` are equal (NaN equals NaN), else their relative difference (inf if not numbers)."""
+    if a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)):
+        return None
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        scale = max(abs(a), abs(b))
+        return abs(a - b) / scale if scale else math.inf
+    return math.inf
+
+
+def compare(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every record of ``new`` against the record of ``old`` with the same key."""
+    index = {tuple(r.get(k) for k in KEY): r for r in old}
+    equal, missing = 0, []
+    fields: dict[str, float] = {}
+    for rec in new:
+        key = tuple(rec.get(k) for k in KEY)
+        ref = index.get(key)
+        if ref is None:
+            missing.append(list(key))
+            continue
+        same = True
+        for name in sorted((set(rec) | set(ref)) - IGNORED):
+            d = _differs(ref.get(name), rec.get(name))
+            if d is not None:
+                same = False
+                fields[name] = max(fields.get(name, 0.0), d)
+        equal += same
+    return dict(compared=len(new) - len(missing), equal=equal, missing=missing, differing_fields=fields)
+
+
+def reproduce(path: Path, data: str | None, repeats: int) -> dict[str, Any]:
+    """Rerun ``path``'s command for ``repeats`` repeats and compare; the report of one file."""
+    recorded = json.loads(path.read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = rerun_command(recorded["meta"]["command"], data, repeats, Path(tmp))
+        t0 = time.perf_counter()
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+        seconds = time.perf_counter() - t0
+        if done.returncode != 0:
+            return dict(file=str(path), command=recorded["meta"]["command"], error=done.stderr[-2000:])
+        written = sorted(Path(tmp).glob("results*.json"))
+        new = json.loads(written[0].read_text())["records"]
+    wanted = [r for r in recorded["records"] if r["repeat"] < repeats]
+    report = compare(wanted, new)
+    report.update(
+        file=str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path),
+        command=recorded["meta"]["command"],
+        repeats=repeats,
+        recorded=len(wanted),
+        seconds=seconds,
+    )
+    report["reproduces"] = (
+        report["compared"] == report["equal"] == len(wanted) == len(new) and not report["missing"]
+    )
+    return report
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+", type=Path, help="results files written by benches/testbeds.py")
+    ap.add_argument("--data", help="directory of the MNIST IDX files (for the commands that read them)")
+    ap.add_argument("--repeats", type=int, default=1, help="rerun repeats 0 .. N-1 (default 1)")
+    ap.add_argument("--out", type=Path, help="write the reports here as JSON (appends to an existing report)")
+    args = ap.parse_args()
+    if args.repeats < 1:
+        ap.error("--repeats must be at least 1")
+    reports: list[dict[str, Any]] = []
+    if args.out is not None and args.out.is_file():
+        reports = json.loads(args.out.read_text())["files"]
+    failed = 0
+    for path in args.files:
+        rep = reproduce(path.resolve(), args.data, args.repeats)
+        reports = [r for r in reports if r["file"] != rep["file"]] + [rep]
+        if "error" in rep:
+            failed += 1
+            print(f"ERROR {rep['file']}: {rep['error'].strip().splitlines()[-1] if rep['error'].strip() else ''}")
+        else:
+            failed += not rep["reproduces"]
+            status = "same" if rep["reproduces"] else "DIFFERS"
+            detail = ", ".join(f"{k} {v:.1e}" for k, v in sorted(rep["differing_fields"].items()))
+            print(
+                f"{status} {rep['file']}: {rep['equal']}/{rep['recorded']} records equal "
+                f"({rep['seconds']:.0f} s){': ' + detail if detail else ''}",
+                flush=True,
+            )
+        if args.out is not None:
+            args.out.write_text(json.dumps(dict(files=reports), indent=1) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
