@@ -8,8 +8,9 @@ Each repeat r of benches/testbeds.py draws its split and seeds from r alone (and
 at the largest size), so the file's command run with ``--repeats R`` gives the file's repeats 0 … R−1 again. The
 command runs into a temporary directory (the file is not touched); a record matches when every field but
 ``seconds`` (wall time) is equal, floats compared exactly. Prints one line per file and, with ``--out``, writes
-the comparison as JSON (per file: the command rerun, the records compared, those equal, and each differing
-field with its largest relative difference). Exit status 1 when a file does not reproduce.
+the comparison as JSON (per file: the command rerun, the records compared, those equal, the keys of those that
+differ, and each differing field with its largest relative difference). ``--keep DIR`` keeps the rerun's files.
+Exit status 1 when a file does not reproduce.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def _differs(a: Any, b: Any) -> float | None:
 def compare(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, Any]:
     """Every record of ``new`` against the record of ``old`` with the same key."""
     index = {tuple(r.get(k) for k in KEY): r for r in old}
-    equal, missing = 0, []
+    equal, missing, differing = 0, [], []
     fields: dict[str, float] = {}
     for rec in new:
         key = tuple(rec.get(k) for k in KEY)
@@ -84,13 +85,22 @@ def compare(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, A
                 same = False
                 fields[name] = max(fields.get(name, 0.0), d)
         equal += same
-    return dict(compared=len(new) - len(missing), equal=equal, missing=missing, differing_fields=fields)
+        if not same:
+            differing.append(list(key))
+    return dict(
+        compared=len(new) - len(missing),
+        equal=equal,
+        missing=missing,
+        differing_records=differing,
+        differing_fields=fields,
+    )
 
 
-def reproduce(path: Path, data: str | None, repeats: int) -> dict[str, Any]:
-    """Rerun ``path``'s command for ``repeats`` repeats and compare; the report of one file."""
+def reproduce(path: Path, data: str | None, repeats: int, keep: Path | None = None) -> dict[str, Any]:
+    """Rerun ``path``'s command for ``repeats`` repeats (into ``keep`` if given) and compare; one file's report."""
     recorded = json.loads(path.read_text())
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = scratch if keep is None else str(keep / path.stem)
         cmd = rerun_command(recorded["meta"]["command"], data, repeats, Path(tmp))
         t0 = time.perf_counter()
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -108,9 +118,7 @@ def reproduce(path: Path, data: str | None, repeats: int) -> dict[str, Any]:
         recorded=len(wanted),
         seconds=seconds,
     )
-    report["reproduces"] = (
-        report["compared"] == report["equal"] == len(wanted) == len(new) and not report["missing"]
-    )
+    report["reproduces"] = report["compared"] == report["equal"] == len(wanted) == len(new) and not report["missing"]
     return report
 
 
@@ -120,6 +128,7 @@ def main() -> int:
     ap.add_argument("--data", help="directory of the MNIST IDX files (for the commands that read them)")
     ap.add_argument("--repeats", type=int, default=1, help="rerun repeats 0 .. N-1 (default 1)")
     ap.add_argument("--out", type=Path, help="write the reports here as JSON (appends to an existing report)")
+    ap.add_argument("--keep", type=Path, help="keep each rerun's results in a directory of this one")
     args = ap.parse_args()
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
@@ -128,7 +137,7 @@ def main() -> int:
         reports = json.loads(args.out.read_text())["files"]
     failed = 0
     for path in args.files:
-        rep = reproduce(path.resolve(), args.data, args.repeats)
+        rep = reproduce(path.resolve(), args.data, args.repeats, args.keep)
         reports = [r for r in reports if r["file"] != rep["file"]] + [rep]
         if "error" in rep:
             failed += 1

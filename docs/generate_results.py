@@ -111,18 +111,6 @@ TESTBED_FILES = [
         "the default, ByDirection(), on MNIST many and minority, median γ, p = 1,000, 5 repeats",
     ),
     (
-        "results-default-mixes-1000-apart.json",
-        "the default, ByDirection(), on MNIST apart, median γ, p = 1,000, 2 repeats",
-    ),
-    (
-        "results-default-mixes-1000-spread.json",
-        "the default, ByDirection(), on MNIST spread, median γ, p = 1,000, 2 repeats",
-    ),
-    (
-        "results-default-mixes-1000-minority.json",
-        "the default, ByDirection(), on MNIST minority, median γ, p = 1,000, 2 repeats",
-    ),
-    (
         "results-default-groups-1000.json",
         "the default, ByDirection(), on MNIST groups, median γ, p = 1,000, 2 repeats",
     ),
@@ -133,14 +121,6 @@ TESTBED_FILES = [
     (
         "results-default-mixes-1000-fixed-5b.json",
         "the default, ByDirection(), on MNIST many and minority, γ = 0.1, p = 1,000, 5 repeats",
-    ),
-    (
-        "results-default-mixes-1000-fixed.json",
-        "the default, ByDirection(), on MNIST apart and spread, γ = 0.1, p = 1,000, 2 repeats",
-    ),
-    (
-        "results-default-many-1000-fixed.json",
-        "the default, ByDirection(), on MNIST many, γ = 0.1, p = 1,000, 2 repeats",
     ),
     (
         "results-default52-after-median.json",
@@ -467,12 +447,7 @@ POPULATION_FILES = [
     "results-default-mixes-1000-5b.json",
     "results-default-mixes-1000-fixed-5.json",
     "results-default-mixes-1000-fixed-5b.json",
-    "results-default-mixes-1000-apart.json",
-    "results-default-mixes-1000-spread.json",
-    "results-default-mixes-1000-minority.json",
     "results-default-groups-1000.json",
-    "results-default-mixes-1000-fixed.json",
-    "results-default-many-1000-fixed.json",
     "results-default-digits.json",
     "results-population-5.json",
     "results-population-fixed-5.json",
