@@ -96,6 +96,28 @@ def compare(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, A
     )
 
 
+#: The paths whose changes can change a run's records (the code; not the results files and pages).
+CODE = ("python", "rust", "benches", "Cargo.toml", "Cargo.lock", "pyproject.toml")
+
+
+def head_commit() -> str:
+    """The checked-out commit (short hash), with ``+changes`` when the work tree's code differs from it."""
+    git = ["git", "-C", str(ROOT)]
+    commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(
+        [*git, "status", "--porcelain", "--untracked-files=no", "--", *CODE], capture_output=True, text=True
+    )
+    return commit + ("+changes" if dirty.stdout.strip() else "")
+
+
+def written_at(path: Path) -> str:
+    """The commit (short hash) that last changed ``path``: the code that wrote the file."""
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "log", "-1", "--format=%h", "--", str(path.resolve())], capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
 def reproduce(path: Path, data: str | None, repeats: int, keep: Path | None = None) -> dict[str, Any]:
     """Rerun ``path``'s command for ``repeats`` repeats (into ``keep`` if given) and compare; one file's report."""
     recorded = json.loads(path.read_text())
@@ -117,6 +139,8 @@ def reproduce(path: Path, data: str | None, repeats: int, keep: Path | None = No
         repeats=repeats,
         recorded=len(wanted),
         seconds=seconds,
+        checked_at=head_commit(),
+        written_at=written_at(path),
     )
     report["reproduces"] = report["compared"] == report["equal"] == len(wanted) == len(new) and not report["missing"]
     return report
@@ -129,14 +153,27 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=1, help="rerun repeats 0 .. N-1 (default 1)")
     ap.add_argument("--out", type=Path, help="write the reports here as JSON (appends to an existing report)")
     ap.add_argument("--keep", type=Path, help="keep each rerun's results in a directory of this one")
+    ap.add_argument(
+        "--written-only",
+        action="store_true",
+        help="rerun nothing: record for each file only the commit that wrote it (a file not checked at today's code)",
+    )
     args = ap.parse_args()
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
     reports: list[dict[str, Any]] = []
+    if args.written_only and args.out is None:
+        ap.error("--written-only needs --out")
     if args.out is not None and args.out.is_file():
         reports = json.loads(args.out.read_text())["files"]
     failed = 0
     for path in args.files:
+        if args.written_only:
+            rel = str(path.resolve().relative_to(ROOT))
+            old = next((r for r in reports if r["file"] == rel), None)
+            if old is None or "reproduces" not in old:
+                reports = [r for r in reports if r["file"] != rel] + [dict(file=rel, written_at=written_at(path))]
+            continue
         rep = reproduce(path.resolve(), args.data, args.repeats, args.keep)
         reports = [r for r in reports if r["file"] != rep["file"]] + [rep]
         if "error" in rep:
@@ -151,8 +188,10 @@ def main() -> int:
                 f"({rep['seconds']:.0f} s){': ' + detail if detail else ''}",
                 flush=True,
             )
-        if args.out is not None:
+        if args.out is not None:  # after every file: a long check keeps what it has done
             args.out.write_text(json.dumps(dict(files=reports), indent=1) + "\n")
+    if args.out is not None:
+        args.out.write_text(json.dumps(dict(files=reports), indent=1) + "\n")
     return 1 if failed else 0
 
 
