@@ -128,7 +128,13 @@ def reproduce(path: Path, data: str | None, repeats: int, keep: Path | None = No
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - t0
         if done.returncode != 0:
-            return dict(file=str(path), command=recorded["meta"]["command"], error=done.stderr[-2000:])
+            return dict(
+                file=str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path),
+                command=recorded["meta"]["command"],
+                error=done.stderr[-2000:],
+                checked_at=head_commit(),
+                written_at=written_at(path),
+            )
         written = sorted(Path(tmp).glob("results*.json"))
         new = json.loads(written[0].read_text())["records"]
     wanted = [r for r in recorded["records"] if r["repeat"] < repeats]
@@ -171,8 +177,9 @@ def main() -> int:
         if args.written_only:
             rel = str(path.resolve().relative_to(ROOT))
             old = next((r for r in reports if r["file"] == rel), None)
-            if old is None or "reproduces" not in old:
-                reports = [r for r in reports if r["file"] != rel] + [dict(file=rel, written_at=written_at(path))]
+            if old is None or "reproduces" not in old:  # keep a failed rerun's error beside it
+                entry = dict(old or {}, file=rel, written_at=written_at(path))
+                reports = [r for r in reports if r["file"] != rel] + [entry]
             continue
         rep = reproduce(path.resolve(), args.data, args.repeats, args.keep)
         reports = [r for r in reports if r["file"] != rep["file"]] + [rep]
