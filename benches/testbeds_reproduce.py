@@ -1,5 +1,6 @@
-"""Does a test-bed results file reproduce bit for bit at today's code? Rerun the command it records, for its first
-repeats, and compare every record field by field.
+"""Does a test-bed results file reproduce bit for bit at today's code? Rerun the command it records
+(benches/testbeds.py, or benches/reserve_rules.py over it), for its first repeats, and compare every record field
+by field.
 
     python benches/testbeds_reproduce.py --data DIR docs/experiments/testbeds/results-k1000.json
     python benches/testbeds_reproduce.py --data DIR --repeats 2 --out reproduce.json FILE.json ...
@@ -36,9 +37,9 @@ IGNORED = frozenset({"seconds"})
 def rerun_command(command: str, data: str | None, repeats: int, out: Path) -> list[str]:
     """The recorded ``command`` with its data directory, its repeats cut to ``repeats`` and its output in ``out``."""
     argv = shlex.split(command)
-    if argv[:2] != ["python", "benches/testbeds.py"]:
-        raise ValueError(f"not a benches/testbeds.py command: {command!r}")
-    args = argv[2:]
+    if argv[:1] != ["python"] or argv[1:2] not in (["benches/testbeds.py"], ["benches/reserve_rules.py"]):
+        raise ValueError(f"not a benches/testbeds.py or benches/reserve_rules.py command: {command!r}")
+    script, args = argv[1], argv[2:]
     kept: list[str] = []
     i = 0
     while i < len(args):
@@ -54,7 +55,7 @@ def rerun_command(command: str, data: str | None, repeats: int, out: Path) -> li
             continue
         kept.append(a)
         i += 1
-    return [sys.executable, str(ROOT / "benches" / "testbeds.py"), *kept, "--repeats", str(repeats), "--out", str(out)]
+    return [sys.executable, str(ROOT / script), *kept, "--repeats", str(repeats), "--out", str(out)]
 
 
 def _differs(a: Any, b: Any) -> float | None:
@@ -123,7 +124,10 @@ def reproduce(path: Path, data: str | None, repeats: int, keep: Path | None = No
     recorded = json.loads(path.read_text())
     with tempfile.TemporaryDirectory() as scratch:
         tmp = scratch if keep is None else str(keep / path.stem)
-        cmd = rerun_command(recorded["meta"]["command"], data, repeats, Path(tmp))
+        try:
+            cmd = rerun_command(recorded["meta"]["command"], data, repeats, Path(tmp))
+        except ValueError as exc:
+            cmd = [sys.executable, "-c", f"raise SystemExit({str(exc)!r})"]
         t0 = time.perf_counter()
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - t0
