@@ -8,7 +8,8 @@ by field.
 Each repeat r of benches/testbeds.py draws its split and seeds from r alone (and the greedies run once per repeat
 at the largest size), so the file's command run with ``--repeats R`` gives the file's repeats 0 … R−1 again. The
 command runs into a temporary directory (the file is not touched); a record matches when every field but
-``seconds`` (wall time) is equal, floats compared exactly. Prints one line per file and, with ``--out``, writes
+``seconds`` (wall time) is equal, floats compared exactly (a field the file's records lack, which today's code
+adds, is listed as added, not compared). Prints one line per file and, with ``--out``, writes
 the comparison as JSON (per file: the command rerun, the records compared, those equal, the keys of those that
 differ, and each differing field with its largest relative difference). ``--keep DIR`` keeps the rerun's files.
 Exit status 1 when a file does not reproduce.
@@ -72,6 +73,7 @@ def compare(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, A
     """Every record of ``new`` against the record of ``old`` with the same key."""
     index = {tuple(r.get(k) for k in KEY): r for r in old}
     equal, missing, differing = 0, [], []
+    added: set[str] = set()
     fields: dict[str, float] = {}
     for rec in new:
         key = tuple(rec.get(k) for k in KEY)
@@ -80,7 +82,8 @@ def compare(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, A
             missing.append(list(key))
             continue
         same = True
-        for name in sorted((set(rec) | set(ref)) - IGNORED):
+        added.update(set(rec) - set(ref))
+        for name in sorted(set(ref) - IGNORED):
             d = _differs(ref.get(name), rec.get(name))
             if d is not None:
                 same = False
@@ -94,6 +97,7 @@ def compare(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, A
         missing=missing,
         differing_records=differing,
         differing_fields=fields,
+        added_fields=sorted(added),
     )
 
 
