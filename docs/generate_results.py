@@ -21,6 +21,9 @@ PLOTS = "docs/results/plots"
 ROOT = DOCS.parent
 TESTBEDS = "docs/experiments/testbeds"
 
+#: The check that each file reproduces at today's code (benches/testbeds_reproduce.py), one report per file.
+REPRODUCE = f"{TESTBEDS}/reproduce.json"
+
 #: (results file under docs/experiments/testbeds, what it is). Each file's table-TAG.md is its own page.
 TESTBED_FILES = [
     ("results-mnist-labels-median.json", "MNIST test beds, γ by the median heuristic: every purchase and baseline"),
@@ -329,6 +332,16 @@ def testbeds_page() -> str:
         "[the explanation](../explanation/limits-3p.md).",
         "",
     ]
+    checks = {r["file"]: r for r in json.loads((ROOT / REPRODUCE).read_text())["files"]}
+    out += [
+        "Does each file reproduce? `benches/testbeds_reproduce.py` reruns a file's command for its first repeats "
+        "(each repeat is seeded by its number alone) and compares every record field by field, floats exactly; "
+        f"its reports are in `{REPRODUCE}`, and each file's section below says what it found. A file it did not "
+        "rerun names the commit that wrote it: rerun its command at that commit.",
+        "",
+        f"<!-- numbers: rp = {REPRODUCE} -->",
+        "",
+    ]
     for i, (name, what) in enumerate(TESTBED_FILES):
         path = f"{TESTBEDS}/{name}"
         data = json.loads((ROOT / path).read_text())
@@ -341,6 +354,8 @@ def testbeds_page() -> str:
             f"<!-- numbers: {alias} = {path} -->",
             f"`{path}`, from `{meta.get('command', '?')}` ({meta.get('repeats', '?')} repeats; "
             f"its table with the targets: {{download}}`table-{tag}.md <../experiments/testbeds/table-{tag}.md>`).",
+            "",
+            _reproduced(path, checks.get(path)),
             "",
         ]
         beds = sorted({r["bed"] for r in recs})
@@ -388,6 +403,41 @@ def testbeds_page() -> str:
                         out.append(f"| {p} | " + " | ".join(cells) + " |")
                     out.append("")
     return "\n".join(out)
+
+
+def _reproduced(path: str, check: dict | None) -> str:
+    """What the reproduction check found for the results file ``path`` (its report in REPRODUCE, or none)."""
+    if check is None:
+        raise SystemExit(f"{path}: no report in {REPRODUCE} (run benches/testbeds_reproduce.py on it)")
+    if "error" in check:
+        lines = check["error"].strip().splitlines() or ["?"]
+        return (
+            f"Its command no longer runs at commit `{check.get('checked_at', '?')}` ({lines[-1].strip()}): written at "
+            f"commit `{check['written_at']}`."
+        )
+    if "reproduces" not in check:
+        return f"Not rerun at today's code: written at commit `{check['written_at']}`."
+    q = f'rp:files[file="{path}"]'
+    n = check["recorded"]
+    reps = "repeat 0" if check["repeats"] == 1 else f"repeats 0 to {check['repeats'] - 1}"
+    added = check.get("added_fields") or []
+    later = (
+        " (" + ", ".join(f"`{k}`" for k in added) + ", which today's code adds to each record, "
+        f"{'is' if len(added) == 1 else 'are'} not in this file)"
+        if added
+        else ""
+    )
+    if check["reproduces"]:
+        return (
+            f"Reproduced at commit `{check['checked_at']}`: {reps} rerun, its {n}<!--= {q}.recorded --> records "
+            f"the same bit for bit{later}."
+        )
+    return (
+        f"Does not reproduce at commit `{check['checked_at']}`: {reps} rerun, {check['equal']}<!--= {q}.equal --> "
+        f"of its {n}<!--= {q}.recorded --> records the same (differing: "
+        + ", ".join(f"`{k}`" for k in sorted(check["differing_fields"]))
+        + f"); written at commit `{check['written_at']}`."
+    )
 
 
 def experiments_page() -> str:
