@@ -123,6 +123,11 @@ def written_at(path: Path) -> str:
     return done.stdout.strip()
 
 
+def _name(path: Path) -> str:
+    """``path`` relative to the repository root (as the reports and the pages name a file), else as given."""
+    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+
+
 def reproduce(path: Path, data: str | None, repeats: int, keep: Path | None = None) -> dict[str, Any]:
     """Rerun ``path``'s command for ``repeats`` repeats (into ``keep`` if given) and compare; one file's report."""
     recorded = json.loads(path.read_text())
@@ -137,7 +142,7 @@ def reproduce(path: Path, data: str | None, repeats: int, keep: Path | None = No
         seconds = time.perf_counter() - t0
         if done.returncode != 0:
             return dict(
-                file=str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path),
+                file=_name(path),
                 command=recorded["meta"]["command"],
                 error=done.stderr[-2000:],
                 checked_at=head_commit(),
@@ -148,7 +153,7 @@ def reproduce(path: Path, data: str | None, repeats: int, keep: Path | None = No
     wanted = [r for r in recorded["records"] if r["repeat"] < repeats]
     report = compare(wanted, new)
     report.update(
-        file=str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path),
+        file=_name(path),
         command=recorded["meta"]["command"],
         repeats=repeats,
         recorded=len(wanted),
@@ -183,7 +188,7 @@ def main() -> int:
     failed = 0
     for path in args.files:
         if args.written_only:
-            rel = str(path.resolve().relative_to(ROOT))
+            rel = _name(path.resolve())
             old = next((r for r in reports if r["file"] == rel), None)
             if old is None or "reproduces" not in old:  # keep a failed rerun's error beside it
                 entry = dict(old or {}, file=rel, written_at=written_at(path))
