@@ -10,7 +10,9 @@ does, with the same seeds, and records for each run, besides the population view
 * ``pool_rows``: the raw rows the aggregator bought (the pool it chose from);
 * ``pool_wanted``: how many of them come from a wanted component;
 * ``summary_wanted``: how many of the ``p`` summary rows do (also for the exact greedy over every row; the perfect
-  purchase, ``3p`` rows drawn from the consumer's own mixture, has its quality only).
+  purchase, ``3p`` rows drawn from the consumer's own mixture, has its quality only);
+* ``pool_per_component`` and ``validation_per_component``: the pool's rows and ``D_v``'s rows of each wanted
+  component (which of the consumer's components a purchase starves).
 
 ``--direction-gamma-factors`` also runs ``ByDirection()`` with the kernel width of its direction space multiplied
 (``direction-kernel[gamma x F]``: ``F`` times the median heuristic over the public seed rows,
@@ -104,15 +106,20 @@ def wanted_rows(bd: testbeds.BedData, wanted: np.ndarray, owner: np.ndarray, ind
     return int(sum(np.isin(bd.owner_cells[k][index[owner == k]], wanted).sum() for k in np.unique(owner)))
 
 
-def pool_counts(bd: testbeds.BedData, wanted: np.ndarray, pool: Any) -> tuple[int, int]:
-    """The raw rows in the aggregator's pool and how many come from a component in ``wanted``."""
+def pool_counts(bd: testbeds.BedData, wanted: np.ndarray, pool: Any) -> tuple[int, int, dict[str, int]]:
+    """The raw rows in the aggregator's pool, how many come from a component in ``wanted``, and how many from each
+    component in ``wanted``."""
     total = count = 0
+    per = dict.fromkeys((int(c) for c in wanted), 0)
     for name, (tokens, _) in pool.offered.items():
         if pool.rows.get(name) is None:
             continue
         total += len(tokens)
         count += wanted_rows(bd, wanted, np.full(len(tokens), _owner_index(name)), tokens)
-    return total, count
+        comps = bd.owner_cells[_owner_index(name)][np.asarray(tokens)]
+        for c in per:
+            per[c] += int((comps == c).sum())
+    return total, count, {str(c): n for c, n in per.items()}
 
 
 def _annotate(rec: dict[str, Any], res: Any, pool: Any, bd: testbeds.BedData, wanted: np.ndarray) -> None:
@@ -122,7 +129,9 @@ def _annotate(rec: dict[str, Any], res: Any, pool: Any, bd: testbeds.BedData, wa
     owners = np.array([_owner_index(res.owner_names[o]) for o in res.owner], dtype=np.int64)
     rec["summary_wanted"] = wanted_rows(bd, wanted, owners, res.index)
     if pool is not None:
-        rec["pool_rows"], rec["pool_wanted"] = pool_counts(bd, wanted, pool)
+        rec["pool_rows"], rec["pool_wanted"], rec["pool_per_component"] = pool_counts(bd, wanted, pool)
+        validation = bd.consumer_cells[: rec["validation_size"]]
+        rec["validation_per_component"] = {str(int(c)): int((validation == c).sum()) for c in wanted}
 
 
 def run(

@@ -13,6 +13,13 @@ adds, is listed as added, not compared). Prints one line per file and, with ``--
 the comparison as JSON (per file: the command rerun, the records compared, those equal, the keys of those that
 differ, and each differing field with its largest relative difference). ``--keep DIR`` keeps the rerun's files.
 Exit status 1 when a file does not reproduce.
+
+A file that records earlier code on purpose (a "before" file, one named for a commit, one whose methods were
+removed) is checked at that code: ``--at COMMIT`` reruns it in a git worktree of COMMIT, with that commit's
+extension built in release (``cargo build``, its dependencies shared between commits in ``--target-dir``); the
+report then goes under ``at_commit``, beside the check at today's code.
+
+    python benches/testbeds_reproduce.py --at 117ddb7 --out reproduce.json results-digits-labels-40-117ddb7.json
 """
 
 from __future__ import annotations
@@ -20,7 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,8 +44,9 @@ KEY = ("bed", "gamma_kind", "repeat", "size", "method")
 IGNORED = frozenset({"seconds"})
 
 
-def rerun_command(command: str, data: str | None, repeats: int, out: Path) -> list[str]:
-    """The recorded ``command`` with its data directory, its repeats cut to ``repeats`` and its output in ``out``."""
+def rerun_command(command: str, data: str | None, repeats: int, out: Path, root: Path = ROOT) -> list[str]:
+    """The recorded ``command`` (its script under ``root``) with its data directory, its repeats cut to ``repeats``
+    and its output in ``out``."""
     argv = shlex.split(command)
     if argv[:1] != ["python"] or argv[1:2] not in (["benches/testbeds.py"], ["benches/reserve_rules.py"]):
         raise ValueError(f"not a benches/testbeds.py or benches/reserve_rules.py command: {command!r}")
@@ -56,7 +66,7 @@ def rerun_command(command: str, data: str | None, repeats: int, out: Path) -> li
             continue
         kept.append(a)
         i += 1
-    return [sys.executable, str(ROOT / script), *kept, "--repeats", str(repeats), "--out", str(out)]
+    return [sys.executable, str(root / script), *kept, "--repeats", str(repeats), "--out", str(out)]
 
 
 def _differs(a: Any, b: Any) -> float | None:
@@ -115,6 +125,12 @@ def head_commit() -> str:
     return commit + ("+changes" if dirty.stdout.strip() else "")
 
 
+def tree_commit(tree: Path) -> str:
+    """The commit (short hash) a worktree from :func:`checkout` holds."""
+    done = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip()
+
+
 def written_at(path: Path) -> str:
     """The commit (short hash) that last changed ``path``: the code that wrote the file."""
     done = subprocess.run(
@@ -128,24 +144,57 @@ def _name(path: Path) -> str:
     return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 
 
-def reproduce(path: Path, data: str | None, repeats: int, keep: Path | None = None) -> dict[str, Any]:
-    """Rerun ``path``'s command for ``repeats`` repeats (into ``keep`` if given) and compare; one file's report."""
+def checkout(commit: str, worktrees: Path, target_dir: Path) -> Path:
+    """A git worktree of ``commit`` under ``worktrees``, its extension built in release and in place."""
+    full = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", f"{commit}^{{commit}}"], capture_output=True, text=True
+    )
+    if full.returncode != 0:
+        raise SystemExit(f"--at: {commit!r} is not a commit of this repository")
+    tree = worktrees / f"at-{full.stdout.strip()[:12]}"
+    if not tree.is_dir():
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), full.stdout.strip()],
+            check=True,
+            capture_output=True,
+        )
+    manifest = tree / "rust" / "Cargo.toml"
+    subprocess.run(
+        ["cargo", "build", "--release", "--features", "python", "--lib", "--manifest-path", str(manifest)],
+        check=True,
+        env=dict(os.environ, CARGO_TARGET_DIR=str(target_dir)),
+    )
+    built = target_dir / "release" / "libdpsumm_core.so"
+    staged = tree / "python" / "dpsumm" / "_core.abi3.so.tmp"
+    shutil.copyfile(built, staged)
+    staged.replace(staged.with_suffix(""))
+    return tree
+
+
+def reproduce(
+    path: Path, data: str | None, repeats: int, keep: Path | None = None, tree: Path | None = None
+) -> dict[str, Any]:
+    """Rerun ``path``'s command for ``repeats`` repeats (into ``keep`` if given) and compare; one file's report.
+
+    With ``tree`` (a worktree from :func:`checkout`), the command runs with that tree's scripts and package."""
     recorded = json.loads(path.read_text())
+    root = ROOT if tree is None else tree
+    env = None if tree is None else dict(os.environ, PYTHONPATH=str(tree / "python"))
     with tempfile.TemporaryDirectory() as scratch:
         tmp = scratch if keep is None else str(keep / path.stem)
         try:
-            cmd = rerun_command(recorded["meta"]["command"], data, repeats, Path(tmp))
+            cmd = rerun_command(recorded["meta"]["command"], data, repeats, Path(tmp), root)
         except ValueError as exc:
             cmd = [sys.executable, "-c", f"raise SystemExit({str(exc)!r})"]
         t0 = time.perf_counter()
-        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+        done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - t0
         if done.returncode != 0:
             return dict(
                 file=_name(path),
                 command=recorded["meta"]["command"],
                 error=done.stderr[-2000:],
-                checked_at=head_commit(),
+                checked_at=head_commit() if tree is None else tree_commit(tree),
                 written_at=written_at(path),
             )
         written = sorted(Path(tmp).glob("results*.json"))
@@ -158,7 +207,7 @@ def reproduce(path: Path, data: str | None, repeats: int, keep: Path | None = No
         repeats=repeats,
         recorded=len(wanted),
         seconds=seconds,
-        checked_at=head_commit(),
+        checked_at=head_commit() if tree is None else tree_commit(tree),
         written_at=written_at(path),
     )
     report["reproduces"] = report["compared"] == report["equal"] == len(wanted) == len(new) and not report["missing"]
@@ -177,14 +226,46 @@ def main() -> int:
         action="store_true",
         help="rerun nothing: record for each file only the commit that wrote it (a file not checked at today's code)",
     )
+    ap.add_argument(
+        "--at",
+        metavar="COMMIT",
+        help="rerun at COMMIT's code (a worktree of it, its extension built) instead of today's; reported under "
+        "at_commit",
+    )
+    ap.add_argument(
+        "--worktrees",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "dpsumm-reproduce",
+        help="where --at puts its worktrees (kept for the next check; default: under the system's temp directory)",
+    )
+    ap.add_argument(
+        "--target-dir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "dpsumm-reproduce" / "target",
+        help="cargo's target directory for --at builds, shared between commits",
+    )
     args = ap.parse_args()
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
-    reports: list[dict[str, Any]] = []
     if args.written_only and args.out is None:
         ap.error("--written-only needs --out")
+    if args.written_only and args.at is not None:
+        ap.error("--written-only reruns nothing: it takes no --at")
+    stored: dict[str, list[dict[str, Any]]] = {"files": [], "at_commit": []}
     if args.out is not None and args.out.is_file():
-        reports = json.loads(args.out.read_text())["files"]
+        stored.update(json.loads(args.out.read_text()))
+    section = "files" if args.at is None else "at_commit"
+    reports = stored[section]
+    tree = None
+    if args.at is not None:
+        args.worktrees.mkdir(parents=True, exist_ok=True)
+        tree = checkout(args.at, args.worktrees.resolve(), args.target_dir.resolve())
+
+    def save() -> None:
+        if args.out is not None:
+            stored[section] = reports
+            args.out.write_text(json.dumps({k: v for k, v in stored.items() if v or k == "files"}, indent=1) + "\n")
+
     failed = 0
     for path in args.files:
         if args.written_only:
@@ -194,24 +275,25 @@ def main() -> int:
                 entry = dict(old or {}, file=rel, written_at=written_at(path))
                 reports = [r for r in reports if r["file"] != rel] + [entry]
             continue
-        rep = reproduce(path.resolve(), args.data, args.repeats, args.keep)
+        rep = reproduce(path.resolve(), args.data, args.repeats, args.keep, tree)
         reports = [r for r in reports if r["file"] != rep["file"]] + [rep]
+        where = "" if tree is None else f" at {rep['checked_at']}"
         if "error" in rep:
             failed += 1
-            print(f"ERROR {rep['file']}: {rep['error'].strip().splitlines()[-1] if rep['error'].strip() else ''}")
+            print(
+                f"ERROR {rep['file']}{where}: {rep['error'].strip().splitlines()[-1] if rep['error'].strip() else ''}"
+            )
         else:
             failed += not rep["reproduces"]
             status = "same" if rep["reproduces"] else "DIFFERS"
             detail = ", ".join(f"{k} {v:.1e}" for k, v in sorted(rep["differing_fields"].items()))
             print(
-                f"{status} {rep['file']}: {rep['equal']}/{rep['recorded']} records equal "
+                f"{status} {rep['file']}{where}: {rep['equal']}/{rep['recorded']} records equal "
                 f"({rep['seconds']:.0f} s){': ' + detail if detail else ''}",
                 flush=True,
             )
-        if args.out is not None:  # after every file: a long check keeps what it has done
-            args.out.write_text(json.dumps(dict(files=reports), indent=1) + "\n")
-    if args.out is not None:
-        args.out.write_text(json.dumps(dict(files=reports), indent=1) + "\n")
+        save()  # after every file: a long check keeps what it has done
+    save()
     return 1 if failed else 0
 
 

@@ -332,12 +332,15 @@ def testbeds_page() -> str:
         "[the explanation](../explanation/limits-3p.md).",
         "",
     ]
-    checks = {r["file"]: r for r in json.loads((ROOT / REPRODUCE).read_text())["files"]}
+    reports = json.loads((ROOT / REPRODUCE).read_text())
+    checks = {r["file"]: r for r in reports["files"]}
+    at_commit = {r["file"]: r for r in reports.get("at_commit", [])}
     out += [
         "Does each file reproduce? `benches/testbeds_reproduce.py` reruns a file's command for its first repeats "
         "(each repeat is seeded by its number alone) and compares every record field by field, floats exactly; "
-        f"its reports are in `{REPRODUCE}`, and each file's section below says what it found. A file it did not "
-        "rerun names the commit that wrote it: rerun its command at that commit.",
+        f"its reports are in `{REPRODUCE}`, and each file's section below says what it found. A file of earlier code "
+        "(a before file, one named for a commit, one whose methods were since removed) is checked as well at the "
+        "commit whose code wrote it, in a worktree of that commit (`--at COMMIT`).",
         "",
         f"<!-- numbers: rp = {REPRODUCE} -->",
         "",
@@ -355,7 +358,7 @@ def testbeds_page() -> str:
             f"`{path}`, from `{meta.get('command', '?')}` ({meta.get('repeats', '?')} repeats; "
             f"its table with the targets: {{download}}`table-{tag}.md <../experiments/testbeds/table-{tag}.md>`).",
             "",
-            _reproduced(path, checks.get(path)),
+            _reproduced(path, checks.get(path), at_commit.get(path)),
             "",
         ]
         beds = sorted({r["bed"] for r in recs})
@@ -405,19 +408,33 @@ def testbeds_page() -> str:
     return "\n".join(out)
 
 
-def _reproduced(path: str, check: dict | None) -> str:
-    """What the reproduction check found for the results file ``path`` (its report in REPRODUCE, or none)."""
+def _reproduced(path: str, check: dict | None, at: dict | None = None) -> str:
+    """What the reproduction checks found for the results file ``path``: its report in REPRODUCE at today's code,
+    and, for a file of earlier code, its report at the commit whose code wrote it (``at``), or none."""
     if check is None:
         raise SystemExit(f"{path}: no report in {REPRODUCE} (run benches/testbeds_reproduce.py on it)")
+    today = _check_sentence(check, f'rp:files[file="{path}"]', "Reproduced", "Does not reproduce")
+    if at is None:
+        return today
+    then = _check_sentence(
+        at,
+        f'rp:at_commit[file="{path}"]',
+        "At the code that wrote it, reproduced",
+        "At the code that wrote it, does not reproduce",
+    )
+    return f"{today} {then} (`benches/testbeds_reproduce.py --at {at.get('checked_at', '?')}`)"
+
+
+def _check_sentence(check: dict, q: str, same: str, differs: str) -> str:
+    """One report of ``benches/testbeds_reproduce.py`` in a sentence; ``q`` selects it for the numbers check."""
     if "error" in check:
         lines = check["error"].strip().splitlines() or ["?"]
         return (
-            f"Its command no longer runs at commit `{check.get('checked_at', '?')}` ({lines[-1].strip()}): written at "
+            f"Its command does not run at commit `{check.get('checked_at', '?')}` ({lines[-1].strip()}): written at "
             f"commit `{check['written_at']}`."
         )
     if "reproduces" not in check:
         return f"Not rerun at today's code: written at commit `{check['written_at']}`."
-    q = f'rp:files[file="{path}"]'
     n = check["recorded"]
     reps = "repeat 0" if check["repeats"] == 1 else f"repeats 0 to {check['repeats'] - 1}"
     added = check.get("added_fields") or []
@@ -429,11 +446,11 @@ def _reproduced(path: str, check: dict | None) -> str:
     )
     if check["reproduces"]:
         return (
-            f"Reproduced at commit `{check['checked_at']}`: {reps} rerun, its {n}<!--= {q}.recorded --> records "
+            f"{same} at commit `{check['checked_at']}`: {reps} rerun, its {n}<!--= {q}.recorded --> records "
             f"the same bit for bit{later}."
         )
     return (
-        f"Does not reproduce at commit `{check['checked_at']}`: {reps} rerun, {check['equal']}<!--= {q}.equal --> "
+        f"{differs} at commit `{check['checked_at']}`: {reps} rerun, {check['equal']}<!--= {q}.equal --> "
         f"of its {n}<!--= {q}.recorded --> records the same (differing: "
         + ", ".join(f"`{k}`" for k in sorted(check["differing_fields"]))
         + f"); written at commit `{check['written_at']}`."

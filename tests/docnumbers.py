@@ -13,7 +13,7 @@ to its file by an HTML comment right after it (invisible when rendered):
 * ``<!--= EXPR -->`` checks the number written immediately before it (the last number between the
   previous marker or the start of the line and this one; ``**``, ``%``, ``×``, ``,`` and a leading ``+``
   or ``−`` are understood). ``EXPR`` is arithmetic (``+ - * /``, parentheses, numbers) over
-  ``ALIAS:PATH`` terms and ``mean``/``std``/``min``/``max``/``sum`` of a list; ``PATH`` walks the JSON: ``key``,
+  ``ALIAS:PATH`` terms and ``mean``/``median``/``std``/``min``/``max``/``sum`` of a list; ``PATH`` walks the JSON: ``key``,
   ``.key``, ``[3]``, ``[key=value]`` (the first
   list element whose ``key`` equals ``value``; several: ``[method=paper,size=50]``; quote a value with
   brackets: ``[name="f[x]"]``), ``[*key=value,...]`` (every such element, as a list, for ``mean()`` and co.), ``["a key with spaces"]``.
@@ -42,6 +42,7 @@ import json
 import math
 import operator
 import re
+import statistics
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
@@ -174,7 +175,14 @@ def _std(v: list[float]) -> float:
     return math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
 
 
-_FUNCS = {"mean": lambda v: sum(v) / len(v), "min": min, "max": max, "sum": sum, "std": _std}
+_FUNCS = {
+    "mean": lambda v: sum(v) / len(v),
+    "median": statistics.median,
+    "min": min,
+    "max": max,
+    "sum": sum,
+    "std": _std,
+}
 
 
 def _eval(node: ast.AST, names: dict[str, Any]) -> Any:
@@ -198,12 +206,12 @@ def _eval(node: ast.AST, names: dict[str, Any]) -> Any:
     if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
         a, b = _eval(node.left, names), _eval(node.right, names)
         if isinstance(a, list) or isinstance(b, list):
-            raise NumbersError("arithmetic on a list: use mean(), min(), max() or sum()")
+            raise NumbersError("arithmetic on a list: use mean(), median(), min(), max() or sum()")
         return float(_OPS[type(node.op)](a, b))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         v = _eval(node.operand, names)
         if isinstance(v, list):
-            raise NumbersError("arithmetic on a list: use mean(), min(), max() or sum()")
+            raise NumbersError("arithmetic on a list: use mean(), median(), min(), max() or sum()")
         return -v if isinstance(node.op, ast.USub) else v
     raise NumbersError(f"unsupported expression: {ast.dump(node)}")
 
@@ -235,7 +243,7 @@ def evaluate(expr: str, files: dict[str, Any]) -> float:
         raise NumbersError(f"bad expression {expr!r}: {exc.msg}") from None
     value = _eval(tree, names)
     if isinstance(value, list):
-        raise NumbersError(f"{expr!r} is a list: use mean(), min(), max() or sum()")
+        raise NumbersError(f"{expr!r} is a list: use mean(), median(), min(), max() or sum()")
     return float(value)
 
 

@@ -40,6 +40,8 @@ def test_checker_reads_paths_expressions_and_precision(tmp_path: Path) -> None:
         {"method": "a", "size": 6, "v": 9.0},
     ]
     assert evaluate("mean(r:[*method=a,size=5].v)", {"r": recs}) == 2.0
+    assert evaluate("median(r:[*method=a].v)", {"r": recs}) == 3.0
+    assert evaluate("median(r:[*method=a,size=5].v)", {"r": recs}) == 2.0
     assert evaluate("r:[method=a,size=6].v", {"r": recs}) == 9.0
     assert matches("1.67", 1.672) and not matches("1.68", 1.672) and matches("1.7", 1.672)
     assert matches("+4,045", 4045.2) and matches("−71", -71.29) and not matches("71", -71.29)
