@@ -20,6 +20,11 @@ extension built in release (``cargo build``, its dependencies shared between com
 report then goes under ``at_commit``, beside the check at today's code.
 
     python benches/testbeds_reproduce.py --at 117ddb7 --out reproduce.json results-digits-labels-40-117ddb7.json
+
+numpy's matrix products go through OpenBLAS, whose kernel the CPU picks at run time; the median heuristic's γ
+(``dpsumm.median_gamma``, a Gram matrix) can then differ in its last bit between machines. A file written on a
+machine whose kernel differs reproduces with that kernel named, ``OPENBLAS_CORETYPE=Prescott python
+benches/testbeds_reproduce.py ...``; the report records it (``openblas_coretype``).
 """
 
 from __future__ import annotations
@@ -211,6 +216,8 @@ def reproduce(
         written_at=written_at(path),
     )
     report["reproduces"] = report["compared"] == report["equal"] == len(wanted) == len(new) and not report["missing"]
+    if os.environ.get("OPENBLAS_CORETYPE"):  # numpy's BLAS kernel, chosen by hand (the CPU's choice otherwise)
+        report["openblas_coretype"] = os.environ["OPENBLAS_CORETYPE"]
     return report
 
 

@@ -106,24 +106,16 @@ TESTBED_FILES = [
         "at the median γ, p = 200 and 1,000",
     ),
     (
-        "results-default-mixes-1000-5.json",
-        "the default, ByDirection(), on MNIST apart and spread, median γ, p = 1,000, 5 repeats",
-    ),
-    (
-        "results-default-mixes-1000-5b.json",
-        "the default, ByDirection(), on MNIST many and minority, median γ, p = 1,000, 5 repeats",
+        "results-default-mixes-1000-10.json",
+        "the default, ByDirection(), on the four MNIST mixes, median γ, p = 1,000, 10 repeats",
     ),
     (
         "results-default-groups-1000.json",
         "the default, ByDirection(), on MNIST groups, median γ, p = 1,000, 2 repeats",
     ),
     (
-        "results-default-mixes-1000-fixed-5.json",
-        "the default, ByDirection(), on MNIST apart and spread, γ = 0.1, p = 1,000, 5 repeats",
-    ),
-    (
-        "results-default-mixes-1000-fixed-5b.json",
-        "the default, ByDirection(), on MNIST many and minority, γ = 0.1, p = 1,000, 5 repeats",
+        "results-default-mixes-1000-fixed-10.json",
+        "the default, ByDirection(), on the four MNIST mixes, γ = 0.1, p = 1,000, 10 repeats",
     ),
     (
         "results-default52-after-median.json",
@@ -416,13 +408,9 @@ def _reproduced(path: str, check: dict | None, at: dict | None = None) -> str:
     today = _check_sentence(check, f'rp:files[file="{path}"]', "Reproduced", "Does not reproduce")
     if at is None:
         return today
-    then = _check_sentence(
-        at,
-        f'rp:at_commit[file="{path}"]',
-        "At the code that wrote it, reproduced",
-        "At the code that wrote it, does not reproduce",
-    )
-    return f"{today} {then} (`benches/testbeds_reproduce.py --at {at.get('checked_at', '?')}`)"
+    how = f"At the code that wrote it (`benches/testbeds_reproduce.py --at {at.get('checked_at', '?')}`),"
+    then = _check_sentence(at, f'rp:at_commit[file="{path}"]', f"{how} reproduced", f"{how} does not reproduce")
+    return f"{today} {then}"
 
 
 def _check_sentence(check: dict, q: str, same: str, differs: str) -> str:
@@ -444,13 +432,15 @@ def _check_sentence(check: dict, q: str, same: str, differs: str) -> str:
         if added
         else ""
     )
+    blas = check.get("openblas_coretype")
+    kernel = f" with OpenBLAS's {blas} kernel (`OPENBLAS_CORETYPE={blas}`)" if blas else ""
     if check["reproduces"]:
         return (
-            f"{same} at commit `{check['checked_at']}`: {reps} rerun, its {n}<!--= {q}.recorded --> records "
+            f"{same} at commit `{check['checked_at']}`{kernel}: {reps} rerun, its {n}<!--= {q}.recorded --> records "
             f"the same bit for bit{later}."
         )
     return (
-        f"{differs} at commit `{check['checked_at']}`: {reps} rerun, {check['equal']}<!--= {q}.equal --> "
+        f"{differs} at commit `{check['checked_at']}`{kernel}: {reps} rerun, {check['equal']}<!--= {q}.equal --> "
         f"of its {n}<!--= {q}.recorded --> records the same (differing: "
         + ", ".join(f"`{k}`" for k in sorted(check["differing_fields"]))
         + f"); written at commit `{check['written_at']}`."
@@ -510,10 +500,8 @@ POPULATION_FILES = [
     "results-direction-kernel-k100-1000-median.json",
     "results-direction-kernel-k100-1000-fixed.json",
     "results-default-strata.json",
-    "results-default-mixes-1000-5.json",
-    "results-default-mixes-1000-5b.json",
-    "results-default-mixes-1000-fixed-5.json",
-    "results-default-mixes-1000-fixed-5b.json",
+    "results-default-mixes-1000-10.json",
+    "results-default-mixes-1000-fixed-10.json",
     "results-default-groups-1000.json",
     "results-default-digits.json",
     "results-population-5.json",
