@@ -434,10 +434,16 @@ def _check_sentence(check: dict, q: str, same: str, differs: str) -> str:
     )
     blas = check.get("openblas_coretype")
     kernel = f" with OpenBLAS's {blas} kernel (`OPENBLAS_CORETYPE={blas}`)" if blas else ""
+    extra = len(check.get("missing") or [])
+    more = (
+        f"; the command also writes {extra} record{'s' if extra != 1 else ''} that the file does not hold"
+        if extra
+        else ""
+    )
     if check["reproduces"]:
         return (
             f"{same} at commit `{check['checked_at']}`{kernel}: {reps} rerun, its {n}<!--= {q}.recorded --> records "
-            f"the same bit for bit{later}."
+            f"the same bit for bit{later}{more}."
         )
     return (
         f"{differs} at commit `{check['checked_at']}`{kernel}: {reps} rerun, {check['equal']}<!--= {q}.equal --> "
