@@ -186,6 +186,7 @@ def reproduce(
     recorded = json.loads(path.read_text())
     root = ROOT if tree is None else tree
     env = None if tree is None else dict(os.environ, PYTHONPATH=str(tree / "python"))
+    checked_at = head_commit() if tree is None else tree_commit(tree)
     with tempfile.TemporaryDirectory() as scratch:
         tmp = scratch if keep is None else str(keep / path.stem)
         try:
@@ -200,7 +201,7 @@ def reproduce(
                 file=_name(path),
                 command=recorded["meta"]["command"],
                 error=done.stderr[-2000:],
-                checked_at=head_commit() if tree is None else tree_commit(tree),
+                checked_at=checked_at,
                 written_at=written_at(path),
             )
         written = sorted(Path(tmp).glob("results*.json"))
@@ -213,7 +214,7 @@ def reproduce(
         repeats=repeats,
         recorded=len(wanted),
         seconds=seconds,
-        checked_at=head_commit() if tree is None else tree_commit(tree),
+        checked_at=checked_at,
         written_at=written_at(path),
     )
     # every record of the file rerun and equal; a record the rerun adds, which the file does not hold (a run cut from
