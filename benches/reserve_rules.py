@@ -16,7 +16,15 @@ consumer's released counts, their noise scale and ``|D_v|`` (post-processing, no
 * ``cleared-by-key``: ``cleared`` key by key (a key: a label, stratum or stratum x bin), where a key none of whose
   cells reaches that level keeps all its positive cells (as ``label_cells`` treats a label no owner is shown to
   hold): a stratum the consumer wants a few rows of is still offered, the noise's many small cells of a key the
-  consumer holds are not.
+  consumer holds are not;
+* ``grouped``: not a reserve but the thresholded split at a coarser level. The cells of each key are grouped by
+  their released centres (Ward's agglomeration of the centres, post-processing) into as many groups as the
+  consumer's histogram can pay for, ``G = min(J_key, |D_v| / (b S))`` (``b`` its noise scale, ``S`` the keys: the
+  one-bin rule); a group is wanted when the sum of its cells' counts reaches ``z_G`` standard deviations of that
+  sum's noise (``z_G`` the normal quantile at ``1 - 1/G``); the rows a wanted group is asked for (in proportion to
+  its sum) go to its cells in proportion to their positive counts; the reserve as shipped. For many small cells
+  (a thousand single-owner cells) the consumer's rows of one owner, scattered over the cells of its neighbours,
+  are counted together.
 
 Usage: ``python benches/reserve_rules.py RULE TESTBEDS_OPTIONS...``, e.g. ``python benches/reserve_rules.py projected
 --beds synthetic-k1000 --sizes 50 200 --repeats 5 --methods exact direction-kernel --no-accuracy --tag
@@ -107,11 +115,63 @@ def capped(*args: Any, factor: float, reserve: float, within_keys: bool = False)
     return quotas_with_reserve(*args, factor=factor, reserve=share, within_keys=within_keys)
 
 
+def grouped_counts(counts: np.ndarray, scale: float, validation_rows: int, cells: LabelCells) -> np.ndarray:
+    """Each cell's share of its group's count where the group clears its threshold, 0 elsewhere (``grouped``)."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.stats import norm
+
+    c = np.asarray(counts, dtype=np.float64)
+    keys = np.asarray(cells.labels)
+    r = math.exp(-1.0 / scale) if scale > 0 else 0.0
+    sd = 0.0 if scale == 0 else math.sqrt(2.0 * r) / (1.0 - r)
+    n_keys = max(1, len(np.unique(keys)))
+    groups = np.zeros(len(c), dtype=np.int64)
+    n_groups = 0
+    for key in np.unique(keys):
+        idx = np.flatnonzero(keys == key)
+        G = int(max(1, min(len(idx), validation_rows // max(scale * n_keys, 1.0))))
+        if G >= len(idx) or len(idx) < 2:
+            labels = np.arange(len(idx))
+        else:
+            labels = fcluster(linkage(cells.centres[idx], method="ward"), t=G, criterion="maxclust") - 1
+        groups[idx] = labels + n_groups
+        n_groups += int(labels.max()) + 1
+    z = float(norm.ppf(1.0 - 1.0 / max(n_groups, 2)))
+    out = np.zeros_like(c)
+    for g in range(n_groups):
+        members = np.flatnonzero(groups == g)
+        total = float(c[members].sum())
+        if total < z * sd * math.sqrt(len(members)) or total <= 0:
+            continue
+        pos = np.maximum(c[members], 0.0)
+        out[members] = total * (pos / pos.sum() if pos.sum() > 0 else np.full(len(members), 1.0 / len(members)))
+    return out
+
+
+def grouped(*args: Any, factor: float, reserve: float, within_keys: bool = False) -> np.ndarray:
+    """The thresholded split over groups of cells (:func:`grouped_counts`, as noise-free counts), then the reserve
+    as shipped."""
+    consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size = args
+    c = np.asarray(consumer_counts, dtype=np.float64)
+    B = int(math.ceil(factor * size))
+    R = int(math.floor(reserve * B))
+    wanted = grouped_counts(c, consumer_scale, validation_rows, cells)
+    if wanted.sum() <= 0:
+        return quotas_with_reserve(*args, factor=factor, reserve=reserve, within_keys=within_keys)
+    main = quotas_from_cells(
+        wanted, 0.0, validation_rows, cells, owner_counts, size, factor=(B - R) / max(size, 1), within_keys=within_keys
+    )
+    if R == 0:
+        return main
+    return _reserve_split(np.maximum(c, 0.0), R, main, cells, np.asarray(owner_counts, dtype=np.float64))
+
+
 RULES: dict[str, Callable[..., np.ndarray]] = {
     "projected": reserve_by(lambda c, scale, rows, cells: counts_within_total(c, rows)),
     "capped": capped,
     "cleared": reserve_by(lambda c, scale, rows, cells: cleared_counts(c, scale)),
     "cleared-by-key": reserve_by(lambda c, scale, rows, cells: cleared_by_key(c, scale, cells)),
+    "grouped": grouped,
 }
 
 
