@@ -69,12 +69,17 @@ def counts_within_total(counts: np.ndarray, total: float) -> np.ndarray:
     return out
 
 
+def noise_sd(scale: float) -> float:
+    """The standard deviation of the discrete Laplace noise of scale ``scale``: ``sqrt(2 r) / (1 - r)``,
+    ``r = exp(-1 / scale)`` (0 at scale 0)."""
+    return 0.0 if scale == 0 else math.sqrt(2.0 * math.exp(-1.0 / scale)) / -math.expm1(-1.0 / scale)
+
+
 def cleared_counts(counts: np.ndarray, scale: float) -> np.ndarray:
-    """The clipped counts of the cells at or above ``HOLDER_SIGMAS`` standard deviations of the discrete Laplace
-    noise of scale ``scale`` (``sd = sqrt(2 r) / (1 - r)``, ``r = exp(-1 / scale)``), 0 elsewhere."""
+    """The clipped counts of the cells at or above ``HOLDER_SIGMAS`` standard deviations (:func:`noise_sd`) of the
+    discrete Laplace noise of scale ``scale``, 0 elsewhere."""
     c = np.asarray(counts, dtype=np.float64)
-    sd = 0.0 if scale == 0 else math.sqrt(2.0 * math.exp(-1.0 / scale)) / -math.expm1(-1.0 / scale)
-    out: np.ndarray = np.where(c >= HOLDER_SIGMAS * sd, np.maximum(c, 0.0), 0.0)
+    out: np.ndarray = np.where(c >= HOLDER_SIGMAS * noise_sd(scale), np.maximum(c, 0.0), 0.0)
     return out
 
 
@@ -122,8 +127,7 @@ def grouped_counts(counts: np.ndarray, scale: float, validation_rows: int, cells
 
     c = np.asarray(counts, dtype=np.float64)
     keys = np.asarray(cells.labels)
-    r = math.exp(-1.0 / scale) if scale > 0 else 0.0
-    sd = 0.0 if scale == 0 else math.sqrt(2.0 * r) / (1.0 - r)
+    sd = noise_sd(scale)
     n_keys = max(1, len(np.unique(keys)))
     groups = np.zeros(len(c), dtype=np.int64)
     n_groups = 0

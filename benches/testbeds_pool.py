@@ -109,17 +109,16 @@ def wanted_rows(bd: testbeds.BedData, wanted: np.ndarray, owner: np.ndarray, ind
 def pool_counts(bd: testbeds.BedData, wanted: np.ndarray, pool: Any) -> tuple[int, int, dict[str, int]]:
     """The raw rows in the aggregator's pool, how many come from a component in ``wanted``, and how many from each
     component in ``wanted``."""
-    total = count = 0
+    total = 0
     per = dict.fromkeys((int(c) for c in wanted), 0)
     for name, (tokens, _) in pool.offered.items():
         if pool.rows.get(name) is None:
             continue
         total += len(tokens)
-        count += wanted_rows(bd, wanted, np.full(len(tokens), _owner_index(name)), tokens)
         comps = bd.owner_cells[_owner_index(name)][np.asarray(tokens)]
         for c in per:
             per[c] += int((comps == c).sum())
-    return total, count, {str(c): n for c, n in per.items()}
+    return total, sum(per.values()), {str(c): n for c, n in per.items()}
 
 
 def _annotate(rec: dict[str, Any], res: Any, pool: Any, bd: testbeds.BedData, wanted: np.ndarray) -> None:
