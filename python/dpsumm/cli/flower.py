@@ -159,6 +159,15 @@ def _flower_owners(specs: Sequence[str], what: str = "--owner") -> dict[str, str
     return owners
 
 
+def _is_number(text: str) -> bool:
+    """Whether ``text`` reads as a number (``float(text)`` succeeds)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int) -> dict[str, Any]:
     """The Flower run config of the command line (keys of dpsumm.flower.config): the shared keys, the budget, and
     only the method options that were given (the rest keep the method object's defaults on the ServerApp too)."""
@@ -193,6 +202,10 @@ def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int)
         if args.seed_set.isdigit():
             run_config["seed-set"] = int(args.seed_set)
         else:  # the ServerApp runs in another directory: hand it an absolute path
+            if _is_number(args.seed_set):  # "-1", "2.5": not a count, and no file is meant
+                raise UsageError(
+                    f"--seed-set must be a count of rows (a whole number >= 0) or a file, got {args.seed_set!r}"
+                )
             run_config["seed-set-path"] = str(Path(args.seed_set).resolve())
     if args.random_state is not None:
         run_config["random-state"] = args.random_state
