@@ -327,6 +327,14 @@ def _check_local_files(
     return public
 
 
+def _superlink_address(text: str) -> tuple[str, str]:
+    """--superlink as ``(host, port)``: a host and a port between 1 and 65535 (``HOST:PORT``)."""
+    host, _, port = text.rpartition(":")
+    if not host.strip() or not (port.isdigit() and 1 <= int(port) <= 65535):
+        raise UsageError(f"--superlink must be HOST:PORT with a port between 1 and 65535, got {text!r}")
+    return host, port
+
+
 def _deployment_commands(
     args: argparse.Namespace,
     owners: dict[str, str],
@@ -341,7 +349,7 @@ def _deployment_commands(
 
     q = shlex.quote
     tls = None if args.insecure else Path(args.tls_dir or "tls")
-    host, _, port = args.superlink.rpartition(":")
+    host, port = _superlink_address(args.superlink)
     out = args.output or "/var/lib/dpsumm/result.npz"
     run_config["output"] = out
     lines = [
