@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import dpsumm
 from dpsumm import datasets, files
 from dpsumm.errors import DataFileError
+from refusal import refused
 
 FAST = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
@@ -410,3 +411,13 @@ def test_a_csv_column_of_labels_reads_back_as_its_words_or_numbers(tmp_path_fact
     else:
         assert got.dtype.kind == "U"
         assert got.tolist() == [v.strip() for v in labels]
+
+
+def test_a_parquet_table_pyarrow_cannot_read_is_refused_in_one_line(tmp_path):
+    # Was: pyarrow's message (duplicate column names) copied into the error with its line breaks.
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "dup.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array([1.0, 2.0]), pa.array([1.0, 2.0])], names=["a", "a"]), path)
+    err = refused(lambda: files.load_array(path), "path", DataFileError)
+    assert "\n" not in str(err) and "dup.parquet" in str(err)

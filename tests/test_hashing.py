@@ -15,6 +15,7 @@ from hypothesis.extra import numpy as hnp
 
 import dpsumm
 from dpsumm import reference
+from refusal import refused
 
 
 def test_an_unfitted_hasher_attribute_is_a_not_fitted_error_and_an_attribute_error():
@@ -490,3 +491,10 @@ def test_a_row_hashes_to_the_same_bits_alone_and_in_batches_of_any_size(shape, s
     assert batches.tobytes() == h.transform(X).tobytes()
     for i in rng.choice(len(X), size=min(len(X), 6), replace=False):
         assert h.transform(X[i : i + 1]).tobytes() == batches[i : i + 1].tobytes(), i
+
+
+def test_an_object_array_holding_an_int_beyond_the_float_range_is_refused_naming_x():
+    # Was: Python's bare OverflowError from the cast to float64.
+    X = np.array([[10**400, 0.5, 0.5]], dtype=object)
+    refused(lambda: dpsumm.RFFHasher(3, dim=8).transform(X), "X")
+    refused(lambda: dpsumm.RFFHasher(None, dim=8).fit_transform(X), "X")

@@ -316,3 +316,19 @@ def test_the_fit_warning_points_to_the_default_purchase():
     assert "try the default" in (warning(1.0, dpsumm.PaperProtocol()) or "")
     default = warning(1.2, dpsumm.Nominations())
     assert default is not None and "try the default" not in default and "labels or strata" not in default
+
+
+@pytest.mark.parametrize(
+    "args, argument",
+    [
+        (("x", 5, "advice"), "fit"),
+        ((10**400, 5, "advice"), "fit"),
+        ((1.5, 2.5, "advice"), "size"),
+        ((1.5, -1, "advice"), "size"),
+        ((1.5, 5, 5), "advice"),
+    ],
+)
+def test_validation_fit_warning_refuses_bad_arguments(args, argument):
+    # Was: a TypeError ("x" >= 1.0), an OverflowError (10**400) or a warning text built from junk.
+    refused(lambda: metrics.validation_fit_warning(*args), argument)
+    assert metrics.validation_fit_warning(float("nan"), 5, "advice") is None  # no measure: no warning, as before

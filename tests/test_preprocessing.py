@@ -125,3 +125,9 @@ def test_scale_to_unit_refuses_an_empty_or_non_finite_range(low, width):
 def test_scale_to_unit_is_the_affine_map_clipped(values, low, width):
     X = np.array(values)[:, None]
     np.testing.assert_allclose(dpsumm.scale_to_unit(X, low, low + width), np.clip((X - low) / width, 0, 1))
+
+
+@pytest.mark.parametrize("features", [[1, 2], ["a", None], "ab", ("a", b"b")])
+def test_parse_range_refuses_feature_names_that_are_not_strings(features):
+    # Was: a TypeError from str.join on the way to the message.
+    refused(lambda: dpsumm.preprocessing.parse_range("a=0:1,b=0:1", features), "features")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import dpsumm
+from refusal import refused
 
 
 @pytest.mark.parametrize("name", [np.ones(3), 5, b"x", "", "  ", object()])
@@ -86,3 +87,18 @@ def test_summary_result_pickles_and_joblib_dumps(data, tmp_path):
     _same_result(res, pickle.loads(pickle.dumps(res)))
     joblib.dump(res, tmp_path / "r.joblib")
     _same_result(res, joblib.load(tmp_path / "r.joblib"))
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        (dict(chunk_rows=0), "chunk_rows"),
+        (dict(chunk_rows=2.5), "chunk_rows"),
+        (dict(chunk_rows=True), "chunk_rows"),
+        (dict(progress="yes"), "progress"),
+        (dict(progress=1), "progress"),
+    ],
+)
+def test_owner_chunk_rows_and_progress_are_checked_whatever_the_data(kwargs, argument):
+    # Was: accepted, and ignored, for rows in memory (they are read only for a path or chunks).
+    refused(lambda: dpsumm.Owner(np.zeros((3, 2)), **kwargs), argument)

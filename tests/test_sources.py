@@ -13,6 +13,7 @@ from dpsumm import Owner
 from dpsumm.errors import DataFileError, InvalidParameterError
 from dpsumm.parties import OwnerParty
 from dpsumm.sources import ParquetRows, open_rows, pass_rows, row_blocks, take_rows
+from refusal import refused
 from table_reads import whole_reads_refused
 
 RNG = np.random.default_rng(11)
@@ -254,3 +255,16 @@ def test_scaled_rows_give_the_summary_of_the_whole_table_scaled_bit_for_bit(tmp_
     assert all(isinstance(s.data, ScaledRows) and s.data.dtype == np.float64 for s in sources)
     _same(want, dpsumm.summarize([Owner(s) for s in sources], VALIDATION, 12, **KW))
     assert max(sizes) <= pass_rows(256)
+
+
+def test_an_empty_npy_and_rows_beyond_float32_are_refused_as_data_file_errors(tmp_path):
+    # Was: numpy's EOFError for an empty file, and its "overflow encountered in cast" RuntimeWarning on the way to the
+    # refusal of a float64 value beyond float32 (in a .npy file or in chunks).
+    empty = tmp_path / "empty.npy"
+    empty.write_bytes(b"")
+    refused(lambda: open_rows(empty), "data", DataFileError)
+    big = np.full((4, 3), 0.5)
+    big[2, 1] = 1e308
+    np.save(tmp_path / "big.npy", big)
+    assert "row 2, column 'column 1'" in str(refused(lambda: open_rows(tmp_path / "big.npy"), "data", DataFileError))
+    refused(lambda: open_rows(iter([big[:2], big[2:]])), "data", DataFileError)

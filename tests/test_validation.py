@@ -4,6 +4,7 @@ value in its canonical type or raises InvalidParameterError naming the argument,
 from __future__ import annotations
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -172,3 +173,16 @@ def test_a_float_interval_takes_exactly_its_members(low, width, closed, x):
     else:
         with pytest.raises(InvalidParameterError):
             interval.check(x, "x")
+
+
+@pytest.mark.parametrize("check", [lambda x: v.float_matrix(x, "X"), lambda x: v.real_vector(x[0], "X")])
+def test_a_wider_float_beyond_the_float64_range_is_refused_without_an_overflow_warning(check):
+    # Was: numpy's "overflow encountered in cast" RuntimeWarning on the way (np.longdouble to float64).
+    rows = np.full((3, 2), np.longdouble(1e308)) * 10
+    if np.isinf(rows).any():  # a platform whose long double is float64: nothing wider to cast from
+        pytest.skip("np.longdouble is float64 here")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        err = _refused(lambda: check(rows), "X")
+    assert "float64 range" in str(err)
+    assert check(np.full((3, 2), np.longdouble(0.5))).dtype == np.float64  # a value within the range: as before

@@ -22,6 +22,11 @@ def _brief(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def exc_text(exc: BaseException) -> str:
+    """``"Type: message"`` of an exception from another library (pyarrow's span several lines), on one line."""
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
+
+
 def real_number(value: object, name: str) -> float:
     """``value`` as a float: a real number (an int, a float, a numpy scalar, a Fraction; not a bool or a numpy bool),
     within the float range. An int or Fraction beyond it (``10**400``) is an :class:`InvalidParameterError` naming
@@ -82,7 +87,7 @@ def bounded_int(value: object, name: str, low: int, high: int) -> int:
         raise InvalidParameterError(f"`{name}` must be an integer, got {type(value).__name__}", name)
     v = int(value)
     if not low <= v <= high:
-        raise InvalidParameterError(f"`{name}` must be between {low} and {high}, got {v}", name)
+        raise InvalidParameterError(f"`{name}` must be between {low} and {high}, got {_brief(v)}", name)
     return v
 
 
@@ -190,7 +195,7 @@ def real_vector(
         raise InvalidParameterError(f"`{name}` must be a 1-D array, got shape {arr.shape}", name)
     if length is not None and arr.shape[0] != length:
         raise InvalidParameterError(f"`{name}` must have shape ({length},), got {arr.shape}", name)
-    out = np.ascontiguousarray(arr, dtype=np.float64)
+    out = np.ascontiguousarray(float64_array(arr, name))
     if finite and not np.isfinite(out).all():
         raise InvalidParameterError(f"`{name}` contains NaN or infinite values", name)
     return out
@@ -254,8 +259,24 @@ def real_matrix(X: object, name: str, what: str = "") -> np.ndarray:
     if arr.ndim != 2:
         raise InvalidParameterError(f"`{name}` must be 2-D{what}, got {arr.ndim}-D", name)
     if arr.dtype not in (np.float32, np.float64):
-        arr = arr.astype(np.float64)
+        arr = float64_array(arr, name)
     return arr
+
+
+def float64_array(arr: np.ndarray, name: str) -> np.ndarray:
+    """``arr`` (real numbers) as float64 (``arr`` itself when it is float64), cast without numpy's "overflow
+    encountered in cast" warning: a finite value of a wider float (``np.longdouble``) beyond the float64 range, which
+    the cast makes infinite, is an :class:`InvalidParameterError` naming ``name``. NaN and infinities pass: the caller
+    refuses them."""
+    if arr.dtype == np.float64:
+        return arr
+    if arr.dtype.kind != "f" or arr.dtype.itemsize <= 8:
+        return arr.astype(np.float64)
+    with np.errstate(over="ignore"):
+        out = arr.astype(np.float64)
+    if not all_finite(out) and all_finite(arr):
+        raise InvalidParameterError(f"`{name}` has values beyond the float64 range (|x| > 1.8e308)", name)
+    return out
 
 
 def float_matrix(

@@ -19,7 +19,7 @@ from typing import cast
 import numpy as np
 from numpy.lib import format as npf
 
-from ._validation import all_finite
+from ._validation import all_finite, exc_text
 from .errors import DataFileError, DpsummError, InvalidParameterError
 
 __all__ = [
@@ -205,9 +205,7 @@ def _load_npy(p: Path, argument: str, text: bool = False) -> np.ndarray:
     except OSError as exc:
         raise _os_error(exc, p, argument) from exc
     except (ValueError, EOFError, MemoryError) as exc:
-        raise DataFileError(
-            f"`{argument}`: {p} is not a readable .npy file ({type(exc).__name__}: {exc})", p, argument
-        ) from exc
+        raise DataFileError(f"`{argument}`: {p} is not a readable .npy file ({exc_text(exc)})", p, argument) from exc
     return cast(np.ndarray, arr)
 
 
@@ -626,9 +624,7 @@ def _read_parquet(p: Path, argument: str = "path") -> tuple[np.ndarray, list[str
     except OSError as exc:
         raise _os_error(exc, p, argument) from exc
     except Exception as exc:  # pyarrow raises its own error types for corrupt files
-        raise DataFileError(
-            f"`{argument}`: {p} is not a numeric parquet table ({type(exc).__name__}: {exc})", p, argument
-        ) from exc
+        raise DataFileError(f"`{argument}`: {p} is not a numeric parquet table ({exc_text(exc)})", p, argument) from exc
     return arr, [str(n) for n in table.column_names], words
 
 

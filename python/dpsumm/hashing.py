@@ -73,6 +73,8 @@ def _input(X: object) -> np.ndarray:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError(f"`X` must hold real numbers: {exc}", "X") from None
+        except OverflowError:  # an int beyond the float range (10**400)
+            raise InvalidParameterError("`X` has values beyond the float range (|x| > 1.8e308)", "X") from None
     if arr.ndim == 2 and arr.shape[1] == 0:
         raise InvalidParameterError(f"`X` has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.", "X")
     if arr.ndim == 1:

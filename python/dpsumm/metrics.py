@@ -317,6 +317,10 @@ def validation_fit_warning(fit: float, size: int, advice: str) -> str | None:
     """The warning a private run gives when its summary's :func:`validation_fit` is 1 or more (else None), ending
     with ``advice``: what the method that chose the rows suggests
     (:meth:`dpsumm.protocols.base.SummaryMethod.fit_advice`)."""
+    fit = real_number(fit, "fit")  # NaN (no measure) gives no warning, as before
+    size = bounded_int(size, "size", 0, 2**63 - 1)
+    if not isinstance(advice, str):
+        raise InvalidParameterError(f"`advice` must be a str, got {type(advice).__name__}", "advice")
     if not fit >= 1.0:
         return None
     return (

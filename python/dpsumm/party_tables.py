@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._validation import exc_text
 from .errors import DataFileError, InvalidParameterError
 from .files import (
     HEADER_CHOICES,
@@ -335,9 +336,7 @@ def open_party_table(
     try:
         names = [str(n) for n in ds.dataset(str(p), format="parquet").schema.names]
     except Exception as exc:  # pyarrow's own error types: not a parquet table
-        raise DataFileError(
-            f"`{argument}`: {p} is not a parquet table ({type(exc).__name__}: {exc})", p, argument
-        ) from exc
+        raise DataFileError(f"`{argument}`: {p} is not a parquet table ({exc_text(exc)})", p, argument) from exc
     label_name: str | None = None
     if isinstance(label_column, str):
         if label_column in names:

@@ -171,6 +171,14 @@ def parse_range(text: str, features: list[str] | None = None) -> tuple[np.ndarra
         raise InvalidParameterError(
             "`scale`: ranges by name need the tables' header names; give one range for all (LOW:HIGH)", "scale"
         )
+    if (
+        isinstance(features, str)
+        or not isinstance(features, (list, tuple))
+        or not all(isinstance(f, str) for f in features)
+    ):
+        raise InvalidParameterError(
+            f"`features` must be a list of the tables' header names (str), got {features!r:.60}", "features"
+        )
     missing = [f for f in features if f not in given]
     unknown = [g for g in given if g not in features]
     if missing or unknown:

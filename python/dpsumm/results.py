@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._validation import bool_flag, positive_int
 from .access import Access
 from .accounting import certification, privacy_text
 from .errors import InvalidParameterError
@@ -59,6 +60,8 @@ class Owner:
                 f"`name` of an Owner must be None or a non-empty str, got {type(self.name).__name__} {self.name!r:.60}",
                 "name",
             )
+        positive_int(self.chunk_rows, "chunk_rows")  # read only for a path or chunks: checked for any data
+        bool_flag(self.progress, "progress")
 
     def __repr__(self) -> str:
         shape = getattr(self.data, "shape", None)

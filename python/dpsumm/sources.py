@@ -38,6 +38,7 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from . import _core
+from ._validation import exc_text
 from .errors import DataFileError, InvalidParameterError
 
 __all__ = [
@@ -134,7 +135,8 @@ def _refuse_bad_chunk(chunk: np.ndarray, start: int, where: str, columns: Sequen
     peak: float | None = _core.finite_max_abs(chunk)
     if peak is not None:
         return peak
-    bad = ~np.isfinite(chunk.astype(np.float32, copy=False))
+    with np.errstate(over="ignore"):  # a float64 value beyond the float32 range: refused below, without a warning
+        bad = ~np.isfinite(chunk.astype(np.float32, copy=False))
     row, col = (int(i) for i in np.unravel_index(int(np.argmax(bad)), chunk.shape))
     name = columns[col] if col < len(columns) else f"column {col}"
     raise DataFileError(
@@ -151,7 +153,7 @@ def _open_npy(p: Path, chunk_rows: int, progress: bool, argument: str) -> RowSou
         st = p.stat()
     except OSError as exc:
         raise DataFileError(f"`{argument}`: {p} cannot be read ({exc})", p, argument) from exc
-    except ValueError as exc:  # a header or size numpy cannot map: corrupt or truncated
+    except (ValueError, EOFError) as exc:  # a header or size numpy cannot map: corrupt, truncated or empty
         raise DataFileError(f"`{argument}`: {p} is not a readable .npy file ({exc})", p, argument) from exc
     if data.ndim != 2 or data.dtype not in (np.float32, np.float64) or data.shape[0] == 0 or data.shape[1] == 0:
         raise DataFileError(
@@ -397,7 +399,7 @@ class ParquetRows(_StoredRows):
                 raise
             except Exception as exc:  # pyarrow's own error types: a file cut or rewritten
                 raise DataFileError(
-                    f"`{self.argument}`: {file} cannot be read ({type(exc).__name__}: {exc})", file, self.argument
+                    f"`{self.argument}`: {file} cannot be read ({exc_text(exc)})", file, self.argument
                 ) from exc
         if have:
             yield start, pending[0] if len(pending) == 1 else _stack(pending)
@@ -438,7 +440,7 @@ class ParquetRows(_StoredRows):
                     batch = reader.read_row_group(g.group, columns=self.columns)
                 except Exception as exc:
                     raise DataFileError(
-                        f"`{self.argument}`: {g.file} cannot be read ({type(exc).__name__}: {exc})",
+                        f"`{self.argument}`: {g.file} cannot be read ({exc_text(exc)})",
                         g.file,
                         self.argument,
                     ) from exc
@@ -589,9 +591,7 @@ def _open_parquet(
         stamps = {f: (os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files}
         metas = [pq.read_metadata(f) for f in files]
     except Exception as exc:  # pyarrow raises its own error types for missing or corrupt files
-        raise DataFileError(
-            f"`{argument}`: {p} is not a parquet table ({type(exc).__name__}: {exc})", p, argument
-        ) from exc
+        raise DataFileError(f"`{argument}`: {p} is not a parquet table ({exc_text(exc)})", p, argument) from exc
     names = [str(n) for n in schema.names]
     for col in ([labels] if labels is not None else []) + list(strata):
         if col not in names:
@@ -656,7 +656,7 @@ def _open_parquet(
     except DataFileError:
         raise
     except Exception as exc:
-        raise DataFileError(f"`{argument}`: {p} cannot be read ({type(exc).__name__}: {exc})", p, argument) from exc
+        raise DataFileError(f"`{argument}`: {p} cannot be read ({exc_text(exc)})", p, argument) from exc
     if done != start:
         raise DataFileError(f"`{argument}`: {p} held {done} rows where its metadata says {start}", p, argument)
     lab = np.concatenate(label_parts) if labels is not None else None

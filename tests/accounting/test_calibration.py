@@ -155,3 +155,8 @@ def test_a_first_run_does_not_import_dp_accounting():
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_an_owner_count_beyond_the_float_range_is_refused_naming_owners():
+    # Was: Python's OverflowError from K ** (-1/3) in Theorem 6's auction defaults.
+    refused(lambda: acc.calibrate(acc.Budget(1.0, 1e-6, 1.0, 1e-6), 5, 10**400), "owners")

@@ -39,3 +39,15 @@ def test_a_schedule_names_its_bad_field_and_account_names_the_schedule():
     refused(lambda: dataclasses.replace(s, size=2**70), "size")
     big = dataclasses.replace(s, epsilon_validation_step=1e3)  # a diagnostic (broadcast_error's noise-free limit)
     refused(lambda: acc.account(big), "schedule")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: acc.paper_schedule(5, 10**400),
+        lambda: acc.theorem2_schedule(1.0, 1e-4, 5, 10**400),
+    ],
+)
+def test_an_owner_count_beyond_the_float_range_is_refused_naming_owners(call):
+    # Was: Python's OverflowError from K ** (-1/3) in Theorem 6's auction defaults.
+    refused(call, "owners")

@@ -139,6 +139,10 @@ def test_flower_commands_carry_the_run_options(tmp_path, capsys):
         ),
         (["--strata", "a=/sa.csv", "--strata", "b=/sb.csv"], "--strata applies only to a purchase by strata"),
         (["--validation-strata", "/sv.csv"], "--validation-strata applies only to a purchase by strata"),
+        (["--seed-set", "-1"], "--seed-set must be a count of rows"),  # was: printed as the seed rows' file "/.../-1"
+        (["--seed-set", "2.5"], "--seed-set must be a count of rows"),
+        (["--superlink", "host:99999"], "--superlink must be HOST:PORT"),  # was: printed as the SuperLink's --port
+        (["--superlink", "host"], "--superlink must be HOST:PORT"),
         (["--purchase", "strata", "--levels", "x,y", "--validation-strata", "/sv.csv"], "give --strata NAME=PATH"),
         (
             ["--purchase", "strata", "--levels", "x,y", "--strata", "a=/sa.csv", "--strata", "b=/sb.csv"],

@@ -439,3 +439,13 @@ def test_a_node_that_names_columns_or_scales_streams_its_parquet_table(tmp_path:
         party.hash_sum(hasher).tobytes()
         == OwnerParty(dpsumm.scale_to_unit(rows, 0, 100), name="a").hash_sum(hasher).tobytes()
     )
+
+
+def test_an_empty_npy_data_file_is_refused_naming_the_key(tmp_path):
+    # Was: numpy's EOFError from the check whether the file can be memory-mapped (client_app._float_npy).
+    from dpsumm.flower import client_app
+
+    (tmp_path / "rows.npy").write_bytes(b"")
+    context = _Context({"role": "owner", "name": "owner-0", "data": str(tmp_path / "rows.npy")})
+    context.run_config = {}
+    refused(lambda: client_app._party("owner", context, "owner-0"), "data", dpsumm.DataFileError)

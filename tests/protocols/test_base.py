@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -149,3 +150,13 @@ def test_what_each_method_says_of_its_seed_rows_and_planned_spend():
     schedule = paper.plan(size=5, owners=2, owner_rows=None, validation_rows=None, privacy=None, gamma_median=False)
     spent = paper.planned_spend(None, schedule)
     assert spent == {"consumer": (schedule.schedule.t_init * schedule.schedule.epsilon_validation_step, 0.0)}
+
+
+def test_generated_seed_rows_refuse_a_feature_range_beyond_float32():
+    # Was: numpy's "overflow encountered in cast" RuntimeWarning as the rows drawn in (0, 1e308) became float32.
+    rng = np.random.default_rng(0)
+    owners = [rng.uniform(size=(20, 3)) for _ in range(2)]
+    run = dict(progress=False, random_state=0, feature_range=(0.0, 1e308))
+    refused(lambda: dpsumm.summarize(owners, rng.uniform(size=(10, 3)), 3, "uniform", **run), "feature_range")
+    # No seed row drawn (a number gamma, a method without D_init): the range is not read, as before.
+    assert len(dpsumm.summarize(owners, rng.uniform(size=(10, 3)), 3, "uniform", gamma=0.5, **run)) == 3

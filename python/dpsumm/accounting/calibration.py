@@ -9,13 +9,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .._validation import bounded_float, instance_of, positive_float, positive_int
+from .._validation import bounded_float, bounded_int, instance_of, positive_float, positive_int
 from ..errors import InvalidParameterError, PrivacyBudgetError
 from ._bounds import _kov_from_groups, _rdp_gaussian_epsilon
 from ._checks import (
     MAX_COUNT,
     MAX_EPSILON,
     MAX_NOISE_MULTIPLIER,
+    MAX_SIZE,
     MIN_NOISE_MULTIPLIER,
     MIN_TARGET_EPSILON,
     Neighbour,
@@ -166,7 +167,7 @@ def calibrate(
             "the paper's schedule needs an owners' budget: give Budget(epsilon=..., delta=...) too", "budget"
         )
     p = _size(size)
-    k = positive_int(owners, "owners")
+    k = bounded_int(owners, "owners", 1, MAX_SIZE)
     eps_auc = _nonneg_float(epsilon_auction, "epsilon_auction")
     if eps_auc > 0 and k > 1:
         err = PrivacyBudgetError(

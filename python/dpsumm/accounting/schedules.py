@@ -125,7 +125,7 @@ def paper_schedule(
     (ε, δ) = (0.043, 1e-4), the paper's PrivAuction, which is NOT certified. ``τ = ceil(K^(2/3))``.
     """
     p = _size(size)
-    k = positive_int(owners, "owners")
+    k = bounded_int(owners, "owners", 1, MAX_SIZE)  # (10**400: K^(-1/3) would overflow)
     d = _dim(dim)
     t_init = int(math.floor(d**1.5))
     t_subs = 5
@@ -181,7 +181,7 @@ def theorem2_schedule(epsilon: float, delta: float, size: int, owners: int, dim:
     p = _size(size)
     if p < 2:
         raise InvalidParameterError("`size` must be >= 2 for Theorem 2 (it divides by ln p)", "size")
-    k = positive_int(owners, "owners")
+    k = bounded_int(owners, "owners", 1, MAX_SIZE)
     d = _dim(dim)
     t = d * d
     lnp = math.log(p)

@@ -159,6 +159,15 @@ def _flower_owners(specs: Sequence[str], what: str = "--owner") -> dict[str, str
     return owners
 
 
+def _is_number(text: str) -> bool:
+    """Whether ``text`` reads as a number (``float(text)`` succeeds)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int) -> dict[str, Any]:
     """The Flower run config of the command line (keys of dpsumm.flower.config): the shared keys, the budget, and
     only the method options that were given (the rest keep the method object's defaults on the ServerApp too)."""
@@ -193,6 +202,10 @@ def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int)
         if args.seed_set.isdigit():
             run_config["seed-set"] = int(args.seed_set)
         else:  # the ServerApp runs in another directory: hand it an absolute path
+            if _is_number(args.seed_set):  # "-1", "2.5": not a count, and no file is meant
+                raise UsageError(
+                    f"--seed-set must be a count of rows (a whole number >= 0) or a file, got {args.seed_set!r}"
+                )
             run_config["seed-set-path"] = str(Path(args.seed_set).resolve())
     if args.random_state is not None:
         run_config["random-state"] = args.random_state
@@ -314,6 +327,14 @@ def _check_local_files(
     return public
 
 
+def _superlink_address(text: str) -> tuple[str, str]:
+    """--superlink as ``(host, port)``: a host and a port between 1 and 65535 (``HOST:PORT``)."""
+    host, _, port = text.rpartition(":")
+    if not host.strip() or not (port.isdigit() and 1 <= int(port) <= 65535):
+        raise UsageError(f"--superlink must be HOST:PORT with a port between 1 and 65535, got {text!r}")
+    return host, port
+
+
 def _deployment_commands(
     args: argparse.Namespace,
     owners: dict[str, str],
@@ -328,7 +349,7 @@ def _deployment_commands(
 
     q = shlex.quote
     tls = None if args.insecure else Path(args.tls_dir or "tls")
-    host, _, port = args.superlink.rpartition(":")
+    host, port = _superlink_address(args.superlink)
     out = args.output or "/var/lib/dpsumm/result.npz"
     run_config["output"] = out
     lines = [

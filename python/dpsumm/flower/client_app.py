@@ -392,7 +392,7 @@ def _float_npy(p: Path) -> bool:
     """Whether ``p`` is a ``.npy`` file of a 2-D float32 or float64 array, by its header."""
     try:
         arr = np.load(p, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):  # (an empty file: EOFError) read whole, and refused, as before
         return False
     return arr.ndim == 2 and arr.dtype in (np.float32, np.float64)
 

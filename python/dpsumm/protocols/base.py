@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import numpy as np
 
 from .. import accounting
-from .._validation import Interval, OneOf, float_matrix, real_pair, seed_value
+from .._validation import FLOAT32_MAX, Interval, OneOf, float_matrix, real_pair, seed_value
 from ..errors import InvalidParameterError
 from ..hashing import MAX_DIM, RFFHasher
 from ..preprocessing import check_kernel, median_gamma
@@ -497,6 +497,12 @@ def _seed_rows(
     if seed_set is None or (isinstance(seed_set, numbers.Integral) and not isinstance(seed_set, bool)):
         m = check_seed_count(count if seed_set is None else int(seed_set), n_features)
         lo, hi = real_pair(feature_range, "feature_range")
+        if m and not max(abs(lo), abs(hi)) <= FLOAT32_MAX:  # the rows are float32: (0, 1e308) would overflow
+            raise InvalidParameterError(
+                f"`feature_range` must lie within the float32 range (|x| <= {FLOAT32_MAX:.3g}) for the {m} seed rows "
+                f"generated in it, got ({lo:g}, {hi:g})",
+                "feature_range",
+            )
         # The same stream as m * n_features calls of rng.uniform(), drawn in one call.
         u = np.asarray(rng.uniform_array(m * n_features), dtype=np.float64).reshape(m, n_features)
         return (lo + (hi - lo) * u).astype(np.float32)
