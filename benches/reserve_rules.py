@@ -25,6 +25,15 @@ consumer's released counts, their noise scale and ``|D_v|`` (post-processing, no
   its sum) go to its cells in proportion to their positive counts; the reserve as shipped. For many small cells
   (a thousand single-owner cells) the consumer's rows of one owner, scattered over the cells of its neighbours,
   are counted together.
+* ``discoveries``: not a reserve but each cell's count weighed by how likely it is to hold rows at all, in place of
+  the hard threshold: of the cells whose noisy count is at least ``c~_j``, the noise alone is expected to lift
+  ``J P(Z >= c~_j)`` empty ones there (``J`` the cells, ``Z`` the histogram's discrete Laplace), so ``q_j = 1 -
+  min(1, J P(Z >= c~_j) / #{i : c~_i >= c~_j})`` is the share of them that hold rows (Benjamini and Hochberg's
+  estimate of the true discoveries at that level); every split, the first and the reserve's, is then in proportion
+  to ``q_j max(c~_j, 0)`` over the cells with ``q_j >= 1/2`` (at least as many cells that hold rows as noise's cells
+  at or above that count), with no other threshold. A cell a little below the threshold of a thousand cells (the consumer's
+  rows of one owner, most of them scattered over its neighbours' cells) keeps most of its weight where few cells
+  reach its count, and the noise's cells, many at low counts, keep none.
 
 Usage: ``python benches/reserve_rules.py RULE TESTBEDS_OPTIONS...``, e.g. ``python benches/reserve_rules.py projected
 --beds synthetic-k1000 --sizes 50 200 --repeats 5 --methods exact direction-kernel --no-accuracy --tag
@@ -170,12 +179,53 @@ def grouped(*args: Any, factor: float, reserve: float, within_keys: bool = False
     return _reserve_split(np.maximum(c, 0.0), R, main, cells, np.asarray(owner_counts, dtype=np.float64))
 
 
+#: ``discoveries`` keeps a cell when at least this share of the cells at or above its count are estimated to hold rows.
+DISCOVERY_SHARE = 0.5
+
+
+def discovery_counts(counts: np.ndarray, scale: float) -> np.ndarray:
+    """Each cell's clipped count times the estimated share of the cells at or above its count that hold rows
+    (``discoveries``): ``q_j = 1 - min(1, J P(Z >= c~_j) / #{i : c~_i >= c~_j})``, ``P(Z >= k) = r^k / (1 + r)`` for
+    the discrete Laplace of scale ``scale`` (``r = exp(-1 / scale)``) at the integer ``k = ceil(c~_j)``; 0 where
+    ``q_j`` is below :data:`DISCOVERY_SHARE`."""
+    c = np.asarray(counts, dtype=np.float64)
+    if scale == 0 or not len(c):
+        return np.maximum(c, 0.0)
+    r = math.exp(-1.0 / scale)
+    k = np.ceil(np.maximum(c, 1.0))
+    noise_cells = len(c) * np.exp(k * math.log(r)) / (1.0 + r)
+    at_or_above = len(c) - np.searchsorted(np.sort(c), c, side="left")
+    share = 1.0 - np.minimum(1.0, noise_cells / np.maximum(at_or_above, 1))
+    out: np.ndarray = np.where((c > 0) & (share >= DISCOVERY_SHARE), c * share, 0.0)
+    return out
+
+
+def discoveries(*args: Any, factor: float, reserve: float, within_keys: bool = False) -> np.ndarray:
+    """Every split in proportion to :func:`discovery_counts` (as noise-free counts: no threshold)."""
+    consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size = args
+    weights = discovery_counts(np.asarray(consumer_counts, dtype=np.float64), consumer_scale)
+    if weights.sum() <= 0:
+        return quotas_with_reserve(*args, factor=factor, reserve=reserve, within_keys=within_keys)
+    return quotas_with_reserve(
+        weights,
+        0.0,
+        validation_rows,
+        cells,
+        owner_counts,
+        size,
+        factor=factor,
+        reserve=reserve,
+        within_keys=within_keys,
+    )
+
+
 RULES: dict[str, Callable[..., np.ndarray]] = {
     "projected": reserve_by(lambda c, scale, rows, cells: counts_within_total(c, rows)),
     "capped": capped,
     "cleared": reserve_by(lambda c, scale, rows, cells: cleared_counts(c, scale)),
     "cleared-by-key": reserve_by(lambda c, scale, rows, cells: cleared_by_key(c, scale, cells)),
     "grouped": grouped,
+    "discoveries": discoveries,
 }
 
 
