@@ -31,7 +31,8 @@ consumer's released counts, their noise scale and ``|D_v|`` (post-processing, no
   min(1, J P(Z >= c~_j) / #{i : c~_i >= c~_j})`` is the share of them that hold rows (Benjamini and Hochberg's
   estimate of the true discoveries at that level); every split, the first and the reserve's, is then in proportion
   to ``q_j max(c~_j, 0)`` over the cells with ``q_j >= 1/2`` (at least as many cells that hold rows as noise's cells
-  at or above that count), with no other threshold. A cell a little below the threshold of a thousand cells (the consumer's
+  at or above that count), with no other threshold; ``discoveries-all`` keeps every cell at its weight ``q_j
+  max(c~_j, 0)``, however small. A cell a little below the threshold of a thousand cells (the consumer's
   rows of one owner, most of them scattered over its neighbours' cells) keeps most of its weight where few cells
   reach its count, and the noise's cells, many at low counts, keep none.
 
@@ -183,11 +184,11 @@ def grouped(*args: Any, factor: float, reserve: float, within_keys: bool = False
 DISCOVERY_SHARE = 0.5
 
 
-def discovery_counts(counts: np.ndarray, scale: float) -> np.ndarray:
+def discovery_counts(counts: np.ndarray, scale: float, least_share: float = DISCOVERY_SHARE) -> np.ndarray:
     """Each cell's clipped count times the estimated share of the cells at or above its count that hold rows
     (``discoveries``): ``q_j = 1 - min(1, J P(Z >= c~_j) / #{i : c~_i >= c~_j})``, ``P(Z >= k) = r^k / (1 + r)`` for
     the discrete Laplace of scale ``scale`` (``r = exp(-1 / scale)``) at the integer ``k = ceil(c~_j)``; 0 where
-    ``q_j`` is below :data:`DISCOVERY_SHARE`."""
+    ``q_j`` is below ``least_share``."""
     c = np.asarray(counts, dtype=np.float64)
     if scale == 0 or not len(c):
         return np.maximum(c, 0.0)
@@ -196,27 +197,32 @@ def discovery_counts(counts: np.ndarray, scale: float) -> np.ndarray:
     noise_cells = len(c) * np.exp(k * math.log(r)) / (1.0 + r)
     at_or_above = len(c) - np.searchsorted(np.sort(c), c, side="left")
     share = 1.0 - np.minimum(1.0, noise_cells / np.maximum(at_or_above, 1))
-    out: np.ndarray = np.where((c > 0) & (share >= DISCOVERY_SHARE), c * share, 0.0)
+    out: np.ndarray = np.where((c > 0) & (share >= least_share), c * share, 0.0)
     return out
 
 
-def discoveries(*args: Any, factor: float, reserve: float, within_keys: bool = False) -> np.ndarray:
-    """Every split in proportion to :func:`discovery_counts` (as noise-free counts: no threshold)."""
-    consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size = args
-    weights = discovery_counts(np.asarray(consumer_counts, dtype=np.float64), consumer_scale)
-    if weights.sum() <= 0:
-        return quotas_with_reserve(*args, factor=factor, reserve=reserve, within_keys=within_keys)
-    return quotas_with_reserve(
-        weights,
-        0.0,
-        validation_rows,
-        cells,
-        owner_counts,
-        size,
-        factor=factor,
-        reserve=reserve,
-        within_keys=within_keys,
-    )
+def discoveries(least_share: float) -> Callable[..., np.ndarray]:
+    """``quotas_with_reserve`` with every split in proportion to :func:`discovery_counts` at ``least_share`` (as
+    noise-free counts: no threshold)."""
+
+    def quotas(*args: Any, factor: float, reserve: float, within_keys: bool = False) -> np.ndarray:
+        consumer_counts, consumer_scale, validation_rows, cells, owner_counts, size = args
+        weights = discovery_counts(np.asarray(consumer_counts, dtype=np.float64), consumer_scale, least_share)
+        if weights.sum() <= 0:
+            return quotas_with_reserve(*args, factor=factor, reserve=reserve, within_keys=within_keys)
+        return quotas_with_reserve(
+            weights,
+            0.0,
+            validation_rows,
+            cells,
+            owner_counts,
+            size,
+            factor=factor,
+            reserve=reserve,
+            within_keys=within_keys,
+        )
+
+    return quotas
 
 
 RULES: dict[str, Callable[..., np.ndarray]] = {
@@ -225,7 +231,8 @@ RULES: dict[str, Callable[..., np.ndarray]] = {
     "cleared": reserve_by(lambda c, scale, rows, cells: cleared_counts(c, scale)),
     "cleared-by-key": reserve_by(lambda c, scale, rows, cells: cleared_by_key(c, scale, cells)),
     "grouped": grouped,
-    "discoveries": discoveries,
+    "discoveries": discoveries(DISCOVERY_SHARE),
+    "discoveries-all": discoveries(0.0),
 }
 
 
