@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataFileError, DpsummError
+from ..files import _is_number
 from ._common import NOT_PRIVATE, PROG, UsageError, jsonable, writable_dir
 from .output import build_report, ledger_text, write_outputs
 from .run_options import (
@@ -157,15 +158,6 @@ def _flower_owners(specs: Sequence[str], what: str = "--owner") -> dict[str, str
             raise UsageError(f"{what} name {name!r}: a party name may not hold a comma or surrounding spaces")
         owners[name] = path
     return owners
-
-
-def _is_number(text: str) -> bool:
-    """Whether ``text`` reads as a number (``float(text)`` succeeds)."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _flower_run_config(args: argparse.Namespace, n_owners: int, n_features: int) -> dict[str, Any]:
