@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 
 import dpsumm
+from corrupt_replies import excluded as corrupt_excluded
+from corrupt_replies import refused as corrupt_refused
+from corrupt_replies import replace
 from dpsumm.messages import (
     Message,
     NominationRequest,
@@ -145,3 +148,41 @@ def test_a_faulty_owner_is_excluded_and_the_run_completes(fault, purchase):
     assert len(set(pairs)) == 20
     for (k, i), x in zip(pairs, res.points):
         assert np.array_equal(x, owners[k][i])
+
+
+# -- replies of the wrong type, dtype or range (tests/corrupt_replies.py) ----------------------------------------
+
+KERNEL = dpsumm.Nominations(dim=32, purchase=dpsumm.Nominees(), choice="kernel")  # the consumer sends D_v's rows
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (replace(sigma="junk"), "impossible sigma"),
+        (replace(sigma=None), "impossible sigma"),
+        (lambda r, m: dataclasses.replace(r, noisy_mean=r.noisy_mean.astype(complex)), "malformed noisy_mean"),
+        (replace(exact_mean=None), "malformed exact_mean"),
+        (lambda r, m: dataclasses.replace(r, rows=np.full_like(r.rows, 1e300)), "float32 range"),
+    ],
+    ids=["sigma-str", "sigma-none", "complex-mean", "no-exact-mean", "rows-beyond-float32"],
+)
+def test_a_malformed_target_release_is_a_protocol_error(change, match):
+    """A sigma that is not a number, a mean of complex numbers or none, rows the float32 kernels overflow on: each
+    used to raise a TypeError, a ComplexWarning or an InvalidParameterError about `B`."""
+    corrupt_refused(KERNEL, "target_release", change, match)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda r, m: dataclasses.replace(r, tokens=r.tokens.astype(np.float64)), "other tokens"),
+        (replace(labels=None), "sold no labels"),
+        (lambda r, m: dataclasses.replace(r, points=np.full_like(r.points, 1e300)), "cannot hash"),
+    ],
+    ids=["float-tokens", "no-labels", "rows-beyond-float32"],
+)
+def test_a_malformed_purchase_reply_excludes_its_owner(change, match):
+    """Tokens of floats used to pass as the tokens asked for; a labelled owner's sale without labels raised an
+    IndexError when its row won; rows h1 cannot hash an InvalidParameterError about `X`."""
+    result = corrupt_excluded(KERNEL, "purchase_reply", change, match)
+    assert len(result) == 8 and 0 not in set(result.owner.tolist())
