@@ -13,6 +13,7 @@ import dpsumm
 from corrupt_replies import excluded as corrupt_excluded
 from corrupt_replies import refused as corrupt_refused
 from corrupt_replies import replace
+from corrupt_replies import run as corrupt_run
 from dpsumm.messages import (
     Message,
     NominationRequest,
@@ -163,8 +164,9 @@ KERNEL = dpsumm.Nominations(dim=32, purchase=dpsumm.Nominees(), choice="kernel")
         (lambda r, m: dataclasses.replace(r, noisy_mean=r.noisy_mean.astype(complex)), "malformed noisy_mean"),
         (replace(exact_mean=None), "malformed exact_mean"),
         (lambda r, m: dataclasses.replace(r, rows=np.full_like(r.rows, 1e300)), "float32 range"),
+        (replace(n_rows=10**30), "impossible validation size"),
     ],
-    ids=["sigma-str", "sigma-none", "complex-mean", "no-exact-mean", "rows-beyond-float32"],
+    ids=["sigma-str", "sigma-none", "complex-mean", "no-exact-mean", "rows-beyond-float32", "n_rows-1e30"],
 )
 def test_a_malformed_target_release_is_a_protocol_error(change, match):
     """A sigma that is not a number, a mean of complex numbers or none, rows the float32 kernels overflow on: each
@@ -186,3 +188,12 @@ def test_a_malformed_purchase_reply_excludes_its_owner(change, match):
     IndexError when its row won; rows h1 cannot hash an InvalidParameterError about `X`."""
     result = corrupt_excluded(KERNEL, "purchase_reply", change, match)
     assert len(result) == 8 and 0 not in set(result.owner.tolist())
+
+
+def test_the_mwem_release_has_no_sigma_and_a_sigma_that_is_not_a_number_is_refused():
+    """The consumer's MWEM release carries sigma NaN (no Gaussian noise): the run completes, reporting it; a sigma
+    that is not a float at all is refused."""
+    mwem = dpsumm.Nominations(dim=32, purchase=dpsumm.Nominees(), validation_release="mwem")
+    result = corrupt_run(mwem, "consumer", "target_release", lambda r, m: r)
+    assert len(result) == 8 and np.isnan(result.extra["sigma"])
+    corrupt_refused(mwem, "target_release", replace(sigma="nan"), "impossible sigma")

@@ -34,6 +34,7 @@ from ...messages import (
 from ...privacy import Csprng, mean_release_sensitivity
 from ...transport import PartyUnavailable, Transport
 from ..base import BaseAggregator, HashedConfig
+from ..release_checks import MAX_ROWS
 
 __all__ = [
     "NominationsConfig",
@@ -222,6 +223,8 @@ class Aggregator(BaseAggregator[NominationsConfig]):
                 )
         self.check_validation_size(reply.n_rows)
         sigma = real_number(reply.sigma)
+        if sigma is None and c.release == "mwem" and isinstance(reply.sigma, float) and math.isnan(reply.sigma):
+            sigma = reply.sigma  # the MWEM release has no Gaussian sigma: NaN, as the consumer sends it
         if sigma is None or sigma < 0:
             raise ProtocolError(f"consumer released with an impossible sigma {reply.sigma!r}")
         if rows_wanted:
@@ -253,8 +256,8 @@ class Aggregator(BaseAggregator[NominationsConfig]):
 
     def check_validation_size(self, n_rows: object) -> None:
         """Refuse an impossible ``|D_v|``, or one that differs from what the consumer released before."""
-        if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
-            raise ProtocolError(f"consumer sent an impossible validation size {n_rows!r}")
+        if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or not 1 <= n_rows <= MAX_ROWS:
+            raise ProtocolError(f"consumer sent an impossible validation size {n_rows!r:.40}")
         if self.validation_rows and int(n_rows) != self.validation_rows:
             raise ProtocolError(f"consumer released over {n_rows} rows, and earlier over {self.validation_rows}")
         self.validation_rows = int(n_rows)
@@ -400,8 +403,12 @@ class Aggregator(BaseAggregator[NominationsConfig]):
         replies = self.request_owners(
             requests, "purchase", lambda o, r: self._check_purchase(o, r, requests[o].tokens, nominated)
         )
+        points = self.config.reveal == "points"  # rows sent with reveal="hashes" are not the run's: dropped
         return {
-            o: (None if r.points is None else np.asarray(r.points), None if r.labels is None else np.asarray(r.labels))
+            o: (
+                None if r.points is None or not points else np.asarray(r.points),
+                None if r.labels is None else np.asarray(r.labels),
+            )
             for o, r in replies.items()
         }
 
