@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._validation import as_array, bounded_int
+from .._validation import as_array, bounded_int, real_vector
 from ..accounting import Neighbour
 from ..errors import InvalidParameterError
 
@@ -240,10 +240,16 @@ class Domain:
             raise InvalidParameterError(
                 f"`{name}` row {r} label {v[r].item()!r} lies outside label_range [{lo}, {hi}]", name
             )
-        return self.bucket(v)
+        return self._bucket(v)
 
     def bucket(self, y: np.ndarray) -> np.ndarray:
-        """Regression labels -> bucket index in ``[0, REGRESSION_BUCKETS)``."""
+        """Regression labels -> bucket index in ``[0, REGRESSION_BUCKETS)`` (``y``: a 1-D array of finite numbers;
+        InvalidParameterError for anything else, or for a classification domain, which has no buckets)."""
+        if self.label_range is None:
+            raise InvalidParameterError("`y`: a classification domain (classes) has no regression buckets", "y")
+        return self._bucket(real_vector(y, "y"))
+
+    def _bucket(self, y: np.ndarray) -> np.ndarray:
         lo, hi = self.label_range  # type: ignore[misc]
         b = np.floor((y - lo) / (hi - lo) * REGRESSION_BUCKETS).astype(np.int64)
         return cast(np.ndarray, np.clip(b, 0, REGRESSION_BUCKETS - 1))
