@@ -13,6 +13,7 @@ from dpsumm.messages import (  # noqa: E402
     Bid,
     BidRequest,
     PointReply,
+    PurchaseReply,
     Setup,
     ValidationRelease,
 )
@@ -105,6 +106,8 @@ def test_codec_rejects_garbage() -> None:
         decode(RecordDict({"x": ConfigRecord({"a": 1})}))
     with pytest.raises(dpsumm.ProtocolError, match="cannot be sent"):
         encode(PointReply(round=1, token=0, point=np.ones(2), hash=None, label=object()))
+    with pytest.raises(dpsumm.ProtocolError, match="array of Python objects cannot be sent"):  # numpy's ValueError
+        encode(PurchaseReply(tokens=np.arange(2), points=None, labels=np.array([1, "a"], dtype=object)))
 
 
 @pytest.mark.parametrize("content", [None, {}, "dpsumm.fields", 3], ids=["none", "dict", "str", "int"])

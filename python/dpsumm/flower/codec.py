@@ -82,6 +82,8 @@ def encode(message: Message) -> RecordDict:
     types: dict[str, str] = {}
     for name, value in message.to_dict().items():
         if isinstance(value, np.ndarray):
+            if value.dtype.hasobject:  # numpy saves no objects without pickle, which Flower does not use
+                raise ProtocolError(f"field {name!r}: an array of Python objects cannot be sent over Flower")
             types[name] = "array"
             arrays[name] = Array(np.ascontiguousarray(value))
             continue
