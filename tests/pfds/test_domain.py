@@ -40,3 +40,17 @@ def test_bucket_refuses_labels_that_are_not_numbers_and_a_classification_domain(
     refused(lambda: regression.bucket(np.array(["a"])), "y")
     refused(lambda: regression.bucket(None), "y")
     refused(lambda: Domain([(0.0, 1.0)], classes=[0, 1]).bucket(np.array([0.5])), "y")
+
+
+@pytest.mark.parametrize(
+    "make, argument",
+    [
+        (lambda: Domain([np.array([0, 1], dtype=complex), (0.0, 1.0)], classes=[0, 1]), "bounds"),
+        (lambda: Domain([None, (0.0, 1.0)], {0: np.array([1, 2], dtype=complex)}, classes=[0, 1]), "categories"),
+        (lambda: Domain([(0.0, 1.0)], label_range=np.array([0, 1], dtype=complex)), "label_range"),
+    ],
+    ids=["bounds", "categories", "label_range"],
+)
+def test_complex_numbers_are_refused_without_a_complex_warning(make, argument):
+    """numpy's complex values used to be cast to float with a ComplexWarning, their imaginary part dropped."""
+    refused(make, argument)
