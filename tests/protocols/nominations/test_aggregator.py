@@ -191,9 +191,15 @@ def test_a_malformed_purchase_reply_excludes_its_owner(change, match):
 
 
 def test_the_mwem_release_has_no_sigma_and_a_sigma_that_is_not_a_number_is_refused():
-    """The consumer's MWEM release carries sigma NaN (no Gaussian noise): the run completes, reporting it; a sigma
-    that is not a float at all is refused."""
+    """The consumer's MWEM release carries sigma NaN (no Gaussian noise): the run completes, reporting it; another
+    sigma is refused, as a sigma other than 0 for the exact release, and an MWEM release outside h1's range."""
     mwem = dpsumm.Nominations(dim=32, purchase=dpsumm.Nominees(), validation_release="mwem")
     result = corrupt_run(mwem, "consumer", "target_release", lambda r, m: r)
     assert len(result) == 8 and np.isnan(result.extra["sigma"])
     corrupt_refused(mwem, "target_release", replace(sigma="nan"), "impossible sigma")
+    corrupt_refused(mwem, "target_release", replace(sigma=0.5), "impossible sigma")  # accepted, and reported, before
+    corrupt_refused(  # a g~ of 1e300 reached every owner
+        mwem, "target_release", lambda r, m: dataclasses.replace(r, noisy_mean=r.noisy_mean + 1e300), "range of h1"
+    )
+    exact = dpsumm.Nominations(dim=32, purchase=dpsumm.Nominees(), validation_release="exact")
+    corrupt_refused(exact, "target_release", replace(sigma=5.0), "impossible sigma")  # no noise: accepted before

@@ -223,10 +223,14 @@ class Aggregator(BaseAggregator[NominationsConfig]):
                 )
         self.check_validation_size(reply.n_rows)
         sigma = real_number(reply.sigma)
-        if sigma is None and c.release == "mwem" and isinstance(reply.sigma, float) and math.isnan(reply.sigma):
-            sigma = reply.sigma  # the MWEM release has no Gaussian sigma: NaN, as the consumer sends it
+        if c.release == "mwem":  # no Gaussian sigma: NaN, as the consumer sends it
+            sigma = reply.sigma if isinstance(reply.sigma, float) and math.isnan(reply.sigma) else None
+        elif sigma is not None and c.release == "exact" and sigma != 0:
+            sigma = None  # no noise
         if sigma is None or sigma < 0:
-            raise ProtocolError(f"consumer released with an impossible sigma {reply.sigma!r}")
+            raise ProtocolError(
+                f"consumer released with an impossible sigma {reply.sigma!r} for its {c.release} release"
+            )
         if rows_wanted:
             self.keep_validation_rows(reply.rows, int(reply.n_rows))
         self.sigma = sigma
@@ -250,6 +254,8 @@ class Aggregator(BaseAggregator[NominationsConfig]):
         elif c.release == "exact":
             self._check_release_noise(np.asarray(reply.noisy_mean, dtype=np.float64), exact, 0.0)
         elif c.release == "mwem":
+            if np.abs(np.asarray(reply.noisy_mean, dtype=np.float64)).max() > h1_peak(c.dim) * (1 + 1e-6):
+                raise ProtocolError("consumer sent an MWEM release outside the range of h1 (|g_i| <= sqrt(2/d))")
             for event in accounting.mwem_step_events(c.mwem_step_epsilon, c.mwem_steps):
                 self.record("validation", event, "g~ = h2(h1(D_v))")
         return reply
