@@ -46,6 +46,7 @@ SPLIT = dict(groups=((0, 1), (3, 4)), seed_set_size=10, random_state=0)
         (dict(train=(TRAIN[0], np.where(TRAIN[1] == 0, np.nan, TRAIN[1]))), "train"),  # NaN labels dropped silently
         (dict(train=(TRAIN[0], TRAIN[1].astype(complex))), "train"),
         (dict(seed_set=np.full((5, 4), 1e300)), "seed_set"),  # overflowed to inf in float32
+        (dict(target_labels=[[3, 4], [5]]), "target_labels"),  # numpy's broadcast ValueError before
     ],
 )
 def test_label_split_names_the_bad_argument(change, argument):
@@ -334,3 +335,33 @@ def test_dataset_generators_validate(call, argument):
     with pytest.raises(dpsumm.InvalidParameterError) as e:
         call()
     assert e.value.argument == argument
+
+
+@pytest.mark.parametrize(
+    "change, argument",
+    [
+        (dict(directory=None), "directory"),
+        (dict(owners=2**63), "owners"),  # wrote owner files for ever
+        (dict(owners="4"), "owners"),
+        (dict(owner_rows=1.5), "owner_rows"),
+        (dict(validation_rows=-1), "validation_rows"),
+        (dict(test_rows=np.ones(2)), "test_rows"),
+        (dict(wanted_share=float("nan")), "wanted_share"),
+        (dict(wanted_share=2.0), "wanted_share"),
+    ],
+    ids=[
+        "directory-none",
+        "owners-huge",
+        "owners-str",
+        "rows-float",
+        "rows-negative",
+        "rows-array",
+        "share-nan",
+        "share-2",
+    ],
+)
+def test_write_region_tables_names_the_bad_argument(change, argument, tmp_path):
+    """Each used to raise a raw TypeError, ValueError or OverflowError, a numpy warning, or (owners = 2**63) to write
+    files without end; nothing is written."""
+    refused(lambda: datasets.write_region_tables(**{"directory": tmp_path / "t", **change}), argument)
+    assert not (tmp_path / "t").exists()

@@ -10,6 +10,7 @@ from scipy.optimize import minimize
 from dpsumm import InvalidParameterError
 from dpsumm.dp_erm import _gamma_int, _gaussian, functional_mechanism, objective_perturbation, unit_features
 from dpsumm.privacy import Csprng
+from refusal import refused
 
 
 def classification(n=400, seed=0):
@@ -80,3 +81,48 @@ def test_functional_mechanism_tends_to_least_squares():
     assert not np.allclose(functional_mechanism(Z, y, 0.5, random_state=1), w_ls, atol=0.05)
     with pytest.raises(InvalidParameterError):
         functional_mechanism(Z * 2, y, 1.0)
+
+
+def _unit():
+    Z, y = classification(n=40)
+    return Z, y
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda Z, y: objective_perturbation(np.array([["a"] * 4] * 40), y, 1.0), "Z"),
+        (lambda Z, y: objective_perturbation(Z, y.astype(complex), 1.0), "y"),
+        (lambda Z, y: objective_perturbation(Z, y, 1.0, loss=["logistic"]), "loss"),
+        (lambda Z, y: objective_perturbation(Z, y, 1.0, lam=1e-320), "lam"),
+        (lambda Z, y: objective_perturbation(Z, y, 1e-320), "epsilon"),
+        (lambda Z, y: objective_perturbation(Z, y[:-1], 1.0), "y"),
+        (lambda Z, y: functional_mechanism(Z, y, 1.0, ridge="junk"), "ridge"),
+        (lambda Z, y: functional_mechanism(Z, y, 1.0, ridge=np.zeros(2)), "ridge"),
+        (lambda Z, y: functional_mechanism(Z, np.full(40, 10**400), 1.0), "y"),
+        (lambda Z, y: unit_features(np.zeros((2, 3)), np.zeros(2), np.ones(3)), "lower"),
+        (lambda Z, y: unit_features(np.zeros((2, 3)), np.zeros(3), None), "upper"),
+        (lambda Z, y: unit_features(np.zeros((2, 3)), np.full(3, -1e308), np.full(3, 1e308)), "upper"),
+        (lambda Z, y: unit_features(np.array([1 + 1j, 2j]), np.zeros(3), np.ones(3)), "X"),
+    ],
+    ids=[
+        "Z-str",
+        "y-complex",
+        "loss-list",
+        "lam-tiny",
+        "epsilon-tiny",
+        "y-short",
+        "ridge-str",
+        "ridge-array",
+        "y-huge-int",
+        "lower-shape",
+        "upper-none",
+        "span-overflow",
+        "X-complex",
+    ],
+)
+def test_bad_input_is_refused_naming_the_argument(call, argument):
+    """Each used to raise a raw TypeError, ValueError, ZeroDivisionError, OverflowError or UFuncTypeError, a
+    ComplexWarning or a numpy RuntimeWarning (an epsilon of 1e-320 made the regulariser infinite)."""
+    Z, y = _unit()
+    refused(lambda: call(Z, y), argument)

@@ -7,6 +7,7 @@ import pytest
 
 from dpsumm.h2 import H2
 from dpsumm.privacy import Csprng
+from refusal import refused
 
 DIM = 8
 
@@ -79,3 +80,21 @@ def test_a_bad_release_is_refused_naming_the_argument():
     with pytest.raises(Exception) as info:
         h.release(0, 1.0)
     assert getattr(info.value, "argument", None) == "steps"
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda: H2(None, 0.5, Csprng(0)), "dim"),
+        (lambda: H2(-1, 0.5, Csprng(0)), "dim"),
+        (lambda: H2(DIM, 0.5, 0), "rng"),
+        (lambda: H2(DIM, 0.5, Csprng(0)).add("rows"), "hashes"),
+        (lambda: H2(DIM, 0.5, Csprng(0)).add(np.zeros((2, DIM + 1))), "hashes"),
+        (lambda: H2(DIM, 0.5, Csprng(0)).add(np.full((2, DIM), 1e300)), "hashes"),
+    ],
+    ids=["dim-none", "dim-negative", "rng-int", "hashes-str", "hashes-width", "hashes-beyond-float32"],
+)
+def test_bad_input_is_refused_naming_the_argument(call, argument):
+    """Each used to raise a TypeError or AttributeError, a numpy RuntimeWarning (sqrt of a negative dim, an overflow
+    in the cast to float32), or to add hashes of the wrong width."""
+    refused(call, argument)

@@ -160,6 +160,18 @@ def test_from_dict_refuses_an_unknown_kind_or_a_missing_field_with_a_protocol_er
         from_dict({"kind": "bid", "round": 1, "value": 0.5})
 
 
+@pytest.mark.parametrize("kind, role", [("owner_request", "owner"), ("consumer_request", "consumer")])
+def test_a_request_of_no_purchase_is_a_protocol_error(kind, role):
+    """The bare request kinds decode (they are registered); answering one used to raise NotImplementedError."""
+    from dpsumm.parties import ConsumerParty, OwnerParty
+    from dpsumm.privacy import Csprng
+
+    rows = np.zeros((4, 2))
+    party = OwnerParty(rows, None, "o") if role == "owner" else ConsumerParty(rows, Csprng(0))
+    with pytest.raises(ProtocolError, match=f"cannot handle '{kind}'"):
+        party.handle(from_dict({"kind": kind}))
+
+
 def test_a_message_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         EXAMPLES[0].dim = 16

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -27,6 +28,18 @@ LABELS = RNG.integers(0, 3, 30)
 
 def exact(H, v, offered=None):
     return best_row(H, v, offered)
+
+
+def test_a_bid_request_beyond_the_float32_range_is_refused_without_an_overflow_warning():
+    """A broadcast v of 1e300s used to overflow in its cast to float32 (a numpy RuntimeWarning) and get a bid."""
+    from dpsumm.messages import BidRequest, Setup
+
+    owner = OwnerParty(np.zeros((5, 2)), None, "o")
+    owner.handle(Setup(n_features=2, dim=8, gamma=0.5, hash_seed=3, reveal="points"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ProtocolError, match="float32 range"):
+            owner.handle(BidRequest(round=1, v=np.full(8, 1e300)))
 
 
 def test_owner_party_bids_with_the_index():

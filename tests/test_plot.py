@@ -8,6 +8,7 @@ import pytest
 
 from dpsumm.errors import DataFileError, InvalidParameterError
 from dpsumm.plot import draw_quality, read_report
+from refusal import refused
 
 
 def _report(size, purchase, east):
@@ -49,3 +50,49 @@ def test_read_report_names_what_to_give(tmp_path):
         read_report(tmp_path)
     (tmp_path / "report.json").write_text(json.dumps(_report(10, None, 0.5)))
     assert read_report(tmp_path)["quality"]["size"] == 10
+
+
+def _edited(change):
+    report = _report(10, "strata", 0.5)
+    change(report)
+    return report
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda tmp: draw_quality([_edited(lambda r: r.pop("quality"))], tmp / "q.png"), "reports"),
+        (lambda tmp: draw_quality([_edited(lambda r: r["quality"].update(size="10"))], tmp / "q.png"), "reports"),
+        (
+            lambda tmp: draw_quality(
+                [_edited(lambda r: r["quality"]["strata"].update(shares=[{"value": 1}]))], tmp / "q.png"
+            ),
+            "reports",
+        ),
+        (
+            lambda tmp: draw_quality(
+                [_edited(lambda r: r["quality"].update(projection={"summary": [[0]]}))], tmp / "q.png"
+            ),
+            "reports",
+        ),
+        (lambda tmp: draw_quality(_report(10, None, 0.5), tmp / "q.png"), "reports"),
+        (lambda tmp: draw_quality([_report(10, None, 0.5)], tmp / "q.png", names=["a", "b"]), "names"),
+        (lambda tmp: draw_quality([_report(10, None, 0.5)], None), "path"),
+        (lambda tmp: read_report(None), "runs"),
+    ],
+    ids=[
+        "no-quality",
+        "size-str",
+        "share-value-int",
+        "projection-pair",
+        "reports-dict",
+        "names-count",
+        "path-none",
+        "runs-none",
+    ],
+)
+def test_a_hand_edited_report_or_bad_argument_is_refused_naming_it(call, argument, tmp_path):
+    """A report.json edited by hand, or arguments of the wrong type, used to raise a KeyError, TypeError, IndexError or
+    ValueError from deep in the drawing."""
+    pytest.importorskip("matplotlib")
+    refused(lambda: call(tmp_path), argument)

@@ -470,3 +470,14 @@ def test_os_keyed_stream_is_rekeyed_after_fork():
     # A seeded stream is reproducible by design: both sides draw the same numbers (and it is NOT private).
     parent, child = _draw_after_fork(dpsumm.privacy.Csprng(5))
     np.testing.assert_array_equal(parent, child)
+
+
+@pytest.mark.parametrize("n_rows", [0, -3, 2.5, "10", None, 10**400, True], ids=repr)
+def test_mean_release_sensitivity_refuses_a_row_count_that_is_not_one(n_rows):
+    """Used to divide by it: a ZeroDivisionError, TypeError or OverflowError, or a negative sensitivity."""
+    refused(lambda: privacy.mean_release_sensitivity(n_rows), "n_rows")
+
+
+def test_quantize_column_sums_refuses_values_beyond_float32_without_a_warning():
+    """A float64 value beyond float32 used to overflow in the cast (numpy's RuntimeWarning)."""
+    refused(lambda: privacy.quantize_column_sums(np.full((2, 2), 1e300), 0.5, privacy.Csprng(0)), "values")

@@ -8,6 +8,7 @@ import pytest
 import dpsumm
 from dpsumm.errors import InvalidParameterError
 from dpsumm.quality import MAX_PROJECTED, projection, quality_lines, quality_report, shares
+from refusal import refused
 
 
 def test_shares_count_each_value_and_join_attributes():
@@ -51,3 +52,42 @@ def test_quality_report_of_a_run_matches_the_metrics():
     lines = quality_lines(q)
     assert lines[0].startswith("validation fit") and "share of each stratum (region)" in lines[1]
     assert any("e" in line and "50.0 %" in line and "75.0 %" in line for line in lines)
+
+
+def _run():
+    rng = np.random.default_rng(1)
+    owners = [dpsumm.Owner(rng.random((30, 2))) for _ in range(2)]
+    val = rng.random((20, 2))
+    return dpsumm.summarize(owners, val, 4, progress=False, random_state=0), val
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda res, val: shares(None, np.array(["a"])), "summary"),
+        (lambda res, val: shares(np.array(["a"]), 3), "validation"),
+        (lambda res, val: shares([np.array(["a", "b"]), np.array([1])], np.array(["a"])), "summary"),
+        (lambda res, val: projection(val[:2], val[:, :1]), "summary"),
+        (lambda res, val: projection(val[:2], np.full((3, 2), np.nan)), "validation"),
+        (lambda res, val: projection(val[:2].astype(complex), val), "summary"),
+        (lambda res, val: projection(val[:2], val * 1e300), "validation"),
+        (lambda res, val: quality_report({"points": val}, val), "result"),
+        (lambda res, val: quality_report(res, val[:, :1]), "validation"),
+    ],
+    ids=[
+        "summary-none",
+        "validation-int",
+        "ragged-columns",
+        "widths",
+        "nan",
+        "complex",
+        "beyond-float32",
+        "result-dict",
+        "validation-width",
+    ],
+)
+def test_bad_input_is_refused_naming_the_argument(call, argument):
+    """Each used to raise a TypeError, IndexError, AttributeError, numpy's AxisError or LinAlgError, a ComplexWarning
+    or a numpy RuntimeWarning."""
+    res, val = _run()
+    refused(lambda: call(res, val), argument)

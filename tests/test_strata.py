@@ -14,9 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpsumm
+from dpsumm import strata as strata_module
 from dpsumm.methods import flat_options, levels_text, method_from_options, parse_levels
 from dpsumm.parties import ConsumerParty, OwnerParty
 from dpsumm.strata import load_strata
+from refusal import refused
 from strata_data import LEVELS, strata_data, strata_method
 
 
@@ -175,3 +177,41 @@ def test_the_cli_takes_strata_files_and_levels(tmp_path: Path, capsys: pytest.Ca
     )
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "summary.npy"), ref.points)
     assert main([*flags[:-4], "--owners", *(str(tmp_path / f"o{k}.npy") for k in range(3))]) != 0  # no strata
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda: strata_module.levels_json(3), "levels"),
+        (lambda: strata_module.levels_json([[object()]]), "levels"),
+        (lambda: strata_module.strata_columns(np.array(["a", "b"]), "strata", np.zeros(2)), "n_rows"),
+        (lambda: strata_module.label_index(np.zeros((2, 2)), np.array([0.0])), "labels"),
+        (lambda: strata_module.label_index(np.array([0]), [[0, 1]]), "label_set"),
+        (lambda: strata_module.label_index(np.array([object()]), np.array([object(), object()])), "labels"),
+        (lambda: strata_module.stratum_index(None, (("a",),)), "columns"),
+        (lambda: strata_module.stratum_index([object()], (("a",),)), "columns"),
+        (lambda: strata_module.check_strata_against([np.array(["a"])], 3, "strata"), "levels"),
+        (lambda: strata_module.check_strata_against([object()], (("a",),), "strata"), "strata"),
+    ],
+    ids=[
+        "levels-int",
+        "levels-object",
+        "n_rows-array",
+        "labels-2d",
+        "label_set-2d",
+        "objects",
+        "columns-none",
+        "columns-object",
+        "levels-not-levels",
+        "column-object",
+    ],
+)
+def test_the_strata_helpers_refuse_bad_input_naming_it(call: Any, argument: str) -> None:
+    """Each used to raise a TypeError, AttributeError or ValueError (an array's truth value)."""
+    refused(call, argument)
+
+
+def test_levels_from_json_refuses_what_is_not_text() -> None:
+    for bad in (None, 3, ["a"], np.zeros(2)):
+        with pytest.raises(dpsumm.ProtocolError, match="not JSON text"):  # was a TypeError from json.loads
+            strata_module.levels_from_json(bad)  # type: ignore[arg-type]

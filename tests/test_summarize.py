@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpsumm
+import dpsumm.transport
 from dpsumm import Budget, Owner
 from refusal import refused
 
@@ -469,3 +470,41 @@ def test_a_purchase_is_a_method_and_owners_with_strata_serve_every_purchase():
     default = dpsumm.summarize(owners, validation, 10, progress=False)
     assert len(default) == 10 and default.gamma == default.hasher.gamma > 0
     assert dpsumm.metrics.validation_fit(default.points, validation, default.gamma) >= 0
+
+
+class _PartiesTransport(dpsumm.transport.Transport):
+    """A user's transport whose ``parties`` is ``value`` (raised when an exception)."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    @property
+    def parties(self):  # type: ignore[no-untyped-def]
+        if isinstance(self.value, Exception):
+            raise self.value
+        return self.value
+
+    def request(self, party, message):  # type: ignore[no-untyped-def]
+        raise AssertionError("no party is asked before the transport is checked")
+
+
+@pytest.mark.parametrize(
+    "parties",
+    [None, 3, "owner-0owner-1consumer", ValueError("no grid")],
+    ids=["none", "int", "str", "raises"],
+)
+def test_a_transport_whose_parties_are_not_names_is_refused(parties):
+    """``transport.parties`` that is None or an int used to raise a TypeError, one that raised its own error, and a
+    string was searched for the names as substrings."""
+    rng = np.random.default_rng(0)
+    refused(
+        lambda: dpsumm.summarize(
+            [Owner(rng.random((20, 2)), name="owner-0"), Owner(rng.random((20, 2)), name="owner-1")],
+            rng.random((10, 2)),
+            4,
+            method=dpsumm.Nominations(dim=16, purchase=dpsumm.Nominees()),
+            progress=False,
+            transport=_PartiesTransport(parties),
+        ),
+        "transport",
+    )

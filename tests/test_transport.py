@@ -4,11 +4,14 @@ party is contained, Ctrl-C is not.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import dpsumm
-from dpsumm.messages import Setup
-from dpsumm.transport import InProcessTransport, PartyUnavailable
+from dpsumm.messages import Message, NominationReply, Setup
+from dpsumm.parties import ConsumerParty, OwnerParty
+from dpsumm.privacy import Csprng
+from dpsumm.transport import InProcessTransport, PartyUnavailable, Transport
 
 
 class _Panicking:
@@ -71,3 +74,66 @@ def test_in_process_parties_answer_concurrently_with_the_same_replies():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(dpsumm.InvalidParameterError):
             InProcessTransport(parties, max_workers=bad)
+
+
+class _UserTransport(Transport):
+    """A user's transport over in-process parties that drops owner-0 from its many replies, or fails in ``mode``."""
+
+    def __init__(self, inner: InProcessTransport, mode: str) -> None:
+        self.inner, self.mode = inner, mode
+
+    @property
+    def parties(self) -> list[str]:
+        return self.inner.parties
+
+    def request(self, party: str, message: Message) -> Message:
+        if self.mode == "consumer-raises" and party == "consumer":
+            raise KeyError("no route")
+        reply = self.inner.request(party, message)
+        if self.mode == "missing-field" and party == "owner-0" and isinstance(reply, NominationReply):
+            object.__delattr__(reply, "tokens")
+        return reply
+
+    def request_many(self, requests):  # type: ignore[no-untyped-def]
+        replies = super().request_many(requests)
+        if self.mode == "drops-owner":
+            replies.pop("owner-0", None)
+        if self.mode == "returns-list":
+            return list(replies.values())
+        return replies
+
+
+@pytest.mark.parametrize("mode", ["drops-owner", "returns-list", "missing-field", "consumer-raises"])
+def test_a_user_transport_that_loses_replies_costs_the_run_the_party_not_a_crash(mode):
+    """A user's transport whose request_many drops a party (used to raise KeyError) or returns a list (TypeError), a
+    reply missing a field (AttributeError), a transport that raises for the consumer (KeyError): the owner is
+    excluded, or the run is a ProtocolError naming the consumer."""
+    rng = np.random.default_rng(1)
+    datas = [rng.normal(size=(30, 3)) for _ in range(3)]
+    validation = rng.normal(size=(20, 3))
+    names = [f"owner-{k}" for k in range(3)]
+    parties: dict = {n: OwnerParty(d, None, n) for n, d in zip(names, datas)}
+    parties["consumer"] = ConsumerParty(validation, Csprng(5))
+    transport = _UserTransport(InProcessTransport(parties), mode)
+
+    def run():
+        return dpsumm.summarize(
+            [dpsumm.Owner(d, name=n) for d, n in zip(datas, names)],
+            validation,
+            6,
+            method=dpsumm.Nominations(dim=16, purchase=dpsumm.Nominees()),
+            random_state=0,
+            progress=False,
+            transport=transport,
+        )
+
+    if mode == "consumer-raises":
+        with pytest.raises(PartyUnavailable, match="'consumer' is unavailable: KeyError"):
+            run()
+        return
+    result = run()
+    excluded = [e["owner"] for e in result.events if e.get("event") == "excluded"]
+    if mode == "returns-list":  # no owner answered
+        assert excluded == names and len(result) == 0
+    else:
+        assert excluded == ["owner-0"] and len(result) == 6

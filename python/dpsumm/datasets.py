@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import math
 import numbers
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -244,6 +245,11 @@ def label_split(
         raise InvalidParameterError(
             f"`target_labels` must be a non-empty list of labels, got {target_labels!r:.60}", "target_labels"
         )
+    try:
+        for v in target_labels:
+            _label_int(v)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidParameterError(f"`target_labels` must hold integer labels: {exc}", "target_labels") from None
     n_targets = len(target_labels)
     ratio = real_vector(target_ratio, "target_ratio") if not isinstance(target_ratio, (str, bytes)) else np.zeros(0)
     if ratio.ndim != 1 or len(ratio) != n_targets or (ratio <= 0).any():
@@ -459,9 +465,20 @@ def write_region_tables(
 
     Returns the paths written: ``owner-1.csv`` ... ``owner-K.csv``, ``validation.csv``, ``test.csv``.
     """
+    if not isinstance(directory, (str, os.PathLike)):
+        raise InvalidParameterError(f"`directory` must be a path, got {type(directory).__name__}", "directory")
+    owners = _int_arg(owners, "owners", 1, 10_000)
+    owner_rows, validation_rows, test_rows = (
+        _int_arg(n, name, 1, 10**7)
+        for n, name in ((owner_rows, "owner_rows"), (validation_rows, "validation_rows"), (test_rows, "test_rows"))
+    )
+    if isinstance(wanted_share, bool) or not isinstance(wanted_share, numbers.Real) or not 0 <= wanted_share <= 1:
+        raise InvalidParameterError(
+            f"`wanted_share` must be a number in [0, 1], got {wanted_share!r:.40}", "wanted_share"
+        )
+    rng = _generator(random_state)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    rng = _generator(random_state)
     centre = {"north": (35.0, 42000.0), "south": (52.0, 31000.0), "east": (29.0, 78000.0), "west": (61.0, 55000.0)}
 
     def rows(n: int, share_east: float) -> list[list[str]]:

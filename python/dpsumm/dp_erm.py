@@ -26,7 +26,7 @@ from typing import cast
 
 import numpy as np
 
-from ._validation import positive_float
+from ._validation import as_array, float64_array, positive_float, real_number
 from .errors import InvalidParameterError
 from .privacy import Csprng, check_random_state
 
@@ -37,10 +37,40 @@ LOSSES = {"logistic": 0.25, "huber": 1.0}  # Huber with h = 0.5: c = 1/(2h) = 1
 _HUBER_H = 0.5
 
 
+def _reals(value: object, name: str, ndim: tuple[int, ...]) -> np.ndarray:
+    """``value`` as a float64 array of finite real numbers with ``ndim`` dimensions; InvalidParameterError naming
+    ``name`` otherwise (strings, objects and complex numbers are refused, never cast)."""
+    arr = as_array(value, name)
+    if arr.dtype.kind not in "fiub":
+        raise InvalidParameterError(f"`{name}` must hold real numbers, got dtype {arr.dtype}", name)
+    if arr.ndim not in ndim:
+        raise InvalidParameterError(f"`{name}` must be {' or '.join(f'{d}-D' for d in ndim)}, got {arr.ndim}-D", name)
+    arr = float64_array(arr, name)
+    if not np.isfinite(arr).all():
+        raise InvalidParameterError(f"`{name}` contains NaN or infinite values", name)
+    return arr
+
+
 def unit_features(X: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
     """Rows scaled to [0, 1] per attribute by the *public* bounds, a constant 1 appended (intercept),
-    all divided by sqrt(d + 1): every row then has L2 norm <= 1 and every entry lies in [0, 1]."""
-    Z = (np.asarray(X, dtype=np.float64) - lower) / (upper - lower)
+    all divided by sqrt(d + 1): every row then has L2 norm <= 1 and every entry lies in [0, 1].
+
+    ``lower`` and ``upper`` are one bound per attribute (or one for all), with ``lower < upper``."""
+    d = _reals(X, "X", (2,)).shape[1]
+    bounds = []
+    for name, bound in (("lower", lower), ("upper", upper)):
+        arr = _reals(bound, name, (0, 1))
+        if arr.ndim == 1 and arr.shape != (d,):
+            raise InvalidParameterError(
+                f"`{name}` must hold one bound per attribute ({d}), got shape {arr.shape}", name
+            )
+        bounds.append(arr)
+    with np.errstate(over="ignore"):
+        span = bounds[1] - bounds[0]
+    if not (np.all(span > 0) and np.isfinite(span).all()):
+        raise InvalidParameterError("`upper` must exceed `lower` in every attribute, by a finite span", "upper")
+    with np.errstate(over="ignore"):  # a row beyond the bounds by more than the float range: clipped below
+        Z = (np.asarray(X, dtype=np.float64) - lower) / (upper - lower)
     Z = np.clip(Z, 0.0, 1.0)
     Z = np.hstack([Z, np.ones((Z.shape[0], 1))])
     return Z / math.sqrt(Z.shape[1])
@@ -114,14 +144,15 @@ def objective_perturbation(
     """
     from scipy.optimize import minimize
 
-    if loss not in LOSSES:
+    if not isinstance(loss, str) or loss not in LOSSES:
         raise InvalidParameterError(f"`loss` must be one of {sorted(LOSSES)}, got {loss!r}", "loss")
     eps = positive_float(epsilon, "epsilon")
     lam = positive_float(lam, "lam")
-    Z = np.asarray(Z, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    Z = _reals(Z, "Z", (2,))
+    y = _reals(y, "y", (1,))
     if Z.ndim != 2 or y.shape != (Z.shape[0],) or Z.shape[0] == 0:
-        raise InvalidParameterError("`Z` must be (n, d) with n >= 1 and `y` (n,)", "Z")
+        bad = "Z" if Z.shape[0] == 0 else "y"
+        raise InvalidParameterError("`Z` must be (n, d) with n >= 1 and `y` (n,)", bad)
     if np.any(np.linalg.norm(Z, axis=1) > 1 + 1e-9):
         raise InvalidParameterError("rows of `Z` must have L2 norm <= 1", "Z")
     if not np.all(np.isin(y, (-1.0, 1.0))):
@@ -129,11 +160,15 @@ def objective_perturbation(
     rng = check_random_state(random_state)
     n, d = Z.shape
     c = LOSSES[loss]
+    if not n * n * lam * lam > 0:  # (n lam)^2 below the float range: the slack below divides by it
+        raise InvalidParameterError(f"`lam` is too small for {n} rows, got {lam!r}", "lam")
     eps_p = eps - math.log(1 + 2 * c / (n * lam) + c * c / (n * n * lam * lam))
     delta = 0.0
     if eps_p <= 0:
         delta = c / (n * math.expm1(eps / 4)) - lam
         eps_p = eps / 2
+        if not math.isfinite(delta):
+            raise InvalidParameterError(f"`epsilon` is too small for {n} rows, got {epsilon!r}", "epsilon")
     g = _gaussian(rng, d)
     b = g / np.linalg.norm(g) * _gamma_int(rng, d, 2.0 / eps_p)
     reg = lam + delta
@@ -175,10 +210,13 @@ def functional_mechanism(
         w; predict ``Z @ w``.
     """
     eps = positive_float(epsilon, "epsilon")
-    Z = np.asarray(Z, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    ridge_value = real_number(ridge, "ridge")
+    if not (math.isfinite(ridge_value) and ridge_value >= 0):
+        raise InvalidParameterError(f"`ridge` must be a finite number >= 0, got {ridge!r}", "ridge")
+    Z = _reals(Z, "Z", (2,))
+    y = _reals(y, "y", (1,))
     if Z.ndim != 2 or y.shape != (Z.shape[0],):
-        raise InvalidParameterError("`Z` must be (n, d) and `y` (n,)", "Z")
+        raise InvalidParameterError(f"`Z` must be (n, d) and `y` (n,), got {Z.shape} and {y.shape}", "y")
     if np.abs(Z).max(initial=0) > 1 + 1e-12 or np.abs(y).max(initial=0) > 1 + 1e-12:
         raise InvalidParameterError("entries of `Z` and `y` must lie in [-1, 1]", "Z")
     rng = check_random_state(random_state)

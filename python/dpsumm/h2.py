@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .privacy import Csprng, ProductMWEM, quantize_column_sums
+from ._validation import bounded_int, float32_array, instance_of, real_matrix
+from .errors import InvalidParameterError
+from .privacy import MAX_DIM, Csprng, ProductMWEM, quantize_column_sums
 
 __all__ = ["H2"]
 
@@ -36,6 +38,8 @@ class H2:
     """
 
     def __init__(self, dim: int, eta: float, rng: Csprng, neighbour: str = "replace-one") -> None:
+        dim = bounded_int(dim, "dim", 1, MAX_DIM)
+        rng = instance_of(rng, Csprng, "rng", "a dpsumm.privacy.Csprng")
         self.dim = dim
         self.eta = eta
         self.neighbour = neighbour
@@ -47,9 +51,12 @@ class H2:
 
     def add(self, hashes: np.ndarray) -> None:
         """Quantize h1 rows (shape (m, dim)) once and add them to the column sums."""
+        hashes = real_matrix(hashes, "hashes", " (rows x dim)")
+        if hashes.shape[1] != self.dim:
+            raise InvalidParameterError(f"`hashes` must have {self.dim} columns, got {hashes.shape[1]}", "hashes")
         if hashes.shape[0] == 0:
             return
-        scaled = np.clip(np.asarray(hashes, dtype=np.float32) * self._scale, -1.0, 1.0)
+        scaled = np.clip(float32_array(hashes, "hashes") * self._scale, -1.0, 1.0)
         self.column_sums += quantize_column_sums(scaled, self.eta, self._rng)
         self.n_rows += hashes.shape[0]
 

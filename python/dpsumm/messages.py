@@ -51,6 +51,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -79,6 +80,8 @@ __all__ = [
     "answer",
     "from_dict",
     "request_key",
+    "real_array",
+    "real_number",
 ]
 
 _REGISTRY: dict[str, type[Message]] = {}
@@ -155,8 +158,9 @@ class OwnerRequest(Message):
     answered_by: ClassVar[str | None] = "owner"
 
     def answer(self, owner: Any) -> Message:
-        """The owner's reply (``owner`` is a :class:`dpsumm.parties.OwnerParty`); raises ProtocolError."""
-        raise NotImplementedError
+        """The owner's reply (``owner`` is a :class:`dpsumm.parties.OwnerParty`); raises ProtocolError (here: a
+        request of no purchase, which no owner answers)."""
+        return super().answer(owner)
 
 
 @dataclass(frozen=True)
@@ -178,8 +182,9 @@ class ConsumerRequest(Message):
         return reply
 
     def draw(self, consumer: Any) -> Message:
-        """The release itself (``consumer`` is a :class:`dpsumm.parties.ConsumerParty`); raises ProtocolError."""
-        raise NotImplementedError
+        """The release itself (``consumer`` is a :class:`dpsumm.parties.ConsumerParty`); raises ProtocolError (here: a
+        request of no purchase, which the consumer does not answer)."""
+        return Message.answer(self, consumer)
 
 
 def from_dict(data: dict[str, Any]) -> Message:
@@ -422,3 +427,23 @@ def request_key(message: Message) -> str:
         if arr is not None:
             h.update(np.ascontiguousarray(arr).tobytes() if arr.dtype.kind != "O" else repr(arr.tolist()).encode())
     return h.hexdigest()
+
+
+def real_array(value: object) -> np.ndarray | None:
+    """A reply's array field as an array of real numbers (integer or floating dtype), or None when it is not one
+    (None, a Python object, or an array of objects, strings, booleans or complex numbers): the receiver refuses it
+    before it computes with it."""
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "fiu":
+        return None
+    return value
+
+
+def real_number(value: object) -> float | None:
+    """A reply's scalar field as a finite float (from an int or float, not a bool), or None when it is not one."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond the float range
+        return None
+    return number if math.isfinite(number) else None

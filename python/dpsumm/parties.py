@@ -425,9 +425,15 @@ class OwnerParty(_Party):
     def bid(self, m: BidRequest) -> Bid:
         """Its best row not yet offered against the broadcast ``v`` (paper Alg. 3)."""
         v = np.asarray(m.v)
-        if v.ndim != 1 or v.dtype.kind not in "fiu" or not np.isfinite(v).all():
+        if (
+            v.ndim != 1
+            or v.dtype.kind not in "fiu"
+            or not np.isfinite(v).all()
+            or (v.size and np.abs(v).max() > np.finfo(np.float32).max)
+        ):
             raise ProtocolError(
-                f"owner {self.name!r}: a bid request needs a finite 1-D vector v, got {v.dtype} {v.shape}"
+                f"owner {self.name!r}: a bid request needs a finite 1-D vector v in the float32 range, got {v.dtype} "
+                f"{v.shape}"
             )
         v = np.ascontiguousarray(v, dtype=np.float32)
         if self._index is not None:

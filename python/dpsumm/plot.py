@@ -8,6 +8,8 @@ summary's rows over ``D_v``'s on the two leading principal axes of ``D_v``. Need
 from __future__ import annotations
 
 import json
+import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,11 @@ __all__ = ["read_report", "draw_quality"]
 
 def read_report(directory: str | Path) -> dict[str, Any]:
     """The ``report.json`` of a run's output directory (``dpsumm summarize --out``), which must hold a quality report."""
+    if not isinstance(directory, (str, os.PathLike)):
+        raise InvalidParameterError(
+            f"`runs` must be a path (the --out directory of a dpsumm summarize run), got {type(directory).__name__}",
+            "runs",
+        )
     p = Path(directory)
     path = p / "report.json" if p.is_dir() else p
     try:
@@ -38,6 +45,83 @@ def read_report(directory: str | Path) -> dict[str, Any]:
             "runs",
         )
     return report
+
+
+def _real(value: object) -> bool:
+    """Whether a report's figure is a finite real number (not a bool)."""
+    return (
+        not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    )  # an int beyond float: not drawn
+
+
+def _shares_problem(part: object, key: str) -> str | None:
+    """Why a report's ``strata`` or ``labels`` part cannot be drawn, or None."""
+    if part is None:
+        return None
+    if not isinstance(part, dict) or not isinstance(part.get("shares"), list) or not part["shares"]:
+        return f"`{key}` must be null or hold a non-empty list of `shares`"
+    for row in part["shares"]:
+        if not (
+            isinstance(row, dict)
+            and isinstance(row.get("value"), str)
+            and _real(row.get("summary"))
+            and _real(row.get("validation"))
+        ):
+            return (
+                f"each of `{key}.shares` must be {{value: str, summary: number, validation: number}}, got {row!r:.80}"
+            )
+    names = part.get("attributes", []) if key == "strata" else [part.get("attribute") or ""]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return f"`{key}` must name its attributes with strings"
+    return None
+
+
+def _report_problem(report: object) -> str | None:
+    """Why one run's report (``read_report``'s, or a hand-edited one) cannot be drawn, or None."""
+    quality = report.get("quality") if isinstance(report, dict) else None
+    if not isinstance(quality, dict):
+        return "it is not a dict with a `quality` dict"
+    size = quality.get("size")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        return f"`quality.size` must be an integer >= 0, got {size!r:.40}"
+    mmd = quality.get("validation_mmd2")
+    if mmd is not None and not (_real(mmd) and mmd >= 0):
+        return f"`quality.validation_mmd2` must be null or a number >= 0, got {mmd!r:.40}"
+    for key in ("strata", "labels"):
+        problem = _shares_problem(quality.get(key), key)
+        if problem is not None:
+            return problem
+    proj = quality.get("projection")
+    if proj is not None:
+        ok = isinstance(proj, dict) and all(
+            isinstance(proj.get(k), list)
+            and all(isinstance(xy, list) and len(xy) == 2 and all(_real(c) for c in xy) for xy in proj[k])
+            for k in ("summary", "validation")
+        )
+        if not ok:
+            return "`quality.projection` must be null or hold `summary` and `validation` lists of [x, y] numbers"
+    return None
+
+
+def _check_reports(reports: object, names: object, path: object) -> None:
+    """Refuse reports, names or a path :func:`draw_quality` cannot draw, naming the argument."""
+    if isinstance(reports, (str, bytes, dict)) or not isinstance(reports, Sequence):
+        raise InvalidParameterError(f"`reports` must be a list of run reports, got {type(reports).__name__}", "reports")
+    if not reports:
+        raise InvalidParameterError("`reports` is empty: give at least one run", "reports")
+    for k, report in enumerate(reports):
+        problem = _report_problem(report)
+        if problem is not None:
+            raise InvalidParameterError(f"`reports[{k}]` cannot be drawn: {problem}", "reports")
+    if names is not None and (
+        isinstance(names, (str, bytes))
+        or not isinstance(names, Sequence)
+        or len(names) not in (0, len(reports))  # empty: the default names
+        or not all(isinstance(n, str) for n in names)
+    ):
+        raise InvalidParameterError(f"`names` must be None or {len(reports)} strings, one per report", "names")
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidParameterError(f"`path` must be a file path, got {type(path).__name__}", "path")
 
 
 def _bars(ax: Any, parts: Sequence[tuple[str, dict[str, Any]]], title: str) -> None:
@@ -62,8 +146,7 @@ def draw_quality(reports: Sequence[dict[str, Any]], path: str | Path, *, names: 
     against the summary size when the runs have several sizes (one line per purchase); the first run's summary over
     ``D_v`` on ``D_v``'s two leading principal axes. Returns the path written.
     """
-    if not reports:
-        raise InvalidParameterError("`reports` is empty: give at least one run", "reports")
+    _check_reports(reports, names, path)
     try:
         from matplotlib.figure import Figure  # no pyplot: the caller's backend and figure list are left alone
     except ImportError as exc:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import _core
-from ._validation import as_array, bounded_int, instance_of, positive_float, real_vector
+from ._validation import as_array, bounded_int, float32_array, float64_array, instance_of, positive_float, real_vector
 from .errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -95,7 +95,8 @@ def _unit_matrix(values: object, dtype: type) -> np.ndarray:
         raise InvalidParameterError(f"`values` must be 2-D, got {arr.ndim}-D", "values")
     if arr.dtype.kind not in "fiu":
         raise InvalidParameterError(f"`values` must hold real numbers, got dtype {arr.dtype}", "values")
-    return np.ascontiguousarray(arr, dtype=dtype)
+    # Cast without numpy's overflow warning: a value beyond float32 is refused naming `values`.
+    return float32_array(arr, "values") if dtype is np.float32 else np.ascontiguousarray(float64_array(arr, "values"))
 
 
 def stochastic_round(values: object, eta: float, rng: Csprng) -> np.ndarray:
@@ -358,4 +359,4 @@ def count_release_event(epsilon: float) -> LaplaceEvent:
 def mean_release_sensitivity(n_rows: int) -> float:
     """The L2 sensitivity of ``mean h1(D_v)`` under replace-one in ``D_v`` (``|D_v| = n_rows`` public):
     ``||h1(v) - h1(v')|| / n_rows <= 2 sqrt(2) / n_rows`` (``||h1||^2 <= 2``; docs/explanation/protocol.md)."""
-    return 2.0 * math.sqrt(2.0) / n_rows
+    return 2.0 * math.sqrt(2.0) / bounded_int(n_rows, "n_rows", 1, 2**63 - 1)

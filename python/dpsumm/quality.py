@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import FLOAT32_MAX, as_array, float_matrix, instance_of
 from .errors import InvalidParameterError
 
 __all__ = ["shares", "quality_report", "projection", "MAX_PROJECTED"]
@@ -21,10 +22,19 @@ __all__ = ["shares", "quality_report", "projection", "MAX_PROJECTED"]
 MAX_PROJECTED = 1000
 
 
-def _keys(columns: Sequence[np.ndarray] | np.ndarray) -> list[str]:
-    """One display key per row: the row's values of every column, joined by ``/``."""
+def _keys(columns: Sequence[np.ndarray] | np.ndarray, name: str = "columns") -> list[str]:
+    """One display key per row: the row's values of every column, joined by ``/``; InvalidParameterError naming
+    ``name`` for anything but a 1-D array or a list of 1-D columns of one length."""
+    if isinstance(columns, (str, bytes)) or not isinstance(columns, (np.ndarray, list, tuple)):
+        raise InvalidParameterError(
+            f"`{name}` must be a 1-D array or a list of 1-D arrays, got {type(columns).__name__}", name
+        )
     cols = [np.asarray(columns)] if isinstance(columns, np.ndarray) and np.asarray(columns).ndim == 1 else columns
-    cols = [np.asarray(c) for c in cols]
+    cols = [as_array(c, name) for c in cols]
+    if any(c.ndim != 1 or len(c) != len(cols[0]) for c in cols):
+        raise InvalidParameterError(
+            f"`{name}` must be 1-D columns of one length, got shapes {[c.shape for c in cols]}", name
+        )
     if not cols:
         return []
     return ["/".join(str(v.item() if hasattr(v, "item") else v) for v in vals) for vals in zip(*cols)]
@@ -52,7 +62,7 @@ def shares(
     >>> shares(np.array(["a", "a", "b", "b"]), np.array(["a", "a", "a", "b"]))
     [{'value': 'a', 'summary': 0.5, 'validation': 0.75}, {'value': 'b', 'summary': 0.5, 'validation': 0.25}]
     """
-    s, v = _keys(summary), _keys(validation)
+    s, v = _keys(summary, "summary"), _keys(validation, "validation")
     if not v:
         raise InvalidParameterError("`validation` has no rows to count", "validation")
     out = []
@@ -67,11 +77,19 @@ def shares(
     return sorted(out, key=lambda d: -d["validation"])
 
 
+def _rows(value: object, name: str, n_features: int | None = None) -> np.ndarray:
+    """Rows of :func:`projection` as float64: finite, within the float32 range (where dpsumm's rows live)."""
+    arr = float_matrix(value, name, n_features=n_features, allow_empty=n_features is not None)
+    if arr.size and np.abs(arr).max() > FLOAT32_MAX:
+        raise InvalidParameterError(f"`{name}` has values beyond the float32 range (|x| > {FLOAT32_MAX:.3g})", name)
+    return np.asarray(arr, dtype=np.float64)
+
+
 def projection(summary: np.ndarray, validation: np.ndarray) -> dict[str, list[list[float]]]:
     """Summary and validation rows on the two leading principal axes of the validation rows (at most
     :data:`MAX_PROJECTED` of each, evenly spaced), for a picture of where the summary lies in ``D_v``."""
-    val = np.asarray(validation, dtype=np.float64)
-    summ = np.asarray(summary, dtype=np.float64)
+    val = _rows(validation, "validation")
+    summ = _rows(summary, "summary", val.shape[1])
     centre = val.mean(axis=0)
     _, _, vt = np.linalg.svd(val - centre, full_matrices=False)
     axes = vt[:2].T if vt.shape[0] >= 2 else np.column_stack([vt[0], np.zeros_like(vt[0])])
@@ -123,7 +141,11 @@ def quality_report(
     """
     from .kernels import mmd2
     from .metrics import validation_fit
+    from .results import SummaryResult
 
+    instance_of(result, SummaryResult, "result", "a dpsumm.SummaryResult")
+    if result.points is not None and len(result.points):
+        validation = float_matrix(validation, "validation", n_features=result.points.shape[1])
     gamma = float(result.hasher.gamma)
     points = result.points
     fit = result.extra.get("validation_fit")

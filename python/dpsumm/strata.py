@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_array, same_kind
+from ._validation import as_array, bounded_int, same_kind
 from .errors import InvalidParameterError, ProtocolError
 
 __all__ = [
@@ -121,11 +121,17 @@ def levels_tuple(value: object, argument: str = "levels") -> Levels:
 
 def levels_json(levels: Levels) -> str:
     """The declared levels as the JSON text a request carries (numbers stay numbers, strings strings)."""
-    return json.dumps([list(a) for a in levels], separators=(",", ":"))
+    try:
+        return json.dumps([list(a) for a in levels], separators=(",", ":"))
+    except (TypeError, ValueError):  # not a sequence of value sets, or values JSON cannot hold
+        levels_tuple(levels, "levels")  # names what is wrong
+        raise InvalidParameterError(f"`levels` must hold numbers or strings, got {levels!r:.80}", "levels") from None
 
 
 def levels_from_json(text: str) -> Levels:
     """:func:`levels_json` read back (a party reading a request); ProtocolError on anything else."""
+    if not isinstance(text, (str, bytes)):
+        raise ProtocolError(f"a request carries strata levels as {type(text).__name__}, not JSON text")
     try:
         return levels_tuple(json.loads(text), "levels")
     except (ValueError, InvalidParameterError) as exc:
@@ -166,6 +172,7 @@ def strata_columns(value: object, argument: str, n_rows: int) -> list[np.ndarray
     columns) or a list of 1-D columns. InvalidParameterError naming ``argument`` for any other shape, a NaN, an
     object column or an empty one.
     """
+    n_rows = bounded_int(n_rows, "n_rows", 0, 2**63 - 1)
     if value is None:
         raise InvalidParameterError(f"`{argument}` is missing", argument)
     columns = getattr(value, "columns", None)
@@ -194,6 +201,11 @@ def strata_columns(value: object, argument: str, n_rows: int) -> list[np.ndarray
 def check_strata_against(columns: list[np.ndarray], levels: Levels, argument: str) -> np.ndarray:
     """The rows' stratum positions (:func:`stratum_index`) after checking ``columns`` against the declared levels:
     one column per attribute, of its levels' kind; InvalidParameterError naming ``argument`` otherwise."""
+    if isinstance(columns, (str, bytes, Mapping)) or not isinstance(columns, (Sequence, np.ndarray)):
+        raise InvalidParameterError(f"`{argument}` must be one column per attribute, got {columns!r:.60}", argument)
+    levels = levels_tuple(levels, "levels")
+    if any(not isinstance(c, np.ndarray) or c.ndim != 1 for c in columns):
+        raise InvalidParameterError(f"`{argument}` must be 1-D arrays, one per attribute", argument)
     if len(columns) != len(levels):
         raise InvalidParameterError(
             f"`{argument}` has {len(columns)} attribute(s), the purchase declares levels for {len(levels)}", argument
@@ -216,13 +228,20 @@ def label_index(labels: np.ndarray, label_set: np.ndarray) -> np.ndarray:
     lands on its first entry, every label above on its last, both -1); otherwise one sorted search over the rows.
     The two give the same positions (tests/test_parties.py).
     """
+    labels, label_set = (as_array(a, name) for a, name in ((labels, "labels"), (label_set, "label_set")))
+    for arr, name in ((labels, "labels"), (label_set, "label_set")):
+        if arr.ndim != 1:
+            raise InvalidParameterError(f"`{name}` must be 1-D, got shape {arr.shape}", name)
     if len(label_set) == 0 or (labels.dtype.kind in "US") != (label_set.dtype.kind in "US"):
         return np.full(len(labels), -1, dtype=np.int64)  # strings against numbers: no label of the set occurs
     by_table = label_slots(labels, label_set)
     if by_table is not None:
         slot, table = by_table
         return np.asarray(table[slot], dtype=np.int64)
-    return label_index_sorted(labels, label_set)
+    try:
+        return label_index_sorted(labels, label_set)
+    except TypeError as exc:  # values numpy cannot order (objects)
+        raise InvalidParameterError(f"`labels` cannot be matched to `label_set`: {exc}", "labels") from None
 
 
 def label_slots(labels: np.ndarray, label_set: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -251,8 +270,15 @@ def label_index_sorted(labels: np.ndarray, label_set: np.ndarray) -> np.ndarray:
 def stratum_index(columns: Sequence[np.ndarray], levels: Levels) -> np.ndarray:
     """Each row's position in the product of the declared levels (int64, the first attribute most significant), -1
     for a row with a value outside its attribute's levels."""
+    for value, name in ((columns, "columns"), (levels, "levels")):
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
+            raise InvalidParameterError(
+                f"`{name}` must be a sequence, one entry per attribute, got {value!r:.60}", name
+            )
     if len(columns) != len(levels):
         raise ProtocolError(f"the strata have {len(columns)} attribute(s), the levels declare {len(levels)}")
+    if any(np.ndim(c) != 1 for c in columns):
+        raise InvalidParameterError("`columns` must be 1-D columns, one per attribute", "columns")
     n = len(columns[0]) if columns else 0
     out = np.zeros(n, dtype=np.int64)
     outside = np.zeros(n, dtype=bool)

@@ -10,7 +10,7 @@ import logging
 import numbers
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -19,6 +19,7 @@ from . import accounting
 from ._validation import (
     as_array,
     check_hashable,
+    exc_text,
     float_matrix,
     float_matrix_peak,
     label_vector,
@@ -223,7 +224,8 @@ def _set_up(
                 plan.schedule.describe().replace("\n", "; "),
             )
         if transport is not None:
-            missing = [n for n in [*names, CONSUMER] if n not in transport.parties]
+            reachable = _transport_parties(transport)
+            missing = [n for n in [*names, CONSUMER] if n not in reachable]
             if missing:
                 raise InvalidParameterError(
                     f"`transport` does not reach the parties {missing}: it must hold every "
@@ -433,6 +435,20 @@ def summarize(
         local=_local_data(meth, datas, labels, val, rng_uniform),
     )
     return _finish(_check_fit(meth.run(setup), meth, val, hasher.gamma), seeded)
+
+
+def _transport_parties(transport: Transport) -> list[str]:
+    """The names ``transport.parties`` gives (a user's transport: read once, checked), or InvalidParameterError."""
+    try:
+        value = transport.parties
+    except Exception as exc:  # noqa: BLE001 - a user's property may raise anything
+        raise InvalidParameterError(f"`transport`: its parties cannot be read ({exc_text(exc)})", "transport") from None
+    names = list(value) if isinstance(value, Iterable) and not isinstance(value, (str, bytes)) else None
+    if names is None or not all(isinstance(n, str) for n in names):
+        raise InvalidParameterError(
+            f"`transport.parties` must be a list of party names, got {type(value).__name__}", "transport"
+        )
+    return names
 
 
 def _in_process(

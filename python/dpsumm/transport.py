@@ -9,6 +9,7 @@ place.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -19,7 +20,7 @@ from ._validation import bounded_int
 from .errors import ProtocolError
 from .messages import Message
 
-__all__ = ["Party", "Transport", "InProcessTransport", "PartyUnavailable"]
+__all__ = ["Party", "Transport", "InProcessTransport", "PartyUnavailable", "CheckedTransport", "checked_reply"]
 
 
 class PartyUnavailable(ProtocolError):
@@ -142,3 +143,66 @@ class InProcessTransport(Transport):
         if not isinstance(reply, Message):
             raise PartyUnavailable(party, f"replied with {type(reply).__name__}, not a protocol message")
         return reply
+
+
+def checked_reply(party: str, reply: object) -> Message:
+    """``reply`` when it is a protocol message holding every one of its fields; :class:`PartyUnavailable` otherwise
+    (a party, or a transport, that answers with something else has not answered)."""
+    if not isinstance(reply, Message):
+        raise PartyUnavailable(party, f"replied with {type(reply).__name__}, not a protocol message")
+    missing = [f.name for f in dataclasses.fields(reply) if not hasattr(reply, f.name)]
+    if missing:
+        raise PartyUnavailable(party, f"replied with a {reply.kind} message missing {missing}")
+    return reply
+
+
+class CheckedTransport(Transport):
+    """Any transport, as the aggregators use it: every reply a whole protocol message (:func:`checked_reply`), every
+    party asked answered or :class:`PartyUnavailable`, whatever the transport (a user's included) returns or raises.
+
+    Parameters
+    ----------
+    inner : Transport
+        The transport that delivers the messages.
+    """
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner: Transport = inner.inner if isinstance(inner, CheckedTransport) else inner
+
+    @property
+    def parties(self) -> list[str]:
+        return self.inner.parties
+
+    def request(self, party: str, message: Message) -> Message:
+        try:
+            reply = self.inner.request(party, message)
+        except PartyUnavailable:
+            raise
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:  # the transport's failure to deliver: the party did not answer
+            raise PartyUnavailable(party, f"{type(exc).__name__}: {exc}") from exc
+        return checked_reply(party, reply)
+
+    def request_many(self, requests: Mapping[str, Message]) -> dict[str, Message | PartyUnavailable]:
+        try:
+            replies: object = self.inner.request_many(requests)
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:
+            reason = exc.reason if isinstance(exc, PartyUnavailable) else f"{type(exc).__name__}: {exc}"
+            return {p: PartyUnavailable(p, reason) for p in requests}
+        out: dict[str, Message | PartyUnavailable] = {}
+        for p in requests:
+            r = replies.get(p) if isinstance(replies, Mapping) else None
+            if isinstance(r, PartyUnavailable):
+                out[p] = r
+                continue
+            try:
+                out[p] = checked_reply(p, r)
+            except PartyUnavailable as exc:
+                out[p] = exc
+        return out
+
+    def close(self) -> None:
+        self.inner.close()

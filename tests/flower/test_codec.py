@@ -13,6 +13,7 @@ from dpsumm.messages import (  # noqa: E402
     Bid,
     BidRequest,
     PointReply,
+    PurchaseReply,
     Setup,
     ValidationRelease,
 )
@@ -105,6 +106,32 @@ def test_codec_rejects_garbage() -> None:
         decode(RecordDict({"x": ConfigRecord({"a": 1})}))
     with pytest.raises(dpsumm.ProtocolError, match="cannot be sent"):
         encode(PointReply(round=1, token=0, point=np.ones(2), hash=None, label=object()))
+    with pytest.raises(dpsumm.ProtocolError, match="array of Python objects cannot be sent"):  # numpy's ValueError
+        encode(PurchaseReply(tokens=np.arange(2), points=None, labels=np.array([1, "a"], dtype=object)))
+
+
+@pytest.mark.parametrize("content", [None, {}, "dpsumm.fields", 3], ids=["none", "dict", "str", "int"])
+def test_codec_refuses_a_payload_that_is_not_a_record_dict(content: object) -> None:
+    """A payload that is not a RecordDict used to raise a TypeError (``content[FIELDS]``)."""
+    with pytest.raises(dpsumm.ProtocolError, match="not a Flower RecordDict"):
+        decode(content)  # type: ignore[arg-type]
+
+
+def test_codec_refuses_an_array_it_cannot_read() -> None:
+    """Bytes that are not a numpy array, or a serialisation other than numpy's, used to raise numpy's ValueError or
+    Flower's TypeError."""
+    from flwr.app import Array
+
+    from dpsumm.flower.codec import ARRAYS
+
+    for bad in (
+        Array(dtype="float64", shape=(3,), stype="numpy.ndarray", data=b"\x00" * 5),
+        Array(dtype="float64", shape=(3,), stype="torch", data=b"\x00" * 24),
+    ):
+        content = encode(BidRequest(round=1, v=np.zeros(3)))
+        content[ARRAYS]["v"] = bad
+        with pytest.raises(dpsumm.ProtocolError, match="array field 'v' cannot be read"):
+            decode(content)
 
 
 def test_codec_refuses_a_message_of_another_codec_version() -> None:

@@ -5,6 +5,7 @@ exponential mechanism, thresholds drawn from the node box.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
@@ -16,6 +17,7 @@ from dpsumm.pfds import (
 from dpsumm.pfds.tree import _select_split  # the selection step itself, for the distribution test
 from dpsumm.privacy import Csprng
 from pfds_data import dlap_var, mixed_data, numeric_data
+from refusal import refused
 
 
 def test_leaf_count_noise_has_the_laplace_scale():
@@ -90,3 +92,23 @@ def test_thresholds_are_candidates_drawn_from_the_node_box():
         while anc >= 0:
             assert not (tr.kind[anc] == 2 and tr.feature[anc] == tr.feature[k])
             anc = tr.parent[anc]
+
+
+@pytest.mark.parametrize(
+    "kw, argument",
+    [
+        (dict(x=None), "x"),
+        (dict(x=np.zeros((2, 2))), "x"),
+        (dict(y=np.array([0.5, 1.5, 0.5])), "y"),
+        (dict(y=np.array([0, 5, 1])), "y"),
+        (dict(candidates="a"), "candidates"),
+        (dict(n_classes=1.5), "n_classes"),
+        (dict(n_classes=10**400), "n_classes"),
+    ],
+    ids=["x-none", "x-2d", "y-float", "y-beyond-classes", "candidates-str", "classes-float", "classes-huge"],
+)
+def test_max_operator_scores_refuses_bad_input_naming_it(kw, argument):
+    """Each used to raise an AttributeError, IndexError, TypeError, ValueError or OverflowError from numpy."""
+    args = dict(x=np.array([0.1, 0.5, 0.9]), y=np.array([0, 1, 1]), candidates=np.array([0.3, 0.7]), n_classes=2)
+    assert max_operator_scores(**args).shape == (2,)
+    refused(lambda: max_operator_scores(**{**args, **kw}), argument)

@@ -6,6 +6,7 @@ are typed errors and a malformed release is a reason, never an exception."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -97,6 +98,14 @@ def test_a_malformed_release_is_a_reason_never_an_exception(values):
         if values == [True, False]:  # bools read as 1 and 0: an array of numbers
             continue
         assert isinstance(reason, str) and reason
+
+
+def test_a_hash_sum_beyond_the_float_range_is_a_reason_without_an_overflow_warning():
+    """A released hash sum of 1e300s used to overflow in its norm (a numpy RuntimeWarning) before it was refused."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        reason = check_hash_sum(np.full(64, 1e300), 60, sigma=1.0)
+    assert reason is not None and "norm inf" in reason
 
 
 def test_honest_releases_at_their_worst_case_pass_at_the_stated_false_alarm():

@@ -82,6 +82,8 @@ def encode(message: Message) -> RecordDict:
     types: dict[str, str] = {}
     for name, value in message.to_dict().items():
         if isinstance(value, np.ndarray):
+            if value.dtype.hasobject:  # numpy saves no objects without pickle, which Flower does not use
+                raise ProtocolError(f"field {name!r}: an array of Python objects cannot be sent over Flower")
             types[name] = "array"
             arrays[name] = Array(np.ascontiguousarray(value))
             continue
@@ -107,6 +109,8 @@ def decode(content: RecordDict) -> Message:
     ProtocolError
         If the payload is not an encoded protocol message or breaks the message schema.
     """
+    if not isinstance(content, RecordDict):
+        raise ProtocolError(f"not a dpsumm message: a {type(content).__name__}, not a Flower RecordDict")
     try:
         fields = content[FIELDS]
         arrays = content[ARRAYS]
@@ -133,7 +137,10 @@ def decode(content: RecordDict) -> Message:
         elif tag == "array":
             if name not in arrays:
                 raise ProtocolError(f"array field {name!r} is missing")
-            data[name] = arrays[name].numpy()
+            try:
+                data[name] = arrays[name].numpy()
+            except (ValueError, TypeError) as exc:  # bytes that are not a numpy array, or pickled objects
+                raise ProtocolError(f"array field {name!r} cannot be read: {str(exc).splitlines()[0][:120]}") from None
         elif tag in ("int", "float", "str", "bool", "bytes", "bigint"):
             if name not in fields:
                 raise ProtocolError(f"field {name!r} is missing")

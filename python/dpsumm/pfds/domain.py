@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._validation import as_array, bounded_int
+from .._validation import as_array, bounded_int, real_vector
 from ..accounting import Neighbour
 from ..errors import InvalidParameterError
 
@@ -240,10 +240,16 @@ class Domain:
             raise InvalidParameterError(
                 f"`{name}` row {r} label {v[r].item()!r} lies outside label_range [{lo}, {hi}]", name
             )
-        return self.bucket(v)
+        return self._bucket(v)
 
     def bucket(self, y: np.ndarray) -> np.ndarray:
-        """Regression labels -> bucket index in ``[0, REGRESSION_BUCKETS)``."""
+        """Regression labels -> bucket index in ``[0, REGRESSION_BUCKETS)`` (``y``: a 1-D array of finite numbers;
+        InvalidParameterError for anything else, or for a classification domain, which has no buckets)."""
+        if self.label_range is None:
+            raise InvalidParameterError("`y`: a classification domain (classes) has no regression buckets", "y")
+        return self._bucket(real_vector(y, "y"))
+
+    def _bucket(self, y: np.ndarray) -> np.ndarray:
         lo, hi = self.label_range  # type: ignore[misc]
         b = np.floor((y - lo) / (hi - lo) * REGRESSION_BUCKETS).astype(np.int64)
         return cast(np.ndarray, np.clip(b, 0, REGRESSION_BUCKETS - 1))
@@ -270,6 +276,15 @@ def _bound_rows(bounds: Any) -> list[Any]:
     return rows
 
 
+def _reals(values: Any) -> list[Any]:
+    """``values`` as a list, with TypeError for a complex number among them (``float`` of numpy's complex only warns
+    and drops the imaginary part)."""
+    items = list(values)
+    if any(isinstance(v, (complex, np.complexfloating)) for v in items):
+        raise TypeError("complex numbers are not real")
+    return items
+
+
 def _checked_categories(cats: Mapping[Any, Any], d: int) -> dict[int, np.ndarray]:
     """``Domain``'s ``categories``: each key a column of ``d``, each value the sorted distinct finite values."""
     out: dict[int, np.ndarray] = {}
@@ -277,7 +292,7 @@ def _checked_categories(cats: Mapping[Any, Any], d: int) -> dict[int, np.ndarray
         if isinstance(j, bool) or not isinstance(j, numbers.Integral) or not 0 <= int(j) < d:
             raise InvalidParameterError(f"`categories` key {j!r} is not a column index in [0, {d})", "categories")
         try:
-            vals = np.asarray(list(cj), dtype=np.float64)
+            vals = np.asarray(_reals(cj), dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError(
                 f"`categories[{j}]` must be a non-empty list of finite numbers: {exc}", "categories"
@@ -305,7 +320,7 @@ def _numeric_bounds(rows: list[Any], categories: dict[int, np.ndarray]) -> tuple
         if b is None:
             raise InvalidParameterError(f"missing bounds for numeric attribute {j} (and no categories)", "bounds")
         try:
-            lo, hi = (float(v) for v in b)
+            lo, hi = (float(v) for v in _reals(b))
         except (TypeError, ValueError, OverflowError) as exc:
             raise InvalidParameterError(f"`bounds[{j}]` must be a pair (low, high), got {b!r}", "bounds") from exc
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
@@ -340,7 +355,7 @@ def _checked_classes(classes: Any) -> np.ndarray:
 def _checked_range(label_range: Any) -> tuple[float, float]:
     """``Domain``'s ``label_range``: finite, low < high."""
     try:
-        lo, hi = (float(v) for v in label_range)
+        lo, hi = (float(v) for v in _reals(label_range))
     except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidParameterError("`label_range` must be a pair (low, high)", "label_range") from exc
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._validation import bounded_int, instance_of, positive_float
+from .._validation import as_array, bounded_int, instance_of, positive_float
 from ..accounting import ExponentialEvent, LaplaceEvent
 from ..accounting._checks import MAX_EPSILON, MIN_EVENT_EPSILON
 from ..errors import InvalidParameterError
@@ -153,6 +153,14 @@ class PrivateTree:
         return lo + (idx + 0.5) * (hi - lo) / REGRESSION_BUCKETS
 
 
+def _vector(value: object, name: str) -> np.ndarray:
+    """A 1-D array of real numbers (no copy of one), NaN refused; InvalidParameterError naming ``name``."""
+    arr = as_array(value, name)
+    if arr.ndim != 1 or arr.dtype.kind not in "fiu" or (arr.dtype.kind == "f" and np.isnan(arr).any()):
+        raise InvalidParameterError(f"`{name}` must be a 1-D array of real numbers, got {arr.dtype} {arr.shape}", name)
+    return arr
+
+
 def max_operator_scores(x: np.ndarray, y: np.ndarray, candidates: np.ndarray, n_classes: int) -> np.ndarray:
     r"""The Max operator of every candidate split (Section 3.1; Friedman & Schuster 2010):
 
@@ -174,6 +182,13 @@ def max_operator_scores(x: np.ndarray, y: np.ndarray, candidates: np.ndarray, n_
     -------
     ndarray (t,) of float
     """
+    x, y, candidates = (_vector(v, name) for v, name in ((x, "x"), (y, "y"), (candidates, "candidates")))
+    n_classes = bounded_int(n_classes, "n_classes", 1, 2**31 - 1)
+    if y.shape != x.shape or y.dtype.kind not in "iu" or (y.size and not 0 <= y.min() <= y.max() < n_classes):
+        raise InvalidParameterError(
+            f"`y` must hold one class index in [0, {n_classes}) per value of `x` ({x.size}), got {y.dtype} {y.shape}",
+            "y",
+        )
     total = np.bincount(y, minlength=n_classes).astype(np.float64)
     if x.size == 0:
         return np.zeros(candidates.size)

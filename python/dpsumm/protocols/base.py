@@ -35,7 +35,7 @@ from ..hashing import MAX_DIM, RFFHasher
 from ..preprocessing import check_kernel, median_gamma
 from ..privacy import Csprng
 from ..results import Access, SummaryResult
-from ..transport import Transport
+from ..transport import CheckedTransport, Transport
 
 __all__ = [
     "OptionsObject",
@@ -600,7 +600,7 @@ class BaseAggregator(Generic[_C]):
         rng: Csprng,
         record: Callable[..., None] | None = None,
     ) -> None:
-        self.transport = transport
+        self.transport = CheckedTransport(transport)  # a whole message from every party asked, or PartyUnavailable
         self.owners = list(owners)
         self.consumer = consumer
         self.config = config
@@ -611,6 +611,16 @@ class BaseAggregator(Generic[_C]):
         self.accessed = {o: 0 for o in self.owners}
         self.n_rows: dict[str, int] = {}
         self.events: list[dict[str, Any]] = []
+        #: Whether the owners' rows are labelled (a row sold without its label is refused); None: not known.
+        self.with_labels: bool | None = None
+
+    def hashes_of(self, rows: np.ndarray) -> np.ndarray | None:
+        """h1 of rows a party sent (finite, of the run's width), or None when h1 cannot hash them (a value beyond
+        the float32 range, or whose projection is): the party's fault, not the run's."""
+        try:
+            return self.hasher.transform(rows)
+        except InvalidParameterError:
+            return None
 
     def exclude(self, owner: str, reason: str, when: dict[str, Any]) -> dict[str, Any] | None:
         """Exclude ``owner`` from the rest of the run with an event (``when``: the phase or round, then the owner

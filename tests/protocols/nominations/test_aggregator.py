@@ -10,6 +10,10 @@ import numpy as np
 import pytest
 
 import dpsumm
+from corrupt_replies import excluded as corrupt_excluded
+from corrupt_replies import refused as corrupt_refused
+from corrupt_replies import replace
+from corrupt_replies import run as corrupt_run
 from dpsumm.messages import (
     Message,
     NominationRequest,
@@ -145,3 +149,57 @@ def test_a_faulty_owner_is_excluded_and_the_run_completes(fault, purchase):
     assert len(set(pairs)) == 20
     for (k, i), x in zip(pairs, res.points):
         assert np.array_equal(x, owners[k][i])
+
+
+# -- replies of the wrong type, dtype or range (tests/corrupt_replies.py) ----------------------------------------
+
+KERNEL = dpsumm.Nominations(dim=32, purchase=dpsumm.Nominees(), choice="kernel")  # the consumer sends D_v's rows
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (replace(sigma="junk"), "impossible sigma"),
+        (replace(sigma=None), "impossible sigma"),
+        (lambda r, m: dataclasses.replace(r, noisy_mean=r.noisy_mean.astype(complex)), "malformed noisy_mean"),
+        (replace(exact_mean=None), "malformed exact_mean"),
+        (lambda r, m: dataclasses.replace(r, rows=np.full_like(r.rows, 1e300)), "float32 range"),
+        (replace(n_rows=10**30), "impossible validation size"),
+    ],
+    ids=["sigma-str", "sigma-none", "complex-mean", "no-exact-mean", "rows-beyond-float32", "n_rows-1e30"],
+)
+def test_a_malformed_target_release_is_a_protocol_error(change, match):
+    """A sigma that is not a number, a mean of complex numbers or none, rows the float32 kernels overflow on: each
+    used to raise a TypeError, a ComplexWarning or an InvalidParameterError about `B`."""
+    corrupt_refused(KERNEL, "target_release", change, match)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda r, m: dataclasses.replace(r, tokens=r.tokens.astype(np.float64)), "other tokens"),
+        (replace(labels=None), "sold no labels"),
+        (lambda r, m: dataclasses.replace(r, points=np.full_like(r.points, 1e300)), "cannot hash"),
+    ],
+    ids=["float-tokens", "no-labels", "rows-beyond-float32"],
+)
+def test_a_malformed_purchase_reply_excludes_its_owner(change, match):
+    """Tokens of floats used to pass as the tokens asked for; a labelled owner's sale without labels raised an
+    IndexError when its row won; rows h1 cannot hash an InvalidParameterError about `X`."""
+    result = corrupt_excluded(KERNEL, "purchase_reply", change, match)
+    assert len(result) == 8 and 0 not in set(result.owner.tolist())
+
+
+def test_the_mwem_release_has_no_sigma_and_a_sigma_that_is_not_a_number_is_refused():
+    """The consumer's MWEM release carries sigma NaN (no Gaussian noise): the run completes, reporting it; another
+    sigma is refused, as a sigma other than 0 for the exact release, and an MWEM release outside h1's range."""
+    mwem = dpsumm.Nominations(dim=32, purchase=dpsumm.Nominees(), validation_release="mwem")
+    result = corrupt_run(mwem, "consumer", "target_release", lambda r, m: r)
+    assert len(result) == 8 and np.isnan(result.extra["sigma"])
+    corrupt_refused(mwem, "target_release", replace(sigma="nan"), "impossible sigma")
+    corrupt_refused(mwem, "target_release", replace(sigma=0.5), "impossible sigma")  # accepted, and reported, before
+    corrupt_refused(  # a g~ of 1e300 reached every owner
+        mwem, "target_release", lambda r, m: dataclasses.replace(r, noisy_mean=r.noisy_mean + 1e300), "range of h1"
+    )
+    exact = dpsumm.Nominations(dim=32, purchase=dpsumm.Nominees(), validation_release="exact")
+    corrupt_refused(exact, "target_release", replace(sigma=5.0), "impossible sigma")  # no noise: accepted before

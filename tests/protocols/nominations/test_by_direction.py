@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import dpsumm
+from corrupt_replies import refused as corrupt_refused
+from corrupt_replies import replace
 from dpsumm import accounting
 from dpsumm.hashing import RFFHasher
 from dpsumm.methods import ByDirection
@@ -538,3 +540,27 @@ def test_the_direction_purchase_asks_a_capped_cells_rows_within_its_key(monkeypa
         )
     assert seen == [True]
     assert not ByStrata.overflow_within_keys and not ByLabel.overflow_within_keys
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (replace(sigma="junk"), "sigma"),
+        (lambda r, m: dataclasses.replace(r, noisy_mean=np.full_like(r.noisy_mean, 1e300)), "clipping norm"),
+    ],
+    ids=["sigma-str", "beyond-clip"],
+)
+def test_a_malformed_direction_release_is_a_protocol_error(change, match) -> None:
+    """A sigma that is not a number used to raise a ValueError; a direction of 1e300s a numpy overflow warning (its
+    norm) on the way to cells of no use: a coordinate beyond the clipping norm and 12 noise sigmas is refused."""
+    corrupt_refused(dpsumm.Nominations(dim=32), "direction_release", change, match)
+
+
+def test_a_direction_request_with_a_complex_centre_is_refused_by_the_consumer() -> None:
+    _, V, seed_rows = _data()
+    centre, clip = public_geometry(seed_rows)
+    request = DirectionRequest(centre=centre.astype(complex), clip=clip, epsilon=0.5, delta=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # numpy's ComplexWarning is one
+        with pytest.raises(dpsumm.ProtocolError, match="finite centre"):
+            ConsumerParty(V, Csprng(3)).handle(request)

@@ -3,6 +3,7 @@ its options' ranges, and its check of an owner's sale against the request and th
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpsumm
+from corrupt_replies import excluded as corrupt_excluded
+from corrupt_replies import replace
 from dpsumm.protocols.nominations import PURCHASES
 from dpsumm.protocols.nominations.cell_messages import CellSale, CellSaleRequest
 from dpsumm.protocols.nominations.cell_purchase import CellPurchase, _check_cell_sale
@@ -127,3 +130,25 @@ def test_the_recomputed_cells_check_answers_any_sale_with_a_reason_or_none(label
         sold = SimpleNamespace(labels=labels, cells=honest, tokens=np.arange(3))
         in_set = bool(((labels >= 0) & (labels <= 2)).all())
         assert (_check_cells(sold, SimpleNamespace(**rule), points) is None) == in_set  # type: ignore[arg-type]
+
+
+# -- owners' replies of the wrong type, dtype or range (tests/corrupt_replies.py) --------------------------------
+
+LABELS = dpsumm.Nominations(dim=32, purchase=dpsumm.ByLabel(label_set=(0, 1, 2)))
+STRATA = dpsumm.Nominations(dim=32, purchase=dpsumm.ByStrata(levels=(("a", "b", "c"),)))
+
+
+@pytest.mark.parametrize(
+    "method, kind, change, match",
+    [
+        (LABELS, "cell_release", replace(sigma="junk"), "sigma"),
+        (LABELS, "cell_release", lambda r, m: dataclasses.replace(r, values=r.values.astype(complex)), "dtype"),
+        (STRATA, "cell_sale", replace(labels=None), "sold no labels"),
+        (STRATA, "cell_sale", lambda r, m: dataclasses.replace(r, points=np.full_like(r.points, 1e300)), "cannot hash"),
+    ],
+    ids=["sigma-str", "complex-release", "sale-without-labels", "rows-beyond-float32"],
+)
+def test_a_malformed_cell_reply_excludes_its_owner(method, kind, change, match):
+    """A sigma that is not a number used to raise a ValueError, complex values a ComplexWarning, a labelled owner's
+    sale without labels an IndexError when its row won, rows h1 cannot hash an InvalidParameterError about `X`."""
+    corrupt_excluded(method, kind, change, match)

@@ -9,6 +9,8 @@ import math
 import numpy as np
 
 import dpsumm
+from corrupt_replies import replace
+from corrupt_replies import run as corrupt_run
 from dpsumm.accounting.ledger import NOT_CERTIFIED
 from dpsumm.messages import NominationReply, PurchaseRequest
 from dpsumm.parties import OwnerParty
@@ -154,3 +156,11 @@ def test_only_the_hash_choice_applies_and_with_reveal_hashes_only_the_winners_la
     )
     assert res.points is None and res.accessed.total == 0 and len(res) == 6
     np.testing.assert_array_equal(res.labels, res.index * 10 + res.owner)
+
+
+def test_rows_an_owner_sends_with_reveal_hashes_are_dropped():
+    """With reveal="hashes" the aggregator buys labels only: rows an owner sends anyway (here, three numbers) used to
+    be stored as the winners' rows, a numpy broadcast ValueError. They are dropped; the run completes."""
+    method = dpsumm.Nominations(dim=32, purchase=dpsumm.Winners(), reveal="hashes")
+    result = corrupt_run(method, "owner-0", "purchase_reply", replace(points=np.zeros(3)))
+    assert len(result) == 8 and result.points is None

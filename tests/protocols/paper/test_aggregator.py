@@ -12,6 +12,9 @@ import pytest
 from scipy import stats
 
 import dpsumm
+from corrupt_replies import excluded as corrupt_excluded
+from corrupt_replies import refused as corrupt_refused
+from corrupt_replies import replace
 from dpsumm.messages import Bid, BidRequest, Message
 from dpsumm.parties import OwnerParty
 from dpsumm.transport import InProcessTransport
@@ -401,3 +404,41 @@ def test_a_seeded_run_does_not_depend_on_the_thread_count():
         "print(hashlib.sha256(r.points.tobytes() + r.owner.tobytes() + r.index.tobytes() + n.points.tobytes()).hexdigest())\n"
     )
     assert len(digests_per_thread_count(script)) == 1
+
+
+# -- replies of the wrong type, dtype or range (tests/corrupt_replies.py) ----------------------------------------
+
+PAPER = dpsumm.PaperProtocol(dim=32)
+PAPER_HASHES = dpsumm.PaperProtocol(dim=32, reveal="hashes")
+
+
+@pytest.mark.parametrize(
+    "method, kind, change, match",
+    [
+        (PAPER, "setup_reply", replace(n_rows=None), "malformed setup reply"),
+        (PAPER, "setup_reply", replace(n_rows=float("nan")), "malformed setup reply"),
+        (PAPER, "setup_reply", replace(n_features=np.zeros(3)), "malformed setup reply"),
+        (PAPER, "bid", replace(round=np.zeros(2)), "malformed bid"),
+        (PAPER, "point_reply", replace(token=np.zeros(2)), "malformed point reply"),
+        (PAPER, "point_reply", replace(label=[1, 2]), "not one value"),
+        (PAPER_HASHES, "point_reply", lambda r, m: dataclasses.replace(r, hash=np.full(32, 1e300)), "malformed hash"),
+    ],
+    ids=["rows-none", "rows-nan", "features-array", "round-array", "token-array", "label-list", "hash-1e300"],
+)
+def test_a_malformed_owner_reply_excludes_the_owner(method, kind, change, match):
+    """Each used to raise a TypeError, ValueError or OverflowError from the aggregator's check, a numpy overflow
+    warning, or (a label that is a list) a ValueError when the summary's labels were stacked."""
+    corrupt_excluded(method, kind, change, match)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda r, m: dataclasses.replace(r, mean_hash=r.mean_hash.astype(complex)), "malformed validation release"),
+        (lambda r, m: dataclasses.replace(r, mean_hash=np.full_like(r.mean_hash, 1e300)), "float32 range"),
+    ],
+    ids=["complex", "beyond-float32"],
+)
+def test_a_malformed_validation_release_is_a_protocol_error(change, match):
+    """A complex mean used to raise a ComplexWarning, one beyond float32 a numpy overflow warning."""
+    corrupt_refused(PAPER, "validation_release", change, match)

@@ -21,10 +21,20 @@ from ... import accounting
 from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import DIGEST_BYTES, hash_digests
 from ...kernels import exact_greedy, greedy_select, h1_peak
-from ...messages import NominationReply, NominationRequest, PurchaseReply, PurchaseRequest, TargetRelease, TargetRequest
+from ...messages import (
+    NominationReply,
+    NominationRequest,
+    PurchaseReply,
+    PurchaseRequest,
+    TargetRelease,
+    TargetRequest,
+    real_array,
+    real_number,
+)
 from ...privacy import Csprng, mean_release_sensitivity
 from ...transport import PartyUnavailable, Transport
 from ..base import BaseAggregator, HashedConfig
+from ..release_checks import MAX_ROWS
 
 __all__ = [
     "NominationsConfig",
@@ -52,6 +62,11 @@ STOCHASTIC_GREEDY_FACTOR = 8.0
 #: with probability at most 2 exp(-72) = 1.1e-31 per coordinate. A release further away (a faulty consumer's
 #: g~ of 1e300, say) is refused before it reaches the owners.
 RELEASE_SIGMAS = 12.0
+
+
+def array_kind(value: object) -> str:
+    """What a reply's field holds instead of an array of real numbers, for a ProtocolError or an exclusion."""
+    return f"dtype {value.dtype}" if isinstance(value, np.ndarray) else f"{type(value).__name__}, not an array"
 
 
 def temperature_for(sigma: float) -> float:
@@ -199,15 +214,26 @@ class Aggregator(BaseAggregator[NominationsConfig]):
         if not isinstance(reply, TargetRelease):
             raise ProtocolError(f"consumer sent {type(reply).__name__}, not a target release")
         for name in ("noisy_mean", "exact_mean"):
-            arr = np.asarray(getattr(reply, name))
+            arr = real_array(getattr(reply, name))
+            if arr is None:
+                raise ProtocolError(f"consumer sent a malformed {name} ({array_kind(getattr(reply, name))})")
             if arr.shape != (c.dim,) or not np.isfinite(arr).all():
                 raise ProtocolError(
                     f"consumer sent a malformed {name} (shape {arr.shape}, finite {np.isfinite(arr).all()})"
                 )
         self.check_validation_size(reply.n_rows)
+        sigma = real_number(reply.sigma)
+        if c.release == "mwem":  # no Gaussian sigma: NaN, as the consumer sends it
+            sigma = reply.sigma if isinstance(reply.sigma, float) and math.isnan(reply.sigma) else None
+        elif sigma is not None and c.release == "exact" and sigma != 0:
+            sigma = None  # no noise
+        if sigma is None or sigma < 0:
+            raise ProtocolError(
+                f"consumer released with an impossible sigma {reply.sigma!r} for its {c.release} release"
+            )
         if rows_wanted:
             self.keep_validation_rows(reply.rows, int(reply.n_rows))
-        self.sigma = float(reply.sigma)
+        self.sigma = sigma
         exact = np.asarray(reply.exact_mean, dtype=np.float64)
         if np.abs(exact).max() > h1_peak(c.dim):
             raise ProtocolError("consumer sent an exact mean outside the range of h1 (|g_i| <= sqrt(2/d))")
@@ -228,14 +254,16 @@ class Aggregator(BaseAggregator[NominationsConfig]):
         elif c.release == "exact":
             self._check_release_noise(np.asarray(reply.noisy_mean, dtype=np.float64), exact, 0.0)
         elif c.release == "mwem":
+            if np.abs(np.asarray(reply.noisy_mean, dtype=np.float64)).max() > h1_peak(c.dim) * (1 + 1e-6):
+                raise ProtocolError("consumer sent an MWEM release outside the range of h1 (|g_i| <= sqrt(2/d))")
             for event in accounting.mwem_step_events(c.mwem_step_epsilon, c.mwem_steps):
                 self.record("validation", event, "g~ = h2(h1(D_v))")
         return reply
 
     def check_validation_size(self, n_rows: object) -> None:
         """Refuse an impossible ``|D_v|``, or one that differs from what the consumer released before."""
-        if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
-            raise ProtocolError(f"consumer sent an impossible validation size {n_rows!r}")
+        if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or not 1 <= n_rows <= MAX_ROWS:
+            raise ProtocolError(f"consumer sent an impossible validation size {n_rows!r:.40}")
         if self.validation_rows and int(n_rows) != self.validation_rows:
             raise ProtocolError(f"consumer released over {n_rows} rows, and earlier over {self.validation_rows}")
         self.validation_rows = int(n_rows)
@@ -250,6 +278,8 @@ class Aggregator(BaseAggregator[NominationsConfig]):
             or not np.isfinite(arr).all()
         ):
             raise ProtocolError("consumer did not send its validation rows for the exact-kernel choice")
+        if arr.size and np.abs(arr).max() > np.finfo(np.float32).max:  # the kernels compute in float32
+            raise ProtocolError("consumer sent validation rows beyond the float32 range")
         self.validation = arr
 
     @staticmethod
@@ -379,8 +409,12 @@ class Aggregator(BaseAggregator[NominationsConfig]):
         replies = self.request_owners(
             requests, "purchase", lambda o, r: self._check_purchase(o, r, requests[o].tokens, nominated)
         )
+        points = self.config.reveal == "points"  # rows sent with reveal="hashes" are not the run's: dropped
         return {
-            o: (None if r.points is None else np.asarray(r.points), None if r.labels is None else np.asarray(r.labels))
+            o: (
+                None if r.points is None or not points else np.asarray(r.points),
+                None if r.labels is None else np.asarray(r.labels),
+            )
             for o, r in replies.items()
         }
 
@@ -390,10 +424,13 @@ class Aggregator(BaseAggregator[NominationsConfig]):
         c = self.config
         if not isinstance(r, PurchaseReply):
             return f"replied with {type(r).__name__}, not a purchase reply"
-        if not np.array_equal(np.asarray(r.tokens), tokens):
+        sold = real_array(r.tokens)
+        if sold is None or sold.dtype.kind not in "iu" or not np.array_equal(sold, tokens):
             return "sold other tokens than requested"
         if r.labels is not None and np.shape(r.labels) != (len(tokens),):
             return "sold labels of the wrong shape"
+        if r.labels is None and self.with_labels:
+            return "sold no labels, but the run's rows are labelled"
         if c.reveal != "points":
             return None
         pts = None if r.points is None else np.asarray(r.points)
@@ -407,7 +444,9 @@ class Aggregator(BaseAggregator[NominationsConfig]):
         self.accessed[owner] += len(tokens)
         offered, committed = nominated[owner]
         expected = committed[np.searchsorted(offered, tokens)]
-        got = self.hasher.transform(pts)
+        got = self.hashes_of(pts)
+        if got is None:
+            return "sold rows that h1 cannot hash (beyond the float32 range at this gamma)"
         if self.commit == "digests":
             got = hash_digests(got)
         if not np.array_equal(got, expected):

@@ -39,12 +39,12 @@ from ... import accounting
 from ..._validation import Interval, OneOf, choice_of
 from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import MAX_GAMMA, RFFHasher
-from ...messages import ConsumerRequest, Message
+from ...messages import ConsumerRequest, Message, real_number
 from ...preprocessing import median_gamma
 from ...privacy import count_release_event, gaussian_mean_release
 from ...strata import Levels, levels_tuple
 from ..base import option
-from .aggregator import Aggregator
+from .aggregator import RELEASE_SIGMAS, Aggregator
 from .cell_messages import consumer_release_stream
 from .cell_purchase import (
     CellPurchase,
@@ -202,9 +202,10 @@ class DirectionRequest(ConsumerRequest):
         if features is not None:
             X = np.asarray(features.transform(X), dtype=np.float64)
         n, d = X.shape
-        centre = np.asarray(self.centre, dtype=np.float64)
-        if centre.shape != (d,) or not np.isfinite(centre).all():
-            raise ProtocolError(f"consumer: a direction request needs a finite centre of {d} values")
+        centre = np.asarray(self.centre)
+        if centre.dtype.kind not in "fiu" or centre.shape != (d,) or not np.isfinite(centre).all():
+            raise ProtocolError(f"consumer: a direction request needs a finite centre of {d} real values")
+        centre = centre.astype(np.float64)
         if (
             isinstance(self.clip, bool)
             or not isinstance(self.clip, (int, float))
@@ -562,8 +563,14 @@ class ByDirection(CellPurchase):
         cal = accounting.calibrate_gaussian(
             epsilon, c.delta, sensitivity=direction_sensitivity(clip, agg.validation_rows), dim=width
         )
-        if not math.isclose(float(reply.sigma), float(cal.sigma), rel_tol=1e-9):
+        sigma = real_number(reply.sigma)
+        if sigma is None or not math.isclose(sigma, float(cal.sigma), rel_tol=1e-9):
             raise ProtocolError(f"consumer released with sigma {reply.sigma!r}, the calibration gives {cal.sigma!r}")
+        reach = float(clip) + RELEASE_SIGMAS * float(cal.sigma) + float(cal.granularity)
+        if np.abs(noisy).max() > reach:  # the clipped mean has norm <= clip: a coordinate beyond it and the noise
+            raise ProtocolError(
+                f"consumer released a direction with a coordinate beyond the clipping norm and its noise ({reach:.3g})"
+            )
         rows = "D_v's rows' random features (the kernel space)" if space else "D_v's rows"
         agg.record(
             "validation",

@@ -36,11 +36,12 @@ from ..._validation import Interval
 from ...accounting._checks import MIN_EVENT_EPSILON, MIN_TARGET_EPSILON
 from ...errors import InvalidParameterError, ProtocolError
 from ...kernels import DEFAULT_CANDIDATE_FACTOR, h1_peak
+from ...messages import real_array, real_number
 from ...privacy import COUNT_SENSITIVITY, count_release_event, mean_release_sensitivity
 from ...strata import label_index, public_value_set
 from ..base import MAX_COUNT, PartyData, option
 from ..release_checks import check_consumer_counts, check_hash_sum, check_owner_label_counts
-from .aggregator import Aggregator, Pool, temperature_for
+from .aggregator import Aggregator, Pool, array_kind, temperature_for
 from .cell_inputs import check_cell_party_data
 from .cell_messages import (
     CellHistogramRelease,
@@ -506,9 +507,13 @@ class CellPurchase(Purchase):
             stated = agg.check_rows(o, r.n_rows)  # its public size, and its other part's statement
             if stated is not None:
                 return stated
-            if np.shape(r.values) != (dim,) or not np.isfinite(np.asarray(r.values, dtype=np.float64)).all():
-                return f"sent a malformed release (shape {np.shape(r.values)}, expected ({dim},))"
-            if not math.isclose(float(r.sigma), float(cal.sigma), rel_tol=1e-9):
+            values = real_array(r.values)
+            if values is None:
+                return f"sent a malformed release ({array_kind(r.values)})"
+            if values.shape != (dim,) or not np.isfinite(values).all():
+                return f"sent a malformed release (shape {values.shape}, expected ({dim},))"
+            sigma = real_number(r.sigma)
+            if sigma is None or not math.isclose(sigma, float(cal.sigma), rel_tol=1e-9):
                 return f"released with sigma {r.sigma!r}, the calibration gives {cal.sigma!r}"
             return _implausible_release(
                 np.asarray(r.values, dtype=np.float64), int(r.n_rows), L, cal, sums=part != "counts"
@@ -661,6 +666,8 @@ class CellPurchase(Purchase):
         problem = _check_cell_sale(r, req, released, 0.0)  # its form; the shortfall's plausibility last
         if problem is not None:
             return problem
+        if r.labels is None and agg.with_labels:
+            return "sold no labels, but the run's rows are labelled"
         want = len(tokens)
         if tokens.dtype.kind not in "iu" or want > req.count:
             return f"sold {tokens.shape} tokens, the request asks for {req.count}"
@@ -682,7 +689,10 @@ class CellPurchase(Purchase):
                 or not np.isfinite(pts).all()
             ):
                 return "sold malformed rows"
-            if not np.array_equal(agg.hasher.transform(pts), np.ascontiguousarray(hashes, dtype=np.float32)):
+            got = agg.hashes_of(pts)
+            if got is None:
+                return "sold rows that h1 cannot hash (beyond the float32 range at this gamma)"
+            if not np.array_equal(got, np.ascontiguousarray(hashes, dtype=np.float32)):
                 return "sold rows that do not hash to the hashes it sent"
             problem = _check_cells(r, req, pts)
             if problem is not None:

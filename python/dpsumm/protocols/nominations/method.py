@@ -522,6 +522,7 @@ def run_nominations(
     agg = Aggregator(setup.transport, setup.owners, setup.consumer, config, setup.rng, record)
     agg.seed_rows = setup.seed
     agg.public_rows = dict(setup.public_rows or {})
+    agg.with_labels = setup.with_labels
     pool = purchase.buy(agg, int(size))
     t1 = time.perf_counter()
     choice = purchase.choose(agg, int(size), pool)

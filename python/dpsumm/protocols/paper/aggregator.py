@@ -30,6 +30,7 @@ from ...messages import (
     SetupReply,
     ValidationRelease,
     ValidationRequest,
+    real_array,
 )
 from ...privacy import Csprng
 from ...results import Access, SummaryResult
@@ -158,7 +159,11 @@ class Aggregator(BaseAggregator[ProtocolConfig]):
             r = replies[o]
             if isinstance(r, PartyUnavailable):
                 self._exclude(o, r.reason, 0)
-            elif not isinstance(r, SetupReply) or r.n_features != c.n_features or r.n_rows < 0:
+            elif (
+                not isinstance(r, SetupReply)
+                or not (_is_count(r.n_rows) and _is_count(r.n_features))
+                or r.n_features != c.n_features
+            ):
                 self._exclude(o, f"malformed setup reply {r!r}", 0)
             else:
                 self.n_rows[o] = int(r.n_rows)
@@ -174,11 +179,14 @@ class Aggregator(BaseAggregator[ProtocolConfig]):
             eta=c.eta,
         )
         reply = self.transport.request(self.consumer, req)
-        if not isinstance(reply, ValidationRelease) or np.shape(reply.mean_hash) != (c.dim,):
+        mean_hash = real_array(reply.mean_hash) if isinstance(reply, ValidationRelease) else None
+        if mean_hash is None or mean_hash.shape != (c.dim,):
             raise ProtocolError(f"consumer sent a malformed validation release: {reply!r}")
-        g = np.asarray(reply.mean_hash, dtype=np.float64)
+        g = mean_hash.astype(np.float64)
         if not np.isfinite(g).all():
             raise ProtocolError("consumer sent a validation release with NaN or infinite values")
+        if np.abs(g).max() > np.finfo(np.float32).max:  # the broadcast v is float32
+            raise ProtocolError("consumer sent a validation release beyond the float32 range")
         if not exact:
             self.record("validation", "mwem", c.epsilon_validation_step, c.t_init, 0, "h2(h1(D_v))")
         return g
@@ -200,8 +208,10 @@ class Aggregator(BaseAggregator[ProtocolConfig]):
           the cube that satisfies the committed bids cannot be told from a true hash without the row.
         """
         c = self.config
-        if not isinstance(reply, PointReply) or reply.token != bid.token:
+        if not isinstance(reply, PointReply) or not _is_count(reply.token) or reply.token != bid.token:
             return f"malformed point reply {type(reply).__name__}"
+        if np.ndim(reply.label) != 0:
+            return "sent a label that is not one value"
         x: np.ndarray | None
         if c.reveal == "points":
             try:
@@ -223,7 +233,13 @@ class Aggregator(BaseAggregator[ProtocolConfig]):
                 h_raw = np.asarray(reply.hash) if reply.hash is not None else None
             except Exception:
                 h_raw = None
-            if h_raw is None or h_raw.shape != (c.dim,) or h_raw.dtype.kind != "f" or not np.isfinite(h_raw).all():
+            if (
+                h_raw is None
+                or h_raw.shape != (c.dim,)
+                or h_raw.dtype.kind != "f"
+                or not np.isfinite(h_raw).all()
+                or np.abs(h_raw).max() > np.finfo(np.float32).max
+            ):
                 return "sent a malformed hash"
             h = h_raw.astype(np.float32)
             if not np.array_equal(h.astype(np.float64), h_raw.astype(np.float64)):
@@ -246,7 +262,7 @@ class Aggregator(BaseAggregator[ProtocolConfig]):
         return _Pooled(owner=owner, token=int(bid.token), point=x, hash=h, label=reply.label)
 
     def _valid_bid(self, owner: str, bid: object, rnd: int) -> str | None:
-        if not isinstance(bid, Bid) or bid.round != rnd:
+        if not isinstance(bid, Bid) or not _is_count(bid.round) or bid.round != rnd:
             return f"malformed bid {bid!r}"
         if bid.value is None:
             return None if bid.token is None else "bid without a value"
@@ -407,6 +423,11 @@ class Aggregator(BaseAggregator[ProtocolConfig]):
                 pool.add(entry)
             if pool or not ranked:
                 break
+
+
+def _is_count(value: object) -> bool:
+    """Whether a reply's count or token is an integer >= 0 (not a bool, a float or an array)."""
+    return not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, np.integer)) and bool(value >= 0)
 
 
 @dataclass
