@@ -62,7 +62,7 @@ def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
 def warm(tmp_path):
     """A warm ClientApp process serving on a socket in tmp_path, for this test process as its launcher."""
     address = tmp_path / "clientapps.sock"
-    proc = subprocess.Popen([sys.executable, "-c", supernode._SERVE, str(address), str(os.getpid())])
+    proc = subprocess.Popen([sys.executable, "-c", supernode._SERVE, str(address), str(os.getpid()), "0.1"])
     deadline = time.monotonic() + 120
     while not address.exists():
         assert proc.poll() is None and time.monotonic() < deadline, "the warm process did not start"
@@ -97,9 +97,13 @@ def test_the_warm_process_runs_flowers_clientapp_on_the_callers_streams_and_retu
 
 def test_the_written_command_hands_its_run_to_the_warm_process(warm, tmp_path):
     address, _ = warm
-    path = supernode.write_clientapp_command(tmp_path, address)
+    path = supernode.write_clientapp_command(tmp_path, address, 0.1)
     assert path is not None and path.name == "flwr-clientapp" and os.access(path, os.X_OK)
-    assert path.read_text().splitlines()[0] == f"#!{sys.executable} -S"
+    assert path.read_text().splitlines()[:3] == [
+        f"#!{sys.executable} -S",
+        f"ADDRESS = {str(address)!r}",
+        "FIRST_RETRY = 0.1",
+    ]
     done = _run([str(path), "--help"])
     assert done.returncode == 0 and "Run a Flower ClientApp" in done.stdout, done.stderr
     done = _run([str(path), "--runtime-api-address", "127.0.0.1:1"])

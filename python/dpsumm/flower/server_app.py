@@ -45,6 +45,7 @@ from ..results import Access, SummaryResult
 from .caps import check_run_caps, planned_spend
 from .client_app import HELLO_TYPE
 from .config import FlowerRunConfig, natural_key
+from .pulls import patch_object_pulls
 from .streams import party_streams
 from .transport import FlowerTransport
 
@@ -55,8 +56,11 @@ app = ServerApp()
 
 @app.main()
 def main(grid: Grid, context: Context) -> None:
-    """Entry point Flower calls: run the summary and write it to the run config's ``output``."""
+    """Entry point Flower calls: run the summary and write it to the run config's ``output``. This process is
+    Flower's for this run alone: its object pulls first retry after the run config's poll interval
+    (:func:`~dpsumm.flower.pulls.patch_object_pulls`)."""
     cfg = FlowerRunConfig.from_run_config(context.run_config)
+    patch_object_pulls(cfg.poll_interval)
     if cfg.random_state is not None:
         print(
             f"dpsumm: WARNING random-state={cfg.random_state}: seeded noise, reproducible and NOT private", flush=True

@@ -8,6 +8,9 @@ sleeps capped at ``--poll-interval`` seconds (default 0.2) and nothing else chan
 ``FLWR_SUPEREXEC_TASK_POLL_INTERVAL`` (the SuperExec's 1 s task poll, configurable in Flower) to the
 same value unless already set. Every other argument goes to ``flower-supernode`` unchanged.
 
+In the SuperNode and in every ClientApp it runs, the launcher also makes the first retry of Flower's object pulls
+``--poll-interval`` seconds instead of 1 s (:func:`dpsumm.flower.pulls.patch_object_pulls`).
+
 The cost is more polling: each node sends about ``1 / poll_interval`` requests per second to the
 SuperLink while idle. It patches a private module of the pinned Flower version and falls back to the
 stock behaviour (with a warning) if that module changes.
@@ -44,7 +47,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "patch_idle_sleep", "write_clientapp_command", "clientapp_main", "serve_clientapps"]
+from .pulls import patch_object_pulls
+
+__all__ = [
+    "main",
+    "patch_idle_sleep",
+    "write_clientapp_command",
+    "clientapp_main",
+    "serve_clientapps",
+]
 
 CLIENTAPP_COMMAND = "flwr-clientapp"
 _HEADER = struct.Struct("!I")
@@ -75,19 +86,22 @@ def patch_idle_sleep(cap: float) -> bool:
     return True
 
 
-def write_clientapp_command(directory: Path, address: Path | None = None) -> Path | None:
+def write_clientapp_command(
+    directory: Path, address: Path | None = None, first_retry: float | None = None
+) -> Path | None:
     """Write an executable ``flwr-clientapp`` into ``directory``; returns its path, or None (nothing written) when
     this Python's path cannot stand in a ``#!`` line (whitespace), so that Flower's own command stays in use.
 
     With ``address`` (the Unix socket of :func:`serve_clientapps`) it hands each run to that warm process and
     falls back to running the ClientApp itself when nothing answers there; without, it always runs it itself.
-    Both ways it runs :func:`clientapp_main` with this Python and the arguments Flower gave it.
+    Both ways it runs :func:`clientapp_main` with this Python, the arguments Flower gave it and ``first_retry``.
     """
     if any(c.isspace() for c in sys.executable):
         return None
     path = directory / CLIENTAPP_COMMAND
     path.write_text(
-        f"#!{sys.executable} -S\nADDRESS = {str(address) if address is not None else None!r}\n" + _CLIENTAPP_SCRIPT,
+        f"#!{sys.executable} -S\nADDRESS = {str(address) if address is not None else None!r}\n"
+        f"FIRST_RETRY = {first_retry!r}\n" + _CLIENTAPP_SCRIPT,
         encoding="utf-8",
     )
     path.chmod(0o755)
@@ -108,7 +122,7 @@ def run_here():
     site.main()
     from dpsumm.flower.supernode import clientapp_main
 
-    sys.exit(clientapp_main())
+    sys.exit(clientapp_main(FIRST_RETRY))
 
 
 if ADDRESS is None:
@@ -146,9 +160,13 @@ def _import_clientapp() -> Any:
     return flwr_clientapp
 
 
-def clientapp_main() -> int:
-    """Flower's ``flwr-clientapp`` (the same function, with the arguments in ``sys.argv``)."""
-    _import_clientapp()()
+def clientapp_main(first_retry: float | None = None) -> int:
+    """Flower's ``flwr-clientapp`` (the same function, with the arguments in ``sys.argv``); with ``first_retry``,
+    its object pulls first retry after that many seconds (:func:`~dpsumm.flower.pulls.patch_object_pulls`)."""
+    clientapp = _import_clientapp()
+    if first_retry is not None:
+        patch_object_pulls(first_retry)
+    clientapp()
     return 0
 
 
@@ -168,10 +186,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("dpsumm.flower.supernode: --poll-interval must be between 0.01 and 3 seconds", file=sys.stderr)
         return 2
     os.environ.setdefault("FLWR_SUPEREXEC_TASK_POLL_INTERVAL", str(cap))
-    if not patch_idle_sleep(cap):
+    if not (patch_idle_sleep(cap) and patch_object_pulls(cap)):
         print(
             "dpsumm.flower.supernode: this Flower version's SuperNode loop is not the expected one; "
-            "running it unpatched (3 s idle poll)",
+            "running it with Flower's own waits (3 s idle poll, 1 s first retry of a pull)",
             file=sys.stderr,
         )
     from flwr.supernode.cli import flower_supernode
@@ -179,10 +197,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = Path(tempfile.mkdtemp(prefix="dpsumm-supernode-"))
     address = commands / "clientapps.sock"
     warm = None
-    if write_clientapp_command(commands, address) is not None:
+    if write_clientapp_command(commands, address, cap) is not None:
         os.environ["PATH"] = str(commands) + os.pathsep + os.environ.get("PATH", "")
         warm = subprocess.Popen(
-            [sys.executable, "-c", _SERVE, str(address), str(os.getpid())], stdin=subprocess.DEVNULL
+            [sys.executable, "-c", _SERVE, str(address), str(os.getpid()), str(cap)], stdin=subprocess.DEVNULL
         )
     try:
         sys.argv = ["flower-supernode", *args]
@@ -199,16 +217,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 _SERVE = (
-    "import sys; from dpsumm.flower.supernode import serve_clientapps; serve_clientapps(sys.argv[1], int(sys.argv[2]))"
+    "import sys; from dpsumm.flower.supernode import serve_clientapps; "
+    "serve_clientapps(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else None)"
 )
 
 
-def serve_clientapps(address: str | Path, parent: int) -> None:
+def serve_clientapps(address: str | Path, parent: int, first_retry: float | None = None) -> None:
     """The warm ClientApp process: import Flower's ClientApp runtime and dpsumm's ClientApp once, then for each
     ``flwr-clientapp`` script that connects on the Unix socket ``address``, fork a child that runs
     :func:`clientapp_main` with the script's arguments, environment, working directory and standard streams, and
-    send the child's exit code back. Runs until the process ``parent`` (the launcher) is gone or SIGTERM."""
+    send the child's exit code back; with ``first_retry``, the children's object pulls first retry after that many
+    seconds (:func:`~dpsumm.flower.pulls.patch_object_pulls`). Runs until the process ``parent`` (the launcher) is gone or SIGTERM."""
     _import_clientapp()
+    if first_retry is not None:
+        patch_object_pulls(first_retry)
     import dpsumm.flower.client_app  # noqa: F401  (imported before the fork, so each child starts warm)
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the children are reaped by the kernel
