@@ -51,7 +51,9 @@ gamma: ``median`` (the heuristic on the seed set) and ``fixed`` (0.1, the paper'
 Methods (``--methods``): ``central`` (greedy on all owners' h1 hashes, d = 500), ``exact`` (greedy on
 the exact RBF kernel over every row), ``perfect`` (the perfect purchase, a ceiling no protocol reaches: 3p owners'
 rows drawn from the wanted population, i.e. each component of the consumer's mixture (:class:`BedData`) gets its
-share, uniformly over the owners' rows of it, then the exact greedy toward ``D_v`` keeps p), ``strata`` (the label
+share, uniformly over the owners' rows of it, then the exact greedy toward ``D_v`` keeps p), ``uniform`` (a purchase
+that looks at nothing, the floor a purchase should beat: 3p rows drawn uniformly from every owner's rows pooled, then
+the exact greedy toward ``D_v`` keeps p), ``strata`` (the label
 purchase given the group x label product as the labels, on the beds with a group attribute: what strata would pass),
 ``default`` (the purchase ``dpsumm.Nominees()``, the
 default of dpsumm.Nominations() before `ByDirection()`: M = 2p nominees per owner, all bought, owners' epsilon 0: 10p rows at
@@ -452,8 +454,9 @@ def _eps(res: dpsumm.SummaryResult) -> tuple[float | None, float | None, bool]:
     return eo, ev, certified
 
 
-#: The methods that are not a dpsumm.Nominations variant: the greedies over every row, and the perfect purchase.
-BASELINES = ("central", "exact", "perfect")
+#: The methods that are not a dpsumm.Nominations variant: the greedies over every row, the perfect purchase and the
+#: uniform one.
+BASELINES = ("central", "exact", "perfect", "uniform")
 #: Raw rows the perfect purchase buys, in units of the summary size.
 PERFECT_FACTOR = 3
 
@@ -483,6 +486,17 @@ def _allocate(shares: dict[int, float], total: int, caps: dict[int, int]) -> dic
             take[c] += grant[c]
         left -= sum(grant.values())
     return take
+
+
+def uniform_purchase(data: BedData, rows: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` owners' rows drawn uniformly without replacement from every owner's rows pooled (capped at all of
+    them): a purchase that looks at nothing. Returns the rows and their training labels."""
+    owner = np.concatenate([np.full(len(o), k) for k, o in enumerate(data.split.owners)])
+    index = np.concatenate([np.arange(len(o)) for o in data.split.owners])
+    pick = rng.choice(len(index), size=min(rows, len(index)), replace=False)
+    X = [data.split.owners[k][i] for k, i in zip(owner[pick], index[pick])]
+    y = [data.split.owner_labels[k][i] for k, i in zip(owner[pick], index[pick])]
+    return np.asarray(X, np.float32), np.asarray(y)
 
 
 def perfect_purchase(data: BedData, rows: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -608,12 +622,14 @@ def run_bed(
                     True,
                     sec,
                 )
-        if "perfect" in methods:
+        for baseline, purchase, stream in (("perfect", perfect_purchase, 4000), ("uniform", uniform_purchase, 4001)):
+            if baseline not in methods:
+                continue
             for p in sizes:
                 t0 = time.perf_counter()
-                Xb, yb = perfect_purchase(bd, PERFECT_FACTOR * p, np.random.default_rng([4000, r, p]))
+                Xb, yb = purchase(bd, PERFECT_FACTOR * p, np.random.default_rng([stream, r, p]))
                 res = dpsumm.summarize(
-                    [dpsumm.Owner(Xb, labels=yb, name="perfect")],
+                    [dpsumm.Owner(Xb, labels=yb, name=baseline)],
                     split.validation,
                     min(p, len(Xb)),
                     method="exact-greedy",
@@ -623,7 +639,7 @@ def run_bed(
                 )
                 assert res.points is not None
                 record(
-                    "perfect",
+                    baseline,
                     p,
                     res.points,
                     res.labels,
@@ -1085,6 +1101,7 @@ def write(
         f"consumer's held-out rows with their own diagonal dropped (the population view, "
         f"dpsumm.metrics.population_mmd2) and to D_v; each against central and exact greedy of the same repeat "
         f"and size; `perfect`: 3p rows drawn from the wanted population, the exact greedy keeps p (a ceiling); "
+        f"`uniform`: 3p rows drawn uniformly from every owner's rows, the exact greedy keeps p (a floor); "
         f"owners' ε and consumer ε_v at δ = {DELTA:g} (the largest over repeats). Seeded runs: reproducible, NOT "
         f"private.\n" + table(recs) + "\n"
     )
