@@ -1,5 +1,5 @@
 """dpsumm.flower.server_app: result files that lie about their privacy are refused by load_result; the owners' public
-sizes bound a lying owner node."""
+sizes bound a lying owner node; the entry point makes its object pulls first retry after the poll interval."""
 
 from __future__ import annotations
 
@@ -121,3 +121,37 @@ def test_a_node_config_its_node_refuses_stops_the_run_before_any_release(
     with pytest.raises(dpsumm.ProtocolError, match=match):
         run_summary(grid, FlowerRunConfig.from_run_config(run_config))  # type: ignore[arg-type]
     assert set(grid.sent) == {"query.dpsumm_hello"}
+
+
+@pytest.mark.parametrize("run_config,first_retry", [({}, 0.05), ({"poll-interval": 0.3}, 0.3)])
+def test_the_serverapp_entry_point_makes_its_object_pulls_first_retry_after_the_poll_interval(
+    monkeypatch, run_config, first_retry
+):
+    """Flower's ServerApp process is the run's alone: its entry point (not run_summary, which a user's own ServerApp
+    may call) patches its object pulls with the run config's poll interval before it runs anything."""
+    pytest.importorskip("flwr")
+    from flwr.app import Context, RecordDict
+
+    from dpsumm.flower import server_app
+
+    calls: list[float] = []
+
+    class Stop(Exception):
+        pass
+
+    def run_summary(grid: Any, cfg: Any) -> None:
+        assert calls == [first_retry]  # patched before the run starts
+        raise Stop
+
+    monkeypatch.setattr(server_app, "patch_object_pulls", calls.append)
+    monkeypatch.setattr(server_app, "run_summary", run_summary)
+    context = Context(
+        run_id=1,
+        node_id=1,
+        node_config={},
+        state=RecordDict(),
+        run_config={"size": 3, "n-features": 2, "owners": 2, **run_config},
+    )
+    with pytest.raises(Stop):
+        server_app.main(None, context)  # type: ignore[arg-type]
+    assert calls == [first_retry]
