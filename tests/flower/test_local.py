@@ -87,6 +87,46 @@ def task_identity():  # noqa: ANN201
     TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id = saved
 
 
+def test_a_supernode_whose_port_was_taken_is_started_again_on_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SuperNode's runtime port was free a moment before the node binds it; another process (another federation
+    on the machine) may take it first. start() sees that node exit before it has a node id and starts it again on
+    another port: every party then has its node, and every process is gone after close()."""
+    import socket
+
+    from dpsumm.flower import local
+
+    _, _, paths, vpath = _data(tmp_path)
+    taken = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    handed: list[int] = []
+
+    def first_node_gets_a_taken_port(host: str = "127.0.0.1") -> int:
+        # call 0 is the SuperLink's port, call 1 the first SuperNode's
+        handed.append(taken.getsockname()[1] if len(handed) == 1 else free_port(host))
+        return handed[-1]
+
+    monkeypatch.setattr(local, "free_port", first_node_gets_a_taken_port)
+    fed = LocalFederation(tmp_path / "fed", paths, vpath, node_poll_interval=0.1, allow_seeded=True)
+    pids: dict[str, int] = {}
+    try:
+        fed.start()
+        pids = fed.pids
+        first = fed.parties()[0][0]
+        assert len(handed) == 1 + len(fed.parties()) + 1  # the SuperLink, every party once, the first one again
+        assert all(p.popen.poll() is None for p in fed._procs.values())
+        for name, *_ in fed.parties():
+            assert local.NODE_READY in (tmp_path / "fed" / "logs" / f"supernode-{name}.log").read_text()
+        assert str(handed[-1]) in " ".join(fed._procs[f"supernode-{first}"].popen.args)  # type: ignore[arg-type]
+    finally:
+        family = fed.all_pids()
+        fed.close()
+        taken.close()
+    assert_gone(pids, family)
+
+
 def test_owner_node_killed_mid_run(tmp_path: Path) -> None:
     """An owner's SuperNode vanishes (SIGKILL) once it has said hello: the nominations protocol excludes it at its
     next exchange, after `reply-timeout` seconds without a reply, and completes with the other owners' rows."""

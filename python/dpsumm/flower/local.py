@@ -45,6 +45,12 @@ class FederationError(DpsummError, RuntimeError):
     """A Flower process failed to start, or a run failed or timed out (the message quotes its log)."""
 
 
+#: How many times :meth:`LocalFederation.start` starts a SuperNode that exits before it has its node id.
+NODE_START_ATTEMPTS = 3
+#: What a SuperNode (Flower 1.41) logs once its runtime API is up and the SuperLink has given it a node id.
+NODE_READY = "SuperNode ID:"
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -326,6 +332,18 @@ class LocalFederation(FederationParties):
             time.sleep(0.1)
         raise FederationError(f"{proc.name} did not open port {self.port} within {timeout:g} s: {self._tail(proc)}")
 
+    def _wait_node(self, proc: _Proc, timeout: float) -> None:
+        """Wait until the SuperNode ``proc`` has its node id from the SuperLink (Flower logs it once its runtime API
+        is up and it is connected); raise if it exits first or takes longer than ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if NODE_READY in self._tail(proc, 1 << 20):
+                return
+            if proc.popen.poll() is not None:
+                raise FederationError(f"{proc.name} exited with {proc.popen.returncode}: {self._tail(proc)}")
+            time.sleep(0.1)
+        raise FederationError(f"{proc.name} had no node id within {timeout:g} s: {self._tail(proc)}")
+
     @staticmethod
     def _tail(proc: _Proc, n: int = 2000) -> str:
         try:
@@ -402,7 +420,10 @@ class LocalFederation(FederationParties):
         )
 
     def start(self, timeout: float = 60.0) -> LocalFederation:
-        """Start the SuperLink, register node keys (with ``node_auth``), then start every SuperNode."""
+        """Start the SuperLink, register node keys (with ``node_auth``), then start every SuperNode and wait until
+        each has its node id. A SuperNode's runtime port is one that was free a moment before the node binds it, so
+        another process may take it first: a SuperNode that exits before it has its node id is started again on
+        another port, up to :data:`NODE_START_ATTEMPTS` times in all, and then this raises with its log."""
         if self._procs:
             raise FederationError("this federation is already started")
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -421,9 +442,24 @@ class LocalFederation(FederationParties):
                     raise FederationError(
                         f"registering {name}'s key failed: {done.stdout[-1500:]} {done.stderr[-1500:]}"
                     )
-        for name, role, data, labels in parties:
-            cmd = self.supernode_command(name, role, data, free_port(self.host), labels)
-            self._spawn(f"supernode-{name}", cmd, flower_env(self._home(name)))
+        pending = {name: (role, data, labels) for name, role, data, labels in parties}
+        for attempt in range(1, NODE_START_ATTEMPTS + 1):
+            for name, (role, data, labels) in pending.items():
+                cmd = self.supernode_command(name, role, data, free_port(self.host), labels)
+                self._spawn(f"supernode-{name}", cmd, flower_env(self._home(name)))
+            exited: dict[str, FederationError] = {}
+            for name in pending:
+                proc = self._procs[f"supernode-{name}"]
+                try:
+                    self._wait_node(proc, timeout)
+                except FederationError as exc:
+                    if proc.popen.poll() is None or attempt == NODE_START_ATTEMPTS:
+                        raise
+                    self._stop(proc)  # and whatever it started
+                    exited[name] = exc  # most likely its port was taken: start it again on another
+            if not exited:
+                break
+            pending = {name: pending[name] for name in exited}
         return self
 
     def stop_party(self, name: str, sig: int = signal.SIGKILL) -> None:
