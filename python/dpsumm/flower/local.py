@@ -16,7 +16,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -322,27 +322,31 @@ class LocalFederation(FederationParties):
         home.mkdir(parents=True, exist_ok=True)
         return home
 
-    def _wait_port(self, proc: _Proc, timeout: float) -> None:
+    def _wait(self, proc: _Proc, timeout: float, ready: Callable[[], bool], what: str) -> None:
+        """Wait until ``ready()``; raise (quoting ``proc``'s log) if ``proc`` exits first or ``timeout`` passes."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if ready():
+                return
             if proc.popen.poll() is not None:
                 raise FederationError(f"{proc.name} exited with {proc.popen.returncode}: {self._tail(proc)}")
-            with contextlib.suppress(OSError), socket.create_connection((self.host, self.port), timeout=0.5):
-                return
             time.sleep(0.1)
-        raise FederationError(f"{proc.name} did not open port {self.port} within {timeout:g} s: {self._tail(proc)}")
+        raise FederationError(f"{proc.name} {what} within {timeout:g} s: {self._tail(proc)}")
+
+    def _wait_port(self, proc: _Proc, timeout: float) -> None:
+        """Wait until the SuperLink ``proc`` accepts connections on its port."""
+
+        def open_() -> bool:
+            with contextlib.suppress(OSError), socket.create_connection((self.host, self.port), timeout=0.5):
+                return True
+            return False
+
+        self._wait(proc, timeout, open_, f"did not open port {self.port}")
 
     def _wait_node(self, proc: _Proc, timeout: float) -> None:
         """Wait until the SuperNode ``proc`` has its node id from the SuperLink (Flower logs it once its runtime API
-        is up and it is connected); raise if it exits first or takes longer than ``timeout``."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if NODE_READY in self._tail(proc, 1 << 20):
-                return
-            if proc.popen.poll() is not None:
-                raise FederationError(f"{proc.name} exited with {proc.popen.returncode}: {self._tail(proc)}")
-            time.sleep(0.1)
-        raise FederationError(f"{proc.name} had no node id within {timeout:g} s: {self._tail(proc)}")
+        is up and it is connected)."""
+        self._wait(proc, timeout, lambda: NODE_READY in self._tail(proc, 1 << 20), "had no node id")
 
     @staticmethod
     def _tail(proc: _Proc, n: int = 2000) -> str:
@@ -447,16 +451,16 @@ class LocalFederation(FederationParties):
             for name, (role, data, labels) in pending.items():
                 cmd = self.supernode_command(name, role, data, free_port(self.host), labels)
                 self._spawn(f"supernode-{name}", cmd, flower_env(self._home(name)))
-            exited: dict[str, FederationError] = {}
+            exited = []
             for name in pending:
                 proc = self._procs[f"supernode-{name}"]
                 try:
                     self._wait_node(proc, timeout)
-                except FederationError as exc:
+                except FederationError:
                     if proc.popen.poll() is None or attempt == NODE_START_ATTEMPTS:
                         raise
                     self._stop(proc)  # and whatever it started
-                    exited[name] = exc  # most likely its port was taken: start it again on another
+                    exited.append(name)  # most likely its port was taken: start it again on another
             if not exited:
                 break
             pending = {name: pending[name] for name in exited}

@@ -49,13 +49,7 @@ from typing import Any
 
 from .pulls import patch_object_pulls
 
-__all__ = [
-    "main",
-    "patch_idle_sleep",
-    "write_clientapp_command",
-    "clientapp_main",
-    "serve_clientapps",
-]
+__all__ = ["main", "patch_idle_sleep", "write_clientapp_command", "clientapp_main", "serve_clientapps"]
 
 CLIENTAPP_COMMAND = "flwr-clientapp"
 _HEADER = struct.Struct("!I")
@@ -186,10 +180,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("dpsumm.flower.supernode: --poll-interval must be between 0.01 and 3 seconds", file=sys.stderr)
         return 2
     os.environ.setdefault("FLWR_SUPEREXEC_TASK_POLL_INTERVAL", str(cap))
-    if not (patch_idle_sleep(cap) and patch_object_pulls(cap)):
+    if not patch_idle_sleep(cap):
         print(
             "dpsumm.flower.supernode: this Flower version's SuperNode loop is not the expected one; "
-            "running it with Flower's own waits (3 s idle poll, 1 s first retry of a pull)",
+            "running it unpatched (3 s idle poll)",
+            file=sys.stderr,
+        )
+    if not patch_object_pulls(cap):
+        print(
+            "dpsumm.flower.supernode: this Flower version's object pulls are not the expected ones; "
+            "running them unpatched (1 s first retry)",
             file=sys.stderr,
         )
     from flwr.supernode.cli import flower_supernode
