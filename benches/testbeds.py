@@ -457,8 +457,8 @@ def _eps(res: dpsumm.SummaryResult) -> tuple[float | None, float | None, bool]:
 #: The methods that are not a dpsumm.Nominations variant: the greedies over every row, the perfect purchase and the
 #: uniform one.
 BASELINES = ("central", "exact", "perfect", "uniform")
-#: Raw rows the perfect purchase buys, in units of the summary size.
-PERFECT_FACTOR = 3
+#: Raw rows the perfect and the uniform purchases buy, in units of the summary size (a cell purchase's 3p).
+BASELINE_PURCHASE_FACTOR = 3
 
 
 def _allocate(shares: dict[int, float], total: int, caps: dict[int, int]) -> dict[int, int]:
@@ -627,7 +627,7 @@ def run_bed(
                 continue
             for p in sizes:
                 t0 = time.perf_counter()
-                Xb, yb = purchase(bd, PERFECT_FACTOR * p, np.random.default_rng([stream, r, p]))
+                Xb, yb = purchase(bd, BASELINE_PURCHASE_FACTOR * p, np.random.default_rng([stream, r, p]))
                 res = dpsumm.summarize(
                     [dpsumm.Owner(Xb, labels=yb, name=baseline)],
                     split.validation,

@@ -37,7 +37,9 @@ from dpsumm.protocols.nominations.by_direction import (
     kernel_gamma,
     public_geometry,
 )
+from dpsumm.protocols.nominations.cell_messages import CellHistogramRequest, CellReleaseRequest
 from dpsumm.protocols.nominations.cell_rule import CellRule
+from recording import run_recorded
 
 
 def _data(seed: int = 0) -> tuple[list[dpsumm.Owner], np.ndarray, np.ndarray]:
@@ -564,3 +566,27 @@ def test_a_direction_request_with_a_complex_centre_is_refused_by_the_consumer() 
         warnings.simplefilter("error", RuntimeWarning)  # numpy's ComplexWarning is one
         with pytest.raises(dpsumm.ProtocolError, match="finite centre"):
             ConsumerParty(V, Csprng(3)).handle(request)
+
+
+def test_the_cells_h1_has_the_kernel_spaces_width_whatever_the_runs_gamma() -> None:
+    """At a fixed gamma far above the median heuristic (every row unrelated to every other at the run's width), the
+    owners' releases and the consumer's histogram are asked in the cells' h1 at the seed rows' median heuristic,
+    the kernel space's width; the label purchase keeps the run's gamma; at the median heuristic the two agree."""
+    owners, V, seed_rows = _data()
+    rows = [o.data for o in owners]
+    by_label = {"labels": [o.labels for o in owners], "validation_labels": np.zeros(len(V), np.int64)}
+    wide = kernel_gamma(seed_rows)
+    for method, gamma, kw, want in (
+        (dpsumm.Nominations(), 40.0, {}, wide),
+        (dpsumm.Nominations(), "median", {}, wide),
+        (dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1))), 40.0, by_label, 40.0),
+    ):
+        _, parties = run_recorded(method, rows, V, 10, 5, gamma=gamma, seed_set=seed_rows, **kw)
+        asked = [
+            m
+            for party in parties.values()
+            for m in party.messages
+            if isinstance(m, (CellReleaseRequest, CellHistogramRequest))
+        ]
+        assert {type(m) for m in asked} == {CellReleaseRequest, CellHistogramRequest}
+        assert {float(m.gamma) for m in asked} == {want}, (method.purchase.name, gamma)

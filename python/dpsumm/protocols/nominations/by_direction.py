@@ -50,7 +50,6 @@ from .cell_purchase import (
     CellPurchase,
     CellReleases,
     KeyMerge,
-    cell_hash_seed,
     label_set_option,
     label_set_tuple,
     levels_option,
@@ -354,6 +353,15 @@ class ByDirection(CellPurchase):
     def uses_seed_rows(self) -> bool:
         return True
 
+    def cells_gamma(self, agg: Aggregator) -> float:
+        """The kernel space's width, :func:`kernel_gamma` of the public seed rows, whatever the run's gamma: the
+        consumer places its rows with the owner groups whose mean hash is nearest, which a width at which every row
+        looks unrelated to every other (a fixed gamma far above the median heuristic) cannot do; the run's gamma is
+        the summary's kernel (docs/explanation/direction-purchase.md, "The space of the direction")."""
+        if agg.seed_rows is None:
+            raise InvalidParameterError("the ByDirection purchase needs public seed rows (`seed_set`)", "seed_set")
+        return kernel_gamma(agg.seed_rows)
+
     def fit_advice(self) -> str:
         """Given nothing public, the default purchase itself: no other purchase to point to."""
         if self.public_labels() or self.public_levels():
@@ -497,7 +505,8 @@ class ByDirection(CellPurchase):
         c = agg.config
         if not agg.validation_rows or agg.seed_rows is None or len(agg.seed_rows) < 2:
             return None
-        hasher = RFFHasher(c.n_features, dim=CELL_DIM, gamma=c.gamma, seed=cell_hash_seed(c.hash_seed))
+        h1 = self.cells_h1(agg)
+        hasher = RFFHasher(c.n_features, dim=h1["dim"], gamma=h1["gamma"], seed=h1["hash_seed"])
         reference = seed_split_distance(np.asarray(hasher.transform(agg.seed_rows), dtype=np.float64))
         kept = owner_groups(means, noise_var, n_rows, resolution=reference)
         return reference if len(kept) * cost <= agg.validation_rows else None
@@ -517,10 +526,11 @@ class ByDirection(CellPurchase):
             )
         space: dict[str, Any] = {}
         width = c.n_features
+        gamma = kernel_gamma(seed)  # the kernel space's and the cells' width: refused here, before any release
         if self.space == "kernel":
             space = {
                 "direction_dim": KERNEL_DIM,
-                "direction_gamma": kernel_gamma(seed),
+                "direction_gamma": gamma,
                 "direction_seed": direction_hash_seed(c.hash_seed),
             }
             features = RFFHasher(

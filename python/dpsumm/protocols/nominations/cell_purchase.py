@@ -223,6 +223,16 @@ class CellPurchase(Purchase):
         """The public keys the parties count their rows by (the label set; the cells ``0 .. J - 1``)."""
         raise NotImplementedError
 
+    def cells_gamma(self, agg: Aggregator) -> float:
+        """The width of the cells' h1 (public): the run's gamma."""
+        return float(agg.config.gamma)
+
+    def cells_h1(self, agg: Aggregator) -> dict[str, Any]:
+        """The cells' h1 as a request carries it: ``CELL_DIM`` features of width :meth:`cells_gamma`, seeded by
+        :func:`cell_hash_seed`."""
+        c = agg.config
+        return {**c.h1_fields(CELL_DIM, cell_hash_seed(c.hash_seed)), "gamma": self.cells_gamma(agg)}
+
     def key_name(self, j: int) -> Any:
         """How the result's report names key ``j``."""
         return self.key_set()[j]
@@ -484,7 +494,7 @@ class CellPurchase(Purchase):
         else:
             cal, event = owner_release_part(joint_dim, part, dim, c.owner_epsilon, c.owner_delta)
         req = CellReleaseRequest(
-            **c.h1_fields(CELL_DIM, cell_hash_seed(c.hash_seed)),
+            **self.cells_h1(agg),
             epsilon=c.owner_epsilon,
             delta=c.owner_delta,
             key_set=np.asarray(keys),
@@ -538,7 +548,7 @@ class CellPurchase(Purchase):
             key_set=np.asarray(keys),
             epsilon=epsilon,
             send_rows=True,
-            **c.h1_fields(CELL_DIM, cell_hash_seed(c.hash_seed)),
+            **self.cells_h1(agg),
             cell_keys=cells.labels,
             centres=cells.centres,
             bias=cells.bias,
