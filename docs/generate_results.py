@@ -137,6 +137,38 @@ TESTBED_FILES = [
         "the same with owner groups at a resolution",
     ),
     (
+        "results-default-mixes-1000-fixed-10-cells.json",
+        "the default, ByDirection(), on the four MNIST mixes, γ = 0.1, p = 1,000, 10 repeats, with the cells' h1 at "
+        "the kernel space's width (the same draws as results-default-mixes-1000-fixed-10)",
+    ),
+    (
+        "results-default52-cells-fixed.json",
+        "the default, ByDirection(), given nothing, on the eight beds and digits, γ = 0.1, p = 200 (digits: 80), "
+        "5 repeats, with the cells' h1 at the kernel space's width",
+    ),
+    (
+        "results-digits-others-cells-fixed.json",
+        "the five other digits beds, γ = 0.1, p = 80, 5 repeats, with the cells' h1 at the kernel space's width",
+    ),
+    (
+        "results-direction-kernel-cells-fixed.json",
+        "the direction purchase in both spaces, given nothing and the labels, on the eight beds, γ = 0.1, p = 200, "
+        "with the cells' h1 at the kernel space's width",
+    ),
+    (
+        "results-direction-kernel-1000-cells-fixed.json",
+        "the same on census-like and MNIST subgroup at p = 1,000",
+    ),
+    (
+        "results-direction-kernel-k100-1000-cells-fixed.json",
+        "the same on the synthetic K = 100 bed at p = 1,000",
+    ),
+    (
+        "results-default-strata-cells-fixed.json",
+        "the default crossed with the group × label strata, census-like and MNIST subgroup, γ = 0.1, p = 200 and "
+        "1,000, with the cells' h1 at the kernel space's width",
+    ),
+    (
         "results-default-digits.json",
         "the default, ByDirection(), given nothing, the labels, and with one bin (no direction released) on the "
         "digits groups bed (|D_v| about 40), both γ, p = 80, before owner groups at a resolution (commit 2a1e265: "
@@ -497,6 +529,14 @@ def experiments_page() -> str:
 #: The population-view results files of the population page, in order (a run in two files: the first file's; the
 #: direction purchase's newest runs first, at the bins merging that older files predate).
 POPULATION_FILES = [
+    # the direction purchase at gamma = 0.1 with the cells' h1 at the kernel space's width: first, so that its runs
+    # stand for the code of today where an earlier file holds the same bed, gamma, size and purchase
+    "results-default52-cells-fixed.json",
+    "results-default-mixes-1000-fixed-10-cells.json",
+    "results-direction-kernel-cells-fixed.json",
+    "results-direction-kernel-1000-cells-fixed.json",
+    "results-direction-kernel-k100-1000-cells-fixed.json",
+    "results-default-strata-cells-fixed.json",
     "results-default52-after-median.json",
     "results-default52-after-fixed.json",
     "results-direction-kernel-median.json",
