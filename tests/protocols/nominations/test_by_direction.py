@@ -23,7 +23,7 @@ from dpsumm.hashing import RFFHasher
 from dpsumm.methods import ByDirection
 from dpsumm.metrics import SummaryFitWarning
 from dpsumm.parties import ConsumerParty
-from dpsumm.preprocessing import median_gamma
+from dpsumm.preprocessing import DEGENERATE_HIGH, median_gamma
 from dpsumm.privacy import Csprng, count_release_event
 from dpsumm.protocols.nominations.by_direction import (
     KERNEL_DIM,
@@ -568,20 +568,27 @@ def test_a_direction_request_with_a_complex_centre_is_refused_by_the_consumer() 
             ConsumerParty(V, Csprng(3)).handle(request)
 
 
-def test_the_cells_h1_has_the_kernel_spaces_width_whatever_the_runs_gamma() -> None:
-    """At a fixed gamma far above the median heuristic (every row unrelated to every other at the run's width), the
-    owners' releases and the consumer's histogram are asked in the cells' h1 at the seed rows' median heuristic,
-    the kernel space's width; the label purchase keeps the run's gamma; at the median heuristic the two agree."""
+def test_the_cells_h1_has_the_kernel_spaces_width_where_the_runs_gamma_is_degenerate() -> None:
+    """At a fixed gamma far above the median heuristic (every row unrelated to every other at the run's width: the
+    scale check_kernel warns about) the owners' releases and the consumer's histogram are asked in the cells' h1 at
+    the seed rows' median heuristic, the kernel space's width; at a gamma within the range, the run's; the label
+    purchase keeps the run's gamma."""
     owners, V, seed_rows = _data()
     rows = [o.data for o in owners]
     by_label = {"labels": [o.labels for o in owners], "validation_labels": np.zeros(len(V), np.int64)}
     wide = kernel_gamma(seed_rows)
+    inside = 3.0 * wide  # check_kernel's scale 3: not degenerate
+    far = 40.0
+    assert far / wide > DEGENERATE_HIGH
     for method, gamma, kw, want in (
-        (dpsumm.Nominations(), 40.0, {}, wide),
+        (dpsumm.Nominations(), far, {}, wide),
         (dpsumm.Nominations(), "median", {}, wide),
-        (dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1))), 40.0, by_label, 40.0),
+        (dpsumm.Nominations(), inside, {}, inside),
+        (dpsumm.Nominations(purchase=dpsumm.ByLabel(label_set=(0, 1))), far, by_label, far),
     ):
-        _, parties = run_recorded(method, rows, V, 10, 5, gamma=gamma, seed_set=seed_rows, **kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _, parties = run_recorded(method, rows, V, 10, 5, gamma=gamma, seed_set=seed_rows, **kw)
         asked = [
             m
             for party in parties.values()

@@ -40,7 +40,7 @@ from ..._validation import Interval, OneOf, choice_of
 from ...errors import InvalidParameterError, ProtocolError
 from ...hashing import MAX_GAMMA, RFFHasher
 from ...messages import ConsumerRequest, Message, real_number
-from ...preprocessing import median_gamma
+from ...preprocessing import DEGENERATE_HIGH, DEGENERATE_LOW, median_gamma
 from ...privacy import count_release_event, gaussian_mean_release
 from ...strata import Levels, levels_tuple
 from ..base import option
@@ -354,13 +354,17 @@ class ByDirection(CellPurchase):
         return True
 
     def cells_gamma(self, agg: Aggregator) -> float:
-        """The kernel space's width, :func:`kernel_gamma` of the public seed rows, whatever the run's gamma: the
-        consumer places its rows with the owner groups whose mean hash is nearest, which a width at which every row
-        looks unrelated to every other (a fixed gamma far above the median heuristic) cannot do; the run's gamma is
-        the summary's kernel (docs/explanation/direction-purchase.md, "The space of the direction")."""
+        """The run's gamma, unless it is degenerate on the public seed rows (gamma times their median squared
+        distance outside ``[DEGENERATE_LOW, DEGENERATE_HIGH]``, the range :func:`dpsumm.preprocessing.check_kernel` warns about):
+        then the kernel space's width, :func:`kernel_gamma` of the seed rows. The consumer places its rows with the
+        owner groups whose mean hash is nearest, which a width at which every row looks unrelated to every other
+        (or like every other) cannot do; the run's gamma is still the summary's kernel
+        (docs/explanation/direction-purchase.md, "The space of the direction")."""
         if agg.seed_rows is None:
             raise InvalidParameterError("the ByDirection purchase needs public seed rows (`seed_set`)", "seed_set")
-        return kernel_gamma(agg.seed_rows)
+        gamma, width = float(agg.config.gamma), kernel_gamma(agg.seed_rows)
+        # kernel_gamma is 1 / (the seed rows' median squared distance), so gamma / width is check_kernel's scale
+        return gamma if DEGENERATE_LOW <= gamma / width <= DEGENERATE_HIGH else width
 
     def fit_advice(self) -> str:
         """Given nothing public, the default purchase itself: no other purchase to point to."""
