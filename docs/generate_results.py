@@ -144,16 +144,17 @@ TESTBED_FILES = [
     (
         "results-default52-cells-fixed.json",
         "the default, ByDirection(), given nothing, on the eight beds and digits, γ = 0.1, p = 200 (digits: 80), "
-        "5 repeats, with the cells' h1 at the kernel space's width",
+        "5 repeats, with the cells' h1 at the kernel space's width where γ = 0.1 is degenerate (MNIST)",
     ),
     (
         "results-digits-others-cells-fixed.json",
-        "the five other digits beds, γ = 0.1, p = 80, 5 repeats, with the cells' h1 at the kernel space's width",
+        "the five other digits beds, γ = 0.1, p = 80, 5 repeats, at today's code (γ = 0.1 is within check_kernel's "
+        "range there: the cells at the run's γ, as before)",
     ),
     (
         "results-direction-kernel-cells-fixed.json",
         "the direction purchase in both spaces, given nothing and the labels, on the eight beds, γ = 0.1, p = 200, "
-        "with the cells' h1 at the kernel space's width",
+        "with the cells' h1 at the kernel space's width where γ = 0.1 is degenerate (MNIST)",
     ),
     (
         "results-direction-kernel-1000-cells-fixed.json",
@@ -166,7 +167,7 @@ TESTBED_FILES = [
     (
         "results-default-strata-cells-fixed.json",
         "the default crossed with the group × label strata, census-like and MNIST subgroup, γ = 0.1, p = 200 and "
-        "1,000, with the cells' h1 at the kernel space's width",
+        "1,000, with the cells' h1 at the kernel space's width where γ = 0.1 is degenerate (MNIST)",
     ),
     (
         "results-default-digits.json",
